@@ -1,0 +1,1 @@
+// The ModelStoreAppendLog adapter is built in its own issue.

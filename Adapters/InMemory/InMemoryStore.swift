@@ -1,0 +1,110 @@
+import Foundation
+import ModelStore
+import Synchronization
+
+/// The settings of an ``InMemoryStore``.
+public struct InMemoryStoreConfiguration: DataStoreConfiguration {
+    /// The store type.
+    public typealias Store = InMemoryStore
+    /// The configuration's name, unique within a container.
+    public var name: String
+    /// The schema; the container injects it.
+    public var schema: Schema?
+
+    /// A configuration named `name`, optionally owning only the entities of `schema`.
+    public init(name: String = "memory", schema: Schema? = nil) {
+        self.name = name
+        self.schema = schema
+    }
+
+    /// Configurations are equal when their names are.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.name == rhs.name }
+    /// Hashes the name.
+    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+}
+
+extension DataStoreConfiguration where Self == InMemoryStoreConfiguration {
+    /// A store that keeps everything in memory and forgets it when the container goes away.
+    public static func inMemory(name: String = "memory") -> InMemoryStoreConfiguration {
+        InMemoryStoreConfiguration(name: name)
+    }
+}
+
+/// A complete store that keeps its snapshots in memory: for tests, previews and caches.
+///
+/// It runs every query natively on snapshots (``SnapshotTable``) and enforces unique
+/// constraints atomically. Nothing survives the store.
+public final class InMemoryStore: DataStoreQuerying, DataStoreBatching {
+    /// The store's snapshot type.
+    public typealias Snapshot = DefaultSnapshot
+
+    /// A random identifier per store.
+    public let identifier: String
+    /// The schema.
+    public let schema: Schema
+    /// The configuration.
+    public let configuration: InMemoryStoreConfiguration
+    private let table: Mutex<SnapshotTable>
+
+    /// Creates an empty store. Throws ``DataStoreError/invalidConfiguration`` without a schema.
+    public init(_ configuration: InMemoryStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
+        guard let schema = configuration.schema else {
+            throw DataStoreError(.invalidConfiguration, "the in-memory store '\(configuration.name)' has no schema",
+                                 remedy: "Create it through a ModelContainer, or set the configuration's schema")
+        }
+        self.configuration = configuration
+        self.schema = schema
+        self.identifier = "memory-" + UUID().uuidString.prefix(8).lowercased()
+        self.table = Mutex(SnapshotTable(schema: schema))
+    }
+
+    /// Runs every filter and sort natively and enforces uniqueness.
+    public var queryCapabilities: QueryCapabilities { .all }
+
+    /// Fetches by the request's query (or, without one, every snapshot of the entity).
+    public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
+        let query = request.query ?? StoreQuery(entityName: Schema.entityName(for: T.self))
+        let snapshots = try table.withLock { try $0.fetch(query) }
+        return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: snapshots)
+    }
+
+    /// Saves atomically.
+    public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        try table.withLock { try $0.save(request, storeIdentifier: identifier) }
+    }
+
+    /// The current snapshots of these models.
+    public func cachedSnapshots(for identifiers: [PersistentIdentifier], editingState: EditingState) throws -> [PersistentIdentifier: DefaultSnapshot] {
+        table.withLock { table in
+            var result: [PersistentIdentifier: DefaultSnapshot] = [:]
+            for id in identifiers { if let snapshot = table.snapshot(for: id) { result[id] = snapshot } }
+            return result
+        }
+    }
+
+    /// Removes every model.
+    public func erase() throws { table.withLock { $0.removeAll() } }
+
+    /// Deletes models by identifier.
+    public func delete<T: PersistentModel>(_ request: DataStoreBatchDeleteRequest<T>) throws {
+        table.withLock { $0.delete(request.identifiers) }
+    }
+
+    /// Updates models by identifier, atomically, enforcing uniqueness.
+    public func update<T: PersistentModel>(_ request: DataStoreBatchUpdateRequest<T>) throws {
+        try table.withLock { table in
+            let updated = try table.prepareUpdate(request.identifiers, values: request.values)
+            table.applyUpdate(updated)
+        }
+    }
+
+    /// Inserts snapshots atomically, enforcing uniqueness.
+    public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
+        try table.withLock { table in
+            let result = try table.save(
+                DataStoreSaveChangesRequest(editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: []),
+                storeIdentifier: identifier)
+            return request.snapshots.map { result.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier }
+        }
+    }
+}

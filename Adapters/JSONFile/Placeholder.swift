@@ -1,0 +1,1 @@
+// The ModelStoreJSONFile adapter is built in its own issue.

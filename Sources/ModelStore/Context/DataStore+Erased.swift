@@ -1,0 +1,40 @@
+import Foundation
+
+// Calls the context makes on `any DataStore`, converting to and from the context's snapshot form.
+extension DataStore {
+    func fetchDefault<T: PersistentModel>(
+        _ request: DataStoreFetchRequest<T>
+    ) throws -> (snapshots: [DefaultSnapshot], related: [PersistentIdentifier: DefaultSnapshot]) {
+        let result = try fetch(request)
+        if Snapshot.self == DefaultSnapshot.self {
+            return (unsafeBitCast(result.fetchedSnapshots, to: [DefaultSnapshot].self),
+                    unsafeBitCast(result.relatedSnapshots, to: [PersistentIdentifier: DefaultSnapshot].self))
+        }
+        return (result.fetchedSnapshots.map(\.defaultSnapshot), result.relatedSnapshots.mapValues(\.defaultSnapshot))
+    }
+
+    func saveDefault(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
+    ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        let converted = DataStoreSaveChangesRequest<Snapshot>(
+            editingState: request.editingState,
+            inserted: request.inserted.map(Snapshot.init), updated: request.updated.map(Snapshot.init),
+            deleted: request.deleted.map(Snapshot.init))
+        let result = try save(converted)
+        return DataStoreSaveChangesResult(
+            for: result.storeIdentifier, remappedIdentifiers: result.remappedIdentifiers,
+            snapshotsToReregister: result.snapshotsToReregister.mapValues(\.defaultSnapshot))
+    }
+
+    func cachedDefault(_ ids: [PersistentIdentifier], editingState: EditingState) throws -> [PersistentIdentifier: DefaultSnapshot] {
+        try cachedSnapshots(for: ids, editingState: editingState).mapValues(\.defaultSnapshot)
+    }
+
+    var queryCapabilitiesIfAny: QueryCapabilities? { (self as? any DataStoreQuerying)?.queryCapabilities }
+}
+
+extension DataStoreBatching {
+    func batchInsertDefault(_ snapshots: [DefaultSnapshot], editingState: EditingState) throws -> [PersistentIdentifier] {
+        try insert(DataStoreBatchInsertRequest(snapshots: snapshots.map(Snapshot.init), editingState: editingState))
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+
+/// The schema and the stores of an app: SwiftData's `ModelContainer`.
+///
+/// ```swift
+/// let container = try ModelContainer(for: Trip.self, Item.self, configurations: .inMemory())
+/// let context = ModelContext(container)
+/// ```
+///
+/// A container is `Sendable`: share it between actors and give each its own ``ModelContext``
+/// (see ``ModelActor``). Each configuration creates one store, which owns the entities of its
+/// configuration's schema (or every entity no other configuration claims).
+public final class ModelContainer: Sendable {
+    /// The schema of every store in the container.
+    public let schema: Schema
+    /// The configurations, one per store.
+    public let configurations: [any DataStoreConfiguration]
+    let stores: [any DataStore]
+    private let storeIndexByEntity: [String: Int]
+    @MainActor private var mainContextStorage: ModelContext?
+
+    /// A container for these model types (and the types their relationships reach).
+    public convenience init(
+        for types: any PersistentModel.Type..., configurations: any DataStoreConfiguration...
+    ) throws {
+        try self.init(for: Schema(types), configurations: configurations)
+    }
+
+    /// A container for a schema, with an optional migration plan passed to every store.
+    ///
+    /// Validates the schema (throwing ``DataStoreError/invalidSchema``) and each configuration,
+    /// then opens the stores. Throws ``DataStoreError/invalidConfiguration`` when no configuration is given.
+    public init(
+        for schema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
+        configurations: [any DataStoreConfiguration]
+    ) throws {
+        try schema.validate()
+        guard !configurations.isEmpty else {
+            throw DataStoreError(.invalidConfiguration, "a container needs at least one store configuration",
+                                 remedy: "Pass one, for example 'configurations: .inMemory()'")
+        }
+        var stores: [any DataStore] = []
+        var prepared: [any DataStoreConfiguration] = []
+        var owner: [String: Int] = [:]
+        // Configurations that name their own schema claim their entities first; one without takes the rest.
+        for (index, configuration) in configurations.enumerated() {
+            try configuration.validate()
+            if let own = configuration.schema {
+                for entity in own.entities where owner[entity.name] == nil { owner[entity.name] = index }
+            }
+        }
+        if let general = configurations.firstIndex(where: { $0.schema == nil }) {
+            for entity in schema.entities where owner[entity.name] == nil { owner[entity.name] = general }
+        }
+        if let orphan = schema.entities.first(where: { owner[$0.name] == nil }) {
+            throw DataStoreError(.invalidConfiguration, "no configuration stores the entity '\(orphan.name)'",
+                                 remedy: "Add '\(orphan.name)' to a configuration's schema, or add a configuration without a schema")
+        }
+        let names = configurations.map(\.name)
+        if let duplicate = names.first(where: { name in names.filter { $0 == name }.count > 1 }) {
+            throw DataStoreError(.invalidConfiguration, "two configurations are named '\(duplicate)'",
+                                 remedy: "Give each configuration a unique name")
+        }
+        for configuration in configurations {
+            func open<C: DataStoreConfiguration>(_ configuration: C) throws -> (any DataStore, C) {
+                var configuration = configuration
+                if configuration.schema == nil { configuration.schema = schema }
+                return (try C.Store(configuration, migrationPlan: migrationPlan), configuration)
+            }
+            let (store, configured) = try open(configuration)
+            stores.append(store)
+            prepared.append(configured)
+        }
+        self.schema = schema
+        self.configurations = prepared
+        self.stores = stores
+        self.storeIndexByEntity = owner
+    }
+
+    /// The context bound to the main actor, created on first use.
+    @MainActor public var mainContext: ModelContext {
+        if let context = mainContextStorage { return context }
+        let context = ModelContext(self)
+        mainContextStorage = context
+        return context
+    }
+
+    /// The store that holds an entity.
+    func store(for entityName: String) throws -> any DataStore {
+        guard let index = storeIndexByEntity[entityName] else {
+            throw DataStoreError(.notFound, "the container's schema has no entity '\(entityName)'",
+                                 remedy: "Pass the model type to ModelContainer(for:configurations:)", entityName: entityName)
+        }
+        return stores[index]
+    }
+
+    /// Deletes every model in every store.
+    public func erase() throws {
+        for store in stores { try store.erase() }
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+
+/// One property assignment of a batch update or insert: `.set(\.isDone, to: true)`.
+public struct BatchAssignment<Model: PersistentModel>: Sendable {
+    let keyPath: PartialKeyPath<Model> & Sendable
+    let value: StoreValue
+
+    /// Sets an attribute to a value.
+    public static func set<Value>(_ keyPath: KeyPath<Model, Value> & Sendable, to value: Value) -> Self {
+        guard let codec = ValueCodecs.codec(for: Value.self) else {
+            preconditionFailure("'\(Value.self)' is not a storable type")
+        }
+        return BatchAssignment(keyPath: keyPath, value: codec.encode(value))
+    }
+}
+
+extension ModelContext {
+    /// Deletes every model of a type that matches the predicate, at once, applying delete rules.
+    ///
+    /// Runs immediately against the store (it does not wait for ``save()``) and leaves the
+    /// context's other pending changes alone. Entities without relationships are deleted by the
+    /// store's batch delete when it has one, without materialising models.
+    public func delete<T: PersistentModel>(
+        model type: T.Type, where predicate: Predicate<T>? = nil, includeSubclasses: Bool = true
+    ) throws {
+        var descriptor = FetchDescriptor<T>(predicate: predicate)
+        descriptor.includePendingChanges = false
+        let entity = try self.entity(named: Schema.entityName(for: T.self))
+        let store = try container.store(for: entity.name)
+        let referenced = container.schema.entities.contains { other in
+            other.relationships.contains { $0.destination == entity.name }
+        }
+        if entity.relationships.isEmpty && !referenced, let batching = store as? any DataStoreBatching {
+            let ids = try fetchIdentifiers(descriptor)
+            guard !ids.isEmpty else { return }
+            NotificationCenter.default.post(name: Self.willSave, object: self)
+            try batching.delete(DataStoreBatchDeleteRequest(
+                predicate: predicate, identifiers: ids, includeSubclasses: includeSubclasses, editingState: editingState))
+            for id in ids {
+                if let model = registry[id] {
+                    insertedModels.remove(model)
+                    changedModels.remove(model)
+                    deletedModels.remove(model)
+                    detach(model)
+                }
+            }
+            NotificationCenter.default.post(name: Self.didSave, object: self, userInfo: [
+                NotificationKey.insertedIdentifiers.rawValue: [PersistentIdentifier](),
+                NotificationKey.updatedIdentifiers.rawValue: [PersistentIdentifier](),
+                NotificationKey.deletedIdentifiers.rawValue: ids,
+            ])
+            return
+        }
+        let models = try fetch(descriptor)
+        guard !models.isEmpty else { return }
+        try commit(inserted: [], changed: [], deleted: models)
+        for model in models { deletedModels.remove(model) }
+    }
+
+    /// Sets the same values on every model of a type that matches the predicate, at once, and
+    /// returns how many models changed.
+    ///
+    /// Runs immediately against the store. Uniqueness is checked; registered models without
+    /// unsaved changes are refreshed.
+    @discardableResult
+    public func update<T: PersistentModel>(
+        _ type: T.Type, where predicate: Predicate<T>? = nil, set assignments: [BatchAssignment<T>]
+    ) throws -> Int {
+        let entity = try self.entity(named: Schema.entityName(for: T.self))
+        var values: [Int: StoreValue] = [:]
+        for assignment in assignments {
+            guard let name = entity.propertyName(for: assignment.keyPath), let slot = entity.slot(of: name),
+                  case .attribute = entity.properties[slot]
+            else {
+                throw DataStoreError(.invalidValue, "a batch update of '\(entity.name)' sets a key path that is not a stored attribute",
+                                     remedy: "Use key paths to @Attribute properties", entityName: entity.name)
+            }
+            values[slot] = assignment.value
+        }
+        var descriptor = FetchDescriptor<T>(predicate: predicate)
+        descriptor.includePendingChanges = false
+        let ids = try fetchIdentifiers(descriptor)
+        guard !ids.isEmpty, !values.isEmpty else { return 0 }
+        let store = try container.store(for: entity.name)
+        NotificationCenter.default.post(name: Self.willSave, object: self)
+        if let batching = store as? any DataStoreBatching {
+            if store.queryCapabilitiesIfAny?.enforcesUniqueness != true,
+               entity.uniquenessConstraints.contains(where: { $0.contains { values[entity.slot(of: $0)!] != nil } }) {
+                let current = try store.cachedDefault(ids, editingState: editingState)
+                let updated = current.values.map { snapshot -> DefaultSnapshot in
+                    var snapshot = snapshot
+                    for (slot, value) in values { snapshot.values[slot] = value }
+                    return snapshot
+                }
+                try checkUniqueness(inserted: [], updated: updated, deleted: [])
+            }
+            try batching.update(DataStoreBatchUpdateRequest<T>(identifiers: ids, values: values, editingState: editingState))
+        } else {
+            let snapshots = try loadSnapshots(ids, entity: entity, store: store).map { snapshot -> DefaultSnapshot in
+                var snapshot = snapshot
+                for (slot, value) in values { snapshot.values[slot] = value }
+                return snapshot
+            }
+            try checkUniqueness(inserted: [], updated: snapshots, deleted: [])
+            _ = try store.saveDefault(DataStoreSaveChangesRequest(editingState: editingState, inserted: [], updated: snapshots, deleted: []))
+        }
+        refreshRegistered(ids, entity: entity, store: store)
+        NotificationCenter.default.post(name: Self.didSave, object: self, userInfo: [
+            NotificationKey.insertedIdentifiers.rawValue: [PersistentIdentifier](),
+            NotificationKey.updatedIdentifiers.rawValue: ids,
+            NotificationKey.deletedIdentifiers.rawValue: [PersistentIdentifier](),
+        ])
+        return ids.count
+    }
+
+    /// Inserts many models of a type at once, from values, without creating model objects.
+    /// Properties not assigned take their declared initial value. Returns the new identifiers in order.
+    @discardableResult
+    public func insert<T: PersistentModel>(_ type: T.Type, rows: [[BatchAssignment<T>]]) throws -> [PersistentIdentifier] {
+        let entity = try self.entity(named: Schema.entityName(for: T.self))
+        var slotCache: [AnyKeyPath: Int] = [:]
+        let defaults = entity.properties.map { property -> StoreValue in
+            switch property {
+            case .attribute(let attribute): attribute.defaultValue
+            case .relationship(let relationship): relationship.isToOne ? .null : .references([])
+            }
+        }
+        var snapshots: [DefaultSnapshot] = []
+        snapshots.reserveCapacity(rows.count)
+        for row in rows {
+            var values = defaults
+            for assignment in row {
+                let slot: Int
+                if let cached = slotCache[assignment.keyPath] {
+                    slot = cached
+                } else {
+                    guard let name = entity.propertyName(for: assignment.keyPath), let found = entity.slot(of: name) else {
+                        throw DataStoreError(.invalidValue, "a batch insert of '\(entity.name)' sets a key path that is not stored",
+                                             remedy: "Use key paths to @Attribute properties", entityName: entity.name)
+                    }
+                    slotCache[assignment.keyPath] = found
+                    slot = found
+                }
+                values[slot] = assignment.value
+            }
+            snapshots.append(DefaultSnapshot(
+                persistentIdentifier: .temporary(entityName: entity.name), entity: entity, values: values))
+        }
+        return try insert(snapshots: snapshots)
+    }
+
+    /// Inserts snapshots (under temporary identifiers) at once, without creating model objects.
+    /// Returns the permanent identifiers in order.
+    @discardableResult
+    public func insert(snapshots: [DefaultSnapshot]) throws -> [PersistentIdentifier] {
+        guard let first = snapshots.first else { return [] }
+        let store = try container.store(for: first.entity.name)
+        try checkUniqueness(inserted: snapshots, updated: [], deleted: [])
+        NotificationCenter.default.post(name: Self.willSave, object: self)
+        let ids: [PersistentIdentifier]
+        if let batching = store as? any DataStoreBatching {
+            ids = try batching.batchInsertDefault(snapshots, editingState: editingState)
+        } else {
+            let result = try store.saveDefault(DataStoreSaveChangesRequest(editingState: editingState, inserted: snapshots, updated: [], deleted: []))
+            ids = snapshots.map { result.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier }
+        }
+        NotificationCenter.default.post(name: Self.didSave, object: self, userInfo: [
+            NotificationKey.insertedIdentifiers.rawValue: ids,
+            NotificationKey.updatedIdentifiers.rawValue: [PersistentIdentifier](),
+            NotificationKey.deletedIdentifiers.rawValue: [PersistentIdentifier](),
+        ])
+        return ids
+    }
+
+    private func loadSnapshots(_ ids: [PersistentIdentifier], entity: Schema.Entity, store: any DataStore) throws -> [DefaultSnapshot] {
+        var found = try store.cachedDefault(ids, editingState: editingState)
+        if found.count < ids.count {
+            for snapshot in try storedSnapshots(of: entity, in: store) where found[snapshot.persistentIdentifier] == nil {
+                found[snapshot.persistentIdentifier] = snapshot
+            }
+        }
+        return ids.compactMap { found[$0] }
+    }
+
+    private func refreshRegistered(_ ids: [PersistentIdentifier], entity: Schema.Entity, store: any DataStore) {
+        let registered = ids.filter { registry[$0] != nil }
+        guard !registered.isEmpty, let snapshots = try? loadSnapshots(registered, entity: entity, store: store) else { return }
+        for snapshot in snapshots {
+            guard let model = registry[snapshot.persistentIdentifier], !model.persistentBackingData.isChanged else { continue }
+            try? entity.layout.apply(snapshot.values, to: model)
+            model.persistentBackingData.savedValues = snapshot.values
+        }
+    }
+}

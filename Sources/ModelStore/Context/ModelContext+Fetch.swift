@@ -1,0 +1,246 @@
+import Foundation
+
+extension ModelContext {
+    /// The models that match a descriptor, in its order.
+    ///
+    /// The predicate and sort run in the store as far as the store can run them; the context
+    /// evaluates the rest in memory, then applies offset and limit. With
+    /// ``FetchDescriptor/includePendingChanges`` (the default), unsaved inserts, changes and
+    /// deletes of this context are reflected.
+    public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
+        try execute(descriptor).models
+    }
+
+    /// How many models match a descriptor (after offset and limit), without materialising them
+    /// when the store can count.
+    public func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> Int {
+        try execute(descriptor, countOnly: true).count
+    }
+
+    /// The identifiers of the models that match a descriptor, in its order.
+    public func fetchIdentifiers<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [PersistentIdentifier] {
+        try execute(descriptor, identifiersOnly: true).identifiers
+    }
+
+    /// Calls `block` with each matching model, loading `batchSize` models at a time and releasing
+    /// each batch before the next, so the whole result is never in memory at once.
+    ///
+    /// Models the block changes stay registered until saved; unchanged ones are released.
+    public func enumerate<T: PersistentModel>(
+        _ descriptor: FetchDescriptor<T>, batchSize: Int = 5000, allowEscapingMutations: Bool = false,
+        block: (T) throws -> Void
+    ) throws {
+        let ids = try fetchIdentifiers(descriptor)
+        let size = max(batchSize, 1)
+        var start = 0
+        while start < ids.count {
+            let chunk = Array(ids[start..<min(start + size, ids.count)])
+            start += size
+            let before = Set(chunk.filter { registry[$0] != nil })
+            let models = try loadModels(chunk, as: T.self)
+            for model in models { try block(model) }
+            for model in models where !before.contains(model.persistentModelID) && !model.hasChanges {
+                registry[model.persistentModelID] = nil
+                model.persistentBackingData.state = .detached
+                model.persistentBackingData.context = nil
+            }
+        }
+    }
+
+    // MARK: Execution
+
+    struct FetchOutput<T> {
+        var models: [T] = []
+        var identifiers: [PersistentIdentifier] = []
+        var count = 0
+    }
+
+    func execute<T: PersistentModel>(
+        _ descriptor: FetchDescriptor<T>, countOnly: Bool = false, identifiersOnly: Bool = false
+    ) throws -> FetchOutput<T> {
+        let entityName = Schema.entityName(for: T.self)
+        let store = try container.store(for: entityName)
+        let pending = descriptor.includePendingChanges ? pendingModels(of: T.self) : []
+        let hasPending = !pending.isEmpty || (descriptor.includePendingChanges && hasDeletions(of: entityName))
+        var plan = try QueryPlanner.plan(descriptor, entity: try entity(named: entityName), store: store)
+        if hasPending { plan.keepWindowInMemory() }
+
+        // The store does all of it: count and identifiers need no models.
+        if plan.isComplete && !hasPending && (countOnly || identifiersOnly) {
+            let request = plan.request(descriptor, editingState: editingState)
+            if countOnly { return FetchOutput(count: try store.fetchCount(request)) }
+            let ids = try store.fetchIdentifiers(request)
+            return FetchOutput(identifiers: ids, count: ids.count)
+        }
+
+        var snapshots: [DefaultSnapshot]
+        do {
+            snapshots = try store.fetchDefault(plan.request(descriptor, editingState: editingState)).snapshots
+        } catch DataStoreError.preferInMemoryFilter {
+            plan.fallBackToMemory()
+            snapshots = try store.fetchDefault(plan.request(descriptor, editingState: editingState)).snapshots
+        } catch DataStoreError.preferInMemorySort {
+            plan.fallBackToMemory(keepFilter: true)
+            do {
+                snapshots = try store.fetchDefault(plan.request(descriptor, editingState: editingState)).snapshots
+            } catch DataStoreError.preferInMemoryFilter {
+                plan.fallBackToMemory()
+                snapshots = try store.fetchDefault(plan.request(descriptor, editingState: editingState)).snapshots
+            }
+        }
+        for snapshot in snapshots where snapshot.entity.name != entityName {
+            throw DataStoreError(.corrupted, "the store returned a '\(snapshot.entity.name)' snapshot for a fetch of '\(entityName)'",
+                                 remedy: "Fix the adapter: fetch must return only snapshots of the requested entity",
+                                 entityName: entityName)
+        }
+        // Residual conditions that run on snapshots, before any model exists.
+        snapshots = try plan.filterSnapshots(snapshots)
+
+        var models = try materialize(snapshots, as: T.self)
+        if descriptor.includePendingChanges {
+            models.removeAll { $0.persistentBackingData.state == .deleted }
+        }
+        if let predicate = plan.modelPredicate(descriptor) {
+            models = try models.filter { try Self.evaluate(predicate, $0) }
+        }
+        if !pending.isEmpty, let predicate = descriptor.predicate {
+            // Changed models are re-checked against their current values; inserted ones are added.
+            let returned = Set(models.map { ObjectIdentifier($0) })
+            models = try models.filter { model in
+                guard model.persistentBackingData.isChanged else { return true }
+                return try Self.evaluate(predicate, model)
+            }
+            for model in pending where !returned.contains(ObjectIdentifier(model)) {
+                if try Self.evaluate(predicate, model) { models.append(model) }
+            }
+        } else if !pending.isEmpty {
+            let returned = Set(models.map { ObjectIdentifier($0) })
+            models.append(contentsOf: pending.filter { !returned.contains(ObjectIdentifier($0)) })
+        }
+        if plan.sortsInMemory || !pending.isEmpty {
+            Self.sort(&models, by: descriptor.sortBy)
+        }
+        if plan.windowsInMemory {
+            models = SnapshotEvaluator.window(models, offset: descriptor.fetchOffset ?? 0, limit: descriptor.fetchLimit)
+        }
+        return FetchOutput(models: models, identifiers: identifiersOnly ? models.map(\.persistentModelID) : [], count: models.count)
+    }
+
+    static func evaluate<T: PersistentModel>(_ predicate: Predicate<T>, _ model: T) throws -> Bool {
+        do {
+            return try predicate.evaluate(model)
+        } catch {
+            throw DataStoreError(.invalidPredicate, "the predicate could not be evaluated on \(model.persistentModelID): \(error)",
+                                 remedy: "Check optional unwraps and casts in the predicate",
+                                 entityName: model.persistentModelID.entityName)
+        }
+    }
+
+    /// Sorts models by descriptors, breaking ties by identifier so every store yields one order.
+    static func sort<T: PersistentModel>(_ models: inout [T], by descriptors: [SortDescriptor<T>]) {
+        let keyed = models.map { ($0, $0.persistentModelID) }
+        let sorted = keyed.sorted { lhs, rhs in
+            for descriptor in descriptors {
+                switch descriptor.compare(lhs.0, rhs.0) {
+                case .orderedAscending: return true
+                case .orderedDescending: return false
+                case .orderedSame: continue
+                }
+            }
+            return lhs.1 < rhs.1
+        }
+        models = sorted.map(\.0)
+    }
+
+    func entity(named name: String) throws -> Schema.Entity {
+        guard let entity = container.schema.entity(named: name) else {
+            throw DataStoreError(.notFound, "the container's schema has no entity '\(name)'", entityName: name)
+        }
+        return entity
+    }
+
+    /// Inserted and changed models of a type (the pending changes a fetch must see).
+    func pendingModels<T: PersistentModel>(of type: T.Type) -> [T] {
+        var result: [T] = []
+        for model in insertedModels.models { if let model = model as? T { result.append(model) } }
+        for model in changedModels.models {
+            if let model = model as? T, model.persistentBackingData.state == .registered { result.append(model) }
+        }
+        return result
+    }
+
+    func hasDeletions(of entityName: String) -> Bool {
+        deletedModels.models.contains { $0.persistentModelID.entityName == entityName }
+    }
+
+    // MARK: Materialising
+
+    /// Models for snapshots: the registered object for an identifier if there is one (refreshed
+    /// unless it has unsaved changes), else a new model registered in this context.
+    func materialize<T: PersistentModel>(_ snapshots: [DefaultSnapshot], as type: T.Type) throws -> [T] {
+        guard let layout = ModelLayout.of(T.self) else { return [] }
+        var models: [T] = []
+        models.reserveCapacity(snapshots.count)
+        for snapshot in snapshots {
+            let id = snapshot.persistentIdentifier
+            if let existing = registry[id] {
+                guard let typed = existing as? T else {
+                    throw DataStoreError(.corrupted, "\(id) is registered as a '\(Swift.type(of: existing))', not a '\(T.self)'")
+                }
+                let backing = typed.persistentBackingData
+                if backing.state == .registered && !backing.isChanged && backing.savedValues != snapshot.values {
+                    try layout.apply(snapshot.values, to: typed)
+                    backing.savedValues = snapshot.values
+                }
+                models.append(typed)
+                continue
+            }
+            let model = T()
+            try layout.apply(snapshot.values, to: model)
+            let backing = model.persistentBackingData
+            backing.persistentIdentifier = id
+            backing.context = self
+            backing.state = .registered
+            backing.savedValues = snapshot.values
+            registry[id] = model
+            models.append(model)
+        }
+        return models
+    }
+
+    /// The models with these identifiers, in the same order; identifiers the store lacks are left out.
+    func loadModels<T: PersistentModel>(_ ids: [PersistentIdentifier], as type: T.Type) throws -> [T] {
+        let missing = ids.filter { registry[$0] == nil && !$0.isTemporary }
+        if !missing.isEmpty {
+            let entityName = Schema.entityName(for: T.self)
+            let store = try container.store(for: entityName)
+            var found = try store.cachedDefault(missing, editingState: editingState)
+            let stillMissing = missing.filter { found[$0] == nil }
+            if !stillMissing.isEmpty {
+                let idSet = Set(stillMissing)
+                var descriptor = FetchDescriptor<T>(predicate: #Predicate<T> { idSet.contains($0.persistentModelID) })
+                descriptor.includePendingChanges = false
+                let query = store.queryCapabilitiesIfAny.map { _ in
+                    StoreQuery(entityName: entityName, filter: .identifiers(idSet))
+                }
+                var snapshots: [DefaultSnapshot]
+                do {
+                    snapshots = try store.fetchDefault(
+                        DataStoreFetchRequest(descriptor: descriptor, editingState: editingState, query: query)).snapshots
+                } catch DataStoreError.preferInMemoryFilter {
+                    snapshots = try store.fetchDefault(
+                        DataStoreFetchRequest(descriptor: FetchDescriptor<T>(), editingState: editingState)).snapshots
+                    snapshots = snapshots.filter { idSet.contains($0.persistentIdentifier) }
+                }
+                for snapshot in snapshots where snapshot.entity.name == entityName { found[snapshot.persistentIdentifier] = snapshot }
+            }
+            _ = try materialize(missing.compactMap { found[$0] }, as: T.self)
+        }
+        return ids.compactMap { registry[$0] as? T }
+    }
+
+    /// Loads the models a relationship fault refers to; `nil` if they could not be read.
+    func resolveFault<D: PersistentModel>(_ fault: StoreValue, as type: D.Type) -> [D]? {
+        try? loadModels(fault.referencedIdentifiers, as: D.self)
+    }
+}

@@ -1,0 +1,213 @@
+import Foundation
+
+/// A scratchpad of models: where an app inserts, fetches, changes, deletes and saves. SwiftData's `ModelContext`.
+///
+/// Concurrency rules:
+/// 1. A context and its models belong to one isolation domain (an actor, or one thread at a time).
+///    They are not `Sendable`. **Why:** models are mutable objects the context tracks without locks.
+///    **Practical advice:** pass ``PersistentIdentifier``s between actors and fetch them with
+///    ``model(for:as:)`` in the receiving context; use ``ModelActor`` to own a context on a background actor.
+/// 2. The container and the stores are `Sendable`: any number of contexts may use them at once.
+/// 3. A save in one context is seen by the next fetch in any other context of the same container.
+///    Models already registered in that other context are refreshed when a fetch returns them,
+///    unless they have unsaved changes.
+public final class ModelContext {
+    /// The container whose stores this context reads and writes.
+    public let container: ModelContainer
+    /// The author recorded with this context's saves.
+    public var author: String? {
+        didSet { editingState = EditingState(id: editingState.id, author: author) }
+    }
+    /// Kept for SwiftData compatibility: ModelStore never saves on its own; call ``save()``.
+    public var autosaveEnabled = false
+    private(set) var editingState: EditingState
+
+    var registry: [PersistentIdentifier: any PersistentModel] = [:]
+    var insertedModels = OrderedModels()
+    var changedModels = OrderedModels()
+    var deletedModels = OrderedModels()
+
+    /// A new context on a container.
+    public init(_ container: ModelContainer) {
+        self.container = container
+        self.editingState = EditingState()
+        for store in container.stores { store.initializeState(for: editingState) }
+    }
+
+    deinit {
+        for store in container.stores { store.invalidateState(for: editingState) }
+    }
+
+    // MARK: Pending changes
+
+    /// Whether the context has inserts, changes or deletes not yet saved.
+    public var hasChanges: Bool { !insertedModels.isEmpty || !changedModels.isEmpty || !deletedModels.isEmpty }
+    /// The models inserted since the last save.
+    public var insertedModelsArray: [any PersistentModel] { insertedModels.models }
+    /// The models changed since the last save.
+    public var changedModelsArray: [any PersistentModel] { changedModels.models }
+    /// The models deleted since the last save.
+    public var deletedModelsArray: [any PersistentModel] { deletedModels.models }
+
+    /// Inserts a model, and every new model its relationships reach, to be stored on the next save.
+    public func insert<T: PersistentModel>(_ model: T) {
+        register(inserted: model)
+        processPendingChanges()
+    }
+
+    func register(inserted model: any PersistentModel) {
+        let backing = model.persistentBackingData
+        switch backing.state {
+        case .inserted, .registered:
+            if backing.context === self { return }
+        case .deleted:
+            if backing.context === self {
+                backing.state = backing.savedValues == nil ? .inserted : .registered
+                deletedModels.remove(model)
+                if backing.state == .inserted { insertedModels.append(model) }
+                return
+            }
+        case .detached:
+            break
+        }
+        backing.context = self
+        backing.state = .inserted
+        backing.isChanged = false
+        registry[model.persistentModelID] = model
+        insertedModels.append(model)
+    }
+
+    /// Inserts every unregistered model reachable through the loaded relationships of inserted and changed models.
+    public func processPendingChanges() {
+        var queue: [any PersistentModel] = insertedModels.models + changedModels.models
+        var seen = Set(queue.map { ObjectIdentifier($0) })
+        while let model = queue.popLast() {
+            guard let layout = ModelLayout.of(existential: type(of: model)) else { continue }
+            for relationship in layout.relationships {
+                for related in relationship.loadedModels(of: model) {
+                    guard let related = related as? any PersistentModel, seen.insert(ObjectIdentifier(related)).inserted else {
+                        continue
+                    }
+                    if related.persistentBackingData.state == .detached {
+                        register(inserted: related)
+                        queue.append(related)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Marks a model for deletion on the next save. Delete rules apply at save.
+    public func delete<T: PersistentModel>(_ model: T) {
+        let backing = model.persistentBackingData
+        guard backing.context === self else { return }
+        switch backing.state {
+        case .inserted:
+            insertedModels.remove(model)
+            detach(model)
+        case .registered:
+            backing.state = .deleted
+            changedModels.remove(model)
+            deletedModels.append(model)
+        case .deleted, .detached:
+            break
+        }
+    }
+
+    func detach(_ model: any PersistentModel) {
+        let backing = model.persistentBackingData
+        registry[model.persistentModelID] = nil
+        backing.state = .detached
+        backing.isChanged = false
+        backing.context = nil
+    }
+
+    func modelDidChange(_ model: AnyObject) {
+        guard let model = model as? any PersistentModel else { return }
+        changedModels.append(model)
+    }
+
+    /// Discards every unsaved insert, change and delete, restoring the last saved values.
+    public func rollback() {
+        for model in insertedModels.models { detach(model) }
+        for model in changedModels.models {
+            let backing = model.persistentBackingData
+            if let saved = backing.savedValues, let layout = ModelLayout.of(existential: type(of: model)) {
+                try? layout.apply(saved, to: model)
+            }
+            backing.isChanged = false
+        }
+        for model in deletedModels.models {
+            let backing = model.persistentBackingData
+            backing.state = .registered
+            if backing.isChanged, let saved = backing.savedValues, let layout = ModelLayout.of(existential: type(of: model)) {
+                try? layout.apply(saved, to: model)
+                backing.isChanged = false
+            }
+        }
+        insertedModels.removeAll()
+        changedModels.removeAll()
+        deletedModels.removeAll()
+    }
+
+    /// Runs `block`, then saves; if either throws, rolls back and rethrows.
+    public func transaction(block: () throws -> Void) throws {
+        do {
+            try block()
+            try save()
+        } catch {
+            rollback()
+            throw error
+        }
+    }
+
+    // MARK: Registered models
+
+    /// The model with this identifier if this context has it registered; never reads the store.
+    public func registeredModel<T: PersistentModel>(for id: PersistentIdentifier, as type: T.Type = T.self) -> T? {
+        registry[id] as? T
+    }
+
+    /// The model with this identifier, from the context or else its store; `nil` if it doesn't exist.
+    public func model<T: PersistentModel>(for id: PersistentIdentifier, as type: T.Type = T.self) throws -> T? {
+        if let model = registry[id] { return model as? T }
+        guard id.entityName == Schema.entityName(for: T.self), !id.isTemporary else { return nil }
+        return try loadModels([id], as: T.self).first
+    }
+
+    /// Forgets every registered model that has no unsaved changes, so later reads come from the store.
+    public func reset() {
+        for (id, model) in registry where !model.hasChanges {
+            registry[id] = nil
+            let backing = model.persistentBackingData
+            backing.state = .detached
+            backing.context = nil
+        }
+    }
+}
+
+/// Models in insertion order, with constant-time membership.
+struct OrderedModels {
+    private(set) var models: [any PersistentModel] = []
+    private var members: Set<ObjectIdentifier> = []
+
+    var isEmpty: Bool { members.isEmpty }
+    var count: Int { members.count }
+
+    mutating func append(_ model: any PersistentModel) {
+        if members.insert(ObjectIdentifier(model)).inserted { models.append(model) }
+    }
+
+    mutating func remove(_ model: any PersistentModel) {
+        if members.remove(ObjectIdentifier(model)) != nil {
+            models.removeAll { $0 === model }
+        }
+    }
+
+    func contains(_ model: any PersistentModel) -> Bool { members.contains(ObjectIdentifier(model)) }
+
+    mutating func removeAll() {
+        models.removeAll()
+        members.removeAll()
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import Observation
+
+/// Marks a property as a persisted attribute: `@Attribute(.unique) var email: String = ""`.
+///
+/// The property's type must be storable (see ``ValueCodecs/codec(for:)``); an unsupported type
+/// is reported by name when the container is created. The wrapper only works inside a
+/// ``PersistentModel`` class.
+@propertyWrapper
+public struct Attribute<Value> {
+    @usableFromInline var value: Value
+    let options: Schema.Attribute.Options
+    let originalName: String?
+
+    /// A persisted attribute with no options.
+    public init(wrappedValue: Value, originalName: String? = nil) {
+        value = wrappedValue
+        options = []
+        self.originalName = originalName
+    }
+
+    /// A persisted attribute with options, such as `.unique` or `.externalStorage`.
+    public init(wrappedValue: Value, _ options: Schema.Attribute.Options, originalName: String? = nil) {
+        value = wrappedValue
+        self.options = options
+        self.originalName = originalName
+    }
+
+    /// A persisted attribute with two options.
+    public init(
+        wrappedValue: Value, _ first: Schema.Attribute.Options, _ second: Schema.Attribute.Options,
+        originalName: String? = nil
+    ) {
+        self.init(wrappedValue: wrappedValue, first.union(second), originalName: originalName)
+    }
+
+    /// An optional attribute that starts as `nil`.
+    public init(_ options: Schema.Attribute.Options = [], originalName: String? = nil) where Value: ExpressibleByNilLiteral {
+        self.init(wrappedValue: nil, options, originalName: originalName)
+    }
+
+    /// Unavailable: `@Attribute` works only on properties of a ``PersistentModel`` class.
+    @available(*, unavailable, message: "@Attribute can only be used on properties of a PersistentModel class")
+    public var wrappedValue: Value {
+        get { fatalError() }
+        set { fatalError() }
+    }
+
+    /// Reads and writes the property, with observation and change tracking.
+    public static subscript<Model: PersistentModel>(
+        _enclosingInstance model: Model,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Model, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>
+    ) -> Value {
+        get {
+            let backing = model.persistentBackingData
+            backing.registrar.access(model, keyPath: wrappedKeyPath)
+            if let probe = backing.probe { probe.storageKeyPath = storageKeyPath }
+            return model[keyPath: storageKeyPath].value
+        }
+        set {
+            let backing = model.persistentBackingData
+            backing.registrar.withMutation(of: model, keyPath: wrappedKeyPath) {
+                model[keyPath: storageKeyPath].value = newValue
+            }
+            backing.didMutate(model)
+        }
+    }
+}
+
+/// Marks a property as observed but not persisted: `@Transient var isExpanded = false`.
+///
+/// A plain stored property is not persisted either; `@Transient` adds observation.
+@propertyWrapper
+public struct Transient<Value> {
+    @usableFromInline var value: Value
+
+    /// A transient property with its initial value.
+    public init(wrappedValue: Value) { value = wrappedValue }
+
+    /// Unavailable: `@Transient` works only on properties of a ``PersistentModel`` class.
+    @available(*, unavailable, message: "@Transient can only be used on properties of a PersistentModel class")
+    public var wrappedValue: Value {
+        get { fatalError() }
+        set { fatalError() }
+    }
+
+    /// Reads and writes the property, with observation.
+    public static subscript<Model: PersistentModel>(
+        _enclosingInstance model: Model,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Model, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>
+    ) -> Value {
+        get {
+            model.persistentBackingData.registrar.access(model, keyPath: wrappedKeyPath)
+            return model[keyPath: storageKeyPath].value
+        }
+        set {
+            model.persistentBackingData.registrar.withMutation(of: model, keyPath: wrappedKeyPath) {
+                model[keyPath: storageKeyPath].value = newValue
+            }
+        }
+    }
+}

@@ -1,0 +1,422 @@
+@_spi(Reflection) import Swift
+import Foundation
+import Observation
+import Synchronization
+
+/// How the framework reads and writes one model type: the storage offsets of its wrapped
+/// properties, found once per type, and the accessors that convert them to store values.
+///
+/// This is the only place that uses reflection (`_forEachField`, once per type). Fetch, save and
+/// snapshot paths read and write wrapper storage through fixed offsets, as compiled code does.
+final class ModelLayout: @unchecked Sendable {
+    // Safety: every stored property is immutable after init, except `state`, which a Mutex guards.
+    let modelType: any PersistentModel.Type
+    let entityName: String
+    /// Persisted properties in declaration order; a property's index here is its slot.
+    let fields: [FieldAccessor]
+    let attributes: [AttributeAccessor]
+    let relationships: [RelationshipAccessor]
+    /// `.ephemeral` attributes: tracked, never stored.
+    let ephemeralAttributes: [AttributeAccessor]
+    /// Wrapped properties whose type cannot be stored: (property name, type name).
+    let unsupportedProperties: [(name: String, typeName: String)]
+    let fieldsByName: [String: FieldAccessor]
+
+    private struct State {
+        var probe: any PersistentModel
+        var namesByKeyPath: [AnyKeyPath: String] = [:]
+        var fieldsByStorageKeyPath: [AnyKeyPath: RelationshipAccessor] = [:]
+    }
+    private let state: Locked<State>
+
+    private init<M: PersistentModel>(_ type: M.Type) {
+        modelType = type
+        entityName = Schema.entityName(for: type)
+        let probe = M()
+        let base = Unmanaged.passUnretained(probe).toOpaque()
+        var fields: [FieldAccessor] = []
+        var ephemeral: [AttributeAccessor] = []
+        var unsupported: [(String, String)] = []
+        _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { cName, offset, fieldType, _ in
+            let label = String(cString: cName)
+            let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
+            if let attribute = fieldType as? any AttributeField.Type {
+                if let accessor = attribute.makeAccessor(name: name, offset: offset, probe: base) {
+                    if accessor.options.contains(.ephemeral) { ephemeral.append(accessor) } else { fields.append(accessor) }
+                } else {
+                    unsupported.append((name, attribute.valueTypeName))
+                }
+            } else if let relationship = fieldType as? any RelationshipField.Type {
+                fields.append(relationship.makeAccessor(name: name, offset: offset, probe: base, model: M.self))
+            }
+            return true
+        }
+        for (slot, field) in fields.enumerated() { field.slot = slot }
+        self.fields = fields
+        self.attributes = fields.compactMap { $0 as? AttributeAccessor }
+        self.relationships = fields.compactMap { $0 as? RelationshipAccessor }
+        self.ephemeralAttributes = ephemeral
+        self.unsupportedProperties = unsupported
+        self.fieldsByName = Dictionary(fields.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        state = Locked(State(probe: probe))
+    }
+
+    // MARK: Cache
+
+    private static let layouts = Mutex<[ObjectIdentifier: ModelLayout]>([:])
+    @TaskLocal private static var typesBeingBuilt: Set<ObjectIdentifier> = []
+
+    /// The layout of `type`, built on first use; `nil` only while `type`'s own probe is being created.
+    static func of<M: PersistentModel>(_ type: M.Type) -> ModelLayout? {
+        let key = ObjectIdentifier(type)
+        if let layout = layouts.withLock({ $0[key] }) { return layout }
+        if typesBeingBuilt.contains(key) { return nil }
+        let layout = $typesBeingBuilt.withValue(typesBeingBuilt.union([key])) { ModelLayout(type) }
+        return layouts.withLock { cache in
+            if let existing = cache[key] { return existing }
+            cache[key] = layout
+            return layout
+        }
+    }
+
+    /// The layout of a model type given as an existential metatype.
+    static func of(existential type: any PersistentModel.Type) -> ModelLayout? {
+        func open<M: PersistentModel>(_ type: M.Type) -> ModelLayout? { ModelLayout.of(type) }
+        return open(type)
+    }
+
+    /// The accessor of the relationship stored at `storage` in `Model`.
+    static func relationshipField<Model: PersistentModel>(
+        _ type: Model.Type, storage: AnyKeyPath
+    ) -> RelationshipAccessor? {
+        guard let layout = of(type) else { return nil }
+        return layout.relationshipField(storage: storage)
+    }
+
+    /// Records the public key path of a relationship, so inverse updates can notify its observers.
+    static func noteWrappedKeyPath<Model: PersistentModel, Value>(
+        _ wrapped: ReferenceWritableKeyPath<Model, Value>, storage: AnyKeyPath
+    ) {
+        guard let field = relationshipField(Model.self, storage: storage) else { return }
+        field.noteWrappedKeyPath(wrapped)
+    }
+
+    private func relationshipField(storage: AnyKeyPath) -> RelationshipAccessor? {
+        state.withLock { state in
+            if let field = state.fieldsByStorageKeyPath[storage] { return field }
+            guard let name = Self.propertyName(ofStorageKeyPath: storage),
+                  let field = fieldsByName[name] as? RelationshipAccessor
+            else { return nil }
+            state.fieldsByStorageKeyPath[storage] = field
+            return field
+        }
+    }
+
+    // MARK: Key paths
+
+    /// The stored property a user key path (such as `\Trip.name`) reads, resolved once by applying
+    /// it to a probe instance and cached. `nil` when the key path reads no wrapped property.
+    func propertyName(for keyPath: AnyKeyPath) -> String? {
+        state.withLock { state in
+            if let name = state.namesByKeyPath[keyPath] { return name }
+            let recorder = ProbeRecorder()
+            let backing = state.probe.persistentBackingData
+            backing.probe = recorder
+            _ = state.probe[keyPath: keyPath]
+            backing.probe = nil
+            guard let storage = recorder.storageKeyPath, let name = Self.propertyName(ofStorageKeyPath: storage) else {
+                return nil
+            }
+            state.namesByKeyPath[keyPath] = name
+            return name
+        }
+    }
+
+    /// `\Trip._name` names the property `name`. Only called once per key path.
+    private static func propertyName(ofStorageKeyPath keyPath: AnyKeyPath) -> String? {
+        let text = String(describing: keyPath)
+        guard let dot = text.lastIndex(of: ".") else { return nil }
+        let label = text[text.index(after: dot)...]
+        return label.hasPrefix("_") ? String(label.dropFirst()) : String(label)
+    }
+
+    // MARK: Values
+
+    /// The stored values of a model, in slot order.
+    func values(of model: AnyObject) -> [StoreValue] {
+        var values: [StoreValue] = []
+        values.reserveCapacity(fields.count)
+        for field in fields { values.append(field.storeValue(of: model)) }
+        return values
+    }
+
+    /// Writes stored values into a model, without observation or change tracking (used to load models).
+    func apply(_ values: [StoreValue], to model: AnyObject) throws {
+        for (field, value) in zip(fields, values) { try field.load(value, into: model) }
+    }
+}
+
+// MARK: - Field accessors
+
+/// Reads and writes one wrapped property of one model type through its storage offset.
+class FieldAccessor {
+    let name: String
+    let offset: Int
+    let originalName: String?
+    var slot = -1
+
+    init(name: String, offset: Int, originalName: String?) {
+        self.name = name
+        self.offset = offset
+        self.originalName = originalName
+    }
+
+    @inline(__always)
+    final func storage<T>(_ model: AnyObject, as: T.Type) -> UnsafeMutablePointer<T> {
+        Unmanaged.passUnretained(model).toOpaque().advanced(by: offset).assumingMemoryBound(to: T.self)
+    }
+
+    /// The property's stored form.
+    func storeValue(of model: AnyObject) -> StoreValue { fatalError("abstract") }
+    /// Sets the property from its stored form, as a fetch does.
+    func load(_ value: StoreValue, into model: AnyObject) throws { fatalError("abstract") }
+}
+
+/// A wrapped attribute's accessor.
+class AttributeAccessor: FieldAccessor {
+    let attributeType: AttributeType
+    let options: Schema.Attribute.Options
+    let defaultValue: StoreValue
+
+    init(name: String, offset: Int, originalName: String?, type: AttributeType, options: Schema.Attribute.Options,
+         defaultValue: StoreValue) {
+        attributeType = type
+        self.options = options
+        self.defaultValue = defaultValue
+        super.init(name: name, offset: offset, originalName: originalName)
+    }
+}
+
+final class TypedAttributeAccessor<Value>: AttributeAccessor {
+    let codec: ValueCodec<Value>
+
+    init(name: String, offset: Int, codec: ValueCodec<Value>, probe: UnsafeMutableRawPointer) {
+        self.codec = codec
+        let wrapper = probe.advanced(by: offset).assumingMemoryBound(to: Attribute<Value>.self).pointee
+        super.init(
+            name: name, offset: offset, originalName: wrapper.originalName, type: codec.attributeType,
+            options: wrapper.options, defaultValue: codec.encode(wrapper.value)
+        )
+    }
+
+    override func storeValue(of model: AnyObject) -> StoreValue {
+        codec.encode(storage(model, as: Attribute<Value>.self).pointee.value)
+    }
+
+    override func load(_ value: StoreValue, into model: AnyObject) throws {
+        do {
+            storage(model, as: Attribute<Value>.self).pointee.value = try codec.decode(value)
+        } catch var error as DataStoreError {
+            error.message = "property '\(name)': \(error.message)"
+            throw error
+        }
+    }
+}
+
+protocol AttributeField {
+    static var valueTypeName: String { get }
+    static func makeAccessor(name: String, offset: Int, probe: UnsafeMutableRawPointer) -> AttributeAccessor?
+}
+
+extension Attribute: AttributeField {
+    static var valueTypeName: String { String(describing: Value.self) }
+    static func makeAccessor(name: String, offset: Int, probe: UnsafeMutableRawPointer) -> AttributeAccessor? {
+        guard let codec = ValueCodecs.codec(for: Value.self) else { return nil }
+        return TypedAttributeAccessor(name: name, offset: offset, codec: codec, probe: probe)
+    }
+}
+
+/// A wrapped relationship's accessor: loads faults, keeps inverses in step.
+class RelationshipAccessor: FieldAccessor {
+    let isToMany: Bool
+    let deleteRule: Schema.Relationship.DeleteRule
+    let minimumModelCount: Int
+    let maximumModelCount: Int
+    let destinationType: any PersistentModel.Type
+    let declaredInverse: AnyKeyPath?
+    private let inverseState = Locked<InverseState>(.unresolved)
+
+    private enum InverseState {
+        case unresolved
+        case resolved(RelationshipAccessor?)
+    }
+
+    init(name: String, offset: Int, originalName: String?, isToMany: Bool,
+         deleteRule: Schema.Relationship.DeleteRule, minimumModelCount: Int, maximumModelCount: Int,
+         destinationType: any PersistentModel.Type, declaredInverse: AnyKeyPath?) {
+        self.isToMany = isToMany
+        self.deleteRule = deleteRule
+        self.minimumModelCount = minimumModelCount
+        self.maximumModelCount = maximumModelCount
+        self.destinationType = destinationType
+        self.declaredInverse = declaredInverse
+        super.init(name: name, offset: offset, originalName: originalName)
+    }
+
+    /// The relationship on the destination that mirrors this one, declared on either side.
+    var inverse: RelationshipAccessor? {
+        if case .resolved(let inverse) = inverseState.withLock({ $0 }) { return inverse }
+        let resolved = resolveInverse()
+        inverseState.withLock { $0 = .resolved(resolved) }
+        return resolved
+    }
+
+    var destinationEntityName: String { Schema.entityName(for: destinationType) }
+
+    private func resolveInverse() -> RelationshipAccessor? {
+        guard let destination = ModelLayout.of(existential: destinationType) else { return nil }
+        if let declaredInverse, let name = destination.propertyName(for: declaredInverse) {
+            return destination.fieldsByName[name] as? RelationshipAccessor
+        }
+        // Declared on the other side: find the destination relationship whose inverse is this one.
+        for candidate in destination.relationships where candidate.declaredInverse != nil {
+            guard let owner = ModelLayout.of(existential: candidate.destinationType), owner.fieldsByName[name] === self,
+                  let inverseName = owner.propertyName(for: candidate.declaredInverse!), inverseName == name
+            else { continue }
+            return candidate
+        }
+        return nil
+    }
+
+    func noteWrappedKeyPath(_ keyPath: AnyKeyPath) {}
+    /// The related models, loading them if they are still a fault.
+    func models(of model: AnyObject) -> [AnyObject] { fatalError("abstract") }
+    /// Replaces the related models without touching the inverse (notifies observers, tracks the change).
+    func replaceModels(_ models: [AnyObject], of model: AnyObject) { fatalError("abstract") }
+    /// Whether the relationship is still an unloaded fault.
+    func isFault(_ model: AnyObject) -> Bool { fatalError("abstract") }
+    /// The loaded related models, without loading a fault.
+    func loadedModels(of model: AnyObject) -> [AnyObject] { fatalError("abstract") }
+
+    /// Sets the related models and keeps the inverse side of every affected model in step.
+    func setModels(_ newModels: [AnyObject], of owner: AnyObject) {
+        let oldModels = models(of: owner)
+        replaceModels(newModels, of: owner)
+        guard let inverse else { return }
+        let newIDs = Set(newModels.map(ObjectIdentifier.init))
+        let oldIDs = Set(oldModels.map(ObjectIdentifier.init))
+        for removed in oldModels where !newIDs.contains(ObjectIdentifier(removed)) {
+            inverse.unlink(owner, from: removed)
+        }
+        for added in newModels where !oldIDs.contains(ObjectIdentifier(added)) {
+            if inverse.isToMany {
+                let current = inverse.models(of: added)
+                if !current.contains(where: { $0 === owner }) { inverse.replaceModels(current + [owner], of: added) }
+            } else {
+                let previous = inverse.models(of: added).first
+                if previous !== owner {
+                    if let previous { unlink(added, from: previous) }
+                    inverse.replaceModels([owner], of: added)
+                }
+            }
+        }
+    }
+
+    /// Removes `related` from this relationship of `model`.
+    func unlink(_ related: AnyObject, from model: AnyObject) {
+        let current = models(of: model)
+        guard current.contains(where: { $0 === related }) else { return }
+        replaceModels(current.filter { $0 !== related }, of: model)
+    }
+}
+
+final class TypedRelationshipAccessor<Model: PersistentModel, Value: RelationshipValue>: RelationshipAccessor {
+    private let wrappedKeyPath = Locked<ReferenceWritableKeyPath<Model, Value>?>(nil)
+
+    init(name: String, offset: Int, probe: UnsafeMutableRawPointer) {
+        let wrapper = probe.advanced(by: offset).assumingMemoryBound(to: Relationship<Value>.self).pointee
+        super.init(
+            name: name, offset: offset, originalName: wrapper.originalName, isToMany: Value.isToMany,
+            deleteRule: wrapper.deleteRule, minimumModelCount: wrapper.minimumModelCount,
+            maximumModelCount: wrapper.maximumModelCount, destinationType: Value.Destination.self,
+            declaredInverse: wrapper.inverse
+        )
+    }
+
+    override func noteWrappedKeyPath(_ keyPath: AnyKeyPath) {
+        guard let typed = keyPath as? ReferenceWritableKeyPath<Model, Value> else { return }
+        wrappedKeyPath.withLock { if $0 == nil { $0 = typed } }
+    }
+
+    override func storeValue(of model: AnyObject) -> StoreValue {
+        let wrapper = storage(model, as: Relationship<Value>.self)
+        if let fault = wrapper.pointee.fault { return fault }
+        let related = wrapper.pointee.value.relatedModels
+        if Value.isToMany {
+            return .references(related.map { $0.persistentModelID })
+        }
+        return related.first.map { .reference($0.persistentModelID) } ?? .null
+    }
+
+    override func load(_ value: StoreValue, into model: AnyObject) throws {
+        let wrapper = storage(model, as: Relationship<Value>.self)
+        wrapper.pointee.value = Value(relatedModels: [])
+        switch value {
+        case .null, .references([]): wrapper.pointee.fault = nil
+        case .reference, .references: wrapper.pointee.fault = value
+        default:
+            throw DataStoreError.invalidValue(
+                "relationship '\(name)' expects stored references but found a \(value.kindName)")
+        }
+    }
+
+    override func isFault(_ model: AnyObject) -> Bool {
+        storage(model, as: Relationship<Value>.self).pointee.fault != nil
+    }
+
+    override func loadedModels(of model: AnyObject) -> [AnyObject] {
+        storage(model, as: Relationship<Value>.self).pointee.value.relatedModels
+    }
+
+    override func models(of model: AnyObject) -> [AnyObject] {
+        let wrapper = storage(model, as: Relationship<Value>.self)
+        if let fault = wrapper.pointee.fault {
+            let typed = unsafeDowncast(model, to: Model.self)
+            let loaded = typed.persistentBackingData.context?.resolveFault(fault, as: Value.Destination.self) ?? []
+            wrapper.pointee.value = Value(relatedModels: loaded)
+            wrapper.pointee.fault = nil
+        }
+        return wrapper.pointee.value.relatedModels
+    }
+
+    override func replaceModels(_ models: [AnyObject], of model: AnyObject) {
+        let typed = unsafeDowncast(model, to: Model.self)
+        let newValue = Value(relatedModels: models.map { unsafeDowncast($0, to: Value.Destination.self) })
+        let backing = typed.persistentBackingData
+        let write = {
+            let wrapper = self.storage(model, as: Relationship<Value>.self)
+            wrapper.pointee.value = newValue
+            wrapper.pointee.fault = nil
+        }
+        if let keyPath = wrappedKeyPath.withLock({ $0 }) {
+            backing.registrar.withMutation(of: typed, keyPath: keyPath, write)
+        } else {
+            write()
+        }
+        backing.didMutate(typed)
+    }
+}
+
+protocol RelationshipField {
+    static func makeAccessor<M: PersistentModel>(
+        name: String, offset: Int, probe: UnsafeMutableRawPointer, model: M.Type
+    ) -> RelationshipAccessor
+}
+
+extension Relationship: RelationshipField {
+    static func makeAccessor<M: PersistentModel>(
+        name: String, offset: Int, probe: UnsafeMutableRawPointer, model: M.Type
+    ) -> RelationshipAccessor {
+        TypedRelationshipAccessor<M, Value>(name: name, offset: offset, probe: probe)
+    }
+}

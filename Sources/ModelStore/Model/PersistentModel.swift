@@ -1,0 +1,152 @@
+import Foundation
+import Observation
+
+/// A class whose stored properties ModelStore persists.
+///
+/// Declare a model as a `final class` with a `BackingData` and wrapped properties:
+///
+/// ```swift
+/// final class Trip: PersistentModel {
+///     @Attribute(.unique) var name: String = ""
+///     @Attribute var start: Date = .now
+///     @Relationship(deleteRule: .cascade, inverse: \Item.trip) var items: [Item] = []
+///     @Relationship var destination: Destination?
+///     var isExpanded = false          // not wrapped: not persisted
+///
+///     let persistentBackingData = BackingData()
+///     init() {}
+/// }
+/// ```
+///
+/// Rules:
+/// 1. Every persisted property is wrapped in ``Attribute`` or ``Relationship`` and has an
+///    initial value. Properties without a wrapper are not persisted (``Transient`` makes one observable).
+/// 2. The class has an `init()` that the framework calls to create models it fetches. It may
+///    set properties; it must not insert the model anywhere.
+/// 3. The class is `final`. Its wrapped properties are read and written by the framework through
+///    their storage offsets, computed once per type, so fetch and save use no reflection.
+///
+/// Models are `Observable`: reads and writes of wrapped properties go through an
+/// `ObservationRegistrar`, so `withObservationTracking` sees them. Models are not `Sendable`;
+/// pass ``persistentModelID`` between isolation domains instead.
+public protocol PersistentModel: AnyObject, Observable, Hashable, Identifiable, SendableMetatype {
+    /// Creates a model with every property at its initial value.
+    init()
+
+    /// The framework's per-model state. Declare it as `let persistentBackingData = BackingData()`.
+    var persistentBackingData: BackingData { get }
+
+    /// Compound uniqueness constraints and indexes: ModelStore's `#Unique` and `#Index`.
+    ///
+    /// ```swift
+    /// static var constraints: [ModelConstraint<Trip>] { [.unique(\.name, \.start), .index(\.start)] }
+    /// ```
+    static var constraints: [ModelConstraint<Self>] { get }
+}
+
+extension PersistentModel {
+    /// No compound constraints or indexes.
+    public static var constraints: [ModelConstraint<Self>] { [] }
+
+    /// The model's identifier: temporary until its first save, then the store's.
+    public var persistentModelID: PersistentIdentifier {
+        persistentBackingData.identifier(entityName: Schema.entityName(for: Self.self))
+    }
+
+    /// The model's identifier (``persistentModelID``), unless the model declares an `id` of its own.
+    public var id: PersistentIdentifier { persistentModelID }
+
+    /// The context the model is registered in, if any.
+    public var modelContext: ModelContext? { persistentBackingData.context }
+
+    /// Whether the model is marked for deletion in its context.
+    public var isDeleted: Bool { persistentBackingData.state == .deleted }
+
+    /// Whether the model has unsaved changes (it was inserted, changed or deleted since the last save).
+    public var hasChanges: Bool {
+        let backing = persistentBackingData
+        return backing.state == .inserted || backing.state == .deleted || backing.isChanged
+    }
+
+    /// Models are equal when they are the same object.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs === rhs }
+
+    /// Hashes the object's identity.
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+/// Whether a model constraint enforces uniqueness or only speeds up lookups.
+public enum ModelConstraintKind: Sendable, Hashable {
+    /// The combination of values must be unique among the entity's models.
+    case unique
+    /// An index over the properties, for faster filtering and sorting.
+    case index
+}
+
+/// A compound uniqueness constraint or index declared on a model type.
+public struct ModelConstraint<Model: PersistentModel>: Sendable {
+    /// Uniqueness or index.
+    public let kind: ModelConstraintKind
+    /// The properties, in order.
+    public let keyPaths: [PartialKeyPath<Model> & Sendable]
+
+    /// The combination of these properties must be unique (SwiftData's `#Unique`).
+    public static func unique(_ keyPaths: (PartialKeyPath<Model> & Sendable)...) -> Self {
+        ModelConstraint(kind: .unique, keyPaths: keyPaths)
+    }
+
+    /// An index over these properties (SwiftData's `#Index`).
+    public static func index(_ keyPaths: (PartialKeyPath<Model> & Sendable)...) -> Self {
+        ModelConstraint(kind: .index, keyPaths: keyPaths)
+    }
+}
+
+/// The framework's state for one model object: its identity, its context, and its last saved values.
+///
+/// Every model declares one: `let persistentBackingData = BackingData()`. Its contents are the
+/// framework's; code outside ModelStore only creates it.
+public final class BackingData {
+    /// Creates the state of a model that is not yet in any context.
+    public init() {}
+
+    /// Where the model stands with respect to its context.
+    enum State: UInt8 {
+        /// Not in any context.
+        case detached
+        /// Registered and saved.
+        case registered
+        /// Inserted, not yet saved.
+        case inserted
+        /// Deleted, not yet saved.
+        case deleted
+    }
+
+    let registrar = ObservationRegistrar()
+    var persistentIdentifier: PersistentIdentifier?
+    weak var context: ModelContext?
+    var state: State = .detached
+    var isChanged = false
+    /// The values last read from or written to the store, in slot order; `nil` before the first save.
+    var savedValues: [StoreValue]?
+    /// Set on the probe instance used to resolve key paths.
+    var probe: ProbeRecorder?
+
+    func identifier(entityName: String) -> PersistentIdentifier {
+        if let persistentIdentifier { return persistentIdentifier }
+        let id = PersistentIdentifier.temporary(entityName: entityName)
+        persistentIdentifier = id
+        return id
+    }
+
+    @inline(__always)
+    func didMutate(_ model: AnyObject) {
+        guard state == .registered, !isChanged else { return }
+        isChanged = true
+        context?.modelDidChange(model)
+    }
+}
+
+/// Records which storage key path a probe access reached.
+final class ProbeRecorder {
+    var storageKeyPath: AnyKeyPath?
+}

@@ -1,0 +1,138 @@
+import Foundation
+import Observation
+
+/// The Swift types a relationship can have: an optional model (to-one) or an array of models (to-many).
+public protocol RelationshipValue {
+    /// The related model type.
+    associatedtype Destination: PersistentModel
+    /// Whether the relationship holds many models.
+    static var isToMany: Bool { get }
+    /// The related models, in order.
+    var relatedModels: [Destination] { get }
+    /// A value holding these related models (the first, for to-one).
+    init(relatedModels: [Destination])
+}
+
+extension Optional: RelationshipValue where Wrapped: PersistentModel {
+    /// `false`: an optional is a to-one relationship.
+    public static var isToMany: Bool { false }
+    /// The related model, if any.
+    public var relatedModels: [Wrapped] { self.map { [$0] } ?? [] }
+    /// The first model, or `nil`.
+    public init(relatedModels: [Wrapped]) { self = relatedModels.first }
+}
+
+extension Array: RelationshipValue where Element: PersistentModel {
+    /// `true`: an array is a to-many relationship.
+    public static var isToMany: Bool { true }
+    /// The related models.
+    public var relatedModels: [Element] { self }
+    /// The models themselves.
+    public init(relatedModels: [Element]) { self = relatedModels }
+}
+
+/// Marks a property as a persisted relationship:
+/// `@Relationship(deleteRule: .cascade, inverse: \Item.trip) var items: [Item] = []`.
+///
+/// A to-one relationship is an optional model; a to-many relationship is an array of models.
+/// Related models load lazily on first access unless prefetched. Setting either side of a
+/// relationship with an inverse updates the other side at once, in memory, even before the
+/// models are inserted into a context.
+@propertyWrapper
+public struct Relationship<Value: RelationshipValue> {
+    @usableFromInline var value: Value
+    /// The stored references while the related models are not loaded yet.
+    var fault: StoreValue?
+    let deleteRule: Schema.Relationship.DeleteRule
+    let inverse: PartialKeyPath<Value.Destination>?
+    let minimumModelCount: Int
+    let maximumModelCount: Int
+    let originalName: String?
+
+    /// A relationship with a delete rule, an optional inverse and optional count limits (0: no limit).
+    public init(
+        wrappedValue: Value,
+        deleteRule: Schema.Relationship.DeleteRule = .nullify,
+        inverse: PartialKeyPath<Value.Destination>? = nil,
+        minimumModelCount: Int = 0,
+        maximumModelCount: Int = 0,
+        originalName: String? = nil
+    ) {
+        value = wrappedValue
+        self.deleteRule = deleteRule
+        self.inverse = inverse
+        self.minimumModelCount = minimumModelCount
+        self.maximumModelCount = maximumModelCount
+        self.originalName = originalName
+    }
+
+    /// An empty to-one relationship (`nil`), with a delete rule, an optional inverse and count limits.
+    public init(
+        deleteRule: Schema.Relationship.DeleteRule = .nullify,
+        inverse: PartialKeyPath<Value.Destination>? = nil,
+        minimumModelCount: Int = 0,
+        maximumModelCount: Int = 0,
+        originalName: String? = nil
+    ) where Value: ExpressibleByNilLiteral {
+        self.init(
+            wrappedValue: nil, deleteRule: deleteRule, inverse: inverse, minimumModelCount: minimumModelCount,
+            maximumModelCount: maximumModelCount, originalName: originalName)
+    }
+
+    /// An empty to-many relationship (`[]`), with a delete rule, an optional inverse and count limits.
+    public init(
+        deleteRule: Schema.Relationship.DeleteRule = .nullify,
+        inverse: PartialKeyPath<Value.Destination>? = nil,
+        minimumModelCount: Int = 0,
+        maximumModelCount: Int = 0,
+        originalName: String? = nil
+    ) where Value: ExpressibleByArrayLiteral {
+        self.init(
+            wrappedValue: [], deleteRule: deleteRule, inverse: inverse, minimumModelCount: minimumModelCount,
+            maximumModelCount: maximumModelCount, originalName: originalName)
+    }
+
+    /// Unavailable: `@Relationship` works only on properties of a ``PersistentModel`` class.
+    @available(*, unavailable, message: "@Relationship can only be used on properties of a PersistentModel class")
+    public var wrappedValue: Value {
+        get { fatalError() }
+        set { fatalError() }
+    }
+
+    /// Reads the relationship (loading it on first access) and writes it, keeping the inverse in step.
+    public static subscript<Model: PersistentModel>(
+        _enclosingInstance model: Model,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Model, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>
+    ) -> Value {
+        get {
+            let backing = model.persistentBackingData
+            backing.registrar.access(model, keyPath: wrappedKeyPath)
+            if let probe = backing.probe {
+                probe.storageKeyPath = storageKeyPath
+                return model[keyPath: storageKeyPath].value
+            }
+            ModelLayout.noteWrappedKeyPath(wrappedKeyPath, storage: storageKeyPath)
+            if let fault = model[keyPath: storageKeyPath].fault {
+                let loaded = Value(relatedModels: backing.context?.resolveFault(fault, as: Value.Destination.self) ?? [])
+                model[keyPath: storageKeyPath].value = loaded
+                model[keyPath: storageKeyPath].fault = nil
+            }
+            return model[keyPath: storageKeyPath].value
+        }
+        set {
+            let backing = model.persistentBackingData
+            if backing.probe != nil {
+                model[keyPath: storageKeyPath].value = newValue
+                return
+            }
+            guard let field = ModelLayout.relationshipField(Model.self, storage: storageKeyPath) else {
+                // The type's layout is being built (this is its probe's initializer): no bookkeeping.
+                model[keyPath: storageKeyPath].value = newValue
+                model[keyPath: storageKeyPath].fault = nil
+                return
+            }
+            field.setModels(newValue.relatedModels, of: model)
+        }
+    }
+}

@@ -1,0 +1,250 @@
+import Foundation
+
+extension Schema {
+    /// One model type as the store sees it: named, typed properties in a fixed order.
+    ///
+    /// A property's ``Property/slot`` is its index in ``properties`` and in every
+    /// ``DefaultSnapshot/values`` array of this entity.
+    public final class Entity: Sendable, Hashable, CustomStringConvertible {
+        /// The entity's name.
+        public let name: String
+        /// The persisted properties, in declaration order.
+        public let properties: [Property]
+        /// The persisted attributes, in declaration order.
+        public let attributes: [Attribute]
+        /// The relationships, in declaration order.
+        public let relationships: [Relationship]
+        /// Names of `.ephemeral` attributes: tracked in memory, never stored.
+        public let ephemeralAttributeNames: [String]
+        /// Sets of properties whose combined values must be unique, including single `.unique` attributes.
+        public let uniquenessConstraints: [[String]]
+        /// Sets of properties the entity declares indexes on (``ModelConstraint/index(_:)``).
+        public let indices: [[String]]
+        /// The model type.
+        public let modelType: any PersistentModel.Type
+        let layout: ModelLayout
+        private let slots: [String: Int]
+
+        init(layout: ModelLayout, problems: inout [DataStoreError]) {
+            self.layout = layout
+            name = layout.entityName
+            modelType = layout.modelType
+            var properties: [Property] = []
+            var attributes: [Attribute] = []
+            var relationships: [Relationship] = []
+            for field in layout.fields {
+                if let field = field as? AttributeAccessor {
+                    let attribute = Attribute(
+                        name: field.name, originalName: field.originalName, slot: field.slot,
+                        valueType: field.attributeType, options: field.options, defaultValue: field.defaultValue)
+                    attributes.append(attribute)
+                    properties.append(.attribute(attribute))
+                } else if let field = field as? RelationshipAccessor {
+                    let inverse = field.inverse
+                    let relationship = Relationship(
+                        name: field.name, originalName: field.originalName, slot: field.slot,
+                        destination: field.destinationEntityName, isToOne: !field.isToMany,
+                        inverseName: inverse?.name, deleteRule: field.deleteRule,
+                        minimumModelCount: field.minimumModelCount, maximumModelCount: field.maximumModelCount)
+                    relationships.append(relationship)
+                    properties.append(.relationship(relationship))
+                    if field.declaredInverse != nil && inverse == nil {
+                        problems.append(.invalidSchema(
+                            "the inverse of '\(layout.entityName).\(field.name)' is not a relationship of '\(field.destinationEntityName)' back to '\(layout.entityName)'",
+                            remedy: "Pass a key path to a @Relationship property of '\(field.destinationEntityName)' whose type is '\(layout.entityName)' or '[\(layout.entityName)]'",
+                            entityName: layout.entityName))
+                    }
+                    if let inverse, inverse.destinationEntityName != layout.entityName {
+                        problems.append(.invalidSchema(
+                            "the inverse of '\(layout.entityName).\(field.name)' points to '\(inverse.destinationEntityName)', not '\(layout.entityName)'",
+                            remedy: "Make the inverse relationship's type '\(layout.entityName)?' or '[\(layout.entityName)]'",
+                            entityName: layout.entityName))
+                    }
+                }
+            }
+            for (name, typeName) in layout.unsupportedProperties {
+                problems.append(.invalidSchema(
+                    "property '\(layout.entityName).\(name)' has type '\(typeName)', which ModelStore cannot store",
+                    remedy: "Use a supported type (Bool, integers, Double, Float, Decimal, String, Date, Data, UUID, URL, optionals, arrays and dictionaries of them, a RawRepresentable enum, or a Codable struct), or mark the property @Transient",
+                    entityName: layout.entityName))
+            }
+            var slots: [String: Int] = [:]
+            for property in properties {
+                if slots[property.name] != nil {
+                    problems.append(.invalidSchema(
+                        "entity '\(layout.entityName)' declares the property '\(property.name)' twice",
+                        remedy: "Rename one of the properties", entityName: layout.entityName))
+                }
+                slots[property.name] = property.slot
+            }
+            var unique = attributes.filter { $0.options.contains(.unique) }.map { [$0.name] }
+            var indices: [[String]] = []
+            for (kind, names) in Self.constraints(of: layout) {
+                let resolved = names.compactMap { $0 }
+                if resolved.count != names.count || resolved.contains(where: { slots[$0] == nil }) {
+                    problems.append(.invalidSchema(
+                        "a \(kind == .unique ? "uniqueness constraint" : "index") of '\(layout.entityName)' names a property that is not stored",
+                        remedy: "Use key paths to @Attribute or to-one @Relationship properties of '\(layout.entityName)'",
+                        entityName: layout.entityName))
+                    continue
+                }
+                if kind == .unique { unique.append(resolved) } else { indices.append(resolved) }
+            }
+            self.properties = properties
+            self.attributes = attributes
+            self.relationships = relationships
+            self.ephemeralAttributeNames = layout.ephemeralAttributes.map(\.name)
+            self.uniquenessConstraints = unique
+            self.indices = indices
+            self.slots = slots
+        }
+
+        private static func constraints(of layout: ModelLayout) -> [(ModelConstraintKind, [String?])] {
+            func open<M: PersistentModel>(_ type: M.Type) -> [(ModelConstraintKind, [String?])] {
+                M.constraints.map { constraint in
+                    (constraint.kind, constraint.keyPaths.map { layout.propertyName(for: $0) })
+                }
+            }
+            return open(layout.modelType)
+        }
+
+        /// The slot of the property with this name, or `nil` if the entity has no such stored property.
+        public func slot(of name: String) -> Int? { slots[name] }
+
+        /// The property with this name.
+        public func property(named name: String) -> Property? { slots[name].map { properties[$0] } }
+
+        /// The attribute with this name.
+        public func attribute(named name: String) -> Attribute? {
+            guard case .attribute(let attribute)? = property(named: name) else { return nil }
+            return attribute
+        }
+
+        /// The relationship with this name.
+        public func relationship(named name: String) -> Relationship? {
+            guard case .relationship(let relationship)? = property(named: name) else { return nil }
+            return relationship
+        }
+
+        /// The stored property a key path on the model reads (`\Trip.name` → `name`), or `nil`.
+        ///
+        /// Resolved once per key path and cached, so this is cheap to call repeatedly.
+        public func propertyName(for keyPath: AnyKeyPath) -> String? {
+            layout.propertyName(for: keyPath)
+        }
+
+        /// Entities are equal when they have the same name and model type.
+        public static func == (lhs: Entity, rhs: Entity) -> Bool {
+            lhs === rhs || (lhs.name == rhs.name && lhs.modelType == rhs.modelType)
+        }
+
+        /// Hashes the name.
+        public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+
+        /// The entity's name.
+        public var description: String { name }
+    }
+
+    /// A persisted property: an attribute or a relationship.
+    public enum Property: Sendable, Hashable {
+        /// A stored value.
+        case attribute(Attribute)
+        /// A reference to other models.
+        case relationship(Relationship)
+
+        /// The property's name.
+        public var name: String {
+            switch self {
+            case .attribute(let a): a.name
+            case .relationship(let r): r.name
+            }
+        }
+
+        /// The property's index in its entity's properties and snapshots.
+        public var slot: Int {
+            switch self {
+            case .attribute(let a): a.slot
+            case .relationship(let r): r.slot
+            }
+        }
+
+        /// The property's type in Swift spelling (`String?`, `[Item]`).
+        public var typeDescription: String {
+            switch self {
+            case .attribute(let a): a.valueType.description
+            case .relationship(let r): r.isToOne ? "\(r.destination)?" : "[\(r.destination)]"
+            }
+        }
+    }
+
+    /// A stored attribute of an entity.
+    public struct Attribute: Sendable, Hashable {
+        /// The property's name.
+        public let name: String
+        /// The name the property had in an earlier schema version, for migrations.
+        public let originalName: String?
+        /// The property's index in its entity's properties and snapshots.
+        public let slot: Int
+        /// The stored type.
+        public let valueType: AttributeType
+        /// The attribute's options.
+        public let options: Options
+        /// The stored form of the property's initial value on a fresh model.
+        public let defaultValue: StoreValue
+
+        /// Whether the attribute may be `nil`.
+        public var isOptional: Bool { valueType.isOptional }
+        /// Whether the attribute's values must be unique.
+        public var isUnique: Bool { options.contains(.unique) }
+
+        /// Options of an attribute, as in `@Attribute(.unique)`.
+        public struct Options: OptionSet, Sendable, Hashable {
+            /// The option bits.
+            public let rawValue: UInt8
+            /// Creates options from bits.
+            public init(rawValue: UInt8) { self.rawValue = rawValue }
+            /// No two models of the entity may have the same value.
+            public static let unique = Options(rawValue: 1 << 0)
+            /// Large values live outside the main store file, where the adapter supports it.
+            public static let externalStorage = Options(rawValue: 1 << 1)
+            /// The value is kept in the history tombstone when the model is deleted.
+            public static let preserveValueOnDeletion = Options(rawValue: 1 << 2)
+            /// Changes are tracked in memory but never stored.
+            public static let ephemeral = Options(rawValue: 1 << 3)
+        }
+    }
+
+    /// A relationship of an entity to another entity.
+    public struct Relationship: Sendable, Hashable {
+        /// The property's name.
+        public let name: String
+        /// The name the property had in an earlier schema version, for migrations.
+        public let originalName: String?
+        /// The property's index in its entity's properties and snapshots.
+        public let slot: Int
+        /// The related entity's name.
+        public let destination: String
+        /// Whether the relationship holds at most one model.
+        public let isToOne: Bool
+        /// The name of the inverse relationship on the destination, if any.
+        public let inverseName: String?
+        /// What deleting a model does to the models it relates to.
+        public let deleteRule: DeleteRule
+        /// The least number of related models a saved model may have (0: no minimum).
+        public let minimumModelCount: Int
+        /// The greatest number of related models a saved model may have (0: no maximum).
+        public let maximumModelCount: Int
+
+        /// What deleting a model does to the models on the other end of a relationship.
+        public enum DeleteRule: String, Sendable, Hashable, Codable {
+            /// Clear the inverse reference on the related models (the default).
+            case nullify
+            /// Delete the related models too.
+            case cascade
+            /// Refuse the delete while any related model exists.
+            case deny
+            /// Do nothing to the related models.
+            case noAction
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+/// A fetch a context sends to a store. SwiftData's `DataStoreFetchRequest`, with a public initializer.
+public struct DataStoreFetchRequest<T: PersistentModel>: Sendable {
+    /// What the user asked for, as they wrote it.
+    public var descriptor: FetchDescriptor<T>
+    /// The context asking.
+    public var editingState: EditingState
+    /// The store-neutral query for stores that conform to ``DataStoreQuerying``: the part of the
+    /// predicate and sort the store said it can run. When it is set, such a store MUST apply it
+    /// and MUST NOT apply the descriptor's predicate, sort, offset or limit; the context evaluates
+    /// the rest. `nil` for SwiftData-style stores, which read ``descriptor``.
+    public var query: StoreQuery?
+
+    /// A request for a descriptor.
+    public init(descriptor: FetchDescriptor<T>, editingState: EditingState, query: StoreQuery? = nil) {
+        self.descriptor = descriptor
+        self.editingState = editingState
+        self.query = query
+    }
+}
+
+/// What a store returns from a fetch. SwiftData's `DataStoreFetchResult`.
+public struct DataStoreFetchResult<T: PersistentModel, Snapshot: DataStoreSnapshot>: Sendable {
+    /// The descriptor that was fetched.
+    public var descriptor: FetchDescriptor<T>
+    /// The snapshots of the requested entity, in result order.
+    public var fetchedSnapshots: [Snapshot]
+    /// Snapshots of related models the store loaded along (for prefetching).
+    public var relatedSnapshots: [PersistentIdentifier: Snapshot]
+
+    /// A result.
+    public init(
+        descriptor: FetchDescriptor<T>, fetchedSnapshots: [Snapshot],
+        relatedSnapshots: [PersistentIdentifier: Snapshot] = [:]
+    ) {
+        self.descriptor = descriptor
+        self.fetchedSnapshots = fetchedSnapshots
+        self.relatedSnapshots = relatedSnapshots
+    }
+}
+
+/// The changes of one save. SwiftData's `DataStoreSaveChangesRequest`.
+public struct DataStoreSaveChangesRequest<Snapshot: DataStoreSnapshot>: Sendable {
+    /// New models, under temporary identifiers.
+    public var inserted: [Snapshot]
+    /// Changed models, with all their values.
+    public var updated: [Snapshot]
+    /// Deleted models, with their last values.
+    public var deleted: [Snapshot]
+    /// The context saving.
+    public var editingState: EditingState
+
+    /// A save request.
+    public init(editingState: EditingState, inserted: [Snapshot], updated: [Snapshot], deleted: [Snapshot]) {
+        self.editingState = editingState
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+    }
+}
+
+/// What a store returns from a save. SwiftData's `DataStoreSaveChangesResult`.
+public struct DataStoreSaveChangesResult<Snapshot: DataStoreSnapshot>: Sendable {
+    /// The identifier of the store that saved.
+    public var storeIdentifier: String
+    /// The permanent identifier of every inserted model, by its temporary identifier.
+    public var remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier]
+    /// Post-save snapshots whose values the store changed (by permanent identifier).
+    public var snapshotsToReregister: [PersistentIdentifier: Snapshot]
+
+    /// A save result.
+    public init(
+        for storeIdentifier: String,
+        remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier] = [:],
+        snapshotsToReregister: [PersistentIdentifier: Snapshot] = [:]
+    ) {
+        self.storeIdentifier = storeIdentifier
+        self.remappedIdentifiers = remappedIdentifiers
+        self.snapshotsToReregister = snapshotsToReregister
+    }
+}

@@ -1,0 +1,291 @@
+import Foundation
+
+/// The snapshots of one store, held in memory, with unique-constraint enforcement and query
+/// evaluation: the engine every snapshot-holding adapter (in-memory, JSON file, append log) shares.
+///
+/// A table is a value; a store keeps it behind a `Mutex`. Saving is two steps so that a durable
+/// store can write before it applies: ``prepare(_:storeIdentifier:)`` validates a save and mints
+/// identifiers without changing the table, and ``apply(_:)`` cannot fail.
+public struct SnapshotTable: Sendable {
+    /// The schema of the snapshots.
+    public let schema: Schema
+    private var tables: [String: EntityTable]
+    /// The next integer key to mint; keys are unique across the store's entities.
+    public private(set) var nextPrimaryKey: Int64 = 1
+
+    struct EntityTable: Sendable {
+        let entity: Schema.Entity
+        /// Rows in identifier order; `nil` where a row was deleted.
+        var rows: [DefaultSnapshot?] = []
+        var positions: [PersistentIdentifier: Int] = [:]
+        var deletedRows = 0
+        /// For each uniqueness constraint, the owner of each combination of values.
+        var uniqueIndexes: [[[StoreValue]: PersistentIdentifier]]
+        var isSorted = true
+
+        init(entity: Schema.Entity) {
+            self.entity = entity
+            uniqueIndexes = entity.uniquenessConstraints.map { _ in [:] }
+        }
+
+        var count: Int { positions.count }
+
+        func uniqueKey(_ constraint: Int, of snapshot: DefaultSnapshot) -> [StoreValue]? {
+            let key = entity.uniquenessConstraints[constraint].map { snapshot.values[entity.slot(of: $0)!] }
+            return key.contains(where: \.isNull) ? nil : key
+        }
+
+        mutating func insert(_ snapshot: DefaultSnapshot) {
+            if let last = rows.last(where: { $0 != nil }), let last, last.persistentIdentifier > snapshot.persistentIdentifier {
+                isSorted = false
+            }
+            positions[snapshot.persistentIdentifier] = rows.count
+            rows.append(snapshot)
+            for constraint in uniqueIndexes.indices {
+                if let key = uniqueKey(constraint, of: snapshot) { uniqueIndexes[constraint][key] = snapshot.persistentIdentifier }
+            }
+        }
+
+        mutating func remove(_ id: PersistentIdentifier) {
+            guard let position = positions.removeValue(forKey: id), let old = rows[position] else { return }
+            rows[position] = nil
+            deletedRows += 1
+            for constraint in uniqueIndexes.indices {
+                if let key = uniqueKey(constraint, of: old), uniqueIndexes[constraint][key] == id {
+                    uniqueIndexes[constraint][key] = nil
+                }
+            }
+            if deletedRows > 64 && deletedRows * 2 > rows.count { compact() }
+        }
+
+        mutating func replace(_ snapshot: DefaultSnapshot) {
+            guard let position = positions[snapshot.persistentIdentifier], let old = rows[position] else { return }
+            for constraint in uniqueIndexes.indices {
+                if let key = uniqueKey(constraint, of: old), uniqueIndexes[constraint][key] == snapshot.persistentIdentifier {
+                    uniqueIndexes[constraint][key] = nil
+                }
+                if let key = uniqueKey(constraint, of: snapshot) {
+                    uniqueIndexes[constraint][key] = snapshot.persistentIdentifier
+                }
+            }
+            rows[position] = snapshot
+        }
+
+        mutating func compact() {
+            var live = rows.compactMap { $0 }
+            if !isSorted { live.sort { $0.persistentIdentifier < $1.persistentIdentifier } }
+            rows = live
+            positions = Dictionary(uniqueKeysWithValues: live.enumerated().map { ($1.persistentIdentifier, $0) })
+            deletedRows = 0
+            isSorted = true
+        }
+    }
+
+    /// An empty table for a schema.
+    public init(schema: Schema) {
+        self.schema = schema
+        tables = Dictionary(uniqueKeysWithValues: schema.entities.map { ($0.name, EntityTable(entity: $0)) })
+    }
+
+    // MARK: Reading
+
+    /// How many models the table holds, over all entities.
+    public var count: Int { tables.values.reduce(0) { $0 + $1.count } }
+
+    /// How many models of one entity the table holds.
+    public func count(of entityName: String) -> Int { tables[entityName]?.count ?? 0 }
+
+    /// The snapshot of a model, if the table has it.
+    public func snapshot(for id: PersistentIdentifier) -> DefaultSnapshot? {
+        guard let table = tables[id.entityName], let position = table.positions[id] else { return nil }
+        return table.rows[position]
+    }
+
+    /// Every snapshot of an entity, in identifier order.
+    public func snapshots(of entityName: String) -> [DefaultSnapshot] {
+        guard var table = tables[entityName] else { return [] }
+        if !table.isSorted { table.compact() }
+        return table.rows.compactMap { $0 }
+    }
+
+    /// Every snapshot, entity by entity in schema order, each in identifier order.
+    public var allSnapshots: [DefaultSnapshot] { schema.entities.flatMap { snapshots(of: $0.name) } }
+
+    /// The snapshots a query selects, filtered, sorted (ties by identifier), offset and limited.
+    public func fetch(_ query: StoreQuery) throws -> [DefaultSnapshot] {
+        guard let table = tables[query.entityName] else {
+            throw DataStoreError(.notFound, "the store has no entity '\(query.entityName)'",
+                                 remedy: "Add the model type to the container's schema")
+        }
+        var result: [DefaultSnapshot]
+        if case .identifiers(let ids)? = query.filter {
+            result = ids.compactMap { id in table.positions[id].flatMap { table.rows[$0] } }
+            result.sort { $0.persistentIdentifier < $1.persistentIdentifier }
+        } else if let filter = query.filter {
+            let evaluator = try SnapshotEvaluator(filter: filter, entity: table.entity)
+            result = table.rows.compactMap { row in row.flatMap { evaluator.matches($0) ? $0 : nil } }
+            if !table.isSorted { result.sort { $0.persistentIdentifier < $1.persistentIdentifier } }
+        } else {
+            result = table.rows.compactMap { $0 }
+            if !table.isSorted { result.sort { $0.persistentIdentifier < $1.persistentIdentifier } }
+        }
+        if !query.sort.isEmpty {
+            try SnapshotEvaluator.sort(&result, by: query.sort, entity: table.entity)
+        }
+        return SnapshotEvaluator.window(result, offset: query.offset, limit: query.limit)
+    }
+
+    // MARK: Saving
+
+    /// A validated save, ready to apply.
+    public struct PreparedSave: Sendable {
+        /// Inserted snapshots under their permanent identifiers, references remapped.
+        public let inserted: [DefaultSnapshot]
+        /// Updated snapshots, references remapped.
+        public let updated: [DefaultSnapshot]
+        /// Identifiers of deleted models.
+        public let deleted: [PersistentIdentifier]
+        /// Permanent identifiers by temporary identifier.
+        public let remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier]
+        /// The key counter after this save.
+        public let nextPrimaryKey: Int64
+    }
+
+    /// Validates a save against the table and mints identifiers, without changing the table.
+    ///
+    /// Throws ``DataStoreError/uniqueConstraintViolation`` (naming the entity, the properties and,
+    /// in ``DataStoreError/conflictingValues``, the values) and ``DataStoreError/notFound`` for
+    /// updates or deletes of models the table does not have.
+    public func prepare(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>, storeIdentifier: String) throws -> PreparedSave {
+        var key = nextPrimaryKey
+        var remap: [PersistentIdentifier: PersistentIdentifier] = [:]
+        remap.reserveCapacity(request.inserted.count)
+        for snapshot in request.inserted {
+            let id = snapshot.persistentIdentifier
+            guard tables[id.entityName] != nil else {
+                throw DataStoreError(.notFound, "the store has no entity '\(id.entityName)'",
+                                     remedy: "Add the model type to this store's configuration", entityName: id.entityName)
+            }
+            if id.isTemporary || id.storeIdentifier != storeIdentifier {
+                remap[id] = .identifier(for: storeIdentifier, entityName: id.entityName, primaryKey: key)
+                key += 1
+            } else if let int = id.primaryKey.intValue, int >= key {
+                key = int + 1
+            }
+        }
+        let inserted = request.inserted.map { $0.copy(persistentIdentifier: remap[$0.persistentIdentifier] ?? $0.persistentIdentifier, remappedIdentifiers: remap) }
+        let updated = request.updated.map { $0.copy(persistentIdentifier: $0.persistentIdentifier, remappedIdentifiers: remap) }
+        for changed in updated + request.deleted where snapshot(for: changed.persistentIdentifier) == nil {
+            throw DataStoreError(.notFound, "cannot save changes to \(changed.persistentIdentifier): the store does not have it",
+                                 remedy: "Fetch the model again; another context may have deleted it",
+                                 entityName: changed.persistentIdentifier.entityName)
+        }
+        for new in inserted where snapshot(for: new.persistentIdentifier) != nil {
+            throw DataStoreError(.conflict, "cannot insert \(new.persistentIdentifier): the store already has it",
+                                 entityName: new.persistentIdentifier.entityName)
+        }
+        try checkUniqueness(inserted: inserted, updated: updated, deleted: request.deleted.map(\.persistentIdentifier))
+        return PreparedSave(
+            inserted: inserted, updated: updated, deleted: request.deleted.map(\.persistentIdentifier),
+            remappedIdentifiers: remap, nextPrimaryKey: key)
+    }
+
+    /// Applies a prepared save. Call it only with the result of ``prepare(_:storeIdentifier:)`` on this table.
+    public mutating func apply(_ save: PreparedSave) {
+        for id in save.deleted { tables[id.entityName]?.remove(id) }
+        for snapshot in save.updated { tables[snapshot.entity.name]?.replace(snapshot) }
+        for snapshot in save.inserted { tables[snapshot.entity.name]?.insert(snapshot) }
+        nextPrimaryKey = max(nextPrimaryKey, save.nextPrimaryKey)
+    }
+
+    /// Validates and applies a save in one step.
+    public mutating func save(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, storeIdentifier: String
+    ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        let prepared = try prepare(request, storeIdentifier: storeIdentifier)
+        apply(prepared)
+        return DataStoreSaveChangesResult(for: storeIdentifier, remappedIdentifiers: prepared.remappedIdentifiers)
+    }
+
+    /// Loads snapshots read from disk, keeping their identifiers. Throws ``DataStoreError/corrupted``
+    /// on a duplicate identifier, an unknown entity, or a unique-constraint violation.
+    public mutating func load(_ snapshots: [DefaultSnapshot]) throws {
+        for snapshot in snapshots {
+            let id = snapshot.persistentIdentifier
+            guard tables[id.entityName] != nil else {
+                throw DataStoreError(.corrupted, "the stored model \(id) belongs to an entity the schema does not have",
+                                     remedy: "Open the store with a schema that includes '\(id.entityName)'")
+            }
+            if tables[id.entityName]!.positions[id] != nil {
+                throw DataStoreError(.corrupted, "the identifier \(id) is stored twice", entityName: id.entityName)
+            }
+            let table = tables[id.entityName]!
+            for constraint in table.uniqueIndexes.indices {
+                if let key = table.uniqueKey(constraint, of: snapshot), table.uniqueIndexes[constraint][key] != nil {
+                    throw DataStoreError(.corrupted, "two stored '\(id.entityName)' models share a unique value of \(table.entity.uniquenessConstraints[constraint].map { "'\($0)'" }.joined(separator: ", "))", entityName: id.entityName)
+                }
+            }
+            tables[id.entityName]!.insert(snapshot)
+            if let int = id.primaryKey.intValue, int >= nextPrimaryKey { nextPrimaryKey = int + 1 }
+        }
+    }
+
+    /// Removes every snapshot.
+    public mutating func removeAll() {
+        tables = Dictionary(uniqueKeysWithValues: schema.entities.map { ($0.name, EntityTable(entity: $0)) })
+    }
+
+    private func checkUniqueness(
+        inserted: [DefaultSnapshot], updated: [DefaultSnapshot], deleted: [PersistentIdentifier]
+    ) throws {
+        let changed = inserted + updated
+        guard changed.contains(where: { !$0.entity.uniquenessConstraints.isEmpty }) else { return }
+        let vacating = Set(deleted).union(updated.map(\.persistentIdentifier))
+        var claimed: [String: [Int: [[StoreValue]: PersistentIdentifier]]] = [:]
+        for snapshot in changed {
+            guard let table = tables[snapshot.entity.name] else { continue }
+            for constraint in table.uniqueIndexes.indices {
+                guard let key = table.uniqueKey(constraint, of: snapshot) else { continue }
+                let id = snapshot.persistentIdentifier
+                var owner = claimed[snapshot.entity.name]?[constraint]?[key]
+                if owner == nil, let existing = table.uniqueIndexes[constraint][key], existing != id, !vacating.contains(existing) {
+                    owner = existing
+                }
+                if let owner, owner != id {
+                    let names = table.entity.uniquenessConstraints[constraint]
+                    throw DataStoreError(
+                        .uniqueConstraintViolation,
+                        "another '\(snapshot.entity.name)' already has the same \(names.map { "'\($0)'" }.joined(separator: ", "))",
+                        remedy: "Change the value, or fetch and update the existing model instead of inserting a new one",
+                        entityName: snapshot.entity.name, propertyNames: names, conflictingValues: key)
+                }
+                claimed[snapshot.entity.name, default: [:]][constraint, default: [:]][key] = id
+            }
+        }
+    }
+
+    // MARK: Batches
+
+    /// Deletes models by identifier; unknown identifiers are ignored.
+    public mutating func delete(_ identifiers: [PersistentIdentifier]) {
+        for id in identifiers { tables[id.entityName]?.remove(id) }
+    }
+
+    /// Validates a batch update: the snapshots it would store.
+    public func prepareUpdate(_ identifiers: [PersistentIdentifier], values: [Int: StoreValue]) throws -> [DefaultSnapshot] {
+        var updated: [DefaultSnapshot] = []
+        updated.reserveCapacity(identifiers.count)
+        for id in identifiers {
+            guard var snapshot = snapshot(for: id) else { continue }
+            for (slot, value) in values { snapshot.values[slot] = value }
+            updated.append(snapshot)
+        }
+        try checkUniqueness(inserted: [], updated: updated, deleted: [])
+        return updated
+    }
+
+    /// Stores updated snapshots returned by ``prepareUpdate(_:values:)``.
+    public mutating func applyUpdate(_ snapshots: [DefaultSnapshot]) {
+        for snapshot in snapshots { tables[snapshot.entity.name]?.replace(snapshot) }
+    }
+}

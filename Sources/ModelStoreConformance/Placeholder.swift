@@ -1,0 +1,1 @@
+// The conformance suite is built in its own issue.
