@@ -9,15 +9,44 @@ let package = Package(
         .library(name: "ModelStoreInMemory", targets: ["ModelStoreInMemory"]),
         .library(name: "ModelStoreJSONFile", targets: ["ModelStoreJSONFile"]),
         .library(name: "ModelStoreAppendLog", targets: ["ModelStoreAppendLog"]),
+        .library(name: "ModelStoreAdapters", targets: ["ModelStoreAdapters"]),
         .library(name: "ModelStoreConformance", targets: ["ModelStoreConformance"]),
+        .executable(name: "modelstore", targets: ["ModelStoreTool"]),
+        .executable(name: "trips", targets: ["Trips"]),
     ],
     targets: [
+        // The core: models, schema, snapshots, the DataStore protocols, container, context, queries.
         .target(name: "ModelStore", path: "Sources/ModelStore"),
+        // Adapters, one module each.
         .target(name: "ModelStoreInMemory", dependencies: ["ModelStore"], path: "Adapters/InMemory"),
         .target(name: "ModelStoreJSONFile", dependencies: ["ModelStore"], path: "Adapters/JSONFile"),
         .target(name: "ModelStoreAppendLog", dependencies: ["ModelStore"], path: "Adapters/AppendLog"),
+        // Registers the built-in adapters' URL schemes (memory:, json:, log:).
+        .target(
+            name: "ModelStoreAdapters",
+            dependencies: ["ModelStore", "ModelStoreInMemory", "ModelStoreJSONFile", "ModelStoreAppendLog"],
+            path: "Sources/ModelStoreAdapters"),
+        // The conformance suite any adapter runs with one test.
         .target(name: "ModelStoreConformance", dependencies: ["ModelStore"], path: "Sources/ModelStoreConformance"),
+        // The command-line tool.
+        .executableTarget(name: "ModelStoreTool", dependencies: ["ModelStore", "ModelStoreAdapters"], path: "Sources/modelstore"),
+        // Samples.
+        .executableTarget(name: "Trips", dependencies: ["ModelStore", "ModelStoreAdapters"], path: "Samples/Trips"),
+        .target(name: "CustomAdapterSample", dependencies: ["ModelStore"], path: "Samples/CustomAdapter/Sources"),
+        // Tests.
         .testTarget(name: "ModelStoreTests", dependencies: ["ModelStore", "ModelStoreInMemory"]),
+        .testTarget(name: "ModelStoreJSONFileTests", dependencies: ["ModelStore", "ModelStoreJSONFile", "ModelStoreConformance"]),
+        .testTarget(name: "ModelStoreAppendLogTests", dependencies: ["ModelStore", "ModelStoreAppendLog", "ModelStoreConformance"]),
+        .testTarget(
+            name: "ModelStoreConformanceTests",
+            dependencies: ["ModelStore", "ModelStoreInMemory", "ModelStoreConformance"]),
+        .testTarget(
+            name: "ToolAndSamplesTests",
+            dependencies: ["ModelStore", "ModelStoreAdapters", "ModelStoreInMemory", "ModelStoreConformance", "CustomAdapterSample"]),
+        .testTarget(
+            name: "CustomAdapterSampleTests",
+            dependencies: ["CustomAdapterSample", "ModelStore", "ModelStoreConformance"],
+            path: "Samples/CustomAdapter/Tests"),
     ],
     swiftLanguageModes: [.v6]
 )

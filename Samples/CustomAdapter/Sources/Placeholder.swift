@@ -1,0 +1,1 @@
+// The custom adapter sample; written by the samples issue.

@@ -1,0 +1,1 @@
+// Registers the built-in adapters; written by the configuration issue.

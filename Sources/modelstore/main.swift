@@ -1,0 +1,1 @@
+print("modelstore: not built yet")
