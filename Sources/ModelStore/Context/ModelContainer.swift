@@ -15,7 +15,8 @@ public final class ModelContainer: Sendable {
     public let schema: Schema
     /// The configurations, one per store.
     public let configurations: [any DataStoreConfiguration]
-    let stores: [any DataStore]
+    /// The stores, one per configuration, in the order of ``configurations``.
+    public let stores: [any DataStore]
     private let storeIndexByEntity: [String: Int]
     @MainActor private var mainContextStorage: ModelContext?
 

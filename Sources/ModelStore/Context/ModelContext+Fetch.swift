@@ -39,11 +39,7 @@ extension ModelContext {
             let before = Set(chunk.filter { registry[$0] != nil })
             let models = try loadModels(chunk, as: T.self)
             for model in models { try block(model) }
-            for model in models where !before.contains(model.persistentModelID) && !model.hasChanges {
-                registry[model.persistentModelID] = nil
-                model.persistentBackingData.state = .detached
-                model.persistentBackingData.context = nil
-            }
+            releaseUnchanged(models.map(\.persistentModelID).filter { !before.contains($0) })
         }
     }
 
@@ -96,12 +92,22 @@ extension ModelContext {
         // Residual conditions that run on snapshots, before any model exists.
         snapshots = try plan.filterSnapshots(snapshots)
 
+        // Counting and listing identifiers must not leave models behind: release the ones loaded only for this.
+        let transient = (countOnly || identifiersOnly) ? snapshots.map(\.persistentIdentifier).filter { registry[$0] == nil } : []
+        defer { releaseUnchanged(transient) }
         var models = try materialize(snapshots, as: T.self)
         if descriptor.includePendingChanges {
             models.removeAll { $0.persistentBackingData.state == .deleted }
         }
         if let predicate = plan.modelPredicate(descriptor) {
-            models = try models.filter { try Self.evaluate(predicate, $0) }
+            models = try models.filter { model in
+                // Without pending changes, a changed model is judged by its saved values.
+                if !descriptor.includePendingChanges, model.persistentBackingData.isChanged,
+                   let saved = model.persistentBackingData.savedValues {
+                    return try Self.evaluate(predicate, scratchModel(of: T.self, values: saved))
+                }
+                return try Self.evaluate(predicate, model)
+            }
         }
         if !pending.isEmpty, let predicate = descriptor.predicate {
             // Changed models are re-checked against their current values; inserted ones are added.
@@ -124,6 +130,24 @@ extension ModelContext {
             models = SnapshotEvaluator.window(models, offset: descriptor.fetchOffset ?? 0, limit: descriptor.fetchLimit)
         }
         return FetchOutput(models: models, identifiers: identifiersOnly ? models.map(\.persistentModelID) : [], count: models.count)
+    }
+
+    /// An unregistered model holding stored values, for evaluating predicates against saved state.
+    func scratchModel<T: PersistentModel>(of type: T.Type, values: [StoreValue]) throws -> T {
+        let model = T()
+        try ModelLayout.of(T.self)?.apply(values, to: model)
+        model.persistentBackingData.context = self
+        return model
+    }
+
+    /// Unregisters the models with these identifiers that have no unsaved changes.
+    func releaseUnchanged(_ ids: [PersistentIdentifier]) {
+        for id in ids {
+            guard let model = registry[id], !model.hasChanges else { continue }
+            registry[id] = nil
+            model.persistentBackingData.state = .detached
+            model.persistentBackingData.context = nil
+        }
     }
 
     static func evaluate<T: PersistentModel>(_ predicate: Predicate<T>, _ model: T) throws -> Bool {

@@ -55,7 +55,7 @@ public struct Attribute<Value> {
         get {
             let backing = model.persistentBackingData
             backing.registrar.access(model, keyPath: wrappedKeyPath)
-            if let probe = backing.probe { probe.storageKeyPath = storageKeyPath }
+            if let probe = backing.probe { probe.record(storage: storageKeyPath, wrapped: wrappedKeyPath) }
             return model[keyPath: storageKeyPath].value
         }
         set {

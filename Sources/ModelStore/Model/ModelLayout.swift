@@ -124,9 +124,11 @@ final class ModelLayout: @unchecked Sendable {
             backing.probe = recorder
             _ = state.probe[keyPath: keyPath]
             backing.probe = nil
-            guard let storage = recorder.storageKeyPath, let name = Self.propertyName(ofStorageKeyPath: storage) else {
-                return nil
-            }
+            // A stored property is read exactly once, through its own wrapper; a computed property
+            // that reads stored ones is not itself stored.
+            guard recorder.accesses == 1, recorder.wrappedKeyPath == keyPath, let storage = recorder.storageKeyPath,
+                  let name = Self.propertyName(ofStorageKeyPath: storage)
+            else { return nil }
             state.namesByKeyPath[keyPath] = name
             return name
         }

@@ -43,6 +43,11 @@ public struct PersistentIdentifier: Hashable, Comparable, Codable, Sendable {
         PersistentIdentifier(storeIdentifier: storeIdentifier, entityName: entityName, primaryKey: .string(primaryKey))
     }
 
+    /// Mints a permanent identifier whose key is a UUID (stored as its string).
+    public static func identifier(for storeIdentifier: String, entityName: String, primaryKey: UUID) -> Self {
+        identifier(for: storeIdentifier, entityName: entityName, primaryKey: primaryKey.uuidString)
+    }
+
     /// Mints a permanent identifier from any key that prints losslessly, such as `UUID` or `Int`.
     public static func identifier<Key: LosslessStringConvertible & Hashable>(
         for storeIdentifier: String, entityName: String, primaryKey: Key

@@ -149,4 +149,12 @@ public final class BackingData {
 /// Records which storage key path a probe access reached.
 final class ProbeRecorder {
     var storageKeyPath: AnyKeyPath?
+    var wrappedKeyPath: AnyKeyPath?
+    var accesses = 0
+
+    func record(storage: AnyKeyPath, wrapped: AnyKeyPath) {
+        storageKeyPath = storage
+        wrappedKeyPath = wrapped
+        accesses += 1
+    }
 }

@@ -109,7 +109,7 @@ public struct Relationship<Value: RelationshipValue> {
             let backing = model.persistentBackingData
             backing.registrar.access(model, keyPath: wrappedKeyPath)
             if let probe = backing.probe {
-                probe.storageKeyPath = storageKeyPath
+                probe.record(storage: storageKeyPath, wrapped: wrappedKeyPath)
                 return model[keyPath: storageKeyPath].value
             }
             ModelLayout.noteWrappedKeyPath(wrappedKeyPath, storage: storageKeyPath)

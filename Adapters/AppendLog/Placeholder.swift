@@ -1,1 +1,0 @@
-// The ModelStoreAppendLog adapter is built in its own issue.

@@ -1,1 +1,0 @@
-// The ModelStoreJSONFile adapter is built in its own issue.

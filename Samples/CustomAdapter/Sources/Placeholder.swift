@@ -1,1 +1,0 @@
-// The custom adapter sample; written by the samples issue.

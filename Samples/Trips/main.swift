@@ -1,1 +1,0 @@
-print("trips: not built yet")

@@ -1,1 +1,0 @@
-// Registers the built-in adapters; written by the configuration issue.

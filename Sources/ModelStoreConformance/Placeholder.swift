@@ -1,1 +1,0 @@
-// The conformance suite is built in its own issue.

@@ -1,0 +1,285 @@
+import Foundation
+import ModelStore
+import ModelStoreInMemory
+import Testing
+
+/// The app-level scenario: trips with items (cascade), a destination (nullify) and a unique name.
+struct TripAppTests {
+    let container: ModelContainer
+    let context: ModelContext
+
+    init() throws {
+        container = try ModelContainer(for: Trip.self, configurations: .inMemory())
+        context = ModelContext(container)
+    }
+
+    func seed() throws -> (rome: Destination, spring: Trip, autumn: Trip) {
+        let rome = Destination("Rome")
+        let spring = Trip(name: "Spring", budget: 1200, destination: rome, items: [Item("Passport"), Item("Shoes", quantity: 2)])
+        let autumn = Trip(name: "Autumn", budget: 300, destination: rome, items: [Item("Umbrella")])
+        context.insert(spring)
+        context.insert(autumn)
+        try context.save()
+        return (rome, spring, autumn)
+    }
+
+    @Test func insertFetchMutateSave() throws {
+        let (_, spring, _) = try seed()
+        #expect(!context.hasChanges)
+        spring.budget = 1500
+        #expect(context.hasChanges)
+        #expect(spring.hasChanges)
+        #expect(context.changedModelsArray.count == 1)
+        try context.save()
+        #expect(!context.hasChanges)
+        let other = ModelContext(container)
+        let fetched = try other.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.budget)]))
+        #expect(fetched.map(\.name) == ["Autumn", "Spring"])
+        #expect(fetched.last?.budget == 1500)
+    }
+
+    @Test func rollbackRestoresTheLastSavedValues() throws {
+        let (_, spring, _) = try seed()
+        spring.name = "Changed"
+        spring.budget = 1
+        let extra = Trip(name: "Extra")
+        context.insert(extra)
+        context.delete(try #require(context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "Autumn" })).first))
+        context.rollback()
+        #expect(!context.hasChanges)
+        #expect(spring.name == "Spring")
+        #expect(spring.budget == 1200)
+        #expect(extra.modelContext == nil)
+        #expect(try context.fetchCount(FetchDescriptor<Trip>()) == 2)
+    }
+
+    @Test func cascadeDeletesItemsAndNullifyClearsTheDestination() throws {
+        let (rome, spring, _) = try seed()
+        context.delete(spring)
+        #expect(spring.isDeleted)
+        try context.save()
+        #expect(try context.fetchCount(FetchDescriptor<Trip>()) == 1)
+        #expect(try context.fetch(FetchDescriptor<Item>()).map(\.title) == ["Umbrella"])
+        #expect(rome.trips.map(\.name) == ["Autumn"])
+        let fresh = ModelContext(container)
+        let destination = try #require(try fresh.fetch(FetchDescriptor<Destination>()).first)
+        #expect(destination.trips.map(\.name) == ["Autumn"])
+    }
+
+    @Test func uniqueViolationThrowsAndLeavesTheStoreAsItWas() throws {
+        _ = try seed()
+        let before = try ModelContext(container).fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)])).map(\.name)
+        let duplicate = Trip(name: "Spring", budget: 1)
+        let fine = Trip(name: "Winter")
+        context.insert(fine)
+        context.insert(duplicate)
+        let error = try #require(throws: DataStoreError.self) { try context.save() }
+        #expect(error.code == .uniqueConstraintViolation)
+        #expect(error.entityName == "Trip")
+        #expect(error.propertyNames == ["name"])
+        #expect(error.conflictingValues == [.string("Spring")])
+        #expect(!error.description.contains("Spring"), "record contents stay out of descriptions")
+        let after = try ModelContext(container).fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)])).map(\.name)
+        #expect(after == before)
+        #expect(context.hasChanges, "the failed save keeps the pending changes")
+        context.delete(duplicate)
+        try context.save()
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Trip>()) == 3)
+    }
+
+    @Test func unknownIdentifierGivesNil() throws {
+        let (_, spring, _) = try seed()
+        let unknown = PersistentIdentifier.identifier(
+            for: spring.persistentModelID.storeIdentifier!, entityName: "Trip", primaryKey: Int64(999_999))
+        #expect(try context.model(for: unknown, as: Trip.self) == nil)
+        #expect(context.registeredModel(for: unknown, as: Trip.self) == nil)
+        let otherEntity = PersistentIdentifier.identifier(for: "nowhere", entityName: "Nope", primaryKey: Int64(1))
+        #expect(try context.model(for: otherEntity, as: Trip.self) == nil)
+        #expect(try ModelContext(container).model(for: spring.persistentModelID, as: Trip.self)?.name == "Spring")
+    }
+
+    @Test func oneObjectPerIdentifierPerContext() throws {
+        let (_, spring, _) = try seed()
+        let again = try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "Spring" }))
+        #expect(again.first === spring)
+        #expect(context.registeredModel(for: spring.persistentModelID, as: Trip.self) === spring)
+        let item = try #require(try context.fetch(FetchDescriptor<Item>(predicate: #Predicate { $0.title == "Passport" })).first)
+        #expect(item.trip === spring)
+    }
+
+    @Test func relationshipsLoadLazilyAndInversesStayInStep() throws {
+        _ = try seed()
+        let fresh = ModelContext(container)
+        let trip = try #require(try fresh.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "Autumn" })).first)
+        #expect(fresh.registeredModel(for: trip.persistentModelID, as: Trip.self) === trip)
+        let items = trip.items
+        #expect(items.map(\.title) == ["Umbrella"])
+        let sock = Item("Sock")
+        sock.trip = trip
+        #expect(trip.items.map(\.title) == ["Umbrella", "Sock"])
+        #expect(sock.modelContext == nil)
+        fresh.processPendingChanges()
+        #expect(sock.modelContext === fresh)
+        try fresh.save()
+        let moved = try #require(items.first)
+        let spring = try #require(try fresh.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "Spring" })).first)
+        moved.trip = spring
+        #expect(trip.items.map(\.title) == ["Sock"])
+        #expect(spring.items.contains { $0 === moved })
+        try fresh.save()
+        let check = ModelContext(container)
+        let springAgain = try #require(try check.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "Spring" })).first)
+        #expect(Set(springAgain.items.map(\.title)) == ["Passport", "Shoes", "Umbrella"])
+    }
+
+    @Test func includePendingChanges() throws {
+        let (_, spring, _) = try seed()
+        let draft = Trip(name: "Draft", budget: 5000)
+        context.insert(draft)
+        spring.budget = 10
+        let rich = #Predicate<Trip> { $0.budget > 1000 }
+        #expect(try context.fetch(FetchDescriptor(predicate: rich)).map(\.name) == ["Draft"])
+        var saved = FetchDescriptor(predicate: rich)
+        saved.includePendingChanges = false
+        #expect(try context.fetch(saved).map(\.name) == ["Spring"])
+        #expect(try context.fetchCount(FetchDescriptor(predicate: rich)) == 1)
+        #expect(try context.fetchIdentifiers(FetchDescriptor(predicate: rich)) == [draft.persistentModelID])
+        var limited = FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)])
+        limited.fetchOffset = 1
+        limited.fetchLimit = 1
+        #expect(try context.fetch(limited).map(\.name) == ["Draft"])
+    }
+
+    @Test func transactionSavesOrRollsBack() throws {
+        _ = try seed()
+        try context.transaction { context.insert(Trip(name: "Summer")) }
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Trip>()) == 3)
+        #expect(throws: DataStoreError.uniqueConstraintViolation) {
+            try context.transaction { context.insert(Trip(name: "Summer")) }
+        }
+        #expect(!context.hasChanges)
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Trip>()) == 3)
+    }
+
+    @Test func saveNotificationsCarryIdentifiers() throws {
+        let (_, spring, autumn) = try seed()
+        nonisolated(unsafe) var received: [String: [PersistentIdentifier]] = [:]
+        nonisolated(unsafe) var willSaveCount = 0
+        let center = NotificationCenter.default
+        let will = center.addObserver(forName: ModelContext.willSave, object: context, queue: nil) { _ in willSaveCount += 1 }
+        let did = center.addObserver(forName: ModelContext.didSave, object: context, queue: nil) { note in
+            for key in [ModelContext.NotificationKey.insertedIdentifiers, .updatedIdentifiers, .deletedIdentifiers] {
+                received[key.rawValue] = note.userInfo?[key.rawValue] as? [PersistentIdentifier]
+            }
+        }
+        defer {
+            center.removeObserver(will)
+            center.removeObserver(did)
+        }
+        let winter = Trip(name: "Winter")
+        context.insert(winter)
+        spring.budget = 1
+        let autumnID = autumn.persistentModelID
+        let umbrellaIDs = autumn.items.map(\.persistentModelID)
+        context.delete(autumn)
+        try context.save()
+        #expect(willSaveCount == 1)
+        #expect(received["insertedIdentifiers"] == [winter.persistentModelID])
+        #expect(received["updatedIdentifiers"]?.contains(spring.persistentModelID) == true)
+        #expect(Set(received["deletedIdentifiers"] ?? []) == Set([autumnID] + umbrellaIDs))
+    }
+
+    @Test func enumerateVisitsEveryMatchInBatches() throws {
+        let trips = (0..<25).map { Trip(name: "Trip \($0)", budget: Double($0)) }
+        for trip in trips { context.insert(trip) }
+        try context.save()
+        let fresh = ModelContext(container)
+        var names: [String] = []
+        try fresh.enumerate(FetchDescriptor<Trip>(predicate: #Predicate { $0.budget >= 5 }, sortBy: [SortDescriptor(\.budget)]), batchSize: 4) {
+            names.append($0.name)
+        }
+        #expect(names == (5..<25).map { "Trip \($0)" })
+        #expect(fresh.registeredModel(for: trips[7].persistentModelID, as: Trip.self) == nil, "enumerate releases unchanged models")
+    }
+}
+
+struct DeleteRuleTests {
+    @Test func denyRuleFailsTheSaveAndChangesNothing() throws {
+        let container = try ModelContainer(for: Author.self, configurations: .inMemory())
+        let context = ModelContext(container)
+        let author = Author("Ada", "Lovelace", email: "ada@example.com")
+        let book = Book("Notes", author: author)
+        context.insert(book)
+        try context.save()
+        context.delete(author)
+        let error = try #require(throws: DataStoreError.self) { try context.save() }
+        #expect(error.code == .denyRuleViolation)
+        #expect(error.propertyNames == ["books"])
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Author>()) == 1)
+        context.rollback()
+        context.delete(book)
+        context.delete(author)
+        try context.save()
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Author>()) == 0)
+    }
+
+    @Test func compoundUniqueConstraintIsEnforced() throws {
+        let container = try ModelContainer(for: Author.self, configurations: .inMemory())
+        let context = ModelContext(container)
+        context.insert(Author("Ada", "Lovelace", email: "a@x"))
+        context.insert(Author("Ada", "Byron", email: "b@x"))
+        try context.save()
+        context.insert(Author("Ada", "Lovelace", email: "c@x"))
+        let error = try #require(throws: DataStoreError.self) { try context.save() }
+        #expect(error.propertyNames == ["first", "last"])
+    }
+
+    @Test func relationshipCountLimitsAreChecked() throws {
+        let container = try ModelContainer(for: Author.self, configurations: .inMemory())
+        let context = ModelContext(container)
+        let book = Book("A")
+        book.related = [Book("B"), Book("C"), Book("D")]
+        context.insert(book)
+        #expect(throws: DataStoreError.relationshipCountViolation) { try context.save() }
+        book.related.removeLast()
+        try context.save()
+    }
+}
+
+struct BatchTests {
+    @Test func batchInsertUpdateAndDelete() throws {
+        let container = try ModelContainer(for: Author.self, configurations: .inMemory())
+        let context = ModelContext(container)
+        let ids = try context.insert(Author.self, rows: (0..<10).map { index in
+            [.set(\.first, to: "F\(index)"), .set(\.last, to: "L\(index)"), .set(\.email, to: "\(index)@x")]
+        })
+        #expect(ids.count == 10)
+        #expect(ids.allSatisfy { !$0.isTemporary })
+        let registered = try #require(try context.model(for: ids[0], as: Author.self))
+        let changed = try context.update(Author.self, where: #Predicate { $0.last >= "L5" }, set: [.set(\.first, to: "Late")])
+        #expect(changed == 5)
+        #expect(try context.fetchCount(FetchDescriptor<Author>(predicate: #Predicate { $0.first == "Late" })) == 5)
+        #expect(throws: DataStoreError.uniqueConstraintViolation) {
+            try context.update(Author.self, set: [.set(\.email, to: "same@x")])
+        }
+        #expect(try context.fetchCount(FetchDescriptor<Author>(predicate: #Predicate { $0.email == "same@x" })) == 0)
+        try context.delete(model: Author.self, where: #Predicate { $0.first == "Late" })
+        #expect(try context.fetchCount(FetchDescriptor<Author>()) == 5)
+        #expect(registered.first == "F0")
+        #expect(throws: DataStoreError.uniqueConstraintViolation) {
+            try context.insert(Author.self, rows: [[.set(\.first, to: "X"), .set(\.last, to: "Y"), .set(\.email, to: "0@x")]])
+        }
+        #expect(try context.fetchCount(FetchDescriptor<Author>()) == 5)
+    }
+
+    @Test func batchDeleteAppliesDeleteRules() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: .inMemory())
+        let context = ModelContext(container)
+        context.insert(Trip(name: "A", budget: 1, items: [Item("x"), Item("y")]))
+        context.insert(Trip(name: "B", budget: 2, items: [Item("z")]))
+        try context.save()
+        try context.delete(model: Trip.self, where: #Predicate { $0.budget < 2 })
+        #expect(try context.fetch(FetchDescriptor<Trip>()).map(\.name) == ["B"])
+        #expect(try context.fetch(FetchDescriptor<Item>()).map(\.title) == ["z"])
+    }
+}
