@@ -230,6 +230,14 @@ public struct SnapshotTable: Sendable {
         }
     }
 
+    /// Raises the key counter to at least `key`, so keys below it are never minted again.
+    ///
+    /// Durable stores call it after ``load(_:)`` with the counter they saved: loading sees only the
+    /// models that still exist, and without it the keys of deleted models would be reused.
+    public mutating func reserveKeys(below key: Int64) {
+        nextPrimaryKey = max(nextPrimaryKey, key)
+    }
+
     /// Removes every snapshot.
     public mutating func removeAll() {
         tables = Dictionary(uniqueKeysWithValues: schema.entities.map { ($0.name, EntityTable(entity: $0)) })
