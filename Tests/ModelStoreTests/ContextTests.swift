@@ -283,3 +283,33 @@ struct BatchTests {
         #expect(try context.fetch(FetchDescriptor<Item>()).map(\.title) == ["z"])
     }
 }
+
+struct PrefetchTests {
+    @Test func prefetchedRelationshipsAreLoadedAtFetchTime() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: .inMemory())
+        let writer = ModelContext(container)
+        writer.insert(Trip(name: "A", items: [Item("a1"), Item("a2")]))
+        writer.insert(Trip(name: "B", items: [Item("b1")]))
+        try writer.save()
+
+        let reader = ModelContext(container)
+        var descriptor = FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)])
+        descriptor.relationshipKeyPathsForPrefetching = [\Trip.items]
+        let prefetched = try reader.fetch(descriptor)
+        let lazy = try ModelContext(container).fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)]))
+        // Remove the items behind both readers' backs: only the prefetched ones still have them.
+        try ModelContext(container).delete(model: Item.self)
+        #expect(prefetched.map { $0.items.count } == [2, 1])
+        #expect(lazy.map { $0.items.count } == [0, 0])
+    }
+
+    @Test func prefetchingANonRelationshipIsAnError() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: .inMemory())
+        let context = ModelContext(container)
+        context.insert(Trip(name: "A"))
+        try context.save()
+        var descriptor = FetchDescriptor<Trip>()
+        descriptor.relationshipKeyPathsForPrefetching = [\Trip.name]
+        #expect(throws: DataStoreError.invalidValue) { try ModelContext(container).fetch(descriptor) }
+    }
+}

@@ -129,6 +129,7 @@ extension ModelContext {
         if plan.windowsInMemory {
             models = SnapshotEvaluator.window(models, offset: descriptor.fetchOffset ?? 0, limit: descriptor.fetchLimit)
         }
+        if !countOnly && !identifiersOnly { try prefetchRelationships(of: models, for: descriptor) }
         return FetchOutput(models: models, identifiers: identifiersOnly ? models.map(\.persistentModelID) : [], count: models.count)
     }
 

@@ -1,0 +1,132 @@
+import Foundation
+import ModelStore
+import ModelStoreInMemory
+import Observation
+import Synchronization
+import Testing
+
+struct ObservationTests {
+    @Test func propertyWritesNotifyObservers() throws {
+        let trip = Trip(name: "Spring")
+        let changed = Mutex(0)
+        withObservationTracking {
+            _ = trip.name
+        } onChange: {
+            changed.withLock { $0 += 1 }
+        }
+        trip.budget = 10
+        #expect(changed.withLock { $0 } == 0, "an unread property does not notify")
+        trip.name = "Autumn"
+        #expect(changed.withLock { $0 } == 1)
+    }
+
+    @Test func relationshipWritesAndInverseUpdatesNotifyObservers() throws {
+        let trip = Trip(name: "Spring")
+        let item = Item("Passport")
+        let changed = Mutex(0)
+        withObservationTracking {
+            _ = trip.items
+        } onChange: {
+            changed.withLock { $0 += 1 }
+        }
+        item.trip = trip
+        #expect(changed.withLock { $0 } == 1, "setting the inverse side notifies observers of this side")
+        #expect(trip.items.count == 1)
+    }
+
+    @Test func transientPropertiesAreObservedButNotPersisted() throws {
+        let model = Kitchen()
+        let changed = Mutex(false)
+        withObservationTracking {
+            _ = model.isSelected
+        } onChange: {
+            changed.withLock { $0 = true }
+        }
+        model.isSelected = true
+        #expect(changed.withLock { $0 })
+    }
+}
+
+actor TripImporter: ModelActor {
+    nonisolated let modelContainer: ModelContainer
+    let modelContext: ModelContext
+
+    init(modelContainer: ModelContainer) {
+        self.modelContainer = modelContainer
+        self.modelContext = ModelContext(modelContainer)
+    }
+
+    func importTrips(_ names: [String]) throws -> [PersistentIdentifier] {
+        let trips = names.map { Trip(name: $0) }
+        for trip in trips { modelContext.insert(trip) }
+        try modelContext.save()
+        return trips.map(\.persistentModelID)
+    }
+
+    func rename(_ id: PersistentIdentifier, to name: String) throws {
+        guard let trip = self[id, as: Trip.self] else { throw DataStoreError.notFound }
+        trip.name = name
+        try modelContext.save()
+    }
+}
+
+struct ConcurrencyTests {
+    @Test func identifiersCrossActorsAndSavesAreSeenElsewhere() async throws {
+        let container = try ModelContainer(for: Trip.self, configurations: .inMemory())
+        let importer = TripImporter(modelContainer: container)
+        let ids = try await importer.importTrips(["Lisbon", "Porto"])
+        #expect(ids.count == 2)
+        try await importer.rename(ids[0], to: "Lisboa")
+        let context = ModelContext(container)
+        let names = try ids.map { try context.model(for: $0, as: Trip.self)?.name }
+        #expect(names == ["Lisboa", "Porto"])
+    }
+
+    @Test func contextsOnManyTasksShareOneContainer() async throws {
+        let container = try ModelContainer(for: Trip.self, configurations: .inMemory())
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<4 {
+                group.addTask {
+                    let context = ModelContext(container)
+                    for index in 0..<25 { context.insert(Trip(name: "w\(worker)-\(index)")) }
+                    try context.save()
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Trip>()) == 100)
+    }
+
+    @MainActor @Test func mainContextIsOnePerContainer() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: .inMemory())
+        #expect(container.mainContext === container.mainContext)
+        container.mainContext.insert(Trip(name: "Main"))
+        try container.mainContext.save()
+        try container.erase()
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Trip>()) == 0)
+    }
+}
+
+struct MultipleStoreTests {
+    @Test func eachConfigurationOwnsItsEntities() throws {
+        let authors = InMemoryStoreConfiguration(name: "authors", schema: Schema([Author.self]))
+        let container = try ModelContainer(for: Schema([Trip.self, Author.self]), configurations: [authors, .inMemory(name: "rest")])
+        #expect(container.stores.count == 2)
+        let context = ModelContext(container)
+        context.insert(Author("Ada", "Lovelace", email: "a@x"))
+        context.insert(Trip(name: "Spring"))
+        try context.save()
+        let authorStore = try #require(container.stores[0] as? InMemoryStore)
+        let tripStore = try #require(container.stores[1] as? InMemoryStore)
+        let authorID = try #require(try context.fetch(FetchDescriptor<Author>()).first?.persistentModelID)
+        let tripID = try #require(try context.fetch(FetchDescriptor<Trip>()).first?.persistentModelID)
+        #expect(authorID.storeIdentifier == authorStore.identifier)
+        #expect(tripID.storeIdentifier == tripStore.identifier)
+    }
+
+    @Test func duplicateConfigurationNamesAreRejected() throws {
+        #expect(throws: DataStoreError.invalidConfiguration) {
+            try ModelContainer(for: Trip.self, configurations: .inMemory(name: "a"), .inMemory(name: "a"))
+        }
+    }
+}
