@@ -116,6 +116,7 @@ public enum PrimaryKey: Hashable, Comparable, Codable, Sendable, CustomStringCon
         }
     }
 
+    /// Decodes an integer key from a number and a string key from a string.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if let int = try? container.decode(Int64.self) {
@@ -125,6 +126,7 @@ public enum PrimaryKey: Hashable, Comparable, Codable, Sendable, CustomStringCon
         }
     }
 
+    /// Encodes an integer key as a number and a string key as a string.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
