@@ -1,0 +1,4 @@
+import Foundation
+
+// `trips`: a small trip planner on ModelStore. The logic lives in TripsApp; this file only runs it.
+exit(TripsApp.run(Array(CommandLine.arguments.dropFirst())))

@@ -1,0 +1,137 @@
+import Foundation
+import Synchronization
+
+/// The URL schemes the app knows, and the conversion of store URLs into configurations.
+///
+/// Adapters register a ``StoreScheme`` each; the app then names its store by a string and can
+/// switch backend without code changes:
+///
+/// ```swift
+/// let configuration = try StoreRegistry.shared.configuration(for: "log:data?durability=everySave")
+/// ```
+///
+/// `ModelStoreAdapters` registers the built-in schemes (`memory:`, `json:`, `log:`) in ``shared``.
+/// When the environment variable named by ``environmentVariable`` (`MODELSTORE_URL`) is set and
+/// not empty, it overrides the URL the code gives, so the same binary runs on another backend.
+///
+/// A registry is thread-safe: register and resolve from any thread.
+public final class StoreRegistry: Sendable {
+    /// The registry the app shares, where adapters register their schemes.
+    public static let shared = StoreRegistry()
+
+    /// The environment variable that overrides the store URL given in code: `MODELSTORE_URL`.
+    public static let environmentVariable = "MODELSTORE_URL"
+
+    private let schemesByName: Mutex<[String: StoreScheme]>
+
+    /// An empty registry, for tests and for apps that keep their own.
+    public init() {
+        schemesByName = Mutex([:])
+    }
+
+    /// Registers a scheme.
+    ///
+    /// - Parameter replacingExisting: Whether to replace a scheme of the same name that is already
+    ///   registered (the default). Pass `false` to keep an app's own choice.
+    /// - Returns: Whether the scheme was registered.
+    @discardableResult
+    public func register(_ scheme: StoreScheme, replacingExisting: Bool = true) -> Bool {
+        schemesByName.withLock { schemes in
+            guard replacingExisting || schemes[scheme.name] == nil else { return false }
+            schemes[scheme.name] = scheme
+            return true
+        }
+    }
+
+    /// Removes a scheme; returns whether it was registered.
+    @discardableResult
+    public func unregister(_ name: String) -> Bool {
+        schemesByName.withLock { $0.removeValue(forKey: name.lowercased()) != nil }
+    }
+
+    /// The scheme with this name (case-insensitive), if registered.
+    public func scheme(named name: String) -> StoreScheme? {
+        schemesByName.withLock { $0[name.lowercased()] }
+    }
+
+    /// Every registered scheme, by name.
+    public var schemes: [StoreScheme] {
+        schemesByName.withLock { Array($0.values) }.sorted { $0.name < $1.name }
+    }
+
+    /// Parses a store URL and checks it against its registered scheme.
+    ///
+    /// Throws ``DataStoreError/Code/invalidConfiguration`` naming the string, saying what was
+    /// expected and, for an unknown scheme, listing the registered ones.
+    public func url(_ string: String) throws -> StoreURL {
+        let url: StoreURL
+        do {
+            url = try StoreURL(string)
+        } catch var error as DataStoreError {
+            error.remedy = [error.remedy, registeredSchemesSentence].compactMap { $0 }.joined(separator: ". ")
+            throw error
+        }
+        guard let scheme = scheme(named: url.scheme) else {
+            throw DataStoreError(
+                .invalidConfiguration,
+                "the store URL '\(string)' uses the scheme '\(url.scheme):', which is not registered",
+                remedy: registeredSchemesSentence
+                    + ". An adapter of your own registers its scheme with StoreRegistry.shared.register(_:)")
+        }
+        try scheme.check(url)
+        return url
+    }
+
+    /// The configuration a store URL names.
+    ///
+    /// Throws ``DataStoreError/Code/invalidConfiguration`` for a string that does not parse, names
+    /// an unregistered scheme, or does not fit its scheme; and whatever the scheme's factory throws.
+    public func configuration(for string: String) throws -> any DataStoreConfiguration {
+        let url = try url(string)
+        guard let scheme = scheme(named: url.scheme) else {
+            throw DataStoreError(
+                .invalidConfiguration, "the scheme '\(url.scheme):' of '\(string)' was unregistered while in use",
+                remedy: "Register it again")
+        }
+        return try scheme.makeConfiguration(url)
+    }
+
+    /// The configuration for `string`, or for the URL in ``environmentVariable`` when the
+    /// environment sets it.
+    ///
+    /// An error about the environment's URL says that it came from the environment variable.
+    public func configuration(
+        for string: String, environment: [String: String]
+    ) throws -> any DataStoreConfiguration {
+        let resolved = Self.resolve(string, environment: environment)
+        do {
+            return try configuration(for: resolved.url)
+        } catch var error as DataStoreError where resolved.isFromEnvironment {
+            error.message += " (set by the environment variable '\(Self.environmentVariable)')"
+            throw error
+        }
+    }
+
+    /// The URL a store opens: the environment's ``environmentVariable`` when it is set and not
+    /// blank, otherwise `string`.
+    public static func resolve(
+        _ string: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> (url: String, isFromEnvironment: Bool) {
+        if let override = environment[environmentVariable],
+            !override.trimmingCharacters(in: .whitespaces).isEmpty
+        {
+            return (override, true)
+        }
+        return (string, false)
+    }
+
+    /// "Registered schemes: 'memory:[NAME]' (…), …", or a hint to register some.
+    private var registeredSchemesSentence: String {
+        let schemes = self.schemes
+        guard !schemes.isEmpty else {
+            return "No schemes are registered: import ModelStoreAdapters and use ModelContainer(for:url:), "
+                + "or call StoreRegistry.shared.registerBuiltInSchemes()"
+        }
+        return "Registered schemes: " + schemes.map { "'\($0.usage)' (\($0.summary))" }.joined(separator: ", ")
+    }
+}
