@@ -99,6 +99,53 @@ extension Schema {
             self.slots = slots
         }
 
+        /// An entity from a stored description, with ``SchemaOnlyModel`` as its model type.
+        init(description: EntityDescription) throws {
+            guard let layout = ModelLayout.of(SchemaOnlyModel.self) else {
+                throw DataStoreError.invalidSchema("the schema-only model has no layout", remedy: "Report this as a bug")
+            }
+            self.layout = layout
+            name = description.name
+            modelType = SchemaOnlyModel.self
+            var properties: [Property] = []
+            var slots: [String: Int] = [:]
+            for (slot, property) in description.properties.enumerated() {
+                guard slots[property.name] == nil else {
+                    throw DataStoreError.invalidSchema(
+                        "the stored entity '\(description.name)' describes the property '\(property.name)' twice",
+                        remedy: "Repair the store's header", entityName: description.name)
+                }
+                slots[property.name] = slot
+                if let type = property.type {
+                    properties.append(.attribute(Attribute(
+                        name: property.name, originalName: property.originalName, slot: slot, valueType: type,
+                        options: Schema.Attribute.Options(names: property.options), defaultValue: type.zeroValue)))
+                } else if let destination = property.destination {
+                    properties.append(.relationship(Relationship(
+                        name: property.name, originalName: property.originalName, slot: slot, destination: destination,
+                        isToOne: property.isToOne ?? true, inverseName: property.inverse,
+                        deleteRule: property.deleteRule ?? .nullify, minimumModelCount: property.minimumModelCount ?? 0,
+                        maximumModelCount: property.maximumModelCount ?? 0)))
+                } else {
+                    throw DataStoreError.invalidSchema(
+                        "the stored property '\(description.name).\(property.name)' has neither a type nor a destination",
+                        remedy: "Repair the store's header", entityName: description.name)
+                }
+            }
+            for names in description.uniquenessConstraints + description.indices where names.contains(where: { slots[$0] == nil }) {
+                throw DataStoreError.invalidSchema(
+                    "a constraint of the stored entity '\(description.name)' names an unknown property",
+                    remedy: "Repair the store's header", entityName: description.name)
+            }
+            self.properties = properties
+            self.attributes = properties.compactMap { if case .attribute(let a) = $0 { a } else { nil } }
+            self.relationships = properties.compactMap { if case .relationship(let r) = $0 { r } else { nil } }
+            self.ephemeralAttributeNames = []
+            self.uniquenessConstraints = description.uniquenessConstraints
+            self.indices = description.indices
+            self.slots = slots
+        }
+
         private static func constraints(of layout: ModelLayout) -> [(ModelConstraintKind, [String?])] {
             func open<M: PersistentModel>(_ type: M.Type) -> [(ModelConstraintKind, [String?])] {
                 M.constraints.map { constraint in

@@ -50,8 +50,7 @@ public final class Schema: Sendable, CustomStringConvertible {
         self.init(types: versionedSchema.models, version: versionedSchema.versionIdentifier)
     }
 
-    private init(types: [any PersistentModel.Type], version: Version) {
-        self.version = version
+    private convenience init(types: [any PersistentModel.Type], version: Version) {
         var problems: [DataStoreError] = []
         var layouts: [ModelLayout] = []
         var seen: Set<ObjectIdentifier> = []
@@ -77,8 +76,13 @@ public final class Schema: Sendable, CustomStringConvertible {
             byName[entity.name] = entity
             entities.append(entity)
         }
+        self.init(entities: entities, version: version, problems: problems)
+    }
+
+    init(entities: [Entity], version: Version, problems: [DataStoreError] = []) {
+        self.version = version
         self.entities = entities
-        self.entitiesByName = byName
+        self.entitiesByName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.problems = problems
     }
 
