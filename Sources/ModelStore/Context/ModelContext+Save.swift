@@ -117,7 +117,7 @@ extension ModelContext {
         NotificationCenter.default.post(name: Self.willSave, object: self)
         var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
         var reregister: [PersistentIdentifier: DefaultSnapshot] = [:]
-        for (index, store) in container.stores.enumerated() {
+        for store in container.stores {
             func belongs(_ snapshot: DefaultSnapshot) -> Bool {
                 (try? container.store(for: snapshot.entity.name)) === store
             }
@@ -126,7 +126,6 @@ extension ModelContext {
                 inserted: insertedSnapshots.filter(belongs), updated: updatedList.filter(belongs),
                 deleted: deletedSnapshots.filter(belongs))
             guard !(request.inserted.isEmpty && request.updated.isEmpty && request.deleted.isEmpty) else { continue }
-            _ = index
             let result = try store.saveDefault(request)
             remapped.merge(result.remappedIdentifiers) { $1 }
             reregister.merge(result.snapshotsToReregister) { $1 }
