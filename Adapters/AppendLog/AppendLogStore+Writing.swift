@@ -1,0 +1,131 @@
+import Foundation
+import ModelStore
+
+extension ActiveSegment {
+    /// Creates segment `number` with its header, synced along with the directory, so that a
+    /// segment that exists is whole up to its header before any record goes into it.
+    static func create(
+        layout: LogLayout, number: UInt64, storeIdentifier: String, firstTransaction: UInt64, shapes: ShapeTable
+    ) throws -> ActiveSegment {
+        let header = SegmentHeader(
+            number: number, storeIdentifier: storeIdentifier, firstTransaction: firstTransaction, created: Date(),
+            shapes: shapes)
+        let bytes = try header.encoded()
+        let url = layout.segmentURL(number)
+        do {
+            let file = try LogFile(url, writable: true, create: true, exclusive: true)
+            try file.write(bytes, at: 0)
+            try file.sync()
+            try FileSystem.syncDirectory(layout.directory)
+            return ActiveSegment(number: number, file: file, headerEnd: bytes.count, end: bytes.count)
+        } catch {
+            try? FileSystem.remove(url)
+            throw error
+        }
+    }
+}
+
+extension AppendLogStore {
+    /// Builds the record of a prepared save, writes it, and applies the save to the table.
+    ///
+    /// The record holds the inserted models, only the values that changed in updated ones
+    /// (compared with the table), and the deleted identifiers with their tombstones. Nothing is
+    /// written for a save that changes nothing. If the write fails, the segment is cut back to
+    /// where it was and the table is untouched: the store is exactly as before.
+    func append(
+        _ prepared: SnapshotTable.PreparedSave, author: String?, to state: inout LogState
+    ) throws -> WriteTicket? {
+        var record = TransactionRecord(
+            number: state.lastTransaction + 1, timestamp: Date(), author: author, inserted: [], updated: [], deleted: [])
+        var delta = 0
+        let deleted = prepared.deleted.isEmpty ? [] : Set(prepared.deleted)
+        for id in prepared.deleted {
+            guard let old = state.table.snapshot(for: id) else { continue }
+            delta -= EncodedSize.snapshot(old)
+            record.deleted.append(StoredChange(code: shapes.code(of: id.entityName), id: id, values: tombstone(of: old)))
+        }
+        for new in prepared.updated where !deleted.contains(new.persistentIdentifier) {
+            guard let old = state.table.snapshot(for: new.persistentIdentifier) else { continue }
+            var changes: [(slot: Int, value: StoreValue)] = []
+            for slot in new.values.indices where new.values[slot] != old.values[slot] {
+                changes.append((slot, new.values[slot]))
+                delta += EncodedSize.value(new.values[slot]) - EncodedSize.value(old.values[slot])
+            }
+            if !changes.isEmpty {
+                record.updated.append(StoredChange(
+                    code: shapes.code(of: new.entity.name), id: new.persistentIdentifier, values: changes))
+            }
+        }
+        record.inserted.reserveCapacity(prepared.inserted.count)
+        for snapshot in prepared.inserted {
+            record.inserted.append(StoredRow(
+                code: shapes.code(of: snapshot.entity.name), id: snapshot.persistentIdentifier, values: snapshot.values))
+            delta += EncodedSize.snapshot(snapshot)
+        }
+        guard !record.isEmpty else {
+            state.table.apply(prepared)
+            return nil
+        }
+        let ticket = try write(record, to: &state)
+        state.table.apply(prepared)
+        state.liveBytes += delta
+        return ticket
+    }
+
+    /// The values of a deleted model's `.preserveValueOnDeletion` attributes, for its tombstone.
+    private func tombstone(of snapshot: DefaultSnapshot) -> [(slot: Int, value: StoreValue)] {
+        snapshot.entity.attributes.compactMap { attribute in
+            attribute.options.contains(.preserveValueOnDeletion) ? (attribute.slot, snapshot.values[attribute.slot]) : nil
+        }
+    }
+
+    /// Appends a framed record to the active segment, rolling to a new segment first when the
+    /// active one would pass the configured size.
+    private func write(_ record: TransactionRecord, to state: inout LogState) throws -> WriteTicket {
+        var writer = ByteWriter(capacity: 512)
+        try record.encode(into: &writer, context: context)
+        guard var active = state.active else { throw DataStoreError(.io, "the append log '\(directory.path)' is closed") }
+        if active.end > active.headerEnd && active.end + writer.count > configuration.segmentSize {
+            try roll(&state)
+            active = state.active!
+        }
+        do {
+            try active.file.write(writer.bytes, at: active.end)
+        } catch let error as DataStoreError {
+            do {
+                try active.file.truncate(to: active.end)
+            } catch let cut as DataStoreError {
+                state.failure = cut
+                commits.fail(cut)
+            }
+            throw error
+        }
+        active.end += writer.count
+        state.active = active
+        state.lastTransaction = record.number
+        state.segments[state.segments.count - 1].byteCount = active.end
+        state.segments[state.segments.count - 1].transactionCount += 1
+        commits.noteWritten(record.number, file: active.file)
+        return WriteTicket(transaction: record.number, file: active.file)
+    }
+
+    /// Finishes the active segment (synced, whatever the durability, so that only the last
+    /// segment of a log can ever end torn) and starts the next one.
+    func roll(_ state: inout LogState) throws {
+        guard let active = state.active else { return }
+        do {
+            try active.file.sync()
+        } catch let error as DataStoreError {
+            state.failure = error
+            commits.fail(error)
+            throw error
+        }
+        commits.markDurable(through: state.lastTransaction, countingSync: true)
+        let next = try ActiveSegment.create(
+            layout: layout, number: active.number + 1, storeIdentifier: identifier,
+            firstTransaction: state.lastTransaction + 1, shapes: shapes)
+        state.active = next
+        state.segments.append(SegmentSummary(
+            number: next.number, byteCount: next.end, firstTransaction: state.lastTransaction + 1, transactionCount: 0))
+    }
+}

@@ -1,0 +1,266 @@
+import Foundation
+import ModelStore
+import Synchronization
+
+/// A durable store whose saves append only what changed to a log: a save costs what it changes,
+/// not the size of the store.
+///
+/// The store is a directory: a checkpoint of the live data, then log segments with one record
+/// per save (the inserted models, the changed values of updated ones, and the deleted
+/// identifiers, each framed with its length and CRC-32C checksums). Opening loads the checkpoint
+/// and replays the segments after it; every read is then served from memory through
+/// ``SnapshotTable``, with native filtering, sorting and unique-constraint enforcement.
+///
+/// ```swift
+/// let container = try ModelContainer(for: Trip.self, configurations: .appendLog(at: url))
+/// ```
+///
+/// ## Durability
+/// See ``AppendLogStoreConfiguration/Durability``. Whatever the mode, reopening after a crash at
+/// any byte yields whole transactions only: a record cut short at the end of the log (a torn
+/// tail) was never acknowledged, and is cut off and reported in ``tornTail``.
+///
+/// ## Compaction and history
+/// ``compact()`` (or automatic compaction, ``AppendLogStoreConfiguration/Compaction``) writes
+/// the live data to a new checkpoint and switches to it atomically; saves continue meanwhile.
+/// The segments it replaces move to `history/` and are kept until ``deleteHistory(before:)``:
+/// compaction never deletes history. Read it with ``transactions(after:)``.
+///
+/// ## Damage
+/// A record that fails its checksum anywhere but at the torn end of the log stops the open with
+/// ``DataStoreError/Code/corrupted``, whose ``DataStoreError/underlyingError`` is an
+/// ``AppendLogDamage`` naming the file and offset. ``repair(at:)`` keeps every transaction
+/// before the damage and moves the rest aside.
+///
+/// ## Sharing
+/// One process writes a store at a time: opening takes an exclusive lock on the directory's
+/// `lock` file, and a second open (in any process, this one included) fails with
+/// ``DataStoreError/Code/locked`` naming the store and the process that holds it. Within the
+/// process, the store is safe to use from any thread. The lock is released by ``close()``,
+/// when the store is deinitialized, or when the process exits.
+public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
+    /// The store's snapshot type.
+    public typealias Snapshot = DefaultSnapshot
+
+    /// The store's identifier, minted when the store was created and kept in its manifest.
+    public let identifier: String
+    /// The schema the store was opened with.
+    public let schema: Schema
+    /// The configuration.
+    public let configuration: AppendLogStoreConfiguration
+    /// The store's directory.
+    public let directory: URL
+    /// The torn tail cut off when the store was opened, if the log ended in one.
+    public let tornTail: AppendLogTornTail?
+
+    let layout: LogLayout
+    let shapes: ShapeTable
+    let context: IdentifierContext
+    /// The bytes a freshly compacted log of no models takes: checkpoint and segment headers.
+    let baseline: Int
+    let state: Mutex<LogState>
+    let commits: GroupCommit
+    /// Held by compaction, history reads and ``close()``, so they never overlap.
+    let maintenance = NSLock()
+    let background = DispatchGroup()
+    /// Hooks for tests; see ``AppendLogTestHooks``.
+    package let hooks = AppendLogTestHooks()
+
+    /// Opens the append log in the configuration's directory, creating it if it does not exist.
+    ///
+    /// Throws ``DataStoreError/Code/locked`` if another store has it open,
+    /// ``DataStoreError/Code/corrupted`` (with an ``AppendLogDamage``) if it is damaged,
+    /// ``DataStoreError/Code/invalidConfiguration`` if the directory is not an append log, and
+    /// ``DataStoreError/Code/invalidSchema`` if it holds models of an entity the schema lacks.
+    /// A failed open writes nothing. Properties are matched by name (or `originalName`) when the
+    /// schema has changed; `migrationPlan` is not used by this store.
+    public init(_ configuration: AppendLogStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
+        try configuration.validate()
+        guard let schema = configuration.schema else {
+            throw DataStoreError(
+                .invalidConfiguration, "the append log '\(configuration.directory.path)' has no schema",
+                remedy: "Create it through a ModelContainer, or set the configuration's schema")
+        }
+        let directory = configuration.directory.standardizedFileURL
+        let shapes = ShapeTable(schema: schema)
+        let opened = try LogOpener(directory: directory, schema: schema, shapes: shapes).open()
+        self.configuration = configuration
+        self.schema = schema
+        self.directory = directory
+        self.identifier = opened.storeIdentifier
+        self.tornTail = opened.tornTail
+        self.layout = LogLayout(directory: directory)
+        self.shapes = shapes
+        self.context = IdentifierContext(storeIdentifier: opened.storeIdentifier, shapes: shapes)
+        self.baseline = opened.baseline
+        self.commits = GroupCommit(durable: opened.state.lastTransaction)
+        self.state = Mutex(opened.state)
+    }
+
+    deinit { close() }
+
+    /// Sets a hook the group-commit leader calls before each sync (for tests).
+    package func setBeforeSyncHook(_ hook: @escaping @Sendable (UInt64) -> Void) {
+        commits.beforeSync = hook
+    }
+
+    /// How many syncs have made saves durable since the store was opened.
+    public var syncCount: Int { commits.syncCount }
+
+    /// Runs every filter and sort natively and enforces uniqueness.
+    public var queryCapabilities: QueryCapabilities { .all }
+
+    // MARK: Reading
+
+    /// Fetches by the request's query (or, without one, every model of the entity), from memory.
+    public func fetch<T: PersistentModel>(
+        _ request: DataStoreFetchRequest<T>
+    ) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
+        let query = request.query ?? StoreQuery(entityName: Schema.entityName(for: T.self))
+        let snapshots = try read { try $0.fetch(query) }
+        return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: snapshots)
+    }
+
+    /// The current snapshots of these models.
+    public func cachedSnapshots(
+        for identifiers: [PersistentIdentifier], editingState: EditingState
+    ) throws -> [PersistentIdentifier: DefaultSnapshot] {
+        try read { table in
+            var result: [PersistentIdentifier: DefaultSnapshot] = [:]
+            for id in identifiers { if let snapshot = table.snapshot(for: id) { result[id] = snapshot } }
+            return result
+        }
+    }
+
+    private func read<Result>(_ body: (SnapshotTable) throws -> Result) throws -> Result {
+        try state.withLock { state in
+            try checkUsable(state)
+            return try body(state.table)
+        }
+    }
+
+    // MARK: Writing
+
+    /// Saves atomically: one log record, durable as the configuration's durability says before it returns.
+    public func save(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
+    ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        let remapped = try commit(author: request.editingState.author) { table in
+            try table.prepare(request, storeIdentifier: identifier)
+        }
+        return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: remapped)
+    }
+
+    /// Deletes every model, as one transaction.
+    public func erase() throws {
+        _ = try commit(author: nil) { table in
+            let all = table.allSnapshots
+            return try table.prepare(
+                DataStoreSaveChangesRequest(editingState: EditingState(), inserted: [], updated: [], deleted: all),
+                storeIdentifier: identifier)
+        }
+    }
+
+    /// Deletes models by identifier, as one transaction; unknown identifiers are ignored.
+    public func delete<T: PersistentModel>(_ request: DataStoreBatchDeleteRequest<T>) throws {
+        _ = try commit(author: request.editingState.author) { table in
+            let doomed = request.identifiers.compactMap { table.snapshot(for: $0) }
+            return try table.prepare(
+                DataStoreSaveChangesRequest(editingState: request.editingState, inserted: [], updated: [], deleted: doomed),
+                storeIdentifier: identifier)
+        }
+    }
+
+    /// Sets values on models by identifier, as one transaction, enforcing uniqueness.
+    public func update<T: PersistentModel>(_ request: DataStoreBatchUpdateRequest<T>) throws {
+        _ = try commit(author: request.editingState.author) { table in
+            let updated = try table.prepareUpdate(request.identifiers, values: request.values)
+            return try table.prepare(
+                DataStoreSaveChangesRequest(editingState: request.editingState, inserted: [], updated: updated, deleted: []),
+                storeIdentifier: identifier)
+        }
+    }
+
+    /// Inserts snapshots as one transaction, enforcing uniqueness; returns their permanent identifiers in order.
+    public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
+        let remapped = try commit(author: request.editingState.author) { table in
+            try table.prepare(
+                DataStoreSaveChangesRequest(editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: []),
+                storeIdentifier: identifier)
+        }
+        return request.snapshots.map { remapped[$0.persistentIdentifier] ?? $0.persistentIdentifier }
+    }
+
+    /// Prepares a change against the table, appends its record, applies it, then waits until the
+    /// record is as durable as the configuration asks. Returns the identifiers it minted.
+    private func commit(
+        author: String?, prepare: (SnapshotTable) throws -> SnapshotTable.PreparedSave
+    ) throws -> [PersistentIdentifier: PersistentIdentifier] {
+        let (prepared, ticket) = try state.withLock { state in
+            try checkUsable(state)
+            let prepared = try prepare(state.table)
+            return (prepared, try append(prepared, author: author, to: &state))
+        }
+        if let ticket { try waitUntilDurable(ticket) }
+        compactInBackgroundIfNeeded()
+        return prepared.remappedIdentifiers
+    }
+
+    private func waitUntilDurable(_ ticket: WriteTicket) throws {
+        do {
+            switch configuration.durability {
+            case .none: return
+            case .everySave: try commits.syncAlone(ticket.transaction, file: ticket.file)
+            case .batched: try commits.waitUntilDurable(ticket.transaction)
+            }
+        } catch let error as DataStoreError {
+            stop(after: error)
+            throw error
+        }
+    }
+
+    /// Marks the store failed: the log's state on disk is unknown, and every later call throws.
+    func stop(after error: DataStoreError) {
+        state.withLock { if $0.failure == nil { $0.failure = error } }
+        commits.fail(error)
+    }
+
+    func checkUsable(_ state: LogState) throws {
+        if let failure = state.failure {
+            throw DataStoreError(
+                .io, "the append log '\(directory.path)' stopped after a write failed: \(failure.message)",
+                remedy: "Fix the cause, then open the store again; it recovers every acknowledged save",
+                underlyingError: failure)
+        }
+        guard state.active != nil else {
+            throw DataStoreError(
+                .io, "the append log '\(directory.path)' is closed", remedy: "Open the store again to use it")
+        }
+    }
+
+    // MARK: Closing
+
+    /// Closes the store: waits for a running compaction, closes its files and releases the
+    /// directory's lock, so another store may open it. Later calls on this store throw.
+    ///
+    /// Saves that returned are as durable as the configuration promised; under
+    /// ``AppendLogStoreConfiguration/Durability/none`` the operating system still holds the last
+    /// ones. Calling it again does nothing.
+    public func close() {
+        background.wait()
+        maintenance.lock()
+        defer { maintenance.unlock() }
+        state.withLock { state in
+            state.active = nil
+            state.lock = nil
+        }
+    }
+}
+
+/// Where a save's record went: what the save waits on to be durable.
+struct WriteTicket {
+    /// The transaction's number.
+    var transaction: UInt64
+    /// The segment it was written to.
+    var file: LogFile
+}

@@ -1,0 +1,188 @@
+import Foundation
+import ModelStore
+
+/// A segment of the log after the checkpoint, as the store tracks it.
+struct SegmentSummary: Sendable {
+    /// The segment's number.
+    var number: UInt64
+    /// Its size in bytes.
+    var byteCount: Int
+    /// The number its first transaction has (or would have).
+    var firstTransaction: UInt64
+    /// How many transactions it holds.
+    var transactionCount: Int
+}
+
+/// The checkpoint the store was opened from or last wrote.
+struct CheckpointSummary: Sendable {
+    /// Its file name.
+    var name: String
+    /// Its size in bytes.
+    var byteCount: Int
+    /// The last transaction it includes.
+    var lastTransaction: UInt64
+    /// How many models it holds.
+    var modelCount: Int
+    /// When it was written.
+    var created: Date
+}
+
+/// The models a replay has reached so far: checkpoint rows, then each transaction applied in order.
+///
+/// Rows are appended in log order; the index from identifier to row is built only when the first
+/// update or delete needs it, so replaying a log of inserts costs no hashing beyond the table's own.
+struct ReplayState {
+    private(set) var rows: [DefaultSnapshot?] = []
+    private var index: [PersistentIdentifier: Int]?
+    /// The estimated encoded size of the live models.
+    private(set) var liveBytes = 0
+    /// One more than the largest integer key seen.
+    private(set) var nextKey: Int64 = 1
+
+    mutating func reserve(_ count: Int) { rows.reserveCapacity(count) }
+
+    mutating func raiseNextKey(_ key: Int64) { nextKey = max(nextKey, key) }
+
+    private mutating func indexed() -> [PersistentIdentifier: Int] {
+        if let index { return index }
+        var built: [PersistentIdentifier: Int] = [:]
+        built.reserveCapacity(rows.count)
+        for (position, row) in rows.enumerated() {
+            if let row { built[row.persistentIdentifier] = position }
+        }
+        index = built
+        return built
+    }
+
+    mutating func insert(_ snapshot: DefaultSnapshot, size: Int) throws {
+        let id = snapshot.persistentIdentifier
+        if index != nil {
+            guard index![id] == nil else { throw ReplayProblem(reason: "inserts \(id), which already exists") }
+            index![id] = rows.count
+        }
+        if let key = id.primaryKey.intValue, key >= nextKey { nextKey = key + 1 }
+        rows.append(snapshot)
+        liveBytes += size
+    }
+
+    mutating func update(_ id: PersistentIdentifier, changes: [(slot: Int, value: StoreValue)]) throws {
+        guard let position = indexed()[id], var snapshot = rows[position] else {
+            throw ReplayProblem(reason: "updates \(id), which does not exist")
+        }
+        rows[position] = nil
+        for (slot, value) in changes {
+            liveBytes += EncodedSize.value(value) - EncodedSize.value(snapshot.values[slot])
+            snapshot.values[slot] = value
+        }
+        rows[position] = snapshot
+    }
+
+    mutating func delete(_ id: PersistentIdentifier) throws {
+        guard let position = indexed()[id], let snapshot = rows[position] else {
+            throw ReplayProblem(reason: "deletes \(id), which does not exist")
+        }
+        liveBytes -= EncodedSize.snapshot(snapshot)
+        rows[position] = nil
+        index![id] = nil
+    }
+}
+
+/// What opening read from the directory.
+struct LoadedLog {
+    /// The live models.
+    var table: SnapshotTable
+    /// The checkpoint, if there is one.
+    var checkpoint: CheckpointSummary?
+    /// The segments after the checkpoint, in order.
+    var segments: [SegmentSummary]
+    /// How reading the last segment ended, if there is a segment.
+    var lastScan: SegmentScanner.Result?
+    /// The number of the last transaction in the log.
+    var lastTransaction: UInt64
+    /// The estimated encoded size of the live models.
+    var liveBytes: Int
+}
+
+/// Reads a store's checkpoint and replays the segments after it.
+enum LogLoader {
+    /// Loads the state the manifest describes, against `schema`.
+    ///
+    /// Throws ``AppendLogDamage`` for damage (the caller turns it into a `corrupted` error) and
+    /// ``DataStoreError`` for data the schema cannot hold.
+    static func load(layout: LogLayout, manifest: Manifest, listing: LogLayout.Listing, schema: Schema) throws -> LoadedLog {
+        var replay = ReplayState()
+        var lastTransaction: UInt64 = 0
+        var checkpoint: CheckpointSummary?
+        if let name = manifest.checkpoint {
+            let url = layout.url(name)
+            guard FileSystem.exists(url) else {
+                throw AppendLogDamage(file: name, offset: 0, reason: "the checkpoint the manifest names is missing")
+            }
+            let bytes = try LogFile(url, writable: false).readAll()
+            var mapping: SchemaMapping?
+            let (header, _) = try CheckpointFile.read(bytes, name: name) { row, size in
+                try replay.insert(try mapping!.snapshot(row), size: size)
+            } onHeader: { header in
+                guard header.storeIdentifier == manifest.storeIdentifier else {
+                    throw AppendLogDamage(
+                        file: name, offset: 0,
+                        reason: "the checkpoint belongs to store '\(header.storeIdentifier)', not '\(manifest.storeIdentifier)'")
+                }
+                guard header.baseSegment == manifest.firstSegment else {
+                    throw AppendLogDamage(
+                        file: name, offset: 0,
+                        reason: "the checkpoint ends before segment \(header.baseSegment), but the manifest's log starts at segment \(manifest.firstSegment)")
+                }
+                mapping = SchemaMapping(shapes: header.shapes, schema: schema)
+                replay.reserve(header.modelCount)
+            }
+            replay.raiseNextKey(header.nextPrimaryKey)
+            lastTransaction = header.lastTransaction
+            checkpoint = CheckpointSummary(
+                name: name, byteCount: bytes.count, lastTransaction: header.lastTransaction,
+                modelCount: header.modelCount, created: header.created)
+        }
+        let numbers = try layout.liveSegments(listing, manifest: manifest)
+        var segments: [SegmentSummary] = []
+        var lastScan: SegmentScanner.Result?
+        for (position, number) in numbers.enumerated() {
+            let name = LogLayout.segmentName(number)
+            let bytes = try LogFile(layout.segmentURL(number), writable: false).readAll()
+            let scanner = SegmentScanner(
+                name: name, number: number, isLast: position == numbers.count - 1,
+                storeIdentifier: manifest.storeIdentifier, firstTransaction: lastTransaction + 1)
+            var mapping: SchemaMapping?
+            let result = try scanner.scan(bytes) { record, _, _, context in
+                if mapping == nil { mapping = SchemaMapping(shapes: context.shapes, schema: schema) }
+                try apply(record, mapping: mapping!, to: &replay)
+            }
+            if let last = result.lastTransaction { lastTransaction = last }
+            segments.append(SegmentSummary(
+                number: number, byteCount: result.torn == nil ? result.byteCount : result.end,
+                firstTransaction: result.header?.firstTransaction ?? lastTransaction + 1,
+                transactionCount: result.recordCount))
+            lastScan = result
+        }
+        var table = SnapshotTable(schema: schema)
+        do {
+            try table.load(replay.rows.compactMap { $0 })
+        } catch var error as DataStoreError {
+            error.message = "the append log '\(layout.directory.path)' cannot be loaded: \(error.message)"
+            throw error
+        }
+        table.reserveKeys(below: replay.nextKey)
+        return LoadedLog(
+            table: table, checkpoint: checkpoint, segments: segments, lastScan: lastScan,
+            lastTransaction: lastTransaction, liveBytes: replay.liveBytes)
+    }
+
+    /// Applies one transaction to a replay.
+    static func apply(_ record: TransactionRecord, mapping: SchemaMapping, to replay: inout ReplayState) throws {
+        for id in record.deleted { try replay.delete(id.id) }
+        for change in record.updated { try replay.update(change.id, changes: try mapping.changes(change)) }
+        for row in record.inserted {
+            let snapshot = try mapping.snapshot(row)
+            try replay.insert(snapshot, size: EncodedSize.snapshot(snapshot))
+        }
+    }
+}

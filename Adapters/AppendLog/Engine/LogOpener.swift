@@ -1,0 +1,152 @@
+import Foundation
+import ModelStore
+
+/// Opens or creates an append log: checks the directory, takes the lock, loads the checkpoint,
+/// replays the segments, then (only once everything has loaded) cuts off a torn tail, finishes an
+/// interrupted compaction's clean-up, and picks the segment to append to.
+struct LogOpener {
+    let directory: URL
+    let schema: Schema
+    let shapes: ShapeTable
+
+    /// An opened log.
+    struct Opened {
+        var storeIdentifier: String
+        var tornTail: AppendLogTornTail?
+        var state: LogState
+        var baseline: Int
+    }
+
+    private var layout: LogLayout { LogLayout(directory: directory) }
+
+    func open() throws -> Opened {
+        try checkIsLogOrEmpty(try layout.list())
+        try FileSystem.makeDirectory(directory)
+        let lock = try DirectoryLock.acquire(directory: directory)
+        // Listed again under the lock: another process may have created the store meanwhile.
+        let listing = try layout.list()
+        try checkIsLogOrEmpty(listing)
+        var opened = listing.hasManifest ? try openExisting(listing) : try create()
+        opened.state.lock = lock
+        return opened
+    }
+
+    /// Refuses a directory that holds files but no manifest: it is not ours to write into.
+    private func checkIsLogOrEmpty(_ listing: LogLayout.Listing) throws {
+        if FileSystem.exists(directory) && !FileSystem.isDirectory(directory) {
+            throw DataStoreError(
+                .invalidConfiguration, "the append log location '\(directory.path)' is a file, not a directory",
+                remedy: "Give the store a directory of its own, for example '\(directory.path).log'")
+        }
+        guard !listing.hasManifest else { return }
+        let foreign = listing.others + listing.checkpoints + listing.segments.map(LogLayout.segmentName)
+        guard foreign.isEmpty && listing.history.isEmpty else {
+            let names = foreign.prefix(3).map { "'\($0)'" }.joined(separator: ", ")
+            throw DataStoreError(
+                .invalidConfiguration,
+                "the directory '\(directory.path)' is not an append log: it has no manifest but holds \(names)",
+                remedy: "Use a new or empty directory; if it is an append log whose manifest was lost, run AppendLogStore.repair(at:)")
+        }
+    }
+
+    private func create() throws -> Opened {
+        let storeIdentifier = "log-" + UUID().uuidString.prefix(8).lowercased()
+        let manifest = Manifest(storeIdentifier: storeIdentifier, checkpoint: nil, firstSegment: 1)
+        try FileSystem.writeAtomically(manifest.encoded(), to: layout.manifestURL)
+        let active = try ActiveSegment.create(
+            layout: layout, number: 1, storeIdentifier: storeIdentifier, firstTransaction: 1, shapes: shapes)
+        let state = LogState(
+            table: SnapshotTable(schema: schema), active: active,
+            segments: [SegmentSummary(number: 1, byteCount: active.end, firstTransaction: 1, transactionCount: 0)],
+            lastTransaction: 0, checkpoint: nil, liveBytes: 0)
+        return Opened(storeIdentifier: storeIdentifier, tornTail: nil, state: state, baseline: try baseline(storeIdentifier))
+    }
+
+    private func openExisting(_ listing: LogLayout.Listing) throws -> Opened {
+        let manifestBytes = try LogFile(layout.manifestURL, writable: false).readAll()
+        let manifest = try Manifest.decode(manifestBytes, url: layout.manifestURL)
+        var loaded: LoadedLog
+        do {
+            loaded = try LogLoader.load(layout: layout, manifest: manifest, listing: listing, schema: schema)
+        } catch let damage as AppendLogDamage {
+            throw damage.error(directory: directory)
+        }
+        // Everything has loaded: from here on, opening may write.
+        var tornTail: AppendLogTornTail?
+        var reusable: LogFile?
+        if let scan = loaded.lastScan, let last = loaded.segments.last {
+            let url = layout.segmentURL(last.number)
+            if let reason = scan.torn {
+                tornTail = try cutTornTail(of: last.number, at: scan.end, byteCount: scan.byteCount, reason: reason)
+                if scan.header == nil {
+                    try FileSystem.remove(url)
+                    try FileSystem.syncDirectory(directory)
+                    loaded.segments.removeLast()
+                }
+            }
+            if let header = scan.header, header.shapes == shapes {
+                reusable = try LogFile(url, writable: true)
+            }
+        }
+        let active: ActiveSegment
+        if let reusable, let scan = loaded.lastScan {
+            active = ActiveSegment(number: loaded.segments.last!.number, file: reusable, headerEnd: scan.headerEnd, end: scan.end)
+        } else {
+            let number = loaded.segments.last.map { $0.number + 1 } ?? manifest.firstSegment
+            active = try ActiveSegment.create(
+                layout: layout, number: number, storeIdentifier: manifest.storeIdentifier,
+                firstTransaction: loaded.lastTransaction + 1, shapes: shapes)
+            loaded.segments.append(SegmentSummary(
+                number: number, byteCount: active.end, firstTransaction: loaded.lastTransaction + 1, transactionCount: 0))
+        }
+        try finishInterruptedCompaction(listing, manifest: manifest)
+        let state = LogState(
+            table: loaded.table, active: active, segments: loaded.segments, lastTransaction: loaded.lastTransaction,
+            checkpoint: loaded.checkpoint, liveBytes: loaded.liveBytes)
+        return Opened(
+            storeIdentifier: manifest.storeIdentifier, tornTail: tornTail, state: state,
+            baseline: try baseline(manifest.storeIdentifier))
+    }
+
+    /// Keeps the torn bytes in `damaged/`, then cuts the segment back to its last whole record.
+    private func cutTornTail(
+        of number: UInt64, at offset: Int, byteCount: Int, reason: AppendLogTornTail.Reason
+    ) throws -> AppendLogTornTail {
+        let name = LogLayout.segmentName(number)
+        let file = try LogFile(layout.segmentURL(number), writable: true)
+        let dropped = try file.read(count: byteCount - offset, at: offset)
+        var savedAs: String?
+        if dropped.contains(where: { $0 != 0 }) {
+            try FileSystem.makeDirectory(layout.damagedDirectory)
+            let url = layout.damagedURL(for: "torn-\(name)-at-\(offset)")
+            try FileSystem.writeAtomically(dropped, to: url)
+            savedAs = LogLayout.damagedDirectoryName + "/" + url.lastPathComponent
+        }
+        try file.truncate(to: offset)
+        try file.sync()
+        return AppendLogTornTail(
+            segment: name, offset: offset, droppedByteCount: byteCount - offset, reason: reason, savedAs: savedAs)
+    }
+
+    /// Completes what a compaction interrupted by a crash left: segments the new checkpoint
+    /// replaced move to `history/`, and checkpoints or temporary files the manifest does not name go.
+    private func finishInterruptedCompaction(_ listing: LogLayout.Listing, manifest: Manifest) throws {
+        let replaced = listing.segments.filter { $0 < manifest.firstSegment }
+        if !replaced.isEmpty {
+            try FileSystem.makeDirectory(layout.historyDirectory)
+            for number in replaced {
+                try FileSystem.rename(layout.segmentURL(number), to: layout.historyURL(number))
+            }
+            try FileSystem.syncDirectory(layout.historyDirectory)
+        }
+        for name in listing.checkpoints where name != manifest.checkpoint { try FileSystem.remove(layout.url(name)) }
+        for name in listing.temporaries { try FileSystem.remove(layout.url(name)) }
+        if !replaced.isEmpty || !listing.temporaries.isEmpty || listing.checkpoints.count > 1 {
+            try FileSystem.syncDirectory(directory)
+        }
+    }
+
+    private func baseline(_ storeIdentifier: String) throws -> Int {
+        try CheckpointFile.baselineBytes(storeIdentifier: storeIdentifier, shapes: shapes)
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import ModelStore
+
+/// The segment the store appends to.
+struct ActiveSegment: Sendable {
+    /// The segment's number.
+    let number: UInt64
+    /// Its file, open for writing.
+    let file: LogFile
+    /// The offset just after its header.
+    let headerEnd: Int
+    /// The offset where the next record goes: everything before it has been written.
+    var end: Int
+}
+
+/// Everything an open append log keeps behind its mutex: the models, and where the log stands.
+struct LogState: Sendable {
+    /// The live models.
+    var table: SnapshotTable
+    /// The segment being appended to; `nil` once the store is closed.
+    var active: ActiveSegment?
+    /// The segments after the checkpoint, the active one last.
+    var segments: [SegmentSummary]
+    /// The number of the last transaction written.
+    var lastTransaction: UInt64
+    /// The current checkpoint.
+    var checkpoint: CheckpointSummary?
+    /// The estimated encoded size of the live models.
+    var liveBytes: Int
+    /// The error that stopped the store, if a write or sync failed.
+    var failure: DataStoreError?
+    /// The directory lock; released when set to `nil`.
+    var lock: DirectoryLock?
+    /// How many compactions this store has run.
+    var compactions = 0
+    /// Whether a background compaction is scheduled or running.
+    var compactionScheduled = false
+    /// The log size below which automatic compaction is not tried again, after one failed.
+    var automaticCompactionFloor = 0
+    /// The error of the last failed compaction, if the last one failed.
+    var lastCompactionError: DataStoreError?
+
+    /// The bytes of the checkpoint and the segments after it.
+    var logBytes: Int { (checkpoint?.byteCount ?? 0) + segments.reduce(0) { $0 + $1.byteCount } }
+
+    /// The fraction of the log's bytes that no longer describe live models.
+    func deadFraction(baseline: Int) -> Double {
+        let total = logBytes
+        guard total > 0 else { return 0 }
+        return min(1, max(0, 1 - Double(liveBytes + baseline) / Double(total)))
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import ModelStore
+
+/// A problem found while applying a record that passed its checksum (a dangling update, a
+/// duplicate insert): reported as damage at the record's offset.
+struct ReplayProblem: Error {
+    /// What is wrong.
+    var reason: String
+}
+
+/// Reads a segment file record by record, telling a torn tail from damage.
+///
+/// The rules (see FORMAT.md):
+/// - In the last segment, a file that ends inside the segment header, inside a record header, or
+///   inside a record whose header is intact is a torn tail; so is a tail of zero bytes. Reading
+///   stops before it.
+/// - Anything else that fails a checksum or does not decode is damage: ``AppendLogDamage`` with
+///   the segment's name and the offset of the damaged record.
+struct SegmentScanner {
+    /// How reading a segment ended.
+    struct Result {
+        /// The segment's header, unless the segment was torn inside it.
+        var header: SegmentHeader?
+        /// The context its records decode against.
+        var context: IdentifierContext?
+        /// The offset just after the header.
+        var headerEnd: Int
+        /// The offset just after the last whole record (where a torn tail starts).
+        var end: Int
+        /// The file's size.
+        var byteCount: Int
+        /// How many records it holds.
+        var recordCount: Int
+        /// The number of the last transaction read, or `nil` if it holds none.
+        var lastTransaction: UInt64?
+        /// The torn tail, if the segment ends in one.
+        var torn: AppendLogTornTail.Reason?
+    }
+
+    /// The segment's file name, for damage reports.
+    let name: String
+    /// The segment's expected number.
+    let number: UInt64
+    /// Whether it is the last segment of the log (only the last may end torn).
+    let isLast: Bool
+    /// The store identifier it must carry, if known.
+    let storeIdentifier: String?
+    /// The number its first transaction must have, if known.
+    let firstTransaction: UInt64?
+
+    private func damage(_ offset: Int, _ reason: String) -> AppendLogDamage {
+        AppendLogDamage(file: name, offset: offset, reason: reason)
+    }
+
+    /// Reads `bytes`, calling `visit` for each transaction with its offset and end.
+    func scan(
+        _ bytes: [UInt8],
+        visit: (TransactionRecord, _ offset: Int, _ end: Int, IdentifierContext) throws -> Void
+    ) throws -> Result {
+        try bytes.withUnsafeBytes { raw in try scan(raw, visit: visit) }
+    }
+
+    private func scan(
+        _ raw: UnsafeRawBufferPointer,
+        visit: (TransactionRecord, _ offset: Int, _ end: Int, IdentifierContext) throws -> Void
+    ) throws -> Result {
+        let magicSize = segmentMagic.count
+        guard raw.count >= magicSize else {
+            if isLast && zip(raw, segmentMagic).allSatisfy({ $0 == $1 || $0 == 0 }) {
+                return Result(
+                    header: nil, context: nil, headerEnd: 0, end: 0, byteCount: raw.count, recordCount: 0,
+                    lastTransaction: nil, torn: .incompleteSegmentHeader(available: raw.count))
+            }
+            throw damage(0, "the file is \(raw.count) bytes long, too short to be a segment")
+        }
+        guard raw.prefix(magicSize).elementsEqual(segmentMagic) else {
+            throw damage(0, "the file does not start with the segment signature 'MSLOGSEG'")
+        }
+        let header: SegmentHeader
+        let headerEnd: Int
+        switch Frame.read(raw, at: magicSize) {
+        case .frame(let payload, let end):
+            do {
+                header = try SegmentHeader.decode(UnsafeRawBufferPointer(rebasing: raw[payload]))
+            } catch let error as FormatError {
+                throw damage(magicSize, "the segment header does not decode: \(error.reason)")
+            }
+            headerEnd = end
+        case .end, .incompleteHeader, .incompletePayload:
+            guard isLast else { throw damage(magicSize, "the segment header is cut short") }
+            return Result(
+                header: nil, context: nil, headerEnd: 0, end: 0, byteCount: raw.count, recordCount: 0,
+                lastTransaction: nil, torn: .incompleteSegmentHeader(available: raw.count))
+        case .damagedHeader, .damagedPayload:
+            throw damage(magicSize, "the segment header fails its checksum")
+        }
+        guard header.number == number else {
+            throw damage(magicSize, "the header says segment \(header.number), but the file name says \(number)")
+        }
+        if let storeIdentifier, header.storeIdentifier != storeIdentifier {
+            throw damage(
+                magicSize, "the segment belongs to store '\(header.storeIdentifier)', not '\(storeIdentifier)'")
+        }
+        if let firstTransaction, header.firstTransaction != firstTransaction {
+            throw damage(
+                magicSize,
+                "the segment starts at transaction \(header.firstTransaction), but the log before it ends at \(firstTransaction - 1)")
+        }
+        let context = IdentifierContext(storeIdentifier: header.storeIdentifier, shapes: header.shapes)
+        var result = Result(
+            header: header, context: context, headerEnd: headerEnd, end: headerEnd, byteCount: raw.count,
+            recordCount: 0, lastTransaction: nil, torn: nil)
+        var expected = header.firstTransaction
+        var offset = headerEnd
+        while true {
+            switch Frame.read(raw, at: offset) {
+            case .end:
+                return result
+            case .frame(let payload, let end):
+                let record: TransactionRecord
+                do {
+                    record = try TransactionRecord.decode(UnsafeRawBufferPointer(rebasing: raw[payload]), context: context)
+                } catch let error as FormatError {
+                    throw damage(offset, "the record does not decode: \(error.reason)")
+                }
+                guard record.number == expected else {
+                    throw damage(offset, "the record is transaction \(record.number), but transaction \(expected) was expected")
+                }
+                do {
+                    try visit(record, offset, end, context)
+                } catch let problem as ReplayProblem {
+                    throw damage(offset, "transaction \(record.number) \(problem.reason)")
+                }
+                expected += 1
+                result.recordCount += 1
+                result.lastTransaction = record.number
+                result.end = end
+                offset = end
+            case .incompleteHeader(let available):
+                guard isLast else { throw damage(offset, "the segment ends inside a record header") }
+                result.torn = .incompleteRecordHeader(available: available)
+                return result
+            case .incompletePayload(let declared, let available):
+                guard isLast else { throw damage(offset, "the segment ends inside a record") }
+                result.torn = .incompleteRecord(declared: declared, available: available)
+                return result
+            case .damagedHeader:
+                if isLast && raw[offset...].allSatisfy({ $0 == 0 }) {
+                    result.torn = .unwrittenSpace
+                    return result
+                }
+                throw damage(offset, "the record header fails its checksum")
+            case .damagedPayload:
+                throw damage(offset, "the record fails its checksum")
+            }
+        }
+    }
+
+    /// Finds the records that still pass their checksums after a damaged offset, for repair reports.
+    static func intactRecords(
+        after offset: Int, in bytes: [UInt8], context: IdentifierContext?
+    ) -> (count: Int, transactions: ClosedRange<UInt64>?) {
+        bytes.withUnsafeBytes { raw in
+            var count = 0
+            var low: UInt64?
+            var high: UInt64?
+            var position = offset + 1
+            while position + Frame.headerSize <= raw.count {
+                guard case .frame(let payload, let end) = Frame.read(raw, at: position) else {
+                    position += 1
+                    continue
+                }
+                count += 1
+                if let context,
+                    let record = try? TransactionRecord.decode(UnsafeRawBufferPointer(rebasing: raw[payload]), context: context)
+                {
+                    low = min(low ?? record.number, record.number)
+                    high = max(high ?? record.number, record.number)
+                }
+                position = end
+            }
+            if let low, let high { return (count, low...high) }
+            return (count, nil)
+        }
+    }
+}

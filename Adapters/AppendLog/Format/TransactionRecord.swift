@@ -1,0 +1,130 @@
+import Foundation
+import ModelStore
+
+/// A model's values as a file stores them, in the slot order of the file's shape table.
+struct StoredRow: Sendable {
+    /// The entity's code in the file's shape table, or `nil` for an entity the table lacks.
+    var code: Int?
+    /// The model.
+    var id: PersistentIdentifier
+    /// The values, one per property of the file's shape of the entity.
+    var values: [StoreValue]
+}
+
+/// Some values of a model, by slot of the file's shape table: the changes of an update, or the
+/// preserved values of a deleted model's tombstone.
+struct StoredChange: Sendable {
+    /// The entity's code in the file's shape table, or `nil` for an entity the table lacks.
+    var code: Int?
+    /// The model.
+    var id: PersistentIdentifier
+    /// `(slot, value)` pairs in slot order.
+    var values: [(slot: Int, value: StoreValue)]
+}
+
+/// One save, as one log record: what it inserted, what it changed and what it deleted.
+struct TransactionRecord: Sendable {
+    /// The record kind byte of a transaction.
+    static let kind: UInt8 = 1
+
+    /// The transaction's number: 1 for the store's first save, then one more per save.
+    var number: UInt64
+    /// When the save happened.
+    var timestamp: Date
+    /// The author of the saving context (``EditingState/author``).
+    var author: String?
+    /// Inserted models with all their values.
+    var inserted: [StoredRow]
+    /// Updated models with only the values that changed.
+    var updated: [StoredChange]
+    /// Deleted models with the values of their `.preserveValueOnDeletion` attributes.
+    var deleted: [StoredChange]
+
+    /// Whether the record changes nothing.
+    var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+
+    /// Appends the framed record to `writer`.
+    func encode(into writer: inout ByteWriter, context: IdentifierContext) throws {
+        let start = Frame.begin(&writer)
+        writer.write(Self.kind)
+        writer.writeVarint(number)
+        writer.write(timestamp.timeIntervalSinceReferenceDate)
+        writer.writeOptional(author)
+        writer.writeVarint(inserted.count)
+        for row in inserted { row.encode(into: &writer, context: context) }
+        for changes in [updated, deleted] {
+            writer.writeVarint(changes.count)
+            for change in changes {
+                writer.write(change.id, in: context)
+                writer.writeVarint(change.values.count)
+                for (slot, value) in change.values {
+                    writer.writeVarint(slot)
+                    writer.write(value, in: context)
+                }
+            }
+        }
+        try Frame.finish(&writer, at: start)
+    }
+
+    /// Decodes a record's payload.
+    static func decode(_ payload: UnsafeRawBufferPointer, context: IdentifierContext) throws -> TransactionRecord {
+        var reader = ByteReader(payload)
+        let kind = try reader.readByte()
+        guard kind == Self.kind else { throw reader.error("unknown record kind \(kind)") }
+        let number = try reader.readVarint()
+        let timestamp = Date(timeIntervalSinceReferenceDate: try reader.readDouble())
+        let author = try reader.readOptionalString()
+        let insertCount = try reader.readCount(limit: reader.remaining)
+        var inserted: [StoredRow] = []
+        inserted.reserveCapacity(insertCount)
+        for _ in 0..<insertCount { inserted.append(try StoredRow.decode(from: &reader, context: context)) }
+        var lists: [[StoredChange]] = []
+        for _ in 0..<2 {
+            let count = try reader.readCount(limit: reader.remaining)
+            var list: [StoredChange] = []
+            list.reserveCapacity(count)
+            for _ in 0..<count {
+                let (code, id) = try reader.readIdentifier(in: context)
+                let valueCount = try reader.readCount(limit: reader.remaining)
+                var values: [(slot: Int, value: StoreValue)] = []
+                values.reserveCapacity(valueCount)
+                for _ in 0..<valueCount {
+                    let slot = try reader.readCount()
+                    values.append((slot, try reader.readValue(in: context)))
+                }
+                list.append(StoredChange(code: code, id: id, values: values))
+            }
+            lists.append(list)
+        }
+        guard reader.isAtEnd else { throw reader.error("\(reader.remaining) bytes follow the end of the record") }
+        return TransactionRecord(
+            number: number, timestamp: timestamp, author: author, inserted: inserted, updated: lists[0],
+            deleted: lists[1])
+    }
+}
+
+extension StoredRow {
+    /// Appends the identifier, the value count and the values.
+    func encode(into writer: inout ByteWriter, context: IdentifierContext) {
+        writer.write(id, in: context)
+        writer.writeVarint(values.count)
+        for value in values { writer.write(value, in: context) }
+    }
+
+    /// Appends a snapshot in the same form, without building a row.
+    static func encode(_ snapshot: DefaultSnapshot, into writer: inout ByteWriter, context: IdentifierContext) {
+        writer.write(snapshot.persistentIdentifier, in: context)
+        writer.writeVarint(snapshot.values.count)
+        for value in snapshot.values { writer.write(value, in: context) }
+    }
+
+    /// Reads a row written by ``encode(into:context:)``.
+    static func decode(from reader: inout ByteReader, context: IdentifierContext) throws -> StoredRow {
+        let (code, id) = try reader.readIdentifier(in: context)
+        let count = try reader.readCount(limit: reader.remaining)
+        var values: [StoreValue] = []
+        values.reserveCapacity(count)
+        for _ in 0..<count { values.append(try reader.readValue(in: context)) }
+        return StoredRow(code: code, id: id, values: values)
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import ModelStore
+import ModelStoreAppendLog
+import Testing
+
+struct AppendLogStoreTests {
+    @Test func modelsSavedThroughAContainerAreThereAfterReopening() throws {
+        let directory = TemporaryDirectory()
+        do {
+            let container = try ModelContainer(for: Note.self, Folder.self, configurations: .appendLog(at: directory.store))
+            let context = ModelContext(container)
+            context.author = "tester"
+            let inbox = Folder("Inbox", notes: [Note("Milk", rank: 2), Note("Eggs", body: "a dozen", rank: 1)])
+            context.insert(inbox)
+            try context.save()
+            let eggs = try #require(inbox.notes.first { $0.title == "Eggs" })
+            eggs.rank = 5
+            try context.save()
+        }
+        let container = try ModelContainer(for: Note.self, Folder.self, configurations: .appendLog(at: directory.store))
+        let context = ModelContext(container)
+        let notes = try context.fetch(FetchDescriptor<Note>(sortBy: [SortDescriptor(\.rank)]))
+        #expect(notes.map(\.title) == ["Milk", "Eggs"])
+        #expect(notes.map(\.rank) == [2, 5])
+        #expect(notes.last?.body == "a dozen")
+        #expect(notes.allSatisfy { $0.folder?.name == "Inbox" })
+        let folders = try context.fetch(FetchDescriptor<Folder>())
+        #expect(folders.first?.notes.count == 2)
+    }
+
+    @Test func anUpdateAppendsOnlyTheValuesThatChanged() throws {
+        let directory = TemporaryDirectory()
+        let store = try openStore(directory.store)
+        let big = String(repeating: "x", count: 10_000)
+        let id = try #require(try save(store, inserting: [try noteSnapshot("Long", body: big)]).first)
+        let segment = file(directory.store, "segment-00000001.mslog")
+        let before = FileManager.default.sizeOfFile(segment)
+        var changed = try current(store, id)
+        changed["rank"] = .int(7)
+        try save(store, updating: [changed])
+        let growth = FileManager.default.sizeOfFile(segment) - before
+        #expect(growth > 0)
+        #expect(growth < 100, "an update of one integer appended \(growth) bytes")
+        store.close()
+        let reopened = try openStore(directory.store)
+        let snapshot = try current(reopened, id)
+        #expect(snapshot["rank"] == .int(7))
+        #expect(snapshot["body"] == .string(big))
+    }
+
+    @Test func aSaveThatChangesNothingAppendsNothing() throws {
+        let directory = TemporaryDirectory()
+        let store = try openStore(directory.store)
+        let id = try #require(try save(store, inserting: [try noteSnapshot("Same")]).first)
+        let count = store.info.transactionCount
+        try save(store, updating: [try current(store, id)])
+        #expect(store.info.transactionCount == count)
+    }
+
+    @Test func keysOfDeletedModelsAreNotReusedAfterReopening() throws {
+        let directory = TemporaryDirectory()
+        var store = try openStore(directory.store)
+        let ids = try save(store, inserting: [try noteSnapshot("A"), try noteSnapshot("B")])
+        try save(store, deleting: [try current(store, ids[1])])
+        store.close()
+        store = try openStore(directory.store)
+        let next = try #require(try save(store, inserting: [try noteSnapshot("C")]).first)
+        #expect(!ids.contains(next))
+        #expect(next.primaryKey > ids[1].primaryKey)
+        #expect(next.storeIdentifier == ids[0].storeIdentifier)
+    }
+
+    @Test func uniqueConstraintViolationsLeaveTheLogAsItWas() throws {
+        let directory = TemporaryDirectory()
+        let store = try openStore(directory.store)
+        try save(store, inserting: [try noteSnapshot("Unique")])
+        let before = store.info
+        #expect(throws: DataStoreError.uniqueConstraintViolation) {
+            try save(store, inserting: [try noteSnapshot("Other"), try noteSnapshot("Unique")])
+        }
+        #expect(store.info.transactionCount == before.transactionCount)
+        #expect(store.info.logByteCount == before.logByteCount)
+        store.close()
+        let reopened = try openStore(directory.store)
+        #expect(try contents(of: reopened).count == 1)
+    }
+
+    @Test func batchOperationsAreTransactionsOfTheLog() throws {
+        let directory = TemporaryDirectory()
+        var store = try openStore(directory.store)
+        let ids = try store.insert(DataStoreBatchInsertRequest(
+            snapshots: try (0..<5).map { try noteSnapshot("N\($0)", rank: $0) }, editingState: EditingState()))
+        let slot = try #require(noteSchema.entity(named: "Note")?.slot(of: "rank"))
+        try store.update(DataStoreBatchUpdateRequest<Note>(
+            identifiers: Array(ids[0..<3]), values: [slot: .int(100)], editingState: EditingState()))
+        try store.delete(DataStoreBatchDeleteRequest<Note>(identifiers: [ids[4]], editingState: EditingState()))
+        #expect(store.info.transactionCount == 3)
+        let expected = try contents(of: store)
+        store.close()
+        store = try openStore(directory.store)
+        #expect(try contents(of: store) == expected)
+        #expect(expected.count == 4)
+        try store.erase()
+        #expect(try contents(of: store).isEmpty)
+        store.close()
+        #expect(try contents(of: try openStore(directory.store)).isEmpty)
+    }
+
+    @Test func aClosedStoreRefusesCalls() throws {
+        let directory = TemporaryDirectory()
+        let store = try openStore(directory.store)
+        store.close()
+        #expect(throws: DataStoreError.io) { try save(store, inserting: [try noteSnapshot("Late")]) }
+        store.close()
+    }
+
+    @Test func aDirectoryThatIsNotALogIsRefusedAndLeftAlone() throws {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(at: directory.store, withIntermediateDirectories: true)
+        let stranger = file(directory.store, "notes.txt")
+        try Data("keep me".utf8).write(to: stranger)
+        #expect(throws: DataStoreError.invalidConfiguration) { try openStore(directory.store) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.store.path) == ["notes.txt"])
+    }
+}
+
+extension FileManager {
+    func sizeOfFile(_ url: URL) -> Int {
+        (try? attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
+    }
+}
