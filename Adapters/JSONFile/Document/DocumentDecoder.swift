@@ -1,0 +1,400 @@
+import Foundation
+import ModelStore
+
+/// Reads a whole document into snapshots, checking it against the schema as it goes.
+///
+/// Records are read straight from the bytes into ``DefaultSnapshot`` values, one pass, no tree.
+/// Every problem is a ``JSONReadError`` with the byte offset where it is.
+struct DocumentDecoder {
+    let schema: Schema
+    let limits: JSONReadLimits
+    /// The identifier to use when the header has none (a file written by hand).
+    let fallbackStoreIdentifier: String
+    /// Loads the bytes of an external file by name; throws a message-only ``JSONReadError`` (offset ignored).
+    let loadExternalFile: (String) throws -> Data
+
+    /// Reads a document; with `headerOnly`, reads only the header and skips the records.
+    func decode(_ bytes: UnsafeBufferPointer<UInt8>, headerOnly: Bool = false) throws -> DecodedDocument {
+        var scanner = JSONScanner(bytes, limits: limits)
+        var state = State()
+        if scanner.isAtEnd() {
+            throw scanner.failure("the file is empty", remedy: "Restore the file from its '.backup' copy, or delete it to start an empty store")
+        }
+        guard try scanner.peekKind() == .object else {
+            throw scanner.failure("the file is not a ModelStore JSON document: it does not start with '{'")
+        }
+        try scanner.enterObject()
+        var first = true
+        var deferredRecords: Int?
+        while let key = try scanner.nextKey(&first) {
+            switch try scanner.string(of: key) {
+            case "format":
+                let start = scanner.offset
+                let format = try scanner.readString()
+                guard format == JSONFileFormat.name else {
+                    throw scanner.failure("the file's 'format' is '\(format)', not '\(JSONFileFormat.name)'", at: start)
+                }
+            case "formatVersion":
+                let start = scanner.offset
+                let version = try scanner.readInt64()
+                guard version >= 1 && version <= JSONFileFormat.version else {
+                    var error = scanner.failure(
+                        "the file has format version \(version); this version of ModelStore reads versions 1 through \(JSONFileFormat.version)",
+                        at: start, remedy: "Open it with the newer version of ModelStore that wrote it")
+                    error.code = .unsupportedFeature
+                    throw error
+                }
+                state.header.formatVersion = Int(version)
+            case "schemaVersion":
+                let start = scanner.offset
+                let text = try scanner.readString()
+                guard let version = Self.version(text) else {
+                    throw scanner.failure("the 'schemaVersion' '\(text)' is not of the form 'major.minor.patch'", at: start)
+                }
+                state.header.schemaVersion = version
+            case "storeIdentifier":
+                let start = scanner.offset
+                let identifier = try scanner.readString()
+                guard !identifier.isEmpty else { throw scanner.failure("the 'storeIdentifier' is empty", at: start) }
+                state.header.storeIdentifier = identifier
+            case "nextPrimaryKey":
+                state.header.nextPrimaryKey = try scanner.readInt64()
+            case "entities":
+                scanner.skipWhitespace()
+                let start = scanner.offset
+                try readShapes(&scanner, &state)
+                state.header.entitiesJSON = Array(UnsafeBufferPointer(rebasing: scanner.input[start..<scanner.offset]))
+            case "records":
+                if headerOnly {
+                    try scanner.skipValue()
+                } else if state.header.formatVersion == nil || state.header.storeIdentifier == nil || state.header.propertyNames == nil {
+                    // Read records once the header is known, wherever it is in the file.
+                    deferredRecords = scanner.offset
+                    try scanner.skipValue()
+                } else {
+                    try readRecords(&scanner, &state)
+                }
+            default:
+                try scanner.skipValue()
+            }
+        }
+        guard scanner.isAtEnd() else {
+            throw scanner.failure("there is more text after the end of the document",
+                                  remedy: "Remove everything after the final '}'")
+        }
+        guard state.header.formatVersion != nil else {
+            throw scanner.failure("the file is not a ModelStore JSON document: it has no 'formatVersion'", at: 0,
+                                  remedy: "Add \"formatVersion\": \(JSONFileFormat.version) to the top-level object")
+        }
+        if headerOnly {
+            return DecodedDocument(header: state.header, snapshots: [], preserved: [], externalFiles: [:])
+        }
+        if let deferredRecords {
+            scanner.offset = deferredRecords
+            scanner.depth = 1
+            try readRecords(&scanner, &state)
+        }
+        for name in state.shapes.keys.sorted() where schema.entity(named: name) == nil && !state.preservedNames.contains(name) {
+            state.preserved.append(PreservedEntity(name: name, shape: state.shapes[name], records: Array("[]".utf8)))
+        }
+        try checkReferences(scanner, state)
+        state.header.storeIdentifier = state.header.storeIdentifier ?? fallbackStoreIdentifier
+        return DecodedDocument(header: state.header, snapshots: state.snapshots, preserved: state.preserved,
+                               externalFiles: state.externalFiles)
+    }
+
+    static func version(_ text: String) -> Schema.Version? {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false).map { Int($0) }
+        guard parts.count == 3, let major = parts[0], let minor = parts[1], let patch = parts[2] else { return nil }
+        return Schema.Version(major, minor, patch)
+    }
+
+    /// What is built up while reading.
+    private struct State {
+        var header = DocumentHeader()
+        var shapes: [String: [UInt8]] = [:]
+        var snapshots: [DefaultSnapshot] = []
+        /// The byte offset of each snapshot's record, for messages about it.
+        var recordOffsets: [Int] = []
+        var keys: [String: Set<PrimaryKey>] = [:]
+        var preserved: [PreservedEntity] = []
+        var preservedNames: Set<String> = []
+        var externalFiles: [ExternalSlot: String] = [:]
+        var storeIdentifier = ""
+    }
+
+    // MARK: Header
+
+    private func readShapes(_ scanner: inout JSONScanner, _ state: inout State) throws {
+        var names: [String: Set<String>] = [:]
+        try scanner.enterArray()
+        var first = true
+        while try scanner.nextElement(&first) {
+            scanner.skipWhitespace()
+            let start = scanner.offset
+            var name: String?
+            var properties: Set<String> = []
+            try scanner.enterObject()
+            var firstKey = true
+            while let key = try scanner.nextKey(&firstKey) {
+                switch try scanner.string(of: key) {
+                case "name": name = try scanner.readString()
+                case "properties":
+                    try scanner.enterArray()
+                    var firstProperty = true
+                    while try scanner.nextElement(&firstProperty) {
+                        try scanner.enterObject()
+                        var firstField = true
+                        while let field = try scanner.nextKey(&firstField) {
+                            if try scanner.string(of: field) == "name" {
+                                properties.insert(try scanner.readString())
+                            } else {
+                                try scanner.skipValue()
+                            }
+                        }
+                    }
+                default: try scanner.skipValue()
+                }
+            }
+            guard let name else { throw scanner.failure("an entity in the header has no 'name'", at: start) }
+            guard names.updateValue(properties, forKey: name) == nil else {
+                throw scanner.failure("the header describes the entity '\(name)' twice", at: start)
+            }
+            state.shapes[name] = Array(UnsafeBufferPointer(rebasing: scanner.input[start..<scanner.offset]))
+        }
+        state.header.propertyNames = names
+    }
+
+    // MARK: Records
+
+    private func readRecords(_ scanner: inout JSONScanner, _ state: inout State) throws {
+        state.storeIdentifier = state.header.storeIdentifier ?? fallbackStoreIdentifier
+        let loader = ExternalLoader(load: loadExternalFile)
+        let context = ValueContext(storeIdentifier: state.storeIdentifier) { name, offset in
+            try loader.load(name, at: offset)
+        }
+        var seenEntities: Set<String> = []
+        try scanner.enterObject()
+        var first = true
+        while let key = try scanner.nextKey(&first) {
+            let name = try scanner.string(of: key)
+            guard seenEntities.insert(name).inserted else {
+                throw scanner.failure("the records of '\(name)' appear twice", at: key.start - 1)
+            }
+            if let entity = schema.entity(named: name) {
+                let reader = EntityReader(entity: entity, droppedNames: droppedNames(of: entity, state.header))
+                try readEntity(reader, &scanner, &state, context, loader)
+            } else if state.header.propertyNames?[name] != nil {
+                scanner.skipWhitespace()
+                let start = scanner.offset
+                guard try scanner.peekKind() == .array else {
+                    throw scanner.failure("the records of '\(name)' must be an array", at: start)
+                }
+                try scanner.skipValue()
+                state.preserved.append(PreservedEntity(
+                    name: name, shape: state.shapes[name],
+                    records: Array(UnsafeBufferPointer(rebasing: scanner.input[start..<scanner.offset]))))
+                state.preservedNames.insert(name)
+            } else {
+                throw scanner.failure(
+                    "the file has records of '\(name)', an entity that neither the schema nor the file's header declares",
+                    at: key.start - 1, remedy: "Add the model type '\(name)' to the container, or fix the entity name")
+            }
+        }
+    }
+
+    /// Properties the header lists but the schema no longer has: dropped on read (lightweight migration).
+    private func droppedNames(of entity: Schema.Entity, _ header: DocumentHeader) -> Set<String> {
+        guard let listed = header.propertyNames?[entity.name] else { return [] }
+        return listed.filter { entity.slot(of: $0) == nil }
+    }
+
+    private func readEntity(
+        _ reader: EntityReader, _ scanner: inout JSONScanner, _ state: inout State, _ context: ValueContext,
+        _ loader: ExternalLoader
+    ) throws {
+        let entity = reader.entity
+        var keys = state.keys[entity.name] ?? []
+        var seen = [Int](repeating: -1, count: reader.shapes.count)
+        var recordNumber = 0
+        let identifierKey = Array(JSONFileFormat.identifierKey.utf8)
+        scanner.skipWhitespace()
+        guard try scanner.peekKind() == .array else {
+            throw scanner.failure("the records of '\(entity.name)' must be an array", at: scanner.offset)
+        }
+        try scanner.enterArray()
+        var first = true
+        while try scanner.nextElement(&first) {
+            scanner.skipWhitespace()
+            let recordStart = scanner.offset
+            guard try scanner.peekKind() == .object else {
+                throw scanner.failure("a '\(entity.name)' record must be an object", at: recordStart)
+            }
+            try scanner.enterObject()
+            var values = reader.defaults
+            var primaryKey: PrimaryKey?
+            var expected = 0
+            var externalNames: [(slot: Int, name: String)] = []
+            var firstKey = true
+            while let key = try scanner.nextKey(&firstKey) {
+                let slot: Int
+                if expected < reader.names.count && reader.names[expected].withUnsafeBufferPointer({ scanner.matches(key, $0) }) {
+                    slot = expected
+                } else if identifierKey.withUnsafeBufferPointer({ scanner.matches(key, $0) }) {
+                    guard primaryKey == nil else {
+                        throw scanner.failure("a '\(entity.name)' record has two '$id' keys", at: key.start - 1)
+                    }
+                    primaryKey = try readPrimaryKey(&scanner, entity)
+                    continue
+                } else {
+                    let name = try scanner.string(of: key)
+                    if let found = reader.slots[name] {
+                        slot = found
+                    } else if reader.droppedNames.contains(name) {
+                        try scanner.skipValue()
+                        continue
+                    } else {
+                        throw scanner.failure(
+                            "a '\(entity.name)' record has the property '\(name)', which '\(entity.name)' does not have",
+                            at: key.start - 1,
+                            remedy: "Remove it, or add the property to the model (stored properties: \(entity.properties.map { "'\($0.name)'" }.joined(separator: ", ")))")
+                    }
+                }
+                if seen[slot] == recordNumber {
+                    throw scanner.failure("a '\(entity.name)' record has the property '\(entity.properties[slot].name)' twice",
+                                          at: key.start - 1)
+                }
+                seen[slot] = recordNumber
+                do {
+                    if reader.isExternal[slot] {
+                        loader.lastName = nil
+                        values[slot] = try scanner.readValue(reader.shapes[slot], context, allowsFile: true)
+                        if let name = loader.lastName { externalNames.append((slot, name)) }
+                    } else {
+                        values[slot] = try scanner.readValue(reader.shapes[slot], context)
+                    }
+                } catch var error as JSONReadError {
+                    error.message = "'\(entity.name).\(entity.properties[slot].name)': " + error.message
+                    throw error
+                }
+                expected = slot + 1
+            }
+            guard let primaryKey else {
+                throw scanner.failure("a '\(entity.name)' record has no '$id'", at: recordStart,
+                                      remedy: "Give every record a unique \"$id\" (an integer or a string)")
+            }
+            guard keys.insert(primaryKey).inserted else {
+                throw scanner.failure("two '\(entity.name)' records have the '$id' \(Self.quoted(primaryKey))", at: recordStart,
+                                      remedy: "Give every record of an entity a different '$id'")
+            }
+            let id: PersistentIdentifier = switch primaryKey {
+            case .int(let int): .identifier(for: state.storeIdentifier, entityName: entity.name, primaryKey: int)
+            case .string(let string): .identifier(for: state.storeIdentifier, entityName: entity.name, primaryKey: string)
+            }
+            for (slot, name) in externalNames { state.externalFiles[ExternalSlot(id: id, slot: slot)] = name }
+            state.snapshots.append(DefaultSnapshot(persistentIdentifier: id, entity: entity, values: values))
+            state.recordOffsets.append(recordStart)
+            recordNumber += 1
+        }
+        state.keys[entity.name] = keys
+    }
+
+    private func readPrimaryKey(_ scanner: inout JSONScanner, _ entity: Schema.Entity) throws -> PrimaryKey {
+        let start = scanner.offset
+        switch try scanner.peekKind() {
+        case .number: return .int(try scanner.readInt64())
+        case .string: return .string(try scanner.readString())
+        default:
+            throw scanner.failure("the '$id' of a '\(entity.name)' record must be an integer or a string", at: start)
+        }
+    }
+
+    static func quoted(_ key: PrimaryKey) -> String {
+        switch key {
+        case .int(let int): String(int)
+        case .string(let string): "'\(string)'"
+        }
+    }
+
+    // MARK: References
+
+    /// Every reference into this store must point to a record of the relationship's destination.
+    private func checkReferences(_ scanner: JSONScanner, _ state: State) throws {
+        for (index, snapshot) in state.snapshots.enumerated() {
+            for relationship in snapshot.entity.relationships {
+                for id in snapshot.values[relationship.slot].referencedIdentifiers where id.storeIdentifier == state.storeIdentifier {
+                    let source = "the '\(snapshot.entity.name)' record \(Self.quoted(snapshot.persistentIdentifier.primaryKey))"
+                    guard id.entityName == relationship.destination else {
+                        throw scanner.failure(
+                            "\(source) refers through '\(relationship.name)' to a '\(id.entityName)', but '\(snapshot.entity.name).\(relationship.name)' holds '\(relationship.destination)' models",
+                            at: state.recordOffsets[index])
+                    }
+                    guard state.keys[id.entityName]?.contains(id.primaryKey) == true else {
+                        throw scanner.failure(
+                            "\(source) refers through '\(relationship.name)' to the '\(id.entityName)' \(Self.quoted(id.primaryKey)), which the file does not have (a dangling relationship)",
+                            at: state.recordOffsets[index],
+                            remedy: "Remove the key from '\(relationship.name)', or restore the missing '\(id.entityName)' record")
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The per-entity lookups a record needs, built once per read.
+private struct EntityReader {
+    let entity: Schema.Entity
+    let shapes: [ValueShape]
+    /// The UTF-8 of each property name, by slot, to match keys in slot order without decoding them.
+    let names: [[UInt8]]
+    /// Slots by property name and by original name (renamed properties).
+    let slots: [String: Int]
+    let isExternal: [Bool]
+    let defaults: [StoreValue]
+    let droppedNames: Set<String>
+
+    init(entity: Schema.Entity, droppedNames: Set<String>) {
+        self.entity = entity
+        self.droppedNames = droppedNames
+        shapes = entity.properties.map(ValueShape.init)
+        names = entity.properties.map { Array($0.name.utf8) }
+        var slots: [String: Int] = [:]
+        for property in entity.properties { slots[property.name] = property.slot }
+        for attribute in entity.attributes {
+            if let original = attribute.originalName, slots[original] == nil { slots[original] = attribute.slot }
+        }
+        for relationship in entity.relationships {
+            if let original = relationship.originalName, slots[original] == nil { slots[original] = relationship.slot }
+        }
+        self.slots = slots
+        isExternal = entity.properties.map { property in
+            if case .attribute(let attribute) = property { return attribute.options.contains(.externalStorage) }
+            return false
+        }
+        defaults = entity.properties.map { property in
+            switch property {
+            case .attribute(let attribute): attribute.defaultValue
+            case .relationship(let relationship): relationship.isToOne ? .null : .references([])
+            }
+        }
+    }
+}
+
+/// Loads external files for one read and remembers the name of the last one.
+private final class ExternalLoader {
+    let load: (String) throws -> Data
+    var lastName: String?
+
+    init(load: @escaping (String) throws -> Data) { self.load = load }
+
+    func load(_ name: String, at offset: Int) throws -> Data {
+        do {
+            let data = try load(name)
+            lastName = name
+            return data
+        } catch var error as JSONReadError {
+            error.offset = offset
+            throw error
+        }
+    }
+}

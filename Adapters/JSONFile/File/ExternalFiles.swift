@@ -1,0 +1,164 @@
+import Foundation
+import ModelStore
+
+/// The values of `.externalStorage` attributes, kept as files in a folder beside the document.
+///
+/// Files are named by a hash of their bytes, so equal values share one file and an unchanged
+/// value keeps its file from save to save. A file is written (and flushed) before any document
+/// refers to it, and removed only once neither the document nor its backup refers to it.
+struct ExternalFiles: Sendable {
+    /// The folder, `<document>.external`.
+    let directory: String
+    /// The file of each externally stored value that the current document refers to.
+    var current: [ExternalSlot: String] = [:]
+
+    /// The files a save writes: the name of every external value, and the bytes of the new files.
+    struct Plan {
+        var names: [ExternalSlot: String] = [:]
+        var newFiles: [(name: String, data: Data)] = []
+    }
+
+    /// Names every externally stored value of `table`, reusing the file of each value that is
+    /// unchanged since `previous` (the table the current document was written from).
+    func plan(for table: SnapshotTable, previous: SnapshotTable) throws -> Plan {
+        var plan = Plan()
+        var known: [String: Data]?
+        var planned: [String: Data] = [:]
+        for entity in table.schema.entities {
+            let slots = entity.attributes.filter { $0.options.contains(.externalStorage) }.map(\.slot)
+            guard !slots.isEmpty else { continue }
+            for snapshot in table.snapshots(of: entity.name) {
+                for slot in slots {
+                    guard case .data(let data) = snapshot.values[slot] else { continue }
+                    let key = ExternalSlot(id: snapshot.persistentIdentifier, slot: slot)
+                    if let name = current[key], case .data(let old)? = previous.snapshot(for: key.id)?.values[slot], old == data {
+                        plan.names[key] = name
+                        continue
+                    }
+                    if known == nil { known = knownContents(previous) }
+                    plan.names[key] = try name(for: data, known: known!, planned: &planned, plan: &plan)
+                }
+            }
+        }
+        return plan
+    }
+
+    /// The bytes of the files the current document refers to, by name.
+    private func knownContents(_ previous: SnapshotTable) -> [String: Data] {
+        var known: [String: Data] = [:]
+        for (key, name) in current {
+            if case .data(let data)? = previous.snapshot(for: key.id)?.values[key.slot] { known[name] = data }
+        }
+        return known
+    }
+
+    /// The name of the file for `data`: its hash, with a suffix in the (unlikely) case that another
+    /// file already has that name with other bytes.
+    private func name(for data: Data, known: [String: Data], planned: inout [String: Data], plan: inout Plan) throws -> String {
+        let hash = Self.hash(data)
+        var attempt = 0
+        while true {
+            let name = attempt == 0 ? "\(hash).bin" : "\(hash)-\(attempt).bin"
+            attempt += 1
+            if let existing = planned[name] ?? known[name] {
+                if existing == data { return name }
+                continue
+            }
+            let path = directory + "/" + name
+            if let onDisk = try FileSystem.read(path, limit: .max) {
+                // A file no current record uses (the backup's, or left by an interrupted save).
+                guard onDisk.bytes.elementsEqual(data) else { continue }
+                planned[name] = data
+                return name
+            }
+            planned[name] = data
+            plan.newFiles.append((name, data))
+            return name
+        }
+    }
+
+    /// Writes the plan's new files, each through a temporary file, and flushes the folder.
+    func write(_ plan: Plan) throws {
+        guard !plan.newFiles.isEmpty else { return }
+        if !FileSystem.exists(directory) {
+            try FileSystem.createDirectory(directory)
+            try FileSystem.syncDirectory((directory as NSString).deletingLastPathComponent)
+        }
+        for file in plan.newFiles {
+            let path = directory + "/" + file.name
+            let temporary = path + ".tmp"
+            do {
+                try file.data.withUnsafeBytes { raw in
+                    try FileSystem.write(raw.bindMemory(to: UInt8.self), to: temporary, sync: true)
+                }
+                try FileSystem.rename(temporary, to: path)
+            } catch {
+                FileSystem.remove(temporary)
+                throw error
+            }
+        }
+        try FileSystem.syncDirectory(directory)
+    }
+
+    /// Removes every file of the folder that is not in `keeping` (files of the document and of its backup).
+    func removeUnreferenced(keeping: Set<String>) {
+        for name in FileSystem.contents(of: directory) where !keeping.contains(name) {
+            FileSystem.remove(directory + "/" + name)
+        }
+    }
+
+    /// The bytes of the file `name`; throws a ``JSONReadError`` (its offset is set by the caller).
+    func load(_ name: String) throws -> Data {
+        guard Self.isValidName(name) else {
+            throw JSONReadError(offset: 0, message: "'\(name)' is not a valid external file name",
+                                remedy: "Use only the names ModelStore writes, such as '0123456789abcdef.bin'")
+        }
+        let path = directory + "/" + name
+        let contents: (bytes: [UInt8], identity: FileIdentity)?
+        do {
+            contents = try FileSystem.read(path, limit: .max)
+        } catch let failure as FileSystemFailure {
+            throw JSONReadError(offset: 0, message: failure.storeError("reading an external value").message, code: .io)
+        }
+        guard let contents else {
+            throw JSONReadError(offset: 0, message: "the external file '\(path)' is missing",
+                                remedy: "Restore the folder '\(directory)' from a backup, or set the property to another value by hand")
+        }
+        return Data(contents.bytes)
+    }
+
+    /// Names of files in the folder: no path separators, no leading dot.
+    static func isValidName(_ name: String) -> Bool {
+        guard !name.isEmpty, name.utf8.count <= 255, name.utf8.first != UInt8(ascii: ".") else { return false }
+        return name.utf8.allSatisfy { byte in
+            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
+    }
+
+    /// A 64-bit hash of the bytes, as 16 hexadecimal digits; the same on every platform and run.
+    static func hash(_ data: Data) -> String {
+        var hash: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(data.count)
+        data.withUnsafeBytes { raw in
+            var index = 0
+            while index + 8 <= raw.count {
+                let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+                hash = (hash ^ word) &* 0x0000_0100_0000_01B3
+                hash ^= hash >> 29
+                index += 8
+            }
+            while index < raw.count {
+                hash = (hash ^ UInt64(raw[index])) &* 0x0000_0100_0000_01B3
+                index += 1
+            }
+        }
+        hash ^= hash >> 33
+        hash = hash &* 0xFF51_AFD7_ED55_8CCD
+        hash ^= hash >> 33
+        hash = hash &* 0xC4CE_B9FE_1A85_EC53
+        hash ^= hash >> 33
+        let digits = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import ModelStore
+
+/// What the writers of a store share: what they know about the file on disk.
+struct WriterState: Sendable {
+    /// The identity of the file as this store last read or wrote it.
+    var identity: FileIdentity?
+    /// The external files the file refers to.
+    var externals: ExternalFiles
+    /// Records of entities the schema doesn't have, written back unchanged.
+    var preserved: [PreservedEntity] = []
+    /// The size of the last document, to size the next one's buffer.
+    var documentSize = 1 << 16
+}
+
+/// A document read from disk and loaded into a table.
+struct LoadedDocument {
+    var identifier: String
+    var table: SnapshotTable
+    var state: WriterState
+    var header: DocumentHeader
+}
+
+extension JSONFileStore {
+    /// Reads and checks the document, or returns `nil` if there is no file. Never writes.
+    static func load(_ paths: Paths, schema: Schema, configuration: JSONFileStoreConfiguration) throws -> LoadedDocument? {
+        let file: (bytes: [UInt8], identity: FileIdentity)?
+        do {
+            file = try FileSystem.read(paths.document, limit: configuration.limits.maximumFileSize)
+        } catch let failure as FileSystemFailure {
+            if failure.code == EFBIG {
+                throw DataStoreError(
+                    .corrupted, "the JSON store '\(paths.document)' is larger than the limit of \(configuration.limits.maximumFileSize) bytes",
+                    remedy: "Raise the configuration's 'maximumFileSize' limit if the file is genuine")
+            }
+            throw failure.storeError("opening the JSON store '\(paths.document)'")
+        }
+        guard let file else { return nil }
+        let externals = ExternalFiles(directory: paths.external)
+        let decoder = DocumentDecoder(
+            schema: schema, limits: configuration.limits.readLimits,
+            fallbackStoreIdentifier: "json-" + UUID().uuidString.prefix(8).lowercased(),
+            loadExternalFile: { try externals.load($0) })
+        let document: DecodedDocument
+        do {
+            document = try file.bytes.withUnsafeBufferPointer { try decoder.decode($0) }
+        } catch let error as JSONReadError {
+            let backup = FileSystem.exists(paths.backup) ? paths.backup : nil
+            throw error.storeError(file: paths.document, input: file.bytes, backup: backup)
+        }
+        var table = SnapshotTable(schema: schema)
+        do {
+            try table.load(document.snapshots)
+        } catch var error as DataStoreError {
+            error.message = "cannot open the JSON store '\(paths.document)': \(error.message)"
+            if error.remedy == nil { error.remedy = "Fix the file by hand, or restore its backup '\(paths.backup)'" }
+            throw error
+        }
+        if let next = document.header.nextPrimaryKey { table.reserveKeys(below: next) }
+        var state = WriterState(externals: externals, preserved: document.preserved)
+        state.identity = file.identity
+        state.externals.current = document.externalFiles
+        state.documentSize = file.bytes.count
+        return LoadedDocument(identifier: document.header.storeIdentifier ?? decoder.fallbackStoreIdentifier,
+                              table: table, state: state, header: document.header)
+    }
+
+    /// Refuses files from a newer schema version, and migration plans with custom stages this store can't run.
+    static func checkVersion(
+        _ header: DocumentHeader, schema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)?, paths: Paths
+    ) throws {
+        guard let stored = header.schemaVersion, stored != schema.version else { return }
+        if stored > schema.version {
+            throw DataStoreError(
+                .invalidSchema,
+                "the JSON store '\(paths.document)' was written with schema version \(stored), newer than this app's \(schema.version)",
+                remedy: "Open it with the version of the app that wrote it")
+        }
+        guard let migrationPlan else { return }
+        for stage in migrationPlan.stages {
+            guard case .custom(let from, let to, let willMigrate, let didMigrate) = stage,
+                  willMigrate != nil || didMigrate != nil,
+                  from.versionIdentifier >= stored, to.versionIdentifier <= schema.version
+            else { continue }
+            throw DataStoreError(
+                .unsupportedFeature,
+                "the JSON store '\(paths.document)' needs the custom migration stage from \(from.versionIdentifier) to \(to.versionIdentifier), and JSON stores run only lightweight migrations",
+                remedy: "Use a lightweight stage (added, removed and renamed properties migrate by themselves), or migrate with your own code before opening the store")
+        }
+    }
+
+    /// Reloads the file if another process replaced it; returns the table from before the reload, or `nil`.
+    ///
+    /// Call it holding the writers' lock and the file lock.
+    func reloadIfNeeded(_ state: inout WriterState) throws -> SnapshotTable? {
+        let current: FileIdentity?
+        do {
+            current = try FileSystem.identity(of: paths.document)
+        } catch let failure as FileSystemFailure {
+            throw failure.storeError("checking the JSON store '\(paths.document)'")
+        }
+        // A missing file (deleted by hand) is written again from memory on the next save.
+        guard let current, current != state.identity else { return nil }
+        guard let loaded = try Self.load(paths, schema: schema, configuration: configuration) else { return nil }
+        guard loaded.identifier == identifier else {
+            throw DataStoreError(
+                .conflict,
+                "the JSON store '\(paths.document)' was replaced by a different store ('\(loaded.identifier)', not '\(identifier)')",
+                remedy: "Open the file again with a new container")
+        }
+        let previous = table.withLock { table in
+            let previous = table
+            table = loaded.table
+            return previous
+        }
+        state = loaded.state
+        return previous
+    }
+}

@@ -1,0 +1,285 @@
+import Foundation
+import ModelStore
+import Synchronization
+
+/// A store that keeps its models in one human-readable JSON file: readable, diffable, and never
+/// half-written.
+///
+/// The file is read once, when the store opens; from then on every fetch runs in memory on
+/// ``SnapshotTable`` (filters, sorts and uniqueness natively) and never touches the disk. Every
+/// save writes the whole file again, atomically:
+///
+/// 1. `.externalStorage` values that changed are written to `<file>.external/` and flushed;
+/// 2. the new document is written to `<file>.tmp` and flushed (`fsync`);
+/// 3. the current file is kept as `<file>.backup`;
+/// 4. `<file>.tmp` is renamed over the file (the commit point), and the folder is flushed;
+/// 5. external files that neither the file nor its backup refer to are removed.
+///
+/// A crash at any instant leaves the previous file or the new one, complete. A save that throws
+/// leaves the file and the store as they were.
+///
+/// ## Sharing the file between processes
+///
+/// Writers take an advisory lock (`flock` on `<file>.lock`), so two processes never interleave
+/// writes. A store remembers the identity of the file it last read or wrote (inode, size,
+/// modification and change times). When a save finds the file changed by another process, the
+/// store **reloads the file and applies the save on top of it**, unless the save touches a model
+/// the other process changed or deleted: then it throws ``DataStoreError/conflict`` naming the
+/// model, and nothing is written. Either way the store now holds the other process's data, so
+/// fetch again and retry. ``reloadIfChanged()`` takes in other processes' saves without saving.
+///
+/// ## Referential integrity
+///
+/// The file never holds a relationship to a model that doesn't exist: a save that would leave
+/// one (for example deleting a model that a relationship without an inverse still refers to)
+/// throws ``DataStoreError/notFound`` naming both ends. Opening a file that has one throws
+/// ``DataStoreError/corrupted``.
+///
+/// The file format is documented in `FORMAT.md` beside this source (header, records, value forms,
+/// tags, limits, versioning).
+public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
+    /// The store's snapshot type.
+    public typealias Snapshot = DefaultSnapshot
+
+    /// The store's identifier, kept in the file so identifiers stay valid across opens.
+    public let identifier: String
+    /// The schema.
+    public let schema: Schema
+    /// The configuration.
+    public let configuration: JSONFileStoreConfiguration
+
+    let paths: Paths
+    let fileLock: FileLock
+    /// What fetches read.
+    let table: Mutex<SnapshotTable>
+    /// What writers share; held for the whole of a write, so writes are serialized.
+    let writer: Mutex<WriterState>
+    /// Called after each step of a save, for tests that simulate crashes and failures.
+    let saveStepHook = Mutex<(@Sendable (SaveStep) throws -> Void)?>(nil)
+
+    /// Opens the file, creating it (with its folder) if it doesn't exist.
+    ///
+    /// Throws ``DataStoreError/corrupted`` naming the line and column of anything in the file that
+    /// is not valid JSON or does not match the schema, ``DataStoreError/unsupportedFeature`` for a
+    /// file written by a newer format version, and ``DataStoreError/locked`` if another writer
+    /// holds the file past the lock timeout. A failed open never writes to the file.
+    public init(_ configuration: JSONFileStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
+        guard let schema = configuration.schema else {
+            throw DataStoreError(.invalidConfiguration, "the JSON store '\(configuration.name)' has no schema",
+                                 remedy: "Create it through a ModelContainer, or set the configuration's schema")
+        }
+        try configuration.validate()
+        let paths = Paths(configuration.url)
+        self.configuration = configuration
+        self.schema = schema
+        self.paths = paths
+        do {
+            try FileSystem.createDirectory(paths.folder)
+            fileLock = try FileLock(path: paths.lock)
+        } catch let failure as FileSystemFailure {
+            throw failure.storeError("opening the JSON store '\(paths.document)'")
+        }
+        let opened = try fileLock.withLock(timeout: configuration.lockTimeout, document: paths.document) {
+            () throws -> (identifier: String, table: SnapshotTable, state: WriterState) in
+            if let loaded = try Self.load(paths, schema: schema, configuration: configuration) {
+                try Self.checkVersion(loaded.header, schema: schema, migrationPlan: migrationPlan, paths: paths)
+                return (loaded.identifier, loaded.table, loaded.state)
+            }
+            if FileSystem.exists(paths.backup) {
+                throw DataStoreError(
+                    .notFound, "the JSON store '\(paths.document)' is missing, but its backup '\(paths.backup)' exists",
+                    remedy: "Rename the backup to '\(paths.document)' to restore it, or delete the backup to start an empty store")
+            }
+            let identifier = "json-" + UUID().uuidString.prefix(8).lowercased()
+            var state = WriterState(externals: ExternalFiles(directory: paths.external))
+            let empty = SnapshotTable(schema: schema)
+            try Self.persist(empty, previous: empty, state: &state, identifier: identifier, schema: schema,
+                             configuration: configuration, paths: paths, hook: nil)
+            return (identifier, empty, state)
+        }
+        identifier = opened.identifier
+        table = Mutex(opened.table)
+        writer = Mutex(opened.state)
+    }
+
+    /// Runs every filter and sort natively and enforces uniqueness.
+    public var queryCapabilities: QueryCapabilities { .all }
+
+    /// Fetches by the request's query (or, without one, every snapshot of the entity), from memory.
+    public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
+        let query = request.query ?? StoreQuery(entityName: Schema.entityName(for: T.self))
+        let snapshots = try table.withLock { try $0.fetch(query) }
+        return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: snapshots)
+    }
+
+    /// Counts what `fetch` returns, from memory.
+    public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
+        let query = request.query ?? StoreQuery(entityName: Schema.entityName(for: T.self))
+        return try table.withLock { try $0.fetch(query).count }
+    }
+
+    /// The current snapshots of these models.
+    public func cachedSnapshots(
+        for identifiers: [PersistentIdentifier], editingState: EditingState
+    ) throws -> [PersistentIdentifier: DefaultSnapshot] {
+        table.withLock { table in
+            var result: [PersistentIdentifier: DefaultSnapshot] = [:]
+            for id in identifiers { if let snapshot = table.snapshot(for: id) { result[id] = snapshot } }
+            return result
+        }
+    }
+
+    /// Saves atomically: the whole file is written again, or nothing is (see the type's discussion).
+    ///
+    /// Throws ``DataStoreError/uniqueConstraintViolation``, ``DataStoreError/notFound`` (an update
+    /// of a model the store doesn't have, or a relationship to one), ``DataStoreError/conflict``
+    /// (another process changed a model this save changes), ``DataStoreError/locked`` and
+    /// ``DataStoreError/io``.
+    public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        try write { base, reloadedFrom, _ in
+            var request = request
+            if let reloadedFrom {
+                try Self.checkConflicts(request, loaded: reloadedFrom, current: base, paths: paths)
+                request.deleted.removeAll { base.snapshot(for: $0.persistentIdentifier) == nil }
+            }
+            let prepared = try base.prepare(request, storeIdentifier: identifier)
+            var next = base
+            next.apply(prepared)
+            try checkReferences(in: next, changed: prepared.inserted + prepared.updated, deleted: prepared.deleted)
+            return (next, DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: prepared.remappedIdentifiers))
+        }
+    }
+
+    /// Removes every model, including records of entities the schema doesn't have, and saves the empty file.
+    public func erase() throws {
+        try write { base, _, state in
+            state.preserved = []
+            var empty = SnapshotTable(schema: schema)
+            empty.reserveKeys(below: base.nextPrimaryKey)
+            return (empty, ())
+        }
+    }
+
+    /// Deletes models by identifier and saves; unknown identifiers are ignored.
+    public func delete<T: PersistentModel>(_ request: DataStoreBatchDeleteRequest<T>) throws {
+        try write { base, _, _ in
+            let present = request.identifiers.filter { base.snapshot(for: $0) != nil }
+            guard !present.isEmpty else { return (nil, ()) }
+            var next = base
+            next.delete(present)
+            try checkReferences(in: next, changed: [], deleted: present)
+            return (next, ())
+        }
+    }
+
+    /// Updates models by identifier, atomically, enforcing uniqueness, and saves.
+    public func update<T: PersistentModel>(_ request: DataStoreBatchUpdateRequest<T>) throws {
+        try write { base, _, _ in
+            let updated = try base.prepareUpdate(request.identifiers, values: request.values)
+            guard !updated.isEmpty else { return (nil, ()) }
+            var next = base
+            next.applyUpdate(updated)
+            try checkReferences(in: next, changed: updated, deleted: [])
+            return (next, ())
+        }
+    }
+
+    /// Inserts snapshots atomically, enforcing uniqueness, saves, and returns their permanent identifiers.
+    public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
+        try write { base, _, _ in
+            var next = base
+            let prepared = try next.prepare(
+                DataStoreSaveChangesRequest(editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: []),
+                storeIdentifier: identifier)
+            next.apply(prepared)
+            try checkReferences(in: next, changed: prepared.inserted, deleted: [])
+            return (next, request.snapshots.map { prepared.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier })
+        }
+    }
+
+    /// Reads the file again if another process saved it since this store last read or wrote it.
+    ///
+    /// Returns whether it did. Fetches see the other process's data afterwards.
+    @discardableResult
+    public func reloadIfChanged() throws -> Bool {
+        try writer.withLock { state in
+            try fileLock.withLock(timeout: configuration.lockTimeout, document: paths.document) {
+                try reloadIfNeeded(&state) != nil
+            }
+        }
+    }
+
+    /// The schema recorded in the header of the JSON store at `url`, without opening the store:
+    /// what tools use to open a file without the app's model types (`Schema(description)`).
+    ///
+    /// Throws ``DataStoreError/notFound`` if there is no file and ``DataStoreError/corrupted`` if
+    /// the header cannot be read.
+    public static func storedSchema(at url: URL, limits: JSONFileStoreConfiguration.Limits = .init()) throws -> Schema.Description {
+        let paths = Paths(url)
+        let file: (bytes: [UInt8], identity: FileIdentity)?
+        do {
+            file = try FileSystem.read(paths.document, limit: limits.maximumFileSize)
+        } catch let failure as FileSystemFailure {
+            throw failure.storeError("reading the JSON store '\(paths.document)'")
+        }
+        guard let file else {
+            throw DataStoreError(.notFound, "there is no JSON store at '\(paths.document)'", remedy: "Check the path")
+        }
+        let decoder = DocumentDecoder(schema: Schema([]), limits: limits.readLimits, fallbackStoreIdentifier: "",
+                                      loadExternalFile: { _ in Data() })
+        let header: DocumentHeader
+        do {
+            header = try file.bytes.withUnsafeBufferPointer { try decoder.decode($0, headerOnly: true) }.header
+        } catch let error as JSONReadError {
+            throw error.storeError(file: paths.document, input: file.bytes, backup: paths.backup)
+        }
+        guard let entities = header.entitiesJSON else {
+            throw DataStoreError(.corrupted, "the JSON store '\(paths.document)' has no 'entities' in its header",
+                                 remedy: "Open it once with the app, which writes the header")
+        }
+        do {
+            let described = try JSONDecoder().decode([Schema.EntityDescription].self, from: Data(entities))
+            return Schema.Description(version: header.schemaVersion ?? Schema.Version(1, 0, 0), entities: described)
+        } catch {
+            throw DataStoreError(.corrupted, "the header of the JSON store '\(paths.document)' does not describe its entities (\(error))",
+                                 remedy: "Open it once with the app, which rewrites the header")
+        }
+    }
+}
+
+extension JSONFileStoreConfiguration.Limits {
+    var readLimits: JSONReadLimits {
+        JSONReadLimits(maximumDepth: maximumDepth, maximumStringLength: maximumStringLength,
+                       maximumNumberLength: maximumNumberLength)
+    }
+}
+
+/// The files of a store, derived from its document's path.
+struct Paths: Sendable {
+    let document: String
+    let folder: String
+    var backup: String { document + ".backup" }
+    var temporary: String { document + ".tmp" }
+    var backupTemporary: String { document + ".backup.tmp" }
+    var lock: String { document + ".lock" }
+    var external: String { document + ".external" }
+
+    init(_ url: URL) {
+        document = url.standardizedFileURL.path
+        folder = (document as NSString).deletingLastPathComponent
+    }
+}
+
+/// The steps of a save, in order; a test hook runs after each.
+enum SaveStep: String, CaseIterable, Sendable {
+    case wroteExternalFiles
+    case wroteTemporaryFile
+    case syncedTemporaryFile
+    case keptBackup
+    case renamedDocument
+    case syncedDirectory
+    case removedUnreferencedFiles
+}
+
+/// Thrown by a test hook to stop a save dead at a step, as a crash would: nothing is cleaned up.
+struct SimulatedCrash: Error {}

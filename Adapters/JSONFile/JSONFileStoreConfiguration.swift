@@ -1,0 +1,107 @@
+import Foundation
+import ModelStore
+
+/// The settings of a ``JSONFileStore``: where its file is, and how it guards the file.
+///
+/// ```swift
+/// let container = try ModelContainer(for: Trip.self, configurations: .jsonFile(at: url))
+/// ```
+public struct JSONFileStoreConfiguration: DataStoreConfiguration {
+    /// The store type.
+    public typealias Store = JSONFileStore
+
+    /// The configuration's name, unique within a container (by default the file's name).
+    public var name: String
+    /// The schema; the container injects it.
+    public var schema: Schema?
+    /// The JSON document. Beside it the store keeps `<name>.backup` (the previous good file),
+    /// `<name>.lock` (the writers' lock) and, for `.externalStorage` attributes, `<name>.external/`.
+    public var url: URL
+    /// Whether each save keeps the file it replaces as `<name>.backup` (on by default).
+    public var keepsBackup: Bool
+    /// How long a save or an open waits for another writer to release the file before it throws
+    /// ``DataStoreError/locked`` (10 seconds by default).
+    public var lockTimeout: Duration
+    /// The limits a file must respect to open.
+    public var limits: Limits
+
+    /// The limits a file must respect to open, so that a damaged or hostile file cannot exhaust
+    /// the stack or memory. Opening a file that exceeds one throws ``DataStoreError/corrupted``
+    /// naming the limit.
+    public struct Limits: Hashable, Sendable {
+        /// How deeply arrays and objects may nest (256 by default).
+        public var maximumDepth: Int
+        /// The longest string, in bytes (256 MiB by default).
+        public var maximumStringLength: Int
+        /// The longest number, in characters (256 by default).
+        public var maximumNumberLength: Int
+        /// The largest document, in bytes (4 GiB by default).
+        public var maximumFileSize: Int
+
+        /// Limits; the defaults fit any file ModelStore writes.
+        public init(
+            maximumDepth: Int = 256, maximumStringLength: Int = 256 << 20, maximumNumberLength: Int = 256,
+            maximumFileSize: Int = 4 << 30
+        ) {
+            self.maximumDepth = maximumDepth
+            self.maximumStringLength = maximumStringLength
+            self.maximumNumberLength = maximumNumberLength
+            self.maximumFileSize = maximumFileSize
+        }
+    }
+
+    /// A configuration for the JSON document at `url`.
+    ///
+    /// - Parameters:
+    ///   - url: A file URL. The file is created on first open if it doesn't exist.
+    ///   - name: The configuration's name; the file's name when `nil`.
+    ///   - schema: The entities this store owns; the container's whole schema when `nil`.
+    ///   - keepsBackup: Whether each save keeps the previous file as `<name>.backup`.
+    ///   - lockTimeout: How long to wait for another writer.
+    ///   - limits: The limits a file must respect to open.
+    public init(
+        url: URL, name: String? = nil, schema: Schema? = nil, keepsBackup: Bool = true,
+        lockTimeout: Duration = .seconds(10), limits: Limits = Limits()
+    ) {
+        self.url = url
+        self.name = name ?? url.lastPathComponent
+        self.schema = schema
+        self.keepsBackup = keepsBackup
+        self.lockTimeout = lockTimeout
+        self.limits = limits
+    }
+
+    /// Throws ``DataStoreError/invalidConfiguration`` unless ``url`` is a file URL that names a file.
+    public func validate() throws {
+        guard url.isFileURL else {
+            throw DataStoreError(
+                .invalidConfiguration, "the JSON store '\(name)' has the URL '\(url.absoluteString)', which is not a file URL",
+                remedy: "Use URL(fileURLWithPath:) or URL.documentsDirectory.appending(path:)")
+        }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw DataStoreError(
+                .invalidConfiguration, "the JSON store's path '\(url.path)' is a folder",
+                remedy: "Give the path of a file inside it, such as '\(url.appendingPathComponent("store.json").path)'")
+        }
+    }
+
+    /// Configurations are equal when their names and files are.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.name == rhs.name && lhs.url == rhs.url }
+    /// Hashes the name and the file.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(url)
+    }
+}
+
+extension DataStoreConfiguration where Self == JSONFileStoreConfiguration {
+    /// A store that keeps everything in one human-readable JSON file, saved atomically.
+    ///
+    /// - Parameters:
+    ///   - url: The file; created on first open if it doesn't exist.
+    ///   - name: The configuration's name; the file's name when `nil`.
+    public static func jsonFile(at url: URL, name: String? = nil) -> JSONFileStoreConfiguration {
+        JSONFileStoreConfiguration(url: url, name: name)
+    }
+}

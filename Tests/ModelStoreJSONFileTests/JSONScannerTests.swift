@@ -1,0 +1,6 @@
+import Foundation
+import Testing
+@testable import ModelStoreJSONFile
+
+struct JSONScannerTests {
+}
