@@ -1,0 +1,149 @@
+import Foundation
+import ModelStore
+
+/// An adapter under test: how to open it, what it supports, and where it knowingly differs.
+///
+/// ```swift
+/// extension ConformanceAdapter {
+///     static let jsonFile = ConformanceAdapter(
+///         name: "JSONFileStore",
+///         capabilities: [.batching, .durability, .erase],
+///         nativeFilters: [.equality, .comparison, .logical]
+///     ) { directory in
+///         JSONFileStoreConfiguration(url: directory.appending(path: "store.json"))
+///     }
+/// }
+/// ```
+///
+/// The suite calls ``makeConfiguration`` once per store it needs, each time with an empty
+/// temporary directory that belongs to one case, and calls it again with the *same* directory to
+/// reopen a durable store. The configuration's schema is left `nil`: the suite's container
+/// injects the fixture schema (``ConformanceSuite/fixtureSchema``), as an app's container would.
+public struct ConformanceAdapter: Sendable {
+    /// The adapter's name, used in skip reasons and failure messages.
+    public var name: String
+    /// What the adapter declares it supports. Cases that need anything else are reported as skipped.
+    public var capabilities: ConformanceCapabilities
+    /// The predicate kinds the adapter runs natively, without asking the context to filter in memory.
+    ///
+    /// The suite checks that a store never refuses a predicate made only of these kinds, and runs
+    /// every predicate of its corpus pushed, forced through the in-memory fallback, and on a
+    /// reference store, requiring the same results (``ConformanceGroup/pushDown``).
+    public var nativeFilters: Set<ConformanceFilterKind>
+    /// Known divergences: case identifiers (``ConformanceCase/id``) or whole group names
+    /// (``ConformanceGroup/rawValue``), each with the reason the adapter differs.
+    ///
+    /// A listed case that fails is reported as ``ConformanceOutcome/expectedFailure(reason:failure:)``;
+    /// one that passes fails, so stale declarations are noticed; a name that matches no case fails
+    /// the `declarations.expectedFailuresNameRealCases` case.
+    public var expectedFailures: [String: String]
+    /// Returns the configuration of a store that lives in `directory`.
+    ///
+    /// MUST return a configuration whose store keeps all of its files inside `directory`, so the
+    /// suite can clean up and reopen it. Called with the same directory again, it MUST open the
+    /// same data (for adapters that declare ``ConformanceCapabilities/durability``).
+    public var makeConfiguration: @Sendable (_ directory: URL) throws -> any DataStoreConfiguration
+
+    /// Declares an adapter for the suite.
+    ///
+    /// - Parameters:
+    ///   - name: the adapter's name, for messages.
+    ///   - capabilities: what the adapter supports; see ``ConformanceCapabilities``.
+    ///   - nativeFilters: the predicate kinds it runs natively; empty for a store that filters nothing itself.
+    ///   - expectedFailures: known divergences by case identifier or group name, with reasons.
+    ///   - makeConfiguration: the configuration of a store kept in the given directory.
+    public init(
+        name: String,
+        capabilities: ConformanceCapabilities,
+        nativeFilters: Set<ConformanceFilterKind> = [],
+        expectedFailures: [String: String] = [:],
+        makeConfiguration: @escaping @Sendable (_ directory: URL) throws -> any DataStoreConfiguration
+    ) {
+        self.name = name
+        self.capabilities = capabilities
+        self.nativeFilters = nativeFilters
+        self.expectedFailures = expectedFailures
+        self.makeConfiguration = makeConfiguration
+    }
+
+    /// The reason a case is declared to fail, if it is (by its identifier, else by its group).
+    func expectedFailureReason(for id: String, group: ConformanceGroup) -> String? {
+        expectedFailures[id] ?? expectedFailures[group.rawValue]
+    }
+}
+
+/// What an adapter supports, beyond the core contract every adapter must meet.
+///
+/// Every case that needs one of these is skipped, with the reason, for an adapter that does not
+/// declare it. Declare only what the adapter really does: the suite checks the declarations it
+/// can observe (for example that a store declaring ``batching`` conforms to `DataStoreBatching`).
+public struct ConformanceCapabilities: OptionSet, Sendable, Hashable, CustomStringConvertible {
+    /// The capability bits.
+    public let rawValue: Int
+    /// Creates capabilities from bits.
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    /// The store conforms to `DataStoreBatching`: delete, update and insert by identifier.
+    public static let batching = ConformanceCapabilities(rawValue: 1 << 0)
+    /// The store records history (transactions, changes, tokens).
+    public static let history = ConformanceCapabilities(rawValue: 1 << 1)
+    /// Saved data survives closing the container and opening the same directory again.
+    public static let durability = ConformanceCapabilities(rawValue: 1 << 2)
+    /// Two stores opened on the same directory at once see each other's saves and never lose one.
+    public static let multiProcessAccess = ConformanceCapabilities(rawValue: 1 << 3)
+    /// The store runs a `SchemaMigrationPlan` when it opens data of an older schema version.
+    public static let migrations = ConformanceCapabilities(rawValue: 1 << 4)
+    /// The store keeps `.externalStorage` attributes outside its main file.
+    public static let externalStorage = ConformanceCapabilities(rawValue: 1 << 5)
+    /// The store implements `erase()` (the protocol's default throws `unsupportedFeature`).
+    public static let erase = ConformanceCapabilities(rawValue: 1 << 6)
+
+    /// Every capability, for a store that does everything.
+    public static let all: ConformanceCapabilities = [
+        .batching, .history, .durability, .multiProcessAccess, .migrations, .externalStorage, .erase,
+    ]
+
+    static let names: [(ConformanceCapabilities, String)] = [
+        (.batching, "batching"), (.history, "history"), (.durability, "durability across reopen"),
+        (.multiProcessAccess, "multi-process access"), (.migrations, "migrations"),
+        (.externalStorage, "external storage"), (.erase, "erase()"),
+    ]
+
+    /// The capabilities' names, comma-separated.
+    public var description: String {
+        let named = Self.names.filter { contains($0.0) }.map(\.1)
+        return named.isEmpty ? "none" : named.joined(separator: ", ")
+    }
+}
+
+/// A family of predicate operations, as the suite's predicate corpus groups them.
+///
+/// An adapter lists the kinds it runs natively in ``ConformanceAdapter/nativeFilters``. Each
+/// corpus predicate is tagged with every kind it uses.
+public enum ConformanceFilterKind: String, CaseIterable, Sendable, Hashable, Comparable {
+    /// `==` and `!=` on attributes.
+    case equality
+    /// `<`, `<=`, `>`, `>=` on numbers, dates and strings.
+    case comparison
+    /// `&&`, `||` and `!`.
+    case logical
+    /// `nil` checks, `??`, and comparisons involving optional attributes.
+    case optionals
+    /// `contains`, `hasPrefix` and `hasSuffix` on strings, and case-insensitive matching.
+    case strings
+    /// Membership: a captured array containing an attribute, or an array attribute containing a value.
+    case collections
+    /// Reading through a to-one relationship (`$0.folder?.name`).
+    case relationships
+    /// Matching `persistentModelID` against identifiers.
+    case identifiers
+    /// Comparing `RawRepresentable` enums through their raw values.
+    case enumerations
+    /// Arithmetic inside the predicate (`$0.count * 2 > 7`).
+    case arithmetic
+
+    /// Orders kinds by declaration order.
+    public static func < (lhs: Self, rhs: Self) -> Bool {
+        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import ModelStore
+
+/// A deterministic graph of fixture models, built detached (in no context).
+///
+/// The values are chosen to expose divergences: ties in sort keys, `nil`s in optionals, strings
+/// that differ only in case or in Unicode normalization, negative and very large integers,
+/// fractional dates, empty data and arrays, specimens with and without a folder, and reference
+/// cycles (`peer`).
+struct Seed {
+    let folders: [Folder]
+    let specimens: [Specimen]
+    let notes: [Note]
+    let holds: [Hold]
+    let entries: [LogEntry]
+
+    static let specimenCount = 36
+    static let titles = [
+        "apple", "Apple", "banana", "Éclair", "eclair", "zebra", "Zebra", "naïve", "nai\u{0308}ve",
+        "Ωmega", "omega", "", "a b", "ab", "10", "9", "Banana split", "çava",
+    ]
+    static let folderNames = ["Alpha", "beta", "Gamma", "delta"]
+
+    /// The standard seed: 4 folders, 36 specimens, 13 notes, 1 hold and 30 log entries.
+    static func make() -> Seed {
+        let folders = folderNames.enumerated().map { index, name in
+            let folder = Folder()
+            folder.name = name
+            folder.position = [3, 1, 2, 0][index]
+            return folder
+        }
+        let specimens = (0..<specimenCount).map { makeSpecimen($0) }
+        for (index, specimen) in specimens.enumerated() {
+            if index % 5 < 4 { specimen.folder = folders[index % 5] }
+            if index % 9 == 0 {
+                specimen.peer = specimen
+            } else {
+                specimen.peer = specimens[index % 2 == 0 ? min(index + 1, specimenCount - 1) : index - 1]
+            }
+        }
+        var notes: [Note] = []
+        for (folderIndex, folder) in folders.enumerated() {
+            for order in 0..<3 {
+                let note = Note()
+                note.text = "note-\(folder.name)-\(order)"
+                note.order = order
+                note.folder = folder
+                note.subject = specimens[folderIndex * 3 + order]
+                notes.append(note)
+            }
+        }
+        let loose = Note()
+        loose.text = "note-loose"
+        loose.order = 9
+        notes.append(loose)
+        let hold = Hold()
+        hold.reason = "audit"
+        hold.folder = folders[2]
+        let entries = (1...30).map { sequence in
+            let entry = LogEntry()
+            entry.sequence = sequence
+            entry.label = "entry-\(sequence)"
+            entry.bucket = sequence % 4
+            return entry
+        }
+        return Seed(folders: folders, specimens: specimens, notes: notes, holds: [hold], entries: entries)
+    }
+
+    /// A specimen with every attribute set from its index.
+    static func makeSpecimen(_ index: Int, code: String? = nil) -> Specimen {
+        let specimen = Specimen()
+        specimen.code = code ?? specimenCode(index)
+        specimen.series = ["north", "south", "east"][index % 3]
+        specimen.serial = index / 3
+        specimen.isActive = index % 2 == 0
+        specimen.count = index % 5
+        specimen.tiny = Int8(index - 18)
+        specimen.small = Int16(index * 100 - 1000)
+        specimen.medium = Int32(index * 100_000)
+        specimen.large = Int64(index) * 1_000_000_000_000 - 5
+        specimen.unsigned = UInt(index * 7)
+        specimen.byte = UInt8(index * 7 % 256)
+        specimen.word = UInt16(index * 1000)
+        specimen.doubleWord = UInt32(index) * 100_000
+        specimen.quadWord = UInt64.max - UInt64(index)
+        specimen.weight = Double(index % 7) * 1.5 + 0.25
+        specimen.ratio = Float(index) / 4
+        specimen.price = Decimal(string: "\(index).\(index % 10)5", locale: Locale(identifier: "en_US_POSIX"))!
+        specimen.title = titles[index % titles.count]
+        specimen.createdAt = Date(timeIntervalSinceReferenceDate: 700_000_000.125 + Double(index) * 86_400.5)
+        specimen.payload = Data((0..<(index % 4 * 3)).map { UInt8(($0 * 17 + index) % 256) })
+        specimen.token = UUID(uuid: (
+            UInt8(index), 1, 2, 3, 4, 5, 0x40, 7, 0x80, 9, 10, 11, 12, 13, 14, UInt8(255 - index)))
+        specimen.homepage = URL(string: "https://example.com/specimens/\(index)?q=\(index % 3)")!
+        specimen.nickname = index % 3 == 0 ? nil : "nick\(index % 4)"
+        specimen.rank = index % 4 == 0 ? nil : index % 6
+        specimen.reviewedAt = index % 5 == 0 ? nil : specimen.createdAt.addingTimeInterval(3600)
+        specimen.tags = index % 7 == 0 ? [] : ["t\(index % 3)", "t\(index % 5)"]
+        specimen.measurements = ["height": Double(index), "width": Double(index) / 2]
+        specimen.labelsByNumber = [index: "n\(index)", -1: "minus one"]
+        specimen.kind = SpecimenKind.allCases[index % 4]
+        specimen.grade = index % 3 == 2 ? nil : SpecimenGrade.allCases[index % 3]
+        specimen.origin = SpecimenOrigin(latitude: Double(index) - 18.5, longitude: Double(index) * 3, label: "site \(index)")
+        specimen.attachment = Data(repeating: UInt8(index), count: index)
+        return specimen
+    }
+
+    /// `S01`, `S02`, …: the unique code of the specimen at an index.
+    static func specimenCode(_ index: Int) -> String {
+        index < 9 ? "S0\(index + 1)" : "S\(index + 1)"
+    }
+
+    /// Inserts every model, in a fixed order.
+    func insert(into context: ModelContext) {
+        for folder in folders { context.insert(folder) }
+        for specimen in specimens { context.insert(specimen) }
+        for note in notes { context.insert(note) }
+        for hold in holds { context.insert(hold) }
+        for entry in entries { context.insert(entry) }
+    }
+
+    /// How many models of each entity the seed has.
+    var counts: [String: Int] {
+        ["Folder": folders.count, "Specimen": specimens.count, "Note": notes.count, "Hold": holds.count,
+         "LogEntry": entries.count]
+    }
+}

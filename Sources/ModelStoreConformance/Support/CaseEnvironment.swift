@@ -1,0 +1,229 @@
+import Foundation
+import ModelStore
+
+/// What a case body works with: the adapter, the case's temporary directory, and checks that
+/// throw ``ConformanceFailure``.
+final class CaseEnvironment {
+    let caseID: String
+    let adapter: ConformanceAdapter
+    /// The case's own temporary directory; every store of the case lives in a subdirectory.
+    let directory: URL
+    var schema: Schema { Fixtures.schema }
+    /// Contexts handed out by ``freshContext(_:)``, kept alive for the case: a model whose context
+    /// is gone cannot load its relationships.
+    private var contexts: [ModelContext] = []
+
+    init(caseID: String, adapter: ConformanceAdapter, directory: URL) {
+        self.caseID = caseID
+        self.adapter = adapter
+        self.directory = directory
+    }
+
+    // MARK: Opening stores
+
+    /// The directory of the store named `name` (created on first use).
+    func storeDirectory(_ name: String = "store") throws -> URL {
+        let url = directory.appendingPathComponent(name, isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// The adapter's configuration for the store named `name`; the same name reopens the same store.
+    func configuration(_ name: String = "store") throws -> any DataStoreConfiguration {
+        let url = try storeDirectory(name)
+        return try step("creating the adapter's configuration") { try adapter.makeConfiguration(url) }
+    }
+
+    /// A container on the fixture schema, on the adapter's store named `name`.
+    func openContainer(_ name: String = "store") throws -> ModelContainer {
+        try openContainer(configuration: try configuration(name))
+    }
+
+    /// A container on the fixture schema, on a given configuration.
+    func openContainer(configuration: any DataStoreConfiguration, what: String = "opening a container") throws -> ModelContainer {
+        try step(what) { try ModelContainer(for: Fixtures.schema, configurations: [configuration]) }
+    }
+
+    /// The adapter's store named `name`, opened directly with the fixture schema (no container).
+    func openStore(_ name: String = "store") throws -> any DataStore {
+        let configuration = try configuration(name)
+        func open<C: DataStoreConfiguration>(_ configuration: C) throws -> any DataStore {
+            var configuration = configuration
+            if configuration.schema == nil { configuration.schema = Fixtures.schema }
+            return try C.Store(configuration, migrationPlan: nil)
+        }
+        return try step("opening the store directly") { try open(configuration) }
+    }
+
+    /// A container whose store is the adapter's, wrapped so that it refuses every predicate and
+    /// sort: every fetch goes through the context's in-memory fallback.
+    func openFallbackContainer(_ name: String = "fallback") throws -> ModelContainer {
+        let configuration = try configuration(name)
+        func wrap<C: DataStoreConfiguration>(_ configuration: C) -> any DataStoreConfiguration {
+            FallbackConfiguration(inner: configuration)
+        }
+        return try openContainer(configuration: wrap(configuration), what: "opening the adapter behind the fallback wrapper")
+    }
+
+    /// A container whose store is the adapter's, wrapped to record what it refuses.
+    func openSpyContainer(_ name: String = "spy", log: SpyLog) throws -> ModelContainer {
+        let configuration = try configuration(name)
+        func wrap<C: DataStoreConfiguration>(_ configuration: C) -> any DataStoreConfiguration {
+            SpyConfiguration(inner: configuration, log: log)
+        }
+        return try openContainer(configuration: wrap(configuration), what: "opening the adapter behind the spy wrapper")
+    }
+
+    /// A container on the suite's reference store.
+    func openReferenceContainer() throws -> ModelContainer {
+        try openContainer(configuration: ReferenceStoreConfiguration(), what: "opening the reference store")
+    }
+
+    /// A new context on a container with the standard seed inserted and saved; returns the seed.
+    @discardableResult
+    func seed(_ container: ModelContainer) throws -> Seed {
+        let seed = Seed.make()
+        let context = freshContext(container)
+        seed.insert(into: context)
+        try step("saving the seed data (4 folders, 36 specimens, 13 notes, 1 hold, 30 log entries)") {
+            try context.save()
+        }
+        return seed
+    }
+
+    // MARK: Checks
+
+    /// A failure with a message in a user's words.
+    func failure(
+        _ message: String, expected: String? = nil, found: String? = nil, file: String = #fileID, line: Int = #line
+    ) -> ConformanceFailure {
+        ConformanceFailure(caseID: caseID, message: message, expected: expected, found: found, file: file, line: line)
+    }
+
+    /// Fails with `message` unless `condition` holds.
+    func check(
+        _ condition: Bool, _ message: @autoclosure () -> String, expected: @autoclosure () -> String? = nil,
+        found: @autoclosure () -> String? = nil, file: String = #fileID, line: Int = #line
+    ) throws {
+        guard !condition else { return }
+        throw failure(message(), expected: expected(), found: found(), file: file, line: line)
+    }
+
+    /// Fails with `message` unless `found == expected`, showing both.
+    func checkEqual<Value: Equatable>(
+        _ found: Value, _ expected: Value, _ message: @autoclosure () -> String, file: String = #fileID, line: Int = #line
+    ) throws {
+        guard found != expected else { return }
+        throw failure(message(), expected: render(expected), found: render(found), file: file, line: line)
+    }
+
+    /// The value, or a failure with `message` if it is `nil`.
+    func require<Value>(_ value: Value?, _ message: @autoclosure () -> String, file: String = #fileID, line: Int = #line) throws -> Value {
+        guard let value else { throw failure(message(), file: file, line: line) }
+        return value
+    }
+
+    /// Runs a step that must not throw; an error becomes a failure saying which step threw.
+    @discardableResult
+    func step<Result>(_ what: @autoclosure () -> String, file: String = #fileID, line: Int = #line, _ body: () throws -> Result) throws -> Result {
+        do {
+            return try body()
+        } catch let failure as ConformanceFailure {
+            throw failure
+        } catch let error as DataStoreError {
+            var failure = failure("\(what()) threw an error", file: file, line: line)
+            failure.underlyingError = error
+            throw failure
+        } catch {
+            var failure = failure("\(what()) threw an error that is not a DataStoreError (adapters MUST throw DataStoreError)",
+                                  file: file, line: line)
+            failure.underlyingError = ErrorDescription(error)
+            throw failure
+        }
+    }
+
+    /// Runs a step that must throw a `DataStoreError` with one of `codes`; returns the error.
+    @discardableResult
+    func expectError(
+        _ codes: [DataStoreError.Code], _ what: @autoclosure () -> String, ifItSucceeds symptom: String? = nil,
+        file: String = #fileID, line: Int = #line, _ body: () throws -> Void
+    ) throws -> DataStoreError {
+        let expected = codes.map { "DataStoreError.\($0)" }.joined(separator: " or ")
+        do {
+            try body()
+        } catch let error as DataStoreError {
+            if codes.contains(error.code) { return error }
+            var failure = failure("\(what()) threw the wrong error", expected: expected, found: "DataStoreError.\(error.code)",
+                                  file: file, line: line)
+            failure.underlyingError = error
+            throw failure
+        } catch let failure as ConformanceFailure {
+            throw failure
+        } catch {
+            var failure = failure("\(what()) threw an error that is not a DataStoreError", expected: expected,
+                                  found: "\(type(of: error))", file: file, line: line)
+            failure.underlyingError = ErrorDescription(error)
+            throw failure
+        }
+        throw failure(symptom ?? "\(what()) succeeded", expected: expected, found: "no error", file: file, line: line)
+    }
+
+    // MARK: Reading back
+
+    /// A new context on a container that lives as long as the case.
+    func freshContext(_ container: ModelContainer) -> ModelContext {
+        let context = ModelContext(container)
+        contexts.append(context)
+        return context
+    }
+
+    /// Lets go of every context handed out, so their containers can close.
+    func releaseContexts() { contexts.removeAll() }
+
+    /// Opens a container on the adapter's store named `name`, runs `body`, then lets go of the
+    /// container and every context opened on it, so the store closes. `body` must return values
+    /// only, never models.
+    @discardableResult
+    func session<Result>(_ name: String = "store", _ body: (ModelContainer) throws -> Result) throws -> Result {
+        let container = try openContainer(name)
+        defer { releaseContexts() }
+        return try body(container)
+    }
+
+    /// Every model of a type, read in a fresh context, sorted by `key`.
+    func all<T: PersistentModel>(_ type: T.Type, in container: ModelContainer, by key: KeyPath<T, String>) throws -> [T] {
+        let context = freshContext(container)
+        let models = try step("fetching every '\(Schema.entityName(for: T.self))' in a fresh context") {
+            try context.fetch(FetchDescriptor<T>())
+        }
+        return models.sorted { $0[keyPath: key] < $1[keyPath: key] }
+    }
+
+    /// The seeded model whose `key` is `value`, fetched in `context`.
+    func fetchSeeded<T: PersistentModel, Key: Equatable>(_ key: KeyPath<T, Key>, _ value: Key, in context: ModelContext) throws -> T {
+        let name = Schema.entityName(for: T.self)
+        let models = try step("fetching every '\(name)'") { try context.fetch(FetchDescriptor<T>()) }
+        return try require(models.first { $0[keyPath: key] == value }, "the seeded '\(name)' \(render(value)) is missing")
+    }
+
+    /// How many models of a type a fresh context fetches.
+    func count<T: PersistentModel>(_ type: T.Type, in container: ModelContainer) throws -> Int {
+        let context = freshContext(container)
+        return try step("fetching every '\(Schema.entityName(for: T.self))' in a fresh context") {
+            try context.fetch(FetchDescriptor<T>()).count
+        }
+    }
+
+    /// The specimen codes of a fresh fetch, in fetch order.
+    func codes(_ descriptor: FetchDescriptor<Specimen>, in container: ModelContainer, _ what: String) throws -> [String] {
+        let context = freshContext(container)
+        return try step(what) { try context.fetch(descriptor).map(\.code) }
+    }
+}
+
+/// A short rendering of a value for failure messages.
+func render<Value>(_ value: Value) -> String {
+    if let strings = value as? [String] { return "[" + strings.map { "\"\($0)\"" }.joined(separator: ", ") + "]" }
+    if let string = value as? String { return "\"\(string)\"" }
+    return String(describing: value)
+}
