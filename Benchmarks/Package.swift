@@ -1,0 +1,35 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// The benchmarks live in their own package so that the main package stays dependency-free.
+// Build and run in release mode only:
+//     swift run -c release --package-path Benchmarks modelstore-bench --quick
+let package = Package(
+    name: "ModelStoreBenchmarks",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "modelstore-bench", targets: ["ModelStoreBench"]),
+    ],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        // Statistics, options, child processes, goals and reports: no storage code, so it is unit-tested quickly.
+        .target(name: "BenchHarness", path: "Sources/BenchHarness"),
+        // The workloads over every system, and the command-line entry point.
+        .executableTarget(
+            name: "ModelStoreBench",
+            dependencies: [
+                "BenchHarness",
+                .product(name: "ModelStore", package: "main"),
+                .product(name: "ModelStoreInMemory", package: "main"),
+                .product(name: "ModelStoreJSONFile", package: "main"),
+                .product(name: "ModelStoreAppendLog", package: "main"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Sources/ModelStoreBench"),
+        .testTarget(name: "BenchHarnessTests", dependencies: ["BenchHarness"], path: "Tests/BenchHarnessTests"),
+    ],
+    swiftLanguageModes: [.v6]
+)

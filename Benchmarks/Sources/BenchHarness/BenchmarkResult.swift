@@ -1,0 +1,108 @@
+import Foundation
+
+/// The outcome of one benchmark: a workload on a system at a size.
+public struct BenchmarkResult: Sendable, Hashable, Codable {
+    /// Whether the benchmark produced numbers.
+    public enum Status: Sendable, Hashable, Codable {
+        /// Timed; `timing` holds the numbers.
+        case measured
+        /// The system cannot do this workload; the reason says why. Never replaced by a stand-in.
+        case notApplicable(String)
+        /// The benchmark ran and failed (an error, a wrong result, a crash or a timeout).
+        case failed(String)
+    }
+
+    /// The workload's name, such as `fetch-indexed`.
+    public var workload: String
+    /// The system's name, such as `grdb-file`.
+    public var system: String
+    /// The number of users in the store.
+    public var n: Int
+    /// Measured, not applicable or failed.
+    public var status: Status
+    /// The timed repetitions, when measured.
+    public var timing: TimingSummary?
+    /// The child process's peak resident set size, in bytes.
+    public var peakResidentBytes: Int?
+    /// The child's resident size once its data set was generated, before the system was set up.
+    public var baselineResidentBytes: Int?
+    /// The raw size of the data set: string bytes plus 8 bytes per number and date.
+    public var rawDataBytes: Int?
+    /// The API path the system's timed code takes, as shown in the report.
+    public var path: String
+
+    /// A measurement.
+    public init(
+        workload: String, system: String, n: Int, status: Status, timing: TimingSummary? = nil,
+        peakResidentBytes: Int? = nil, baselineResidentBytes: Int? = nil, rawDataBytes: Int? = nil, path: String = ""
+    ) {
+        self.workload = workload
+        self.system = system
+        self.n = n
+        self.status = status
+        self.timing = timing
+        self.peakResidentBytes = peakResidentBytes
+        self.baselineResidentBytes = baselineResidentBytes
+        self.rawDataBytes = rawDataBytes
+        self.path = path
+    }
+
+    /// The median in seconds, when measured.
+    public var median: Double? { status == .measured ? timing?.median : nil }
+
+    /// How much the peak resident size grew over the baseline: the memory the workload itself took.
+    public var peakGrowthBytes: Int? {
+        guard let peakResidentBytes, let baselineResidentBytes else { return nil }
+        return max(peakResidentBytes - baselineResidentBytes, 0)
+    }
+
+    /// The result as one JSON object on one line, with the keys `workload`, `system`, `n`,
+    /// `median_s`, `p90_s` and `peak_rss_bytes`, in that order.
+    ///
+    /// A benchmark without numbers has `null` times and a `note` key with the reason, prefixed
+    /// with `n/a: ` or `failed: `.
+    public var jsonLine: String {
+        var fields = [
+            "\"workload\":\(JSONText.quoted(workload))",
+            "\"system\":\(JSONText.quoted(system))",
+            "\"n\":\(n)",
+        ]
+        let timing = status == .measured ? timing : nil
+        fields.append("\"median_s\":\(timing.map { JSONText.number($0.median) } ?? "null")")
+        fields.append("\"p90_s\":\(timing.map { JSONText.number($0.p90) } ?? "null")")
+        fields.append("\"peak_rss_bytes\":\(peakResidentBytes.map(String.init) ?? "null")")
+        switch status {
+        case .measured: break
+        case .notApplicable(let reason): fields.append("\"note\":\(JSONText.quoted("n/a: " + reason))")
+        case .failed(let reason): fields.append("\"note\":\(JSONText.quoted("failed: " + reason))")
+        }
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+}
+
+/// Small JSON text helpers for output whose key order is fixed.
+enum JSONText {
+    /// A JSON string literal.
+    static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case let control where control.value < 0x20:
+                result += "\\u" + String(repeating: "0", count: 4 - String(control.value, radix: 16).count)
+                    + String(control.value, radix: 16)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+
+    /// A JSON number for seconds: shortest round-tripping form; non-finite values become `null`.
+    static func number(_ value: Double) -> String {
+        value.isFinite ? "\(value)" : "null"
+    }
+}

@@ -1,0 +1,80 @@
+/// What a system promises about a save that returned: the class it is compared within.
+public enum Durability: String, Sendable, Hashable, CaseIterable {
+    /// Nothing reaches a disk.
+    case memory
+    /// Written to the OS, which flushes it later: survives the process crashing, not the machine.
+    case osBuffered = "os-buffered"
+    /// On disk (fsync) before the save returns.
+    case synced = "fsync per save"
+}
+
+/// The systems the benchmarks compare, with the facts the report needs about each.
+public enum Catalog {
+    /// One system.
+    public struct System: Sendable, Hashable {
+        /// The name used on the command line and in the output.
+        public let name: String
+        /// Its durability class.
+        public let durability: Durability
+        /// Whether it is a ModelStore adapter (the systems the goals are about).
+        public let isModelStore: Bool
+        /// A one-line description for the README and `--list`.
+        public let summary: String
+    }
+
+    /// Every system, in report order.
+    public static let systems: [System] = [
+        System(name: "inmemory", durability: .memory, isModelStore: true,
+               summary: "ModelStore, in-memory adapter"),
+        System(name: "jsonfile", durability: .synced, isModelStore: true,
+               summary: "ModelStore, JSON-file adapter (whole file written atomically and fsynced per save)"),
+        System(name: "appendlog", durability: .synced, isModelStore: true,
+               summary: "ModelStore, append-log adapter, durability .batched (group commit, fsync before return)"),
+        System(name: "appendlog-none", durability: .osBuffered, isModelStore: true,
+               summary: "ModelStore, append-log adapter, durability .none (no fsync)"),
+        System(name: "grdb-memory", durability: .memory, isModelStore: false,
+               summary: "GRDB 7.10 Codable records, in-memory DatabaseQueue"),
+        System(name: "grdb-file", durability: .osBuffered, isModelStore: false,
+               summary: "GRDB 7.10 Codable records, DatabasePool (WAL, GRDB's default synchronous=NORMAL)"),
+        System(name: "grdb-file-sync", durability: .synced, isModelStore: false,
+               summary: "GRDB 7.10 Codable records, DatabasePool (WAL, synchronous=FULL: fsync per commit)"),
+        System(name: "foundation-json", durability: .synced, isModelStore: false,
+               summary: "Foundation JSONEncoder/JSONDecoder over the same records, whole file fsynced per save"),
+        System(name: "foundation-predicate", durability: .memory, isModelStore: false,
+               summary: "Foundation Predicate.evaluate over materialised User models"),
+        System(name: "array-baseline", durability: .memory, isModelStore: false,
+               summary: "a Swift array of structs with hand-built hash indexes: the physical limit"),
+    ]
+
+    /// The ModelStore systems also measured inserting through the batch API, as `<name>-batch`.
+    public static let batchInsertSuffix = "-batch"
+
+    /// The system with this name; a `-batch` variant resolves to its base system.
+    public static func system(named name: String) -> System? {
+        if let system = systems.first(where: { $0.name == name }) { return system }
+        guard name.hasSuffix(batchInsertSuffix) else { return nil }
+        let base = String(name.dropLast(batchInsertSuffix.count))
+        return systems.first { $0.name == base && $0.isModelStore }
+    }
+
+    /// The GRDB system of the same durability class: what a system's times are divided by in the report.
+    public static func grdbPeer(of name: String) -> String? {
+        guard let system = system(named: name) else { return nil }
+        switch system.durability {
+        case .memory: return "grdb-memory"
+        case .osBuffered: return "grdb-file"
+        case .synced: return "grdb-file-sync"
+        }
+    }
+
+    /// The baseline every system's times are also divided by.
+    public static let arrayBaseline = "array-baseline"
+
+    /// The workloads, in report order.
+    public static let workloads = [
+        "insert", "fetch-indexed", "fetch-unique", "fetch-scan", "update-one", "open", "delete-all",
+    ]
+
+    /// The extra size at which `update-one` also runs: the append log's reference point.
+    public static let updateReferenceSize = 1_000
+}

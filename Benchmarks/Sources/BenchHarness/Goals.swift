@@ -1,0 +1,218 @@
+/// One goal of the benchmarks issue, evaluated on one system's measurements.
+public struct GoalResult: Sendable, Hashable {
+    /// Whether the measurements meet the goal.
+    public enum Status: String, Sendable, Hashable {
+        /// Every measurement the goal names meets it.
+        case met
+        /// At least one measurement misses it.
+        case missed
+        /// A measurement the goal needs is missing, not applicable or failed.
+        case notMeasured = "not measured"
+    }
+
+    /// The goal, as the issue states it.
+    public var goal: String
+    /// The system the goal was evaluated on.
+    public var system: String
+    /// Met, missed or not measured.
+    public var status: Status
+    /// The numbers behind the status, for the table.
+    public var evidence: String
+}
+
+/// The goals of issue 8, evaluated on a run's measurements.
+///
+/// Goals stated at 1M are evaluated at the largest size the run measured, and the evidence says
+/// which size that was; a `--quick` run thus evaluates them at 100k.
+public struct GoalEvaluator: Sendable {
+    private let results: [String: BenchmarkResult]
+    private let sizes: [Int]
+
+    /// An evaluator over a run's measurements.
+    public init(_ measurements: [BenchmarkResult]) {
+        var results: [String: BenchmarkResult] = [:]
+        for measurement in measurements {
+            results[Self.key(measurement.workload, measurement.system, measurement.n)] = measurement
+        }
+        self.results = results
+        sizes = Array(Set(measurements.map(\.n))).sorted()
+    }
+
+    private static func key(_ workload: String, _ system: String, _ n: Int) -> String { "\(workload)|\(system)|\(n)" }
+
+    /// Every goal, one row per goal and system it concerns.
+    public func evaluate() -> [GoalResult] {
+        var rows: [GoalResult] = []
+        let modelStore = Catalog.systems.filter(\.isModelStore).map(\.name)
+        let top = sizes.filter { $0 != Catalog.updateReferenceSize }.max() ?? 0
+        let atTop = top == 1_000_000 ? "1M" : "\(Self.size(top)) (1M not run)"
+        for system in ["inmemory", "inmemory" + Catalog.batchInsertSuffix] {
+            rows.append(faster(
+                "insert 1M in memory: faster than grdb-memory", "insert", system, than: "grdb-memory",
+                factor: 1, at: [top], label: atTop, orEqual: false))
+            rows.append(withinFactor(
+                "insert 1M in memory: within 10× of array-baseline", "insert", system, of: "array-baseline",
+                factor: 10, at: top, label: atTop))
+        }
+        for system in modelStore {
+            let peer = Catalog.grdbPeer(of: system) ?? "grdb-memory"
+            rows.append(faster(
+                "fetch-indexed: no slower than GRDB with its index, at every N", "fetch-indexed", system, than: peer,
+                factor: 1, at: sizes.filter { $0 != Catalog.updateReferenceSize }, label: "every N"))
+        }
+        let uniqueBase = sizes.contains(10_000) ? 10_000 : sizes.first ?? 0
+        for system in modelStore {
+            rows.append(scaling(
+                "fetch-unique: time at 1M at most 2× its time at 10k", "fetch-unique", system,
+                from: uniqueBase, to: top, factor: 2))
+        }
+        for system in modelStore {
+            rows.append(faster(
+                "fetch-scan: at least 3× faster than foundation-predicate", "fetch-scan", system,
+                than: "foundation-predicate", factor: 3, at: sizes.filter { $0 != Catalog.updateReferenceSize },
+                label: "every N"))
+            rows.append(faster(
+                "fetch-scan: no slower than GRDB's scan", "fetch-scan", system, than: Catalog.grdbPeer(of: system) ?? "",
+                factor: 1, at: sizes.filter { $0 != Catalog.updateReferenceSize }, label: "every N"))
+        }
+        let jsonSize = sizes.contains(100_000) ? 100_000 : top
+        let jsonLabel = jsonSize == 100_000 ? "100k" : "\(Self.size(jsonSize)) (100k not run)"
+        for system in ["jsonfile", "jsonfile" + Catalog.batchInsertSuffix] {
+            rows.append(faster(
+                "JSON file, save at 100k: at least 5× faster than foundation-json", "insert", system,
+                than: "foundation-json", factor: 5, at: [jsonSize], label: jsonLabel))
+        }
+        rows.append(faster(
+            "JSON file, open at 100k: at least 5× faster than foundation-json", "open", "jsonfile",
+            than: "foundation-json", factor: 5, at: [jsonSize], label: jsonLabel))
+        for system in ["appendlog", "appendlog-none"] {
+            rows.append(scaling(
+                "append log: update-one at 1M at most 2× its time at 1k", "update-one", system,
+                from: Catalog.updateReferenceSize, to: top, factor: 2))
+            rows.append(faster(
+                "append log: open 1M no slower than grdb-file open plus fetch-all", "open", system,
+                than: "grdb-file", factor: 1, at: [top], label: atTop))
+        }
+        for system in ["inmemory", "inmemory" + Catalog.batchInsertSuffix] {
+            rows.append(memory(
+                "peak memory for 1M users in memory: at most 3× the raw size of the data", system, at: top,
+                label: atTop))
+        }
+        return rows
+    }
+
+    // MARK: Kinds of goal
+
+    /// `system` at least `factor`× faster than `reference` at each size; with `orEqual` false, strictly faster.
+    private func faster(
+        _ goal: String, _ workload: String, _ system: String, than reference: String, factor: Double, at sizes: [Int],
+        label: String, orEqual: Bool = true
+    ) -> GoalResult {
+        var notes: [String] = []
+        var missed = false
+        for n in sizes {
+            switch (median(workload, system, n), median(workload, reference, n)) {
+            case (.success(let mine), .success(let theirs)):
+                let ratio = mine > 0 ? theirs / mine : .infinity
+                let ok = orEqual ? ratio >= factor : ratio > factor
+                if !ok { missed = true }
+                notes.append("\(Self.size(n)): \(Report.seconds(mine)) vs \(Report.seconds(theirs)) "
+                    + "(\(Self.speed(ratio)))\(ok ? "" : " ✗")")
+            case (.failure(let why), _), (_, .failure(let why)):
+                return GoalResult(goal: goal, system: system, status: .notMeasured, evidence: why.description)
+            }
+        }
+        if sizes.isEmpty {
+            return GoalResult(goal: goal, system: system, status: .notMeasured, evidence: "no size measured")
+        }
+        let status: GoalResult.Status = missed ? .missed : .met
+        return GoalResult(goal: goal, system: system, status: status,
+                          evidence: "vs \(reference) at \(label): " + notes.joined(separator: "; "))
+    }
+
+    /// `system` at most `factor`× slower than `reference` at one size.
+    private func withinFactor(
+        _ goal: String, _ workload: String, _ system: String, of reference: String, factor: Double, at n: Int,
+        label: String
+    ) -> GoalResult {
+        switch (median(workload, system, n), median(workload, reference, n)) {
+        case (.success(let mine), .success(let theirs)):
+            let ratio = theirs > 0 ? mine / theirs : .infinity
+            return GoalResult(
+                goal: goal, system: system, status: ratio <= factor ? .met : .missed,
+                evidence: "at \(label): \(Report.seconds(mine)) vs \(Report.seconds(theirs)) "
+                    + "(\(Report.factor(ratio)) \(reference)'s time)")
+        case (.failure(let why), _), (_, .failure(let why)):
+            return GoalResult(goal: goal, system: system, status: .notMeasured, evidence: why.description)
+        }
+    }
+
+    /// `system`'s time at `to` at most `factor`× its time at `from`.
+    private func scaling(
+        _ goal: String, _ workload: String, _ system: String, from: Int, to: Int, factor: Double
+    ) -> GoalResult {
+        guard from < to else {
+            return GoalResult(goal: goal, system: system, status: .notMeasured,
+                              evidence: "needs two sizes; the run measured \(sizes.map(Self.size))")
+        }
+        switch (median(workload, system, from), median(workload, system, to)) {
+        case (.success(let small), .success(let large)):
+            let ratio = small > 0 ? large / small : .infinity
+            let label = to == 1_000_000 ? "" : " (1M not run)"
+            return GoalResult(
+                goal: goal, system: system, status: ratio <= factor ? .met : .missed,
+                evidence: "\(Self.size(to))\(label): \(Report.seconds(large)) vs \(Self.size(from)): "
+                    + "\(Report.seconds(small)) (\(Report.factor(ratio)))")
+        case (.failure(let why), _), (_, .failure(let why)):
+            return GoalResult(goal: goal, system: system, status: .notMeasured, evidence: why.description)
+        }
+    }
+
+    /// The growth of `system`'s peak resident size while inserting, against three times the raw data.
+    private func memory(_ goal: String, _ system: String, at n: Int, label: String) -> GoalResult {
+        guard let measurement = results[Self.key("insert", system, n)], measurement.status == .measured else {
+            return GoalResult(goal: goal, system: system, status: .notMeasured,
+                              evidence: "insert/\(system)/\(Self.size(n)) was not measured")
+        }
+        guard let growth = measurement.peakGrowthBytes, let raw = measurement.rawDataBytes, raw > 0 else {
+            return GoalResult(goal: goal, system: system, status: .notMeasured,
+                              evidence: "the child did not report its baseline and peak resident sizes")
+        }
+        let ratio = Double(growth) / Double(raw)
+        return GoalResult(
+            goal: goal, system: system, status: ratio <= 3 ? .met : .missed,
+            evidence: "at \(label): peak grew \(Report.bytes(growth)) over the data set's \(Report.bytes(raw)) raw "
+                + "(\(Report.factor(ratio)))")
+    }
+
+    // MARK: Lookups
+
+    private func median(_ workload: String, _ system: String, _ n: Int) -> Result<Double, Missing> {
+        guard let measurement = results[Self.key(workload, system, n)] else {
+            return .failure(Missing("\(workload)/\(system)/\(Self.size(n)) was not run"))
+        }
+        switch measurement.status {
+        case .measured:
+            guard let median = measurement.timing?.median else { return .failure(Missing("no timing")) }
+            return .success(median)
+        case .notApplicable(let reason):
+            return .failure(Missing("\(workload)/\(system)/\(Self.size(n)): n/a (\(reason))"))
+        case .failed(let reason):
+            return .failure(Missing("\(workload)/\(system)/\(Self.size(n)): failed (\(reason))"))
+        }
+    }
+
+    /// Why a goal could not be evaluated.
+    private struct Missing: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    static func size(_ n: Int) -> String { Report.size(n) }
+
+    /// A speed-up as words: `3.2× faster` or `4.1× slower`.
+    static func speed(_ speedUp: Double) -> String {
+        speedUp >= 1 ? "\(Report.factor(speedUp)) faster" : "\(Report.factor(1 / speedUp)) slower"
+    }
+}
+

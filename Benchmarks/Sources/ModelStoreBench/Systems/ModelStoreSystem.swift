@@ -1,0 +1,181 @@
+import Foundation
+import ModelStore
+
+/// A ModelStore adapter driven through the public API: a container, contexts, models and saves.
+///
+/// `insert` creates models, inserts them and saves once; the `-batch` variant inserts rows with
+/// `ModelContext.insert(_:rows:)` instead. Stores are filled for the other workloads with the
+/// batch API, untimed.
+struct ModelStoreSystem: BenchSystem {
+    /// Makes the configuration of a store at a path (ignored by stores that keep nothing on disk).
+    let configuration: (URL) -> any DataStoreConfiguration
+    /// Whether the store lives on disk, so it can be reopened.
+    let isDurable: Bool
+    /// Whether `insert` takes the batch path.
+    let batchInsert: Bool
+
+    func notApplicable(_ workload: Workload) -> String? {
+        if workload == .open && !isDurable { return "an in-memory store has nothing on disk to open" }
+        if batchInsert && workload != .insert { return "the batch variant is measured for insert only" }
+        return nil
+    }
+
+    // MARK: Stores
+
+    /// A container on a fresh store, removing the files of the previous one.
+    private func freshContainer(_ directory: URL, _ repetition: Int) throws -> ModelContainer {
+        let previous = directory.appendingPathComponent("store-\(repetition - 1)")
+        try? FileManager.default.removeItem(at: previous)
+        return try ModelContainer(for: User.self, configurations: configuration(directory.appendingPathComponent("store-\(repetition)")))
+    }
+
+    /// A container whose store holds every user, inserted with the batch API; returns the identifiers in row order.
+    private func filledContainer(_ data: Dataset, at url: URL) throws -> (ModelContainer, [PersistentIdentifier]) {
+        let container = try ModelContainer(for: User.self, configurations: configuration(url))
+        let ids = try ModelContext(container).insert(User.self, rows: data.rows.map(UserQueries.assignments))
+        try Expect.count(ids.count, data.count, "filling the store")
+        return (container, ids)
+    }
+
+    private func storedCount(_ container: ModelContainer) throws -> Int {
+        try ModelContext(container).fetchCount(FetchDescriptor<User>())
+    }
+
+    // MARK: Workloads
+
+    func insert(_ data: Dataset, _ directory: URL) throws -> Trial {
+        var container: ModelContainer?
+        var context: ModelContext?
+        let prepare: (Int) throws -> Void = { repetition in
+            context = nil
+            container = nil
+            container = try freshContainer(directory, repetition)
+            context = ModelContext(container!)
+        }
+        let check: (Int, Int) throws -> Void = { inserted, repetition in
+            try Expect.count(inserted, data.count, "insert")
+            if repetition == 0 { try Expect.count(try storedCount(container!), data.count, "insert, counted back") }
+        }
+        if batchInsert {
+            return Trial(
+                path: "ModelContext.insert(User.self, rows:) (batch, one atomic store write)", prepare: prepare,
+                run: { _ in try context!.insert(User.self, rows: data.rows.map(UserQueries.assignments)).count },
+                check: check)
+        }
+        return Trial(
+            path: "User models, context.insert each, one save()", prepare: prepare,
+            run: { _ in
+                let context = context!
+                for row in data.rows { context.insert(User(row)) }
+                try context.save()
+                return data.count
+            },
+            check: check)
+    }
+
+    /// A fetch from a store holding every user, each repetition in a fresh context (so no model is registered yet).
+    private func fetchTrial(
+        _ data: Dataset, _ directory: URL, path: String, run: @escaping (ModelContext, Int) throws -> [User],
+        check: @escaping ([User], Int) throws -> Void
+    ) throws -> Trial {
+        let (container, _) = try filledContainer(data, at: directory.appendingPathComponent("store"))
+        var context: ModelContext?
+        return Trial(
+            path: path + ", fresh context", prepare: { _ in context = ModelContext(container) },
+            run: { repetition in try run(context!, repetition) }, check: check)
+    }
+
+    func fetchIndexed(_ data: Dataset, _ directory: URL) throws -> Trial {
+        try fetchTrial(
+            data, directory, path: "context.fetch(#Predicate name == \"Jane\", sortBy: age)",
+            run: { context, _ in try context.fetch(UserQueries.indexed()) },
+            check: { users, _ in
+                try Expect.count(users.count, data.indexedNameCount, "fetch-indexed")
+                if users.contains(where: { $0.name != Dataset.indexedName }) { throw WrongResult("fetch-indexed: wrong name") }
+                try Expect.sortedByAge(users.map(\.age))
+            })
+    }
+
+    func fetchUnique(_ data: Dataset, _ directory: URL) throws -> Trial {
+        try fetchTrial(
+            data, directory, path: "context.fetch(#Predicate email == x, fetchLimit 1)",
+            run: { context, repetition in
+                try context.fetch(UserQueries.unique(email: data.rows[data.lookupTarget(repetition)].email))
+            },
+            check: { users, repetition in
+                try Expect.count(users.count, 1, "fetch-unique")
+                if users[0].email != data.rows[data.lookupTarget(repetition)].email { throw WrongResult("fetch-unique: wrong user") }
+            })
+    }
+
+    func fetchScan(_ data: Dataset, _ directory: URL) throws -> Trial {
+        try fetchTrial(
+            data, directory, path: "context.fetch(#Predicate age >= 65 && score >= 900 && joined < t)",
+            run: { context, _ in try context.fetch(UserQueries.scan()) },
+            check: { users, _ in
+                try Expect.count(users.count, data.scanMatchCount, "fetch-scan")
+                if users.contains(where: { !($0.age >= Dataset.scanMinimumAge && $0.score >= Dataset.scanMinimumScore) }) {
+                    throw WrongResult("fetch-scan: a result does not match")
+                }
+            })
+    }
+
+    func updateOne(_ data: Dataset, _ directory: URL) throws -> Trial {
+        let (container, ids) = try filledContainer(data, at: directory.appendingPathComponent("store"))
+        let context = ModelContext(container)
+        var user: User?
+        return Trial(
+            path: "change one fetched model, context.save()",
+            prepare: { repetition in
+                user = try context.model(for: ids[data.lookupTarget(repetition)], as: User.self)
+                if user == nil { throw WrongResult("update-one: the user to change is missing") }
+            },
+            run: { repetition in
+                user!.score = Double(repetition) + 0.5
+                try context.save()
+                return user!.persistentModelID
+            },
+            check: { id, repetition in
+                guard repetition == 0 else { return }
+                let stored = try ModelContext(container).model(for: id, as: User.self)
+                if stored?.score != 0.5 { throw WrongResult("update-one: the change was not stored") }
+            })
+    }
+
+    func open(_ data: Dataset, _ directory: URL) throws -> Trial {
+        let url = directory.appendingPathComponent("store")
+        do {
+            let (container, _) = try filledContainer(data, at: url)
+            _ = container
+        }
+        return Trial(
+            path: "ModelContainer(for:configurations:) + fetch(FetchDescriptor<User>()) of every model",
+            run: { _ in
+                let container = try ModelContainer(for: User.self, configurations: configuration(url))
+                let context = ModelContext(container)
+                let users = try context.fetch(FetchDescriptor<User>())
+                return (container, context, users)
+            },
+            check: { opened, _ in try Expect.count(opened.2.count, data.count, "open") })
+    }
+
+    func deleteAll(_ data: Dataset, _ directory: URL) throws -> Trial {
+        var container: ModelContainer?
+        var context: ModelContext?
+        return Trial(
+            path: "context.delete(model: User.self) (batch delete) + save()",
+            prepare: { repetition in
+                context = nil
+                container = nil
+                try? FileManager.default.removeItem(at: directory.appendingPathComponent("store-\(repetition - 1)"))
+                container = try filledContainer(data, at: directory.appendingPathComponent("store-\(repetition)")).0
+                context = ModelContext(container!)
+            },
+            run: { _ in
+                try context!.delete(model: User.self)
+                try context!.save()
+                return 0
+            },
+            check: { _, _ in try Expect.count(try storedCount(container!), 0, "delete-all, counted back") })
+    }
+}

@@ -1,0 +1,124 @@
+import BenchHarness
+import Foundation
+
+/// The workloads of issue 8.
+enum Workload: String, CaseIterable, Sendable {
+    case insert
+    case fetchIndexed = "fetch-indexed"
+    case fetchUnique = "fetch-unique"
+    case fetchScan = "fetch-scan"
+    case updateOne = "update-one"
+    case open
+    case deleteAll = "delete-all"
+}
+
+/// Thrown by a system asked for a workload it cannot do; reported as n/a with the reason.
+struct NotApplicable: Error {
+    let reason: String
+    init(_ reason: String) { self.reason = reason }
+}
+
+/// Thrown when a system's result is wrong: the benchmark is reported as failed, never as a number.
+struct WrongResult: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// One benchmark, ready to repeat: untimed preparation, the timed work, an untimed check.
+struct Trial {
+    /// The API path the timed work takes, for the report.
+    let path: String
+    /// Runs one repetition and returns its time in seconds.
+    let repeatOnce: (_ repetition: Int) throws -> Double
+
+    /// A trial.
+    /// - Parameters:
+    ///   - prepare: runs before every repetition, untimed (fresh stores, fresh contexts, targets).
+    ///   - run: the timed work; what it returns is kept alive until the clock has stopped.
+    ///   - check: verifies the output, untimed; throw ``WrongResult`` when it is wrong.
+    init<Output>(
+        path: String, prepare: @escaping (_ repetition: Int) throws -> Void = { _ in },
+        run: @escaping (_ repetition: Int) throws -> Output,
+        check: @escaping (_ output: Output, _ repetition: Int) throws -> Void
+    ) {
+        self.path = path
+        repeatOnce = { repetition in
+            try prepare(repetition)
+            var output: Output?
+            let start = ContinuousClock.now
+            output = try run(repetition)
+            let elapsed = ContinuousClock.now - start
+            try check(output!, repetition)
+            output = nil
+            return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        }
+    }
+
+    /// Repeats the trial under a policy and returns the times in seconds.
+    func measure(_ policy: RepetitionPolicy) throws -> [Double] {
+        var samples: [Double] = []
+        while policy.wantsMore(after: samples) {
+            samples.append(try repeatOnce(samples.count))
+        }
+        return samples
+    }
+}
+
+/// A system under test: builds a trial for each workload it can do over a data set.
+///
+/// Each workload method gets the data and this benchmark's own empty scratch directory. A
+/// workload the system does not implement throws ``NotApplicable`` with ``notApplicable(_:)``'s reason.
+protocol BenchSystem {
+    /// Why the system cannot do a workload, or `nil` if it can. Decided without data.
+    func notApplicable(_ workload: Workload) -> String?
+    func insert(_ data: Dataset, _ directory: URL) throws -> Trial
+    func fetchIndexed(_ data: Dataset, _ directory: URL) throws -> Trial
+    func fetchUnique(_ data: Dataset, _ directory: URL) throws -> Trial
+    func fetchScan(_ data: Dataset, _ directory: URL) throws -> Trial
+    func updateOne(_ data: Dataset, _ directory: URL) throws -> Trial
+    func open(_ data: Dataset, _ directory: URL) throws -> Trial
+    func deleteAll(_ data: Dataset, _ directory: URL) throws -> Trial
+}
+
+extension BenchSystem {
+    /// The trial for a workload.
+    func trial(_ workload: Workload, data: Dataset, directory: URL) throws -> Trial {
+        if let reason = notApplicable(workload) { throw NotApplicable(reason) }
+        switch workload {
+        case .insert: return try insert(data, directory)
+        case .fetchIndexed: return try fetchIndexed(data, directory)
+        case .fetchUnique: return try fetchUnique(data, directory)
+        case .fetchScan: return try fetchScan(data, directory)
+        case .updateOne: return try updateOne(data, directory)
+        case .open: return try open(data, directory)
+        case .deleteAll: return try deleteAll(data, directory)
+        }
+    }
+
+    func notApplicable(_ workload: Workload) -> String? { nil }
+
+    private func unsupported(_ workload: Workload) -> NotApplicable {
+        NotApplicable(notApplicable(workload) ?? "not implemented for this system")
+    }
+
+    func insert(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.insert) }
+    func fetchIndexed(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.fetchIndexed) }
+    func fetchUnique(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.fetchUnique) }
+    func fetchScan(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.fetchScan) }
+    func updateOne(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.updateOne) }
+    func open(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.open) }
+    func deleteAll(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.deleteAll) }
+}
+
+/// Checks shared by every system.
+enum Expect {
+    static func count(_ actual: Int, _ expected: Int, _ what: String) throws {
+        if actual != expected { throw WrongResult("\(what): got \(actual) results, expected \(expected)") }
+    }
+
+    static func sortedByAge(_ ages: [Int]) throws {
+        if zip(ages, ages.dropFirst()).contains(where: { $0 > $1 }) {
+            throw WrongResult("fetch-indexed: results are not sorted by age")
+        }
+    }
+}

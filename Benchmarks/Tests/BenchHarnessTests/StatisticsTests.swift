@@ -1,0 +1,69 @@
+import Testing
+
+@testable import BenchHarness
+
+struct TimingSummaryTests {
+    @Test func medianOfAnOddCountIsTheMiddleSample() throws {
+        let summary = try #require(TimingSummary(seconds: [5, 1, 3]))
+        #expect(summary.median == 3)
+        #expect(summary.minimum == 1)
+        #expect(summary.maximum == 5)
+        #expect(summary.count == 3)
+    }
+
+    @Test func medianOfAnEvenCountIsTheMeanOfTheMiddlePair() throws {
+        let summary = try #require(TimingSummary(seconds: [4, 1, 2, 3]))
+        #expect(summary.median == 2.5)
+    }
+
+    @Test func p90UsesTheNearestRank() throws {
+        let ten = try #require(TimingSummary(seconds: (1...10).map(Double.init)))
+        #expect(ten.p90 == 9)
+        let twenty = try #require(TimingSummary(seconds: (1...20).map(Double.init).reversed()))
+        #expect(twenty.p90 == 18)
+        let few = try #require(TimingSummary(seconds: [0.2, 0.1, 0.3]))
+        #expect(few.p90 == 0.3)
+    }
+
+    @Test func noSamplesGiveNoSummary() {
+        #expect(TimingSummary(seconds: []) == nil)
+    }
+}
+
+struct RepetitionPolicyTests {
+    @Test func runsTheMinimumThenStopsAtTheBudget() {
+        let policy = RepetitionPolicy(minimum: 3, maximum: 10, timeBudget: 1)
+        #expect(policy.wantsMore(after: []))
+        #expect(policy.wantsMore(after: [0.6, 0.6]))
+        #expect(!policy.wantsMore(after: [0.6, 0.6, 0.6]))
+        #expect(policy.wantsMore(after: [0.1, 0.1, 0.1]))
+    }
+
+    @Test func neverExceedsTheMaximum() {
+        let policy = RepetitionPolicy(minimum: 1, maximum: 4, timeBudget: 100)
+        #expect(!policy.wantsMore(after: [0.001, 0.001, 0.001, 0.001]))
+    }
+
+    @Test func theCapEndsSlowBenchmarksBeforeTheMinimumButAfterOneRepetition() {
+        let policy = RepetitionPolicy(minimum: 5, maximum: 10, timeBudget: 1, timeCap: 30)
+        #expect(policy.wantsMore(after: []))
+        #expect(!policy.wantsMore(after: [40]))
+        #expect(policy.wantsMore(after: [10, 10]))
+        #expect(!policy.wantsMore(after: [10, 10, 10]))
+    }
+}
+
+struct ProcessMemoryTests {
+    @Test func parsesKilobyteFieldsWithTabsAndSpaces() {
+        let status = "Name:\tbench\nVmHWM:\t  123456 kB\nVmRSS:\t    2148 kB\n"
+        #expect(ProcessMemory.parseStatusField("VmHWM", in: status) == 123_456)
+        #expect(ProcessMemory.parseStatusField("VmRSS", in: status) == 2_148)
+        #expect(ProcessMemory.parseStatusField("VmSwap", in: status) == nil)
+    }
+
+    @Test func thisProcessHasAPeakAtLeastAsLargeAsItsCurrentSize() throws {
+        let current = try #require(ProcessMemory.currentResidentBytes())
+        #expect(current > 0)
+        #expect(ProcessMemory.peakResidentBytes() >= current)
+    }
+}
