@@ -1,5 +1,7 @@
 import ModelStore
+import ModelStoreAppendLog
 import ModelStoreInMemory
+import ModelStoreJSONFile
 
 extension StoreScheme {
     /// `memory:` or `memory:NAME`: an `InMemoryStore` that forgets everything when the container goes away.
@@ -9,8 +11,38 @@ extension StoreScheme {
         InMemoryStoreConfiguration(name: url.location.isEmpty ? "memory" : url.location)
     }
 
-    /// The schemes of the adapters that ship with ModelStore.
-    public static var builtIn: [StoreScheme] { [.memory] }
+    /// `json:PATH[?backup=true|false]`: a `JSONFileStore` in one human-readable JSON file.
+    ///
+    /// `backup` (default `true`) keeps the previous file beside it on every save.
+    public static let json = StoreScheme(
+        "json", summary: "one readable JSON file, saved atomically", location: .required("PATH"),
+        options: [.init("backup", allowedValues: ["true", "false"], summary: "keep the previous file on save")],
+        example: "json:trips.json"
+    ) { url in
+        JSONFileStoreConfiguration(url: url.fileURL, keepsBackup: url.option("backup") != "false")
+    }
+
+    /// `log:DIR[?durability=none|batched|everySave&compaction=automatic|manual]`: an `AppendLogStore`.
+    ///
+    /// `durability` defaults to `batched` (group commit) and `compaction` to `automatic`.
+    public static let log = StoreScheme(
+        "log", summary: "a durable append-only log in a directory", location: .required("DIR"),
+        options: [
+            .init(
+                "durability", allowedValues: AppendLogStoreConfiguration.Durability.allCases.map(\.rawValue),
+                summary: "what a save guarantees when it returns"),
+            .init("compaction", allowedValues: ["automatic", "manual"], summary: "when the log is compacted"),
+        ],
+        example: "log:trips-log"
+    ) { url in
+        let durability = url.option("durability").flatMap(AppendLogStoreConfiguration.Durability.init(rawValue:))
+        return AppendLogStoreConfiguration(
+            directory: url.fileURL, durability: durability ?? .batched,
+            compaction: url.option("compaction") == "manual" ? .manual : .default)
+    }
+
+    /// The schemes of the adapters that ship with ModelStore: `memory:`, `json:` and `log:`.
+    public static var builtIn: [StoreScheme] { [.memory, .json, .log] }
 }
 
 extension StoreRegistry {

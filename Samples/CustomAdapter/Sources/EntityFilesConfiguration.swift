@@ -15,7 +15,7 @@ public struct EntityFilesConfiguration: DataStoreConfiguration {
 
     /// A configuration for a directory.
     public init(directory: URL, name: String = "entity-files", schema: Schema? = nil) {
-        self.directory = directory.standardizedFileURL
+        self.directory = URL(fileURLWithPath: directory.standardizedFileURL.path, isDirectory: true)
         self.name = name
         self.schema = schema
     }

@@ -31,8 +31,10 @@ public final class StoreRegistry: Sendable {
 
     /// Registers a scheme.
     ///
-    /// - Parameter replacingExisting: Whether to replace a scheme of the same name that is already
-    ///   registered (the default). Pass `false` to keep an app's own choice.
+    /// - Parameters:
+    ///   - scheme: The scheme to register.
+    ///   - replacingExisting: Whether to replace a scheme of the same name that is already
+    ///     registered (the default). Pass `false` to keep an app's own choice.
     /// - Returns: Whether the scheme was registered.
     @discardableResult
     public func register(_ scheme: StoreScheme, replacingExisting: Bool = true) -> Bool {

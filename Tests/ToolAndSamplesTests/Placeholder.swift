@@ -1,1 +1,0 @@
-// Tests arrive with their issue.
