@@ -84,6 +84,12 @@ extension JSONFileStore {
         var keeping = Set(plan.names.values)
         if configuration.keepsBackup { keeping.formUnion(previousFiles) }
         state.externals.removeUnreferenced(keeping: keeping)
-        try step(.removedUnreferencedFiles)
+        do {
+            try step(.removedUnreferencedFiles)
+        } catch let crash as SimulatedCrash {
+            throw crash
+        } catch {
+            // The save has happened; see above.
+        }
     }
 }

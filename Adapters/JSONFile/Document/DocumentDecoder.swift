@@ -20,7 +20,7 @@ struct DocumentDecoder {
         if scanner.isAtEnd() {
             throw scanner.failure("the file is empty", remedy: "Restore the file from its '.backup' copy, or delete it to start an empty store")
         }
-        guard try scanner.peekKind() == .object else {
+        guard try scanner.peek() == UInt8(ascii: "{") else {
             throw scanner.failure("the file is not a ModelStore JSON document: it does not start with '{'")
         }
         try scanner.enterObject()
@@ -29,12 +29,14 @@ struct DocumentDecoder {
         while let key = try scanner.nextKey(&first) {
             switch try scanner.string(of: key) {
             case "format":
+                scanner.skipWhitespace()
                 let start = scanner.offset
                 let format = try scanner.readString()
                 guard format == JSONFileFormat.name else {
                     throw scanner.failure("the file's 'format' is '\(format)', not '\(JSONFileFormat.name)'", at: start)
                 }
             case "formatVersion":
+                scanner.skipWhitespace()
                 let start = scanner.offset
                 let version = try scanner.readInt64()
                 guard version >= 1 && version <= JSONFileFormat.version else {
@@ -46,6 +48,7 @@ struct DocumentDecoder {
                 }
                 state.header.formatVersion = Int(version)
             case "schemaVersion":
+                scanner.skipWhitespace()
                 let start = scanner.offset
                 let text = try scanner.readString()
                 guard let version = Self.version(text) else {
@@ -53,6 +56,7 @@ struct DocumentDecoder {
                 }
                 state.header.schemaVersion = version
             case "storeIdentifier":
+                scanner.skipWhitespace()
                 let start = scanner.offset
                 let identifier = try scanner.readString()
                 guard !identifier.isEmpty else { throw scanner.failure("the 'storeIdentifier' is empty", at: start) }
@@ -300,6 +304,7 @@ struct DocumentDecoder {
     }
 
     private func readPrimaryKey(_ scanner: inout JSONScanner, _ entity: Schema.Entity) throws -> PrimaryKey {
+        scanner.skipWhitespace()
         let start = scanner.offset
         switch try scanner.peekKind() {
         case .number: return .int(try scanner.readInt64())

@@ -14,6 +14,7 @@ extension JSONScanner {
     ///
     /// `allowsFile` accepts a `{"$file": name}` tag (the value of an `.externalStorage` attribute).
     mutating func readValue(_ shape: ValueShape, _ context: ValueContext, allowsFile: Bool = false) throws -> StoreValue {
+        skipWhitespace()
         let start = offset
         let kind = try peekKind()
         if case .toOne(let destination) = shape, kind == .number || kind == .string {
@@ -219,6 +220,7 @@ extension JSONScanner {
 
     /// One key of a relationship: an integer or string key into `destination`, or a `$reference` tag.
     mutating func readRelationshipKey(destination: String, _ context: ValueContext) throws -> PersistentIdentifier {
+        skipWhitespace()
         let start = offset
         switch try peekKind() {
         case .number:
@@ -238,6 +240,7 @@ extension JSONScanner {
     // MARK: Objects and tags
 
     private mutating func readObject(_ shape: ValueShape, _ context: ValueContext, allowsFile: Bool) throws -> StoreValue {
+        skipWhitespace()
         let start = offset
         try enterObject()
         var first = true
@@ -301,6 +304,7 @@ extension JSONScanner {
     }
 
     private mutating func readTagged(_ tag: ValueTag, _ context: ValueContext, allowsFile: Bool, keyStart: Int) throws -> StoreValue {
+        skipWhitespace()
         let start = offset
         switch tag {
         case .bool: return .bool(try readBool())
@@ -347,6 +351,7 @@ extension JSONScanner {
     }
 
     private mutating func readRelativeURL() throws -> StoreValue {
+        skipWhitespace()
         let start = offset
         var relative: String?
         var base: String?
@@ -367,6 +372,7 @@ extension JSONScanner {
 
     /// `{"entity": "Trip", "key": 3, "store": "json-…"}`; a missing store means this store.
     private mutating func readIdentifier(_ context: ValueContext) throws -> PersistentIdentifier {
+        skipWhitespace()
         let start = offset
         var entity: String?
         var key: PrimaryKey?
