@@ -100,7 +100,8 @@ struct CaseDefinition: Sendable {
     let body: @Sendable (CaseEnvironment) throws -> Void
 
     init(
-        _ group: ConformanceGroup, _ name: String, _ summary: String, requires requirements: ConformanceCapabilities = [],
+        _ group: ConformanceGroup, _ name: String, _ summary: String,
+        requires requirements: ConformanceCapabilities = [],
         unavailable unavailableReason: String? = nil, body: @escaping @Sendable (CaseEnvironment) throws -> Void
     ) {
         self.group = group

@@ -5,22 +5,31 @@ import Synchronization
 /// Two (or more) contexts on one container.
 enum ContextCases {
     static let all: [CaseDefinition] = [
-        CaseDefinition(.contexts, "saveSeenByOtherContext",
-                       "A save in one context is seen by the next fetch in another context of the same container.") { env in
+        CaseDefinition(
+            .contexts, "saveSeenByOtherContext",
+            "A save in one context is seen by the next fetch in another context of the same container."
+        ) { env in
             let container = try env.openContainer()
             let reader = env.freshContext(container)
-            let before = try env.step("fetching from the second context") { try reader.fetch(FetchDescriptor<LogEntry>()) }
+            let before = try env.step("fetching from the second context") {
+                try reader.fetch(FetchDescriptor<LogEntry>())
+            }
             try env.checkEqual(before.count, 0, "a new store is not empty")
             let writer = env.freshContext(container)
             let entry = LogEntry()
             entry.sequence = 1
             writer.insert(entry)
             try env.step("saving in the first context") { try writer.save() }
-            let after = try env.step("fetching again from the second context") { try reader.fetch(FetchDescriptor<LogEntry>()) }
-            try env.checkEqual(after.map(\.sequence), [1], "a save in one context was not seen by another context's next fetch")
+            let after = try env.step("fetching again from the second context") {
+                try reader.fetch(FetchDescriptor<LogEntry>())
+            }
+            try env.checkEqual(
+                after.map(\.sequence), [1], "a save in one context was not seen by another context's next fetch")
         },
-        CaseDefinition(.contexts, "registeredModelsAreRefreshed",
-                       "A model registered in one context shows another context's saved change on the next fetch.") { env in
+        CaseDefinition(
+            .contexts, "registeredModelsAreRefreshed",
+            "A model registered in one context shows another context's saved change on the next fetch."
+        ) { env in
             let container = try env.openContainer()
             try env.seed(container)
             let reader = env.freshContext(container)
@@ -30,11 +39,14 @@ enum ContextCases {
             changed.title = "from the writer"
             try env.step("saving the change in the writing context") { try writer.save() }
             _ = try env.step("fetching again in the reading context") { try reader.fetch(FetchDescriptor<Specimen>()) }
-            try env.checkEqual(held.title, "from the writer",
-                               "a model registered in another context kept its old value after a fetch: not refreshed")
+            try env.checkEqual(
+                held.title, "from the writer",
+                "a model registered in another context kept its old value after a fetch: not refreshed")
         },
-        CaseDefinition(.contexts, "unsavedChangesSurviveOtherSaves",
-                       "A context's unsaved change is not overwritten when another context saves the same model.") { env in
+        CaseDefinition(
+            .contexts, "unsavedChangesSurviveOtherSaves",
+            "A context's unsaved change is not overwritten when another context saves the same model."
+        ) { env in
             let container = try env.openContainer()
             try env.seed(container)
             let mine = env.freshContext(container)
@@ -45,10 +57,13 @@ enum ContextCases {
             other.title = "theirs"
             try env.step("saving in the second context") { try theirs.save() }
             _ = try env.step("fetching again in the first context") { try mine.fetch(FetchDescriptor<Specimen>()) }
-            try env.checkEqual(held.nickname, "mine, unsaved", "another context's save overwrote this context's unsaved change")
+            try env.checkEqual(
+                held.nickname, "mine, unsaved", "another context's save overwrote this context's unsaved change")
         },
-        CaseDefinition(.contexts, "deleteSeenByOtherContext",
-                       "A model deleted and saved in one context is no longer fetched by another.") { env in
+        CaseDefinition(
+            .contexts, "deleteSeenByOtherContext",
+            "A model deleted and saved in one context is no longer fetched by another."
+        ) { env in
             let container = try env.openContainer()
             try env.seed(container)
             let reader = env.freshContext(container)
@@ -57,12 +72,17 @@ enum ContextCases {
             let doomed = try env.fetchSeeded(\LogEntry.sequence, 7, in: writer)
             writer.delete(doomed)
             try env.step("saving the delete") { try writer.save() }
-            let after = try env.step("fetching again in the reading context") { try reader.fetch(FetchDescriptor<LogEntry>()) }
-            try env.check(!after.contains { $0.sequence == 7 },
-                          "a model deleted and saved in one context was still fetched by another: delete ignored")
+            let after = try env.step("fetching again in the reading context") {
+                try reader.fetch(FetchDescriptor<LogEntry>())
+            }
+            try env.check(
+                !after.contains { $0.sequence == 7 },
+                "a model deleted and saved in one context was still fetched by another: delete ignored")
         },
-        CaseDefinition(.contexts, "concurrentContextsLoseNothing",
-                       "Contexts saving at the same time on different threads lose no insert and share no identifier.") { env in
+        CaseDefinition(
+            .contexts, "concurrentContextsLoseNothing",
+            "Contexts saving at the same time on different threads lose no insert and share no identifier."
+        ) { env in
             let container = try env.openContainer()
             let errors = Mutex<[String]>([])
             let identifiers = Mutex<[PersistentIdentifier]>([])
@@ -88,9 +108,11 @@ enum ContextCases {
             let failures = errors.withLock { $0 }
             try env.check(failures.isEmpty, "saves from concurrent contexts failed", found: failures.first)
             let ids = identifiers.withLock { $0 }
-            try env.checkEqual(Set(ids).count, 200, "concurrent contexts were given the same identifier for different models")
-            try env.checkEqual(try env.count(LogEntry.self, in: container), 200,
-                               "4 contexts each saving 50 entries concurrently left the wrong number stored: inserts lost")
+            try env.checkEqual(
+                Set(ids).count, 200, "concurrent contexts were given the same identifier for different models")
+            try env.checkEqual(
+                try env.count(LogEntry.self, in: container), 200,
+                "4 contexts each saving 50 entries concurrently left the wrong number stored: inserts lost")
         },
     ]
 }

@@ -4,20 +4,25 @@ import ModelStore
 /// `erase()`: everything goes, and the store stays usable.
 enum EraseCases {
     static let all: [CaseDefinition] = [
-        CaseDefinition(.erase, "eraseRemovesEverything", "After erase(), no entity has any model.", requires: .erase) { env in
+        CaseDefinition(.erase, "eraseRemovesEverything", "After erase(), no entity has any model.", requires: .erase) {
+            env in
             let container = try env.openContainer()
             try env.seed(container)
             try env.step("erasing the container") { try container.erase() }
             let counts = [
-                "Specimen": try env.count(Specimen.self, in: container), "Folder": try env.count(Folder.self, in: container),
+                "Specimen": try env.count(Specimen.self, in: container),
+                "Folder": try env.count(Folder.self, in: container),
                 "Note": try env.count(Note.self, in: container), "Hold": try env.count(Hold.self, in: container),
                 "LogEntry": try env.count(LogEntry.self, in: container),
             ]
-            try env.check(counts.values.allSatisfy { $0 == 0 }, "after erase(), models are still fetched: erase incomplete",
-                          expected: "no models", found: "\(counts.filter { $0.value > 0 }.sorted { $0.key < $1.key })")
+            try env.check(
+                counts.values.allSatisfy { $0 == 0 }, "after erase(), models are still fetched: erase incomplete",
+                expected: "no models", found: "\(counts.filter { $0.value > 0 }.sorted { $0.key < $1.key })")
         },
-        CaseDefinition(.erase, "storeUsableAfterErase",
-                       "After erase(), the same unique values can be saved again and fetched.", requires: .erase) { env in
+        CaseDefinition(
+            .erase, "storeUsableAfterErase",
+            "After erase(), the same unique values can be saved again and fetched.", requires: .erase
+        ) { env in
             let container = try env.openContainer()
             try env.seed(container)
             try env.step("erasing the container") { try container.erase() }
@@ -25,8 +30,10 @@ enum EraseCases {
             let specimens = try env.all(Specimen.self, in: container, by: \.code)
             try SpecimenField.checkAll(specimens, equal: seed.specimens, "the seed saved again after erase()", in: env)
         },
-        CaseDefinition(.erase, "eraseIsDurable", "After erase() and reopening, the store is still empty.",
-                       requires: [.erase, .durability]) { env in
+        CaseDefinition(
+            .erase, "eraseIsDurable", "After erase() and reopening, the store is still empty.",
+            requires: [.erase, .durability]
+        ) { env in
             try env.session { container in
                 try env.seed(container)
                 try env.step("erasing the container") { try container.erase() }

@@ -9,9 +9,11 @@ enum ExternalStorageCases {
     }
 
     static let all: [CaseDefinition] = [
-        CaseDefinition(.externalStorage, "largeValuesRoundTrip",
-                       "A multi-megabyte external attribute round-trips, is replaced, and survives unrelated updates.",
-                       requires: .externalStorage) { env in
+        CaseDefinition(
+            .externalStorage, "largeValuesRoundTrip",
+            "A multi-megabyte external attribute round-trips, is replaced, and survives unrelated updates.",
+            requires: .externalStorage
+        ) { env in
             let big = bytes(3 << 20, seed: 1)
             let smaller = bytes(1 << 20, seed: 2)
             try env.session { container in
@@ -21,26 +23,31 @@ enum ExternalStorageCases {
                 context.insert(specimen)
                 try env.step("saving a specimen with a 3 MiB attachment") { try context.save() }
                 let read = try env.all(Specimen.self, in: container, by: \.code)
-                try env.check(read.first?.attachment == big, "a 3 MiB external attachment came back different",
-                              expected: "\(big.count) bytes", found: "\(read.first?.attachment.count ?? 0) bytes")
+                try env.check(
+                    read.first?.attachment == big, "a 3 MiB external attachment came back different",
+                    expected: "\(big.count) bytes", found: "\(read.first?.attachment.count ?? 0) bytes")
                 specimen.attachment = smaller
                 try env.step("replacing the attachment with 1 MiB") { try context.save() }
                 specimen.title = "unrelated change"
                 try env.step("saving an unrelated change") { try context.save() }
                 let again = try env.all(Specimen.self, in: container, by: \.code)
-                try env.check(again.first?.attachment == smaller, "a replaced external attachment came back different",
-                              expected: "\(smaller.count) bytes", found: "\(again.first?.attachment.count ?? 0) bytes")
+                try env.check(
+                    again.first?.attachment == smaller, "a replaced external attachment came back different",
+                    expected: "\(smaller.count) bytes", found: "\(again.first?.attachment.count ?? 0) bytes")
             }
             guard env.adapter.capabilities.contains(.durability) else { return }
             try env.session { container in
                 let reopened = try env.all(Specimen.self, in: container, by: \.code)
-                try env.check(reopened.first?.attachment == smaller, "an external attachment came back different after reopening",
-                              expected: "\(smaller.count) bytes", found: "\(reopened.first?.attachment.count ?? 0) bytes")
+                try env.check(
+                    reopened.first?.attachment == smaller, "an external attachment came back different after reopening",
+                    expected: "\(smaller.count) bytes", found: "\(reopened.first?.attachment.count ?? 0) bytes")
             }
         },
-        CaseDefinition(.externalStorage, "deletedValuesAreGone",
-                       "Deleting a model with a large external attribute, then reopening, does not bring it back.",
-                       requires: [.externalStorage, .durability]) { env in
+        CaseDefinition(
+            .externalStorage, "deletedValuesAreGone",
+            "Deleting a model with a large external attribute, then reopening, does not bring it back.",
+            requires: [.externalStorage, .durability]
+        ) { env in
             try env.session { container in
                 let context = env.freshContext(container)
                 let kept = Seed.makeSpecimen(0)
@@ -55,10 +62,13 @@ enum ExternalStorageCases {
             }
             try env.session { container in
                 let left = try env.all(Specimen.self, in: container, by: \.code)
-                try env.checkEqual(left.map(\.code), ["S01"], "after deleting a specimen with an external attachment and reopening, "
-                                   + "the wrong specimens are stored")
-                try env.check(left.first?.attachment == bytes(1 << 20, seed: 3),
-                              "the kept specimen's external attachment changed when another was deleted")
+                try env.checkEqual(
+                    left.map(\.code), ["S01"],
+                    "after deleting a specimen with an external attachment and reopening, "
+                        + "the wrong specimens are stored")
+                try env.check(
+                    left.first?.attachment == bytes(1 << 20, seed: 3),
+                    "the kept specimen's external attachment changed when another was deleted")
             }
         },
     ]

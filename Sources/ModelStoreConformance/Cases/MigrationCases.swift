@@ -50,7 +50,9 @@ enum MigrationV3: VersionedSchema {
 enum MigrationLog {
     static let seen = Mutex<[String: [String]]>([:])
 
-    static func record(_ context: ModelContext, _ what: (ModelContext) throws -> (prefix: String, note: String)) rethrows {
+    static func record(
+        _ context: ModelContext, _ what: (ModelContext) throws -> (prefix: String, note: String)
+    ) rethrows {
         let (prefix, note) = try what(context)
         seen.withLock { $0[prefix, default: []].append(note) }
     }
@@ -73,7 +75,9 @@ enum CustomPlan: SchemaMigrationPlan {
                 willMigrate: { context in
                     try MigrationLog.record(context) { context in
                         let old = try context.fetch(FetchDescriptor<MigrationV2.Gauge>())
-                        return (MigrationLog.prefix(of: old.map(\.name)), "willMigrate saw \(old.count) version-2 gauges")
+                        return (
+                            MigrationLog.prefix(of: old.map(\.name)), "willMigrate saw \(old.count) version-2 gauges"
+                        )
                     }
                 },
                 didMigrate: { context in
@@ -81,7 +85,9 @@ enum CustomPlan: SchemaMigrationPlan {
                         let new = try context.fetch(FetchDescriptor<MigrationV3.Gauge>())
                         for gauge in new { gauge.isHigh = gauge.value > 50 }
                         try context.save()
-                        return (MigrationLog.prefix(of: new.map(\.name)), "didMigrate saw \(new.count) version-3 gauges")
+                        return (
+                            MigrationLog.prefix(of: new.map(\.name)), "didMigrate saw \(new.count) version-3 gauges"
+                        )
                     }
                 }),
         ]
@@ -93,9 +99,12 @@ enum FailingPlan: SchemaMigrationPlan {
     static var stages: [MigrationStage] {
         [
             .lightweight(fromVersion: MigrationV1.self, toVersion: MigrationV2.self),
-            .custom(fromVersion: MigrationV2.self, toVersion: MigrationV3.self, willMigrate: nil, didMigrate: { _ in
-                throw DataStoreError(.invalidValue, "the conformance suite's failing migration stage fails on purpose")
-            }),
+            .custom(
+                fromVersion: MigrationV2.self, toVersion: MigrationV3.self, willMigrate: nil,
+                didMigrate: { _ in
+                    throw DataStoreError(
+                        .invalidValue, "the conformance suite's failing migration stage fails on purpose")
+                }),
         ]
     }
 }
@@ -128,23 +137,30 @@ enum MigrationCases {
     }
 
     static let all: [CaseDefinition] = [
-        CaseDefinition(.migrations, "lightweightAddsAndRenames",
-                       "A lightweight stage keeps renamed attributes' values (originalName) and gives added ones their default.",
-                       requires: [.durability, .migrations]) { env in
+        CaseDefinition(
+            .migrations, "lightweightAddsAndRenames",
+            "A lightweight stage keeps renamed attributes' values (originalName) and gives added ones their default.",
+            requires: [.durability, .migrations]
+        ) { env in
             let prefix = try seedVersion1(env)
             let container = try openGauges(env, MigrationV2.self, plan: LightweightPlan.self)
             let gauges = try env.step("fetching version-2 gauges") {
                 try ModelContext(container).fetch(FetchDescriptor<MigrationV2.Gauge>(sortBy: [SortDescriptor(\.name)]))
             }
-            try env.checkEqual(gauges.map(\.name), (0..<3).map { "\(prefix)-\($0)" }, "a lightweight migration lost models")
-            try env.checkEqual(gauges.map(\.value), [10, 60, 90],
-                               "a lightweight migration did not carry 'reading' into 'value' (originalName: \"reading\")")
-            try env.checkEqual(gauges.map(\.unit), ["kPa", "kPa", "kPa"],
-                               "a lightweight migration did not give the added 'unit' its declared default")
+            try env.checkEqual(
+                gauges.map(\.name), (0..<3).map { "\(prefix)-\($0)" }, "a lightweight migration lost models")
+            try env.checkEqual(
+                gauges.map(\.value), [10, 60, 90],
+                "a lightweight migration did not carry 'reading' into 'value' (originalName: \"reading\")")
+            try env.checkEqual(
+                gauges.map(\.unit), ["kPa", "kPa", "kPa"],
+                "a lightweight migration did not give the added 'unit' its declared default")
         },
-        CaseDefinition(.migrations, "customStageSeesOldAndNewData",
-                       "A custom stage's willMigrate sees the old version's models and didMigrate the new version's.",
-                       requires: [.durability, .migrations]) { env in
+        CaseDefinition(
+            .migrations, "customStageSeesOldAndNewData",
+            "A custom stage's willMigrate sees the old version's models and didMigrate the new version's.",
+            requires: [.durability, .migrations]
+        ) { env in
             let prefix = try seedVersion1(env)
             let container = try openGauges(env, MigrationV3.self, plan: CustomPlan.self)
             let gauges = try env.step("fetching version-3 gauges") {
@@ -152,16 +168,21 @@ enum MigrationCases {
             }
             try env.checkEqual(gauges.map(\.isHigh), [false, true, true], "didMigrate's changes were not stored")
             let seen = MigrationLog.seen.withLock { $0[prefix] ?? [] }
-            try env.checkEqual(seen, ["willMigrate saw 3 version-2 gauges", "didMigrate saw 3 version-3 gauges"],
-                               "the custom stage's closures did not see the old and the new data")
+            try env.checkEqual(
+                seen, ["willMigrate saw 3 version-2 gauges", "didMigrate saw 3 version-3 gauges"],
+                "the custom stage's closures did not see the old and the new data")
         },
-        CaseDefinition(.migrations, "failedMigrationChangesNothing",
-                       "When a stage throws, opening fails with a DataStoreError and the old data is intact.",
-                       requires: [.durability, .migrations]) { env in
+        CaseDefinition(
+            .migrations, "failedMigrationChangesNothing",
+            "When a stage throws, opening fails with a DataStoreError and the old data is intact.",
+            requires: [.durability, .migrations]
+        ) { env in
             let prefix = try seedVersion1(env)
-            try env.expectError([.invalidValue, .corrupted, .invalidSchema, .invalidConfiguration],
-                                "opening with a migration plan whose last stage throws",
-                                ifItSucceeds: "a store opened although a migration stage threw: failed migration ignored") {
+            try env.expectError(
+                [.invalidValue, .corrupted, .invalidSchema, .invalidConfiguration],
+                "opening with a migration plan whose last stage throws",
+                ifItSucceeds: "a store opened although a migration stage threw: failed migration ignored"
+            ) {
                 _ = try openGauges(env, MigrationV3.self, plan: FailingPlan.self)
             }
             let container = try openGauges(env, MigrationV1.self, plan: nil)
@@ -171,9 +192,11 @@ enum MigrationCases {
             try env.checkEqual(gauges.map(\.reading), [10, 60, 90], "a failed migration changed the stored data")
             try env.checkEqual(gauges.map(\.name), (0..<3).map { "\(prefix)-\($0)" }, "a failed migration lost models")
         },
-        CaseDefinition(.migrations, "migratedStoreIsNotMigratedAgain",
-                       "Reopening a store already at the current version runs no stage.",
-                       requires: [.durability, .migrations]) { env in
+        CaseDefinition(
+            .migrations, "migratedStoreIsNotMigratedAgain",
+            "Reopening a store already at the current version runs no stage.",
+            requires: [.durability, .migrations]
+        ) { env in
             let prefix = try seedVersion1(env)
             _ = try openGauges(env, MigrationV3.self, plan: CustomPlan.self)
             _ = try openGauges(env, MigrationV3.self, plan: CustomPlan.self)

@@ -8,19 +8,24 @@ import ModelStore
 /// no memory, only the files, which is what a second process would share.
 enum MultiProcessCases {
     static let all: [CaseDefinition] = [
-        CaseDefinition(.multiProcess, "secondStoreSeesSaves",
-                       "A store opened before another store on the same directory saved sees that save on its next fetch.",
-                       requires: [.multiProcessAccess, .durability]) { env in
+        CaseDefinition(
+            .multiProcess, "secondStoreSeesSaves",
+            "A store opened before another store on the same directory saved sees that save on its next fetch.",
+            requires: [.multiProcessAccess, .durability]
+        ) { env in
             let first = try env.openContainer()
             let second = try env.openContainer()
             try env.seed(first)
             let counts = try env.count(Specimen.self, in: second)
-            try env.checkEqual(counts, Seed.make().specimens.count,
-                               "a second store on the same directory did not see the first store's save")
+            try env.checkEqual(
+                counts, Seed.make().specimens.count,
+                "a second store on the same directory did not see the first store's save")
         },
-        CaseDefinition(.multiProcess, "interleavedSavesLoseNothing",
-                       "Two stores saving in turns lose no save: each save is stored, or fails with conflict or locked.",
-                       requires: [.multiProcessAccess, .durability]) { env in
+        CaseDefinition(
+            .multiProcess, "interleavedSavesLoseNothing",
+            "Two stores saving in turns lose no save: each save is stored, or fails with conflict or locked.",
+            requires: [.multiProcessAccess, .durability]
+        ) { env in
             let stores = [try env.openContainer(), try env.openContainer()]
             let contexts = stores.map { env.freshContext($0) }
             var saved: [Int] = []
@@ -35,21 +40,28 @@ enum MultiProcessCases {
                 } catch let error as DataStoreError where error.code == .conflict || error.code == .locked {
                     context.rollback()
                 } catch {
-                    throw env.failure("a save from one of two stores on the same directory failed with an unexpected error",
-                                      found: "\(error)")
+                    throw env.failure(
+                        "a save from one of two stores on the same directory failed with an unexpected error",
+                        found: "\(error)")
                 }
             }
-            try env.check(saved.count >= 10, "most saves from two stores taking turns failed", found: "\(saved.count) of 20 saved")
+            try env.check(
+                saved.count >= 10, "most saves from two stores taking turns failed", found: "\(saved.count) of 20 saved"
+            )
             env.releaseContexts()
             let stored = try env.session { container in
                 try env.all(LogEntry.self, in: container, by: \.label).map(\.sequence).sorted()
             }
-            try env.checkEqual(stored, saved, "two stores saving in turns on the same directory lost saves: a save that "
-                               + "succeeded is not stored")
+            try env.checkEqual(
+                stored, saved,
+                "two stores saving in turns on the same directory lost saves: a save that "
+                    + "succeeded is not stored")
         },
-        CaseDefinition(.multiProcess, "uniquenessAcrossStores",
-                       "A unique value saved through one store cannot be saved again through another.",
-                       requires: [.multiProcessAccess, .durability]) { env in
+        CaseDefinition(
+            .multiProcess, "uniquenessAcrossStores",
+            "A unique value saved through one store cannot be saved again through another.",
+            requires: [.multiProcessAccess, .durability]
+        ) { env in
             let first = try env.openContainer()
             let second = try env.openContainer()
             let later = env.freshContext(second)
@@ -58,9 +70,11 @@ enum MultiProcessCases {
             context.insert(Seed.makeSpecimen(0))
             try env.step("saving 'S01' through the first store") { try context.save() }
             later.insert(Seed.makeSpecimen(1, code: "S01"))
-            try env.expectError([.uniqueConstraintViolation, .conflict], "saving another 'S01' through the second store",
-                                ifItSucceeds: "a second store on the same directory saved a duplicate 'S01': unique constraint "
-                                    + "not enforced across stores") { try later.save() }
+            try env.expectError(
+                [.uniqueConstraintViolation, .conflict], "saving another 'S01' through the second store",
+                ifItSucceeds: "a second store on the same directory saved a duplicate 'S01': unique constraint "
+                    + "not enforced across stores"
+            ) { try later.save() }
         },
     ]
 }

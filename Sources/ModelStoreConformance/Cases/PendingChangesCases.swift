@@ -4,8 +4,11 @@ import ModelStore
 /// `includePendingChanges`: what a context that has not saved yet sees.
 enum PendingChangesCases {
     static let all: [CaseDefinition] = [
-        CaseDefinition(.pendingChanges, "unsavedInsertsAreFetched",
-                       "An inserted, unsaved model is fetched, counted and listed by default, and not with includePendingChanges false.") { env in
+        CaseDefinition(
+            .pendingChanges, "unsavedInsertsAreFetched",
+            "An inserted, unsaved model is fetched, counted and listed by default, and not with "
+                + "includePendingChanges false."
+        ) { env in
             let container = try env.openContainer()
             try env.seed(container)
             let context = env.freshContext(container)
@@ -17,40 +20,59 @@ enum PendingChangesCases {
             var descriptor = FetchDescriptor<LogEntry>(predicate: #Predicate { $0.bucket == 1 })
             let stored = Seed.make().entries.filter { $0.bucket == 1 }.count
             let found = try env.step("fetching 'bucket == 1' with a pending insert") { try context.fetch(descriptor) }
-            try env.check(found.contains { $0 === entry }, "a fetch with includePendingChanges did not return the unsaved insert")
-            try env.checkEqual(found.count, stored + 1, "a fetch with includePendingChanges returned the wrong number of entries")
-            try env.checkEqual(try env.step("counting with a pending insert") { try context.fetchCount(descriptor) }, stored + 1,
-                               "fetchCount with includePendingChanges does not count the unsaved insert: count disagrees with fetch")
-            let ids = try env.step("fetching identifiers with a pending insert") { try context.fetchIdentifiers(descriptor) }
-            try env.check(ids.contains(entry.persistentModelID),
-                          "fetchIdentifiers with includePendingChanges does not list the unsaved insert's temporary identifier")
+            try env.check(
+                found.contains { $0 === entry }, "a fetch with includePendingChanges did not return the unsaved insert")
+            try env.checkEqual(
+                found.count, stored + 1, "a fetch with includePendingChanges returned the wrong number of entries")
+            try env.checkEqual(
+                try env.step("counting with a pending insert") { try context.fetchCount(descriptor) }, stored + 1,
+                "fetchCount with includePendingChanges does not count the unsaved insert: count disagrees with fetch")
+            let ids = try env.step("fetching identifiers with a pending insert") {
+                try context.fetchIdentifiers(descriptor)
+            }
+            try env.check(
+                ids.contains(entry.persistentModelID),
+                "fetchIdentifiers with includePendingChanges does not list the unsaved insert's temporary identifier")
             descriptor.includePendingChanges = false
             let saved = try env.step("fetching 'bucket == 1' without pending changes") { try context.fetch(descriptor) }
-            try env.check(!saved.contains { $0 === entry } && saved.count == stored,
-                          "a fetch with includePendingChanges false returned the unsaved insert",
-                          expected: "\(stored) entries", found: "\(saved.count) entries")
-            try env.checkEqual(try env.step("counting without pending changes") { try context.fetchCount(descriptor) }, stored,
-                               "fetchCount with includePendingChanges false counts the unsaved insert")
+            try env.check(
+                !saved.contains { $0 === entry } && saved.count == stored,
+                "a fetch with includePendingChanges false returned the unsaved insert",
+                expected: "\(stored) entries", found: "\(saved.count) entries")
+            try env.checkEqual(
+                try env.step("counting without pending changes") { try context.fetchCount(descriptor) }, stored,
+                "fetchCount with includePendingChanges false counts the unsaved insert")
         },
-        CaseDefinition(.pendingChanges, "unsavedDeletesAreHidden",
-                       "A deleted, unsaved model is left out by default, and still fetched with includePendingChanges false.") { env in
+        CaseDefinition(
+            .pendingChanges, "unsavedDeletesAreHidden",
+            "A deleted, unsaved model is left out by default, and still fetched with includePendingChanges false."
+        ) { env in
             let container = try env.openContainer()
             try env.seed(container)
             let context = env.freshContext(container)
             let entries = try env.step("fetching log entries") { try context.fetch(FetchDescriptor<LogEntry>()) }
             let doomed = try env.require(entries.first { $0.sequence == 5 }, "the seeded entry 5 is missing")
             context.delete(doomed)
-            let found = try env.step("fetching with a pending delete") { try context.fetch(FetchDescriptor<LogEntry>()) }
-            try env.check(!found.contains { $0 === doomed }, "a fetch with includePendingChanges returned a deleted, unsaved model")
-            try env.checkEqual(try env.step("counting with a pending delete") { try context.fetchCount(FetchDescriptor<LogEntry>()) },
-                               entries.count - 1, "fetchCount with includePendingChanges counts a deleted, unsaved model")
+            let found = try env.step("fetching with a pending delete") {
+                try context.fetch(FetchDescriptor<LogEntry>())
+            }
+            try env.check(
+                !found.contains { $0 === doomed },
+                "a fetch with includePendingChanges returned a deleted, unsaved model")
+            try env.checkEqual(
+                try env.step("counting with a pending delete") { try context.fetchCount(FetchDescriptor<LogEntry>()) },
+                entries.count - 1, "fetchCount with includePendingChanges counts a deleted, unsaved model")
             var descriptor = FetchDescriptor<LogEntry>()
             descriptor.includePendingChanges = false
             let saved = try env.step("fetching without pending changes") { try context.fetch(descriptor) }
-            try env.checkEqual(saved.count, entries.count, "a fetch with includePendingChanges false left out a model deleted but not saved")
+            try env.checkEqual(
+                saved.count, entries.count,
+                "a fetch with includePendingChanges false left out a model deleted but not saved")
         },
-        CaseDefinition(.pendingChanges, "unsavedChangesAreMatched",
-                       "A changed, unsaved model is matched by its new values by default, and by its saved values otherwise.") { env in
+        CaseDefinition(
+            .pendingChanges, "unsavedChangesAreMatched",
+            "A changed, unsaved model is matched by its new values by default, and by its saved values otherwise."
+        ) { env in
             let container = try env.openContainer()
             try env.seed(container)
             let context = env.freshContext(container)
@@ -63,16 +85,20 @@ enum PendingChangesCases {
             let inTwo = try env.step("fetching 'bucket == 2' with a pending change") {
                 try context.fetch(FetchDescriptor<LogEntry>(predicate: #Predicate { $0.bucket == 2 }))
             }
-            try env.check(!inOne.contains { $0 === moved } && inTwo.contains { $0 === moved },
-                          "a model whose 'bucket' changed from 1 to 2 (unsaved) was matched by its old value")
+            try env.check(
+                !inOne.contains { $0 === moved } && inTwo.contains { $0 === moved },
+                "a model whose 'bucket' changed from 1 to 2 (unsaved) was matched by its old value")
             var saved = FetchDescriptor<LogEntry>(predicate: #Predicate { $0.bucket == 1 })
             saved.includePendingChanges = false
             let stored = try env.step("fetching 'bucket == 1' without pending changes") { try context.fetch(saved) }
-            try env.check(stored.contains { $0 === moved },
-                          "with includePendingChanges false, a model whose saved 'bucket' is 1 was not matched")
+            try env.check(
+                stored.contains { $0 === moved },
+                "with includePendingChanges false, a model whose saved 'bucket' is 1 was not matched")
         },
-        CaseDefinition(.pendingChanges, "windowsIncludePendingModels",
-                       "Offset and limit apply after pending inserts are merged and sorted.") { env in
+        CaseDefinition(
+            .pendingChanges, "windowsIncludePendingModels",
+            "Offset and limit apply after pending inserts are merged and sorted."
+        ) { env in
             let container = try env.openContainer()
             try env.seed(container)
             let context = env.freshContext(container)
@@ -82,13 +108,19 @@ enum PendingChangesCases {
             context.insert(entry)
             var descriptor = FetchDescriptor<LogEntry>(sortBy: [SortDescriptor(\.sequence, order: .reverse)])
             descriptor.fetchLimit = 3
-            let top = try env.step("fetching the 3 highest sequences with a pending insert") { try context.fetch(descriptor) }
-            try env.checkEqual(top.map(\.sequence), [500, 30, 29],
-                               "a sorted, limited fetch did not place the unsaved insert where it sorts")
+            let top = try env.step("fetching the 3 highest sequences with a pending insert") {
+                try context.fetch(descriptor)
+            }
+            try env.checkEqual(
+                top.map(\.sequence), [500, 30, 29],
+                "a sorted, limited fetch did not place the unsaved insert where it sorts")
             descriptor.fetchOffset = 1
-            let next = try env.step("fetching with fetchOffset 1 and a pending insert") { try context.fetch(descriptor) }
-            try env.checkEqual(next.map(\.sequence), [30, 29, 28],
-                               "a sorted fetch with fetchOffset 1 and an unsaved insert returned the wrong slice")
+            let next = try env.step("fetching with fetchOffset 1 and a pending insert") {
+                try context.fetch(descriptor)
+            }
+            try env.checkEqual(
+                next.map(\.sequence), [30, 29, 28],
+                "a sorted fetch with fetchOffset 1 and an unsaved insert returned the wrong slice")
         },
     ]
 }

@@ -14,8 +14,10 @@ enum PushDownCases {
             let fallback = try env.openFallbackContainer("fallback")
             let reference = try env.openReferenceContainer()
             for container in [pushed, fallback, reference] { try env.seed(container) }
-            labelled = [("pushed to the adapter", pushed), ("through the in-memory fallback", fallback),
-                        ("on the reference store", reference)]
+            labelled = [
+                ("pushed to the adapter", pushed), ("through the in-memory fallback", fallback),
+                ("on the reference store", reference),
+            ]
             seed = Seed.make()
         }
     }
@@ -24,12 +26,15 @@ enum PushDownCases {
     static func describe(_ query: CorpusQuery, _ label: String, found: [String], expected: [String]) -> String {
         let extra = found.filter { !expected.contains($0) }
         let missing = expected.filter { !found.contains($0) }
-        let culprit = label == "on the reference store"
+        let culprit =
+            label == "on the reference store"
             ? " (the core's own evaluator disagrees with Swift: a ModelStore bug, not the adapter's)" : ""
         if extra.isEmpty && missing.isEmpty {
             return "'\(query.name)' \(label) returned the right models in the wrong order\(culprit)"
         }
-        return "'\(query.name)' \(label) returned \(extra.count) model(s) Swift does not select \(extra.prefix(4)) and missed "
+        return
+            "'\(query.name)' \(label) returned \(extra.count) model(s) Swift does not select "
+                + "\(extra.prefix(4)) and missed "
             + "\(missing.count) \(missing.prefix(4))\(culprit)"
     }
 
@@ -61,86 +66,115 @@ enum PushDownCases {
     }
 
     static func family(_ kind: ConformanceFilterKind) -> CaseDefinition {
-        let queries = PredicateCorpus.queries.filter { $0.family == kind && !PredicateCorpus.sorted.map(\.name).contains($0.name) }
-        return CaseDefinition(.pushDown, kind.rawValue,
-                              "Every \(kind.rawValue) predicate of the corpus (\(queries.count)) selects the same models "
-                              + "pushed, through the fallback, on the reference store, and in Swift.") { env in
+        let queries = PredicateCorpus.queries.filter {
+            $0.family == kind && !PredicateCorpus.sorted.map(\.name).contains($0.name)
+        }
+        return CaseDefinition(
+            .pushDown, kind.rawValue,
+            "Every \(kind.rawValue) predicate of the corpus (\(queries.count)) selects the same models "
+                + "pushed, through the fallback, on the reference store, and in Swift."
+        ) { env in
             try check(queries, env)
         }
     }
 
-    static let all: [CaseDefinition] = ConformanceFilterKind.allCases.filter { $0 != .identifiers }.map(family) + [
-        CaseDefinition(.pushDown, "identifiers",
-                       "A predicate on persistentModelID selects the same models pushed, through the fallback and on the "
-                       + "reference store.") { env in
-            let runs = try Runs(env)
-            let wanted = ["S03", "S10", "S11"]
-            for (label, container) in runs.labelled {
-                let specimens = try env.all(Specimen.self, in: container, by: \.code)
-                let ids = Set(specimens.filter { wanted.contains($0.code) }.map(\.persistentModelID))
-                let found = try env.step("fetching by identifier \(label)") {
-                    try env.freshContext(container).fetch(FetchDescriptor<Specimen>(
-                        predicate: #Predicate { ids.contains($0.persistentModelID) })).map(\.code)
-                }
-                try env.checkEqual(found.sorted(), wanted, "'ids.contains(persistentModelID)' \(label) selected the wrong models")
-            }
-        },
-        CaseDefinition(.pushDown, "sortedResults",
-                       "Sorted corpus queries (collation, descending, nil placement, several keys) return the same order "
-                       + "three ways and in Swift.") { env in
-            try check(PredicateCorpus.sorted, env)
-        },
-        CaseDefinition(.pushDown, "windowedResults",
-                       "Offset and limit over sorted corpus queries select the same slice three ways.") { env in
-            try check(PredicateCorpus.sorted, env, offset: 3, limit: 5)
-        },
-        CaseDefinition(.pushDown, "countsAndIdentifiers",
-                       "fetchCount and fetchIdentifiers of every corpus query agree with fetch, three ways.") { env in
-            let runs = try Runs(env)
-            var disagreements: [String] = []
-            for query in PredicateCorpus.queries {
-                let expected = try query.truth(runs.seed).count
+    static let all: [CaseDefinition] =
+        ConformanceFilterKind.allCases.filter { $0 != .identifiers }.map(family) + [
+            CaseDefinition(
+                .pushDown, "identifiers",
+                "A predicate on persistentModelID selects the same models pushed, through the fallback and on the "
+                    + "reference store."
+            ) { env in
+                let runs = try Runs(env)
+                let wanted = ["S03", "S10", "S11"]
                 for (label, container) in runs.labelled {
-                    let count = try env.step("counting '\(query.name)' \(label)") { try query.count(env.freshContext(container)) }
-                    if count != expected {
-                        disagreements.append("fetchCount '\(query.name)' \(label) returned \(count), not \(expected)")
+                    let specimens = try env.all(Specimen.self, in: container, by: \.code)
+                    let ids = Set(specimens.filter { wanted.contains($0.code) }.map(\.persistentModelID))
+                    let found = try env.step("fetching by identifier \(label)") {
+                        try env.freshContext(container).fetch(
+                            FetchDescriptor<Specimen>(
+                                predicate: #Predicate { ids.contains($0.persistentModelID) })
+                        ).map(\.code)
                     }
-                    let ids = try env.step("fetching identifiers '\(query.name)' \(label)") {
-                        try query.identifiers(env.freshContext(container))
-                    }
-                    if ids.count != expected || Set(ids).count != ids.count {
-                        disagreements.append("fetchIdentifiers '\(query.name)' \(label) returned \(ids.count) identifiers, "
-                                             + "not \(expected)")
+                    try env.checkEqual(
+                        found.sorted(), wanted, "'ids.contains(persistentModelID)' \(label) selected the wrong models")
+                }
+            },
+            CaseDefinition(
+                .pushDown, "sortedResults",
+                "Sorted corpus queries (collation, descending, nil placement, several keys) return the same order "
+                    + "three ways and in Swift."
+            ) { env in
+                try check(PredicateCorpus.sorted, env)
+            },
+            CaseDefinition(
+                .pushDown, "windowedResults",
+                "Offset and limit over sorted corpus queries select the same slice three ways."
+            ) { env in
+                try check(PredicateCorpus.sorted, env, offset: 3, limit: 5)
+            },
+            CaseDefinition(
+                .pushDown, "countsAndIdentifiers",
+                "fetchCount and fetchIdentifiers of every corpus query agree with fetch, three ways."
+            ) { env in
+                let runs = try Runs(env)
+                var disagreements: [String] = []
+                for query in PredicateCorpus.queries {
+                    let expected = try query.truth(runs.seed).count
+                    for (label, container) in runs.labelled {
+                        let count = try env.step("counting '\(query.name)' \(label)") {
+                            try query.count(env.freshContext(container))
+                        }
+                        if count != expected {
+                            disagreements.append(
+                                "fetchCount '\(query.name)' \(label) returned \(count), not \(expected)")
+                        }
+                        let ids = try env.step("fetching identifiers '\(query.name)' \(label)") {
+                            try query.identifiers(env.freshContext(container))
+                        }
+                        if ids.count != expected || Set(ids).count != ids.count {
+                            disagreements.append(
+                                "fetchIdentifiers '\(query.name)' \(label) returned \(ids.count) identifiers, "
+                                    + "not \(expected)")
+                        }
                     }
                 }
-            }
-            guard disagreements.isEmpty else {
-                throw env.failure("\(disagreements.count) count(s) or identifier list(s) disagree with fetch: count disagrees with fetch",
-                                  found: disagreements.prefix(6).joined(separator: "; "))
-            }
-        },
-        CaseDefinition(.pushDown, "nativeFiltersAreNotRefused",
-                       "The store never asks for in-memory filtering of a predicate made only of kinds it declares native.") { env in
-            let native = env.adapter.nativeFilters
-            guard !native.isEmpty else {
-                throw CaseNotApplicable(reason: "the adapter declares no native filter kinds")
-            }
-            let log = SpyLog()
-            let container = try env.openSpyContainer(log: log)
-            try env.seed(container)
-            var refused: [String] = []
-            for query in PredicateCorpus.queries where query.kinds.isSubset(of: native) {
-                log.reset()
-                _ = try env.step("fetching '\(query.name)' through the spy") { try query.fetch(env.freshContext(container), nil, nil) }
-                if log.all.contains(where: { $0.refusal == .preferInMemoryFilter }) {
-                    refused.append("'\(query.name)' (\(query.kinds.sorted().map(\.rawValue).joined(separator: ", ")))")
+                guard disagreements.isEmpty else {
+                    throw env.failure(
+                        "\(disagreements.count) count(s) or identifier list(s) disagree with fetch: count "
+                            + "disagrees with fetch",
+                        found: disagreements.prefix(6).joined(separator: "; "))
                 }
-            }
-            try env.check(refused.isEmpty,
-                          "the store asked for in-memory filtering of \(refused.count) predicate(s) made only of kinds it declares "
-                              + "native: the declaration overstates its push-down",
-                          expected: "native: \(native.sorted().map(\.rawValue).joined(separator: ", "))",
-                          found: refused.prefix(5).joined(separator: "; "))
-        },
-    ]
+            },
+            CaseDefinition(
+                .pushDown, "nativeFiltersAreNotRefused",
+                "The store never asks for in-memory filtering of a predicate made only of kinds it declares native."
+            ) { env in
+                let native = env.adapter.nativeFilters
+                guard !native.isEmpty else {
+                    throw CaseNotApplicable(reason: "the adapter declares no native filter kinds")
+                }
+                let log = SpyLog()
+                let container = try env.openSpyContainer(log: log)
+                try env.seed(container)
+                var refused: [String] = []
+                for query in PredicateCorpus.queries where query.kinds.isSubset(of: native) {
+                    log.reset()
+                    _ = try env.step("fetching '\(query.name)' through the spy") {
+                        try query.fetch(env.freshContext(container), nil, nil)
+                    }
+                    if log.all.contains(where: { $0.refusal == .preferInMemoryFilter }) {
+                        refused.append(
+                            "'\(query.name)' (\(query.kinds.sorted().map(\.rawValue).joined(separator: ", ")))")
+                    }
+                }
+                try env.check(
+                    refused.isEmpty,
+                    "the store asked for in-memory filtering of \(refused.count) predicate(s) made only "
+                        + "of kinds it declares "
+                        + "native: the declaration overstates its push-down",
+                    expected: "native: \(native.sorted().map(\.rawValue).joined(separator: ", "))",
+                    found: refused.prefix(5).joined(separator: "; "))
+            },
+        ]
 }

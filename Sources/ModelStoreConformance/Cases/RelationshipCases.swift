@@ -4,32 +4,42 @@ import ModelStore
 /// To-one and to-many relationships, their inverses, and every delete rule.
 enum RelationshipCases {
     static let all: [CaseDefinition] = [
-        CaseDefinition(.relationships, "toOneAndToManyRoundTrip",
-                       "Both sides of every relationship come back as saved, in a fresh context.") { env in
+        CaseDefinition(
+            .relationships, "toOneAndToManyRoundTrip",
+            "Both sides of every relationship come back as saved, in a fresh context."
+        ) { env in
             let container = try env.openContainer()
             try env.seed(container)
             let seed = Seed.make()
             let folders = try env.all(Folder.self, in: container, by: \.name)
             for (folder, expected) in zip(folders, seed.folders.sorted { $0.name < $1.name }) {
-                try env.checkEqual(folder.specimens.map(\.code).sorted(), expected.specimens.map(\.code).sorted(),
-                                   "the to-many 'Folder.specimens' of '\(folder.name)' came back wrong")
-                try env.checkEqual(folder.notes.map(\.text).sorted(), expected.notes.map(\.text).sorted(),
-                                   "the to-many 'Folder.notes' of '\(folder.name)' came back wrong")
-                try env.checkEqual(folder.holds.map(\.reason), expected.holds.map(\.reason),
-                                   "the to-many 'Folder.holds' of '\(folder.name)' came back wrong")
+                try env.checkEqual(
+                    folder.specimens.map(\.code).sorted(), expected.specimens.map(\.code).sorted(),
+                    "the to-many 'Folder.specimens' of '\(folder.name)' came back wrong")
+                try env.checkEqual(
+                    folder.notes.map(\.text).sorted(), expected.notes.map(\.text).sorted(),
+                    "the to-many 'Folder.notes' of '\(folder.name)' came back wrong")
+                try env.checkEqual(
+                    folder.holds.map(\.reason), expected.holds.map(\.reason),
+                    "the to-many 'Folder.holds' of '\(folder.name)' came back wrong")
             }
             let specimens = try env.all(Specimen.self, in: container, by: \.code)
-            try env.checkEqual(specimens.map { $0.folder?.name ?? "nil" }, seed.specimens.map { $0.folder?.name ?? "nil" },
-                               "the to-one 'Specimen.folder' came back wrong")
-            try env.checkEqual(specimens.map { $0.peer?.code ?? "nil" }, seed.specimens.map { $0.peer?.code ?? "nil" },
-                               "the self-referencing to-one 'Specimen.peer' came back wrong")
+            try env.checkEqual(
+                specimens.map { $0.folder?.name ?? "nil" }, seed.specimens.map { $0.folder?.name ?? "nil" },
+                "the to-one 'Specimen.folder' came back wrong")
+            try env.checkEqual(
+                specimens.map { $0.peer?.code ?? "nil" }, seed.specimens.map { $0.peer?.code ?? "nil" },
+                "the self-referencing to-one 'Specimen.peer' came back wrong")
             let notes = try env.all(Note.self, in: container, by: \.text)
-            try env.checkEqual(notes.map { $0.subject?.code ?? "nil" },
-                               seed.notes.sorted { $0.text < $1.text }.map { $0.subject?.code ?? "nil" },
-                               "the to-one 'Note.subject' came back wrong")
+            try env.checkEqual(
+                notes.map { $0.subject?.code ?? "nil" },
+                seed.notes.sorted { $0.text < $1.text }.map { $0.subject?.code ?? "nil" },
+                "the to-one 'Note.subject' came back wrong")
         },
-        CaseDefinition(.relationships, "movingBetweenInverses",
-                       "Moving a model from one to-many to another is stored on both sides.") { env in
+        CaseDefinition(
+            .relationships, "movingBetweenInverses",
+            "Moving a model from one to-many to another is stored on both sides."
+        ) { env in
             let container = try env.openContainer()
             try env.seed(container)
             let context = env.freshContext(container)
@@ -40,19 +50,25 @@ enum RelationshipCases {
             moving.folder = beta
             let leaving = try env.require(specimens.first { $0.code == "S02" }, "the seeded specimen 'S02' is missing")
             leaving.folder?.specimens.removeAll { $0 === leaving }
-            try env.step("saving a specimen moved to another folder and one removed from its folder") { try context.save() }
+            try env.step("saving a specimen moved to another folder and one removed from its folder") {
+                try context.save()
+            }
             let fresh = try env.all(Folder.self, in: container, by: \.name)
             let alpha = fresh.first { $0.name == "Alpha" }?.specimens.map(\.code) ?? []
             let freshBeta = fresh.first { $0.name == "beta" }?.specimens.map(\.code) ?? []
-            try env.check(!alpha.contains("S01") && freshBeta.contains("S01"),
-                          "moving 'S01' from 'Alpha' to 'beta' was not stored on both sides of the relationship",
-                          expected: "'S01' in beta only", found: "Alpha: \(alpha), beta: \(freshBeta)")
+            try env.check(
+                !alpha.contains("S01") && freshBeta.contains("S01"),
+                "moving 'S01' from 'Alpha' to 'beta' was not stored on both sides of the relationship",
+                expected: "'S01' in beta only", found: "Alpha: \(alpha), beta: \(freshBeta)")
             let freshLeaving = try env.all(Specimen.self, in: container, by: \.code).first { $0.code == "S02" }
-            try env.check(freshLeaving?.folder == nil,
-                          "removing 'S02' from its folder's 'specimens' did not clear 'S02.folder'",
-                          found: freshLeaving?.folder?.name ?? "nil")
+            try env.check(
+                freshLeaving?.folder == nil,
+                "removing 'S02' from its folder's 'specimens' did not clear 'S02.folder'",
+                found: freshLeaving?.folder?.name ?? "nil")
         },
-        CaseDefinition(.relationships, "cascadeDeletesRelated", "Deleting a folder deletes its notes (.cascade) and no others.") { env in
+        CaseDefinition(
+            .relationships, "cascadeDeletesRelated", "Deleting a folder deletes its notes (.cascade) and no others."
+        ) { env in
             let container = try env.openContainer()
             try env.seed(container)
             let context = env.freshContext(container)
@@ -60,16 +76,20 @@ enum RelationshipCases {
             context.delete(alpha)
             try env.step("deleting the folder 'Alpha'") { try context.save() }
             let notes = try env.all(Note.self, in: container, by: \.text).map(\.text)
-            try env.check(!notes.contains { $0.hasPrefix("note-Alpha") },
-                          "deleting a 'Folder' left its notes, whose rule is .cascade: delete rule applied wrongly",
-                          found: "\(notes.filter { $0.hasPrefix("note-Alpha") })")
-            try env.checkEqual(notes.count, Seed.make().notes.count - 3,
-                               "deleting a 'Folder' deleted notes of other folders: delete rule applied wrongly")
+            try env.check(
+                !notes.contains { $0.hasPrefix("note-Alpha") },
+                "deleting a 'Folder' left its notes, whose rule is .cascade: delete rule applied wrongly",
+                found: "\(notes.filter { $0.hasPrefix("note-Alpha") })")
+            try env.checkEqual(
+                notes.count, Seed.make().notes.count - 3,
+                "deleting a 'Folder' deleted notes of other folders: delete rule applied wrongly")
             let folders = try env.all(Folder.self, in: container, by: \.name).map(\.name)
             try env.check(!folders.contains("Alpha"), "the deleted folder 'Alpha' is still stored: delete ignored")
         },
-        CaseDefinition(.relationships, "nullifyKeepsRelated",
-                       "Deleting a folder keeps its specimens (.nullify) and clears their folder.") { env in
+        CaseDefinition(
+            .relationships, "nullifyKeepsRelated",
+            "Deleting a folder keeps its specimens (.nullify) and clears their folder."
+        ) { env in
             let container = try env.openContainer()
             try env.seed(container)
             let seed = Seed.make()
@@ -80,15 +100,23 @@ enum RelationshipCases {
             try env.step("deleting the folder 'beta'") { try context.save() }
             let specimens = try env.all(Specimen.self, in: container, by: \.code)
             let missing = members.filter { code in !specimens.contains { $0.code == code } }
-            try env.check(missing.isEmpty,
-                          "deleting a 'Folder' also deleted its 'Specimen' models, whose rule is .nullify: delete rule applied wrongly",
-                          expected: "\(seed.specimens.count) specimens", found: "\(specimens.count), missing \(missing)")
+            try env.check(
+                missing.isEmpty,
+                "deleting a 'Folder' also deleted its 'Specimen' models, whose rule is .nullify: delete "
+                    + "rule applied wrongly",
+                expected: "\(seed.specimens.count) specimens", found: "\(specimens.count), missing \(missing)")
             let dangling = specimens.filter { members.contains($0.code) && $0.folder != nil }.map(\.code)
-            try env.check(dangling.isEmpty,
-                          "after deleting their folder (.nullify), specimens \(dangling) still have a folder: delete rule applied wrongly")
+            try env.check(
+                dangling.isEmpty,
+                "after deleting their folder (.nullify), specimens \(dangling) still have a folder: "
+                    + "delete rule applied wrongly"
+            )
         },
-        CaseDefinition(.relationships, "denyRefusesDelete",
-                       "A folder with a hold cannot be deleted (.deny) and nothing of that save is stored; without the hold it can.") { env in
+        CaseDefinition(
+            .relationships, "denyRefusesDelete",
+            "A folder with a hold cannot be deleted (.deny) and nothing of that save is stored; without "
+                + "the hold it can."
+        ) { env in
             let container = try env.openContainer()
             try env.seed(container)
             let context = env.freshContext(container)
@@ -97,22 +125,30 @@ enum RelationshipCases {
             entry.sequence = 777
             context.insert(entry)
             context.delete(gamma)
-            try env.expectError([.denyRuleViolation], "deleting a folder that still has a hold (.deny)") { try context.save() }
-            try env.check(try env.all(Folder.self, in: container, by: \.name).contains { $0.name == "Gamma" },
-                          "a delete refused by a .deny rule was stored anyway")
-            try env.check(!(try env.all(LogEntry.self, in: container, by: \.label).contains { $0.sequence == 777 }),
-                          "an insert saved together with a delete refused by a .deny rule was stored: the save was not atomic")
+            try env.expectError([.denyRuleViolation], "deleting a folder that still has a hold (.deny)") {
+                try context.save()
+            }
+            try env.check(
+                try env.all(Folder.self, in: container, by: \.name).contains { $0.name == "Gamma" },
+                "a delete refused by a .deny rule was stored anyway")
+            try env.check(
+                !(try env.all(LogEntry.self, in: container, by: \.label).contains { $0.sequence == 777 }),
+                "an insert saved together with a delete refused by a .deny rule was stored: the save was not atomic")
             context.rollback()
             let hold = try env.require(gamma.holds.first, "the folder 'Gamma' lost its hold")
             context.delete(hold)
             context.delete(gamma)
             try env.step("deleting the hold and then its folder in one save") { try context.save() }
-            try env.check(!(try env.all(Folder.self, in: container, by: \.name).contains { $0.name == "Gamma" }),
-                          "deleting 'Gamma' together with its hold was not stored: delete ignored")
-            try env.checkEqual(try env.count(Hold.self, in: container), 0, "the deleted hold is still stored: delete ignored")
+            try env.check(
+                !(try env.all(Folder.self, in: container, by: \.name).contains { $0.name == "Gamma" }),
+                "deleting 'Gamma' together with its hold was not stored: delete ignored")
+            try env.checkEqual(
+                try env.count(Hold.self, in: container), 0, "the deleted hold is still stored: delete ignored")
         },
-        CaseDefinition(.relationships, "noActionLeavesRelated",
-                       "Deleting a note leaves its subject (.noAction) unchanged, and updates its folder's notes.") { env in
+        CaseDefinition(
+            .relationships, "noActionLeavesRelated",
+            "Deleting a note leaves its subject (.noAction) unchanged, and updates its folder's notes."
+        ) { env in
             let container = try env.openContainer()
             try env.seed(container)
             let context = env.freshContext(container)
@@ -121,11 +157,13 @@ enum RelationshipCases {
             context.delete(note)
             try env.step("deleting a note") { try context.save() }
             let specimens = try env.all(Specimen.self, in: container, by: \.code)
-            try env.check(specimens.contains { $0.code == subject },
-                          "deleting a 'Note' deleted its subject, whose rule is .noAction: delete rule applied wrongly")
+            try env.check(
+                specimens.contains { $0.code == subject },
+                "deleting a 'Note' deleted its subject, whose rule is .noAction: delete rule applied wrongly")
             let alpha = try env.all(Folder.self, in: container, by: \.name).first { $0.name == "Alpha" }
-            try env.checkEqual(alpha?.notes.map(\.text).sorted() ?? [], ["note-Alpha-1", "note-Alpha-2"],
-                               "after deleting 'note-Alpha-0', its folder's 'notes' still list it")
+            try env.checkEqual(
+                alpha?.notes.map(\.text).sorted() ?? [], ["note-Alpha-1", "note-Alpha-2"],
+                "after deleting 'note-Alpha-0', its folder's 'notes' still list it")
         },
     ]
 }

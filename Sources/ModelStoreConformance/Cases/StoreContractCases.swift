@@ -12,40 +12,58 @@ enum StoreContractCases {
     }
 
     static let all: [CaseDefinition] = [
-        CaseDefinition(.storeContract, "saveMintsPermanentIdentifiers",
-                       "save returns a distinct permanent identifier, minted by this store, for every inserted snapshot.") { env in
+        CaseDefinition(
+            .storeContract, "saveMintsPermanentIdentifiers",
+            "save returns a distinct permanent identifier, minted by this store, for every inserted snapshot."
+        ) { env in
             try withDriver(env) { try $0.checkMinting() }
         },
-        CaseDefinition(.storeContract, "saveRemapsReferences",
-                       "save rewrites references to temporary identifiers in inserted and updated snapshots, cycles included.") { env in
+        CaseDefinition(
+            .storeContract, "saveRemapsReferences",
+            "save rewrites references to temporary identifiers in inserted and updated snapshots, cycles included."
+        ) { env in
             try withDriver(env) { try $0.checkRemapping() }
         },
-        CaseDefinition(.storeContract, "fetchReturnsOnlyRequestedEntity",
-                       "fetch returns snapshots of the requested entity only.") { env in
+        CaseDefinition(
+            .storeContract, "fetchReturnsOnlyRequestedEntity",
+            "fetch returns snapshots of the requested entity only."
+        ) { env in
             try withDriver(env) { try $0.checkEntities() }
         },
-        CaseDefinition(.storeContract, "fetchHonoursWindow",
-                       "A window the store accepts is applied: offset skips, limit caps.") { env in
+        CaseDefinition(
+            .storeContract, "fetchHonoursWindow",
+            "A window the store accepts is applied: offset skips, limit caps."
+        ) { env in
             try withDriver(env) { try $0.checkWindow() }
         },
-        CaseDefinition(.storeContract, "countAndIdentifiersAgreeWithFetch",
-                       "fetchCount and fetchIdentifiers agree with fetch for the same request.") { env in
+        CaseDefinition(
+            .storeContract, "countAndIdentifiersAgreeWithFetch",
+            "fetchCount and fetchIdentifiers agree with fetch for the same request."
+        ) { env in
             try withDriver(env) { try $0.checkCounts() }
         },
-        CaseDefinition(.storeContract, "sortTiesFollowIdentifierOrder",
-                       "A sort the store accepts breaks ties by ascending identifier.") { env in
+        CaseDefinition(
+            .storeContract, "sortTiesFollowIdentifierOrder",
+            "A sort the store accepts breaks ties by ascending identifier."
+        ) { env in
             try withDriver(env) { try $0.checkSortTies() }
         },
-        CaseDefinition(.storeContract, "filtersByIdentifier",
-                       "A fetch by identifiers (how contexts load models) returns exactly those models.") { env in
+        CaseDefinition(
+            .storeContract, "filtersByIdentifier",
+            "A fetch by identifiers (how contexts load models) returns exactly those models."
+        ) { env in
             try withDriver(env) { try $0.checkIdentifierFilter() }
         },
-        CaseDefinition(.storeContract, "cachedSnapshotsAreCurrent",
-                       "cachedSnapshots never returns stale values or deleted models.") { env in
+        CaseDefinition(
+            .storeContract, "cachedSnapshotsAreCurrent",
+            "cachedSnapshots never returns stale values or deleted models."
+        ) { env in
             try withDriver(env) { try $0.checkCache() }
         },
-        CaseDefinition(.storeContract, "enforcedUniquenessIsAtomic",
-                       "A store that says it enforces uniqueness rejects a duplicate and stores nothing of that save.") { env in
+        CaseDefinition(
+            .storeContract, "enforcedUniquenessIsAtomic",
+            "A store that says it enforces uniqueness rejects a duplicate and stores nothing of that save."
+        ) { env in
             try withDriver(env) { try $0.checkEnforcedUniqueness() }
         },
     ]
@@ -71,17 +89,21 @@ extension StoreDriver: StoreDriving {
         let inserted = [folder] + entries
         let result = try save(inserted: inserted, "saving a folder and 3 log entries directly")
         let minted = inserted.map { result.remappedIdentifiers[$0.persistentIdentifier] }
-        try env.check(!minted.contains { $0 == nil },
-                      "save did not return a permanent identifier for every inserted snapshot: identifier not remapped",
-                      expected: "4 identifiers", found: "\(minted.compactMap { $0 }.count)")
+        try env.check(
+            !minted.contains { $0 == nil },
+            "save did not return a permanent identifier for every inserted snapshot: identifier not remapped",
+            expected: "4 identifiers", found: "\(minted.compactMap { $0 }.count)")
         let ids = minted.compactMap { $0 }
-        try env.check(!ids.contains { $0.isTemporary }, "save returned temporary identifiers as permanent ones", found: "\(ids)")
+        try env.check(
+            !ids.contains { $0.isTemporary }, "save returned temporary identifiers as permanent ones", found: "\(ids)")
         try env.checkEqual(Set(ids).count, ids.count, "save minted the same identifier for two snapshots")
-        try env.checkEqual(ids.map(\.entityName), inserted.map(\.persistentIdentifier.entityName),
-                           "save minted identifiers of the wrong entity")
-        try env.check(ids.allSatisfy { $0.storeIdentifier == store.identifier },
-                      "save minted identifiers that do not carry the store's identifier",
-                      expected: store.identifier, found: "\(ids.map { $0.storeIdentifier ?? "nil" })")
+        try env.checkEqual(
+            ids.map(\.entityName), inserted.map(\.persistentIdentifier.entityName),
+            "save minted identifiers of the wrong entity")
+        try env.check(
+            ids.allSatisfy { $0.storeIdentifier == store.identifier },
+            "save minted identifiers that do not carry the store's identifier",
+            expected: store.identifier, found: "\(ids.map { $0.storeIdentifier ?? "nil" })")
         try env.checkEqual(result.storeIdentifier, store.identifier, "the save result names another store")
     }
 
@@ -93,46 +115,60 @@ extension StoreDriver: StoreDriving {
         a["peer"] = .reference(b.persistentIdentifier)
         b["peer"] = .reference(a.persistentIdentifier)
         folder["specimens"] = .references([a.persistentIdentifier])
-        let first = try save(inserted: [folder, a, b], "saving a folder and two specimens that refer to each other directly")
+        let first = try save(
+            inserted: [folder, a, b], "saving a folder and two specimens that refer to each other directly")
         let map = first.remappedIdentifiers
         let stored = Dictionary(uniqueKeysWithValues: try fetchAll(Specimen.self).map { ($0["code"], $0) })
         let storedFolder = try env.require(try fetchAll(Folder.self).first, "the saved folder was not fetched")
         let storedA = try env.require(stored[.string("A")], "the saved specimen 'A' was not fetched")
         let storedB = try env.require(stored[.string("B")], "the saved specimen 'B' was not fetched")
-        for (name, value) in [("A.folder", storedA["folder"]), ("A.peer", storedA["peer"]), ("B.peer", storedB["peer"]),
-                              ("Folder.specimens", storedFolder["specimens"])] {
+        for (name, value) in [
+            ("A.folder", storedA["folder"]), ("A.peer", storedA["peer"]), ("B.peer", storedB["peer"]),
+            ("Folder.specimens", storedFolder["specimens"]),
+        ] {
             let refs = value?.referencedIdentifiers ?? []
-            try env.check(!refs.contains { $0.isTemporary },
-                          "the stored '\(name)' still refers to a temporary identifier: references to models inserted in the "
-                              + "same save were not remapped", found: "\(value ?? .null)")
+            try env.check(
+                !refs.contains { $0.isTemporary },
+                "the stored '\(name)' still refers to a temporary identifier: references to models inserted in the "
+                    + "same save were not remapped", found: "\(value ?? .null)")
         }
-        try env.checkEqual(storedA["peer"], .reference(storedB.persistentIdentifier), "the stored 'A.peer' does not lead to 'B'")
-        try env.checkEqual(storedB["peer"], .reference(storedA.persistentIdentifier), "the stored 'B.peer' does not lead to 'A'")
-        try env.checkEqual(storedA["folder"], map[folder.persistentIdentifier].map(StoreValue.reference),
-                           "the stored 'A.folder' does not lead to the folder")
+        try env.checkEqual(
+            storedA["peer"], .reference(storedB.persistentIdentifier), "the stored 'A.peer' does not lead to 'B'")
+        try env.checkEqual(
+            storedB["peer"], .reference(storedA.persistentIdentifier), "the stored 'B.peer' does not lead to 'A'")
+        try env.checkEqual(
+            storedA["folder"], map[folder.persistentIdentifier].map(StoreValue.reference),
+            "the stored 'A.folder' does not lead to the folder")
         // An updated snapshot that refers to a model inserted in the same save.
         var c = try newSnapshot("Specimen", ["code": .string("C"), "serial": .int(3)])
         c["folder"] = .reference(storedFolder.persistentIdentifier)
         var updatedFolder = storedFolder
         updatedFolder["specimens"] = .references([storedA.persistentIdentifier, c.persistentIdentifier])
-        let second = try save(inserted: [c], updated: [updatedFolder], "saving a new specimen and the folder that now lists it")
+        let second = try save(
+            inserted: [c], updated: [updatedFolder], "saving a new specimen and the folder that now lists it")
         let cID = try env.require(second.remappedIdentifiers[c.persistentIdentifier], "no permanent identifier for 'C'")
         let refetched = try env.require(try fetchAll(Folder.self).first, "the folder was not fetched")
-        try env.checkEqual(refetched["specimens"], .references([storedA.persistentIdentifier, cID]),
-                           "an updated snapshot's reference to a model inserted in the same save was not remapped")
+        try env.checkEqual(
+            refetched["specimens"], .references([storedA.persistentIdentifier, cID]),
+            "an updated snapshot's reference to a model inserted in the same save was not remapped")
     }
 
     func checkEntities() throws {
         let folder = try newSnapshot("Folder", ["name": .string("F")])
         let note = try newSnapshot("Note", ["text": .string("n")])
         let hold = try newSnapshot("Hold", ["reason": .string("r")])
-        try save(inserted: [folder, note, hold] + (try (1...2).map { try newEntry($0) }), "saving models of four entities directly")
+        try save(
+            inserted: [folder, note, hold] + (try (1...2).map { try newEntry($0) }),
+            "saving models of four entities directly")
         func check<T: PersistentModel>(_ type: T.Type, expecting count: Int) throws {
             let name = Schema.entityName(for: T.self)
             let snapshots = try fetchAll(T.self)
-            if let stray = snapshots.first(where: { $0.persistentIdentifier.entityName != name || $0.entity.name != name }) {
-                throw env.failure("a fetch of '\(name)' returned a snapshot of '\(stray.entity.name)': wrong entity",
-                                  expected: "only '\(name)'", found: "\(snapshots.map(\.entity.name))")
+            if let stray = snapshots.first(where: {
+                $0.persistentIdentifier.entityName != name || $0.entity.name != name
+            }) {
+                throw env.failure(
+                    "a fetch of '\(name)' returned a snapshot of '\(stray.entity.name)': wrong entity",
+                    expected: "only '\(name)'", found: "\(snapshots.map(\.entity.name))")
             }
             try env.checkEqual(snapshots.count, count, "a fetch of '\(name)' returned the wrong number of snapshots")
         }
@@ -151,16 +187,21 @@ extension StoreDriver: StoreDriving {
         descriptor.fetchOffset = 2
         descriptor.fetchLimit = 3
         let query = StoreQuery(entityName: "LogEntry", offset: 2, limit: 3)
-        guard let window = try fetch(request(LogEntry.self, descriptor: descriptor, query: query),
-                                     "fetching with fetchOffset 2 and fetchLimit 3 directly")?.map(\.persistentIdentifier) else {
+        guard
+            let window = try fetch(
+                request(LogEntry.self, descriptor: descriptor, query: query),
+                "fetching with fetchOffset 2 and fetchLimit 3 directly")?.map(\.persistentIdentifier)
+        else {
             throw CaseNotApplicable(reason: "the store asks the context to apply offset and limit in memory")
         }
         if window.first == all.first {
-            throw env.failure("fetch with fetchOffset 2 returned the first item: offset ignored",
-                              expected: "\(all[2..<5])", found: "\(window)")
+            throw env.failure(
+                "fetch with fetchOffset 2 returned the first item: offset ignored",
+                expected: "\(all[2..<5])", found: "\(window)")
         }
         try env.check(window.count <= 3, "fetch with fetchLimit 3 returned \(window.count) snapshots: limit ignored")
-        try env.checkEqual(window, Array(all[2..<5]), "fetch with fetchOffset 2 and fetchLimit 3 returned the wrong snapshots")
+        try env.checkEqual(
+            window, Array(all[2..<5]), "fetch with fetchOffset 2 and fetchLimit 3 returned the wrong snapshots")
     }
 
     func checkCounts() throws {
@@ -170,11 +211,19 @@ extension StoreDriver: StoreDriving {
         windowed.fetchLimit = 5
         var requests: [(String, DataStoreFetchRequest<LogEntry>)] = [
             ("every entry", request(LogEntry.self)),
-            ("fetchOffset 4, fetchLimit 5", request(LogEntry.self, descriptor: windowed,
-                                                    query: StoreQuery(entityName: "LogEntry", offset: 4, limit: 5))),
+            (
+                "fetchOffset 4, fetchLimit 5",
+                request(
+                    LogEntry.self, descriptor: windowed,
+                    query: StoreQuery(entityName: "LogEntry", offset: 4, limit: 5))
+            ),
         ]
         if querying == nil {
-            requests.append(("bucket == 1", request(LogEntry.self, descriptor: FetchDescriptor(predicate: #Predicate { $0.bucket == 1 }))))
+            requests.append(
+                (
+                    "bucket == 1",
+                    request(LogEntry.self, descriptor: FetchDescriptor(predicate: #Predicate { $0.bucket == 1 }))
+                ))
         }
         for (name, request) in requests {
             guard let snapshots = try fetch(request, "fetching '\(name)' directly") else { continue }
@@ -182,15 +231,19 @@ extension StoreDriver: StoreDriving {
             do {
                 count = try store.fetchCount(request)
             } catch DataStoreError.preferInMemoryFilter {
-                throw env.failure("fetchCount '\(name)' asked for in-memory filtering although fetch ran the same request: "
-                                  + "count disagrees with fetch")
+                throw env.failure(
+                    "fetchCount '\(name)' asked for in-memory filtering although fetch ran the same request: "
+                        + "count disagrees with fetch")
             }
-            try env.check(count == snapshots.count,
-                          "fetchCount '\(name)' returned \(count) but fetch returned \(snapshots.count) snapshots: count disagrees with fetch",
-                          expected: "\(snapshots.count)", found: "\(count)")
+            try env.check(
+                count == snapshots.count,
+                "fetchCount '\(name)' returned \(count) but fetch returned \(snapshots.count) snapshots: "
+                    + "count disagrees with fetch",
+                expected: "\(snapshots.count)", found: "\(count)")
             let ids = try env.step("fetching identifiers '\(name)' directly") { try store.fetchIdentifiers(request) }
-            try env.checkEqual(ids, snapshots.map(\.persistentIdentifier),
-                               "fetchIdentifiers '\(name)' disagrees with fetch (other identifiers, or another order)")
+            try env.checkEqual(
+                ids, snapshots.map(\.persistentIdentifier),
+                "fetchIdentifiers '\(name)' disagrees with fetch (other identifiers, or another order)")
         }
     }
 
@@ -201,17 +254,27 @@ extension StoreDriver: StoreDriving {
         }
         var sawSort = false
         for ascending in [true, false] {
-            let query = StoreQuery(entityName: "LogEntry", sort: [StoreSortKey(property: "bucket", ascending: ascending)])
-            let descriptor = FetchDescriptor<LogEntry>(sortBy: [SortDescriptor(\.bucket, order: ascending ? .forward : .reverse)])
-            guard let sorted = try fetch(request(LogEntry.self, descriptor: descriptor, query: query),
-                                         "fetching entries sorted by 'bucket' directly") else { continue }
+            let query = StoreQuery(
+                entityName: "LogEntry", sort: [StoreSortKey(property: "bucket", ascending: ascending)])
+            let descriptor = FetchDescriptor<LogEntry>(sortBy: [
+                SortDescriptor(\.bucket, order: ascending ? .forward : .reverse)
+            ])
+            guard
+                let sorted = try fetch(
+                    request(LogEntry.self, descriptor: descriptor, query: query),
+                    "fetching entries sorted by 'bucket' directly")
+            else { continue }
             sawSort = true
             let rows = sorted.map { (key: $0["bucket"] ?? .null, id: $0.persistentIdentifier) }
             let keys = rows.map(\.key)
-            let expectedKeys = keys.sorted { ascending ? StoreValue.compare($0, $1) == .orderedAscending
-                                                       : StoreValue.compare($0, $1) == .orderedDescending }
+            let expectedKeys = keys.sorted {
+                ascending
+                    ? StoreValue.compare($0, $1) == .orderedAscending
+                    : StoreValue.compare($0, $1) == .orderedDescending
+            }
             try env.checkEqual(keys, expectedKeys, "a store sort by 'bucket' returned the keys out of order")
-            try FetchChecks.tiesAscend(rows, env, what: "a store sort by 'bucket' (\(ascending ? "ascending" : "descending"))")
+            try FetchChecks.tiesAscend(
+                rows, env, what: "a store sort by 'bucket' (\(ascending ? "ascending" : "descending"))")
         }
         if !sawSort { throw CaseNotApplicable(reason: "the store asks the context to sort in memory") }
     }
@@ -221,18 +284,23 @@ extension StoreDriver: StoreDriving {
         let wanted = Set([ids[1], ids[4], ids[6]])
         let descriptor = FetchDescriptor<LogEntry>(predicate: #Predicate { wanted.contains($0.persistentModelID) })
         let query = StoreQuery(entityName: "LogEntry", filter: .identifiers(wanted))
-        guard let found = try fetch(request(LogEntry.self, descriptor: descriptor, query: query),
-                                    "fetching 3 entries by identifier directly") else {
+        guard
+            let found = try fetch(
+                request(LogEntry.self, descriptor: descriptor, query: query),
+                "fetching 3 entries by identifier directly")
+        else {
             throw CaseNotApplicable(reason: "the store asks the context to filter identifiers in memory")
         }
-        try env.checkEqual(Set(found.map(\.persistentIdentifier)), wanted,
-                           "a fetch of 3 entries by identifier returned other entries")
+        try env.checkEqual(
+            Set(found.map(\.persistentIdentifier)), wanted,
+            "a fetch of 3 entries by identifier returned other entries")
     }
 
     func checkCache() throws {
         let ids = try saveEntries(try (1...3).map { try newEntry($0) })
         var snapshots = try fetchAll(LogEntry.self)
-        let index = try env.require(snapshots.firstIndex { $0.persistentIdentifier == ids[0] }, "entry 1 was not fetched")
+        let index = try env.require(
+            snapshots.firstIndex { $0.persistentIdentifier == ids[0] }, "entry 1 was not fetched")
         snapshots[index]["label"] = .string("changed")
         let doomed = try env.require(snapshots.first { $0.persistentIdentifier == ids[1] }, "entry 2 was not fetched")
         try save(updated: [snapshots[index]], deleted: [doomed], "saving an update and a delete directly")
@@ -240,17 +308,21 @@ extension StoreDriver: StoreDriving {
             try store.cachedSnapshots(for: ids, editingState: editingState).mapValues(\.defaultSnapshot)
         }
         if let stale = cached[ids[0]] {
-            try env.checkEqual(stale["label"], .string("changed"), "cachedSnapshots returned a stale snapshot after an update")
+            try env.checkEqual(
+                stale["label"], .string("changed"), "cachedSnapshots returned a stale snapshot after an update")
         }
         try env.check(cached[ids[1]] == nil, "cachedSnapshots returned a deleted model")
         let current = try fetchAll(LogEntry.self)
-        try env.check(current.contains { $0["label"] == .string("changed") } && !current.contains { $0.persistentIdentifier == ids[1] },
-                      "a direct save of an update and a delete was not applied: update dropped or delete ignored")
+        try env.check(
+            current.contains { $0["label"] == .string("changed") }
+                && !current.contains { $0.persistentIdentifier == ids[1] },
+            "a direct save of an update and a delete was not applied: update dropped or delete ignored")
     }
 
     func checkEnforcedUniqueness() throws {
         guard let capabilities = querying?.queryCapabilities, capabilities.enforcesUniqueness else {
-            throw CaseNotApplicable(reason: "the store leaves unique constraints to the context (enforcesUniqueness is false)")
+            throw CaseNotApplicable(
+                reason: "the store leaves unique constraints to the context (enforcesUniqueness is false)")
         }
         _ = try saveEntries([try newEntry(1)])
         let snapshots = [try newEntry(2), try newEntry(1, label: "duplicate"), try newEntry(3)]
@@ -262,6 +334,7 @@ extension StoreDriver: StoreDriving {
                 + "unique constraint not enforced"
         ) { _ = try store.save(request) }
         let stored = try fetchAll(LogEntry.self).compactMap { $0["sequence"] }
-        try env.checkEqual(stored, [.int(1)], "a save refused for a duplicate stored some of its snapshots: the save was not atomic")
+        try env.checkEqual(
+            stored, [.int(1)], "a save refused for a duplicate stored some of its snapshots: the save was not atomic")
     }
 }

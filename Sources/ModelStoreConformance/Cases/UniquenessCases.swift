@@ -8,15 +8,19 @@ enum UniquenessCases {
         _ container: ModelContainer, _ env: CaseEnvironment, codes: [String], sequences: [Int], after what: String
     ) throws {
         let storedCodes = try env.all(Specimen.self, in: container, by: \.code).map(\.code)
-        try env.checkEqual(storedCodes, codes.sorted(), "after \(what), the stored specimens changed: the failed save was not atomic")
+        try env.checkEqual(
+            storedCodes, codes.sorted(), "after \(what), the stored specimens changed: the failed save was not atomic")
         let storedSequences = try env.all(LogEntry.self, in: container, by: \.label).map(\.sequence).sorted()
-        try env.checkEqual(storedSequences, sequences.sorted(),
-                           "after \(what), the stored log entries changed: the failed save was not atomic")
+        try env.checkEqual(
+            storedSequences, sequences.sorted(),
+            "after \(what), the stored log entries changed: the failed save was not atomic")
     }
 
     static let all: [CaseDefinition] = [
-        CaseDefinition(.uniqueness, "duplicateWithinOneSave",
-                       "Two new models with the same unique value fail the save, and nothing of it is stored.") { env in
+        CaseDefinition(
+            .uniqueness, "duplicateWithinOneSave",
+            "Two new models with the same unique value fail the save, and nothing of it is stored."
+        ) { env in
             let container = try env.openContainer()
             let context = env.freshContext(container)
             context.insert(Seed.makeSpecimen(0, code: "DUP"))
@@ -31,8 +35,10 @@ enum UniquenessCases {
             ) { try context.save() }
             try checkUnchanged(container, env, codes: [], sequences: [], after: "a save refused for a duplicate 'code'")
         },
-        CaseDefinition(.uniqueness, "duplicateOfStoredModel",
-                       "A new model with a stored model's unique value fails the save, and nothing of it is stored.") { env in
+        CaseDefinition(
+            .uniqueness, "duplicateOfStoredModel",
+            "A new model with a stored model's unique value fails the save, and nothing of it is stored."
+        ) { env in
             let container = try env.openContainer()
             let seed = try env.seed(container)
             let context = env.freshContext(container)
@@ -40,16 +46,22 @@ enum UniquenessCases {
             let entry = LogEntry()
             entry.sequence = 999
             context.insert(entry)
-            try env.expectError([.uniqueConstraintViolation], "saving a duplicate unique value",
-                                ifItSucceeds: "saving a second 'Specimen' with code 'S01' succeeded: unique constraint not enforced") { try context.save() }
-            try checkUnchanged(container, env, codes: seed.specimens.map(\.code), sequences: seed.entries.map(\.sequence),
-                               after: "a save refused for a duplicate 'code'")
+            try env.expectError(
+                [.uniqueConstraintViolation], "saving a duplicate unique value",
+                ifItSucceeds: "saving a second 'Specimen' with code 'S01' succeeded: unique constraint not enforced"
+            ) { try context.save() }
+            try checkUnchanged(
+                container, env, codes: seed.specimens.map(\.code), sequences: seed.entries.map(\.sequence),
+                after: "a save refused for a duplicate 'code'")
             let original = try env.all(Specimen.self, in: container, by: \.code).first { $0.code == "S01" }
-            try SpecimenField.check(try env.require(original, "'S01' is missing"), equals: Seed.makeSpecimen(0),
-                                    "the stored 'S01' after a refused duplicate", in: env)
+            try SpecimenField.check(
+                try env.require(original, "'S01' is missing"), equals: Seed.makeSpecimen(0),
+                "the stored 'S01' after a refused duplicate", in: env)
         },
-        CaseDefinition(.uniqueness, "compoundConstraint",
-                       "Two models may share one property of a compound constraint, but not all of them.") { env in
+        CaseDefinition(
+            .uniqueness, "compoundConstraint",
+            "Two models may share one property of a compound constraint, but not all of them."
+        ) { env in
             let container = try env.openContainer()
             let seed = try env.seed(container)
             let context = env.freshContext(container)
@@ -59,27 +71,37 @@ enum UniquenessCases {
             try env.step("saving a specimen that shares only 'series' with a stored one") { try context.save() }
             let clash = Seed.makeSpecimen(0, code: "NEW2")
             context.insert(clash)
-            try env.expectError([.uniqueConstraintViolation], "saving a duplicate unique value",
-                                ifItSucceeds: "saving a 'Specimen' with the same 'series' and 'serial' as 'S01' succeeded: compound "
-                                  + "unique constraint not enforced") { try context.save() }
-            try checkUnchanged(container, env, codes: seed.specimens.map(\.code) + ["NEW1"],
-                               sequences: seed.entries.map(\.sequence), after: "a save refused for a duplicate ('series', 'serial')")
+            try env.expectError(
+                [.uniqueConstraintViolation], "saving a duplicate unique value",
+                ifItSucceeds: "saving a 'Specimen' with the same 'series' and 'serial' as 'S01' succeeded: compound "
+                    + "unique constraint not enforced"
+            ) { try context.save() }
+            try checkUnchanged(
+                container, env, codes: seed.specimens.map(\.code) + ["NEW1"],
+                sequences: seed.entries.map(\.sequence), after: "a save refused for a duplicate ('series', 'serial')")
         },
-        CaseDefinition(.uniqueness, "updateIntoDuplicate",
-                       "Changing a saved model's unique value to another model's fails the save and changes nothing.") { env in
+        CaseDefinition(
+            .uniqueness, "updateIntoDuplicate",
+            "Changing a saved model's unique value to another model's fails the save and changes nothing."
+        ) { env in
             let container = try env.openContainer()
             let seed = try env.seed(container)
             let context = env.freshContext(container)
             let specimens = try env.step("fetching specimens") { try context.fetch(FetchDescriptor<Specimen>()) }
             let second = try env.require(specimens.first { $0.code == "S02" }, "the seeded specimen 'S02' is missing")
             second.code = "S01"
-            try env.expectError([.uniqueConstraintViolation], "saving a duplicate unique value",
-                                ifItSucceeds: "changing the code of 'S02' to 'S01' and saving succeeded: unique constraint not enforced") { try context.save() }
-            try checkUnchanged(container, env, codes: seed.specimens.map(\.code), sequences: seed.entries.map(\.sequence),
-                               after: "an update refused for a duplicate 'code'")
+            try env.expectError(
+                [.uniqueConstraintViolation], "saving a duplicate unique value",
+                ifItSucceeds: "changing the code of 'S02' to 'S01' and saving succeeded: unique constraint not enforced"
+            ) { try context.save() }
+            try checkUnchanged(
+                container, env, codes: seed.specimens.map(\.code), sequences: seed.entries.map(\.sequence),
+                after: "an update refused for a duplicate 'code'")
         },
-        CaseDefinition(.uniqueness, "freedValueIsReusable",
-                       "A unique value freed by a delete or a change can be taken in the same save.") { env in
+        CaseDefinition(
+            .uniqueness, "freedValueIsReusable",
+            "A unique value freed by a delete or a change can be taken in the same save."
+        ) { env in
             let container = try env.openContainer()
             try env.seed(container)
             let context = env.freshContext(container)
@@ -94,11 +116,14 @@ enum UniquenessCases {
             b.code = "S02"
             try env.step("giving 'S03' the code 'S02' freed by the same save") { try context.save() }
             let codes = try env.all(Specimen.self, in: container, by: \.code).map(\.code)
-            try env.check(codes.contains("S01") && codes.contains("S02") && codes.contains("TMP") && !codes.contains("S03"),
-                          "reusing freed unique values was not stored as saved", found: "\(codes.prefix(4))…")
+            try env.check(
+                codes.contains("S01") && codes.contains("S02") && codes.contains("TMP") && !codes.contains("S03"),
+                "reusing freed unique values was not stored as saved", found: "\(codes.prefix(4))…")
         },
-        CaseDefinition(.uniqueness, "contextKeepsChangesAfterViolation",
-                       "After a refused save the context keeps its changes; fixing the value and saving again succeeds.") { env in
+        CaseDefinition(
+            .uniqueness, "contextKeepsChangesAfterViolation",
+            "After a refused save the context keeps its changes; fixing the value and saving again succeeds."
+        ) { env in
             let container = try env.openContainer()
             try env.seed(container)
             let context = env.freshContext(container)
@@ -108,8 +133,9 @@ enum UniquenessCases {
             try env.check(context.hasChanges, "after a refused save, the context lost its pending insert")
             duplicate.code = "S41"
             try env.step("saving again after fixing the duplicate code") { try context.save() }
-            try env.check(try env.all(Specimen.self, in: container, by: \.code).contains { $0.code == "S41" },
-                          "the corrected insert was not stored")
+            try env.check(
+                try env.all(Specimen.self, in: container, by: \.code).contains { $0.code == "S41" },
+                "the corrected insert was not stored")
         },
     ]
 }

@@ -15,7 +15,9 @@ enum SpecimenKind: String, Codable, Sendable, CaseIterable {
 
 /// How good a specimen is: an `Int`-backed enum, stored optionally.
 enum SpecimenGrade: Int, Codable, Sendable, CaseIterable {
-    case low = 1, medium = 2, high = 3
+    case low = 1
+    case medium = 2
+    case high = 3
 }
 
 /// Where a specimen was found: a `Codable` struct, stored as a composite.

@@ -65,8 +65,9 @@ struct CorpusQuery: Sendable {
         _ predicate: Predicate<Specimen>, sortBy: [SortDescriptor<Specimen>] = []
     ) -> CorpusQuery {
         // A sorted query ends with the unique code, so its order is fully defined without identifiers.
-        make(name, family, also: kinds, key: \Specimen.code, models: { $0.specimens }, predicate: predicate,
-             sortBy: sortBy.isEmpty ? [] : sortBy + [SortDescriptor(\Specimen.code, comparator: .lexical)])
+        make(
+            name, family, also: kinds, key: \Specimen.code, models: { $0.specimens }, predicate: predicate,
+            sortBy: sortBy.isEmpty ? [] : sortBy + [SortDescriptor(\Specimen.code, comparator: .lexical)])
     }
 }
 
@@ -84,7 +85,8 @@ enum PredicateCorpus {
     static let plant = SpecimenKind.plant
     static let high = SpecimenGrade.high
 
-    static let queries: [CorpusQuery] = equality + comparison + logical + optionals + strings + collections
+    static let queries: [CorpusQuery] =
+        equality + comparison + logical + optionals + strings + collections
         + relationships + enumerations + arithmetic + sorted
 
     static let equality: [CorpusQuery] = [
@@ -92,7 +94,8 @@ enum PredicateCorpus {
         .specimens("count != 2", .equality, #Predicate { $0.count != 2 }),
         .specimens("isActive == true", .equality, #Predicate { $0.isActive == true }),
         .specimens("title == \"apple\" (case-sensitive)", .equality, #Predicate { $0.title == "apple" }),
-        .specimens("title == \"naïve\" (canonically equivalent forms match)", .equality, #Predicate { $0.title == "naïve" }),
+        .specimens(
+            "title == \"naïve\" (canonically equivalent forms match)", .equality, #Predicate { $0.title == "naïve" }),
         .specimens("title == \"\"", .equality, #Predicate { $0.title == "" }),
         .specimens("weight == 1.75", .equality, #Predicate { $0.weight == 1.75 }),
         .specimens("tiny == -18 (Int8)", .equality, #Predicate { $0.tiny == -18 }),
@@ -122,13 +125,18 @@ enum PredicateCorpus {
     ]
 
     static let logical: [CorpusQuery] = [
-        .specimens("isActive && count > 2", .logical, also: [.equality, .comparison], #Predicate { $0.isActive && $0.count > 2 }),
-        .specimens("count == 1 || count == 3", .logical, also: [.equality], #Predicate { $0.count == 1 || $0.count == 3 }),
+        .specimens(
+            "isActive && count > 2", .logical, also: [.equality, .comparison],
+            #Predicate { $0.isActive && $0.count > 2 }),
+        .specimens(
+            "count == 1 || count == 3", .logical, also: [.equality], #Predicate { $0.count == 1 || $0.count == 3 }),
         .specimens("!(count == 1)", .logical, also: [.equality], #Predicate { !($0.count == 1) }),
-        .specimens("!isActive || (weight > 3 && count < 4)", .logical, also: [.comparison],
-                   #Predicate { !$0.isActive || ($0.weight > 3 && $0.count < 4) }),
-        .specimens("series == \"north\" && serial >= 3", .logical, also: [.equality, .comparison],
-                   #Predicate { $0.series == "north" && $0.serial >= 3 }),
+        .specimens(
+            "!isActive || (weight > 3 && count < 4)", .logical, also: [.comparison],
+            #Predicate { !$0.isActive || ($0.weight > 3 && $0.count < 4) }),
+        .specimens(
+            "series == \"north\" && serial >= 3", .logical, also: [.equality, .comparison],
+            #Predicate { $0.series == "north" && $0.serial >= 3 }),
         .specimens("true", .logical, #Predicate { _ in true }),
         .specimens("false", .logical, #Predicate { _ in false }),
     ]
@@ -137,13 +145,16 @@ enum PredicateCorpus {
         .specimens("nickname == nil", .optionals, #Predicate { $0.nickname == nil }),
         .specimens("nickname != nil", .optionals, #Predicate { $0.nickname != nil }),
         .specimens("nickname == \"nick1\"", .optionals, also: [.equality], #Predicate { $0.nickname == "nick1" }),
-        .specimens("nickname != \"nick1\" (nil is not equal: no three-valued logic)", .optionals, also: [.equality],
-                   #Predicate { $0.nickname != "nick1" }),
+        .specimens(
+            "nickname != \"nick1\" (nil is not equal: no three-valued logic)", .optionals, also: [.equality],
+            #Predicate { $0.nickname != "nick1" }),
         .specimens("(rank ?? -1) > 2", .optionals, also: [.comparison], #Predicate { ($0.rank ?? -1) > 2 }),
-        .specimens("rank == nil || rank! < 3", .optionals, also: [.logical, .comparison],
-                   #Predicate { $0.rank == nil || $0.rank! < 3 }),
-        .specimens("rank.flatMap { $0 > 3 } ?? false", .optionals, also: [.comparison],
-                   #Predicate { $0.rank.flatMap { $0 > 3 } ?? false }),
+        .specimens(
+            "rank == nil || rank! < 3", .optionals, also: [.logical, .comparison],
+            #Predicate { $0.rank == nil || $0.rank! < 3 }),
+        .specimens(
+            "rank.flatMap { $0 > 3 } ?? false", .optionals, also: [.comparison],
+            #Predicate { $0.rank.flatMap { $0 > 3 } ?? false }),
         .specimens("reviewedAt == nil", .optionals, #Predicate { $0.reviewedAt == nil }),
         .specimens("grade == nil", .optionals, #Predicate { $0.grade == nil }),
     ]
@@ -152,19 +163,24 @@ enum PredicateCorpus {
         .specimens("title.contains(\"an\")", .strings, #Predicate { $0.title.contains("an") }),
         .specimens("title.contains(\"É\")", .strings, #Predicate { $0.title.contains("É") }),
         .specimens("title.starts(with: \"a\")", .strings, #Predicate { $0.title.starts(with: "a") }),
-        .specimens("title.starts(with: \"Z\") || title.starts(with: \"z\")", .strings, also: [.logical],
-                   #Predicate { $0.title.starts(with: "Z") || $0.title.starts(with: "z") }),
-        .specimens("(\"b\"...\"e\").contains(title)", .strings, also: [.comparison],
-                   #Predicate { ("b"..."e").contains($0.title) }),
-        .specimens("nickname?.contains(\"1\") == true", .strings, also: [.optionals],
-                   #Predicate { $0.nickname?.contains("1") == true }),
-        .specimens("homepage.absoluteString.contains(\"q=2\")", .strings,
-                   #Predicate { $0.homepage.absoluteString.contains("q=2") }),
+        .specimens(
+            "title.starts(with: \"Z\") || title.starts(with: \"z\")", .strings, also: [.logical],
+            #Predicate { $0.title.starts(with: "Z") || $0.title.starts(with: "z") }),
+        .specimens(
+            "(\"b\"...\"e\").contains(title)", .strings, also: [.comparison],
+            #Predicate { ("b"..."e").contains($0.title) }),
+        .specimens(
+            "nickname?.contains(\"1\") == true", .strings, also: [.optionals],
+            #Predicate { $0.nickname?.contains("1") == true }),
+        .specimens(
+            "homepage.absoluteString.contains(\"q=2\")", .strings,
+            #Predicate { $0.homepage.absoluteString.contains("q=2") }),
     ]
 
     static let collections: [CorpusQuery] = [
-        .specimens("[\"S03\", \"S10\", \"S11\", \"S99\"].contains(code)", .collections,
-                   #Predicate { codes.contains($0.code) }),
+        .specimens(
+            "[\"S03\", \"S10\", \"S11\", \"S99\"].contains(code)", .collections,
+            #Predicate { codes.contains($0.code) }),
         .specimens("[1, 3].contains(count)", .collections, #Predicate { counts.contains($0.count) }),
         .specimens("tags.contains(\"t1\")", .collections, #Predicate { $0.tags.contains("t1") }),
         .specimens("tags.isEmpty", .collections, #Predicate { $0.tags.isEmpty }),
@@ -172,25 +188,33 @@ enum PredicateCorpus {
     ]
 
     static let relationships: [CorpusQuery] = [
-        .specimens("folder?.name == \"Alpha\"", .relationships, also: [.optionals, .equality],
-                   #Predicate { $0.folder?.name == "Alpha" }),
+        .specimens(
+            "folder?.name == \"Alpha\"", .relationships, also: [.optionals, .equality],
+            #Predicate { $0.folder?.name == "Alpha" }),
         .specimens("folder == nil", .relationships, also: [.optionals], #Predicate { $0.folder == nil }),
-        .specimens("(folder?.position ?? -1) > 1", .relationships, also: [.optionals, .comparison],
-                   #Predicate { ($0.folder?.position ?? -1) > 1 }),
-        .specimens("peer?.code == \"S02\" (self-reference)", .relationships, also: [.optionals, .equality],
-                   #Predicate { $0.peer?.code == "S02" }),
-        .make("Note: folder?.name == \"beta\"", .relationships, also: [.optionals, .equality], key: \Note.text,
-              models: { $0.notes }, predicate: #Predicate { $0.folder?.name == "beta" }),
-        .make("Note: subject?.count == 2", .relationships, also: [.optionals, .equality], key: \Note.text,
-              models: { $0.notes }, predicate: #Predicate { $0.subject?.count == 2 }),
+        .specimens(
+            "(folder?.position ?? -1) > 1", .relationships, also: [.optionals, .comparison],
+            #Predicate { ($0.folder?.position ?? -1) > 1 }),
+        .specimens(
+            "peer?.code == \"S02\" (self-reference)", .relationships, also: [.optionals, .equality],
+            #Predicate { $0.peer?.code == "S02" }),
+        .make(
+            "Note: folder?.name == \"beta\"", .relationships, also: [.optionals, .equality], key: \Note.text,
+            models: { $0.notes }, predicate: #Predicate { $0.folder?.name == "beta" }),
+        .make(
+            "Note: subject?.count == 2", .relationships, also: [.optionals, .equality], key: \Note.text,
+            models: { $0.notes }, predicate: #Predicate { $0.subject?.count == 2 }),
     ]
 
     static let enumerations: [CorpusQuery] = [
         .specimens("kind == .plant", .enumerations, also: [.equality], #Predicate { $0.kind == plant }),
-        .specimens("kind.rawValue == \"animal\"", .enumerations, also: [.equality], #Predicate { $0.kind.rawValue == "animal" }),
+        .specimens(
+            "kind.rawValue == \"animal\"", .enumerations, also: [.equality], #Predicate { $0.kind.rawValue == "animal" }
+        ),
         .specimens("grade == .high", .enumerations, also: [.optionals, .equality], #Predicate { $0.grade == high }),
-        .specimens("(grade?.rawValue ?? 0) >= 2", .enumerations, also: [.optionals, .comparison],
-                   #Predicate { ($0.grade?.rawValue ?? 0) >= 2 }),
+        .specimens(
+            "(grade?.rawValue ?? 0) >= 2", .enumerations, also: [.optionals, .comparison],
+            #Predicate { ($0.grade?.rawValue ?? 0) >= 2 }),
     ]
 
     static let arithmetic: [CorpusQuery] = [
@@ -202,23 +226,31 @@ enum PredicateCorpus {
 
     /// Sorted queries: the order must agree too, including string collation and `nil` placement.
     static let sorted: [CorpusQuery] = [
-        .specimens("count > 0, sorted by title (localized standard)", .comparison,
-                   #Predicate { $0.count > 0 }, sortBy: [SortDescriptor(\.title)]),
-        .specimens("isActive, sorted by title (lexical)", .equality,
-                   #Predicate { $0.isActive }, sortBy: [SortDescriptor(\.title, comparator: .lexical)]),
-        .specimens("count != 4, sorted by weight descending", .equality,
-                   #Predicate { $0.count != 4 }, sortBy: [SortDescriptor(\.weight, order: .reverse)]),
-        .specimens("tiny < 10, sorted by nickname (nil first)", .comparison,
-                   #Predicate { $0.tiny < 10 }, sortBy: [SortDescriptor(\.nickname)]),
-        .specimens("true, sorted by createdAt descending", .logical,
-                   #Predicate { _ in true }, sortBy: [SortDescriptor(\.createdAt, order: .reverse)]),
-        .specimens("price > 2, sorted by price then count descending", .comparison,
-                   #Predicate { $0.price > 2 }, sortBy: [SortDescriptor(\.price), SortDescriptor(\.count, order: .reverse)]),
-        .make("LogEntry: bucket == 1, sorted by sequence descending", .equality, key: \LogEntry.label,
-              models: { $0.entries }, predicate: #Predicate { $0.bucket == 1 },
-              sortBy: [SortDescriptor(\.sequence, order: .reverse)]),
-        .make("Folder: position > 0, sorted by name", .comparison, key: \Folder.name,
-              models: { $0.folders }, predicate: #Predicate { $0.position > 0 },
-              sortBy: [SortDescriptor(\.name, comparator: .lexical)]),
+        .specimens(
+            "count > 0, sorted by title (localized standard)", .comparison,
+            #Predicate { $0.count > 0 }, sortBy: [SortDescriptor(\.title)]),
+        .specimens(
+            "isActive, sorted by title (lexical)", .equality,
+            #Predicate { $0.isActive }, sortBy: [SortDescriptor(\.title, comparator: .lexical)]),
+        .specimens(
+            "count != 4, sorted by weight descending", .equality,
+            #Predicate { $0.count != 4 }, sortBy: [SortDescriptor(\.weight, order: .reverse)]),
+        .specimens(
+            "tiny < 10, sorted by nickname (nil first)", .comparison,
+            #Predicate { $0.tiny < 10 }, sortBy: [SortDescriptor(\.nickname)]),
+        .specimens(
+            "true, sorted by createdAt descending", .logical,
+            #Predicate { _ in true }, sortBy: [SortDescriptor(\.createdAt, order: .reverse)]),
+        .specimens(
+            "price > 2, sorted by price then count descending", .comparison,
+            #Predicate { $0.price > 2 }, sortBy: [SortDescriptor(\.price), SortDescriptor(\.count, order: .reverse)]),
+        .make(
+            "LogEntry: bucket == 1, sorted by sequence descending", .equality, key: \LogEntry.label,
+            models: { $0.entries }, predicate: #Predicate { $0.bucket == 1 },
+            sortBy: [SortDescriptor(\.sequence, order: .reverse)]),
+        .make(
+            "Folder: position > 0, sorted by name", .comparison, key: \Folder.name,
+            models: { $0.folders }, predicate: #Predicate { $0.position > 0 },
+            sortBy: [SortDescriptor(\.name, comparator: .lexical)]),
     ]
 }

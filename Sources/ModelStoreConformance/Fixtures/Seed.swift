@@ -89,8 +89,10 @@ struct Seed {
         specimen.title = titles[index % titles.count]
         specimen.createdAt = Date(timeIntervalSinceReferenceDate: 700_000_000.125 + Double(index) * 86_400.5)
         specimen.payload = Data((0..<(index % 4 * 3)).map { UInt8(($0 * 17 + index) % 256) })
-        specimen.token = UUID(uuid: (
-            UInt8(index), 1, 2, 3, 4, 5, 0x40, 7, 0x80, 9, 10, 11, 12, 13, 14, UInt8(255 - index)))
+        specimen.token = UUID(
+            uuid: (
+                UInt8(index), 1, 2, 3, 4, 5, 0x40, 7, 0x80, 9, 10, 11, 12, 13, 14, UInt8(255 - index)
+            ))
         specimen.homepage = URL(string: "https://example.com/specimens/\(index)?q=\(index % 3)")!
         specimen.nickname = index % 3 == 0 ? nil : "nick\(index % 4)"
         specimen.rank = index % 4 == 0 ? nil : index % 6
@@ -100,7 +102,8 @@ struct Seed {
         specimen.labelsByNumber = [index: "n\(index)", -1: "minus one"]
         specimen.kind = SpecimenKind.allCases[index % 4]
         specimen.grade = index % 3 == 2 ? nil : SpecimenGrade.allCases[index % 3]
-        specimen.origin = SpecimenOrigin(latitude: Double(index) - 18.5, longitude: Double(index) * 3, label: "site \(index)")
+        specimen.origin = SpecimenOrigin(
+            latitude: Double(index) - 18.5, longitude: Double(index) * 3, label: "site \(index)")
         specimen.attachment = Data(repeating: UInt8(index), count: index)
         return specimen
     }
@@ -121,7 +124,9 @@ struct Seed {
 
     /// How many models of each entity the seed has.
     var counts: [String: Int] {
-        ["Folder": folders.count, "Specimen": specimens.count, "Note": notes.count, "Hold": holds.count,
-         "LogEntry": entries.count]
+        [
+            "Folder": folders.count, "Specimen": specimens.count, "Note": notes.count, "Hold": holds.count,
+            "LogEntry": entries.count,
+        ]
     }
 }

@@ -7,7 +7,9 @@ struct SpecimenField: Sendable {
     let equal: @Sendable (Specimen, Specimen) -> Bool
     let render: @Sendable (Specimen) -> String
 
-    static func field<Value: Equatable & Sendable>(_ name: String, _ keyPath: KeyPath<Specimen, Value> & Sendable) -> SpecimenField {
+    static func field<Value: Equatable & Sendable>(
+        _ name: String, _ keyPath: KeyPath<Specimen, Value> & Sendable
+    ) -> SpecimenField {
         SpecimenField(
             name: name, equal: { $0[keyPath: keyPath] == $1[keyPath: keyPath] },
             render: { String(describing: $0[keyPath: keyPath]) })
@@ -27,7 +29,9 @@ struct SpecimenField: Sendable {
     ]
 
     /// Fails naming every attribute of `found` that differs from `expected`.
-    static func check(_ found: Specimen, equals expected: Specimen, _ context: String, in environment: CaseEnvironment) throws {
+    static func check(
+        _ found: Specimen, equals expected: Specimen, _ context: String, in environment: CaseEnvironment
+    ) throws {
         let differing = all.filter { !$0.equal(found, expected) }
         guard let first = differing.first else { return }
         let names = differing.map { "'Specimen.\($0.name)'" }.joined(separator: ", ")
@@ -37,13 +41,17 @@ struct SpecimenField: Sendable {
     }
 
     /// Compares every specimen of a fresh fetch with the seed, by code.
-    static func checkAll(_ found: [Specimen], equal expected: [Specimen], _ context: String, in environment: CaseEnvironment) throws {
+    static func checkAll(
+        _ found: [Specimen], equal expected: [Specimen], _ context: String, in environment: CaseEnvironment
+    ) throws {
         let byCode = Dictionary(found.map { ($0.code, $0) }, uniquingKeysWith: { first, _ in first })
         try environment.checkEqual(
-            found.map(\.code).sorted(), expected.map(\.code).sorted(), "\(context): the set of specimens differs from the one saved")
+            found.map(\.code).sorted(), expected.map(\.code).sorted(),
+            "\(context): the set of specimens differs from the one saved")
         for specimen in expected {
-            try check(try environment.require(byCode[specimen.code], "\(context): '\(specimen.code)' is missing"),
-                      equals: specimen, "\(context), specimen '\(specimen.code)'", in: environment)
+            try check(
+                try environment.require(byCode[specimen.code], "\(context): '\(specimen.code)' is missing"),
+                equals: specimen, "\(context), specimen '\(specimen.code)'", in: environment)
         }
     }
 }

@@ -40,7 +40,9 @@ final class CaseEnvironment {
     }
 
     /// A container on the fixture schema, on a given configuration.
-    func openContainer(configuration: any DataStoreConfiguration, what: String = "opening a container") throws -> ModelContainer {
+    func openContainer(
+        configuration: any DataStoreConfiguration, what: String = "opening a container"
+    ) throws -> ModelContainer {
         try step(what) { try ModelContainer(for: Fixtures.schema, configurations: [configuration]) }
     }
 
@@ -62,7 +64,8 @@ final class CaseEnvironment {
         func wrap<C: DataStoreConfiguration>(_ configuration: C) -> any DataStoreConfiguration {
             FallbackConfiguration(inner: configuration)
         }
-        return try openContainer(configuration: wrap(configuration), what: "opening the adapter behind the fallback wrapper")
+        return try openContainer(
+            configuration: wrap(configuration), what: "opening the adapter behind the fallback wrapper")
     }
 
     /// A container whose store is the adapter's, wrapped to record what it refuses.
@@ -111,21 +114,26 @@ final class CaseEnvironment {
 
     /// Fails with `message` unless `found == expected`, showing both.
     func checkEqual<Value: Equatable>(
-        _ found: Value, _ expected: Value, _ message: @autoclosure () -> String, file: String = #fileID, line: Int = #line
+        _ found: Value, _ expected: Value, _ message: @autoclosure () -> String, file: String = #fileID,
+        line: Int = #line
     ) throws {
         guard found != expected else { return }
         throw failure(message(), expected: render(expected), found: render(found), file: file, line: line)
     }
 
     /// The value, or a failure with `message` if it is `nil`.
-    func require<Value>(_ value: Value?, _ message: @autoclosure () -> String, file: String = #fileID, line: Int = #line) throws -> Value {
+    func require<Value>(
+        _ value: Value?, _ message: @autoclosure () -> String, file: String = #fileID, line: Int = #line
+    ) throws -> Value {
         guard let value else { throw failure(message(), file: file, line: line) }
         return value
     }
 
     /// Runs a step that must not throw; an error becomes a failure saying which step threw.
     @discardableResult
-    func step<Result>(_ what: @autoclosure () -> String, file: String = #fileID, line: Int = #line, _ body: () throws -> Result) throws -> Result {
+    func step<Result>(
+        _ what: @autoclosure () -> String, file: String = #fileID, line: Int = #line, _ body: () throws -> Result
+    ) throws -> Result {
         do {
             return try body()
         } catch let failure as ConformanceFailure {
@@ -135,8 +143,9 @@ final class CaseEnvironment {
             failure.underlyingError = error
             throw failure
         } catch {
-            var failure = failure("\(what()) threw an error that is not a DataStoreError (adapters MUST throw DataStoreError)",
-                                  file: file, line: line)
+            var failure = failure(
+                "\(what()) threw an error that is not a DataStoreError (adapters MUST throw DataStoreError)",
+                file: file, line: line)
             failure.underlyingError = ErrorDescription(error)
             throw failure
         }
@@ -152,20 +161,28 @@ final class CaseEnvironment {
         do {
             try body()
         } catch let error as DataStoreError {
-            if codes.contains(error.code) { return error }
-            var failure = failure("\(what()) threw the wrong error", expected: expected, found: "DataStoreError.\(error.code)",
-                                  file: file, line: line)
-            failure.underlyingError = error
-            throw failure
+            return try matching(error)
         } catch let failure as ConformanceFailure {
-            throw failure
+            // A step inside the body wrapped the adapter's error: judge the error itself.
+            guard let error = failure.underlyingError as? DataStoreError else { throw failure }
+            return try matching(error)
         } catch {
-            var failure = failure("\(what()) threw an error that is not a DataStoreError", expected: expected,
-                                  found: "\(type(of: error))", file: file, line: line)
+            var failure = failure(
+                "\(what()) threw an error that is not a DataStoreError", expected: expected,
+                found: "\(type(of: error))", file: file, line: line)
             failure.underlyingError = ErrorDescription(error)
             throw failure
         }
         throw failure(symptom ?? "\(what()) succeeded", expected: expected, found: "no error", file: file, line: line)
+
+        func matching(_ error: DataStoreError) throws -> DataStoreError {
+            if codes.contains(error.code) { return error }
+            var failure = failure(
+                "\(what()) threw the wrong error", expected: expected, found: "DataStoreError.\(error.code)",
+                file: file, line: line)
+            failure.underlyingError = error
+            throw failure
+        }
     }
 
     // MARK: Reading back
@@ -191,7 +208,8 @@ final class CaseEnvironment {
     }
 
     /// Every model of a type, read in a fresh context, sorted by `key`.
-    func all<T: PersistentModel>(_ type: T.Type, in container: ModelContainer, by key: KeyPath<T, String>) throws -> [T] {
+    func all<T: PersistentModel>(_ type: T.Type, in container: ModelContainer, by key: KeyPath<T, String>) throws -> [T]
+    {
         let context = freshContext(container)
         let models = try step("fetching every '\(Schema.entityName(for: T.self))' in a fresh context") {
             try context.fetch(FetchDescriptor<T>())
@@ -200,10 +218,13 @@ final class CaseEnvironment {
     }
 
     /// The seeded model whose `key` is `value`, fetched in `context`.
-    func fetchSeeded<T: PersistentModel, Key: Equatable>(_ key: KeyPath<T, Key>, _ value: Key, in context: ModelContext) throws -> T {
+    func fetchSeeded<T: PersistentModel, Key: Equatable>(
+        _ key: KeyPath<T, Key>, _ value: Key, in context: ModelContext
+    ) throws -> T {
         let name = Schema.entityName(for: T.self)
         let models = try step("fetching every '\(name)'") { try context.fetch(FetchDescriptor<T>()) }
-        return try require(models.first { $0[keyPath: key] == value }, "the seeded '\(name)' \(render(value)) is missing")
+        return try require(
+            models.first { $0[keyPath: key] == value }, "the seeded '\(name)' \(render(value)) is missing")
     }
 
     /// How many models of a type a fresh context fetches.
@@ -215,7 +236,8 @@ final class CaseEnvironment {
     }
 
     /// The specimen codes of a fresh fetch, in fetch order.
-    func codes(_ descriptor: FetchDescriptor<Specimen>, in container: ModelContainer, _ what: String) throws -> [String] {
+    func codes(_ descriptor: FetchDescriptor<Specimen>, in container: ModelContainer, _ what: String) throws -> [String]
+    {
         let context = freshContext(container)
         return try step(what) { try context.fetch(descriptor).map(\.code) }
     }

@@ -18,7 +18,9 @@ extension ForwardingStore {
 
     func erase() throws { try inner.erase() }
 
-    func cachedSnapshots(for identifiers: [PersistentIdentifier], editingState: EditingState) throws -> [PersistentIdentifier: Snapshot] {
+    func cachedSnapshots(
+        for identifiers: [PersistentIdentifier], editingState: EditingState
+    ) throws -> [PersistentIdentifier: Snapshot] {
         try inner.cachedSnapshots(for: identifiers, editingState: editingState)
     }
 

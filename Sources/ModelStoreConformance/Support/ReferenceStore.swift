@@ -26,8 +26,9 @@ final class ReferenceStore: DataStoreQuerying, DataStoreBatching {
 
     init(_ configuration: ReferenceStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
         guard let schema = configuration.schema else {
-            throw DataStoreError(.invalidConfiguration, "the reference store has no schema",
-                                 remedy: "Create it through a ModelContainer")
+            throw DataStoreError(
+                .invalidConfiguration, "the reference store has no schema",
+                remedy: "Create it through a ModelContainer")
         }
         self.schema = schema
         self.configuration = configuration
@@ -36,16 +37,23 @@ final class ReferenceStore: DataStoreQuerying, DataStoreBatching {
 
     var queryCapabilities: QueryCapabilities { .all }
 
-    func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
+    func fetch<T: PersistentModel>(
+        _ request: DataStoreFetchRequest<T>
+    ) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
         let query = request.query ?? StoreQuery(entityName: Schema.entityName(for: T.self))
-        return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: try table.withLock { try $0.fetch(query) })
+        return DataStoreFetchResult(
+            descriptor: request.descriptor, fetchedSnapshots: try table.withLock { try $0.fetch(query) })
     }
 
-    func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+    func save(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
+    ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         try table.withLock { try $0.save(request, storeIdentifier: identifier) }
     }
 
-    func cachedSnapshots(for identifiers: [PersistentIdentifier], editingState: EditingState) throws -> [PersistentIdentifier: DefaultSnapshot] {
+    func cachedSnapshots(
+        for identifiers: [PersistentIdentifier], editingState: EditingState
+    ) throws -> [PersistentIdentifier: DefaultSnapshot] {
         table.withLock { table in
             var found: [PersistentIdentifier: DefaultSnapshot] = [:]
             for id in identifiers { found[id] = table.snapshot(for: id) }
@@ -60,15 +68,20 @@ final class ReferenceStore: DataStoreQuerying, DataStoreBatching {
     }
 
     func update<T: PersistentModel>(_ request: DataStoreBatchUpdateRequest<T>) throws {
-        try table.withLock { table in table.applyUpdate(try table.prepareUpdate(request.identifiers, values: request.values)) }
+        try table.withLock { table in
+            table.applyUpdate(try table.prepareUpdate(request.identifiers, values: request.values))
+        }
     }
 
     func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
         try table.withLock { table in
             let saved = try table.save(
-                DataStoreSaveChangesRequest(editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: []),
+                DataStoreSaveChangesRequest(
+                    editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: []),
                 storeIdentifier: identifier)
-            return request.snapshots.map { saved.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier }
+            return request.snapshots.map {
+                saved.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier
+            }
         }
     }
 }

@@ -66,7 +66,9 @@ final class SpyStore<Inner: DataStoreConfiguration>: ForwardingStore {
             let result = try body()
             configuration.log.record(fetch)
             return result
-        } catch let error as DataStoreError where error.code == .preferInMemoryFilter || error.code == .preferInMemorySort {
+        } catch let error as DataStoreError
+            where error.code == .preferInMemoryFilter || error.code == .preferInMemorySort
+        {
             fetch.refusal = error.code
             configuration.log.record(fetch)
             throw error

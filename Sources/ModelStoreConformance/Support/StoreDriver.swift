@@ -21,22 +21,30 @@ struct StoreDriver<Store: DataStore> {
 
     /// A new snapshot under a temporary identifier.
     func newSnapshot(_ entityName: String, _ values: [String: StoreValue]) throws -> DefaultSnapshot {
-        try DefaultSnapshot(persistentIdentifier: .temporary(entityName: entityName), entity: try entity(entityName), namedValues: values)
+        try DefaultSnapshot(
+            persistentIdentifier: .temporary(entityName: entityName), entity: try entity(entityName),
+            namedValues: values)
     }
 
     /// A new log entry snapshot.
     func newEntry(_ sequence: Int, bucket: Int = 0, label: String? = nil) throws -> DefaultSnapshot {
-        try newSnapshot("LogEntry", ["sequence": .int(Int64(sequence)), "bucket": .int(Int64(bucket)),
-                                     "label": .string(label ?? "entry-\(sequence)")])
+        try newSnapshot(
+            "LogEntry",
+            [
+                "sequence": .int(Int64(sequence)), "bucket": .int(Int64(bucket)),
+                "label": .string(label ?? "entry-\(sequence)"),
+            ])
     }
 
     /// Saves, converting to and from the store's snapshot type.
     @discardableResult
     func save(
-        inserted: [DefaultSnapshot] = [], updated: [DefaultSnapshot] = [], deleted: [DefaultSnapshot] = [], _ what: String
+        inserted: [DefaultSnapshot] = [], updated: [DefaultSnapshot] = [], deleted: [DefaultSnapshot] = [],
+        _ what: String
     ) throws -> DataStoreSaveChangesResult<Store.Snapshot> {
         let request = DataStoreSaveChangesRequest<Store.Snapshot>(
-            editingState: editingState, inserted: inserted.map(Store.Snapshot.init), updated: updated.map(Store.Snapshot.init),
+            editingState: editingState, inserted: inserted.map(Store.Snapshot.init),
+            updated: updated.map(Store.Snapshot.init),
             deleted: deleted.map(Store.Snapshot.init))
         return try env.step(what) { try store.save(request) }
     }
@@ -45,8 +53,9 @@ struct StoreDriver<Store: DataStore> {
     func saveEntries(_ entries: [DefaultSnapshot]) throws -> [PersistentIdentifier] {
         let result = try save(inserted: entries, "saving \(entries.count) log entries directly")
         return try entries.map { entry in
-            try env.require(result.remappedIdentifiers[entry.persistentIdentifier],
-                            "save returned no permanent identifier for an inserted snapshot: identifier not remapped")
+            try env.require(
+                result.remappedIdentifiers[entry.persistentIdentifier],
+                "save returned no permanent identifier for an inserted snapshot: identifier not remapped")
         }
     }
 
@@ -74,7 +83,9 @@ struct StoreDriver<Store: DataStore> {
     /// The snapshots of a fetch the store MUST run (no predicate or sort).
     func fetchAll<T: PersistentModel>(_ type: T.Type) throws -> [DefaultSnapshot] {
         let name = Schema.entityName(for: T.self)
-        return try env.step("fetching every '\(name)' directly") { try store.fetch(request(T.self)).fetchedSnapshots.map(\.defaultSnapshot) }
+        return try env.step("fetching every '\(name)' directly") {
+            try store.fetch(request(T.self)).fetchedSnapshots.map(\.defaultSnapshot)
+        }
     }
 }
 
@@ -83,33 +94,43 @@ extension StoreDriver where Store: DataStoreBatching {
     func checkBatching() throws {
         let ids = try saveEntries(try (1...10).map { try newEntry($0) })
         try env.step("batch-deleting 3 entries directly") {
-            try store.delete(DataStoreBatchDeleteRequest<LogEntry>(identifiers: Array(ids[0..<3]), editingState: editingState))
+            try store.delete(
+                DataStoreBatchDeleteRequest<LogEntry>(identifiers: Array(ids[0..<3]), editingState: editingState))
         }
         var remaining = try fetchAll(LogEntry.self).map(\.persistentIdentifier)
-        try env.check(Set(remaining) == Set(ids[3...]),
-                      "a store batch delete of 3 identifiers left \(remaining.count) of 10 entries: "
-                          + (remaining.count == 10 ? "delete ignored" : "the wrong entries were deleted"),
-                      expected: "7 entries", found: "\(remaining.count) entries")
+        try env.check(
+            Set(remaining) == Set(ids[3...]),
+            "a store batch delete of 3 identifiers left \(remaining.count) of 10 entries: "
+                + (remaining.count == 10 ? "delete ignored" : "the wrong entries were deleted"),
+            expected: "7 entries", found: "\(remaining.count) entries")
         let slot = try env.require(try entity("LogEntry").slot(of: "label"), "'LogEntry' has no 'label'")
         try env.step("batch-updating 2 entries directly") {
-            try store.update(DataStoreBatchUpdateRequest<LogEntry>(
-                identifiers: Array(ids[3..<5]), values: [slot: .string("updated")], editingState: editingState))
+            try store.update(
+                DataStoreBatchUpdateRequest<LogEntry>(
+                    identifiers: Array(ids[3..<5]), values: [slot: .string("updated")], editingState: editingState))
         }
-        let labels = Dictionary(uniqueKeysWithValues: try fetchAll(LogEntry.self).map { ($0.persistentIdentifier, $0["label"]) })
-        try env.check(labels[ids[3]] == .string("updated") && labels[ids[4]] == .string("updated"),
-                      "a store batch update did not change the identified entries: update dropped")
-        try env.check(ids[5...].allSatisfy { labels[$0] != .string("updated") },
-                      "a store batch update changed entries it did not identify")
+        let labels = Dictionary(
+            uniqueKeysWithValues: try fetchAll(LogEntry.self).map { ($0.persistentIdentifier, $0["label"]) })
+        try env.check(
+            labels[ids[3]] == .string("updated") && labels[ids[4]] == .string("updated"),
+            "a store batch update did not change the identified entries: update dropped")
+        try env.check(
+            ids[5...].allSatisfy { labels[$0] != .string("updated") },
+            "a store batch update changed entries it did not identify")
         let new = try (20...22).map { try newEntry($0) }
         let inserted = try env.step("batch-inserting 3 entries directly") {
-            try store.insert(DataStoreBatchInsertRequest(snapshots: new.map(Store.Snapshot.init), editingState: editingState))
+            try store.insert(
+                DataStoreBatchInsertRequest(snapshots: new.map(Store.Snapshot.init), editingState: editingState))
         }
-        try env.check(inserted.count == 3 && !inserted.contains { $0.isTemporary } && Set(inserted).isDisjoint(with: ids),
-                      "a store batch insert of 3 snapshots did not return 3 new permanent identifiers", found: "\(inserted)")
+        try env.check(
+            inserted.count == 3 && !inserted.contains { $0.isTemporary } && Set(inserted).isDisjoint(with: ids),
+            "a store batch insert of 3 snapshots did not return 3 new permanent identifiers", found: "\(inserted)")
         remaining = try fetchAll(LogEntry.self).map(\.persistentIdentifier)
-        let stored = Dictionary(uniqueKeysWithValues: try fetchAll(LogEntry.self).map { ($0.persistentIdentifier, $0["sequence"]) })
-        try env.checkEqual(inserted.map { stored[$0] ?? nil }, [.int(20), .int(21), .int(22)],
-                           "the identifiers a store batch insert returned are not in the order of the snapshots")
+        let stored = Dictionary(
+            uniqueKeysWithValues: try fetchAll(LogEntry.self).map { ($0.persistentIdentifier, $0["sequence"]) })
+        try env.checkEqual(
+            inserted.map { stored[$0] ?? nil }, [.int(20), .int(21), .int(22)],
+            "the identifiers a store batch insert returned are not in the order of the snapshots")
     }
 }
 

@@ -1,0 +1,141 @@
+import Foundation
+import ModelStore
+import ModelStoreConformance
+import ModelStoreInMemory
+import Synchronization
+import Testing
+
+/// How cases report: skips, expected failures, stale declarations, names, and cleanup.
+struct ConformanceCaseTests {
+    /// The in-memory adapter with other declarations.
+    static func inMemory(
+        capabilities: ConformanceCapabilities = [.batching, .erase], expectedFailures: [String: String] = [:]
+    ) -> ConformanceAdapter {
+        ConformanceAdapter(name: "InMemoryStore", capabilities: capabilities, expectedFailures: expectedFailures) { _ in
+            InMemoryStoreConfiguration()
+        }
+    }
+
+    static func testCase(_ id: String, of adapter: ConformanceAdapter) throws -> ConformanceCase {
+        try #require(ConformanceSuite.cases(for: adapter).first { $0.id == id }, "no case '\(id)'")
+    }
+
+    @Test func caseIdentifiersAreUniqueAndNamedByGroup() {
+        let ids = ConformanceSuite.caseIdentifiers
+        #expect(Set(ids).count == ids.count)
+        let groups = Set(ConformanceGroup.allCases.map(\.rawValue))
+        #expect(ids.allSatisfy { groups.contains(String($0.prefix { $0 != "." })) })
+        #expect(Set(ConformanceSuite.cases(for: Self.inMemory()).map(\.group)) == Set(ConformanceGroup.allCases))
+    }
+
+    @Test func groupsSelectCases() {
+        let cases = ConformanceSuite.cases(for: Self.inMemory(), groups: [.uniqueness, .erase])
+        #expect(!cases.isEmpty)
+        #expect(cases.allSatisfy { $0.group == .uniqueness || $0.group == .erase })
+    }
+
+    @Test func missingCapabilityIsSkippedWithReason() throws {
+        let testCase = try Self.testCase("persistence.reopenKeepsEverything", of: Self.inMemory())
+        guard case .skipped(let reason) = try testCase.run() else {
+            Issue.record("a case needing durability ran on an adapter without it")
+            return
+        }
+        #expect(reason.contains("durability across reopen") && reason.contains("InMemoryStore"))
+        #expect(testCase.description.contains("[skipped: needs durability across reopen"))
+    }
+
+    @Test func checkThatDoesNotApplyIsSkippedWithReason() throws {
+        let adapter = ConformanceAdapter(name: "fallback only", capabilities: [.batching, .erase]) { _ in
+            InMemoryStoreConfiguration()
+        }
+        let testCase = try Self.testCase("pushDown.nativeFiltersAreNotRefused", of: adapter)
+        guard case .skipped(let reason) = try testCase.run() else {
+            Issue.record("a check that cannot apply passed silently")
+            return
+        }
+        #expect(reason.contains("no native filter kinds"))
+    }
+
+    @Test func declaredFailureIsReportedAsExpected() throws {
+        var adapter = Bug.ignoresOffset.adapter
+        adapter.expectedFailures = ["fetch.offsetAndLimit": "the offset is applied by a later release"]
+        let testCase = try Self.testCase("fetch.offsetAndLimit", of: adapter)
+        #expect(testCase.description.contains("[expected failure: the offset is applied by a later release]"))
+        guard case .expectedFailure(let reason, let failure) = try testCase.run() else {
+            Issue.record("a declared divergence was not reported as an expected failure")
+            return
+        }
+        #expect(reason == "the offset is applied by a later release")
+        #expect(failure.message.contains("offset ignored"))
+        #expect(failure.caseID == "fetch.offsetAndLimit")
+    }
+
+    @Test func declaredGroupFailureCoversItsCases() throws {
+        var adapter = Bug.ignoresOffset.adapter
+        adapter.expectedFailures = ["fetch": "windows are not done yet"]
+        let outcome = try Self.testCase("fetch.offsetAndLimit", of: adapter).run()
+        guard case .expectedFailure = outcome else {
+            Issue.record("a group-level declaration did not cover its case: \(outcome)")
+            return
+        }
+    }
+
+    @Test func declaredFailureThatPassesFails() throws {
+        let adapter = Self.inMemory(expectedFailures: ["crud.insertAndFetch": "thought to be broken"])
+        let error = #expect(throws: ConformanceFailure.self) {
+            try Self.testCase("crud.insertAndFetch", of: adapter).run()
+        }
+        #expect(error?.message.contains("remove 'crud.insertAndFetch' from expectedFailures") == true)
+    }
+
+    @Test func undeclaredFailureThrowsWithExpectedAndFound() throws {
+        let error = #expect(throws: ConformanceFailure.self) {
+            try Self.testCase("fetch.offsetAndLimit", of: Bug.ignoresOffset.adapter).run()
+        }
+        #expect(error?.caseID == "fetch.offsetAndLimit")
+        #expect(error?.message == "fetch with fetchOffset 2 returned the first item: offset ignored")
+        #expect(error?.expected != nil && error?.found != nil)
+        #expect(error?.description.contains("expected:") == true)
+    }
+
+    @Test func typoInDeclarationsFails() throws {
+        let adapter = Self.inMemory(expectedFailures: ["fetch.offsetAndLimt": "typo"])
+        let error = #expect(throws: ConformanceFailure.self) {
+            try Self.testCase("declarations.expectedFailuresNameRealCases", of: adapter).run()
+        }
+        #expect(error?.found == "fetch.offsetAndLimt")
+    }
+
+    @Test func directoryIsRemovedEvenWhenTheCaseFails() throws {
+        let seen = Mutex<[URL]>([])
+        let adapter = ConformanceAdapter(name: "broken", capabilities: [.batching, .erase]) { directory in
+            seen.withLock { $0.append(directory) }
+            return BrokenStoreConfiguration(bug: .ignoresOffset)
+        }
+        #expect(throws: ConformanceFailure.self) { try Self.testCase("fetch.offsetAndLimit", of: adapter).run() }
+        let directories = seen.withLock { $0 }
+        #expect(!directories.isEmpty)
+        for directory in directories {
+            #expect(!FileManager.default.fileExists(atPath: directory.path), "\(directory.path) was left behind")
+        }
+    }
+
+    @Test func eachCaseGetsItsOwnDirectory() throws {
+        let seen = Mutex<Set<String>>([])
+        let adapter = ConformanceAdapter(name: "memory", capabilities: [.batching, .erase]) { directory in
+            seen.withLock { _ = $0.insert(directory.deletingLastPathComponent().path) }
+            return InMemoryStoreConfiguration()
+        }
+        for testCase in ConformanceSuite.cases(for: adapter, groups: [.crud]) { try testCase.run() }
+        #expect(seen.withLock { $0.count } == ConformanceSuite.cases(for: adapter, groups: [.crud]).count)
+    }
+
+    @Test func errorsThatAreNotDataStoreErrorsAreCalledOut() throws {
+        struct PlainError: Error {}
+        let adapter = ConformanceAdapter(name: "throwing", capabilities: []) { _ in throw PlainError() }
+        let error = #expect(throws: ConformanceFailure.self) {
+            try Self.testCase("crud.insertAndFetch", of: adapter).run()
+        }
+        #expect(error?.message.contains("not a DataStoreError") == true)
+    }
+}
