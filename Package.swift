@@ -27,7 +27,9 @@ let package = Package(
             dependencies: ["ModelStore", "ModelStoreInMemory", "ModelStoreJSONFile", "ModelStoreAppendLog"],
             path: "Sources/ModelStoreAdapters"),
         // The conformance suite any adapter runs with one test.
-        .target(name: "ModelStoreConformance", dependencies: ["ModelStore"], path: "Sources/ModelStoreConformance"),
+        .target(
+            name: "ModelStoreConformance", dependencies: ["ModelStore"], path: "Sources/ModelStoreConformance",
+            exclude: ["RUNNING.md", "WRITING-AN-ADAPTER.md"]),  // article drafts, bound for the DocC catalog
         // The command-line tool.
         .executableTarget(name: "ModelStoreTool", dependencies: ["ModelStore", "ModelStoreAdapters"], path: "Sources/modelstore"),
         // Samples.
