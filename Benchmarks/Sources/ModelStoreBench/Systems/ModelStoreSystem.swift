@@ -22,11 +22,12 @@ struct ModelStoreSystem: BenchSystem {
 
     // MARK: Stores
 
-    /// A container on a fresh store, removing the files of the previous one.
-    private func freshContainer(_ directory: URL, _ repetition: Int) throws -> ModelContainer {
-        let previous = directory.appendingPathComponent("store-\(repetition - 1)")
-        try? FileManager.default.removeItem(at: previous)
-        return try ModelContainer(for: User.self, configurations: configuration(directory.appendingPathComponent("store-\(repetition)")))
+    /// The store location of a repetition: `rep-<n>/store`, after removing the previous repetition's folder.
+    private func freshLocation(_ directory: URL, _ repetition: Int) throws -> URL {
+        try? FileManager.default.removeItem(at: directory.appendingPathComponent("rep-\(repetition - 1)"))
+        let folder = directory.appendingPathComponent("rep-\(repetition)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder.appendingPathComponent("store")
     }
 
     /// A container whose store holds every user, inserted with the batch API; returns the identifiers in row order.
@@ -49,7 +50,7 @@ struct ModelStoreSystem: BenchSystem {
         let prepare: (Int) throws -> Void = { repetition in
             context = nil
             container = nil
-            container = try freshContainer(directory, repetition)
+            container = try ModelContainer(for: User.self, configurations: configuration(freshLocation(directory, repetition)))
             context = ModelContext(container!)
         }
         let check: (Int, Int) throws -> Void = { inserted, repetition in
@@ -167,8 +168,7 @@ struct ModelStoreSystem: BenchSystem {
             prepare: { repetition in
                 context = nil
                 container = nil
-                try? FileManager.default.removeItem(at: directory.appendingPathComponent("store-\(repetition - 1)"))
-                container = try filledContainer(data, at: directory.appendingPathComponent("store-\(repetition)")).0
+                container = try filledContainer(data, at: freshLocation(directory, repetition)).0
                 context = ModelContext(container!)
             },
             run: { _ in

@@ -1,7 +1,9 @@
 import BenchHarness
 import Foundation
 import ModelStore
+import ModelStoreAppendLog
 import ModelStoreInMemory
+import ModelStoreJSONFile
 
 /// The system behind each name of ``Catalog``.
 enum Registry {
@@ -12,8 +14,15 @@ enum Registry {
         switch base {
         case "inmemory":
             return ModelStoreSystem(configuration: { _ in .inMemory() }, isDurable: false, batchInsert: batch)
-        case "jsonfile", "appendlog", "appendlog-none":
-            return PendingSystem(reason: "the adapter has not landed on main yet")
+        case "jsonfile":
+            return ModelStoreSystem(
+                configuration: { .jsonFile(at: $0.appendingPathExtension("json")) }, isDurable: true, batchInsert: batch)
+        case "appendlog":
+            return ModelStoreSystem(
+                configuration: { .appendLog(at: $0, durability: .batched) }, isDurable: true, batchInsert: batch)
+        case "appendlog-none":
+            return ModelStoreSystem(
+                configuration: { .appendLog(at: $0, durability: .none) }, isDurable: true, batchInsert: batch)
         case "grdb-memory" where !batch: return GRDBSystem(kind: .memory)
         case "grdb-file" where !batch: return GRDBSystem(kind: .file)
         case "grdb-file-sync" where !batch: return GRDBSystem(kind: .fileSynced)
@@ -23,10 +32,4 @@ enum Registry {
         default: return nil
         }
     }
-}
-
-/// A system that cannot be measured in this build, with the reason.
-struct PendingSystem: BenchSystem {
-    let reason: String
-    func notApplicable(_ workload: Workload) -> String? { reason }
 }
