@@ -51,8 +51,8 @@ public struct AppendLogInfo: Sendable, Hashable {
         public let name: String
         /// How many models of it the store holds.
         public let modelCount: Int
-        /// Its shape as the newest file records it, if a file records it.
-        public let shape: AppendLogEntityShape?
+        /// Its description as the newest file records it, if a file records it.
+        public let shape: Schema.EntityDescription?
     }
 
     /// The store's directory.
@@ -61,8 +61,11 @@ public struct AppendLogInfo: Sendable, Hashable {
     public let storeIdentifier: String
     /// The file format version.
     public let formatVersion: Int
+    /// The schema the newest file was written with; `Schema(description)` makes a schema of it
+    /// that opens the store without the app's model types.
+    public let schema: Schema.Description?
     /// The schema version of the newest file.
-    public let schemaVersion: Schema.Version?
+    public var schemaVersion: Schema.Version? { schema?.version }
     /// The entities, in the order of the newest file's shapes.
     public let entities: [Entity]
     /// How many models the store holds.
@@ -96,7 +99,7 @@ extension AppendLogInfo {
         self.directory = directory
         self.storeIdentifier = storeIdentifier
         formatVersion = appendLogFormatVersion
-        schemaVersion = shapes?.schemaVersion
+        schema = shapes?.description
         var entities = (shapes?.entities ?? []).map {
             Entity(name: $0.name, modelCount: counts[$0.name] ?? 0, shape: $0)
         }

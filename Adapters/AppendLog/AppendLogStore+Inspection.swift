@@ -1,25 +1,6 @@
 import Foundation
 import ModelStore
 
-/// A store's models read without a schema: what ``AppendLogStore/models(at:)`` returns, for tools
-/// that copy or print a store without the app's model types.
-public struct AppendLogContents: Sendable {
-    /// A model: its identifier and its values by property name.
-    public struct Model: Sendable, Hashable {
-        /// The model's identifier.
-        public let id: PersistentIdentifier
-        /// Its values by property name, in the newest file's shape.
-        public let values: [String: StoreValue]
-    }
-
-    /// The store's identifier.
-    public let storeIdentifier: String
-    /// The entity shapes of the newest file.
-    public let entities: [AppendLogEntityShape]
-    /// Every model, in identifier order.
-    public let models: [Model]
-}
-
 extension AppendLogStore {
     /// A description of the open store, from memory: entities and counts, files and sizes, dead fraction.
     public var info: AppendLogInfo {
@@ -64,26 +45,32 @@ extension AppendLogStore {
         return AppendLogVerification(info: info, problems: analysis.problems, tornTail: torn)
     }
 
-    /// Reads every model of the append log in `directory` without a schema, as opening would see them.
+    /// The schema the append log in `directory` was last written with, read from its newest
+    /// file's header without replaying the log: what a tool passes to `Schema(description)` to
+    /// open the store without the app's model types.
     ///
-    /// Throws ``DataStoreError/Code/corrupted`` (with an ``AppendLogDamage``) if the live log is damaged.
-    public static func models(at directory: URL) throws -> AppendLogContents {
-        let analysis = try LogAnalysis.run(directory: directory, keepValues: true, checkHistory: false)
-        if let damage = analysis.firstDamage { throw damage.error(directory: analysis.layout.directory) }
-        guard let manifest = analysis.manifest else { throw DataStoreError.corrupted }
-        guard let shapes = analysis.newestShapes else {
-            return AppendLogContents(storeIdentifier: manifest.storeIdentifier, entities: [], models: [])
+    /// Throws ``DataStoreError/Code/notFound`` if the directory is not an append log, and
+    /// ``DataStoreError/Code/corrupted`` if no header can be read.
+    public static func storedSchema(at directory: URL) throws -> Schema.Description {
+        let layout = LogLayout(directory: directory.standardizedFileURL)
+        let listing = try layout.list()
+        guard listing.hasManifest else {
+            throw DataStoreError(.notFound, "'\(layout.directory.path)' is not an append log: it has no manifest")
         }
-        let target = analysis.shapeTables.firstIndex(of: shapes) ?? 0
-        let models = analysis.models.sorted { $0.key < $1.key }.map { id, model -> AppendLogContents.Model in
-            var values: [String: StoreValue] = [:]
-            let converted = analysis.shapeTables.isEmpty ? model.values : analysis.convert(model, to: target)
-            if let code = shapes.code(of: model.entityName), let converted {
-                for (property, value) in zip(shapes.entities[code].properties, converted) { values[property.name] = value }
+        let manifest = try Manifest.decode(try LogFile(layout.manifestURL, writable: false).readAll(), url: layout.manifestURL)
+        for number in listing.segments.reversed() where number >= manifest.firstSegment {
+            let prefix = try LogFile(layout.segmentURL(number), writable: false).read(count: 1 << 20, at: 0)
+            if let header = SegmentScanner.header(of: prefix) { return header.header.shapes.description }
+        }
+        if let name = manifest.checkpoint {
+            let file = try LogFile(layout.url(name), writable: false)
+            if let header = CheckpointFile.header(of: try file.read(count: 1 << 20, at: 0)) {
+                return header.shapes.description
             }
-            return AppendLogContents.Model(id: id, values: values)
         }
-        return AppendLogContents(storeIdentifier: manifest.storeIdentifier, entities: shapes.entities, models: models)
+        throw DataStoreError(
+            .corrupted, "no file of the append log '\(layout.directory.path)' has a readable header",
+            remedy: "Run AppendLogStore.verify(at:) to see what is damaged")
     }
 
     private static func info(of analysis: LogAnalysis) throws -> AppendLogInfo {

@@ -40,10 +40,14 @@ final class Folder: PersistentModel {
 final class TemporaryDirectory {
     let url: URL
 
-    init(_ name: String = #function) {
+    /// A new directory; `memoryBacked` puts it on `/dev/shm` where there is one, for tests that
+    /// open a store thousands of times and simulate crashes by cutting files rather than by syncing.
+    init(_ name: String = #function, memoryBacked: Bool = false) {
         let safe = name.filter { $0.isLetter || $0.isNumber }
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("AppendLogTests-\(safe)-\(UUID().uuidString.prefix(8))")
+        let shm = URL(fileURLWithPath: "/dev/shm", isDirectory: true)
+        let base = memoryBacked && FileManager.default.isWritableFile(atPath: shm.path)
+            ? shm : FileManager.default.temporaryDirectory
+        url = base.appendingPathComponent("AppendLogTests-\(safe)-\(UUID().uuidString.prefix(8))")
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 

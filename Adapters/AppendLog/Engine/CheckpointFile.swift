@@ -72,6 +72,16 @@ enum CheckpointFile {
         return size
     }
 
+    /// The header of a checkpoint whose first bytes are `prefix`, if it is intact.
+    static func header(of prefix: [UInt8]) -> CheckpointHeader? {
+        prefix.withUnsafeBytes { raw in
+            guard raw.count >= checkpointMagic.count, raw.prefix(checkpointMagic.count).elementsEqual(checkpointMagic),
+                case .frame(let payload, _) = Frame.read(raw, at: checkpointMagic.count)
+            else { return nil }
+            return try? CheckpointHeader.decode(UnsafeRawBufferPointer(rebasing: raw[payload]))
+        }
+    }
+
     /// Reads a checkpoint, calling `visit` with each model and the number of bytes it takes.
     ///
     /// Throws ``AppendLogDamage`` naming the file and the offset of the damaged frame.

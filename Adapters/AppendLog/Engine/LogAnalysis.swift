@@ -225,7 +225,7 @@ struct LogAnalysis {
             }), index < values.count {
                 return values[index]
             }
-            return property.isRelationship && !property.isToOne ? .references([]) : .null
+            return property.emptyValue
         }
     }
 

@@ -113,3 +113,60 @@ struct LogLayout {
         return live
     }
 }
+
+extension LogLayout {
+    /// Keeps a torn tail's bytes in `damaged/`, then cuts segment `number` back to its last whole
+    /// record; a segment torn inside its own header is removed (it holds no record).
+    func cutTornTail(
+        of number: UInt64, at offset: Int, byteCount: Int, reason: AppendLogTornTail.Reason
+    ) throws -> AppendLogTornTail {
+        let name = Self.segmentName(number)
+        let url = segmentURL(number)
+        let file = try LogFile(url, writable: true)
+        let dropped = try file.read(count: byteCount - offset, at: offset)
+        var savedAs: String?
+        if dropped.contains(where: { $0 != 0 }) {
+            try FileSystem.makeDirectory(damagedDirectory)
+            let destination = damagedURL(for: "torn-\(name)-at-\(offset)")
+            try FileSystem.writeAtomically(dropped, to: destination)
+            savedAs = Self.damagedDirectoryName + "/" + destination.lastPathComponent
+        }
+        if case .incompleteSegmentHeader = reason {
+            try FileSystem.remove(url)
+            try FileSystem.syncDirectory(directory)
+        } else {
+            try file.truncate(to: offset)
+            try file.sync()
+        }
+        return AppendLogTornTail(
+            segment: name, offset: offset, droppedByteCount: byteCount - offset, reason: reason, savedAs: savedAs)
+    }
+
+    /// Moves bytes `offset...` of the file at `relativePath` into `damaged/` (the whole file when
+    /// `offset` is 0, by renaming it), and describes what was moved.
+    func setAside(_ relativePath: String, from offset: Int, intact: (count: Int, transactions: ClosedRange<UInt64>?))
+        throws -> AppendLogRepairReport.SetAside
+    {
+        let url = directory.appendingPathComponent(relativePath)
+        try FileSystem.makeDirectory(damagedDirectory)
+        let baseName = relativePath.replacingOccurrences(of: "/", with: "-")
+        let size = FileSystem.size(of: url)
+        let destination: URL
+        if offset == 0 {
+            destination = damagedURL(for: baseName)
+            try FileSystem.rename(url, to: destination)
+            try FileSystem.syncDirectory(url.deletingLastPathComponent())
+        } else {
+            destination = damagedURL(for: "\(baseName).from-\(offset)")
+            let file = try LogFile(url, writable: true)
+            try FileSystem.writeAtomically(try file.read(count: size - offset, at: offset), to: destination)
+            try file.truncate(to: offset)
+            try file.sync()
+        }
+        try FileSystem.syncDirectory(damagedDirectory)
+        return AppendLogRepairReport.SetAside(
+            file: relativePath, offset: offset, byteCount: size - offset,
+            savedAs: Self.damagedDirectoryName + "/" + destination.lastPathComponent,
+            intactRecordCount: intact.count, transactions: intact.transactions)
+    }
+}

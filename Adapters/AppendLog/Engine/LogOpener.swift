@@ -77,12 +77,9 @@ struct LogOpener {
         if let scan = loaded.lastScan, let last = loaded.segments.last {
             let url = layout.segmentURL(last.number)
             if let reason = scan.torn {
-                tornTail = try cutTornTail(of: last.number, at: scan.end, byteCount: scan.byteCount, reason: reason)
-                if scan.header == nil {
-                    try FileSystem.remove(url)
-                    try FileSystem.syncDirectory(directory)
-                    loaded.segments.removeLast()
-                }
+                tornTail = try layout.cutTornTail(
+                    of: last.number, at: scan.end, byteCount: scan.byteCount, reason: reason)
+                if scan.header == nil { loaded.segments.removeLast() }
             }
             if let header = scan.header, header.shapes == shapes {
                 reusable = try LogFile(url, writable: true)
@@ -106,26 +103,6 @@ struct LogOpener {
         return Opened(
             storeIdentifier: manifest.storeIdentifier, tornTail: tornTail, state: state,
             baseline: try baseline(manifest.storeIdentifier))
-    }
-
-    /// Keeps the torn bytes in `damaged/`, then cuts the segment back to its last whole record.
-    private func cutTornTail(
-        of number: UInt64, at offset: Int, byteCount: Int, reason: AppendLogTornTail.Reason
-    ) throws -> AppendLogTornTail {
-        let name = LogLayout.segmentName(number)
-        let file = try LogFile(layout.segmentURL(number), writable: true)
-        let dropped = try file.read(count: byteCount - offset, at: offset)
-        var savedAs: String?
-        if dropped.contains(where: { $0 != 0 }) {
-            try FileSystem.makeDirectory(layout.damagedDirectory)
-            let url = layout.damagedURL(for: "torn-\(name)-at-\(offset)")
-            try FileSystem.writeAtomically(dropped, to: url)
-            savedAs = LogLayout.damagedDirectoryName + "/" + url.lastPathComponent
-        }
-        try file.truncate(to: offset)
-        try file.sync()
-        return AppendLogTornTail(
-            segment: name, offset: offset, droppedByteCount: byteCount - offset, reason: reason, savedAs: savedAs)
     }
 
     /// Completes what a compaction interrupted by a crash left: segments the new checkpoint

@@ -156,15 +156,26 @@ struct SegmentScanner {
         }
     }
 
-    /// Finds the records that still pass their checksums after a damaged offset, for repair reports.
+    /// The header of a segment whose first bytes are `prefix`, and the offset just after it, if it is intact.
+    static func header(of prefix: [UInt8]) -> (header: SegmentHeader, end: Int)? {
+        prefix.withUnsafeBytes { raw in
+            guard raw.count >= segmentMagic.count, raw.prefix(segmentMagic.count).elementsEqual(segmentMagic),
+                case .frame(let payload, let end) = Frame.read(raw, at: segmentMagic.count),
+                let header = try? SegmentHeader.decode(UnsafeRawBufferPointer(rebasing: raw[payload]))
+            else { return nil }
+            return (header, end)
+        }
+    }
+
+    /// Finds the records from `start` on that still pass their checksums, for repair reports.
     static func intactRecords(
-        after offset: Int, in bytes: [UInt8], context: IdentifierContext?
+        from start: Int, in bytes: [UInt8], context: IdentifierContext?
     ) -> (count: Int, transactions: ClosedRange<UInt64>?) {
         bytes.withUnsafeBytes { raw in
             var count = 0
             var low: UInt64?
             var high: UInt64?
-            var position = offset + 1
+            var position = start
             while position + Frame.headerSize <= raw.count {
                 guard case .frame(let payload, let end) = Frame.read(raw, at: position) else {
                     position += 1

@@ -32,7 +32,7 @@ struct SegmentHeader: Sendable {
         writer.write(storeIdentifier)
         writer.writeVarint(firstTransaction)
         writer.write(created.timeIntervalSinceReferenceDate)
-        shapes.encode(into: &writer)
+        try shapes.encode(into: &writer)
         try Frame.finish(&writer, at: start)
         return writer.bytes
     }
@@ -79,7 +79,7 @@ struct CheckpointHeader: Sendable {
         writer.writeSigned(nextPrimaryKey)
         writer.write(created.timeIntervalSinceReferenceDate)
         writer.writeVarint(modelCount)
-        shapes.encode(into: &writer)
+        try shapes.encode(into: &writer)
         try Frame.finish(&writer, at: start)
         return writer.bytes
     }

@@ -49,8 +49,9 @@ struct Manifest: Sendable, Equatable {
         }
         let body = Array(text[...marker.lowerBound].utf8)
         let crcText = text[marker.upperBound...].trimmingCharacters(in: .newlines)
-        guard let crc = UInt32(crcText, radix: 16) else { throw damaged("its checksum line is unreadable") }
-        guard CRC32C.checksum(body) == crc else { throw damaged("its checksum does not match its text") }
+        guard crcText == String(CRC32C.checksum(body), radix: 16) else {
+            throw damaged("its checksum line does not match its text")
+        }
         var fields: [String: String] = [:]
         let lines = String(decoding: body, as: UTF8.self).split(separator: "\n").map(String.init)
         guard lines.first == title else { throw damaged("it does not start with '\(title)'") }

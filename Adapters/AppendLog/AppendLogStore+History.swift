@@ -1,0 +1,138 @@
+import Foundation
+import ModelStore
+
+/// One saved transaction, read back from the log: the history the store keeps.
+public struct AppendLogTransaction: Sendable, Hashable {
+    /// One change of a transaction.
+    public enum Change: Sendable, Hashable {
+        /// A model was inserted.
+        case insert(PersistentIdentifier)
+        /// A model's attributes or relationships changed; the names of those that did.
+        case update(PersistentIdentifier, updatedProperties: [String])
+        /// A model was deleted; its tombstone keeps the values of its `.preserveValueOnDeletion` attributes.
+        case delete(PersistentIdentifier, tombstone: [String: StoreValue])
+    }
+
+    /// The transaction's position in the log: its token. Pass it to ``AppendLogStore/transactions(after:)``
+    /// to read only what came later.
+    public let token: AppendLogPosition
+    /// The transaction's number (1 for the store's first).
+    public let number: UInt64
+    /// When it was saved.
+    public let timestamp: Date
+    /// The author of the context that saved it, if it had one.
+    public let author: String?
+    /// The store's identifier.
+    public let storeIdentifier: String
+    /// Its changes: deletes, then updates, then inserts.
+    public let changes: [Change]
+}
+
+extension AppendLogStore {
+    /// The position just after the last transaction: a token for reading only what comes next.
+    public var currentPosition: AppendLogPosition {
+        state.withLock { state in
+            AppendLogPosition(segment: state.active?.number ?? state.segments.last?.number ?? 0, offset: state.active?.end ?? 0)
+        }
+    }
+
+    /// The saved transactions after `token` (all of them when `nil`), oldest first, read from the
+    /// log's segments and from `history/`.
+    ///
+    /// Throws ``DataStoreError/Code/notFound`` when `token` points into history that
+    /// ``deleteHistory(before:)`` removed (the token has expired), and
+    /// ``DataStoreError/Code/corrupted`` when a segment read is damaged.
+    public func transactions(after token: AppendLogPosition? = nil) throws -> [AppendLogTransaction] {
+        maintenance.lock()
+        defer { maintenance.unlock() }
+        let (live, end) = try state.withLock { state in
+            try checkUsable(state)
+            return (state.segments.map(\.number), AppendLogPosition(segment: state.active!.number, offset: state.active!.end))
+        }
+        let history = try layout.list().history
+        return try Self.readTransactions(layout: layout, history: history, live: live, after: token, end: end)
+    }
+
+    /// The saved transactions of the append log in `directory`, read without opening it; see
+    /// ``transactions(after:)``. A torn tail is not read.
+    public static func transactions(at directory: URL, after token: AppendLogPosition? = nil) throws -> [AppendLogTransaction] {
+        let layout = LogLayout(directory: directory.standardizedFileURL)
+        let listing = try layout.list()
+        guard listing.hasManifest else {
+            throw DataStoreError(.notFound, "'\(layout.directory.path)' is not an append log: it has no manifest")
+        }
+        let manifest = try Manifest.decode(try LogFile(layout.manifestURL, writable: false).readAll(), url: layout.manifestURL)
+        let live = listing.segments.filter { $0 >= manifest.firstSegment }
+        return try readTransactions(layout: layout, history: listing.history, live: live, after: token, end: nil)
+    }
+
+    /// Deletes the history segments wholly before `position`, and returns their file names.
+    ///
+    /// History is kept until this is called: compaction only moves segments into `history/`.
+    /// Tokens that point into deleted segments expire. Segments the store still needs to open
+    /// (those after the checkpoint) are never deleted.
+    @discardableResult
+    public func deleteHistory(before position: AppendLogPosition) throws -> [String] {
+        maintenance.lock()
+        defer { maintenance.unlock() }
+        try state.withLock { try checkUsable($0) }
+        var deleted: [String] = []
+        for number in try layout.list().history where number < position.segment {
+            try FileSystem.remove(layout.historyURL(number))
+            deleted.append(LogLayout.historyDirectoryName + "/" + LogLayout.segmentName(number))
+        }
+        if !deleted.isEmpty { try FileSystem.syncDirectory(layout.historyDirectory) }
+        return deleted
+    }
+
+    private static func readTransactions(
+        layout: LogLayout, history: [UInt64], live: [UInt64], after token: AppendLogPosition?, end: AppendLogPosition?
+    ) throws -> [AppendLogTransaction] {
+        let segments = (history.map { ($0, true) } + live.map { ($0, false) }).sorted { $0.0 < $1.0 }
+        if let token, let first = segments.first?.0, token.segment < first {
+            throw DataStoreError(
+                .notFound,
+                "the history token \(token) has expired: the history before segment \(first) of '\(layout.directory.path)' was deleted",
+                remedy: "Read the history from the beginning (no token) and store the newest token")
+        }
+        var result: [AppendLogTransaction] = []
+        for (index, (number, inHistory)) in segments.enumerated() where number >= (token?.segment ?? 0) {
+            let url = inHistory ? layout.historyURL(number) : layout.segmentURL(number)
+            var bytes = try LogFile(url, writable: false).readAll()
+            if let end, number == end.segment, bytes.count > end.offset { bytes.removeLast(bytes.count - end.offset) }
+            let name = (inHistory ? LogLayout.historyDirectoryName + "/" : "") + LogLayout.segmentName(number)
+            let scanner = SegmentScanner(
+                name: name, number: number, isLast: index == segments.count - 1, storeIdentifier: nil, firstTransaction: nil)
+            do {
+                _ = try scanner.scan(bytes) { record, offset, _, context in
+                    let position = AppendLogPosition(segment: number, offset: offset)
+                    if let token, position <= token { return }
+                    result.append(transaction(record, position: position, context: context))
+                }
+            } catch let damage as AppendLogDamage {
+                throw damage.error(directory: layout.directory)
+            }
+        }
+        return result
+    }
+
+    private static func transaction(
+        _ record: TransactionRecord, position: AppendLogPosition, context: IdentifierContext
+    ) -> AppendLogTransaction {
+        func names(_ change: StoredChange) -> [String] {
+            guard let code = change.code else { return change.values.map { "#\($0.slot)" } }
+            let properties = context.shapes.entities[code].properties
+            return change.values.map { $0.slot < properties.count ? properties[$0.slot].name : "#\($0.slot)" }
+        }
+        var changes: [AppendLogTransaction.Change] = []
+        for deleted in record.deleted {
+            changes.append(.delete(deleted.id, tombstone: Dictionary(
+                zip(names(deleted), deleted.values.map(\.value)), uniquingKeysWith: { first, _ in first })))
+        }
+        for updated in record.updated { changes.append(.update(updated.id, updatedProperties: names(updated))) }
+        for inserted in record.inserted { changes.append(.insert(inserted.id)) }
+        return AppendLogTransaction(
+            token: position, number: record.number, timestamp: record.timestamp, author: record.author,
+            storeIdentifier: context.storeIdentifier, changes: changes)
+    }
+}
