@@ -61,6 +61,11 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching {
     /// Runs every filter and sort natively and enforces uniqueness.
     public var queryCapabilities: QueryCapabilities { .all }
 
+    /// The scan or index the table uses for a query.
+    public func accessPath(for query: StoreQuery) -> StoreAccessPath? {
+        table.withLock { $0.accessPath(for: query) }
+    }
+
     /// Fetches by the request's query (or, without one, every snapshot of the entity).
     public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
         let query = request.query ?? StoreQuery(entityName: Schema.entityName(for: T.self))

@@ -58,39 +58,37 @@ extension ModelContext {
         let store = try container.store(for: entityName)
         let pending = descriptor.includePendingChanges ? pendingModels(of: T.self) : []
         let hasPending = !pending.isEmpty || (descriptor.includePendingChanges && hasDeletions(of: entityName))
-        var plan = try QueryPlanner.plan(descriptor, entity: try entity(named: entityName), store: store)
-        if hasPending { plan.keepWindowInMemory() }
+        var plan = try plan(descriptor, store: store, hasPending: hasPending)
 
-        // The store does all of it: count and identifiers need no models.
-        if plan.isComplete && !hasPending && (countOnly || identifiersOnly) {
+        // The store does all of it: count and identifiers need no snapshots or models.
+        if plan.storeDoesEverything && !hasPending && (countOnly || identifiersOnly) {
             let request = plan.request(descriptor, editingState: editingState)
-            if countOnly { return FetchOutput(count: try store.fetchCount(request)) }
-            let ids = try store.fetchIdentifiers(request)
-            return FetchOutput(identifiers: ids, count: ids.count)
-        }
-
-        var snapshots: [DefaultSnapshot]
-        do {
-            snapshots = try store.fetchDefault(plan.request(descriptor, editingState: editingState)).snapshots
-        } catch DataStoreError.preferInMemoryFilter {
-            plan.fallBackToMemory()
-            snapshots = try store.fetchDefault(plan.request(descriptor, editingState: editingState)).snapshots
-        } catch DataStoreError.preferInMemorySort {
-            plan.fallBackToMemory(keepFilter: true)
             do {
-                snapshots = try store.fetchDefault(plan.request(descriptor, editingState: editingState)).snapshots
-            } catch DataStoreError.preferInMemoryFilter {
-                plan.fallBackToMemory()
-                snapshots = try store.fetchDefault(plan.request(descriptor, editingState: editingState)).snapshots
+                if countOnly { return FetchOutput(count: try store.fetchCount(request)) }
+                let ids = try store.fetchIdentifiers(request)
+                return FetchOutput(identifiers: ids, count: ids.count)
+            } catch DataStoreError.preferInMemoryFilter, DataStoreError.preferInMemorySort {
+                // A SwiftData-style store: take the general path, which falls back to memory.
             }
         }
+
+        var snapshots = try fetchSnapshots(descriptor, plan: &plan, store: store)
         for snapshot in snapshots where snapshot.entity.name != entityName {
             throw DataStoreError(.corrupted, "the store returned a '\(snapshot.entity.name)' snapshot for a fetch of '\(entityName)'",
                                  remedy: "Fix the adapter: fetch must return only snapshots of the requested entity",
                                  entityName: entityName)
         }
-        // Residual conditions that run on snapshots, before any model exists.
-        snapshots = try plan.filterSnapshots(snapshots)
+        // What the store could not run, and re-checks of what it ran inexactly, run on snapshots,
+        // before any model exists.
+        snapshots = try plan.refine(snapshots, schema: container.schema)
+
+        // Counting and listing identifiers need models only when something runs on models.
+        if (countOnly || identifiersOnly) && !plan.filtersModels && !plan.sortsModels && !hasPending {
+            if plan.windowsInMemory {
+                snapshots = SnapshotEvaluator.window(snapshots, offset: descriptor.fetchOffset ?? 0, limit: descriptor.fetchLimit)
+            }
+            return FetchOutput(identifiers: identifiersOnly ? snapshots.map(\.persistentIdentifier) : [], count: snapshots.count)
+        }
 
         // Counting and listing identifiers must not leave models behind: release the ones loaded only for this.
         let transient = (countOnly || identifiersOnly) ? snapshots.map(\.persistentIdentifier).filter { registry[$0] == nil } : []
@@ -99,31 +97,36 @@ extension ModelContext {
         if descriptor.includePendingChanges {
             models.removeAll { $0.persistentBackingData.state == .deleted }
         }
-        if let predicate = plan.modelPredicate(descriptor) {
+        if plan.filtersModels, let predicate = descriptor.predicate {
             models = try models.filter { model in
                 // Without pending changes, a changed model is judged by its saved values.
                 if !descriptor.includePendingChanges, model.persistentBackingData.isChanged,
                    let saved = model.persistentBackingData.savedValues {
-                    return try Self.evaluate(predicate, scratchModel(of: T.self, values: saved))
+                    return try evaluate(predicate, scratchModel(of: T.self, values: saved), reporting: model)
                 }
-                return try Self.evaluate(predicate, model)
+                return try evaluate(predicate, model)
             }
+        }
+        if !pending.isEmpty && !descriptor.sortBy.isEmpty {
+            // Everything is sorted again below, from the order a fetch without a store sort starts
+            // from (identifier order), so that ties with NaN fall the same way whatever the store did.
+            models = models.map { ($0, $0.persistentModelID) }.sorted { $0.1 < $1.1 }.map(\.0)
         }
         if !pending.isEmpty, let predicate = descriptor.predicate {
             // Changed models are re-checked against their current values; inserted ones are added.
             let returned = Set(models.map { ObjectIdentifier($0) })
             models = try models.filter { model in
                 guard model.persistentBackingData.isChanged else { return true }
-                return try Self.evaluate(predicate, model)
+                return try evaluate(predicate, model)
             }
             for model in pending where !returned.contains(ObjectIdentifier(model)) {
-                if try Self.evaluate(predicate, model) { models.append(model) }
+                if try evaluate(predicate, model) { models.append(model) }
             }
         } else if !pending.isEmpty {
             let returned = Set(models.map { ObjectIdentifier($0) })
             models.append(contentsOf: pending.filter { !returned.contains(ObjectIdentifier($0)) })
         }
-        if plan.sortsInMemory || !pending.isEmpty {
+        if plan.sortsModels || !pending.isEmpty {
             Self.sort(&models, by: descriptor.sortBy)
         }
         if plan.windowsInMemory {
@@ -131,6 +134,45 @@ extension ModelContext {
         }
         if !countOnly && !identifiersOnly { try prefetchRelationships(of: models, for: descriptor) }
         return FetchOutput(models: models, identifiers: identifiersOnly ? models.map(\.persistentModelID) : [], count: models.count)
+    }
+
+    /// The plan of a fetch given this context's pending changes.
+    func plan<T: PersistentModel>(
+        _ descriptor: FetchDescriptor<T>, store: any DataStore, hasPending: Bool
+    ) throws -> QueryPlan<T> {
+        let entity = try entity(named: Schema.entityName(for: T.self))
+        var pendingEntities: Set<String> = []
+        if descriptor.includePendingChanges {
+            for model in insertedModels.models + changedModels.models + deletedModels.models {
+                pendingEntities.insert(model.persistentModelID.entityName)
+            }
+        }
+        let container = self.container
+        let context = QueryPlanner.Context(
+            hasPendingChanges: hasPending, pendingEntities: pendingEntities,
+            isInSameStore: { name in (try? container.store(for: name)) === store })
+        return try QueryPlanner.plan(descriptor, entity: entity, store: store, schema: container.schema, context: context)
+    }
+
+    /// The snapshots the store returns for a plan; a SwiftData-style store that asks for in-memory
+    /// filtering or sorting is asked again for less, and the plan records what is left to do.
+    private func fetchSnapshots<T: PersistentModel>(
+        _ descriptor: FetchDescriptor<T>, plan: inout QueryPlan<T>, store: any DataStore
+    ) throws -> [DefaultSnapshot] {
+        do {
+            return try store.fetchDefault(plan.request(descriptor, editingState: editingState)).snapshots
+        } catch DataStoreError.preferInMemoryFilter {
+            plan.fallBackToMemory()
+            return try store.fetchDefault(plan.request(descriptor, editingState: editingState)).snapshots
+        } catch DataStoreError.preferInMemorySort {
+            plan.fallBackToMemory(keepFilter: true)
+            do {
+                return try store.fetchDefault(plan.request(descriptor, editingState: editingState)).snapshots
+            } catch DataStoreError.preferInMemoryFilter {
+                plan.fallBackToMemory()
+                return try store.fetchDefault(plan.request(descriptor, editingState: editingState)).snapshots
+            }
+        }
     }
 
     /// An unregistered model holding stored values, for evaluating predicates against saved state.
@@ -151,13 +193,15 @@ extension ModelContext {
         }
     }
 
-    static func evaluate<T: PersistentModel>(_ predicate: Predicate<T>, _ model: T) throws -> Bool {
+    /// `Predicate.evaluate`, with a failure reported as ``DataStoreError/invalidPredicate`` naming the
+    /// part of the predicate that failed and the model (`reporting`, when evaluating a stand-in).
+    func evaluate<T: PersistentModel>(_ predicate: Predicate<T>, _ model: T, reporting: T? = nil) throws -> Bool {
         do {
             return try predicate.evaluate(model)
         } catch {
-            throw DataStoreError(.invalidPredicate, "the predicate could not be evaluated on \(model.persistentModelID): \(error)",
-                                 remedy: "Check optional unwraps and casts in the predicate",
-                                 entityName: model.persistentModelID.entityName)
+            throw PredicateDiagnosis.error(
+                for: predicate, input: model, id: (reporting ?? model).persistentModelID, schema: container.schema,
+                underlying: error)
         }
     }
 
@@ -245,13 +289,15 @@ extension ModelContext {
                 let idSet = Set(stillMissing)
                 var descriptor = FetchDescriptor<T>(predicate: #Predicate<T> { idSet.contains($0.persistentModelID) })
                 descriptor.includePendingChanges = false
-                let query = store.queryCapabilitiesIfAny.map { _ in
-                    StoreQuery(entityName: entityName, filter: .identifiers(idSet))
+                // A querying store gets the identifiers if it runs them; otherwise the context picks them out.
+                let query = store.queryCapabilitiesIfAny.map { capabilities in
+                    StoreQuery(entityName: entityName, filter: capabilities.filters.contains(.identifiers) ? .identifiers(idSet) : nil)
                 }
                 var snapshots: [DefaultSnapshot]
                 do {
                     snapshots = try store.fetchDefault(
                         DataStoreFetchRequest(descriptor: descriptor, editingState: editingState, query: query)).snapshots
+                    if query != nil && query?.filter == nil { snapshots = snapshots.filter { idSet.contains($0.persistentIdentifier) } }
                 } catch DataStoreError.preferInMemoryFilter {
                     snapshots = try store.fetchDefault(
                         DataStoreFetchRequest(descriptor: FetchDescriptor<T>(), editingState: editingState)).snapshots

@@ -1,29 +1,50 @@
 import Foundation
 
-/// How one fetch is split between the store and the context.
+/// How one fetch is split between the store, the snapshots it returns, and the models.
 struct QueryPlan<T: PersistentModel> {
+    let entity: Schema.Entity
     /// Whether the store runs store-neutral queries (``DataStoreQuerying``).
-    var isQuerying: Bool
+    let isQuerying: Bool
     /// The query sent to a querying store.
     var query: StoreQuery?
     /// What a SwiftData-style store is asked for.
     var storeDescriptor: FetchDescriptor<T>
-    /// Conditions evaluated on snapshots after the store returns them.
-    var snapshotResidual: StoreFilter?
-    /// Whether the descriptor's predicate is evaluated on models after materialising.
-    var filtersInMemory: Bool
-    /// Whether the context sorts.
-    var sortsInMemory: Bool
+    /// Conditions the context evaluates on the snapshots the store returns: those the store cannot
+    /// run, and those it runs inexactly.
+    var snapshotFilter: StoreFilter?
+    /// The sort the context applies to snapshots, when it translates but the store does not sort.
+    var snapshotSort: [StoreSortKey]?
+    /// Whether the whole predicate is evaluated on materialised models.
+    var filtersModels: Bool
+    /// Whether models are sorted with the descriptor's `SortDescriptor`s.
+    var sortsModels: Bool
     /// Whether the context applies offset and limit.
     var windowsInMemory: Bool
-    let entity: Schema.Entity
+    /// What happened to each top-level conjunct, for explanations.
+    var placements: [ConjunctPlacement]
+    /// The translated predicate, for explanations.
+    var translation: TranslatedPredicate?
+
+    /// Where one conjunct of the predicate runs.
+    struct ConjunctPlacement {
+        enum Place { case store, storeInexact, snapshots, models }
+        let index: Int
+        let place: Place
+        let filter: StoreFilter?
+        let reason: String?
+    }
 
     /// Whether the store does everything, so counts and identifiers can come from it directly.
-    var isComplete: Bool { !filtersInMemory && !sortsInMemory && !windowsInMemory && snapshotResidual == nil }
+    var storeDoesEverything: Bool {
+        !filtersModels && !sortsModels && !windowsInMemory && snapshotFilter == nil && snapshotSort == nil
+    }
 
     /// Offset and limit can't be pushed when the context adds or removes results afterwards.
     mutating func keepWindowInMemory() {
         guard !windowsInMemory else { return }
+        let hasWindow = storeDescriptor.fetchLimit != nil || (storeDescriptor.fetchOffset ?? 0) > 0
+            || query?.limit != nil || (query?.offset ?? 0) > 0
+        guard hasWindow else { return }
         windowsInMemory = true
         storeDescriptor.fetchLimit = nil
         storeDescriptor.fetchOffset = nil
@@ -31,50 +52,162 @@ struct QueryPlan<T: PersistentModel> {
         query?.limit = nil
     }
 
-    /// The store asked for in-memory filtering (or sorting, with `keepFilter`): ask it for less.
+    /// The SwiftData-style store asked for in-memory filtering (or sorting, with `keepFilter`): ask it for less.
     mutating func fallBackToMemory(keepFilter: Bool = false) {
         var fallback = FetchDescriptor<T>(predicate: keepFilter ? storeDescriptor.predicate : nil)
         fallback.includePendingChanges = storeDescriptor.includePendingChanges
-        if !keepFilter { filtersInMemory = storeDescriptor.predicate != nil || filtersInMemory }
+        if !keepFilter { filtersModels = storeDescriptor.predicate != nil || filtersModels }
+        sortsModels = sortsModels || !storeDescriptor.sortBy.isEmpty
+        windowsInMemory = windowsInMemory || storeDescriptor.fetchLimit != nil || (storeDescriptor.fetchOffset ?? 0) > 0
         storeDescriptor = fallback
-        sortsInMemory = true
-        windowsInMemory = true
     }
 
     func request(_ descriptor: FetchDescriptor<T>, editingState: EditingState) -> DataStoreFetchRequest<T> {
         DataStoreFetchRequest(descriptor: isQuerying ? descriptor : storeDescriptor, editingState: editingState, query: query)
     }
 
-    func filterSnapshots(_ snapshots: [DefaultSnapshot]) throws -> [DefaultSnapshot] {
-        guard let snapshotResidual else { return snapshots }
-        let evaluator = try SnapshotEvaluator(filter: snapshotResidual, entity: entity)
-        return snapshots.filter(evaluator.matches)
-    }
-
-    func modelPredicate(_ descriptor: FetchDescriptor<T>) -> Predicate<T>? {
-        filtersInMemory ? descriptor.predicate : nil
+    /// The snapshots that pass ``snapshotFilter``, sorted by ``snapshotSort``.
+    func refine(_ snapshots: [DefaultSnapshot], schema: Schema) throws -> [DefaultSnapshot] {
+        var result = snapshots
+        if let snapshotFilter {
+            let evaluator = try SnapshotEvaluator(filter: snapshotFilter, entity: entity, schema: schema)
+            result = result.filter(evaluator.matches)
+        }
+        if let snapshotSort { try SnapshotEvaluator.sort(&result, by: snapshotSort, entity: entity) }
+        return result
     }
 }
 
 /// Splits fetches between stores and the context.
+///
+/// The predicate's top-level conjunction is split: each conjunct that translates goes to the store
+/// if the store runs its kinds (exactly, or inexactly with a re-check on snapshots), else to the
+/// context's ``SnapshotEvaluator``; a conjunct that does not translate makes the context evaluate
+/// the whole predicate on models. Conjuncts after one that may throw on models stay on models too,
+/// so that a fetch fails exactly where the Swift predicate would. SwiftData-style stores receive
+/// the descriptor unchanged.
 enum QueryPlanner {
+    /// What the planner knows about the context's state.
+    struct Context {
+        /// Whether unsaved changes of the fetched entity take part in the fetch.
+        var hasPendingChanges: Bool
+        /// Entities with unsaved changes that take part in the fetch.
+        var pendingEntities: Set<String>
+        /// Whether an entity lives in the same store as the fetched one.
+        var isInSameStore: (String) -> Bool
+    }
+
     static func plan<T: PersistentModel>(
-        _ descriptor: FetchDescriptor<T>, entity: Schema.Entity, store: any DataStore
+        _ descriptor: FetchDescriptor<T>, entity: Schema.Entity, store: any DataStore, schema: Schema, context: Context
     ) throws -> QueryPlan<T> {
-        let hasWindow = descriptor.fetchLimit != nil || (descriptor.fetchOffset ?? 0) > 0
-        guard store.queryCapabilitiesIfAny != nil else {
+        // Translating checks the predicate for every store: a bad key path fails the same way everywhere.
+        let translation = try descriptor.predicate.map { try TranslatedPredicate($0, entity: entity, schema: schema) }
+        guard let capabilities = store.queryCapabilitiesIfAny else {
             // A SwiftData-style store gets the whole descriptor, or throws preferInMemory*.
-            return QueryPlan(
-                isQuerying: false, query: nil, storeDescriptor: descriptor, snapshotResidual: nil,
-                filtersInMemory: false, sortsInMemory: false, windowsInMemory: false, entity: entity)
+            var plan = QueryPlan<T>(
+                entity: entity, isQuerying: false, query: nil, storeDescriptor: descriptor, snapshotFilter: nil,
+                snapshotSort: nil, filtersModels: false, sortsModels: false, windowsInMemory: false, placements: [],
+                translation: translation)
+            if context.hasPendingChanges { plan.keepWindowInMemory() }
+            return plan
         }
-        let simple = descriptor.predicate == nil && descriptor.sortBy.isEmpty
-        let query = StoreQuery(
-            entityName: entity.name, filter: nil, sort: [],
-            offset: simple ? descriptor.fetchOffset ?? 0 : 0, limit: simple ? descriptor.fetchLimit : nil)
+
+        var pushed: [StoreFilter] = []
+        var onSnapshots: [StoreFilter] = []
+        var filtersModels = false
+        var placements: [QueryPlan<T>.ConjunctPlacement] = []
+        let conjuncts = translation?.conjuncts ?? []
+        let firstThrowing = conjuncts.firstIndex { $0.filter == nil && $0.mayThrow } ?? conjuncts.count
+        for (index, conjunct) in conjuncts.enumerated() {
+            func place(_ where: QueryPlan<T>.ConjunctPlacement.Place, _ reason: String? = nil) {
+                placements.append(.init(index: index, place: `where`, filter: conjunct.filter, reason: reason))
+            }
+            guard let filter = conjunct.filter else {
+                filtersModels = true
+                place(.models, "not translatable to a store filter")
+                continue
+            }
+            if filter == .constant(true) {
+                place(.store, "always true")
+                continue
+            }
+            if index > firstThrowing {
+                place(.models, "follows a condition that may fail on models, so it must not filter rows first")
+                continue
+            }
+            if !conjunct.reachedEntities.isDisjoint(with: context.pendingEntities) {
+                filtersModels = true
+                place(.models, "reads related models with unsaved changes")
+                continue
+            }
+            if filter.traversesRelationships, !conjunct.reachedEntities.allSatisfy(context.isInSameStore) {
+                filtersModels = true
+                place(.models, "reads related models held by another store")
+                continue
+            }
+            let kinds = filter.kinds
+            if capabilities.filters.isSuperset(of: kinds) {
+                pushed.append(filter)
+                place(.store)
+            } else if capabilities.filters.union(capabilities.inexactFilters).isSuperset(of: kinds) {
+                pushed.append(filter)
+                if filter.traversesRelationships {
+                    // Re-checking it needs related models: the whole predicate runs on models.
+                    filtersModels = true
+                } else {
+                    onSnapshots.append(filter)
+                }
+                place(.storeInexact, "the store runs \(kinds.subtracting(capabilities.filters)) inexactly")
+            } else if !filter.traversesRelationships {
+                onSnapshots.append(filter)
+                place(.snapshots, "the store does not run \(kinds.subtracting(capabilities.filters))")
+            } else {
+                filtersModels = true
+                place(.models, "the store does not run \(kinds.subtracting(capabilities.filters)) through relationships")
+            }
+        }
+
+        var query = StoreQuery(entityName: entity.name, filter: StoreFilter.conjunction(pushed))
+        let snapshotFilter = StoreFilter.conjunction(onSnapshots)
+        var snapshotSort: [StoreSortKey]?
+        var sortsModels = false
+        if !descriptor.sortBy.isEmpty {
+            if let keys = SortTranslation.keys(descriptor.sortBy, entity: entity) {
+                // A NaN ties with every number, so a floating-point sort is not a strict order and
+                // sorting does not commute with filtering: it must follow every filter, as on models.
+                let floating = keys.contains { key in
+                    switch entity.attribute(named: key.property)?.valueType.unwrapped {
+                    case .double?, .float?: true
+                    default: false
+                    }
+                }
+                let filteredLater = snapshotFilter != nil || filtersModels
+                if capabilities.sorting && !(floating && filteredLater) {
+                    query.sort = keys
+                } else if floating && filtersModels {
+                    sortsModels = true
+                } else {
+                    snapshotSort = keys
+                }
+            } else {
+                sortsModels = true
+            }
+        }
+        let offset = descriptor.fetchOffset ?? 0
+        let hasWindow = descriptor.fetchLimit != nil || offset > 0
+        var windowsInMemory = false
+        if hasWindow {
+            let nothingLeft = snapshotFilter == nil && !filtersModels && !sortsModels && snapshotSort == nil
+            if capabilities.offsetAndLimit && nothingLeft && !context.hasPendingChanges {
+                query.offset = offset
+                query.limit = descriptor.fetchLimit
+            } else {
+                windowsInMemory = true
+            }
+        }
         return QueryPlan(
-            isQuerying: true, query: query, storeDescriptor: descriptor, snapshotResidual: nil,
-            filtersInMemory: descriptor.predicate != nil, sortsInMemory: !descriptor.sortBy.isEmpty,
-            windowsInMemory: !simple && hasWindow, entity: entity)
+            entity: entity, isQuerying: true, query: query, storeDescriptor: descriptor, snapshotFilter: snapshotFilter,
+            snapshotSort: snapshotSort, filtersModels: filtersModels, sortsModels: sortsModels,
+            windowsInMemory: windowsInMemory, placements: placements, translation: translation)
     }
 }

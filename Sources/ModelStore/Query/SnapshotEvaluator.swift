@@ -1,73 +1,72 @@
 import Foundation
 
 /// Evaluates store-neutral filters and sorts directly on snapshots, without materialising models.
+///
+/// An adapter that holds ``DefaultSnapshot``s gets native filtering by compiling a query's filter
+/// once and calling ``matches(_:)`` per row:
+///
+/// ```swift
+/// let evaluator = try SnapshotEvaluator(filter: filter, entity: entity, schema: schema) { id in
+///     table.snapshot(for: id)
+/// }
+/// let matching = rows.filter(evaluator.matches)
+/// try SnapshotEvaluator.sort(&matching, by: query.sort, entity: entity)
+/// ```
+///
+/// The filter is compiled into closures with every property slot resolved, so evaluation does no
+/// name lookups; its results are those of the Swift predicate it was translated from (see
+/// ``StoreFilter``).
 public struct SnapshotEvaluator: Sendable {
-    private let filter: StoreFilter
-    private let entity: Schema.Entity
+    private let predicate: CompiledFilter.Predicate
 
-    /// An evaluator for a filter over an entity; throws ``DataStoreError/invalidPredicate`` naming
-    /// any property the entity does not store.
-    public init(filter: StoreFilter, entity: Schema.Entity) throws {
-        self.filter = filter
-        self.entity = entity
-        try Self.check(filter, entity)
-    }
-
-    private static func check(_ filter: StoreFilter, _ entity: Schema.Entity) throws {
-        switch filter {
-        case .constant, .identifiers: break
-        case .equal(let name, _):
-            if entity.slot(of: name) == nil {
-                throw DataStoreError(.invalidPredicate, "'\(name)' is not a stored property of '\(entity.name)'",
-                                     entityName: entity.name)
-            }
-        case .and(let items), .or(let items): try items.forEach { try check($0, entity) }
-        case .not(let item): try check(item, entity)
-        }
+    /// Compiles a filter over an entity.
+    ///
+    /// - Parameters:
+    ///   - filter: the condition.
+    ///   - entity: the entity of the snapshots it will see.
+    ///   - schema: the schema, to resolve paths through relationships at compile time.
+    ///   - resolve: the snapshot of a related model, for paths through relationships and for
+    ///     ``StoreFilter/any(_:_:)`` and ``StoreFilter/all(_:_:)``; `nil` when the filter has none.
+    /// - Throws: ``DataStoreError/invalidPredicate`` naming a property the entity does not store, or a
+    ///   relationship used where an attribute is expected; ``DataStoreError/unsupportedFeature`` for
+    ///   a filter through relationships without `resolve`.
+    public init(
+        filter: StoreFilter, entity: Schema.Entity, schema: Schema? = nil,
+        resolve: (@Sendable (PersistentIdentifier) -> DefaultSnapshot?)? = nil
+    ) throws {
+        let compiler = CompiledFilter(schema: schema, resolve: resolve)
+        predicate = try compiler.compile(filter, entity: entity)
     }
 
     /// Whether the snapshot matches the filter.
-    public func matches(_ snapshot: DefaultSnapshot) -> Bool { Self.evaluate(filter, snapshot) }
+    public func matches(_ snapshot: DefaultSnapshot) -> Bool { predicate(snapshot) }
 
-    private static func evaluate(_ filter: StoreFilter, _ snapshot: DefaultSnapshot) -> Bool {
-        switch filter {
-        case .constant(let value): value
-        case .identifiers(let ids): ids.contains(snapshot.persistentIdentifier)
-        case .equal(let name, let value): snapshot[name] == value
-        case .and(let items): items.allSatisfy { evaluate($0, snapshot) }
-        case .or(let items): items.contains { evaluate($0, snapshot) }
-        case .not(let item): !evaluate(item, snapshot)
-        }
-    }
-
-    /// Sorts snapshots by the keys, breaking ties by identifier.
+    /// Sorts snapshots by the keys, breaking ties by identifier; with no keys, by identifier.
+    ///
+    /// Throws ``DataStoreError/invalidPredicate`` for a key that is not a stored attribute of the entity.
     public static func sort(_ snapshots: inout [DefaultSnapshot], by keys: [StoreSortKey], entity: Schema.Entity) throws {
         let slots = try keys.map { key -> Int in
-            guard let slot = entity.slot(of: key.property) else {
-                throw DataStoreError(.invalidPredicate, "cannot sort by '\(key.property)': it is not a stored property of '\(entity.name)'",
-                                     entityName: entity.name)
+            guard let slot = entity.slot(of: key.property), case .attribute = entity.properties[slot] else {
+                throw DataStoreError(
+                    .invalidPredicate, "cannot sort by '\(key.property)': it is not a stored attribute of '\(entity.name)'",
+                    remedy: "Sort by one of: \(entity.attributes.map { "'\($0.name)'" }.joined(separator: ", "))",
+                    entityName: entity.name)
             }
             return slot
         }
         snapshots.sort { lhs, rhs in
             for (key, slot) in zip(keys, slots) {
-                let order = compare(lhs.values[slot], rhs.values[slot], key.comparison)
+                let order = ValueSemantics.sortOrder(lhs.values[slot], rhs.values[slot], key.comparison)
                 if order != .orderedSame { return key.ascending == (order == .orderedAscending) }
             }
             return lhs.persistentIdentifier < rhs.persistentIdentifier
         }
     }
 
-    /// Compares two stored values under a string comparison kind.
+    /// Compares two stored values as `SortDescriptor` compares the Swift values they came from:
+    /// `nil` first, a `NaN` tied with everything, strings under the comparison.
     public static func compare(_ lhs: StoreValue, _ rhs: StoreValue, _ comparison: StoreSortKey.Comparison) -> ComparisonResult {
-        if case .string(let a) = lhs, case .string(let b) = rhs {
-            switch comparison {
-            case .binary: return StoreValue.order(a, b)
-            case .localizedStandard: return a.localizedStandardCompare(b)
-            case .caseInsensitive: return a.caseInsensitiveCompare(b)
-            }
-        }
-        return StoreValue.compare(lhs, rhs)
+        ValueSemantics.sortOrder(lhs, rhs, comparison)
     }
 
     /// Applies an offset and a limit.

@@ -1,42 +1,64 @@
 import Foundation
 
 /// A store-neutral query over stored property names: what a ``DataStoreQuerying`` store runs.
-public struct StoreQuery: Sendable, Hashable {
+///
+/// The context builds it from a ``FetchDescriptor``: ``filter`` holds the conditions the store said
+/// it can run (see ``QueryCapabilities``), ``sort`` the translated sort when the store sorts, and
+/// ``offset`` and ``limit`` only when nothing is left for the context to filter afterwards.
+public struct StoreQuery: Sendable, Hashable, CustomStringConvertible {
     /// The entity to fetch.
     public var entityName: String
     /// The condition pushed to the store; `nil` matches every model.
     public var filter: StoreFilter?
-    /// The order of the results; ties are broken by identifier.
+    /// The order of the results; ties are broken by identifier. Empty: identifier order.
     public var sort: [StoreSortKey]
     /// How many results to skip.
     public var offset: Int
-    /// The most results to return.
+    /// The most results to return; `nil` returns all.
     public var limit: Int?
 
     /// A query.
-    public init(entityName: String, filter: StoreFilter? = nil, sort: [StoreSortKey] = [], offset: Int = 0, limit: Int? = nil) {
+    public init(
+        entityName: String, filter: StoreFilter? = nil, sort: [StoreSortKey] = [], offset: Int = 0, limit: Int? = nil
+    ) {
         self.entityName = entityName
         self.filter = filter
         self.sort = sort
         self.offset = offset
         self.limit = limit
     }
+
+    /// `Trip where budget > 100 sorted by name offset 0 limit 10`.
+    public var description: String {
+        var text = entityName
+        if let filter { text += " where \(filter)" }
+        if !sort.isEmpty { text += " sorted by " + sort.map(\.description).joined(separator: ", ") }
+        if offset > 0 { text += " offset \(offset)" }
+        if let limit { text += " limit \(limit)" }
+        return text
+    }
 }
 
 /// One key of a store-neutral sort.
-public struct StoreSortKey: Sendable, Hashable {
+///
+/// Values compare as the Swift type they came from under `SortDescriptor`: `nil` first, numbers
+/// numerically (a `NaN` is neither before nor after anything), strings by ``comparison``. Keys
+/// that tie fall through to the next key, and finally to the identifier.
+public struct StoreSortKey: Sendable, Hashable, CustomStringConvertible {
     /// How strings compare.
     public enum Comparison: Sendable, Hashable {
-        /// Unicode scalar order, as Swift's `<` on `String`.
+        /// Swift's `<` on `String`: what `SortDescriptor(\.name)` uses on Linux.
         case binary
-        /// Foundation's localized standard order (the default of `SortDescriptor` on `String`).
+        /// Foundation's `String.StandardComparator.lexical`.
+        case lexical
+        /// Foundation's `localizedStandardCompare(_:)`: what `SortDescriptor(\.name)` uses on Apple platforms.
         case localizedStandard
-        /// Case-insensitive order.
+        /// Foundation's `caseInsensitiveCompare(_:)`.
         case caseInsensitive
     }
     /// The stored property to sort by.
     public var property: String
-    /// Ascending (`true`) or descending.
+    /// Ascending (`true`) or descending. `nil` sorts first ascending and last descending.
     public var ascending: Bool
     /// How strings compare.
     public var comparison: Comparison
@@ -47,47 +69,9 @@ public struct StoreSortKey: Sendable, Hashable {
         self.ascending = ascending
         self.comparison = comparison
     }
-}
 
-/// A store-neutral filter expression over stored property names.
-public indirect enum StoreFilter: Sendable, Hashable {
-    /// Matches everything (`true`) or nothing (`false`).
-    case constant(Bool)
-    /// Matches the models with these identifiers.
-    case identifiers(Set<PersistentIdentifier>)
-    /// Matches models whose property equals the value.
-    case equal(String, StoreValue)
-    /// Matches models that every operand matches.
-    case and([StoreFilter])
-    /// Matches models that any operand matches.
-    case or([StoreFilter])
-    /// Matches models the operand does not match.
-    case not(StoreFilter)
-}
-
-/// A store that runs store-neutral queries, so the context can push predicates and sorts into it.
-public protocol DataStoreQuerying: DataStore {
-    /// What the store can run natively.
-    var queryCapabilities: QueryCapabilities { get }
-}
-
-/// What a ``DataStoreQuerying`` store runs natively.
-public struct QueryCapabilities: Sendable, Hashable {
-    /// Whether the store runs every ``StoreFilter``.
-    public var filters: Bool
-    /// Whether the store sorts.
-    public var sorting: Bool
-    /// Whether the store itself rejects saves that violate unique constraints, atomically.
-    /// When `false`, the context checks uniqueness before every save.
-    public var enforcesUniqueness: Bool
-
-    /// Capabilities.
-    public init(filters: Bool = true, sorting: Bool = true, enforcesUniqueness: Bool = false) {
-        self.filters = filters
-        self.sorting = sorting
-        self.enforcesUniqueness = enforcesUniqueness
+    /// `name ascending`, `name descending (lexical)`.
+    public var description: String {
+        property + (ascending ? " ascending" : " descending") + (comparison == .binary ? "" : " (\(comparison))")
     }
-
-    /// Everything: what stores built on ``SnapshotTable`` declare.
-    public static let all = QueryCapabilities(enforcesUniqueness: true)
 }

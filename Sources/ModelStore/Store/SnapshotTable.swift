@@ -1,7 +1,13 @@
 import Foundation
 
-/// The snapshots of one store, held in memory, with unique-constraint enforcement and query
-/// evaluation: the engine every snapshot-holding adapter (in-memory, JSON file, append log) shares.
+/// The snapshots of one store, held in memory, with unique-constraint enforcement, indexes and
+/// query evaluation: the engine every snapshot-holding adapter (in-memory, JSON file, append log) shares.
+///
+/// Each entity keeps a hash index per uniqueness constraint and per declared index (used for `==`
+/// and membership; fetching by a unique key costs the same whatever the size of the store) and an
+/// ordered index on the first property of each (used for ranges and for sorted fetches with a
+/// limit). Indexes are maintained incrementally by every change. ``accessPath(for:)`` says which
+/// one a query uses.
 ///
 /// A table is a value; a store keeps it behind a `Mutex`. Saving is two steps so that a durable
 /// store can write before it applies: ``prepare(_:storeIdentifier:)`` validates a save and mints
@@ -9,77 +15,9 @@ import Foundation
 public struct SnapshotTable: Sendable {
     /// The schema of the snapshots.
     public let schema: Schema
-    private var tables: [String: EntityTable]
+    private(set) var tables: [String: EntityTable]
     /// The next integer key to mint; keys are unique across the store's entities.
     public private(set) var nextPrimaryKey: Int64 = 1
-
-    struct EntityTable: Sendable {
-        let entity: Schema.Entity
-        /// Rows in identifier order; `nil` where a row was deleted.
-        var rows: [DefaultSnapshot?] = []
-        var positions: [PersistentIdentifier: Int] = [:]
-        var deletedRows = 0
-        /// For each uniqueness constraint, the owner of each combination of values.
-        var uniqueIndexes: [[[StoreValue]: PersistentIdentifier]]
-        var isSorted = true
-
-        init(entity: Schema.Entity) {
-            self.entity = entity
-            uniqueIndexes = entity.uniquenessConstraints.map { _ in [:] }
-        }
-
-        var count: Int { positions.count }
-
-        func uniqueKey(_ constraint: Int, of snapshot: DefaultSnapshot) -> [StoreValue]? {
-            let key = entity.uniquenessConstraints[constraint].map { snapshot.values[entity.slot(of: $0)!] }
-            return key.contains(where: \.isNull) ? nil : key
-        }
-
-        mutating func insert(_ snapshot: DefaultSnapshot) {
-            if let last = rows.last(where: { $0 != nil }), let last, last.persistentIdentifier > snapshot.persistentIdentifier {
-                isSorted = false
-            }
-            positions[snapshot.persistentIdentifier] = rows.count
-            rows.append(snapshot)
-            for constraint in uniqueIndexes.indices {
-                if let key = uniqueKey(constraint, of: snapshot) { uniqueIndexes[constraint][key] = snapshot.persistentIdentifier }
-            }
-        }
-
-        mutating func remove(_ id: PersistentIdentifier) {
-            guard let position = positions.removeValue(forKey: id), let old = rows[position] else { return }
-            rows[position] = nil
-            deletedRows += 1
-            for constraint in uniqueIndexes.indices {
-                if let key = uniqueKey(constraint, of: old), uniqueIndexes[constraint][key] == id {
-                    uniqueIndexes[constraint][key] = nil
-                }
-            }
-            if deletedRows > 64 && deletedRows * 2 > rows.count { compact() }
-        }
-
-        mutating func replace(_ snapshot: DefaultSnapshot) {
-            guard let position = positions[snapshot.persistentIdentifier], let old = rows[position] else { return }
-            for constraint in uniqueIndexes.indices {
-                if let key = uniqueKey(constraint, of: old), uniqueIndexes[constraint][key] == snapshot.persistentIdentifier {
-                    uniqueIndexes[constraint][key] = nil
-                }
-                if let key = uniqueKey(constraint, of: snapshot) {
-                    uniqueIndexes[constraint][key] = snapshot.persistentIdentifier
-                }
-            }
-            rows[position] = snapshot
-        }
-
-        mutating func compact() {
-            var live = rows.compactMap { $0 }
-            if !isSorted { live.sort { $0.persistentIdentifier < $1.persistentIdentifier } }
-            rows = live
-            positions = Dictionary(uniqueKeysWithValues: live.enumerated().map { ($1.persistentIdentifier, $0) })
-            deletedRows = 0
-            isSorted = true
-        }
-    }
 
     /// An empty table for a schema.
     public init(schema: Schema) {
@@ -97,43 +35,16 @@ public struct SnapshotTable: Sendable {
 
     /// The snapshot of a model, if the table has it.
     public func snapshot(for id: PersistentIdentifier) -> DefaultSnapshot? {
-        guard let table = tables[id.entityName], let position = table.positions[id] else { return nil }
-        return table.rows[position]
+        tables[id.entityName]?.snapshot(for: id)
     }
 
     /// Every snapshot of an entity, in identifier order.
     public func snapshots(of entityName: String) -> [DefaultSnapshot] {
-        guard var table = tables[entityName] else { return [] }
-        if !table.isSorted { table.compact() }
-        return table.rows.compactMap { $0 }
+        tables[entityName]?.liveRows ?? []
     }
 
     /// Every snapshot, entity by entity in schema order, each in identifier order.
     public var allSnapshots: [DefaultSnapshot] { schema.entities.flatMap { snapshots(of: $0.name) } }
-
-    /// The snapshots a query selects, filtered, sorted (ties by identifier), offset and limited.
-    public func fetch(_ query: StoreQuery) throws -> [DefaultSnapshot] {
-        guard let table = tables[query.entityName] else {
-            throw DataStoreError(.notFound, "the store has no entity '\(query.entityName)'",
-                                 remedy: "Add the model type to the container's schema")
-        }
-        var result: [DefaultSnapshot]
-        if case .identifiers(let ids)? = query.filter {
-            result = ids.compactMap { id in table.positions[id].flatMap { table.rows[$0] } }
-            result.sort { $0.persistentIdentifier < $1.persistentIdentifier }
-        } else if let filter = query.filter {
-            let evaluator = try SnapshotEvaluator(filter: filter, entity: table.entity)
-            result = table.rows.compactMap { row in row.flatMap { evaluator.matches($0) ? $0 : nil } }
-            if !table.isSorted { result.sort { $0.persistentIdentifier < $1.persistentIdentifier } }
-        } else {
-            result = table.rows.compactMap { $0 }
-            if !table.isSorted { result.sort { $0.persistentIdentifier < $1.persistentIdentifier } }
-        }
-        if !query.sort.isEmpty {
-            try SnapshotEvaluator.sort(&result, by: query.sort, entity: table.entity)
-        }
-        return SnapshotEvaluator.window(result, offset: query.offset, limit: query.limit)
-    }
 
     // MARK: Saving
 
@@ -196,6 +107,12 @@ public struct SnapshotTable: Sendable {
         for snapshot in save.updated { tables[snapshot.entity.name]?.replace(snapshot) }
         for snapshot in save.inserted { tables[snapshot.entity.name]?.insert(snapshot) }
         nextPrimaryKey = max(nextPrimaryKey, save.nextPrimaryKey)
+        finishChanges(save.deleted.map(\.entityName) + (save.updated + save.inserted).map(\.entity.name))
+    }
+
+    /// Restores each changed entity's order and index invariants after a batch of changes.
+    private mutating func finishChanges(_ entityNames: [String]) {
+        for name in Set(entityNames) { tables[name]?.finishChanges() }
     }
 
     /// Validates and applies a save in one step.
@@ -216,18 +133,20 @@ public struct SnapshotTable: Sendable {
                 throw DataStoreError(.corrupted, "the stored model \(id) belongs to an entity the schema does not have",
                                      remedy: "Open the store with a schema that includes '\(id.entityName)'")
             }
-            if tables[id.entityName]!.positions[id] != nil {
+            if tables[id.entityName]?.snapshot(for: id) != nil {
                 throw DataStoreError(.corrupted, "the identifier \(id) is stored twice", entityName: id.entityName)
             }
-            let table = tables[id.entityName]!
-            for constraint in table.uniqueIndexes.indices {
-                if let key = table.uniqueKey(constraint, of: snapshot), table.uniqueIndexes[constraint][key] != nil {
-                    throw DataStoreError(.corrupted, "two stored '\(id.entityName)' models share a unique value of \(table.entity.uniquenessConstraints[constraint].map { "'\($0)'" }.joined(separator: ", "))", entityName: id.entityName)
-                }
+            // Read through the dictionary without keeping a copy, so the insert below mutates in place.
+            if let constraint = tables[id.entityName]?.claimedConstraint(of: snapshot) {
+                let names = snapshot.entity.uniquenessConstraints[constraint].map { "'\($0)'" }.joined(separator: ", ")
+                throw DataStoreError(
+                    .corrupted, "two stored '\(id.entityName)' models share a unique value of \(names)",
+                    entityName: id.entityName)
             }
             tables[id.entityName]!.insert(snapshot)
             if let int = id.primaryKey.intValue, int >= nextPrimaryKey { nextPrimaryKey = int + 1 }
         }
+        finishChanges(snapshots.map(\.entity.name))
     }
 
     /// Raises the key counter to at least `key`, so keys below it are never minted again.
@@ -277,6 +196,7 @@ public struct SnapshotTable: Sendable {
     /// Deletes models by identifier; unknown identifiers are ignored.
     public mutating func delete(_ identifiers: [PersistentIdentifier]) {
         for id in identifiers { tables[id.entityName]?.remove(id) }
+        finishChanges(identifiers.map(\.entityName))
     }
 
     /// Validates a batch update: the snapshots it would store.
@@ -295,5 +215,6 @@ public struct SnapshotTable: Sendable {
     /// Stores updated snapshots returned by ``prepareUpdate(_:values:)``.
     public mutating func applyUpdate(_ snapshots: [DefaultSnapshot]) {
         for snapshot in snapshots { tables[snapshot.entity.name]?.replace(snapshot) }
+        finishChanges(snapshots.map(\.entity.name))
     }
 }

@@ -1,0 +1,70 @@
+import Foundation
+
+// Leaves and member access: variables, constants, `nil` and key paths.
+
+extension PredicateExpressions.Variable: TranslatableExpression {
+    func translate(in translator: inout PredicateTranslator) throws -> Term? { translator.binding(key) }
+    var operands: [any PredicateExpression] { [] }
+    func render(_ renderer: inout PredicateRenderer) -> String { renderer.name(of: key) }
+}
+
+extension PredicateExpressions.Value: TranslatableExpression {
+    func translate(in translator: inout PredicateTranslator) throws -> Term? { .constant(Constant(value)) }
+    var operands: [any PredicateExpression] { [] }
+    func render(_ renderer: inout PredicateRenderer) -> String { PredicateRenderer.constant(value) }
+}
+
+extension PredicateExpressions.NilLiteral: TranslatableExpression {
+    func translate(in translator: inout PredicateTranslator) throws -> Term? { .constant(Constant(Wrapped?.none)) }
+    var operands: [any PredicateExpression] { [] }
+    func render(_ renderer: inout PredicateRenderer) -> String { "nil" }
+}
+
+extension PredicateExpressions.KeyPath: TranslatableExpression {
+    func translate(in translator: inout PredicateTranslator) throws -> Term? {
+        switch try translator.term(root) {
+        case .model(let model):
+            return try translator.member(of: model, keyPath: keyPath, valueType: Output.self)
+        case .attribute(let attribute):
+            return Self.member(of: attribute, keyPath: keyPath, rootType: Root.Output.self)
+        case .models(let models):
+            // `items.isEmpty`: no related model exists.
+            guard let array = Root.Output.self as? any EmptinessKeyPathProviding.Type, keyPath == array.isEmptyKeyPath
+            else { return nil }
+            return .filter(.not(.any(StorePath(models.path), .constant(true))), scope: models.scope)
+        default:
+            return nil
+        }
+    }
+
+    /// What a key path on a stored value reads: `isEmpty` of a string, `rawValue` of an enum.
+    private static func member(of attribute: AttributeReference, keyPath: AnyKeyPath, rootType: Any.Type) -> Term? {
+        if rootType == String.self, keyPath == \String.isEmpty as AnyKeyPath, !attribute.isOptional {
+            return .filter(.compare(attribute.path, .equal, .string("")), scope: attribute.scope)
+        }
+        if case .enumeration(_, let raw) = attribute.valueType.unwrapped,
+           let enumType = rootType as? any RawRepresentable.Type, keyPath == rawValueKeyPath(of: enumType) {
+            var reference = attribute
+            reference.valueType = attribute.valueType.isOptional ? .optional(raw) : raw
+            return .attribute(reference)
+        }
+        return nil
+    }
+
+    private static func rawValueKeyPath<R: RawRepresentable>(of type: R.Type) -> AnyKeyPath { \R.rawValue }
+
+    var operands: [any PredicateExpression] { [root] }
+
+    func render(_ renderer: inout PredicateRenderer) -> String {
+        renderer.render(root) + "." + renderer.memberName(keyPath, rootType: Root.Output.self)
+    }
+}
+
+/// Arrays of models answer `isEmpty` by key path, so `items.isEmpty` can be recognised.
+protocol EmptinessKeyPathProviding {
+    static var isEmptyKeyPath: AnyKeyPath { get }
+}
+
+extension Array: EmptinessKeyPathProviding {
+    static var isEmptyKeyPath: AnyKeyPath { \Self.isEmpty }
+}

@@ -1,0 +1,321 @@
+import Foundation
+
+extension SnapshotTable {
+    /// The rows of one entity, in identifier order, with their indexes.
+    ///
+    /// Indexes refer to rows by position. Positions follow identifier order (the table re-sorts
+    /// and re-indexes itself if a row arrives out of order), so an index's positions, sorted, are
+    /// already in the order fetches return.
+    struct EntityTable: Sendable {
+        let entity: Schema.Entity
+        /// Rows in identifier order; `nil` where a row was deleted.
+        private(set) var rows: [DefaultSnapshot?] = []
+        /// How often each row was replaced: an ordered index entry is current only if its generation matches.
+        private(set) var generations: [UInt32] = []
+        private(set) var positions: [PersistentIdentifier: Int] = [:]
+        private var deletedRows = 0
+        /// For each uniqueness constraint, the owner of each combination of values.
+        private(set) var uniqueIndexes: [[[StoreValue]: PersistentIdentifier]]
+        /// One hash index per declared index (``Schema/Entity/indices``).
+        private(set) var hashIndexes: [HashIndex]
+        /// One ordered index per property that starts a declared index or a uniqueness constraint.
+        private(set) var orderedIndexes: [OrderedIndex]
+        private var isSorted = true
+        /// The identifier of the last row appended.
+        private var lastAppended: PersistentIdentifier?
+
+        init(entity: Schema.Entity) {
+            self.entity = entity
+            uniqueIndexes = entity.uniquenessConstraints.map { _ in [:] }
+            hashIndexes = entity.indices.compactMap { names in
+                let slots = names.compactMap(entity.slot(of:))
+                return slots.count == names.count ? HashIndex(properties: names, slots: slots) : nil
+            }
+            var ordered: [OrderedIndex] = []
+            for names in entity.indices + entity.uniquenessConstraints {
+                guard let name = names.first, !ordered.contains(where: { $0.property == name }),
+                      let attribute = entity.attribute(named: name), OrderedIndex.supports(attribute.valueType)
+                else { continue }
+                ordered.append(OrderedIndex(property: name, slot: attribute.slot))
+            }
+            orderedIndexes = ordered
+        }
+
+        var count: Int { positions.count }
+
+        func row(at position: Int) -> DefaultSnapshot? { rows[position] }
+
+        func snapshot(for id: PersistentIdentifier) -> DefaultSnapshot? {
+            positions[id].flatMap { rows[$0] }
+        }
+
+        /// Every row, in identifier order.
+        var liveRows: [DefaultSnapshot] { rows.compactMap { $0 } }
+
+        /// Whether an ordered index entry still describes its row.
+        func isCurrent(_ entry: OrderedIndex.Entry) -> Bool {
+            rows[entry.position] != nil && generations[entry.position] == entry.generation
+        }
+
+        func uniqueKey(_ constraint: Int, of snapshot: DefaultSnapshot) -> [StoreValue]? {
+            let key = entity.uniquenessConstraints[constraint].map { snapshot.values[entity.slot(of: $0)!] }
+            return key.contains(where: \.isNull) ? nil : key
+        }
+
+        /// The first uniqueness constraint whose values in `snapshot` another row already has.
+        func claimedConstraint(of snapshot: DefaultSnapshot) -> Int? {
+            uniqueIndexes.indices.first { constraint in
+                guard let key = uniqueKey(constraint, of: snapshot), let owner = uniqueIndexes[constraint][key] else { return false }
+                return owner != snapshot.persistentIdentifier
+            }
+        }
+
+        // MARK: Changes
+
+        mutating func insert(_ snapshot: DefaultSnapshot) {
+            if let lastAppended, lastAppended >= snapshot.persistentIdentifier { isSorted = false }
+            lastAppended = snapshot.persistentIdentifier
+            let position = rows.count
+            positions[snapshot.persistentIdentifier] = position
+            rows.append(snapshot)
+            generations.append(0)
+            index(snapshot, at: position)
+        }
+
+        mutating func remove(_ id: PersistentIdentifier) {
+            guard let position = positions.removeValue(forKey: id), let old = rows[position] else { return }
+            unindex(old, at: position)
+            rows[position] = nil
+            deletedRows += 1
+        }
+
+        mutating func replace(_ snapshot: DefaultSnapshot) {
+            guard let position = positions[snapshot.persistentIdentifier], let old = rows[position] else { return }
+            unindex(old, at: position)
+            rows[position] = snapshot
+            generations[position] &+= 1
+            index(snapshot, at: position)
+        }
+
+        /// Restores the invariants after a batch of changes: identifier order, few deleted rows,
+        /// and ordered indexes whose unsorted tails stay short.
+        mutating func finishChanges() {
+            if !isSorted || (deletedRows > 64 && deletedRows * 2 > rows.count) {
+                compact()
+                return
+            }
+            for index in orderedIndexes.indices where orderedIndexes[index].needsMerge {
+                orderedIndexes[index].merge(isCurrent: isCurrent)
+            }
+        }
+
+        /// Drops deleted rows, re-sorts by identifier and rebuilds every index.
+        private mutating func compact() {
+            var live = rows.compactMap { $0 }
+            if !isSorted { live.sort { $0.persistentIdentifier < $1.persistentIdentifier } }
+            rows = live
+            generations = Array(repeating: 0, count: live.count)
+            positions = Dictionary(uniqueKeysWithValues: live.enumerated().map { ($1.persistentIdentifier, $0) })
+            deletedRows = 0
+            isSorted = true
+            lastAppended = live.last?.persistentIdentifier
+            for index in hashIndexes.indices { hashIndexes[index].buckets.removeAll(keepingCapacity: true) }
+            for index in orderedIndexes.indices { orderedIndexes[index].reset() }
+            for (position, snapshot) in live.enumerated() {
+                for index in hashIndexes.indices { hashIndexes[index].add(position, snapshot) }
+                for index in orderedIndexes.indices {
+                    orderedIndexes[index].add(snapshot.values[orderedIndexes[index].slot], position: position, generation: 0)
+                }
+            }
+            for index in orderedIndexes.indices { orderedIndexes[index].merge(isCurrent: isCurrent) }
+        }
+
+        private mutating func index(_ snapshot: DefaultSnapshot, at position: Int) {
+            for constraint in uniqueIndexes.indices {
+                if let key = uniqueKey(constraint, of: snapshot) { uniqueIndexes[constraint][key] = snapshot.persistentIdentifier }
+            }
+            for index in hashIndexes.indices { hashIndexes[index].add(position, snapshot) }
+            for index in orderedIndexes.indices {
+                orderedIndexes[index].add(
+                    snapshot.values[orderedIndexes[index].slot], position: position, generation: generations[position])
+            }
+        }
+
+        private mutating func unindex(_ old: DefaultSnapshot, at position: Int) {
+            for constraint in uniqueIndexes.indices {
+                if let key = uniqueKey(constraint, of: old), uniqueIndexes[constraint][key] == old.persistentIdentifier {
+                    uniqueIndexes[constraint][key] = nil
+                }
+            }
+            for index in hashIndexes.indices { hashIndexes[index].remove(position, old) }
+            for index in orderedIndexes.indices { orderedIndexes[index].superseded += 1 }
+        }
+    }
+
+    /// The rows with each combination of values of an index's properties.
+    struct HashIndex: Sendable {
+        let properties: [String]
+        let slots: [Int]
+        /// Row positions by key, ascending.
+        var buckets: [[StoreValue]: [Int]] = [:]
+
+        func key(of snapshot: DefaultSnapshot) -> [StoreValue] { slots.map { snapshot.values[$0] } }
+
+        mutating func add(_ position: Int, _ snapshot: DefaultSnapshot) {
+            let key = key(of: snapshot)
+            var bucket = buckets.removeValue(forKey: key) ?? []
+            if let last = bucket.last, last > position {
+                bucket.insert(position, at: bucket.partitioningIndex { $0 > position })
+            } else {
+                bucket.append(position)
+            }
+            buckets[key] = bucket
+        }
+
+        mutating func remove(_ position: Int, _ snapshot: DefaultSnapshot) {
+            let key = key(of: snapshot)
+            guard var bucket = buckets.removeValue(forKey: key) else { return }
+            let index = bucket.partitioningIndex { $0 >= position }
+            if index < bucket.count, bucket[index] == position { bucket.remove(at: index) }
+            if !bucket.isEmpty { buckets[key] = bucket }
+        }
+    }
+
+    /// The rows in the order of one property's values (`nil` first), for ranges and sorted windows.
+    ///
+    /// New entries collect in an unsorted tail that is merged in once it grows; replaced and
+    /// deleted rows leave stale entries behind, recognised by their generation and dropped on merge.
+    /// `NaN`s, which have no place in an order, are kept apart.
+    struct OrderedIndex: Sendable {
+        struct Entry: Sendable {
+            let value: StoreValue
+            let position: Int
+            let generation: UInt32
+        }
+
+        let property: String
+        let slot: Int
+        /// Entries ordered by value, then position.
+        private(set) var sorted: [Entry] = []
+        /// Entries not merged yet, unordered.
+        private(set) var pending: [Entry] = []
+        /// Entries whose value is a `NaN`.
+        private(set) var notANumber: [Entry] = []
+        /// How many entries went stale since the last merge.
+        var superseded = 0
+
+        init(property: String, slot: Int) {
+            self.property = property
+            self.slot = slot
+        }
+
+        /// Whether values of this type have an order the index can keep (decimals, whose `NaN`
+        /// orders inconsistently, and non-comparable types do not).
+        static func supports(_ type: AttributeType) -> Bool {
+            switch type.unwrapped {
+            case .integer, .double, .float, .string, .date, .uuid: true
+            default: false
+            }
+        }
+
+        static func precedes(_ a: Entry, _ b: Entry) -> Bool {
+            switch ValueSemantics.sortOrder(a.value, b.value, .binary) {
+            case .orderedAscending: true
+            case .orderedDescending: false
+            case .orderedSame: a.position < b.position
+            }
+        }
+
+        var needsMerge: Bool {
+            pending.count > max(256, min(sorted.count / 16, 8192)) || superseded > max(1024, sorted.count / 4)
+        }
+
+        mutating func add(_ value: StoreValue, position: Int, generation: UInt32) {
+            let entry = Entry(value: value, position: position, generation: generation)
+            if case .double(let number) = value, number.isNaN {
+                notANumber.append(entry)
+            } else {
+                pending.append(entry)
+            }
+        }
+
+        mutating func reset() {
+            sorted.removeAll(keepingCapacity: true)
+            pending.removeAll(keepingCapacity: true)
+            notANumber.removeAll(keepingCapacity: true)
+            superseded = 0
+        }
+
+        /// Sorts the tail into the ordered entries, dropping stale entries.
+        mutating func merge(isCurrent: (Entry) -> Bool) {
+            let tail = pending.filter(isCurrent).sorted(by: Self.precedes)
+            var merged: [Entry] = []
+            merged.reserveCapacity(sorted.count + tail.count)
+            var i = 0
+            var j = 0
+            while i < sorted.count || j < tail.count {
+                if j == tail.count || (i < sorted.count && Self.precedes(sorted[i], tail[j])) {
+                    if isCurrent(sorted[i]) { merged.append(sorted[i]) }
+                    i += 1
+                } else {
+                    merged.append(tail[j])
+                    j += 1
+                }
+            }
+            sorted = merged
+            pending.removeAll(keepingCapacity: true)
+            notANumber.removeAll { !isCurrent($0) }
+            superseded = 0
+        }
+
+        /// Whether any current row holds a `NaN` (the index then cannot give a sort order).
+        func hasNotANumber(isCurrent: (Entry) -> Bool) -> Bool { notANumber.contains(where: isCurrent) }
+
+        /// The first position in ``sorted`` whose value is not before `value` (or, `inclusive: false`,
+        /// is after it).
+        func boundary(_ value: StoreValue, after inclusive: Bool) -> Int {
+            sorted.partitioningIndex { entry in
+                let order = ValueSemantics.sortOrder(entry.value, value, .binary)
+                return inclusive ? order != .orderedAscending : order == .orderedDescending
+            }
+        }
+
+        /// The first position in ``sorted`` past the `nil`s.
+        var firstNonNull: Int { sorted.partitioningIndex { !$0.value.isNull } }
+
+        /// The entries whose values lie between the bounds (inclusive), `nil`s excluded: a superset
+        /// of the rows a range condition selects. Pending entries are included unsorted.
+        func candidates(lower: StoreValue?, upper: StoreValue?) -> (sorted: ArraySlice<Entry>, pending: [Entry]) {
+            let start = lower.map { boundary($0, after: true) } ?? firstNonNull
+            let end = upper.map { boundary($0, after: false) } ?? sorted.count
+            let slice = start < end ? sorted[start..<end] : sorted[start..<start]
+            let tail = pending.filter { entry in
+                guard !entry.value.isNull else { return false }
+                if let lower, ValueSemantics.sortOrder(entry.value, lower, .binary) == .orderedAscending { return false }
+                if let upper, ValueSemantics.sortOrder(entry.value, upper, .binary) == .orderedDescending { return false }
+                return true
+            }
+            return (slice, tail)
+        }
+    }
+}
+
+extension RandomAccessCollection {
+    /// The index of the first element for which `predicate` is true, in a collection where it is
+    /// false for a prefix and true for the rest.
+    func partitioningIndex(where predicate: (Element) throws -> Bool) rethrows -> Index {
+        var low = startIndex
+        var count = distance(from: startIndex, to: endIndex)
+        while count > 0 {
+            let half = count / 2
+            let middle = index(low, offsetBy: half)
+            if try predicate(self[middle]) {
+                count = half
+            } else {
+                low = index(after: middle)
+                count -= half + 1
+            }
+        }
+        return low
+    }
+}
