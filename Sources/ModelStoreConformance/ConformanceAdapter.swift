@@ -5,12 +5,12 @@ import ModelStore
 ///
 /// ```swift
 /// extension ConformanceAdapter {
-///     static let jsonFile = ConformanceAdapter(
-///         name: "JSONFileStore",
+///     static let myStore = ConformanceAdapter(
+///         name: "MyStore",
 ///         capabilities: [.batching, .durability, .erase],
 ///         nativeFilters: [.equality, .comparison, .logical]
 ///     ) { directory in
-///         JSONFileStoreConfiguration(url: directory.appending(path: "store.json"))
+///         MyStoreConfiguration(url: directory.appending(path: "data.mystore"))
 ///     }
 /// }
 /// ```

@@ -4,14 +4,14 @@ import ModelStore
 /// One check of the suite, bound to one adapter: what a parameterized test receives.
 ///
 /// ```swift
-/// @Test(arguments: ConformanceSuite.cases(for: .jsonFile))
+/// @Test(arguments: ConformanceSuite.cases(for: .myStore))
 /// func conformance(_ testCase: ConformanceCase) throws {
 ///     try testCase.run()
 /// }
 /// ```
 ///
 /// Its ``description`` is the case's identifier, followed by its declared status when it is not
-/// expected to pass (`"durability.reopenKeepsEverything [skipped: needs durability across reopen]"`),
+/// expected to pass (`"persistence.reopenKeepsEverything [skipped: needs durability across reopen]"`),
 /// so a test runner that names arguments by their description shows every skip and every known
 /// divergence in the list of results, even before the case runs.
 public struct ConformanceCase: Sendable, CustomStringConvertible, Identifiable {

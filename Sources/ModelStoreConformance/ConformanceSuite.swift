@@ -7,8 +7,8 @@ import ModelStore
 /// import ModelStoreConformance
 /// import Testing
 ///
-/// struct JSONFileStoreConformance {
-///     @Test(arguments: ConformanceSuite.cases(for: .jsonFile))
+/// struct MyStoreConformance {
+///     @Test(arguments: ConformanceSuite.cases(for: .myStore))
 ///     func conformance(_ testCase: ConformanceCase) throws {
 ///         try testCase.run()
 ///     }
