@@ -45,7 +45,8 @@ public enum ConformanceSuite {
     static let definitions: [CaseDefinition] =
         DeclarationCases.all + CRUDCases.all + IdentifierCases.all + FetchCases.all + PendingChangesCases.all
         + RelationshipCases.all + UniquenessCases.all + BatchCases.all + PersistenceCases.all + EraseCases.all
-        + ContextCases.all + ErrorCases.all + StoreContractCases.all + PushDownCases.all + ExternalStorageCases.all
+        + ContextCases.all + ErrorCases.all + StoreContractCases.all + QueryingCases.all + PushDownCases.all
+        + ExternalStorageCases.all
         + MultiProcessCases.all + HistoryCases.all + MigrationCases.all
 }
 

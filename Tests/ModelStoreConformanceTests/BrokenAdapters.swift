@@ -26,6 +26,8 @@ enum Bug: String, CaseIterable, Sendable, CustomStringConvertible {
     case cascadesNullifyRule
     /// The store claims to enforce uniqueness, but on a conflict replaces the stored model instead.
     case acceptsUniqueViolations
+    /// The store runs `!=` with SQL's three-valued logic, leaving out `nil`s it declares it runs exactly.
+    case appliesSQLNullSemantics
 
     var description: String { rawValue }
 
@@ -42,6 +44,7 @@ enum Bug: String, CaseIterable, Sendable, CustomStringConvertible {
         case .returnsWrongEntity: "wrong entity"
         case .cascadesNullifyRule: "delete rule applied wrongly"
         case .acceptsUniqueViolations: "unique constraint not enforced"
+        case .appliesSQLNullSemantics: "applied exactly"
         }
     }
 
@@ -98,6 +101,9 @@ final class BrokenStore: DataStoreQuerying, DataStoreBatching {
         switch bug {
         case .ignoresOffset:
             request.query?.offset = 0
+        case .appliesSQLNullSemantics:
+            let filter = request.query?.filter
+            request.query?.filter = filter.map(Self.excludingNulls)
         case .returnsWrongEntity:
             var result = try inner.fetch(request)
             for other in schema.entities where other.name != Schema.entityName(for: T.self) {
@@ -116,6 +122,18 @@ final class BrokenStore: DataStoreQuerying, DataStoreBatching {
             break
         }
         return try inner.fetch(request)
+    }
+
+    /// `a != b` as SQL runs it: false when `a` is null.
+    static func excludingNulls(_ filter: StoreFilter) -> StoreFilter {
+        switch filter {
+        case .compare(let path, .notEqual, let value) where value != .null:
+            .and([filter, .not(.compare(path, .equal, .null))])
+        case .and(let items): .and(items.map(excludingNulls))
+        case .or(let items): .or(items.map(excludingNulls))
+        case .not(let item): .not(excludingNulls(item))
+        default: filter
+        }
     }
 
     /// Reverses each run of snapshots whose sort keys are all equal.

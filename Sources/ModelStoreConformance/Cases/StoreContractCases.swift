@@ -180,6 +180,9 @@ extension StoreDriver: StoreDriving {
     }
 
     func checkWindow() throws {
+        if let capabilities = querying?.queryCapabilities, !capabilities.offsetAndLimit {
+            throw CaseNotApplicable(reason: "the store's queryCapabilities say it does not apply offset and limit")
+        }
         let ids = try saveEntries(try (1...12).map { try newEntry($0) })
         let all = try fetchAll(LogEntry.self).map(\.persistentIdentifier)
         try env.checkEqual(Set(all), Set(ids), "fetching every entry directly returned the wrong entries")
@@ -206,24 +209,23 @@ extension StoreDriver: StoreDriving {
 
     func checkCounts() throws {
         _ = try saveEntries(try (1...12).map { try newEntry($0, bucket: $0 % 3) })
-        var windowed = FetchDescriptor<LogEntry>()
-        windowed.fetchOffset = 4
-        windowed.fetchLimit = 5
-        var requests: [(String, DataStoreFetchRequest<LogEntry>)] = [
-            ("every entry", request(LogEntry.self)),
-            (
-                "fetchOffset 4, fetchLimit 5",
-                request(
-                    LogEntry.self, descriptor: windowed,
-                    query: StoreQuery(entityName: "LogEntry", offset: 4, limit: 5))
-            ),
-        ]
-        if querying == nil {
-            requests.append(
-                (
-                    "bucket == 1",
-                    request(LogEntry.self, descriptor: FetchDescriptor(predicate: #Predicate { $0.bucket == 1 }))
-                ))
+        let capabilities = querying?.queryCapabilities
+        var requests: [(String, DataStoreFetchRequest<LogEntry>)] = [("every entry", request(LogEntry.self))]
+        if capabilities?.offsetAndLimit ?? true {
+            var windowed = FetchDescriptor<LogEntry>()
+            windowed.fetchOffset = 4
+            windowed.fetchLimit = 5
+            let query = StoreQuery(entityName: "LogEntry", offset: 4, limit: 5)
+            requests.append(("fetchOffset 4, fetchLimit 5", request(LogEntry.self, descriptor: windowed, query: query)))
+        }
+        if let capabilities {
+            if capabilities.filters.contains(.equality) {
+                let query = StoreQuery(entityName: "LogEntry", filter: .equal("bucket", .int(1)))
+                requests.append(("bucket == 1", request(LogEntry.self, query: query)))
+            }
+        } else {
+            let descriptor = FetchDescriptor<LogEntry>(predicate: #Predicate { $0.bucket == 1 })
+            requests.append(("bucket == 1", request(LogEntry.self, descriptor: descriptor)))
         }
         for (name, request) in requests {
             guard let snapshots = try fetch(request, "fetching '\(name)' directly") else { continue }
@@ -280,6 +282,9 @@ extension StoreDriver: StoreDriving {
     }
 
     func checkIdentifierFilter() throws {
+        if let capabilities = querying?.queryCapabilities, !capabilities.filters.contains(.identifiers) {
+            throw CaseNotApplicable(reason: "the store's queryCapabilities say it does not filter by identifiers")
+        }
         let ids = try saveEntries(try (1...8).map { try newEntry($0) })
         let wanted = Set([ids[1], ids[4], ids[6]])
         let descriptor = FetchDescriptor<LogEntry>(predicate: #Predicate { wanted.contains($0.persistentModelID) })
