@@ -101,8 +101,8 @@ struct Invocation {
 
             Commands:
               list [--city CITY] [--open | --done] [--search TEXT] [--min-budget N] [--max-budget N]
-                   [--sort name|start|budget] [--limit N]
-                                          list trips, filtered and sorted
+                   [--sort name|start|budget] [--limit N] [--explain]
+                                          list trips, filtered and sorted (or how the store runs it)
               add NAME [--to CITY] [--start YYYY-MM-DD] [--budget N] [--item TITLE]...
                                           plan a trip
               pack TRIP ITEM [--quantity N]

@@ -20,6 +20,7 @@ struct TripPlanner {
 
     /// The trips a query selects, as a table.
     func list(_ query: TripQuery) throws -> String {
+        if query.explains { return try context.explain(query.descriptor).description }
         let trips = try context.fetch(query.descriptor)
         guard !trips.isEmpty else {
             let total = try context.fetchCount(FetchDescriptor<Trip>())

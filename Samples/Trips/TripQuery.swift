@@ -14,6 +14,8 @@ struct TripQuery {
     var maximumBudget: Double?
     var order: Order = .start
     var limit: Int?
+    /// Print how the fetch runs (what the store runs, what the context evaluates) instead of trips.
+    var explains = false
 
     init() {}
 
@@ -32,6 +34,7 @@ struct TripQuery {
         limit = try reader.option("--limit", expecting: "a whole number from 0") { text in
             Int(text).flatMap { $0 >= 0 ? $0 : nil }
         }
+        explains = try reader.flag("--explain")
         _ = try reader.finish()
     }
 
@@ -48,12 +51,14 @@ struct TripQuery {
         let byCity = city != nil, city = self.city ?? ""
         let byStatus = status != nil, isDone = status == .done
         let bySearch = search != nil, search = self.search ?? ""
-        let minimum = minimumBudget ?? 0, maximum = maximumBudget ?? .infinity
+        let byMinimum = minimumBudget != nil, minimum = minimumBudget ?? 0
+        let byMaximum = maximumBudget != nil, maximum = maximumBudget ?? 0
         return #Predicate<Trip> { trip in
             (!byCity || trip.destination?.city == city)
                 && (!byStatus || trip.isDone == isDone)
                 && (!bySearch || trip.name.contains(search))
-                && trip.budget >= minimum && trip.budget <= maximum
+                && (!byMinimum || trip.budget >= minimum)
+                && (!byMaximum || trip.budget <= maximum)
         }
     }
 

@@ -72,6 +72,15 @@ struct TripsCommandTests {
         #expect(try run("list", "--city", "Atlantis").standardOutput == "No trips match.\n")
     }
 
+    @Test func explainShowsTheFiltersThatReachTheStore() throws {
+        try run()
+        let explained = try run("list", "--city", "Lisbon", "--min-budget", "500", "--explain").standardOutput
+        #expect(explained.contains("store query: Trip where (destination.city == \"Lisbon\""))
+        #expect(explained.contains("budget >= 500.0"))
+        #expect(explained.contains("predicate on models: no"))
+        #expect(!explained.contains("Lisbon food tour"), "explain lists no trips")
+    }
+
     @Test func completeRenameAndDelete() throws {
         try run()
         #expect(try run("complete", "Alps hiking").standardOutput == "Completed 'Alps hiking'.\n")
@@ -174,7 +183,7 @@ struct TripsCommandTests {
 
     @Test func helpListsTheCommandsAndTheStores() throws {
         let help = try run("help").standardOutput
-        for text in ["list [--city CITY]", "add NAME", "complete NAME", "rename OLD NEW", "delete NAME", "stats",
+        for text in ["list [--city CITY]", "--explain", "add NAME", "complete NAME", "rename OLD NEW", "delete NAME", "stats",
                      "memory:[NAME]", "MODELSTORE_URL"] {
             #expect(help.contains(text))
         }
