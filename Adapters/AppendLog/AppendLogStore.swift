@@ -110,6 +110,11 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
     /// Runs every filter and sort natively and enforces uniqueness.
     public var queryCapabilities: QueryCapabilities { .all }
 
+    /// The scan or index the table uses for a query, for ``QueryExplanation``.
+    public func accessPath(for query: StoreQuery) -> StoreAccessPath? {
+        state.withLock { $0.table.accessPath(for: query) }
+    }
+
     // MARK: Reading
 
     /// Fetches by the request's query (or, without one, every model of the entity), from memory.

@@ -29,10 +29,12 @@ struct CheckpointSummary: Sendable {
 
 /// The models a replay has reached so far: checkpoint rows, then each transaction applied in order.
 ///
-/// Rows are appended in log order; the index from identifier to row is built only when the first
-/// update or delete needs it, so replaying a log of inserts costs no hashing beyond the table's own.
+/// Rows are appended in log order. The index from identifier to row, and the marks of deleted
+/// rows, are built only when the first update or delete needs them, so replaying a checkpoint and
+/// a log of inserts costs no hashing beyond the table's own, and hands the rows over uncopied.
 struct ReplayState {
-    private(set) var rows: [DefaultSnapshot?] = []
+    private var rows: [DefaultSnapshot] = []
+    private var removed: [Bool]?
     private var index: [PersistentIdentifier: Int]?
     /// The estimated encoded size of the live models.
     private(set) var liveBytes = 0
@@ -43,15 +45,21 @@ struct ReplayState {
 
     mutating func raiseNextKey(_ key: Int64) { nextKey = max(nextKey, key) }
 
-    private mutating func indexed() -> [PersistentIdentifier: Int] {
-        if let index { return index }
-        var built: [PersistentIdentifier: Int] = [:]
-        built.reserveCapacity(rows.count)
-        for (position, row) in rows.enumerated() {
-            if let row { built[row.persistentIdentifier] = position }
+    /// The live models, in log order.
+    var liveRows: [DefaultSnapshot] {
+        guard let removed else { return rows }
+        return zip(rows, removed).compactMap { $1 ? nil : $0 }
+    }
+
+    private mutating func position(of id: PersistentIdentifier) -> Int? {
+        if index == nil {
+            var built: [PersistentIdentifier: Int] = [:]
+            built.reserveCapacity(rows.count)
+            for (position, row) in rows.enumerated() { built[row.persistentIdentifier] = position }
+            index = built
+            removed = [Bool](repeating: false, count: rows.count)
         }
-        index = built
-        return built
+        return index![id]
     }
 
     mutating func insert(_ snapshot: DefaultSnapshot, size: Int) throws {
@@ -59,6 +67,7 @@ struct ReplayState {
         if index != nil {
             guard index![id] == nil else { throw ReplayProblem(reason: "inserts \(id), which already exists") }
             index![id] = rows.count
+            removed!.append(false)
         }
         if let key = id.primaryKey.intValue, key >= nextKey { nextKey = key + 1 }
         rows.append(snapshot)
@@ -66,23 +75,17 @@ struct ReplayState {
     }
 
     mutating func update(_ id: PersistentIdentifier, changes: [(slot: Int, value: StoreValue)]) throws {
-        guard let position = indexed()[id], var snapshot = rows[position] else {
-            throw ReplayProblem(reason: "updates \(id), which does not exist")
-        }
-        rows[position] = nil
+        guard let position = position(of: id) else { throw ReplayProblem(reason: "updates \(id), which does not exist") }
         for (slot, value) in changes {
-            liveBytes += EncodedSize.value(value) - EncodedSize.value(snapshot.values[slot])
-            snapshot.values[slot] = value
+            liveBytes += EncodedSize.value(value) - EncodedSize.value(rows[position].values[slot])
+            rows[position].values[slot] = value
         }
-        rows[position] = snapshot
     }
 
     mutating func delete(_ id: PersistentIdentifier) throws {
-        guard let position = indexed()[id], let snapshot = rows[position] else {
-            throw ReplayProblem(reason: "deletes \(id), which does not exist")
-        }
-        liveBytes -= EncodedSize.snapshot(snapshot)
-        rows[position] = nil
+        guard let position = position(of: id) else { throw ReplayProblem(reason: "deletes \(id), which does not exist") }
+        liveBytes -= EncodedSize.snapshot(rows[position])
+        removed![position] = true
         index![id] = nil
     }
 }
@@ -165,7 +168,7 @@ enum LogLoader {
         }
         var table = SnapshotTable(schema: schema)
         do {
-            try table.load(replay.rows.compactMap { $0 })
+            try table.load(replay.liveRows)
         } catch var error as DataStoreError {
             error.message = "the append log '\(layout.directory.path)' cannot be loaded: \(error.message)"
             throw error

@@ -1,0 +1,33 @@
+import Foundation
+import ModelStore
+import ModelStoreAppendLog
+import ModelStoreConformance
+import Testing
+
+extension ConformanceAdapter {
+    /// The append log, with its default group commit, as an app would configure it.
+    static let appendLog = ConformanceAdapter(
+        name: "AppendLogStore",
+        capabilities: [.batching, .durability, .erase],
+        nativeFilters: Set(ConformanceFilterKind.allCases)
+    ) { directory in
+        AppendLogStoreConfiguration(directory: directory.appendingPathComponent("store.log"))
+    }
+}
+
+/// The full conformance suite on `AppendLogStore`.
+///
+/// Not declared: history (the suite's history cases wait for a core history protocol; the store's
+/// own history API is tested in `AppendLogHistoryTests`), migrations (the store matches properties
+/// by name and `originalName` but does not run a plan's custom stages), multi-process access (one
+/// writer at a time, by design) and external storage.
+struct AppendLogConformanceTests {
+    @Test(arguments: ConformanceSuite.cases(for: .appendLog))
+    func conformance(_ testCase: ConformanceCase) throws {
+        switch try testCase.run() {
+        case .passed: break
+        case .skipped(let reason): try Test.cancel(Comment(rawValue: reason))
+        case .expectedFailure(let reason, let failure): withKnownIssue(Comment(rawValue: reason)) { throw failure }
+        }
+    }
+}
