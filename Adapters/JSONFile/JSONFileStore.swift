@@ -231,7 +231,8 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
         do {
             header = try file.bytes.withUnsafeBufferPointer { try decoder.decode($0, headerOnly: true) }.header
         } catch let error as JSONReadError {
-            throw error.storeError(file: paths.document, input: file.bytes, backup: paths.backup)
+            throw error.storeError(
+                file: paths.document, input: file.bytes, backup: FileSystem.exists(paths.backup) ? paths.backup : nil)
         }
         guard let entities = header.entitiesJSON else {
             throw DataStoreError(.corrupted, "the JSON store '\(paths.document)' has no 'entities' in its header",

@@ -13,7 +13,8 @@ extension StoreScheme {
 
     /// `json:PATH[?backup=true|false]`: a `JSONFileStore` in one human-readable JSON file.
     ///
-    /// `backup` (default `true`) keeps the previous file beside it on every save.
+    /// `backup` (default `true`) keeps the previous file beside it on every save. Its stored schema
+    /// is read from the file's header.
     public static let json = StoreScheme(
         "json", summary: "one readable JSON file, saved atomically", location: .required("PATH"),
         options: [.init("backup", allowedValues: ["true", "false"], summary: "keep the previous file on save")],
@@ -21,10 +22,12 @@ extension StoreScheme {
     ) { url in
         JSONFileStoreConfiguration(url: url.fileURL, keepsBackup: url.option("backup") != "false")
     }
+    .readingStoredSchema { url in try JSONFileStore.storedSchema(at: url.fileURL) }
 
     /// `log:DIR[?durability=none|batched|everySave&compaction=automatic|manual]`: an `AppendLogStore`.
     ///
-    /// `durability` defaults to `batched` (group commit) and `compaction` to `automatic`.
+    /// `durability` defaults to `batched` (group commit) and `compaction` to `automatic`. Its stored
+    /// schema is read from the newest segment's or checkpoint's header.
     public static let log = StoreScheme(
         "log", summary: "a durable append-only log in a directory", location: .required("DIR"),
         options: [
@@ -40,6 +43,7 @@ extension StoreScheme {
             directory: url.fileURL, durability: durability ?? .batched,
             compaction: url.option("compaction") == "manual" ? .manual : .default)
     }
+    .readingStoredSchema { url in try AppendLogStore.storedSchema(at: url.fileURL) }
 
     /// The schemes of the adapters that ship with ModelStore: `memory:`, `json:` and `log:`.
     public static var builtIn: [StoreScheme] { [.memory, .json, .log] }

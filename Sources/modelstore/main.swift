@@ -1,1 +1,4 @@
-print("modelstore: not built yet")
+import Foundation
+
+// `modelstore`: inspect, verify, convert, compact and repair ModelStore stores. See `Tool`.
+exit(Tool.run(Array(CommandLine.arguments.dropFirst())))

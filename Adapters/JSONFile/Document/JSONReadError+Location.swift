@@ -16,12 +16,14 @@ extension JSONReadError {
         return (line, column)
     }
 
-    /// The error as a ``DataStoreError`` naming the file, the line, the column and the byte offset.
+    /// The error as a ``DataStoreError`` naming the file, the line, the column and the byte offset,
+    /// with a ``JSONFileDamage`` as its underlying error.
     func storeError(file path: String, input: [UInt8], backup: String?) -> DataStoreError {
         let (line, column) = location(in: input)
         let restore = backup.map { "restore the previous version from '\($0)'" } ?? "restore it from a backup"
         return DataStoreError(
             code, "cannot open the JSON store '\(path)': at line \(line), column \(column) (byte \(offset)): \(message)",
-            remedy: remedy ?? "Fix the file by hand, or \(restore)")
+            remedy: remedy ?? "Fix the file by hand, or \(restore)",
+            underlyingError: JSONFileDamage(file: path, line: line, column: column, offset: offset, reason: message))
     }
 }

@@ -27,6 +27,14 @@ public struct StoreScheme: Sendable {
     /// Creates the configuration a URL names. It may throw ``DataStoreError`` for problems only
     /// it can see; the registry has already checked the location and the options.
     public let makeConfiguration: @Sendable (StoreURL) throws -> any DataStoreConfiguration
+    /// Reads the schema a store of this scheme was last written with, without the app's model
+    /// types; `nil` for schemes that keep none (such as `memory:`). Set it with
+    /// ``readingStoredSchema(_:)``.
+    ///
+    /// Tools such as `modelstore` pass the result to `Schema(_:)` to open a store they have no
+    /// model types for. The reader MUST NOT create or change anything, and MUST throw
+    /// ``DataStoreError/Code/notFound`` when there is no store at the URL.
+    public private(set) var readStoredSchema: (@Sendable (StoreURL) throws -> Schema.Description)?
 
     /// Whether a scheme takes a location, and what to call it in usage text.
     public enum Location: Sendable, Hashable {
@@ -74,6 +82,22 @@ public struct StoreScheme: Sendable {
         self.options = options
         self.example = example
         self.makeConfiguration = makeConfiguration
+    }
+
+    /// The same scheme, with a reader of the schema its stores record (see ``readStoredSchema``).
+    ///
+    /// ```swift
+    /// StoreScheme("files", summary: "one JSON file per entity", location: .required("DIR"), example: "files:data") {
+    ///     PerEntityFileStoreConfiguration(directory: $0.fileURL)
+    /// }
+    /// .readingStoredSchema { try PerEntityFileStore.storedSchema(at: $0.fileURL) }
+    /// ```
+    public func readingStoredSchema(
+        _ read: @escaping @Sendable (StoreURL) throws -> Schema.Description
+    ) -> StoreScheme {
+        var scheme = self
+        scheme.readStoredSchema = read
+        return scheme
     }
 
     /// The form of the scheme's URLs, such as `log:DIR[?durability=everySave|never]`.

@@ -1,0 +1,77 @@
+import Foundation
+import ModelStore
+import ModelStoreAppendLog
+
+/// `modelstore compact URL`: rewrites an append log's live models as a new checkpoint.
+enum CompactCommand: Command {
+    static let name = "compact"
+    static let arguments = ["URL"]
+    static let summary = "compact an append log into a new checkpoint"
+    static let details = """
+        Opens the append log with the schema it records (taking its single-writer lock, so the
+        app must not have it open), writes its live models to a new checkpoint and switches to it
+        atomically. The segments it replaces move to history/, which compaction never deletes.
+        Only append logs are compacted: a JSON file is rewritten whole on every save.
+
+        Examples:
+          modelstore compact log:trips-log
+          modelstore compact log:trips-log --json
+        """
+
+    static func run(_ invocation: Invocation, console: Console) throws -> any CommandReport {
+        let reference = try StoreReference(invocation.arguments[0])
+        guard reference.isAppendLog else {
+            throw ToolError.unsupported(
+                "'\(reference.string)' is not an append log, and only append logs are compacted",
+                remedy: "Name one as 'log:DIR'; other stores need no compaction")
+        }
+        let path = try reference.existingPath(for: name)
+        let progress = console.progress()
+        defer { progress.finish() }
+        progress.phase("reading the log")
+        let before = try AppendLogStore.inspect(at: path)
+        let description = try reference.storedSchema(for: name)
+        progress.phase("opening the log")
+        let opened = try reference.open(schema: try Schema(description))
+        defer { opened.close() }
+        guard let store = opened.store as? AppendLogStore else {
+            throw ToolError.unsupported("'\(reference.string)' did not open as an append log", remedy: "Use 'log:DIR'")
+        }
+        progress.phase("compacting")
+        let report = try store.compact()
+        let after = store.info
+        return CompactReport(
+            url: reference.string, checkpoint: report.checkpoint, modelCount: report.modelCount,
+            lastTransaction: report.lastTransaction, byteCountBefore: before.logByteCount,
+            byteCountAfter: after.logByteCount, deadFractionBefore: before.deadFraction,
+            deadFractionAfter: after.deadFraction, archivedSegments: report.archivedSegments)
+    }
+}
+
+/// What `compact` reports.
+struct CompactReport: CommandReport {
+    let url: String
+    /// The new checkpoint's file name.
+    let checkpoint: String
+    let modelCount: Int
+    /// The last transaction the checkpoint includes.
+    let lastTransaction: UInt64
+    /// What opening the log read before and after: the checkpoint and the live segments.
+    let byteCountBefore: Int
+    let byteCountAfter: Int
+    let deadFractionBefore: Double
+    let deadFractionAfter: Double
+    /// The segments moved to `history/`.
+    let archivedSegments: [String]
+
+    var text: String {
+        [
+            "Compacted \(url): wrote '\(checkpoint)' with \(Formatting.count(modelCount, "model")) "
+                + "through transaction \(lastTransaction).",
+            "  log read on open: \(Formatting.bytes(byteCountBefore)) -> \(Formatting.bytes(byteCountAfter))",
+            "  dead fraction: \(Formatting.percent(deadFractionBefore)) -> \(Formatting.percent(deadFractionAfter))",
+            "  moved to history/: "
+                + (archivedSegments.isEmpty ? "nothing" : archivedSegments.map { "'\($0)'" }.joined(separator: ", ")),
+        ].joined(separator: "\n")
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import ModelStore
+import ModelStoreAdapters
+
+/// The `modelstore` command: finds the subcommand, parses its command line, runs it, prints its
+/// report or its error, and returns the exit status.
+enum Tool {
+    /// Every subcommand, in the order `--help` lists them.
+    static var commands: [any Command.Type] {
+        [InspectCommand.self, VerifyCommand.self, ConvertCommand.self, CompactCommand.self, RepairCommand.self,
+         SchemaCommand.self]
+    }
+
+    /// Runs the tool on its arguments (without the program name) and returns the exit status.
+    static func run(_ words: [String]) -> Int32 {
+        let json = Invocation.split(words).flags.contains("--json")
+        let console = Console(json: json)
+        guard let first = words.first(where: { !$0.hasPrefix("-") }) else {
+            if words.contains("--version") {
+                print("modelstore (ModelStore) \(version)")
+                return ExitStatus.success.rawValue
+            }
+            if words.isEmpty || words.contains("--help") || words.contains("-h") {
+                print(overview)
+                return words.isEmpty ? ExitStatus.usage.rawValue : ExitStatus.success.rawValue
+            }
+            let unknown = words.first { !["--json"].contains($0) } ?? "--json"
+            console.print(
+                .usage("no command given ('\(unknown)' is not one)", remedy: "Run 'modelstore --help' for the commands"),
+                command: nil)
+            return ExitStatus.usage.rawValue
+        }
+        let rest = Array(words.drop { $0 != first }.dropFirst())
+        if first == "help" { return help(Invocation.split(rest).arguments, console: console) }
+        guard let command = commands.first(where: { $0.name == first }) else {
+            console.print(
+                .usage(
+                    "'\(first)' is not a modelstore command",
+                    remedy: "Use one of: " + commands.map { "'\($0.name)'" }.joined(separator: ", ")
+                        + "; 'modelstore --help' describes them"),
+                command: nil)
+            return ExitStatus.usage.rawValue
+        }
+        let options = words.prefix { $0 != first }
+        return run(command, Array(options) + rest, console: console)
+    }
+
+    private static func run<C: Command>(_ command: C.Type, _ words: [String], console: Console) -> Int32 {
+        do {
+            let invocation = try Invocation(words, for: command)
+            if invocation.has("--help") {
+                print(help(for: command))
+                return ExitStatus.success.rawValue
+            }
+            let report = try command.run(invocation, console: console)
+            console.print(report)
+            return report.status.rawValue
+        } catch {
+            let failure = toolError(error)
+            console.print(failure, command: command.name)
+            return failure.status.rawValue
+        }
+    }
+
+    /// The failure to report for any error a command throws.
+    static func toolError(_ error: any Error) -> ToolError {
+        switch error {
+        case let error as ToolError: error
+        case let error as DataStoreError: ToolError(error)
+        default: ToolError(.failure, code: "error", "\(error)")
+        }
+    }
+
+    /// `modelstore help [COMMAND]`.
+    private static func help(_ arguments: [String], console: Console) -> Int32 {
+        guard let name = arguments.first else {
+            print(overview)
+            return ExitStatus.success.rawValue
+        }
+        guard let command = commands.first(where: { $0.name == name }) else {
+            console.print(
+                .usage(
+                    "there is no command '\(name)' to describe",
+                    remedy: "Use one of: " + commands.map { "'\($0.name)'" }.joined(separator: ", ")),
+                command: "help")
+            return ExitStatus.usage.rawValue
+        }
+        print(help(for: command))
+        return ExitStatus.success.rawValue
+    }
+
+    /// The tool's version: the version of the store formats it reads.
+    static let version = "1.0"
+
+    /// What `modelstore help COMMAND` prints.
+    static func help(for command: any Command.Type) -> String {
+        var lines = ["usage: modelstore \(command.usage)", "", command.summary.prefix(1).uppercased()
+            + command.summary.dropFirst() + "."]
+        lines += ["", command.details]
+        let options = command.options + [
+            CommandOption(name: "--json", summary: "print a JSON object instead of text (errors too, on stdout)"),
+            CommandOption(name: "--help", summary: "print this help"),
+        ]
+        lines += ["", "Options:"] + Formatting.table(options.map { [$0.name, $0.summary] })
+        lines += ["", "Exit statuses are listed by 'modelstore --help'."]
+        return lines.joined(separator: "\n")
+    }
+
+    /// What `modelstore --help` prints.
+    static var overview: String {
+        var lines = [
+            "usage: modelstore COMMAND ARGUMENTS [--json]",
+            "",
+            "Inspects, checks, converts and maintains ModelStore stores without the app's model types:",
+            "each store records its schema, and the tool reads it from there.",
+            "",
+            "Commands:",
+        ]
+        let synopses = commands.map { command in
+            ([command.name] + command.arguments + command.options.map { "[\($0.name)]" }).joined(separator: " ")
+        }
+        lines += Formatting.table(zip(synopses, commands).map { [$0, $1.summary] } + [["help COMMAND", "describe a command"]])
+        lines += ["", "Stores are named by URL:"]
+        StoreRegistry.shared.registerBuiltInSchemes()
+        lines += StoreRegistry.shared.schemes.flatMap { ["  \($0.usage)", "      \($0.summary)"] }
+        lines += [
+            "",
+            "Every command takes --json, printing one JSON object on stdout (errors too, as {\"error\": {...}}).",
+            "Long operations (convert, verify, compact) draw a progress bar on stderr when it is a terminal,",
+            "never with --json.",
+            "",
+            "Exit status:",
+        ]
+        lines += Formatting.table(ExitStatus.allCases.map { [String($0.rawValue), $0.meaning] })
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import ModelStore
+import ModelStoreAppendLog
+import ModelStoreJSONFile
+
+/// `modelstore verify URL`: an integrity check that says where any damage is.
+enum VerifyCommand: Command {
+    static let name = "verify"
+    static let arguments = ["URL"]
+    static let summary = "check a store's integrity; exits 1 on any corruption and says where"
+    static let details = """
+        An append log is checked file by file without opening it (no lock, no writes): every
+        checksum, every record's structure and transaction numbering, the manifest, the checkpoint,
+        the live segments and history/. Each damaged place is named by file and byte offset. A
+        torn tail (a save cut short by a crash, never acknowledged) is reported but is not damage.
+        Other stores are opened with the schema they record and read in full: a JSON file is
+        parsed (damage is named by line, column and byte) and checked for duplicate identifiers,
+        unique values and relationships that point nowhere.
+
+        The exit status is 0 for a healthy store and 1 for a damaged one; 'modelstore repair'
+        mends an append log.
+
+        Examples:
+          modelstore verify log:trips-log
+          modelstore verify json:trips.json --json
+        """
+
+    static func run(_ invocation: Invocation, console: Console) throws -> any CommandReport {
+        let reference = try StoreReference(invocation.arguments[0])
+        let path = try reference.existingPath(for: name)
+        let progress = console.progress()
+        defer { progress.finish() }
+        if reference.isAppendLog {
+            progress.phase("verifying the log")
+            let verification = try AppendLogStore.verify(at: path)
+            return VerifyReport(
+                url: reference.string,
+                problems: verification.problems.map { Problem(file: $0.file, offset: $0.offset, reason: $0.reason) },
+                entities: verification.info?.entities.map { EntityCount(name: $0.name, modelCount: $0.modelCount) },
+                tornTail: verification.tornTail?.description,
+                remedy: "Run 'modelstore repair \(reference.string)': it keeps every transaction before the damage "
+                    + "and moves the rest aside into 'damaged/'")
+        }
+        do {
+            progress.phase("reading")
+            let store = try reference.open(schema: try Schema(try reference.storedSchema(for: name)))
+            defer { store.close() }
+            let problems = try danglingReferences(in: store, file: path.path, progress: progress)
+            return VerifyReport(
+                url: reference.string, problems: problems,
+                entities: try EntityCount.all(in: store, progress: progress), tornTail: nil,
+                remedy: "Fix the relationships by hand, or restore the store from a backup")
+        } catch let error as DataStoreError where error.code == .corrupted {
+            return VerifyReport(
+                url: reference.string, problems: [problem(error, file: path.path)], entities: nil, tornTail: nil,
+                remedy: error.remedy)
+        }
+    }
+
+    /// The problem a corruption error describes, at its line and column when the store says.
+    private static func problem(_ error: DataStoreError, file: String) -> Problem {
+        if let damage = error.underlyingError as? JSONFileDamage {
+            return Problem(
+                file: damage.file, offset: damage.offset, line: damage.line, column: damage.column, reason: damage.reason)
+        }
+        if let damage = error.underlyingError as? AppendLogDamage {
+            return Problem(file: damage.file, offset: damage.offset, reason: damage.reason)
+        }
+        return Problem(file: file, offset: nil, reason: error.message)
+    }
+
+    /// Every relationship that refers to a model the store does not hold, or to a model of
+    /// another entity than the relationship's destination.
+    private static func danglingReferences(
+        in store: OpenedStore, file: String, progress: ProgressBar
+    ) throws -> [Problem] {
+        progress.phase("reading models", total: store.schema.entities.count)
+        var snapshots: [DefaultSnapshot] = []
+        for entity in store.schema.entities {
+            snapshots += try store.snapshots(of: entity.name)
+            progress.advance()
+        }
+        let known = Set(snapshots.map(\.persistentIdentifier))
+        var problems: [Problem] = []
+        progress.phase("checking relationships", total: snapshots.count)
+        for snapshot in snapshots {
+            defer { progress.advance() }
+            for relationship in snapshot.entity.relationships {
+                for target in snapshot.values[relationship.slot].referencedIdentifiers {
+                    let place = "\(snapshot.persistentIdentifier) refers through '\(snapshot.entity.name).\(relationship.name)'"
+                    if target.entityName != relationship.destination {
+                        problems.append(Problem(
+                            file: file, offset: nil,
+                            reason: "\(place) to \(target), which is not a '\(relationship.destination)'"))
+                    } else if !known.contains(target) {
+                        problems.append(Problem(
+                            file: file, offset: nil, reason: "\(place) to \(target), which the store does not hold"))
+                    }
+                }
+            }
+        }
+        return problems
+    }
+}
+
+/// What `verify` reports.
+struct VerifyReport: CommandReport {
+    let url: String
+    let healthy: Bool
+    let problems: [Problem]
+    /// The entities and their counts as far as they could be read; `nil` when nothing could be.
+    let entities: [EntityCount]?
+    /// The unfinished end of an append log that opening would cut off (not damage).
+    let tornTail: String?
+    /// What to do about the damage; `nil` for a healthy store.
+    let remedy: String?
+
+    init(url: String, problems: [Problem], entities: [EntityCount]?, tornTail: String?, remedy: String?) {
+        self.url = url
+        healthy = problems.isEmpty
+        self.problems = problems
+        self.entities = entities
+        self.tornTail = tornTail
+        self.remedy = problems.isEmpty ? nil : remedy
+    }
+
+    var text: String {
+        var lines: [String]
+        if healthy {
+            let models = entities.map { " (\(Formatting.count($0.reduce(0) { $0 + $1.modelCount }, "model")))" } ?? ""
+            lines = ["\(url): healthy\(models)"]
+        } else {
+            lines = ["\(url): damaged, \(Formatting.count(problems.count, "problem")):"] + problems.map { "  \($0)" }
+            if let remedy { lines.append(remedy) }
+        }
+        if let tornTail { lines.append("Torn tail (never acknowledged, not damage): \(tornTail)") }
+        return lines.joined(separator: "\n")
+    }
+
+    var status: ExitStatus { healthy ? .success : .damaged }
+}
