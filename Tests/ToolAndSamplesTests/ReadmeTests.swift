@@ -35,11 +35,11 @@ struct ReadmeTests {
         #expect(readme.count == compiled.count, "the README block has \(readme.count) lines, the compiled one \(compiled.count)")
     }
 
-    @Test func theQuickStartRunsInMemory() throws {
+    @Test(.urlNotOverridden) func theQuickStartRunsInMemory() throws {
         #expect(try planTrip(named: "Lisbon", store: "memory:") == ["Lisbon"])
     }
 
-    @Test func theQuickStartKeepsTripsInAFileAndRefusesADuplicateName() throws {
+    @Test(.urlNotOverridden) func theQuickStartKeepsTripsInAFileAndRefusesADuplicateName() throws {
         let directory = try TemporaryDirectory()
         let store = "json:" + directory.path("trips.json")
         #expect(try planTrip(named: "Lisbon", store: store) == ["Lisbon"])

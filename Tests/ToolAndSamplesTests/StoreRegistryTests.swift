@@ -138,7 +138,7 @@ struct StoreRegistryTests {
         #expect(error.message.contains("'nope:x'"))
     }
 
-    @Test func aContainerOpensFromAURL() throws {
+    @Test(.urlNotOverridden) func aContainerOpensFromAURL() throws {
         let registry = builtIns()
         let container = try ModelContainer(for: Trip.self, url: "memory:", registry: registry)
         #expect(container.configurations.first is InMemoryStoreConfiguration)
@@ -148,13 +148,13 @@ struct StoreRegistryTests {
         #expect(try context.fetchCount(FetchDescriptor<Trip>()) == 1)
     }
 
-    @Test func theAdaptersModuleRegistersTheBuiltInsForTheSharedRegistry() throws {
+    @Test(.urlNotOverridden) func theAdaptersModuleRegistersTheBuiltInsForTheSharedRegistry() throws {
         let container = try ModelContainer(for: Trip.self, url: "memory:")
         #expect(container.configurations.first is InMemoryStoreConfiguration)
         #expect(StoreRegistry.shared.scheme(named: "memory") != nil)
     }
 
-    @Test func aBadURLFailsTheContainerWithTheSameError() throws {
+    @Test(.urlNotOverridden) func aBadURLFailsTheContainerWithTheSameError() throws {
         let error = try error { try ModelContainer(for: Trip.self, url: "memory:?fast=yes") }
         #expect(error.message == "the store URL 'memory:?fast=yes' has the unknown option 'fast'")
     }
