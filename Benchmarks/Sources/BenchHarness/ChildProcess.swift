@@ -13,11 +13,15 @@ public enum ChildProcess {
 
     /// The measurement in a child's standard output, if it printed one.
     public static func parse(output: String) -> BenchmarkResult? {
-        for line in output.split(separator: "\n") where line.hasPrefix(resultPrefix) {
-            let json = line.dropFirst(resultPrefix.count)
-            return try? JSONDecoder().decode(BenchmarkResult.self, from: Data(json.utf8))
+        parseAll(output).first
+    }
+
+    /// Every measurement line in a text, such as a file written with `--save`, in order.
+    public static func parseAll(_ text: String) -> [BenchmarkResult] {
+        text.split(separator: "\n").compactMap { line in
+            guard line.hasPrefix(resultPrefix) else { return nil }
+            return try? JSONDecoder().decode(BenchmarkResult.self, from: Data(line.dropFirst(resultPrefix.count).utf8))
         }
-        return nil
     }
 
     /// Runs `executable` with `arguments` and returns the measurement it prints.

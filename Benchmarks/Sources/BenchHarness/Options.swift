@@ -36,13 +36,17 @@ public struct Options: Sendable, Hashable {
     public var childTimeout: Double = 1_200
     /// Where the child processes write their store files; a fresh temporary directory when `nil`.
     public var scratchDirectory: String?
+    /// A file to which every result is appended in full, as it arrives, for `--from`.
+    public var saveFile: String?
+    /// Files of saved results to report on instead of running (later results replace earlier ones).
+    public var fromFiles: [String] = []
 
     /// The usage text.
     public static let usage = """
         usage: modelstore-bench [--quick | --smoke | --sizes N,N,...] [--json]
                                 [--workloads a,b] [--systems x,y] [--budget SECONDS]
                                 [--min-reps K] [--max-reps K] [--cap SECONDS] [--timeout SECONDS]
-                                [--scratch DIR]
+                                [--scratch DIR] [--save FILE] [--from FILE,FILE]
                modelstore-bench --list
 
           (no size flag)  N = 10k, 100k and 1M
@@ -52,6 +56,8 @@ public struct Options: Sendable, Hashable {
           --budget        seconds of timed repetitions to aim for per benchmark (default 2)
           --min-reps      fewest repetitions (default 5), unless they pass --cap seconds (default 60)
           --timeout       seconds before a benchmark's child process is stopped (default 1200)
+          --save FILE     also append every full result to FILE as it arrives
+          --from FILES    report on results saved with --save instead of running (later files win)
         Build in release mode: swift run -c release --package-path Benchmarks modelstore-bench --quick
         """
 
@@ -100,6 +106,8 @@ public struct Options: Sendable, Hashable {
             case "--cap": timeCap = try number(value(for: argument), for: argument)
             case "--timeout": childTimeout = try number(value(for: argument), for: argument)
             case "--scratch": scratchDirectory = try value(for: argument)
+            case "--save": saveFile = try value(for: argument)
+            case "--from": fromFiles = try value(for: argument).split(separator: ",").map(String.init)
             case "--list": mode = .list
             case "--help", "-h": mode = .help
             case "--child":

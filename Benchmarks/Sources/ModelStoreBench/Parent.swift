@@ -33,8 +33,33 @@ enum Parent {
         return jobs
     }
 
+    /// Prints the report of results saved by earlier runs; returns the exit status.
+    static func report(_ options: Options) -> Int32 {
+        var latest: [String: BenchmarkResult] = [:]
+        var order: [String] = []
+        for file in options.fromFiles {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                FileHandle.standardError.write(Data("modelstore-bench: cannot read '\(file)'\n".utf8))
+                return 66
+            }
+            for result in ChildProcess.parseAll(text) {
+                let key = "\(result.workload)|\(result.system)|\(result.n)"
+                if latest.updateValue(result, forKey: key) == nil { order.append(key) }
+            }
+        }
+        let results = order.compactMap { latest[$0] }
+        if options.json {
+            for result in Report.sorted(results) { print(result.jsonLine) }
+        } else {
+            print("Results from \(options.fromFiles.joined(separator: ", ")).\n")
+            print(Report.markdown(results))
+        }
+        return 0
+    }
+
     /// Runs the benchmarks; returns the process exit status (1 if any benchmark failed).
     static func run(_ options: Options) -> Int32 {
+        if !options.fromFiles.isEmpty { return report(options) }
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         let scratch = options.scratchDirectory
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("modelstore-bench-\(getpid())").path
@@ -56,6 +81,7 @@ enum Parent {
                     timeout: options.childTimeout, workload: job.workload, system: job.system, n: job.n)
             }
             results.append(measurement)
+            if let saveFile = options.saveFile { append(measurement, to: saveFile) }
             progress(index + 1, of: jobs.count, measurement, since: started)
             if options.json { FileHandle.standardOutput.write(Data((measurement.jsonLine + "\n").utf8)) }
         }
@@ -64,6 +90,15 @@ enum Parent {
             print(Report.markdown(results))
         }
         return results.contains { if case .failed = $0.status { true } else { false } } ? 1 : 0
+    }
+
+    private static func append(_ result: BenchmarkResult, to file: String) {
+        guard let line = try? ChildProcess.resultLine(result) else { return }
+        if !FileManager.default.fileExists(atPath: file) { _ = FileManager.default.createFile(atPath: file, contents: nil) }
+        guard let handle = FileHandle(forWritingAtPath: file) else { return }
+        handle.seekToEndOfFile()
+        handle.write(Data((line + "\n").utf8))
+        try? handle.close()
     }
 
     private static func progress(_ done: Int, of total: Int, _ measurement: BenchmarkResult, since started: Date) {
