@@ -20,7 +20,9 @@ let package = Package(
         // Adapters, one module each.
         .target(name: "ModelStoreInMemory", dependencies: ["ModelStore"], path: "Adapters/InMemory"),
         .target(name: "ModelStoreJSONFile", dependencies: ["ModelStore"], path: "Adapters/JSONFile"),
-        .target(name: "ModelStoreAppendLog", dependencies: ["ModelStore"], path: "Adapters/AppendLog"),
+        .target(
+            name: "ModelStoreAppendLog", dependencies: ["ModelStore"], path: "Adapters/AppendLog",
+            exclude: ["FORMAT.md"]),  // the file format, bound for the DocC catalog
         // Registers the built-in adapters' URL schemes (memory:, json:, log:).
         .target(
             name: "ModelStoreAdapters",

@@ -1,0 +1,87 @@
+import Foundation
+import ModelStore
+import Testing
+
+@testable import ModelStoreAppendLog
+
+struct AppendLogFormatTests {
+    @Test func crc32cHasTheCastagnoliCheckValue() {
+        #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283)
+        #expect(CRC32C.checksum([]) == 0)
+        let long = (0..<1000).map { UInt8(truncatingIfNeeded: $0 * 31) }
+        let whole = CRC32C.checksum(long)
+        let split = long.withUnsafeBytes { raw in
+            CRC32C.update(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[..<333])), UnsafeRawBufferPointer(rebasing: raw[333...]))
+        }
+        #expect(whole == split)
+    }
+
+    @Test func framesTellCutFromDamaged() throws {
+        var writer = ByteWriter()
+        let start = Frame.begin(&writer)
+        writer.write("payload")
+        try Frame.finish(&writer, at: start)
+        let bytes = writer.bytes
+        bytes.withUnsafeBytes { #expect(Frame.read($0, at: 0) == .frame(payload: 12..<bytes.count, end: bytes.count)) }
+        Array(bytes.prefix(5)).withUnsafeBytes { #expect(Frame.read($0, at: 0) == .incompleteHeader(available: 5)) }
+        Array(bytes.dropLast(2)).withUnsafeBytes {
+            #expect(Frame.read($0, at: 0) == .incompletePayload(declared: 8, available: 6))
+        }
+        var flipped = bytes
+        flipped[1] ^= 1
+        flipped.withUnsafeBytes { #expect(Frame.read($0, at: 0) == .damagedHeader) }
+        flipped = bytes
+        flipped[14] ^= 1
+        flipped.withUnsafeBytes { #expect(Frame.read($0, at: 0) == .damagedPayload(declared: 8)) }
+    }
+
+    @Test func integersKeepTheirValueAtTheEdges() throws {
+        var writer = ByteWriter()
+        let unsigned: [UInt64] = [0, 1, 127, 128, 16_383, 16_384, UInt64(UInt32.max), .max]
+        let signed: [Int64] = [0, -1, 1, -64, 64, .min, .max]
+        for value in unsigned { writer.writeVarint(value) }
+        for value in signed { writer.writeSigned(value) }
+        try writer.bytes.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws in
+            var reader = ByteReader(raw)
+            for value in unsigned { #expect(try reader.readVarint() == value) }
+            for value in signed { #expect(try reader.readSigned() == value) }
+            #expect(reader.isAtEnd)
+            #expect(throws: FormatError.self) { try reader.readVarint() }
+        }
+    }
+
+    @Test func everyKindOfValueRoundTripsThroughTheLog() throws {
+        let directory = TemporaryDirectory(memoryBacked: true)
+        let values: [StoreValue] = [
+            .null, .bool(true), .bool(false), .int(.min), .int(.max), .uint(.max), .double(-0.0),
+            .double(.infinity), .double(Double(bitPattern: 0x7FF8_0000_0000_0123)), .double(0.1),
+            .decimal(Decimal(string: "-12345678901234567890.123456789")!), .string("é ✓ 🧭 \u{0}"),
+            .date(Date(timeIntervalSinceReferenceDate: 123.456_789)), .data(Data([0, 1, 255])),
+            .uuid(UUID()), .url(URL(string: "https://example.com/a%20b?q=1#f")!), .url(URL(fileURLWithPath: "/tmp/a b")),
+            .array([.int(1), .array([.string("nested")]), .null]),
+            .dictionary(["b": .int(2), "a": .dictionary(["deep": .bool(true)])]),
+            .reference(.identifier(for: "other-store", entityName: "Elsewhere", primaryKey: "key-1")),
+            .references([.identifier(for: "other-store", entityName: "Note", primaryKey: Int64(-5))]),
+        ]
+        let store = try openStore(directory.store)
+        let entity = try #require(noteSchema.entity(named: "Note"))
+        let slot = try #require(entity.slot(of: "tags"))
+        var snapshots: [DefaultSnapshot] = []
+        for (index, value) in values.enumerated() {
+            var snapshot = try noteSnapshot("value \(index)")
+            snapshot.values[slot] = value
+            snapshots.append(snapshot)
+        }
+        let ids = try save(store, inserting: snapshots)
+        store.close()
+        let reopened = try openStore(directory.store)
+        for (id, value) in zip(ids, values) {
+            let stored = try current(reopened, id).values[slot]
+            if case .double(let expected) = value, case .double(let found) = stored {
+                #expect(expected.bitPattern == found.bitPattern)
+            } else {
+                #expect(stored == value)
+            }
+        }
+    }
+}
