@@ -70,6 +70,11 @@ enum PersistenceCases {
                 let context = env.freshContext(container)
                 let specimens = try env.step("fetching specimens") { try context.fetch(FetchDescriptor<Specimen>()) }
                 for specimen in specimens where specimen.count == 1 { specimen.title = "updated" }
+                // 'peer' and 'Note.subject' have no inverse: clear what refers to the deleted specimens first, as
+                // an app would, so no store has to hold a dangling reference (relationships.danglingReferences does).
+                for specimen in specimens where specimen.peer?.count == 4 { specimen.peer = nil }
+                let notes = try env.step("fetching notes") { try context.fetch(FetchDescriptor<Note>()) }
+                for note in notes where note.subject?.count == 4 { note.subject = nil }
                 for specimen in specimens where specimen.count == 4 { context.delete(specimen) }
                 try env.step("saving updates and deletes") { try context.save() }
             }

@@ -165,5 +165,32 @@ enum RelationshipCases {
                 alpha?.notes.map(\.text).sorted() ?? [], ["note-Alpha-1", "note-Alpha-2"],
                 "after deleting 'note-Alpha-0', its folder's 'notes' still list it")
         },
+        CaseDefinition(
+            .relationships, "danglingReferences",
+            "Deleting a model that others refer to through relationships without an inverse succeeds, and those "
+                + "references then read nil."
+        ) { env in
+            // The context applies delete rules only through inverses (as SwiftData does); a store that refuses
+            // such a delete makes an app that works on one adapter fail on another.
+            let container = try env.openContainer()
+            try env.seed(container)
+            let context = env.freshContext(container)
+            let target = try env.fetchSeeded(\Specimen.code, "S04", in: context)
+            let notes = try env.step("fetching notes") { try context.fetch(FetchDescriptor<Note>()) }
+            try env.check(notes.contains { $0.subject === target }, "the seed has no note about 'S04'")
+            context.delete(target)
+            try env.step("deleting 'S04', which a note's 'subject' and a specimen's 'peer' still refer to") {
+                try context.save()
+            }
+            let fresh = try env.all(Specimen.self, in: container, by: \.code)
+            try env.check(
+                !fresh.contains { $0.code == "S04" }, "the deleted specimen 'S04' is still stored: delete ignored")
+            let holder = try env.require(fresh.first { $0.code == "S03" }, "the seeded specimen 'S03' is missing")
+            try env.check(holder.peer == nil, "'S03.peer' still leads to the deleted 'S04'", found: holder.peer?.code)
+            let note = try env.require(
+                try env.all(Note.self, in: container, by: \.text).first { $0.text == "note-beta-0" },
+                "the seeded note 'note-beta-0' is missing")
+            try env.check(note.subject == nil, "'note-beta-0.subject' still leads to the deleted 'S04'")
+        },
     ]
 }

@@ -105,11 +105,14 @@ enum UniquenessCases {
             let container = try env.openContainer()
             try env.seed(container)
             let context = env.freshContext(container)
+            let entry = try env.fetchSeeded(\LogEntry.sequence, 1, in: context)
+            context.delete(entry)
+            let replacement = LogEntry()
+            replacement.sequence = 1
+            replacement.label = "replacement"
+            context.insert(replacement)
+            try env.step("deleting log entry 1 and inserting a new entry 1 in one save") { try context.save() }
             let specimens = try env.step("fetching specimens") { try context.fetch(FetchDescriptor<Specimen>()) }
-            let first = try env.require(specimens.first { $0.code == "S01" }, "the seeded specimen 'S01' is missing")
-            context.delete(first)
-            context.insert(Seed.makeSpecimen(0, code: "S01"))
-            try env.step("deleting 'S01' and inserting a new 'S01' in one save") { try context.save() }
             let a = try env.require(specimens.first { $0.code == "S02" }, "the seeded specimen 'S02' is missing")
             let b = try env.require(specimens.first { $0.code == "S03" }, "the seeded specimen 'S03' is missing")
             a.code = "TMP"
@@ -117,8 +120,11 @@ enum UniquenessCases {
             try env.step("giving 'S03' the code 'S02' freed by the same save") { try context.save() }
             let codes = try env.all(Specimen.self, in: container, by: \.code).map(\.code)
             try env.check(
-                codes.contains("S01") && codes.contains("S02") && codes.contains("TMP") && !codes.contains("S03"),
-                "reusing freed unique values was not stored as saved", found: "\(codes.prefix(4))…")
+                codes.contains("S02") && codes.contains("TMP") && !codes.contains("S03"),
+                "reusing a unique value freed in the same save was not stored as saved", found: "\(codes.prefix(4))…")
+            let labels = try env.all(LogEntry.self, in: container, by: \.label).filter { $0.sequence == 1 }.map(\.label)
+            try env.checkEqual(
+                labels, ["replacement"], "reusing a unique value freed by a delete in the same save was not stored")
         },
         CaseDefinition(
             .uniqueness, "contextKeepsChangesAfterViolation",
