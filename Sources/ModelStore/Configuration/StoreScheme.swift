@@ -7,7 +7,7 @@ import Foundation
 /// StoreRegistry.shared.register(StoreScheme(
 ///     "files", summary: "one JSON file per entity", location: .required("DIR"), example: "files:data"
 /// ) { url in
-///     PerEntityFileStoreConfiguration(directory: url.fileURL)
+///     EntityFilesConfiguration(directory: url.fileURL)
 /// })
 /// ```
 ///
@@ -100,7 +100,7 @@ public struct StoreScheme: Sendable {
         return scheme
     }
 
-    /// The form of the scheme's URLs, such as `log:DIR[?durability=everySave|never]`.
+    /// The form of the scheme's URLs, such as `log:DIR[?durability=none|batched|everySave]`.
     public var usage: String {
         var text = name + ":"
         switch location {
