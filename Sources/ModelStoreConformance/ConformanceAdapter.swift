@@ -91,22 +91,28 @@ public struct ConformanceCapabilities: OptionSet, Sendable, Hashable, CustomStri
     public static let durability = ConformanceCapabilities(rawValue: 1 << 2)
     /// Two stores opened on the same directory at once see each other's saves and never lose one.
     public static let multiProcessAccess = ConformanceCapabilities(rawValue: 1 << 3)
-    /// The store runs a `SchemaMigrationPlan` when it opens data of an older schema version.
+    /// The store migrates data of an older schema version when it opens it: added, removed and
+    /// renamed (`originalName`) properties, as a plan's lightweight stages describe.
     public static let migrations = ConformanceCapabilities(rawValue: 1 << 4)
     /// The store keeps `.externalStorage` attributes outside its main file.
     public static let externalStorage = ConformanceCapabilities(rawValue: 1 << 5)
     /// The store implements `erase()` (the protocol's default throws `unsupportedFeature`).
     public static let erase = ConformanceCapabilities(rawValue: 1 << 6)
+    /// The store runs a migration plan's custom stages (`willMigrate` on the old data, `didMigrate`
+    /// on the new). A store with ``migrations`` but not this MUST refuse a plan with a custom stage.
+    public static let customMigrationStages = ConformanceCapabilities(rawValue: 1 << 7)
 
     /// Every capability, for a store that does everything.
     public static let all: ConformanceCapabilities = [
         .batching, .history, .durability, .multiProcessAccess, .migrations, .externalStorage, .erase,
+        .customMigrationStages,
     ]
 
     static let names: [(ConformanceCapabilities, String)] = [
         (.batching, "batching"), (.history, "history"), (.durability, "durability across reopen"),
         (.multiProcessAccess, "multi-process access"), (.migrations, "migrations"),
         (.externalStorage, "external storage"), (.erase, "erase()"),
+        (.customMigrationStages, "custom migration stages"),
     ]
 
     /// The capabilities' names, comma-separated.

@@ -159,7 +159,7 @@ enum MigrationCases {
         CaseDefinition(
             .migrations, "customStageSeesOldAndNewData",
             "A custom stage's willMigrate sees the old version's models and didMigrate the new version's.",
-            requires: [.durability, .migrations]
+            requires: [.durability, .migrations, .customMigrationStages]
         ) { env in
             let prefix = try seedVersion1(env)
             let container = try openGauges(env, MigrationV3.self, plan: CustomPlan.self)
@@ -175,7 +175,7 @@ enum MigrationCases {
         CaseDefinition(
             .migrations, "failedMigrationChangesNothing",
             "When a stage throws, opening fails with a DataStoreError and the old data is intact.",
-            requires: [.durability, .migrations]
+            requires: [.durability, .migrations, .customMigrationStages]
         ) { env in
             let prefix = try seedVersion1(env)
             try env.expectError(
@@ -195,13 +195,37 @@ enum MigrationCases {
         CaseDefinition(
             .migrations, "migratedStoreIsNotMigratedAgain",
             "Reopening a store already at the current version runs no stage.",
-            requires: [.durability, .migrations]
+            requires: [.durability, .migrations, .customMigrationStages]
         ) { env in
             let prefix = try seedVersion1(env)
             _ = try openGauges(env, MigrationV3.self, plan: CustomPlan.self)
             _ = try openGauges(env, MigrationV3.self, plan: CustomPlan.self)
             let seen = MigrationLog.seen.withLock { $0[prefix] ?? [] }
             try env.checkEqual(seen.count, 2, "reopening a store at the current version ran its custom stage again")
+        },
+        CaseDefinition(
+            .migrations, "unsupportedCustomStageIsRefused",
+            "A store that does not run custom stages refuses a plan that has one, instead of skipping it, and "
+                + "changes nothing.",
+            requires: [.durability, .migrations]
+        ) { env in
+            if env.adapter.capabilities.contains(.customMigrationStages) {
+                throw CaseNotApplicable(reason: "the adapter runs custom migration stages")
+            }
+            let prefix = try seedVersion1(env)
+            try env.expectError(
+                [.unsupportedFeature], "opening with a plan whose stage from 2.0.0 to 3.0.0 is custom",
+                ifItSucceeds: "a store that runs no custom migration stages opened with a plan that has one, without "
+                    + "an error: the custom stage was silently skipped"
+            ) {
+                _ = try openGauges(env, MigrationV3.self, plan: CustomPlan.self)
+            }
+            let container = try openGauges(env, MigrationV1.self, plan: nil)
+            let gauges = try env.step("fetching version-1 gauges after the refused migration") {
+                try ModelContext(container).fetch(FetchDescriptor<MigrationV1.Gauge>(sortBy: [SortDescriptor(\.name)]))
+            }
+            try env.checkEqual(gauges.map(\.reading), [10, 60, 90], "a refused migration changed the stored data")
+            try env.checkEqual(gauges.map(\.name), (0..<3).map { "\(prefix)-\($0)" }, "a refused migration lost models")
         },
     ]
 }
