@@ -39,10 +39,27 @@ struct PredicateRenderer {
             if let name = entity.propertyName(for: keyPath) { return name }
             if Self.isPersistentModelID(keyPath, of: modelType) { return "persistentModelID" }
         }
+        if let known = Self.standardMemberName(keyPath, rootType: rootType) { return known }
         let text = Self.describe(keyPath)
         guard let dot = text.firstIndex(of: ".") else { return text }
         return String(text[text.index(after: dot)...])
     }
+
+    /// Names of standard-library members predicates use, which print without a name on Linux.
+    private static func standardMemberName(_ keyPath: AnyKeyPath, rootType: Any.Type) -> String? {
+        if rootType == String.self {
+            let members: [(AnyKeyPath, String)] = [(\String.count, "count"), (\String.isEmpty, "isEmpty")]
+            return members.first { $0.0 == keyPath }?.1
+        }
+        if let array = rootType as? any EmptinessKeyPathProviding.Type {
+            if keyPath == array.isEmptyKeyPath { return "isEmpty" }
+            if keyPath == array.countKeyPath { return "count" }
+        }
+        if let raw = rootType as? any RawRepresentable.Type, keyPath == rawValueKeyPath(of: raw) { return "rawValue" }
+        return nil
+    }
+
+    private static func rawValueKeyPath<R: RawRepresentable>(of type: R.Type) -> AnyKeyPath { \R.rawValue }
 
     private static func isPersistentModelID(_ keyPath: AnyKeyPath, of type: any PersistentModel.Type) -> Bool {
         func check<M: PersistentModel>(_: M.Type) -> Bool { keyPath == \M.persistentModelID as AnyKeyPath }

@@ -60,11 +60,13 @@ extension PredicateExpressions.KeyPath: TranslatableExpression {
     }
 }
 
-/// Arrays of models answer `isEmpty` by key path, so `items.isEmpty` can be recognised.
+/// Arrays answer `isEmpty` and `count` by key path, so `items.isEmpty` can be recognised.
 protocol EmptinessKeyPathProviding {
     static var isEmptyKeyPath: AnyKeyPath { get }
+    static var countKeyPath: AnyKeyPath { get }
 }
 
 extension Array: EmptinessKeyPathProviding {
     static var isEmptyKeyPath: AnyKeyPath { \Self.isEmpty }
+    static var countKeyPath: AnyKeyPath { \Self.count }
 }
