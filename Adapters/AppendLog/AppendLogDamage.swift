@@ -36,8 +36,11 @@ public struct AppendLogDamage: Error, Sendable, Hashable, CustomStringConvertibl
     func error(directory: URL) -> DataStoreError {
         DataStoreError(
             .corrupted,
-            "the append log '\(directory.path)' is damaged: \(description). It was not opened, so that no data goes missing silently",
-            remedy: "Run AppendLogStore.repair(at:) (or 'modelstore repair log:\(directory.path)'): it keeps every transaction before the damage and moves the rest aside into 'damaged/'",
+            "the append log '\(directory.path)' is damaged: \(description). It was not opened, so that no data "
+                + "goes missing silently",
+            remedy:
+                "Run AppendLogStore.repair(at:) (or 'modelstore repair log:\(directory.path)'): it keeps every "
+                + "transaction before the damage and moves the rest aside into 'damaged/'",
             underlyingError: self)
     }
 }

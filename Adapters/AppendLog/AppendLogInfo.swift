@@ -92,7 +92,8 @@ public struct AppendLogInfo: Sendable, Hashable {
 
 extension AppendLogInfo {
     init(
-        directory: URL, storeIdentifier: String, shapes: ShapeTable?, counts: [String: Int], checkpoint: CheckpointSummary?,
+        directory: URL, storeIdentifier: String, shapes: ShapeTable?, counts: [String: Int],
+        checkpoint: CheckpointSummary?,
         segments: [SegmentSummary], history: [(number: UInt64, byteCount: Int)], transactionCount: UInt64,
         liveByteCount: Int, deadFraction: Double
     ) {

@@ -24,7 +24,8 @@ public struct AppendLogRepairReport: Sendable, Hashable, CustomStringConvertible
             var text = "'\(file)' from byte \(offset): \(byteCount) bytes moved to '\(savedAs)'"
             text += ", holding \(intactRecordCount) intact record\(intactRecordCount == 1 ? "" : "s")"
             if let transactions {
-                text += transactions.count == 1
+                text +=
+                    transactions.count == 1
                     ? " (transaction \(transactions.lowerBound))"
                     : " (transactions \(transactions.lowerBound)–\(transactions.upperBound))"
             }

@@ -54,7 +54,8 @@ extension AppendLogStore {
             return (
                 table: state.table, base: state.active!.number, lastTransaction: state.lastTransaction,
                 bytesBefore: state.logBytes, previous: state.checkpoint?.name,
-                replaced: state.segments.map(\.number).filter { $0 < state.active!.number })
+                replaced: state.segments.map(\.number).filter { $0 < state.active!.number }
+            )
         }
         hooks.compactionWillWrite?()
         let snapshots = capture.table.allSnapshots
@@ -62,7 +63,8 @@ extension AppendLogStore {
         let header = CheckpointHeader(
             storeIdentifier: identifier, baseSegment: capture.base, lastTransaction: capture.lastTransaction,
             nextPrimaryKey: capture.table.nextPrimaryKey, created: Date(), modelCount: snapshots.count, shapes: shapes)
-        let size = try CheckpointFile.write(header: header, count: snapshots.count, to: layout.url(name)) { index, writer in
+        let size = try CheckpointFile.write(header: header, count: snapshots.count, to: layout.url(name)) {
+            index, writer in
             StoredRow.encode(snapshots[index], into: &writer, context: context)
         }
         let manifest = Manifest(storeIdentifier: identifier, checkpoint: name, firstSegment: capture.base)

@@ -32,7 +32,8 @@ extension AppendLogStore {
     /// The position just after the last transaction: a token for reading only what comes next.
     public var currentPosition: AppendLogPosition {
         state.withLock { state in
-            AppendLogPosition(segment: state.active?.number ?? state.segments.last?.number ?? 0, offset: state.active?.end ?? 0)
+            AppendLogPosition(
+                segment: state.active?.number ?? state.segments.last?.number ?? 0, offset: state.active?.end ?? 0)
         }
     }
 
@@ -47,7 +48,10 @@ extension AppendLogStore {
         defer { maintenance.unlock() }
         let (live, end) = try state.withLock { state in
             try checkUsable(state)
-            return (state.segments.map(\.number), AppendLogPosition(segment: state.active!.number, offset: state.active!.end))
+            return (
+                state.segments.map(\.number),
+                AppendLogPosition(segment: state.active!.number, offset: state.active!.end)
+            )
         }
         let history = try layout.list().history
         return try Self.readTransactions(layout: layout, history: history, live: live, after: token, end: end)
@@ -55,13 +59,16 @@ extension AppendLogStore {
 
     /// The saved transactions of the append log in `directory`, read without opening it; see
     /// ``transactions(after:)``. A torn tail is not read.
-    public static func transactions(at directory: URL, after token: AppendLogPosition? = nil) throws -> [AppendLogTransaction] {
+    public static func transactions(
+        at directory: URL, after token: AppendLogPosition? = nil
+    ) throws -> [AppendLogTransaction] {
         let layout = LogLayout(directory: directory.standardizedFileURL)
         let listing = try layout.list()
         guard listing.hasManifest else {
             throw DataStoreError(.notFound, "'\(layout.directory.path)' is not an append log: it has no manifest")
         }
-        let manifest = try Manifest.decode(try LogFile(layout.manifestURL, writable: false).readAll(), url: layout.manifestURL)
+        let manifest = try Manifest.decode(
+            try LogFile(layout.manifestURL, writable: false).readAll(), url: layout.manifestURL)
         let live = listing.segments.filter { $0 >= manifest.firstSegment }
         return try readTransactions(layout: layout, history: listing.history, live: live, after: token, end: nil)
     }
@@ -92,7 +99,8 @@ extension AppendLogStore {
         if let token, let first = segments.first?.0, token.segment < first {
             throw DataStoreError(
                 .notFound,
-                "the history token \(token) has expired: the history before segment \(first) of '\(layout.directory.path)' was deleted",
+                "the history token \(token) has expired: the history before segment \(first) of "
+                    + "'\(layout.directory.path)' was deleted",
                 remedy: "Read the history from the beginning (no token) and store the newest token")
         }
         var result: [AppendLogTransaction] = []
@@ -102,7 +110,8 @@ extension AppendLogStore {
             if let end, number == end.segment, bytes.count > end.offset { bytes.removeLast(bytes.count - end.offset) }
             let name = (inHistory ? LogLayout.historyDirectoryName + "/" : "") + LogLayout.segmentName(number)
             let scanner = SegmentScanner(
-                name: name, number: number, isLast: index == segments.count - 1, storeIdentifier: nil, firstTransaction: nil)
+                name: name, number: number, isLast: index == segments.count - 1, storeIdentifier: nil,
+                firstTransaction: nil)
             do {
                 _ = try scanner.scan(bytes) { record, offset, _, context in
                     let position = AppendLogPosition(segment: number, offset: offset)
@@ -126,8 +135,11 @@ extension AppendLogStore {
         }
         var changes: [AppendLogTransaction.Change] = []
         for deleted in record.deleted {
-            changes.append(.delete(deleted.id, tombstone: Dictionary(
-                zip(names(deleted), deleted.values.map(\.value)), uniquingKeysWith: { first, _ in first })))
+            changes.append(
+                .delete(
+                    deleted.id,
+                    tombstone: Dictionary(
+                        zip(names(deleted), deleted.values.map(\.value)), uniquingKeysWith: { first, _ in first })))
         }
         for updated in record.updated { changes.append(.update(updated.id, updatedProperties: names(updated))) }
         for inserted in record.inserted { changes.append(.insert(inserted.id)) }

@@ -57,7 +57,8 @@ extension AppendLogStore {
         guard listing.hasManifest else {
             throw DataStoreError(.notFound, "'\(layout.directory.path)' is not an append log: it has no manifest")
         }
-        let manifest = try Manifest.decode(try LogFile(layout.manifestURL, writable: false).readAll(), url: layout.manifestURL)
+        let manifest = try Manifest.decode(
+            try LogFile(layout.manifestURL, writable: false).readAll(), url: layout.manifestURL)
         for number in listing.segments.reversed() where number >= manifest.firstSegment {
             let prefix = try LogFile(layout.segmentURL(number), writable: false).read(count: 1 << 20, at: 0)
             if let header = SegmentScanner.header(of: prefix) { return header.header.shapes.description }
@@ -83,10 +84,13 @@ extension AppendLogStore {
         let shapes = analysis.newestShapes
         let live = analysis.liveBytes
         let total = analysis.logBytes
-        let baseline = try shapes.map { try CheckpointFile.baselineBytes(storeIdentifier: manifest.storeIdentifier, shapes: $0) } ?? 0
+        let baseline =
+            try shapes.map { try CheckpointFile.baselineBytes(storeIdentifier: manifest.storeIdentifier, shapes: $0) }
+            ?? 0
         let dead = total > 0 ? min(1, max(0, 1 - Double(live + baseline) / Double(total))) : 0
         return AppendLogInfo(
-            directory: analysis.layout.directory, storeIdentifier: manifest.storeIdentifier, shapes: shapes, counts: counts,
+            directory: analysis.layout.directory, storeIdentifier: manifest.storeIdentifier, shapes: shapes,
+            counts: counts,
             checkpoint: analysis.checkpoint, segments: analysis.segments, history: analysis.history,
             transactionCount: analysis.lastTransaction, liveByteCount: live, deadFraction: dead)
     }

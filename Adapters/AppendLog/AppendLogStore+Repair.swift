@@ -67,11 +67,13 @@ struct LogRepairer {
         for damage in historyDamage { try cutHistory(damage) }
         var torn: AppendLogTornTail?
         if let tail = analysis.torn {
-            torn = try layout.cutTornTail(of: tail.number, at: tail.offset, byteCount: tail.byteCount, reason: tail.reason)
+            torn = try layout.cutTornTail(
+                of: tail.number, at: tail.offset, byteCount: tail.byteCount, reason: tail.reason)
         }
         return AppendLogRepairReport(
             damage: found, historyDamage: historyDamage, lastKeptTransaction: analysis.lastTransaction,
-            setAside: setAside, tornTail: torn, rebuiltManifest: rebuiltManifest, rebuiltFromHistory: rebuiltFromHistory)
+            setAside: setAside, tornTail: torn, rebuiltManifest: rebuiltManifest, rebuiltFromHistory: rebuiltFromHistory
+        )
     }
 
     // MARK: Manifest
@@ -80,7 +82,8 @@ struct LogRepairer {
         let listing = try layout.list()
         if listing.hasManifest {
             do {
-                _ = try Manifest.decode(try LogFile(layout.manifestURL, writable: false).readAll(), url: layout.manifestURL)
+                _ = try Manifest.decode(
+                    try LogFile(layout.manifestURL, writable: false).readAll(), url: layout.manifestURL)
                 return
             } catch let error as DataStoreError where error.underlyingError is AppendLogDamage {
                 // Unreadable: rebuilt below.
@@ -96,10 +99,10 @@ struct LogRepairer {
 
     /// The manifest the files imply: the newest intact checkpoint, or the segments from the first.
     private func rebuiltManifest(_ listing: LogLayout.Listing) throws -> Manifest {
-        let checkpoints = listing.checkpoints.sorted {
-            (LogLayout.number(in: $0, prefix: LogLayout.checkpointPrefix, suffix: LogLayout.checkpointSuffix) ?? 0)
-                > (LogLayout.number(in: $1, prefix: LogLayout.checkpointPrefix, suffix: LogLayout.checkpointSuffix) ?? 0)
+        func number(_ name: String) -> UInt64 {
+            LogLayout.number(in: name, prefix: LogLayout.checkpointPrefix, suffix: LogLayout.checkpointSuffix) ?? 0
         }
+        let checkpoints = listing.checkpoints.sorted { number($0) > number($1) }
         for name in checkpoints {
             guard let bytes = try? LogFile(layout.url(name), writable: false).readAll(),
                 let (header, _) = try? CheckpointFile.read(bytes, name: name, visit: { _, _ in })
@@ -109,7 +112,9 @@ struct LogRepairer {
         let segments = listing.segments
         guard let first = segments.first else {
             throw DataStoreError(
-                .corrupted, "the append log '\(layout.directory.path)' has no intact checkpoint and no segment to rebuild its manifest from",
+                .corrupted,
+                "the append log '\(layout.directory.path)' has no intact checkpoint and no segment to rebuild "
+                    + "its manifest from",
                 remedy: "Restore the store from a backup")
         }
         for number in segments {
@@ -121,11 +126,14 @@ struct LogRepairer {
             }
             throw DataStoreError(
                 .corrupted,
-                "the append log '\(layout.directory.path)' has no intact checkpoint, and its segments start at \(first): the transactions before are gone",
+                "the append log '\(layout.directory.path)' has no intact checkpoint, and its segments start at "
+                    + "\(first): the transactions before are gone",
                 remedy: "Restore the store from a backup")
         }
         throw DataStoreError(
-            .corrupted, "no segment of the append log '\(layout.directory.path)' has a readable header to rebuild its manifest from",
+            .corrupted,
+            "no segment of the append log '\(layout.directory.path)' has a readable header to rebuild its "
+                + "manifest from",
             remedy: "Restore the store from a backup")
     }
 
@@ -142,7 +150,8 @@ struct LogRepairer {
         }
         guard available else {
             var error = damage.error(directory: layout.directory)
-            error.message += "; the segments in 'history/' do not reach back to the first transaction, so it cannot be rebuilt"
+            error.message +=
+                "; the segments in 'history/' do not reach back to the first transaction, so it cannot be rebuilt"
             error.remedy = "Restore the store from a backup"
             throw error
         }
@@ -159,14 +168,18 @@ struct LogRepairer {
     // MARK: Segments
 
     /// Cuts live segment `number` at the damage and sets aside every later segment.
-    private mutating func cutLiveSegments(from number: UInt64, at damage: AppendLogDamage, listing: LogLayout.Listing) throws {
+    private mutating func cutLiveSegments(
+        from number: UInt64, at damage: AppendLogDamage, listing: LogLayout.Listing
+    ) throws {
         let url = layout.segmentURL(number)
         if FileSystem.exists(url) { setAside.append(try cut(LogLayout.segmentName(number), at: damage.offset)) }
         for later in listing.segments where later > number {
             let name = LogLayout.segmentName(later)
             let bytes = (try? LogFile(layout.segmentURL(later), writable: false).readAll()) ?? []
             let header = SegmentScanner.header(of: bytes)
-            let context = header.map { IdentifierContext(storeIdentifier: $0.header.storeIdentifier, shapes: $0.header.shapes) }
+            let context = header.map {
+                IdentifierContext(storeIdentifier: $0.header.storeIdentifier, shapes: $0.header.shapes)
+            }
             let intact = SegmentScanner.intactRecords(from: header?.end ?? 0, in: bytes, context: context)
             setAside.append(try layout.setAside(name, from: 0, intact: intact))
         }
@@ -182,7 +195,9 @@ struct LogRepairer {
     private func cut(_ relativePath: String, at offset: Int) throws -> AppendLogRepairReport.SetAside {
         let bytes = try LogFile(layout.directory.appendingPathComponent(relativePath), writable: false).readAll()
         let header = SegmentScanner.header(of: bytes)
-        let context = header.map { IdentifierContext(storeIdentifier: $0.header.storeIdentifier, shapes: $0.header.shapes) }
+        let context = header.map {
+            IdentifierContext(storeIdentifier: $0.header.storeIdentifier, shapes: $0.header.shapes)
+        }
         guard let header, offset >= header.end else {
             let intact = SegmentScanner.intactRecords(from: header?.end ?? 0, in: bytes, context: context)
             return try layout.setAside(relativePath, from: 0, intact: intact)

@@ -36,13 +36,15 @@ extension AppendLogStore {
         _ prepared: SnapshotTable.PreparedSave, author: String?, to state: inout LogState
     ) throws -> WriteTicket? {
         var record = TransactionRecord(
-            number: state.lastTransaction + 1, timestamp: Date(), author: author, inserted: [], updated: [], deleted: [])
+            number: state.lastTransaction + 1, timestamp: Date(), author: author, inserted: [], updated: [], deleted: []
+        )
         var delta = 0
         let deleted = prepared.deleted.isEmpty ? [] : Set(prepared.deleted)
         for id in prepared.deleted {
             guard let old = state.table.snapshot(for: id) else { continue }
             delta -= EncodedSize.snapshot(old)
-            record.deleted.append(StoredChange(code: shapes.code(of: id.entityName), id: id, values: tombstone(of: old)))
+            record.deleted.append(
+                StoredChange(code: shapes.code(of: id.entityName), id: id, values: tombstone(of: old)))
         }
         for new in prepared.updated where !deleted.contains(new.persistentIdentifier) {
             guard let old = state.table.snapshot(for: new.persistentIdentifier) else { continue }
@@ -52,14 +54,17 @@ extension AppendLogStore {
                 delta += EncodedSize.value(new.values[slot]) - EncodedSize.value(old.values[slot])
             }
             if !changes.isEmpty {
-                record.updated.append(StoredChange(
-                    code: shapes.code(of: new.entity.name), id: new.persistentIdentifier, values: changes))
+                record.updated.append(
+                    StoredChange(
+                        code: shapes.code(of: new.entity.name), id: new.persistentIdentifier, values: changes))
             }
         }
         record.inserted.reserveCapacity(prepared.inserted.count)
         for snapshot in prepared.inserted {
-            record.inserted.append(StoredRow(
-                code: shapes.code(of: snapshot.entity.name), id: snapshot.persistentIdentifier, values: snapshot.values))
+            record.inserted.append(
+                StoredRow(
+                    code: shapes.code(of: snapshot.entity.name), id: snapshot.persistentIdentifier,
+                    values: snapshot.values))
             delta += EncodedSize.snapshot(snapshot)
         }
         guard !record.isEmpty else {
@@ -75,7 +80,8 @@ extension AppendLogStore {
     /// The values of a deleted model's `.preserveValueOnDeletion` attributes, for its tombstone.
     private func tombstone(of snapshot: DefaultSnapshot) -> [(slot: Int, value: StoreValue)] {
         snapshot.entity.attributes.compactMap { attribute in
-            attribute.options.contains(.preserveValueOnDeletion) ? (attribute.slot, snapshot.values[attribute.slot]) : nil
+            attribute.options.contains(.preserveValueOnDeletion)
+                ? (attribute.slot, snapshot.values[attribute.slot]) : nil
         }
     }
 
@@ -84,7 +90,9 @@ extension AppendLogStore {
     private func write(_ record: TransactionRecord, to state: inout LogState) throws -> WriteTicket {
         var writer = ByteWriter(capacity: 512)
         try record.encode(into: &writer, context: context)
-        guard var active = state.active else { throw DataStoreError(.io, "the append log '\(directory.path)' is closed") }
+        guard var active = state.active else {
+            throw DataStoreError(.io, "the append log '\(directory.path)' is closed")
+        }
         if active.end > active.headerEnd && active.end + writer.count > configuration.segmentSize {
             try roll(&state)
             active = state.active!
@@ -125,7 +133,9 @@ extension AppendLogStore {
             layout: layout, number: active.number + 1, storeIdentifier: identifier,
             firstTransaction: state.lastTransaction + 1, shapes: shapes)
         state.active = next
-        state.segments.append(SegmentSummary(
-            number: next.number, byteCount: next.end, firstTransaction: state.lastTransaction + 1, transactionCount: 0))
+        state.segments.append(
+            SegmentSummary(
+                number: next.number, byteCount: next.end, firstTransaction: state.lastTransaction + 1,
+                transactionCount: 0))
     }
 }

@@ -171,7 +171,8 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
         _ = try commit(author: request.editingState.author) { table in
             let doomed = request.identifiers.compactMap { table.snapshot(for: $0) }
             return try table.prepare(
-                DataStoreSaveChangesRequest(editingState: request.editingState, inserted: [], updated: [], deleted: doomed),
+                DataStoreSaveChangesRequest(
+                    editingState: request.editingState, inserted: [], updated: [], deleted: doomed),
                 storeIdentifier: identifier)
         }
     }
@@ -181,7 +182,8 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
         _ = try commit(author: request.editingState.author) { table in
             let updated = try table.prepareUpdate(request.identifiers, values: request.values)
             return try table.prepare(
-                DataStoreSaveChangesRequest(editingState: request.editingState, inserted: [], updated: updated, deleted: []),
+                DataStoreSaveChangesRequest(
+                    editingState: request.editingState, inserted: [], updated: updated, deleted: []),
                 storeIdentifier: identifier)
         }
     }
@@ -190,7 +192,8 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
     public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
         let remapped = try commit(author: request.editingState.author) { table in
             try table.prepare(
-                DataStoreSaveChangesRequest(editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: []),
+                DataStoreSaveChangesRequest(
+                    editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: []),
                 storeIdentifier: identifier)
         }
         return request.snapshots.map { remapped[$0.persistentIdentifier] ?? $0.persistentIdentifier }

@@ -86,7 +86,8 @@ public struct AppendLogStoreConfiguration: DataStoreConfiguration {
         if case .automatic(let fraction, let minimum) = compaction, !(fraction > 0 && fraction < 1) || minimum < 0 {
             throw DataStoreError(
                 .invalidConfiguration,
-                "the append log compaction threshold \(fraction) is not between 0 and 1, or its minimum size \(minimum) is negative",
+                "the append log compaction threshold \(fraction) is not between 0 and 1, or its minimum size "
+                    + "\(minimum) is negative",
                 remedy: "Use a dead fraction such as 0.5 and a non-negative minimum log size, or .manual")
         }
     }
@@ -94,7 +95,8 @@ public struct AppendLogStoreConfiguration: DataStoreConfiguration {
     /// Configurations are equal when they name the same store with the same settings.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.name == rhs.name && lhs.directory.standardizedFileURL == rhs.directory.standardizedFileURL
-            && lhs.durability == rhs.durability && lhs.compaction == rhs.compaction && lhs.segmentSize == rhs.segmentSize
+            && lhs.durability == rhs.durability && lhs.compaction == rhs.compaction
+            && lhs.segmentSize == rhs.segmentSize
     }
 
     /// Hashes the name and the directory.

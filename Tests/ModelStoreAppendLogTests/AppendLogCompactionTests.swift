@@ -117,7 +117,8 @@ struct AppendLogCompactionTests {
     @Test func automaticCompactionRunsPastTheDeadFractionThreshold() throws {
         let directory = TemporaryDirectory(memoryBacked: true)
         let store = try openStore(directory.store, compaction: .automatic(deadFraction: 0.6, minimumLogSize: 4096))
-        let id = try #require(try save(store, inserting: [try noteSnapshot("hot", body: String(repeating: "h", count: 300))]).first)
+        let id = try #require(
+            try save(store, inserting: [try noteSnapshot("hot", body: String(repeating: "h", count: 300))]).first)
         var rank: Int64 = 0
         while store.info.checkpoint == nil && rank < 500 {
             var snapshot = try current(store, id)
@@ -153,7 +154,8 @@ struct AppendLogCompactionTests {
         store.close()
         // As if the crash came after the manifest switch but before the clean-up.
         try FileManager.default.moveItem(
-            at: file(directory.store, "history/segment-00000001.mslog"), to: file(directory.store, "segment-00000001.mslog"))
+            at: file(directory.store, "history/segment-00000001.mslog"),
+            to: file(directory.store, "segment-00000001.mslog"))
         try Data("junk".utf8).write(to: file(directory.store, "checkpoint-00000007.mscheckpoint"))
         try Data("junk".utf8).write(to: file(directory.store, "manifest.tmp"))
         store = try openStore(directory.store)

@@ -33,7 +33,9 @@ struct RecordedHistory {
         b["folder"] = .reference(folderID)
         let folder = try DefaultSnapshot(
             persistentIdentifier: folderID, entity: folderEntity,
-            namedValues: ["name": .string("Inbox"), "notes": .references([a.persistentIdentifier, b.persistentIdentifier])])
+            namedValues: [
+                "name": .string("Inbox"), "notes": .references([a.persistentIdentifier, b.persistentIdentifier]),
+            ])
         let ids = try save(store, inserting: [folder, a, b], author: "first")
         try record()
         var changedA = try current(store, ids[1])
@@ -80,7 +82,9 @@ struct AppendLogCrashTests {
             let expected = history.acknowledged(within: length)
             let atBoundary = history.boundaries.contains(length)
             #expect(try contents(of: store) == history.states[expected], "cut at \(length)")
-            #expect((store.tornTail == nil) == atBoundary, "cut at \(length): torn tail \(String(describing: store.tornTail))")
+            #expect(
+                (store.tornTail == nil) == atBoundary,
+                "cut at \(length): torn tail \(String(describing: store.tornTail))")
             if let torn = store.tornTail {
                 let start = length < history.boundaries[0] ? 0 : history.boundaries[expected]
                 #expect(torn.offset == start, "cut at \(length)")
@@ -117,7 +121,8 @@ struct AppendLogCrashTests {
                 try Data(damaged).write(to: file(work, history.segment))
                 do {
                     let store = try openStore(work)
-                    Issue.record("a flipped bit \(bit) at byte \(offset) opened with \(try contents(of: store).count) models")
+                    Issue.record(
+                        "a flipped bit \(bit) at byte \(offset) opened with \(try contents(of: store).count) models")
                 } catch let error as DataStoreError {
                     #expect(error.code == .corrupted)
                     let damage = try #require(error.underlyingError as? AppendLogDamage, "\(error)")

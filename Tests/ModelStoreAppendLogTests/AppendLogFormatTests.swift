@@ -11,7 +11,9 @@ struct AppendLogFormatTests {
         let long = (0..<1000).map { UInt8(truncatingIfNeeded: $0 * 31) }
         let whole = CRC32C.checksum(long)
         let split = long.withUnsafeBytes { raw in
-            CRC32C.update(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[..<333])), UnsafeRawBufferPointer(rebasing: raw[333...]))
+            CRC32C.update(
+                CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[..<333])),
+                UnsafeRawBufferPointer(rebasing: raw[333...]))
         }
         #expect(whole == split)
     }
@@ -57,7 +59,8 @@ struct AppendLogFormatTests {
             .double(.infinity), .double(Double(bitPattern: 0x7FF8_0000_0000_0123)), .double(0.1),
             .decimal(Decimal(string: "-12345678901234567890.123456789")!), .string("é ✓ 🧭 \u{0}"),
             .date(Date(timeIntervalSinceReferenceDate: 123.456_789)), .data(Data([0, 1, 255])),
-            .uuid(UUID()), .url(URL(string: "https://example.com/a%20b?q=1#f")!), .url(URL(fileURLWithPath: "/tmp/a b")),
+            .uuid(UUID()), .url(URL(string: "https://example.com/a%20b?q=1#f")!),
+            .url(URL(fileURLWithPath: "/tmp/a b")),
             .array([.int(1), .array([.string("nested")]), .null]),
             .dictionary(["b": .int(2), "a": .dictionary(["deep": .bool(true)])]),
             .reference(.identifier(for: "other-store", entityName: "Elsewhere", primaryKey: "key-1")),

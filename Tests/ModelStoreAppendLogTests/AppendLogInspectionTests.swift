@@ -53,9 +53,11 @@ struct AppendLogInspectionTests {
         try Data(damaged).write(to: segmentURL)
         let report = try AppendLogStore.verify(at: directory.store)
         #expect(!report.isHealthy)
-        #expect(report.problems == [
-            AppendLogDamage(file: history.segment, offset: history.boundaries[2], reason: "the record fails its checksum")
-        ])
+        #expect(
+            report.problems == [
+                AppendLogDamage(
+                    file: history.segment, offset: history.boundaries[2], reason: "the record fails its checksum")
+            ])
         #expect(report.description.contains("'\(history.segment)' at byte \(history.boundaries[2])"))
         // Verifying writes nothing.
         #expect(try bytes(of: segmentURL) == damaged)

@@ -28,7 +28,8 @@ struct AppendLogLockTests {
     @Test func releasingTheStoreReleasesTheLock() throws {
         let directory = TemporaryDirectory()
         do {
-            let container = try ModelContainer(for: Note.self, Folder.self, configurations: .appendLog(at: directory.store))
+            let container = try ModelContainer(
+                for: Note.self, Folder.self, configurations: .appendLog(at: directory.store))
             _ = container
         }
         let store = try openStore(directory.store)
@@ -45,12 +46,17 @@ struct AppendLogLockTests {
         // flock holds the lock (not passing it to its child, -o); the child records flock's pid as a store would.
         let holder = Process()
         holder.executableURL = flock
-        holder.arguments = ["-o", lockFile.path, "/bin/sh", "-c", "echo $$ > '\(childFile.path)'; printf 'pid %s\\n' $PPID > '\(lockFile.path)'; exec sleep 60"]
+        holder.arguments = [
+            "-o", lockFile.path, "/bin/sh", "-c",
+            "echo $$ > '\(childFile.path)'; printf 'pid %s\\n' $PPID > '\(lockFile.path)'; exec sleep 60",
+        ]
         try holder.run()
         defer {
             // End both processes this test started, by their ids: flock, then its child.
             kill(holder.processIdentifier, SIGKILL)
-            if let child = (try? String(contentsOf: childFile, encoding: .utf8)).flatMap({ Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) {
+            if let child = (try? String(contentsOf: childFile, encoding: .utf8)).flatMap({
+                Int32($0.trimmingCharacters(in: .whitespacesAndNewlines))
+            }) {
                 kill(child, SIGKILL)
             }
             holder.waitUntilExit()

@@ -51,9 +51,14 @@ struct AppendLogSchemaChangeTests {
         #expect(snapshot["priority"] == "3")
         #expect(snapshot["tags"] == nil)
         // New saves go to a segment written with the new schema.
-        try save(store, inserting: [try DefaultSnapshot(
-            persistentIdentifier: .temporary(entityName: "Note"), entity: try #require(schema.entity(named: "Note")),
-            namedValues: ["title": .string("New"), "priority": .int(1)])])
+        try save(
+            store,
+            inserting: [
+                try DefaultSnapshot(
+                    persistentIdentifier: .temporary(entityName: "Note"),
+                    entity: try #require(schema.entity(named: "Note")),
+                    namedValues: ["title": .string("New"), "priority": .int(1)])
+            ])
         #expect(store.info.segments.count == 2)
         #expect(store.info.schemaVersion == Schema.Version(2, 0, 0))
         let expected = try contents(of: store)

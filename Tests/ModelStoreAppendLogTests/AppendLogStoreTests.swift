@@ -7,7 +7,8 @@ struct AppendLogStoreTests {
     @Test func modelsSavedThroughAContainerAreThereAfterReopening() throws {
         let directory = TemporaryDirectory()
         do {
-            let container = try ModelContainer(for: Note.self, Folder.self, configurations: .appendLog(at: directory.store))
+            let container = try ModelContainer(
+                for: Note.self, Folder.self, configurations: .appendLog(at: directory.store))
             let context = ModelContext(container)
             context.author = "tester"
             let inbox = Folder("Inbox", notes: [Note("Milk", rank: 2), Note("Eggs", body: "a dozen", rank: 1)])
@@ -88,11 +89,13 @@ struct AppendLogStoreTests {
     @Test func batchOperationsAreTransactionsOfTheLog() throws {
         let directory = TemporaryDirectory()
         var store = try openStore(directory.store)
-        let ids = try store.insert(DataStoreBatchInsertRequest(
-            snapshots: try (0..<5).map { try noteSnapshot("N\($0)", rank: $0) }, editingState: EditingState()))
+        let ids = try store.insert(
+            DataStoreBatchInsertRequest(
+                snapshots: try (0..<5).map { try noteSnapshot("N\($0)", rank: $0) }, editingState: EditingState()))
         let slot = try #require(noteSchema.entity(named: "Note")?.slot(of: "rank"))
-        try store.update(DataStoreBatchUpdateRequest<Note>(
-            identifiers: Array(ids[0..<3]), values: [slot: .int(100)], editingState: EditingState()))
+        try store.update(
+            DataStoreBatchUpdateRequest<Note>(
+                identifiers: Array(ids[0..<3]), values: [slot: .int(100)], editingState: EditingState()))
         try store.delete(DataStoreBatchDeleteRequest<Note>(identifiers: [ids[4]], editingState: EditingState()))
         #expect(store.info.transactionCount == 3)
         let expected = try contents(of: store)

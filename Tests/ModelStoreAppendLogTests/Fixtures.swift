@@ -45,7 +45,8 @@ final class TemporaryDirectory {
     init(_ name: String = #function, memoryBacked: Bool = false) {
         let safe = name.filter { $0.isLetter || $0.isNumber }
         let shm = URL(fileURLWithPath: "/dev/shm", isDirectory: true)
-        let base = memoryBacked && FileManager.default.isWritableFile(atPath: shm.path)
+        let base =
+            memoryBacked && FileManager.default.isWritableFile(atPath: shm.path)
             ? shm : FileManager.default.temporaryDirectory
         url = base.appendingPathComponent("AppendLogTests-\(safe)-\(UUID().uuidString.prefix(8))")
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
@@ -104,8 +105,9 @@ func save(
     _ store: AppendLogStore, inserting inserted: [DefaultSnapshot] = [], updating updated: [DefaultSnapshot] = [],
     deleting deleted: [DefaultSnapshot] = [], author: String? = nil
 ) throws -> [PersistentIdentifier] {
-    let result = try store.save(DataStoreSaveChangesRequest(
-        editingState: EditingState(author: author), inserted: inserted, updated: updated, deleted: deleted))
+    let result = try store.save(
+        DataStoreSaveChangesRequest(
+            editingState: EditingState(author: author), inserted: inserted, updated: updated, deleted: deleted))
     return inserted.map { result.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier }
 }
 

@@ -126,12 +126,17 @@ enum CheckpointFile {
                         let count = try reader.readCount(limit: Int.max)
                         let chunkCount = try reader.readCount(limit: Int.max)
                         guard count == models, chunkCount == chunks, count == header.modelCount else {
-                            throw reader.error("the trailer counts \(count) models in \(chunkCount) chunks, but the file has \(models) in \(chunks)")
+                            throw reader.error(
+                                "the trailer counts \(count) models in \(chunkCount) chunks, but the file has "
+                                    + "\(models) in \(chunks)"
+                            )
                         }
                         guard end == raw.count else { throw damage(end, "bytes follow the checkpoint's trailer") }
                         return (header, context)
                     }
-                    guard kind == CheckpointFrameKind.chunk.rawValue else { throw reader.error("unknown frame kind \(kind)") }
+                    guard kind == CheckpointFrameKind.chunk.rawValue else {
+                        throw reader.error("unknown frame kind \(kind)")
+                    }
                     let count = Int(try reader.readUInt32())
                     for _ in 0..<count {
                         let before = reader.offset

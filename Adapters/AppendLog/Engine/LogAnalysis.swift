@@ -63,10 +63,12 @@ struct LogAnalysis {
             throw DataStoreError(
                 .notFound, "'\(layout.directory.path)' is not an append log: it has no manifest",
                 remedy: listing.segments.isEmpty
-                    ? "Check the path" : "If it is an append log whose manifest was lost, run AppendLogStore.repair(at:)")
+                    ? "Check the path"
+                    : "If it is an append log whose manifest was lost, run AppendLogStore.repair(at:)")
         }
         do {
-            manifest = try Manifest.decode(try LogFile(layout.manifestURL, writable: false).readAll(), url: layout.manifestURL)
+            manifest = try Manifest.decode(
+                try LogFile(layout.manifestURL, writable: false).readAll(), url: layout.manifestURL)
         } catch let error as DataStoreError {
             guard let damage = error.underlyingError as? AppendLogDamage else { throw error }
             record(damage)
@@ -109,9 +111,11 @@ struct LogAnalysis {
                 staged[row.id] = Model(
                     entityName: row.id.entityName, shapeIndex: index, values: keepValues ? row.values : nil, size: size)
             } onHeader: { header in
-                guard header.storeIdentifier == manifest.storeIdentifier, header.baseSegment == manifest.firstSegment else {
+                guard header.storeIdentifier == manifest.storeIdentifier, header.baseSegment == manifest.firstSegment
+                else {
                     throw AppendLogDamage(
-                        file: name, offset: 0, reason: "the checkpoint does not match the manifest's store or first segment")
+                        file: name, offset: 0,
+                        reason: "the checkpoint does not match the manifest's store or first segment")
                 }
                 index = shapeIndex(header.shapes)
             }
@@ -157,17 +161,21 @@ struct LogAnalysis {
                 if let header = result.header { segmentHeaders[number] = header }
                 if applying, let last = result.lastTransaction { lastTransaction = last }
                 if let reason = result.torn { torn = (number, result.end, result.byteCount, reason) }
-                segments.append(SegmentSummary(
-                    number: number, byteCount: result.byteCount,
-                    firstTransaction: result.header?.firstTransaction ?? lastTransaction + 1,
-                    transactionCount: result.recordCount))
+                segments.append(
+                    SegmentSummary(
+                        number: number, byteCount: result.byteCount,
+                        firstTransaction: result.header?.firstTransaction ?? lastTransaction + 1,
+                        transactionCount: result.recordCount))
             } catch let damage as AppendLogDamage {
                 record(damage, segment: number)
-                segments.append(SegmentSummary(
-                    number: number, byteCount: FileSystem.size(of: layout.segmentURL(number)),
-                    firstTransaction: lastTransaction + 1, transactionCount: 0))
+                segments.append(
+                    SegmentSummary(
+                        number: number, byteCount: FileSystem.size(of: layout.segmentURL(number)),
+                        firstTransaction: lastTransaction + 1, transactionCount: 0))
             } catch {
-                record(AppendLogDamage(file: name, offset: 0, reason: "the segment cannot be read: \(error)"), segment: number)
+                record(
+                    AppendLogDamage(file: name, offset: 0, reason: "the segment cannot be read: \(error)"),
+                    segment: number)
             }
         }
     }
@@ -180,7 +188,9 @@ struct LogAnalysis {
             }
         }
         for change in record.updated {
-            guard var model = models[change.id] else { throw ReplayProblem(reason: "updates \(change.id), which does not exist") }
+            guard var model = models[change.id] else {
+                throw ReplayProblem(reason: "updates \(change.id), which does not exist")
+            }
             if keepValues {
                 if model.shapeIndex != shapeIndex {
                     model.values = convert(model, to: shapeIndex)
@@ -191,7 +201,9 @@ struct LogAnalysis {
                 }
                 let count = shapes.entities[code].properties.count
                 for (slot, value) in change.values {
-                    guard slot < count, model.values != nil else { throw ReplayProblem(reason: "changes an unknown slot \(slot)") }
+                    guard slot < count, model.values != nil else {
+                        throw ReplayProblem(reason: "changes an unknown slot \(slot)")
+                    }
                     model.size += EncodedSize.value(value) - EncodedSize.value(model.values![slot])
                     model.values![slot] = value
                 }
@@ -205,7 +217,8 @@ struct LogAnalysis {
             var size = EncodedSize.identifier(row.id) + 1
             for value in row.values { size += EncodedSize.value(value) }
             models[row.id] = Model(
-                entityName: row.id.entityName, shapeIndex: shapeIndex, values: keepValues ? row.values : nil, size: size)
+                entityName: row.id.entityName, shapeIndex: shapeIndex, values: keepValues ? row.values : nil, size: size
+            )
         }
     }
 
@@ -238,7 +251,8 @@ struct LogAnalysis {
             do {
                 let bytes = try LogFile(url, writable: false).readAll()
                 let scanner = SegmentScanner(
-                    name: name, number: number, isLast: false, storeIdentifier: manifest.storeIdentifier, firstTransaction: nil)
+                    name: name, number: number, isLast: false, storeIdentifier: manifest.storeIdentifier,
+                    firstTransaction: nil)
                 _ = try scanner.scan(bytes) { _, _, _, _ in }
             } catch let damage as AppendLogDamage {
                 problems.append(damage)

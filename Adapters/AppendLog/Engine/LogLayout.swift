@@ -36,7 +36,9 @@ struct LogLayout {
 
     /// The number in a file name with this prefix and suffix, if it is one.
     static func number(in name: String, prefix: String, suffix: String) -> UInt64? {
-        guard name.hasPrefix(prefix), name.hasSuffix(suffix), name.count > prefix.count + suffix.count else { return nil }
+        guard name.hasPrefix(prefix), name.hasSuffix(suffix), name.count > prefix.count + suffix.count else {
+            return nil
+        }
         return UInt64(name.dropFirst(prefix.count).dropLast(suffix.count))
     }
 
@@ -144,7 +146,9 @@ extension LogLayout {
 
     /// Moves bytes `offset...` of the file at `relativePath` into `damaged/` (the whole file when
     /// `offset` is 0, by renaming it), and describes what was moved.
-    func setAside(_ relativePath: String, from offset: Int, intact: (count: Int, transactions: ClosedRange<UInt64>?))
+    func setAside(
+        _ relativePath: String, from offset: Int, intact: (count: Int, transactions: ClosedRange<UInt64>?)
+    )
         throws -> AppendLogRepairReport.SetAside
     {
         let url = directory.appendingPathComponent(relativePath)

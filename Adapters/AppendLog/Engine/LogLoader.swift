@@ -75,7 +75,9 @@ struct ReplayState {
     }
 
     mutating func update(_ id: PersistentIdentifier, changes: [(slot: Int, value: StoreValue)]) throws {
-        guard let position = position(of: id) else { throw ReplayProblem(reason: "updates \(id), which does not exist") }
+        guard let position = position(of: id) else {
+            throw ReplayProblem(reason: "updates \(id), which does not exist")
+        }
         for (slot, value) in changes {
             liveBytes += EncodedSize.value(value) - EncodedSize.value(rows[position].values[slot])
             rows[position].values[slot] = value
@@ -83,7 +85,9 @@ struct ReplayState {
     }
 
     mutating func delete(_ id: PersistentIdentifier) throws {
-        guard let position = position(of: id) else { throw ReplayProblem(reason: "deletes \(id), which does not exist") }
+        guard let position = position(of: id) else {
+            throw ReplayProblem(reason: "deletes \(id), which does not exist")
+        }
         liveBytes -= EncodedSize.snapshot(rows[position])
         removed![position] = true
         index![id] = nil
@@ -112,7 +116,9 @@ enum LogLoader {
     ///
     /// Throws ``AppendLogDamage`` for damage (the caller turns it into a `corrupted` error) and
     /// ``DataStoreError`` for data the schema cannot hold.
-    static func load(layout: LogLayout, manifest: Manifest, listing: LogLayout.Listing, schema: Schema) throws -> LoadedLog {
+    static func load(
+        layout: LogLayout, manifest: Manifest, listing: LogLayout.Listing, schema: Schema
+    ) throws -> LoadedLog {
         var replay = ReplayState()
         var lastTransaction: UInt64 = 0
         var checkpoint: CheckpointSummary?
@@ -129,12 +135,18 @@ enum LogLoader {
                 guard header.storeIdentifier == manifest.storeIdentifier else {
                     throw AppendLogDamage(
                         file: name, offset: 0,
-                        reason: "the checkpoint belongs to store '\(header.storeIdentifier)', not '\(manifest.storeIdentifier)'")
+                        reason:
+                            "the checkpoint belongs to store '\(header.storeIdentifier)', not "
+                            + "'\(manifest.storeIdentifier)'"
+                    )
                 }
                 guard header.baseSegment == manifest.firstSegment else {
                     throw AppendLogDamage(
                         file: name, offset: 0,
-                        reason: "the checkpoint ends before segment \(header.baseSegment), but the manifest's log starts at segment \(manifest.firstSegment)")
+                        reason:
+                            "the checkpoint ends before segment \(header.baseSegment), but the manifest's log "
+                            + "starts at segment \(manifest.firstSegment)"
+                    )
                 }
                 mapping = SchemaMapping(shapes: header.shapes, schema: schema)
                 replay.reserve(header.modelCount)
@@ -160,10 +172,11 @@ enum LogLoader {
                 try apply(record, mapping: mapping!, to: &replay)
             }
             if let last = result.lastTransaction { lastTransaction = last }
-            segments.append(SegmentSummary(
-                number: number, byteCount: result.torn == nil ? result.byteCount : result.end,
-                firstTransaction: result.header?.firstTransaction ?? lastTransaction + 1,
-                transactionCount: result.recordCount))
+            segments.append(
+                SegmentSummary(
+                    number: number, byteCount: result.torn == nil ? result.byteCount : result.end,
+                    firstTransaction: result.header?.firstTransaction ?? lastTransaction + 1,
+                    transactionCount: result.recordCount))
             lastScan = result
         }
         var table = SnapshotTable(schema: schema)

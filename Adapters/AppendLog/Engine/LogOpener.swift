@@ -45,7 +45,10 @@ struct LogOpener {
             throw DataStoreError(
                 .invalidConfiguration,
                 "the directory '\(directory.path)' is not an append log: it has no manifest but holds \(names)",
-                remedy: "Use a new or empty directory; if it is an append log whose manifest was lost, run AppendLogStore.repair(at:)")
+                remedy:
+                    "Use a new or empty directory; if it is an append log whose manifest was lost, run "
+                    + "AppendLogStore.repair(at:)"
+            )
         }
     }
 
@@ -59,7 +62,8 @@ struct LogOpener {
             table: SnapshotTable(schema: schema), active: active,
             segments: [SegmentSummary(number: 1, byteCount: active.end, firstTransaction: 1, transactionCount: 0)],
             lastTransaction: 0, checkpoint: nil, liveBytes: 0)
-        return Opened(storeIdentifier: storeIdentifier, tornTail: nil, state: state, baseline: try baseline(storeIdentifier))
+        return Opened(
+            storeIdentifier: storeIdentifier, tornTail: nil, state: state, baseline: try baseline(storeIdentifier))
     }
 
     private func openExisting(_ listing: LogLayout.Listing) throws -> Opened {
@@ -87,14 +91,17 @@ struct LogOpener {
         }
         let active: ActiveSegment
         if let reusable, let scan = loaded.lastScan {
-            active = ActiveSegment(number: loaded.segments.last!.number, file: reusable, headerEnd: scan.headerEnd, end: scan.end)
+            active = ActiveSegment(
+                number: loaded.segments.last!.number, file: reusable, headerEnd: scan.headerEnd, end: scan.end)
         } else {
             let number = loaded.segments.last.map { $0.number + 1 } ?? manifest.firstSegment
             active = try ActiveSegment.create(
                 layout: layout, number: number, storeIdentifier: manifest.storeIdentifier,
                 firstTransaction: loaded.lastTransaction + 1, shapes: shapes)
-            loaded.segments.append(SegmentSummary(
-                number: number, byteCount: active.end, firstTransaction: loaded.lastTransaction + 1, transactionCount: 0))
+            loaded.segments.append(
+                SegmentSummary(
+                    number: number, byteCount: active.end, firstTransaction: loaded.lastTransaction + 1,
+                    transactionCount: 0))
         }
         try finishInterruptedCompaction(listing, manifest: manifest)
         let state = LogState(

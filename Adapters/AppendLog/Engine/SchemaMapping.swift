@@ -25,7 +25,8 @@ struct SchemaMapping {
             guard let entity = schema.entity(named: shape.name) else {
                 return EntityMap(entity: nil, slots: nil, storedCount: shape.properties.count, defaults: [])
             }
-            let identical = shape.properties.count == entity.properties.count
+            let identical =
+                shape.properties.count == entity.properties.count
                 && zip(shape.properties, entity.properties).allSatisfy { stored, current in
                     stored.name == current.name && stored.isRelationship == Self.isRelationship(current)
                 }
@@ -69,8 +70,11 @@ struct SchemaMapping {
         guard let code, code < maps.count, maps[code].entity != nil else {
             throw DataStoreError(
                 .invalidSchema,
-                "the append log holds '\(id.entityName)' models, but the schema it is opened with has no entity '\(id.entityName)'",
-                remedy: "Add the '\(id.entityName)' model type to the container, or migrate the store to a schema without it",
+                "the append log holds '\(id.entityName)' models, but the schema it is opened with has no entity "
+                    + "'\(id.entityName)'",
+                remedy:
+                    "Add the '\(id.entityName)' model type to the container, or migrate the store to a schema "
+                    + "without it",
                 entityName: id.entityName)
         }
         return maps[code]
@@ -80,7 +84,10 @@ struct SchemaMapping {
     func snapshot(_ row: StoredRow) throws -> DefaultSnapshot {
         let map = try map(code: row.code, id: row.id)
         guard row.values.count == map.storedCount else {
-            throw ReplayProblem(reason: "stores \(row.values.count) values for a '\(row.id.entityName)', whose shape has \(map.storedCount)")
+            throw ReplayProblem(
+                reason:
+                    "stores \(row.values.count) values for a '\(row.id.entityName)', whose shape has \(map.storedCount)"
+            )
         }
         guard let slots = map.slots else {
             return DefaultSnapshot(persistentIdentifier: row.id, entity: map.entity!, values: row.values)
@@ -97,7 +104,8 @@ struct SchemaMapping {
         result.reserveCapacity(change.values.count)
         for (slot, value) in change.values {
             guard slot < map.storedCount else {
-                throw ReplayProblem(reason: "changes slot \(slot) of a '\(change.id.entityName)', whose shape has \(map.storedCount)")
+                throw ReplayProblem(
+                    reason: "changes slot \(slot) of a '\(change.id.entityName)', whose shape has \(map.storedCount)")
             }
             if let slots = map.slots {
                 if slots[slot] >= 0 { result.append((slots[slot], value)) }

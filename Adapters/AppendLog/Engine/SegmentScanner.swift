@@ -104,7 +104,9 @@ struct SegmentScanner {
         if let firstTransaction, header.firstTransaction != firstTransaction {
             throw damage(
                 magicSize,
-                "the segment starts at transaction \(header.firstTransaction), but the log before it ends at \(firstTransaction - 1)")
+                "the segment starts at transaction \(header.firstTransaction), but the log before it ends at "
+                    + "\(firstTransaction - 1)"
+            )
         }
         let context = IdentifierContext(storeIdentifier: header.storeIdentifier, shapes: header.shapes)
         var result = Result(
@@ -119,12 +121,14 @@ struct SegmentScanner {
             case .frame(let payload, let end):
                 let record: TransactionRecord
                 do {
-                    record = try TransactionRecord.decode(UnsafeRawBufferPointer(rebasing: raw[payload]), context: context)
+                    record = try TransactionRecord.decode(
+                        UnsafeRawBufferPointer(rebasing: raw[payload]), context: context)
                 } catch let error as FormatError {
                     throw damage(offset, "the record does not decode: \(error.reason)")
                 }
                 guard record.number == expected else {
-                    throw damage(offset, "the record is transaction \(record.number), but transaction \(expected) was expected")
+                    throw damage(
+                        offset, "the record is transaction \(record.number), but transaction \(expected) was expected")
                 }
                 do {
                     try visit(record, offset, end, context)
@@ -183,7 +187,8 @@ struct SegmentScanner {
                 }
                 count += 1
                 if let context,
-                    let record = try? TransactionRecord.decode(UnsafeRawBufferPointer(rebasing: raw[payload]), context: context)
+                    let record = try? TransactionRecord.decode(
+                        UnsafeRawBufferPointer(rebasing: raw[payload]), context: context)
                 {
                     low = min(low ?? record.number, record.number)
                     high = max(high ?? record.number, record.number)

@@ -46,7 +46,8 @@ struct SegmentHeader: Sendable {
         let first = try reader.readVarint()
         let created = Date(timeIntervalSinceReferenceDate: try reader.readDouble())
         let shapes = try ShapeTable.decode(from: &reader)
-        return SegmentHeader(number: number, storeIdentifier: store, firstTransaction: first, created: created, shapes: shapes)
+        return SegmentHeader(
+            number: number, storeIdentifier: store, firstTransaction: first, created: created, shapes: shapes)
     }
 }
 
@@ -112,6 +113,8 @@ enum CheckpointFrameKind: UInt8 {
 private func checkVersion(_ reader: inout ByteReader) throws {
     let version = try reader.readCount()
     guard version == appendLogFormatVersion else {
-        throw reader.error("the file has format version \(version); this version of ModelStore reads version \(appendLogFormatVersion)")
+        throw reader.error(
+            "the file has format version \(version); this version of ModelStore reads version \(appendLogFormatVersion)"
+        )
     }
 }

@@ -48,7 +48,8 @@ enum Frame {
         let length = writer.count - start - headerSize
         guard length <= maximumPayload else {
             throw DataStoreError(
-                .invalidValue, "a transaction of \(length) bytes is larger than the append log's limit of 2 GiB per record",
+                .invalidValue,
+                "a transaction of \(length) bytes is larger than the append log's limit of 2 GiB per record",
                 remedy: "Save the changes in smaller batches")
         }
         let payloadCRC = writer.bytes.withUnsafeBytes {

@@ -40,7 +40,9 @@ struct Manifest: Sendable, Equatable {
         func damaged(_ reason: String) -> DataStoreError {
             DataStoreError(
                 .corrupted, "the manifest '\(url.path)' is damaged: \(reason)",
-                remedy: "Run AppendLogStore.repair(at:) (or 'modelstore repair'), which rebuilds it from the checkpoint and segments",
+                remedy:
+                    "Run AppendLogStore.repair(at:) (or 'modelstore repair'), which rebuilds it from the "
+                    + "checkpoint and segments",
                 underlyingError: AppendLogDamage(file: url.lastPathComponent, offset: 0, reason: reason))
         }
         let text = String(decoding: bytes, as: UTF8.self)
@@ -63,7 +65,8 @@ struct Manifest: Sendable, Equatable {
         guard format == appendLogFormatVersion else {
             throw DataStoreError(
                 .corrupted,
-                "the append log '\(url.deletingLastPathComponent().path)' has format version \(format); this version of ModelStore reads version \(appendLogFormatVersion)",
+                "the append log '\(url.deletingLastPathComponent().path)' has format version \(format); this "
+                    + "version of ModelStore reads version \(appendLogFormatVersion)",
                 remedy: "Open it with the version of ModelStore that wrote it")
         }
         guard let store = fields["store"], !store.isEmpty else { throw damaged("it names no store identifier") }
@@ -71,6 +74,7 @@ struct Manifest: Sendable, Equatable {
         guard let first = fields["first-segment"].flatMap(UInt64.init), first >= 1 else {
             throw damaged("it names no first segment")
         }
-        return Manifest(storeIdentifier: store, checkpoint: checkpoint == "none" ? nil : checkpoint, firstSegment: first)
+        return Manifest(
+            storeIdentifier: store, checkpoint: checkpoint == "none" ? nil : checkpoint, firstSegment: first)
     }
 }

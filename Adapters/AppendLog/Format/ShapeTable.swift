@@ -43,7 +43,8 @@ struct ShapeTable: Sendable, Equatable {
         do {
             writer.write(try encoder.encode(description))
         } catch {
-            throw DataStoreError(.invalidSchema, "the schema cannot be described for the log's header", underlyingError: error)
+            throw DataStoreError(
+                .invalidSchema, "the schema cannot be described for the log's header", underlyingError: error)
         }
     }
 

@@ -20,8 +20,22 @@ struct IdentifierContext: Sendable {
 
 /// Value tags of the binary encoding of ``StoreValue``. Documented in FORMAT.md; never renumber.
 enum ValueTag: UInt8 {
-    case null = 0, `false` = 1, `true` = 2, int = 3, uint = 4, double = 5, decimal = 6, string = 7
-    case date = 8, data = 9, uuid = 10, url = 11, array = 12, dictionary = 13, reference = 14, references = 15
+    case null = 0
+    case `false` = 1
+    case `true` = 2
+    case int = 3
+    case uint = 4
+    case double = 5
+    case decimal = 6
+    case string = 7
+    case date = 8
+    case data = 9
+    case uuid = 10
+    case url = 11
+    case array = 12
+    case dictionary = 13
+    case reference = 14
+    case references = 15
 }
 
 /// Flag bits of an encoded identifier's first byte.
@@ -140,7 +154,8 @@ extension ByteReader {
             code = index
             entityName = context.entityNames[index]
         }
-        let key: PrimaryKey = flags & IdentifierFlags.stringKey != 0 ? .string(try readString()) : .int(try readSigned())
+        let key: PrimaryKey =
+            flags & IdentifierFlags.stringKey != 0 ? .string(try readString()) : .int(try readSigned())
         switch flags & IdentifierFlags.storeMask {
         case IdentifierFlags.ownStore:
             return (code, Self.identifier(context.storeIdentifier, entityName, key))

@@ -65,7 +65,8 @@ final class DirectoryLock: Sendable {
         switch holder {
         case getpid()?:
             who = "this process (pid \(getpid())), through another open store"
-            remedy = "Use the container that already has it open, or close that store first (AppendLogStore.close(), "
+            remedy =
+                "Use the container that already has it open, or close that store first (AppendLogStore.close(), "
                 + "or release its container); an append log has a single writer"
         case let pid?:
             who = "process \(pid)"
@@ -74,6 +75,7 @@ final class DirectoryLock: Sendable {
             who = "another process"
             remedy = "Close the store in the other process; an append log has a single writer"
         }
-        return DataStoreError(.locked, "the append log '\(directory.path)' is open for writing by \(who)", remedy: remedy)
+        return DataStoreError(
+            .locked, "the append log '\(directory.path)' is open for writing by \(who)", remedy: remedy)
     }
 }

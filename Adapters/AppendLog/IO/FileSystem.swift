@@ -16,7 +16,9 @@ enum FileSystem {
         let reason = String(cString: strerror(code))
         var remedy = "Check that the directory exists, is writable, and that the disk has space"
         if code == ENOSPC || code == EDQUOT { remedy = "Free disk space, then save again" }
-        if code == EACCES || code == EPERM || code == EROFS { remedy = "Make the store's directory writable by this process" }
+        if code == EACCES || code == EPERM || code == EROFS {
+            remedy = "Make the store's directory writable by this process"
+        }
         return DataStoreError(.io, "\(what): \(reason) (errno \(code))", remedy: remedy)
     }
 

@@ -45,7 +45,9 @@ final class LogFile: Sendable {
     /// The file's size in bytes.
     func size() throws -> Int {
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw FileSystem.error(errno, "cannot read the size of '\(url.path)'") }
+        guard fstat(descriptor, &info) == 0 else {
+            throw FileSystem.error(errno, "cannot read the size of '\(url.path)'")
+        }
         return Int(info.st_size)
     }
 
