@@ -262,6 +262,7 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
             state.active = nil
             state.lock = nil
         }
+        commits.releaseFile()
     }
 }
 

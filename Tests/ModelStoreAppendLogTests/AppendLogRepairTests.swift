@@ -62,6 +62,27 @@ struct AppendLogRepairTests {
         #expect(try contents(of: reopened).count == Int(report.lastKeptTransaction))
     }
 
+    @Test func aMissingSegmentStopsTheOpenAndRepairKeepsWhatComesBeforeIt() throws {
+        let directory = TemporaryDirectory(memoryBacked: true)
+        let store = try openStore(directory.store, segmentSize: 4096)
+        let filler = String(repeating: "f", count: 1500)
+        for index in 0..<8 { try save(store, inserting: [try noteSnapshot("N\(index)", body: filler)]) }
+        let segments = store.info.segments
+        try #require(segments.count >= 3)
+        store.close()
+        try FileManager.default.removeItem(at: file(directory.store, segments[1].fileName))
+        do {
+            _ = try openStore(directory.store)
+            Issue.record("a log with a missing segment opened")
+        } catch let error as DataStoreError {
+            #expect((error.underlyingError as? AppendLogDamage)?.file == segments[1].fileName)
+        }
+        let report = try AppendLogStore.repair(at: directory.store)
+        #expect(report.setAside.map(\.file) == segments.dropFirst(2).map(\.fileName))
+        #expect(report.lastKeptTransaction == UInt64(segments[0].transactionCount))
+        #expect(try contents(of: try openStore(directory.store)).count == segments[0].transactionCount)
+    }
+
     @Test func repairRebuildsAnUnreadableManifest() throws {
         let directory = TemporaryDirectory(memoryBacked: true)
         let history = try RecordedHistory(in: directory.store)

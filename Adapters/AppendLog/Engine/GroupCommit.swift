@@ -46,6 +46,13 @@ final class GroupCommit: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Drops the reference to the last segment written, so a closed store keeps no file open.
+    func releaseFile() {
+        condition.lock()
+        if !syncing { writtenFile = nil }
+        condition.unlock()
+    }
+
     /// Records that every transaction up to `number` is durable (after a roll synced its segment).
     func markDurable(through number: UInt64, countingSync: Bool) {
         condition.lock()

@@ -134,18 +134,19 @@ struct LogAnalysis {
 
     private mutating func readSegments() {
         guard let manifest else { return }
-        let numbers: [UInt64]
-        do {
-            numbers = try layout.liveSegments(listing, manifest: manifest)
-        } catch let damage as AppendLogDamage {
-            record(damage)
-            numbers = listing.segments.filter { $0 >= manifest.firstSegment }
-        } catch {
-            return
-        }
+        let numbers = listing.segments.filter { $0 >= manifest.firstSegment }
         for (position, number) in numbers.enumerated() {
             let name = LogLayout.segmentName(number)
             let isLast = position == numbers.count - 1
+            let expected = manifest.firstSegment + UInt64(position)
+            if number != expected && replaying {
+                let missing = numbers[..<position].last.map { $0 + 1 } ?? manifest.firstSegment
+                record(
+                    AppendLogDamage(
+                        file: LogLayout.segmentName(missing), offset: 0,
+                        reason: "the segment is missing, but later segments exist"),
+                    segment: missing)
+            }
             do {
                 let bytes = try LogFile(layout.segmentURL(number), writable: false).readAll()
                 let applying = replaying

@@ -70,7 +70,11 @@ struct Manifest: Sendable, Equatable {
                 remedy: "Open it with the version of ModelStore that wrote it")
         }
         guard let store = fields["store"], !store.isEmpty else { throw damaged("it names no store identifier") }
-        guard let checkpoint = fields["checkpoint"] else { throw damaged("it names no checkpoint") }
+        guard let checkpoint = fields["checkpoint"],
+            checkpoint == "none"
+                || LogLayout.number(
+                    in: checkpoint, prefix: LogLayout.checkpointPrefix, suffix: LogLayout.checkpointSuffix) != nil
+        else { throw damaged("it names no checkpoint file") }
         guard let first = fields["first-segment"].flatMap(UInt64.init), first >= 1 else {
             throw damaged("it names no first segment")
         }
