@@ -52,7 +52,8 @@ public final class ModelContext {
     /// Inserts a model, and every new model its relationships reach, to be stored on the next save.
     public func insert<T: PersistentModel>(_ model: T) {
         register(inserted: model)
-        processPendingChanges()
+        // Only the new model's graph: walking every pending model on each insert is quadratic.
+        registerReachableModels(from: [model])
     }
 
     func register(inserted model: any PersistentModel) {
@@ -79,7 +80,11 @@ public final class ModelContext {
 
     /// Inserts every unregistered model reachable through the loaded relationships of inserted and changed models.
     public func processPendingChanges() {
-        var queue: [any PersistentModel] = insertedModels.models + changedModels.models
+        registerReachableModels(from: insertedModels.models + changedModels.models)
+    }
+
+    private func registerReachableModels(from models: [any PersistentModel]) {
+        var queue = models
         var seen = Set(queue.map { ObjectIdentifier($0) })
         while let model = queue.popLast() {
             guard let layout = ModelLayout.of(existential: type(of: model)) else { continue }
