@@ -17,15 +17,20 @@ struct Console {
     /// error is a terminal, so pipes and log files never receive one.
     let drawsProgress: Bool
 
+    /// How long an operation runs before its bar appears: 300 ms, or the milliseconds in the
+    /// environment variable `MODELSTORE_PROGRESS_DELAY` (which tests set to 0 to see the bar).
+    let progressDelay: Duration
+
     /// A console for the given output mode.
-    init(json: Bool) {
+    init(json: Bool, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.json = json
         drawsProgress = !json && isatty(STDERR_FILENO) == 1
+        progressDelay = .milliseconds(environment["MODELSTORE_PROGRESS_DELAY"].flatMap(Int.init) ?? 300)
     }
 
     /// A progress bar for a long operation; it draws nothing unless ``drawsProgress``.
     func progress() -> ProgressBar {
-        ProgressBar(enabled: drawsProgress)
+        ProgressBar(enabled: drawsProgress, delay: progressDelay)
     }
 
     /// Prints a report.

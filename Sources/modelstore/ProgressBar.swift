@@ -26,16 +26,17 @@ final class ProgressBar: Sendable {
 
     /// When the bar was created; it first draws after ``delay``, so quick operations show nothing.
     private let created = ContinuousClock.now
-    private static let delay = Duration.milliseconds(300)
+    private let delay: Duration
 
     private let enabled: Bool
     private let state = Mutex(State())
     private let stopped = DispatchSemaphore(value: 0)
     private static let width = 24
 
-    /// A bar that draws only when `enabled`.
-    init(enabled: Bool) {
+    /// A bar that draws only when `enabled`, starting `delay` after it is created.
+    init(enabled: Bool, delay: Duration = .milliseconds(300)) {
         self.enabled = enabled
+        self.delay = delay
         guard enabled else { return }
         Thread.detachNewThread { [self] in
             while redraw() { Thread.sleep(forTimeInterval: 0.1) }
@@ -52,6 +53,7 @@ final class ProgressBar: Sendable {
             state.total = total
             state.phaseStart = .now
         }
+        _ = redraw()  // show the new phase at once rather than at the next tick
     }
 
     /// Counts steps done in the current phase.
@@ -74,7 +76,7 @@ final class ProgressBar: Sendable {
     private func redraw() -> Bool {
         let (line, running) = state.withLock { state -> (String, Bool) in
             if state.finished { return (state.drawn ? "\r\u{1B}[2K" : "", false) }
-            guard ContinuousClock.now - created >= Self.delay else { return ("", true) }
+            guard ContinuousClock.now - created >= delay else { return ("", true) }
             state.drawn = true
             return ("\r\u{1B}[2K" + Self.render(state), true)
         }
