@@ -15,7 +15,9 @@ enum QueryCorpus {
         CorpusEntry(name: name) { _ in FetchDescriptor(predicate: predicate) }
     }
 
-    static func entry(_ name: String, _ build: @escaping @Sendable (ModelContext) throws -> Predicate<Reading>) -> CorpusEntry {
+    static func entry(_ name: String, _ build: @escaping @Sendable (ModelContext) throws -> Predicate<Reading>)
+        -> CorpusEntry
+    {
         CorpusEntry(name: name) { context in FetchDescriptor(predicate: try build(context)) }
     }
 
@@ -161,7 +163,9 @@ enum QueryCorpus {
         entry("station?.name != North", #Predicate { $0.station?.name != "North" }),
         entry("(station?.elevation ?? 0) > 100", #Predicate { ($0.station?.elevation ?? 0) > 100 }),
         entry("station?.region == nil", #Predicate { $0.station?.region == nil }),
-        entry("station.flatMap elevation > 500 == true", #Predicate { $0.station.flatMap { $0.elevation > 500 } == true }),
+        entry(
+            "station.flatMap elevation > 500 == true",
+            #Predicate { $0.station.flatMap { $0.elevation > 500 } == true }),
         entry("station?.name.contains(o) == true", #Predicate { $0.station?.name.contains("o") == true }),
         entry("station id == North") { context in
             let north = try KnownModels.station("North", in: context)
@@ -174,7 +178,9 @@ enum QueryCorpus {
         entry("tags contains label == red", #Predicate { $0.tags.contains { $0.label == "red" } }),
         entry("tags allSatisfy weight > 0", #Predicate { $0.tags.allSatisfy { $0.weight > 0 } }),
         entry("tags allSatisfy label starts with b", #Predicate { $0.tags.allSatisfy { $0.label.starts(with: "b") } }),
-        entry("tags contains red && weight >= 2", #Predicate { $0.tags.contains { $0.label == "red" && $0.weight >= 2 } }),
+        entry(
+            "tags contains red && weight >= 2",
+            #Predicate { $0.tags.contains { $0.label == "red" && $0.weight >= 2 } }),
         entry("tags contains reading?.flag == true", #Predicate { $0.tags.contains { $0.reading?.flag == true } }),
         entry("tags count > 1", #Predicate { $0.tags.count > 1 }),
         // Ranges
@@ -205,8 +211,11 @@ enum QueryCorpus {
         entry("note != nil && note != x", #Predicate { !($0.note == nil) && $0.note != "x" }),
         entry("nested or and not", #Predicate { ($0.flag || $0.int < 0) && !($0.text == "" || $0.note == nil) }),
         entry("double in range or nan", #Predicate { ($0.double >= 0 && $0.double <= 3) || $0.double != $0.double }),
-        entry("everything at once", #Predicate {
-            $0.int >= -5 && $0.station?.name != "South" && $0.tags.allSatisfy { $0.weight < 4 } && ($0.score ?? 0) < 5
-        }),
+        entry(
+            "everything at once",
+            #Predicate {
+                $0.int >= -5 && $0.station?.name != "South" && $0.tags.allSatisfy { $0.weight < 4 }
+                    && ($0.score ?? 0) < 5
+            }),
     ]
 }

@@ -59,7 +59,8 @@ struct QueryCorpusTests {
         let windows: [(Int?, Int?)] = [(nil, nil), (0, 5), (3, 4), (nil, 1), (38, 10)]
         for (predicateName, predicate) in predicates {
             for (offset, limit) in windows {
-                let label = "\(predicateName) sorted by \(sortCase.name) offset \(offset ?? 0) limit \(limit.map(String.init) ?? "-")"
+                let window = "offset \(offset ?? 0) limit \(limit.map(String.init) ?? "-")"
+                let label = "\(predicateName) sorted by \(sortCase.name) \(window)"
                 harness.expectAgreement(label) { context in
                     var descriptor = try sortCase.build(context)
                     descriptor.predicate = predicate

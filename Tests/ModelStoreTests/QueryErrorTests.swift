@@ -17,8 +17,9 @@ struct QueryErrorTests {
             } catch let error as DataStoreError {
                 #expect(error.code == .invalidPredicate, "\(way): \(error)", sourceLocation: sourceLocation)
                 for part in parts {
-                    #expect(error.message.contains(part), "\(way): '\(error.message)' does not mention '\(part)'",
-                            sourceLocation: sourceLocation)
+                    #expect(
+                        error.message.contains(part), "\(way): '\(error.message)' does not mention '\(part)'",
+                        sourceLocation: sourceLocation)
                 }
             } catch {
                 Issue.record("\(way): unexpected \(error)", sourceLocation: sourceLocation)
@@ -46,7 +47,8 @@ struct QueryErrorTests {
         let harness = try QueryHarness()
         let cast = Predicate<Reading> { root in
             PredicateExpressions.build_Equal(
-                lhs: PredicateExpressions.ForceCast<_, String>(PredicateExpressions.build_KeyPath(root: root, keyPath: \.int)),
+                lhs: PredicateExpressions.ForceCast<_, String>(
+                    PredicateExpressions.build_KeyPath(root: root, keyPath: \.int)),
                 rhs: PredicateExpressions.build_Arg("3"))
         }
         expectInvalid(harness, cast, mentioning: ["'($0.int as! String)'"])
@@ -67,9 +69,14 @@ struct QueryErrorTests {
 
     @Test func keyPathsThatAreNotStoredAreReportedByName() throws {
         let harness = try QueryHarness()
-        expectInvalid(harness, #Predicate { $0.scratch > 0 }, mentioning: ["\\Reading.scratch", "'Reading'", "not a stored property"])
-        expectInvalid(harness, #Predicate { $0.shout == "ROME" }, mentioning: ["\\Reading.<computed String>", "not a stored property"])
-        expectInvalid(harness, #Predicate { $0.station?.readings.isEmpty == false && $0.hasChanges }, mentioning: ["'Reading'"])
+        expectInvalid(
+            harness, #Predicate { $0.scratch > 0 },
+            mentioning: ["\\Reading.scratch", "'Reading'", "not a stored property"])
+        expectInvalid(
+            harness, #Predicate { $0.shout == "ROME" },
+            mentioning: ["\\Reading.<computed String>", "not a stored property"])
+        expectInvalid(
+            harness, #Predicate { $0.station?.readings.isEmpty == false && $0.hasChanges }, mentioning: ["'Reading'"])
     }
 
     @Test func reversedConstantRangesAndOverflowsFailInsteadOfCrashing() throws {
@@ -87,18 +94,23 @@ struct QueryErrorTests {
     @Test func snapshotEvaluatorRejectsUnknownPropertiesAndMissingResolvers() throws {
         let schema = Schema([Reading.self])
         let entity = try #require(schema.entity(named: "Reading"))
-        #expect(throws: DataStoreError.invalidPredicate) { try SnapshotEvaluator(filter: .equal("nope", .int(1)), entity: entity) }
+        #expect(throws: DataStoreError.invalidPredicate) {
+            try SnapshotEvaluator(filter: .equal("nope", .int(1)), entity: entity)
+        }
         #expect(throws: DataStoreError.invalidPredicate) {
             try SnapshotEvaluator(filter: .compare("station", .less, .int(1)), entity: entity, schema: schema)
         }
         #expect(throws: DataStoreError.unsupportedFeature) {
-            try SnapshotEvaluator(filter: .compare("station.name", .equal, .string("x")), entity: entity, schema: schema)
+            try SnapshotEvaluator(
+                filter: .compare("station.name", .equal, .string("x")), entity: entity, schema: schema)
         }
         #expect(throws: DataStoreError.invalidPredicate) {
             try SnapshotEvaluator(filter: .any("station", .constant(true)), entity: entity, schema: schema) { _ in nil }
         }
         do {
-            _ = try SnapshotEvaluator(filter: .compare("tags.label", .equal, .string("x")), entity: entity, schema: schema) { _ in nil }
+            _ = try SnapshotEvaluator(
+                filter: .compare("tags.label", .equal, .string("x")), entity: entity, schema: schema
+            ) { _ in nil }
             Issue.record("a path through a to-many relationship was accepted")
         } catch let error as DataStoreError {
             #expect(error.message.contains("to-many relationship 'Reading.tags'"))

@@ -23,7 +23,8 @@ struct QueryExplainTests {
 
     @Test func sortedWindowIsPushedToTheOrderedIndex() throws {
         let harness = try QueryHarness()
-        var descriptor = FetchDescriptor<Reading>(predicate: #Predicate { $0.flag }, sortBy: [SortDescriptor(\.int, order: .reverse)])
+        var descriptor = FetchDescriptor<Reading>(
+            predicate: #Predicate { $0.flag }, sortBy: [SortDescriptor(\.int, order: .reverse)])
         descriptor.fetchLimit = 5
         let explanation = try ModelContext(harness.container(.pushed)).explain(descriptor)
         #expect(explanation.sortLocation == .store)
@@ -44,13 +45,18 @@ struct QueryExplainTests {
         #expect(explanation.conditions.map(\.location) == [.store, .snapshots, .models, .store])
         #expect(explanation.conditions.map(\.isInexact) == [true, false, false, false])
         #expect(explanation.conditions[2].reason == "not translatable to a store filter")
-        #expect(explanation.storeQuery?.filter == .and([.compare("int", .greater, .int(2)), .compare("note", .equal, .null)]))
+        #expect(
+            explanation.storeQuery?.filter
+                == .and([.compare("int", .greater, .int(2)), .compare("note", .equal, .null)]))
         #expect(explanation.storeQuery?.limit == nil && explanation.storeQuery?.sort == [])
-        #expect(explanation.snapshotFilter == .and([.compare("int", .greater, .int(2)), .text("text", .contains("a"))]))
+        #expect(
+            explanation.snapshotFilter == .and([.compare("int", .greater, .int(2)), .text("text", .contains("a"))]))
         #expect(explanation.evaluatesPredicateOnModels)
         #expect(explanation.sortLocation == .snapshots)
         #expect(explanation.windowLocation == .models)
-        #expect(explanation.description.contains("condition 3 [models] $0.text.count > 1 (not translatable to a store filter)"))
+        #expect(
+            explanation.description.contains(
+                "condition 3 [models] $0.text.count > 1 (not translatable to a store filter)"))
     }
 
     @Test func conditionsAfterOneThatMayFailStayOnModels() throws {

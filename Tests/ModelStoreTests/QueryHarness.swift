@@ -35,9 +35,15 @@ struct QueryHarness: Sendable {
         let schema = Schema([Reading.self, Sensor.self])
         containers = [
             (.pushed, try ModelContainer(for: schema, configurations: [InMemoryStoreConfiguration()])),
-            (.partial, try ModelContainer(
-                for: schema, configurations: [LimitedStore.Configuration(name: "limited", capabilities: limited)])),
-            (.memory, try ModelContainer(for: schema, configurations: [SwiftDataStyleStore.Configuration(name: "swiftdata")])),
+            (
+                .partial,
+                try ModelContainer(
+                    for: schema, configurations: [LimitedStore.Configuration(name: "limited", capabilities: limited)])
+            ),
+            (
+                .memory,
+                try ModelContainer(for: schema, configurations: [SwiftDataStyleStore.Configuration(name: "swiftdata")])
+            ),
         ]
         for (_, container) in containers { try seed(ModelContext(container)) }
     }
@@ -66,7 +72,8 @@ struct QueryHarness: Sendable {
         do {
             outcome.fetched = try ModelContext(container).fetch(build(ModelContext(container))).map(\.code)
             outcome.count = try ModelContext(container).fetchCount(build(ModelContext(container)))
-            outcome.keys = try ModelContext(container).fetchIdentifiers(build(ModelContext(container))).map(\.primaryKey)
+            outcome.keys = try ModelContext(container).fetchIdentifiers(build(ModelContext(container))).map(
+                \.primaryKey)
             let context = ModelContext(container)
             try context.enumerate(build(context), batchSize: 7) { outcome.enumerated.append($0.code) }
         } catch let error as DataStoreError {
@@ -85,12 +92,17 @@ struct QueryHarness: Sendable {
         let outcomes = FetchWay.allCases.map { ($0, outcome($0, build)) }
         let reference = outcomes[0].1
         for (way, outcome) in outcomes.dropFirst() {
-            #expect(outcome == reference, "\(label): \(way) gave \(outcome), pushed gave \(reference)", sourceLocation: sourceLocation)
+            #expect(
+                outcome == reference, "\(label): \(way) gave \(outcome), pushed gave \(reference)",
+                sourceLocation: sourceLocation)
         }
-        #expect(reference.error != nil || reference.fetched == reference.enumerated, "\(label): enumerate differs from fetch",
-                sourceLocation: sourceLocation)
-        #expect(reference.error != nil || reference.count == reference.fetched.count, "\(label): count differs from fetch",
-                sourceLocation: sourceLocation)
+        #expect(
+            reference.error != nil || reference.fetched == reference.enumerated,
+            "\(label): enumerate differs from fetch",
+            sourceLocation: sourceLocation)
+        #expect(
+            reference.error != nil || reference.count == reference.fetched.count, "\(label): count differs from fetch",
+            sourceLocation: sourceLocation)
         return reference
     }
 }

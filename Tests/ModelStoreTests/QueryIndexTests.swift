@@ -8,7 +8,8 @@ struct QueryIndexTests {
     let schema = Schema([Reading.self])
     var entity: Schema.Entity { schema.entity(named: "Reading")! }
 
-    func snapshot(_ code: String, int: Int, double: Double, text: String, note: String? = nil) throws -> DefaultSnapshot {
+    func snapshot(_ code: String, int: Int, double: Double, text: String, note: String? = nil) throws -> DefaultSnapshot
+    {
         try DefaultSnapshot(
             persistentIdentifier: .temporary(entityName: "Reading"), entity: entity,
             namedValues: [
@@ -21,7 +22,9 @@ struct QueryIndexTests {
     func scan(_ table: SnapshotTable, _ query: StoreQuery) throws -> [DefaultSnapshot] {
         var rows = table.snapshots(of: query.entityName)
         if let filter = query.filter {
-            let evaluator = try SnapshotEvaluator(filter: filter, entity: entity, schema: schema) { table.snapshot(for: $0) }
+            let evaluator = try SnapshotEvaluator(filter: filter, entity: entity, schema: schema) {
+                table.snapshot(for: $0)
+            }
             rows = rows.filter(evaluator.matches)
         }
         try SnapshotEvaluator.sort(&rows, by: query.sort, entity: entity)
@@ -55,7 +58,8 @@ struct QueryIndexTests {
         return filters.map { filter in
             let limit: Int? = rng.chance(60) ? Int.random(in: 0...6, using: &rng) : nil
             return StoreQuery(
-                entityName: "Reading", filter: filter, sort: rng.pick(sorts), offset: rng.chance(30) ? Int.random(in: 0...4, using: &rng) : 0,
+                entityName: "Reading", filter: filter, sort: rng.pick(sorts),
+                offset: rng.chance(30) ? Int.random(in: 0...4, using: &rng) : 0,
                 limit: limit)
         }
     }
@@ -76,32 +80,41 @@ struct QueryIndexTests {
                 let size = rng.chance(20) ? 300 : Int.random(in: 1...8, using: &rng)
                 var inserted: [DefaultSnapshot] = []
                 for _ in 0..<size {
-                    inserted.append(try snapshot(
-                        String(format: "C%03d", next), int: rng.pick(ints), double: rng.pick(doubles), text: rng.pick(texts),
-                        note: rng.chance(30) ? nil : rng.pick(texts)))
+                    inserted.append(
+                        try snapshot(
+                            String(format: "C%03d", next), int: rng.pick(ints), double: rng.pick(doubles),
+                            text: rng.pick(texts),
+                            note: rng.chance(30) ? nil : rng.pick(texts)))
                     next += 1
                 }
-                _ = try table.save(DataStoreSaveChangesRequest(editingState: EditingState(), inserted: inserted, updated: [], deleted: []),
-                                   storeIdentifier: "t")
+                _ = try table.save(
+                    DataStoreSaveChangesRequest(
+                        editingState: EditingState(), inserted: inserted, updated: [], deleted: []),
+                    storeIdentifier: "t")
             case 2:
                 // Update some rows.
-                let updated = live.shuffled(using: &rng).prefix(Int.random(in: 0...20, using: &rng)).map { row -> DefaultSnapshot in
+                let updated = live.shuffled(using: &rng).prefix(Int.random(in: 0...20, using: &rng)).map {
+                    row -> DefaultSnapshot in
                     var row = row
                     row["int"] = .int(Int64(rng.pick(ints)))
                     row["text"] = .string(rng.pick(texts))
                     row["double"] = .double(rng.pick(doubles))
                     return row
                 }
-                _ = try table.save(DataStoreSaveChangesRequest(editingState: EditingState(), inserted: [], updated: updated, deleted: []),
-                                   storeIdentifier: "t")
+                _ = try table.save(
+                    DataStoreSaveChangesRequest(
+                        editingState: EditingState(), inserted: [], updated: updated, deleted: []),
+                    storeIdentifier: "t")
             case 3:
                 // Delete some rows.
-                table.delete(live.shuffled(using: &rng).prefix(Int.random(in: 0...30, using: &rng)).map(\.persistentIdentifier))
+                table.delete(
+                    live.shuffled(using: &rng).prefix(Int.random(in: 0...30, using: &rng)).map(\.persistentIdentifier))
             default:
                 // Batch update through prepareUpdate/applyUpdate, or reload everything.
                 if rng.chance(50) {
                     let ids = live.prefix(Int.random(in: 0...10, using: &rng)).map(\.persistentIdentifier)
-                    table.applyUpdate(try table.prepareUpdate(ids, values: [entity.slot(of: "int")!: .int(Int64(rng.pick(ints)))]))
+                    table.applyUpdate(
+                        try table.prepareUpdate(ids, values: [entity.slot(of: "int")!: .int(Int64(rng.pick(ints)))]))
                 } else {
                     var reloaded = SnapshotTable(schema: schema)
                     try reloaded.load(live.shuffled(using: &rng))
@@ -118,15 +131,22 @@ struct QueryIndexTests {
 
     @Test func queriesUseTheIndexTheyShould() throws {
         var table = SnapshotTable(schema: schema)
-        let rows = try (0..<400).map { try snapshot(String(format: "C%03d", $0), int: $0 % 40, double: Double($0), text: "t\($0 % 7)") }
-        _ = try table.save(DataStoreSaveChangesRequest(editingState: EditingState(), inserted: rows, updated: [], deleted: []),
-                           storeIdentifier: "t")
+        let rows = try (0..<400).map {
+            try snapshot(String(format: "C%03d", $0), int: $0 % 40, double: Double($0), text: "t\($0 % 7)")
+        }
+        _ = try table.save(
+            DataStoreSaveChangesRequest(editingState: EditingState(), inserted: rows, updated: [], deleted: []),
+            storeIdentifier: "t")
         func path(_ filter: StoreFilter?, sort: [StoreSortKey] = [], limit: Int? = nil) -> StoreAccessPath {
             table.accessPath(for: StoreQuery(entityName: "Reading", filter: filter, sort: sort, limit: limit))
         }
-        #expect(path(.compare("code", .equal, .string("C007"))) == StoreAccessPath(kind: .uniqueIndex, properties: ["code"], estimatedRows: 1))
+        #expect(
+            path(.compare("code", .equal, .string("C007")))
+                == StoreAccessPath(kind: .uniqueIndex, properties: ["code"], estimatedRows: 1))
         #expect(path(.isIn("code", [.string("C001"), .string("C002"), .string("nope")])).estimatedRows == 2)
-        #expect(path(.compare("int", .equal, .int(3))) == StoreAccessPath(kind: .hashIndex, properties: ["int"], estimatedRows: 10))
+        #expect(
+            path(.compare("int", .equal, .int(3)))
+                == StoreAccessPath(kind: .hashIndex, properties: ["int"], estimatedRows: 10))
         #expect(path(.compare("double", .greaterOrEqual, .double(390))).kind == .orderedIndexRange)
         #expect(path(.compare("double", .greaterOrEqual, .double(390))).estimatedRows == 10)
         #expect(path(.compare("double", .greaterOrEqual, .double(0))).kind == .scan)
@@ -137,8 +157,9 @@ struct QueryIndexTests {
 
         // A NaN has no place in an order: the ordered index no longer serves sorted windows of that property.
         let nan = try snapshot("NaN", int: 0, double: .nan, text: "")
-        _ = try table.save(DataStoreSaveChangesRequest(editingState: EditingState(), inserted: [nan], updated: [], deleted: []),
-                           storeIdentifier: "t")
+        _ = try table.save(
+            DataStoreSaveChangesRequest(editingState: EditingState(), inserted: [nan], updated: [], deleted: []),
+            storeIdentifier: "t")
         #expect(path(nil, sort: [StoreSortKey(property: "double")], limit: 5).kind == .scan)
         #expect(path(nil, sort: [StoreSortKey(property: "int")], limit: 5).kind == .orderedIndexSort)
     }
@@ -146,12 +167,16 @@ struct QueryIndexTests {
     @Test func sortedWindowsBreakTiesByIdentifierBothWays() throws {
         var table = SnapshotTable(schema: schema)
         let rows = try (0..<50).map { try snapshot(String(format: "C%03d", $0), int: $0 % 3, double: 0, text: "") }
-        _ = try table.save(DataStoreSaveChangesRequest(editingState: EditingState(), inserted: rows, updated: [], deleted: []),
-                           storeIdentifier: "t")
+        _ = try table.save(
+            DataStoreSaveChangesRequest(editingState: EditingState(), inserted: rows, updated: [], deleted: []),
+            storeIdentifier: "t")
         for ascending in [true, false] {
-            let query = StoreQuery(entityName: "Reading", sort: [StoreSortKey(property: "int", ascending: ascending)], offset: 3, limit: 20)
+            let query = StoreQuery(
+                entityName: "Reading", sort: [StoreSortKey(property: "int", ascending: ascending)], offset: 3, limit: 20
+            )
             #expect(table.accessPath(for: query).kind == .orderedIndexSort)
-            #expect(try table.fetch(query).map(\.persistentIdentifier) == scan(table, query).map(\.persistentIdentifier))
+            #expect(
+                try table.fetch(query).map(\.persistentIdentifier) == scan(table, query).map(\.persistentIdentifier))
         }
     }
 }

@@ -6,7 +6,9 @@ import Testing
 /// update, inexact push-down, and windows pushed only when nothing is left to do afterwards.
 struct QueryPipelineTests {
     /// The codes a context fetches after the same unsaved changes in each way.
-    func pendingOutcome(_ harness: QueryHarness, _ way: FetchWay, _ descriptor: FetchDescriptor<Reading>) throws -> [String] {
+    func pendingOutcome(_ harness: QueryHarness, _ way: FetchWay, _ descriptor: FetchDescriptor<Reading>) throws
+        -> [String]
+    {
         let context = ModelContext(harness.container(way))
         let all = try context.fetch(FetchDescriptor<Reading>(sortBy: [SortDescriptor(\.code)]))
         all[3].int = 100
@@ -28,13 +30,15 @@ struct QueryPipelineTests {
             FetchDescriptor(predicate: #Predicate { $0.station?.name == "Renamed" }),
             FetchDescriptor(predicate: #Predicate { $0.double >= 0 }, sortBy: [SortDescriptor(\.double)]),
             {
-                var limited = FetchDescriptor<Reading>(predicate: #Predicate { $0.int >= 0 }, sortBy: [SortDescriptor(\.int)])
+                var limited = FetchDescriptor<Reading>(
+                    predicate: #Predicate { $0.int >= 0 }, sortBy: [SortDescriptor(\.int)])
                 limited.fetchOffset = 2
                 limited.fetchLimit = 4
                 return limited
             }(),
             {
-                var saved = FetchDescriptor<Reading>(predicate: #Predicate { $0.int > 10 }, sortBy: [SortDescriptor(\.code)])
+                var saved = FetchDescriptor<Reading>(
+                    predicate: #Predicate { $0.int > 10 }, sortBy: [SortDescriptor(\.code)])
                 saved.includePendingChanges = false
                 return saved
             }(),
@@ -58,12 +62,19 @@ struct QueryPipelineTests {
         for way in FetchWay.allCases {
             let context = ModelContext(harness.container(way))
             try context.delete(model: Sensor.self, where: #Predicate { $0.value > 1 && $0.label.count > 0 })
-            remaining.append(try context.fetch(FetchDescriptor<Sensor>(sortBy: [SortDescriptor(\.serial)])).map(\.serial))
-            updated.append(try context.update(Sensor.self, where: #Predicate { ($0.rank ?? 0) > 2 || $0.label.contains("a") },
-                                              set: [.set(\.label, to: "hot")]))
-            labels.append(try ModelContext(harness.container(way)).fetch(FetchDescriptor<Sensor>(sortBy: [SortDescriptor(\.serial)]))
+            remaining.append(
+                try context.fetch(FetchDescriptor<Sensor>(sortBy: [SortDescriptor(\.serial)])).map(\.serial))
+            updated.append(
+                try context.update(
+                    Sensor.self, where: #Predicate { ($0.rank ?? 0) > 2 || $0.label.contains("a") },
+                    set: [.set(\.label, to: "hot")]))
+            labels.append(
+                try ModelContext(harness.container(way)).fetch(
+                    FetchDescriptor<Sensor>(sortBy: [SortDescriptor(\.serial)])
+                )
                 .map { "\($0.serial)=\($0.label)" })
-            try context.delete(model: Reading.self, where: #Predicate { $0.tags.contains { $0.weight > 2 } && $0.int < 5 })
+            try context.delete(
+                model: Reading.self, where: #Predicate { $0.tags.contains { $0.weight > 2 } && $0.int < 5 })
             readings.append(try ModelContext(harness.container(way)).fetch(FetchDescriptor<Reading>()).map(\.code))
         }
         #expect(remaining.allSatisfy { $0 == remaining[0] } && remaining[0].count < 24 && !remaining[0].isEmpty)
@@ -73,10 +84,12 @@ struct QueryPipelineTests {
     }
 
     @Test func inexactFiltersArePushedAndRechecked() throws {
-        let capabilities = QueryCapabilities(filters: [.equality], inexactFilters: [.textContains], sorting: true, offsetAndLimit: true)
+        let capabilities = QueryCapabilities(
+            filters: [.equality], inexactFilters: [.textContains], sorting: true, offsetAndLimit: true)
         let harness = try QueryHarness(limited: capabilities)
-        var descriptor = FetchDescriptor<Reading>(predicate: #Predicate { $0.text.contains("o") && $0.flag == false },
-                                                  sortBy: [SortDescriptor(\.int)])
+        var descriptor = FetchDescriptor<Reading>(
+            predicate: #Predicate { $0.text.contains("o") && $0.flag == false },
+            sortBy: [SortDescriptor(\.int)])
         descriptor.fetchLimit = 3
         let fixed = descriptor
         harness.expectAgreement("inexact contains") { _ in fixed }
@@ -88,7 +101,8 @@ struct QueryPipelineTests {
     }
 
     @Test func windowsArePushedOnlyWhenNothingIsLeft() throws {
-        let harness = try QueryHarness(limited: QueryCapabilities(filters: [.equality, .ordering], sorting: true, offsetAndLimit: true))
+        let harness = try QueryHarness(
+            limited: QueryCapabilities(filters: [.equality, .ordering], sorting: true, offsetAndLimit: true))
         let store = try #require(harness.container(.partial).stores.first as? LimitedStore)
         let context = ModelContext(harness.container(.partial))
         var pushed = FetchDescriptor<Reading>(predicate: #Predicate { $0.int > 0 }, sortBy: [SortDescriptor(\.int)])
@@ -98,7 +112,8 @@ struct QueryPipelineTests {
         let first = try #require(store.received.withLock { $0.last })
         #expect(first.offset == 1 && first.limit == 2)
 
-        var residual = FetchDescriptor<Reading>(predicate: #Predicate { $0.int > 0 && $0.text.contains("a") }, sortBy: [SortDescriptor(\.int)])
+        var residual = FetchDescriptor<Reading>(
+            predicate: #Predicate { $0.int > 0 && $0.text.contains("a") }, sortBy: [SortDescriptor(\.int)])
         residual.fetchLimit = 2
         _ = try context.fetch(residual)
         let second = try #require(store.received.withLock { $0.last })

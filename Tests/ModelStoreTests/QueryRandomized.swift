@@ -32,8 +32,10 @@ enum RandomData {
     static func seed(_ seed: UInt64) -> @Sendable (ModelContext) throws -> Void {
         { context in
             var rng = SplitMix64(state: seed)
-            let stations = [Station("North", elevation: 900, region: "Alps"), Station("South", elevation: 10),
-                            Station("Port", elevation: 100, region: nil), Station("", elevation: -5, region: "")]
+            let stations = [
+                Station("North", elevation: 900, region: "Alps"), Station("South", elevation: 10),
+                Station("Port", elevation: 100, region: nil), Station("", elevation: -5, region: ""),
+            ]
             for index in 0..<60 {
                 let reading = Reading()
                 reading.code = String(format: "X%02d", index)
@@ -93,7 +95,9 @@ indirect enum RandomShape: Sendable, CustomStringConvertible {
     case or(RandomShape, RandomShape)
     case not(RandomShape)
 
-    static let operators: [PredicateExpressions.ComparisonOperator] = [.lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual]
+    static let operators: [PredicateExpressions.ComparisonOperator] = [
+        .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual,
+    ]
 
     static func random(_ rng: inout SplitMix64, depth: Int = 0) -> RandomShape {
         if depth < 3 && rng.chance(45) {
@@ -143,39 +147,64 @@ indirect enum RandomShape: Sendable, CustomStringConvertible {
         typealias P = PredicateExpressions
         switch self {
         case .flag: return P.build_KeyPath(root: root, keyPath: \.flag)
-        case .int(let op, let value): return P.build_Comparison(lhs: P.build_KeyPath(root: root, keyPath: \.int), rhs: P.build_Arg(value), op: op)
+        case .int(let op, let value):
+            return P.build_Comparison(lhs: P.build_KeyPath(root: root, keyPath: \.int), rhs: P.build_Arg(value), op: op)
         case .intEquals(let value, let negated):
             let key = P.build_KeyPath(root: root, keyPath: \.int)
-            return negated ? P.build_NotEqual(lhs: key, rhs: P.build_Arg(value)) : P.build_Equal(lhs: key, rhs: P.build_Arg(value))
-        case .double(let op, let value): return P.build_Comparison(lhs: P.build_KeyPath(root: root, keyPath: \.double), rhs: P.build_Arg(value), op: op)
-        case .float(let op, let value): return P.build_Comparison(lhs: P.build_KeyPath(root: root, keyPath: \.float), rhs: P.build_Arg(value), op: op)
-        case .decimal(let op, let value): return P.build_Comparison(lhs: P.build_KeyPath(root: root, keyPath: \.decimal), rhs: P.build_Arg(value), op: op)
-        case .date(let op, let value): return P.build_Comparison(lhs: P.build_KeyPath(root: root, keyPath: \.date), rhs: P.build_Arg(value), op: op)
-        case .text(let op, let value): return P.build_Comparison(lhs: P.build_KeyPath(root: root, keyPath: \.text), rhs: P.build_Arg(value), op: op)
-        case .textEquals(let value): return P.build_Equal(lhs: P.build_KeyPath(root: root, keyPath: \.text), rhs: P.build_Arg(value))
-        case .textContains(let value): return P.build_contains(P.build_KeyPath(root: root, keyPath: \.text), P.build_Arg(value))
-        case .textPrefix(let value): return P.build_starts(P.build_KeyPath(root: root, keyPath: \.text), with: P.build_Arg(value))
+            return negated
+                ? P.build_NotEqual(lhs: key, rhs: P.build_Arg(value)) : P.build_Equal(lhs: key, rhs: P.build_Arg(value))
+        case .double(let op, let value):
+            return P.build_Comparison(
+                lhs: P.build_KeyPath(root: root, keyPath: \.double), rhs: P.build_Arg(value), op: op)
+        case .float(let op, let value):
+            return P.build_Comparison(
+                lhs: P.build_KeyPath(root: root, keyPath: \.float), rhs: P.build_Arg(value), op: op)
+        case .decimal(let op, let value):
+            return P.build_Comparison(
+                lhs: P.build_KeyPath(root: root, keyPath: \.decimal), rhs: P.build_Arg(value), op: op)
+        case .date(let op, let value):
+            return P.build_Comparison(
+                lhs: P.build_KeyPath(root: root, keyPath: \.date), rhs: P.build_Arg(value), op: op)
+        case .text(let op, let value):
+            return P.build_Comparison(
+                lhs: P.build_KeyPath(root: root, keyPath: \.text), rhs: P.build_Arg(value), op: op)
+        case .textEquals(let value):
+            return P.build_Equal(lhs: P.build_KeyPath(root: root, keyPath: \.text), rhs: P.build_Arg(value))
+        case .textContains(let value):
+            return P.build_contains(P.build_KeyPath(root: root, keyPath: \.text), P.build_Arg(value))
+        case .textPrefix(let value):
+            return P.build_starts(P.build_KeyPath(root: root, keyPath: \.text), with: P.build_Arg(value))
         case .textCount(let value):
             return P.build_Comparison(
-                lhs: P.build_KeyPath(root: P.build_KeyPath(root: root, keyPath: \.text), keyPath: \.count), rhs: P.build_Arg(value),
+                lhs: P.build_KeyPath(root: P.build_KeyPath(root: root, keyPath: \.text), keyPath: \.count),
+                rhs: P.build_Arg(value),
                 op: .greaterThan)
-        case .note(let value): return P.build_Equal(lhs: P.build_KeyPath(root: root, keyPath: \.note), rhs: P.build_Arg(value))
+        case .note(let value):
+            return P.build_Equal(lhs: P.build_KeyPath(root: root, keyPath: \.note), rhs: P.build_Arg(value))
         case .noteCoalesced(let fallback, let op, let value):
             return P.build_Comparison(
                 lhs: P.build_NilCoalesce(lhs: P.build_KeyPath(root: root, keyPath: \.note), rhs: P.build_Arg(fallback)),
                 rhs: P.build_Arg(value), op: op)
         case .scoreCoalesced(let fallback, let op, let value):
             return P.build_Comparison(
-                lhs: P.build_NilCoalesce(lhs: P.build_KeyPath(root: root, keyPath: \.score), rhs: P.build_Arg(fallback)),
+                lhs: P.build_NilCoalesce(
+                    lhs: P.build_KeyPath(root: root, keyPath: \.score), rhs: P.build_Arg(fallback)),
                 rhs: P.build_Arg(value), op: op)
-        case .count(let value): return P.build_Equal(lhs: P.build_KeyPath(root: root, keyPath: \.count), rhs: P.build_Arg(value))
-        case .level(let value): return P.build_Equal(lhs: P.build_KeyPath(root: root, keyPath: \.level), rhs: P.build_Arg(value))
-        case .optionalLevel(let value): return P.build_Equal(lhs: P.build_KeyPath(root: root, keyPath: \.optionalLevel), rhs: P.build_Arg(value))
-        case .intIn(let values): return P.build_contains(P.build_Arg(values), P.build_KeyPath(root: root, keyPath: \.int))
-        case .textIn(let values): return P.build_contains(P.build_Arg(values), P.build_KeyPath(root: root, keyPath: \.text))
+        case .count(let value):
+            return P.build_Equal(lhs: P.build_KeyPath(root: root, keyPath: \.count), rhs: P.build_Arg(value))
+        case .level(let value):
+            return P.build_Equal(lhs: P.build_KeyPath(root: root, keyPath: \.level), rhs: P.build_Arg(value))
+        case .optionalLevel(let value):
+            return P.build_Equal(lhs: P.build_KeyPath(root: root, keyPath: \.optionalLevel), rhs: P.build_Arg(value))
+        case .intIn(let values):
+            return P.build_contains(P.build_Arg(values), P.build_KeyPath(root: root, keyPath: \.int))
+        case .textIn(let values):
+            return P.build_contains(P.build_Arg(values), P.build_KeyPath(root: root, keyPath: \.text))
         case .intRange(let low, let high, let closed):
             let key = P.build_KeyPath(root: root, keyPath: \.int)
-            if closed { return P.build_contains(P.build_ClosedRange(lower: P.build_Arg(low), upper: P.build_Arg(high)), key) }
+            if closed {
+                return P.build_contains(P.build_ClosedRange(lower: P.build_Arg(low), upper: P.build_Arg(high)), key)
+            }
             return P.build_contains(P.build_Range(lower: P.build_Arg(low), upper: P.build_Arg(high)), key)
         case .stationName(let name):
             let city = P.build_flatMap(P.build_KeyPath(root: root, keyPath: \.station)) { station in
@@ -184,7 +213,8 @@ indirect enum RandomShape: Sendable, CustomStringConvertible {
             return P.build_Equal(lhs: city, rhs: P.build_Arg(Optional(name)))
         case .stationElevation(let op, let value):
             let test = P.build_flatMap(P.build_KeyPath(root: root, keyPath: \.station)) { station in
-                P.build_Comparison(lhs: P.build_KeyPath(root: station, keyPath: \.elevation), rhs: P.build_Arg(value), op: op)
+                P.build_Comparison(
+                    lhs: P.build_KeyPath(root: station, keyPath: \.elevation), rhs: P.build_Arg(value), op: op)
             }
             return P.build_NilCoalesce(lhs: test, rhs: P.build_Arg(false))
         case .stationMissing:
@@ -217,7 +247,8 @@ indirect enum RandomShape: Sendable, CustomStringConvertible {
         PredicateExpressions.build_Disjunction(lhs: a, rhs: b)
     }
 
-    private static func negation<A: StandardPredicateExpression<Bool>>(_ a: A) -> any StandardPredicateExpression<Bool> {
+    private static func negation<A: StandardPredicateExpression<Bool>>(_ a: A) -> any StandardPredicateExpression<Bool>
+    {
         PredicateExpressions.build_Negation(a)
     }
 
@@ -264,7 +295,8 @@ indirect enum RandomShape: Sendable, CustomStringConvertible {
 
 /// Random sorts over the sortable attributes, with random windows.
 enum RandomSort {
-    static func descriptor(_ rng: inout SplitMix64, predicate: Predicate<Reading>) -> (FetchDescriptor<Reading>, String) {
+    static func descriptor(_ rng: inout SplitMix64, predicate: Predicate<Reading>) -> (FetchDescriptor<Reading>, String)
+    {
         let keys: [(String, SortDescriptor<Reading>)] = [
             ("int", SortDescriptor(\.int)), ("int desc", SortDescriptor(\.int, order: .reverse)),
             ("double", SortDescriptor(\.double)), ("text", SortDescriptor(\.text)),

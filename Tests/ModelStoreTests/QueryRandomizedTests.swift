@@ -23,9 +23,12 @@ struct QueryRandomizedTests {
     @Test func capabilityMixesAgree() throws {
         let mixes: [QueryCapabilities] = [
             .none,
-            QueryCapabilities(filters: [.equality], inexactFilters: [.textContains, .textPrefix], sorting: true, offsetAndLimit: true),
+            QueryCapabilities(
+                filters: [.equality], inexactFilters: [.textContains, .textPrefix], sorting: true,
+                offsetAndLimit: true),
             QueryCapabilities(filters: .all, inexactFilters: [], sorting: false, offsetAndLimit: false),
-            QueryCapabilities(filters: [.ordering, .range, .negation], inexactFilters: [.equality, .membership], sorting: true),
+            QueryCapabilities(
+                filters: [.ordering, .range, .negation], inexactFilters: [.equality, .membership], sorting: true),
         ]
         for (index, capabilities) in mixes.enumerated() {
             let harness = try QueryHarness(limited: capabilities, seed: RandomData.seed(UInt64(index) + 77))

@@ -26,7 +26,7 @@ extension ModelContext {
                 if capabilities == nil {
                     conditions.append(.init(
                         expression: expression, filter: conjunct.filter, location: .store, isInexact: false,
-                        reason: "in the descriptor; the context evaluates it on models if the store throws preferInMemoryFilter"))
+                        reason: "in the descriptor; evaluated on models if the store throws preferInMemoryFilter"))
                     continue
                 }
                 let placement = plan.placements.first { $0.index == index }
@@ -58,7 +58,7 @@ extension ModelContext {
             sortKeys = plan.query?.sort
         }
         if !pending.isEmpty && !descriptor.sortBy.isEmpty {
-            notes.append("unsaved changes of '\(entityName)' are merged in, so the models are sorted again in the context")
+            notes.append("unsaved changes of '\(entityName)' are merged in, so the context sorts the models again")
         }
 
         let hasWindow = descriptor.fetchLimit != nil || (descriptor.fetchOffset ?? 0) > 0
@@ -70,9 +70,11 @@ extension ModelContext {
         } else {
             windowLocation = .store
         }
-        if hasPending { notes.append("the context has unsaved changes of '\(entityName)'; they are part of the result") }
+        if hasPending {
+            notes.append("the context has unsaved changes of '\(entityName)'; they are part of the result")
+        }
         if capabilities == nil {
-            notes.append("SwiftData-style store: it runs the descriptor or asks for in-memory filtering or sorting at fetch time")
+            notes.append("SwiftData-style store: it runs the descriptor, or asks for in-memory filtering or sorting")
         }
 
         return QueryExplanation(

@@ -18,7 +18,9 @@ extension ModelContext {
     }
 
     /// The identifiers of the models that match a descriptor, in its order.
-    public func fetchIdentifiers<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [PersistentIdentifier] {
+    public func fetchIdentifiers<T: PersistentModel>(
+        _ descriptor: FetchDescriptor<T>
+    ) throws -> [PersistentIdentifier] {
         try execute(descriptor, identifiersOnly: true).identifiers
     }
 
@@ -74,24 +76,31 @@ extension ModelContext {
 
         var snapshots = try fetchSnapshots(descriptor, plan: &plan, store: store)
         for snapshot in snapshots where snapshot.entity.name != entityName {
-            throw DataStoreError(.corrupted, "the store returned a '\(snapshot.entity.name)' snapshot for a fetch of '\(entityName)'",
-                                 remedy: "Fix the adapter: fetch must return only snapshots of the requested entity",
-                                 entityName: entityName)
+            throw DataStoreError(
+                .corrupted, "the store returned a '\(snapshot.entity.name)' snapshot for a fetch of '\(entityName)'",
+                remedy: "Fix the adapter: fetch must return only snapshots of the requested entity",
+                entityName: entityName)
         }
         // What the store could not run, and re-checks of what it ran inexactly, run on snapshots,
         // before any model exists.
         snapshots = try plan.refine(snapshots, schema: container.schema)
 
-        // Counting and listing identifiers need models only when something runs on models.
-        if (countOnly || identifiersOnly) && !plan.filtersModels && !plan.sortsModels && !hasPending {
-            if plan.windowsInMemory {
-                snapshots = SnapshotEvaluator.window(snapshots, offset: descriptor.fetchOffset ?? 0, limit: descriptor.fetchLimit)
-            }
-            return FetchOutput(identifiers: identifiersOnly ? snapshots.map(\.persistentIdentifier) : [], count: snapshots.count)
+        // When nothing runs on models, the snapshots are the result: window them, and count or list
+        // identifiers without creating models.
+        let modelsDecide = plan.filtersModels || plan.sortsModels || hasPending
+        if plan.windowsInMemory && !modelsDecide {
+            snapshots = SnapshotEvaluator.window(
+                snapshots, offset: descriptor.fetchOffset ?? 0, limit: descriptor.fetchLimit)
+            plan.windowsInMemory = false
+        }
+        if (countOnly || identifiersOnly) && !modelsDecide {
+            let ids = identifiersOnly ? snapshots.map(\.persistentIdentifier) : []
+            return FetchOutput(identifiers: ids, count: snapshots.count)
         }
 
         // Counting and listing identifiers must not leave models behind: release the ones loaded only for this.
-        let transient = (countOnly || identifiersOnly) ? snapshots.map(\.persistentIdentifier).filter { registry[$0] == nil } : []
+        let transient = (countOnly || identifiersOnly)
+            ? snapshots.map(\.persistentIdentifier).filter { registry[$0] == nil } : []
         defer { releaseUnchanged(transient) }
         var models = try materialize(snapshots, as: T.self)
         if descriptor.includePendingChanges {
@@ -133,7 +142,8 @@ extension ModelContext {
             models = SnapshotEvaluator.window(models, offset: descriptor.fetchOffset ?? 0, limit: descriptor.fetchLimit)
         }
         if !countOnly && !identifiersOnly { try prefetchRelationships(of: models, for: descriptor) }
-        return FetchOutput(models: models, identifiers: identifiersOnly ? models.map(\.persistentModelID) : [], count: models.count)
+        let ids = identifiersOnly ? models.map(\.persistentModelID) : []
+        return FetchOutput(models: models, identifiers: ids, count: models.count)
     }
 
     /// The plan of a fetch given this context's pending changes.
@@ -151,7 +161,8 @@ extension ModelContext {
         let context = QueryPlanner.Context(
             hasPendingChanges: hasPending, pendingEntities: pendingEntities,
             isInSameStore: { name in (try? container.store(for: name)) === store })
-        return try QueryPlanner.plan(descriptor, entity: entity, store: store, schema: container.schema, context: context)
+        return try QueryPlanner.plan(
+            descriptor, entity: entity, store: store, schema: container.schema, context: context)
     }
 
     /// The snapshots the store returns for a plan; a SwiftData-style store that asks for in-memory
@@ -254,7 +265,8 @@ extension ModelContext {
             let id = snapshot.persistentIdentifier
             if let existing = registry[id] {
                 guard let typed = existing as? T else {
-                    throw DataStoreError(.corrupted, "\(id) is registered as a '\(Swift.type(of: existing))', not a '\(T.self)'")
+                    throw DataStoreError(
+                        .corrupted, "\(id) is registered as a '\(Swift.type(of: existing))', not a '\(T.self)'")
                 }
                 let backing = typed.persistentBackingData
                 if backing.state == .registered && !backing.isChanged && backing.savedValues != snapshot.values {
@@ -291,19 +303,26 @@ extension ModelContext {
                 descriptor.includePendingChanges = false
                 // A querying store gets the identifiers if it runs them; otherwise the context picks them out.
                 let query = store.queryCapabilitiesIfAny.map { capabilities in
-                    StoreQuery(entityName: entityName, filter: capabilities.filters.contains(.identifiers) ? .identifiers(idSet) : nil)
+                    StoreQuery(
+                        entityName: entityName,
+                        filter: capabilities.filters.contains(.identifiers) ? .identifiers(idSet) : nil)
                 }
                 var snapshots: [DefaultSnapshot]
                 do {
                     snapshots = try store.fetchDefault(
-                        DataStoreFetchRequest(descriptor: descriptor, editingState: editingState, query: query)).snapshots
-                    if query != nil && query?.filter == nil { snapshots = snapshots.filter { idSet.contains($0.persistentIdentifier) } }
+                        DataStoreFetchRequest(descriptor: descriptor, editingState: editingState, query: query)
+                    ).snapshots
+                    if query != nil && query?.filter == nil {
+                        snapshots = snapshots.filter { idSet.contains($0.persistentIdentifier) }
+                    }
                 } catch DataStoreError.preferInMemoryFilter {
                     snapshots = try store.fetchDefault(
                         DataStoreFetchRequest(descriptor: FetchDescriptor<T>(), editingState: editingState)).snapshots
                     snapshots = snapshots.filter { idSet.contains($0.persistentIdentifier) }
                 }
-                for snapshot in snapshots where snapshot.entity.name == entityName { found[snapshot.persistentIdentifier] = snapshot }
+                for snapshot in snapshots where snapshot.entity.name == entityName {
+                    found[snapshot.persistentIdentifier] = snapshot
+                }
             }
             _ = try materialize(missing.compactMap { found[$0] }, as: T.self)
         }

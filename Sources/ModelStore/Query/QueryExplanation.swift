@@ -106,7 +106,9 @@ public struct QueryExplanation: Sendable, CustomStringConvertible {
         switch sortLocation {
         case .none: lines.append("  sort: none (identifier order)")
         case .models: lines.append("  sort: models (SortDescriptor.compare)")
-        default: lines.append("  sort: \(sortLocation.rawValue) [" + (sortKeys ?? []).map(\.description).joined(separator: ", ") + "]")
+        default:
+            let keys = (sortKeys ?? []).map(\.description).joined(separator: ", ")
+            lines.append("  sort: \(sortLocation.rawValue) [\(keys)]")
         }
         lines.append("  offset/limit: \(windowLocation == .none ? "none" : windowLocation.rawValue)")
         for note in notes { lines.append("  note: \(note)") }

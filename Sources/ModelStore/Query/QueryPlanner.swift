@@ -63,7 +63,8 @@ struct QueryPlan<T: PersistentModel> {
     }
 
     func request(_ descriptor: FetchDescriptor<T>, editingState: EditingState) -> DataStoreFetchRequest<T> {
-        DataStoreFetchRequest(descriptor: isQuerying ? descriptor : storeDescriptor, editingState: editingState, query: query)
+        DataStoreFetchRequest(
+            descriptor: isQuerying ? descriptor : storeDescriptor, editingState: editingState, query: query)
     }
 
     /// The snapshots that pass ``snapshotFilter``, sorted by ``snapshotSort``.
@@ -163,7 +164,8 @@ enum QueryPlanner {
                 place(.snapshots, "the store does not run \(kinds.subtracting(capabilities.filters))")
             } else {
                 filtersModels = true
-                place(.models, "the store does not run \(kinds.subtracting(capabilities.filters)) through relationships")
+                let missing = kinds.subtracting(capabilities.filters)
+                place(.models, "the store does not run \(missing) through relationships")
             }
         }
 

@@ -44,11 +44,14 @@ public struct SnapshotEvaluator: Sendable {
     /// Sorts snapshots by the keys, breaking ties by identifier; with no keys, by identifier.
     ///
     /// Throws ``DataStoreError/invalidPredicate`` for a key that is not a stored attribute of the entity.
-    public static func sort(_ snapshots: inout [DefaultSnapshot], by keys: [StoreSortKey], entity: Schema.Entity) throws {
+    public static func sort(
+        _ snapshots: inout [DefaultSnapshot], by keys: [StoreSortKey], entity: Schema.Entity
+    ) throws {
         let slots = try keys.map { key -> Int in
             guard let slot = entity.slot(of: key.property), case .attribute = entity.properties[slot] else {
                 throw DataStoreError(
-                    .invalidPredicate, "cannot sort by '\(key.property)': it is not a stored attribute of '\(entity.name)'",
+                    .invalidPredicate,
+                    "cannot sort by '\(key.property)': it is not a stored attribute of '\(entity.name)'",
                     remedy: "Sort by one of: \(entity.attributes.map { "'\($0.name)'" }.joined(separator: ", "))",
                     entityName: entity.name)
             }
@@ -65,7 +68,9 @@ public struct SnapshotEvaluator: Sendable {
 
     /// Compares two stored values as `SortDescriptor` compares the Swift values they came from:
     /// `nil` first, a `NaN` tied with everything, strings under the comparison.
-    public static func compare(_ lhs: StoreValue, _ rhs: StoreValue, _ comparison: StoreSortKey.Comparison) -> ComparisonResult {
+    public static func compare(
+        _ lhs: StoreValue, _ rhs: StoreValue, _ comparison: StoreSortKey.Comparison
+    ) -> ComparisonResult {
         ValueSemantics.sortOrder(lhs, rhs, comparison)
     }
 

@@ -101,7 +101,8 @@ public indirect enum StoreFilter: Sendable, Hashable {
 
         /// ``StoreFilter/identifiers(_:)``.
         public static let identifiers = Kinds(rawValue: 1 << 0)
-        /// `==` and `!=` (``StoreFilter/compare(_:_:_:)`` with ``StoreComparisonOperator/equal`` or ``StoreComparisonOperator/notEqual``).
+        /// `==` and `!=`: ``StoreFilter/compare(_:_:_:)`` with ``StoreComparisonOperator/equal`` or
+        /// ``StoreComparisonOperator/notEqual``.
         public static let equality = Kinds(rawValue: 1 << 1)
         /// `<`, `<=`, `>`, `>=`.
         public static let ordering = Kinds(rawValue: 1 << 2)
@@ -266,7 +267,8 @@ extension StoreFilter: CustomStringConvertible {
         case .identifiers(let ids):
             return "persistentModelID in [" + ids.sorted().map(\.description).joined(separator: ", ") + "]"
         case .compare(let path, let op, let value): return "\(path) \(op) \(value)"
-        case .isIn(let path, let values): return "\(path) in [" + values.map(\.description).joined(separator: ", ") + "]"
+        case .isIn(let path, let values):
+            return "\(path) in [" + values.map(\.description).joined(separator: ", ") + "]"
         case .range(let path, let range): return "\(path) in \(range)"
         case .text(let path, let operation): return "\(path).\(operation)"
         case .any(let path, let inner): return "\(path).contains { \(inner) }"

@@ -65,7 +65,9 @@ extension SnapshotTable {
         /// The first uniqueness constraint whose values in `snapshot` another row already has.
         func claimedConstraint(of snapshot: DefaultSnapshot) -> Int? {
             uniqueIndexes.indices.first { constraint in
-                guard let key = uniqueKey(constraint, of: snapshot), let owner = uniqueIndexes[constraint][key] else { return false }
+                guard let key = uniqueKey(constraint, of: snapshot), let owner = uniqueIndexes[constraint][key] else {
+                    return false
+                }
                 return owner != snapshot.persistentIdentifier
             }
         }
@@ -124,7 +126,8 @@ extension SnapshotTable {
             for (position, snapshot) in live.enumerated() {
                 for index in hashIndexes.indices { hashIndexes[index].add(position, snapshot) }
                 for index in orderedIndexes.indices {
-                    orderedIndexes[index].add(snapshot.values[orderedIndexes[index].slot], position: position, generation: 0)
+                    let value = snapshot.values[orderedIndexes[index].slot]
+                    orderedIndexes[index].add(value, position: position, generation: 0)
                 }
             }
             for index in orderedIndexes.indices { orderedIndexes[index].merge(isCurrent: isCurrent) }
@@ -132,7 +135,9 @@ extension SnapshotTable {
 
         private mutating func index(_ snapshot: DefaultSnapshot, at position: Int) {
             for constraint in uniqueIndexes.indices {
-                if let key = uniqueKey(constraint, of: snapshot) { uniqueIndexes[constraint][key] = snapshot.persistentIdentifier }
+                if let key = uniqueKey(constraint, of: snapshot) {
+                    uniqueIndexes[constraint][key] = snapshot.persistentIdentifier
+                }
             }
             for index in hashIndexes.indices { hashIndexes[index].add(position, snapshot) }
             for index in orderedIndexes.indices {
@@ -143,7 +148,8 @@ extension SnapshotTable {
 
         private mutating func unindex(_ old: DefaultSnapshot, at position: Int) {
             for constraint in uniqueIndexes.indices {
-                if let key = uniqueKey(constraint, of: old), uniqueIndexes[constraint][key] == old.persistentIdentifier {
+                if let key = uniqueKey(constraint, of: old),
+                   uniqueIndexes[constraint][key] == old.persistentIdentifier {
                     uniqueIndexes[constraint][key] = nil
                 }
             }
@@ -291,8 +297,12 @@ extension SnapshotTable {
             let slice = start < end ? sorted[start..<end] : sorted[start..<start]
             let tail = pending.filter { entry in
                 guard !entry.value.isNull else { return false }
-                if let lower, ValueSemantics.sortOrder(entry.value, lower, .binary) == .orderedAscending { return false }
-                if let upper, ValueSemantics.sortOrder(entry.value, upper, .binary) == .orderedDescending { return false }
+                if let lower, ValueSemantics.sortOrder(entry.value, lower, .binary) == .orderedAscending {
+                    return false
+                }
+                if let upper, ValueSemantics.sortOrder(entry.value, upper, .binary) == .orderedDescending {
+                    return false
+                }
                 return true
             }
             return (slice, tail)

@@ -99,7 +99,8 @@ extension SnapshotTable.EntityTable {
         for case .identifiers(let ids) in conjuncts where ids.count < (smallest?.count ?? .max) { smallest = ids }
         if let smallest {
             let found = smallest.compactMap { positions[$0] }.sorted()
-            return Access(method: .positions(found), path: StoreAccessPath(kind: .identifiers, estimatedRows: found.count))
+            return Access(
+                method: .positions(found), path: StoreAccessPath(kind: .identifiers, estimatedRows: found.count))
         }
         var equal: [String: StoreValue] = [:]
         var members: [String: [StoreValue]] = [:]
@@ -107,7 +108,8 @@ extension SnapshotTable.EntityTable {
             switch conjunct {
             case .compare(let path, .equal, let value) where path.isDirect && isIndexable(value, for: path.property):
                 if equal[path.property] == nil { equal[path.property] = value }
-            case .isIn(let path, let values) where path.isDirect && values.allSatisfy({ isIndexable($0, for: path.property) }):
+            case .isIn(let path, let values)
+            where path.isDirect && values.allSatisfy({ isIndexable($0, for: path.property) }):
                 if members[path.property] == nil { members[path.property] = values }
             default:
                 break
@@ -132,7 +134,9 @@ extension SnapshotTable.EntityTable {
     }
 
     /// The index keys equality and membership conditions pin down for these properties, if they all are.
-    private static func keys(_ names: [String], equal: [String: StoreValue], members: [String: [StoreValue]]) -> [[StoreValue]]? {
+    private static func keys(
+        _ names: [String], equal: [String: StoreValue], members: [String: [StoreValue]]
+    ) -> [[StoreValue]]? {
         var keys: [[StoreValue]] = [[]]
         for name in names {
             if let value = equal[name] {
@@ -181,15 +185,20 @@ extension SnapshotTable.EntityTable {
             var lower: StoreValue?
             var upper: StoreValue?
             func raise(_ value: StoreValue) {
-                if lower == nil || ValueSemantics.sortOrder(value, lower!, .binary) == .orderedDescending { lower = value }
+                if lower == nil || ValueSemantics.sortOrder(value, lower!, .binary) == .orderedDescending {
+                    lower = value
+                }
             }
             func cap(_ value: StoreValue) {
-                if upper == nil || ValueSemantics.sortOrder(value, upper!, .binary) == .orderedAscending { upper = value }
+                if upper == nil || ValueSemantics.sortOrder(value, upper!, .binary) == .orderedAscending {
+                    upper = value
+                }
             }
             for conjunct in conjuncts {
                 switch conjunct {
                 case .compare(let path, let op, let value)
-                where path.isDirect && path.property == ordered.property && isIndexable(value, for: ordered.property) && !value.isNull:
+                where path.isDirect && path.property == ordered.property && !value.isNull
+                    && isIndexable(value, for: ordered.property):
                     switch op {
                     case .greater, .greaterOrEqual: raise(value)
                     case .less, .lessOrEqual: cap(value)
@@ -276,7 +285,8 @@ private struct OrderedWalk {
     mutating func nextGroup() -> [SnapshotTable.OrderedIndex.Entry]? {
         guard let first = peek()?.entry else { return nil }
         var group: [SnapshotTable.OrderedIndex.Entry] = []
-        while let (next, fromSorted) = peek(), ValueSemantics.sortOrder(next.value, first.value, .binary) == .orderedSame {
+        while let (next, fromSorted) = peek(),
+              ValueSemantics.sortOrder(next.value, first.value, .binary) == .orderedSame {
             group.append(next)
             if fromSorted { i += ascending ? 1 : -1 } else { j += ascending ? 1 : -1 }
         }

@@ -67,7 +67,9 @@ public struct SnapshotTable: Sendable {
     /// Throws ``DataStoreError/uniqueConstraintViolation`` (naming the entity, the properties and,
     /// in ``DataStoreError/conflictingValues``, the values) and ``DataStoreError/notFound`` for
     /// updates or deletes of models the table does not have.
-    public func prepare(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>, storeIdentifier: String) throws -> PreparedSave {
+    public func prepare(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, storeIdentifier: String
+    ) throws -> PreparedSave {
         var key = nextPrimaryKey
         var remap: [PersistentIdentifier: PersistentIdentifier] = [:]
         remap.reserveCapacity(request.inserted.count)
@@ -75,7 +77,8 @@ public struct SnapshotTable: Sendable {
             let id = snapshot.persistentIdentifier
             guard tables[id.entityName] != nil else {
                 throw DataStoreError(.notFound, "the store has no entity '\(id.entityName)'",
-                                     remedy: "Add the model type to this store's configuration", entityName: id.entityName)
+                                     remedy: "Add the model type to this store's configuration",
+                                     entityName: id.entityName)
             }
             if id.isTemporary || id.storeIdentifier != storeIdentifier {
                 remap[id] = .identifier(for: storeIdentifier, entityName: id.entityName, primaryKey: key)
@@ -84,10 +87,16 @@ public struct SnapshotTable: Sendable {
                 key = int + 1
             }
         }
-        let inserted = request.inserted.map { $0.copy(persistentIdentifier: remap[$0.persistentIdentifier] ?? $0.persistentIdentifier, remappedIdentifiers: remap) }
-        let updated = request.updated.map { $0.copy(persistentIdentifier: $0.persistentIdentifier, remappedIdentifiers: remap) }
+        let inserted = request.inserted.map { snapshot in
+            let id = snapshot.persistentIdentifier
+            return snapshot.copy(persistentIdentifier: remap[id] ?? id, remappedIdentifiers: remap)
+        }
+        let updated = request.updated.map {
+            $0.copy(persistentIdentifier: $0.persistentIdentifier, remappedIdentifiers: remap)
+        }
         for changed in updated + request.deleted where snapshot(for: changed.persistentIdentifier) == nil {
-            throw DataStoreError(.notFound, "cannot save changes to \(changed.persistentIdentifier): the store does not have it",
+            throw DataStoreError(.notFound,
+                                 "cannot save changes to \(changed.persistentIdentifier): the store does not have it",
                                  remedy: "Fetch the model again; another context may have deleted it",
                                  entityName: changed.persistentIdentifier.entityName)
         }
@@ -175,15 +184,17 @@ public struct SnapshotTable: Sendable {
                 guard let key = table.uniqueKey(constraint, of: snapshot) else { continue }
                 let id = snapshot.persistentIdentifier
                 var owner = claimed[snapshot.entity.name]?[constraint]?[key]
-                if owner == nil, let existing = table.uniqueIndexes[constraint][key], existing != id, !vacating.contains(existing) {
+                if owner == nil, let existing = table.uniqueIndexes[constraint][key], existing != id,
+                   !vacating.contains(existing) {
                     owner = existing
                 }
                 if let owner, owner != id {
                     let names = table.entity.uniquenessConstraints[constraint]
                     throw DataStoreError(
                         .uniqueConstraintViolation,
-                        "another '\(snapshot.entity.name)' already has the same \(names.map { "'\($0)'" }.joined(separator: ", "))",
-                        remedy: "Change the value, or fetch and update the existing model instead of inserting a new one",
+                        "another '\(snapshot.entity.name)' already has the same "
+                            + names.map { "'\($0)'" }.joined(separator: ", "),
+                        remedy: "Change the value, or fetch and update the existing model instead of inserting one",
                         entityName: snapshot.entity.name, propertyNames: names, conflictingValues: key)
                 }
                 claimed[snapshot.entity.name, default: [:]][constraint, default: [:]][key] = id
@@ -200,7 +211,9 @@ public struct SnapshotTable: Sendable {
     }
 
     /// Validates a batch update: the snapshots it would store.
-    public func prepareUpdate(_ identifiers: [PersistentIdentifier], values: [Int: StoreValue]) throws -> [DefaultSnapshot] {
+    public func prepareUpdate(
+        _ identifiers: [PersistentIdentifier], values: [Int: StoreValue]
+    ) throws -> [DefaultSnapshot] {
         var updated: [DefaultSnapshot] = []
         updated.reserveCapacity(identifiers.count)
         for id in identifiers {

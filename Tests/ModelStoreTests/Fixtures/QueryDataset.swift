@@ -6,8 +6,10 @@ import ModelStore
 /// `nil`s, ties, missing relationships).
 enum QueryDataset {
     static let epoch = Date(timeIntervalSinceReferenceDate: 700_000_000)
-    static let texts = ["", "a", "A", "abc", "ABC", "Abc", "rome", "Rome", "ROME", "\u{E9}", "e\u{301}", "zeta", "Zeta",
-                        " space", "a b", "10", "9", "Rome"]
+    static let texts = [
+        "", "a", "A", "abc", "ABC", "Abc", "rome", "Rome", "ROME", "\u{E9}", "e\u{301}", "zeta", "Zeta",
+        " space", "a b", "10", "9", "Rome",
+    ]
     static let doubles: [Double] = [0, -0.0, 1.5, -2.25, .nan, .infinity, -.infinity, 3, 1e-9, 100, 3, .nan]
     static let floats: [Float] = [0, 0.5, -1, .nan, 2.5, 100, 0.5]
     static let decimals = ["0", "1.10", "1.1", "-3.5", "100", "2.000", "0.0001"].map { Decimal(string: $0)! }
@@ -24,8 +26,10 @@ enum QueryDataset {
 
     /// Inserts the stations, readings and tags, and saves.
     static func seed(_ context: ModelContext) throws {
-        let stations = [Station("North", elevation: 900, region: "Alps"), Station("South", elevation: 10),
-                        Station("Port", elevation: 100, region: "Coast")]
+        let stations = [
+            Station("North", elevation: 900, region: "Alps"), Station("South", elevation: 10),
+            Station("Port", elevation: 100, region: "Coast"),
+        ]
         for index in 0..<count {
             let reading = Reading()
             reading.code = String(format: "R%02d", index)
@@ -54,7 +58,9 @@ enum QueryDataset {
             reading.level = QueryLevel.allCases[index % 3]
             reading.optionalLevel = index % 4 == 0 ? nil : QueryLevel.allCases[(index / 4) % 3]
             reading.station = index % 5 == 4 ? nil : stations[index % 3]
-            reading.tags = (0..<(index % 4)).map { Tag(labels[(index + $0) % labels.count], weight: (index * 7 + $0) % 5) }
+            reading.tags = (0..<(index % 4)).map {
+                Tag(labels[(index + $0) % labels.count], weight: (index * 7 + $0) % 5)
+            }
             context.insert(reading)
         }
         try context.save()
@@ -63,9 +69,11 @@ enum QueryDataset {
     /// Sensors for batch operations.
     static func seedSensors(_ context: ModelContext) throws {
         for index in 0..<24 {
-            context.insert(Sensor(
-                String(format: "S%02d", index), value: doubles[index % doubles.count], rank: counts[index % counts.count],
-                label: texts[index % texts.count]))
+            context.insert(
+                Sensor(
+                    String(format: "S%02d", index), value: doubles[index % doubles.count],
+                    rank: counts[index % counts.count],
+                    label: texts[index % texts.count]))
         }
         try context.save()
     }

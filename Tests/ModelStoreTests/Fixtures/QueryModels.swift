@@ -40,7 +40,9 @@ final class Reading: PersistentModel {
     /// Computed: predicates may not use it.
     var shout: String { text.uppercased() }
 
-    static var constraints: [ModelConstraint<Reading>] { [.index(\.int), .index(\.text), .index(\.double), .index(\.level)] }
+    static var constraints: [ModelConstraint<Reading>] {
+        [.index(\.int), .index(\.text), .index(\.double), .index(\.level)]
+    }
 
     let persistentBackingData = BackingData()
     init() {}

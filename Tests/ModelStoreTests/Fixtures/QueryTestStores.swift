@@ -9,7 +9,8 @@ final class LockedTable: Sendable {
     init(schema: Schema) { table = Mutex(SnapshotTable(schema: schema)) }
 
     func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>, storeIdentifier: String) throws
-        -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        -> DataStoreSaveChangesResult<DefaultSnapshot>
+    {
         try table.withLock { try $0.save(request, storeIdentifier: storeIdentifier) }
     }
 
@@ -52,12 +53,17 @@ final class LimitedStore: DataStoreQuerying, DataStoreBatching {
 
     var queryCapabilities: QueryCapabilities { configuration.capabilities }
 
-    func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
+    func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<
+        T, DefaultSnapshot
+    > {
         var query = request.query ?? StoreQuery(entityName: Schema.entityName(for: T.self))
         received.withLock { $0.append(query) }
         let capabilities = configuration.capabilities
-        if let filter = query.filter, !capabilities.filters.union(capabilities.inexactFilters).isSuperset(of: filter.kinds) {
-            throw DataStoreError(.unsupportedFeature, "the limited store received '\(filter)', which it did not declare")
+        if let filter = query.filter,
+            !capabilities.filters.union(capabilities.inexactFilters).isSuperset(of: filter.kinds)
+        {
+            throw DataStoreError(
+                .unsupportedFeature, "the limited store received '\(filter)', which it did not declare")
         }
         if !query.sort.isEmpty && !capabilities.sorting {
             throw DataStoreError(.unsupportedFeature, "the limited store received a sort, which it did not declare")
@@ -72,11 +78,15 @@ final class LimitedStore: DataStoreQuerying, DataStoreBatching {
         return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: snapshots)
     }
 
-    func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+    func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<
+        DefaultSnapshot
+    > {
         try storage.save(request, storeIdentifier: identifier)
     }
 
-    func cachedSnapshots(for identifiers: [PersistentIdentifier], editingState: EditingState) throws -> [PersistentIdentifier: DefaultSnapshot] {
+    func cachedSnapshots(for identifiers: [PersistentIdentifier], editingState: EditingState) throws
+        -> [PersistentIdentifier: DefaultSnapshot]
+    {
         storage.snapshots(for: identifiers)
     }
 
@@ -93,7 +103,8 @@ final class LimitedStore: DataStoreQuerying, DataStoreBatching {
     }
 
     func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
-        let save = DataStoreSaveChangesRequest(editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: [])
+        let save = DataStoreSaveChangesRequest(
+            editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: [])
         let result = try storage.save(save, storeIdentifier: identifier)
         return request.snapshots.map { result.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier }
     }
@@ -124,7 +135,9 @@ final class SwiftDataStyleStore: DataStore {
         self.storage = LockedTable(schema: configuration.schema!)
     }
 
-    func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
+    func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<
+        T, DefaultSnapshot
+    > {
         let descriptor = request.descriptor
         if descriptor.predicate != nil { throw DataStoreError.preferInMemoryFilter }
         if !descriptor.sortBy.isEmpty { throw DataStoreError.preferInMemorySort }
@@ -133,11 +146,15 @@ final class SwiftDataStyleStore: DataStore {
         return DataStoreFetchResult(descriptor: descriptor, fetchedSnapshots: window)
     }
 
-    func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+    func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<
+        DefaultSnapshot
+    > {
         try storage.save(request, storeIdentifier: identifier)
     }
 
-    func cachedSnapshots(for identifiers: [PersistentIdentifier], editingState: EditingState) throws -> [PersistentIdentifier: DefaultSnapshot] {
+    func cachedSnapshots(for identifiers: [PersistentIdentifier], editingState: EditingState) throws
+        -> [PersistentIdentifier: DefaultSnapshot]
+    {
         storage.snapshots(for: identifiers)
     }
 

@@ -55,8 +55,11 @@ struct CompiledFilter {
 
     // MARK: Conditions
 
-    private func compare(_ path: StorePath, _ op: StoreComparisonOperator, _ value: StoreValue, entity: Schema.Entity) throws -> Predicate {
-        let allowsReference = (op == .equal || op == .notEqual) && (value.isNull || value.referencedIdentifiers.count == 1)
+    private func compare(
+        _ path: StorePath, _ op: StoreComparisonOperator, _ value: StoreValue, entity: Schema.Entity
+    ) throws -> Predicate {
+        let isEquality = op == .equal || op == .notEqual
+        let allowsReference = isEquality && (value.isNull || value.referencedIdentifiers.count == 1)
         if path.isDirect, let slot = try directSlot(path.property, entity: entity, allowsReference: allowsReference) {
             return Self.compareSlot(slot, op, value)
         }
@@ -69,17 +72,23 @@ struct CompiledFilter {
         switch value {
         case .int(let constant):
             return { snapshot in
-                if case .int(let stored) = snapshot.values[slot] { return ValueSemantics.apply(op, stored, constant) }
+                if case .int(let stored) = snapshot.values[slot] {
+                    return ValueSemantics.apply(op, stored, constant)
+                }
                 return ValueSemantics.holds(op, snapshot.values[slot], value)
             }
         case .double(let constant):
             return { snapshot in
-                if case .double(let stored) = snapshot.values[slot] { return ValueSemantics.apply(op, stored, constant) }
+                if case .double(let stored) = snapshot.values[slot] {
+                    return ValueSemantics.apply(op, stored, constant)
+                }
                 return ValueSemantics.holds(op, snapshot.values[slot], value)
             }
         case .string(let constant):
             return { snapshot in
-                if case .string(let stored) = snapshot.values[slot] { return ValueSemantics.apply(op, stored, constant) }
+                if case .string(let stored) = snapshot.values[slot] {
+                    return ValueSemantics.apply(op, stored, constant)
+                }
                 return ValueSemantics.holds(op, snapshot.values[slot], value)
             }
         case .bool(let constant) where op == .equal || op == .notEqual:
@@ -153,7 +162,9 @@ struct CompiledFilter {
         }
     }
 
-    private func quantifier(_ filter: StoreFilter, path: StorePath, inner: StoreFilter, entity: Schema.Entity) throws -> Predicate {
+    private func quantifier(
+        _ filter: StoreFilter, path: StorePath, inner: StoreFilter, entity: Schema.Entity
+    ) throws -> Predicate {
         guard let resolve else { throw Self.needsResolver(path, entity: entity) }
         let isAny = if case .any = filter { true } else { false }
         let (hops, last, owner) = try walk(path, from: entity)
@@ -223,7 +234,8 @@ struct CompiledFilter {
             guard let relationship = known.relationship(named: name) else {
                 if known.property(named: name) == nil { throw Self.unknown(name, entity: known) }
                 throw DataStoreError(
-                    .invalidPredicate, "'\(name)' of '\(known.name)' is not a relationship, so '\(path)' cannot go through it",
+                    .invalidPredicate,
+                    "'\(name)' of '\(known.name)' is not a relationship, so '\(path)' cannot go through it",
                     remedy: "Go through to-one relationships only", entityName: known.name)
             }
             guard relationship.isToOne else {
@@ -255,13 +267,17 @@ struct CompiledFilter {
         let name = last.name
         let fixedSlot = last.slot
         return { snapshot in
-            guard let owner = follow(snapshot), let slot = fixedSlot ?? owner.entity.slot(of: name) else { return .null }
+            guard let owner = follow(snapshot), let slot = fixedSlot ?? owner.entity.slot(of: name) else {
+                return .null
+            }
             return owner.values[slot]
         }
     }
 
     /// A closure following to-one hops from a snapshot; `nil` where a link is `nil` or missing.
-    private static func follower(_ hops: [Step], resolve: @escaping Resolver) -> @Sendable (DefaultSnapshot) -> DefaultSnapshot? {
+    private static func follower(
+        _ hops: [Step], resolve: @escaping Resolver
+    ) -> @Sendable (DefaultSnapshot) -> DefaultSnapshot? {
         if hops.isEmpty { return { $0 } }
         return { snapshot in
             var current = snapshot
@@ -280,18 +296,21 @@ struct CompiledFilter {
     private static func unknown(_ name: String, entity: Schema.Entity) -> DataStoreError {
         DataStoreError(
             .invalidPredicate, "'\(name)' is not a stored property of '\(entity.name)'",
-            remedy: "Use one of: \(entity.properties.map { "'\($0.name)'" }.joined(separator: ", "))", entityName: entity.name)
+            remedy: "Use one of: \(entity.properties.map { "'\($0.name)'" }.joined(separator: ", "))",
+            entityName: entity.name)
     }
 
     private static func notAnAttribute(_ name: String, entity: Schema.Entity) -> DataStoreError {
         DataStoreError(
-            .invalidPredicate, "'\(entity.name).\(name)' is a relationship, not an attribute, where a value is compared",
+            .invalidPredicate,
+            "'\(entity.name).\(name)' is a relationship, not an attribute, where a value is compared",
             remedy: "Compare a to-one relationship only with == or != to nil or a reference", entityName: entity.name)
     }
 
     private static func needsResolver(_ path: StorePath, entity: Schema.Entity) -> DataStoreError {
         DataStoreError(
-            .unsupportedFeature, "the filter on '\(path)' of '\(entity.name)' reads related models, and no resolver was given",
+            .unsupportedFeature,
+            "the filter on '\(path)' of '\(entity.name)' reads related models, and no resolver was given",
             remedy: "Pass 'resolve:' to SnapshotEvaluator so it can read related snapshots", entityName: entity.name)
     }
 }

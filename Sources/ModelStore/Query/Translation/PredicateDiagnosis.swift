@@ -19,7 +19,9 @@ enum PredicateDiagnosis {
 
     /// The innermost node that throws while its operands evaluate: the failing force unwrap, cast
     /// or subscript. Closure bodies are not entered (their variables are not bound here).
-    static func locate(_ expression: any PredicateExpression, _ bindings: PredicateBindings) -> any PredicateExpression {
+    static func locate(
+        _ expression: any PredicateExpression, _ bindings: PredicateBindings
+    ) -> any PredicateExpression {
         guard let node = expression as? any TranslatableExpression else { return expression }
         for operand in node.operands where fails(operand, bindings) {
             return locate(operand, bindings)

@@ -191,9 +191,10 @@ struct PredicateTranslator {
         guard let name = entity.propertyName(for: keyPath), let property = entity.property(named: name) else {
             throw DataStoreError(
                 .invalidPredicate,
-                "the predicate reads '\(PredicateRenderer.describe(keyPath))' of '\(entity.name)', which is not a stored property",
-                remedy: "Filter on @Attribute or @Relationship properties (computed and plain properties are not stored), "
-                    + "or filter the fetched models in Swift",
+                "the predicate reads '\(PredicateRenderer.describe(keyPath))' of '\(entity.name)', "
+                    + "which is not a stored property",
+                remedy: "Filter on @Attribute or @Relationship properties (computed and plain properties are not "
+                    + "stored), or filter the fetched models in Swift",
                 entityName: entity.name)
         }
         switch property {
@@ -213,7 +214,9 @@ struct PredicateTranslator {
 
     /// Whether a key path reads a model's `persistentModelID` (directly, or through a property such as
     /// `id` that returns it).
-    private static func isIdentifierKeyPath(_ keyPath: AnyKeyPath, of type: any PersistentModel.Type, valueType: Any.Type) -> Bool {
+    private static func isIdentifierKeyPath(
+        _ keyPath: AnyKeyPath, of type: any PersistentModel.Type, valueType: Any.Type
+    ) -> Bool {
         guard valueType == PersistentIdentifier.self else { return false }
         func check<M: PersistentModel>(_: M.Type) -> Bool {
             if keyPath == \M.persistentModelID as AnyKeyPath { return true }
@@ -306,6 +309,7 @@ enum PredicateInspection {
     /// Whether evaluating the expression may throw; unknown node types may.
     static func mayThrow(_ expression: any PredicateExpression) -> Bool {
         guard let node = expression as? any TranslatableExpression else { return true }
-        return node.canThrowItself || node.operands.contains(where: mayThrow) || node.closureBodies.contains(where: mayThrow)
+        return node.canThrowItself || node.operands.contains(where: mayThrow)
+            || node.closureBodies.contains(where: mayThrow)
     }
 }

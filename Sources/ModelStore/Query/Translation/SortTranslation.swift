@@ -29,7 +29,9 @@ enum SortTranslation {
         return keys
     }
 
-    private static func key<T: PersistentModel>(_ descriptor: SortDescriptor<T>, entity: Schema.Entity) -> StoreSortKey? {
+    private static func key<T: PersistentModel>(
+        _ descriptor: SortDescriptor<T>, entity: Schema.Entity
+    ) -> StoreSortKey? {
         let cacheKey = CacheKey(descriptor: AnyHashable(descriptor))
         if let cached = cache.withLock({ $0[cacheKey] }) { return cached }
         let key = translate(descriptor, entity: entity)
@@ -40,7 +42,9 @@ enum SortTranslation {
         return key
     }
 
-    private static func translate<T: PersistentModel>(_ descriptor: SortDescriptor<T>, entity: Schema.Entity) -> StoreSortKey? {
+    private static func translate<T: PersistentModel>(
+        _ descriptor: SortDescriptor<T>, entity: Schema.Entity
+    ) -> StoreSortKey? {
         guard let keyPath = descriptor.keyPath, let name = entity.propertyName(for: keyPath),
               let attribute = entity.attribute(named: name), let (low, high) = probeValues(attribute.valueType)
         else { return nil }
@@ -74,7 +78,8 @@ enum SortTranslation {
     }
 
     private static func direction<T: PersistentModel>(
-        _ descriptor: SortDescriptor<T>, attribute: Schema.Attribute, entity: Schema.Entity, low: StoreValue, high: StoreValue
+        _ descriptor: SortDescriptor<T>, attribute: Schema.Attribute, entity: Schema.Entity,
+        low: StoreValue, high: StoreValue
     ) -> Bool? {
         guard let first = scratch(T.self, entity: entity, slot: attribute.slot, value: low),
               let second = scratch(T.self, entity: entity, slot: attribute.slot, value: high)
@@ -95,7 +100,9 @@ enum SortTranslation {
     }
 
     /// An unregistered model with default values and one attribute set.
-    private static func scratch<T: PersistentModel>(_ type: T.Type, entity: Schema.Entity, slot: Int, value: StoreValue) -> T? {
+    private static func scratch<T: PersistentModel>(
+        _ type: T.Type, entity: Schema.Entity, slot: Int, value: StoreValue
+    ) -> T? {
         var values = entity.properties.map { property -> StoreValue in
             switch property {
             case .attribute(let attribute): attribute.defaultValue

@@ -84,18 +84,24 @@ extension PredicateExpressions.CollectionIndexSubscript: TranslatableExpression 
     func translate(in translator: inout PredicateTranslator) throws -> Term? { nil }
     var operands: [any PredicateExpression] { [wrapped, index] }
     var canThrowItself: Bool { true }
-    func render(_ renderer: inout PredicateRenderer) -> String { "\(renderer.render(wrapped))[\(renderer.render(index))]" }
+    func render(_ renderer: inout PredicateRenderer) -> String {
+        "\(renderer.render(wrapped))[\(renderer.render(index))]"
+    }
 }
 
 extension PredicateExpressions.DictionaryKeySubscript: TranslatableExpression {
     func translate(in translator: inout PredicateTranslator) throws -> Term? { nil }
     var operands: [any PredicateExpression] { [wrapped, key] }
-    func render(_ renderer: inout PredicateRenderer) -> String { "\(renderer.render(wrapped))[\(renderer.render(key))]" }
+    func render(_ renderer: inout PredicateRenderer) -> String {
+        "\(renderer.render(wrapped))[\(renderer.render(key))]"
+    }
 }
 
 /// Overflow and division checks for constant integer arithmetic.
 enum ArithmeticCheck {
-    static func overflows<I: FixedWidthInteger>(_ a: I, _ other: Any, _ op: PredicateExpressions.ArithmeticOperator) -> Bool {
+    static func overflows<I: FixedWidthInteger>(
+        _ a: I, _ other: Any, _ op: PredicateExpressions.ArithmeticOperator
+    ) -> Bool {
         guard let b = other as? I else { return false }
         switch op {
         case .add: return a.addingReportingOverflow(b).overflow

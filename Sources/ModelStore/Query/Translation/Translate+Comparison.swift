@@ -96,7 +96,9 @@ extension PredicateTranslator {
         return nil
     }
 
-    private func orderingCondition(_ op: StoreComparisonOperator, _ stored: Term, _ other: Term) -> (StoreFilter, Int?)? {
+    private func orderingCondition(
+        _ op: StoreComparisonOperator, _ stored: Term, _ other: Term
+    ) -> (StoreFilter, Int?)? {
         guard case .constant(let constant) = other, let value = constant.storeValue, !value.isNull else { return nil }
         switch stored {
         case .attribute(let attribute):

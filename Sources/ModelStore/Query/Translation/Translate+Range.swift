@@ -42,7 +42,8 @@ extension PredicateTranslator {
         if !ValueSemantics.holds(.lessOrEqual, lowValue, highValue) {
             var renderer = PredicateRenderer(schema: schema)
             throw DataStoreError(
-                .invalidPredicate, "the range '\(rendered(&renderer))' has a lower bound that is not less than or equal to its upper bound",
+                .invalidPredicate,
+                "the range '\(rendered(&renderer))' has a lower bound above its upper bound (or a NaN bound)",
                 remedy: "Swap the bounds; Swift cannot form this range and would stop the program")
         }
         return StoreRange(lower: lowValue, upper: highValue, includesUpper: includesUpper)
