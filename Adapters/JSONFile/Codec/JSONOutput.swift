@@ -6,17 +6,37 @@ import Foundation
 /// for `Double`, whose shortest round-tripping form comes from the standard library (and fits
 /// in a small, unallocated string).
 final class JSONOutput {
-    private(set) var base: UnsafeMutablePointer<UInt8>
-    private(set) var capacity: Int
-    /// How many bytes have been written.
-    private(set) var count = 0
-
-    init(capacity: Int = 1 << 16) {
-        self.capacity = max(capacity, 64)
-        base = .allocate(capacity: self.capacity)
+    /// The buffer's state, kept in unsafe memory so the hot paths pay no exclusivity checks.
+    private struct State {
+        var base: UnsafeMutablePointer<UInt8>
+        var capacity: Int
+        var count: Int
     }
 
-    deinit { base.deallocate() }
+    private let state: UnsafeMutablePointer<State>
+
+    init(capacity: Int = 1 << 16) {
+        let capacity = max(capacity, 64)
+        state = .allocate(capacity: 1)
+        state.initialize(to: State(base: .allocate(capacity: capacity), capacity: capacity, count: 0))
+    }
+
+    deinit {
+        state.pointee.base.deallocate()
+        state.deinitialize(count: 1)
+        state.deallocate()
+    }
+
+    /// The start of the buffer (valid until the next write).
+    var base: UnsafeMutablePointer<UInt8> {
+        @inline(__always) get { state.pointee.base }
+    }
+
+    /// How many bytes have been written.
+    var count: Int {
+        @inline(__always) get { state.pointee.count }
+        @inline(__always) set { state.pointee.count = newValue }
+    }
 
     /// The written bytes.
     func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
@@ -28,18 +48,18 @@ final class JSONOutput {
 
     @inline(__always)
     func reserve(_ extra: Int) {
-        if count &+ extra > capacity { grow(count + extra) }
+        if state.pointee.count &+ extra > state.pointee.capacity { grow(state.pointee.count + extra) }
     }
 
     @inline(never)
     private func grow(_ needed: Int) {
-        var newCapacity = capacity * 2
+        var newCapacity = state.pointee.capacity * 2
         while newCapacity < needed { newCapacity *= 2 }
         let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
-        newBase.update(from: base, count: count)
-        base.deallocate()
-        base = newBase
-        capacity = newCapacity
+        newBase.update(from: state.pointee.base, count: state.pointee.count)
+        state.pointee.base.deallocate()
+        state.pointee.base = newBase
+        state.pointee.capacity = newCapacity
     }
 
     // MARK: Raw bytes
@@ -155,40 +175,95 @@ final class JSONOutput {
     /// Writes an unsigned integer in decimal.
     func uint(_ value: UInt64) {
         if value < 10 {
-            byte(UInt8(ascii: "0") &+ UInt8(value))
+            byte(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
             return
         }
         reserve(20)
-        var digits = 0
-        var rest = value
-        while rest > 0 {
-            digits &+= 1
-            rest /= 10
-        }
-        rest = value
+        let digits = Self.digitCount(value)
         var position = count &+ digits
-        while rest > 0 {
-            position &-= 1
-            let (quotient, remainder) = rest.quotientAndRemainder(dividingBy: 10)
-            base[position] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remainder)
-            rest = quotient
+        var rest = value
+        let base = self.base
+        Self.digitPairs.withUnsafeBufferPointer { pairs in
+            while rest >= 100 {
+                let (quotient, remainder) = rest.quotientAndRemainder(dividingBy: 100)
+                position &-= 2
+                base[position] = pairs[Int(remainder) &* 2]
+                base[position &+ 1] = pairs[Int(remainder) &* 2 &+ 1]
+                rest = quotient
+            }
+            if rest >= 10 {
+                position &-= 2
+                base[position] = pairs[Int(rest) &* 2]
+                base[position &+ 1] = pairs[Int(rest) &* 2 &+ 1]
+            } else {
+                position &-= 1
+                base[position] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest)
+            }
         }
         count &+= digits
+    }
+
+    /// "00" through "99".
+    private static let digitPairs: [UInt8] = (0..<100).flatMap { [UInt8(ascii: "0") + UInt8($0 / 10), UInt8(ascii: "0") + UInt8($0 % 10)] }
+
+    @inline(__always)
+    private static func digitCount(_ value: UInt64) -> Int {
+        var digits = 1
+        var threshold: UInt64 = 10
+        while digits < 20 && value >= threshold {
+            digits &+= 1
+            if digits == 20 { break }
+            threshold = threshold &* 10
+        }
+        return digits
     }
 
     /// Writes a finite `Double` in its shortest form that reads back to the same bits, always
     /// with a `.` or an exponent so that it reads back as a floating-point number.
     ///
+    /// Values with at most four decimals below 2^53 (prices, scores, most timestamps) are written
+    /// directly; others use the standard library's shortest round-tripping description.
+    ///
     /// - Precondition: `value.isFinite`.
     func double(_ value: Double) {
-        if value == value.rounded(.towardZero), abs(value) < 1e15 {
-            // Integral values: the digits, then ".0" (keeping the sign of -0.0).
-            if value.sign == .minus { byte(UInt8(ascii: "-")) }
-            uint(UInt64(abs(value)))
+        let magnitude = abs(value)
+        if magnitude < 9e15 && (magnitude >= 1e-3 || value == 0) {
+            var scale = 1.0
+            for decimals in 0...4 {
+                let scaled = (magnitude * scale).rounded()
+                if scaled < 9_007_199_254_740_992 && scaled / scale == magnitude {
+                    writeFixed(UInt64(scaled), decimals: decimals, negative: value.sign == .minus)
+                    return
+                }
+                scale *= 10
+            }
+        }
+        raw(value.description)
+    }
+
+    /// `digits` with a decimal point `decimals` places from the right (at least one digit each side).
+    private func writeFixed(_ digits: UInt64, decimals: Int, negative: Bool) {
+        if negative { byte(UInt8(ascii: "-")) }
+        guard decimals > 0 else {
+            uint(digits)
             bytes(UInt8(ascii: "."), UInt8(ascii: "0"))
             return
         }
-        raw(value.description)
+        var divisor: UInt64 = 1
+        for _ in 0..<decimals { divisor &*= 10 }
+        let (whole, fraction) = digits.quotientAndRemainder(dividingBy: divisor)
+        uint(whole)
+        byte(UInt8(ascii: "."))
+        reserve(decimals)
+        var rest = fraction
+        var position = count &+ decimals
+        let base = self.base
+        for _ in 0..<decimals {
+            position &-= 1
+            base[position] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+            rest /= 10
+        }
+        count &+= decimals
     }
 
     // MARK: Scalars in text form

@@ -187,9 +187,11 @@ struct JSONScanner {
         try expect(UInt8(ascii: "\""), "a string")
         let start = offset
         var hasEscapes = false
+        var nonASCII: UInt8 = 0
         while true {
             guard offset < input.count else { throw truncated() }
             let byte = input[offset]
+            nonASCII |= byte
             if byte == UInt8(ascii: "\"") { break }
             if byte == UInt8(ascii: "\\") {
                 hasEscapes = true
@@ -208,7 +210,7 @@ struct JSONScanner {
                           at: start, remedy: "Raise the configuration's 'maximumStringLength' limit")
         }
         offset &+= 1
-        return JSONKey(start: start, count: length, hasEscapes: hasEscapes)
+        return JSONKey(start: start, count: length, hasEscapes: hasEscapes, isASCII: nonASCII < 0x80)
     }
 
     /// Reads a string.
@@ -221,6 +223,8 @@ struct JSONScanner {
     mutating func string(of key: JSONKey) throws -> String {
         if !key.hasEscapes {
             let bytes = UnsafeBufferPointer(rebasing: input[key.start..<key.start + key.count])
+            // ASCII is valid UTF-8: no validation needed.
+            if key.isASCII { return String(decoding: bytes, as: UTF8.self) }
             guard let text = String(validating: bytes, as: UTF8.self) else { throw invalidUTF8(key) }
             return text
         }
@@ -529,6 +533,8 @@ struct JSONKey: Sendable {
     var start: Int
     var count: Int
     var hasEscapes: Bool
+    /// Every byte (escapes undecoded) is ASCII.
+    var isASCII = false
 }
 
 /// A scanned number: its extent and, when it fits, its decimal significand and exponent.

@@ -120,7 +120,7 @@ struct DocumentDecoder {
         var snapshots: [DefaultSnapshot] = []
         /// The byte offset of each snapshot's record, for messages about it.
         var recordOffsets: [Int] = []
-        var keys: [String: Set<PrimaryKey>] = [:]
+        var keys: [String: EntityKeys] = [:]
         var preserved: [PreservedEntity] = []
         var preservedNames: Set<String> = []
         var externalFiles: [ExternalSlot: String] = [:]
@@ -218,7 +218,7 @@ struct DocumentDecoder {
         _ loader: ExternalLoader
     ) throws {
         let entity = reader.entity
-        var keys = state.keys[entity.name] ?? []
+        var keys = state.keys[entity.name] ?? EntityKeys()
         var seen = [Int](repeating: -1, count: reader.shapes.count)
         var recordNumber = 0
         let identifierKey = Array(JSONFileFormat.identifierKey.utf8)
@@ -287,7 +287,7 @@ struct DocumentDecoder {
                 throw scanner.failure("a '\(entity.name)' record has no '$id'", at: recordStart,
                                       remedy: "Give every record a unique \"$id\" (an integer or a string)")
             }
-            guard keys.insert(primaryKey).inserted else {
+            guard keys.insert(primaryKey) else {
                 throw scanner.failure("two '\(entity.name)' records have the '$id' \(Self.quoted(primaryKey))", at: recordStart,
                                       remedy: "Give every record of an entity a different '$id'")
             }
@@ -342,6 +342,52 @@ struct DocumentDecoder {
                     }
                 }
             }
+        }
+    }
+}
+
+/// The keys of one entity's records, for spotting duplicates and dangling references.
+///
+/// Files list records in key order, so integer keys usually arrive increasing: then a sorted
+/// array is enough, and a hash set is built only if the order breaks.
+private struct EntityKeys {
+    private var sorted: [Int64] = []
+    private var isSorted = true
+    private var integers: Set<Int64> = []
+    private var strings: Set<String> = []
+
+    /// Adds a key; `false` if the entity already has it.
+    mutating func insert(_ key: PrimaryKey) -> Bool {
+        switch key {
+        case .string(let string):
+            return strings.insert(string).inserted
+        case .int(let int):
+            if isSorted {
+                if sorted.last.map({ $0 < int }) ?? true {
+                    sorted.append(int)
+                    return true
+                }
+                isSorted = false
+                integers = Set(sorted)
+                sorted = []
+            }
+            return integers.insert(int).inserted
+        }
+    }
+
+    func contains(_ key: PrimaryKey) -> Bool {
+        switch key {
+        case .string(let string):
+            return strings.contains(string)
+        case .int(let int):
+            guard isSorted else { return integers.contains(int) }
+            var low = 0
+            var high = sorted.count
+            while low < high {
+                let middle = (low + high) / 2
+                if sorted[middle] < int { low = middle + 1 } else { high = middle }
+            }
+            return low < sorted.count && sorted[low] == int
         }
     }
 }

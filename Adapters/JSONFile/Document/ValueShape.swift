@@ -5,7 +5,7 @@ import ModelStore
 ///
 /// A shape fixes each value's natural JSON form; anything else is written as an explicit tag
 /// (`{"$int": 3}`), so no value is ever read back as a different ``StoreValue`` case.
-indirect enum ValueShape: Sendable {
+enum ValueShape: Sendable {
     /// Self-describing values: the inside of composite (`Codable`) values.
     case any
     case bool
@@ -21,11 +21,11 @@ indirect enum ValueShape: Sendable {
     case data
     case uuid
     case url
-    case array(ValueShape)
+    indirect case array(ValueShape)
     /// A dictionary with `String` keys: a JSON object.
-    case stringDictionary(ValueShape)
+    indirect case stringDictionary(ValueShape)
     /// A dictionary with other keys: an array of `[key, value]` pairs.
-    case pairs(key: ValueShape, value: ValueShape)
+    indirect case pairs(key: ValueShape, value: ValueShape)
     /// A to-one relationship to `destination`: a key, or `null`.
     case toOne(destination: String)
     /// A to-many relationship to `destination`: an array of keys.

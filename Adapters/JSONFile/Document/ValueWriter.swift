@@ -15,21 +15,94 @@ struct ValueWriter {
 
     /// Writes a value in the natural form of `shape`, or as a tag when it does not have that form.
     func write(_ value: StoreValue, as shape: ValueShape) {
+        // Switch on the value first: the common scalar cases then need only a cheap check of the shape.
+        switch value {
+        case .null:
+            out.ascii("null")
+            return
+        case .string(let string):
+            if case .string = shape {
+                out.string(string)
+                return
+            }
+        case .int(let int):
+            if case .int = shape {
+                out.int(int)
+                return
+            }
+        case .double(let double):
+            switch shape {
+            case .double:
+                writeDouble(double)
+                return
+            case .float where double.isNaN || Double(Float(double)) == double:
+                if double.isFinite { out.raw(Float(double).description) } else { writeNonFinite(double) }
+                return
+            default: break
+            }
+        case .date(let date):
+            if case .date = shape {
+                writeDouble(date.timeIntervalSinceReferenceDate)
+                return
+            }
+        case .bool(let bool):
+            if case .bool = shape {
+                bool ? out.ascii("true") : out.ascii("false")
+                return
+            }
+        case .uint(let uint):
+            if case .uint64 = shape {
+                out.uint(uint)
+                return
+            }
+        case .decimal(let decimal):
+            if case .decimal = shape, !decimal.isNaN {
+                out.string(decimal.description)
+                return
+            }
+        case .data(let data):
+            if case .data = shape {
+                out.base64(data)
+                return
+            }
+        case .uuid(let uuid):
+            if case .uuid = shape {
+                out.uuid(uuid)
+                return
+            }
+        case .url(let url):
+            if case .url = shape, url.baseURL == nil {
+                out.string(url.relativeString)
+                return
+            }
+        case .reference(let id):
+            if case .toOne(let destination) = shape {
+                writeKey(of: id, destination: destination)
+                return
+            }
+        case .references(let ids):
+            if case .toMany(let destination) = shape {
+                out.byte(UInt8(ascii: "["))
+                for (index, id) in ids.enumerated() {
+                    if index > 0 { out.bytes(UInt8(ascii: ","), UInt8(ascii: " ")) }
+                    writeKey(of: id, destination: destination)
+                }
+                out.byte(UInt8(ascii: "]"))
+                return
+            }
+        case .array, .dictionary:
+            break
+        }
+        if case .any = shape {
+            writeAny(value)
+            return
+        }
+        writeContainer(value, as: shape)
+    }
+
+    /// Arrays and dictionaries in their shapes' natural forms, anything else as a tag.
+    private func writeContainer(_ value: StoreValue, as shape: ValueShape) {
         switch (shape, value) {
-        case (_, .null): out.ascii("null")
-        case (.any, _): writeAny(value)
-        case (.bool, .bool(let bool)): bool ? out.ascii("true") : out.ascii("false")
-        case (.int, .int(let int)): out.int(int)
-        case (.uint64, .uint(let uint)): out.uint(uint)
-        case (.double, .double(let double)): writeDouble(double)
-        case (.float, .double(let double)) where double.isNaN || Double(Float(double)) == double:
-            if double.isFinite { out.raw(Float(double).description) } else { writeNonFinite(double) }
-        case (.decimal, .decimal(let decimal)) where !decimal.isNaN: out.string(decimal.description)
-        case (.string, .string(let string)): out.string(string)
-        case (.date, .date(let date)): writeDouble(date.timeIntervalSinceReferenceDate)
-        case (.data, .data(let data)): out.base64(data)
-        case (.uuid, .uuid(let uuid)): out.uuid(uuid)
-        case (.url, .url(let url)) where url.baseURL == nil: out.string(url.relativeString)
         case (.array(let element), .array(let items)):
             out.byte(UInt8(ascii: "["))
             for (index, item) in items.enumerated() {
@@ -49,15 +122,6 @@ struct ValueWriter {
                 out.bytes(UInt8(ascii: ","), UInt8(ascii: " "))
                 write(pair[1], as: valueShape)
                 out.byte(UInt8(ascii: "]"))
-            }
-            out.byte(UInt8(ascii: "]"))
-        case (.toOne(let destination), .reference(let id)):
-            writeKey(of: id, destination: destination)
-        case (.toMany(let destination), .references(let ids)):
-            out.byte(UInt8(ascii: "["))
-            for (index, id) in ids.enumerated() {
-                if index > 0 { out.bytes(UInt8(ascii: ","), UInt8(ascii: " ")) }
-                writeKey(of: id, destination: destination)
             }
             out.byte(UInt8(ascii: "]"))
         default:
