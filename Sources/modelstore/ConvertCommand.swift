@@ -25,7 +25,9 @@ enum ConvertCommand: Command {
         let source = try StoreReference(invocation.arguments[0])
         let destination = try StoreReference(invocation.arguments[1])
         let sourcePath = try source.existingPath(for: "convert")
-        if let destinationPath = destination.path, destinationPath.standardizedFileURL == sourcePath.standardizedFileURL {
+        if let destinationPath = destination.path,
+            destinationPath.standardizedFileURL == sourcePath.standardizedFileURL
+        {
             throw ToolError.usage(
                 "'\(source.string)' and '\(destination.string)' are the same store",
                 remedy: "Give the copy another path")
@@ -126,7 +128,8 @@ struct IdentifierRewriter {
                 throw DataStoreError(
                     .corrupted,
                     "\(snapshot.persistentIdentifier) in '\(source)' refers through "
-                        + "'\(snapshot.entity.name).\(relationship.name)' to \(target), which '\(source)' does not hold",
+                        + "'\(snapshot.entity.name).\(relationship.name)' to \(target), "
+                        + "which '\(source)' does not hold",
                     remedy: "Run 'modelstore verify \(source)' and fix the store before converting it")
             }
         }

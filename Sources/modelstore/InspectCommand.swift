@@ -8,8 +8,9 @@ enum InspectCommand: Command {
     static let arguments = ["URL"]
     static let summary = "entities, counts, schema version and sizes on disk; for a log, segments and dead fraction"
     static let details = """
-        Reads the store's schema from its own files, so no model types are needed, and never writes.
-        A JSON file is opened and counted; an append log is read without opening it (no lock is
+        Reads the store's schema from its own files, so no model types are needed, and changes
+        nothing (opening a JSON file creates its empty .lock file if it is missing). A JSON file is
+        opened and counted; an append log is read without opening it (no lock is
         taken, so it can be inspected while an app has it open), and its checkpoint, segments,
         history and dead fraction (the share of the log that no longer describes live models) are
         listed. Damage met while reading is reported; 'modelstore verify' locates all of it.
@@ -166,8 +167,8 @@ struct LogDetails: Encodable {
             lines.append("  history: \(Formatting.count(historySegments.count, "segment")), \(Formatting.bytes(bytes))")
         }
         lines.append(
-            "  dead fraction \(Formatting.percent(deadFraction)): about \(Formatting.bytes(liveByteCount)) of live data "
-                + "in \(Formatting.bytes(logByteCount)) read on open")
+            "  dead fraction \(Formatting.percent(deadFraction)): about \(Formatting.bytes(liveByteCount)) "
+                + "of live data in \(Formatting.bytes(logByteCount)) read on open")
         return lines
     }
 }

@@ -14,14 +14,17 @@ struct MermaidDiagram {
     var text: String {
         var lines = ["erDiagram"]
         for entity in description.entities {
-            lines.append("    \(Self.identifier(entity.name)) {")
             let uniqueAlone = Set(entity.uniquenessConstraints.filter { $0.count == 1 }.map { $0[0] })
-            for property in entity.properties {
-                guard let type = property.type else { continue }
-                lines.append("        " + attributeLine(property, type: type, unique: uniqueAlone.contains(property.name),
-                                                        entity: entity))
+            let attributes = entity.properties.compactMap { property in
+                property.type.map { type in
+                    let unique = uniqueAlone.contains(property.name)
+                    return "        " + attributeLine(property, type: type, unique: unique, entity: entity)
+                }
             }
-            lines.append("    }")
+            // An entity without attributes is named alone: some Mermaid versions reject an empty block.
+            lines += attributes.isEmpty
+                ? ["    \(Self.identifier(entity.name))"]
+                : ["    \(Self.identifier(entity.name)) {"] + attributes + ["    }"]
         }
         lines += relationshipLines()
         return lines.joined(separator: "\n")
@@ -34,7 +37,8 @@ struct MermaidDiagram {
         if type.isOptional { notes.append("optional") }
         if case .enumeration(_, let raw) = type.unwrapped { notes.append("enum of \(raw)") }
         if property.options.contains("externalStorage") { notes.append("external storage") }
-        for constraint in entity.uniquenessConstraints where constraint.count > 1 && constraint.contains(property.name) {
+        let compound = entity.uniquenessConstraints.filter { $0.count > 1 && $0.contains(property.name) }
+        for constraint in compound {
             notes.append("unique with " + constraint.filter { $0 != property.name }.joined(separator: " and "))
         }
         var line = "\(Self.typeName(type)) \(Self.identifier(property.name))"
@@ -62,8 +66,8 @@ struct MermaidDiagram {
                 let right = Self.end(relationship, left: false)
                 var label = Self.labelPart(relationship)
                 if let inverse { label += " / " + Self.labelPart(inverse) }
-                lines.append(
-                    "    \(Self.identifier(entity.name)) \(left)--\(right) \(Self.identifier(destination)) : \"\(label)\"")
+                let ends = "\(Self.identifier(entity.name)) \(left)--\(right) \(Self.identifier(destination))"
+                lines.append("    \(ends) : \"\(label)\"")
             }
         }
         return lines

@@ -55,7 +55,9 @@ final class OpenedStore {
         container = nil
     }
 
-    private static func request(_ entityName: String, _ editingState: EditingState) -> DataStoreFetchRequest<SchemaOnlyModel> {
+    private static func request(
+        _ entityName: String, _ editingState: EditingState
+    ) -> DataStoreFetchRequest<SchemaOnlyModel> {
         DataStoreFetchRequest(
             descriptor: FetchDescriptor(), editingState: editingState, query: StoreQuery(entityName: entityName))
     }
@@ -66,7 +68,9 @@ final class OpenedStore {
         try store.fetch(request(entityName, editingState)).fetchedSnapshots.map(\.defaultSnapshot)
     }
 
-    private static func count<S: DataStore>(_ entityName: String, in store: S, editingState: EditingState) throws -> Int {
+    private static func count<S: DataStore>(
+        _ entityName: String, in store: S, editingState: EditingState
+    ) throws -> Int {
         try store.fetchCount(request(entityName, editingState))
     }
 

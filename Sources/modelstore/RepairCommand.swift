@@ -94,6 +94,7 @@ struct RepairReport: CommandReport {
     }
 
     var text: String {
-        (changed ? "Repaired \(url):\n" : "\(url):\n") + summary.split(separator: "\n").map { "  \($0)" }.joined(separator: "\n")
+        let heading = changed ? "Repaired \(url):" : "\(url):"
+        return ([heading] + summary.split(separator: "\n").map { "  \($0)" }).joined(separator: "\n")
     }
 }

@@ -16,17 +16,14 @@ enum Tool {
         let json = Invocation.split(words).flags.contains("--json")
         let console = Console(json: json)
         guard let first = words.first(where: { !$0.hasPrefix("-") }) else {
-            if words.contains("--version") {
-                print("modelstore (ModelStore) \(version)")
-                return ExitStatus.success.rawValue
-            }
             if words.isEmpty || words.contains("--help") || words.contains("-h") {
                 print(overview)
                 return words.isEmpty ? ExitStatus.usage.rawValue : ExitStatus.success.rawValue
             }
             let unknown = words.first { !["--json"].contains($0) } ?? "--json"
             console.print(
-                .usage("no command given ('\(unknown)' is not one)", remedy: "Run 'modelstore --help' for the commands"),
+                .usage(
+                    "no command given ('\(unknown)' is not one)", remedy: "Run 'modelstore --help' for the commands"),
                 command: nil)
             return ExitStatus.usage.rawValue
         }
@@ -89,9 +86,6 @@ enum Tool {
         return ExitStatus.success.rawValue
     }
 
-    /// The tool's version: the version of the store formats it reads.
-    static let version = "1.0"
-
     /// What `modelstore help COMMAND` prints.
     static func help(for command: any Command.Type) -> String {
         var lines = ["usage: modelstore \(command.usage)", "", command.summary.prefix(1).uppercased()
@@ -119,7 +113,8 @@ enum Tool {
         let synopses = commands.map { command in
             ([command.name] + command.arguments + command.options.map { "[\($0.name)]" }).joined(separator: " ")
         }
-        lines += Formatting.table(zip(synopses, commands).map { [$0, $1.summary] } + [["help COMMAND", "describe a command"]])
+        let rows = zip(synopses, commands).map { [$0, $1.summary] } + [["help COMMAND", "describe a command"]]
+        lines += Formatting.table(rows)
         lines += ["", "Stores are named by URL:"]
         StoreRegistry.shared.registerBuiltInSchemes()
         lines += StoreRegistry.shared.schemes.flatMap { ["  \($0.usage)", "      \($0.summary)"] }

@@ -61,7 +61,8 @@ enum VerifyCommand: Command {
     private static func problem(_ error: DataStoreError, file: String) -> Problem {
         if let damage = error.underlyingError as? JSONFileDamage {
             return Problem(
-                file: damage.file, offset: damage.offset, line: damage.line, column: damage.column, reason: damage.reason)
+                file: damage.file, offset: damage.offset, line: damage.line, column: damage.column,
+                reason: damage.reason)
         }
         if let damage = error.underlyingError as? AppendLogDamage {
             return Problem(file: damage.file, offset: damage.offset, reason: damage.reason)
@@ -87,7 +88,8 @@ enum VerifyCommand: Command {
             defer { progress.advance() }
             for relationship in snapshot.entity.relationships {
                 for target in snapshot.values[relationship.slot].referencedIdentifiers {
-                    let place = "\(snapshot.persistentIdentifier) refers through '\(snapshot.entity.name).\(relationship.name)'"
+                    let place = "\(snapshot.persistentIdentifier) refers through "
+                        + "'\(snapshot.entity.name).\(relationship.name)'"
                     if target.entityName != relationship.destination {
                         problems.append(Problem(
                             file: file, offset: nil,

@@ -77,7 +77,8 @@ struct ModelStoreToolConvertTests {
         try ToolLibrary.seed(.appendLog(at: directory))
         let held = try ToolLibrary.open(.appendLog(at: directory))
         let output = try tool.run("convert", "log:library-log", "json:copy.json", status: 5)
-        #expect(output.standardError.contains("is open for writing by process \(ProcessInfo.processInfo.processIdentifier)"))
+        let pid = ProcessInfo.processInfo.processIdentifier
+        #expect(output.standardError.contains("is open for writing by process \(pid)"))
         #expect(!FileManager.default.fileExists(atPath: tool.url("copy.json").path))
         withExtendedLifetime(held) {}
     }
@@ -90,7 +91,8 @@ struct ModelStoreToolConvertTests {
         try ToolLibrary.withContext(.appendLog(at: directory)) { context in
             let store = try #require(context.container.stores.first as? AppendLogStore)
             let book = try #require(store.schema.entity(named: "ToolBook"))
-            let missing = PersistentIdentifier.identifier(for: store.identifier, entityName: "ToolAuthor", primaryKey: 999)
+            let missing = PersistentIdentifier.identifier(
+                for: store.identifier, entityName: "ToolAuthor", primaryKey: 999)
             let orphan = try DefaultSnapshot(
                 persistentIdentifier: .temporary(entityName: "ToolBook"), entity: book,
                 namedValues: ["title": .string("Orphan"), "author": .reference(missing)])

@@ -217,7 +217,8 @@ struct ModelStoreTool {
         #expect(
             output.status == status, "modelstore \(arguments.joined(separator: " ")) --json: \(output)",
             sourceLocation: sourceLocation)
-        #expect(output.standardError.isEmpty, "nothing on stderr with --json: \(output)", sourceLocation: sourceLocation)
+        #expect(
+            output.standardError.isEmpty, "nothing on stderr with --json: \(output)", sourceLocation: sourceLocation)
         let object = try JSONSerialization.jsonObject(with: Data(output.standardOutput.utf8))
         return try #require(object as? [String: Any], "\(output)", sourceLocation: sourceLocation)
     }

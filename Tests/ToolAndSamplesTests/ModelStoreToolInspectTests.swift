@@ -23,7 +23,8 @@ struct ModelStoreToolInspectTests {
         #expect((report["storeIdentifier"] as? String)?.hasPrefix("json-") == true)
         #expect(report["log"] == nil)
         let files = try #require(report["files"] as? [[String: Any]])
-        let sizes = Dictionary(uniqueKeysWithValues: files.map { ($0["path"] as? String ?? "", $0["byteCount"] as? Int ?? -1) })
+        let sizes = Dictionary(
+            uniqueKeysWithValues: files.map { ($0["path"] as? String ?? "", $0["byteCount"] as? Int ?? -1) })
         let document = try FileManager.default.attributesOfItem(atPath: tool.url("library.json").path)[.size] as? Int
         #expect(sizes["library.json"] == document)
         #expect(sizes["library.json.backup"] != nil, "the backup is part of the store")

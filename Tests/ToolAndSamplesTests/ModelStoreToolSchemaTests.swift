@@ -44,6 +44,7 @@ struct ModelStoreToolSchemaTests {
 
         try tool.run("convert", "json:library.json", "log:library-log")
         let fromLog = try tool.json("schema", "log:library-log")
-        #expect(NSDictionary(dictionary: fromLog["schema"] as? [String: Any] ?? [:]) == NSDictionary(dictionary: schema))
+        let logSchema = try #require(fromLog["schema"] as? [String: Any])
+        #expect(NSDictionary(dictionary: logSchema) == NSDictionary(dictionary: schema))
     }
 }
