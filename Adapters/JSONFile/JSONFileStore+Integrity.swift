@@ -24,46 +24,67 @@ extension JSONFileStore {
         }
     }
 
-    /// Refuses to store a relationship to a model that doesn't exist: from a changed snapshot, or
-    /// to a deleted model from one that stays.
-    func checkReferences(in next: SnapshotTable, changed: [DefaultSnapshot], deleted: [PersistentIdentifier]) throws {
-        for snapshot in changed {
+    /// Keeps the file free of relationships to models that don't exist: clears every reference to
+    /// a model of this store that `next` doesn't have (a to-one becomes `nil`, a to-many loses the
+    /// identifier), and returns the snapshots it changed, for the context to re-register.
+    ///
+    /// Such references are left behind when a model is deleted while a relationship without an
+    /// inverse (or with a `.noAction` rule) still refers to it; they read `nil` either way, and
+    /// clearing them means the file never holds one. A reference to a model the save does not
+    /// insert (a temporary identifier) is a mistake and throws ``DataStoreError/notFound``.
+    func clearDanglingReferences(
+        in next: inout SnapshotTable, changed: [DefaultSnapshot], deleted: [PersistentIdentifier]
+    ) throws -> [PersistentIdentifier: DefaultSnapshot] {
+        var repaired: [PersistentIdentifier: DefaultSnapshot] = [:]
+        func repair(_ id: PersistentIdentifier, isMissing: (PersistentIdentifier) -> Bool) {
+            guard var snapshot = repaired[id] ?? next.snapshot(for: id) else { return }
+            var modified = false
             for relationship in snapshot.entity.relationships {
-                for id in snapshot.values[relationship.slot].referencedIdentifiers {
-                    if id.isTemporary {
-                        throw DataStoreError(
-                            .notFound,
-                            "\(snapshot.persistentIdentifier) refers through '\(snapshot.entity.name).\(relationship.name)' to a new model that the save does not insert",
-                            remedy: "Insert the related model into the context before saving", entityName: snapshot.entity.name,
-                            propertyNames: [relationship.name])
+                switch snapshot.values[relationship.slot] {
+                case .reference(let target) where isMissing(target):
+                    snapshot.values[relationship.slot] = .null
+                    modified = true
+                case .references(let targets) where targets.contains(where: isMissing):
+                    snapshot.values[relationship.slot] = .references(targets.filter { !isMissing($0) })
+                    modified = true
+                default:
+                    break
+                }
+            }
+            if modified { repaired[id] = snapshot }
+        }
+        let table = next
+        let isMissing = { (target: PersistentIdentifier) in
+            target.storeIdentifier == self.identifier && table.snapshot(for: target) == nil
+        }
+        for snapshot in changed where !snapshot.entity.relationships.isEmpty {
+            var hasMissing = false
+            for relationship in snapshot.entity.relationships {
+                for target in snapshot.values[relationship.slot].referencedIdentifiers {
+                    if !target.isTemporary {
+                        hasMissing = hasMissing || isMissing(target)
+                        continue
                     }
-                    guard id.storeIdentifier == identifier, next.snapshot(for: id) == nil else { continue }
                     throw DataStoreError(
                         .notFound,
-                        "\(snapshot.persistentIdentifier) refers through '\(snapshot.entity.name).\(relationship.name)' to \(id), which the store does not have",
-                        remedy: "Remove the reference, or fetch the related model again; another context may have deleted it",
-                        entityName: snapshot.entity.name, propertyNames: [relationship.name])
+                        "\(snapshot.persistentIdentifier) refers through '\(snapshot.entity.name).\(relationship.name)' to a new model that the save does not insert",
+                        remedy: "Insert the related model into the context before saving", entityName: snapshot.entity.name,
+                        propertyNames: [relationship.name])
                 }
             }
+            if hasMissing { repair(snapshot.persistentIdentifier, isMissing: isMissing) }
         }
         let gone = Set(deleted.filter { next.snapshot(for: $0) == nil })
-        guard !gone.isEmpty else { return }
-        let goneEntities = Set(gone.map(\.entityName))
-        for entity in schema.entities {
-            let relationships = entity.relationships.filter { goneEntities.contains($0.destination) }
-            guard !relationships.isEmpty else { continue }
-            for snapshot in next.snapshots(of: entity.name) {
-                for relationship in relationships {
-                    for id in snapshot.values[relationship.slot].referencedIdentifiers where gone.contains(id) {
-                        throw DataStoreError(
-                            .notFound,
-                            "cannot delete \(id): \(snapshot.persistentIdentifier) still refers to it through '\(entity.name).\(relationship.name)'",
-                            remedy: "Clear that relationship first, or give it an inverse so a .nullify or .cascade rule updates it",
-                            entityName: entity.name, propertyNames: [relationship.name])
-                    }
+        if !gone.isEmpty {
+            let goneEntities = Set(gone.map(\.entityName))
+            for entity in schema.entities where entity.relationships.contains(where: { goneEntities.contains($0.destination) }) {
+                for snapshot in next.snapshots(of: entity.name) {
+                    repair(snapshot.persistentIdentifier) { gone.contains($0) }
                 }
             }
         }
+        if !repaired.isEmpty { next.applyUpdate(Array(repaired.values)) }
+        return repaired
     }
 }
 

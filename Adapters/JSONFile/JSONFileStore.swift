@@ -30,10 +30,11 @@ import Synchronization
 ///
 /// ## Referential integrity
 ///
-/// The file never holds a relationship to a model that doesn't exist: a save that would leave
-/// one (for example deleting a model that a relationship without an inverse still refers to)
-/// throws ``DataStoreError/notFound`` naming both ends. Opening a file that has one throws
-/// ``DataStoreError/corrupted``.
+/// The file never holds a relationship to a model that doesn't exist. When a save deletes a
+/// model that a relationship without an inverse (or with a `.noAction` rule) still refers to,
+/// the store clears that reference as it saves (it would read `nil` anyway) and returns the
+/// changed snapshots for the context to re-register. Opening a file that has a dangling
+/// reference throws ``DataStoreError/corrupted`` naming the record.
 ///
 /// The file format is documented in `FORMAT.md` beside this source (header, records, value forms,
 /// tags, limits, versioning).
@@ -145,8 +146,10 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
             let prepared = try base.prepare(request, storeIdentifier: identifier)
             var next = base
             next.apply(prepared)
-            try checkReferences(in: next, changed: prepared.inserted + prepared.updated, deleted: prepared.deleted)
-            return (next, DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: prepared.remappedIdentifiers))
+            let repaired = try clearDanglingReferences(
+                in: &next, changed: prepared.inserted + prepared.updated, deleted: prepared.deleted)
+            return (next, DataStoreSaveChangesResult(
+                for: identifier, remappedIdentifiers: prepared.remappedIdentifiers, snapshotsToReregister: repaired))
         }
     }
 
@@ -167,7 +170,7 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
             guard !present.isEmpty else { return (nil, ()) }
             var next = base
             next.delete(present)
-            try checkReferences(in: next, changed: [], deleted: present)
+            _ = try clearDanglingReferences(in: &next, changed: [], deleted: present)
             return (next, ())
         }
     }
@@ -179,7 +182,7 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
             guard !updated.isEmpty else { return (nil, ()) }
             var next = base
             next.applyUpdate(updated)
-            try checkReferences(in: next, changed: updated, deleted: [])
+            _ = try clearDanglingReferences(in: &next, changed: updated, deleted: [])
             return (next, ())
         }
     }
@@ -192,7 +195,7 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
                 DataStoreSaveChangesRequest(editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: []),
                 storeIdentifier: identifier)
             next.apply(prepared)
-            try checkReferences(in: next, changed: prepared.inserted, deleted: [])
+            _ = try clearDanglingReferences(in: &next, changed: prepared.inserted, deleted: [])
             return (next, request.snapshots.map { prepared.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier })
         }
     }

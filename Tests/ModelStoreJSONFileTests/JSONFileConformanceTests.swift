@@ -1,0 +1,37 @@
+import Foundation
+import ModelStore
+import ModelStoreConformance
+import ModelStoreJSONFile
+import Testing
+
+extension ConformanceAdapter {
+    /// The JSON file store, as an app would configure it (with a backup).
+    static let jsonFile = ConformanceAdapter(
+        name: "JSONFileStore",
+        capabilities: [.batching, .durability, .erase, .externalStorage, .multiProcessAccess, .migrations],
+        nativeFilters: Set(ConformanceFilterKind.allCases),
+        expectedFailures: [
+            "multiProcess.secondStoreSeesSaves":
+                "by design a JSON file store reads its file once and serves every fetch from memory; it takes in "
+                + "another store's saves when it saves (reload-and-apply) or when reloadIfChanged() is called",
+        ]
+    ) { directory in
+        JSONFileStoreConfiguration(url: directory.appendingPathComponent("store.json"))
+    }
+}
+
+/// The full conformance suite on `JSONFileStore`.
+///
+/// Not declared: history (the store keeps no history) and custom migration stages (it runs
+/// lightweight migrations, added, removed and renamed properties, and refuses a plan whose custom
+/// stage applies, which the suite checks).
+struct JSONFileConformanceTests {
+    @Test(arguments: ConformanceSuite.cases(for: .jsonFile))
+    func conformance(_ testCase: ConformanceCase) throws {
+        switch try testCase.run() {
+        case .passed: break
+        case .skipped(let reason): try Test.cancel(Comment(rawValue: reason))
+        case .expectedFailure(let reason, let failure): withKnownIssue(Comment(rawValue: reason)) { throw failure }
+        }
+    }
+}
