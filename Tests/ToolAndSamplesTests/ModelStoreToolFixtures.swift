@@ -102,7 +102,7 @@ enum ToolLibrary {
         let pages = book.pages
         for save in 0..<saves {
             book.pages = save.isMultiple(of: 2) && save < saves - 1 ? pages + 1 : pages
-            book.subtitle = save < saves - 1 ? String(repeating: "draft ", count: 300) : nil
+            book.subtitle = save < saves - 1 ? "draft \(save) " + String(repeating: "x", count: 1_800) : nil
             try context.save()
         }
     }
