@@ -33,7 +33,10 @@ let package = Package(
             name: "ModelStoreConformance", dependencies: ["ModelStore"], path: "Sources/ModelStoreConformance",
             exclude: ["RUNNING.md", "WRITING-AN-ADAPTER.md"]),  // article drafts, bound for the DocC catalog
         // The command-line tool.
-        .executableTarget(name: "ModelStoreTool", dependencies: ["ModelStore", "ModelStoreAdapters"], path: "Sources/modelstore"),
+        .executableTarget(
+            name: "ModelStoreTool",
+            dependencies: ["ModelStore", "ModelStoreAdapters", "ModelStoreJSONFile", "ModelStoreAppendLog"],
+            path: "Sources/modelstore"),
         // Samples.
         .executableTarget(name: "Trips", dependencies: ["ModelStore", "ModelStoreAdapters"], path: "Samples/Trips"),
         .target(name: "CustomAdapterSample", dependencies: ["ModelStore"], path: "Samples/CustomAdapter/Sources"),
