@@ -8,11 +8,12 @@ extension ModelContext {
     /// ``QueryExplanation`` for how to read the result. Throws what the fetch would throw before
     /// reading anything (``DataStoreError/invalidPredicate`` for a key path that is not stored).
     public func explain<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> QueryExplanation {
-        let entityName = Schema.entityName(for: T.self)
+        let entity = try entity(of: T.self)
+        let entityName = entity.name
         let store = try container.store(for: entityName)
         let pending = descriptor.includePendingChanges ? pendingModels(of: T.self) : []
         let hasPending = !pending.isEmpty || (descriptor.includePendingChanges && hasDeletions(of: entityName))
-        let plan = try plan(descriptor, store: store, hasPending: hasPending)
+        let plan = try plan(descriptor, entity: entity, store: store, hasPending: hasPending)
         let storeIndex = container.stores.firstIndex { $0 === store }
         let capabilities = store.queryCapabilitiesIfAny
 

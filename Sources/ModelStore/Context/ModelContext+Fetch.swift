@@ -56,11 +56,12 @@ extension ModelContext {
     func execute<T: PersistentModel>(
         _ descriptor: FetchDescriptor<T>, countOnly: Bool = false, identifiersOnly: Bool = false
     ) throws -> FetchOutput<T> {
-        let entityName = Schema.entityName(for: T.self)
+        let entity = try entity(of: T.self)
+        let entityName = entity.name
         let store = try container.store(for: entityName)
         let pending = descriptor.includePendingChanges ? pendingModels(of: T.self) : []
         let hasPending = !pending.isEmpty || (descriptor.includePendingChanges && hasDeletions(of: entityName))
-        var plan = try plan(descriptor, store: store, hasPending: hasPending)
+        var plan = try plan(descriptor, entity: entity, store: store, hasPending: hasPending)
 
         // The store does all of it: count and identifiers need no snapshots or models.
         if plan.storeDoesEverything && !hasPending && (countOnly || identifiersOnly) {
@@ -148,9 +149,8 @@ extension ModelContext {
 
     /// The plan of a fetch given this context's pending changes.
     func plan<T: PersistentModel>(
-        _ descriptor: FetchDescriptor<T>, store: any DataStore, hasPending: Bool
+        _ descriptor: FetchDescriptor<T>, entity: Schema.Entity, store: any DataStore, hasPending: Bool
     ) throws -> QueryPlan<T> {
-        let entity = try entity(named: Schema.entityName(for: T.self))
         var pendingEntities: Set<String> = []
         if descriptor.includePendingChanges {
             for model in insertedModels.models + changedModels.models + deletedModels.models {
@@ -230,6 +230,11 @@ extension ModelContext {
             return lhs.1 < rhs.1
         }
         models = sorted.map(\.0)
+    }
+
+    /// The entity of a model type, found through its cached layout (naming a type is slow).
+    func entity<T: PersistentModel>(of type: T.Type) throws -> Schema.Entity {
+        try entity(named: ModelLayout.of(T.self)?.entityName ?? Schema.entityName(for: T.self))
     }
 
     func entity(named name: String) throws -> Schema.Entity {

@@ -25,15 +25,6 @@ struct QueryPlan<T: PersistentModel> {
     /// The translated predicate, for explanations.
     var translation: TranslatedPredicate?
 
-    /// Where one conjunct of the predicate runs.
-    struct ConjunctPlacement {
-        enum Place { case store, storeInexact, snapshots, models }
-        let index: Int
-        let place: Place
-        let filter: StoreFilter?
-        let reason: String?
-    }
-
     /// Whether the store does everything, so counts and identifiers can come from it directly.
     var storeDoesEverything: Bool {
         !filtersModels && !sortsModels && !windowsInMemory && snapshotFilter == nil && snapshotSort == nil
@@ -79,6 +70,15 @@ struct QueryPlan<T: PersistentModel> {
     }
 }
 
+/// Where one conjunct of a predicate runs.
+struct ConjunctPlacement {
+    enum Place { case store, storeInexact, snapshots, models }
+    let index: Int
+    let place: Place
+    let filter: StoreFilter?
+    let reason: String?
+}
+
 /// Splits fetches between stores and the context.
 ///
 /// The predicate's top-level conjunction is split: each conjunct that translates goes to the store
@@ -116,11 +116,11 @@ enum QueryPlanner {
         var pushed: [StoreFilter] = []
         var onSnapshots: [StoreFilter] = []
         var filtersModels = false
-        var placements: [QueryPlan<T>.ConjunctPlacement] = []
+        var placements: [ConjunctPlacement] = []
         let conjuncts = translation?.conjuncts ?? []
         let firstThrowing = conjuncts.firstIndex { $0.filter == nil && $0.mayThrow } ?? conjuncts.count
         for (index, conjunct) in conjuncts.enumerated() {
-            func place(_ where: QueryPlan<T>.ConjunctPlacement.Place, _ reason: String? = nil) {
+            func place(_ where: ConjunctPlacement.Place, _ reason: String? = nil) {
                 placements.append(.init(index: index, place: `where`, filter: conjunct.filter, reason: reason))
             }
             guard let filter = conjunct.filter else {
