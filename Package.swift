@@ -49,7 +49,10 @@ let package = Package(
             dependencies: ["ModelStore", "ModelStoreInMemory", "ModelStoreConformance"]),
         .testTarget(
             name: "ToolAndSamplesTests",
-            dependencies: ["ModelStore", "ModelStoreAdapters", "ModelStoreInMemory", "ModelStoreConformance", "CustomAdapterSample"]),
+            dependencies: [
+                "ModelStore", "ModelStoreAdapters", "ModelStoreInMemory", "ModelStoreJSONFile", "ModelStoreAppendLog",
+                "ModelStoreConformance", "CustomAdapterSample",
+            ]),
         .testTarget(
             name: "CustomAdapterSampleTests",
             dependencies: ["CustomAdapterSample", "ModelStore", "ModelStoreConformance"],
