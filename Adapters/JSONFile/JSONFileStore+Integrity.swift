@@ -8,7 +8,8 @@ extension JSONFileStore {
     ///   - loaded: the table this store had before it reloaded the file (what the save was based on).
     ///   - current: the reloaded table.
     static func checkConflicts(
-        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, loaded: SnapshotTable, current: SnapshotTable, paths: Paths
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, loaded: SnapshotTable, current: SnapshotTable,
+        paths: Paths
     ) throws {
         let deleted = Set(request.deleted.map(\.persistentIdentifier))
         for id in request.updated.map(\.persistentIdentifier) + request.deleted.map(\.persistentIdentifier) {
@@ -18,7 +19,8 @@ extension JSONFileStore {
             if let before, let now, before.values.isIdentical(to: now.values) { continue }
             throw DataStoreError(
                 .conflict,
-                "cannot save \(id): another process \(now == nil ? "deleted" : "changed") it after this store read '\(paths.document)'",
+                "cannot save \(id): another process \(now == nil ? "deleted" : "changed") it after this store read "
+                    + "'\(paths.document)'",
                 remedy: "Fetch it again (the store has read the other process's changes) and retry the save",
                 entityName: id.entityName)
         }
@@ -67,8 +69,11 @@ extension JSONFileStore {
                     }
                     throw DataStoreError(
                         .notFound,
-                        "\(snapshot.persistentIdentifier) refers through '\(snapshot.entity.name).\(relationship.name)' to a new model that the save does not insert",
-                        remedy: "Insert the related model into the context before saving", entityName: snapshot.entity.name,
+                        "\(snapshot.persistentIdentifier) refers through "
+                            + "'\(snapshot.entity.name).\(relationship.name)' to a new model that the save does not "
+                            + "insert",
+                        remedy: "Insert the related model into the context before saving",
+                        entityName: snapshot.entity.name,
                         propertyNames: [relationship.name])
                 }
             }
@@ -77,7 +82,8 @@ extension JSONFileStore {
         let gone = Set(deleted.filter { next.snapshot(for: $0) == nil })
         if !gone.isEmpty {
             let goneEntities = Set(gone.map(\.entityName))
-            for entity in schema.entities where entity.relationships.contains(where: { goneEntities.contains($0.destination) }) {
+            for entity in schema.entities
+            where entity.relationships.contains(where: { goneEntities.contains($0.destination) }) {
                 for snapshot in next.snapshots(of: entity.name) {
                     repair(snapshot.persistentIdentifier) { gone.contains($0) }
                 }

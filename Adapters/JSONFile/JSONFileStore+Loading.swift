@@ -23,14 +23,18 @@ struct LoadedDocument {
 
 extension JSONFileStore {
     /// Reads and checks the document, or returns `nil` if there is no file. Never writes.
-    static func load(_ paths: Paths, schema: Schema, configuration: JSONFileStoreConfiguration) throws -> LoadedDocument? {
+    static func load(
+        _ paths: Paths, schema: Schema, configuration: JSONFileStoreConfiguration
+    ) throws -> LoadedDocument? {
         let file: (bytes: [UInt8], identity: FileIdentity)?
         do {
             file = try FileSystem.read(paths.document, limit: configuration.limits.maximumFileSize)
         } catch let failure as FileSystemFailure {
             if failure.code == EFBIG {
                 throw DataStoreError(
-                    .corrupted, "the JSON store '\(paths.document)' is larger than the limit of \(configuration.limits.maximumFileSize) bytes",
+                    .corrupted,
+                    "the JSON store '\(paths.document)' is larger than the limit of "
+                        + "\(configuration.limits.maximumFileSize) bytes",
                     remedy: "Raise the configuration's 'maximumFileSize' limit if the file is genuine")
             }
             throw failure.storeError("opening the JSON store '\(paths.document)'")
@@ -61,8 +65,9 @@ extension JSONFileStore {
         state.identity = file.identity
         state.externals.current = document.externalFiles
         state.documentSize = file.bytes.count
-        return LoadedDocument(identifier: document.header.storeIdentifier ?? decoder.fallbackStoreIdentifier,
-                              table: table, state: state, header: document.header)
+        return LoadedDocument(
+            identifier: document.header.storeIdentifier ?? decoder.fallbackStoreIdentifier,
+            table: table, state: state, header: document.header)
     }
 
     /// Refuses files from a newer schema version, and migration plans with custom stages this store can't run.
@@ -73,19 +78,24 @@ extension JSONFileStore {
         if stored > schema.version {
             throw DataStoreError(
                 .invalidSchema,
-                "the JSON store '\(paths.document)' was written with schema version \(stored), newer than this app's \(schema.version)",
+                "the JSON store '\(paths.document)' was written with schema version \(stored), newer than this app's "
+                    + "\(schema.version)",
                 remedy: "Open it with the version of the app that wrote it")
         }
         guard let migrationPlan else { return }
         for stage in migrationPlan.stages {
             guard case .custom(let from, let to, let willMigrate, let didMigrate) = stage,
-                  willMigrate != nil || didMigrate != nil,
-                  from.versionIdentifier >= stored, to.versionIdentifier <= schema.version
+                willMigrate != nil || didMigrate != nil,
+                from.versionIdentifier >= stored, to.versionIdentifier <= schema.version
             else { continue }
             throw DataStoreError(
                 .unsupportedFeature,
-                "the JSON store '\(paths.document)' needs the custom migration stage from \(from.versionIdentifier) to \(to.versionIdentifier), and JSON stores run only lightweight migrations",
-                remedy: "Use a lightweight stage (added, removed and renamed properties migrate by themselves), or migrate with your own code before opening the store")
+                "the JSON store '\(paths.document)' needs the custom migration stage from \(from.versionIdentifier) "
+                    + "to \(to.versionIdentifier), and JSON stores run only lightweight migrations",
+                remedy:
+                    "Use a lightweight stage (added, removed and renamed properties migrate by themselves), or "
+                    + "migrate with your own code before opening the store"
+            )
         }
     }
 
@@ -105,7 +115,8 @@ extension JSONFileStore {
         guard loaded.identifier == identifier else {
             throw DataStoreError(
                 .conflict,
-                "the JSON store '\(paths.document)' was replaced by a different store ('\(loaded.identifier)', not '\(identifier)')",
+                "the JSON store '\(paths.document)' was replaced by a different store ('\(loaded.identifier)', not "
+                    + "'\(identifier)')",
                 remedy: "Open the file again with a new container")
         }
         let previous = table.withLock { table in

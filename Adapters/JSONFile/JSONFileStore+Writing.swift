@@ -9,7 +9,9 @@ extension JSONFileStore {
     /// the reload as `reloadedFrom`. `change` returns `nil` for "nothing to save". If anything
     /// throws, the file and the table stay as they were (apart from a reload, which is kept).
     func write<R: Sendable>(
-        _ change: (_ base: SnapshotTable, _ reloadedFrom: SnapshotTable?, _ state: inout WriterState) throws -> (SnapshotTable?, R)
+        _ change: (_ base: SnapshotTable, _ reloadedFrom: SnapshotTable?, _ state: inout WriterState) throws -> (
+            SnapshotTable?, R
+        )
     ) throws -> R {
         try writer.withLock { state in
             try fileLock.withLock(timeout: configuration.lockTimeout, document: paths.document) {
@@ -19,8 +21,9 @@ extension JSONFileStore {
                 let (next, result) = try change(base, reloadedFrom, &draft)
                 guard let next else { return result }
                 let hook = saveStepHook.withLock { $0 }
-                try Self.persist(next, previous: base, state: &draft, identifier: identifier, schema: schema,
-                                 configuration: configuration, paths: paths, hook: hook)
+                try Self.persist(
+                    next, previous: base, state: &draft, identifier: identifier, schema: schema,
+                    configuration: configuration, paths: paths, hook: hook)
                 state = draft
                 table.withLock { $0 = next }
                 return result

@@ -66,8 +66,9 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
     /// holds the file past the lock timeout. A failed open never writes to the file.
     public init(_ configuration: JSONFileStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
         guard let schema = configuration.schema else {
-            throw DataStoreError(.invalidConfiguration, "the JSON store '\(configuration.name)' has no schema",
-                                 remedy: "Create it through a ModelContainer, or set the configuration's schema")
+            throw DataStoreError(
+                .invalidConfiguration, "the JSON store '\(configuration.name)' has no schema",
+                remedy: "Create it through a ModelContainer, or set the configuration's schema")
         }
         try configuration.validate()
         let paths = Paths(configuration.url)
@@ -89,13 +90,17 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
             if FileSystem.exists(paths.backup) {
                 throw DataStoreError(
                     .notFound, "the JSON store '\(paths.document)' is missing, but its backup '\(paths.backup)' exists",
-                    remedy: "Rename the backup to '\(paths.document)' to restore it, or delete the backup to start an empty store")
+                    remedy:
+                        "Rename the backup to '\(paths.document)' to restore it, or delete the backup to start an "
+                        + "empty store"
+                )
             }
             let identifier = "json-" + UUID().uuidString.prefix(8).lowercased()
             var state = WriterState(externals: ExternalFiles(directory: paths.external))
             let empty = SnapshotTable(schema: schema)
-            try Self.persist(empty, previous: empty, state: &state, identifier: identifier, schema: schema,
-                             configuration: configuration, paths: paths, hook: nil)
+            try Self.persist(
+                empty, previous: empty, state: &state, identifier: identifier, schema: schema,
+                configuration: configuration, paths: paths, hook: nil)
             return (identifier, empty, state)
         }
         identifier = opened.identifier
@@ -107,7 +112,9 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
     public var queryCapabilities: QueryCapabilities { .all }
 
     /// Fetches by the request's query (or, without one, every snapshot of the entity), from memory.
-    public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
+    public func fetch<T: PersistentModel>(
+        _ request: DataStoreFetchRequest<T>
+    ) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
         let query = request.query ?? StoreQuery(entityName: Schema.entityName(for: T.self))
         let snapshots = try table.withLock { try $0.fetch(query) }
         return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: snapshots)
@@ -136,7 +143,9 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
     /// of a model the store doesn't have, or a relationship to one), ``DataStoreError/conflict``
     /// (another process changed a model this save changes), ``DataStoreError/locked`` and
     /// ``DataStoreError/io``.
-    public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+    public func save(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
+    ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         try write { base, reloadedFrom, _ in
             var request = request
             if let reloadedFrom {
@@ -148,8 +157,11 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
             next.apply(prepared)
             let repaired = try clearDanglingReferences(
                 in: &next, changed: prepared.inserted + prepared.updated, deleted: prepared.deleted)
-            return (next, DataStoreSaveChangesResult(
-                for: identifier, remappedIdentifiers: prepared.remappedIdentifiers, snapshotsToReregister: repaired))
+            return (
+                next,
+                DataStoreSaveChangesResult(
+                    for: identifier, remappedIdentifiers: prepared.remappedIdentifiers, snapshotsToReregister: repaired)
+            )
         }
     }
 
@@ -192,11 +204,17 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
         try write { base, _, _ in
             var next = base
             let prepared = try next.prepare(
-                DataStoreSaveChangesRequest(editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: []),
+                DataStoreSaveChangesRequest(
+                    editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: []),
                 storeIdentifier: identifier)
             next.apply(prepared)
             _ = try clearDanglingReferences(in: &next, changed: prepared.inserted, deleted: [])
-            return (next, request.snapshots.map { prepared.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier })
+            return (
+                next,
+                request.snapshots.map {
+                    prepared.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier
+                }
+            )
         }
     }
 
@@ -217,7 +235,9 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
     ///
     /// Throws ``DataStoreError/notFound`` if there is no file and ``DataStoreError/corrupted`` if
     /// the header cannot be read.
-    public static func storedSchema(at url: URL, limits: JSONFileStoreConfiguration.Limits = .init()) throws -> Schema.Description {
+    public static func storedSchema(
+        at url: URL, limits: JSONFileStoreConfiguration.Limits = .init()
+    ) throws -> Schema.Description {
         let paths = Paths(url)
         let file: (bytes: [UInt8], identity: FileIdentity)?
         do {
@@ -228,8 +248,9 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
         guard let file else {
             throw DataStoreError(.notFound, "there is no JSON store at '\(paths.document)'", remedy: "Check the path")
         }
-        let decoder = DocumentDecoder(schema: Schema([]), limits: limits.readLimits, fallbackStoreIdentifier: "",
-                                      loadExternalFile: { _ in Data() })
+        let decoder = DocumentDecoder(
+            schema: Schema([]), limits: limits.readLimits, fallbackStoreIdentifier: "",
+            loadExternalFile: { _ in Data() })
         let header: DocumentHeader
         do {
             header = try file.bytes.withUnsafeBufferPointer { try decoder.decode($0, headerOnly: true) }.header
@@ -238,23 +259,27 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
                 file: paths.document, input: file.bytes, backup: FileSystem.exists(paths.backup) ? paths.backup : nil)
         }
         guard let entities = header.entitiesJSON else {
-            throw DataStoreError(.corrupted, "the JSON store '\(paths.document)' has no 'entities' in its header",
-                                 remedy: "Open it once with the app, which writes the header")
+            throw DataStoreError(
+                .corrupted, "the JSON store '\(paths.document)' has no 'entities' in its header",
+                remedy: "Open it once with the app, which writes the header")
         }
         do {
             let described = try JSONDecoder().decode([Schema.EntityDescription].self, from: Data(entities))
             return Schema.Description(version: header.schemaVersion ?? Schema.Version(1, 0, 0), entities: described)
         } catch {
-            throw DataStoreError(.corrupted, "the header of the JSON store '\(paths.document)' does not describe its entities (\(error))",
-                                 remedy: "Open it once with the app, which rewrites the header")
+            throw DataStoreError(
+                .corrupted,
+                "the header of the JSON store '\(paths.document)' does not describe its entities (\(error))",
+                remedy: "Open it once with the app, which rewrites the header")
         }
     }
 }
 
 extension JSONFileStoreConfiguration.Limits {
     var readLimits: JSONReadLimits {
-        JSONReadLimits(maximumDepth: maximumDepth, maximumStringLength: maximumStringLength,
-                       maximumNumberLength: maximumNumberLength)
+        JSONReadLimits(
+            maximumDepth: maximumDepth, maximumStringLength: maximumStringLength,
+            maximumNumberLength: maximumNumberLength)
     }
 }
 

@@ -75,7 +75,8 @@ public struct JSONFileStoreConfiguration: DataStoreConfiguration {
     public func validate() throws {
         guard url.isFileURL else {
             throw DataStoreError(
-                .invalidConfiguration, "the JSON store '\(name)' has the URL '\(url.absoluteString)', which is not a file URL",
+                .invalidConfiguration,
+                "the JSON store '\(name)' has the URL '\(url.absoluteString)', which is not a file URL",
                 remedy: "Use URL(fileURLWithPath:) or URL.documentsDirectory.appending(path:)")
         }
         var isDirectory: ObjCBool = false

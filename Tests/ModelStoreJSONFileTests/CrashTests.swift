@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import Synchronization
 import Testing
+
 @testable import ModelStoreJSONFile
 
 /// A save stopped after each of its steps: by a crash (nothing cleaned up, the store abandoned),
@@ -10,10 +11,13 @@ struct CrashTests {
     /// A store holding two gadgets with external photos: the "old" state.
     static func seeded(_ directory: TemporaryDirectory) throws -> JSONFileStore {
         let store = try Stores.open(directory.file())
-        try Stores.save(store, inserting: [
-            try Stores.new("Gadget", ["name": .string("kept"), "int": .int(1), "photo": .data(Data("old photo".utf8))]),
-            try Stores.new("Gadget", ["name": .string("removed"), "int": .int(2)]),
-        ])
+        try Stores.save(
+            store,
+            inserting: [
+                try Stores.new(
+                    "Gadget", ["name": .string("kept"), "int": .int(1), "photo": .data(Data("old photo".utf8))]),
+                try Stores.new("Gadget", ["name": .string("removed"), "int": .int(2)]),
+            ])
         return store
     }
 
@@ -23,7 +27,10 @@ struct CrashTests {
         gadgets[0]["int"] = .int(10)
         gadgets[0]["photo"] = .data(Data("new photo".utf8))
         try Stores.save(
-            store, inserting: [try Stores.new("Gadget", ["name": .string("added"), "photo": .data(Data("added photo".utf8))])],
+            store,
+            inserting: [
+                try Stores.new("Gadget", ["name": .string("added"), "photo": .data(Data("added photo".utf8))])
+            ],
             updating: [gadgets[0]], deleting: [gadgets[1]])
     }
 
@@ -71,7 +78,9 @@ struct CrashTests {
         }
         // Whatever the crash left behind does not get in the way of the next saves.
         let reopened = try Stores.open(directory.file())
-        try Stores.save(reopened, inserting: [try Stores.new("Gadget", ["name": .string("later"), "photo": .data(Data("later".utf8))])])
+        try Stores.save(
+            reopened,
+            inserting: [try Stores.new("Gadget", ["name": .string("later"), "photo": .data(Data("later".utf8))])])
         try Stores.save(reopened, inserting: [try Stores.new("Gadget", ["name": .string("later still")])])
         let final = try Self.contents(directory)
         #expect(final["later"]?.1 == .data(Data("later".utf8)))

@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import Testing
+
 @testable import ModelStoreJSONFile
 
 /// Files written by hand, in any valid JSON layout, open; what they leave out takes defaults.

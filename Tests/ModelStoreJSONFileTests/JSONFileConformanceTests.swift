@@ -13,7 +13,7 @@ extension ConformanceAdapter {
         expectedFailures: [
             "multiProcess.secondStoreSeesSaves":
                 "by design a JSON file store reads its file once and serves every fetch from memory; it takes in "
-                + "another store's saves when it saves (reload-and-apply) or when reloadIfChanged() is called",
+                + "another store's saves when it saves (reload-and-apply) or when reloadIfChanged() is called"
         ]
     ) { directory in
         JSONFileStoreConfiguration(url: directory.appendingPathComponent("store.json"))

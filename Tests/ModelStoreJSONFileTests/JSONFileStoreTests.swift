@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import Testing
+
 @testable import ModelStoreJSONFile
 
 /// The store through a container and directly: round trips, the file it writes, reopening, batches.
@@ -10,10 +11,13 @@ struct JSONFileStoreTests {
             "name": .string(name), "flag": .bool(true), "int": .int(.min), "int8": .int(-128), "int16": .int(32_767),
             "int32": .int(-2_147_483_648), "int64": .int(.max), "uint": .uint(.max), "uint8": .int(255),
             "uint32": .int(4_294_967_295), "uint64": .uint(.max), "double": .double(0.1 + 0.2),
-            "float": .double(Double(Float(3.14159))), "decimal": .decimal(Decimal(string: "12345678901234567890.0123456789")!),
-            "date": .date(Date(timeIntervalSinceReferenceDate: 754_000_123.456_789_1)), "data": .data(Data([0, 1, 2, 253, 254, 255])),
+            "float": .double(Double(Float(3.14159))),
+            "decimal": .decimal(Decimal(string: "12345678901234567890.0123456789")!),
+            "date": .date(Date(timeIntervalSinceReferenceDate: 754_000_123.456_789_1)),
+            "data": .data(Data([0, 1, 2, 253, 254, 255])),
             "uuid": .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!),
-            "url": .url(URL(string: "https://example.com/path?query=1#fragment")!), "optionalString": .string("tab\there \"quoted\" ☃"),
+            "url": .url(URL(string: "https://example.com/path?query=1#fragment")!),
+            "optionalString": .string("tab\there \"quoted\" ☃"),
             "optionalInt": .null, "strings": .array([.string("a"), .string(""), .string("\u{1F600}")]),
             "doublesByName": .dictionary(["pi": .double(.pi), "$dollar": .double(-0.0)]),
             "namesByNumber": .array([.array([.int(1), .string("one")]), .array([.int(2), .string("two")])]),
@@ -21,7 +25,8 @@ struct JSONFileStoreTests {
             "dimensions": .dictionary([
                 "width": .double(2), "height": .double(1e-9), "label": .string("box"),
                 "measuredAt": .date(Date(timeIntervalSinceReferenceDate: -1.25)),
-                "serial": .uuid(UUID(uuidString: "00000000-0000-0000-0000-0000000000FF")!), "tags": .array([.string("x")]),
+                "serial": .uuid(UUID(uuidString: "00000000-0000-0000-0000-0000000000FF")!),
+                "tags": .array([.string("x")]),
             ]),
             "photo": .data(Data(repeating: 7, count: 1000)),
         ]
@@ -43,8 +48,12 @@ struct JSONFileStoreTests {
         for (before, after) in zip(written, read) {
             #expect(after.persistentIdentifier == before.persistentIdentifier)
             for property in before.entity.properties {
-                #expect(after.values[property.slot].isIdentical(to: before.values[property.slot]),
-                        "'\(property.name)' was \(before.values[property.slot]) and read back as \(after.values[property.slot])")
+                #expect(
+                    after.values[property.slot].isIdentical(to: before.values[property.slot]),
+                    Comment(
+                        rawValue: "'\(property.name)' was \(before.values[property.slot]) and read back as "
+                            + "\(after.values[property.slot])")
+                )
             }
         }
     }
@@ -52,8 +61,9 @@ struct JSONFileStoreTests {
     @Test func modelsRoundTripThroughAContainer() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("trips.json")
-        let origin = Dimensions(width: 1.5, height: 2, label: "crate", measuredAt: Date(timeIntervalSinceReferenceDate: 99.5),
-                                serial: UUID(), tags: ["fragile"])
+        let origin = Dimensions(
+            width: 1.5, height: 2, label: "crate", measuredAt: Date(timeIntervalSinceReferenceDate: 99.5),
+            serial: UUID(), tags: ["fragile"])
         do {
             let container = try ModelContainer(for: Gadget.self, configurations: .jsonFile(at: url))
             let context = ModelContext(container)
@@ -91,12 +101,20 @@ struct JSONFileStoreTests {
     @Test func theFileIsReadableJSONWithAHeader() throws {
         let directory = try TemporaryDirectory()
         let store = try Stores.open(directory.file())
-        let ids = try Stores.save(store, inserting: [try Stores.new("Gadget", ["name": .string("lamp"), "double": .double(2.5)])])
-        try Stores.save(store, inserting: [try Stores.new("Part", ["label": .string("bulb"), "gadget": .reference(ids[0])])])
+        let ids = try Stores.save(
+            store, inserting: [try Stores.new("Gadget", ["name": .string("lamp"), "double": .double(2.5)])])
+        try Stores.save(
+            store, inserting: [try Stores.new("Part", ["label": .string("bulb"), "gadget": .reference(ids[0])])])
         let text = directory.file().text
-        #expect(text.hasPrefix("{\n  \"format\": \"ModelStore.JSONFile\",\n  \"formatVersion\": 1,\n  \"schemaVersion\": \"1.0.0\","))
+        #expect(
+            text.hasPrefix(
+                "{\n  \"format\": \"ModelStore.JSONFile\",\n  \"formatVersion\": 1,\n  \"schemaVersion\": \"1.0.0\","))
         #expect(text.contains("\"storeIdentifier\": \"\(store.identifier)\""))
-        #expect(text.contains("{\"name\": \"name\", \"swiftType\": \"String\", \"type\": {\"type\":\"string\"}, \"options\": [\"unique\"]}"))
+        #expect(
+            text.contains(
+                "{\"name\": \"name\", \"swiftType\": \"String\", \"type\": {\"type\":\"string\"}, \"options\": "
+                    + "[\"unique\"]}"
+            ))
         #expect(text.contains("{\"$id\": 1, \"name\": \"lamp\", \"flag\": false, \"int\": 0,"))
         #expect(text.contains("\"double\": 2.5,"))
         #expect(text.contains("{\"$id\": 2, \"label\": \"bulb\", \"gadget\": 1, \"spare\": null}"))
@@ -129,7 +147,11 @@ struct JSONFileStoreTests {
     @Test func keysOfDeletedModelsAreNeverReused() throws {
         let directory = try TemporaryDirectory()
         let store = try Stores.open(directory.file())
-        let ids = try Stores.save(store, inserting: [try Stores.new("Gadget", ["name": .string("a")]), try Stores.new("Gadget", ["name": .string("b")])])
+        let ids = try Stores.save(
+            store,
+            inserting: [
+                try Stores.new("Gadget", ["name": .string("a")]), try Stores.new("Gadget", ["name": .string("b")]),
+            ])
         let last = try #require(try Stores.all(store, "Gadget").last)
         try Stores.save(store, deleting: [last])
         let reopened = try Stores.open(directory.file())
@@ -166,10 +188,12 @@ struct JSONFileStoreTests {
         let store = try Stores.open(directory.file())
         let folder = directory.file("store.json.external")
         func files() -> Set<String> { Set((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []) }
-        let ids = try Stores.save(store, inserting: [
-            try Stores.new("Gadget", ["name": .string("a"), "photo": .data(Data("one".utf8))]),
-            try Stores.new("Gadget", ["name": .string("b"), "photo": .data(Data("one".utf8))]),
-        ])
+        let ids = try Stores.save(
+            store,
+            inserting: [
+                try Stores.new("Gadget", ["name": .string("a"), "photo": .data(Data("one".utf8))]),
+                try Stores.new("Gadget", ["name": .string("b"), "photo": .data(Data("one".utf8))]),
+            ])
         let first = files()
         #expect(first.count == 1, "equal values share one file")
         let name = try #require(first.first)
@@ -204,12 +228,16 @@ struct JSONFileStoreTests {
         let directory = try TemporaryDirectory()
         let store = try Stores.open(directory.file())
         let editing = EditingState()
-        let ids = try store.insert(DataStoreBatchInsertRequest(snapshots: [
-            try Stores.new("Gadget", ["name": .string("a")]), try Stores.new("Gadget", ["name": .string("b")]),
-            try Stores.new("Gadget", ["name": .string("c")]),
-        ], editingState: editing))
+        let ids = try store.insert(
+            DataStoreBatchInsertRequest(
+                snapshots: [
+                    try Stores.new("Gadget", ["name": .string("a")]), try Stores.new("Gadget", ["name": .string("b")]),
+                    try Stores.new("Gadget", ["name": .string("c")]),
+                ], editingState: editing))
         let slot = try #require(Stores.schema.entity(named: "Gadget")?.slot(of: "int"))
-        try store.update(DataStoreBatchUpdateRequest<Gadget>(identifiers: [ids[0], ids[1]], values: [slot: .int(9)], editingState: editing))
+        try store.update(
+            DataStoreBatchUpdateRequest<Gadget>(
+                identifiers: [ids[0], ids[1]], values: [slot: .int(9)], editingState: editing))
         try store.delete(DataStoreBatchDeleteRequest<Gadget>(identifiers: [ids[2]], editingState: editing))
         let reopened = try Stores.open(directory.file())
         let all = try Stores.all(reopened, "Gadget")
@@ -233,9 +261,11 @@ struct JSONFileStoreTests {
         let directory = try TemporaryDirectory()
         let store = try Stores.open(directory.file())
         let ids = try Stores.save(store, inserting: [try Stores.new("Part", ["label": .string("spare")])])
-        let main = try Stores.save(store, inserting: [try Stores.new("Part", ["label": .string("main"), "spare": .reference(ids[0])])])
+        let main = try Stores.save(
+            store, inserting: [try Stores.new("Part", ["label": .string("main"), "spare": .reference(ids[0])])])
         let spare = try #require(try Stores.all(store, "Part").first)
-        let result = try store.save(DataStoreSaveChangesRequest(editingState: EditingState(), inserted: [], updated: [], deleted: [spare]))
+        let result = try store.save(
+            DataStoreSaveChangesRequest(editingState: EditingState(), inserted: [], updated: [], deleted: [spare]))
         // The reference is cleared in memory, in the file, and reported for the context to re-register.
         #expect(result.snapshotsToReregister[main[0]]?["spare"] == .null)
         #expect(try Stores.all(store, "Part").map { $0["spare"] } == [.null])
@@ -248,7 +278,8 @@ struct JSONFileStoreTests {
         let store = try Stores.open(directory.file())
         let orphan = PersistentIdentifier.temporary(entityName: "Part")
         #expect {
-            try Stores.save(store, inserting: [try Stores.new("Part", ["label": .string("x"), "spare": .reference(orphan)])])
+            try Stores.save(
+                store, inserting: [try Stores.new("Part", ["label": .string("x"), "spare": .reference(orphan)])])
         } throws: { error in
             (error as? DataStoreError)?.code == .notFound
         }
@@ -263,7 +294,8 @@ struct JSONFileStoreTests {
         }
         // An app (or a widget) that only knows Memo opens the same file and saves.
         let memosOnly = try Stores.open(directory.file(), schema: Schema(Memo.self))
-        try Stores.save(memosOnly, inserting: [try Stores.new("Memo", ["text": .string("hi")], schema: memosOnly.schema)])
+        try Stores.save(
+            memosOnly, inserting: [try Stores.new("Memo", ["text": .string("hi")], schema: memosOnly.schema)])
         let full = try Stores.open(directory.file(), schema: fullSchema)
         #expect(try Stores.all(full, "Gadget").map { $0["name"] } == [.string("kept")])
         #expect(try Stores.all(full, "Memo").map { $0["text"] } == [.string("hi")])

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ModelStoreJSONFile
 
 /// The byte-level parser: strict JSON syntax, exact numbers, strings with every escape, and limits.
@@ -15,7 +16,9 @@ struct JSONScannerTests {
         }
     }
 
-    func readError(_ text: String, limits: JSONReadLimits = limits, _ body: (inout JSONScanner) throws -> Void) -> JSONReadError? {
+    func readError(
+        _ text: String, limits: JSONReadLimits = limits, _ body: (inout JSONScanner) throws -> Void
+    ) -> JSONReadError? {
         do {
             try scan(text, limits: limits, body)
             return nil
@@ -28,7 +31,9 @@ struct JSONScannerTests {
 
     @Test func stringsDecodeEveryEscape() throws {
         let text = #""quote \" backslash \\ slash \/ \b\f\n\r\t nul \u0000 e-acute \u00e9 euro \u20AC""#
-        let value = try scan(text, limits: JSONReadLimits(maximumDepth: 4, maximumStringLength: 1_000, maximumNumberLength: 40)) {
+        let value = try scan(
+            text, limits: JSONReadLimits(maximumDepth: 4, maximumStringLength: 1_000, maximumNumberLength: 40)
+        ) {
             try $0.readString()
         }
         #expect(value == "quote \" backslash \\ slash / \u{8}\u{C}\n\r\t nul \u{0} e-acute é euro €")
@@ -41,7 +46,9 @@ struct JSONScannerTests {
     }
 
     @Test func unpairedSurrogatesAreRejected() {
-        #expect(readError(#""\ud83d alone""#) { _ = try $0.readString() }?.message.contains("unpaired high surrogate") == true)
+        #expect(
+            readError(#""\ud83d alone""#) { _ = try $0.readString() }?.message.contains("unpaired high surrogate")
+                == true)
         #expect(readError(#""\ude00""#) { _ = try $0.readString() }?.message.contains("unpaired low surrogate") == true)
         #expect(readError(#""\ud83d\u0041""#) { _ = try $0.readString() }?.message.contains("low surrogate") == true)
     }
@@ -51,7 +58,8 @@ struct JSONScannerTests {
         #expect(tab?.message.contains("control character 0x9") == true)
         #expect(tab?.offset == 2)
         #expect(readError(#""\x41""#) { _ = try $0.readString() }?.message.contains("invalid escape") == true)
-        #expect(readError(#""\u12G4""#) { _ = try $0.readString() }?.message.contains("four hexadecimal digits") == true)
+        #expect(
+            readError(#""\u12G4""#) { _ = try $0.readString() }?.message.contains("four hexadecimal digits") == true)
     }
 
     @Test func invalidUTF8IsRejected() throws {
@@ -78,9 +86,15 @@ struct JSONScannerTests {
         #expect(try scan("9223372036854775807") { try $0.readInt64() } == Int64.max)
         #expect(try scan("18446744073709551615") { try $0.readUInt64() } == UInt64.max)
         #expect(try scan("-0") { try $0.readInt64() } == 0)
-        #expect(readError("9223372036854775808") { _ = try $0.readInt64() }?.message.contains("outside the range of Int64") == true)
-        #expect(readError("-9223372036854775809") { _ = try $0.readInt64() }?.message.contains("outside the range of Int64") == true)
-        #expect(readError("18446744073709551616") { _ = try $0.readUInt64() }?.message.contains("outside the range of UInt64") == true)
+        #expect(
+            readError("9223372036854775808") { _ = try $0.readInt64() }?.message.contains("outside the range of Int64")
+                == true)
+        #expect(
+            readError("-9223372036854775809") { _ = try $0.readInt64() }?.message.contains("outside the range of Int64")
+                == true)
+        #expect(
+            readError("18446744073709551616") { _ = try $0.readUInt64() }?.message.contains(
+                "outside the range of UInt64") == true)
         #expect(readError("1.5") { _ = try $0.readInt64() }?.message.contains("expected an integer") == true)
     }
 
@@ -110,9 +124,13 @@ struct JSONScannerTests {
 
     @Test func doublesRoundTripBitForBitInShortestForm() throws {
         var generator = SystemRandomNumberGenerator()
-        var values: [Double] = [0, -0.0, 1, -1, 0.1, 1.0 / 3, .pi, 1e-300, 1e300, .leastNonzeroMagnitude,
-                                .greatestFiniteMagnitude, .leastNormalMagnitude, 1e15, 1e16, 123456789.125, 2e-7]
-        for _ in 0..<2_000 { values.append(Double(bitPattern: generator.next() & ~(0x7FF << 52) | (UInt64.random(in: 1...0x7FE) << 52))) }
+        var values: [Double] = [
+            0, -0.0, 1, -1, 0.1, 1.0 / 3, .pi, 1e-300, 1e300, .leastNonzeroMagnitude,
+            .greatestFiniteMagnitude, .leastNormalMagnitude, 1e15, 1e16, 123456789.125, 2e-7,
+        ]
+        for _ in 0..<2_000 {
+            values.append(Double(bitPattern: generator.next() & ~(0x7FF << 52) | (UInt64.random(in: 1...0x7FE) << 52)))
+        }
         for value in values where value.isFinite {
             let out = JSONOutput()
             out.double(value)
@@ -136,9 +154,12 @@ struct JSONScannerTests {
         out.string(text)
         let written = String(decoding: out.bytes, as: UTF8.self)
         #expect(!written.unicodeScalars.contains { $0.value < 0x20 })
-        #expect(try scan(written, limits: JSONReadLimits(maximumDepth: 4, maximumStringLength: 1_000, maximumNumberLength: 40)) {
-            try $0.readString()
-        } == text)
+        #expect(
+            try scan(
+                written, limits: JSONReadLimits(maximumDepth: 4, maximumStringLength: 1_000, maximumNumberLength: 40)
+            ) {
+                try $0.readString()
+            } == text)
     }
 
     @Test func whitespaceAnywhereIsAccepted() throws {
@@ -155,14 +176,17 @@ struct JSONScannerTests {
         #expect(readError("[1 2]") { try $0.skipValue() }?.message.contains("expected ',' or ']'") == true)
         #expect(readError("{\"a\":1,}") { try $0.skipValue() }?.message.contains("expected a quoted key") == true)
         #expect(readError("[tru]") { try $0.skipValue() }?.message.contains("expected 'true'") == true)
-        #expect(readError("{'a':1}") { try $0.skipValue() }?.message.contains("expected a quoted key but found '''") == true)
+        #expect(
+            readError("{'a':1}") { try $0.skipValue() }?.message.contains("expected a quoted key but found '''") == true
+        )
     }
 
     @Test func truncatedInputSaysSo() {
         for truncated in ["{\"a\": [1, 2", "\"unterminated", "{\"a\":", "[", "tr"] {
             let error = readError(truncated) { try $0.skipValue() }
-            #expect(error?.message.contains("truncated") == true || error?.message.contains("expected 'true'") == true,
-                    "'\(truncated)': \(String(describing: error?.message))")
+            #expect(
+                error?.message.contains("truncated") == true || error?.message.contains("expected 'true'") == true,
+                "'\(truncated)': \(String(describing: error?.message))")
         }
     }
 
@@ -173,9 +197,12 @@ struct JSONScannerTests {
         try scan(allowed) { try $0.skipValue() }
         // A hostile depth far beyond the stack is refused long before it matters.
         let hostile = String(repeating: "[", count: 1_000_000)
-        #expect(readError(hostile, limits: JSONReadLimits(maximumDepth: 256, maximumStringLength: 64, maximumNumberLength: 40)) {
-            try $0.skipValue()
-        }?.message.contains("nested more than 256 levels") == true)
+        #expect(
+            readError(
+                hostile, limits: JSONReadLimits(maximumDepth: 256, maximumStringLength: 64, maximumNumberLength: 40)
+            ) {
+                try $0.skipValue()
+            }?.message.contains("nested more than 256 levels") == true)
     }
 
     @Test func longStringsAndNumbersAreRejected() {

@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import Testing
+
 @testable import ModelStoreJSONFile
 
 /// Two processes on one file. The second process is this test binary run again, filtered to the
@@ -11,7 +12,9 @@ struct TwoProcessTests {
 
     /// The role this process plays, if it is a child.
     static var childRole: String? { ProcessInfo.processInfo.environment[roleVariable] }
-    static var childPath: URL { URL(fileURLWithPath: ProcessInfo.processInfo.environment[pathVariable] ?? "/nonexistent") }
+    static var childPath: URL {
+        URL(fileURLWithPath: ProcessInfo.processInfo.environment[pathVariable] ?? "/nonexistent")
+    }
 
     /// Runs this test binary again as the child, filtered to `test`, and returns once it exits.
     @discardableResult
@@ -50,7 +53,9 @@ struct TwoProcessTests {
             let store = try Stores.open(Self.childPath)
             var shared = try #require(try Self.gadget(store, named: "shared"))
             shared["int"] = .int(Int64(role == "first" ? 1 : 2))
-            try Stores.save(store, inserting: [try Stores.new("Gadget", ["name": .string("from child \(role)")])], updating: [shared])
+            try Stores.save(
+                store, inserting: [try Stores.new("Gadget", ["name": .string("from child \(role)")])],
+                updating: [shared])
             return
         }
         let directory = try TemporaryDirectory()
@@ -63,14 +68,16 @@ struct TwoProcessTests {
         // A save that touches nothing the child changed is applied on top of the child's file.
         try Stores.save(store, inserting: [try Stores.new("Gadget", ["name": .string("from parent")])])
         let merged = try Stores.open(directory.file())
-        #expect(Set(try Stores.all(merged, "Gadget").compactMap { $0["name"] })
+        #expect(
+            Set(try Stores.all(merged, "Gadget").compactMap { $0["name"] })
                 == [.string("shared"), .string("from child first"), .string("from parent")])
         #expect(try Self.gadget(merged, named: "shared")?["int"] == .int(1))
         #expect(try Self.gadget(store, named: "from child first") != nil, "the saving store took in the child's data")
 
         // A save that changes what the child changed meanwhile is refused, and writes nothing.
         let stale = try #require(try Self.gadget(store, named: "shared"))
-        try Self.runChild("second", test: "anotherProcessesSaveIsReloadedAndTheSaveAppliedOnTop", path: directory.file())
+        try Self.runChild(
+            "second", test: "anotherProcessesSaveIsReloadedAndTheSaveAppliedOnTop", path: directory.file())
         let childsFile = directory.file().text
         var update = stale
         update["int"] = .int(3)
@@ -100,7 +107,8 @@ struct TwoProcessTests {
         }
         let directory = try TemporaryDirectory()
         let store = try Stores.open(directory.file())
-        let child = try Self.runChild("writer", test: "concurrentWritersNeverLoseASave", path: directory.file(), wait: false)
+        let child = try Self.runChild(
+            "writer", test: "concurrentWritersNeverLoseASave", path: directory.file(), wait: false)
         for index in 0..<count {
             try Stores.save(store, inserting: [try Stores.new("Gadget", ["name": .string("parent \(index)")])])
         }
@@ -127,7 +135,8 @@ struct TwoProcessTests {
         }
         let directory = try TemporaryDirectory()
         let store = try Stores.open(directory.file()) { $0.lockTimeout = .milliseconds(100) }
-        let child = try Self.runChild("holder", test: "aWriterWaitsForTheLockAndGivesUpClearly", path: directory.file(), wait: false)
+        let child = try Self.runChild(
+            "holder", test: "aWriterWaitsForTheLockAndGivesUpClearly", path: directory.file(), wait: false)
         for _ in 0..<1_000 where !FileManager.default.fileExists(atPath: directory.file("store.json.held").path) {
             usleep(10_000)
         }

@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import Testing
+
 @testable import ModelStoreJSONFile
 
 /// Every value kind, through the document's value forms and back, without loss.
@@ -14,7 +15,9 @@ struct ValueRoundTripTests {
         ValueWriter(out: out, storeIdentifier: "json-test").write(value, as: shape)
         let bytes = out.bytes
         let read = try bytes.withUnsafeBufferPointer { buffer in
-            var scanner = JSONScanner(buffer, limits: JSONReadLimits(maximumDepth: 64, maximumStringLength: 1 << 20, maximumNumberLength: 256))
+            var scanner = JSONScanner(
+                buffer, limits: JSONReadLimits(maximumDepth: 64, maximumStringLength: 1 << 20, maximumNumberLength: 256)
+            )
             let value = try scanner.readValue(shape, context)
             let atEnd = scanner.isAtEnd()
             #expect(atEnd)
@@ -23,8 +26,10 @@ struct ValueRoundTripTests {
         return (String(decoding: bytes, as: UTF8.self), read)
     }
 
-    func expectRoundTrip(_ value: StoreValue, as shape: ValueShape, writes expected: String? = nil,
-                         sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func expectRoundTrip(
+        _ value: StoreValue, as shape: ValueShape, writes expected: String? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let (text, read) = try roundTrip(value, as: shape)
         #expect(read.isIdentical(to: value), "\(value) wrote \(text) and read \(read)", sourceLocation: sourceLocation)
         if let expected { #expect(text == expected, sourceLocation: sourceLocation) }
@@ -42,17 +47,22 @@ struct ValueRoundTripTests {
         try expectRoundTrip(.double(Double(Float(0.1))), as: .float, writes: "0.1")
         try expectRoundTrip(.decimal(Decimal(string: "12.50")!), as: .decimal, writes: "\"12.5\"")
         try expectRoundTrip(.string("Rome"), as: .string, writes: "\"Rome\"")
-        try expectRoundTrip(.date(Date(timeIntervalSinceReferenceDate: 736_000_000.123456)), as: .date, writes: "736000000.123456")
+        try expectRoundTrip(
+            .date(Date(timeIntervalSinceReferenceDate: 736_000_000.123456)), as: .date, writes: "736000000.123456")
         try expectRoundTrip(.data(Data("hello".utf8)), as: .data, writes: "\"aGVsbG8=\"")
-        try expectRoundTrip(.uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!), as: .uuid,
-                            writes: "\"E621E1F8-C36C-495A-93FC-0C247A3E6E5F\"")
-        try expectRoundTrip(.url(URL(string: "https://example.com/a?b=c")!), as: .url, writes: "\"https://example.com/a?b=c\"")
+        try expectRoundTrip(
+            .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!), as: .uuid,
+            writes: "\"E621E1F8-C36C-495A-93FC-0C247A3E6E5F\"")
+        try expectRoundTrip(
+            .url(URL(string: "https://example.com/a?b=c")!), as: .url, writes: "\"https://example.com/a?b=c\"")
         try expectRoundTrip(.null, as: .string, writes: "null")
         try expectRoundTrip(.array([.string("a"), .string("b")]), as: .array(.string), writes: "[\"a\", \"b\"]")
-        try expectRoundTrip(.dictionary(["b": .double(2), "a": .double(1)]), as: .stringDictionary(.double),
-                            writes: "{\"a\": 1.0, \"b\": 2.0}")
-        try expectRoundTrip(.array([.array([.int(1), .string("one")]), .array([.int(2), .string("two")])]),
-                            as: .pairs(key: .int(bits: 64, signed: true), value: .string), writes: "[[1, \"one\"], [2, \"two\"]]")
+        try expectRoundTrip(
+            .dictionary(["b": .double(2), "a": .double(1)]), as: .stringDictionary(.double),
+            writes: "{\"a\": 1.0, \"b\": 2.0}")
+        try expectRoundTrip(
+            .array([.array([.int(1), .string("one")]), .array([.int(2), .string("two")])]),
+            as: .pairs(key: .int(bits: 64, signed: true), value: .string), writes: "[[1, \"one\"], [2, \"two\"]]")
         try expectRoundTrip(.reference(Self.id), as: .toOne(destination: "Part"), writes: "7")
         try expectRoundTrip(.references([Self.id]), as: .toMany(destination: "Part"), writes: "[7]")
     }
@@ -92,11 +102,15 @@ struct ValueRoundTripTests {
 
     @Test func compositeValuesNestWithTags() throws {
         let nested: StoreValue = .dictionary([
-            "width": .double(2.5), "count": .int(3), "label": .string("box"), "at": .date(Date(timeIntervalSinceReferenceDate: 1.5)),
+            "width": .double(2.5), "count": .int(3), "label": .string("box"),
+            "at": .date(Date(timeIntervalSinceReferenceDate: 1.5)),
             "serial": .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!), "big": .uint(5),
             "price": .decimal(Decimal(string: "9.99")!), "blob": .data(Data([1, 2, 3])),
-            "site": .url(URL(string: "https://example.com")!), "none": .null, "flags": .array([.bool(true), .bool(false)]),
-            "inner": .dictionary(["$weird": .string("dollar"), "$$double": .int(1), "deep": .array([.array([.int(1)])])]),
+            "site": .url(URL(string: "https://example.com")!), "none": .null,
+            "flags": .array([.bool(true), .bool(false)]),
+            "inner": .dictionary([
+                "$weird": .string("dollar"), "$$double": .int(1), "deep": .array([.array([.int(1)])]),
+            ]),
         ])
         let (text, read) = try roundTrip(nested, as: .any)
         #expect(read.isIdentical(to: nested), "wrote \(text)")
@@ -117,8 +131,9 @@ struct ValueRoundTripTests {
         let relative = URL(string: "b/c", relativeTo: URL(string: "https://example.com/a/"))!
         try expectRoundTrip(.url(relative), as: .url)
         let foreign = PersistentIdentifier.identifier(for: "other-store", entityName: "Part", primaryKey: "abc")
-        try expectRoundTrip(.reference(foreign), as: .toOne(destination: "Part"),
-                            writes: "{\"$reference\": {\"entity\": \"Part\", \"key\": \"abc\", \"store\": \"other-store\"}}")
+        try expectRoundTrip(
+            .reference(foreign), as: .toOne(destination: "Part"),
+            writes: "{\"$reference\": {\"entity\": \"Part\", \"key\": \"abc\", \"store\": \"other-store\"}}")
         try expectRoundTrip(.references([Self.id, foreign]), as: .toMany(destination: "Part"))
         try expectRoundTrip(.reference(Self.id), as: .toMany(destination: "Part"))
     }
@@ -127,7 +142,9 @@ struct ValueRoundTripTests {
         for text in [#"{"$nope": 1}"#, #"{"a": 1, "$int": 2}"#, #"{"$int": 1, "b": 2}"#] {
             #expect(throws: JSONReadError.self, "\(text)") {
                 try Array(text.utf8).withUnsafeBufferPointer { buffer in
-                    var scanner = JSONScanner(buffer, limits: JSONReadLimits(maximumDepth: 8, maximumStringLength: 64, maximumNumberLength: 64))
+                    var scanner = JSONScanner(
+                        buffer,
+                        limits: JSONReadLimits(maximumDepth: 8, maximumStringLength: 64, maximumNumberLength: 64))
                     _ = try scanner.readValue(.any, context)
                 }
             }
@@ -135,11 +152,15 @@ struct ValueRoundTripTests {
     }
 
     @Test func integersOutOfTheirTypesRangeAreRejected() {
-        for (text, shape) in [("256", ValueShape.int(bits: 8, signed: false)), ("-1", .int(bits: 32, signed: false)),
-                              ("128", .int(bits: 8, signed: true)), ("-1", .uint64)] {
+        for (text, shape) in [
+            ("256", ValueShape.int(bits: 8, signed: false)), ("-1", .int(bits: 32, signed: false)),
+            ("128", .int(bits: 8, signed: true)), ("-1", .uint64),
+        ] {
             #expect(throws: JSONReadError.self, "\(text)") {
                 try Array(text.utf8).withUnsafeBufferPointer { buffer in
-                    var scanner = JSONScanner(buffer, limits: JSONReadLimits(maximumDepth: 8, maximumStringLength: 64, maximumNumberLength: 64))
+                    var scanner = JSONScanner(
+                        buffer,
+                        limits: JSONReadLimits(maximumDepth: 8, maximumStringLength: 64, maximumNumberLength: 64))
                     _ = try scanner.readValue(shape, context)
                 }
             }

@@ -204,7 +204,9 @@ final class JSONOutput {
     }
 
     /// "00" through "99".
-    private static let digitPairs: [UInt8] = (0..<100).flatMap { [UInt8(ascii: "0") + UInt8($0 / 10), UInt8(ascii: "0") + UInt8($0 % 10)] }
+    private static let digitPairs: [UInt8] = (0..<100).flatMap {
+        [UInt8(ascii: "0") + UInt8($0 / 10), UInt8(ascii: "0") + UInt8($0 % 10)]
+    }
 
     @inline(__always)
     private static func digitCount(_ value: UInt64) -> Int {

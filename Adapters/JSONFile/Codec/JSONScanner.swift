@@ -48,8 +48,9 @@ struct JSONScanner {
     }
 
     private func truncated() -> JSONReadError {
-        failure("the document ends in the middle of a value: the file is truncated or incomplete",
-                remedy: "Restore the file from its '.backup' copy, or complete the JSON by hand")
+        failure(
+            "the document ends in the middle of a value: the file is truncated or incomplete",
+            remedy: "Restore the file from its '.backup' copy, or complete the JSON by hand")
     }
 
     private func unexpected(_ expected: String) -> JSONReadError {
@@ -106,8 +107,9 @@ struct JSONScanner {
     private mutating func enter() throws {
         depth &+= 1
         if depth > limits.maximumDepth {
-            throw failure("values are nested more than \(limits.maximumDepth) levels deep",
-                          remedy: "Flatten the data, or raise the configuration's 'maximumDepth' limit")
+            throw failure(
+                "values are nested more than \(limits.maximumDepth) levels deep",
+                remedy: "Flatten the data, or raise the configuration's 'maximumDepth' limit")
         }
     }
 
@@ -199,15 +201,17 @@ struct JSONScanner {
                 continue
             }
             if byte < 0x20 {
-                throw failure("a string contains the control character 0x\(String(byte, radix: 16, uppercase: true)) unescaped",
-                              remedy: "Write control characters as escapes such as '\\n' or '\\u0001'")
+                throw failure(
+                    "a string contains the control character 0x\(String(byte, radix: 16, uppercase: true)) unescaped",
+                    remedy: "Write control characters as escapes such as '\\n' or '\\u0001'")
             }
             offset &+= 1
         }
         let length = offset - start
         if length > limits.maximumStringLength {
-            throw failure("a string is \(length) bytes long, more than the limit of \(limits.maximumStringLength)",
-                          at: start, remedy: "Raise the configuration's 'maximumStringLength' limit")
+            throw failure(
+                "a string is \(length) bytes long, more than the limit of \(limits.maximumStringLength)",
+                at: start, remedy: "Raise the configuration's 'maximumStringLength' limit")
         }
         offset &+= 1
         return JSONKey(start: start, count: length, hasEscapes: hasEscapes, isASCII: nonASCII < 0x80)
@@ -283,12 +287,14 @@ struct JSONScanner {
                     // A high surrogate must be followed by an escaped low surrogate.
                     guard index + 6 < end, input[index + 1] == UInt8(ascii: "\\"), input[index + 2] == UInt8(ascii: "u")
                     else {
-                        throw failure("a string has a '\\u' escape of an unpaired high surrogate", at: escapeStart,
-                                      remedy: "Follow '\\uD800'...'\\uDBFF' with a low surrogate '\\uDC00'...'\\uDFFF'")
+                        throw failure(
+                            "a string has a '\\u' escape of an unpaired high surrogate", at: escapeStart,
+                            remedy: "Follow '\\uD800'...'\\uDBFF' with a low surrogate '\\uDC00'...'\\uDFFF'")
                     }
                     let low = try hex4(at: index + 3, end: end, escapeStart: escapeStart)
                     guard low >= 0xDC00 && low < 0xE000 else {
-                        throw failure("a string has a high surrogate escape not followed by a low surrogate", at: escapeStart)
+                        throw failure(
+                            "a string has a high surrogate escape not followed by a low surrogate", at: escapeStart)
                     }
                     scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                     index += 6
@@ -297,8 +303,9 @@ struct JSONScanner {
                 }
                 appendUTF8(scalar)
             default:
-                throw failure("a string has the invalid escape '\\\(Character(Unicode.Scalar(input[index])))'",
-                              at: escapeStart, remedy: "Use one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX")
+                throw failure(
+                    "a string has the invalid escape '\\\(Character(Unicode.Scalar(input[index])))'",
+                    at: escapeStart, remedy: "Use one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX")
             }
             index += 1
         }
@@ -355,7 +362,9 @@ struct JSONScanner {
         }
         guard offset < input.count else { throw truncated() }
         let integerStart = offset
-        guard input[offset] >= UInt8(ascii: "0") && input[offset] <= UInt8(ascii: "9") else { throw unexpected("a number") }
+        guard input[offset] >= UInt8(ascii: "0") && input[offset] <= UInt8(ascii: "9") else {
+            throw unexpected("a number")
+        }
         var significand: UInt64 = 0
         var overflowed = false
         func take(_ byte: UInt8) {
@@ -401,8 +410,9 @@ struct JSONScanner {
             exponent += negativeExponent ? -value : value
         }
         if offset - start > limits.maximumNumberLength {
-            throw failure("a number is \(offset - start) characters long, more than the limit of \(limits.maximumNumberLength)",
-                          at: start, remedy: "Raise the configuration's 'maximumNumberLength' limit")
+            throw failure(
+                "a number is \(offset - start) characters long, more than the limit of \(limits.maximumNumberLength)",
+                at: start, remedy: "Raise the configuration's 'maximumNumberLength' limit")
         }
         number.end = offset
         number.significand = significand
@@ -429,8 +439,9 @@ struct JSONScanner {
             return number.significand == UInt64(Int64.max) + 1 ? .min : -Int64(number.significand)
         }
         guard number.significand <= UInt64(Int64.max) else {
-            throw failure("an integer is outside the range of Int64", at: number.start,
-                          remedy: "Store values above Int64.max in a 'UInt64' property, or tag them as {\"$uint\": …}")
+            throw failure(
+                "an integer is outside the range of Int64", at: number.start,
+                remedy: "Store values above Int64.max in a 'UInt64' property, or tag them as {\"$uint\": …}")
         }
         return Int64(number.significand)
     }
@@ -466,8 +477,9 @@ struct JSONScanner {
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: input[number.start..<number.end]), as: UTF8.self)
         guard let value = Double(text), value.isFinite else {
-            throw failure("a number is outside the range of Double", at: number.start,
-                          remedy: "Write infinite values as the strings \"Infinity\" or \"-Infinity\"")
+            throw failure(
+                "a number is outside the range of Double", at: number.start,
+                remedy: "Write infinite values as the strings \"Infinity\" or \"-Infinity\"")
         }
         return value
     }

@@ -18,7 +18,9 @@ struct DocumentDecoder {
         var scanner = JSONScanner(bytes, limits: limits)
         var state = State()
         if scanner.isAtEnd() {
-            throw scanner.failure("the file is empty", remedy: "Restore the file from its '.backup' copy, or delete it to start an empty store")
+            throw scanner.failure(
+                "the file is empty",
+                remedy: "Restore the file from its '.backup' copy, or delete it to start an empty store")
         }
         guard try scanner.peek() == UInt8(ascii: "{") else {
             throw scanner.failure("the file is not a ModelStore JSON document: it does not start with '{'")
@@ -41,7 +43,8 @@ struct DocumentDecoder {
                 let version = try scanner.readInt64()
                 guard version >= 1 && version <= JSONFileFormat.version else {
                     var error = scanner.failure(
-                        "the file has format version \(version); this version of ModelStore reads versions 1 through \(JSONFileFormat.version)",
+                        "the file has format version \(version); this version of ModelStore reads versions 1 through "
+                            + "\(JSONFileFormat.version)",
                         at: start, remedy: "Open it with the newer version of ModelStore that wrote it")
                     error.code = .unsupportedFeature
                     throw error
@@ -52,7 +55,8 @@ struct DocumentDecoder {
                 let start = scanner.offset
                 let text = try scanner.readString()
                 guard let version = Self.version(text) else {
-                    throw scanner.failure("the 'schemaVersion' '\(text)' is not of the form 'major.minor.patch'", at: start)
+                    throw scanner.failure(
+                        "the 'schemaVersion' '\(text)' is not of the form 'major.minor.patch'", at: start)
                 }
                 state.header.schemaVersion = version
             case "storeIdentifier":
@@ -71,7 +75,9 @@ struct DocumentDecoder {
             case "records":
                 if headerOnly {
                     try scanner.skipValue()
-                } else if state.header.formatVersion == nil || state.header.storeIdentifier == nil || state.header.propertyNames == nil {
+                } else if state.header.formatVersion == nil || state.header.storeIdentifier == nil
+                    || state.header.propertyNames == nil
+                {
                     // Read records once the header is known, wherever it is in the file.
                     deferredRecords = scanner.offset
                     try scanner.skipValue()
@@ -83,12 +89,14 @@ struct DocumentDecoder {
             }
         }
         guard scanner.isAtEnd() else {
-            throw scanner.failure("there is more text after the end of the document",
-                                  remedy: "Remove everything after the final '}'")
+            throw scanner.failure(
+                "there is more text after the end of the document",
+                remedy: "Remove everything after the final '}'")
         }
         guard state.header.formatVersion != nil else {
-            throw scanner.failure("the file is not a ModelStore JSON document: it has no 'formatVersion'", at: 0,
-                                  remedy: "Add \"formatVersion\": \(JSONFileFormat.version) to the top-level object")
+            throw scanner.failure(
+                "the file is not a ModelStore JSON document: it has no 'formatVersion'", at: 0,
+                remedy: "Add \"formatVersion\": \(JSONFileFormat.version) to the top-level object")
         }
         if headerOnly {
             return DecodedDocument(header: state.header, snapshots: [], preserved: [], externalFiles: [:])
@@ -98,13 +106,15 @@ struct DocumentDecoder {
             scanner.depth = 1
             try readRecords(&scanner, &state)
         }
-        for name in state.shapes.keys.sorted() where schema.entity(named: name) == nil && !state.preservedNames.contains(name) {
+        for name in state.shapes.keys.sorted()
+        where schema.entity(named: name) == nil && !state.preservedNames.contains(name) {
             state.preserved.append(PreservedEntity(name: name, shape: state.shapes[name], records: Array("[]".utf8)))
         }
         try checkReferences(scanner, state)
         state.header.storeIdentifier = state.header.storeIdentifier ?? fallbackStoreIdentifier
-        return DecodedDocument(header: state.header, snapshots: state.snapshots, preserved: state.preserved,
-                               externalFiles: state.externalFiles)
+        return DecodedDocument(
+            header: state.header, snapshots: state.snapshots, preserved: state.preserved,
+            externalFiles: state.externalFiles)
     }
 
     static func version(_ text: String) -> Schema.Version? {
@@ -195,13 +205,15 @@ struct DocumentDecoder {
                     throw scanner.failure("the records of '\(name)' must be an array", at: start)
                 }
                 try scanner.skipValue()
-                state.preserved.append(PreservedEntity(
-                    name: name, shape: state.shapes[name],
-                    records: Array(UnsafeBufferPointer(rebasing: scanner.input[start..<scanner.offset]))))
+                state.preserved.append(
+                    PreservedEntity(
+                        name: name, shape: state.shapes[name],
+                        records: Array(UnsafeBufferPointer(rebasing: scanner.input[start..<scanner.offset]))))
                 state.preservedNames.insert(name)
             } else {
                 throw scanner.failure(
-                    "the file has records of '\(name)', an entity that neither the schema nor the file's header declares",
+                    "the file has records of '\(name)', an entity that neither the schema nor the file's header "
+                        + "declares",
                     at: key.start - 1, remedy: "Add the model type '\(name)' to the container, or fix the entity name")
             }
         }
@@ -242,7 +254,9 @@ struct DocumentDecoder {
             var firstKey = true
             while let key = try scanner.nextKey(&firstKey) {
                 let slot: Int
-                if expected < reader.names.count && reader.names[expected].withUnsafeBufferPointer({ scanner.matches(key, $0) }) {
+                if expected < reader.names.count
+                    && reader.names[expected].withUnsafeBufferPointer({ scanner.matches(key, $0) })
+                {
                     slot = expected
                 } else if identifierKey.withUnsafeBufferPointer({ scanner.matches(key, $0) }) {
                     guard primaryKey == nil else {
@@ -259,14 +273,19 @@ struct DocumentDecoder {
                         continue
                     } else {
                         throw scanner.failure(
-                            "a '\(entity.name)' record has the property '\(name)', which '\(entity.name)' does not have",
+                            "a '\(entity.name)' record has the property '\(name)', which '\(entity.name)' does not "
+                                + "have",
                             at: key.start - 1,
-                            remedy: "Remove it, or add the property to the model (stored properties: \(entity.properties.map { "'\($0.name)'" }.joined(separator: ", ")))")
+                            remedy:
+                                "Remove it, or add the property to the model (stored properties: "
+                                + "\(entity.properties.map { "'\($0.name)'" }.joined(separator: ", ")))"
+                        )
                     }
                 }
                 if seen[slot] == recordNumber {
-                    throw scanner.failure("a '\(entity.name)' record has the property '\(entity.properties[slot].name)' twice",
-                                          at: key.start - 1)
+                    throw scanner.failure(
+                        "a '\(entity.name)' record has the property '\(entity.properties[slot].name)' twice",
+                        at: key.start - 1)
                 }
                 seen[slot] = recordNumber
                 do {
@@ -284,17 +303,21 @@ struct DocumentDecoder {
                 expected = slot + 1
             }
             guard let primaryKey else {
-                throw scanner.failure("a '\(entity.name)' record has no '$id'", at: recordStart,
-                                      remedy: "Give every record a unique \"$id\" (an integer or a string)")
+                throw scanner.failure(
+                    "a '\(entity.name)' record has no '$id'", at: recordStart,
+                    remedy: "Give every record a unique \"$id\" (an integer or a string)")
             }
             guard keys.insert(primaryKey) else {
-                throw scanner.failure("two '\(entity.name)' records have the '$id' \(Self.quoted(primaryKey))", at: recordStart,
-                                      remedy: "Give every record of an entity a different '$id'")
+                throw scanner.failure(
+                    "two '\(entity.name)' records have the '$id' \(Self.quoted(primaryKey))", at: recordStart,
+                    remedy: "Give every record of an entity a different '$id'")
             }
-            let id: PersistentIdentifier = switch primaryKey {
-            case .int(let int): .identifier(for: state.storeIdentifier, entityName: entity.name, primaryKey: int)
-            case .string(let string): .identifier(for: state.storeIdentifier, entityName: entity.name, primaryKey: string)
-            }
+            let id: PersistentIdentifier =
+                switch primaryKey {
+                case .int(let int): .identifier(for: state.storeIdentifier, entityName: entity.name, primaryKey: int)
+                case .string(let string):
+                    .identifier(for: state.storeIdentifier, entityName: entity.name, primaryKey: string)
+                }
             for (slot, name) in externalNames { state.externalFiles[ExternalSlot(id: id, slot: slot)] = name }
             state.snapshots.append(DefaultSnapshot(persistentIdentifier: id, entity: entity, values: values))
             state.recordOffsets.append(recordStart)
@@ -327,18 +350,27 @@ struct DocumentDecoder {
     private func checkReferences(_ scanner: JSONScanner, _ state: State) throws {
         for (index, snapshot) in state.snapshots.enumerated() {
             for relationship in snapshot.entity.relationships {
-                for id in snapshot.values[relationship.slot].referencedIdentifiers where id.storeIdentifier == state.storeIdentifier {
-                    let source = "the '\(snapshot.entity.name)' record \(Self.quoted(snapshot.persistentIdentifier.primaryKey))"
+                for id in snapshot.values[relationship.slot].referencedIdentifiers
+                where id.storeIdentifier == state.storeIdentifier {
+                    let source =
+                        "the '\(snapshot.entity.name)' record \(Self.quoted(snapshot.persistentIdentifier.primaryKey))"
                     guard id.entityName == relationship.destination else {
                         throw scanner.failure(
-                            "\(source) refers through '\(relationship.name)' to a '\(id.entityName)', but '\(snapshot.entity.name).\(relationship.name)' holds '\(relationship.destination)' models",
+                            "\(source) refers through '\(relationship.name)' to a '\(id.entityName)', but "
+                                + "'\(snapshot.entity.name).\(relationship.name)' holds '\(relationship.destination)' "
+                                + "models",
                             at: state.recordOffsets[index])
                     }
                     guard state.keys[id.entityName]?.contains(id.primaryKey) == true else {
                         throw scanner.failure(
-                            "\(source) refers through '\(relationship.name)' to the '\(id.entityName)' \(Self.quoted(id.primaryKey)), which the file does not have (a dangling relationship)",
+                            "\(source) refers through '\(relationship.name)' to the '\(id.entityName)' "
+                                + "\(Self.quoted(id.primaryKey)), which the file does not have (a dangling "
+                                + "relationship)",
                             at: state.recordOffsets[index],
-                            remedy: "Remove the key from '\(relationship.name)', or restore the missing '\(id.entityName)' record")
+                            remedy:
+                                "Remove the key from '\(relationship.name)', or restore the missing "
+                                + "'\(id.entityName)' record"
+                        )
                     }
                 }
             }

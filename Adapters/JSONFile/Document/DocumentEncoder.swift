@@ -85,7 +85,8 @@ struct DocumentEncoder {
                 for slot in 0..<values.count {
                     out.bytes(keys[slot])
                     if hasExternal, isExternal[slot], case .data = values[slot],
-                       let name = externalFiles[ExternalSlot(id: snapshot.persistentIdentifier, slot: slot)] {
+                        let name = externalFiles[ExternalSlot(id: snapshot.persistentIdentifier, slot: slot)]
+                    {
                         out.ascii("{\"$file\": ")
                         out.string(name)
                         out.byte(UInt8(ascii: "}"))

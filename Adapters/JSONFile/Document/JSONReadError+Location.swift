@@ -22,7 +22,8 @@ extension JSONReadError {
         let (line, column) = location(in: input)
         let restore = backup.map { "restore the previous version from '\($0)'" } ?? "restore it from a backup"
         return DataStoreError(
-            code, "cannot open the JSON store '\(path)': at line \(line), column \(column) (byte \(offset)): \(message)",
+            code,
+            "cannot open the JSON store '\(path)': at line \(line), column \(column) (byte \(offset)): \(message)",
             remedy: remedy ?? "Fix the file by hand, or \(restore)",
             underlyingError: JSONFileDamage(file: path, line: line, column: column, offset: offset, reason: message))
     }

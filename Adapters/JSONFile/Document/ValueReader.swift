@@ -13,7 +13,8 @@ extension JSONScanner {
     /// Reads a value of `shape`: its natural form, `null`, or any explicit tag.
     ///
     /// `allowsFile` accepts a `{"$file": name}` tag (the value of an `.externalStorage` attribute).
-    mutating func readValue(_ shape: ValueShape, _ context: ValueContext, allowsFile: Bool = false) throws -> StoreValue {
+    mutating func readValue(_ shape: ValueShape, _ context: ValueContext, allowsFile: Bool = false) throws -> StoreValue
+    {
         skipWhitespace()
         let start = offset
         let kind = try peekKind()
@@ -53,7 +54,8 @@ extension JSONScanner {
             return number.isInteger ? .int(try int64(number)) : .double(try double(number))
         case .int(let bits, let signed):
             let value = try int64(number)
-            let fits = signed
+            let fits =
+                signed
                 ? bits >= 64 || (value >= -(1 << (bits - 1)) && value < 1 << (bits - 1))
                 : value >= 0 && (bits >= 64 || value < 1 << bits)
             guard fits else {
@@ -161,7 +163,9 @@ extension JSONScanner {
 
     mutating func decimal(fromText key: JSONKey, at start: Int) throws -> Decimal {
         let value = try withUTF8(of: key) { bytes -> Decimal? in
-            if bytes.count == 3, bytes[0] == UInt8(ascii: "N"), bytes[1] == UInt8(ascii: "a"), bytes[2] == UInt8(ascii: "N") {
+            if bytes.count == 3, bytes[0] == UInt8(ascii: "N"), bytes[1] == UInt8(ascii: "a"),
+                bytes[2] == UInt8(ascii: "N")
+            {
                 return Decimal.nan
             }
             return TextScalars.decimal(bytes)
@@ -202,7 +206,9 @@ extension JSONScanner {
                 let key = try readValue(keyShape, context)
                 guard try nextElement(&pairFirst) else { throw failure("expected a [key, value] pair", at: pairStart) }
                 let value = try readValue(valueShape, context)
-                guard try !nextElement(&pairFirst) else { throw failure("a [key, value] pair has more than two elements", at: pairStart) }
+                guard try !nextElement(&pairFirst) else {
+                    throw failure("a [key, value] pair has more than two elements", at: pairStart)
+                }
                 items.append(.array([key, value]))
             }
             return .array(items)
@@ -226,10 +232,12 @@ extension JSONScanner {
         case .number:
             return .identifier(for: context.storeIdentifier, entityName: destination, primaryKey: try readInt64())
         case .string:
-            return .identifier(for: context.storeIdentifier, entityName: destination, primaryKey: try readString() as String)
+            return .identifier(
+                for: context.storeIdentifier, entityName: destination, primaryKey: try readString() as String)
         case .object:
             guard case .reference(let id) = try readObject(.any, context, allowsFile: false) else {
-                throw failure("expected the key of a related '\(destination)' or a {\"$reference\": …} tag", at: start)
+                throw failure(
+                    "expected the key of a related '\(destination)' or a {\"$reference\": …} tag", at: start)
             }
             return id
         default:
@@ -239,7 +247,9 @@ extension JSONScanner {
 
     // MARK: Objects and tags
 
-    private mutating func readObject(_ shape: ValueShape, _ context: ValueContext, allowsFile: Bool) throws -> StoreValue {
+    private mutating func readObject(
+        _ shape: ValueShape, _ context: ValueContext, allowsFile: Bool
+    ) throws -> StoreValue {
         skipWhitespace()
         let start = offset
         try enterObject()
@@ -253,8 +263,9 @@ extension JSONScanner {
         if let tag = try tagName(firstKey) {
             let value = try readTagged(tag, context, allowsFile: allowsFile, keyStart: firstKey.start - 1)
             guard try nextKey(&first) == nil else {
-                throw failure("a tagged value such as {\"\(tag.rawValue)\": …} must have exactly one key", at: start,
-                              remedy: "Escape a dictionary key that begins with '$' by doubling it ('$$')")
+                throw failure(
+                    "a tagged value such as {\"\(tag.rawValue)\": …} must have exactly one key", at: start,
+                    remedy: "Escape a dictionary key that begins with '$' by doubling it ('$$')")
             }
             return value
         }
@@ -284,8 +295,12 @@ extension JSONScanner {
         }
         guard let name else { return nil }
         guard let tag = ValueTag(rawValue: name) else {
-            throw failure("'\(name)' is not a known tag", at: key.start - 1,
-                          remedy: "Keys that begin with '$' are tags; write '$$\(name.dropFirst())' for a dictionary key that begins with '$'")
+            throw failure(
+                "'\(name)' is not a known tag", at: key.start - 1,
+                remedy:
+                    "Keys that begin with '$' are tags; write '$$\(name.dropFirst())' for a dictionary key that "
+                    + "begins with '$'"
+            )
         }
         return tag
     }
@@ -295,15 +310,18 @@ extension JSONScanner {
         let name = try string(of: key)
         if name.utf8.first == UInt8(ascii: "$") {
             guard name.utf8.dropFirst().first == UInt8(ascii: "$") else {
-                throw failure("the key '\(name)' begins with '$' but is not the only key of a tag", at: key.start - 1,
-                              remedy: "Escape a dictionary key that begins with '$' by doubling it ('$$')")
+                throw failure(
+                    "the key '\(name)' begins with '$' but is not the only key of a tag", at: key.start - 1,
+                    remedy: "Escape a dictionary key that begins with '$' by doubling it ('$$')")
             }
             return String(name.dropFirst())
         }
         return name
     }
 
-    private mutating func readTagged(_ tag: ValueTag, _ context: ValueContext, allowsFile: Bool, keyStart: Int) throws -> StoreValue {
+    private mutating func readTagged(
+        _ tag: ValueTag, _ context: ValueContext, allowsFile: Bool, keyStart: Int
+    ) throws -> StoreValue {
         skipWhitespace()
         let start = offset
         switch tag {
@@ -364,7 +382,9 @@ extension JSONScanner {
             default: try skipValue()
             }
         }
-        guard let relative, let base, let baseURL = URL(string: base), let url = URL(string: relative, relativeTo: baseURL) else {
+        guard let relative, let base, let baseURL = URL(string: base),
+            let url = URL(string: relative, relativeTo: baseURL)
+        else {
             throw failure("expected {\"relative\": \"…\", \"base\": \"…\"} with valid URLs", at: start)
         }
         return .url(url)
@@ -387,8 +407,9 @@ extension JSONScanner {
             case "store":
                 store = try consumeNull() ? .some(nil) : .some(try readString())
             default:
-                throw failure("a reference has the unknown key '\(try string(of: name))'", at: name.start - 1,
-                              remedy: "Use only 'entity', 'key' and 'store'")
+                throw failure(
+                    "a reference has the unknown key '\(try string(of: name))'", at: name.start - 1,
+                    remedy: "Use only 'entity', 'key' and 'store'")
             }
         }
         guard let entity, let key else {

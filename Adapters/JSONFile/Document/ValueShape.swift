@@ -47,7 +47,9 @@ enum ValueShape: Sendable {
         case .optional(let wrapped): self = ValueShape(wrapped)
         case .array(let element): self = .array(ValueShape(element))
         case .dictionary(let key, let value):
-            self = key == .string ? .stringDictionary(ValueShape(value)) : .pairs(key: ValueShape(key), value: ValueShape(value))
+            self =
+                key == .string
+                ? .stringDictionary(ValueShape(value)) : .pairs(key: ValueShape(key), value: ValueShape(value))
         case .enumeration(_, let rawValue): self = ValueShape(rawValue)
         case .composite: self = .any
         }
@@ -58,7 +60,9 @@ enum ValueShape: Sendable {
         switch property {
         case .attribute(let attribute): self.init(attribute.valueType)
         case .relationship(let relationship):
-            self = relationship.isToOne ? .toOne(destination: relationship.destination) : .toMany(destination: relationship.destination)
+            self =
+                relationship.isToOne
+                ? .toOne(destination: relationship.destination) : .toMany(destination: relationship.destination)
         }
     }
 

@@ -31,7 +31,9 @@ struct ExternalFiles: Sendable {
                 for slot in slots {
                     guard case .data(let data) = snapshot.values[slot] else { continue }
                     let key = ExternalSlot(id: snapshot.persistentIdentifier, slot: slot)
-                    if let name = current[key], case .data(let old)? = previous.snapshot(for: key.id)?.values[slot], old == data {
+                    if let name = current[key], case .data(let old)? = previous.snapshot(for: key.id)?.values[slot],
+                        old == data
+                    {
                         plan.names[key] = name
                         continue
                     }
@@ -54,7 +56,9 @@ struct ExternalFiles: Sendable {
 
     /// The name of the file for `data`: its hash, with a suffix in the (unlikely) case that another
     /// file already has that name with other bytes.
-    private func name(for data: Data, known: [String: Data], planned: inout [String: Data], plan: inout Plan) throws -> String {
+    private func name(
+        for data: Data, known: [String: Data], planned: inout [String: Data], plan: inout Plan
+    ) throws -> String {
         let hash = Self.hash(data)
         var attempt = 0
         while true {
@@ -110,8 +114,9 @@ struct ExternalFiles: Sendable {
     /// The bytes of the file `name`; throws a ``JSONReadError`` (its offset is set by the caller).
     func load(_ name: String) throws -> Data {
         guard Self.isValidName(name) else {
-            throw JSONReadError(offset: 0, message: "'\(name)' is not a valid external file name",
-                                remedy: "Use only the names ModelStore writes, such as '0123456789abcdef.bin'")
+            throw JSONReadError(
+                offset: 0, message: "'\(name)' is not a valid external file name",
+                remedy: "Use only the names ModelStore writes, such as '0123456789abcdef.bin'")
         }
         let path = directory + "/" + name
         let contents: (bytes: [UInt8], identity: FileIdentity)?
@@ -121,8 +126,9 @@ struct ExternalFiles: Sendable {
             throw JSONReadError(offset: 0, message: failure.storeError("reading an external value").message, code: .io)
         }
         guard let contents else {
-            throw JSONReadError(offset: 0, message: "the external file '\(path)' is missing",
-                                remedy: "Restore the folder '\(directory)' from a backup, or set the property to another value by hand")
+            throw JSONReadError(
+                offset: 0, message: "the external file '\(path)' is missing",
+                remedy: "Restore the folder '\(directory)' from a backup, or set the property to another value by hand")
         }
         return Data(contents.bytes)
     }
@@ -131,7 +137,8 @@ struct ExternalFiles: Sendable {
     static func isValidName(_ name: String) -> Bool {
         guard !name.isEmpty, name.utf8.count <= 255, name.utf8.first != UInt8(ascii: ".") else { return false }
         return name.utf8.allSatisfy { byte in
-            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+                || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
                 || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
                 || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
         }

@@ -2,11 +2,11 @@ import Foundation
 import ModelStore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// An advisory, exclusive lock on `<document>.lock`, held while a store reads or replaces its document.
@@ -52,7 +52,10 @@ final class FileLock: Sendable {
             if clock.now >= deadline {
                 throw DataStoreError(
                     .locked, "the JSON store '\(document)' stayed locked by another writer for \(timeout)",
-                    remedy: "Another process or store is saving to the same file; retry, or raise the configuration's 'lockTimeout'")
+                    remedy:
+                        "Another process or store is saving to the same file; retry, or raise the configuration's "
+                        + "'lockTimeout'"
+                )
             }
             usleep(pause)
             pause = min(pause * 2, 20_000)

@@ -2,11 +2,11 @@ import Foundation
 import ModelStore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The identity of a file's current contents, as far as the file system tells it cheaply: which
@@ -26,15 +26,15 @@ struct FileIdentity: Hashable, Sendable {
         inode = UInt64(status.st_ino)
         size = Int64(status.st_size)
         #if canImport(Darwin)
-        modificationSeconds = Int64(status.st_mtimespec.tv_sec)
-        modificationNanoseconds = Int64(status.st_mtimespec.tv_nsec)
-        changeSeconds = Int64(status.st_ctimespec.tv_sec)
-        changeNanoseconds = Int64(status.st_ctimespec.tv_nsec)
+            modificationSeconds = Int64(status.st_mtimespec.tv_sec)
+            modificationNanoseconds = Int64(status.st_mtimespec.tv_nsec)
+            changeSeconds = Int64(status.st_ctimespec.tv_sec)
+            changeNanoseconds = Int64(status.st_ctimespec.tv_nsec)
         #else
-        modificationSeconds = Int64(status.st_mtim.tv_sec)
-        modificationNanoseconds = Int64(status.st_mtim.tv_nsec)
-        changeSeconds = Int64(status.st_ctim.tv_sec)
-        changeNanoseconds = Int64(status.st_ctim.tv_nsec)
+            modificationSeconds = Int64(status.st_mtim.tv_sec)
+            modificationNanoseconds = Int64(status.st_mtim.tv_nsec)
+            changeSeconds = Int64(status.st_ctim.tv_sec)
+            changeNanoseconds = Int64(status.st_ctim.tv_nsec)
         #endif
     }
 }
@@ -77,7 +77,9 @@ enum FileSystem {
         var status = stat()
         try check(fstat(descriptor, &status), "examine", path)
         let size = Int(status.st_size)
-        guard size <= limit else { throw FileSystemFailure(operation: "read (larger than the size limit)", path: path, code: EFBIG) }
+        guard size <= limit else {
+            throw FileSystemFailure(operation: "read (larger than the size limit)", path: path, code: EFBIG)
+        }
         var bytes = [UInt8](repeating: 0, count: size)
         var total = 0
         try bytes.withUnsafeMutableBytes { buffer in

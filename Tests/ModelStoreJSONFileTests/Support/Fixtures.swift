@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+
 @testable import ModelStoreJSONFile
 
 /// A composite value with nested kinds JSON cannot tell apart by itself (a date, a UUID).
@@ -17,7 +18,8 @@ enum Tier: String, Codable, Sendable {
 }
 
 enum Level: Int, Codable, Sendable {
-    case one = 1, two
+    case one = 1
+    case two
 }
 
 /// A model with an attribute of every supported type.
@@ -101,7 +103,9 @@ enum Stores {
     static let schema = Schema(Gadget.self, Part.self)
 
     /// A store on `url` with the fixture schema (or another).
-    static func open(_ url: URL, schema: Schema = Stores.schema, configure: (inout JSONFileStoreConfiguration) -> Void = { _ in })
+    static func open(
+        _ url: URL, schema: Schema = Stores.schema, configure: (inout JSONFileStoreConfiguration) -> Void = { _ in }
+    )
         throws -> JSONFileStore
     {
         var configuration = JSONFileStoreConfiguration(url: url, schema: schema)
@@ -110,7 +114,9 @@ enum Stores {
     }
 
     /// A snapshot of a new model (temporary identifier) with some values set by name.
-    static func new(_ entityName: String, _ values: [String: StoreValue], schema: Schema = Stores.schema) throws -> DefaultSnapshot {
+    static func new(
+        _ entityName: String, _ values: [String: StoreValue], schema: Schema = Stores.schema
+    ) throws -> DefaultSnapshot {
         try DefaultSnapshot(
             persistentIdentifier: .temporary(entityName: entityName), entity: schema.entity(named: entityName)!,
             namedValues: values)
@@ -122,8 +128,9 @@ enum Stores {
         _ store: JSONFileStore, inserting inserted: [DefaultSnapshot] = [], updating updated: [DefaultSnapshot] = [],
         deleting deleted: [DefaultSnapshot] = []
     ) throws -> [PersistentIdentifier] {
-        let result = try store.save(DataStoreSaveChangesRequest(
-            editingState: EditingState(), inserted: inserted, updated: updated, deleted: deleted))
+        let result = try store.save(
+            DataStoreSaveChangesRequest(
+                editingState: EditingState(), inserted: inserted, updated: updated, deleted: deleted))
         return inserted.map { result.remappedIdentifiers[$0.persistentIdentifier]! }
     }
 
