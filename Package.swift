@@ -19,7 +19,9 @@ let package = Package(
         .target(name: "ModelStore", path: "Sources/ModelStore"),
         // Adapters, one module each.
         .target(name: "ModelStoreInMemory", dependencies: ["ModelStore"], path: "Adapters/InMemory"),
-        .target(name: "ModelStoreJSONFile", dependencies: ["ModelStore"], path: "Adapters/JSONFile"),
+        .target(
+            name: "ModelStoreJSONFile", dependencies: ["ModelStore"], path: "Adapters/JSONFile",
+            exclude: ["FORMAT.md"]),  // the file format, bound for the DocC catalog
         .target(
             name: "ModelStoreAppendLog", dependencies: ["ModelStore"], path: "Adapters/AppendLog",
             exclude: ["FORMAT.md"]),  // the file format, bound for the DocC catalog
