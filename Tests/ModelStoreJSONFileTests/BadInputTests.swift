@@ -82,6 +82,9 @@ struct BadInputTests {
         try expectError("hello, world", line: 1, column: 1, saying: "does not start with '{'")
         try expectError(
             "{\n  \"formatVersion\": 1,\n  \"records\": {\"Gadget\": [}\n}", line: 3, column: 26, saying: "expected")
+        try expectError(
+            "{\"formatVersion\": 1, \"records\": {}, \"records\": {}}", line: 1, column: 37,
+            saying: "the document has the key 'records' twice")
         try expectError("{\"formatVersion\": 1} trailing", line: 1, column: 22, saying: "more text after the end")
         try expectError("{\"formatVersion\": 1, 'records': {}}", line: 1, column: 22, saying: "expected a quoted key")
         let invalid = try #require(try openError("", bytes: [0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x3A, 0x31, 0x7D]))

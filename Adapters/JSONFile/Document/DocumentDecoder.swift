@@ -28,8 +28,13 @@ struct DocumentDecoder {
         try scanner.enterObject()
         var first = true
         var deferredRecords: Int?
+        var seenKeys: Set<String> = []
         while let key = try scanner.nextKey(&first) {
-            switch try scanner.string(of: key) {
+            let name = try scanner.string(of: key)
+            guard seenKeys.insert(name).inserted else {
+                throw scanner.failure("the document has the key '\(name)' twice", at: key.start - 1)
+            }
+            switch name {
             case "format":
                 scanner.skipWhitespace()
                 let start = scanner.offset
