@@ -164,6 +164,24 @@ struct QueryIndexTests {
         #expect(path(nil, sort: [StoreSortKey(property: "int")], limit: 5).kind == .orderedIndexSort)
     }
 
+    @Test func compoundUniqueKeysAndDeclaredIndexesAreLookedUp() throws {
+        let container = try ModelContainer(for: Author.self, configurations: .inMemory())
+        let context = ModelContext(container)
+        for index in 0..<30 {
+            context.insert(Author("First\(index % 5)", "Last\(index / 5)", email: "a\(index)@x"))
+        }
+        try context.save()
+        let both = FetchDescriptor<Author>(predicate: #Predicate { $0.first == "First2" && $0.last == "Last3" })
+        let explanation = try container.explain(both)
+        let expected = StoreAccessPath(kind: .uniqueIndex, properties: ["first", "last"], estimatedRows: 1)
+        #expect(explanation.accessPath == expected)
+        #expect(try context.fetch(both).map(\.email) == ["a17@x"])
+        let last = FetchDescriptor<Author>(predicate: #Predicate { $0.last == "Last3" && $0.first != "First0" })
+        let lastPath = try container.explain(last).accessPath
+        #expect(lastPath == StoreAccessPath(kind: .hashIndex, properties: ["last"], estimatedRows: 5))
+        #expect(try context.fetch(last).map(\.email) == ["a16@x", "a17@x", "a18@x", "a19@x"])
+    }
+
     @Test func sortedWindowsBreakTiesByIdentifierBothWays() throws {
         var table = SnapshotTable(schema: schema)
         let rows = try (0..<50).map { try snapshot(String(format: "C%03d", $0), int: $0 % 3, double: 0, text: "") }

@@ -94,3 +94,12 @@ extension ModelContext {
             notes: notes)
     }
 }
+
+extension ModelContainer {
+    /// What a fetch of this descriptor would run where, for a context with no unsaved changes.
+    ///
+    /// The same as ``ModelContext/explain(_:)`` on a fresh context; see ``QueryExplanation``.
+    public func explain<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> QueryExplanation {
+        try ModelContext(self).explain(descriptor)
+    }
+}
