@@ -53,12 +53,16 @@ public struct RepetitionPolicy: Sendable, Hashable {
         self.timeCap = timeCap
     }
 
-    /// Whether another repetition should run after `samples`.
-    public func wantsMore(after samples: [Double]) -> Bool {
+    /// After the minimum, also stop once this many seconds of wall-clock time have passed,
+    /// untimed set-up included, so a cheap operation with an expensive set-up ends in time.
+    public var wallBudget: Double = 60
+
+    /// Whether another repetition should run after `samples`, `elapsed` wall-clock seconds into the benchmark.
+    public func wantsMore(after samples: [Double], elapsed: Double = 0) -> Bool {
         if samples.isEmpty { return true }
         if samples.count >= maximum { return false }
         let total = samples.reduce(0, +)
         if samples.count < minimum { return total < timeCap }
-        return total < timeBudget
+        return total < timeBudget && elapsed < wallBudget
     }
 }

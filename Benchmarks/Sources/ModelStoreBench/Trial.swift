@@ -50,14 +50,19 @@ struct Trial {
             let elapsed = ContinuousClock.now - start
             try check(output!, repetition)
             output = nil
-            return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+            return Self.seconds(elapsed)
         }
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
     }
 
     /// Repeats the trial under a policy and returns the times in seconds.
     func measure(_ policy: RepetitionPolicy) throws -> [Double] {
         var samples: [Double] = []
-        while policy.wantsMore(after: samples) {
+        let start = ContinuousClock.now
+        while policy.wantsMore(after: samples, elapsed: Self.seconds(ContinuousClock.now - start)) {
             samples.append(try repeatOnce(samples.count))
         }
         return samples

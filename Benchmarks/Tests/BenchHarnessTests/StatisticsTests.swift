@@ -44,6 +44,14 @@ struct RepetitionPolicyTests {
         #expect(!policy.wantsMore(after: [0.001, 0.001, 0.001, 0.001]))
     }
 
+    @Test func theWallBudgetEndsBenchmarksWithExpensiveSetUpAfterTheMinimum() {
+        var policy = RepetitionPolicy(minimum: 3, maximum: 200, timeBudget: 2)
+        policy.wallBudget = 60
+        #expect(policy.wantsMore(after: [0.001, 0.001, 0.001], elapsed: 59))
+        #expect(!policy.wantsMore(after: [0.001, 0.001, 0.001], elapsed: 61))
+        #expect(policy.wantsMore(after: [0.001, 0.001], elapsed: 61))
+    }
+
     @Test func theCapEndsSlowBenchmarksBeforeTheMinimumButAfterOneRepetition() {
         let policy = RepetitionPolicy(minimum: 5, maximum: 10, timeBudget: 1, timeCap: 30)
         #expect(policy.wantsMore(after: []))
