@@ -49,6 +49,19 @@ public indirect enum StoreFilter: Sendable, Hashable {
         .compare(StorePath(property), .equal, value)
     }
 
+    /// The filter's negation, simplified where that changes no result: `!true` is `false`, `!!a` is
+    /// `a`, and `!(a == b)` is `a != b` (ordering comparisons stay negated: `!(a < b)` is not
+    /// `a >= b` when `a` is `NaN` or `nil`).
+    public var negated: StoreFilter {
+        switch self {
+        case .constant(let value): .constant(!value)
+        case .not(let item): item
+        case .compare(let path, .equal, let value): .compare(path, .notEqual, value)
+        case .compare(let path, .notEqual, let value): .compare(path, .equal, value)
+        default: .not(self)
+        }
+    }
+
     /// The operands of a top-level conjunction (nested `and`s flattened), or the filter itself.
     public var conjuncts: [StoreFilter] {
         if case .and(let items) = self { return items.flatMap(\.conjuncts) }

@@ -55,11 +55,12 @@ struct PredicateRenderer {
             if keyPath == array.isEmptyKeyPath { return "isEmpty" }
             if keyPath == array.countKeyPath { return "count" }
         }
-        if let raw = rootType as? any RawRepresentable.Type, keyPath == rawValueKeyPath(of: raw) { return "rawValue" }
+        if let raw = rootType as? any (RawRepresentable & CaseIterable).Type,
+           RawValueKeyPath.matches(keyPath, of: raw) {
+            return "rawValue"
+        }
         return nil
     }
-
-    private static func rawValueKeyPath<R: RawRepresentable>(of type: R.Type) -> AnyKeyPath { \R.rawValue }
 
     private static func isPersistentModelID(_ keyPath: AnyKeyPath, of type: any PersistentModel.Type) -> Bool {
         func check<M: PersistentModel>(_: M.Type) -> Bool { keyPath == \M.persistentModelID as AnyKeyPath }

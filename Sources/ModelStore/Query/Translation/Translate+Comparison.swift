@@ -47,7 +47,7 @@ extension PredicateTranslator {
     /// `lhs == rhs` (or `!=`) as a condition, when one side is stored and the other constant.
     func equality(_ lhs: Term, _ rhs: Term, negated: Bool) -> Term? {
         guard let (filter, scope) = equalityCondition(lhs, rhs) ?? equalityCondition(rhs, lhs) else { return nil }
-        return .filter(negated ? .not(filter) : filter, scope: scope)
+        return .filter(negated ? filter.negated : filter, scope: scope)
     }
 
     private func equalityCondition(_ stored: Term, _ other: Term) -> (StoreFilter, Int?)? {
@@ -67,10 +67,10 @@ extension PredicateTranslator {
         case .optionalFilter(let filter, let isNull, let scope):
             if constant.isNil { return (isNull, scope) }
             guard let wanted = constant.bool else { return nil }
-            return (.and([.not(isNull), wanted ? filter : .not(filter)]), scope)
+            return (.and([isNull.negated, wanted ? filter : filter.negated]), scope)
         case .filter(let filter, let scope):
             guard let wanted = constant.bool else { return nil }
-            return (wanted ? filter : .not(filter), scope)
+            return (wanted ? filter : filter.negated, scope)
         case .identifier(let model):
             if constant.isNil {
                 guard !model.path.isEmpty else { return (.constant(false), nil) }

@@ -45,11 +45,7 @@ extension PredicateExpressions.Disjunction: TranslatableExpression {
 extension PredicateExpressions.Negation: TranslatableExpression {
     func translate(in translator: inout PredicateTranslator) throws -> Term? {
         guard let inner = translator.condition(try translator.term(wrapped)) else { return nil }
-        switch inner.filter {
-        case .constant(let value): return .filter(.constant(!value), scope: inner.scope)
-        case .not(let item): return .filter(item, scope: inner.scope)
-        default: return .filter(.not(inner.filter), scope: inner.scope)
-        }
+        return .filter(inner.filter.negated, scope: inner.scope)
     }
     var operands: [any PredicateExpression] { [wrapped] }
     func render(_ renderer: inout PredicateRenderer) -> String { "!\(renderer.render(wrapped))" }
@@ -67,7 +63,7 @@ extension PredicateExpressions.Conditional: TranslatableExpression {
         else { return nil }
         let filter = StoreFilter.or([
             StoreFilter.conjunction([test.filter, whenTrue.filter]) ?? .constant(true),
-            StoreFilter.conjunction([.not(test.filter), whenFalse.filter]) ?? .constant(true),
+            StoreFilter.conjunction([test.filter.negated, whenFalse.filter]) ?? .constant(true),
         ])
         return .filter(filter, scope: scope)
     }

@@ -63,7 +63,7 @@ extension PredicateExpressions.NilCoalesce: TranslatableExpression {
             return .coalesced(attribute, fallback)
         case .optionalFilter(let filter, let isNull, let scope):
             guard let value = fallback.bool else { return nil }
-            let present = StoreFilter.and([.not(isNull), filter])
+            let present = StoreFilter.and([isNull.negated, filter])
             return .filter(value ? .or([isNull, present]) : present, scope: scope)
         default:
             return nil

@@ -43,7 +43,8 @@ extension PredicateExpressions.KeyPath: TranslatableExpression {
             return .filter(.compare(attribute.path, .equal, .string("")), scope: attribute.scope)
         }
         if case .enumeration(_, let raw) = attribute.valueType.unwrapped,
-           let enumType = rootType as? any RawRepresentable.Type, keyPath == rawValueKeyPath(of: enumType) {
+           let enumType = rootType as? any (RawRepresentable & CaseIterable).Type,
+           RawValueKeyPath.matches(keyPath, of: enumType) {
             var reference = attribute
             reference.valueType = attribute.valueType.isOptional ? .optional(raw) : raw
             return .attribute(reference)
@@ -51,12 +52,21 @@ extension PredicateExpressions.KeyPath: TranslatableExpression {
         return nil
     }
 
-    private static func rawValueKeyPath<R: RawRepresentable>(of type: R.Type) -> AnyKeyPath { \R.rawValue }
-
     var operands: [any PredicateExpression] { [root] }
 
     func render(_ renderer: inout PredicateRenderer) -> String {
         renderer.render(root) + "." + renderer.memberName(keyPath, rootType: Root.Output.self)
+    }
+}
+
+/// Recognises `\.rawValue` of an enum. A key path written on the concrete type differs from one
+/// formed generically, so it is recognised by what it returns: the raw value of every case.
+enum RawValueKeyPath {
+    static func matches<R: RawRepresentable & CaseIterable>(_ keyPath: AnyKeyPath, of type: R.Type) -> Bool {
+        guard let typed = keyPath as? KeyPath<R, R.RawValue>, let codec = ValueCodecs.codec(for: R.RawValue.self),
+              !R.allCases.isEmpty
+        else { return false }
+        return R.allCases.allSatisfy { codec.encode($0[keyPath: typed]) == codec.encode($0.rawValue) }
     }
 }
 
