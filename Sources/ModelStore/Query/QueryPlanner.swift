@@ -75,7 +75,6 @@ struct ConjunctPlacement {
     enum Place { case store, storeInexact, snapshots, models }
     let index: Int
     let place: Place
-    let filter: StoreFilter?
     let reason: String?
 }
 
@@ -121,7 +120,7 @@ enum QueryPlanner {
         let firstThrowing = conjuncts.firstIndex { $0.filter == nil && $0.mayThrow } ?? conjuncts.count
         for (index, conjunct) in conjuncts.enumerated() {
             func place(_ where: ConjunctPlacement.Place, _ reason: String? = nil) {
-                placements.append(.init(index: index, place: `where`, filter: conjunct.filter, reason: reason))
+                placements.append(.init(index: index, place: `where`, reason: reason))
             }
             guard let filter = conjunct.filter else {
                 filtersModels = true

@@ -151,9 +151,6 @@ struct PredicateTranslator {
         return scopeEntities.count - 1
     }
 
-    /// The entity a scope's paths start from.
-    func entity(ofScope scope: Int) -> Schema.Entity { scopeEntities[scope] }
-
     // MARK: Filters
 
     /// A term as a condition, with its scope: conditions, stored non-optional `Bool`s, `Bool` constants.
