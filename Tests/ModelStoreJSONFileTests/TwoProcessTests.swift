@@ -5,7 +5,8 @@ import Testing
 @testable import ModelStoreJSONFile
 
 /// Two processes on one file. The second process is this test binary run again, filtered to the
-/// same test, with `MODELSTORE_JSONFILE_CHILD` saying which part to play.
+/// same test, with `MODELSTORE_JSONFILE_CHILD` saying which part to play. (This relies on the test
+/// binary being an executable that takes Swift Testing's arguments, as `swift test` builds it on Linux.)
 struct TwoProcessTests {
     static let roleVariable = "MODELSTORE_JSONFILE_CHILD"
     static let pathVariable = "MODELSTORE_JSONFILE_PATH"
@@ -99,14 +100,14 @@ struct TwoProcessTests {
     @Test func concurrentWritersNeverLoseASave() throws {
         let count = 15
         if Self.childRole != nil {
-            let store = try Stores.open(Self.childPath)
+            let store = try Stores.open(Self.childPath) { $0.lockTimeout = .seconds(120) }
             for index in 0..<count {
                 try Stores.save(store, inserting: [try Stores.new("Gadget", ["name": .string("child \(index)")])])
             }
             return
         }
         let directory = try TemporaryDirectory()
-        let store = try Stores.open(directory.file())
+        let store = try Stores.open(directory.file()) { $0.lockTimeout = .seconds(120) }
         let child = try Self.runChild(
             "writer", test: "concurrentWritersNeverLoseASave", path: directory.file(), wait: false)
         for index in 0..<count {
@@ -127,7 +128,7 @@ struct TwoProcessTests {
             let lock = try FileLock(path: paths.lock)
             try lock.withLock(timeout: .seconds(5), document: paths.document) {
                 _ = FileManager.default.createFile(atPath: paths.document + ".held", contents: nil)
-                for _ in 0..<1_000 where !FileManager.default.fileExists(atPath: paths.document + ".release") {
+                for _ in 0..<6_000 where !FileManager.default.fileExists(atPath: paths.document + ".release") {
                     usleep(10_000)
                 }
             }
@@ -137,7 +138,7 @@ struct TwoProcessTests {
         let store = try Stores.open(directory.file()) { $0.lockTimeout = .milliseconds(100) }
         let child = try Self.runChild(
             "holder", test: "aWriterWaitsForTheLockAndGivesUpClearly", path: directory.file(), wait: false)
-        for _ in 0..<1_000 where !FileManager.default.fileExists(atPath: directory.file("store.json.held").path) {
+        for _ in 0..<6_000 where !FileManager.default.fileExists(atPath: directory.file("store.json.held").path) {
             usleep(10_000)
         }
         #expect {
