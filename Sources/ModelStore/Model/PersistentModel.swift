@@ -50,7 +50,9 @@ extension PersistentModel {
 
     /// The model's identifier: temporary until its first save, then the store's.
     public var persistentModelID: PersistentIdentifier {
-        persistentBackingData.identifier(entityName: Schema.entityName(for: Self.self))
+        let backing = persistentBackingData
+        if let id = backing.persistentIdentifier { return id }
+        return backing.identifier(entityName: Schema.entityName(for: Self.self))
     }
 
     /// The model's identifier (``persistentModelID``), unless the model declares an `id` of its own.
