@@ -11,7 +11,7 @@ let package = Package(
         .executable(name: "modelstore-bench", targets: ["ModelStoreBench"]),
     ],
     dependencies: [
-        .package(path: ".."),
+        .package(name: "ModelStore", path: ".."),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
@@ -22,10 +22,10 @@ let package = Package(
             name: "ModelStoreBench",
             dependencies: [
                 "BenchHarness",
-                .product(name: "ModelStore", package: "main"),
-                .product(name: "ModelStoreInMemory", package: "main"),
-                .product(name: "ModelStoreJSONFile", package: "main"),
-                .product(name: "ModelStoreAppendLog", package: "main"),
+                .product(name: "ModelStore", package: "ModelStore"),
+                .product(name: "ModelStoreInMemory", package: "ModelStore"),
+                .product(name: "ModelStoreJSONFile", package: "ModelStore"),
+                .product(name: "ModelStoreAppendLog", package: "ModelStore"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Sources/ModelStoreBench"),
