@@ -70,7 +70,8 @@ public enum Report {
         case ..<1e-6: return String(format: "%.0f ns", value * 1e9)
         case ..<1e-3: return String(format: "%.3g µs", value * 1e6)
         case ..<1: return String(format: "%.3g ms", value * 1e3)
-        default: return String(format: "%.3g s", value)
+        case ..<100: return String(format: "%.3g s", value)
+        default: return String(format: "%.0f s", value)
         }
     }
 

@@ -77,6 +77,7 @@ struct ChildProcessTests {
 struct ReportTests {
     @Test func formatsTimesBytesSizesAndFactors() {
         #expect(Report.seconds(1.5) == "1.5 s")
+        #expect(Report.seconds(1012.4) == "1012 s")
         #expect(Report.seconds(0.0123) == "12.3 ms")
         #expect(Report.seconds(0.000_045_6) == "45.6 µs")
         #expect(Report.seconds(0.000_000_2) == "200 ns")
