@@ -42,12 +42,15 @@ final class ModelLayout: @unchecked Sendable {
             let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
             if let attribute = fieldType as? any AttributeField.Type {
                 if let accessor = attribute.makeAccessor(name: name, offset: offset, probe: base) {
+                    accessor.keyPath = attribute.makeKeyPath(M.self, offset: offset)
                     if accessor.options.contains(.ephemeral) { ephemeral.append(accessor) } else { fields.append(accessor) }
                 } else {
                     unsupported.append((name, attribute.valueTypeName))
                 }
             } else if let relationship = fieldType as? any RelationshipField.Type {
-                fields.append(relationship.makeAccessor(name: name, offset: offset, probe: base, model: M.self))
+                let accessor = relationship.makeAccessor(name: name, offset: offset, probe: base, model: M.self)
+                accessor.keyPath = relationship.makeKeyPath(M.self, offset: offset)
+                fields.append(accessor)
             }
             return true
         }
@@ -58,7 +61,9 @@ final class ModelLayout: @unchecked Sendable {
         self.ephemeralAttributes = ephemeral
         self.unsupportedProperties = unsupported
         self.fieldsByName = Dictionary(fields.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        state = Locked(State(probe: probe))
+        var names: [AnyKeyPath: String] = [:]
+        for field in fields + ephemeral { if let keyPath = field.keyPath { names[keyPath] = field.name } }
+        state = Locked(State(probe: probe, namesByKeyPath: names))
     }
 
     // MARK: Cache
@@ -166,6 +171,8 @@ class FieldAccessor {
     let offset: Int
     let originalName: String?
     var slot = -1
+    /// The key path ``Schema/Attribute/keyPath`` and ``Schema/Relationship/keyPath`` hand out; set once, at layout time.
+    var keyPath: (AnyKeyPath & Sendable)?
 
     init(name: String, offset: Int, originalName: String?) {
         self.name = name
@@ -228,6 +235,7 @@ final class TypedAttributeAccessor<Value>: AttributeAccessor {
 protocol AttributeField {
     static var valueTypeName: String { get }
     static func makeAccessor(name: String, offset: Int, probe: UnsafeMutableRawPointer) -> AttributeAccessor?
+    static func makeKeyPath<M: PersistentModel>(_ model: M.Type, offset: Int) -> AnyKeyPath & Sendable
 }
 
 extension Attribute: AttributeField {
@@ -235,6 +243,9 @@ extension Attribute: AttributeField {
     static func makeAccessor(name: String, offset: Int, probe: UnsafeMutableRawPointer) -> AttributeAccessor? {
         guard let codec = ValueCodecs.codec(for: Value.self) else { return nil }
         return TypedAttributeAccessor(name: name, offset: offset, codec: codec, probe: probe)
+    }
+    static func makeKeyPath<M: PersistentModel>(_ model: M.Type, offset: Int) -> AnyKeyPath & Sendable {
+        \M.[storedAttribute: FieldOffset<Value>(offset: offset)]
     }
 }
 
@@ -413,6 +424,7 @@ protocol RelationshipField {
     static func makeAccessor<M: PersistentModel>(
         name: String, offset: Int, probe: UnsafeMutableRawPointer, model: M.Type
     ) -> RelationshipAccessor
+    static func makeKeyPath<M: PersistentModel>(_ model: M.Type, offset: Int) -> AnyKeyPath & Sendable
 }
 
 extension Relationship: RelationshipField {
@@ -420,5 +432,36 @@ extension Relationship: RelationshipField {
         name: String, offset: Int, probe: UnsafeMutableRawPointer, model: M.Type
     ) -> RelationshipAccessor {
         TypedRelationshipAccessor<M, Value>(name: name, offset: offset, probe: probe)
+    }
+    static func makeKeyPath<M: PersistentModel>(_ model: M.Type, offset: Int) -> AnyKeyPath & Sendable {
+        \M.[storedRelationship: FieldOffset<Value>(offset: offset)]
+    }
+}
+
+// MARK: - Schema key paths
+
+/// Where a wrapped property's storage lies in its model object: the argument of the schema's key paths.
+struct FieldOffset<Value>: Hashable, Sendable {
+    let offset: Int
+}
+
+extension PersistentModel {
+    /// Reads a wrapped attribute through its storage offset: what ``Schema/Attribute/keyPath`` reads.
+    subscript<Value>(storedAttribute field: FieldOffset<Value>) -> Value {
+        let object = Unmanaged.passUnretained(self).toOpaque()
+        return object.advanced(by: field.offset).assumingMemoryBound(to: Attribute<Value>.self).pointee.value
+    }
+
+    /// Reads a wrapped relationship through its storage offset, loading it if it is still a fault:
+    /// what ``Schema/Relationship/keyPath`` reads.
+    subscript<Value: RelationshipValue>(storedRelationship field: FieldOffset<Value>) -> Value {
+        let object = Unmanaged.passUnretained(self).toOpaque()
+        let wrapper = object.advanced(by: field.offset).assumingMemoryBound(to: Relationship<Value>.self)
+        if let fault = wrapper.pointee.fault {
+            let loaded = persistentBackingData.context?.resolveFault(fault, as: Value.Destination.self) ?? []
+            wrapper.pointee.value = Value(relatedModels: loaded)
+            wrapper.pointee.fault = nil
+        }
+        return wrapper.pointee.value
     }
 }

@@ -36,7 +36,8 @@ extension Schema {
                 if let field = field as? AttributeAccessor {
                     let attribute = Attribute(
                         name: field.name, originalName: field.originalName, slot: field.slot,
-                        valueType: field.attributeType, options: field.options, defaultValue: field.defaultValue)
+                        valueType: field.attributeType, options: field.options, defaultValue: field.defaultValue,
+                        keyPath: field.keyPath)
                     attributes.append(attribute)
                     properties.append(.attribute(attribute))
                 } else if let field = field as? RelationshipAccessor {
@@ -45,7 +46,8 @@ extension Schema {
                         name: field.name, originalName: field.originalName, slot: field.slot,
                         destination: field.destinationEntityName, isToOne: !field.isToMany,
                         inverseName: inverse?.name, deleteRule: field.deleteRule,
-                        minimumModelCount: field.minimumModelCount, maximumModelCount: field.maximumModelCount)
+                        minimumModelCount: field.minimumModelCount, maximumModelCount: field.maximumModelCount,
+                        keyPath: field.keyPath)
                     relationships.append(relationship)
                     properties.append(.relationship(relationship))
                     if field.declaredInverse != nil && inverse == nil {
@@ -119,13 +121,14 @@ extension Schema {
                 if let type = property.type {
                     properties.append(.attribute(Attribute(
                         name: property.name, originalName: property.originalName, slot: slot, valueType: type,
-                        options: Schema.Attribute.Options(names: property.options), defaultValue: type.zeroValue)))
+                        options: Schema.Attribute.Options(names: property.options), defaultValue: type.zeroValue,
+                        keyPath: nil)))
                 } else if let destination = property.destination {
                     properties.append(.relationship(Relationship(
                         name: property.name, originalName: property.originalName, slot: slot, destination: destination,
                         isToOne: property.isToOne ?? true, inverseName: property.inverse,
                         deleteRule: property.deleteRule ?? .nullify, minimumModelCount: property.minimumModelCount ?? 0,
-                        maximumModelCount: property.maximumModelCount ?? 0)))
+                        maximumModelCount: property.maximumModelCount ?? 0, keyPath: nil)))
                 } else {
                     throw DataStoreError.invalidSchema(
                         "the stored property '\(description.name).\(property.name)' has neither a type nor a destination",
@@ -173,6 +176,18 @@ extension Schema {
             return relationship
         }
 
+        /// The attribute a key path on the model reads (`\Trip.name`, or an attribute's own
+        /// ``Schema/Attribute/keyPath``), or `nil` if it reads no stored attribute.
+        public func attribute(for keyPath: AnyKeyPath) -> Attribute? {
+            propertyName(for: keyPath).flatMap(attribute(named:))
+        }
+
+        /// The relationship a key path on the model reads (`\Trip.items`, or a relationship's own
+        /// ``Schema/Relationship/keyPath``), or `nil` if it reads no relationship.
+        public func relationship(for keyPath: AnyKeyPath) -> Relationship? {
+            propertyName(for: keyPath).flatMap(relationship(named:))
+        }
+
         /// The stored property a key path on the model reads (`\Trip.name` → `name`), or `nil`.
         ///
         /// Resolved once per key path and cached, so this is cheap to call repeatedly.
@@ -190,6 +205,15 @@ extension Schema {
 
         /// The entity's name.
         public var description: String { name }
+    }
+
+    /// A schema key path cast to its typed form. Key paths are immutable, so every key path the
+    /// schema holds is `Sendable`; the cast only restores the marker a dynamic cast drops.
+    static func typed<Model, Value>(
+        _ keyPath: (AnyKeyPath & Sendable)?, on _: Model.Type, as _: Value.Type
+    ) -> (KeyPath<Model, Value> & Sendable)? {
+        guard let typed = keyPath as? KeyPath<Model, Value> else { return nil }
+        return unsafeBitCast(typed, to: (KeyPath<Model, Value> & Sendable).self)
     }
 
     /// A persisted property: an attribute or a relationship.
@@ -238,6 +262,23 @@ extension Schema {
         public let options: Options
         /// The stored form of the property's initial value on a fresh model.
         public let defaultValue: StoreValue
+        /// A key path that reads this attribute on a model of the entity's type, typed
+        /// `KeyPath<Model, Value>`; `nil` for entities read from a stored ``Schema/Description``.
+        ///
+        /// Use it in generic code: `model[keyPath:]`, a `SortDescriptor`, or a hand-built predicate
+        /// (typed with ``keyPath(on:as:)``).
+        /// Fetches resolve it like the key path literal (`\Trip.name`), but the two are different
+        /// values; to find the attribute of a literal, use ``Schema/Entity/attribute(for:)``.
+        /// Reading through it is not seen by `withObservationTracking`; read the property itself for that.
+        public let keyPath: (AnyKeyPath & Sendable)?
+
+        /// ``keyPath`` typed for `Model` and `Value`, or `nil` if it is not a key path of that type:
+        /// `attribute.keyPath(on: Trip.self, as: String.self)`, ready for `SortDescriptor` or a predicate.
+        public func keyPath<Model: PersistentModel, Value>(
+            on model: Model.Type, as value: Value.Type
+        ) -> (KeyPath<Model, Value> & Sendable)? {
+            Schema.typed(keyPath, on: model, as: value)
+        }
 
         /// Whether the attribute may be `nil`.
         public var isOptional: Bool { valueType.isOptional }
@@ -281,6 +322,22 @@ extension Schema {
         public let minimumModelCount: Int
         /// The greatest number of related models a saved model may have (0: no maximum).
         public let maximumModelCount: Int
+        /// A key path that reads this relationship on a model of the entity's type (loading it if
+        /// needed), typed `KeyPath<Model, Destination?>` or `KeyPath<Model, [Destination]>`; `nil`
+        /// for entities read from a stored ``Schema/Description``.
+        ///
+        /// Fetches resolve it like the key path literal (`\Trip.items`), but the two are different
+        /// values; to find the relationship of a literal, use ``Schema/Entity/relationship(for:)``.
+        /// Reading through it is not seen by `withObservationTracking`; read the property itself for that.
+        public let keyPath: (AnyKeyPath & Sendable)?
+
+        /// ``keyPath`` typed for `Model` and `Value` (`Destination?` or `[Destination]`), or `nil` if
+        /// it is not a key path of that type: `relationship.keyPath(on: Trip.self, as: [Item].self)`.
+        public func keyPath<Model: PersistentModel, Value>(
+            on model: Model.Type, as value: Value.Type
+        ) -> (KeyPath<Model, Value> & Sendable)? {
+            Schema.typed(keyPath, on: model, as: value)
+        }
 
         /// What deleting a model does to the models on the other end of a relationship.
         public enum DeleteRule: String, Sendable, Hashable, Codable {
