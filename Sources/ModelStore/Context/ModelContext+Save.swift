@@ -205,13 +205,17 @@ extension ModelContext {
     /// Checks unique constraints for stores that don't enforce them natively, so every adapter
     /// rejects duplicates before anything is written.
     func checkUniqueness(inserted: [DefaultSnapshot], updated: [DefaultSnapshot], deleted: [DefaultSnapshot]) throws {
-        let candidates = (inserted + updated).filter { !$0.entity.uniquenessConstraints.isEmpty }
-        guard !candidates.isEmpty else { return }
+        var unenforced = Set<String>()
+        for entity in Set((inserted + updated).lazy.filter { !$0.entity.uniquenessConstraints.isEmpty }.map(\.entity))
+        where try container.store(for: entity.name).queryCapabilitiesIfAny?.enforcesUniqueness != true {
+            unenforced.insert(entity.name)
+        }
+        // Stores that enforce uniqueness check it themselves, atomically with the write.
+        guard !unenforced.isEmpty else { return }
         let vacated = Set(deleted.map(\.persistentIdentifier))
         let changing = Dictionary((inserted + updated).map { ($0.persistentIdentifier, $0) }, uniquingKeysWith: { $1 })
-        for entityName in Set(candidates.map(\.entity.name)) {
+        for entityName in unenforced.sorted() {
             let store = try container.store(for: entityName)
-            if store.queryCapabilitiesIfAny?.enforcesUniqueness == true { continue }
             // The store's current rows, with this save's changes laid over them.
             var rows: [PersistentIdentifier: DefaultSnapshot] = [:]
             let entity = try self.entity(named: entityName)

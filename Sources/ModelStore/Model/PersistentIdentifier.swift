@@ -70,6 +70,23 @@ public struct PersistentIdentifier: Hashable, Comparable, Codable, Sendable {
         PersistentIdentifier(storeIdentifier: storeIdentifier, entityName: entityName, primaryKey: primaryKey)
     }
 
+    /// Identifiers are equal when their keys, entities and stores are (keys compared first: they
+    /// differ most often and cost least).
+    @inlinable
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.primaryKey == rhs.primaryKey && lhs.entityName == rhs.entityName && lhs.storeIdentifier == rhs.storeIdentifier
+    }
+
+    /// Hashes the key alone: keys are unique within a store, so the entity and store names would
+    /// add hashing work without telling identifiers apart.
+    @inlinable
+    public func hash(into hasher: inout Hasher) {
+        switch primaryKey {
+        case .int(let value): hasher.combine(value)
+        case .string(let value): hasher.combine(value)
+        }
+    }
+
     /// Orders identifiers by entity, then store, then key (integer keys numerically).
     public static func < (lhs: Self, rhs: Self) -> Bool {
         if lhs.entityName != rhs.entityName { return lhs.entityName < rhs.entityName }

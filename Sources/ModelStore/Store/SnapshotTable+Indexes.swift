@@ -15,7 +15,9 @@ extension SnapshotTable {
         private(set) var positions: [PersistentIdentifier: Int] = [:]
         private var deletedRows = 0
         /// For each uniqueness constraint, the owner of each combination of values.
-        private(set) var uniqueIndexes: [[[StoreValue]: PersistentIdentifier]]
+        private(set) var uniqueIndexes: [[IndexKey: PersistentIdentifier]]
+        /// For each uniqueness constraint, the slots of its properties.
+        let uniqueSlots: [[Int]]
         /// One hash index per declared index (``Schema/Entity/indices``).
         private(set) var hashIndexes: [HashIndex]
         /// One ordered index per property that starts a declared index or a uniqueness constraint.
@@ -27,6 +29,7 @@ extension SnapshotTable {
         init(entity: Schema.Entity) {
             self.entity = entity
             uniqueIndexes = entity.uniquenessConstraints.map { _ in [:] }
+            uniqueSlots = entity.uniquenessConstraints.map { names in names.map { entity.slot(of: $0)! } }
             hashIndexes = entity.indices.compactMap { names in
                 let slots = names.compactMap(entity.slot(of:))
                 return slots.count == names.count ? HashIndex(properties: names, slots: slots) : nil
@@ -57,9 +60,22 @@ extension SnapshotTable {
             rows[entry.position] != nil && generations[entry.position] == entry.generation
         }
 
-        func uniqueKey(_ constraint: Int, of snapshot: DefaultSnapshot) -> [StoreValue]? {
-            let key = entity.uniquenessConstraints[constraint].map { snapshot.values[entity.slot(of: $0)!] }
-            return key.contains(where: \.isNull) ? nil : key
+        /// The values `snapshot` claims under a uniqueness constraint; `nil` if any is `nil` (a
+        /// `nil` never conflicts).
+        func uniqueKey(_ constraint: Int, of snapshot: DefaultSnapshot) -> IndexKey? {
+            let key = IndexKey(slots: uniqueSlots[constraint], of: snapshot.values)
+            return key.containsNull ? nil : key
+        }
+
+        /// Makes room for `count` more rows, so a large batch grows each table once.
+        mutating func reserveCapacity(adding count: Int) {
+            guard count > 16 else { return }
+            rows.reserveCapacity(rows.count + count)
+            generations.reserveCapacity(rows.count + count)
+            positions.reserveCapacity(positions.count + count)
+            for constraint in uniqueIndexes.indices {
+                uniqueIndexes[constraint].reserveCapacity(uniqueIndexes[constraint].count + count)
+            }
         }
 
         /// The first uniqueness constraint whose values in `snapshot` another row already has.
@@ -163,19 +179,13 @@ extension SnapshotTable {
         let properties: [String]
         let slots: [Int]
         /// Row positions by key, ascending.
-        var buckets: [[StoreValue]: [Int]] = [:]
+        var buckets: [IndexKey: [Int]] = [:]
 
-        func key(of snapshot: DefaultSnapshot) -> [StoreValue] { slots.map { snapshot.values[$0] } }
+        func key(of snapshot: DefaultSnapshot) -> IndexKey { IndexKey(slots: slots, of: snapshot.values) }
 
         mutating func add(_ position: Int, _ snapshot: DefaultSnapshot) {
-            let key = key(of: snapshot)
-            var bucket = buckets.removeValue(forKey: key) ?? []
-            if let last = bucket.last, last > position {
-                bucket.insert(position, at: bucket.partitioningIndex { $0 > position })
-            } else {
-                bucket.append(position)
-            }
-            buckets[key] = bucket
+            // Mutates the bucket in place: one hash lookup, no copy.
+            buckets[key(of: snapshot), default: []].insertAscending(position)
         }
 
         mutating func remove(_ position: Int, _ snapshot: DefaultSnapshot) {
@@ -306,6 +316,44 @@ extension SnapshotTable {
                 return true
             }
             return (slice, tail)
+        }
+    }
+}
+
+/// The values of an index's properties in one row. Most indexes cover one property, so the first
+/// value is held inline and only compound keys allocate.
+struct IndexKey: Hashable, Sendable {
+    let first: StoreValue
+    let rest: [StoreValue]
+
+    /// A key from its values, in the index's property order. `values` is not empty.
+    init(_ values: [StoreValue]) {
+        first = values[0]
+        rest = values.count > 1 ? Array(values.dropFirst()) : []
+    }
+
+    /// The key a row's values give an index over these slots.
+    @inline(__always)
+    init(slots: [Int], of values: [StoreValue]) {
+        first = values[slots[0]]
+        rest = slots.count > 1 ? slots.dropFirst().map { values[$0] } : []
+    }
+
+    /// The values, in the index's property order.
+    var values: [StoreValue] { [first] + rest }
+
+    /// Whether any value is `nil`.
+    var containsNull: Bool { first.isNull || rest.contains(where: \.isNull) }
+}
+
+extension Array where Element == Int {
+    /// Inserts a position into ascending positions; appending, the usual case, costs nothing extra.
+    @inline(__always)
+    mutating func insertAscending(_ position: Int) {
+        if let last, last > position {
+            insert(position, at: partitioningIndex { $0 > position })
+        } else {
+            append(position)
         }
     }
 }

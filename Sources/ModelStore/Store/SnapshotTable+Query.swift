@@ -120,13 +120,13 @@ extension SnapshotTable.EntityTable {
             guard let keys = Self.keys(names, equal: equal, members: members),
                   !keys.contains(where: { $0.contains(where: \.isNull) })
             else { continue }
-            let found = Set(keys.compactMap { uniqueIndexes[constraint][$0].flatMap { positions[$0] } }).sorted()
+            let found = Set(keys.compactMap { uniqueIndexes[constraint][IndexKey($0)].flatMap { positions[$0] } }).sorted()
             return Access(method: .positions(found), path: StoreAccessPath(
                 kind: .uniqueIndex, properties: names, estimatedRows: found.count))
         }
         for index in hashIndexes {
             guard let keys = Self.keys(index.properties, equal: equal, members: members) else { continue }
-            let found = Set(keys.flatMap { index.buckets[$0] ?? [] }).sorted()
+            let found = Set(keys.flatMap { index.buckets[IndexKey($0)] ?? [] }).sorted()
             return Access(method: .positions(found), path: StoreAccessPath(
                 kind: .hashIndex, properties: index.properties, estimatedRows: found.count))
         }

@@ -100,7 +100,9 @@ public struct SnapshotTable: Sendable {
                                  remedy: "Fetch the model again; another context may have deleted it",
                                  entityName: changed.persistentIdentifier.entityName)
         }
-        for new in inserted where snapshot(for: new.persistentIdentifier) != nil {
+        // Identifiers minted above are new by construction; only the ones a request brought can clash.
+        for new in request.inserted where remap[new.persistentIdentifier] == nil
+            && snapshot(for: new.persistentIdentifier) != nil {
             throw DataStoreError(.conflict, "cannot insert \(new.persistentIdentifier): the store already has it",
                                  entityName: new.persistentIdentifier.entityName)
         }
@@ -112,16 +114,39 @@ public struct SnapshotTable: Sendable {
 
     /// Applies a prepared save. Call it only with the result of ``prepare(_:storeIdentifier:)`` on this table.
     public mutating func apply(_ save: PreparedSave) {
-        for id in save.deleted { tables[id.entityName]?.remove(id) }
-        for snapshot in save.updated { tables[snapshot.entity.name]?.replace(snapshot) }
-        for snapshot in save.inserted { tables[snapshot.entity.name]?.insert(snapshot) }
+        var changed = Set<String>()
+        for id in save.deleted {
+            tables[id.entityName]?.remove(id)
+            changed.insert(id.entityName)
+        }
+        forEachEntityRun(of: save.updated, changed: &changed) { table, run in
+            for snapshot in run { table.replace(snapshot) }
+        }
+        forEachEntityRun(of: save.inserted, changed: &changed) { table, run in
+            table.reserveCapacity(adding: run.count)
+            for snapshot in run { table.insert(snapshot) }
+        }
         nextPrimaryKey = max(nextPrimaryKey, save.nextPrimaryKey)
-        finishChanges(save.deleted.map(\.entityName) + (save.updated + save.inserted).map(\.entity.name))
+        for name in changed { tables[name]?.finishChanges() }
     }
 
-    /// Restores each changed entity's order and index invariants after a batch of changes.
-    private mutating func finishChanges(_ entityNames: [String]) {
-        for name in Set(entityNames) { tables[name]?.finishChanges() }
+    /// Calls `body` with each run of consecutive snapshots of one entity and that entity's table,
+    /// so a batch looks each table up once per run rather than once per snapshot.
+    private mutating func forEachEntityRun(
+        of snapshots: [DefaultSnapshot], changed: inout Set<String>,
+        _ body: (inout EntityTable, ArraySlice<DefaultSnapshot>) -> Void
+    ) {
+        var start = 0
+        while start < snapshots.count {
+            let entity = snapshots[start].entity
+            var end = start + 1
+            while end < snapshots.count, snapshots[end].entity === entity { end += 1 }
+            if tables[entity.name] != nil {
+                body(&tables[entity.name]!, snapshots[start..<end])
+                changed.insert(entity.name)
+            }
+            start = end
+        }
     }
 
     /// Validates and applies a save in one step.
@@ -136,26 +161,49 @@ public struct SnapshotTable: Sendable {
     /// Loads snapshots read from disk, keeping their identifiers. Throws ``DataStoreError/corrupted``
     /// on a duplicate identifier, an unknown entity, or a unique-constraint violation.
     public mutating func load(_ snapshots: [DefaultSnapshot]) throws {
-        for snapshot in snapshots {
-            let id = snapshot.persistentIdentifier
-            guard tables[id.entityName] != nil else {
+        var start = 0
+        var changed = Set<String>()
+        while start < snapshots.count {
+            let entity = snapshots[start].entity
+            var end = start + 1
+            while end < snapshots.count, snapshots[end].entity === entity { end += 1 }
+            let run = snapshots[start..<end]
+            start = end
+            guard tables[entity.name] != nil else {
+                let id = run.first!.persistentIdentifier
                 throw DataStoreError(.corrupted, "the stored model \(id) belongs to an entity the schema does not have",
                                      remedy: "Open the store with a schema that includes '\(id.entityName)'")
             }
-            if tables[id.entityName]?.snapshot(for: id) != nil {
+            changed.insert(entity.name)
+            // Mutate the entity's table in place; on a throw the table is left part-loaded, which
+            // callers discard (a failed load opens nothing).
+            try Self.load(run, into: &tables[entity.name]!, nextPrimaryKey: &nextPrimaryKey)
+        }
+        for name in changed { tables[name]?.finishChanges() }
+    }
+
+    private static func load(
+        _ run: ArraySlice<DefaultSnapshot>, into table: inout EntityTable, nextPrimaryKey: inout Int64
+    ) throws {
+        table.reserveCapacity(adding: run.count)
+        for snapshot in run {
+            let id = snapshot.persistentIdentifier
+            if id.entityName != table.entity.name {
+                throw DataStoreError(.corrupted, "the stored model \(id) is filed under the entity '\(table.entity.name)'",
+                                     entityName: id.entityName)
+            }
+            if table.snapshot(for: id) != nil {
                 throw DataStoreError(.corrupted, "the identifier \(id) is stored twice", entityName: id.entityName)
             }
-            // Read through the dictionary without keeping a copy, so the insert below mutates in place.
-            if let constraint = tables[id.entityName]?.claimedConstraint(of: snapshot) {
+            if let constraint = table.claimedConstraint(of: snapshot) {
                 let names = snapshot.entity.uniquenessConstraints[constraint].map { "'\($0)'" }.joined(separator: ", ")
                 throw DataStoreError(
                     .corrupted, "two stored '\(id.entityName)' models share a unique value of \(names)",
                     entityName: id.entityName)
             }
-            tables[id.entityName]!.insert(snapshot)
+            table.insert(snapshot)
             if let int = id.primaryKey.intValue, int >= nextPrimaryKey { nextPrimaryKey = int + 1 }
         }
-        finishChanges(snapshots.map(\.entity.name))
     }
 
     /// Raises the key counter to at least `key`, so keys below it are never minted again.
@@ -174,30 +222,32 @@ public struct SnapshotTable: Sendable {
     private func checkUniqueness(
         inserted: [DefaultSnapshot], updated: [DefaultSnapshot], deleted: [PersistentIdentifier]
     ) throws {
-        let changed = inserted + updated
-        guard changed.contains(where: { !$0.entity.uniquenessConstraints.isEmpty }) else { return }
+        let constrained = Set((inserted + updated).lazy.filter { !$0.entity.uniquenessConstraints.isEmpty }.map(\.entity.name))
+        guard !constrained.isEmpty else { return }
         let vacating = Set(deleted).union(updated.map(\.persistentIdentifier))
-        var claimed: [String: [Int: [[StoreValue]: PersistentIdentifier]]] = [:]
-        for snapshot in changed {
-            guard let table = tables[snapshot.entity.name] else { continue }
+        for name in constrained.sorted() {
+            guard let table = tables[name] else { continue }
             for constraint in table.uniqueIndexes.indices {
-                guard let key = table.uniqueKey(constraint, of: snapshot) else { continue }
-                let id = snapshot.persistentIdentifier
-                var owner = claimed[snapshot.entity.name]?[constraint]?[key]
-                if owner == nil, let existing = table.uniqueIndexes[constraint][key], existing != id,
-                   !vacating.contains(existing) {
-                    owner = existing
+                // The values this save claims, and by whom; checked against the stored owners.
+                var claimed: [IndexKey: PersistentIdentifier] = [:]
+                claimed.reserveCapacity(inserted.count + updated.count)
+                for snapshot in [updated, inserted].joined() where snapshot.entity.name == name {
+                    guard let key = table.uniqueKey(constraint, of: snapshot) else { continue }
+                    let id = snapshot.persistentIdentifier
+                    var owner = claimed.updateValue(id, forKey: key)
+                    if owner == nil, let existing = table.uniqueIndexes[constraint][key], existing != id,
+                       !vacating.contains(existing) {
+                        owner = existing
+                    }
+                    if let owner, owner != id {
+                        let names = table.entity.uniquenessConstraints[constraint]
+                        throw DataStoreError(
+                            .uniqueConstraintViolation,
+                            "another '\(name)' already has the same " + names.map { "'\($0)'" }.joined(separator: ", "),
+                            remedy: "Change the value, or fetch and update the existing model instead of inserting one",
+                            entityName: name, propertyNames: names, conflictingValues: key.values)
+                    }
                 }
-                if let owner, owner != id {
-                    let names = table.entity.uniquenessConstraints[constraint]
-                    throw DataStoreError(
-                        .uniqueConstraintViolation,
-                        "another '\(snapshot.entity.name)' already has the same "
-                            + names.map { "'\($0)'" }.joined(separator: ", "),
-                        remedy: "Change the value, or fetch and update the existing model instead of inserting one",
-                        entityName: snapshot.entity.name, propertyNames: names, conflictingValues: key)
-                }
-                claimed[snapshot.entity.name, default: [:]][constraint, default: [:]][key] = id
             }
         }
     }
@@ -206,8 +256,12 @@ public struct SnapshotTable: Sendable {
 
     /// Deletes models by identifier; unknown identifiers are ignored.
     public mutating func delete(_ identifiers: [PersistentIdentifier]) {
-        for id in identifiers { tables[id.entityName]?.remove(id) }
-        finishChanges(identifiers.map(\.entityName))
+        var changed = Set<String>()
+        for id in identifiers {
+            tables[id.entityName]?.remove(id)
+            changed.insert(id.entityName)
+        }
+        for name in changed { tables[name]?.finishChanges() }
     }
 
     /// Validates a batch update: the snapshots it would store.
@@ -227,7 +281,10 @@ public struct SnapshotTable: Sendable {
 
     /// Stores updated snapshots returned by ``prepareUpdate(_:values:)``.
     public mutating func applyUpdate(_ snapshots: [DefaultSnapshot]) {
-        for snapshot in snapshots { tables[snapshot.entity.name]?.replace(snapshot) }
-        finishChanges(snapshots.map(\.entity.name))
+        var changed = Set<String>()
+        forEachEntityRun(of: snapshots, changed: &changed) { table, run in
+            for snapshot in run { table.replace(snapshot) }
+        }
+        for name in changed { tables[name]?.finishChanges() }
     }
 }

@@ -48,7 +48,9 @@ public enum StoreValue: Sendable, Hashable {
     /// Named values: a `String`-keyed dictionary or the fields of a composite `Codable` value.
     case dictionary([String: StoreValue])
     /// A to-one relationship: the identifier of the related model.
-    case reference(PersistentIdentifier)
+    ///
+    /// Held out of line, so that every other value, and every array of values, stays small.
+    indirect case reference(PersistentIdentifier)
     /// A to-many relationship: the identifiers of the related models, in order.
     case references([PersistentIdentifier])
 
