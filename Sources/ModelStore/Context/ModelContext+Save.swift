@@ -81,11 +81,13 @@ extension ModelContext {
         var updatedSnapshots: [PersistentIdentifier: DefaultSnapshot] = [:]
         var updatedOrder: [PersistentIdentifier] = []
         var deletedSnapshots: [DefaultSnapshot] = []
-        for model in inserted where !deleted.contains(model) {
-            insertedSnapshots.append(try snapshot(of: model))
+        var layouts = LayoutCache()
+        insertedSnapshots.reserveCapacity(inserted.count)
+        for model in inserted where deleted.isEmpty || !deleted.contains(model) {
+            insertedSnapshots.append(try snapshot(of: model, layouts: &layouts))
         }
-        for model in changed where !deleted.contains(model) {
-            let snapshot = try snapshot(of: model)
+        for model in changed where deleted.isEmpty || !deleted.contains(model) {
+            let snapshot = try snapshot(of: model, layouts: &layouts)
             updatedSnapshots[snapshot.persistentIdentifier] = snapshot
             updatedOrder.append(snapshot.persistentIdentifier)
         }
@@ -117,17 +119,19 @@ extension ModelContext {
         NotificationCenter.default.post(name: Self.willSave, object: self)
         var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
         var reregister: [PersistentIdentifier: DefaultSnapshot] = [:]
-        for store in container.stores {
+        let stores = container.stores
+        for store in stores {
             func belongs(_ snapshot: DefaultSnapshot) -> Bool {
-                (try? container.store(for: snapshot.entity.name)) === store
+                stores.count == 1 || (try? container.store(for: snapshot.entity.name)) === store
             }
             let request = DataStoreSaveChangesRequest<DefaultSnapshot>(
                 editingState: editingState,
-                inserted: insertedSnapshots.filter(belongs), updated: updatedList.filter(belongs),
-                deleted: deletedSnapshots.filter(belongs))
+                inserted: stores.count == 1 ? insertedSnapshots : insertedSnapshots.filter(belongs),
+                updated: stores.count == 1 ? updatedList : updatedList.filter(belongs),
+                deleted: stores.count == 1 ? deletedSnapshots : deletedSnapshots.filter(belongs))
             guard !(request.inserted.isEmpty && request.updated.isEmpty && request.deleted.isEmpty) else { continue }
             let result = try store.saveDefault(request)
-            remapped.merge(result.remappedIdentifiers) { $1 }
+            if remapped.isEmpty { remapped = result.remappedIdentifiers } else { remapped.merge(result.remappedIdentifiers) { $1 } }
             reregister.merge(result.snapshotsToReregister) { $1 }
         }
 
@@ -177,11 +181,33 @@ extension ModelContext {
 
     /// The snapshot of a model's current values.
     func snapshot(of model: any PersistentModel) throws -> DefaultSnapshot {
-        guard let layout = ModelLayout.of(existential: type(of: model)), let entity = container.schema.entity(named: layout.entityName) else {
-            throw DataStoreError(.notFound, "'\(type(of: model))' is not in the container's schema",
-                                 remedy: "Pass it to ModelContainer(for:configurations:)")
+        var layouts = LayoutCache()
+        return try snapshot(of: model, layouts: &layouts)
+    }
+
+    /// The snapshot of a model's current values, with the layout and entity of the last type seen
+    /// kept in `layouts`: a save of many models of one type looks them up once.
+    func snapshot(of model: any PersistentModel, layouts: inout LayoutCache) throws -> DefaultSnapshot {
+        let type = ObjectIdentifier(Swift.type(of: model))
+        if layouts.type != type {
+            guard let layout = ModelLayout.of(existential: Swift.type(of: model)),
+                  let entity = container.schema.entity(named: layout.entityName)
+            else {
+                throw DataStoreError(.notFound, "'\(Swift.type(of: model))' is not in the container's schema",
+                                     remedy: "Pass it to ModelContainer(for:configurations:)")
+            }
+            layouts = LayoutCache(type: type, layout: layout, entity: entity)
         }
-        return DefaultSnapshot(persistentIdentifier: model.persistentModelID, entity: entity, values: layout.values(of: model))
+        let backing = model.persistentBackingData
+        let id = backing.persistentIdentifier ?? backing.identifier(entityName: layouts.entity!.name)
+        return DefaultSnapshot(persistentIdentifier: id, entity: layouts.entity!, values: layouts.layout!.values(of: model))
+    }
+
+    /// The layout and entity of the model type a save handled last.
+    struct LayoutCache {
+        var type: ObjectIdentifier?
+        var layout: ModelLayout?
+        var entity: Schema.Entity?
     }
 
     private func checkRelationshipCounts(_ snapshots: [DefaultSnapshot]) throws {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The entities a container stores: their attributes, relationships, constraints and indexes.
 ///
@@ -88,8 +89,15 @@ public final class Schema: Sendable, CustomStringConvertible {
 
     /// The entity name ModelStore uses for a model type: the type's name.
     public static func entityName(for type: any PersistentModel.Type) -> String {
-        String(describing: type)
+        let key = ObjectIdentifier(type)
+        if let name = entityNames.withLock({ $0[key] }) { return name }
+        let name = String(describing: type)
+        entityNames.withLock { $0[key] = name }
+        return name
     }
+
+    /// Type names, formatted once per type: formatting costs far more than the lookup.
+    private static let entityNames = Mutex<[ObjectIdentifier: String]>([:])
 
     /// The entity of a model type, if the schema has it.
     public func entity(for type: any PersistentModel.Type) -> Entity? {
