@@ -78,17 +78,38 @@ extension SnapshotTable {
             }
         }
 
-        /// The first uniqueness constraint whose values in `snapshot` another row already has.
-        func claimedConstraint(of snapshot: DefaultSnapshot) -> Int? {
-            uniqueIndexes.indices.first { constraint in
-                guard let key = uniqueKey(constraint, of: snapshot), let owner = uniqueIndexes[constraint][key] else {
-                    return false
-                }
-                return owner != snapshot.persistentIdentifier
-            }
-        }
 
         // MARK: Changes
+
+        /// Inserts a row read from disk, checking what a save would have: a new identifier and
+        /// unclaimed unique values. Returns the problem instead of inserting when there is one.
+        /// On a problem the table is left part-changed: a failed load discards it.
+        mutating func insertLoaded(_ snapshot: DefaultSnapshot) -> LoadProblem? {
+            let id = snapshot.persistentIdentifier
+            let position = rows.count
+            if positions.updateValue(position, forKey: id) != nil { return .duplicateIdentifier }
+            for constraint in uniqueIndexes.indices {
+                guard let key = uniqueKey(constraint, of: snapshot) else { continue }
+                if let owner = uniqueIndexes[constraint].updateValue(id, forKey: key), owner != id {
+                    return .duplicateUniqueValue(constraint: constraint)
+                }
+            }
+            if let lastAppended, lastAppended >= id { isSorted = false }
+            lastAppended = id
+            rows.append(snapshot)
+            generations.append(0)
+            for index in hashIndexes.indices { hashIndexes[index].add(position, snapshot) }
+            for index in orderedIndexes.indices {
+                orderedIndexes[index].add(snapshot.values[orderedIndexes[index].slot], position: position, generation: 0)
+            }
+            return nil
+        }
+
+        /// Why a row read from disk cannot be loaded.
+        enum LoadProblem {
+            case duplicateIdentifier
+            case duplicateUniqueValue(constraint: Int)
+        }
 
         mutating func insert(_ snapshot: DefaultSnapshot) {
             if let lastAppended, lastAppended >= snapshot.persistentIdentifier { isSorted = false }
@@ -235,11 +256,54 @@ extension SnapshotTable {
         }
 
         static func precedes(_ a: Entry, _ b: Entry) -> Bool {
-            switch ValueSemantics.sortOrder(a.value, b.value, .binary) {
-            case .orderedAscending: true
-            case .orderedDescending: false
-            case .orderedSame: a.position < b.position
+            // The kinds indexes mostly hold, compared directly: sorting a large index is mostly this.
+            switch (a.value, b.value) {
+            case (.string(let x), .string(let y)):
+                if x == y { return a.position < b.position }
+                return x < y
+            case (.int(let x), .int(let y)):
+                return x == y ? a.position < b.position : x < y
+            case (.date(let x), .date(let y)):
+                return x == y ? a.position < b.position : x < y
+            default:
+                break
             }
+            switch ValueSemantics.sortOrder(a.value, b.value, .binary) {
+            case .orderedAscending: return true
+            case .orderedDescending: return false
+            case .orderedSame: return a.position < b.position
+            }
+        }
+
+        /// Entries in index order (``precedes(_:_:)``). Entries of one kind are sorted by their
+        /// typed values, so comparisons don't go through ``StoreValue``; this is most of the cost
+        /// of indexing a large load.
+        static func sorted(_ entries: [Entry]) -> [Entry] {
+            guard entries.count > 32, let first = entries.first else { return entries.sorted(by: precedes) }
+            switch first.value {
+            case .string:
+                let keys = entries.compactMap { if case .string(let key) = $0.value { key } else { nil } }
+                return keys.count == entries.count ? sorted(entries, by: keys) : entries.sorted(by: precedes)
+            case .int:
+                let keys = entries.compactMap { if case .int(let key) = $0.value { key } else { nil } }
+                return keys.count == entries.count ? sorted(entries, by: keys) : entries.sorted(by: precedes)
+            case .date:
+                let keys = entries.compactMap { if case .date(let key) = $0.value { key } else { nil } }
+                return keys.count == entries.count ? sorted(entries, by: keys) : entries.sorted(by: precedes)
+            default:
+                return entries.sorted(by: precedes)
+            }
+        }
+
+        /// Entries ordered by `keys` (one per entry), then by position.
+        private static func sorted<Key: Comparable>(_ entries: [Entry], by keys: [Key]) -> [Entry] {
+            var order = Array(entries.indices)
+            keys.withUnsafeBufferPointer { keys in
+                order.sort { i, j in
+                    keys[i] < keys[j] || (!(keys[j] < keys[i]) && entries[i].position < entries[j].position)
+                }
+            }
+            return order.map { entries[$0] }
         }
 
         var needsMerge: Bool {
@@ -264,7 +328,7 @@ extension SnapshotTable {
 
         /// Sorts the tail into the ordered entries, dropping stale entries.
         mutating func merge(isCurrent: (Entry) -> Bool) {
-            let tail = pending.filter(isCurrent).sorted(by: Self.precedes)
+            let tail = Self.sorted(pending.filter(isCurrent))
             var merged: [Entry] = []
             merged.reserveCapacity(sorted.count + tail.count)
             var i = 0

@@ -235,7 +235,7 @@ extension SnapshotTable.EntityTable {
         let ordered = orderedIndexes[index]
         let ascending = query.sort[0].ascending
         let wanted = max(query.offset, 0) + max(query.limit ?? 0, 0)
-        let tail = ordered.pending.filter(isCurrent).sorted(by: SnapshotTable.OrderedIndex.precedes)
+        let tail = SnapshotTable.OrderedIndex.sorted(ordered.pending.filter(isCurrent))
         var taken: [DefaultSnapshot] = []
         var lastValue: StoreValue?
         var walker = OrderedWalk(sorted: ordered.sorted, tail: tail, ascending: ascending)

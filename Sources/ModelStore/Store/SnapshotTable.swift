@@ -192,16 +192,17 @@ public struct SnapshotTable: Sendable {
                 throw DataStoreError(.corrupted, "the stored model \(id) is filed under the entity '\(table.entity.name)'",
                                      entityName: id.entityName)
             }
-            if table.snapshot(for: id) != nil {
+            switch table.insertLoaded(snapshot) {
+            case nil:
+                break
+            case .duplicateIdentifier:
                 throw DataStoreError(.corrupted, "the identifier \(id) is stored twice", entityName: id.entityName)
-            }
-            if let constraint = table.claimedConstraint(of: snapshot) {
+            case .duplicateUniqueValue(let constraint):
                 let names = snapshot.entity.uniquenessConstraints[constraint].map { "'\($0)'" }.joined(separator: ", ")
                 throw DataStoreError(
                     .corrupted, "two stored '\(id.entityName)' models share a unique value of \(names)",
                     entityName: id.entityName)
             }
-            table.insert(snapshot)
             if let int = id.primaryKey.intValue, int >= nextPrimaryKey { nextPrimaryKey = int + 1 }
         }
     }
