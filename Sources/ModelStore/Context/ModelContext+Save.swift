@@ -232,8 +232,12 @@ extension ModelContext {
     /// rejects duplicates before anything is written.
     func checkUniqueness(inserted: [DefaultSnapshot], updated: [DefaultSnapshot], deleted: [DefaultSnapshot]) throws {
         var unenforced = Set<String>()
-        for entity in Set((inserted + updated).lazy.filter { !$0.entity.uniquenessConstraints.isEmpty }.map(\.entity))
-        where try container.store(for: entity.name).queryCapabilitiesIfAny?.enforcesUniqueness != true {
+        var seen = Set<ObjectIdentifier>()
+        for snapshot in [inserted, updated].joined() where seen.insert(ObjectIdentifier(snapshot.entity)).inserted {
+            let entity = snapshot.entity
+            guard !entity.uniquenessConstraints.isEmpty,
+                  try container.store(for: entity.name).queryCapabilitiesIfAny?.enforcesUniqueness != true
+            else { continue }
             unenforced.insert(entity.name)
         }
         // Stores that enforce uniqueness check it themselves, atomically with the write.

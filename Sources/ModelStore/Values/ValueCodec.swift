@@ -31,7 +31,7 @@ public final class ValueCodec<Value>: @unchecked Sendable {
 
 /// The registry of value codecs, resolved once per type.
 public enum ValueCodecs {
-    private static let cache = Mutex<[ObjectIdentifier: any Sendable]>([:])
+    private static let cache = Mutex<[ObjectIdentifier: AnyObject & Sendable]>([:])
 
     /// The codec for `type`, or `nil` if ModelStore cannot store values of that type.
     ///
@@ -41,7 +41,8 @@ public enum ValueCodecs {
     /// composite values.
     public static func codec<Value>(for type: Value.Type) -> ValueCodec<Value>? {
         let key = ObjectIdentifier(type)
-        if let cached = cache.withLock({ $0[key] }) { return cached as? ValueCodec<Value> }
+        // Keyed by the type itself, so the cached codec is a `ValueCodec<Value>`: no dynamic cast.
+        if let cached = cache.withLock({ $0[key] }) { return unsafeDowncast(cached, to: ValueCodec<Value>.self) }
         guard let codec = resolve(type) else { return nil }
         cache.withLock { $0[key] = codec }
         return codec
