@@ -164,6 +164,59 @@ struct QueryIndexTests {
         #expect(path(nil, sort: [StoreSortKey(property: "int")], limit: 5).kind == .orderedIndexSort)
     }
 
+    @Test func deletingEveryRowEmptiesTheTableAndItsIndexes() throws {
+        var table = SnapshotTable(schema: schema)
+        let rows = try (0..<300).map { try snapshot("C\($0)", int: $0 % 7, double: Double($0), text: "t\($0)") }
+        let saved = try table.save(
+            DataStoreSaveChangesRequest(editingState: EditingState(), inserted: rows, updated: [], deleted: []),
+            storeIdentifier: "t")
+        let ids = rows.map { saved.remappedIdentifiers[$0.persistentIdentifier]! }
+        let keyBefore = table.nextPrimaryKey
+
+        // Every row but one, then a list naming one row twice: both take the row-by-row path.
+        var partial = table
+        partial.delete(Array(ids.dropFirst()))
+        #expect(partial.count(of: "Reading") == 1)
+        var repeated = table
+        repeated.delete(Array(ids.dropFirst()) + [ids[1]])
+        #expect(repeated.count(of: "Reading") == 1)
+
+        table.delete(ids.reversed())
+        #expect(table.count(of: "Reading") == 0)
+        for filter: StoreFilter in [.compare("code", .equal, .string("C5")), .compare("int", .equal, .int(3)),
+                                    .compare("double", .greaterOrEqual, .double(0))] {
+            #expect(try table.fetch(StoreQuery(entityName: "Reading", filter: filter)).isEmpty)
+        }
+        // The unique values are free again, and keys are never reused.
+        let again = try table.save(
+            DataStoreSaveChangesRequest(editingState: EditingState(), inserted: Array(rows.prefix(3)), updated: [], deleted: []),
+            storeIdentifier: "t")
+        #expect(table.count(of: "Reading") == 3)
+        #expect(again.remappedIdentifiers.values.allSatisfy { ($0.primaryKey.intValue ?? 0) >= keyBefore })
+        #expect(try table.fetch(StoreQuery(entityName: "Reading", filter: .compare("code", .equal, .string("C1")))).count == 1)
+    }
+
+    @Test func largeOrderedIndexesSortLikeTheSortedScan() throws {
+        // Enough rows of one kind that the index sorts by typed keys, with repeated values so ties
+        // fall back to identifier order.
+        var table = SnapshotTable(schema: schema)
+        var rng = SplitMix64(state: 5)
+        let rows = try (0..<500).map { index in
+            try snapshot("C\(index)", int: Int(rng.next() % 50), double: Double(rng.next() % 30), text: "t\(rng.next() % 40)")
+        }
+        _ = try table.save(
+            DataStoreSaveChangesRequest(editingState: EditingState(), inserted: rows, updated: [], deleted: []),
+            storeIdentifier: "t")
+        for property in ["text", "int", "double", "code"] {
+            for ascending in [true, false] {
+                let query = StoreQuery(
+                    entityName: "Reading", sort: [StoreSortKey(property: property, ascending: ascending)], limit: 60)
+                #expect(table.accessPath(for: query).kind == .orderedIndexSort)
+                #expect(try table.fetch(query) == scan(table, query), "\(property) ascending: \(ascending)")
+            }
+        }
+    }
+
     @Test func compoundUniqueKeysAndDeclaredIndexesAreLookedUp() throws {
         let container = try ModelContainer(for: Author.self, configurations: .inMemory())
         let context = ModelContext(container)

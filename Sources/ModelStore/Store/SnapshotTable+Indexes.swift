@@ -52,6 +52,17 @@ extension SnapshotTable {
             positions[id].flatMap { rows[$0] }
         }
 
+        /// Whether `identifiers` name every row of the table, each once.
+        func isEveryRow(_ identifiers: [PersistentIdentifier]) -> Bool {
+            guard identifiers.count == count, count > 0 else { return false }
+            var seen = [Bool](repeating: false, count: rows.count)
+            for id in identifiers {
+                guard let position = positions[id], !seen[position] else { return false }
+                seen[position] = true
+            }
+            return true
+        }
+
         /// Every row, in identifier order.
         var liveRows: [DefaultSnapshot] { rows.compactMap { $0 } }
 

@@ -257,6 +257,11 @@ public struct SnapshotTable: Sendable {
 
     /// Deletes models by identifier; unknown identifiers are ignored.
     public mutating func delete(_ identifiers: [PersistentIdentifier]) {
+        if let name = identifiers.first?.entityName, tables[name]?.isEveryRow(identifiers) == true {
+            // A batch delete of every row (no predicate): empty the table rather than unindex row by row.
+            tables[name] = EntityTable(entity: tables[name]!.entity)
+            return
+        }
         var changed = Set<String>()
         for id in identifiers {
             tables[id.entityName]?.remove(id)
