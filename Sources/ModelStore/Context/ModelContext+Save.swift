@@ -81,7 +81,7 @@ extension ModelContext {
         var updatedSnapshots: [PersistentIdentifier: DefaultSnapshot] = [:]
         var updatedOrder: [PersistentIdentifier] = []
         var deletedSnapshots: [DefaultSnapshot] = []
-        var layouts = LayoutCache()
+        var layouts: LayoutCache?
         insertedSnapshots.reserveCapacity(inserted.count)
         for model in inserted where deleted.isEmpty || !deleted.contains(model) {
             insertedSnapshots.append(try snapshot(of: model, layouts: &layouts))
@@ -121,14 +121,13 @@ extension ModelContext {
         var reregister: [PersistentIdentifier: DefaultSnapshot] = [:]
         let stores = container.stores
         for store in stores {
-            func belongs(_ snapshot: DefaultSnapshot) -> Bool {
-                stores.count == 1 || (try? container.store(for: snapshot.entity.name)) === store
+            // With one store, everything belongs to it: no per-snapshot lookup.
+            func owned(_ snapshots: [DefaultSnapshot]) -> [DefaultSnapshot] {
+                stores.count == 1 ? snapshots : snapshots.filter { (try? container.store(for: $0.entity.name)) === store }
             }
             let request = DataStoreSaveChangesRequest<DefaultSnapshot>(
                 editingState: editingState,
-                inserted: stores.count == 1 ? insertedSnapshots : insertedSnapshots.filter(belongs),
-                updated: stores.count == 1 ? updatedList : updatedList.filter(belongs),
-                deleted: stores.count == 1 ? deletedSnapshots : deletedSnapshots.filter(belongs))
+                inserted: owned(insertedSnapshots), updated: owned(updatedList), deleted: owned(deletedSnapshots))
             guard !(request.inserted.isEmpty && request.updated.isEmpty && request.deleted.isEmpty) else { continue }
             let result = try store.saveDefault(request)
             if remapped.isEmpty { remapped = result.remappedIdentifiers } else { remapped.merge(result.remappedIdentifiers) { $1 } }
@@ -181,33 +180,36 @@ extension ModelContext {
 
     /// The snapshot of a model's current values.
     func snapshot(of model: any PersistentModel) throws -> DefaultSnapshot {
-        var layouts = LayoutCache()
+        var layouts: LayoutCache?
         return try snapshot(of: model, layouts: &layouts)
     }
 
     /// The snapshot of a model's current values, with the layout and entity of the last type seen
     /// kept in `layouts`: a save of many models of one type looks them up once.
-    func snapshot(of model: any PersistentModel, layouts: inout LayoutCache) throws -> DefaultSnapshot {
+    func snapshot(of model: any PersistentModel, layouts: inout LayoutCache?) throws -> DefaultSnapshot {
         let type = ObjectIdentifier(Swift.type(of: model))
-        if layouts.type != type {
+        let cache: LayoutCache
+        if let layouts, layouts.type == type {
+            cache = layouts
+        } else {
             guard let layout = ModelLayout.of(existential: Swift.type(of: model)),
                   let entity = container.schema.entity(named: layout.entityName)
             else {
                 throw DataStoreError(.notFound, "'\(Swift.type(of: model))' is not in the container's schema",
                                      remedy: "Pass it to ModelContainer(for:configurations:)")
             }
-            layouts = LayoutCache(type: type, layout: layout, entity: entity)
+            cache = LayoutCache(type: type, layout: layout, entity: entity)
+            layouts = cache
         }
-        let backing = model.persistentBackingData
-        let id = backing.persistentIdentifier ?? backing.identifier(entityName: layouts.entity!.name)
-        return DefaultSnapshot(persistentIdentifier: id, entity: layouts.entity!, values: layouts.layout!.values(of: model))
+        let id = model.persistentBackingData.identifier(entityName: cache.entity.name)
+        return DefaultSnapshot(persistentIdentifier: id, entity: cache.entity, values: cache.layout.values(of: model))
     }
 
     /// The layout and entity of the model type a save handled last.
     struct LayoutCache {
-        var type: ObjectIdentifier?
-        var layout: ModelLayout?
-        var entity: Schema.Entity?
+        let type: ObjectIdentifier
+        let layout: ModelLayout
+        let entity: Schema.Entity
     }
 
     private func checkRelationshipCounts(_ snapshots: [DefaultSnapshot]) throws {

@@ -393,11 +393,8 @@ final class TypedRelationshipAccessor<Model: PersistentModel, Value: Relationshi
 
     override func models(of model: AnyObject) -> [AnyObject] {
         let wrapper = storage(model, as: Relationship<Value>.self)
-        if let fault = wrapper.pointee.fault {
-            let typed = unsafeDowncast(model, to: Model.self)
-            let loaded = typed.persistentBackingData.context?.resolveFault(fault, as: Value.Destination.self) ?? []
-            wrapper.pointee.value = Value(relatedModels: loaded)
-            wrapper.pointee.fault = nil
+        if wrapper.pointee.fault != nil {
+            wrapper.pointee.resolveFault(in: unsafeDowncast(model, to: Model.self).persistentBackingData.context)
         }
         return wrapper.pointee.value.relatedModels
     }
@@ -457,11 +454,7 @@ extension PersistentModel {
     subscript<Value: RelationshipValue>(storedRelationship field: FieldOffset<Value>) -> Value {
         let object = Unmanaged.passUnretained(self).toOpaque()
         let wrapper = object.advanced(by: field.offset).assumingMemoryBound(to: Relationship<Value>.self)
-        if let fault = wrapper.pointee.fault {
-            let loaded = persistentBackingData.context?.resolveFault(fault, as: Value.Destination.self) ?? []
-            wrapper.pointee.value = Value(relatedModels: loaded)
-            wrapper.pointee.fault = nil
-        }
+        if wrapper.pointee.fault != nil { wrapper.pointee.resolveFault(in: persistentBackingData.context) }
         return wrapper.pointee.value
     }
 }

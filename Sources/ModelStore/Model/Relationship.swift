@@ -92,6 +92,13 @@ public struct Relationship<Value: RelationshipValue> {
             maximumModelCount: maximumModelCount, originalName: originalName)
     }
 
+    /// Loads the related models through `context` if they are still a fault (none without a context).
+    mutating func resolveFault(in context: ModelContext?) {
+        guard let fault else { return }
+        value = Value(relatedModels: context?.resolveFault(fault, as: Value.Destination.self) ?? [])
+        self.fault = nil
+    }
+
     /// Unavailable: `@Relationship` works only on properties of a ``PersistentModel`` class.
     @available(*, unavailable, message: "@Relationship can only be used on properties of a PersistentModel class")
     public var wrappedValue: Value {
@@ -113,11 +120,7 @@ public struct Relationship<Value: RelationshipValue> {
                 return model[keyPath: storageKeyPath].value
             }
             ModelLayout.noteWrappedKeyPath(wrappedKeyPath, storage: storageKeyPath)
-            if let fault = model[keyPath: storageKeyPath].fault {
-                let loaded = Value(relatedModels: backing.context?.resolveFault(fault, as: Value.Destination.self) ?? [])
-                model[keyPath: storageKeyPath].value = loaded
-                model[keyPath: storageKeyPath].fault = nil
-            }
+            if model[keyPath: storageKeyPath].fault != nil { model[keyPath: storageKeyPath].resolveFault(in: backing.context) }
             return model[keyPath: storageKeyPath].value
         }
         set {

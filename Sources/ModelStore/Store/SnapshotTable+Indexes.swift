@@ -89,7 +89,6 @@ extension SnapshotTable {
             }
         }
 
-
         // MARK: Changes
 
         /// Inserts a row read from disk, checking what a save would have: a new identifier and
@@ -105,14 +104,7 @@ extension SnapshotTable {
                     return .duplicateUniqueValue(constraint: constraint)
                 }
             }
-            if let lastAppended, lastAppended >= id { isSorted = false }
-            lastAppended = id
-            rows.append(snapshot)
-            generations.append(0)
-            for index in hashIndexes.indices { hashIndexes[index].add(position, snapshot) }
-            for index in orderedIndexes.indices {
-                orderedIndexes[index].add(snapshot.values[orderedIndexes[index].slot], position: position, generation: 0)
-            }
+            appendRow(snapshot)
             return nil
         }
 
@@ -123,13 +115,19 @@ extension SnapshotTable {
         }
 
         mutating func insert(_ snapshot: DefaultSnapshot) {
+            positions[snapshot.persistentIdentifier] = rows.count
+            claimUniqueValues(of: snapshot)
+            appendRow(snapshot)
+        }
+
+        /// Appends a row whose identifier and unique values are already recorded, and indexes its values.
+        private mutating func appendRow(_ snapshot: DefaultSnapshot) {
             if let lastAppended, lastAppended >= snapshot.persistentIdentifier { isSorted = false }
             lastAppended = snapshot.persistentIdentifier
             let position = rows.count
-            positions[snapshot.persistentIdentifier] = position
             rows.append(snapshot)
             generations.append(0)
-            index(snapshot, at: position)
+            indexValues(of: snapshot, at: position)
         }
 
         mutating func remove(_ id: PersistentIdentifier) {
@@ -144,7 +142,8 @@ extension SnapshotTable {
             unindex(old, at: position)
             rows[position] = snapshot
             generations[position] &+= 1
-            index(snapshot, at: position)
+            claimUniqueValues(of: snapshot)
+            indexValues(of: snapshot, at: position)
         }
 
         /// Restores the invariants after a batch of changes: identifier order, few deleted rows,
@@ -171,22 +170,21 @@ extension SnapshotTable {
             lastAppended = live.last?.persistentIdentifier
             for index in hashIndexes.indices { hashIndexes[index].buckets.removeAll(keepingCapacity: true) }
             for index in orderedIndexes.indices { orderedIndexes[index].reset() }
-            for (position, snapshot) in live.enumerated() {
-                for index in hashIndexes.indices { hashIndexes[index].add(position, snapshot) }
-                for index in orderedIndexes.indices {
-                    let value = snapshot.values[orderedIndexes[index].slot]
-                    orderedIndexes[index].add(value, position: position, generation: 0)
-                }
-            }
+            for (position, snapshot) in live.enumerated() { indexValues(of: snapshot, at: position) }
             for index in orderedIndexes.indices { orderedIndexes[index].merge(isCurrent: isCurrent) }
         }
 
-        private mutating func index(_ snapshot: DefaultSnapshot, at position: Int) {
+        /// Records `snapshot` as the owner of its unique values.
+        private mutating func claimUniqueValues(of snapshot: DefaultSnapshot) {
             for constraint in uniqueIndexes.indices {
                 if let key = uniqueKey(constraint, of: snapshot) {
                     uniqueIndexes[constraint][key] = snapshot.persistentIdentifier
                 }
             }
+        }
+
+        /// Adds a row's values to the hash and ordered indexes.
+        private mutating func indexValues(of snapshot: DefaultSnapshot, at position: Int) {
             for index in hashIndexes.indices { hashIndexes[index].add(position, snapshot) }
             for index in orderedIndexes.indices {
                 orderedIndexes[index].add(
@@ -291,23 +289,20 @@ extension SnapshotTable {
         /// of indexing a large load.
         static func sorted(_ entries: [Entry]) -> [Entry] {
             guard entries.count > 32, let first = entries.first else { return entries.sorted(by: precedes) }
-            switch first.value {
-            case .string:
-                let keys = entries.compactMap { if case .string(let key) = $0.value { key } else { nil } }
-                return keys.count == entries.count ? sorted(entries, by: keys) : entries.sorted(by: precedes)
-            case .int:
-                let keys = entries.compactMap { if case .int(let key) = $0.value { key } else { nil } }
-                return keys.count == entries.count ? sorted(entries, by: keys) : entries.sorted(by: precedes)
-            case .date:
-                let keys = entries.compactMap { if case .date(let key) = $0.value { key } else { nil } }
-                return keys.count == entries.count ? sorted(entries, by: keys) : entries.sorted(by: precedes)
-            default:
-                return entries.sorted(by: precedes)
+            let typed: [Entry]? = switch first.value {
+            case .string: sorted(entries) { if case .string(let key) = $0 { key } else { nil } }
+            case .int: sorted(entries) { if case .int(let key) = $0 { key } else { nil } }
+            case .date: sorted(entries) { if case .date(let key) = $0 { key } else { nil } }
+            default: nil
             }
+            return typed ?? entries.sorted(by: precedes)
         }
 
-        /// Entries ordered by `keys` (one per entry), then by position.
-        private static func sorted<Key: Comparable>(_ entries: [Entry], by keys: [Key]) -> [Entry] {
+        /// Entries ordered by the typed key `key` reads from each value, then by position; `nil` if
+        /// some value has no such key (values of mixed kinds).
+        private static func sorted<Key: Comparable>(_ entries: [Entry], key: (StoreValue) -> Key?) -> [Entry]? {
+            let keys = entries.compactMap { key($0.value) }
+            guard keys.count == entries.count else { return nil }
             var order = Array(entries.indices)
             keys.withUnsafeBufferPointer { keys in
                 order.sort { i, j in
