@@ -44,6 +44,9 @@ let package = Package(
         .target(name: "CustomAdapterSample", dependencies: ["ModelStore"], path: "Samples/CustomAdapter/Sources"),
         // Tests.
         .testTarget(name: "ModelStoreTests", dependencies: ["ModelStore", "ModelStoreInMemory"]),
+        .testTarget(
+            name: "ModelStoreGraphTests",
+            dependencies: ["ModelStore", "ModelStoreInMemory", "ModelStoreJSONFile", "ModelStoreAppendLog"]),
         .testTarget(name: "ModelStoreJSONFileTests", dependencies: ["ModelStore", "ModelStoreJSONFile", "ModelStoreConformance"]),
         .testTarget(name: "ModelStoreAppendLogTests", dependencies: ["ModelStore", "ModelStoreAppendLog", "ModelStoreConformance"]),
         .testTarget(

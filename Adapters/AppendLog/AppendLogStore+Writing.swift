@@ -49,7 +49,7 @@ extension AppendLogStore {
         for new in prepared.updated where !deleted.contains(new.persistentIdentifier) {
             guard let old = state.table.snapshot(for: new.persistentIdentifier) else { continue }
             var changes: [(slot: Int, value: StoreValue)] = []
-            for slot in new.values.indices where new.values[slot] != old.values[slot] {
+            for slot in new.values.indices where !new.values[slot].isIdentical(to: old.values[slot]) {
                 changes.append((slot, new.values[slot]))
                 delta += EncodedSize.value(new.values[slot]) - EncodedSize.value(old.values[slot])
             }

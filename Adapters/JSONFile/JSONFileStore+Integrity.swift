@@ -95,24 +95,10 @@ extension JSONFileStore {
 }
 
 extension [StoreValue] {
-    /// Whether two value lists hold the same values, comparing floating-point numbers by their bits
-    /// (so that a stored NaN equals itself).
+    /// Whether two value lists hold the same stored values (``StoreValue/isIdentical(to:)``), so a
+    /// stored NaN equals itself and `-0.0` differs from `0.0`.
     func isIdentical(to other: [StoreValue]) -> Bool {
         count == other.count && zip(self, other).allSatisfy { $0.isIdentical(to: $1) }
     }
 }
 
-extension StoreValue {
-    /// Whether two values are the same, comparing floating-point numbers by their bits.
-    func isIdentical(to other: StoreValue) -> Bool {
-        switch (self, other) {
-        case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern
-        case (.date(let a), .date(let b)):
-            a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
-        case (.array(let a), .array(let b)): a.isIdentical(to: b)
-        case (.dictionary(let a), .dictionary(let b)):
-            a.count == b.count && a.allSatisfy { key, value in b[key].map { value.isIdentical(to: $0) } ?? false }
-        default: self == other
-        }
-    }
-}

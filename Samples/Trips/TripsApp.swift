@@ -21,7 +21,9 @@ enum TripsApp {
         let (url, isFromEnvironment) = StoreRegistry.resolve(invocation.storeURL)
         let container: ModelContainer
         do {
-            container = try ModelContainer(for: Trip.self, Item.self, Destination.self, url: invocation.storeURL)
+            container = try ModelContainer(
+                for: Trip.self, Item.self, Destination.self, url: invocation.storeURL,
+                environmentOverride: StoreRegistry.environmentVariable)
         } catch let error as DataStoreError where error.code == .invalidConfiguration {
             printError(sentences(error))
             return 1

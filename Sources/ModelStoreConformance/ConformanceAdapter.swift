@@ -101,18 +101,22 @@ public struct ConformanceCapabilities: OptionSet, Sendable, Hashable, CustomStri
     /// The store runs a migration plan's custom stages (`willMigrate` on the old data, `didMigrate`
     /// on the new). A store with ``migrations`` but not this MUST refuse a plan with a custom stage.
     public static let customMigrationStages = ConformanceCapabilities(rawValue: 1 << 7)
+    /// The store conforms to `DataStoreTwoPhaseSaving`, so a context can save across it and other
+    /// stores all or nothing. Without it, a save that spans the store and another fails before
+    /// anything is written.
+    public static let twoPhaseSaves = ConformanceCapabilities(rawValue: 1 << 8)
 
     /// Every capability, for a store that does everything.
     public static let all: ConformanceCapabilities = [
         .batching, .history, .durability, .multiProcessAccess, .migrations, .externalStorage, .erase,
-        .customMigrationStages,
+        .customMigrationStages, .twoPhaseSaves,
     ]
 
     static let names: [(ConformanceCapabilities, String)] = [
         (.batching, "batching"), (.history, "history"), (.durability, "durability across reopen"),
         (.multiProcessAccess, "multi-process access"), (.migrations, "migrations"),
         (.externalStorage, "external storage"), (.erase, "erase()"),
-        (.customMigrationStages, "custom migration stages"),
+        (.customMigrationStages, "custom migration stages"), (.twoPhaseSaves, "two-phase saves"),
     ]
 
     /// The capabilities' names, comma-separated.

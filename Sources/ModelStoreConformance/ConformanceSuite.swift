@@ -47,7 +47,7 @@ public enum ConformanceSuite {
         + RelationshipCases.all + UniquenessCases.all + BatchCases.all + PersistenceCases.all + EraseCases.all
         + ContextCases.all + ErrorCases.all + StoreContractCases.all + QueryingCases.all + PushDownCases.all
         + ExternalStorageCases.all
-        + MultiProcessCases.all + HistoryCases.all + MigrationCases.all
+        + MultiProcessCases.all + HistoryCases.all + MigrationCases.all + GraphIntegrityCases.all
 }
 
 /// A group of related conformance cases.
@@ -89,6 +89,9 @@ public enum ConformanceGroup: String, CaseIterable, Sendable, Hashable {
     case history
     /// Schema migrations on open.
     case migrations
+    /// No silent data loss: deletes of new models, rollback of both sides, to-many as a set,
+    /// changes between equal but differently stored values, two-phase saves.
+    case graphIntegrity
 }
 
 /// A case before it is bound to an adapter.

@@ -32,7 +32,7 @@ final class Item: PersistentModel {
 
 /// Opens (or creates) the store, plans a trip, and returns the names of the upcoming trips.
 func planTrip(named name: String, store: String = "json:trips.json") throws -> [String] {
-    let container = try ModelContainer(for: Trip.self, url: store)
+    let container = try ModelContainer(for: Trip.self, url: store, environmentOverride: "MODELSTORE_URL")
     let context = ModelContext(container)
 
     let passport = Item()

@@ -123,7 +123,7 @@ struct StoreRegistryTests {
     @Test func theEnvironmentVariableOverridesTheURL() throws {
         let registry = builtIns()
         let configuration = try registry.configuration(
-            for: "jsn:broken", environment: ["MODELSTORE_URL": "memory:from-environment"])
+            for: "jsn:broken", overriddenBy: "MODELSTORE_URL", environment: ["MODELSTORE_URL": "memory:from-environment"])
         #expect((configuration as? InMemoryStoreConfiguration)?.name == "from-environment")
         #expect(StoreRegistry.resolve("json:a.json", environment: [:]) == ("json:a.json", false))
         #expect(StoreRegistry.resolve("json:a.json", environment: ["MODELSTORE_URL": "  "]) == ("json:a.json", false))
@@ -132,7 +132,7 @@ struct StoreRegistryTests {
 
     @Test func anErrorInTheEnvironmentsURLSaysWhereItCameFrom() throws {
         let error = try error {
-            try builtIns().configuration(for: "memory:", environment: ["MODELSTORE_URL": "nope:x"])
+            try builtIns().configuration(for: "memory:", overriddenBy: "MODELSTORE_URL", environment: ["MODELSTORE_URL": "nope:x"])
         }
         #expect(error.message.hasSuffix("(set by the environment variable 'MODELSTORE_URL')"))
         #expect(error.message.contains("'nope:x'"))

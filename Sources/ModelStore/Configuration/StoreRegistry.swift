@@ -11,15 +11,17 @@ import Synchronization
 /// ```
 ///
 /// `ModelStoreAdapters` registers the built-in schemes (`memory:`, `json:`, `log:`) in ``shared``.
-/// When the environment variable named by ``environmentVariable`` (`MODELSTORE_URL`) is set and
-/// not empty, it overrides the URL the code gives, so the same binary runs on another backend.
+/// Where the app asks for it, an environment variable (``environmentVariable``, `MODELSTORE_URL`,
+/// or one the app names) overrides the URL the code gives, so the same binary runs on another
+/// backend; a URL opened without naming a variable is opened as given.
 ///
 /// A registry is thread-safe: register and resolve from any thread.
 public final class StoreRegistry: Sendable {
     /// The registry the app shares, where adapters register their schemes.
     public static let shared = StoreRegistry()
 
-    /// The environment variable that overrides the store URL given in code: `MODELSTORE_URL`.
+    /// The environment variable apps name for their default store, `MODELSTORE_URL`: pass it as
+    /// the override of the container whose store a user may swap, such as the app's main one.
     public static let environmentVariable = "MODELSTORE_URL"
 
     private let schemesByName: Mutex<[String: StoreScheme]>
@@ -98,28 +100,35 @@ public final class StoreRegistry: Sendable {
         return try scheme.makeConfiguration(url)
     }
 
-    /// The configuration for `string`, or for the URL in ``environmentVariable`` when the
-    /// environment sets it.
+    /// The configuration for `string`, or for the URL in the environment variable `variable` when
+    /// one is named and the environment sets it.
     ///
+    /// - Parameters:
+    ///   - string: The store URL the code gives.
+    ///   - variable: The environment variable that may override it, such as
+    ///     ``environmentVariable``; `nil` to open `string` whatever the environment says.
+    ///   - environment: The environment to read (the process's by default).
     /// An error about the environment's URL says that it came from the environment variable.
     public func configuration(
-        for string: String, environment: [String: String]
+        for string: String, overriddenBy variable: String?,
+        environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> any DataStoreConfiguration {
-        let resolved = Self.resolve(string, environment: environment)
+        let resolved = Self.resolve(string, overriddenBy: variable, environment: environment)
         do {
             return try configuration(for: resolved.url)
         } catch var error as DataStoreError where resolved.isFromEnvironment {
-            error.message += " (set by the environment variable '\(Self.environmentVariable)')"
+            error.message += " (set by the environment variable '\(variable ?? "")')"
             throw error
         }
     }
 
-    /// The URL a store opens: the environment's ``environmentVariable`` when it is set and not
-    /// blank, otherwise `string`.
+    /// The URL a store opens: the value of the environment variable `variable` when one is named
+    /// and it is set and not blank, otherwise `string`.
     public static func resolve(
-        _ string: String, environment: [String: String] = ProcessInfo.processInfo.environment
+        _ string: String, overriddenBy variable: String? = environmentVariable,
+        environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> (url: String, isFromEnvironment: Bool) {
-        if let override = environment[environmentVariable],
+        if let variable, let override = environment[variable],
             !override.trimmingCharacters(in: .whitespaces).isEmpty
         {
             return (override, true)

@@ -31,6 +31,41 @@ extension DataStore {
     }
 
     var queryCapabilitiesIfAny: QueryCapabilities? { (self as? any DataStoreQuerying)?.queryCapabilities }
+
+    /// Whether the store can take part in a save across several stores.
+    var takesPartInTwoPhaseSaves: Bool { self is any DataStoreTwoPhaseSaving }
+
+    /// Prepares this store's part of a save across stores, in the context's snapshot form.
+    func prepareDefault(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> ErasedPreparedSave {
+        guard let twoPhase = self as? any DataStoreTwoPhaseSaving else {
+            throw DataStoreError(.unsupportedFeature, "the store '\(identifier)' cannot take part in a save across stores")
+        }
+        return try twoPhase.prepareConverted(request)
+    }
+}
+
+extension DataStoreTwoPhaseSaving {
+    fileprivate func prepareConverted(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> ErasedPreparedSave {
+        let converted = DataStoreSaveChangesRequest<Snapshot>(
+            editingState: request.editingState,
+            inserted: request.inserted.map(Snapshot.init), updated: request.updated.map(Snapshot.init),
+            deleted: request.deleted.map(Snapshot.init))
+        let part = try prepareSave(converted)
+        let result = part.result
+        return ErasedPreparedSave(
+            result: DataStoreSaveChangesResult(
+                for: result.storeIdentifier, remappedIdentifiers: result.remappedIdentifiers,
+                snapshotsToReregister: result.snapshotsToReregister.mapValues(\.defaultSnapshot)),
+            commit: part.commit, abort: part.abort, finish: part.finish)
+    }
+}
+
+/// One store's prepared part of a save across stores, in the context's snapshot form.
+struct ErasedPreparedSave {
+    let result: DataStoreSaveChangesResult<DefaultSnapshot>
+    let commit: () throws -> Void
+    let abort: () -> Void
+    let finish: () -> Void
 }
 
 extension DataStoreBatching {

@@ -88,11 +88,16 @@ public final class ModelContainer: Sendable {
 
     /// The store that holds an entity.
     func store(for entityName: String) throws -> any DataStore {
+        stores[try storeIndex(for: entityName)]
+    }
+
+    /// The position in ``stores`` of the store that holds an entity.
+    func storeIndex(for entityName: String) throws -> Int {
         guard let index = storeIndexByEntity[entityName] else {
             throw DataStoreError(.notFound, "the container's schema has no entity '\(entityName)'",
                                  remedy: "Pass the model type to ModelContainer(for:configurations:)", entityName: entityName)
         }
-        return stores[index]
+        return index
     }
 
     /// Deletes every model in every store.

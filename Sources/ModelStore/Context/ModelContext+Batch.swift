@@ -3,14 +3,18 @@ import Foundation
 /// One property assignment of a batch update or insert: `.set(\.isDone, to: true)`.
 public struct BatchAssignment<Model: PersistentModel>: Sendable {
     let keyPath: PartialKeyPath<Model> & Sendable
-    let value: StoreValue
+    /// The stored form, or why the value could not be encoded (thrown when the batch runs).
+    private let encoded: Result<StoreValue, any Error>
+
+    /// The stored form of the value; throws if it failed to encode.
+    func value() throws -> StoreValue { try encoded.get() }
 
     /// Sets an attribute to a value.
     public static func set<Value>(_ keyPath: KeyPath<Model, Value> & Sendable, to value: Value) -> Self {
         guard let codec = ValueCodecs.codec(for: Value.self) else {
             preconditionFailure("'\(Value.self)' is not a storable type")
         }
-        return BatchAssignment(keyPath: keyPath, value: codec.encode(value))
+        return BatchAssignment(keyPath: keyPath, encoded: Result { try codec.encode(value) })
     }
 }
 
@@ -75,7 +79,7 @@ extension ModelContext {
                 throw DataStoreError(.invalidValue, "a batch update of '\(entity.name)' sets a key path that is not a stored attribute",
                                      remedy: "Use key paths to @Attribute properties", entityName: entity.name)
             }
-            values[slot] = assignment.value
+            values[slot] = try assignment.value()
         }
         var descriptor = FetchDescriptor<T>(predicate: predicate)
         descriptor.includePendingChanges = false
@@ -141,7 +145,7 @@ extension ModelContext {
                     slotCache[assignment.keyPath] = found
                     slot = found
                 }
-                values[slot] = assignment.value
+                values[slot] = try assignment.value()
             }
             snapshots.append(DefaultSnapshot(
                 persistentIdentifier: .temporary(entityName: entity.name), entity: entity, values: values))

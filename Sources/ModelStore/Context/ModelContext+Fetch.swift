@@ -274,7 +274,7 @@ extension ModelContext {
                         .corrupted, "\(id) is registered as a '\(Swift.type(of: existing))', not a '\(T.self)'")
                 }
                 let backing = typed.persistentBackingData
-                if backing.state == .registered && !backing.isChanged && backing.savedValues != snapshot.values {
+                if backing.state == .registered && !backing.isChanged && !Self.isStored(snapshot.values, as: backing.savedValues) {
                     try layout.apply(snapshot.values, to: typed)
                     backing.savedValues = snapshot.values
                 }
@@ -286,12 +286,19 @@ extension ModelContext {
             let backing = model.persistentBackingData
             backing.persistentIdentifier = id
             backing.context = self
+            backing.container = container
             backing.state = .registered
             backing.savedValues = snapshot.values
             registry[id] = model
             models.append(model)
         }
         return models
+    }
+
+    /// Whether `saved` holds exactly the stored values `values` (bit for bit, not by `==`).
+    static func isStored(_ values: [StoreValue], as saved: [StoreValue]?) -> Bool {
+        guard let saved, saved.count == values.count else { return false }
+        return zip(values, saved).allSatisfy { $0.isIdentical(to: $1) }
     }
 
     /// The models with these identifiers, in the same order; identifiers the store lacks are left out.
@@ -334,8 +341,59 @@ extension ModelContext {
         return ids.compactMap { registry[$0] as? T }
     }
 
-    /// Loads the models a relationship fault refers to; `nil` if they could not be read.
-    func resolveFault<D: PersistentModel>(_ fault: StoreValue, as type: D.Type) -> [D]? {
-        try? loadModels(fault.referencedIdentifiers, as: D.self)
+}
+
+// MARK: - Relationship faults
+
+/// A relationship of one model object, as a key for the relationship loads that failed.
+struct FaultKey: Hashable {
+    let model: ObjectIdentifier
+    let property: String
+}
+
+extension ModelContext {
+    /// Loads the models a relationship fault of `owner` refers to, through the owner's context, or
+    /// when that context is gone, through a new context on the container the owner came from.
+    ///
+    /// A model outliving its context keeps reading its relationships this way; the related models it
+    /// loads belong to no context that outlives the read, like the owner itself. A model that
+    /// outlived its container too stops the program: an empty answer would be wrong.
+    static func loadRelated<D: PersistentModel>(
+        _ fault: StoreValue, as type: D.Type, of owner: some PersistentModel
+    ) throws -> [D] {
+        let backing = owner.persistentBackingData
+        if let context = backing.context {
+            return try context.loadModels(fault.referencedIdentifiers, as: D.self)
+        }
+        guard let container = backing.container else {
+            // Reading on would show an empty relationship that is not empty in the store.
+            preconditionFailure(
+                "ModelStore: \(owner.persistentModelID) was read after its context and its container were released, "
+                    + "so its relationships cannot be loaded. Keep the container (or a context) alive while you use its models.")
+        }
+        return try ModelContext(container).loadModels(fault.referencedIdentifiers, as: D.self)
+    }
+
+    /// Records that a relationship of `owner` failed to load, so the next save of its context throws.
+    static func faultDidFail(_ owner: some PersistentModel, property: String, error: any Error) {
+        let entity = owner.persistentModelID.entityName
+        let cause = (error as? DataStoreError)?.message ?? String(describing: error)
+        let failure = DataStoreError(
+            (error as? DataStoreError)?.code ?? .io,
+            "loading the relationship '\(entity).\(property)' of \(owner.persistentModelID) failed: \(cause)",
+            remedy: "Read the relationship again once the store answers, or roll back; the stored references are kept",
+            entityName: entity, propertyNames: [property])
+        guard let context = owner.persistentBackingData.context else {
+            // No context will save this model; say so where someone can see it.
+            FileHandle.standardError.write(Data("ModelStore: \(failure)\n".utf8))
+            return
+        }
+        context.faultFailures[FaultKey(model: ObjectIdentifier(owner), property: property)] = failure
+    }
+
+    /// Forgets an earlier failure of a relationship that has now loaded.
+    func faultDidLoad(_ owner: some PersistentModel, property: String) {
+        guard !faultFailures.isEmpty else { return }
+        faultFailures[FaultKey(model: ObjectIdentifier(owner), property: property)] = nil
     }
 }

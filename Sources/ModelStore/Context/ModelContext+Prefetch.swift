@@ -20,7 +20,7 @@ extension ModelContext {
             var ids: [PersistentIdentifier] = []
             var seen: Set<PersistentIdentifier> = []
             for model in models where field.isFault(model) {
-                for id in field.storeValue(of: model).referencedIdentifiers where registry[id] == nil {
+                for id in field.references(of: model).referencedIdentifiers where registry[id] == nil {
                     if seen.insert(id).inserted { ids.append(id) }
                 }
             }

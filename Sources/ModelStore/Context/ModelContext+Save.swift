@@ -22,8 +22,12 @@ extension ModelContext {
     /// Stores every pending insert, change and delete.
     ///
     /// Applies delete rules (`.cascade`, `.nullify`, `.deny`), checks relationship counts and
-    /// uniqueness, then saves each store atomically. If anything fails, nothing of the save is
-    /// stored and the context keeps its pending changes, so the caller can fix them or ``rollback()``.
+    /// uniqueness, then saves: each store atomically, and a save across several stores all or
+    /// nothing (see ``DataStoreTwoPhaseSaving``). If anything fails, nothing of the save is stored
+    /// and the context keeps its pending changes, so the caller can fix them or ``rollback()``.
+    ///
+    /// After a save no stored model refers to a model the save deleted: every reference to it is
+    /// removed, in the store and in memory.
     public func save() throws {
         processPendingChanges()
         guard hasChanges else { return }
@@ -34,22 +38,56 @@ extension ModelContext {
         deletedModels.removeAll()
     }
 
-    /// A model whose relationship to deleted models is cleared by a `.nullify` rule.
-    private struct Nullification {
+    /// Saves these inserts, changes and deletes, in steps: delete rules, snapshots, checks, the
+    /// stores, then the models. Models outside the three lists keep their pending changes.
+    func commit(inserted: [any PersistentModel], changed: [any PersistentModel], deleted requested: [any PersistentModel]) throws {
+        let deletion = try collectDeletions(requested)
+        if let failure = faultFailures.values.min(by: { $0.message < $1.message }) { throw failure }
+        let changes = try snapshots(inserted: inserted, changed: changed, deletion: deletion)
+        try checkRelationshipCounts(changes.inserted + changes.updated)
+        try checkUniqueness(inserted: changes.inserted, updated: changes.updated, deleted: changes.deleted)
+
+        NotificationCenter.default.post(name: Self.willSave, object: self)
+        let written = try write(changes)
+        let insertedIDs = bringModelsInStep(with: changes, written: written, deletion: deletion)
+        NotificationCenter.default.post(name: Self.didSave, object: self, userInfo: [
+            NotificationKey.insertedIdentifiers.rawValue: insertedIDs,
+            NotificationKey.updatedIdentifiers.rawValue: changes.updated.map(\.persistentIdentifier),
+            NotificationKey.deletedIdentifiers.rawValue: changes.deleted.map(\.persistentIdentifier),
+        ])
+    }
+
+    // MARK: Step 1: delete rules
+
+    /// A model whose relationship to a deleted model is cleared by a `.nullify` rule.
+    struct Nullification {
         let model: any PersistentModel
         let field: RelationshipAccessor
         let removed: any PersistentModel
     }
 
-    func commit(inserted: [any PersistentModel], changed: [any PersistentModel], deleted requested: [any PersistentModel]) throws {
-        // 1. Delete rules: the cascade closure, deny checks and nullifications, computed without mutating anything.
-        var deleted = OrderedModels()
+    /// What a save deletes: the requested models, everything their cascades reach, and the
+    /// references the nullify rules clear. Saved and never-saved models alike.
+    struct Deletion {
+        var models = OrderedModels()
+        var identifiers: Set<PersistentIdentifier> = []
+        var objects: Set<ObjectIdentifier> = []
+        var nullifications: [Nullification] = []
+
+        func contains(_ model: any PersistentModel) -> Bool { models.contains(model) }
+    }
+
+    /// The cascade closure, deny checks and nullifications of a save, computed without changing anything.
+    private func collectDeletions(_ requested: [any PersistentModel]) throws -> Deletion {
+        var deletion = Deletion()
+        guard !requested.isEmpty else { return deletion }
         var worklist = requested
         var denials: [(model: any PersistentModel, field: RelationshipAccessor, related: [any PersistentModel])] = []
-        var nullifications: [Nullification] = []
         while let model = worklist.popLast() {
-            guard !deleted.contains(model) else { continue }
-            deleted.append(model)
+            guard !deletion.contains(model) else { continue }
+            deletion.models.append(model)
+            deletion.identifiers.insert(model.persistentModelID)
+            deletion.objects.insert(ObjectIdentifier(model))
             guard let layout = ModelLayout.of(existential: type(of: model)) else { continue }
             for field in layout.relationships {
                 let related = field.models(of: model).compactMap { $0 as? any PersistentModel }
@@ -59,14 +97,14 @@ extension ModelContext {
                 case .deny: denials.append((model, field, related))
                 case .nullify:
                     if let inverse = field.inverse {
-                        nullifications += related.map { Nullification(model: $0, field: inverse, removed: model) }
+                        deletion.nullifications += related.map { Nullification(model: $0, field: inverse, removed: model) }
                     }
                 case .noAction: break
                 }
             }
         }
         for denial in denials {
-            let blocking = denial.related.filter { !deleted.contains($0) }
+            let blocking = denial.related.filter { !deletion.contains($0) }
             guard !blocking.isEmpty else { continue }
             let entity = denial.model.persistentModelID.entityName
             throw DataStoreError(
@@ -75,71 +113,159 @@ extension ModelContext {
                 remedy: "Delete or detach the related '\(denial.field.destinationEntityName)' models first",
                 entityName: entity, propertyNames: [denial.field.name])
         }
+        return deletion
+    }
 
-        // 2. Snapshots of everything the save touches.
-        var insertedSnapshots: [DefaultSnapshot] = []
-        var updatedSnapshots: [PersistentIdentifier: DefaultSnapshot] = [:]
-        var updatedOrder: [PersistentIdentifier] = []
-        var deletedSnapshots: [DefaultSnapshot] = []
+    // MARK: Step 2: snapshots
+
+    /// The snapshots a save writes.
+    struct Changes {
+        var inserted: [DefaultSnapshot] = []
+        var updated: [DefaultSnapshot] = []
+        var deleted: [DefaultSnapshot] = []
+        /// Models outside the save whose stored references a nullify rule clears, with what is written for them.
+        var nullifiedOnly: [ObjectIdentifier: DefaultSnapshot] = [:]
+    }
+
+    /// Snapshots of everything the save touches. References to deleted models are removed from
+    /// every snapshot written; a model outside the save that a nullify rule changes is written from
+    /// its saved values, so none of its other unsaved edits goes with it.
+    private func snapshots(
+        inserted: [any PersistentModel], changed: [any PersistentModel], deletion: Deletion
+    ) throws -> Changes {
+        var changes = Changes()
         var layouts: LayoutCache?
-        insertedSnapshots.reserveCapacity(inserted.count)
-        for model in inserted where deleted.isEmpty || !deleted.contains(model) {
-            insertedSnapshots.append(try snapshot(of: model, layouts: &layouts))
+        let deleted = deletion.identifiers
+        changes.inserted.reserveCapacity(inserted.count)
+        for model in inserted where deletion.models.isEmpty || !deletion.contains(model) {
+            changes.inserted.append(try snapshot(of: model, layouts: &layouts).removingReferences(to: deleted))
         }
-        for model in changed where deleted.isEmpty || !deleted.contains(model) {
-            let snapshot = try snapshot(of: model, layouts: &layouts)
-            updatedSnapshots[snapshot.persistentIdentifier] = snapshot
-            updatedOrder.append(snapshot.persistentIdentifier)
+        var updatedIDs = Set<PersistentIdentifier>()
+        for model in changed where deletion.models.isEmpty || !deletion.contains(model) {
+            let snapshot = try snapshot(of: model, layouts: &layouts).removingReferences(to: deleted)
+            if updatedIDs.insert(snapshot.persistentIdentifier).inserted { changes.updated.append(snapshot) }
         }
-        for nullification in nullifications where !deleted.contains(nullification.model) {
+        for nullification in deletion.nullifications where !deletion.contains(nullification.model) {
             let model = nullification.model
-            guard model.persistentBackingData.state != .inserted else { continue }  // its snapshot is built from memory
             let id = model.persistentModelID
-            var snapshot = try updatedSnapshots[id] ?? snapshot(of: model)
-            let removedID = nullification.removed.persistentModelID
-            switch snapshot.values[nullification.field.slot] {
-            case .reference(let ref) where ref == removedID: snapshot.values[nullification.field.slot] = .null
-            case .references(let refs): snapshot.values[nullification.field.slot] = .references(refs.filter { $0 != removedID })
-            default: break
-            }
-            if updatedSnapshots[id] == nil { updatedOrder.append(id) }
-            updatedSnapshots[id] = snapshot
+            // A new model's snapshot (if it is in this save) already lost the reference; a stored one
+            // not in this save is written from what the store has.
+            guard !id.isTemporary, !updatedIDs.contains(id), let saved = model.persistentBackingData.savedValues,
+                  let layout = ModelLayout.of(existential: type(of: model)),
+                  let entity = container.schema.entity(named: layout.entityName)
+            else { continue }
+            let snapshot = DefaultSnapshot(persistentIdentifier: id, entity: entity, values: saved)
+                .removingReferences(to: deleted)
+            updatedIDs.insert(id)
+            changes.updated.append(snapshot)
+            changes.nullifiedOnly[ObjectIdentifier(model)] = snapshot
         }
-        for model in deleted.models where model.persistentBackingData.state != .inserted && model.persistentBackingData.state != .detached {
+        for model in deletion.models.models where !model.persistentModelID.isTemporary {
             let backing = model.persistentBackingData
-            guard let layout = ModelLayout.of(existential: type(of: model)), let entity = container.schema.entity(named: layout.entityName) else { continue }
-            let values = backing.savedValues ?? layout.values(of: model)
-            deletedSnapshots.append(DefaultSnapshot(persistentIdentifier: model.persistentModelID, entity: entity, values: values))
+            guard let layout = ModelLayout.of(existential: type(of: model)),
+                  let entity = container.schema.entity(named: layout.entityName)
+            else { continue }
+            let values = try backing.savedValues ?? layout.values(of: model)
+            changes.deleted.append(DefaultSnapshot(persistentIdentifier: model.persistentModelID, entity: entity, values: values))
         }
-        let updatedList = updatedOrder.compactMap { updatedSnapshots[$0] }
-        try checkRelationshipCounts(insertedSnapshots + updatedList)
-        try checkUniqueness(inserted: insertedSnapshots, updated: updatedList, deleted: deletedSnapshots)
+        return changes
+    }
 
-        // 3. One atomic save per store.
-        NotificationCenter.default.post(name: Self.willSave, object: self)
+    // MARK: Step 3: the stores
+
+    /// What the stores returned.
+    struct Written {
         var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
         var reregister: [PersistentIdentifier: DefaultSnapshot] = [:]
-        let stores = container.stores
-        for store in stores {
-            // With one store, everything belongs to it: no per-snapshot lookup.
-            func owned(_ snapshots: [DefaultSnapshot]) -> [DefaultSnapshot] {
-                stores.count == 1 ? snapshots : snapshots.filter { (try? container.store(for: $0.entity.name)) === store }
-            }
-            let request = DataStoreSaveChangesRequest<DefaultSnapshot>(
-                editingState: editingState,
-                inserted: owned(insertedSnapshots), updated: owned(updatedList), deleted: owned(deletedSnapshots))
-            guard !(request.inserted.isEmpty && request.updated.isEmpty && request.deleted.isEmpty) else { continue }
-            let result = try store.saveDefault(request)
+
+        mutating func add(_ result: DataStoreSaveChangesResult<DefaultSnapshot>) {
             if remapped.isEmpty { remapped = result.remappedIdentifiers } else { remapped.merge(result.remappedIdentifiers) { $1 } }
             reregister.merge(result.snapshotsToReregister) { $1 }
         }
+    }
 
-        // 4. The store has it: bring the models in step.
-        for nullification in nullifications where !deleted.contains(nullification.model) {
-            nullification.field.unlink(nullification.removed, from: nullification.model)
+    /// Writes the changes: one atomic save when one store is involved; otherwise a two-phase save
+    /// across the stores, or an error before anything is written when a store cannot take part.
+    private func write(_ changes: Changes) throws -> Written {
+        var written = Written()
+        let stores = container.stores
+        if stores.count == 1 {
+            let request = DataStoreSaveChangesRequest<DefaultSnapshot>(
+                editingState: editingState, inserted: changes.inserted, updated: changes.updated, deleted: changes.deleted)
+            if !(request.inserted.isEmpty && request.updated.isEmpty && request.deleted.isEmpty) {
+                written.add(try stores[0].saveDefault(request))
+            }
+            return written
+        }
+        var parts = [(inserted: [DefaultSnapshot], updated: [DefaultSnapshot], deleted: [DefaultSnapshot])](
+            repeating: ([], [], []), count: stores.count)
+        for snapshot in changes.inserted { parts[try container.storeIndex(for: snapshot.entity.name)].inserted.append(snapshot) }
+        for snapshot in changes.updated { parts[try container.storeIndex(for: snapshot.entity.name)].updated.append(snapshot) }
+        for snapshot in changes.deleted { parts[try container.storeIndex(for: snapshot.entity.name)].deleted.append(snapshot) }
+        let requests = parts.indices.compactMap { index -> (store: Int, request: DataStoreSaveChangesRequest<DefaultSnapshot>)? in
+            let part = parts[index]
+            guard !(part.inserted.isEmpty && part.updated.isEmpty && part.deleted.isEmpty) else { return nil }
+            return (index, DataStoreSaveChangesRequest(
+                editingState: editingState, inserted: part.inserted, updated: part.updated, deleted: part.deleted))
+        }
+        if requests.count == 1, let only = requests.first {
+            written.add(try stores[only.store].saveDefault(only.request))
+            return written
+        }
+        guard !requests.isEmpty else { return written }
+        let unable = requests.filter { !stores[$0.store].takesPartInTwoPhaseSaves }.map { container.configurations[$0.store].name }
+        if !unable.isEmpty {
+            let involved = requests.map { "'\(container.configurations[$0.store].name)'" }.joined(separator: ", ")
+            throw DataStoreError(
+                .unsupportedFeature,
+                "this save changes models in \(requests.count) stores (\(involved)), and \(unable.map { "'\($0)'" }.joined(separator: ", ")) cannot take part in a save across stores, so it would not be all or nothing",
+                remedy: "Save the changes of each store on their own (one save() per store), or give the store's adapter a DataStoreTwoPhaseSaving conformance")
+        }
+        var prepared: [ErasedPreparedSave] = []
+        do {
+            for (index, request) in requests { prepared.append(try stores[index].prepareDefault(request)) }
+            for part in prepared { try part.commit() }
+        } catch {
+            for part in prepared.reversed() { part.abort() }
+            throw error
+        }
+        for part in prepared {
+            part.finish()
+            written.add(part.result)
+        }
+        return written
+    }
+
+    // MARK: Step 4: the models
+
+    /// Brings the models in step with what the stores now hold; returns the inserted models' identifiers.
+    private func bringModelsInStep(with changes: Changes, written: Written, deletion: Deletion) -> [PersistentIdentifier] {
+        let remapped = written.remapped
+        if !deletion.models.isEmpty {
+            // No model refers to a deleted one any more, on either side.
+            for nullification in deletion.nullifications where !deletion.contains(nullification.model) {
+                let model = nullification.model
+                let backing = model.persistentBackingData
+                let wasChanged = backing.isChanged
+                nullification.field.removeReferences(to: deletion, of: model)
+                if let stored = changes.nullifiedOnly[ObjectIdentifier(model)] {
+                    backing.savedValues = stored.values
+                    if !wasChanged {
+                        backing.isChanged = false
+                        changedModels.remove(model)
+                    }
+                }
+            }
+            for snapshot in changes.inserted + changes.updated {
+                guard let model = registry[snapshot.persistentIdentifier],
+                      let layout = ModelLayout.of(existential: type(of: model))
+                else { continue }
+                for field in layout.relationships { field.removeReferences(to: deletion, of: model) }
+            }
         }
         var insertedIDs: [PersistentIdentifier] = []
-        for snapshot in insertedSnapshots {
+        insertedIDs.reserveCapacity(changes.inserted.count)
+        for snapshot in changes.inserted {
             guard let model = registry.removeValue(forKey: snapshot.persistentIdentifier) else { continue }
             let permanent = remapped[snapshot.persistentIdentifier] ?? snapshot.persistentIdentifier
             let backing = model.persistentBackingData
@@ -150,32 +276,25 @@ extension ModelContext {
             registry[permanent] = model
             insertedIDs.append(permanent)
         }
-        for snapshot in updatedList {
+        for snapshot in changes.updated where changes.nullifiedOnly.isEmpty || registry[snapshot.persistentIdentifier]
+            .map({ changes.nullifiedOnly[ObjectIdentifier($0)] == nil }) ?? true {
             guard let model = registry[snapshot.persistentIdentifier] else { continue }
             let backing = model.persistentBackingData
             backing.isChanged = false
             backing.savedValues = snapshot.copy(persistentIdentifier: snapshot.persistentIdentifier, remappedIdentifiers: remapped).values
         }
-        for (id, snapshot) in reregister {
+        for (id, snapshot) in written.reregister {
             guard let model = registry[id], let layout = ModelLayout.of(existential: type(of: model)) else { continue }
             try? layout.apply(snapshot.values, to: model)
             model.persistentBackingData.savedValues = snapshot.values
         }
-        let deletedIDs = deletedSnapshots.map(\.persistentIdentifier)
-        for model in deleted.models {
+        for model in deletion.models.models {
             insertedModels.remove(model)
             changedModels.remove(model)
+            deletedModels.remove(model)
             detach(model)
         }
-        for model in changedModels.models where model.persistentBackingData.state == .registered {
-            // Models touched only by nullification are saved now.
-            if updatedSnapshots[model.persistentModelID] != nil { model.persistentBackingData.isChanged = false }
-        }
-        NotificationCenter.default.post(name: Self.didSave, object: self, userInfo: [
-            NotificationKey.insertedIdentifiers.rawValue: insertedIDs,
-            NotificationKey.updatedIdentifiers.rawValue: updatedList.map(\.persistentIdentifier),
-            NotificationKey.deletedIdentifiers.rawValue: deletedIDs,
-        ])
+        return insertedIDs
     }
 
     /// The snapshot of a model's current values.
@@ -202,7 +321,7 @@ extension ModelContext {
             layouts = cache
         }
         let id = model.persistentBackingData.identifier(entityName: cache.entity.name)
-        return DefaultSnapshot(persistentIdentifier: id, entity: cache.entity, values: cache.layout.values(of: model))
+        return DefaultSnapshot(persistentIdentifier: id, entity: cache.entity, values: try cache.layout.values(of: model))
     }
 
     /// The layout and entity of the model type a save handled last.

@@ -26,6 +26,8 @@ public final class ModelContext {
     var insertedModels = OrderedModels()
     var changedModels = OrderedModels()
     var deletedModels = OrderedModels()
+    /// Relationships that failed to load, by model and property: the next save throws the first.
+    var faultFailures: [FaultKey: DataStoreError] = [:]
 
     /// A new context on a container.
     public init(_ container: ModelContainer) {
@@ -72,6 +74,7 @@ public final class ModelContext {
             break
         }
         backing.context = self
+        backing.container = container
         backing.state = .inserted
         backing.isChanged = false
         registry[model.persistentModelID] = model
@@ -103,13 +106,17 @@ public final class ModelContext {
     }
 
     /// Marks a model for deletion on the next save. Delete rules apply at save.
+    ///
+    /// A model inserted since the last save is deleted the same way: the save stores nothing of it
+    /// and removes it from every relationship that lists it, following the delete rules.
     public func delete<T: PersistentModel>(_ model: T) {
         let backing = model.persistentBackingData
         guard backing.context === self else { return }
         switch backing.state {
         case .inserted:
             insertedModels.remove(model)
-            detach(model)
+            backing.state = .deleted
+            deletedModels.append(model)
         case .registered:
             backing.state = .deleted
             changedModels.remove(model)
@@ -125,6 +132,7 @@ public final class ModelContext {
         backing.state = .detached
         backing.isChanged = false
         backing.context = nil
+        backing.container = nil
     }
 
     func modelDidChange(_ model: AnyObject) {
@@ -133,26 +141,34 @@ public final class ModelContext {
     }
 
     /// Discards every unsaved insert, change and delete, restoring the last saved values.
+    ///
+    /// Every model whose stored properties changed, on either side of a relationship, gets its saved
+    /// values back, so both sides of every relationship are again as stored.
     public func rollback() {
         for model in insertedModels.models { detach(model) }
-        for model in changedModels.models {
-            let backing = model.persistentBackingData
-            if let saved = backing.savedValues, let layout = ModelLayout.of(existential: type(of: model)) {
-                try? layout.apply(saved, to: model)
-            }
-            backing.isChanged = false
-        }
+        for model in changedModels.models { restoreSavedValues(of: model) }
         for model in deletedModels.models {
-            let backing = model.persistentBackingData
-            backing.state = .registered
-            if backing.isChanged, let saved = backing.savedValues, let layout = ModelLayout.of(existential: type(of: model)) {
-                try? layout.apply(saved, to: model)
-                backing.isChanged = false
+            if model.persistentModelID.isTemporary {
+                detach(model)  // deleted before its first save: it was an insert
+            } else {
+                model.persistentBackingData.state = .registered
+                restoreSavedValues(of: model)
             }
         }
         insertedModels.removeAll()
         changedModels.removeAll()
         deletedModels.removeAll()
+        faultFailures.removeAll()
+    }
+
+    private func restoreSavedValues(of model: any PersistentModel) {
+        let backing = model.persistentBackingData
+        guard backing.isChanged else { return }
+        if let saved = backing.savedValues, let layout = ModelLayout.of(existential: type(of: model)) {
+            // Saved values came from the store through the same codecs: they decode.
+            try? layout.apply(saved, to: model)
+        }
+        backing.isChanged = false
     }
 
     /// Runs `block`, then saves; if either throws, rolls back and rethrows.

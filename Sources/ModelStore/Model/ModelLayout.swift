@@ -150,10 +150,22 @@ final class ModelLayout: @unchecked Sendable {
     // MARK: Values
 
     /// The stored values of a model, in slot order.
-    func values(of model: AnyObject) -> [StoreValue] {
+    ///
+    /// Throws ``DataStoreError/Code/invalidValue`` naming the entity and the property when a
+    /// `Codable` value fails to encode itself: such a model cannot be saved as it is.
+    func values(of model: AnyObject) throws -> [StoreValue] {
         var values: [StoreValue] = []
         values.reserveCapacity(fields.count)
-        for field in fields { values.append(field.storeValue(of: model)) }
+        for field in fields {
+            do {
+                values.append(try field.storeValue(of: model))
+            } catch let error as DataStoreError {
+                throw DataStoreError(
+                    .invalidValue, "cannot store '\(entityName).\(field.name)': \(error.message)",
+                    remedy: "Fix the value, or the type's encode(to:), before saving",
+                    entityName: entityName, propertyNames: [field.name])
+            }
+        }
         return values
     }
 
@@ -185,8 +197,8 @@ class FieldAccessor {
         Unmanaged.passUnretained(model).toOpaque().advanced(by: offset).assumingMemoryBound(to: T.self)
     }
 
-    /// The property's stored form.
-    func storeValue(of model: AnyObject) -> StoreValue { fatalError("abstract") }
+    /// The property's stored form; throws when a `Codable` value fails to encode itself.
+    func storeValue(of model: AnyObject) throws -> StoreValue { fatalError("abstract") }
     /// Sets the property from its stored form, as a fetch does.
     func load(_ value: StoreValue, into model: AnyObject) throws { fatalError("abstract") }
 }
@@ -209,17 +221,19 @@ class AttributeAccessor: FieldAccessor {
 final class TypedAttributeAccessor<Value>: AttributeAccessor {
     let codec: ValueCodec<Value>
 
-    init(name: String, offset: Int, codec: ValueCodec<Value>, probe: UnsafeMutableRawPointer) {
+    /// `nil` when the property's initial value cannot be encoded: such a type cannot be stored.
+    init?(name: String, offset: Int, codec: ValueCodec<Value>, probe: UnsafeMutableRawPointer) {
         self.codec = codec
         let wrapper = probe.advanced(by: offset).assumingMemoryBound(to: Attribute<Value>.self).pointee
+        guard let defaultValue = try? codec.encode(wrapper.value) else { return nil }
         super.init(
             name: name, offset: offset, originalName: wrapper.originalName, type: codec.attributeType,
-            options: wrapper.options, defaultValue: codec.encode(wrapper.value)
+            options: wrapper.options, defaultValue: defaultValue
         )
     }
 
-    override func storeValue(of model: AnyObject) -> StoreValue {
-        codec.encode(storage(model, as: Attribute<Value>.self).pointee.value)
+    override func storeValue(of model: AnyObject) throws -> StoreValue {
+        try codec.encode(storage(model, as: Attribute<Value>.self).pointee.value)
     }
 
     override func load(_ value: StoreValue, into model: AnyObject) throws {
@@ -302,18 +316,31 @@ class RelationshipAccessor: FieldAccessor {
     }
 
     func noteWrappedKeyPath(_ keyPath: AnyKeyPath) {}
+    /// The stored form: the related identifiers, or the unloaded fault as it was read.
+    func references(of model: AnyObject) -> StoreValue { fatalError("abstract") }
     /// The related models, loading them if they are still a fault.
     func models(of model: AnyObject) -> [AnyObject] { fatalError("abstract") }
     /// Replaces the related models without touching the inverse (notifies observers, tracks the change).
     func replaceModels(_ models: [AnyObject], of model: AnyObject) { fatalError("abstract") }
+    /// Loads the related models if the relationship is still a fault. A failed load keeps the fault
+    /// (so nothing made up is ever saved) and is reported by the context's next save.
+    func loadFault(of model: AnyObject) { fatalError("abstract") }
     /// Whether the relationship is still an unloaded fault.
     func isFault(_ model: AnyObject) -> Bool { fatalError("abstract") }
     /// The loaded related models, without loading a fault.
     func loadedModels(of model: AnyObject) -> [AnyObject] { fatalError("abstract") }
 
     /// Sets the related models and keeps the inverse side of every affected model in step.
-    func setModels(_ newModels: [AnyObject], of owner: AnyObject) {
-        let oldModels = models(of: owner)
+    ///
+    /// A to-many relationship is a set, as in SwiftData: a model listed twice is kept once, at its
+    /// first place, so `pet.owner = owner; owner.pets.append(pet)` lists the pet once.
+    func setModels(_ models: [AnyObject], of owner: AnyObject) {
+        var newModels = models
+        if isToMany && newModels.count > 1 {
+            var seen = Set<ObjectIdentifier>()
+            newModels = newModels.filter { seen.insert(ObjectIdentifier($0)).inserted }
+        }
+        let oldModels = self.models(of: owner)
         replaceModels(newModels, of: owner)
         guard let inverse else { return }
         let newIDs = Set(newModels.map(ObjectIdentifier.init))
@@ -334,6 +361,21 @@ class RelationshipAccessor: FieldAccessor {
             }
         }
     }
+
+    /// Removes every model of a save's deletion from this relationship of `model`: from the loaded
+    /// models (tracked and observed like any change) or from the unloaded fault.
+    func removeReferences(to deletion: ModelContext.Deletion, of model: AnyObject) {
+        if isFault(model) {
+            removeFaultReferences(to: deletion.identifiers, of: model)
+            return
+        }
+        let current = loadedModels(of: model)
+        guard current.contains(where: { deletion.objects.contains(ObjectIdentifier($0)) }) else { return }
+        replaceModels(current.filter { !deletion.objects.contains(ObjectIdentifier($0)) }, of: model)
+    }
+
+    /// Removes identifiers from the unloaded fault of this relationship of `model`.
+    func removeFaultReferences(to identifiers: Set<PersistentIdentifier>, of model: AnyObject) { fatalError("abstract") }
 
     /// Removes `related` from this relationship of `model`.
     func unlink(_ related: AnyObject, from model: AnyObject) {
@@ -361,7 +403,9 @@ final class TypedRelationshipAccessor<Model: PersistentModel, Value: Relationshi
         wrappedKeyPath.withLock { if $0 == nil { $0 = typed } }
     }
 
-    override func storeValue(of model: AnyObject) -> StoreValue {
+    override func storeValue(of model: AnyObject) throws -> StoreValue { references(of: model) }
+
+    override func references(of model: AnyObject) -> StoreValue {
         let wrapper = storage(model, as: Relationship<Value>.self)
         if let fault = wrapper.pointee.fault { return fault }
         let related = wrapper.pointee.value.relatedModels
@@ -383,6 +427,18 @@ final class TypedRelationshipAccessor<Model: PersistentModel, Value: Relationshi
         }
     }
 
+    override func removeFaultReferences(to identifiers: Set<PersistentIdentifier>, of model: AnyObject) {
+        let wrapper = storage(model, as: Relationship<Value>.self)
+        guard let fault = wrapper.pointee.fault else { return }
+        switch fault {
+        case .reference(let id) where identifiers.contains(id): wrapper.pointee.fault = nil
+        case .references(let ids) where ids.contains(where: identifiers.contains):
+            let kept = ids.filter { !identifiers.contains($0) }
+            wrapper.pointee.fault = kept.isEmpty ? nil : .references(kept)
+        default: break
+        }
+    }
+
     override func isFault(_ model: AnyObject) -> Bool {
         storage(model, as: Relationship<Value>.self).pointee.fault != nil
     }
@@ -393,10 +449,23 @@ final class TypedRelationshipAccessor<Model: PersistentModel, Value: Relationshi
 
     override func models(of model: AnyObject) -> [AnyObject] {
         let wrapper = storage(model, as: Relationship<Value>.self)
-        if wrapper.pointee.fault != nil {
-            wrapper.pointee.resolveFault(in: unsafeDowncast(model, to: Model.self).persistentBackingData.context)
-        }
+        if wrapper.pointee.fault != nil { loadFault(of: model) }
         return wrapper.pointee.value.relatedModels
+    }
+
+    override func loadFault(of model: AnyObject) {
+        let wrapper = storage(model, as: Relationship<Value>.self)
+        guard let fault = wrapper.pointee.fault else { return }
+        let owner = unsafeDowncast(model, to: Model.self)
+        do {
+            let related = try ModelContext.loadRelated(fault, as: Value.Destination.self, of: owner)
+            wrapper.pointee.value = Value(relatedModels: related)
+            wrapper.pointee.fault = nil
+            owner.persistentBackingData.context?.faultDidLoad(owner, property: name)
+        } catch {
+            // The fault stays: the model keeps its stored references, and the next save reports the failure.
+            ModelContext.faultDidFail(owner, property: name, error: error)
+        }
     }
 
     override func replaceModels(_ models: [AnyObject], of model: AnyObject) {
@@ -454,7 +523,9 @@ extension PersistentModel {
     subscript<Value: RelationshipValue>(storedRelationship field: FieldOffset<Value>) -> Value {
         let object = Unmanaged.passUnretained(self).toOpaque()
         let wrapper = object.advanced(by: field.offset).assumingMemoryBound(to: Relationship<Value>.self)
-        if wrapper.pointee.fault != nil { wrapper.pointee.resolveFault(in: persistentBackingData.context) }
+        if wrapper.pointee.fault != nil {
+            ModelLayout.of(Self.self)?.relationships.first { $0.offset == field.offset }?.loadFault(of: self)
+        }
         return wrapper.pointee.value
     }
 }

@@ -126,6 +126,10 @@ public final class BackingData {
     let registrar = ObservationRegistrar()
     var persistentIdentifier: PersistentIdentifier?
     weak var context: ModelContext?
+    /// The container of the context the model joined, which usually outlives the context: a model
+    /// whose context is gone loads its relationships through it. Weak, so that models never keep a
+    /// store open after the app released its container.
+    weak var container: ModelContainer?
     var state: State = .detached
     var isChanged = false
     /// The values last read from or written to the store, in slot order; `nil` before the first save.
@@ -140,11 +144,20 @@ public final class BackingData {
         return id
     }
 
+    /// Notes a change of a stored property. A registered model becomes one of its context's changed
+    /// models; a deleted one remembers it, so ``ModelContext/rollback()`` restores it.
     @inline(__always)
     func didMutate(_ model: AnyObject) {
-        guard state == .registered, !isChanged else { return }
-        isChanged = true
-        context?.modelDidChange(model)
+        guard !isChanged else { return }
+        switch state {
+        case .registered:
+            isChanged = true
+            context?.modelDidChange(model)
+        case .deleted:
+            isChanged = true
+        case .inserted, .detached:
+            break
+        }
     }
 }
 

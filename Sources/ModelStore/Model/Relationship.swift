@@ -92,13 +92,6 @@ public struct Relationship<Value: RelationshipValue> {
             maximumModelCount: maximumModelCount, originalName: originalName)
     }
 
-    /// Loads the related models through `context` if they are still a fault (none without a context).
-    mutating func resolveFault(in context: ModelContext?) {
-        guard let fault else { return }
-        value = Value(relatedModels: context?.resolveFault(fault, as: Value.Destination.self) ?? [])
-        self.fault = nil
-    }
-
     /// Unavailable: `@Relationship` works only on properties of a ``PersistentModel`` class.
     @available(*, unavailable, message: "@Relationship can only be used on properties of a PersistentModel class")
     public var wrappedValue: Value {
@@ -120,7 +113,9 @@ public struct Relationship<Value: RelationshipValue> {
                 return model[keyPath: storageKeyPath].value
             }
             ModelLayout.noteWrappedKeyPath(wrappedKeyPath, storage: storageKeyPath)
-            if model[keyPath: storageKeyPath].fault != nil { model[keyPath: storageKeyPath].resolveFault(in: backing.context) }
+            if model[keyPath: storageKeyPath].fault != nil {
+                ModelLayout.relationshipField(Model.self, storage: storageKeyPath)?.loadFault(of: model)
+            }
             return model[keyPath: storageKeyPath].value
         }
         set {

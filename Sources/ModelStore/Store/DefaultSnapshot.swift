@@ -130,6 +130,23 @@ public struct DefaultSnapshot: DataStoreSnapshot, Hashable {
         return copy
     }
 
+    /// The snapshot without references to these identifiers in its relationships.
+    func removingReferences(to identifiers: Set<PersistentIdentifier>) -> DefaultSnapshot {
+        guard !identifiers.isEmpty else { return self }
+        var copy = self
+        for relationship in entity.relationships {
+            switch copy.values[relationship.slot] {
+            case .reference(let id) where identifiers.contains(id):
+                copy.values[relationship.slot] = .null
+            case .references(let ids) where ids.contains(where: identifiers.contains):
+                copy.values[relationship.slot] = .references(ids.filter { !identifiers.contains($0) })
+            default:
+                break
+            }
+        }
+        return copy
+    }
+
     /// Snapshots are equal when their identifiers, entities and values are.
     public static func == (lhs: DefaultSnapshot, rhs: DefaultSnapshot) -> Bool {
         lhs.persistentIdentifier == rhs.persistentIdentifier && lhs.entity.name == rhs.entity.name

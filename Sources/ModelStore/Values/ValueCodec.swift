@@ -9,12 +9,12 @@ public final class ValueCodec<Value>: @unchecked Sendable {
     // Safety: immutable; the closures capture only other codecs and metatypes, never mutable state.
     /// The stored type the codec produces.
     public let attributeType: AttributeType
-    @usableFromInline let encodeValue: (Value) -> StoreValue
+    @usableFromInline let encodeValue: (Value) throws -> StoreValue
     @usableFromInline let decodeValue: (StoreValue) throws -> Value
 
     init(
         _ attributeType: AttributeType,
-        encode: @escaping (Value) -> StoreValue,
+        encode: @escaping (Value) throws -> StoreValue,
         decode: @escaping (StoreValue) throws -> Value
     ) {
         self.attributeType = attributeType
@@ -23,7 +23,10 @@ public final class ValueCodec<Value>: @unchecked Sendable {
     }
 
     /// The stored form of `value`.
-    @inlinable public func encode(_ value: Value) -> StoreValue { encodeValue(value) }
+    ///
+    /// Throws ``DataStoreError/Code/invalidValue`` when a `Codable` value (or one nested in a
+    /// collection) fails to encode itself; every other value converts without failing.
+    @inlinable public func encode(_ value: Value) throws -> StoreValue { try encodeValue(value) }
 
     /// The Swift value for a stored value; throws ``DataStoreError/invalidValue`` when the kinds don't match.
     @inlinable public func decode(_ value: StoreValue) throws -> Value { try decodeValue(value) }
@@ -49,9 +52,11 @@ public enum ValueCodecs {
     }
 
     /// The stored form of an arbitrary value, or `nil` if its type is not storable.
-    public static func storeValue(of value: Any) -> StoreValue? {
-        func open<V>(_ value: V) -> StoreValue? { codec(for: V.self)?.encode(value) }
-        return _openExistential(value, do: open)
+    ///
+    /// Throws ``DataStoreError/Code/invalidValue`` when the value fails to encode itself.
+    public static func storeValue(of value: Any) throws -> StoreValue? {
+        func open<V>(_ value: V) throws -> StoreValue? { try codec(for: V.self)?.encode(value) }
+        return try _openExistential(value, do: open)
     }
 
     private static func resolve<Value>(_ type: Value.Type) -> ValueCodec<Value>? {
@@ -81,7 +86,7 @@ public enum ValueCodecs {
         let name = String(describing: R.self)
         return ValueCodec<Value>(
             .enumeration(name: name, rawValue: raw.attributeType),
-            encode: { raw.encode(unsafeBitCast($0, to: R.self).rawValue) },
+            encode: { try raw.encode(unsafeBitCast($0, to: R.self).rawValue) },
             decode: { stored in
                 let rawValue = try raw.decode(stored)
                 guard let value = R(rawValue: rawValue) else {
@@ -97,9 +102,11 @@ public enum ValueCodecs {
         return ValueCodec<Value>(
             .composite(name: name),
             encode: { value in
-                // A Codable value that fails to encode itself is a programming error in that type;
-                // store null rather than crash, and let decode report it.
-                (try? StoreValueEncoder().encode(unsafeBitCast(value, to: C.self))) ?? .null
+                do {
+                    return try StoreValueEncoder().encode(unsafeBitCast(value, to: C.self))
+                } catch {
+                    throw DataStoreError.invalidValue("a '\(name)' value failed to encode itself: \(error)")
+                }
             },
             decode: { stored in
                 do {
@@ -294,7 +301,7 @@ extension Optional: OptionalStorable {
             encode: { value in
                 switch unsafeBitCast(value, to: Self.self) {
                 case .none: .null
-                case .some(let w): wrapped.encode(w)
+                case .some(let w): try wrapped.encode(w)
                 }
             },
             decode: { stored in
@@ -314,7 +321,7 @@ extension Array: ArrayStorable {
         guard let element = ValueCodecs.codec(for: Element.self) else { return nil }
         return ValueCodec<Value>(
             .array(element.attributeType),
-            encode: { .array(unsafeBitCast($0, to: Self.self).map(element.encode)) },
+            encode: { .array(try unsafeBitCast($0, to: Self.self).map(element.encode)) },
             decode: { stored in
                 guard case .array(let items) = stored else {
                     throw DataStoreError.invalidValue("expected a stored array but found a \(stored.kindName)")
@@ -341,7 +348,7 @@ extension Dictionary: DictionaryStorable {
                 encode: { dictionary in
                     var result: [String: StoreValue] = [:]
                     for (k, v) in unsafeBitCast(dictionary, to: Self.self) {
-                        result[unsafeBitCast(k, to: String.self)] = valueCodec.encode(v)
+                        result[unsafeBitCast(k, to: String.self)] = try valueCodec.encode(v)
                     }
                     return .dictionary(result)
                 },
@@ -359,7 +366,9 @@ extension Dictionary: DictionaryStorable {
         return ValueCodec<V>(
             type,
             encode: { dictionary in
-                let pairs = unsafeBitCast(dictionary, to: Self.self).map { (keyCodec.encode($0.key), valueCodec.encode($0.value)) }
+                let pairs = try unsafeBitCast(dictionary, to: Self.self).map {
+                    (try keyCodec.encode($0.key), try valueCodec.encode($0.value))
+                }
                 let sorted = pairs.sorted { StoreValue.compare($0.0, $1.0) == .orderedAscending }
                 return .array(sorted.map { .array([$0.0, $0.1]) })
             },

@@ -20,6 +20,21 @@ enum DeclarationCases {
                     + "batch cases would be skipped: declare it")
         },
         CaseDefinition(
+            .declarations, "twoPhaseSavesMatchConformance",
+            "A store declaring two-phase saves conforms to DataStoreTwoPhaseSaving, and one that conforms declares it."
+        ) { env in
+            let store = try env.openStore()
+            let conforms = store is any DataStoreTwoPhaseSaving
+            let declares = env.adapter.capabilities.contains(.twoPhaseSaves)
+            try env.check(
+                !declares || conforms,
+                "the adapter declares two-phase saves, but its store does not conform to DataStoreTwoPhaseSaving")
+            try env.check(
+                declares || !conforms,
+                "the store conforms to DataStoreTwoPhaseSaving, but the adapter does not declare .twoPhaseSaves, so "
+                    + "its two-phase cases would be skipped: declare it")
+        },
+        CaseDefinition(
             .declarations, "expectedFailuresNameRealCases",
             "Every declared expected failure names an existing case or group."
         ) { env in

@@ -80,6 +80,7 @@ protocol StoreDriving {
     func checkIdentifierFilter() throws
     func checkCache() throws
     func checkEnforcedUniqueness() throws
+    func checkTwoPhaseSave() throws
 }
 
 extension StoreDriver: StoreDriving {

@@ -145,3 +145,95 @@ enum StoreChecks {
         try run(batching)
     }
 }
+
+extension StoreDriver {
+    /// The labels of every log entry the store has, by sequence.
+    func entryLabels(_ what: String) throws -> [String] {
+        let snapshots = try env.require(
+            try fetch(request(LogEntry.self), what), "the store refused a plain fetch of every 'LogEntry'")
+        return snapshots.sorted { ((try? $0.value(of: "sequence", as: Int.self)) ?? 0) < ((try? $1.value(of: "sequence", as: Int.self)) ?? 0) }
+            .map { (try? $0.value(of: "label", as: String.self)) ?? "?" }
+    }
+
+    /// The rules of `DataStoreTwoPhaseSaving`: prepare changes nothing visible, abort restores the
+    /// store before or after commit, commit and finish store, a failed prepare releases the store.
+    func checkTwoPhaseSave() throws {
+        guard let twoPhase = store as? any DataStoreTwoPhaseSaving else {
+            throw env.failure("the adapter declares two-phase saves, but its store does not conform to DataStoreTwoPhaseSaving")
+        }
+        _ = try saveEntries([try newEntry(1, label: "one")])
+        let stored = try env.require(
+            try fetch(request(LogEntry.self), "fetching the saved entry")?.first, "the saved entry is missing")
+        var changed = stored
+        changed["label"] = .string("changed")
+        func prepare(_ what: String) throws -> ErasedTwoPhasePart {
+            try env.step(what) {
+                try ErasedTwoPhasePart(
+                    twoPhase, editingState: editingState, inserted: [try newEntry(2, label: "two")], updated: [changed])
+            }
+        }
+        let before = ["one"]
+
+        let aborted = try prepare("preparing an insert and an update")
+        try env.checkEqual(try entryLabels("fetching during a prepared save"), before,
+                           "fetches saw a prepared save before it was committed: prepareSave must not apply it")
+        aborted.abort()
+        try env.checkEqual(try entryLabels("fetching after abort"), before, "abort before commit left changes behind")
+
+        let undone = try prepare("preparing the same save again (abort must release the store)")
+        try env.step("committing a prepared save") { try undone.commit() }
+        undone.abort()
+        try env.checkEqual(try entryLabels("fetching after commit then abort"), before,
+                           "abort after commit did not restore the store: another store's failure would leave this one changed")
+
+        let kept = try prepare("preparing the save a third time")
+        try env.step("committing a prepared save") { try kept.commit() }
+        kept.finish()
+        try env.checkEqual(try entryLabels("fetching after commit and finish"), ["changed", "two"],
+                           "commit then finish did not store the prepared save")
+        try env.check(
+            kept.remappedCount == 1, "the prepared save's result does not remap the inserted entry's identifier",
+            found: "\(kept.remappedCount) remapped")
+
+        var missing = changed
+        missing.persistentIdentifier = .identifier(
+            for: store.identifier, entityName: "LogEntry", primaryKey: 999_999)
+        do {
+            let bad = try ErasedTwoPhasePart(twoPhase, editingState: editingState, inserted: [], updated: [missing])
+            bad.abort()
+            throw env.failure("prepareSave accepted an update of a model the store does not have")
+        } catch is DataStoreError {
+        }
+        _ = try saveEntries([try newEntry(3, label: "three")])  // the failed prepare released the store
+    }
+}
+
+/// A prepared part of any store, with its snapshots converted.
+private struct ErasedTwoPhasePart {
+    let commit: () throws -> Void
+    let abort: () -> Void
+    let finish: () -> Void
+    let remappedCount: Int
+
+    init(
+        _ store: any DataStoreTwoPhaseSaving, editingState: EditingState, inserted: [DefaultSnapshot],
+        updated: [DefaultSnapshot]
+    ) throws {
+        func open<S: DataStoreTwoPhaseSaving>(_ store: S) throws -> ErasedTwoPhasePart {
+            let part = try store.prepareSave(DataStoreSaveChangesRequest<S.Snapshot>(
+                editingState: editingState, inserted: inserted.map(S.Snapshot.init), updated: updated.map(S.Snapshot.init),
+                deleted: []))
+            return ErasedTwoPhasePart(
+                commit: part.commit, abort: part.abort, finish: part.finish,
+                remappedCount: part.result.remappedIdentifiers.count)
+        }
+        self = try open(store)
+    }
+
+    private init(commit: @escaping () throws -> Void, abort: @escaping () -> Void, finish: @escaping () -> Void, remappedCount: Int) {
+        self.commit = commit
+        self.abort = abort
+        self.finish = finish
+        self.remappedCount = remappedCount
+    }
+}

@@ -85,7 +85,7 @@ struct PredicateRenderer {
             let items = sequence.prefix(5).map { constant($0) }
             return "[" + items.joined(separator: ", ") + (sequence.count > 5 ? ", … (\(sequence.count))" : "") + "]"
         default:
-            if let stored = ValueCodecs.storeValue(of: value), !stored.isNull, stored.kindName != "dictionary" {
+            if let stored = try? ValueCodecs.storeValue(of: value), !stored.isNull, stored.kindName != "dictionary" {
                 return stored.description
             }
             return String(describing: value)

@@ -75,7 +75,7 @@ struct Constant {
 
     init<Value>(_ value: Value) {
         self.value = value
-        self.encoder = { ValueCodecs.codec(for: Value.self)?.encode(value) }
+        self.encoder = { try? ValueCodecs.codec(for: Value.self)?.encode(value) }
     }
 
     /// The stored form, or `nil` if the type is not storable.

@@ -87,7 +87,7 @@ protocol StoreRangeConvertible {
 }
 
 private func encodedBound<Bound>(_ bound: Bound) -> StoreValue? {
-    ValueCodecs.codec(for: Bound.self)?.encode(bound)
+    try? ValueCodecs.codec(for: Bound.self)?.encode(bound)
 }
 
 extension ClosedRange: StoreRangeConvertible {

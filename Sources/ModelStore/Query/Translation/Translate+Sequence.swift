@@ -18,9 +18,10 @@ extension PredicateExpressions.SequenceContains: TranslatableExpression {
             return .filter(.isIn(StorePath(model.path), stored), scope: model.scope)
         case .attribute(let attribute):
             guard PredicateTranslator.supportsEquality(attribute.valueType),
-                  let codec = ValueCodecs.codec(for: RHS.Output.self)
+                  let codec = ValueCodecs.codec(for: RHS.Output.self),
+                  let encoded = try? values.map(codec.encode)
             else { return nil }
-            return .filter(.isIn(attribute.path, values.map(codec.encode)), scope: attribute.scope)
+            return .filter(.isIn(attribute.path, encoded), scope: attribute.scope)
         default:
             return nil
         }

@@ -66,7 +66,11 @@ enum RawValueKeyPath {
         guard let typed = keyPath as? KeyPath<R, R.RawValue>, let codec = ValueCodecs.codec(for: R.RawValue.self),
               !R.allCases.isEmpty
         else { return false }
-        return R.allCases.allSatisfy { codec.encode($0[keyPath: typed]) == codec.encode($0.rawValue) }
+        return R.allCases.allSatisfy { item in
+            guard let viaKeyPath = try? codec.encode(item[keyPath: typed]), let raw = try? codec.encode(item.rawValue)
+            else { return false }
+            return viaKeyPath == raw
+        }
     }
 }
 

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The long run of the randomized graph test: seeded sessions of inserts, deletes, relationship
+# changes, awkward values (-0.0, NaN, infinities, equivalent spellings), saves, rollbacks, reopens
+# and fetches on every store, checked against a plain-Swift oracle. A failure is shrunk and printed
+# as Swift steps to paste into GraphRandomizedTests.knownSequencesMatchTheOracle.
+#
+#   scripts/graph-random.sh [SEEDS] [STEPS]     (defaults: 400 seeds of 300 steps per store)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export MODELSTORE_GRAPH_SEEDS="${1:-400}"
+export MODELSTORE_GRAPH_STEPS="${2:-300}"
+swift build --build-tests
+swift test --skip-build --filter GraphRandomizedTests/randomSessionsMatchTheOracle 2>&1 | tee /dev/stderr \
+    | grep -E "^graph oracle:" || true
