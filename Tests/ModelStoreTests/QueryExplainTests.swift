@@ -115,3 +115,40 @@ struct QueryExplainTests {
         #expect(pushed * 10 >= total * 8, "\(pushed) of \(total) conditions pushed")
     }
 }
+
+/// Fetch and explain read one list of stages, so they agree, also when the only unsaved changes are deletes.
+struct QueryStageTests {
+    @Test func withOnlyUnsavedDeletesTheWindowRunsOnModelsInFetchAndExplain() throws {
+        let harness = try QueryHarness()
+        let context = ModelContext(harness.container(.pushed))
+        var descriptor = FetchDescriptor<Reading>(sortBy: [SortDescriptor(\.code)])
+        descriptor.fetchLimit = 3
+        let first = try #require(try context.fetch(descriptor).first)
+        context.delete(first)
+        #expect(context.insertedModelsArray.isEmpty && context.changedModelsArray.isEmpty)
+
+        let explanation = try context.explain(descriptor)
+        #expect(explanation.windowLocation == .models)
+        #expect(explanation.stages.contains(.window(.models)))
+        #expect(explanation.stages.contains(.models(filters: false, mergesPendingChanges: true, sorts: false)))
+        #expect(explanation.description.contains("stages: store -> models(merge unsaved changes) -> window(models)"))
+
+        // The fetch runs the same stages: the deleted model is left out before the window, so three come back.
+        let fetched = try context.fetch(descriptor)
+        #expect(fetched.count == 3)
+        #expect(!fetched.contains { $0 === first })
+        let all = try ModelContext(harness.container(.pushed)).fetch(FetchDescriptor<Reading>(sortBy: [SortDescriptor(\.code)]))
+        #expect(fetched.map(\.code) == Array(all.map(\.code).dropFirst().prefix(3)))
+    }
+
+    @Test func withoutUnsavedChangesAWindowAfterASnapshotFilterRunsOnSnapshots() throws {
+        let harness = try QueryHarness()
+        let context = ModelContext(harness.container(.partial))
+        var descriptor = FetchDescriptor<Reading>(predicate: #Predicate { $0.flag })
+        descriptor.fetchLimit = 2
+        let explanation = try context.explain(descriptor)
+        #expect(explanation.stages.first == .store)
+        #expect(explanation.stages.last == .window(explanation.windowLocation))
+        #expect(try context.fetch(descriptor).count <= 2)
+    }
+}

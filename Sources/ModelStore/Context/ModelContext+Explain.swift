@@ -13,7 +13,8 @@ extension ModelContext {
         let store = try container.store(for: entityName)
         let pending = descriptor.includePendingChanges ? pendingModels(of: T.self) : []
         let hasPending = !pending.isEmpty || (descriptor.includePendingChanges && hasDeletions(of: entityName))
-        let plan = try plan(descriptor, entity: entity, store: store, hasPending: hasPending)
+        let plan = try plan(descriptor, entity: entity, store: store, hasPending: hasPending, mergesPending: !pending.isEmpty)
+        let stages = plan.stages
         let storeIndex = container.stores.firstIndex { $0 === store }
         let capabilities = store.queryCapabilitiesIfAny
 
@@ -64,12 +65,12 @@ extension ModelContext {
 
         let hasWindow = descriptor.fetchLimit != nil || (descriptor.fetchOffset ?? 0) > 0
         let windowLocation: QueryExplanation.Location
-        if !hasWindow {
-            windowLocation = .none
-        } else if plan.windowsInMemory {
-            windowLocation = plan.filtersModels || plan.sortsModels || !pending.isEmpty ? .models : .snapshots
+        if stages.contains(.window(.models)) {
+            windowLocation = .models
+        } else if stages.contains(.window(.snapshots)) {
+            windowLocation = .snapshots
         } else {
-            windowLocation = .store
+            windowLocation = hasWindow ? .store : .none
         }
         if hasPending {
             notes.append("the context has unsaved changes of '\(entityName)'; they are part of the result")
@@ -91,7 +92,8 @@ extension ModelContext {
             sortLocation: sortLocation,
             sortKeys: sortKeys,
             windowLocation: windowLocation,
-            notes: notes)
+            notes: notes,
+            stages: stages)
     }
 }
 

@@ -61,7 +61,7 @@ extension ModelContext {
         let store = try container.store(for: entityName)
         let pending = descriptor.includePendingChanges ? pendingModels(of: T.self) : []
         let hasPending = !pending.isEmpty || (descriptor.includePendingChanges && hasDeletions(of: entityName))
-        var plan = try plan(descriptor, entity: entity, store: store, hasPending: hasPending)
+        var plan = try plan(descriptor, entity: entity, store: store, hasPending: hasPending, mergesPending: !pending.isEmpty)
 
         // The store does all of it: count and identifiers need no snapshots or models.
         if plan.storeDoesEverything && !hasPending && (countOnly || identifiersOnly) {
@@ -86,15 +86,15 @@ extension ModelContext {
         // before any model exists.
         snapshots = try plan.refine(snapshots, schema: container.schema)
 
-        // When nothing runs on models, the snapshots are the result: window them, and count or list
+        // Without a models stage the snapshots are the result: window them, and count or list
         // identifiers without creating models.
-        let modelsDecide = plan.filtersModels || plan.sortsModels || hasPending
-        if plan.windowsInMemory && !modelsDecide {
+        let stages = plan.stages
+        let modelsStage = plan.modelsStage
+        if stages.contains(.window(.snapshots)) {
             snapshots = SnapshotEvaluator.window(
                 snapshots, offset: descriptor.fetchOffset ?? 0, limit: descriptor.fetchLimit)
-            plan.windowsInMemory = false
         }
-        if (countOnly || identifiersOnly) && !modelsDecide {
+        if (countOnly || identifiersOnly) && modelsStage == nil {
             let ids = identifiersOnly ? snapshots.map(\.persistentIdentifier) : []
             return FetchOutput(identifiers: ids, count: snapshots.count)
         }
@@ -107,7 +107,7 @@ extension ModelContext {
         if descriptor.includePendingChanges {
             models.removeAll { $0.persistentBackingData.state == .deleted }
         }
-        if plan.filtersModels, let predicate = descriptor.predicate {
+        if modelsStage?.filters == true, let predicate = descriptor.predicate {
             models = try models.filter { model in
                 // Without pending changes, a changed model is judged by its saved values.
                 if !descriptor.includePendingChanges, model.persistentBackingData.isChanged,
@@ -136,10 +136,10 @@ extension ModelContext {
             let returned = Set(models.map { ObjectIdentifier($0) })
             models.append(contentsOf: pending.filter { !returned.contains(ObjectIdentifier($0)) })
         }
-        if plan.sortsModels || !pending.isEmpty {
+        if modelsStage?.sorts == true {
             Self.sort(&models, by: descriptor.sortBy)
         }
-        if plan.windowsInMemory {
+        if stages.contains(.window(.models)) {
             models = SnapshotEvaluator.window(models, offset: descriptor.fetchOffset ?? 0, limit: descriptor.fetchLimit)
         }
         if !countOnly && !identifiersOnly { try prefetchRelationships(of: models, for: descriptor) }
@@ -149,7 +149,8 @@ extension ModelContext {
 
     /// The plan of a fetch given this context's pending changes.
     func plan<T: PersistentModel>(
-        _ descriptor: FetchDescriptor<T>, entity: Schema.Entity, store: any DataStore, hasPending: Bool
+        _ descriptor: FetchDescriptor<T>, entity: Schema.Entity, store: any DataStore, hasPending: Bool,
+        mergesPending: Bool
     ) throws -> QueryPlan<T> {
         var pendingEntities: Set<String> = []
         if descriptor.includePendingChanges {
@@ -159,7 +160,7 @@ extension ModelContext {
         }
         let container = self.container
         let context = QueryPlanner.Context(
-            hasPendingChanges: hasPending, pendingEntities: pendingEntities,
+            hasPendingChanges: hasPending, mergesPendingModels: mergesPending, pendingEntities: pendingEntities,
             isInSameStore: { name in (try? container.store(for: name)) === store })
         return try QueryPlanner.plan(
             descriptor, entity: entity, store: store, schema: container.schema, context: context)

@@ -367,40 +367,19 @@ extension ModelContext {
         let changing = Dictionary((inserted + updated).map { ($0.persistentIdentifier, $0) }, uniquingKeysWith: { $1 })
         for entityName in unenforced.sorted() {
             let store = try container.store(for: entityName)
-            // The store's current rows, with this save's changes laid over them.
-            var rows: [PersistentIdentifier: DefaultSnapshot] = [:]
+            // The store's rows that this save keeps as they are, checked with the save's changes by the
+            // same checker the stores use.
             let entity = try self.entity(named: entityName)
-            for snapshot in try storedSnapshots(of: entity, in: store) { rows[snapshot.persistentIdentifier] = snapshot }
-            for id in vacated { rows[id] = nil }
-            for (id, snapshot) in changing where snapshot.entity.name == entityName { rows[id] = snapshot }
+            let kept = try storedSnapshots(of: entity, in: store).filter {
+                !vacated.contains($0.persistentIdentifier) && changing[$0.persistentIdentifier] == nil
+            }
             var table = SnapshotTable(schema: container.schema)
-            do {
-                try table.load(Array(rows.values).sorted { $0.persistentIdentifier < $1.persistentIdentifier })
-            } catch var error as DataStoreError where error.code == .corrupted {
-                // Find the pair to report it precisely.
-                error = uniquenessError(entity: entity, rows: Array(rows.values)) ?? error
-                throw error
-            }
+            try table.load(kept.sorted { $0.persistentIdentifier < $1.persistentIdentifier })
+            try table.checkUniqueness(
+                inserted: changing.values.filter { $0.entity.name == entityName }
+                    .sorted { $0.persistentIdentifier < $1.persistentIdentifier },
+                updated: [], deleted: [])
         }
-    }
-
-    private func uniquenessError(entity: Schema.Entity, rows: [DefaultSnapshot]) -> DataStoreError? {
-        for names in entity.uniquenessConstraints {
-            var seen: [[StoreValue]: PersistentIdentifier] = [:]
-            for row in rows.sorted(by: { $0.persistentIdentifier < $1.persistentIdentifier }) {
-                let key = names.map { row.values[entity.slot(of: $0)!] }
-                if key.contains(where: \.isNull) { continue }
-                if seen[key] != nil {
-                    return DataStoreError(
-                        .uniqueConstraintViolation,
-                        "another '\(entity.name)' already has the same \(names.map { "'\($0)'" }.joined(separator: ", "))",
-                        remedy: "Change the value, or fetch and update the existing model instead of inserting a new one",
-                        entityName: entity.name, propertyNames: names, conflictingValues: key)
-                }
-                seen[key] = row.persistentIdentifier
-            }
-        }
-        return nil
     }
 
     func storedSnapshots(of entity: Schema.Entity, in store: any DataStore) throws -> [DefaultSnapshot] {

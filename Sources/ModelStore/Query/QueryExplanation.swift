@@ -91,6 +91,8 @@ public struct QueryExplanation: Sendable, CustomStringConvertible {
     public var windowLocation: Location
     /// Further remarks (pending changes, SwiftData-style fallbacks).
     public var notes: [String]
+    /// The stages the fetch runs, in order: the same list ``ModelContext/fetch(_:)`` executes.
+    public var stages: [QueryStage] = []
 
     /// The explanation as indented lines; see the type's documentation.
     public var description: String {
@@ -111,6 +113,7 @@ public struct QueryExplanation: Sendable, CustomStringConvertible {
             lines.append("  sort: \(sortLocation.rawValue) [\(keys)]")
         }
         lines.append("  offset/limit: \(windowLocation == .none ? "none" : windowLocation.rawValue)")
+        if !stages.isEmpty { lines.append("  stages: " + stages.map(\.description).joined(separator: " -> ")) }
         for note in notes { lines.append("  note: \(note)") }
         return lines.joined(separator: "\n")
     }

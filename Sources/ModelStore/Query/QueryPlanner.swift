@@ -24,6 +24,37 @@ struct QueryPlan<T: PersistentModel> {
     var placements: [ConjunctPlacement]
     /// The translated predicate, for explanations.
     var translation: TranslatedPredicate?
+    /// Whether the context's unsaved changes (inserts, changes or deletes) of the entity take part.
+    var hasPendingChanges = false
+    /// Whether unsaved inserted or changed models of the entity are merged into the result.
+    var mergesPendingModels = false
+    /// Whether the descriptor sorts.
+    var isSorted = false
+
+    /// The stages the fetch runs, in order: the one list that fetch executes and explain prints.
+    var stages: [QueryStage] {
+        var stages: [QueryStage] = [.store]
+        if snapshotFilter != nil || snapshotSort != nil {
+            stages.append(.snapshots(filters: snapshotFilter != nil, sorts: snapshotSort != nil))
+        }
+        let onModels = filtersModels || sortsModels || hasPendingChanges
+        if windowsInMemory && !onModels { stages.append(.window(.snapshots)) }
+        if onModels {
+            stages.append(.models(
+                filters: filtersModels, mergesPendingChanges: hasPendingChanges,
+                sorts: sortsModels || (mergesPendingModels && isSorted)))
+        }
+        if windowsInMemory && onModels { stages.append(.window(.models)) }
+        return stages
+    }
+
+    /// The models stage, if the fetch has one.
+    var modelsStage: (filters: Bool, mergesPendingChanges: Bool, sorts: Bool)? {
+        for stage in stages {
+            if case .models(let filters, let merges, let sorts) = stage { return (filters, merges, sorts) }
+        }
+        return nil
+    }
 
     /// Whether the store does everything, so counts and identifiers can come from it directly.
     var storeDoesEverything: Bool {
@@ -89,8 +120,10 @@ struct ConjunctPlacement {
 enum QueryPlanner {
     /// What the planner knows about the context's state.
     struct Context {
-        /// Whether unsaved changes of the fetched entity take part in the fetch.
+        /// Whether unsaved changes (inserts, changes or deletes) of the fetched entity take part in the fetch.
         var hasPendingChanges: Bool
+        /// Whether unsaved inserted or changed models of the fetched entity are merged into the result.
+        var mergesPendingModels: Bool
         /// Entities with unsaved changes that take part in the fetch.
         var pendingEntities: Set<String>
         /// Whether an entity lives in the same store as the fetched one.
@@ -98,6 +131,16 @@ enum QueryPlanner {
     }
 
     static func plan<T: PersistentModel>(
+        _ descriptor: FetchDescriptor<T>, entity: Schema.Entity, store: any DataStore, schema: Schema, context: Context
+    ) throws -> QueryPlan<T> {
+        var plan = try planWithoutContext(descriptor, entity: entity, store: store, schema: schema, context: context)
+        plan.hasPendingChanges = context.hasPendingChanges
+        plan.mergesPendingModels = context.mergesPendingModels
+        plan.isSorted = !descriptor.sortBy.isEmpty
+        return plan
+    }
+
+    private static func planWithoutContext<T: PersistentModel>(
         _ descriptor: FetchDescriptor<T>, entity: Schema.Entity, store: any DataStore, schema: Schema, context: Context
     ) throws -> QueryPlan<T> {
         // Translating checks the predicate for every store: a bad key path fails the same way everywhere.

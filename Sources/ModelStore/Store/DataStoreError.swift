@@ -124,6 +124,24 @@ public struct DataStoreError: Error, Sendable, Equatable, CustomStringConvertibl
     public static let invalidPredicate = DataStoreError(.invalidPredicate, "the predicate cannot be evaluated")
     /// A pattern matching every unique-constraint violation.
     public static let uniqueConstraintViolation = DataStoreError(.uniqueConstraintViolation, "unique constraint violated")
+    /// A save would store a second model with the same values of a unique attribute or compound
+    /// constraint: the one error every store and the context raise for it.
+    ///
+    /// - Parameters:
+    ///   - entityName: The entity whose constraint is violated.
+    ///   - propertyNames: The constraint's properties, in order.
+    ///   - conflictingValues: Their values (kept out of the description).
+    public static func uniqueConstraintViolation(
+        entityName: String, propertyNames: [String], conflictingValues: [StoreValue], file: String = #fileID,
+        line: Int = #line
+    ) -> DataStoreError {
+        DataStoreError(
+            .uniqueConstraintViolation,
+            "another '\(entityName)' already has the same " + propertyNames.map { "'\($0)'" }.joined(separator: ", "),
+            remedy: "Change the value, or fetch and update the existing model instead of inserting a new one",
+            entityName: entityName, propertyNames: propertyNames, conflictingValues: conflictingValues,
+            file: file, line: line)
+    }
     /// A pattern matching every deny-rule violation.
     public static let denyRuleViolation = DataStoreError(.denyRuleViolation, "delete denied by a relationship rule")
     /// A pattern matching every relationship count violation.

@@ -220,7 +220,10 @@ public struct SnapshotTable: Sendable {
         tables = Dictionary(uniqueKeysWithValues: schema.entities.map { ($0.name, EntityTable(entity: $0)) })
     }
 
-    private func checkUniqueness(
+    /// The one uniqueness checker: throws ``DataStoreError/uniqueConstraintViolation(entityName:propertyNames:conflictingValues:file:line:)``
+    /// when a save's inserted and updated snapshots claim a unique value that another of them, or a
+    /// row the save keeps, already has.
+    func checkUniqueness(
         inserted: [DefaultSnapshot], updated: [DefaultSnapshot], deleted: [PersistentIdentifier]
     ) throws {
         let constrained = Set((inserted + updated).lazy.filter { !$0.entity.uniquenessConstraints.isEmpty }.map(\.entity.name))
@@ -241,12 +244,9 @@ public struct SnapshotTable: Sendable {
                         owner = existing
                     }
                     if let owner, owner != id {
-                        let names = table.entity.uniquenessConstraints[constraint]
-                        throw DataStoreError(
-                            .uniqueConstraintViolation,
-                            "another '\(name)' already has the same " + names.map { "'\($0)'" }.joined(separator: ", "),
-                            remedy: "Change the value, or fetch and update the existing model instead of inserting one",
-                            entityName: name, propertyNames: names, conflictingValues: key.values)
+                        throw DataStoreError.uniqueConstraintViolation(
+                            entityName: name, propertyNames: table.entity.uniquenessConstraints[constraint],
+                            conflictingValues: key.values)
                     }
                 }
             }
