@@ -150,6 +150,6 @@ public enum ConformanceFilterKind: String, CaseIterable, Sendable, Hashable, Com
 
     /// Orders kinds by declaration order.
     public static func < (lhs: Self, rhs: Self) -> Bool {
-        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+        (allCases.firstIndex(of: lhs) ?? 0) < (allCases.firstIndex(of: rhs) ?? 0)
     }
 }

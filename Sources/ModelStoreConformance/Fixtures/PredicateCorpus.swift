@@ -244,6 +244,21 @@ enum PredicateCorpus {
         .specimens(
             "price > 2, sorted by price then count descending", .comparison,
             #Predicate { $0.price > 2 }, sortBy: [SortDescriptor(\.price), SortDescriptor(\.count, order: .reverse)]),
+        .specimens(
+            "true, sorted by series, then serial descending (ties on the first key)", .logical,
+            #Predicate { _ in true }, sortBy: [SortDescriptor(\.series), SortDescriptor(\.serial, order: .reverse)]),
+        .specimens(
+            "count < 4, sorted by title (lexical: case and normalization variants tie or differ), then weight "
+                + "descending", .comparison,
+            #Predicate { $0.count < 4 },
+            sortBy: [SortDescriptor(\.title, comparator: .lexical), SortDescriptor(\.weight, order: .reverse)]),
+        .specimens(
+            "true, sorted by count, then nickname descending (nil last), then title", .logical,
+            #Predicate { _ in true },
+            sortBy: [
+                SortDescriptor(\.count), SortDescriptor(\.nickname, order: .reverse),
+                SortDescriptor(\.title, comparator: .lexical),
+            ]),
         .make(
             "LogEntry: bucket == 1, sorted by sequence descending", .equality, key: \LogEntry.label,
             models: { $0.entries }, predicate: #Predicate { $0.bucket == 1 },

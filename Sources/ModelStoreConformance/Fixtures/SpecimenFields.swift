@@ -124,6 +124,8 @@ func exactlyEqual<Value: Equatable>(_ lhs: Value, _ rhs: Value) -> Bool {
 /// and the sign of zero shown, so two values that print alike can be told apart.
 func renderExactly<Value>(_ value: Value) -> String {
     if let string = value as? String { return spelledOut(string) }
+    if case .string(let string)? = value as? StoreValue { return ".string(\(spelledOut(string)))" }
+    if case .double(let number)? = value as? StoreValue, number == 0 { return number.sign == .minus ? ".double(-0.0)" : ".double(0.0)" }
     if let string = value as? String? { return string.map(spelledOut) ?? "nil" }
     if let strings = value as? [String] { return "[" + strings.map(spelledOut).joined(separator: ", ") + "]" }
     return String(describing: value)

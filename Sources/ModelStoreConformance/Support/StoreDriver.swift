@@ -70,7 +70,7 @@ struct StoreDriver<Store: DataStore> {
     /// The snapshots of a fetch, or `nil` if the store asked for in-memory filtering or sorting.
     func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>, _ what: String) throws -> [DefaultSnapshot]? {
         do {
-            return try store.fetch(request).fetchedSnapshots.map(\.defaultSnapshot)
+            return try validated(try store.fetch(request).fetchedSnapshots.map(\.defaultSnapshot), what)
         } catch DataStoreError.preferInMemoryFilter {
             return nil
         } catch DataStoreError.preferInMemorySort {
@@ -83,9 +83,20 @@ struct StoreDriver<Store: DataStore> {
     /// The snapshots of a fetch the store MUST run (no predicate or sort).
     func fetchAll<T: PersistentModel>(_ type: T.Type) throws -> [DefaultSnapshot] {
         let name = Schema.entityName(for: T.self)
-        return try env.step("fetching every '\(name)' directly") {
+        let snapshots = try env.step("fetching every '\(name)' directly") {
             try store.fetch(request(T.self)).fetchedSnapshots.map(\.defaultSnapshot)
         }
+        return try validated(snapshots, "fetching every '\(name)' directly")
+    }
+
+    /// Fails (instead of letting a later read trap) when a snapshot does not hold one value per property.
+    func validated(_ snapshots: [DefaultSnapshot], _ what: String) throws -> [DefaultSnapshot] {
+        if let malformed = snapshots.first(where: { $0.values.count != $0.entity.properties.count }) {
+            throw env.failure(
+                "\(what): the store returned a snapshot of '\(malformed.entity.name)' with \(malformed.values.count) "
+                    + "values for \(malformed.entity.properties.count) properties: malformed snapshot")
+        }
+        return snapshots
     }
 }
 
