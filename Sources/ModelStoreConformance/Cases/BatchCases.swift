@@ -89,7 +89,9 @@ enum BatchCases {
                 }
                 try env.checkEqual(
                     entry?.label ?? "nil", "row-\(index + 1)",
-                    "the identifier a batch insert returned for row \(index + 1) leads to the wrong model")
+                    entry == nil
+                        ? "the identifier a batch insert returned for row \(index + 1) leads to no model: rows lost"
+                        : "the identifier a batch insert returned for row \(index + 1) leads to the wrong model")
             }
             try env.checkEqual(
                 try env.count(LogEntry.self, in: container), 50, "a batch insert of 50 rows stored the wrong number")

@@ -107,6 +107,48 @@ enum PersistenceCases {
             }
         },
         CaseDefinition(
+            .persistence, "deletedIdentifiersAreNotReused",
+            "After the newest models are deleted and the store reopened, new models get identifiers no deleted model "
+                + "had, from the same store.",
+            requires: .durability
+        ) { env in
+            let (deleted, storeIdentifier) = try env.session { container in
+                try env.seed(container)
+                let context = env.freshContext(container)
+                let added = (70..<73).map { sequence in
+                    let entry = LogEntry()
+                    entry.sequence = sequence
+                    context.insert(entry)
+                    return entry
+                }
+                try env.step("inserting 3 log entries") { try context.save() }
+                let ids = added.map(\.persistentModelID)
+                for entry in added { context.delete(entry) }
+                try env.step("deleting the 3 newest log entries") { try context.save() }
+                return (Set(ids), try env.store(of: container).identifier)
+            }
+            try env.session { container in
+                try env.checkEqual(
+                    try env.store(of: container).identifier, storeIdentifier,
+                    "the store has another identifier after reopening: identifiers an app kept from before (in "
+                        + "its settings, in another store) no longer name this store; store identifier lost on reopen")
+                let context = env.freshContext(container)
+                let fresh = (80..<83).map { sequence in
+                    let entry = LogEntry()
+                    entry.sequence = sequence
+                    context.insert(entry)
+                    return entry
+                }
+                try env.step("inserting 3 log entries after reopening") { try context.save() }
+                let reused = fresh.map(\.persistentModelID).filter { deleted.contains($0) }
+                try env.check(
+                    reused.isEmpty,
+                    "models inserted after reopening were given identifiers of models deleted before closing: key "
+                        + "counter lost on reopen (a stale reference to a deleted model would now lead to a new one)",
+                    found: "\(reused)")
+            }
+        },
+        CaseDefinition(
             .persistence, "workWithModelsInsertedAfterReopen",
             "Models inserted after a reopen can be changed, related, deleted and saved again, and all of it is "
                 + "there after the next reopen.", requires: .durability

@@ -73,7 +73,7 @@ struct CorpusQuery: Sendable {
 
 /// The shared predicate corpus: what every adapter must answer exactly as Swift does.
 enum PredicateCorpus {
-    static let date = Date(timeIntervalSinceReferenceDate: 700_000_000.125 + 10 * 86_400.5)
+    static let date = Seed.makeSpecimen(10).createdAt
     static let token = Seed.makeSpecimen(4).token
     static let homepage = URL(string: "https://example.com/specimens/5?q=2")!
     static let payload = Seed.makeSpecimen(6).payload

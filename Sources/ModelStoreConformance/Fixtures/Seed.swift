@@ -117,7 +117,9 @@ struct Seed {
         specimen.quadWord = UInt64.max - UInt64(index)
         specimen.weight = Double(index % 7) * 1.5 + 0.25
         specimen.ratio = index == 0 ? -0.0 : Float(index) / 4  // -0.0: its sign MUST round-trip
-        specimen.price = Decimal(string: "\(index).\(index % 10)5", locale: Locale(identifier: "en_US_POSIX"))!
+        // Every ninth price has more digits than a Double holds: it MUST NOT pass through floating point.
+        let digits = index % 9 == 8 ? "\(index)000000000.000000000000000\(index % 10)1" : "\(index).\(index % 10)5"
+        specimen.price = Decimal(string: digits, locale: Locale(identifier: "en_US_POSIX")) ?? Decimal(index)
         specimen.title = titles[index % titles.count]
         specimen.createdAt = Date(timeIntervalSinceReferenceDate: 700_000_000.125 + Double(index) * 86_400.5)
         specimen.payload = Data((0..<(index % 4 * 3)).map { UInt8(($0 * 17 + index) % 256) })
@@ -128,7 +130,8 @@ struct Seed {
         specimen.homepage = URL(string: "https://example.com/specimens/\(index)?q=\(index % 3)")!
         specimen.nickname = index % 3 == 0 ? nil : "nick\(index % 4)"
         specimen.rank = index % 4 == 0 ? nil : index % 6
-        specimen.reviewedAt = index % 5 == 0 ? nil : specimen.createdAt.addingTimeInterval(3600)
+        // A fraction finer than a millisecond (and than PostgreSQL's microsecond): dates MUST round-trip exactly.
+        specimen.reviewedAt = index % 5 == 0 ? nil : specimen.createdAt.addingTimeInterval(3600.000_123_4)
         specimen.tags = index % 7 == 0 ? [] : ["t\(index % 3)", "t\(index % 5)"]
         specimen.measurements = ["height": Double(index), "width": Double(index) / 2]
         specimen.labelsByNumber = [index: "n\(index)", -1: "minus one"]

@@ -88,7 +88,18 @@ final class CaseEnvironment {
         let seed = Seed.make()
         let context = freshContext(container)
         seed.insert(into: context)
-        try step("saving the seed data (\(seed.summary))") { try context.save() }
+        do {
+            try context.save()
+        } catch let error as DataStoreError where error.code == .uniqueConstraintViolation {
+            var failure = failure(
+                "saving the seed data (\(seed.summary)) was refused as a unique-constraint violation, but its unique "
+                    + "values differ: some only in case ('North' and 'north'). Unique values MUST compare as Swift's "
+                    + "== does (case-sensitive)")
+            failure.underlyingError = error
+            throw failure
+        } catch {
+            try step("saving the seed data (\(seed.summary))") { throw error }
+        }
         return seed
     }
 
@@ -137,7 +148,11 @@ final class CaseEnvironment {
         } catch let failure as ConformanceFailure {
             throw failure
         } catch let error as DataStoreError {
-            var failure = failure("\(what()) threw an error", file: file, line: line)
+            let refusal =
+                error.code == .preferInMemoryFilter || error.code == .preferInMemorySort
+                ? ": the store refused a predicate or sort the context pushed because the store's queryCapabilities "
+                    + "declare it (declare only what the store runs)" : ""
+            var failure = failure("\(what()) threw an error\(refusal)", file: file, line: line)
             failure.underlyingError = error
             throw failure
         } catch {

@@ -1,0 +1,114 @@
+import Foundation
+import ModelStore
+import ModelStoreConformance
+
+/// One seeded bug of ``MutantStore``: a mistake a real adapter could ship with, filed under the
+/// requirement of `DataStore`, `DataStoreQuerying` or `DataStoreBatching` it breaks.
+///
+/// History has no core protocol yet (the suite's history cases are skipped for every adapter until
+/// `HistoryProviding` ships), so no mutant can break it; the `history` group is listed in
+/// ``Mutation/requirements`` with no mutants, so the gap shows in the report.
+enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
+    // DataStore.save: minting and remapping (rule 3)
+    case mintsTemporaryIdentifiers, mintsSameIdentifierTwice, mintsForAnotherStore
+    case remapsNothingInInserted, remapsNothingInUpdated, remapsToOneOnly
+    // DataStore.save: what is stored (rule 2)
+    case dropsUpdates, dropsDeletes, dropsInsertsAfterFirst, shiftsUpdates, swapsInsertedRows
+    case dropsNilUpdates, dropsRelationshipUpdates, dropsToManyUpdates
+    case notAtomicOnUniqueViolation, acceptsUniqueViolations, uniquenessCaseInsensitive
+    // DataStore.save: values round-tripping
+    case normalizesStrings, dropsSignOfZero, truncatesDates, decimalsThroughDouble, clampsLargeUnsigned
+    // DataStore.fetch (rule 4)
+    case mixesInOtherEntity, returnsFirstTwice, ignoresOffset, ignoresLimit, limitOffByOne
+    case ignoresFilter, ignoresSort, ignoresSortDirection, sortsOnlyByFirstKey, reversesTies, nilsSortLast
+    case caseInsensitiveSort, caseInsensitiveEquality, containsCaseInsensitive, prefixCaseInsensitive
+    case sqlNullNotEqual, rangeAlwaysIncludesUpper, membershipIgnored, identifierFilterIgnored
+    case nilRelationshipMatchesEverything, negationDropped, disjunctionAsConjunction
+    // DataStore.fetchCount / fetchIdentifiers
+    case countIgnoresWindow, countIgnoresFilter, countOffByOne
+    case identifiersReversed, identifiersIgnoreWindow, identifiersIgnoreSort
+    // DataStore.cachedSnapshots / erase
+    case cacheReturnsStale, cacheReturnsDeleted, eraseKeepsLogEntries
+    // DataStoreQuerying.queryCapabilities
+    case refusesDeclaredTextFilters, inexactOrderingReturnsSubset
+    // DataStoreBatching
+    case batchDeleteIgnored, batchDeleteTooBroad, batchUpdateIgnored, batchUpdateAllOfEntity
+    case batchUpdateNotAtomic, batchInsertIdentifiersReversed, batchInsertTemporaryIdentifiers
+    case batchInsertNotAtomic, batchInsertStoresNothing
+    // Durability (over the file-backed store)
+    case batchDeleteNotPersisted, batchUpdateNotPersisted, batchInsertNotPersisted
+    case updatesPersistedOnlyWithInserts, deletesPersistedOnlyWithInserts, lastSaveLost
+    case keyCounterNotPersisted, storeIdentifierNotPersisted, eraseNotPersisted
+    case corruptionNotDetected, failedOpenOverwritesFile
+
+    var description: String { rawValue }
+
+    /// The requirement the mutant breaks.
+    var requirement: String {
+        switch self {
+        case .mintsTemporaryIdentifiers, .mintsSameIdentifierTwice, .mintsForAnotherStore, .remapsNothingInInserted,
+            .remapsNothingInUpdated, .remapsToOneOnly:
+            "DataStore.save (identifiers)"
+        case .dropsUpdates, .dropsDeletes, .dropsInsertsAfterFirst, .shiftsUpdates, .swapsInsertedRows,
+            .dropsNilUpdates, .dropsRelationshipUpdates, .dropsToManyUpdates, .notAtomicOnUniqueViolation,
+            .acceptsUniqueViolations, .uniquenessCaseInsensitive:
+            "DataStore.save (changes)"
+        case .normalizesStrings, .dropsSignOfZero, .truncatesDates, .decimalsThroughDouble, .clampsLargeUnsigned:
+            "DataStore.save (values)"
+        case .mixesInOtherEntity, .returnsFirstTwice, .ignoresOffset, .ignoresLimit, .limitOffByOne, .ignoresFilter,
+            .ignoresSort, .ignoresSortDirection, .sortsOnlyByFirstKey, .reversesTies, .nilsSortLast,
+            .caseInsensitiveSort, .caseInsensitiveEquality, .containsCaseInsensitive, .prefixCaseInsensitive,
+            .sqlNullNotEqual, .rangeAlwaysIncludesUpper, .membershipIgnored, .identifierFilterIgnored,
+            .nilRelationshipMatchesEverything, .negationDropped, .disjunctionAsConjunction:
+            "DataStore.fetch"
+        case .countIgnoresWindow, .countIgnoresFilter, .countOffByOne: "DataStore.fetchCount"
+        case .identifiersReversed, .identifiersIgnoreWindow, .identifiersIgnoreSort: "DataStore.fetchIdentifiers"
+        case .cacheReturnsStale, .cacheReturnsDeleted: "DataStore.cachedSnapshots"
+        case .eraseKeepsLogEntries: "DataStore.erase"
+        case .refusesDeclaredTextFilters, .inexactOrderingReturnsSubset: "DataStoreQuerying.queryCapabilities"
+        case .batchDeleteIgnored, .batchDeleteTooBroad: "DataStoreBatching.delete"
+        case .batchUpdateIgnored, .batchUpdateAllOfEntity, .batchUpdateNotAtomic: "DataStoreBatching.update"
+        case .batchInsertIdentifiersReversed, .batchInsertTemporaryIdentifiers, .batchInsertNotAtomic,
+            .batchInsertStoresNothing:
+            "DataStoreBatching.insert"
+        case .batchDeleteNotPersisted, .batchUpdateNotPersisted, .batchInsertNotPersisted,
+            .updatesPersistedOnlyWithInserts, .deletesPersistedOnlyWithInserts, .lastSaveLost, .keyCounterNotPersisted,
+            .storeIdentifierNotPersisted, .eraseNotPersisted:
+            "durability (save, batches, erase across reopen)"
+        case .corruptionNotDetected, .failedOpenOverwritesFile: "DataStore.init (failed opens)"
+        }
+    }
+
+    /// Every requirement, in report order, with the history contract that has no mutants yet.
+    static let requirements: [String] = {
+        var seen: [String] = []
+        for mutation in allCases where !seen.contains(mutation.requirement) { seen.append(mutation.requirement) }
+        return seen + ["history (no core protocol yet: nothing to mutate)"]
+    }()
+
+    /// Whether the mutant needs the file-backed store (its bug is in what reaches the disk).
+    var isDurable: Bool { requirement.hasPrefix("durability") || requirement.hasPrefix("DataStore.init") }
+
+    /// Why the mutant may survive the suite and that is acceptable; `nil` for a mutant the suite MUST kill.
+    var acceptableSurvival: String? {
+        switch self {
+        default: nil
+        }
+    }
+
+    /// The groups most likely to kill the mutant, run first to keep the run short (every group runs
+    /// before a mutant is declared a survivor, so the order changes only the time, never the verdict).
+    var focus: [ConformanceGroup] {
+        switch requirement {
+        case "DataStore.save (identifiers)": [.storeContract, .identifiers]
+        case "DataStore.save (changes)": [.crud, .storeContract, .relationships, .uniqueness]
+        case "DataStore.save (values)": [.storeContract, .crud]
+        case "DataStore.fetch", "DataStore.fetchCount", "DataStore.fetchIdentifiers": [.storeContract, .fetch]
+        case "DataStore.cachedSnapshots": [.storeContract, .contexts]
+        case "DataStore.erase": [.erase]
+        case "DataStoreQuerying.queryCapabilities": [.declarations, .pushDown]
+        case let name where name.hasPrefix("DataStoreBatching"): [.batch]
+        default: [.persistence, .erase]
+        }
+    }
+}
