@@ -139,6 +139,7 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
         return try state.withLock { state in
             request.updated = request.updated.map { keepStoredValues(of: $0, in: state.table) }
             if has(.uniquenessCaseInsensitive) { try refuseCaseInsensitiveDuplicates(request, state.table) }
+            if has(.cascadesEveryRule) { cascadeEverything(&request, state.table) }
             var next = state.table
             var result: DataStoreSaveChangesResult<DefaultSnapshot>
             do {
@@ -239,7 +240,7 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
 
     /// For the mutants that ignore some kinds of change: the update with the stored values kept.
     private func keepStoredValues(of snapshot: DefaultSnapshot, in table: SnapshotTable) -> DefaultSnapshot {
-        guard [.dropsNilUpdates, .dropsRelationshipUpdates, .dropsToManyUpdates].contains(mutation),
+        guard [.dropsNilUpdates, .dropsRelationshipUpdates, .dropsToManyUpdates, .dropsClearedReferences].contains(mutation),
             let stored = table.snapshot(for: snapshot.persistentIdentifier)
         else { return snapshot }
         var kept = snapshot
@@ -247,6 +248,11 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
         case .dropsNilUpdates:
             for attribute in snapshot.entity.attributes where snapshot.values[attribute.slot] == .null {
                 kept.values[attribute.slot] = stored.values[attribute.slot]
+            }
+        case .dropsClearedReferences:
+            for relationship in snapshot.entity.relationships
+            where snapshot.values[relationship.slot] == .null || snapshot.values[relationship.slot] == .references([]) {
+                kept.values[relationship.slot] = stored.values[relationship.slot]
             }
         default:
             for relationship in snapshot.entity.relationships
@@ -277,6 +283,21 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
         case (_, .array(let items)): .array(items.map(transform))
         case (_, .dictionary(let items)): .dictionary(items.mapValues(transform))
         default: value
+        }
+    }
+
+    /// Adds to the deletes every stored model that refers to a deleted one, as if every rule were `.cascade`.
+    private func cascadeEverything(_ request: inout DataStoreSaveChangesRequest<DefaultSnapshot>, _ table: SnapshotTable) {
+        let deleted = Set(request.deleted.map(\.persistentIdentifier))
+        guard !deleted.isEmpty else { return }
+        for snapshot in table.allSnapshots where !deleted.contains(snapshot.persistentIdentifier) {
+            let refersToDeleted = snapshot.entity.relationships.contains { relationship in
+                snapshot.values[relationship.slot].referencedIdentifiers.contains { deleted.contains($0) }
+            }
+            if refersToDeleted {
+                request.deleted.append(snapshot)
+                request.updated.removeAll { $0.persistentIdentifier == snapshot.persistentIdentifier }
+            }
         }
     }
 

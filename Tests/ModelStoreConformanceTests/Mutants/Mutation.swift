@@ -14,7 +14,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     case remapsNothingInInserted, remapsNothingInUpdated, remapsToOneOnly
     // DataStore.save: what is stored (rule 2)
     case dropsUpdates, dropsDeletes, dropsInsertsAfterFirst, shiftsUpdates, swapsInsertedRows
-    case dropsNilUpdates, dropsRelationshipUpdates, dropsToManyUpdates
+    case dropsNilUpdates, dropsRelationshipUpdates, dropsToManyUpdates, dropsClearedReferences, cascadesEveryRule
     case notAtomicOnUniqueViolation, acceptsUniqueViolations, uniquenessCaseInsensitive
     // DataStore.save: values round-tripping
     case normalizesStrings, dropsSignOfZero, truncatesDates, decimalsThroughDouble, clampsLargeUnsigned
@@ -50,7 +50,8 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
             .remapsNothingInUpdated, .remapsToOneOnly:
             "DataStore.save (identifiers)"
         case .dropsUpdates, .dropsDeletes, .dropsInsertsAfterFirst, .shiftsUpdates, .swapsInsertedRows,
-            .dropsNilUpdates, .dropsRelationshipUpdates, .dropsToManyUpdates, .notAtomicOnUniqueViolation,
+            .dropsNilUpdates, .dropsRelationshipUpdates, .dropsToManyUpdates, .dropsClearedReferences,
+            .cascadesEveryRule, .notAtomicOnUniqueViolation,
             .acceptsUniqueViolations, .uniquenessCaseInsensitive:
             "DataStore.save (changes)"
         case .normalizesStrings, .dropsSignOfZero, .truncatesDates, .decimalsThroughDouble, .clampsLargeUnsigned:
@@ -88,6 +89,65 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
 
     /// Whether the mutant needs the file-backed store (its bug is in what reaches the disk).
     var isDurable: Bool { requirement.hasPrefix("durability") || requirement.hasPrefix("DataStore.init") }
+
+    /// Words the failure that kills the mutant must contain: the symptom, named as an adapter author
+    /// would look for it, and pointing at the right cause.
+    var symptom: String {
+        switch self {
+        case .mintsTemporaryIdentifiers: "temporary identifiers"
+        case .mintsSameIdentifierTwice: "the same identifier for two"
+        case .mintsForAnotherStore: "do not carry the store's identifier"
+        case .remapsNothingInInserted, .remapsToOneOnly, .remapsNothingInUpdated: "not remapped"
+        case .dropsUpdates, .dropsNilUpdates: "update"
+        case .dropsDeletes: "delete ignored"
+        case .dropsInsertsAfterFirst: "models lost"
+        case .shiftsUpdates, .swapsInsertedRows: "another model's row"
+        case .dropsRelationshipUpdates, .dropsToManyUpdates: "relationship update dropped"
+        case .dropsClearedReferences: "references to deleted models"
+        case .cascadesEveryRule: "delete rule applied wrongly"
+        case .notAtomicOnUniqueViolation: "not atomic"
+        case .acceptsUniqueViolations: "unique constraint not enforced"
+        case .uniquenessCaseInsensitive: "case-sensitive"
+        case .normalizesStrings, .dropsSignOfZero: "normalized"
+        case .truncatesDates, .decimalsThroughDouble, .clampsLargeUnsigned: "round-trip exactly"
+        case .mixesInOtherEntity: "wrong entity"
+        case .returnsFirstTwice: "returned it twice"
+        case .ignoresOffset: "offset ignored"
+        case .ignoresLimit, .limitOffByOne: "limit ignored"
+        case .ignoresFilter: "wrong entries"
+        case .ignoresSort, .ignoresSortDirection, .sortsOnlyByFirstKey, .caseInsensitiveSort, .nilsSortLast:
+            "wrong order"
+        case .reversesTies: "unstable sort"
+        case .caseInsensitiveEquality, .containsCaseInsensitive, .inexactOrderingReturnsSubset:
+            "push-down changed a result"
+        case .prefixCaseInsensitive, .sqlNullNotEqual, .rangeAlwaysIncludesUpper, .membershipIgnored,
+            .nilRelationshipMatchesEverything, .negationDropped, .disjunctionAsConjunction:
+            "applied exactly"
+        case .identifierFilterIgnored: "by identifier returned other entries"
+        case .countIgnoresWindow, .countIgnoresFilter, .countOffByOne: "count disagrees with fetch"
+        case .identifiersReversed, .identifiersIgnoreWindow, .identifiersIgnoreSort: "another order"
+        case .cacheReturnsStale: "stale snapshot"
+        case .cacheReturnsDeleted: "returned a deleted model"
+        case .eraseKeepsLogEntries: "erase incomplete"
+        case .refusesDeclaredTextFilters: "queryCapabilities declare it"
+        case .batchDeleteIgnored, .batchDeleteTooBroad: "delete ignored or too broad"
+        case .batchUpdateIgnored, .batchUpdateAllOfEntity: "update dropped or too broad"
+        case .batchUpdateNotAtomic: "batch update was not atomic"
+        case .batchInsertIdentifiersReversed: "leads to the wrong model"
+        case .batchInsertTemporaryIdentifiers: "temporary or repeated identifiers"
+        case .batchInsertNotAtomic: "batch insert was not atomic"
+        case .batchInsertStoresNothing: "rows lost"
+        case .batchDeleteNotPersisted, .deletesPersistedOnlyWithInserts: "delete was lost on reopen"
+        case .batchUpdateNotPersisted: "change was lost on reopen"
+        case .updatesPersistedOnlyWithInserts: "lost on reopen"
+        case .batchInsertNotPersisted, .lastSaveLost: "data lost on reopen"
+        case .keyCounterNotPersisted: "key counter lost on reopen"
+        case .storeIdentifierNotPersisted: "store identifier lost on reopen"
+        case .eraseNotPersisted: "erase not durable"
+        case .corruptionNotDetected: "corruption not detected"
+        case .failedOpenOverwritesFile: "a failed open MUST NOT write"
+        }
+    }
 
     /// Why the mutant may survive the suite and that is acceptable; `nil` for a mutant the suite MUST kill.
     var acceptableSurvival: String? {

@@ -104,6 +104,11 @@ struct MutationTests {
         }
         print(report.joined(separator: "\n"))
         #expect(score >= 0.95, "mutation score \(score) is below 95%")
+        for (mutation, failure) in killed.sorted(by: { $0.key.rawValue < $1.key.rawValue })
+        where !failure.contains(mutation.symptom) {
+            Issue.record(
+                "the failure that killed '\(mutation)' does not name its symptom '\(mutation.symptom)': \(failure)")
+        }
         for survivor in survivors where survivor.acceptableSurvival == nil {
             Issue.record("the suite passed the mutant '\(survivor)' (\(survivor.requirement)), which is not declared acceptable")
         }
