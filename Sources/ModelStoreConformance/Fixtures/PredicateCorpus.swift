@@ -132,7 +132,7 @@ enum PredicateCorpus {
             "count == 1 || count == 3", .logical, also: [.equality], #Predicate { $0.count == 1 || $0.count == 3 }),
         .specimens("!(count == 1)", .logical, also: [.equality], #Predicate { !($0.count == 1) }),
         .specimens(
-            "!isActive || (weight > 3 && count < 4)", .logical, also: [.comparison],
+            "!isActive || (weight > 3 && count < 4)", .logical, also: [.comparison, .equality],
             #Predicate { !$0.isActive || ($0.weight > 3 && $0.count < 4) }),
         .specimens(
             "series == \"north\" && serial >= 3", .logical, also: [.equality, .comparison],
