@@ -158,17 +158,7 @@ enum PendingChangesCases {
                 var descriptor = FetchDescriptor<LogEntry>(predicate: predicate, sortBy: sorts)
                 descriptor.fetchOffset = offset
                 descriptor.fetchLimit = limit
-                var truth = try current.filter { try predicate?.evaluate($0) ?? true }
-                truth.sort { lhs, rhs in
-                    for sort in sorts {
-                        switch sort.compare(lhs, rhs) {
-                        case .orderedAscending: return true
-                        case .orderedDescending: return false
-                        case .orderedSame: continue
-                        }
-                    }
-                    return false
-                }
+                let truth = sortedAsSwift(try current.filter { try predicate?.evaluate($0) ?? true }, by: sorts)
                 let expected = Array(truth.dropFirst(offset ?? 0).prefix(limit ?? .max))
                 let found = try env.step("fetching '\(name)' with pending changes") { try context.fetch(descriptor) }
                 try env.checkEqual(

@@ -42,20 +42,8 @@ struct CorpusQuery: Sendable {
             count: { context in try context.fetchCount(descriptor) },
             identifiers: { context in try context.fetchIdentifiers(descriptor) },
             truth: { seed in
-                var matches = try models(seed).filter { try predicate.evaluate($0) }
-                if ordered {
-                    matches.sort { lhs, rhs in
-                        for sort in sortBy {
-                            switch sort.compare(lhs, rhs) {
-                            case .orderedAscending: return true
-                            case .orderedDescending: return false
-                            case .orderedSame: continue
-                            }
-                        }
-                        return false
-                    }
-                }
-                return matches.map { $0[keyPath: key] }
+                let matches = try models(seed).filter { try predicate.evaluate($0) }
+                return (ordered ? sortedAsSwift(matches, by: sortBy) : matches).map { $0[keyPath: key] }
             },
             entityName: Schema.entityName(for: T.self))
     }
@@ -68,6 +56,20 @@ struct CorpusQuery: Sendable {
         make(
             name, family, also: kinds, key: \Specimen.code, models: { $0.specimens }, predicate: predicate,
             sortBy: sortBy.isEmpty ? [] : sortBy + [SortDescriptor(\Specimen.code, comparator: .lexical)])
+    }
+}
+
+/// Models in the order Swift's own `SortDescriptor`s give them: the ground truth for sorted fetches.
+func sortedAsSwift<T>(_ models: [T], by descriptors: [SortDescriptor<T>]) -> [T] {
+    models.sorted { lhs, rhs in
+        for descriptor in descriptors {
+            switch descriptor.compare(lhs, rhs) {
+            case .orderedAscending: return true
+            case .orderedDescending: return false
+            case .orderedSame: continue
+            }
+        }
+        return false
     }
 }
 

@@ -13,17 +13,7 @@ struct OrderedRequest {
 
     /// The sequences Swift itself selects and orders from detached entries: the ground truth.
     func truth(_ entries: [LogEntry]) throws -> [Int] {
-        var matches = try entries.filter { try predicate?.evaluate($0) ?? true }
-        matches.sort { lhs, rhs in
-            for descriptor in sort {
-                switch descriptor.compare(lhs, rhs) {
-                case .orderedAscending: return true
-                case .orderedDescending: return false
-                case .orderedSame: continue
-                }
-            }
-            return false
-        }
+        let matches = sortedAsSwift(try entries.filter { try predicate?.evaluate($0) ?? true }, by: sort)
         return Array(matches.map(\.sequence).dropFirst(offset).prefix(limit ?? .max))
     }
 }
