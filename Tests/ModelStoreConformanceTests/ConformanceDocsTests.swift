@@ -18,7 +18,8 @@ struct ConformanceDocsTests {
     @Test func articleDescribesEveryGroup() throws {
         let text = try String(contentsOf: Self.article, encoding: .utf8)
         for group in ConformanceGroup.allCases {
-            #expect(text.contains("**\(group.rawValue)**"), "the article does not describe the group '\(group.rawValue)'")
+            #expect(
+                text.contains("**\(group.rawValue)**"), "the article does not describe the group '\(group.rawValue)'")
         }
     }
 }

@@ -133,7 +133,8 @@ enum CRUDCases {
         },
         CaseDefinition(
             .crud, "mixedSave",
-            "One save with inserts, updates and deletes of several entities stores all of them, each on the right model."
+            "One save with inserts, updates and deletes of several entities stores all of them, each on the right "
+                + "model."
         ) { env in
             let container = try env.openContainer()
             let seed = try env.seed(container)
@@ -173,7 +174,8 @@ enum CRUDCases {
                     "\(entry.sequence) added-\(entry.sequence)",
                     "the entry inserted as \(entry.sequence) is not stored under its identifier: insert lost")
             }
-            try env.checkEqual(stored.count, seed.entries.count + 2, "a mixed save left the wrong number of log entries")
+            try env.checkEqual(
+                stored.count, seed.entries.count + 2, "a mixed save left the wrong number of log entries")
             let folders = try env.all(Folder.self, in: container, by: \.name).map(\.name)
             try env.check(
                 folders.contains("Epsilon"), "the inserted folder 'Epsilon' was not stored: insert lost",

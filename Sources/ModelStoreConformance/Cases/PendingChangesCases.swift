@@ -143,11 +143,14 @@ enum PendingChangesCases {
             entries[4]?.bucket = 1
             entries[6]?.label = "éx"
             if let doomed = entries[5] { context.delete(doomed) }
-            let current = entries.values.filter { $0.sequence != 5 } + (try env.step("fetching pending inserts") {
-                try context.fetch(FetchDescriptor<LogEntry>(predicate: #Predicate { $0.sequence >= 500 }))
-            })
+            let current =
+                entries.values.filter { $0.sequence != 5 }
+                + (try env.step("fetching pending inserts") {
+                    try context.fetch(FetchDescriptor<LogEntry>(predicate: #Predicate { $0.sequence >= 500 }))
+                })
             let sorts: [SortDescriptor<LogEntry>] = [
-                SortDescriptor(\.bucket), SortDescriptor(\.label, comparator: .lexical), SortDescriptor(\.sequence, order: .reverse),
+                SortDescriptor(\.bucket), SortDescriptor(\.label, comparator: .lexical),
+                SortDescriptor(\.sequence, order: .reverse),
             ]
             let requests: [(String, Predicate<LogEntry>?, Int?, Int?)] = [
                 ("bucket == 1, sorted by bucket, label, sequence descending", #Predicate { $0.bucket == 1 }, nil, nil),

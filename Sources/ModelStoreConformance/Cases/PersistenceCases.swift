@@ -27,7 +27,8 @@ enum PersistenceCases {
 
     /// A durable case whose last change before closing is `change`, run on a store reopened after seeding.
     static func lastChangeSurvives(
-        _ name: String, _ summary: String, what: String, _ change: @escaping @Sendable (ModelContext, CaseEnvironment) throws -> Void
+        _ name: String, _ summary: String, what: String,
+        _ change: @escaping @Sendable (ModelContext, CaseEnvironment) throws -> Void
     ) -> CaseDefinition {
         CaseDefinition(.persistence, name, summary, requires: .durability) { env in
             try env.session { container in try env.seed(container) }

@@ -78,7 +78,8 @@ enum QueryingCases {
             }
             try env.check(
                 disagreements.isEmpty,
-                "\(disagreements.count) corpus predicate(s) are pushed as store filters their ConformanceFilterKind tags "
+                "\(disagreements.count) corpus predicate(s) are pushed as store filters their "
+                    + "ConformanceFilterKind tags "
                     + "do not map to: the two filter vocabularies disagree (fix ConformanceFilterKind.storeFilterKinds "
                     + "or the corpus tags), so nativeFilters declarations would be checked against the wrong filters",
                 found: disagreements.prefix(4).joined(separator: "; "))

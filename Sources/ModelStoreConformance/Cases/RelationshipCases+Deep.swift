@@ -47,13 +47,16 @@ extension RelationshipCases {
             let specimens = try env.all(Specimen.self, in: container, by: \.code)
             try env.checkEqual(
                 specimens.map { $0.folder?.name ?? "nil" },
-                seed.specimens.sorted { $0.code < $1.code }.map { gone.contains($0.folder?.name ?? "") ? "nil" : $0.folder?.name ?? "nil" },
+                seed.specimens.sorted { $0.code < $1.code }.map {
+                    gone.contains($0.folder?.name ?? "") ? "nil" : $0.folder?.name ?? "nil"
+                },
                 "after deleting a 'Cabinet', specimens of its folders still have a folder, or others lost theirs "
                     + "(.nullify, second level)")
             let cabinets = try env.all(Cabinet.self, in: container, by: \.label)
             try env.checkEqual(
                 cabinets.map { "\($0.label): \($0.folders.map(\.name).sorted())" }, ["north: [\"Gamma\"]"],
-                "after deleting the cabinet 'North', the cabinets read wrong: 'north' differs from 'North' only in case")
+                "after deleting the cabinet 'North', the cabinets read wrong: 'north' differs from 'North' only in case"
+            )
             try checkNoDanglingReferences(
                 after, through: inverseRelationships, env, after: "deleting the cabinet 'North'")
         },
@@ -78,7 +81,8 @@ extension RelationshipCases {
             let after = try StoredState.read(container, env)
             if let (_, lines) = after.differences(from: before) {
                 throw env.failure(
-                    "a save refused by a .deny rule two levels down stored some of its changes: the save was not atomic",
+                    "a save refused by a .deny rule two levels down stored some of its changes: the save was not "
+                        + "atomic",
                     found: lines.prefix(4).joined(separator: "; "))
             }
         },

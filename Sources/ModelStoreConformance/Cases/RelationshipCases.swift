@@ -13,8 +13,9 @@ enum RelationshipCases {
         let noteIDs = Set(notes.map(\.persistentModelID))
         let remarks = seed.remarks.filter { $0.note.map { noteIDs.contains($0.persistentModelID) } ?? false }
         let specimens = seed.specimens.filter { $0.folder.map { names.contains($0.name) } ?? false }
-        return Set(folders.map(\.persistentModelID) + notes.map(\.persistentModelID) + remarks.map(\.persistentModelID)
-            + specimens.map(\.persistentModelID) + extra)
+        return Set(
+            folders.map(\.persistentModelID) + notes.map(\.persistentModelID) + remarks.map(\.persistentModelID)
+                + specimens.map(\.persistentModelID) + extra)
     }
 
     /// Fails, naming the right cause, when a save changed stored models it had no reason to touch.
@@ -73,7 +74,10 @@ enum RelationshipCases {
         "Note.remarks", "Remark.note", "Specimen.folder", "Hold.folder",
     ]
 
-    static let all: [CaseDefinition] = deepCases + [
+    static let all: [CaseDefinition] = deepCases + oneLevelCases
+
+    /// The cases one level deep.
+    static let oneLevelCases: [CaseDefinition] = [
         CaseDefinition(
             .relationships, "toOneAndToManyRoundTrip",
             "Both sides of every relationship come back as saved, in a fresh context."
@@ -178,7 +182,8 @@ enum RelationshipCases {
                 before: before, after: after,
                 involved: involved(in: seed, folders: ["beta"], extra: seed.cabinets.map(\.persistentModelID)), env,
                 what: "deleting the folder 'beta'")
-            try checkNoDanglingReferences(after, through: inverseRelationships, env, after: "deleting the folder 'beta'")
+            try checkNoDanglingReferences(
+                after, through: inverseRelationships, env, after: "deleting the folder 'beta'")
             let specimens = try env.all(Specimen.self, in: container, by: \.code)
             let missing = members.filter { code in !specimens.contains { $0.code == code } }
             try env.check(

@@ -193,15 +193,18 @@ extension StoreDriver: StoreDriving {
         }
         func checkStored(_ expected: [DefaultSnapshot], after what: String) throws {
             let stored = try env.index(try fetchAll(Specimen.self), by: \.persistentIdentifier, "fetching \(what)")
-            try env.checkEqual(stored.count, expected.count, "after \(what), the store keeps the wrong number of specimens")
+            try env.checkEqual(
+                stored.count, expected.count, "after \(what), the store keeps the wrong number of specimens")
             for (id, snapshot) in zip(ids, expected) {
-                let found = try env.require(stored[id], "after \(what), the specimen \(id) is not fetched under its identifier")
+                let found = try env.require(
+                    stored[id], "after \(what), the specimen \(id) is not fetched under its identifier")
                 for name in ["code", "title", "weight", "count", "nickname"] {
                     let wanted = snapshot[name] ?? .null
                     let got = found[name] ?? .null
                     let exact: Bool
                     switch (wanted, got) {
-                    case (.string(let lhs), .string(let rhs)): exact = lhs.unicodeScalars.elementsEqual(rhs.unicodeScalars)
+                    case (.string(let lhs), .string(let rhs)):
+                        exact = lhs.unicodeScalars.elementsEqual(rhs.unicodeScalars)
                     case (.double(let lhs), .double(let rhs)): exact = lhs.bitPattern == rhs.bitPattern
                     default: exact = wanted == got
                     }

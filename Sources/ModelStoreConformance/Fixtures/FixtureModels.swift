@@ -6,7 +6,7 @@ import ModelStore
 //   Cabinet ──cascade──▶ [Folder] ──cascade──▶ [Note] ──nullify──▶ [Remark]
 //                          │  │                   └──noAction──▶ Specimen?
 //                          │  └──deny─────▶ [Hold]
-//                          └────nullify───▶ [Specimen] ──▶ Specimen? (peer: self-reference, for cycles)
+//                          └────nullify───▶ [Specimen] ──▶ Specimen? (peer: self-reference)
 //   LogEntry (no relationships: the store's own batch delete path)
 //
 // Deleting a cabinet walks three levels with mixed rules on one path: its folders go (cascade), their

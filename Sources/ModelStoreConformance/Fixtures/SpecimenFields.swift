@@ -35,7 +35,8 @@ struct SpecimenField: Sendable {
         let differing = all.filter { !$0.equal(found, expected) }
         guard let first = differing.first else { return }
         let names = differing.map { "'Specimen.\($0.name)'" }.joined(separator: ", ")
-        let swapped = differing.count > 3 ? " (most attributes differ: the store may have returned another model's row)" : ""
+        let swapped =
+            differing.count > 3 ? " (most attributes differ: the store may have returned another model's row)" : ""
         throw environment.failure(
             "\(context): \(names) came back different from what was saved\(swapped): every value type MUST round-trip "
                 + "exactly, down to the Unicode scalars of strings and the sign of zero",
@@ -54,7 +55,8 @@ struct SpecimenField: Sendable {
             "\(context): the number of specimens differs from the number saved (models lost, duplicated or added)")
         for (id, values) in expected {
             let specimen = try environment.require(
-                byID[id], "\(context): the specimen saved as '\(values.code)' is not fetched under its identifier \(id)")
+                byID[id], "\(context): the specimen saved as '\(values.code)' is not fetched under its identifier \(id)"
+            )
             try check(specimen, equals: values, "\(context), the specimen with identifier \(id)", in: environment)
         }
     }
@@ -125,7 +127,9 @@ func exactlyEqual<Value: Equatable>(_ lhs: Value, _ rhs: Value) -> Bool {
 func renderExactly<Value>(_ value: Value) -> String {
     if let string = value as? String { return spelledOut(string) }
     if case .string(let string)? = value as? StoreValue { return ".string(\(spelledOut(string)))" }
-    if case .double(let number)? = value as? StoreValue, number == 0 { return number.sign == .minus ? ".double(-0.0)" : ".double(0.0)" }
+    if case .double(let number)? = value as? StoreValue, number == 0 {
+        return number.sign == .minus ? ".double(-0.0)" : ".double(0.0)"
+    }
     if let string = value as? String? { return string.map(spelledOut) ?? "nil" }
     if let strings = value as? [String] { return "[" + strings.map(spelledOut).joined(separator: ", ") + "]" }
     return String(describing: value)

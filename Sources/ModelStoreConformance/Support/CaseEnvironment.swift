@@ -239,7 +239,9 @@ final class CaseEnvironment {
 
     /// Every snapshot of an entity as the container's store keeps it, fetched directly.
     func storedSnapshots<T: PersistentModel>(_ type: T.Type, in container: ModelContainer) throws -> [DefaultSnapshot] {
-        func fetch<S: DataStore>(_ store: S) throws -> [DefaultSnapshot] { try StoreDriver(store, self).fetchAll(T.self) }
+        func fetch<S: DataStore>(_ store: S) throws -> [DefaultSnapshot] {
+            try StoreDriver(store, self).fetchAll(T.self)
+        }
         return try fetch(try store(of: container))
     }
 

@@ -69,7 +69,9 @@ public final class FallbackStore<Inner: DataStoreConfiguration>: ForwardingStore
     }
 
     /// Refuses a predicate or a sort; forwards anything else.
-    public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, Snapshot> {
+    public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<
+        T, Snapshot
+    > {
         try inner.fetch(forwarded(request))
     }
 
@@ -79,7 +81,9 @@ public final class FallbackStore<Inner: DataStoreConfiguration>: ForwardingStore
     }
 
     /// Refuses a predicate or a sort; forwards anything else.
-    public func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> [PersistentIdentifier] {
+    public func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws
+        -> [PersistentIdentifier]
+    {
         try inner.fetchIdentifiers(forwarded(request))
     }
 }

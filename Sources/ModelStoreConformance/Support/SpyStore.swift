@@ -115,7 +115,9 @@ public final class SpyStore<Inner: DataStoreConfiguration>: ForwardingStore {
     }
 
     /// Records the request and forwards it.
-    public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, Snapshot> {
+    public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<
+        T, Snapshot
+    > {
         try recording(request) { try inner.fetch(request) }
     }
 
@@ -125,7 +127,9 @@ public final class SpyStore<Inner: DataStoreConfiguration>: ForwardingStore {
     }
 
     /// Records the request and forwards it.
-    public func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> [PersistentIdentifier] {
+    public func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws
+        -> [PersistentIdentifier]
+    {
         try recording(request) { try inner.fetchIdentifiers(request) }
     }
 }

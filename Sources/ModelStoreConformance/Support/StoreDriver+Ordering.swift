@@ -48,7 +48,8 @@ extension StoreDriver {
                 name: "sorted by label, sequence descending", sort: labelThenSequence, keys: labelThenSequenceKeys,
                 predicate: nil, filter: nil, offset: 0, limit: nil),
             OrderedRequest(
-                name: "sorted by bucket, label descending, sequence; fetchOffset 4, fetchLimit 5", sort: bucketThenLabel,
+                name: "sorted by bucket, label descending, sequence; fetchOffset 4, fetchLimit 5",
+                sort: bucketThenLabel,
                 keys: bucketThenLabelKeys, predicate: nil, filter: nil, offset: 4, limit: 5),
             OrderedRequest(
                 name: "bucket == 1 sorted by label, sequence descending; fetchOffset 1, fetchLimit 3",
@@ -65,7 +66,8 @@ extension StoreDriver {
     func checkOrderedWindows() throws {
         let labels = Self.orderingLabels
         let numbers = Array(1...16)
-        let ids = try saveEntries(try numbers.map { try newEntry($0, bucket: $0 % 3, label: labels[$0 % labels.count]) })
+        let ids = try saveEntries(
+            try numbers.map { try newEntry($0, bucket: $0 % 3, label: labels[$0 % labels.count]) })
         let detached = numbers.map { number in
             let entry = LogEntry()
             entry.sequence = number

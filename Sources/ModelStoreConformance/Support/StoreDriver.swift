@@ -106,14 +106,16 @@ extension StoreDriver where Store: DataStoreBatching {
         let ids = try saveEntries(try (1...10).map { try newEntry($0, bucket: $0 % 3) })
         try env.step("batch-deleting entries 2, 5 and 9 directly") {
             try store.delete(
-                DataStoreBatchDeleteRequest<LogEntry>(identifiers: [ids[1], ids[4], ids[8]], editingState: editingState))
+                DataStoreBatchDeleteRequest<LogEntry>(
+                    identifiers: [ids[1], ids[4], ids[8]], editingState: editingState))
         }
         let survivors = try fetchAll(LogEntry.self).map(\.persistentIdentifier)
         let expectedSurvivors = ids.enumerated().filter { ![1, 4, 8].contains($0.offset) }.map(\.element)
         try env.check(
             survivors.count == expectedSurvivors.count && Set(survivors) == Set(expectedSurvivors),
             "a store batch delete of 3 identifiers left \(survivors.count) of 10 entries: "
-                + (survivors.count == 10 ? "delete ignored" : "the wrong entries were deleted (batch delete too broad)"),
+                + (survivors.count == 10
+                    ? "delete ignored" : "the wrong entries were deleted (batch delete too broad)"),
             expected: "\(expectedSurvivors.count) entries", found: "\(survivors.count) entries")
         let entity = try entity("LogEntry")
         let label = try env.require(entity.slot(of: "label"), "'LogEntry' has no 'label'")

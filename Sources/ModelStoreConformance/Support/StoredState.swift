@@ -52,7 +52,8 @@ struct StoredState: Equatable {
                 }
                 for (property, value) in values.sorted(by: { $0.key < $1.key }) where stored[property] != value {
                     changed.append(
-                        "'\(entity).\(property)' of \(id) reads \(stored[property].map(String.init(describing:)) ?? "nothing"), "
+                        "'\(entity).\(property)' of \(id) reads "
+                            + "\(stored[property].map(String.init(describing:)) ?? "nothing"), "
                             + "not \(value)")
                 }
             }

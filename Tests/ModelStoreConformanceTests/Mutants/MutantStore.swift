@@ -53,7 +53,8 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
 
     init(_ configuration: MutantStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
         guard let schema = configuration.schema else {
-            throw DataStoreError(.invalidConfiguration, "the mutant store has no schema", remedy: "Open it in a container")
+            throw DataStoreError(
+                .invalidConfiguration, "the mutant store has no schema", remedy: "Open it in a container")
         }
         self.configuration = configuration
         self.schema = schema
@@ -98,7 +99,10 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
 
     // MARK: Writing the file
 
-    enum Change { case save(inserts: Bool, updates: Bool, deletes: Bool), batchDelete, batchUpdate, batchInsert, erase }
+    enum Change {
+        case save(inserts: Bool, updates: Bool, deletes: Bool)
+        case batchDelete, batchUpdate, batchInsert, erase
+    }
 
     private func persist(_ table: SnapshotTable, _ change: Change, _ state: inout State) throws {
         guard let file = configuration.file else { return }
@@ -119,7 +123,8 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
         do {
             try JSONEncoder().encode(image).write(to: file, options: .atomic)
         } catch {
-            throw DataStoreError(.io, "the mutant store could not write '\(file.lastPathComponent)'", underlyingError: ErrorText(error))
+            throw DataStoreError(
+                .io, "the mutant store could not write '\(file.lastPathComponent)'", underlyingError: ErrorText(error))
         }
     }
 
@@ -155,14 +160,16 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
             }
             try corruptAfterSave(request, result.remappedIdentifiers, &next)
             let change = Change.save(
-                inserts: !request.inserted.isEmpty, updates: !request.updated.isEmpty, deletes: !request.deleted.isEmpty)
+                inserts: !request.inserted.isEmpty, updates: !request.updated.isEmpty, deletes: !request.deleted.isEmpty
+            )
             try persist(next, change, &state)
             state.previous = [:]
             for snapshot in request.updated {
                 state.previous[snapshot.persistentIdentifier] = state.table.snapshot(for: snapshot.persistentIdentifier)
             }
             for snapshot in request.deleted {
-                state.graveyard[snapshot.persistentIdentifier] = state.table.snapshot(for: snapshot.persistentIdentifier)
+                state.graveyard[snapshot.persistentIdentifier] = state.table.snapshot(
+                    for: snapshot.persistentIdentifier)
             }
             state.table = next
             return mintingMutated(result, request)
@@ -201,7 +208,9 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
         case .remapsNothingInInserted, .remapsToOneOnly:
             let toManyOnly = has(.remapsToOneOnly)
             let restored = request.inserted.compactMap { original -> DefaultSnapshot? in
-                guard let id = map[original.persistentIdentifier], var stored = table.snapshot(for: id) else { return nil }
+                guard let id = map[original.persistentIdentifier], var stored = table.snapshot(for: id) else {
+                    return nil
+                }
                 for relationship in original.entity.relationships where !toManyOnly || !relationship.isToOne {
                     stored.values[relationship.slot] = original.values[relationship.slot]
                 }
@@ -222,7 +231,8 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
         case .shiftsUpdates, .swapsInsertedRows:
             let ids =
                 has(.shiftsUpdates)
-                ? request.updated.map(\.persistentIdentifier) : request.inserted.compactMap { map[$0.persistentIdentifier] }
+                ? request.updated.map(\.persistentIdentifier)
+                : request.inserted.compactMap { map[$0.persistentIdentifier] }
             for group in Dictionary(grouping: ids, by: \.entityName).values where group.count > 1 {
                 let stored = group.compactMap { table.snapshot(for: $0) }
                 guard stored.count == group.count else { continue }
@@ -240,7 +250,9 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
 
     /// For the mutants that ignore some kinds of change: the update with the stored values kept.
     private func keepStoredValues(of snapshot: DefaultSnapshot, in table: SnapshotTable) -> DefaultSnapshot {
-        guard [.dropsNilUpdates, .dropsRelationshipUpdates, .dropsToManyUpdates, .dropsClearedReferences].contains(mutation),
+        guard
+            [.dropsNilUpdates, .dropsRelationshipUpdates, .dropsToManyUpdates, .dropsClearedReferences].contains(
+                mutation),
             let stored = table.snapshot(for: snapshot.persistentIdentifier)
         else { return snapshot }
         var kept = snapshot
@@ -276,7 +288,9 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
         case (.normalizesStrings, .string(let string)): .string(string.precomposedStringWithCanonicalMapping)
         case (.dropsSignOfZero, .double(let number)) where number == 0: .double(0)
         case (.truncatesDates, .date(let date)):
-            .date(Date(timeIntervalSinceReferenceDate: (date.timeIntervalSinceReferenceDate * 1000).rounded(.down) / 1000))
+            .date(
+                Date(timeIntervalSinceReferenceDate: (date.timeIntervalSinceReferenceDate * 1000).rounded(.down) / 1000)
+            )
         case (.decimalsThroughDouble, .decimal(let decimal)):
             .decimal(Decimal(NSDecimalNumber(decimal: decimal).doubleValue))
         case (.clampsLargeUnsigned, .uint(let number)): .uint(min(number, UInt64(Int64.max)))
@@ -287,7 +301,9 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
     }
 
     /// Adds to the deletes every stored model that refers to a deleted one, as if every rule were `.cascade`.
-    private func cascadeEverything(_ request: inout DataStoreSaveChangesRequest<DefaultSnapshot>, _ table: SnapshotTable) {
+    private func cascadeEverything(
+        _ request: inout DataStoreSaveChangesRequest<DefaultSnapshot>, _ table: SnapshotTable
+    ) {
         let deleted = Set(request.deleted.map(\.persistentIdentifier))
         guard !deleted.isEmpty else { return }
         for snapshot in table.allSnapshots where !deleted.contains(snapshot.persistentIdentifier) {
@@ -344,7 +360,9 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
 
     enum Purpose { case fetch, count, identifiers }
 
-    func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
+    func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<
+        T, DefaultSnapshot
+    > {
         DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: try rows(request, for: .fetch))
     }
 
@@ -358,7 +376,9 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
         return has(.identifiersReversed) ? ids.reversed() : ids
     }
 
-    private func rows<T: PersistentModel>(_ request: DataStoreFetchRequest<T>, for purpose: Purpose) throws -> [DefaultSnapshot] {
+    private func rows<T: PersistentModel>(_ request: DataStoreFetchRequest<T>, for purpose: Purpose) throws
+        -> [DefaultSnapshot]
+    {
         let entityName = Schema.entityName(for: T.self)
         var query = request.query ?? StoreQuery(entityName: entityName)
         if has(.refusesDeclaredTextFilters), let kinds = query.filter?.kinds,
@@ -372,7 +392,8 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
         switch mutation {
         case .ignoresSort: query.sort = []
         case .identifiersIgnoreSort where purpose == .identifiers: query.sort = []
-        case .ignoresSortDirection: query.sort = query.sort.map { StoreSortKey(property: $0.property, comparison: $0.comparison) }
+        case .ignoresSortDirection:
+            query.sort = query.sort.map { StoreSortKey(property: $0.property, comparison: $0.comparison) }
         case .sortsOnlyByFirstKey: query.sort = Array(query.sort.prefix(1))
         case .caseInsensitiveSort:
             query.sort = query.sort.map {
@@ -385,7 +406,8 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
         query.offset = 0
         query.limit = nil
         var rows = try state.withLock { try $0.table.fetch(query) }
-        if has(.inexactOrderingReturnsSubset), let kinds = exactFilter?.kinds, !kinds.isDisjoint(with: [.ordering, .range]),
+        if has(.inexactOrderingReturnsSubset), let kinds = exactFilter?.kinds,
+            !kinds.isDisjoint(with: [.ordering, .range]),
             !rows.isEmpty
         {
             rows.removeLast()
@@ -513,7 +535,8 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
             let chunks = has(.batchInsertNotAtomic) ? request.snapshots.map { [$0] } : [request.snapshots]
             for chunk in chunks {
                 let saved = try next.save(
-                    DataStoreSaveChangesRequest(editingState: request.editingState, inserted: chunk, updated: [], deleted: []),
+                    DataStoreSaveChangesRequest(
+                        editingState: request.editingState, inserted: chunk, updated: [], deleted: []),
                     storeIdentifier: identifier)
                 ids += chunk.map { saved.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier }
                 if has(.batchInsertNotAtomic) { state.table = next }

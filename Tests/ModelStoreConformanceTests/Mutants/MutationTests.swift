@@ -38,7 +38,9 @@ struct MutationTests {
     static func firstFailure(of adapter: ConformanceAdapter, focus: [ConformanceGroup]) -> String? {
         let cases = ConformanceSuite.cases(for: adapter)
         let ordered =
-            cases.filter { focus.contains($0.group) }.sorted { (focus.firstIndex(of: $0.group) ?? 0) < (focus.firstIndex(of: $1.group) ?? 0) }
+            cases.filter { focus.contains($0.group) }.sorted {
+                (focus.firstIndex(of: $0.group) ?? 0) < (focus.firstIndex(of: $1.group) ?? 0)
+            }
             + cases.filter { !focus.contains($0.group) }
         for testCase in ordered {
             if let failure = failure(of: testCase) { return failure }
@@ -59,7 +61,8 @@ struct MutationTests {
     func storeWithoutMutationPassesTheSuite(durable: Bool) {
         for testCase in ConformanceSuite.cases(for: Self.adapter(nil, durable: durable)) {
             if let failure = Self.failure(of: testCase) {
-                Issue.record("the mutant store without a mutation failed a case, so kills would mean nothing: \(failure)")
+                Issue.record(
+                    "the mutant store without a mutation failed a case, so kills would mean nothing: \(failure)")
             }
         }
     }
@@ -100,7 +103,8 @@ struct MutationTests {
             report.append("  - \(mutation): \(verdict)")
         }
         for survivor in survivors {
-            report.append("  survivor \(survivor): \(survivor.acceptableSurvival ?? "NOT ACCEPTED: the suite must catch it")")
+            report.append(
+                "  survivor \(survivor): \(survivor.acceptableSurvival ?? "NOT ACCEPTED: the suite must catch it")")
         }
         print(report.joined(separator: "\n"))
         #expect(score >= 0.95, "mutation score \(score) is below 95%")
@@ -110,7 +114,8 @@ struct MutationTests {
                 "the failure that killed '\(mutation)' does not name its symptom '\(mutation.symptom)': \(failure)")
         }
         for survivor in survivors where survivor.acceptableSurvival == nil {
-            Issue.record("the suite passed the mutant '\(survivor)' (\(survivor.requirement)), which is not declared acceptable")
+            Issue.record(
+                "the suite passed the mutant '\(survivor)' (\(survivor.requirement)), which is not declared acceptable")
         }
     }
 }
