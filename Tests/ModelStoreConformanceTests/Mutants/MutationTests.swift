@@ -119,3 +119,25 @@ struct MutationTests {
         }
     }
 }
+
+/// Failures name the right cause even in cases aimed at something else.
+struct FailureCauseTests {
+    /// The issue's example: a store that stores each update on the next model was reported as a wrong
+    /// delete rule by the nullify case. It must be reported as updates stored on other models.
+    @Test func shiftedUpdatesAreNotReportedAsADeleteRule() throws {
+        let adapter = MutationTests.adapter(.shiftsUpdates, durable: false)
+        let testCase = try #require(ConformanceSuite.cases(for: adapter).first { $0.id == "relationships.nullifyKeepsRelated" })
+        let failure = #expect(throws: ConformanceFailure.self) { try testCase.run() }
+        #expect(failure?.message.contains("rows shifted or swapped") == true, "\(failure?.description ?? "no failure")")
+        #expect(failure?.message.contains("delete rule applied wrongly") == false)
+    }
+
+    /// A store that keeps a reference the context reads as `nil` is caught by reading the store itself.
+    @Test func storedReferencesAreReadFromTheStore() throws {
+        let adapter = MutationTests.adapter(.dropsClearedReferences, durable: false)
+        let testCase = try #require(
+            ConformanceSuite.cases(for: adapter).first { $0.id == "relationships.nullifiedReferencesAreStored" })
+        let failure = #expect(throws: ConformanceFailure.self) { try testCase.run() }
+        #expect(failure?.message.contains("references to deleted models") == true, "\(failure?.description ?? "")")
+    }
+}
