@@ -9,7 +9,14 @@ extension ConformanceAdapter {
     static let appendLog = ConformanceAdapter(
         name: "AppendLogStore",
         capabilities: [.batching, .durability, .erase],
-        nativeFilters: Set(ConformanceFilterKind.allCases)
+        nativeFilters: Set(ConformanceFilterKind.allCases),
+        expectedFailures: [
+            // Issue 12 (core data-loss bugs, the lead's): the log decides what changed with ==, so a change to a
+            // canonically equivalent string or from 0.0 to -0.0 is not written and is gone after reopening.
+            // Remove this line when issue 12 is fixed; the suite fails the run if it stays after that.
+            "persistence.equivalentValueChangesSurviveReopen":
+                "issue 12: changes between values equal by == (equivalent spellings, -0.0) are not written to the log"
+        ]
     ) { directory in
         AppendLogStoreConfiguration(directory: directory.appendingPathComponent("store.log"))
     }

@@ -150,6 +150,13 @@ enum PersistenceCases {
             }
         },
         CaseDefinition(
+            .persistence, "equivalentValueChangesSurviveReopen",
+            "An update to a value Swift's == calls equal (a canonically equivalent spelling, -0.0 for 0.0), the last "
+                + "change before closing, is there exactly after reopening.", requires: .durability
+        ) { env in
+            try EquivalentValueChecks.survivesReopen(env)
+        },
+        CaseDefinition(
             .persistence, "workWithModelsInsertedAfterReopen",
             "Models inserted after a reopen can be changed, related, deleted and saved again, and all of it is "
                 + "there after the next reopen.", requires: .durability

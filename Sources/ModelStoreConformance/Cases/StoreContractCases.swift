@@ -57,6 +57,13 @@ enum StoreContractCases {
             try withDriver(env) { try $0.checkStoredValues() }
         },
         CaseDefinition(
+            .storeContract, "equivalentValueChangesAreStored",
+            "An update to a value Swift's == calls equal (a canonically equivalent spelling, -0.0 for 0.0) is stored "
+                + "exactly."
+        ) { env in
+            try withDriver(env) { try $0.checkEquivalentValueChanges() }
+        },
+        CaseDefinition(
             .storeContract, "sortTiesFollowIdentifierOrder",
             "A sort the store accepts breaks ties by ascending identifier."
         ) { env in
@@ -93,6 +100,7 @@ protocol StoreDriving {
     func checkSortTies() throws
     func checkOrderedWindows() throws
     func checkStoredValues() throws
+    func checkEquivalentValueChanges() throws
     func checkIdentifierFilter() throws
     func checkCache() throws
     func checkEnforcedUniqueness() throws

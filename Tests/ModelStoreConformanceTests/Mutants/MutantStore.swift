@@ -100,7 +100,7 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
     // MARK: Writing the file
 
     enum Change {
-        case save(inserts: Bool, updates: Bool, deletes: Bool)
+        case save(inserts: Bool, updates: Bool, deletes: Bool, equalUpdatesOnly: Bool)
         case batchDelete, batchUpdate, batchInsert, erase
     }
 
@@ -110,8 +110,10 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
         case (.batchDeleteNotPersisted, .batchDelete), (.batchUpdateNotPersisted, .batchUpdate),
             (.batchInsertNotPersisted, .batchInsert), (.eraseNotPersisted, .erase):
             return
-        case (.updatesPersistedOnlyWithInserts, .save(let inserts, _, _)) where !inserts: return
-        case (.deletesPersistedOnlyWithInserts, .save(let inserts, let updates, _)) where !inserts && !updates: return
+        case (.updatesPersistedOnlyWithInserts, .save(let inserts, _, _, _)) where !inserts: return
+        case (.deletesPersistedOnlyWithInserts, .save(let inserts, let updates, _, _)) where !inserts && !updates:
+            return
+        case (.skipsWritingEqualUpdates, .save(_, _, _, let equalUpdatesOnly)) where equalUpdatesOnly: return
         default: break
         }
         var written = table
@@ -143,6 +145,10 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
         request.updated = request.updated.map(transformValues)
         return try state.withLock { state in
             request.updated = request.updated.map { keepStoredValues(of: $0, in: state.table) }
+            if has(.skipsUpdatesEqualToStored) {
+                let table = state.table
+                request.updated.removeAll { table.snapshot(for: $0.persistentIdentifier)?.values == $0.values }
+            }
             if has(.uniquenessCaseInsensitive) { try refuseCaseInsensitiveDuplicates(request, state.table) }
             if has(.cascadesEveryRule) { cascadeEverything(&request, state.table) }
             var next = state.table
@@ -159,9 +165,15 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
                 result = try saveReplacingConflicts(request, &next)
             }
             try corruptAfterSave(request, result.remappedIdentifiers, &next)
+            let equalUpdatesOnly =
+                request.inserted.isEmpty && request.deleted.isEmpty
+                && request.updated.allSatisfy {
+                    state.table.snapshot(for: $0.persistentIdentifier)?.values == $0.values
+                }
             let change = Change.save(
-                inserts: !request.inserted.isEmpty, updates: !request.updated.isEmpty, deletes: !request.deleted.isEmpty
-            )
+                inserts: !request.inserted.isEmpty, updates: !request.updated.isEmpty,
+                deletes: !request.deleted.isEmpty,
+                equalUpdatesOnly: equalUpdatesOnly)
             try persist(next, change, &state)
             state.previous = [:]
             for snapshot in request.updated {

@@ -15,6 +15,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     // DataStore.save: what is stored (rule 2)
     case dropsUpdates, dropsDeletes, dropsInsertsAfterFirst, shiftsUpdates, swapsInsertedRows
     case dropsNilUpdates, dropsRelationshipUpdates, dropsToManyUpdates, dropsClearedReferences, cascadesEveryRule
+    case skipsUpdatesEqualToStored
     case notAtomicOnUniqueViolation, acceptsUniqueViolations, uniquenessCaseInsensitive
     // DataStore.save: values round-tripping
     case normalizesStrings, dropsSignOfZero, truncatesDates, decimalsThroughDouble, clampsLargeUnsigned
@@ -38,7 +39,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     // Durability (over the file-backed store)
     case batchDeleteNotPersisted, batchUpdateNotPersisted, batchInsertNotPersisted
     case updatesPersistedOnlyWithInserts, deletesPersistedOnlyWithInserts, lastSaveLost
-    case keyCounterNotPersisted, storeIdentifierNotPersisted, eraseNotPersisted
+    case keyCounterNotPersisted, storeIdentifierNotPersisted, eraseNotPersisted, skipsWritingEqualUpdates
     case corruptionNotDetected, failedOpenOverwritesFile
 
     var description: String { rawValue }
@@ -51,7 +52,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
             "DataStore.save (identifiers)"
         case .dropsUpdates, .dropsDeletes, .dropsInsertsAfterFirst, .shiftsUpdates, .swapsInsertedRows,
             .dropsNilUpdates, .dropsRelationshipUpdates, .dropsToManyUpdates, .dropsClearedReferences,
-            .cascadesEveryRule, .notAtomicOnUniqueViolation,
+            .cascadesEveryRule, .skipsUpdatesEqualToStored, .notAtomicOnUniqueViolation,
             .acceptsUniqueViolations, .uniquenessCaseInsensitive:
             "DataStore.save (changes)"
         case .normalizesStrings, .dropsSignOfZero, .truncatesDates, .decimalsThroughDouble, .clampsLargeUnsigned:
@@ -74,7 +75,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
             "DataStoreBatching.insert"
         case .batchDeleteNotPersisted, .batchUpdateNotPersisted, .batchInsertNotPersisted,
             .updatesPersistedOnlyWithInserts, .deletesPersistedOnlyWithInserts, .lastSaveLost, .keyCounterNotPersisted,
-            .storeIdentifierNotPersisted, .eraseNotPersisted:
+            .storeIdentifierNotPersisted, .eraseNotPersisted, .skipsWritingEqualUpdates:
             "durability (save, batches, erase across reopen)"
         case .corruptionNotDetected, .failedOpenOverwritesFile: "DataStore.init (failed opens)"
         }
@@ -105,6 +106,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case .dropsRelationshipUpdates, .dropsToManyUpdates: "relationship update dropped"
         case .dropsClearedReferences: "references to deleted models"
         case .cascadesEveryRule: "delete rule applied wrongly"
+        case .skipsUpdatesEqualToStored, .skipsWritingEqualUpdates: "equal by Swift's == "
         case .notAtomicOnUniqueViolation: "not atomic"
         case .acceptsUniqueViolations: "unique constraint not enforced"
         case .uniquenessCaseInsensitive: "case-sensitive"

@@ -126,7 +126,8 @@ struct FailureCauseTests {
     /// delete rule by the nullify case. It must be reported as updates stored on other models.
     @Test func shiftedUpdatesAreNotReportedAsADeleteRule() throws {
         let adapter = MutationTests.adapter(.shiftsUpdates, durable: false)
-        let testCase = try #require(ConformanceSuite.cases(for: adapter).first { $0.id == "relationships.nullifyKeepsRelated" })
+        let testCase = try #require(
+            ConformanceSuite.cases(for: adapter).first { $0.id == "relationships.nullifyKeepsRelated" })
         let failure = #expect(throws: ConformanceFailure.self) { try testCase.run() }
         #expect(failure?.message.contains("rows shifted or swapped") == true, "\(failure?.description ?? "no failure")")
         #expect(failure?.message.contains("delete rule applied wrongly") == false)
