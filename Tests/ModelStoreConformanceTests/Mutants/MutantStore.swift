@@ -8,6 +8,9 @@ struct MutantStoreConfiguration: DataStoreConfiguration {
     typealias Store = MutantStore
     var mutation: Mutation?
     var file: URL?
+    /// Whether other stores (standing in for other processes) may write the same file: the store then
+    /// takes their saves in before every operation, under a lock.
+    var shared = false
     var name = "mutant"
     var schema: Schema?
 
@@ -42,7 +45,12 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
         var graveyard: [PersistentIdentifier: DefaultSnapshot] = [:]
         /// The table as of the previous write (for the last-save-lost mutant).
         var lagging: SnapshotTable?
+        /// The file's contents as this store last read or wrote them (shared files only).
+        var lastData: Data?
     }
+
+    /// One lock for every shared file: two stores of one process stand in for two processes.
+    private static let sharedFiles = Mutex<Void>(())
 
     let configuration: MutantStoreConfiguration
     let identifier: String
@@ -60,12 +68,19 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
         self.schema = schema
         var table = SnapshotTable(schema: schema)
         var identifier = "mutant-" + UUID().uuidString.prefix(8).lowercased()
+        if configuration.shared, let file = configuration.file {
+            // Stores sharing a file share an identifier, even before the file exists.
+            identifier = "mutant-" + String(file.path.utf8.reduce(UInt64(5381)) { $0 &* 33 &+ UInt64($1) }, radix: 36)
+        }
+        var lastData: Data?
         if let file = configuration.file, FileManager.default.fileExists(atPath: file.path) {
             var image = Image(identifier: identifier, nextKey: 1, snapshots: [])
             do {
                 let decoder = JSONDecoder()
                 decoder.userInfo[.modelStoreSchema] = schema
-                image = try decoder.decode(Image.self, from: try Data(contentsOf: file))
+                let data = try Data(contentsOf: file)
+                lastData = data
+                image = try decoder.decode(Image.self, from: data)
                 try table.load(image.snapshots)
             } catch {
                 if configuration.mutation == .corruptionNotDetected {
@@ -84,7 +99,7 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
             if configuration.mutation != .keyCounterNotPersisted { table.reserveKeys(below: image.nextKey) }
         }
         self.identifier = identifier
-        self.state = Mutex(State(table: table))
+        self.state = Mutex(State(table: table, lastData: lastData))
     }
 
     var queryCapabilities: QueryCapabilities {
@@ -123,10 +138,48 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
         }
         let image = Image(identifier: identifier, nextKey: written.nextPrimaryKey, snapshots: written.allSnapshots)
         do {
-            try JSONEncoder().encode(image).write(to: file, options: .atomic)
+            let data = try JSONEncoder().encode(image)
+            try data.write(to: file, options: .atomic)
+            state.lastData = data
         } catch {
             throw DataStoreError(
                 .io, "the mutant store could not write '\(file.lastPathComponent)'", underlyingError: ErrorText(error))
+        }
+    }
+
+    // MARK: Sharing the file
+
+    /// Runs `body` on the state; for a shared file, under the files' lock and after taking in what other
+    /// stores wrote (unless the mutant forgets to).
+    private func locked<Result: Sendable>(writing: Bool, _ body: (inout State) throws -> Result) throws -> Result {
+        guard configuration.shared else { return try state.withLock { try body(&$0) } }
+        return try Self.sharedFiles.withLock { _ in
+            try state.withLock { state in
+                if !has(.readsOtherStoresOnlyOnOpen) && !(writing && has(.savesOverOtherStores)) {
+                    try takeInOtherWrites(&state)
+                }
+                return try body(&state)
+            }
+        }
+    }
+
+    private func takeInOtherWrites(_ state: inout State) throws {
+        guard let file = configuration.file, let data = try? Data(contentsOf: file), data != state.lastData else {
+            return
+        }
+        do {
+            let decoder = JSONDecoder()
+            decoder.userInfo[.modelStoreSchema] = schema
+            let image = try decoder.decode(Image.self, from: data)
+            var table = SnapshotTable(schema: schema)
+            try table.load(image.snapshots)
+            table.reserveKeys(below: image.nextKey)
+            state.table = table
+            state.lastData = data
+        } catch {
+            throw DataStoreError(
+                .corrupted, "the mutant store's shared file '\(file.lastPathComponent)' cannot be read",
+                underlyingError: ErrorText(error))
         }
     }
 
@@ -143,7 +196,7 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
         }
         request.inserted = request.inserted.map(transformValues)
         request.updated = request.updated.map(transformValues)
-        return try state.withLock { state in
+        return try locked(writing: true) { state in
             request.updated = request.updated.map { keepStoredValues(of: $0, in: state.table) }
             if has(.skipsUpdatesEqualToStored) {
                 let table = state.table
@@ -417,7 +470,7 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
         var limit = query.limit
         query.offset = 0
         query.limit = nil
-        var rows = try state.withLock { try $0.table.fetch(query) }
+        var rows = try locked(writing: false) { try $0.table.fetch(query) }
         if has(.inexactOrderingReturnsSubset), let kinds = exactFilter?.kinds,
             !kinds.isDisjoint(with: [.ordering, .range]),
             !rows.isEmpty
@@ -481,7 +534,7 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
     func cachedSnapshots(
         for identifiers: [PersistentIdentifier], editingState: EditingState
     ) throws -> [PersistentIdentifier: DefaultSnapshot] {
-        state.withLock { state in
+        try locked(writing: false) { state in
             var found: [PersistentIdentifier: DefaultSnapshot] = [:]
             for id in identifiers {
                 found[id] = state.table.snapshot(for: id)
@@ -493,7 +546,7 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
     }
 
     func erase() throws {
-        try state.withLock { state in
+        try locked(writing: true) { state in
             var next = state.table
             let kept = has(.eraseKeepsLogEntries) ? next.snapshots(of: "LogEntry") : []
             next.removeAll()
@@ -507,7 +560,7 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
 
     func delete<T: PersistentModel>(_ request: DataStoreBatchDeleteRequest<T>) throws {
         guard !has(.batchDeleteIgnored) else { return }
-        try state.withLock { state in
+        try locked(writing: true) { state in
             var next = state.table
             let ids =
                 has(.batchDeleteTooBroad)
@@ -521,7 +574,7 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
 
     func update<T: PersistentModel>(_ request: DataStoreBatchUpdateRequest<T>) throws {
         guard !has(.batchUpdateIgnored) else { return }
-        try state.withLock { state in
+        try locked(writing: true) { state in
             var next = state.table
             let ids =
                 has(.batchUpdateAllOfEntity)
@@ -541,7 +594,7 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
     }
 
     func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
-        try state.withLock { state in
+        try locked(writing: true) { state in
             var next = state.table
             var ids: [PersistentIdentifier] = []
             let chunks = has(.batchInsertNotAtomic) ? request.snapshots.map { [$0] } : [request.snapshots]

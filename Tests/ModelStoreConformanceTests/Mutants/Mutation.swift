@@ -41,6 +41,8 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     case updatesPersistedOnlyWithInserts, deletesPersistedOnlyWithInserts, lastSaveLost
     case keyCounterNotPersisted, storeIdentifierNotPersisted, eraseNotPersisted, skipsWritingEqualUpdates
     case corruptionNotDetected, failedOpenOverwritesFile
+    // Multi-process access (two stores over one shared file)
+    case readsOtherStoresOnlyOnOpen, savesOverOtherStores
 
     var description: String { rawValue }
 
@@ -78,6 +80,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
             .storeIdentifierNotPersisted, .eraseNotPersisted, .skipsWritingEqualUpdates:
             "durability (save, batches, erase across reopen)"
         case .corruptionNotDetected, .failedOpenOverwritesFile: "DataStore.init (failed opens)"
+        case .readsOtherStoresOnlyOnOpen, .savesOverOtherStores: "multi-process access (two stores, one file)"
         }
     }
 
@@ -89,7 +92,9 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     }()
 
     /// Whether the mutant needs the file-backed store (its bug is in what reaches the disk).
-    var isDurable: Bool { requirement.hasPrefix("durability") || requirement.hasPrefix("DataStore.init") }
+    var isDurable: Bool { requirement.hasPrefix("durability") || requirement.hasPrefix("DataStore.init") || isShared }
+    /// Whether the mutant needs a file shared by two stores.
+    var isShared: Bool { requirement.hasPrefix("multi-process") }
 
     /// Words the failure that kills the mutant must contain: the symptom, named as an adapter author
     /// would look for it, and pointing at the right cause.
@@ -148,6 +153,8 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case .eraseNotPersisted: "erase not durable"
         case .corruptionNotDetected: "corruption not detected"
         case .failedOpenOverwritesFile: "a failed open MUST NOT write"
+        case .readsOtherStoresOnlyOnOpen: "did not see the first store's save"
+        case .savesOverOtherStores: "lost saves"
         }
     }
 
@@ -169,6 +176,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case "DataStore.cachedSnapshots": [.storeContract, .contexts]
         case "DataStore.erase": [.erase]
         case "DataStoreQuerying.queryCapabilities": [.declarations, .pushDown]
+        case "multi-process access (two stores, one file)": [.multiProcess]
         case let name where name.hasPrefix("DataStoreBatching"): [.batch]
         default: [.persistence, .erase]
         }

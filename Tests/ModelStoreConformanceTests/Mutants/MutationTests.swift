@@ -9,14 +9,20 @@ import Testing
 /// with the reason, in ``Mutation/acceptableSurvival``.
 struct MutationTests {
     /// The adapter declaration of the mutant store, honest about what it supports.
-    static func adapter(_ mutation: Mutation?, durable: Bool) -> ConformanceAdapter {
-        ConformanceAdapter(
-            name: "MutantStore(\(mutation?.rawValue ?? "no mutation"), \(durable ? "file" : "memory"))",
-            capabilities: durable ? [.batching, .erase, .durability] : [.batching, .erase],
+    static func adapter(_ mutation: Mutation?, durable: Bool, shared: Bool = false) -> ConformanceAdapter {
+        let capabilities: ConformanceCapabilities =
+            shared
+            ? [.batching, .erase, .durability, .multiProcessAccess]
+            : durable ? [.batching, .erase, .durability] : [.batching, .erase]
+        return ConformanceAdapter(
+            name:
+                "MutantStore(\(mutation?.rawValue ?? "no mutation"), \(shared ? "shared file" : durable ? "file" : "memory"))",
+            capabilities: capabilities,
             nativeFilters: Set(ConformanceFilterKind.allCases)
         ) { directory in
             MutantStoreConfiguration(
-                mutation: mutation, file: durable ? directory.appendingPathComponent("mutant.json") : nil)
+                mutation: mutation, file: durable || shared ? directory.appendingPathComponent("mutant.json") : nil,
+                shared: shared)
         }
     }
 
@@ -57,9 +63,9 @@ struct MutationTests {
         return names.split(separator: ",").compactMap { Mutation(rawValue: String($0)) }
     }
 
-    @Test(arguments: [false, true])
-    func storeWithoutMutationPassesTheSuite(durable: Bool) {
-        for testCase in ConformanceSuite.cases(for: Self.adapter(nil, durable: durable)) {
+    @Test(arguments: [(false, false), (true, false), (true, true)])
+    func storeWithoutMutationPassesTheSuite(durable: Bool, shared: Bool) {
+        for testCase in ConformanceSuite.cases(for: Self.adapter(nil, durable: durable, shared: shared)) {
             if let failure = Self.failure(of: testCase) {
                 Issue.record(
                     "the mutant store without a mutation failed a case, so kills would mean nothing: \(failure)")
@@ -83,7 +89,8 @@ struct MutationTests {
         DispatchQueue.concurrentPerform(iterations: mutants.count) { index in
             let mutation = mutants[index]
             let failure = Self.firstFailure(
-                of: Self.adapter(mutation, durable: mutation.isDurable), focus: mutation.focus)
+                of: Self.adapter(mutation, durable: mutation.isDurable, shared: mutation.isShared),
+                focus: mutation.focus)
             if let failure { results.withLock { $0[mutation] = failure } }
         }
         let killed = results.withLock { $0 }
