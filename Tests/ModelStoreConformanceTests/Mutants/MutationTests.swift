@@ -10,13 +10,13 @@ import Testing
 struct MutationTests {
     /// The adapter declaration of the mutant store, honest about what it supports.
     static func adapter(_ mutation: Mutation?, durable: Bool, shared: Bool = false) -> ConformanceAdapter {
+        let backend = shared ? "shared file" : durable ? "file" : "memory"
         let capabilities: ConformanceCapabilities =
             shared
             ? [.batching, .erase, .durability, .multiProcessAccess]
             : durable ? [.batching, .erase, .durability] : [.batching, .erase]
         return ConformanceAdapter(
-            name:
-                "MutantStore(\(mutation?.rawValue ?? "no mutation"), \(shared ? "shared file" : durable ? "file" : "memory"))",
+            name: "MutantStore(\(mutation?.rawValue ?? "no mutation"), \(backend))",
             capabilities: capabilities,
             nativeFilters: Set(ConformanceFilterKind.allCases)
         ) { directory in
