@@ -207,7 +207,11 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
             var next = state.table
             var result: DataStoreSaveChangesResult<DefaultSnapshot>
             do {
-                result = try next.save(request, storeIdentifier: identifier)
+                if has(.uniquenessCheckedOnInsertOnly) {
+                    result = try saveUpdatesUnchecked(request, &next)
+                } else {
+                    result = try next.save(request, storeIdentifier: identifier)
+                }
             } catch let error as DataStoreError where error.code == .uniqueConstraintViolation {
                 if has(.notAtomicOnUniqueViolation), !request.inserted.isEmpty {
                     var partial = request
@@ -239,6 +243,21 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
             state.table = next
             return mintingMutated(result, request)
         }
+    }
+
+    /// Saves inserts and deletes through the table's checks, and stores the updates without checking
+    /// uniqueness (the bug of a store that checks unique values only when models are inserted).
+    private func saveUpdatesUnchecked(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, _ table: inout SnapshotTable
+    ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        var checked = request
+        checked.updated = []
+        let result = try table.save(checked, storeIdentifier: identifier)
+        table.applyUpdate(
+            request.updated.map {
+                $0.copy(persistentIdentifier: $0.persistentIdentifier, remappedIdentifiers: result.remappedIdentifiers)
+            })
+        return result
     }
 
     /// The result the context receives, for the minting mutants.
@@ -471,6 +490,10 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
         query.offset = 0
         query.limit = nil
         var rows = try locked(writing: false) { try $0.table.fetch(query) }
+        if has(.fetchServesValuesBeforeLastSave) {
+            let previous = try locked(writing: false) { $0.previous }
+            rows = rows.map { previous[$0.persistentIdentifier] ?? $0 }
+        }
         if has(.inexactOrderingReturnsSubset), let kinds = exactFilter?.kinds,
             !kinds.isDisjoint(with: [.ordering, .range]),
             !rows.isEmpty
@@ -585,6 +608,13 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
                     next.applyUpdate(updated)
                     state.table = next
                 }
+            } else if has(.batchUpdateUnchecked) {
+                next.applyUpdate(
+                    ids.compactMap { id in
+                        guard var snapshot = next.snapshot(for: id) else { return nil }
+                        for (slot, value) in request.values { snapshot.values[slot] = value }
+                        return snapshot
+                    })
             } else {
                 next.applyUpdate(try next.prepareUpdate(ids, values: request.values))
             }

@@ -17,11 +17,12 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     // DataStore.save: what is stored (rule 2)
     case dropsUpdates, dropsDeletes, dropsInsertsAfterFirst, shiftsUpdates, swapsInsertedRows
     case dropsNilUpdates, dropsRelationshipUpdates, dropsToManyUpdates, dropsClearedReferences, cascadesEveryRule
-    case skipsUpdatesEqualToStored
+    case skipsUpdatesEqualToStored, uniquenessCheckedOnInsertOnly
     case notAtomicOnUniqueViolation, acceptsUniqueViolations, uniquenessCaseInsensitive
     // DataStore.save: values round-tripping
     case normalizesStrings, dropsSignOfZero, truncatesDates, decimalsThroughDouble, clampsLargeUnsigned
     // DataStore.fetch (rule 4)
+    case fetchServesValuesBeforeLastSave
     case mixesInOtherEntity, returnsFirstTwice, ignoresOffset, ignoresLimit, limitOffByOne
     case ignoresFilter, ignoresSort, ignoresSortDirection, sortsOnlyByFirstKey, reversesTies, nilsSortLast
     case caseInsensitiveSort, caseInsensitiveEquality, containsCaseInsensitive, prefixCaseInsensitive
@@ -36,7 +37,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     case refusesDeclaredTextFilters, inexactOrderingReturnsSubset
     // DataStoreBatching
     case batchDeleteIgnored, batchDeleteTooBroad, batchUpdateIgnored, batchUpdateAllOfEntity
-    case batchUpdateNotAtomic, batchInsertIdentifiersReversed, batchInsertTemporaryIdentifiers
+    case batchUpdateNotAtomic, batchUpdateUnchecked, batchInsertIdentifiersReversed, batchInsertTemporaryIdentifiers
     case batchInsertNotAtomic, batchInsertStoresNothing
     // Durability (over the file-backed store)
     case batchDeleteNotPersisted, batchUpdateNotPersisted, batchInsertNotPersisted
@@ -56,12 +57,13 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
             "DataStore.save (identifiers)"
         case .dropsUpdates, .dropsDeletes, .dropsInsertsAfterFirst, .shiftsUpdates, .swapsInsertedRows,
             .dropsNilUpdates, .dropsRelationshipUpdates, .dropsToManyUpdates, .dropsClearedReferences,
-            .cascadesEveryRule, .skipsUpdatesEqualToStored, .notAtomicOnUniqueViolation,
+            .cascadesEveryRule, .skipsUpdatesEqualToStored, .uniquenessCheckedOnInsertOnly, .notAtomicOnUniqueViolation,
             .acceptsUniqueViolations, .uniquenessCaseInsensitive:
             "DataStore.save (changes)"
         case .normalizesStrings, .dropsSignOfZero, .truncatesDates, .decimalsThroughDouble, .clampsLargeUnsigned:
             "DataStore.save (values)"
-        case .mixesInOtherEntity, .returnsFirstTwice, .ignoresOffset, .ignoresLimit, .limitOffByOne, .ignoresFilter,
+        case .fetchServesValuesBeforeLastSave, .mixesInOtherEntity, .returnsFirstTwice, .ignoresOffset, .ignoresLimit,
+            .limitOffByOne, .ignoresFilter,
             .ignoresSort, .ignoresSortDirection, .sortsOnlyByFirstKey, .reversesTies, .nilsSortLast,
             .caseInsensitiveSort, .caseInsensitiveEquality, .containsCaseInsensitive, .prefixCaseInsensitive,
             .sqlNullNotEqual, .rangeAlwaysIncludesUpper, .membershipIgnored, .identifierFilterIgnored,
@@ -73,7 +75,8 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case .eraseKeepsLogEntries: "DataStore.erase"
         case .refusesDeclaredTextFilters, .inexactOrderingReturnsSubset: "DataStoreQuerying.queryCapabilities"
         case .batchDeleteIgnored, .batchDeleteTooBroad: "DataStoreBatching.delete"
-        case .batchUpdateIgnored, .batchUpdateAllOfEntity, .batchUpdateNotAtomic: "DataStoreBatching.update"
+        case .batchUpdateIgnored, .batchUpdateAllOfEntity, .batchUpdateNotAtomic, .batchUpdateUnchecked:
+            "DataStoreBatching.update"
         case .batchInsertIdentifiersReversed, .batchInsertTemporaryIdentifiers, .batchInsertNotAtomic,
             .batchInsertStoresNothing:
             "DataStoreBatching.insert"
@@ -114,6 +117,8 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case .dropsClearedReferences: "references to deleted models"
         case .cascadesEveryRule: "delete rule applied wrongly"
         case .skipsUpdatesEqualToStored, .skipsWritingEqualUpdates: "equal by Swift's == "
+        case .uniquenessCheckedOnInsertOnly, .batchUpdateUnchecked: "unique constraint not enforced"
+        case .fetchServesValuesBeforeLastSave: "update dropped"
         case .notAtomicOnUniqueViolation: "not atomic"
         case .acceptsUniqueViolations: "unique constraint not enforced"
         case .uniquenessCaseInsensitive: "case-sensitive"
