@@ -504,7 +504,7 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
             if has(.nilsSortLast) && first.ascending {
                 rows = rows.filter { $0[first.property] != .null } + rows.filter { $0[first.property] == .null }
             }
-            if has(.reversesTies) { rows = BrokenStore.reversingTies(rows, by: query.sort.map(\.property)) }
+            if has(.reversesTies) { rows = Self.reversingTies(rows, by: query.sort.map(\.property)) }
         }
         if has(.mixesInOtherEntity), let other = schema.entities.first(where: { $0.name != entityName }) {
             rows += state.withLock { $0.table.snapshots(of: other.name) }
@@ -550,6 +550,20 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
         case (_, .not(let inner)): return .not(mutatedFilter(inner))
         default: return filter
         }
+    }
+
+    /// Reverses each run of snapshots whose sort keys are all equal.
+    static func reversingTies(_ snapshots: [DefaultSnapshot], by properties: [String]) -> [DefaultSnapshot] {
+        var result: [DefaultSnapshot] = []
+        var run: [DefaultSnapshot] = []
+        for snapshot in snapshots {
+            if let last = run.last, properties.contains(where: { last[$0] != snapshot[$0] }) {
+                result += run.reversed()
+                run = []
+            }
+            run.append(snapshot)
+        }
+        return result + run.reversed()
     }
 
     // MARK: Cache and erase
