@@ -152,8 +152,27 @@ public enum ConformanceFilterKind: String, CaseIterable, Sendable, Hashable, Com
     /// Arithmetic inside the predicate (`$0.count * 2 > 7`).
     case arithmetic
 
+    /// The `StoreFilter` kinds a store must run exactly (``QueryCapabilities/filters``) to run predicates
+    /// of this kind natively: the one mapping between the suite's vocabulary and the core's.
+    ///
+    /// `arithmetic` maps to none: the core never pushes arithmetic, it evaluates it on models. The case
+    /// `declarations.filterKindVocabulariesAgree` checks this mapping against what the core's translator
+    /// really pushes for every corpus predicate.
+    public var storeFilterKinds: StoreFilter.Kinds {
+        switch self {
+        case .equality, .optionals, .enumerations: .equality
+        case .comparison: [.ordering, .range]
+        case .logical: [.negation, .disjunction]
+        case .strings: [.textContains, .textPrefix]
+        case .collections: .membership
+        case .relationships: .toOneTraversal
+        case .identifiers: .identifiers
+        case .arithmetic: []
+        }
+    }
+
     /// Orders kinds by declaration order.
     public static func < (lhs: Self, rhs: Self) -> Bool {
-        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+        (allCases.firstIndex(of: lhs) ?? 0) < (allCases.firstIndex(of: rhs) ?? 0)
     }
 }

@@ -36,18 +36,27 @@ public enum ConformanceSuite {
         definitions.map { "\($0.group.rawValue).\($0.name)" }
     }
 
-    /// The schema of the fixture models every case stores: five entities with every supported
-    /// value type, optionals, to-one and to-many relationships, cascade, nullify, deny and
-    /// no-action rules, a unique attribute and a compound uniqueness constraint.
+    /// The schema of the fixture models every case stores: seven entities with every supported
+    /// value type, optionals, to-one and to-many relationships, a chain three levels deep with cascade,
+    /// nullify, deny and no-action rules, unique attributes and a compound uniqueness constraint.
     public static var fixtureSchema: Schema { Fixtures.schema }
 
+    /// The registered case lists, in run order: one entry per file of `Cases/`.
+    ///
+    /// To add cases, write `enum MyCases { static let all: [CaseDefinition] = [...] }` in a new file of
+    /// `Cases/` (each definition names its ``ConformanceGroup``) and add `MyCases.all` to this list;
+    /// nothing else needs to change. Case identifiers (`group.name`) must stay unique, which
+    /// `ConformanceCaseTests` checks.
+    static let registered: [[CaseDefinition]] = [
+        DeclarationCases.all, CRUDCases.all, IdentifierCases.all, FetchCases.all, PendingChangesCases.all,
+        RelationshipCases.all, UniquenessCases.all, BatchCases.all, PersistenceCases.all, EraseCases.all,
+        ContextCases.all, ErrorCases.all, StoreContractCases.all, QueryingCases.all, PushDownCases.all,
+        ExternalStorageCases.all, MultiProcessCases.all, HistoryCases.all, MigrationCases.all,
+        GraphIntegrityCases.all,
+    ]
+
     /// Every case definition, group by group.
-    static let definitions: [CaseDefinition] =
-        DeclarationCases.all + CRUDCases.all + IdentifierCases.all + FetchCases.all + PendingChangesCases.all
-        + RelationshipCases.all + UniquenessCases.all + BatchCases.all + PersistenceCases.all + EraseCases.all
-        + ContextCases.all + ErrorCases.all + StoreContractCases.all + QueryingCases.all + PushDownCases.all
-        + ExternalStorageCases.all
-        + MultiProcessCases.all + HistoryCases.all + MigrationCases.all + GraphIntegrityCases.all
+    static let definitions: [CaseDefinition] = registered.flatMap { $0 }
 }
 
 /// A group of related conformance cases.

@@ -57,7 +57,7 @@ struct ConformanceCaseTests {
     }
 
     @Test func declaredFailureIsReportedAsExpected() throws {
-        var adapter = Bug.ignoresOffset.adapter
+        var adapter = MutationTests.adapter(.ignoresOffset, durable: false)
         adapter.expectedFailures = ["fetch.offsetAndLimit": "the offset is applied by a later release"]
         let testCase = try Self.testCase("fetch.offsetAndLimit", of: adapter)
         #expect(testCase.description.contains("[expected failure: the offset is applied by a later release]"))
@@ -71,7 +71,7 @@ struct ConformanceCaseTests {
     }
 
     @Test func declaredGroupFailureCoversItsCases() throws {
-        var adapter = Bug.ignoresOffset.adapter
+        var adapter = MutationTests.adapter(.ignoresOffset, durable: false)
         adapter.expectedFailures = ["fetch": "windows are not done yet"]
         let outcome = try Self.testCase("fetch.offsetAndLimit", of: adapter).run()
         guard case .expectedFailure = outcome else {
@@ -90,7 +90,7 @@ struct ConformanceCaseTests {
 
     @Test func undeclaredFailureThrowsWithExpectedAndFound() throws {
         let error = #expect(throws: ConformanceFailure.self) {
-            try Self.testCase("fetch.offsetAndLimit", of: Bug.ignoresOffset.adapter).run()
+            try Self.testCase("fetch.offsetAndLimit", of: MutationTests.adapter(.ignoresOffset, durable: false)).run()
         }
         #expect(error?.caseID == "fetch.offsetAndLimit")
         #expect(error?.message == "fetch with fetchOffset 2 returned the first item: offset ignored")
@@ -110,7 +110,7 @@ struct ConformanceCaseTests {
         let seen = Mutex<[URL]>([])
         let adapter = ConformanceAdapter(name: "broken", capabilities: [.batching, .erase]) { directory in
             seen.withLock { $0.append(directory) }
-            return BrokenStoreConfiguration(bug: .ignoresOffset)
+            return MutantStoreConfiguration(mutation: .ignoresOffset)
         }
         #expect(throws: ConformanceFailure.self) { try Self.testCase("fetch.offsetAndLimit", of: adapter).run() }
         let directories = seen.withLock { $0 }

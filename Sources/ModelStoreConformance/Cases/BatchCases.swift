@@ -89,8 +89,17 @@ enum BatchCases {
                 }
                 try env.checkEqual(
                     entry?.label ?? "nil", "row-\(index + 1)",
-                    "the identifier a batch insert returned for row \(index + 1) leads to the wrong model")
+                    entry == nil
+                        ? "the identifier a batch insert returned for row \(index + 1) leads to no model: rows lost"
+                        : "the identifier a batch insert returned for row \(index + 1) leads to the wrong model")
             }
+            let stored = try env.byIdentifier(LogEntry.self, in: container)
+            let wrong = ids.enumerated().filter { stored[$1]?.label != "row-\($0 + 1)" }.map { $0.offset + 1 }
+            try env.check(
+                wrong.isEmpty,
+                "\(wrong.count) of the 50 identifiers a batch insert returned do not lead to their own row (rows "
+                    + "\(wrong.prefix(5))): identifiers returned out of order, or rows lost",
+                found: "\(stored.count) entries stored")
             try env.checkEqual(
                 try env.count(LogEntry.self, in: container), 50, "a batch insert of 50 rows stored the wrong number")
         },

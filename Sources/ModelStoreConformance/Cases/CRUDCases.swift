@@ -24,10 +24,11 @@ enum CRUDCases {
                 + "arrays, dictionaries, enums, Codable structs) round-trips exactly."
         ) { env in
             let container = try env.openContainer()
-            try env.seed(container)
+            let seed = try env.seed(container)
             let found = try env.all(Specimen.self, in: container, by: \.code)
-            try SpecimenField.checkAll(
-                found, equal: Seed.make().specimens, "the seed read back in a fresh context", in: env)
+            try SpecimenField.checkByIdentifier(
+                found, saved: seed.specimens.enumerated().map { ($1.persistentModelID, Seed.makeSpecimen($0)) },
+                "the seed read back in a fresh context", in: env)
         },
         CaseDefinition(
             .crud, "optionalsCanBeClearedAndSet", "Setting an optional to nil, and back to a value, is stored."
@@ -42,7 +43,8 @@ enum CRUDCases {
             specimen.grade = nil
             specimen.reviewedAt = nil
             try env.step("saving the specimen with its optionals cleared") { try context.save() }
-            let cleared = try env.all(Specimen.self, in: container, by: \.code)[0]
+            let cleared = try env.require(
+                try env.all(Specimen.self, in: container, by: \.code).first, "the saved specimen is not fetched")
             try env.check(
                 cleared.nickname == nil && cleared.rank == nil && cleared.grade == nil && cleared.reviewedAt == nil,
                 "optionals set to nil and saved came back with values: update to nil dropped",
@@ -52,41 +54,58 @@ enum CRUDCases {
             specimen.nickname = "back"
             specimen.rank = 0
             try env.step("saving the specimen with optionals set again") { try context.save() }
-            let restored = try env.all(Specimen.self, in: container, by: \.code)[0]
+            let restored = try env.require(
+                try env.all(Specimen.self, in: container, by: \.code).first, "the saved specimen is not fetched")
             try env.check(
                 restored.nickname == "back" && restored.rank == 0,
                 "optionals set from nil to a value and saved came back as nil: update dropped",
                 expected: "\"back\", 0",
                 found: "\(String(describing: restored.nickname)), \(String(describing: restored.rank))")
         },
-        CaseDefinition(.crud, "updatesAreStored", "Changing saved models and saving again is seen by a fresh context.")
-        { env in
+        CaseDefinition(
+            .crud, "updatesAreStored",
+            "Changing several saved models, each to its own values, and saving is seen model by model by a fresh "
+                + "context; models not changed keep their values."
+        ) { env in
             let container = try env.openContainer()
-            try env.seed(container)
+            let seed = try env.seed(container)
             let context = env.freshContext(container)
-            let specimens = try env.step("fetching the seed") { try context.fetch(FetchDescriptor<Specimen>()) }
-            let target = try env.require(specimens.first { $0.code == "S05" }, "the seeded specimen 'S05' is missing")
-            target.title = "renamed"
-            target.count = 42
-            target.tags = ["changed"]
-            let entry = try env.require(
-                try env.step("fetching log entries") { try context.fetch(FetchDescriptor<LogEntry>()) }.first,
-                "no log entries were fetched")
-            entry.label = "changed label"
-            try env.step("saving two updates") { try context.save() }
-            let fresh = try env.all(Specimen.self, in: container, by: \.code).first { $0.code == "S05" }
-            try env.check(
-                fresh?.title == "renamed" && fresh?.count == 42 && fresh?.tags == ["changed"],
-                "changed 'title', 'count' and 'tags' of a saved 'Specimen' and saved, but a fresh context read the "
-                    + "old values: update dropped",
-                expected: "\"renamed\", 42, [\"changed\"]",
-                found: "\(render(fresh?.title ?? "")), \(fresh?.count ?? -1), \(fresh?.tags ?? [])")
-            let entries = try env.all(LogEntry.self, in: container, by: \.label)
-            try env.check(
-                entries.contains { $0.label == "changed label" },
-                "changed the 'label' of a saved 'LogEntry' and saved, but a fresh context read the old "
-                    + "value: update dropped"
-            )
+            let specimens = try env.index(
+                try env.step("fetching the seed") { try context.fetch(FetchDescriptor<Specimen>()) }, by: \.code,
+                "fetching the seeded specimens by code")
+            var expected = seed.specimens.enumerated().map { ($1.persistentModelID, Seed.makeSpecimen($0)) }
+            // Six specimens, each given values no other model has: a store that applies one model's update to
+            // another (rows swapped or shifted) cannot pass by storing the same values everywhere.
+            for index in [1, 4, 5, 11, 20, 35] {
+                let code = Seed.specimenCode(index)
+                let target = try env.require(specimens[code], "the seeded specimen '\(code)' is missing")
+                for model in [target, expected[index].1] {
+                    model.title = "renamed-\(code)"
+                    model.count = 100 + index
+                    model.tags = ["changed-\(index)"]
+                    model.nickname = index % 2 == 0 ? nil : "nick-\(index)"
+                    model.weight = -Double(index) - 0.5
+                }
+            }
+            let entries = try env.step("fetching log entries") { try context.fetch(FetchDescriptor<LogEntry>()) }
+            for entry in entries where entry.sequence % 7 == 3 { entry.label = "changed-\(entry.sequence)" }
+            try env.step("saving updates of 6 specimens and 4 log entries, each with its own values") {
+                try context.save()
+            }
+            try SpecimenField.checkByIdentifier(
+                try env.all(Specimen.self, in: container, by: \.code), saved: expected,
+                "after saving updates of 6 specimens", in: env)
+            let labels = try env.byIdentifier(LogEntry.self, in: container)
+            for entry in seed.entries {
+                let wanted = entry.sequence % 7 == 3 ? "changed-\(entry.sequence)" : "entry-\(entry.sequence)"
+                try env.checkEqual(
+                    labels[entry.persistentModelID]?.label ?? "missing", wanted,
+                    wanted.hasPrefix("changed")
+                        ? "the 'label' of log entry \(entry.sequence) was changed and saved, but a fresh context read "
+                            + "another value: update dropped, or applied to another model"
+                        : "log entry \(entry.sequence) was not changed, but a fresh context read another 'label': "
+                            + "an update was applied to the wrong model")
+            }
         },
         CaseDefinition(
             .crud, "deletesAreStored", "Deleting saved models and saving removes them for every later fetch."
@@ -113,29 +132,50 @@ enum CRUDCases {
                 "deleted the note 'note-loose' and saved, but a fresh context still fetched it: delete ignored")
         },
         CaseDefinition(
-            .crud, "mixedSave", "One save with inserts, updates and deletes of several entities stores all of them."
+            .crud, "mixedSave",
+            "One save with inserts, updates and deletes of several entities stores all of them, each on the right "
+                + "model."
         ) { env in
             let container = try env.openContainer()
-            try env.seed(container)
+            let seed = try env.seed(container)
             let context = env.freshContext(container)
-            let entries = try env.step("fetching log entries") {
-                try context.fetch(FetchDescriptor<LogEntry>(sortBy: [SortDescriptor(\.sequence)]))
+            let entries = try env.index(
+                try env.step("fetching log entries") { try context.fetch(FetchDescriptor<LogEntry>()) },
+                by: \.sequence, "fetching the seeded log entries by sequence")
+            let doomed = try env.require(entries[1], "the seeded log entry 1 is missing")
+            context.delete(doomed)
+            for sequence in [2, 3] { entries[sequence]?.label = "updated-\(sequence)" }
+            let added = (1000..<1003).map { sequence in
+                let entry = LogEntry()
+                entry.sequence = sequence
+                entry.label = "added-\(sequence)"
+                entry.bucket = sequence % 4
+                context.insert(entry)
+                return entry
             }
-            context.delete(entries[0])
-            entries[1].label = "updated"
-            let added = LogEntry()
-            added.sequence = 1000
-            added.label = "added"
-            context.insert(added)
             let folder = Folder()
             folder.name = "Epsilon"
+            folder.position = 9
             context.insert(folder)
-            try env.step("saving an insert, an update and a delete together") { try context.save() }
-            let labels = Set(try env.all(LogEntry.self, in: container, by: \.label).map(\.label))
-            try env.check(!labels.contains("entry-1"), "the deleted entry 'entry-1' is still stored: delete ignored")
+            try env.step("saving 4 inserts, 2 updates and a delete together") { try context.save() }
+            let stored = try env.byIdentifier(LogEntry.self, in: container)
             try env.check(
-                labels.contains("updated"), "the update of 'entry-2' to 'updated' was not stored: update dropped")
-            try env.check(labels.contains("added"), "the inserted entry 'added' was not stored: insert lost")
+                stored[doomed.persistentModelID] == nil, "the deleted entry 'entry-1' is still stored: delete ignored")
+            for entry in seed.entries where entry.sequence != 1 {
+                let wanted = [2, 3].contains(entry.sequence) ? "updated-\(entry.sequence)" : "entry-\(entry.sequence)"
+                try env.checkEqual(
+                    stored[entry.persistentModelID]?.label ?? "missing", wanted,
+                    "after a save mixing inserts, updates and deletes, log entry \(entry.sequence) reads the wrong "
+                        + "'label': update dropped, or applied to another model")
+            }
+            for entry in added {
+                try env.checkEqual(
+                    stored[entry.persistentModelID].map { "\($0.sequence) \($0.label)" } ?? "missing",
+                    "\(entry.sequence) added-\(entry.sequence)",
+                    "the entry inserted as \(entry.sequence) is not stored under its identifier: insert lost")
+            }
+            try env.checkEqual(
+                stored.count, seed.entries.count + 2, "a mixed save left the wrong number of log entries")
             let folders = try env.all(Folder.self, in: container, by: \.name).map(\.name)
             try env.check(
                 folders.contains("Epsilon"), "the inserted folder 'Epsilon' was not stored: insert lost",

@@ -85,7 +85,7 @@ enum ContextCases {
         ) { env in
             let container = try env.openContainer()
             let errors = Mutex<[String]>([])
-            let identifiers = Mutex<[PersistentIdentifier]>([])
+            let identifiers = Mutex<[(PersistentIdentifier, Int)]>([])
             DispatchQueue.concurrentPerform(iterations: 4) { worker in
                 let context = ModelContext(container)
                 for round in 0..<5 {
@@ -93,13 +93,13 @@ enum ContextCases {
                     for item in 0..<10 {
                         let entry = LogEntry()
                         entry.sequence = worker * 1000 + round * 10 + item
-                        entry.label = "worker-\(worker)"
+                        entry.label = "worker-\(worker)-\(round)-\(item)"
                         context.insert(entry)
                         batch.append(entry)
                     }
                     do {
                         try context.save()
-                        identifiers.withLock { $0 += batch.map(\.persistentModelID) }
+                        identifiers.withLock { $0 += batch.map { ($0.persistentModelID, $0.sequence) } }
                     } catch {
                         errors.withLock { $0.append("worker \(worker), round \(round): \(error)") }
                     }
@@ -107,12 +107,21 @@ enum ContextCases {
             }
             let failures = errors.withLock { $0 }
             try env.check(failures.isEmpty, "saves from concurrent contexts failed", found: failures.first)
-            let ids = identifiers.withLock { $0 }
+            let saved = identifiers.withLock { $0 }
             try env.checkEqual(
-                Set(ids).count, 200, "concurrent contexts were given the same identifier for different models")
+                Set(saved.map(\.0)).count, 200,
+                "concurrent contexts were given the same identifier for different models")
+            let stored = try env.byIdentifier(LogEntry.self, in: container)
             try env.checkEqual(
-                try env.count(LogEntry.self, in: container), 200,
+                stored.count, 200,
                 "4 contexts each saving 50 entries concurrently left the wrong number stored: inserts lost")
+            let misplaced = saved.filter { id, sequence in stored[id]?.sequence != sequence }
+            try env.check(
+                misplaced.isEmpty,
+                "after concurrent saves, \(misplaced.count) identifier(s) lead to another entry than the one saved "
+                    + "under them: rows of concurrent saves were mixed up",
+                found: misplaced.prefix(3).map { "\($0.0) saved as \($0.1), reads \(stored[$0.0]?.sequence ?? -1)" }
+                    .joined(separator: "; "))
         },
     ]
 }

@@ -126,7 +126,7 @@ enum FetchCases {
             let container = try env.openContainer()
             try env.seed(container)
             let specimens = try env.all(Specimen.self, in: container, by: \.code)
-            let wanted = [specimens[2], specimens[7], specimens[20]]
+            let wanted = try [2, 7, 20].map { try env.element(specimens, $0, "fetching every specimen") }
             let ids = wanted.map(\.persistentModelID)
             let fresh = env.freshContext(container)
             for (id, specimen) in zip(ids, wanted) {

@@ -122,5 +122,65 @@ enum PendingChangesCases {
                 next.map(\.sequence), [30, 29, 28],
                 "a sorted fetch with fetchOffset 1 and an unsaved insert returned the wrong slice")
         },
+        CaseDefinition(
+            .pendingChanges, "countsAndIdentifiersFollowPendingChanges",
+            "With unsaved inserts, changes and deletes, sorted and windowed fetches return Swift's order over the "
+                + "pending state, and fetchCount and fetchIdentifiers agree with them in number and order."
+        ) { env in
+            let container = try env.openContainer()
+            try env.seed(container)
+            let context = env.freshContext(container)
+            let entries = try env.index(
+                try env.step("fetching log entries") { try context.fetch(FetchDescriptor<LogEntry>()) }, by: \.sequence,
+                "fetching the seeded log entries by sequence")
+            for (sequence, label) in [(500, "B"), (501, "b"), (502, "e\u{301}x")] {
+                let entry = LogEntry()
+                entry.sequence = sequence
+                entry.label = label
+                entry.bucket = 1
+                context.insert(entry)
+            }
+            entries[4]?.bucket = 1
+            entries[6]?.label = "éx"
+            if let doomed = entries[5] { context.delete(doomed) }
+            let current =
+                entries.values.filter { $0.sequence != 5 }
+                + (try env.step("fetching pending inserts") {
+                    try context.fetch(FetchDescriptor<LogEntry>(predicate: #Predicate { $0.sequence >= 500 }))
+                })
+            let sorts: [SortDescriptor<LogEntry>] = [
+                SortDescriptor(\.bucket), SortDescriptor(\.label, comparator: .lexical),
+                SortDescriptor(\.sequence, order: .reverse),
+            ]
+            let requests: [(String, Predicate<LogEntry>?, Int?, Int?)] = [
+                ("bucket == 1, sorted by bucket, label, sequence descending", #Predicate { $0.bucket == 1 }, nil, nil),
+                ("bucket == 1, sorted, fetchOffset 1, fetchLimit 4", #Predicate { $0.bucket == 1 }, 1, 4),
+                ("every entry, sorted, fetchOffset 5, fetchLimit 6", nil, 5, 6),
+            ]
+            for (name, predicate, offset, limit) in requests {
+                var descriptor = FetchDescriptor<LogEntry>(predicate: predicate, sortBy: sorts)
+                descriptor.fetchOffset = offset
+                descriptor.fetchLimit = limit
+                let truth = sortedAsSwift(try current.filter { try predicate?.evaluate($0) ?? true }, by: sorts)
+                let expected = Array(truth.dropFirst(offset ?? 0).prefix(limit ?? .max))
+                let found = try env.step("fetching '\(name)' with pending changes") { try context.fetch(descriptor) }
+                try env.checkEqual(
+                    found.map(\.sequence), expected.map(\.sequence),
+                    "a fetch '\(name)' with unsaved inserts, changes and deletes returned the wrong entries or order")
+                let count = try env.step("counting '\(name)' with pending changes") {
+                    try context.fetchCount(descriptor)
+                }
+                try env.checkEqual(
+                    count, expected.count,
+                    "fetchCount '\(name)' with pending changes disagrees with fetch: count disagrees with fetch")
+                let ids = try env.step("fetching identifiers '\(name)' with pending changes") {
+                    try context.fetchIdentifiers(descriptor)
+                }
+                try env.checkEqual(
+                    ids, expected.map(\.persistentModelID),
+                    "fetchIdentifiers '\(name)' with pending changes returned other identifiers, or another order, "
+                        + "than fetch: identifiers disagree with fetch")
+            }
+        },
     ]
 }

@@ -5,18 +5,7 @@ import ModelStore
 /// declare is applied exactly, checked against the core's own evaluation on the same data.
 enum QueryingCases {
     /// The `StoreFilter` kinds a store must run exactly to run a predicate family natively.
-    static func storeKinds(of kind: ConformanceFilterKind) -> StoreFilter.Kinds {
-        switch kind {
-        case .equality, .optionals, .enumerations: .equality
-        case .comparison: [.ordering, .range]
-        case .logical: [.negation, .disjunction]
-        case .strings: [.textContains, .textPrefix]
-        case .collections: .membership
-        case .relationships: .toOneTraversal
-        case .identifiers: .identifiers
-        case .arithmetic: []
-        }
-    }
+    static func storeKinds(of kind: ConformanceFilterKind) -> StoreFilter.Kinds { kind.storeFilterKinds }
 
     /// The querying store, or a reason the case does not apply.
     static func querying(_ store: any DataStore) throws -> any DataStoreQuerying {
@@ -63,6 +52,38 @@ enum QueryingCases {
     ]
 
     static let all: [CaseDefinition] = [
+        CaseDefinition(
+            .declarations, "filterKindVocabulariesAgree",
+            "The suite's predicate kinds (ConformanceFilterKind) and the core's store filter kinds (StoreFilter.Kinds) "
+                + "agree: every corpus predicate is pushed as filters of the kinds its tags map to."
+        ) { env in
+            let log = SpyLog()
+            let container = try env.openContainer(
+                configuration: SpyConfiguration(inner: ReferenceStoreConfiguration(), log: log),
+                what: "opening the reference store behind the spy")
+            try env.seed(container)
+            var disagreements: [String] = []
+            for query in PredicateCorpus.queries {
+                log.reset()
+                _ = try env.step("fetching '\(query.name)' on the reference store") {
+                    try query.fetch(env.freshContext(container), nil, nil)
+                }
+                let pushed = log.all.reduce(into: StoreFilter.Kinds()) { $0.formUnion($1.filterKinds) }
+                let allowed = query.kinds.reduce(into: StoreFilter.Kinds()) { $0.formUnion($1.storeFilterKinds) }
+                if !allowed.isSuperset(of: pushed) {
+                    disagreements.append(
+                        "'\(query.name)' is tagged \(query.kinds.sorted().map(\.rawValue)) but is pushed as \(pushed), "
+                            + "beyond \(allowed)")
+                }
+            }
+            try env.check(
+                disagreements.isEmpty,
+                "\(disagreements.count) corpus predicate(s) are pushed as store filters their "
+                    + "ConformanceFilterKind tags "
+                    + "do not map to: the two filter vocabularies disagree (fix ConformanceFilterKind.storeFilterKinds "
+                    + "or the corpus tags), so nativeFilters declarations would be checked against the wrong filters",
+                found: disagreements.prefix(4).joined(separator: "; "))
+        },
         CaseDefinition(
             .declarations, "nativeFiltersMatchQueryCapabilities",
             "A querying store's queryCapabilities run every filter kind its declared native predicate kinds need."

@@ -1,9 +1,90 @@
 import Foundation
 import ModelStore
 
-/// To-one and to-many relationships, their inverses, and every delete rule.
+/// To-one and to-many relationships, their inverses, and every delete rule, one and three levels deep.
 enum RelationshipCases {
-    static let all: [CaseDefinition] = [
+    /// The identifiers of every seeded model a delete of `folders` may touch: the folders, their notes, those
+    /// notes' remarks, and the folders' specimens, plus `extra`.
+    static func involved(in seed: Seed, folders names: Set<String>, extra: [PersistentIdentifier] = [])
+        -> Set<PersistentIdentifier>
+    {
+        let folders = seed.folders.filter { names.contains($0.name) }
+        let notes = seed.notes.filter { $0.folder.map { names.contains($0.name) } ?? false }
+        let noteIDs = Set(notes.map(\.persistentModelID))
+        let remarks = seed.remarks.filter { $0.note.map { noteIDs.contains($0.persistentModelID) } ?? false }
+        let specimens = seed.specimens.filter { $0.folder.map { names.contains($0.name) } ?? false }
+        return Set(
+            folders.map(\.persistentModelID) + notes.map(\.persistentModelID) + remarks.map(\.persistentModelID)
+                + specimens.map(\.persistentModelID) + extra)
+    }
+
+    /// Fails, naming the right cause, when a save changed stored models it had no reason to touch.
+    ///
+    /// Checked before the delete rules themselves, so a store that stores an update on the wrong model (rows
+    /// shifted or swapped) is reported as that, not as a wrong delete rule.
+    ///
+    /// Models the delete involves may lose or change only the relationships in `mayChange`
+    /// (`"Entity.property"`, the references a delete rule clears and the inverses it updates); every other
+    /// value of every model that survives MUST be what it was.
+    static func checkOnlyInvolvedChanged(
+        before: StoredState, after: StoredState, involved: Set<PersistentIdentifier>, _ env: CaseEnvironment,
+        what: String, mayChange: Set<String> = inverseRelationships
+    ) throws {
+        var touched: [String] = []
+        for (entity, models) in before.entities.sorted(by: { $0.key < $1.key }) {
+            for (id, values) in models.sorted(by: { $0.key < $1.key }) {
+                guard let stored = after.entities[entity]?[id] else {
+                    if !involved.contains(id) { touched.append("'\(entity)' \(id) was deleted") }
+                    continue
+                }
+                let changed = values.keys.sorted().filter { property in
+                    stored[property] != values[property]
+                        && !(involved.contains(id) && mayChange.contains("\(entity).\(property)"))
+                }
+                if !changed.isEmpty { touched.append("'\(entity)' \(id) changed \(changed)") }
+            }
+        }
+        try env.check(
+            touched.isEmpty,
+            "\(what) changed \(touched.count) stored model(s), or values of them, that neither the delete nor its "
+                + "rules touch: the store stored updates on other models than the ones saved (rows shifted or "
+                + "swapped), or deleted models it was not asked to delete",
+            found: touched.prefix(4).joined(separator: "; "))
+    }
+
+    /// Fails when a stored relationship still refers to a model the store no longer has: the context reads
+    /// such a reference as `nil`, but the store keeps a dangling identifier that a later model could reuse.
+    static func checkNoDanglingReferences(
+        _ state: StoredState, through relationships: Set<String>, _ env: CaseEnvironment, after what: String
+    ) throws {
+        let stored = Set(state.entities.values.flatMap(\.keys))
+        var dangling: [String] = []
+        for (entity, models) in state.entities.sorted(by: { $0.key < $1.key }) {
+            for (id, values) in models.sorted(by: { $0.key < $1.key }) {
+                for (property, value) in values.sorted(by: { $0.key < $1.key })
+                where relationships.contains("\(entity).\(property)") {
+                    let missing = value.referencedIdentifiers.filter { !stored.contains($0) }
+                    if !missing.isEmpty { dangling.append("'\(entity).\(property)' of \(id) -> \(missing)") }
+                }
+            }
+        }
+        try env.check(
+            dangling.isEmpty,
+            "after \(what), the store still keeps references to deleted models (a context reads them as nil, but "
+                + "they are stored): the nullify rule's updates were not stored, or the inverse side was not updated",
+            found: dangling.prefix(4).joined(separator: "; "))
+    }
+
+    /// Every relationship of the fixture that has an inverse, both sides: these MUST never dangle.
+    static let inverseRelationships: Set<String> = [
+        "Cabinet.folders", "Folder.cabinet", "Folder.notes", "Folder.specimens", "Folder.holds", "Note.folder",
+        "Note.remarks", "Remark.note", "Specimen.folder", "Hold.folder",
+    ]
+
+    static let all: [CaseDefinition] = deepCases + oneLevelCases
+
+    /// The cases one level deep.
+    static let oneLevelCases: [CaseDefinition] = [
         CaseDefinition(
             .relationships, "toOneAndToManyRoundTrip",
             "Both sides of every relationship come back as saved, in a fresh context."
@@ -70,11 +151,16 @@ enum RelationshipCases {
             .relationships, "cascadeDeletesRelated", "Deleting a folder deletes its notes (.cascade) and no others."
         ) { env in
             let container = try env.openContainer()
-            try env.seed(container)
+            let seed = try env.seed(container)
+            let before = try StoredState.read(container, env)
             let context = env.freshContext(container)
             let alpha = try env.fetchSeeded(\Folder.name, "Alpha", in: context)
             context.delete(alpha)
             try env.step("deleting the folder 'Alpha'") { try context.save() }
+            try checkOnlyInvolvedChanged(
+                before: before, after: try StoredState.read(container, env),
+                involved: involved(in: seed, folders: ["Alpha"], extra: seed.cabinets.map(\.persistentModelID)), env,
+                what: "deleting the folder 'Alpha'")
             let notes = try env.all(Note.self, in: container, by: \.text).map(\.text)
             try env.check(
                 !notes.contains { $0.hasPrefix("note-Alpha") },
@@ -91,13 +177,20 @@ enum RelationshipCases {
             "Deleting a folder keeps its specimens (.nullify) and clears their folder."
         ) { env in
             let container = try env.openContainer()
-            try env.seed(container)
-            let seed = Seed.make()
+            let seed = try env.seed(container)
+            let before = try StoredState.read(container, env)
             let members = seed.specimens.filter { $0.folder?.name == "beta" }.map(\.code)
             let context = env.freshContext(container)
             let beta = try env.fetchSeeded(\Folder.name, "beta", in: context)
             context.delete(beta)
             try env.step("deleting the folder 'beta'") { try context.save() }
+            let after = try StoredState.read(container, env)
+            try checkOnlyInvolvedChanged(
+                before: before, after: after,
+                involved: involved(in: seed, folders: ["beta"], extra: seed.cabinets.map(\.persistentModelID)), env,
+                what: "deleting the folder 'beta'")
+            try checkNoDanglingReferences(
+                after, through: inverseRelationships, env, after: "deleting the folder 'beta'")
             let specimens = try env.all(Specimen.self, in: container, by: \.code)
             let missing = members.filter { code in !specimens.contains { $0.code == code } }
             try env.check(

@@ -43,6 +43,27 @@ enum StoreContractCases {
             try withDriver(env) { try $0.checkCounts() }
         },
         CaseDefinition(
+            .storeContract, "sortedWindowsAgree",
+            "Multi-key sorts with partial ties (case variants, combining and precomposed spellings) and windows "
+                + "return Swift's order; fetchCount and fetchIdentifiers agree with fetch in number and order."
+        ) { env in
+            try withDriver(env) { try $0.checkOrderedWindows() }
+        },
+        CaseDefinition(
+            .storeContract, "storedValuesReadBackByIdentifier",
+            "Snapshots saved together, each with its own values, are fetched back under their own identifiers with "
+                + "exactly those values, and updates land on the snapshots they name."
+        ) { env in
+            try withDriver(env) { try $0.checkStoredValues() }
+        },
+        CaseDefinition(
+            .storeContract, "equivalentValueChangesAreStored",
+            "An update to a value Swift's == calls equal (a canonically equivalent spelling, -0.0 for 0.0) is stored "
+                + "exactly."
+        ) { env in
+            try withDriver(env) { try $0.checkEquivalentValueChanges() }
+        },
+        CaseDefinition(
             .storeContract, "sortTiesFollowIdentifierOrder",
             "A sort the store accepts breaks ties by ascending identifier."
         ) { env in
@@ -77,6 +98,9 @@ protocol StoreDriving {
     func checkWindow() throws
     func checkCounts() throws
     func checkSortTies() throws
+    func checkOrderedWindows() throws
+    func checkStoredValues() throws
+    func checkEquivalentValueChanges() throws
     func checkIdentifierFilter() throws
     func checkCache() throws
     func checkEnforcedUniqueness() throws
@@ -119,7 +143,7 @@ extension StoreDriver: StoreDriving {
         let first = try save(
             inserted: [folder, a, b], "saving a folder and two specimens that refer to each other directly")
         let map = first.remappedIdentifiers
-        let stored = Dictionary(uniqueKeysWithValues: try fetchAll(Specimen.self).map { ($0["code"], $0) })
+        let stored = try env.index(try fetchAll(Specimen.self), by: { $0["code"] }, "fetching the saved specimens")
         let storedFolder = try env.require(try fetchAll(Folder.self).first, "the saved folder was not fetched")
         let storedA = try env.require(stored[.string("A")], "the saved specimen 'A' was not fetched")
         let storedB = try env.require(stored[.string("B")], "the saved specimen 'B' was not fetched")
@@ -149,9 +173,81 @@ extension StoreDriver: StoreDriving {
             inserted: [c], updated: [updatedFolder], "saving a new specimen and the folder that now lists it")
         let cID = try env.require(second.remappedIdentifiers[c.persistentIdentifier], "no permanent identifier for 'C'")
         let refetched = try env.require(try fetchAll(Folder.self).first, "the folder was not fetched")
-        try env.checkEqual(
-            refetched["specimens"], .references([storedA.persistentIdentifier, cID]),
-            "an updated snapshot's reference to a model inserted in the same save was not remapped")
+        let references = refetched["specimens"]?.referencedIdentifiers ?? []
+        let cause =
+            references.contains { $0.isTemporary }
+            ? "an updated snapshot's reference to a model inserted in the same save was not remapped"
+            : references == [storedA.persistentIdentifier]
+                ? "the update of the to-many 'Folder.specimens' was not stored: relationship update dropped"
+                : "the updated to-many 'Folder.specimens' was stored with other references than saved"
+        try env.checkEqual(refetched["specimens"], .references([storedA.persistentIdentifier, cID]), cause)
+    }
+
+    func checkStoredValues() throws {
+        let strings = ["e\u{301}mile", "émile", "Émile", "EMILE", "", "a\u{0}b"]
+        let inserted = try strings.enumerated().map { index, string in
+            try newSnapshot(
+                "Specimen",
+                [
+                    "code": .string("V\(index)"), "serial": .int(Int64(index)), "title": .string(string),
+                    "weight": .double(index == 0 ? -0.0 : Double(index) * 1.5), "count": .int(Int64(index * 11)),
+                    "nickname": index % 2 == 0 ? .null : .string("nick-\(index)"),
+                ])
+        }
+        let result = try save(inserted: inserted, "saving 6 specimens with distinct values directly")
+        let ids = try inserted.map { snapshot in
+            try env.require(
+                result.remappedIdentifiers[snapshot.persistentIdentifier],
+                "save returned no permanent identifier for an inserted snapshot: identifier not remapped")
+        }
+        func checkStored(_ expected: [DefaultSnapshot], after what: String) throws {
+            let stored = try env.index(try fetchAll(Specimen.self), by: \.persistentIdentifier, "fetching \(what)")
+            try env.checkEqual(
+                stored.count, expected.count, "after \(what), the store keeps the wrong number of specimens")
+            for (id, snapshot) in zip(ids, expected) {
+                let found = try env.require(
+                    stored[id], "after \(what), the specimen \(id) is not fetched under its identifier")
+                for name in ["code", "title", "weight", "count", "nickname"] {
+                    let wanted = snapshot[name] ?? .null
+                    let got = found[name] ?? .null
+                    let exact: Bool
+                    switch (wanted, got) {
+                    case (.string(let lhs), .string(let rhs)):
+                        exact = lhs.unicodeScalars.elementsEqual(rhs.unicodeScalars)
+                    case (.double(let lhs), .double(let rhs)): exact = lhs.bitPattern == rhs.bitPattern
+                    default: exact = wanted == got
+                    }
+                    if !exact {
+                        let cause =
+                            wanted == got
+                            ? " (equal to Swift, but not the same Unicode scalars or the same sign of zero: the store "
+                                + "normalized the value)"
+                            : expected.contains { $0[name] == got } ? " (another snapshot's value: rows swapped)" : ""
+                        throw env.failure(
+                            "after \(what), 'Specimen.\(name)' of \(id) is not what was saved\(cause): values MUST be "
+                                + "stored exactly, on the snapshot they belong to",
+                            expected: renderExactly(wanted), found: renderExactly(got))
+                    }
+                }
+            }
+        }
+        try checkStored(inserted, after: "saving 6 specimens directly")
+        var updated: [DefaultSnapshot] = []
+        var expected = inserted
+        for index in [1, 3, 4] {
+            var snapshot = try env.require(
+                try fetchAll(Specimen.self).first { $0.persistentIdentifier == ids[index] },
+                "the saved specimen \(ids[index]) is not fetched")
+            snapshot["title"] = .string("updated-\(index)")
+            snapshot["count"] = .int(Int64(1000 + index))
+            snapshot["nickname"] = index == 3 ? .null : .string("now-\(index)")
+            updated.append(snapshot)
+            expected[index]["title"] = snapshot["title"]
+            expected[index]["count"] = snapshot["count"]
+            expected[index]["nickname"] = snapshot["nickname"]
+        }
+        try save(updated: updated, "saving updates of 3 specimens, each with its own values, directly")
+        try checkStored(expected, after: "updating 3 of 6 specimens directly")
     }
 
     func checkEntities() throws {

@@ -3,10 +3,15 @@ import ModelStore
 
 // The fixture graph every case stores:
 //
-//   Folder ──cascade──▶ [Note] ──noAction──▶ Specimen?
-//     │  └──deny─────▶ [Hold]
-//     └────nullify───▶ [Specimen] ──▶ Specimen? (peer: self-reference, for cycles)
+//   Cabinet ──cascade──▶ [Folder] ──cascade──▶ [Note] ──nullify──▶ [Remark]
+//                          │  │                   └──noAction──▶ Specimen?
+//                          │  └──deny─────▶ [Hold]
+//                          └────nullify───▶ [Specimen] ──▶ Specimen? (peer: self-reference)
 //   LogEntry (no relationships: the store's own batch delete path)
+//
+// Deleting a cabinet walks three levels with mixed rules on one path: its folders go (cascade), their
+// notes go (cascade), the notes' remarks stay with `note` cleared (nullify), the folders' specimens stay
+// with `folder` cleared (nullify), and a hold on any of the folders refuses the whole save (deny).
 
 /// What a specimen is: a `String`-backed enum.
 enum SpecimenKind: String, Codable, Sendable, CaseIterable {
@@ -71,10 +76,20 @@ final class Specimen: PersistentModel {
     init() {}
 }
 
+/// The top of the deepest chain: deleting a cabinet cascades to its folders, and from them on.
+final class Cabinet: PersistentModel {
+    @Attribute(.unique) var label: String = ""
+    @Relationship(deleteRule: .cascade, inverse: \Folder.cabinet) var folders: [Folder] = []
+
+    let persistentBackingData = BackingData()
+    init() {}
+}
+
 /// A container of specimens and notes: cascade to notes, nullify to specimens, deny while held.
 final class Folder: PersistentModel {
     @Attribute(.unique) var name: String = ""
     @Attribute var position: Int = 0
+    @Relationship var cabinet: Cabinet?
     @Relationship(deleteRule: .cascade, inverse: \Note.folder) var notes: [Note] = []
     @Relationship(deleteRule: .nullify, inverse: \Specimen.folder) var specimens: [Specimen] = []
     @Relationship(deleteRule: .deny, inverse: \Hold.folder) var holds: [Hold] = []
@@ -84,11 +99,13 @@ final class Folder: PersistentModel {
 }
 
 /// A note in a folder, about a specimen (`.noAction`: deleting the note leaves the specimen alone).
+/// Deleting a note keeps its remarks and clears their `note` (`.nullify`).
 final class Note: PersistentModel {
     @Attribute var text: String = ""
     @Attribute var order: Int = 0
     @Relationship var folder: Folder?
     @Relationship(deleteRule: .noAction) var subject: Specimen?
+    @Relationship(deleteRule: .nullify, inverse: \Remark.note) var remarks: [Remark] = []
 
     let persistentBackingData = BackingData()
     init() {}
@@ -98,6 +115,15 @@ final class Note: PersistentModel {
 final class Hold: PersistentModel {
     @Attribute var reason: String = ""
     @Relationship var folder: Folder?
+
+    let persistentBackingData = BackingData()
+    init() {}
+}
+
+/// A remark on a note: the third level of the cabinet chain, kept when its note goes.
+final class Remark: PersistentModel {
+    @Attribute var text: String = ""
+    @Relationship var note: Note?
 
     let persistentBackingData = BackingData()
     init() {}
@@ -115,6 +141,8 @@ final class LogEntry: PersistentModel {
 
 /// The fixture schema and model types.
 enum Fixtures {
-    static let types: [any PersistentModel.Type] = [Specimen.self, Folder.self, Note.self, Hold.self, LogEntry.self]
+    static let types: [any PersistentModel.Type] = [
+        Specimen.self, Folder.self, Note.self, Hold.self, LogEntry.self, Cabinet.self, Remark.self,
+    ]
     static let schema = Schema(types)
 }

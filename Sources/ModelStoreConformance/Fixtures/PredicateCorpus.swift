@@ -42,20 +42,8 @@ struct CorpusQuery: Sendable {
             count: { context in try context.fetchCount(descriptor) },
             identifiers: { context in try context.fetchIdentifiers(descriptor) },
             truth: { seed in
-                var matches = try models(seed).filter { try predicate.evaluate($0) }
-                if ordered {
-                    matches.sort { lhs, rhs in
-                        for sort in sortBy {
-                            switch sort.compare(lhs, rhs) {
-                            case .orderedAscending: return true
-                            case .orderedDescending: return false
-                            case .orderedSame: continue
-                            }
-                        }
-                        return false
-                    }
-                }
-                return matches.map { $0[keyPath: key] }
+                let matches = try models(seed).filter { try predicate.evaluate($0) }
+                return (ordered ? sortedAsSwift(matches, by: sortBy) : matches).map { $0[keyPath: key] }
             },
             entityName: Schema.entityName(for: T.self))
     }
@@ -71,9 +59,23 @@ struct CorpusQuery: Sendable {
     }
 }
 
+/// Models in the order Swift's own `SortDescriptor`s give them: the ground truth for sorted fetches.
+func sortedAsSwift<T>(_ models: [T], by descriptors: [SortDescriptor<T>]) -> [T] {
+    models.sorted { lhs, rhs in
+        for descriptor in descriptors {
+            switch descriptor.compare(lhs, rhs) {
+            case .orderedAscending: return true
+            case .orderedDescending: return false
+            case .orderedSame: continue
+            }
+        }
+        return false
+    }
+}
+
 /// The shared predicate corpus: what every adapter must answer exactly as Swift does.
 enum PredicateCorpus {
-    static let date = Date(timeIntervalSinceReferenceDate: 700_000_000.125 + 10 * 86_400.5)
+    static let date = Seed.makeSpecimen(10).createdAt
     static let token = Seed.makeSpecimen(4).token
     static let homepage = URL(string: "https://example.com/specimens/5?q=2")!
     static let payload = Seed.makeSpecimen(6).payload
@@ -132,7 +134,7 @@ enum PredicateCorpus {
             "count == 1 || count == 3", .logical, also: [.equality], #Predicate { $0.count == 1 || $0.count == 3 }),
         .specimens("!(count == 1)", .logical, also: [.equality], #Predicate { !($0.count == 1) }),
         .specimens(
-            "!isActive || (weight > 3 && count < 4)", .logical, also: [.comparison],
+            "!isActive || (weight > 3 && count < 4)", .logical, also: [.comparison, .equality],
             #Predicate { !$0.isActive || ($0.weight > 3 && $0.count < 4) }),
         .specimens(
             "series == \"north\" && serial >= 3", .logical, also: [.equality, .comparison],
@@ -244,6 +246,21 @@ enum PredicateCorpus {
         .specimens(
             "price > 2, sorted by price then count descending", .comparison,
             #Predicate { $0.price > 2 }, sortBy: [SortDescriptor(\.price), SortDescriptor(\.count, order: .reverse)]),
+        .specimens(
+            "true, sorted by series, then serial descending (ties on the first key)", .logical,
+            #Predicate { _ in true }, sortBy: [SortDescriptor(\.series), SortDescriptor(\.serial, order: .reverse)]),
+        .specimens(
+            "count < 4, sorted by title (lexical: case and normalization variants tie or differ), then weight "
+                + "descending", .comparison,
+            #Predicate { $0.count < 4 },
+            sortBy: [SortDescriptor(\.title, comparator: .lexical), SortDescriptor(\.weight, order: .reverse)]),
+        .specimens(
+            "true, sorted by count, then nickname descending (nil last), then title", .logical,
+            #Predicate { _ in true },
+            sortBy: [
+                SortDescriptor(\.count), SortDescriptor(\.nickname, order: .reverse),
+                SortDescriptor(\.title, comparator: .lexical),
+            ]),
         .make(
             "LogEntry: bucket == 1, sorted by sequence descending", .equality, key: \LogEntry.label,
             models: { $0.entries }, predicate: #Predicate { $0.bucket == 1 },

@@ -88,8 +88,17 @@ final class CaseEnvironment {
         let seed = Seed.make()
         let context = freshContext(container)
         seed.insert(into: context)
-        try step("saving the seed data (4 folders, 36 specimens, 13 notes, 1 hold, 30 log entries)") {
+        do {
             try context.save()
+        } catch let error as DataStoreError where error.code == .uniqueConstraintViolation {
+            var failure = failure(
+                "saving the seed data (\(seed.summary)) was refused as a unique-constraint violation, but its unique "
+                    + "values differ: some only in case ('North' and 'north'). Unique values MUST compare as Swift's "
+                    + "== does (case-sensitive)")
+            failure.underlyingError = error
+            throw failure
+        } catch {
+            try step("saving the seed data (\(seed.summary))") { throw error }
         }
         return seed
     }
@@ -139,7 +148,11 @@ final class CaseEnvironment {
         } catch let failure as ConformanceFailure {
             throw failure
         } catch let error as DataStoreError {
-            var failure = failure("\(what()) threw an error", file: file, line: line)
+            let refusal =
+                error.code == .preferInMemoryFilter || error.code == .preferInMemorySort
+                ? ": the store refused a predicate or sort the context pushed because the store's queryCapabilities "
+                    + "declare it (declare only what the store runs)" : ""
+            var failure = failure("\(what()) threw an error\(refusal)", file: file, line: line)
             failure.underlyingError = error
             throw failure
         } catch {
@@ -185,6 +198,53 @@ final class CaseEnvironment {
         }
     }
 
+    /// The value at `index`, or a failure saying what was missing: a store returning too few items
+    /// fails the case instead of trapping the test process.
+    func element<Value>(
+        _ items: [Value], _ index: Int, _ what: @autoclosure () -> String, file: String = #fileID, line: Int = #line
+    ) throws -> Value {
+        guard items.indices.contains(index) else {
+            throw failure(
+                "\(what()): expected at least \(index + 1) item(s), the store returned \(items.count)",
+                file: file, line: line)
+        }
+        return items[index]
+    }
+
+    /// Items keyed by a value that MUST be unique among them, failing (never trapping) when the store
+    /// returned two items with the same key.
+    func index<Item, Key: Hashable>(
+        _ items: [Item], by key: (Item) throws -> Key, _ what: @autoclosure () -> String, file: String = #fileID,
+        line: Int = #line
+    ) throws -> [Key: Item] {
+        var indexed: [Key: Item] = [:]
+        for item in items {
+            let value = try key(item)
+            if indexed.updateValue(item, forKey: value) != nil {
+                throw failure(
+                    "\(what()): the store returned two items with \(render(value)): a model was stored twice, "
+                        + "or a fetch returned it twice", file: file, line: line)
+            }
+        }
+        return indexed
+    }
+
+    // MARK: Reading what the store keeps
+
+    /// The store behind a container: what store-level checks read, bypassing the context (which reads
+    /// a reference to a missing model as `nil`, hiding what the store really keeps).
+    func store(of container: ModelContainer) throws -> any DataStore {
+        try require(container.stores.first, "the container has no store")
+    }
+
+    /// Every snapshot of an entity as the container's store keeps it, fetched directly.
+    func storedSnapshots<T: PersistentModel>(_ type: T.Type, in container: ModelContainer) throws -> [DefaultSnapshot] {
+        func fetch<S: DataStore>(_ store: S) throws -> [DefaultSnapshot] {
+            try StoreDriver(store, self).fetchAll(T.self)
+        }
+        return try fetch(try store(of: container))
+    }
+
     // MARK: Reading back
 
     /// A new context on a container that lives as long as the case.
@@ -205,6 +265,18 @@ final class CaseEnvironment {
         let container = try openContainer(name)
         defer { releaseContexts() }
         return try body(container)
+    }
+
+    /// Every model of a type, read in a fresh context, keyed by its identifier (failing on duplicates).
+    func byIdentifier<T: PersistentModel>(_ type: T.Type, in container: ModelContainer) throws
+        -> [PersistentIdentifier: T]
+    {
+        let context = freshContext(container)
+        let models = try step("fetching every '\(Schema.entityName(for: T.self))' in a fresh context") {
+            try context.fetch(FetchDescriptor<T>())
+        }
+        return try index(
+            models, by: \.persistentModelID, "fetching every '\(Schema.entityName(for: T.self))' by identifier")
     }
 
     /// Every model of a type, read in a fresh context, sorted by `key`.

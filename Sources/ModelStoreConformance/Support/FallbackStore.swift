@@ -1,32 +1,56 @@
 import Foundation
 import ModelStore
 
-/// Wraps an adapter's configuration so that its store refuses every predicate and sort, the way a
+/// Wraps any store's configuration so that the store refuses every predicate and sort, the way a
 /// SwiftData custom store without query support does: every fetch then goes through the context's
-/// in-memory fallback, while reads without a predicate or sort and every write reach the adapter.
-struct FallbackConfiguration<Inner: DataStoreConfiguration>: DataStoreConfiguration {
-    typealias Store = FallbackStore<Inner>
-    var inner: Inner
+/// in-memory fallback, while reads without a predicate or sort and every write reach the wrapped store.
+///
+/// A test double for adapter authors: open the same data with and without it and compare, to show
+/// that what the adapter pushes down selects what the context's own evaluation selects.
+///
+/// ```swift
+/// let configuration = FallbackConfiguration(inner: MyStoreConfiguration(url: url))
+/// let container = try ModelContainer(for: schema, configurations: [configuration])
+/// ```
+public struct FallbackConfiguration<Inner: DataStoreConfiguration>: DataStoreConfiguration {
+    /// The store this configuration opens.
+    public typealias Store = FallbackStore<Inner>
+    /// The wrapped store's configuration.
+    public var inner: Inner
 
-    var name: String { inner.name }
-    var schema: Schema? {
+    /// Wraps a configuration.
+    public init(inner: Inner) { self.inner = inner }
+
+    /// The wrapped configuration's name.
+    public var name: String { inner.name }
+    /// The wrapped configuration's schema.
+    public var schema: Schema? {
         get { inner.schema }
         set { inner.schema = newValue }
     }
 
-    func validate() throws { try inner.validate() }
+    /// Validates the wrapped configuration.
+    public func validate() throws { try inner.validate() }
 }
 
 /// The store of a ``FallbackConfiguration``: not `DataStoreQuerying`, so the context sends it
 /// descriptors, and it throws `preferInMemoryFilter` / `preferInMemorySort` for any predicate or sort.
-final class FallbackStore<Inner: DataStoreConfiguration>: ForwardingStore {
-    typealias Configuration = FallbackConfiguration<Inner>
-    typealias Snapshot = Inner.Store.Snapshot
+///
+/// It is `DataStoreBatching` exactly when the wrapped store is. Fetches without a predicate or sort reach
+/// the wrapped store with the window (offset and limit) only.
+public final class FallbackStore<Inner: DataStoreConfiguration>: ForwardingStore {
+    /// The configuration type.
+    public typealias Configuration = FallbackConfiguration<Inner>
+    /// The wrapped store's snapshot type.
+    public typealias Snapshot = Inner.Store.Snapshot
 
-    let inner: Inner.Store
-    let configuration: FallbackConfiguration<Inner>
+    /// The wrapped store.
+    public let inner: Inner.Store
+    /// The configuration the store was opened with.
+    public let configuration: FallbackConfiguration<Inner>
 
-    init(_ configuration: FallbackConfiguration<Inner>, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
+    /// Opens the wrapped store.
+    public init(_ configuration: FallbackConfiguration<Inner>, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
         self.inner = try Inner.Store(configuration.inner, migrationPlan: migrationPlan)
         self.configuration = configuration
     }
@@ -44,15 +68,22 @@ final class FallbackStore<Inner: DataStoreConfiguration>: ForwardingStore {
         return forwarded
     }
 
-    func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, Snapshot> {
+    /// Refuses a predicate or a sort; forwards anything else.
+    public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<
+        T, Snapshot
+    > {
         try inner.fetch(forwarded(request))
     }
 
-    func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
+    /// Refuses a predicate or a sort; forwards anything else.
+    public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
         try inner.fetchCount(forwarded(request))
     }
 
-    func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> [PersistentIdentifier] {
+    /// Refuses a predicate or a sort; forwards anything else.
+    public func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws
+        -> [PersistentIdentifier]
+    {
         try inner.fetchIdentifiers(forwarded(request))
     }
 }

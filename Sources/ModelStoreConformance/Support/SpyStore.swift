@@ -2,54 +2,92 @@ import Foundation
 import ModelStore
 import Synchronization
 
-/// What a spied store was asked and what it refused.
-final class SpyLog: Sendable {
-    struct Fetch: Sendable {
+/// What a spied store was asked and what it refused, shared between a test and its ``SpyStore``.
+///
+/// ```swift
+/// let log = SpyLog()
+/// let container = try ModelContainer(
+///     for: schema, configurations: [SpyConfiguration(inner: MyStoreConfiguration(url: url), log: log)])
+/// _ = try ModelContext(container).fetch(descriptor)
+/// #expect(!log.all.contains { $0.refusal == .preferInMemoryFilter })
+/// ```
+public final class SpyLog: Sendable {
+    /// One fetch, count or identifier request the store received.
+    public struct Fetch: Sendable {
         /// The entity fetched.
-        var entityName: String
+        public var entityName: String
         /// Whether the request carried a pushed filter (querying stores) or a predicate (other stores).
-        var hadFilter: Bool
+        public var hadFilter: Bool
+        /// The kinds of the pushed filter (empty for a store that receives descriptors, or no filter).
+        public var filterKinds: StoreFilter.Kinds
         /// Whether the request carried a pushed sort or sort descriptors.
-        var hadSort: Bool
+        public var hadSort: Bool
         /// The refusal the store threw, if any (`preferInMemoryFilter` or `preferInMemorySort`).
-        var refusal: DataStoreError.Code?
+        public var refusal: DataStoreError.Code?
     }
 
     private let fetches = Mutex<[Fetch]>([])
 
-    func record(_ fetch: Fetch) { fetches.withLock { $0.append(fetch) } }
-    func reset() { fetches.withLock { $0.removeAll() } }
-    var all: [Fetch] { fetches.withLock { $0 } }
+    /// An empty log.
+    public init() {}
+
+    /// Records a request.
+    public func record(_ fetch: Fetch) { fetches.withLock { $0.append(fetch) } }
+    /// Forgets every request recorded so far.
+    public func reset() { fetches.withLock { $0.removeAll() } }
+    /// Every request recorded, in order.
+    public var all: [Fetch] { fetches.withLock { $0 } }
 }
 
-/// Wraps an adapter's configuration so that its store records the fetches it receives and refuses.
-struct SpyConfiguration<Inner: DataStoreConfiguration>: DataStoreConfiguration {
-    typealias Store = SpyStore<Inner>
-    var inner: Inner
-    let log: SpyLog
+/// Wraps any store's configuration so that the store records, in a ``SpyLog``, the fetches it
+/// receives and the ones it refuses: a test double for checking what a context pushes to an adapter
+/// and what the adapter declines.
+public struct SpyConfiguration<Inner: DataStoreConfiguration>: DataStoreConfiguration {
+    /// The store this configuration opens.
+    public typealias Store = SpyStore<Inner>
+    /// The wrapped store's configuration.
+    public var inner: Inner
+    /// Where the store records requests.
+    public let log: SpyLog
 
-    var name: String { inner.name }
-    var schema: Schema? {
+    /// Wraps a configuration, recording into `log`.
+    public init(inner: Inner, log: SpyLog) {
+        self.inner = inner
+        self.log = log
+    }
+
+    /// The wrapped configuration's name.
+    public var name: String { inner.name }
+    /// The wrapped configuration's schema.
+    public var schema: Schema? {
         get { inner.schema }
         set { inner.schema = newValue }
     }
 
-    func validate() throws { try inner.validate() }
+    /// Validates the wrapped configuration.
+    public func validate() throws { try inner.validate() }
 
-    static func == (lhs: Self, rhs: Self) -> Bool { lhs.inner == rhs.inner }
-    func hash(into hasher: inout Hasher) { hasher.combine(inner) }
+    /// Equal when the wrapped configurations are.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.inner == rhs.inner }
+    /// Hashes the wrapped configuration.
+    public func hash(into hasher: inout Hasher) { hasher.combine(inner) }
 }
 
-/// The store of a ``SpyConfiguration``: forwards everything, and is `DataStoreQuerying` and
-/// `DataStoreBatching` exactly when the adapter's store is.
-final class SpyStore<Inner: DataStoreConfiguration>: ForwardingStore {
-    typealias Configuration = SpyConfiguration<Inner>
-    typealias Snapshot = Inner.Store.Snapshot
+/// The store of a ``SpyConfiguration``: forwards everything, records fetches in its log, and is
+/// `DataStoreQuerying` and `DataStoreBatching` exactly when the wrapped store is.
+public final class SpyStore<Inner: DataStoreConfiguration>: ForwardingStore {
+    /// The configuration type.
+    public typealias Configuration = SpyConfiguration<Inner>
+    /// The wrapped store's snapshot type.
+    public typealias Snapshot = Inner.Store.Snapshot
 
-    let inner: Inner.Store
-    let configuration: SpyConfiguration<Inner>
+    /// The wrapped store.
+    public let inner: Inner.Store
+    /// The configuration the store was opened with.
+    public let configuration: SpyConfiguration<Inner>
 
-    init(_ configuration: SpyConfiguration<Inner>, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
+    /// Opens the wrapped store.
+    public init(_ configuration: SpyConfiguration<Inner>, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
         self.inner = try Inner.Store(configuration.inner, migrationPlan: migrationPlan)
         self.configuration = configuration
     }
@@ -60,6 +98,7 @@ final class SpyStore<Inner: DataStoreConfiguration>: ForwardingStore {
         var fetch = SpyLog.Fetch(
             entityName: Schema.entityName(for: T.self),
             hadFilter: request.query.map { $0.filter != nil } ?? (request.descriptor.predicate != nil),
+            filterKinds: request.query?.filter?.kinds ?? [],
             hadSort: request.query.map { !$0.sort.isEmpty } ?? !request.descriptor.sortBy.isEmpty,
             refusal: nil)
         do {
@@ -75,21 +114,29 @@ final class SpyStore<Inner: DataStoreConfiguration>: ForwardingStore {
         }
     }
 
-    func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, Snapshot> {
+    /// Records the request and forwards it.
+    public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<
+        T, Snapshot
+    > {
         try recording(request) { try inner.fetch(request) }
     }
 
-    func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
+    /// Records the request and forwards it.
+    public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
         try recording(request) { try inner.fetchCount(request) }
     }
 
-    func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> [PersistentIdentifier] {
+    /// Records the request and forwards it.
+    public func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws
+        -> [PersistentIdentifier]
+    {
         try recording(request) { try inner.fetchIdentifiers(request) }
     }
 }
 
 extension SpyStore: DataStoreQuerying where Inner.Store: DataStoreQuerying {
-    var queryCapabilities: QueryCapabilities { inner.queryCapabilities }
+    /// The wrapped store's capabilities.
+    public var queryCapabilities: QueryCapabilities { inner.queryCapabilities }
 }
 
 extension SpyStore: DataStoreBatching where Inner.Store: DataStoreBatching {}

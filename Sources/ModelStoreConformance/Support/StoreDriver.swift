@@ -70,7 +70,7 @@ struct StoreDriver<Store: DataStore> {
     /// The snapshots of a fetch, or `nil` if the store asked for in-memory filtering or sorting.
     func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>, _ what: String) throws -> [DefaultSnapshot]? {
         do {
-            return try store.fetch(request).fetchedSnapshots.map(\.defaultSnapshot)
+            return try validated(try store.fetch(request).fetchedSnapshots.map(\.defaultSnapshot), what)
         } catch DataStoreError.preferInMemoryFilter {
             return nil
         } catch DataStoreError.preferInMemorySort {
@@ -83,54 +83,84 @@ struct StoreDriver<Store: DataStore> {
     /// The snapshots of a fetch the store MUST run (no predicate or sort).
     func fetchAll<T: PersistentModel>(_ type: T.Type) throws -> [DefaultSnapshot] {
         let name = Schema.entityName(for: T.self)
-        return try env.step("fetching every '\(name)' directly") {
+        let snapshots = try env.step("fetching every '\(name)' directly") {
             try store.fetch(request(T.self)).fetchedSnapshots.map(\.defaultSnapshot)
         }
+        return try validated(snapshots, "fetching every '\(name)' directly")
+    }
+
+    /// Fails (instead of letting a later read trap) when a snapshot does not hold one value per property.
+    func validated(_ snapshots: [DefaultSnapshot], _ what: String) throws -> [DefaultSnapshot] {
+        if let malformed = snapshots.first(where: { $0.values.count != $0.entity.properties.count }) {
+            throw env.failure(
+                "\(what): the store returned a snapshot of '\(malformed.entity.name)' with \(malformed.values.count) "
+                    + "values for \(malformed.entity.properties.count) properties: malformed snapshot")
+        }
+        return snapshots
     }
 }
 
 extension StoreDriver where Store: DataStoreBatching {
-    /// Batch delete, update and insert by identifier.
+    /// Batch delete, update and insert by identifier, each checked model by model.
     func checkBatching() throws {
-        let ids = try saveEntries(try (1...10).map { try newEntry($0) })
-        try env.step("batch-deleting 3 entries directly") {
+        let ids = try saveEntries(try (1...10).map { try newEntry($0, bucket: $0 % 3) })
+        try env.step("batch-deleting entries 2, 5 and 9 directly") {
             try store.delete(
-                DataStoreBatchDeleteRequest<LogEntry>(identifiers: Array(ids[0..<3]), editingState: editingState))
+                DataStoreBatchDeleteRequest<LogEntry>(
+                    identifiers: [ids[1], ids[4], ids[8]], editingState: editingState))
         }
-        var remaining = try fetchAll(LogEntry.self).map(\.persistentIdentifier)
+        let survivors = try fetchAll(LogEntry.self).map(\.persistentIdentifier)
+        let expectedSurvivors = ids.enumerated().filter { ![1, 4, 8].contains($0.offset) }.map(\.element)
         try env.check(
-            Set(remaining) == Set(ids[3...]),
-            "a store batch delete of 3 identifiers left \(remaining.count) of 10 entries: "
-                + (remaining.count == 10 ? "delete ignored" : "the wrong entries were deleted"),
-            expected: "7 entries", found: "\(remaining.count) entries")
-        let slot = try env.require(try entity("LogEntry").slot(of: "label"), "'LogEntry' has no 'label'")
-        try env.step("batch-updating 2 entries directly") {
+            survivors.count == expectedSurvivors.count && Set(survivors) == Set(expectedSurvivors),
+            "a store batch delete of 3 identifiers left \(survivors.count) of 10 entries: "
+                + (survivors.count == 10
+                    ? "delete ignored" : "the wrong entries were deleted (batch delete too broad)"),
+            expected: "\(expectedSurvivors.count) entries", found: "\(survivors.count) entries")
+        let entity = try entity("LogEntry")
+        let label = try env.require(entity.slot(of: "label"), "'LogEntry' has no 'label'")
+        let bucket = try env.require(entity.slot(of: "bucket"), "'LogEntry' has no 'bucket'")
+        try env.step("batch-updating entries 4 and 6 directly") {
             try store.update(
                 DataStoreBatchUpdateRequest<LogEntry>(
-                    identifiers: Array(ids[3..<5]), values: [slot: .string("updated")], editingState: editingState))
+                    identifiers: [ids[3], ids[5]], values: [label: .string("updated"), bucket: .int(7)],
+                    editingState: editingState))
         }
-        let labels = Dictionary(
-            uniqueKeysWithValues: try fetchAll(LogEntry.self).map { ($0.persistentIdentifier, $0["label"]) })
-        try env.check(
-            labels[ids[3]] == .string("updated") && labels[ids[4]] == .string("updated"),
-            "a store batch update did not change the identified entries: update dropped")
-        try env.check(
-            ids[5...].allSatisfy { labels[$0] != .string("updated") },
-            "a store batch update changed entries it did not identify")
-        let new = try (20...22).map { try newEntry($0) }
+        let stored = try env.index(
+            try fetchAll(LogEntry.self), by: \.persistentIdentifier, "fetching entries after a store batch update")
+        for (offset, id) in expectedSurvivors.enumerated() {
+            let number = (ids.firstIndex(of: id) ?? offset) + 1
+            let entry = try env.require(stored[id], "entry \(number) is gone after a batch update of other entries")
+            let touched = id == ids[3] || id == ids[5]
+            let expected: [StoreValue?] =
+                touched ? [.string("updated"), .int(7)] : [.string("entry-\(number)"), .int(Int64(number % 3))]
+            try env.checkEqual(
+                [entry["label"], entry["bucket"]], expected,
+                touched
+                    ? "a store batch update did not set 'label' and 'bucket' of entry \(number), which it named: "
+                        + "update dropped"
+                    : "a store batch update changed entry \(number), which it did not name: batch update too broad")
+            try env.checkEqual(
+                entry["sequence"], .int(Int64(number)),
+                "a store batch update changed 'sequence', which it did not set: update applied to other attributes")
+        }
+        let new = try (20...22).map { try newEntry($0, label: "new-\($0)") }
         let inserted = try env.step("batch-inserting 3 entries directly") {
             try store.insert(
                 DataStoreBatchInsertRequest(snapshots: new.map(Store.Snapshot.init), editingState: editingState))
         }
         try env.check(
-            inserted.count == 3 && !inserted.contains { $0.isTemporary } && Set(inserted).isDisjoint(with: ids),
-            "a store batch insert of 3 snapshots did not return 3 new permanent identifiers", found: "\(inserted)")
-        remaining = try fetchAll(LogEntry.self).map(\.persistentIdentifier)
-        let stored = Dictionary(
-            uniqueKeysWithValues: try fetchAll(LogEntry.self).map { ($0.persistentIdentifier, $0["sequence"]) })
+            inserted.count == 3 && !inserted.contains { $0.isTemporary } && Set(inserted).count == 3
+                && Set(inserted).isDisjoint(with: ids),
+            "a store batch insert of 3 snapshots did not return 3 new, distinct permanent identifiers",
+            found: "\(inserted)")
+        let after = try env.index(
+            try fetchAll(LogEntry.self), by: \.persistentIdentifier, "fetching entries after a store batch insert")
         try env.checkEqual(
-            inserted.map { stored[$0] ?? nil }, [.int(20), .int(21), .int(22)],
-            "the identifiers a store batch insert returned are not in the order of the snapshots")
+            inserted.map { after[$0].map { [$0["sequence"], $0["label"]] } ?? [] },
+            (20...22).map { [.int(Int64($0)), .string("new-\($0)")] },
+            "the identifiers a store batch insert returned do not lead to the inserted snapshots, in their order")
+        try env.checkEqual(after.count, expectedSurvivors.count + 3, "a store batch insert stored the wrong number")
     }
 }
 

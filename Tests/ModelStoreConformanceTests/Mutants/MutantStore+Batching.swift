@@ -1,0 +1,74 @@
+import Foundation
+import ModelStore
+
+/// Batch delete, update and insert, with the batching mutants.
+extension MutantStore {
+    // MARK: Batching
+
+    func delete<T: PersistentModel>(_ request: DataStoreBatchDeleteRequest<T>) throws {
+        guard !has(.batchDeleteIgnored) else { return }
+        try locked(writing: true) { state in
+            var next = state.table
+            let ids =
+                has(.batchDeleteTooBroad)
+                ? next.snapshots(of: Schema.entityName(for: T.self)).map(\.persistentIdentifier) : request.identifiers
+            for id in ids { state.graveyard[id] = next.snapshot(for: id) }
+            next.delete(ids)
+            try persist(next, .batchDelete, &state)
+            state.table = next
+        }
+    }
+
+    func update<T: PersistentModel>(_ request: DataStoreBatchUpdateRequest<T>) throws {
+        guard !has(.batchUpdateIgnored) else { return }
+        try locked(writing: true) { state in
+            var next = state.table
+            let ids =
+                has(.batchUpdateAllOfEntity)
+                ? next.snapshots(of: Schema.entityName(for: T.self)).map(\.persistentIdentifier) : request.identifiers
+            if has(.batchUpdateNotAtomic) {
+                for id in ids {
+                    let updated = try next.prepareUpdate([id], values: request.values)
+                    next.applyUpdate(updated)
+                    state.table = next
+                }
+            } else if has(.batchUpdateUnchecked) {
+                next.applyUpdate(
+                    ids.compactMap { id in
+                        guard var snapshot = next.snapshot(for: id) else { return nil }
+                        for (slot, value) in request.values { snapshot.values[slot] = value }
+                        return snapshot
+                    })
+            } else {
+                next.applyUpdate(try next.prepareUpdate(ids, values: request.values))
+            }
+            try persist(next, .batchUpdate, &state)
+            state.table = next
+        }
+    }
+
+    func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
+        try locked(writing: true) { state in
+            var next = state.table
+            var ids: [PersistentIdentifier] = []
+            let chunks = has(.batchInsertNotAtomic) ? request.snapshots.map { [$0] } : [request.snapshots]
+            for chunk in chunks {
+                let saved = try next.save(
+                    DataStoreSaveChangesRequest(
+                        editingState: request.editingState, inserted: chunk, updated: [], deleted: []),
+                    storeIdentifier: identifier)
+                ids += chunk.map { saved.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier }
+                if has(.batchInsertNotAtomic) { state.table = next }
+            }
+            if !has(.batchInsertStoresNothing) {
+                try persist(next, .batchInsert, &state)
+                state.table = next
+            }
+            switch mutation {
+            case .batchInsertIdentifiersReversed: return ids.reversed()
+            case .batchInsertTemporaryIdentifiers: return request.snapshots.map(\.persistentIdentifier)
+            default: return ids
+            }
+        }
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import ModelStore
+import Synchronization
+
+/// The settings of a ``MutantStore``: which bug it has (none for the baseline) and, for a durable
+/// store, the file it keeps its data in.
+struct MutantStoreConfiguration: DataStoreConfiguration {
+    typealias Store = MutantStore
+    var mutation: Mutation?
+    var file: URL?
+    /// Whether other stores (standing in for other processes) may write the same file: the store then
+    /// takes their saves in before every operation, under a lock.
+    var shared = false
+    var name = "mutant"
+    var schema: Schema?
+
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.mutation == rhs.mutation && lhs.file == rhs.file && lhs.name == rhs.name
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(mutation)
+        hasher.combine(file)
+    }
+}
+
+/// The test target's own small store, independent of the adapters: the core's `SnapshotTable` in
+/// memory, optionally written whole to one JSON file after every change (and read back on open), with
+/// at most one seeded ``Mutation``. Without a mutation it passes the whole conformance suite.
+final class MutantStore: DataStoreQuerying, DataStoreBatching {
+    typealias Snapshot = DefaultSnapshot
+
+    /// What the file holds.
+    struct Image: Codable {
+        var identifier: String
+        var nextKey: Int64
+        var snapshots: [DefaultSnapshot]
+    }
+
+    struct State {
+        var table: SnapshotTable
+        /// Snapshots as they were before the last save changed them (for the stale-cache mutant).
+        var previous: [PersistentIdentifier: DefaultSnapshot] = [:]
+        /// Snapshots deleted so far (for the cache-returns-deleted mutant).
+        var graveyard: [PersistentIdentifier: DefaultSnapshot] = [:]
+        /// The table as of the previous write (for the last-save-lost mutant).
+        var lagging: SnapshotTable?
+        /// The file's contents as this store last read or wrote them (shared files only).
+        var lastData: Data?
+    }
+
+    /// One lock for every shared file: two stores of one process stand in for two processes.
+    private static let sharedFiles = Mutex<Void>(())
+
+    let configuration: MutantStoreConfiguration
+    let identifier: String
+    let schema: Schema
+    let state: Mutex<State>
+    var mutation: Mutation? { configuration.mutation }
+    func has(_ mutation: Mutation) -> Bool { configuration.mutation == mutation }
+
+    init(_ configuration: MutantStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
+        guard let schema = configuration.schema else {
+            throw DataStoreError(
+                .invalidConfiguration, "the mutant store has no schema", remedy: "Open it in a container")
+        }
+        self.configuration = configuration
+        self.schema = schema
+        var table = SnapshotTable(schema: schema)
+        var identifier = "mutant-" + UUID().uuidString.prefix(8).lowercased()
+        if configuration.shared, let file = configuration.file {
+            // Stores sharing a file share an identifier, even before the file exists.
+            identifier = "mutant-" + String(file.path.utf8.reduce(UInt64(5381)) { $0 &* 33 &+ UInt64($1) }, radix: 36)
+        }
+        var lastData: Data?
+        if let file = configuration.file, FileManager.default.fileExists(atPath: file.path) {
+            var image = Image(identifier: identifier, nextKey: 1, snapshots: [])
+            do {
+                let decoder = JSONDecoder()
+                decoder.userInfo[.modelStoreSchema] = schema
+                let data = try Data(contentsOf: file)
+                lastData = data
+                image = try decoder.decode(Image.self, from: data)
+                try table.load(image.snapshots)
+            } catch {
+                if configuration.mutation == .corruptionNotDetected {
+                    image = Image(identifier: identifier, nextKey: 1, snapshots: [])
+                    table = SnapshotTable(schema: schema)
+                } else {
+                    if configuration.mutation == .failedOpenOverwritesFile {
+                        try? Data("{}".utf8).write(to: file)
+                    }
+                    throw DataStoreError(
+                        .corrupted, "the mutant store's file '\(file.lastPathComponent)' cannot be read",
+                        remedy: "Restore the file from a backup", underlyingError: ErrorText(error))
+                }
+            }
+            if configuration.mutation != .storeIdentifierNotPersisted { identifier = image.identifier }
+            if configuration.mutation != .keyCounterNotPersisted { table.reserveKeys(below: image.nextKey) }
+        }
+        self.identifier = identifier
+        self.state = Mutex(State(table: table, lastData: lastData))
+    }
+
+    var queryCapabilities: QueryCapabilities {
+        switch mutation {
+        case .inexactOrderingReturnsSubset:
+            QueryCapabilities(
+                filters: StoreFilter.Kinds.all.subtracting([.ordering, .range]), inexactFilters: [.ordering, .range],
+                enforcesUniqueness: true)
+        default: .all
+        }
+    }
+
+    // MARK: Writing the file
+
+    enum Change {
+        case save(inserts: Bool, updates: Bool, deletes: Bool, equalUpdatesOnly: Bool)
+        case batchDelete, batchUpdate, batchInsert, erase
+    }
+
+    func persist(_ table: SnapshotTable, _ change: Change, _ state: inout State) throws {
+        guard let file = configuration.file else { return }
+        switch (mutation, change) {
+        case (.batchDeleteNotPersisted, .batchDelete), (.batchUpdateNotPersisted, .batchUpdate),
+            (.batchInsertNotPersisted, .batchInsert), (.eraseNotPersisted, .erase):
+            return
+        case (.updatesPersistedOnlyWithInserts, .save(let inserts, _, _, _)) where !inserts: return
+        case (.deletesPersistedOnlyWithInserts, .save(let inserts, let updates, _, _)) where !inserts && !updates:
+            return
+        case (.skipsWritingEqualUpdates, .save(_, _, _, let equalUpdatesOnly)) where equalUpdatesOnly: return
+        default: break
+        }
+        var written = table
+        if has(.lastSaveLost) {
+            written = state.lagging ?? SnapshotTable(schema: schema)
+            state.lagging = table
+        }
+        let image = Image(identifier: identifier, nextKey: written.nextPrimaryKey, snapshots: written.allSnapshots)
+        do {
+            let data = try JSONEncoder().encode(image)
+            try data.write(to: file, options: .atomic)
+            state.lastData = data
+        } catch {
+            throw DataStoreError(
+                .io, "the mutant store could not write '\(file.lastPathComponent)'", underlyingError: ErrorText(error))
+        }
+    }
+
+    // MARK: Sharing the file
+
+    /// Runs `body` on the state; for a shared file, under the files' lock and after taking in what other
+    /// stores wrote (unless the mutant forgets to).
+    func locked<Result: Sendable>(writing: Bool, _ body: (inout State) throws -> Result) throws -> Result {
+        guard configuration.shared else { return try state.withLock { try body(&$0) } }
+        return try Self.sharedFiles.withLock { _ in
+            try state.withLock { state in
+                if !has(.readsOtherStoresOnlyOnOpen) && !(writing && has(.savesOverOtherStores)) {
+                    try takeInOtherWrites(&state)
+                }
+                return try body(&state)
+            }
+        }
+    }
+
+    private func takeInOtherWrites(_ state: inout State) throws {
+        guard let file = configuration.file, let data = try? Data(contentsOf: file), data != state.lastData else {
+            return
+        }
+        do {
+            let decoder = JSONDecoder()
+            decoder.userInfo[.modelStoreSchema] = schema
+            let image = try decoder.decode(Image.self, from: data)
+            var table = SnapshotTable(schema: schema)
+            try table.load(image.snapshots)
+            table.reserveKeys(below: image.nextKey)
+            state.table = table
+            state.lastData = data
+        } catch {
+            throw DataStoreError(
+                .corrupted, "the mutant store's shared file '\(file.lastPathComponent)' cannot be read",
+                underlyingError: ErrorText(error))
+        }
+    }
+
+    // MARK: Cache and erase
+
+    func cachedSnapshots(
+        for identifiers: [PersistentIdentifier], editingState: EditingState
+    ) throws -> [PersistentIdentifier: DefaultSnapshot] {
+        try locked(writing: false) { state in
+            var found: [PersistentIdentifier: DefaultSnapshot] = [:]
+            for id in identifiers {
+                found[id] = state.table.snapshot(for: id)
+                if has(.cacheReturnsStale), let stale = state.previous[id] { found[id] = stale }
+                if has(.cacheReturnsDeleted), found[id] == nil { found[id] = state.graveyard[id] }
+            }
+            return found
+        }
+    }
+
+    func erase() throws {
+        try locked(writing: true) { state in
+            var next = state.table
+            let kept = has(.eraseKeepsLogEntries) ? next.snapshots(of: "LogEntry") : []
+            next.removeAll()
+            try next.load(kept)
+            try persist(next, .erase, &state)
+            state.table = next
+        }
+    }
+}
+
+/// Any error, kept as a Sendable description.
+struct ErrorText: Error, Sendable, CustomStringConvertible {
+    let description: String
+    init(_ error: any Error) { description = "\(error)" }
+}

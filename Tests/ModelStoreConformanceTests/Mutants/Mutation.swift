@@ -1,0 +1,195 @@
+import Foundation
+import ModelStore
+import ModelStoreConformance
+
+/// One seeded bug of ``MutantStore``: a mistake a real adapter could ship with, filed under the
+/// requirement of `DataStore`, `DataStoreQuerying` or `DataStoreBatching` it breaks.
+///
+/// History has no core protocol yet (the suite's history cases are skipped for every adapter until
+/// `HistoryProviding` ships), so no mutant can break it; the `history` group is listed in
+/// ``Mutation/requirements`` with no mutants, so the gap shows in the report. The test store does not
+/// declare external storage or migrations, so the `externalStorage` and `migrations` groups are skipped
+/// for every mutant; the built-in adapters' own runs exercise them.
+enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
+    // DataStore.save: minting and remapping (rule 3)
+    case mintsTemporaryIdentifiers, mintsSameIdentifierTwice, mintsForAnotherStore
+    case remapsNothingInInserted, remapsNothingInUpdated, remapsToOneOnly
+    // DataStore.save: what is stored (rule 2)
+    case dropsUpdates, dropsDeletes, dropsInsertsAfterFirst, shiftsUpdates, swapsInsertedRows
+    case dropsNilUpdates, dropsRelationshipUpdates, dropsToManyUpdates, dropsClearedReferences, cascadesEveryRule
+    case skipsUpdatesEqualToStored, uniquenessCheckedOnInsertOnly
+    case notAtomicOnUniqueViolation, acceptsUniqueViolations, uniquenessCaseInsensitive
+    // DataStore.save: values round-tripping
+    case normalizesStrings, dropsSignOfZero, truncatesDates, decimalsThroughDouble, clampsLargeUnsigned
+    // DataStore.fetch (rule 4)
+    case fetchServesValuesBeforeLastSave
+    case mixesInOtherEntity, returnsFirstTwice, ignoresOffset, ignoresLimit, limitOffByOne
+    case ignoresFilter, ignoresSort, ignoresSortDirection, sortsOnlyByFirstKey, reversesTies, nilsSortLast
+    case caseInsensitiveSort, caseInsensitiveEquality, containsCaseInsensitive, prefixCaseInsensitive
+    case sqlNullNotEqual, rangeAlwaysIncludesUpper, membershipIgnored, identifierFilterIgnored
+    case nilRelationshipMatchesEverything, negationDropped, disjunctionAsConjunction
+    // DataStore.fetchCount / fetchIdentifiers
+    case countIgnoresWindow, countIgnoresFilter, countOffByOne
+    case identifiersReversed, identifiersIgnoreWindow, identifiersIgnoreSort
+    // DataStore.cachedSnapshots / erase
+    case cacheReturnsStale, cacheReturnsDeleted, eraseKeepsLogEntries
+    // DataStoreQuerying.queryCapabilities
+    case refusesDeclaredTextFilters, inexactOrderingReturnsSubset
+    // DataStoreBatching
+    case batchDeleteIgnored, batchDeleteTooBroad, batchUpdateIgnored, batchUpdateAllOfEntity
+    case batchUpdateNotAtomic, batchUpdateUnchecked, batchInsertIdentifiersReversed, batchInsertTemporaryIdentifiers
+    case batchInsertNotAtomic, batchInsertStoresNothing
+    // Durability (over the file-backed store)
+    case batchDeleteNotPersisted, batchUpdateNotPersisted, batchInsertNotPersisted
+    case updatesPersistedOnlyWithInserts, deletesPersistedOnlyWithInserts, lastSaveLost
+    case keyCounterNotPersisted, storeIdentifierNotPersisted, eraseNotPersisted, skipsWritingEqualUpdates
+    case corruptionNotDetected, failedOpenOverwritesFile
+    // Multi-process access (two stores over one shared file)
+    case readsOtherStoresOnlyOnOpen, savesOverOtherStores
+
+    var description: String { rawValue }
+
+    /// The requirement the mutant breaks.
+    var requirement: String {
+        switch self {
+        case .mintsTemporaryIdentifiers, .mintsSameIdentifierTwice, .mintsForAnotherStore, .remapsNothingInInserted,
+            .remapsNothingInUpdated, .remapsToOneOnly:
+            "DataStore.save (identifiers)"
+        case .dropsUpdates, .dropsDeletes, .dropsInsertsAfterFirst, .shiftsUpdates, .swapsInsertedRows,
+            .dropsNilUpdates, .dropsRelationshipUpdates, .dropsToManyUpdates, .dropsClearedReferences,
+            .cascadesEveryRule, .skipsUpdatesEqualToStored, .uniquenessCheckedOnInsertOnly, .notAtomicOnUniqueViolation,
+            .acceptsUniqueViolations, .uniquenessCaseInsensitive:
+            "DataStore.save (changes)"
+        case .normalizesStrings, .dropsSignOfZero, .truncatesDates, .decimalsThroughDouble, .clampsLargeUnsigned:
+            "DataStore.save (values)"
+        case .fetchServesValuesBeforeLastSave, .mixesInOtherEntity, .returnsFirstTwice, .ignoresOffset, .ignoresLimit,
+            .limitOffByOne, .ignoresFilter,
+            .ignoresSort, .ignoresSortDirection, .sortsOnlyByFirstKey, .reversesTies, .nilsSortLast,
+            .caseInsensitiveSort, .caseInsensitiveEquality, .containsCaseInsensitive, .prefixCaseInsensitive,
+            .sqlNullNotEqual, .rangeAlwaysIncludesUpper, .membershipIgnored, .identifierFilterIgnored,
+            .nilRelationshipMatchesEverything, .negationDropped, .disjunctionAsConjunction:
+            "DataStore.fetch"
+        case .countIgnoresWindow, .countIgnoresFilter, .countOffByOne: "DataStore.fetchCount"
+        case .identifiersReversed, .identifiersIgnoreWindow, .identifiersIgnoreSort: "DataStore.fetchIdentifiers"
+        case .cacheReturnsStale, .cacheReturnsDeleted: "DataStore.cachedSnapshots"
+        case .eraseKeepsLogEntries: "DataStore.erase"
+        case .refusesDeclaredTextFilters, .inexactOrderingReturnsSubset: "DataStoreQuerying.queryCapabilities"
+        case .batchDeleteIgnored, .batchDeleteTooBroad: "DataStoreBatching.delete"
+        case .batchUpdateIgnored, .batchUpdateAllOfEntity, .batchUpdateNotAtomic, .batchUpdateUnchecked:
+            "DataStoreBatching.update"
+        case .batchInsertIdentifiersReversed, .batchInsertTemporaryIdentifiers, .batchInsertNotAtomic,
+            .batchInsertStoresNothing:
+            "DataStoreBatching.insert"
+        case .batchDeleteNotPersisted, .batchUpdateNotPersisted, .batchInsertNotPersisted,
+            .updatesPersistedOnlyWithInserts, .deletesPersistedOnlyWithInserts, .lastSaveLost, .keyCounterNotPersisted,
+            .storeIdentifierNotPersisted, .eraseNotPersisted, .skipsWritingEqualUpdates:
+            "durability (save, batches, erase across reopen)"
+        case .corruptionNotDetected, .failedOpenOverwritesFile: "DataStore.init (failed opens)"
+        case .readsOtherStoresOnlyOnOpen, .savesOverOtherStores: "multi-process access (two stores, one file)"
+        }
+    }
+
+    /// Every requirement, in report order, with the history contract that has no mutants yet.
+    static let requirements: [String] = {
+        var seen: [String] = []
+        for mutation in allCases where !seen.contains(mutation.requirement) { seen.append(mutation.requirement) }
+        return seen + ["history (no core protocol yet: nothing to mutate)"]
+    }()
+
+    /// Whether the mutant needs the file-backed store (its bug is in what reaches the disk).
+    var isDurable: Bool { requirement.hasPrefix("durability") || requirement.hasPrefix("DataStore.init") || isShared }
+    /// Whether the mutant needs a file shared by two stores.
+    var isShared: Bool { requirement.hasPrefix("multi-process") }
+
+    /// Words the failure that kills the mutant must contain: the symptom, named as an adapter author
+    /// would look for it, and pointing at the right cause.
+    var symptom: String {
+        switch self {
+        case .mintsTemporaryIdentifiers: "temporary identifiers"
+        case .mintsSameIdentifierTwice: "the same identifier for two"
+        case .mintsForAnotherStore: "do not carry the store's identifier"
+        case .remapsNothingInInserted, .remapsToOneOnly, .remapsNothingInUpdated: "not remapped"
+        case .dropsUpdates, .dropsNilUpdates: "update"
+        case .dropsDeletes: "delete ignored"
+        case .dropsInsertsAfterFirst: "models lost"
+        case .shiftsUpdates, .swapsInsertedRows: "another model's row"
+        case .dropsRelationshipUpdates, .dropsToManyUpdates: "relationship update dropped"
+        case .dropsClearedReferences: "references to deleted models"
+        case .cascadesEveryRule: "delete rule applied wrongly"
+        case .skipsUpdatesEqualToStored, .skipsWritingEqualUpdates: "equal by Swift's == "
+        case .uniquenessCheckedOnInsertOnly, .batchUpdateUnchecked: "unique constraint not enforced"
+        case .fetchServesValuesBeforeLastSave: "update dropped"
+        case .notAtomicOnUniqueViolation: "not atomic"
+        case .acceptsUniqueViolations: "unique constraint not enforced"
+        case .uniquenessCaseInsensitive: "case-sensitive"
+        case .normalizesStrings, .dropsSignOfZero: "normalized"
+        case .truncatesDates, .decimalsThroughDouble, .clampsLargeUnsigned: "round-trip exactly"
+        case .mixesInOtherEntity: "wrong entity"
+        case .returnsFirstTwice: "returned it twice"
+        case .ignoresOffset: "offset ignored"
+        case .ignoresLimit, .limitOffByOne: "limit ignored"
+        case .ignoresFilter: "wrong entries"
+        case .ignoresSort, .ignoresSortDirection, .sortsOnlyByFirstKey, .caseInsensitiveSort, .nilsSortLast:
+            "wrong order"
+        case .reversesTies: "unstable sort"
+        case .caseInsensitiveEquality, .containsCaseInsensitive, .inexactOrderingReturnsSubset:
+            "push-down changed a result"
+        case .prefixCaseInsensitive, .sqlNullNotEqual, .rangeAlwaysIncludesUpper, .membershipIgnored,
+            .nilRelationshipMatchesEverything, .negationDropped, .disjunctionAsConjunction:
+            "applied exactly"
+        case .identifierFilterIgnored: "by identifier returned other entries"
+        case .countIgnoresWindow, .countIgnoresFilter, .countOffByOne: "count disagrees with fetch"
+        case .identifiersReversed, .identifiersIgnoreWindow, .identifiersIgnoreSort: "another order"
+        case .cacheReturnsStale: "stale snapshot"
+        case .cacheReturnsDeleted: "returned a deleted model"
+        case .eraseKeepsLogEntries: "erase incomplete"
+        case .refusesDeclaredTextFilters: "queryCapabilities declare it"
+        case .batchDeleteIgnored, .batchDeleteTooBroad: "delete ignored or too broad"
+        case .batchUpdateIgnored, .batchUpdateAllOfEntity: "update dropped or too broad"
+        case .batchUpdateNotAtomic: "batch update was not atomic"
+        case .batchInsertIdentifiersReversed: "leads to the wrong model"
+        case .batchInsertTemporaryIdentifiers: "temporary or repeated identifiers"
+        case .batchInsertNotAtomic: "batch insert was not atomic"
+        case .batchInsertStoresNothing: "rows lost"
+        case .batchDeleteNotPersisted, .deletesPersistedOnlyWithInserts: "delete was lost on reopen"
+        case .batchUpdateNotPersisted: "change was lost on reopen"
+        case .updatesPersistedOnlyWithInserts: "lost on reopen"
+        case .batchInsertNotPersisted, .lastSaveLost: "data lost on reopen"
+        case .keyCounterNotPersisted: "key counter lost on reopen"
+        case .storeIdentifierNotPersisted: "store identifier lost on reopen"
+        case .eraseNotPersisted: "erase not durable"
+        case .corruptionNotDetected: "corruption not detected"
+        case .failedOpenOverwritesFile: "a failed open MUST NOT write"
+        case .readsOtherStoresOnlyOnOpen: "did not see the first store's save"
+        case .savesOverOtherStores: "lost saves"
+        }
+    }
+
+    /// Why the mutant may survive the suite and that is acceptable; `nil` for a mutant the suite MUST kill.
+    ///
+    /// No mutant survives today, so none is listed. A mutant that the suite cannot kill, and that is
+    /// acceptable (its bug is invisible to every user, say), gets a `case` here with the reason; any other
+    /// survivor fails `suiteKillsTheMutants`.
+    var acceptableSurvival: String? {
+        switch self {
+        default: nil
+        }
+    }
+
+    /// The groups most likely to kill the mutant, run first to keep the run short (every group runs
+    /// before a mutant is declared a survivor, so the order changes only the time, never the verdict).
+    var focus: [ConformanceGroup] {
+        switch requirement {
+        case "DataStore.save (identifiers)": [.storeContract, .identifiers]
+        case "DataStore.save (changes)": [.crud, .storeContract, .relationships, .uniqueness]
+        case "DataStore.save (values)": [.storeContract, .crud]
+        case "DataStore.fetch", "DataStore.fetchCount", "DataStore.fetchIdentifiers": [.storeContract, .fetch]
+        case "DataStore.cachedSnapshots": [.storeContract, .contexts]
+        case "DataStore.erase": [.erase]
+        case "DataStoreQuerying.queryCapabilities": [.declarations, .pushDown]
+        case "multi-process access (two stores, one file)": [.multiProcess]
+        case let name where name.hasPrefix("DataStoreBatching"): [.batch]
+        default: [.persistence, .erase]
+        }
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import ModelStore
+import ModelStoreConformance
+import Synchronization
+import Testing
+
+/// Mutation testing of the suite itself: every ``Mutation`` is a complete store with one seeded bug,
+/// and the suite must fail (kill) at least 95% of them; every survivor must be declared acceptable,
+/// with the reason, in ``Mutation/acceptableSurvival``.
+struct MutationTests {
+    /// The adapter declaration of the mutant store, honest about what it supports.
+    static func adapter(_ mutation: Mutation?, durable: Bool, shared: Bool = false) -> ConformanceAdapter {
+        let backend = shared ? "shared file" : durable ? "file" : "memory"
+        let capabilities: ConformanceCapabilities =
+            shared
+            ? [.batching, .erase, .durability, .multiProcessAccess]
+            : durable ? [.batching, .erase, .durability] : [.batching, .erase]
+        return ConformanceAdapter(
+            name: "MutantStore(\(mutation?.rawValue ?? "no mutation"), \(backend))",
+            capabilities: capabilities,
+            nativeFilters: Set(ConformanceFilterKind.allCases)
+        ) { directory in
+            MutantStoreConfiguration(
+                mutation: mutation, file: durable || shared ? directory.appendingPathComponent("mutant.json") : nil,
+                shared: shared)
+        }
+    }
+
+    /// What one case did on an adapter: `nil` when it passed or was skipped.
+    static func failure(of testCase: ConformanceCase) -> String? {
+        do {
+            switch try testCase.run() {
+            case .passed, .skipped: return nil
+            case .expectedFailure(_, let failure): return failure.description
+            }
+        } catch let failure as ConformanceFailure {
+            return failure.description
+        } catch {
+            return "\(testCase.id): run() threw \(type(of: error)): \(error)"
+        }
+    }
+
+    /// The first failing case's report, running the focus groups first; `nil` if every case passes.
+    static func firstFailure(of adapter: ConformanceAdapter, focus: [ConformanceGroup]) -> String? {
+        let cases = ConformanceSuite.cases(for: adapter)
+        let ordered =
+            cases.filter { focus.contains($0.group) }.sorted {
+                (focus.firstIndex(of: $0.group) ?? 0) < (focus.firstIndex(of: $1.group) ?? 0)
+            }
+            + cases.filter { !focus.contains($0.group) }
+        for testCase in ordered {
+            if let failure = failure(of: testCase) { return failure }
+        }
+        return nil
+    }
+
+    /// The mutants this run covers: every one, unless `MODELSTORE_MUTANTS` names a subset
+    /// (`MODELSTORE_MUTANTS=ignoresOffset,dropsUpdates`).
+    static var selected: [Mutation] {
+        guard let names = ProcessInfo.processInfo.environment["MODELSTORE_MUTANTS"], !names.isEmpty else {
+            return Mutation.allCases
+        }
+        return names.split(separator: ",").compactMap { Mutation(rawValue: String($0)) }
+    }
+
+    @Test(arguments: [(false, false), (true, false), (true, true)])
+    func storeWithoutMutationPassesTheSuite(durable: Bool, shared: Bool) {
+        for testCase in ConformanceSuite.cases(for: Self.adapter(nil, durable: durable, shared: shared)) {
+            if let failure = Self.failure(of: testCase) {
+                Issue.record(
+                    "the mutant store without a mutation failed a case, so kills would mean nothing: \(failure)")
+            }
+        }
+    }
+
+    @Test func mutantsCoverEveryRequirement() {
+        #expect(Mutation.allCases.count >= 60)
+        let covered = Set(Mutation.allCases.map(\.requirement))
+        for requirement in Mutation.requirements where !requirement.hasPrefix("history") {
+            #expect(covered.contains(requirement))
+        }
+        #expect(Mutation.allCases.contains { $0.isDurable })
+    }
+
+    @Test func suiteKillsTheMutants() {
+        let mutants = Self.selected
+        let results = Mutex<[Mutation: String]>([:])
+        let started = Date()
+        DispatchQueue.concurrentPerform(iterations: mutants.count) { index in
+            let mutation = mutants[index]
+            let failure = Self.firstFailure(
+                of: Self.adapter(mutation, durable: mutation.isDurable, shared: mutation.isShared),
+                focus: mutation.focus)
+            if let failure { results.withLock { $0[mutation] = failure } }
+        }
+        let killed = results.withLock { $0 }
+        let survivors = mutants.filter { killed[$0] == nil }
+        let score = Double(mutants.count - survivors.count) / Double(max(mutants.count, 1))
+        var report = [
+            String(
+                format: "mutation score: %d of %d mutants killed (%.1f%%) in %.1f s",
+                mutants.count - survivors.count, mutants.count, score * 100, Date().timeIntervalSince(started))
+        ]
+        for requirement in Mutation.requirements {
+            let group = mutants.filter { $0.requirement == requirement }
+            report.append("  \(requirement): \(group.filter { killed[$0] != nil }.count)/\(group.count)")
+        }
+        for mutation in mutants {
+            let verdict = killed[mutation].map { "killed by " + ($0.split(separator: "\n").first ?? "") } ?? "SURVIVED"
+            report.append("  - \(mutation): \(verdict)")
+        }
+        for survivor in survivors {
+            report.append(
+                "  survivor \(survivor): \(survivor.acceptableSurvival ?? "NOT ACCEPTED: the suite must catch it")")
+        }
+        print(report.joined(separator: "\n"))
+        #expect(score >= 0.95, "mutation score \(score) is below 95%")
+        for (mutation, failure) in killed.sorted(by: { $0.key.rawValue < $1.key.rawValue })
+        where !failure.contains(mutation.symptom) {
+            Issue.record(
+                "the failure that killed '\(mutation)' does not name its symptom '\(mutation.symptom)': \(failure)")
+        }
+        for survivor in survivors where survivor.acceptableSurvival == nil {
+            Issue.record(
+                "the suite passed the mutant '\(survivor)' (\(survivor.requirement)), which is not declared acceptable")
+        }
+    }
+}
+
+/// Failures name the right cause even in cases aimed at something else.
+struct FailureCauseTests {
+    /// The issue's example: a store that stores each update on the next model was reported as a wrong
+    /// delete rule by the nullify case. It must be reported as updates stored on other models.
+    @Test func shiftedUpdatesAreNotReportedAsADeleteRule() throws {
+        let adapter = MutationTests.adapter(.shiftsUpdates, durable: false)
+        let testCase = try #require(
+            ConformanceSuite.cases(for: adapter).first { $0.id == "relationships.nullifyKeepsRelated" })
+        let failure = #expect(throws: ConformanceFailure.self) { try testCase.run() }
+        #expect(failure?.message.contains("rows shifted or swapped") == true, "\(failure?.description ?? "no failure")")
+        #expect(failure?.message.contains("delete rule applied wrongly") == false)
+    }
+
+    /// A store that keeps a reference the context reads as `nil` is caught by reading the store itself.
+    @Test func storedReferencesAreReadFromTheStore() throws {
+        let adapter = MutationTests.adapter(.dropsClearedReferences, durable: false)
+        let testCase = try #require(
+            ConformanceSuite.cases(for: adapter).first { $0.id == "relationships.nullifiedReferencesAreStored" })
+        let failure = #expect(throws: ConformanceFailure.self) { try testCase.run() }
+        #expect(failure?.message.contains("references to deleted models") == true, "\(failure?.description ?? "")")
+    }
+}
