@@ -58,7 +58,9 @@ struct StoreOpener {
     static func readMeta(_ connection: SQLiteConnection) throws -> StoreMeta? {
         let exists = try connection.statement("SELECT count(*) FROM sqlite_schema WHERE name = '\(metaTable)'")
         try exists.step(during: "reading")
-        guard exists.int64(0) > 0 else { return nil }
+        let hasMeta = exists.int64(0) > 0
+        exists.reset()
+        guard hasMeta else { return nil }
         let statement = try connection.statement("SELECT key, value FROM \(metaTable)")
         var values: [String: SQLValue] = [:]
         while try statement.step(during: "reading") { values[statement.text(0)] = statement.value(1) }
@@ -75,7 +77,9 @@ struct StoreOpener {
     private func ensureEmpty() throws {
         let statement = try connection.statement("SELECT count(*) FROM sqlite_schema")
         try statement.step(during: "reading")
-        guard statement.int64(0) == 0 else {
+        let tables = statement.int64(0)
+        statement.reset()
+        guard tables == 0 else {
             throw DataStoreError(
                 .corrupted,
                 "the SQLite database '\(path)' is not a ModelStore store: it has tables but no '\(Self.metaTable)' table",
