@@ -37,9 +37,19 @@ final class SQLiteStatement {
     func bind(_ index: Int32, _ value: Double) { sqlite3_bind_double(handle, index, value) }
     /// Binds `NULL`.
     func bindNull(_ index: Int32) { sqlite3_bind_null(handle, index) }
-    /// Binds text, copied.
+    /// Binds text, copied, every byte (a `NUL` inside the string included).
     func bind(_ index: Int32, _ value: String) {
-        sqlite3_bind_text(handle, index, value, -1, sqliteTransient)
+        var value = value
+        value.withUTF8 { (bytes: UnsafeBufferPointer<UInt8>) -> Void in
+            // An empty string binds as empty text, not NULL (a nil pointer would bind NULL).
+            guard !bytes.isEmpty else {
+                sqlite3_bind_text(handle, index, "", 0, sqliteTransient)
+                return
+            }
+            bytes.withMemoryRebound(to: CChar.self) { text in
+                _ = sqlite3_bind_text(handle, index, text.baseAddress, Int32(text.count), sqliteTransient)
+            }
+        }
     }
     /// Binds bytes, copied.
     func bind(_ index: Int32, _ value: Data) {

@@ -7,6 +7,12 @@ import Foundation
 ///   order of the NFC-normalised scalars). Every text column of a store uses it, so `=`, `<`, `IN`,
 ///   `ORDER BY` and the unique indexes agree with Swift. ASCII-only text compares as bytes, which is
 ///   the same order, without building Swift strings.
+///
+///   The collation is a total order, as a B-tree needs. Swift 6.3's own `<` is not quite one: a
+///   decomposed string that is a canonical prefix of a longer precomposed one compares neither less
+///   nor greater (`"e\u{301}" < "éa"` and `"éa" < "e\u{301}"` are both `false`, though
+///   `"e\u{301}" == "é"` and `"é" < "éa"`). The collation orders such pairs by their NFC scalars,
+///   which is what Swift documents and does everywhere else.
 /// - `swift_contains(s, t)` and `swift_has_prefix(s, t)`: `#Predicate`'s `contains` and
 ///   `starts(with:)`, character by character (an empty text is found in every string); `NULL`
 ///   for a `NULL` string, so a filter on it is false.
@@ -41,9 +47,10 @@ enum SwiftCollation {
             }
             return count1 == count2 ? 0 : (count1 < count2 ? -1 : 1)
         }
-        let x = String(decoding: a, as: UTF8.self)
-        let y = String(decoding: b, as: UTF8.self)
-        return x == y ? 0 : (x < y ? -1 : 1)
+        let x = String(decoding: a, as: UTF8.self).precomposedStringWithCanonicalMapping.unicodeScalars
+        let y = String(decoding: b, as: UTF8.self).precomposedStringWithCanonicalMapping.unicodeScalars
+        if x.elementsEqual(y) { return 0 }
+        return x.lexicographicallyPrecedes(y) ? -1 : 1
     }
 
     private static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {

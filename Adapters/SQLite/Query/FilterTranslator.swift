@@ -157,8 +157,10 @@ struct FilterTranslator {
         guard var inner = resolve(StorePath(Array(path.components.dropFirst())), layout: destination, alias: related),
             inner.column.kind != .double
         else { return nil }
+        // A subquery's value has no collation of its own: name the column's, so text compares as Swift's.
+        let collation = inner.column.kind?.declaration.contains("COLLATE") == true ? " COLLATE \(SwiftCollation.name)" : ""
         inner.sql = "(SELECT \(inner.sql) FROM \(destination.table) \(related) WHERE \(related)."
-            + "\(EntityLayout.primaryKey) = \(expression))"
+            + "\(EntityLayout.primaryKey) = \(expression))" + collation
         inner.traversed = true
         return inner
     }
