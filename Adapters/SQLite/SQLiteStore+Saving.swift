@@ -56,7 +56,7 @@ extension SQLiteStore {
     /// Sets values on models by identifier: one `UPDATE … WHERE _pk IN (…)` per entity, atomically,
     /// with uniqueness enforced by the unique indexes.
     public func update<T: PersistentModel>(_ request: DataStoreBatchUpdateRequest<T>) throws {
-        let entityName = Schema.entityName(for: T.self)
+        let entityName = request.identifiers.first?.entityName ?? Schema.entityName(for: T.self)
         guard let layout = layouts[entityName], !request.values.isEmpty else { return }
         try withWriter { writer in
             let keys = request.identifiers.compactMap { $0.entityName == entityName ? localKey($0) : nil }
@@ -104,8 +104,11 @@ extension SQLiteStore {
                 }
                 try writer.write(rewritten, update: true)
             }
-            let changed = try keys.compactMap { try writer.reader.snapshot($0, layout: layout) }
-            _ = try writer.clearDanglingReferences(changed: changed.filter { !$0.entity.relationships.isEmpty }, deleted: [])
+            // New references to models that are gone are cleared, as in a save.
+            if slots.contains(where: { layout.columnsBySlot[$0]?.kind == nil }) || !toMany.isEmpty {
+                let changed = try keys.compactMap { try writer.reader.snapshot($0, layout: layout) }
+                _ = try writer.clearDanglingReferences(changed: changed, deleted: [])
+            }
         }
     }
 
