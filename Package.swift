@@ -67,7 +67,7 @@ let package = Package(
             name: "ToolAndSamplesTests",
             dependencies: [
                 "ModelStore", "ModelStoreAdapters", "ModelStoreInMemory", "ModelStoreJSONFile", "ModelStoreAppendLog",
-                "ModelStoreConformance", "CustomAdapterSample",
+                "ModelStoreSQLite", "ModelStoreConformance", "CustomAdapterSample",
             ]),
         .testTarget(
             name: "CustomAdapterSampleTests",
