@@ -55,14 +55,20 @@ final class SQLiteConnection {
         }
     }
 
+    /// The most statements the cache keeps; past it, new SQL texts are prepared for one use.
+    static let cacheLimit = 512
+
     /// The cached prepared statement for `sql`, reset and with its bindings cleared.
+    ///
+    /// Once the cache holds ``cacheLimit`` statements, a new SQL text gets a statement of its own
+    /// (finalized when released): a cached statement may be running in an outer loop, so none is evicted.
     func statement(_ sql: String) throws -> SQLiteStatement {
         if let cached = cache[sql] {
             cached.reset()
             return cached
         }
         let statement = try prepare(sql)
-        cache[sql] = statement
+        if cache.count < Self.cacheLimit { cache[sql] = statement }
         return statement
     }
 

@@ -73,10 +73,9 @@ struct RowWriter {
         return (newInserted, newUpdated, remap)
     }
 
-    /// The key of a model this store has, or a ``DataStoreError/notFound`` naming it.
-    func existingKey(_ id: PersistentIdentifier) throws -> Int64 {
-        if let key = localKey(id), try reader.exists(key, layout: try layout(id.entityName)) { return key }
-        throw DataStoreError(
+    /// The error for a change to a model the store does not have.
+    func missing(_ id: PersistentIdentifier) -> DataStoreError {
+        DataStoreError(
             .notFound, "cannot save changes to \(id): the store does not have it",
             remedy: "Fetch the model again; another context may have deleted it", entityName: id.entityName)
     }
@@ -91,10 +90,11 @@ struct RowWriter {
     func delete(_ ids: [PersistentIdentifier]) throws {
         for id in ids {
             let layout = try layout(id.entityName)
-            let key = try existingKey(id)
+            guard let key = localKey(id) else { throw missing(id) }
             let statement = try connection.statement("DELETE FROM \(layout.table) WHERE \(EntityLayout.primaryKey) = ?")
             statement.bind(1, key)
             try statement.run()
+            if connection.changes == 0 { throw missing(id) }
             for join in layout.joinTables { try replaceTargets(of: key, in: join, with: nil) }
         }
     }
@@ -105,7 +105,7 @@ struct RowWriter {
         for snapshot in snapshots {
             let id = snapshot.persistentIdentifier
             let layout = try layout(id.entityName)
-            let key = update ? try existingKey(id) : localKey(id)!
+            guard let key = localKey(id) else { throw missing(id) }
             let statement = try connection.statement(update ? layout.updateSQL : layout.insertSQL)
             var index: Int32 = 1
             if !update {
@@ -122,6 +122,9 @@ struct RowWriter {
             } catch let error as DataStoreError where error.code == .uniqueConstraintViolation {
                 throw uniqueViolation(error, snapshot: snapshot, layout: layout)
             }
+            // An update that changed no row names a model the store does not have.
+            if update && !layout.columns.isEmpty && connection.changes == 0 { throw missing(id) }
+            if update && layout.columns.isEmpty, try !reader.exists(key, layout: layout) { throw missing(id) }
             for join in layout.joinTables {
                 try replaceTargets(of: key, in: join, with: snapshot.values[join.slot], owner: id)
             }
