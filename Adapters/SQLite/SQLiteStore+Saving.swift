@@ -37,14 +37,17 @@ extension SQLiteStore {
             for (name, keys) in byEntity {
                 let layout = try writer.layout(name)
                 let list = RowWriter.jsonArray(keys)
-                let statement = try writer.connection.statement(
-                    "DELETE FROM \(layout.table) WHERE \(EntityLayout.primaryKey) IN (SELECT value FROM json_each(?))")
-                statement.bind(1, list)
+                // Every row named (a delete without a predicate): `DELETE` without `WHERE` lets SQLite
+                // drop the table's pages at once instead of unindexing row by row.
+                let everyRow = try writer.countsEveryRow(list, layout: layout)
+                let condition = everyRow ? "" : " WHERE \(EntityLayout.primaryKey) IN (SELECT value FROM json_each(?))"
+                let statement = try writer.connection.statement("DELETE FROM \(layout.table)" + condition)
+                if !everyRow { statement.bind(1, list) }
                 try statement.run()
                 for join in layout.joinTables {
                     let rows = try writer.connection.statement(
-                        "DELETE FROM \(join.table) WHERE owner IN (SELECT value FROM json_each(?))")
-                    rows.bind(1, list)
+                        "DELETE FROM \(join.table)" + (everyRow ? "" : " WHERE owner IN (SELECT value FROM json_each(?))"))
+                    if !everyRow { rows.bind(1, list) }
                     try rows.run()
                 }
                 deleted += keys.map { .identifier(for: identifier, entityName: name, primaryKey: $0) }
@@ -127,10 +130,9 @@ extension SQLiteStore {
     func withWriter<Result>(_ body: (inout RowWriter) throws -> Result) throws -> Result {
         try database.withLock { connection in
             try connection.writeTransaction {
-                var writer = try RowWriter(connection: connection, storeIdentifier: identifier, layouts: layouts)
-                let start = writer.nextKey
+                var writer = RowWriter(connection: connection, storeIdentifier: identifier, layouts: layouts)
                 let result = try body(&writer)
-                if writer.nextKey != start { try writer.storeNextKey() }
+                try writer.storeNextKey()
                 return result
             }
         }

@@ -39,11 +39,14 @@ struct PushDownRandomizedTests {
                                              UUID(uuid: (0x0a, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))]))
             case "price": return .decimal(pick([Decimal(0), Decimal(string: "1.5")!, Decimal(-2), Decimal(string: "0.1")!]))
             case "big": return .uint(pick([0, 1, UInt64.max, UInt64(Int64.max) + 1]))
+            case "blob": return .data(Data(pick([[], [0], [0, 255], [1, 2, 3]])))
             default: return .array((0..<Int(random.next() % 3)).map { _ in .string(pick(["x", "y", "é"])) })
             }
         }
 
-        static let comparable = ["name", "nick", "n", "m", "d", "od", "when", "token", "price", "big", "flag", "code"]
+        static let comparable = [
+            "name", "nick", "n", "m", "d", "od", "when", "token", "price", "big", "flag", "code", "blob",
+        ]
 
         mutating func path(_ depth: Int) -> StorePath {
             let property = pick(Self.comparable)

@@ -172,4 +172,21 @@ struct SQLiteStoreTests {
         let reopened = try SQLiteStore(configuration, migrationPlan: nil)
         #expect(try reopened.run(StoreQuery(entityName: "Item")).map { $0["code"] } == [.string("kept")])
     }
+
+    @Test func largeValuesRoundTripAndAreReplaced() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        let store = try ItemSchema.store(url)
+        let entity = try #require(store.schema.entity(named: "Item"))
+        let big = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ ($0 >> 10)) })
+        let ids = try store.insert([try Self.item(entity, ["code": .string("big"), "blob": .data(big)])])
+        var stored = try #require(try store.run(StoreQuery(entityName: "Item")).first)
+        #expect(stored["blob"] == .data(big))
+        stored["blob"] = .data(big.prefix(1 << 20))
+        _ = try store.save(DataStoreSaveChangesRequest(
+            editingState: EditingState(), inserted: [], updated: [stored], deleted: []))
+        let reopened = try ItemSchema.store(url)
+        let read = try #require(try reopened.run(StoreQuery(entityName: "Item", filter: .identifiers([ids[0]]))).first)
+        #expect(read["blob"] == .data(big.prefix(1 << 20)))
+    }
 }

@@ -91,10 +91,10 @@ final class SQLiteConnection {
     /// Runs `body` in a transaction: `BEGIN IMMEDIATE` takes the write lock at once, so two writers
     /// never deadlock; the transaction commits if `body` returns and rolls back if it throws.
     func writeTransaction<Result>(_ body: () throws -> Result) throws -> Result {
-        try execute("BEGIN IMMEDIATE", during: "starting a write transaction on")
+        try statement("BEGIN IMMEDIATE").run(during: "starting a write transaction on")
         do {
             let result = try body()
-            try execute("COMMIT", during: "committing a save to")
+            try statement("COMMIT").run(during: "committing a save to")
             return result
         } catch {
             if sqlite3_get_autocommit(handle) == 0 { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
@@ -105,8 +105,8 @@ final class SQLiteConnection {
     /// Runs `body` in a read transaction, so every statement sees one consistent state of the file.
     func readTransaction<Result>(_ body: () throws -> Result) throws -> Result {
         guard sqlite3_get_autocommit(handle) != 0 else { return try body() }
-        try execute("BEGIN DEFERRED", during: "reading")
-        defer { sqlite3_exec(handle, "COMMIT", nil, nil, nil) }
+        try statement("BEGIN DEFERRED").run(during: "reading")
+        defer { try? statement("COMMIT").run(during: "reading") }
         return try body()
     }
 

@@ -9,24 +9,34 @@ struct RowWriter {
     let connection: SQLiteConnection
     let storeIdentifier: String
     let layouts: [String: EntityLayout]
-    private(set) var nextKey: Int64
+    /// The key counter, read from the database when a write first needs it.
+    private var nextKey: Int64?
+    /// Whether the counter moved, so ``storeNextKey()`` has something to write.
+    private(set) var mintedKeys = false
     var reader: RowReader { RowReader(connection: connection, storeIdentifier: storeIdentifier) }
 
-    init(connection: SQLiteConnection, storeIdentifier: String, layouts: [String: EntityLayout]) throws {
+    init(connection: SQLiteConnection, storeIdentifier: String, layouts: [String: EntityLayout]) {
         self.connection = connection
         self.storeIdentifier = storeIdentifier
         self.layouts = layouts
+    }
+
+    private mutating func currentNextKey() throws -> Int64 {
+        if let nextKey { return nextKey }
         let statement = try connection.statement("SELECT value FROM \(StoreOpener.metaTable) WHERE key = 'nextKey'")
         guard try statement.step(during: "reading") else {
             throw DataStoreError(
                 .corrupted, "the SQLite store '\(connection.path)' has no key counter", remedy: "Restore the file")
         }
-        nextKey = statement.int64(0)
+        let key = statement.int64(0)
         statement.reset()
+        nextKey = key
+        return key
     }
 
-    /// Saves the key counter; call it last, inside the transaction.
+    /// Saves the key counter if it moved; call it last, inside the transaction.
     func storeNextKey() throws {
+        guard mintedKeys, let nextKey else { return }
         let statement = try connection.statement(
             "UPDATE \(StoreOpener.metaTable) SET value = ? WHERE key = 'nextKey'")
         statement.bind(1, nextKey)
@@ -51,20 +61,24 @@ struct RowWriter {
     ) throws -> (inserted: [DefaultSnapshot], updated: [DefaultSnapshot], remap: [PersistentIdentifier: PersistentIdentifier]) {
         var remap: [PersistentIdentifier: PersistentIdentifier] = [:]
         remap.reserveCapacity(inserted.count)
+        guard !inserted.isEmpty else { return ([], updated, [:]) }
+        var next = try currentNextKey()
         for snapshot in inserted {
             let id = snapshot.persistentIdentifier
             _ = try layout(id.entityName)
             if id.isTemporary || id.storeIdentifier != storeIdentifier {
-                remap[id] = .identifier(for: storeIdentifier, entityName: id.entityName, primaryKey: nextKey)
-                nextKey += 1
+                remap[id] = .identifier(for: storeIdentifier, entityName: id.entityName, primaryKey: next)
+                next += 1
             } else if let key = id.primaryKey.intValue {
                 if try reader.exists(key, layout: try layout(id.entityName)) {
                     throw DataStoreError(
                         .conflict, "cannot insert \(id): the store already has it", entityName: id.entityName)
                 }
-                if key >= nextKey { nextKey = key + 1 }
+                if key >= next { next = key + 1 }
             }
         }
+        mintedKeys = next != nextKey
+        nextKey = next
         let newInserted = inserted.map { snapshot in
             snapshot.copy(persistentIdentifier: remap[snapshot.persistentIdentifier] ?? snapshot.persistentIdentifier,
                           remappedIdentifiers: remap)
@@ -270,6 +284,21 @@ struct RowWriter {
                 try delete.run()
             }
         }
+    }
+
+    /// Whether the keys in `list` (a JSON array) name every row of the entity's table.
+    func countsEveryRow(_ list: String, layout: EntityLayout) throws -> Bool {
+        let total = try connection.statement("SELECT count(*) FROM \(layout.table)")
+        try total.step()
+        let rows = total.int64(0)
+        total.reset()
+        let named = try connection.statement(
+            "SELECT count(*) FROM \(layout.table) WHERE \(EntityLayout.primaryKey) IN (SELECT value FROM json_each(?))")
+        named.bind(1, list)
+        try named.step()
+        let found = named.int64(0)
+        named.reset()
+        return rows > 0 && found == rows
     }
 
     /// `[1,2,3]`: keys for `IN (SELECT value FROM json_each(?))`, one parameter however many.

@@ -36,6 +36,7 @@ enum ItemSchema {
                     .attribute("price", .decimal),
                     .attribute("big", .integer(bits: 64, signed: false)),
                     .attribute("tags", .array(.string)),
+                    .attribute("blob", .data, options: ["externalStorage"]),
                     .relationship("parent", to: "Item", isToOne: true),
                     .relationship("children", to: "Item", isToOne: false),
                 ],
