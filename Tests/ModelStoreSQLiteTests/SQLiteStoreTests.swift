@@ -189,4 +189,24 @@ struct SQLiteStoreTests {
         let read = try #require(try reopened.run(StoreQuery(entityName: "Item", filter: .identifiers([ids[0]]))).first)
         #expect(read["blob"] == .data(big.prefix(1 << 20)))
     }
+
+    @Test func anUpdateBetweenEquivalentSpellingsAndSignedZerosIsStored() throws {
+        let (store, ids) = try Self.seeded(nil, count: 1)
+        var stored = try #require(try store.run(StoreQuery(entityName: "Item")).first)
+        stored["name"] = .string("\u{E9}")
+        stored["d"] = .double(0)
+        _ = try store.save(DataStoreSaveChangesRequest(
+            editingState: EditingState(), inserted: [], updated: [stored], deleted: []))
+        stored["name"] = .string("e\u{301}")
+        stored["d"] = .double(-0.0)
+        _ = try store.save(DataStoreSaveChangesRequest(
+            editingState: EditingState(), inserted: [], updated: [stored], deleted: []))
+        let read = try #require(try store.run(StoreQuery(entityName: "Item", filter: .identifiers([ids[0]]))).first)
+        guard case .string(let name) = read["name"], case .double(let d) = read["d"] else {
+            Issue.record("wrong kinds: \(read)")
+            return
+        }
+        #expect(Array(name.unicodeScalars) == ["e", "\u{301}"])
+        #expect(d.sign == .minus)
+    }
 }

@@ -41,7 +41,6 @@ struct EntityLayout: Sendable {
     /// `"_pk", "a", "b", …`
     let selectList: String
     let insertSQL: String
-    let updateSQL: String
     let selectByKeySQL: String
 
     static let primaryKey = "\"_pk\""
@@ -74,9 +73,6 @@ struct EntityLayout: Sendable {
         selectList = ([Self.primaryKey] + names).joined(separator: ", ")
         insertSQL = "INSERT INTO \(table) (\(selectList)) VALUES ("
             + Array(repeating: "?", count: names.count + 1).joined(separator: ", ") + ")"
-        updateSQL = names.isEmpty
-            ? "SELECT 1"
-            : "UPDATE \(table) SET " + names.map { "\($0) = ?" }.joined(separator: ", ") + " WHERE \(Self.primaryKey) = ?"
         selectByKeySQL = "SELECT \(selectList) FROM \(table) WHERE \(Self.primaryKey) = ?"
     }
 

@@ -120,28 +120,65 @@ struct RowWriter {
             let id = snapshot.persistentIdentifier
             let layout = try layout(id.entityName)
             guard let key = localKey(id) else { throw missing(id) }
-            let statement = try connection.statement(update ? layout.updateSQL : layout.insertSQL)
-            var index: Int32 = 1
-            if !update {
-                statement.bind(1, key)
-                index = 2
+            if update {
+                try rewrite(snapshot, key: key, layout: layout)
+                continue
             }
+            let statement = try connection.statement(layout.insertSQL)
+            statement.bind(1, key)
+            var index: Int32 = 2
             for column in layout.columns {
                 statement.bind(index, try value(of: snapshot, column, layout: layout))
                 index += 1
             }
-            if update { statement.bind(index, key) }
-            do {
-                try statement.run()
-            } catch let error as DataStoreError where error.code == .uniqueConstraintViolation {
-                throw uniqueViolation(error, snapshot: snapshot, layout: layout)
-            }
-            // An update that changed no row names a model the store does not have.
-            if update && !layout.columns.isEmpty && connection.changes == 0 { throw missing(id) }
-            if update && layout.columns.isEmpty, try !reader.exists(key, layout: layout) { throw missing(id) }
+            try run(statement, writing: snapshot, layout: layout)
             for join in layout.joinTables {
                 try replaceTargets(of: key, in: join, with: snapshot.values[join.slot], owner: id)
             }
+        }
+    }
+
+    /// Updates one row: only the columns and join tables whose values changed are written, so an
+    /// unchanged indexed column costs no index maintenance.
+    private func rewrite(_ snapshot: DefaultSnapshot, key: Int64, layout: EntityLayout) throws {
+        let id = snapshot.persistentIdentifier
+        guard let old = try reader.snapshot(key, layout: layout) else { throw missing(id) }
+        var assignments: [String] = []
+        var values: [SQLValue] = []
+        for column in layout.columns where !Self.identical(old.values[column.slot], snapshot.values[column.slot]) {
+            assignments.append("\(quote(column.name)) = ?")
+            values.append(try value(of: snapshot, column, layout: layout))
+        }
+        if !assignments.isEmpty {
+            let statement = try connection.statement(
+                "UPDATE \(layout.table) SET " + assignments.joined(separator: ", ")
+                    + " WHERE \(EntityLayout.primaryKey) = ?")
+            statement.bind(values + [.integer(key)])
+            try run(statement, writing: snapshot, layout: layout)
+        }
+        for join in layout.joinTables where old.values[join.slot] != snapshot.values[join.slot] {
+            try replaceTargets(of: key, in: join, with: snapshot.values[join.slot], owner: id)
+        }
+    }
+
+    private func run(_ statement: SQLiteStatement, writing snapshot: DefaultSnapshot, layout: EntityLayout) throws {
+        do {
+            try statement.run()
+        } catch let error as DataStoreError where error.code == .uniqueConstraintViolation {
+            throw uniqueViolation(error, snapshot: snapshot, layout: layout)
+        }
+    }
+
+    /// Whether two values are stored the same, bit for bit: `-0.0` differs from `0.0`, and two
+    /// canonically equivalent spellings of a string differ (Swift's `==` would call them equal, and
+    /// the change between them would be lost). Composite values always count as changed.
+    static func identical(_ a: StoreValue, _ b: StoreValue) -> Bool {
+        switch (a, b) {
+        case (.double(let x), .double(let y)): return x.bitPattern == y.bitPattern || (x.isNaN && y.isNaN)
+        case (.string(let x), .string(let y)): return x.utf8.elementsEqual(y.utf8)
+        case (.url(let x), .url(let y)): return x.absoluteString.utf8.elementsEqual(y.absoluteString.utf8)
+        case (.array, _), (.dictionary, _), (.decimal, _): return false
+        default: return a == b
         }
     }
 
