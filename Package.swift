@@ -59,7 +59,8 @@ let package = Package(
         .testTarget(name: "ModelStoreJSONFileTests", dependencies: ["ModelStore", "ModelStoreJSONFile", "ModelStoreConformance"]),
         .testTarget(name: "ModelStoreAppendLogTests", dependencies: ["ModelStore", "ModelStoreAppendLog", "ModelStoreConformance"]),
         .testTarget(
-            name: "ModelStoreSQLiteTests", dependencies: ["ModelStore", "ModelStoreSQLite", "ModelStoreConformance", "CSQLite"]),
+            name: "ModelStoreSQLiteTests",
+            dependencies: ["ModelStore", "ModelStoreSQLite", "ModelStoreConformance", "CSQLite"]),
         .testTarget(
             name: "ModelStoreConformanceTests",
             dependencies: ["ModelStore", "ModelStoreInMemory", "ModelStoreConformance"]),

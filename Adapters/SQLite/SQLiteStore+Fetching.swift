@@ -48,7 +48,8 @@ extension SQLiteStore {
                 statement.bind(select.parameters)
                 var ids: [PersistentIdentifier] = []
                 while try statement.step() {
-                    ids.append(.identifier(for: identifier, entityName: query.entityName, primaryKey: statement.int64(0)))
+                    ids.append(
+                        .identifier(for: identifier, entityName: query.entityName, primaryKey: statement.int64(0)))
                 }
                 return ids
             }

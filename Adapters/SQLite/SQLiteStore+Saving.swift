@@ -46,7 +46,8 @@ extension SQLiteStore {
                 try statement.run()
                 for join in layout.joinTables {
                     let rows = try writer.connection.statement(
-                        "DELETE FROM \(join.table)" + (everyRow ? "" : " WHERE owner IN (SELECT value FROM json_each(?))"))
+                        "DELETE FROM \(join.table)"
+                            + (everyRow ? "" : " WHERE owner IN (SELECT value FROM json_each(?))"))
                     if !everyRow { rows.bind(1, list) }
                     try rows.run()
                 }

@@ -129,7 +129,8 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
         let connection = try SQLiteConnection(path: path, readOnly: true, create: false, busyTimeout: .seconds(5))
         guard let meta = try StoreOpener.readMeta(connection) else {
             throw DataStoreError(
-                .corrupted, "the SQLite database '\(path)' is not a ModelStore store (it has no 'modelstore_meta' table)",
+                .corrupted,
+                "the SQLite database '\(path)' is not a ModelStore store (it has no 'modelstore_meta' table)",
                 remedy: "Open a file written by SQLiteStore")
         }
         return try meta.schema(path: path)

@@ -59,7 +59,8 @@ extension CompactCommand {
         let opened = try reference.open(schema: try Schema(try reference.storedSchema(for: name)))
         defer { opened.close() }
         guard let store = opened.store as? SQLiteStore else {
-            throw ToolError.unsupported("'\(reference.string)' did not open as an SQLite store", remedy: "Use 'sqlite:PATH'")
+            throw ToolError.unsupported(
+                "'\(reference.string)' did not open as an SQLite store", remedy: "Use 'sqlite:PATH'")
         }
         let report = try store.compact()
         return SQLiteCompactReport(

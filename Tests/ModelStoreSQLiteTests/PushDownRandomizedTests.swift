@@ -13,7 +13,8 @@ import Testing
 /// `"éa"`): there the reference's order depends on its sort algorithm (see `SwiftCollation`).
 struct PushDownRandomizedTests {
     static let strings = [
-        "", "a", "ab", "Apple", "apple", "Z", "é", "e\u{301}", "e\u{301}a", "e\u{301}z", "f", "%", "_x", "a\u{1}b", "ß", "😀",
+        "", "a", "ab", "Apple", "apple", "Z", "é", "e\u{301}", "e\u{301}a", "e\u{301}z", "f", "%", "_x",
+        "a\u{1}b", "ß", "😀",
     ]
     static let doubles: [Double] = [.nan, -0.0, 0.0, 1.5, -2, .infinity, -.infinity, 3, 1e300]
     static let ints: [Int64] = [-3, -1, 0, 1, 2, 3, .max, .min]
@@ -34,10 +35,15 @@ struct PushDownRandomizedTests {
             case "od": return chance(30) ? .null : .double(pick(PushDownRandomizedTests.doubles))
             case "flag": return .bool(chance(50))
             case "when": return .date(Date(timeIntervalSinceReferenceDate: Double(pick([-1, 0, 1, 2, 1000]))))
-            case "token": return .uuid(pick([UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1)),
-                                             UUID(uuid: (0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
-                                             UUID(uuid: (0x0a, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))]))
-            case "price": return .decimal(pick([Decimal(0), Decimal(string: "1.5")!, Decimal(-2), Decimal(string: "0.1")!]))
+            case "token":
+                return .uuid(
+                    pick([
+                        UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1)),
+                        UUID(uuid: (0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
+                        UUID(uuid: (0x0a, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
+                    ]))
+            case "price":
+                return .decimal(pick([Decimal(0), Decimal(string: "1.5")!, Decimal(-2), Decimal(string: "0.1")!]))
             case "big": return .uint(pick([0, 1, UInt64.max, UInt64(Int64.max) + 1]))
             case "blob": return .data(Data(pick([[], [0], [0, 255], [1, 2, 3]])))
             default: return .array((0..<Int(random.next() % 3)).map { _ in .string(pick(["x", "y", "é"])) })
@@ -58,16 +64,20 @@ struct PushDownRandomizedTests {
             switch choice {
             case 0, 1:
                 let path = path(depth)
-                return .compare(path, pick(StoreComparisonOperator.allCases), chance(10) ? .null : value(of: path.property))
+                return .compare(
+                    path, pick(StoreComparisonOperator.allCases), chance(10) ? .null : value(of: path.property))
             case 2:
                 let path = path(depth)
-                return .isIn(path, (0..<Int(random.next() % 4)).map { _ in chance(15) ? .null : value(of: path.property) })
+                return .isIn(
+                    path, (0..<Int(random.next() % 4)).map { _ in chance(15) ? .null : value(of: path.property) })
             case 3:
                 let path = path(depth)
                 let lower = chance(70) ? value(of: path.property) : nil
-                return .range(path, StoreRange(lower: lower, upper: value(of: path.property), includesUpper: chance(50)))
+                return .range(
+                    path, StoreRange(lower: lower, upper: value(of: path.property), includesUpper: chance(50)))
             case 4:
-                let path = StorePath(chance(20) ? ["parent", pick(["name", "nick"])] : [pick(["name", "nick", "code"])])
+                let path = StorePath(
+                    chance(20) ? ["parent", pick(["name", "nick"])] : [pick(["name", "nick", "code"])])
                 let text = pick(PushDownRandomizedTests.strings)
                 return .text(path, pick([.contains(text), .hasPrefix(text), .matchesRegex("^a")]))
             case 5: return .not(filter(depth + 1))
@@ -101,9 +111,10 @@ struct PushDownRandomizedTests {
             var values = entity.properties.map { generator.value(of: $0.name) }
             values[entity.slot(of: "code")!] = .string("c\(index)")
             values[entity.slot(of: "parent")!] = generator.chance(70) ? .reference(generator.pick(temporary)) : .null
-            values[entity.slot(of: "children")!] = .references((0..<Int(generator.random.next() % 4)).map { _ in
-                generator.pick(temporary)
-            })
+            values[entity.slot(of: "children")!] = .references(
+                (0..<Int(generator.random.next() % 4)).map { _ in
+                    generator.pick(temporary)
+                })
             written.append(DefaultSnapshot(persistentIdentifier: id, entity: entity, values: values))
         }
         let ids = try store.insert(written)
@@ -112,10 +123,12 @@ struct PushDownRandomizedTests {
         // Every value round-trips exactly (NaN, -0.0, scalars of strings).
         let remap = Dictionary(uniqueKeysWithValues: zip(temporary, ids))
         for (original, read) in zip(written, stored) {
-            let expected = original.copy(persistentIdentifier: remap[original.persistentIdentifier]!, remappedIdentifiers: remap)
+            let expected = original.copy(
+                persistentIdentifier: remap[original.persistentIdentifier]!, remappedIdentifiers: remap)
             for slot in expected.values.indices {
-                #expect(sameStoredValue(expected.values[slot], read.values[slot]),
-                        "'\(entity.properties[slot].name)' changed: \(expected.values[slot]) → \(read.values[slot])")
+                #expect(
+                    sameStoredValue(expected.values[slot], read.values[slot]),
+                    "'\(entity.properties[slot].name)' changed: \(expected.values[slot]) → \(read.values[slot])")
             }
         }
         var reference = SnapshotTable(schema: schema)
@@ -131,8 +144,9 @@ struct PushDownRandomizedTests {
                 #expect(found == expected, "seed \(seed) round \(round): \(query)")
                 #expect(try store.identifiers(query) == expected, "seed \(seed) round \(round): \(query)")
             } else {
-                #expect(Set(found).count == found.count && found.count == expected.count,
-                        "seed \(seed) round \(round): \(query)")
+                #expect(
+                    Set(found).count == found.count && found.count == expected.count,
+                    "seed \(seed) round \(round): \(query)")
             }
             #expect(try store.count(query) == expected.count, "seed \(seed) round \(round): \(query)")
         }

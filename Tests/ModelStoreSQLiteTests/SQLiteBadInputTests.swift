@@ -23,16 +23,18 @@ struct SQLiteBadInputTests {
     ) throws -> DataStoreError? {
         let before = try Self.contents(of: directory)
         defer {
-            #expect((try? Self.contents(of: directory)) == before, "a failed open changed the folder",
-                    sourceLocation: sourceLocation)
+            #expect(
+                (try? Self.contents(of: directory)) == before, "a failed open changed the folder",
+                sourceLocation: sourceLocation)
         }
         do {
             _ = try ItemSchema.store(url, schema: schema)
             Issue.record("the file opened", sourceLocation: sourceLocation)
             return nil
         } catch let error as DataStoreError {
-            #expect(error.message.contains(url.path), "the error does not name the file: \(error)",
-                    sourceLocation: sourceLocation)
+            #expect(
+                error.message.contains(url.path), "the error does not name the file: \(error)",
+                sourceLocation: sourceLocation)
             return error
         }
     }
@@ -41,8 +43,11 @@ struct SQLiteBadInputTests {
     static func validStore(_ url: URL) throws {
         let store = try ItemSchema.store(url)
         let entity = try #require(store.schema.entity(named: "Item"))
-        _ = try store.insert([try DefaultSnapshot(
-            persistentIdentifier: .temporary(entityName: "Item"), entity: entity, namedValues: ["code": .string("a")])])
+        _ = try store.insert([
+            try DefaultSnapshot(
+                persistentIdentifier: .temporary(entityName: "Item"), entity: entity,
+                namedValues: ["code": .string("a")])
+        ])
     }
 
     @Test func notSQLite() throws {
@@ -62,7 +67,8 @@ struct SQLiteBadInputTests {
         var bytes = try Data(contentsOf: url)
         for index in 100..<min(bytes.count, 8192) { bytes[index] = UInt8(truncatingIfNeeded: index &* 7) }
         try bytes.write(to: url)
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory.url.path) where name != "store.sqlite" {
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.url.path) where name != "store.sqlite"
+        {
             try FileManager.default.removeItem(at: directory.file(name))
         }
         let error = try #require(try openError(url, in: directory))

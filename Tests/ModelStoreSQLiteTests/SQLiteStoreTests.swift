@@ -15,9 +15,12 @@ struct SQLiteStoreTests {
     static func seeded(_ url: URL?, count: Int) throws -> (SQLiteStore, [PersistentIdentifier]) {
         let store = try ItemSchema.store(url)
         let entity = try #require(store.schema.entity(named: "Item"))
-        let ids = try store.insert(try (0..<count).map { index in
-            try item(entity, ["code": .string("c\(index)"), "n": .int(Int64(index)), "name": .string("name\(index % 10)")])
-        })
+        let ids = try store.insert(
+            try (0..<count).map { index in
+                try item(
+                    entity,
+                    ["code": .string("c\(index)"), "n": .int(Int64(index)), "name": .string("name\(index % 10)")])
+            })
         return (store, ids)
     }
 
@@ -63,7 +66,8 @@ struct SQLiteStoreTests {
         #expect(store.accessPath(for: unique)?.kind == .uniqueIndex)
         #expect(store.accessPath(for: unique)?.properties == ["code"])
         #expect(try store.run(unique).map { $0["n"] } == [.int(7)])
-        let range = StoreQuery(entityName: "Item", filter: .range("n", StoreRange(lower: .int(10), upper: .int(12), includesUpper: true)))
+        let range = StoreQuery(
+            entityName: "Item", filter: .range("n", StoreRange(lower: .int(10), upper: .int(12), includesUpper: true)))
         #expect(store.accessPath(for: range)?.kind == .orderedIndexRange)
         let sorted = StoreQuery(entityName: "Item", sort: [StoreSortKey(property: "n", ascending: false)], limit: 3)
         #expect(store.accessPath(for: sorted)?.kind == .orderedIndexSort)
@@ -90,19 +94,22 @@ struct SQLiteStoreTests {
     @Test func batchDeleteAndUpdateAreSingleStatementsWithUniqueness() throws {
         let (store, ids) = try Self.seeded(nil, count: 10)
         let entity = try #require(store.schema.entity(named: "Item"))
-        try store.update(DataStoreBatchUpdateRequest<SchemaOnlyModel>(
-            identifiers: Array(ids[0..<5]), values: [entity.slot(of: "nick")!: .string("batch")],
-            editingState: EditingState()))
+        try store.update(
+            DataStoreBatchUpdateRequest<SchemaOnlyModel>(
+                identifiers: Array(ids[0..<5]), values: [entity.slot(of: "nick")!: .string("batch")],
+                editingState: EditingState()))
         #expect(try store.count(StoreQuery(entityName: "Item", filter: .equal("nick", .string("batch")))) == 5)
         // Giving two models the same unique value fails and changes nothing.
         #expect(throws: DataStoreError.uniqueConstraintViolation) {
-            try store.update(DataStoreBatchUpdateRequest<SchemaOnlyModel>(
-                identifiers: Array(ids[0..<2]), values: [entity.slot(of: "code")!: .string("same")],
-                editingState: EditingState()))
+            try store.update(
+                DataStoreBatchUpdateRequest<SchemaOnlyModel>(
+                    identifiers: Array(ids[0..<2]), values: [entity.slot(of: "code")!: .string("same")],
+                    editingState: EditingState()))
         }
         #expect(try store.count(StoreQuery(entityName: "Item", filter: .equal("code", .string("same")))) == 0)
-        try store.delete(DataStoreBatchDeleteRequest<SchemaOnlyModel>(
-            identifiers: Array(ids[3..<10]), editingState: EditingState()))
+        try store.delete(
+            DataStoreBatchDeleteRequest<SchemaOnlyModel>(
+                identifiers: Array(ids[3..<10]), editingState: EditingState()))
         #expect(try store.identifiers(StoreQuery(entityName: "Item")) == Array(ids[0..<3]))
     }
 
@@ -112,10 +119,13 @@ struct SQLiteStoreTests {
         var second = try #require(try store.run(StoreQuery(entityName: "Item", filter: .identifiers([ids[1]]))).first)
         first["code"] = .string("c1")
         second["code"] = .string("c0")
-        _ = try store.save(DataStoreSaveChangesRequest(
-            editingState: EditingState(), inserted: [], updated: [first, second], deleted: []))
-        #expect(try store.run(StoreQuery(entityName: "Item", sort: [StoreSortKey(property: "code")])).map(\.persistentIdentifier)
-            == [ids[1], ids[0]])
+        _ = try store.save(
+            DataStoreSaveChangesRequest(
+                editingState: EditingState(), inserted: [], updated: [first, second], deleted: []))
+        #expect(
+            try store.run(StoreQuery(entityName: "Item", sort: [StoreSortKey(property: "code")])).map(
+                \.persistentIdentifier)
+                == [ids[1], ids[0]])
     }
 
     @Test func deletingAModelClearsReferencesToItAndReturnsTheChangedSnapshots() throws {
@@ -127,8 +137,9 @@ struct SQLiteStoreTests {
         child["children"] = .references([parent.persistentIdentifier])
         let ids = try store.insert([parent, child])
         let stored = try #require(try store.run(StoreQuery(entityName: "Item", filter: .identifiers([ids[0]]))).first)
-        let result = try store.save(DataStoreSaveChangesRequest(
-            editingState: EditingState(), inserted: [], updated: [], deleted: [stored]))
+        let result = try store.save(
+            DataStoreSaveChangesRequest(
+                editingState: EditingState(), inserted: [], updated: [], deleted: [stored]))
         let repaired = try #require(result.snapshotsToReregister[ids[1]])
         #expect(repaired["parent"] == .null)
         #expect(repaired["children"] == .references([]))
@@ -183,8 +194,9 @@ struct SQLiteStoreTests {
         var stored = try #require(try store.run(StoreQuery(entityName: "Item")).first)
         #expect(stored["blob"] == .data(big))
         stored["blob"] = .data(big.prefix(1 << 20))
-        _ = try store.save(DataStoreSaveChangesRequest(
-            editingState: EditingState(), inserted: [], updated: [stored], deleted: []))
+        _ = try store.save(
+            DataStoreSaveChangesRequest(
+                editingState: EditingState(), inserted: [], updated: [stored], deleted: []))
         let reopened = try ItemSchema.store(url)
         let read = try #require(try reopened.run(StoreQuery(entityName: "Item", filter: .identifiers([ids[0]]))).first)
         #expect(read["blob"] == .data(big.prefix(1 << 20)))
@@ -195,12 +207,14 @@ struct SQLiteStoreTests {
         var stored = try #require(try store.run(StoreQuery(entityName: "Item")).first)
         stored["name"] = .string("\u{E9}")
         stored["d"] = .double(0)
-        _ = try store.save(DataStoreSaveChangesRequest(
-            editingState: EditingState(), inserted: [], updated: [stored], deleted: []))
+        _ = try store.save(
+            DataStoreSaveChangesRequest(
+                editingState: EditingState(), inserted: [], updated: [stored], deleted: []))
         stored["name"] = .string("e\u{301}")
         stored["d"] = .double(-0.0)
-        _ = try store.save(DataStoreSaveChangesRequest(
-            editingState: EditingState(), inserted: [], updated: [stored], deleted: []))
+        _ = try store.save(
+            DataStoreSaveChangesRequest(
+                editingState: EditingState(), inserted: [], updated: [stored], deleted: []))
         let read = try #require(try store.run(StoreQuery(entityName: "Item", filter: .identifiers([ids[0]]))).first)
         guard case .string(let name) = read["name"], case .double(let d) = read["d"] else {
             Issue.record("wrong kinds: \(read)")

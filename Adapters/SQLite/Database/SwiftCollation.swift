@@ -23,20 +23,27 @@ enum SwiftCollation {
     static let name = "SWIFT"
 
     static func register(on handle: OpaquePointer) {
-        sqlite3_create_collation_v2(handle, name, SQLITE_UTF8, nil, { _, count1, bytes1, count2, bytes2 in
-            SwiftCollation.compare(bytes1, Int(count1), bytes2, Int(count2))
-        }, nil)
+        sqlite3_create_collation_v2(
+            handle, name, SQLITE_UTF8, nil,
+            { _, count1, bytes1, count2, bytes2 in
+                SwiftCollation.compare(bytes1, Int(count1), bytes2, Int(count2))
+            }, nil)
         let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
-        sqlite3_create_function_v2(handle, "swift_contains", 2, flags, nil, { context, _, arguments in
-            SwiftCollation.textTest(context, arguments) { string, text in SwiftCollation.contains(string, text) }
-        }, nil, nil, nil)
-        sqlite3_create_function_v2(handle, "swift_has_prefix", 2, flags, nil, { context, _, arguments in
-            SwiftCollation.textTest(context, arguments) { string, text in string.starts(with: text) }
-        }, nil, nil, nil)
+        sqlite3_create_function_v2(
+            handle, "swift_contains", 2, flags, nil,
+            { context, _, arguments in
+                SwiftCollation.textTest(context, arguments) { string, text in SwiftCollation.contains(string, text) }
+            }, nil, nil, nil)
+        sqlite3_create_function_v2(
+            handle, "swift_has_prefix", 2, flags, nil,
+            { context, _, arguments in
+                SwiftCollation.textTest(context, arguments) { string, text in string.starts(with: text) }
+            }, nil, nil, nil)
     }
 
     /// Swift's order of two UTF-8 strings, as `-1`, `0` or `1`.
-    static func compare(_ bytes1: UnsafeRawPointer?, _ count1: Int, _ bytes2: UnsafeRawPointer?, _ count2: Int) -> Int32 {
+    static func compare(_ bytes1: UnsafeRawPointer?, _ count1: Int, _ bytes2: UnsafeRawPointer?, _ count2: Int) -> Int32
+    {
         let a = UnsafeRawBufferPointer(start: bytes1, count: count1)
         let b = UnsafeRawBufferPointer(start: bytes2, count: count2)
         if isASCII(a) && isASCII(b) {

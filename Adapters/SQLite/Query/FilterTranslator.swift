@@ -52,7 +52,8 @@ struct FilterTranslator {
             return value ? .alwaysTrue : .alwaysFalse
         case .identifiers(let ids):
             let keys = ids.compactMap { id -> Int64? in
-                id.entityName == layout.entity.name && id.storeIdentifier == storeIdentifier ? id.primaryKey.intValue : nil
+                id.entityName == layout.entity.name && id.storeIdentifier == storeIdentifier
+                    ? id.primaryKey.intValue : nil
             }
             guard !keys.isEmpty else { return .alwaysFalse }
             return SQLFragment(
@@ -85,11 +86,13 @@ struct FilterTranslator {
             }
             switch operation {
             case .contains(let text):
-                return SQLFragment(sql: "swift_contains(\(column.sql), ?)", parameters: column.parameters + [.text(text)],
-                                   nullable: true)
+                return SQLFragment(
+                    sql: "swift_contains(\(column.sql), ?)", parameters: column.parameters + [.text(text)],
+                    nullable: true)
             case .hasPrefix(let text):
-                return SQLFragment(sql: "swift_has_prefix(\(column.sql), ?)",
-                                   parameters: column.parameters + [.text(text)], nullable: true)
+                return SQLFragment(
+                    sql: "swift_has_prefix(\(column.sql), ?)",
+                    parameters: column.parameters + [.text(text)], nullable: true)
             case .matchesRegex:
                 return nil
             }
@@ -105,7 +108,8 @@ struct FilterTranslator {
             if case .any = filter { isAny = true } else { isAny = false }
             let test = isAny ? condition.sql : "NOT IFNULL(\(condition.sql), 0)"
             return SQLFragment(
-                sql: (isAny ? "EXISTS" : "NOT EXISTS") + " (SELECT 1 FROM \(join.table) \(link) JOIN \(destination.table) "
+                sql: (isAny ? "EXISTS" : "NOT EXISTS")
+                    + " (SELECT 1 FROM \(join.table) \(link) JOIN \(destination.table) "
                     + "\(related) ON \(related).\(EntityLayout.primaryKey) = \(link).target WHERE \(link).owner = "
                     + "\(alias).\(EntityLayout.primaryKey) AND \(test))",
                 parameters: condition.parameters)
@@ -158,8 +162,10 @@ struct FilterTranslator {
             inner.column.kind != .double
         else { return nil }
         // A subquery's value has no collation of its own: name the column's, so text compares as Swift's.
-        let collation = inner.column.kind?.declaration.contains("COLLATE") == true ? " COLLATE \(SwiftCollation.name)" : ""
-        inner.sql = "(SELECT \(inner.sql) FROM \(destination.table) \(related) WHERE \(related)."
+        let collation =
+            inner.column.kind?.declaration.contains("COLLATE") == true ? " COLLATE \(SwiftCollation.name)" : ""
+        inner.sql =
+            "(SELECT \(inner.sql) FROM \(destination.table) \(related) WHERE \(related)."
             + "\(EntityLayout.primaryKey) = \(expression))" + collation
         inner.traversed = true
         return inner
@@ -167,7 +173,8 @@ struct FilterTranslator {
 
     // MARK: Comparisons
 
-    private func compare(_ column: ColumnReference, _ op: StoreComparisonOperator, _ value: StoreValue) -> SQLFragment? {
+    private func compare(_ column: ColumnReference, _ op: StoreComparisonOperator, _ value: StoreValue) -> SQLFragment?
+    {
         let ordering = op != .equal && op != .notEqual
         let kind = column.column.kind
         // NULL operands: only `nil` reads as NULL (a stored NaN of a non-optional double is NULL too).
@@ -196,14 +203,15 @@ struct FilterTranslator {
             else { return op == .equal ? .alwaysFalse : .alwaysTrue }
             bound = .integer(key)
         }
-        let sqlOperator = switch op {
-        case .equal: "IS"
-        case .notEqual: "IS NOT"
-        case .less: "<"
-        case .lessOrEqual: "<="
-        case .greater: ">"
-        case .greaterOrEqual: ">="
-        }
+        let sqlOperator =
+            switch op {
+            case .equal: "IS"
+            case .notEqual: "IS NOT"
+            case .less: "<"
+            case .lessOrEqual: "<="
+            case .greater: ">"
+            case .greaterOrEqual: ">="
+            }
         return SQLFragment(
             sql: "\(column.sql) \(sqlOperator) ?", parameters: column.parameters + [bound], nullable: ordering)
     }
@@ -222,9 +230,10 @@ struct FilterTranslator {
         }
         var parts: [SQLFragment] = []
         if !bound.isEmpty {
-            parts.append(SQLFragment(
-                sql: "\(column.sql) IN (" + Array(repeating: "?", count: bound.count).joined(separator: ", ") + ")",
-                parameters: column.parameters + bound, nullable: true))
+            parts.append(
+                SQLFragment(
+                    sql: "\(column.sql) IN (" + Array(repeating: "?", count: bound.count).joined(separator: ", ") + ")",
+                    parameters: column.parameters + bound, nullable: true))
         }
         if includesNull {
             guard let part = compare(column, .equal, .null) else { return nil }

@@ -53,17 +53,20 @@ struct EntityLayout: Sendable {
         for property in entity.properties {
             switch property {
             case .attribute(let attribute):
-                columns.append(Column(
-                    slot: attribute.slot, name: attribute.name, kind: ColumnKind(attribute.valueType),
-                    isOptional: attribute.isOptional, destination: nil))
+                columns.append(
+                    Column(
+                        slot: attribute.slot, name: attribute.name, kind: ColumnKind(attribute.valueType),
+                        isOptional: attribute.isOptional, destination: nil))
             case .relationship(let relationship) where relationship.isToOne:
-                columns.append(Column(
-                    slot: relationship.slot, name: relationship.name, kind: nil, isOptional: true,
-                    destination: relationship.destination))
+                columns.append(
+                    Column(
+                        slot: relationship.slot, name: relationship.name, kind: nil, isOptional: true,
+                        destination: relationship.destination))
             case .relationship(let relationship):
-                joins.append(JoinTable(
-                    slot: relationship.slot, name: relationship.name,
-                    table: quote(entity.name + "." + relationship.name), destination: relationship.destination))
+                joins.append(
+                    JoinTable(
+                        slot: relationship.slot, name: relationship.name,
+                        table: quote(entity.name + "." + relationship.name), destination: relationship.destination))
             }
         }
         self.columns = columns
@@ -71,7 +74,8 @@ struct EntityLayout: Sendable {
         columnsBySlot = Dictionary(uniqueKeysWithValues: columns.map { ($0.slot, $0) })
         let names = columns.map { quote($0.name) }
         selectList = ([Self.primaryKey] + names).joined(separator: ", ")
-        insertSQL = "INSERT INTO \(table) (\(selectList)) VALUES ("
+        insertSQL =
+            "INSERT INTO \(table) (\(selectList)) VALUES ("
             + Array(repeating: "?", count: names.count + 1).joined(separator: ", ") + ")"
         selectByKeySQL = "SELECT \(selectList) FROM \(table) WHERE \(Self.primaryKey) = ?"
     }
@@ -86,7 +90,8 @@ struct EntityLayout: Sendable {
     /// and its join tables.
     func creationSQL(table: String, indexes: Bool = true) -> [String] {
         var sql: [String] = []
-        let definitions = [Self.primaryKey + " INTEGER PRIMARY KEY"]
+        let definitions =
+            [Self.primaryKey + " INTEGER PRIMARY KEY"]
             + columns.map { column in
                 let type = column.kind?.declaration ?? "INTEGER"
                 return type.isEmpty ? quote(column.name) : quote(column.name) + " " + type

@@ -58,7 +58,9 @@ struct RowWriter {
     /// them with every reference remapped.
     mutating func mint(
         _ inserted: [DefaultSnapshot], updated: [DefaultSnapshot]
-    ) throws -> (inserted: [DefaultSnapshot], updated: [DefaultSnapshot], remap: [PersistentIdentifier: PersistentIdentifier]) {
+    ) throws -> (
+        inserted: [DefaultSnapshot], updated: [DefaultSnapshot], remap: [PersistentIdentifier: PersistentIdentifier]
+    ) {
         var remap: [PersistentIdentifier: PersistentIdentifier] = [:]
         remap.reserveCapacity(inserted.count)
         guard !inserted.isEmpty else { return ([], updated, [:]) }
@@ -80,10 +82,13 @@ struct RowWriter {
         mintedKeys = next != nextKey
         nextKey = next
         let newInserted = inserted.map { snapshot in
-            snapshot.copy(persistentIdentifier: remap[snapshot.persistentIdentifier] ?? snapshot.persistentIdentifier,
-                          remappedIdentifiers: remap)
+            snapshot.copy(
+                persistentIdentifier: remap[snapshot.persistentIdentifier] ?? snapshot.persistentIdentifier,
+                remappedIdentifiers: remap)
         }
-        let newUpdated = updated.map { $0.copy(persistentIdentifier: $0.persistentIdentifier, remappedIdentifiers: remap) }
+        let newUpdated = updated.map {
+            $0.copy(persistentIdentifier: $0.persistentIdentifier, remappedIdentifiers: remap)
+        }
         return (newInserted, newUpdated, remap)
     }
 
@@ -187,7 +192,9 @@ struct RowWriter {
     private func vacateUniqueValues(of snapshots: [DefaultSnapshot]) throws {
         var byEntity: [String: [Int64]] = [:]
         for snapshot in snapshots where !snapshot.entity.uniquenessConstraints.isEmpty {
-            if let key = localKey(snapshot.persistentIdentifier) { byEntity[snapshot.entity.name, default: []].append(key) }
+            if let key = localKey(snapshot.persistentIdentifier) {
+                byEntity[snapshot.entity.name, default: []].append(key)
+            }
         }
         for (name, keys) in byEntity where keys.count > 1 {
             let layout = try layout(name)
@@ -206,7 +213,8 @@ struct RowWriter {
         if let kind = column.kind { return try kind.encode(value, optional: column.isOptional) }
         switch value {
         case .null: return .null
-        case .reference(let target): return .integer(try targetKey(target, owner: snapshot.persistentIdentifier, property: column.name))
+        case .reference(let target):
+            return .integer(try targetKey(target, owner: snapshot.persistentIdentifier, property: column.name))
         default:
             throw DataStoreError(
                 .invalidValue, "'\(layout.entity.name).\(column.name)' holds a \(value.kindName), not a reference",
@@ -214,11 +222,14 @@ struct RowWriter {
         }
     }
 
-    private func targetKey(_ target: PersistentIdentifier, owner: PersistentIdentifier, property: String) throws -> Int64 {
+    private func targetKey(_ target: PersistentIdentifier, owner: PersistentIdentifier, property: String) throws
+        -> Int64
+    {
         if target.isTemporary {
             throw DataStoreError(
                 .notFound,
-                "\(owner) refers through '\(owner.entityName).\(property)' to a new model that the save does not insert",
+                "\(owner) refers through '\(owner.entityName).\(property)' to a new model that the save does "
+                    + "not insert",
                 remedy: "Insert the related model into the context before saving", entityName: owner.entityName,
                 propertyNames: [property])
         }
@@ -252,7 +263,9 @@ struct RowWriter {
         }
     }
 
-    private func uniqueViolation(_ error: DataStoreError, snapshot: DefaultSnapshot, layout: EntityLayout) -> DataStoreError {
+    private func uniqueViolation(_ error: DataStoreError, snapshot: DefaultSnapshot, layout: EntityLayout)
+        -> DataStoreError
+    {
         let names = layout.constraint(inMessage: error.message) ?? layout.entity.uniquenessConstraints.first ?? []
         return DataStoreError(
             .uniqueConstraintViolation,

@@ -82,7 +82,8 @@ struct StoreOpener {
         guard tables == 0 else {
             throw DataStoreError(
                 .corrupted,
-                "the SQLite database '\(path)' is not a ModelStore store: it has tables but no '\(Self.metaTable)' table",
+                "the SQLite database '\(path)' is not a ModelStore store: it has tables but no "
+                    + "'\(Self.metaTable)' table",
                 remedy: "Open a file written by SQLiteStore, or choose another path")
         }
     }
@@ -177,9 +178,10 @@ struct StoreOpener {
     private func source(
         of name: String, originalName: String?, in old: Schema.EntityDescription
     ) -> Schema.PropertyDescription? {
-        old.properties.first { $0.name == name } ?? originalName.flatMap { original in
-            old.properties.first { $0.name == original }
-        }
+        old.properties.first { $0.name == name }
+            ?? originalName.flatMap { original in
+                old.properties.first { $0.name == original }
+            }
     }
 
     private func rebuild(_ layout: EntityLayout, from old: Schema.EntityDescription) throws {
@@ -192,12 +194,13 @@ struct StoreOpener {
         var parameters: [SQLValue] = []
         for column in layout.columns {
             let property = entity.properties[column.slot]
-            let originalName: String? = switch property {
-            case .attribute(let attribute): attribute.originalName
-            case .relationship(let relationship): relationship.originalName
-            }
+            let originalName: String? =
+                switch property {
+                case .attribute(let attribute): attribute.originalName
+                case .relationship(let relationship): relationship.originalName
+                }
             let found = source(of: column.name, originalName: originalName, in: old)
-            if let found, try compatible(found, with: property) {
+            if let found, try compatible(found, with: property, of: entity.name) {
                 expressions.append(quote(found.name))
             } else if case .attribute(let attribute) = property {
                 expressions.append("?")
@@ -208,8 +211,8 @@ struct StoreOpener {
         }
         let names = ([EntityLayout.primaryKey] + layout.columns.map { quote($0.name) }).joined(separator: ", ")
         let copy = try connection.prepare(
-            "INSERT INTO \(temporary) (\(names)) SELECT \(([EntityLayout.primaryKey] + expressions).joined(separator: ", ")) "
-                + "FROM \(layout.table)")
+            "INSERT INTO \(temporary) (\(names)) SELECT "
+                + ([EntityLayout.primaryKey] + expressions).joined(separator: ", ") + " FROM \(layout.table)")
         copy.bind(parameters)
         try copy.run(during: "migrating")
         try connection.execute("DROP TABLE \(layout.table)", during: "migrating")
@@ -243,15 +246,17 @@ struct StoreOpener {
     }
 
     /// Whether stored values of `old` can be read as `property`: the same type, or made optional.
-    private func compatible(_ old: Schema.PropertyDescription, with property: Schema.Property) throws -> Bool {
+    private func compatible(
+        _ old: Schema.PropertyDescription, with property: Schema.Property, of entityName: String
+    ) throws -> Bool {
         switch property {
         case .attribute(let attribute):
             guard let type = old.type else { return false }
             if type == attribute.valueType || AttributeType.optional(type) == attribute.valueType { return true }
             throw DataStoreError(
                 .invalidSchema,
-                "cannot migrate '\(attribute.name)' of '\(layouts.values.first { $0.entity.slot(of: attribute.name) == attribute.slot }?.entity.name ?? "")' "
-                    + "in the SQLite store '\(path)' from \(type) to \(attribute.valueType)",
+                "cannot migrate '\(entityName).\(attribute.name)' in the SQLite store '\(path)' from \(type) to "
+                    + "\(attribute.valueType)",
                 remedy: "Add a new attribute instead of changing the type, or migrate the data with your own code")
         case .relationship(let relationship):
             return old.isToOne == true && old.destination == relationship.destination

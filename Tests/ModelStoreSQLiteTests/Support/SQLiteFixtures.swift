@@ -7,7 +7,8 @@ final class TemporaryDirectory {
     let url: URL
 
     init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("ModelStoreSQLiteTests-" + UUID().uuidString)
+        url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "ModelStoreSQLiteTests-" + UUID().uuidString)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 
@@ -19,29 +20,31 @@ final class TemporaryDirectory {
 /// A schema without model types, so tests can drive a store with snapshots of every value kind.
 enum ItemSchema {
     static func description(version: Schema.Version = Schema.Version(1, 0, 0)) -> Schema.Description {
-        Schema.Description(version: version, entities: [
-            Schema.EntityDescription(
-                name: "Item",
-                properties: [
-                    .attribute("code", .string),
-                    .attribute("name", .string),
-                    .attribute("nick", .optional(.string)),
-                    .attribute("n", .integer(bits: 64, signed: true)),
-                    .attribute("m", .optional(.integer(bits: 64, signed: true))),
-                    .attribute("d", .double),
-                    .attribute("od", .optional(.double)),
-                    .attribute("flag", .bool),
-                    .attribute("when", .date),
-                    .attribute("token", .uuid),
-                    .attribute("price", .decimal),
-                    .attribute("big", .integer(bits: 64, signed: false)),
-                    .attribute("tags", .array(.string)),
-                    .attribute("blob", .data, options: ["externalStorage"]),
-                    .relationship("parent", to: "Item", isToOne: true),
-                    .relationship("children", to: "Item", isToOne: false),
-                ],
-                uniquenessConstraints: [["code"]], indices: [["n"], ["name"]]),
-        ])
+        Schema.Description(
+            version: version,
+            entities: [
+                Schema.EntityDescription(
+                    name: "Item",
+                    properties: [
+                        .attribute("code", .string),
+                        .attribute("name", .string),
+                        .attribute("nick", .optional(.string)),
+                        .attribute("n", .integer(bits: 64, signed: true)),
+                        .attribute("m", .optional(.integer(bits: 64, signed: true))),
+                        .attribute("d", .double),
+                        .attribute("od", .optional(.double)),
+                        .attribute("flag", .bool),
+                        .attribute("when", .date),
+                        .attribute("token", .uuid),
+                        .attribute("price", .decimal),
+                        .attribute("big", .integer(bits: 64, signed: false)),
+                        .attribute("tags", .array(.string)),
+                        .attribute("blob", .data, options: ["externalStorage"]),
+                        .relationship("parent", to: "Item", isToOne: true),
+                        .relationship("children", to: "Item", isToOne: false),
+                    ],
+                    uniquenessConstraints: [["code"]], indices: [["n"], ["name"]])
+            ])
     }
 
     static func schema(version: Schema.Version = Schema.Version(1, 0, 0)) throws -> Schema {
@@ -71,18 +74,22 @@ struct SeededGenerator: RandomNumberGenerator {
 extension SQLiteStore {
     /// Runs a neutral query, as a context would push it.
     func run(_ query: StoreQuery) throws -> [DefaultSnapshot] {
-        try fetch(DataStoreFetchRequest<SchemaOnlyModel>(
-            descriptor: FetchDescriptor(), editingState: EditingState(), query: query)).fetchedSnapshots
+        try fetch(
+            DataStoreFetchRequest<SchemaOnlyModel>(
+                descriptor: FetchDescriptor(), editingState: EditingState(), query: query)
+        ).fetchedSnapshots
     }
 
     func count(_ query: StoreQuery) throws -> Int {
-        try fetchCount(DataStoreFetchRequest<SchemaOnlyModel>(
-            descriptor: FetchDescriptor(), editingState: EditingState(), query: query))
+        try fetchCount(
+            DataStoreFetchRequest<SchemaOnlyModel>(
+                descriptor: FetchDescriptor(), editingState: EditingState(), query: query))
     }
 
     func identifiers(_ query: StoreQuery) throws -> [PersistentIdentifier] {
-        try fetchIdentifiers(DataStoreFetchRequest<SchemaOnlyModel>(
-            descriptor: FetchDescriptor(), editingState: EditingState(), query: query))
+        try fetchIdentifiers(
+            DataStoreFetchRequest<SchemaOnlyModel>(
+                descriptor: FetchDescriptor(), editingState: EditingState(), query: query))
     }
 
     func insert(_ snapshots: [DefaultSnapshot]) throws -> [PersistentIdentifier] {

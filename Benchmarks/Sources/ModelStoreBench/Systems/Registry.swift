@@ -30,7 +30,9 @@ enum Registry {
                 isDurable: true, batchInsert: batch)
         case "sqlite-sync":
             return ModelStoreSystem(
-                configuration: { .sqlite(at: $0.appendingPathExtension("sqlite"), durability: .everySave) },
+                configuration: {
+                    .sqlite(at: $0.appendingPathExtension("sqlite"), durability: .everySave)
+                },
                 isDurable: true, batchInsert: batch)
         case "grdb-memory" where !batch: return GRDBSystem(kind: .memory)
         case "grdb-file" where !batch: return GRDBSystem(kind: .file)
