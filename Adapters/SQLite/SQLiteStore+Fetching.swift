@@ -45,6 +45,7 @@ extension SQLiteStore {
                 }
                 let select = plan.selectSQL(columns: "\(QueryPlan.alias).\(EntityLayout.primaryKey)")
                 let statement = try connection.statement(select.sql)
+                defer { statement.reset() }
                 statement.bind(select.parameters)
                 var ids: [PersistentIdentifier] = []
                 while try statement.step() {
@@ -90,6 +91,8 @@ extension SQLiteStore {
         }
         let select = plan.selectSQL(columns: plan.rowColumns)
         let statement = try connection.statement(select.sql)
+        // Reset however the loop ends, so no statement keeps the read transaction open.
+        defer { statement.reset() }
         statement.bind(select.parameters)
         // With a residual filter but an SQL sort, stop once the window is full.
         let wanted = plan.sortsInSwift ? nil : query.limit.map { $0 + max(query.offset, 0) }
@@ -100,7 +103,6 @@ extension SQLiteStore {
             result.append(snapshot)
             if plan.residual != nil, let wanted, result.count >= wanted { break }
         }
-        statement.reset()
         if plan.isComplete { return result }
         if plan.sortsInSwift { try SnapshotEvaluator.sort(&result, by: query.sort, entity: plan.layout.entity) }
         return SnapshotEvaluator.window(result, offset: query.offset, limit: query.limit)

@@ -107,7 +107,12 @@ final class SQLiteConnection {
     func readTransaction<Result>(_ body: () throws -> Result) throws -> Result {
         guard sqlite3_get_autocommit(handle) != 0 else { return try body() }
         try statement("BEGIN DEFERRED").run(during: "reading")
-        defer { try? statement("COMMIT").run(during: "reading") }
+        defer {
+            // A read transaction left open would pin an old snapshot for every later fetch.
+            if (try? statement("COMMIT").run(during: "reading")) == nil, sqlite3_get_autocommit(handle) == 0 {
+                sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
+            }
+        }
         return try body()
     }
 

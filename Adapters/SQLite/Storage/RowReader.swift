@@ -10,11 +10,10 @@ struct RowReader {
     /// The snapshot of the row with this key, or `nil` if there is none.
     func snapshot(_ key: Int64, layout: EntityLayout) throws -> DefaultSnapshot? {
         let statement = try connection.statement(layout.selectByKeySQL)
+        defer { statement.reset() }
         statement.bind(1, key)
         guard try statement.step() else { return nil }
-        let snapshot = try read(statement, layout: layout)
-        statement.reset()
-        return snapshot
+        return try read(statement, layout: layout)
     }
 
     /// Whether the entity has a row with this key.
