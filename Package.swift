@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "ModelStoreInMemory", targets: ["ModelStoreInMemory"]),
         .library(name: "ModelStoreJSONFile", targets: ["ModelStoreJSONFile"]),
         .library(name: "ModelStoreAppendLog", targets: ["ModelStoreAppendLog"]),
+        .library(name: "ModelStoreSQLite", targets: ["ModelStoreSQLite"]),
         .library(name: "ModelStoreAdapters", targets: ["ModelStoreAdapters"]),
         .library(name: "ModelStoreConformance", targets: ["ModelStoreConformance"]),
         .executable(name: "modelstore", targets: ["ModelStoreTool"]),
@@ -25,10 +26,19 @@ let package = Package(
         .target(
             name: "ModelStoreAppendLog", dependencies: ["ModelStore"], path: "Adapters/AppendLog",
             exclude: ["FORMAT.md"]),  // the file format, bound for the DocC catalog
-        // Registers the built-in adapters' URL schemes (memory:, json:, log:).
+        // SQLite's C library, as the system provides it (Debian: libsqlite3-dev), and the adapter over it.
+        .systemLibrary(
+            name: "CSQLite", path: "Adapters/SQLite/CSQLite",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
+        .target(
+            name: "ModelStoreSQLite", dependencies: ["ModelStore", "CSQLite"], path: "Adapters/SQLite",
+            exclude: ["CSQLite", "FORMAT.md"]),
+        // Registers the built-in adapters' URL schemes (memory:, json:, log:, sqlite:).
         .target(
             name: "ModelStoreAdapters",
-            dependencies: ["ModelStore", "ModelStoreInMemory", "ModelStoreJSONFile", "ModelStoreAppendLog"],
+            dependencies: [
+                "ModelStore", "ModelStoreInMemory", "ModelStoreJSONFile", "ModelStoreAppendLog", "ModelStoreSQLite",
+            ],
             path: "Sources/ModelStoreAdapters"),
         // The conformance suite any adapter runs with one test.
         .target(
@@ -37,7 +47,9 @@ let package = Package(
         // The command-line tool.
         .executableTarget(
             name: "ModelStoreTool",
-            dependencies: ["ModelStore", "ModelStoreAdapters", "ModelStoreJSONFile", "ModelStoreAppendLog"],
+            dependencies: [
+                "ModelStore", "ModelStoreAdapters", "ModelStoreJSONFile", "ModelStoreAppendLog", "ModelStoreSQLite",
+            ],
             path: "Sources/modelstore"),
         // Samples.
         .executableTarget(name: "Trips", dependencies: ["ModelStore", "ModelStoreAdapters"], path: "Samples/Trips"),
@@ -50,13 +62,16 @@ let package = Package(
         .testTarget(name: "ModelStoreJSONFileTests", dependencies: ["ModelStore", "ModelStoreJSONFile", "ModelStoreConformance"]),
         .testTarget(name: "ModelStoreAppendLogTests", dependencies: ["ModelStore", "ModelStoreAppendLog", "ModelStoreConformance"]),
         .testTarget(
+            name: "ModelStoreSQLiteTests",
+            dependencies: ["ModelStore", "ModelStoreSQLite", "ModelStoreConformance", "CSQLite"]),
+        .testTarget(
             name: "ModelStoreConformanceTests",
             dependencies: ["ModelStore", "ModelStoreInMemory", "ModelStoreConformance"]),
         .testTarget(
             name: "ToolAndSamplesTests",
             dependencies: [
                 "ModelStore", "ModelStoreAdapters", "ModelStoreInMemory", "ModelStoreJSONFile", "ModelStoreAppendLog",
-                "ModelStoreConformance", "CustomAdapterSample",
+                "ModelStoreSQLite", "ModelStoreConformance", "CustomAdapterSample",
             ]),
         .testTarget(
             name: "CustomAdapterSampleTests",

@@ -26,6 +26,7 @@ let package = Package(
                 .product(name: "ModelStoreInMemory", package: "ModelStore"),
                 .product(name: "ModelStoreJSONFile", package: "ModelStore"),
                 .product(name: "ModelStoreAppendLog", package: "ModelStore"),
+                .product(name: "ModelStoreSQLite", package: "ModelStore"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Sources/ModelStoreBench"),

@@ -2,6 +2,7 @@ import ModelStore
 import ModelStoreAppendLog
 import ModelStoreInMemory
 import ModelStoreJSONFile
+import ModelStoreSQLite
 
 extension StoreScheme {
     /// `memory:` or `memory:NAME`: an `InMemoryStore` that forgets everything when the container goes away.
@@ -45,12 +46,32 @@ extension StoreScheme {
     }
     .readingStoredSchema { url in try AppendLogStore.storedSchema(at: url.fileURL) }
 
-    /// The schemes of the adapters that ship with ModelStore: `memory:`, `json:` and `log:`.
-    public static var builtIn: [StoreScheme] { [.memory, .json, .log] }
+    /// `sqlite:PATH[?durability=none|batched|everySave]`: an `SQLiteStore` in one SQLite database.
+    ///
+    /// `durability` defaults to `batched` (`synchronous=NORMAL`); `everySave` syncs every save.
+    /// `sqlite::memory:` is a private in-memory database. Its stored schema is read from the
+    /// database's `modelstore_meta` table.
+    public static let sqlite = StoreScheme(
+        "sqlite", summary: "an SQLite database, queries run in SQL", location: .required("PATH"),
+        options: [
+            .init(
+                "durability", allowedValues: SQLiteStoreConfiguration.Durability.allCases.map(\.rawValue),
+                summary: "what a save guarantees when it returns")
+        ],
+        example: "sqlite:trips.sqlite"
+    ) { url in
+        let durability = url.option("durability").flatMap(SQLiteStoreConfiguration.Durability.init(rawValue:))
+        return SQLiteStoreConfiguration(
+            url: url.location == ":memory:" ? nil : url.fileURL, durability: durability ?? .batched)
+    }
+    .readingStoredSchema { url in try SQLiteStore.storedSchema(at: url.fileURL) }
+
+    /// The schemes of the adapters that ship with ModelStore: `memory:`, `json:`, `log:` and `sqlite:`.
+    public static var builtIn: [StoreScheme] { [.memory, .json, .log, .sqlite] }
 }
 
 extension StoreRegistry {
-    /// Registers the built-in schemes (`memory:`, `json:`, `log:`), keeping any scheme of the same
+    /// Registers the built-in schemes (`memory:`, `json:`, `log:`, `sqlite:`), keeping any scheme of the same
     /// name the app registered first. Calling it again does nothing.
     public func registerBuiltInSchemes() {
         for scheme in StoreScheme.builtIn { register(scheme, replacingExisting: false) }

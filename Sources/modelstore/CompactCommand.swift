@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import ModelStoreAppendLog
+import ModelStoreSQLite
 
 /// `modelstore compact URL`: rewrites an append log's live models as a new checkpoint.
 enum CompactCommand: Command {
@@ -11,15 +12,18 @@ enum CompactCommand: Command {
         Opens the append log with the schema it records (taking its single-writer lock, so the
         app must not have it open), writes its live models to a new checkpoint and switches to it
         atomically. The segments it replaces move to history/, which compaction never deletes.
-        Only append logs are compacted: a JSON file is rewritten whole on every save.
+        An SQLite store is checkpointed and rebuilt without its free pages (VACUUM).
+        A JSON file needs no compaction: it is rewritten whole on every save.
 
         Examples:
           modelstore compact log:trips-log
           modelstore compact log:trips-log --json
+          modelstore compact sqlite:trips.sqlite
         """
 
     static func run(_ invocation: Invocation, console: Console) throws -> any CommandReport {
         let reference = try StoreReference(invocation.arguments[0])
+        if reference.isSQLite { return try compactSQLite(reference) }
         guard reference.isAppendLog else {
             throw ToolError.unsupported(
                 "'\(reference.string)' is not an append log, and only append logs are compacted",
@@ -45,6 +49,34 @@ enum CompactCommand: Command {
             lastTransaction: report.lastTransaction, byteCountBefore: before.logByteCount,
             byteCountAfter: after.logByteCount, deadFractionBefore: before.deadFraction,
             deadFractionAfter: after.deadFraction, archivedSegments: report.archivedSegments)
+    }
+}
+
+extension CompactCommand {
+    /// `VACUUM` on an SQLite store opened with the schema it records.
+    static func compactSQLite(_ reference: StoreReference) throws -> any CommandReport {
+        _ = try reference.existingPath(for: name)
+        let opened = try reference.open(schema: try Schema(try reference.storedSchema(for: name)))
+        defer { opened.close() }
+        guard let store = opened.store as? SQLiteStore else {
+            throw ToolError.unsupported(
+                "'\(reference.string)' did not open as an SQLite store", remedy: "Use 'sqlite:PATH'")
+        }
+        let report = try store.compact()
+        return SQLiteCompactReport(
+            url: reference.string, byteCountBefore: report.byteCountBefore, byteCountAfter: report.byteCountAfter)
+    }
+}
+
+/// What `compact` reports for an SQLite store.
+struct SQLiteCompactReport: CommandReport {
+    let url: String
+    /// The database file and its write-ahead log before and after.
+    let byteCountBefore: Int
+    let byteCountAfter: Int
+
+    var text: String {
+        "Compacted \(url) (VACUUM): \(Formatting.bytes(byteCountBefore)) -> \(Formatting.bytes(byteCountAfter))"
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import ModelStoreAdapters
 import ModelStoreAppendLog
+import ModelStoreSQLite
 
 /// A store named on the command line: its URL checked against the registry, and what the tool
 /// can learn about it without the app's model types.
@@ -47,6 +48,11 @@ struct StoreReference {
     /// Whether the URL names an append log (whatever the scheme is called).
     var isAppendLog: Bool {
         (try? configuration()) is AppendLogStoreConfiguration
+    }
+
+    /// Whether the URL names an SQLite store (whatever the scheme is called).
+    var isSQLite: Bool {
+        (try? configuration()) is SQLiteStoreConfiguration
     }
 
     /// The store's path, which must exist; `command` names what the tool was asked to do.

@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import ModelStoreAppendLog
 import ModelStoreJSONFile
+import ModelStoreSQLite
 
 /// `modelstore verify URL`: an integrity check that says where any damage is.
 enum VerifyCommand: Command {
@@ -15,7 +16,8 @@ enum VerifyCommand: Command {
         torn tail (a save cut short by a crash, never acknowledged) is reported but is not damage.
         Other stores are opened with the schema they record and read in full: a JSON file is
         parsed (damage is named by line, column and byte) and checked for duplicate identifiers,
-        unique values and relationships that point nowhere.
+        unique values and relationships that point nowhere. An SQLite store first gets SQLite's own
+        integrity check and a check of its tables against the schema it records.
 
         The exit status is 0 for a healthy store and 1 for a damaged one; 'modelstore repair'
         mends an append log.
@@ -41,18 +43,30 @@ enum VerifyCommand: Command {
                 remedy: "Run 'modelstore repair \(reference.string)': it keeps every transaction before the damage "
                     + "and moves the rest aside into 'damaged/'")
         }
+        var databaseProblems: [Problem] = []
+        if reference.isSQLite {
+            progress.phase("checking the database")
+            do {
+                databaseProblems = try SQLiteStore.integrityProblems(at: path).map {
+                    Problem(file: path.path, offset: nil, reason: $0)
+                }
+            } catch let error as DataStoreError where error.code == .corrupted {
+                databaseProblems = [problem(error, file: path.path)]
+            }
+        }
         do {
             progress.phase("reading")
             let store = try reference.open(schema: try Schema(try reference.storedSchema(for: name)))
             defer { store.close() }
             let problems = try danglingReferences(in: store, file: path.path, progress: progress)
             return VerifyReport(
-                url: reference.string, problems: problems,
+                url: reference.string, problems: databaseProblems + problems,
                 entities: try EntityCount.all(in: store, progress: progress), tornTail: nil,
                 remedy: "Fix the relationships by hand, or restore the store from a backup")
         } catch let error as DataStoreError where error.code == .corrupted {
             return VerifyReport(
-                url: reference.string, problems: [problem(error, file: path.path)], entities: nil, tornTail: nil,
+                url: reference.string, problems: databaseProblems + [problem(error, file: path.path)], entities: nil,
+                tornTail: nil,
                 remedy: error.remedy)
         }
     }

@@ -4,6 +4,7 @@ import ModelStoreAdapters
 import ModelStoreAppendLog
 import ModelStoreInMemory
 import ModelStoreJSONFile
+import ModelStoreSQLite
 import Testing
 
 struct StoreRegistryTests {
@@ -47,7 +48,18 @@ struct StoreRegistryTests {
     }
 
     @Test func builtInSchemesAreListedByName() {
-        #expect(builtIns().schemes.map(\.name) == ["json", "log", "memory"])
+        #expect(builtIns().schemes.map(\.name) == ["json", "log", "memory", "sqlite"])
+    }
+
+    @Test func sqliteSchemeNamesAFileOrAnInMemoryDatabase() throws {
+        let registry = builtIns()
+        let file = try #require(
+            try registry.configuration(for: "sqlite:trips.sqlite?durability=everySave") as? SQLiteStoreConfiguration)
+        #expect(file.url?.lastPathComponent == "trips.sqlite")
+        #expect(file.durability == .everySave)
+        let memory = try #require(try registry.configuration(for: "sqlite::memory:") as? SQLiteStoreConfiguration)
+        #expect(memory.url == nil)
+        #expect(memory.durability == .batched)
     }
 
     @Test func unknownSchemeNamesTheStringAndListsTheRegisteredSchemes() throws {

@@ -4,6 +4,7 @@ import ModelStore
 import ModelStoreAppendLog
 import ModelStoreInMemory
 import ModelStoreJSONFile
+import ModelStoreSQLite
 
 /// The system behind each name of ``Catalog``.
 enum Registry {
@@ -23,6 +24,16 @@ enum Registry {
         case "appendlog-none":
             return ModelStoreSystem(
                 configuration: { .appendLog(at: $0, durability: .none) }, isDurable: true, batchInsert: batch)
+        case "sqlite":
+            return ModelStoreSystem(
+                configuration: { .sqlite(at: $0.appendingPathExtension("sqlite"), durability: .batched) },
+                isDurable: true, batchInsert: batch)
+        case "sqlite-sync":
+            return ModelStoreSystem(
+                configuration: {
+                    .sqlite(at: $0.appendingPathExtension("sqlite"), durability: .everySave)
+                },
+                isDurable: true, batchInsert: batch)
         case "grdb-memory" where !batch: return GRDBSystem(kind: .memory)
         case "grdb-file" where !batch: return GRDBSystem(kind: .file)
         case "grdb-file-sync" where !batch: return GRDBSystem(kind: .fileSynced)

@@ -1,0 +1,161 @@
+import CSQLite
+import Foundation
+import ModelStore
+
+/// One open SQLite database: our thin, safe wrapper over the C API.
+///
+/// A connection is not thread-safe by itself; ``SQLiteStore`` keeps it behind a lock. Statements
+/// are prepared once per SQL text and cached for the life of the connection. Every failure comes
+/// back as a ``DataStoreError`` naming the file, with SQLite's result code and message.
+final class SQLiteConnection {
+    /// The file, as it appears in error messages (`:memory:` for an in-memory database).
+    let path: String
+    private let handle: OpaquePointer
+    private var cache: [String: SQLiteStatement] = [:]
+
+    /// Opens (or, with `create`, creates) the database and registers the `SWIFT` collation and the
+    /// `swift_contains` / `swift_has_prefix` functions.
+    init(path: String, readOnly: Bool, create: Bool, busyTimeout: Duration) throws {
+        self.path = path
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        flags |= readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
+        if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
+        var opened: OpaquePointer?
+        let code = sqlite3_open_v2(path, &opened, flags, nil)
+        guard let opened else {
+            throw DataStoreError(.io, "cannot open the SQLite store '\(path)': out of memory")
+        }
+        guard code == SQLITE_OK else {
+            let message = String(cString: sqlite3_errmsg(opened))
+            sqlite3_close_v2(opened)
+            throw Self.error(code: code, message: message, path: path, during: "opening")
+        }
+        handle = opened
+        sqlite3_extended_result_codes(handle, 1)
+        let milliseconds =
+            busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
+        sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
+        SwiftCollation.register(on: handle)
+    }
+
+    deinit {
+        for statement in cache.values { statement.finalize() }
+        sqlite3_close_v2(handle)
+    }
+
+    // MARK: Running SQL
+
+    /// Runs one or more statements that return no rows.
+    func execute(_ sql: String, during activity: String = "writing") throws {
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        guard code == SQLITE_OK else {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(code))
+            sqlite3_free(message)
+            throw Self.error(code: code, message: text, path: path, during: activity)
+        }
+    }
+
+    /// The most statements the cache keeps; past it, new SQL texts are prepared for one use.
+    static let cacheLimit = 512
+
+    /// The cached prepared statement for `sql`, reset and with its bindings cleared.
+    ///
+    /// Once the cache holds ``cacheLimit`` statements, a new SQL text gets a statement of its own
+    /// (finalized when released): a cached statement may be running in an outer loop, so none is evicted.
+    func statement(_ sql: String) throws -> SQLiteStatement {
+        if let cached = cache[sql] {
+            cached.reset()
+            return cached
+        }
+        let statement = try prepare(sql)
+        if cache.count < Self.cacheLimit { cache[sql] = statement }
+        return statement
+    }
+
+    /// A statement prepared for one use (not cached): for SQL whose text changes with its inputs.
+    func prepare(_ sql: String) throws -> SQLiteStatement {
+        var prepared: OpaquePointer?
+        let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, nil)
+        guard code == SQLITE_OK, let prepared else {
+            throw failure(code, during: "preparing a statement for")
+        }
+        return SQLiteStatement(prepared, connection: self)
+    }
+
+    /// Forgets every cached statement (after the schema changed).
+    func clearCache() {
+        for statement in cache.values { statement.finalize() }
+        cache = [:]
+    }
+
+    /// Runs `body` in a transaction: `BEGIN IMMEDIATE` takes the write lock at once, so two writers
+    /// never deadlock; the transaction commits if `body` returns and rolls back if it throws.
+    func writeTransaction<Result>(_ body: () throws -> Result) throws -> Result {
+        try statement("BEGIN IMMEDIATE").run(during: "starting a write transaction on")
+        do {
+            let result = try body()
+            try statement("COMMIT").run(during: "committing a save to")
+            return result
+        } catch {
+            if sqlite3_get_autocommit(handle) == 0 { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
+            throw error
+        }
+    }
+
+    /// Runs `body` in a read transaction, so every statement sees one consistent state of the file.
+    func readTransaction<Result>(_ body: () throws -> Result) throws -> Result {
+        guard sqlite3_get_autocommit(handle) != 0 else { return try body() }
+        try statement("BEGIN DEFERRED").run(during: "reading")
+        defer {
+            // A read transaction left open would pin an old snapshot for every later fetch.
+            if (try? statement("COMMIT").run(during: "reading")) == nil, sqlite3_get_autocommit(handle) == 0 {
+                sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
+            }
+        }
+        return try body()
+    }
+
+    /// The rows changed by the last `INSERT`, `UPDATE` or `DELETE`.
+    var changes: Int { Int(sqlite3_changes64(handle)) }
+
+    /// The latest result code and message as a ``DataStoreError``.
+    func failure(_ code: Int32, during activity: String) -> DataStoreError {
+        Self.error(code: code, message: String(cString: sqlite3_errmsg(handle)), path: path, during: activity)
+    }
+
+    /// Maps an SQLite result code to a ``DataStoreError`` code: busy and locked are
+    /// ``DataStoreError/locked``, damaged files and non-databases ``DataStoreError/corrupted``, a
+    /// full disk and other I/O ``DataStoreError/io``.
+    static func error(code: Int32, message: String, path: String, during activity: String) -> DataStoreError {
+        let primary = code & 0xff
+        let storeCode: DataStoreError.Code
+        let remedy: String
+        switch primary {
+        case SQLITE_BUSY, SQLITE_LOCKED:
+            storeCode = .locked
+            remedy = "Another connection holds the database past the busy timeout; retry, or raise the timeout"
+        case SQLITE_CORRUPT, SQLITE_NOTADB:
+            storeCode = .corrupted
+            remedy = "The file is not an intact SQLite database; restore it from a backup, or open another path"
+        case SQLITE_FULL:
+            storeCode = .io
+            remedy = "Free space on the volume, then retry"
+        case SQLITE_CANTOPEN:
+            storeCode = .io
+            remedy = "Check that the folder exists and that the process may read and write it"
+        case SQLITE_READONLY, SQLITE_PERM, SQLITE_AUTH:
+            storeCode = .io
+            remedy = "Check the file's permissions"
+        case SQLITE_CONSTRAINT:
+            storeCode = .uniqueConstraintViolation
+            remedy = "Change the value so that it is unique"
+        default:
+            storeCode = .io
+            remedy = "See SQLite's message; the store is unchanged"
+        }
+        return DataStoreError(
+            storeCode, "\(activity) the SQLite store '\(path)' failed: SQLite error \(code) '\(message)'",
+            remedy: remedy)
+    }
+}

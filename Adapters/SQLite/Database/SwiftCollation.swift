@@ -1,0 +1,90 @@
+import CSQLite
+import Foundation
+
+/// The collation and functions that make SQLite compare text as Swift's `String` does.
+///
+/// - `COLLATE SWIFT`: Swift's `==` (canonical equivalence: `"e\u{301}" == "é"`) and `<` (the
+///   order of the NFC-normalised scalars). Every text column of a store uses it, so `=`, `<`, `IN`,
+///   `ORDER BY` and the unique indexes agree with Swift. ASCII-only text compares as bytes, which is
+///   the same order, without building Swift strings.
+///
+///   The collation is a total order, as a B-tree needs. Swift 6.3's own `<` is not quite one: a
+///   decomposed string that is a canonical prefix of a longer precomposed one compares neither less
+///   nor greater (`"e\u{301}" < "éa"` and `"éa" < "e\u{301}"` are both `false`, though
+///   `"e\u{301}" == "é"` and `"é" < "éa"`). The collation orders such pairs by their NFC scalars,
+///   which is what Swift documents and does everywhere else.
+/// - `swift_contains(s, t)` and `swift_has_prefix(s, t)`: `#Predicate`'s `contains` and
+///   `starts(with:)`, character by character (an empty text is found in every string); `NULL`
+///   for a `NULL` string, so a filter on it is false.
+///
+/// A file written by a store can be read by any SQLite tool; queries that compare its text
+/// columns need the collation registered (the `sqlite3` shell reports "no such collation sequence").
+enum SwiftCollation {
+    static let name = "SWIFT"
+
+    static func register(on handle: OpaquePointer) {
+        sqlite3_create_collation_v2(
+            handle, name, SQLITE_UTF8, nil,
+            { _, count1, bytes1, count2, bytes2 in
+                SwiftCollation.compare(bytes1, Int(count1), bytes2, Int(count2))
+            }, nil)
+        let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
+        sqlite3_create_function_v2(
+            handle, "swift_contains", 2, flags, nil,
+            { context, _, arguments in
+                SwiftCollation.textTest(context, arguments) { string, text in SwiftCollation.contains(string, text) }
+            }, nil, nil, nil)
+        sqlite3_create_function_v2(
+            handle, "swift_has_prefix", 2, flags, nil,
+            { context, _, arguments in
+                SwiftCollation.textTest(context, arguments) { string, text in string.starts(with: text) }
+            }, nil, nil, nil)
+    }
+
+    /// Swift's order of two UTF-8 strings, as `-1`, `0` or `1`.
+    static func compare(_ bytes1: UnsafeRawPointer?, _ count1: Int, _ bytes2: UnsafeRawPointer?, _ count2: Int) -> Int32
+    {
+        let a = UnsafeRawBufferPointer(start: bytes1, count: count1)
+        let b = UnsafeRawBufferPointer(start: bytes2, count: count2)
+        if isASCII(a) && isASCII(b) {
+            let common = min(count1, count2)
+            if common > 0 {
+                let order = memcmp(bytes1!, bytes2!, common)
+                if order != 0 { return order < 0 ? -1 : 1 }
+            }
+            return count1 == count2 ? 0 : (count1 < count2 ? -1 : 1)
+        }
+        let x = String(decoding: a, as: UTF8.self).precomposedStringWithCanonicalMapping.unicodeScalars
+        let y = String(decoding: b, as: UTF8.self).precomposedStringWithCanonicalMapping.unicodeScalars
+        if x.elementsEqual(y) { return 0 }
+        return x.lexicographicallyPrecedes(y) ? -1 : 1
+    }
+
+    private static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        for byte in bytes where byte >= 0x80 { return false }
+        return true
+    }
+
+    /// `Collection.contains(_:)` over characters, as `#Predicate` evaluates it.
+    static func contains<A: Collection, B: Collection>(_ base: A, _ other: B) -> Bool
+    where A.Element == B.Element, A.Element: Equatable {
+        base.contains(other)
+    }
+
+    static func textTest(
+        _ context: OpaquePointer?, _ arguments: UnsafeMutablePointer<OpaquePointer?>?,
+        _ test: (String, String) -> Bool
+    ) {
+        guard let arguments, let string = text(arguments[0]), let text = text(arguments[1]) else {
+            sqlite3_result_null(context)
+            return
+        }
+        sqlite3_result_int(context, test(string, text) ? 1 : 0)
+    }
+
+    private static func text(_ value: OpaquePointer?) -> String? {
+        guard sqlite3_value_type(value) == SQLITE_TEXT, let bytes = sqlite3_value_text(value) else { return nil }
+        let count = Int(sqlite3_value_bytes(value))
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+    }
+}

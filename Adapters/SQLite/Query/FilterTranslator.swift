@@ -1,0 +1,245 @@
+import Foundation
+import ModelStore
+
+/// A piece of SQL with its parameters, and whether it can evaluate to `NULL` (which SQL's `NOT`
+/// would keep `NULL`, where Swift's `!` gives `true`).
+struct SQLFragment {
+    var sql: String
+    var parameters: [SQLValue] = []
+    var nullable = false
+
+    static let alwaysTrue = SQLFragment(sql: "1")
+    static let alwaysFalse = SQLFragment(sql: "0")
+}
+
+/// Translates a ``StoreFilter`` into an SQL condition that SQLite evaluates exactly as Swift
+/// would, or returns `nil` for a filter it cannot translate exactly (the store then evaluates
+/// that part on the rows SQL returns).
+///
+/// What is exact, and how:
+/// - `==` / `!=` are `IS` / `IS NOT`: `nil == nil` is true and `nil != x` is true, as in Swift.
+/// - `<`, `<=`, `>`, `>=`, ranges, `IN`: on integers, non-optional doubles (`NaN` is kept as `NULL`,
+///   so every comparison with it is false), strings (the `SWIFT` collation), dates and UUIDs,
+///   with an operand of the column's own kind. A `NaN` operand folds to Swift's answer.
+/// - `contains` / `starts(with:)`: the `swift_contains` / `swift_has_prefix` functions.
+/// - Paths through to-one relationships: scalar subqueries on the related row's key (`NULL` when
+///   the relationship is empty, as the neutral filter reads it).
+/// - `any` / `all` over to-many relationships: `EXISTS` / `NOT EXISTS` over the join table.
+/// - `!`: `NOT IFNULL(x, 0)` where `x` can be `NULL`.
+///
+/// Not translated (evaluated by the store on the rows instead): regular expressions, decimals,
+/// unsigned 64-bit ordering, optional doubles, arrays, dictionaries and `Codable` structs, and
+/// comparisons of mixed kinds.
+struct FilterTranslator {
+    let layouts: [String: EntityLayout]
+    let storeIdentifier: String
+    private var aliases = 0
+
+    init(layouts: [String: EntityLayout], storeIdentifier: String) {
+        self.layouts = layouts
+        self.storeIdentifier = storeIdentifier
+    }
+
+    /// A fresh table alias.
+    mutating func alias() -> String {
+        aliases += 1
+        return "t\(aliases)"
+    }
+
+    mutating func translate(_ filter: StoreFilter, layout: EntityLayout, alias: String) -> SQLFragment? {
+        switch filter {
+        case .constant(let value):
+            return value ? .alwaysTrue : .alwaysFalse
+        case .identifiers(let ids):
+            let keys = ids.compactMap { id -> Int64? in
+                id.entityName == layout.entity.name && id.storeIdentifier == storeIdentifier
+                    ? id.primaryKey.intValue : nil
+            }
+            guard !keys.isEmpty else { return .alwaysFalse }
+            return SQLFragment(
+                sql: "\(alias).\(EntityLayout.primaryKey) IN (SELECT value FROM json_each(?))",
+                parameters: [.text(RowWriter.jsonArray(keys))])
+        case .compare(let path, let op, let value):
+            guard let column = resolve(path, layout: layout, alias: alias) else { return nil }
+            return compare(column, op, value)
+        case .isIn(let path, let values):
+            guard let column = resolve(path, layout: layout, alias: alias) else { return nil }
+            return membership(column, values)
+        case .range(let path, let range):
+            guard let column = resolve(path, layout: layout, alias: alias) else { return nil }
+            var parts: [SQLFragment] = []
+            if let lower = range.lower {
+                guard let part = compare(column, .greaterOrEqual, lower) else { return nil }
+                parts.append(part)
+            }
+            if let upper = range.upper {
+                guard let part = compare(column, range.includesUpper ? .lessOrEqual : .less, upper) else { return nil }
+                parts.append(part)
+            }
+            if parts.isEmpty {
+                return column.column.kind == nil ? nil : SQLFragment(sql: "\(column.sql) IS NOT NULL")
+            }
+            return join(parts, with: "AND")
+        case .text(let path, let operation):
+            guard let column = resolve(path, layout: layout, alias: alias), column.column.kind == .string else {
+                return nil
+            }
+            switch operation {
+            case .contains(let text):
+                return SQLFragment(
+                    sql: "swift_contains(\(column.sql), ?)", parameters: column.parameters + [.text(text)],
+                    nullable: true)
+            case .hasPrefix(let text):
+                return SQLFragment(
+                    sql: "swift_has_prefix(\(column.sql), ?)",
+                    parameters: column.parameters + [.text(text)], nullable: true)
+            case .matchesRegex:
+                return nil
+            }
+        case .any(let path, let inner), .all(let path, let inner):
+            guard path.isDirect, let slot = layout.entity.slot(of: path.property),
+                let join = layout.joinTables.first(where: { $0.slot == slot }),
+                let destination = layouts[join.destination]
+            else { return nil }
+            let related = self.alias()
+            let link = self.alias()
+            guard let condition = translate(inner, layout: destination, alias: related) else { return nil }
+            let isAny: Bool
+            if case .any = filter { isAny = true } else { isAny = false }
+            let test = isAny ? condition.sql : "NOT IFNULL(\(condition.sql), 0)"
+            return SQLFragment(
+                sql: (isAny ? "EXISTS" : "NOT EXISTS")
+                    + " (SELECT 1 FROM \(join.table) \(link) JOIN \(destination.table) "
+                    + "\(related) ON \(related).\(EntityLayout.primaryKey) = \(link).target WHERE \(link).owner = "
+                    + "\(alias).\(EntityLayout.primaryKey) AND \(test))",
+                parameters: condition.parameters)
+        case .and(let items):
+            var parts: [SQLFragment] = []
+            for item in items {
+                guard let part = translate(item, layout: layout, alias: alias) else { return nil }
+                parts.append(part)
+            }
+            return join(parts, with: "AND")
+        case .or(let items):
+            var parts: [SQLFragment] = []
+            for item in items {
+                guard let part = translate(item, layout: layout, alias: alias) else { return nil }
+                parts.append(part)
+            }
+            return join(parts, with: "OR")
+        case .not(let item):
+            guard let inner = translate(item, layout: layout, alias: alias) else { return nil }
+            let sql = inner.nullable ? "NOT IFNULL(\(inner.sql), 0)" : "NOT (\(inner.sql))"
+            return SQLFragment(sql: sql, parameters: inner.parameters)
+        }
+    }
+
+    private func join(_ parts: [SQLFragment], with word: String) -> SQLFragment {
+        guard !parts.isEmpty else { return word == "AND" ? .alwaysTrue : .alwaysFalse }
+        return SQLFragment(
+            sql: "(" + parts.map(\.sql).joined(separator: " \(word) ") + ")",
+            parameters: parts.flatMap(\.parameters), nullable: parts.contains { $0.nullable })
+    }
+
+    // MARK: Paths
+
+    /// A column reached by a path: its SQL expression (with the parameters inside it), and
+    /// whether the path went through a relationship (whose emptiness reads as `NULL`).
+    struct ColumnReference {
+        var sql: String
+        var parameters: [SQLValue]
+        var column: EntityLayout.Column
+        var traversed: Bool
+    }
+
+    private mutating func resolve(_ path: StorePath, layout: EntityLayout, alias: String) -> ColumnReference? {
+        guard let column = layout.column(named: path.components[0]) else { return nil }
+        let expression = "\(alias).\(quote(column.name))"
+        if path.isDirect { return ColumnReference(sql: expression, parameters: [], column: column, traversed: false) }
+        guard column.kind == nil, let destination = column.destination.flatMap({ layouts[$0] }) else { return nil }
+        let related = self.alias()
+        guard var inner = resolve(StorePath(Array(path.components.dropFirst())), layout: destination, alias: related),
+            inner.column.kind != .double
+        else { return nil }
+        // A subquery's value has no collation of its own: name the column's, so text compares as Swift's.
+        let collation =
+            inner.column.kind?.declaration.contains("COLLATE") == true ? " COLLATE \(SwiftCollation.name)" : ""
+        inner.sql =
+            "(SELECT \(inner.sql) FROM \(destination.table) \(related) WHERE \(related)."
+            + "\(EntityLayout.primaryKey) = \(expression))" + collation
+        inner.traversed = true
+        return inner
+    }
+
+    // MARK: Comparisons
+
+    private func compare(_ column: ColumnReference, _ op: StoreComparisonOperator, _ value: StoreValue) -> SQLFragment?
+    {
+        let ordering = op != .equal && op != .notEqual
+        let kind = column.column.kind
+        // NULL operands: only `nil` reads as NULL (a stored NaN of a non-optional double is NULL too).
+        if value.isNull {
+            if ordering { return .alwaysFalse }
+            if kind == .double && !column.column.isOptional && !column.traversed {
+                return op == .equal ? .alwaysFalse : .alwaysTrue
+            }
+            if kind == .double { return nil }
+            return SQLFragment(sql: "\(column.sql) IS \(op == .equal ? "" : "NOT ")NULL", parameters: column.parameters)
+        }
+        if kind == .double, case .double(let number) = value, number.isNaN {
+            return op == .notEqual ? .alwaysTrue : .alwaysFalse
+        }
+        let bound: SQLValue
+        if let kind {
+            guard kind.comparesExactly(value, ordering: ordering, optional: column.column.isOptional),
+                let encoded = try? kind.encode(value, optional: column.column.isOptional)
+            else { return nil }
+            bound = encoded
+        } else {
+            // A to-one relationship compared with a model.
+            guard !ordering, case .reference(let target) = value else { return nil }
+            guard target.entityName == column.column.destination, target.storeIdentifier == storeIdentifier,
+                let key = target.primaryKey.intValue
+            else { return op == .equal ? .alwaysFalse : .alwaysTrue }
+            bound = .integer(key)
+        }
+        let sqlOperator =
+            switch op {
+            case .equal: "IS"
+            case .notEqual: "IS NOT"
+            case .less: "<"
+            case .lessOrEqual: "<="
+            case .greater: ">"
+            case .greaterOrEqual: ">="
+            }
+        return SQLFragment(
+            sql: "\(column.sql) \(sqlOperator) ?", parameters: column.parameters + [bound], nullable: ordering)
+    }
+
+    private func membership(_ column: ColumnReference, _ values: [StoreValue]) -> SQLFragment? {
+        var bound: [SQLValue] = []
+        var includesNull = false
+        for value in values {
+            if value.isNull {
+                includesNull = true
+                continue
+            }
+            guard let part = compare(column, .equal, value) else { return nil }
+            if part.sql == "0" { continue }
+            bound.append(part.parameters.last!)
+        }
+        var parts: [SQLFragment] = []
+        if !bound.isEmpty {
+            parts.append(
+                SQLFragment(
+                    sql: "\(column.sql) IN (" + Array(repeating: "?", count: bound.count).joined(separator: ", ") + ")",
+                    parameters: column.parameters + bound, nullable: true))
+        }
+        if includesNull {
+            guard let part = compare(column, .equal, .null) else { return nil }
+            parts.append(part)
+        }
+        if parts.isEmpty { return .alwaysFalse }
+        return join(parts, with: "OR")
+    }
+}

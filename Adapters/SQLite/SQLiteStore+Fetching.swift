@@ -1,0 +1,161 @@
+import Foundation
+import ModelStore
+
+extension SQLiteStore {
+    /// Fetches by the request's query (or, without one, every model of the entity) in SQL, reading
+    /// only the rows it returns when SQL can run the whole query.
+    public func fetch<T: PersistentModel>(
+        _ request: DataStoreFetchRequest<T>
+    ) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
+        let query = request.query ?? StoreQuery(entityName: Schema.entityName(for: T.self))
+        let snapshots = try database.withLock { connection -> [DefaultSnapshot] in
+            try connection.readTransaction { try self.snapshots(for: query, connection: connection) }
+        }
+        return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: snapshots)
+    }
+
+    /// Counts in SQL (`COUNT(*)`) when SQL runs the whole query.
+    public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
+        let query = request.query ?? StoreQuery(entityName: Schema.entityName(for: T.self))
+        return try database.withLock { connection in
+            try connection.readTransaction {
+                let plan = try QueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+                guard plan.isComplete else { return try snapshots(for: query, connection: connection).count }
+                let statement = try connection.statement("SELECT count(*) \(plan.from)")
+                statement.bind(plan.parameters)
+                try statement.step()
+                let total = Int(statement.int64(0))
+                statement.reset()
+                let afterOffset = max(0, total - max(query.offset, 0))
+                return query.limit.map { min(max($0, 0), afterOffset) } ?? afterOffset
+            }
+        }
+    }
+
+    /// Selects only the keys in SQL when SQL runs the whole query.
+    public func fetchIdentifiers<T: PersistentModel>(
+        _ request: DataStoreFetchRequest<T>
+    ) throws -> [PersistentIdentifier] {
+        let query = request.query ?? StoreQuery(entityName: Schema.entityName(for: T.self))
+        return try database.withLock { connection in
+            try connection.readTransaction {
+                let plan = try QueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+                guard plan.isComplete else {
+                    return try snapshots(for: query, connection: connection).map(\.persistentIdentifier)
+                }
+                let select = plan.selectSQL(columns: "\(QueryPlan.alias).\(EntityLayout.primaryKey)")
+                let statement = try connection.statement(select.sql)
+                defer { statement.reset() }
+                statement.bind(select.parameters)
+                var ids: [PersistentIdentifier] = []
+                while try statement.step() {
+                    ids.append(
+                        .identifier(for: identifier, entityName: query.entityName, primaryKey: statement.int64(0)))
+                }
+                return ids
+            }
+        }
+    }
+
+    /// The access path SQLite chose for a query, from `EXPLAIN QUERY PLAN`: a scan, the primary
+    /// key, a unique index, an index searched by equality or by range, or an index read in sort order.
+    public func accessPath(for query: StoreQuery) -> StoreAccessPath? {
+        guard let lines = try? queryPlan(for: query) else { return nil }
+        return AccessPathReader(layout: layouts[query.entityName]).read(lines)
+    }
+
+    /// SQLite's `EXPLAIN QUERY PLAN` for a query, one line per step, as the `sqlite3` shell prints
+    /// it: what `explain` shows to say which index SQLite uses.
+    public func queryPlan(for query: StoreQuery) throws -> [String] {
+        try database.withLock { connection in
+            let plan = try QueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+            let select = plan.selectSQL(columns: plan.rowColumns)
+            let statement = try connection.prepare("EXPLAIN QUERY PLAN " + select.sql)
+            statement.bind(select.parameters)
+            var lines: [String] = []
+            while try statement.step() { lines.append(statement.text(3)) }
+            if plan.residual != nil { lines.append("then evaluated by the store: \(plan.residual!)") }
+            if plan.sortsInSwift { lines.append("then sorted by the store") }
+            return lines
+        }
+    }
+
+    /// The snapshots a query selects: SQL's rows, the residual filter, a Swift sort if need be, the window.
+    func snapshots(for query: StoreQuery, connection: SQLiteConnection) throws -> [DefaultSnapshot] {
+        let plan = try QueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+        let reader = RowReader(connection: connection, storeIdentifier: identifier)
+        let evaluator = try plan.residual.map { filter in
+            let resolver = RelatedRowResolver(reader: reader, layouts: layouts)
+            return try SnapshotEvaluator(
+                filter: filter, entity: plan.layout.entity, schema: schema, resolve: { resolver.snapshot($0) })
+        }
+        let select = plan.selectSQL(columns: plan.rowColumns)
+        let statement = try connection.statement(select.sql)
+        // Reset however the loop ends, so no statement keeps the read transaction open.
+        defer { statement.reset() }
+        statement.bind(select.parameters)
+        // With a residual filter but an SQL sort, stop once the window is full.
+        let wanted = plan.sortsInSwift ? nil : query.limit.map { $0 + max(query.offset, 0) }
+        var result: [DefaultSnapshot] = []
+        while try statement.step() {
+            let snapshot = try reader.read(statement, layout: plan.layout)
+            if let evaluator, !evaluator.matches(snapshot) { continue }
+            result.append(snapshot)
+            if plan.residual != nil, let wanted, result.count >= wanted { break }
+        }
+        if plan.isComplete { return result }
+        if plan.sortsInSwift { try SnapshotEvaluator.sort(&result, by: query.sort, entity: plan.layout.entity) }
+        return SnapshotEvaluator.window(result, offset: query.offset, limit: query.limit)
+    }
+}
+
+/// Reads related rows for the part of a filter the store evaluates itself.
+///
+/// Safety: it is used only inside one fetch, under the store's lock, on the thread that holds it;
+/// `SnapshotEvaluator` requires a `@Sendable` resolver but calls it synchronously.
+struct RelatedRowResolver: @unchecked Sendable {
+    let reader: RowReader
+    let layouts: [String: EntityLayout]
+
+    func snapshot(_ id: PersistentIdentifier) -> DefaultSnapshot? {
+        guard id.storeIdentifier == reader.storeIdentifier, let key = id.primaryKey.intValue,
+            let layout = layouts[id.entityName]
+        else { return nil }
+        return try? reader.snapshot(key, layout: layout)
+    }
+}
+
+/// Maps SQLite's `EXPLAIN QUERY PLAN` lines to a ``StoreAccessPath``.
+struct AccessPathReader {
+    let layout: EntityLayout?
+
+    func read(_ lines: [String]) -> StoreAccessPath {
+        guard let line = lines.first(where: { $0.contains(" t0") || $0.hasPrefix("SEARCH") || $0.hasPrefix("SCAN") })
+        else { return StoreAccessPath(kind: .scan) }
+        if line.contains("INTEGER PRIMARY KEY") { return StoreAccessPath(kind: .identifiers) }
+        guard let indexName = indexName(in: line) else { return StoreAccessPath(kind: .scan) }
+        let properties = properties(ofIndex: indexName)
+        if line.hasPrefix("SCAN") { return StoreAccessPath(kind: .orderedIndexSort, properties: properties) }
+        if line.contains(">") || line.contains("<") {
+            return StoreAccessPath(kind: .orderedIndexRange, properties: properties)
+        }
+        return StoreAccessPath(kind: indexName.contains(".unique.") ? .uniqueIndex : .hashIndex, properties: properties)
+    }
+
+    /// `Entity.unique.0` from `… USING INDEX Entity.unique.0 (code=?)`.
+    private func indexName(in line: String) -> String? {
+        guard let range = line.range(of: "INDEX ") else { return nil }
+        let rest = line[range.upperBound...]
+        return rest.split(separator: " ", maxSplits: 1).first.map(String.init)
+    }
+
+    private func properties(ofIndex name: String) -> [String] {
+        guard let layout, let number = name.split(separator: ".").last.flatMap({ Int($0) }) else { return [] }
+        let entity = layout.entity
+        if name.contains(".unique."), number < entity.uniquenessConstraints.count {
+            return entity.uniquenessConstraints[number]
+        }
+        if name.contains(".index."), number < entity.indices.count { return entity.indices[number] }
+        return []
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import ModelStore
+
+extension SQLiteStore {
+    /// Saves in one transaction: deletes, then updates, then inserts; a save that throws changes nothing.
+    ///
+    /// Throws ``DataStoreError/uniqueConstraintViolation`` (a unique index refused a value),
+    /// ``DataStoreError/notFound`` (an update or delete of a model the store doesn't have, or a
+    /// relationship to a new model the save does not insert), ``DataStoreError/conflict`` (an insert
+    /// under an identifier the store already has) and ``DataStoreError/locked`` (another writer
+    /// held the database past the busy timeout). References to models that no longer exist are
+    /// cleared, and the rewritten snapshots returned for the context to re-register.
+    public func save(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
+    ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        try withWriter { writer in
+            let minted = try writer.mint(request.inserted, updated: request.updated)
+            let deleted = request.deleted.map(\.persistentIdentifier)
+            try writer.delete(deleted)
+            try writer.write(minted.updated, update: true)
+            try writer.write(minted.inserted, update: false)
+            let repaired = try writer.clearDanglingReferences(
+                changed: minted.updated + minted.inserted, deleted: deleted)
+            return DataStoreSaveChangesResult(
+                for: identifier, remappedIdentifiers: minted.remap, snapshotsToReregister: repaired)
+        }
+    }
+
+    /// Deletes models by identifier in one statement per entity table; unknown identifiers are ignored.
+    public func delete<T: PersistentModel>(_ request: DataStoreBatchDeleteRequest<T>) throws {
+        try withWriter { writer in
+            var byEntity: [String: [Int64]] = [:]
+            for id in request.identifiers {
+                if let key = localKey(id) { byEntity[id.entityName, default: []].append(key) }
+            }
+            var deleted: [PersistentIdentifier] = []
+            for (name, keys) in byEntity {
+                let layout = try writer.layout(name)
+                let list = RowWriter.jsonArray(keys)
+                // Every row named (a delete without a predicate): `DELETE` without `WHERE` lets SQLite
+                // drop the table's pages at once instead of unindexing row by row.
+                let everyRow = try writer.countsEveryRow(list, layout: layout)
+                let condition = everyRow ? "" : " WHERE \(EntityLayout.primaryKey) IN (SELECT value FROM json_each(?))"
+                let statement = try writer.connection.statement("DELETE FROM \(layout.table)" + condition)
+                if !everyRow { statement.bind(1, list) }
+                try statement.run()
+                for join in layout.joinTables {
+                    let rows = try writer.connection.statement(
+                        "DELETE FROM \(join.table)"
+                            + (everyRow ? "" : " WHERE owner IN (SELECT value FROM json_each(?))"))
+                    if !everyRow { rows.bind(1, list) }
+                    try rows.run()
+                }
+                deleted += keys.map { .identifier(for: identifier, entityName: name, primaryKey: $0) }
+            }
+            _ = try writer.clearDanglingReferences(changed: [], deleted: deleted)
+        }
+    }
+
+    /// Sets values on models by identifier: one `UPDATE … WHERE _pk IN (…)` per entity, atomically,
+    /// with uniqueness enforced by the unique indexes.
+    public func update<T: PersistentModel>(_ request: DataStoreBatchUpdateRequest<T>) throws {
+        let entityName = request.identifiers.first?.entityName ?? Schema.entityName(for: T.self)
+        guard let layout = layouts[entityName], !request.values.isEmpty else { return }
+        try withWriter { writer in
+            let keys = request.identifiers.compactMap { $0.entityName == entityName ? localKey($0) : nil }
+            guard !keys.isEmpty else { return }
+            let list = RowWriter.jsonArray(keys)
+            let slots = request.values.keys.sorted()
+            var assignments: [String] = []
+            var parameters: [SQLValue] = []
+            let probe = DefaultSnapshot(
+                persistentIdentifier: .identifier(for: identifier, entityName: entityName, primaryKey: keys[0]),
+                entity: layout.entity,
+                values: layout.entity.properties.map { _ in .null })
+            for slot in slots {
+                guard let column = layout.columnsBySlot[slot] else { continue }
+                var snapshot = probe
+                snapshot.values[slot] = request.values[slot]!
+                assignments.append("\(quote(column.name)) = ?")
+                parameters.append(try writer.value(of: snapshot, column, layout: layout))
+            }
+            if !assignments.isEmpty {
+                let statement = try writer.connection.prepare(
+                    "UPDATE \(layout.table) SET " + assignments.joined(separator: ", ")
+                        + " WHERE \(EntityLayout.primaryKey) IN (SELECT value FROM json_each(?))")
+                statement.bind(parameters + [.text(list)])
+                do {
+                    try statement.run()
+                } catch let error as DataStoreError where error.code == .uniqueConstraintViolation {
+                    let names = layout.constraint(inMessage: error.message) ?? []
+                    throw DataStoreError(
+                        .uniqueConstraintViolation,
+                        "the batch update would give two '\(entityName)' models the same "
+                            + names.map { "'\($0)'" }.joined(separator: ", "),
+                        remedy: "Update fewer models, or set a value that differs per model", entityName: entityName,
+                        propertyNames: names, underlyingError: error)
+                }
+            }
+            // To-many values (rare in batch updates) rewrite each model's join rows.
+            let toMany = layout.joinTables.filter { request.values[$0.slot] != nil }
+            if !toMany.isEmpty {
+                var rewritten: [DefaultSnapshot] = []
+                for key in keys {
+                    guard var snapshot = try writer.reader.snapshot(key, layout: layout) else { continue }
+                    for (slot, value) in request.values { snapshot.values[slot] = value }
+                    rewritten.append(snapshot)
+                }
+                try writer.write(rewritten, update: true)
+            }
+            // New references to models that are gone are cleared, as in a save.
+            if slots.contains(where: { layout.columnsBySlot[$0]?.kind == nil }) || !toMany.isEmpty {
+                let changed = try keys.compactMap { try writer.reader.snapshot($0, layout: layout) }
+                _ = try writer.clearDanglingReferences(changed: changed, deleted: [])
+            }
+        }
+    }
+
+    /// Inserts snapshots in one transaction through a cached statement, and returns their
+    /// permanent identifiers in order.
+    public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
+        try withWriter { writer in
+            let minted = try writer.mint(request.snapshots, updated: [])
+            try writer.write(minted.inserted, update: false)
+            _ = try writer.clearDanglingReferences(changed: minted.inserted, deleted: [])
+            return request.snapshots.map { minted.remap[$0.persistentIdentifier] ?? $0.persistentIdentifier }
+        }
+    }
+
+    /// Runs `body` with a writer in one write transaction, and saves the key counter.
+    func withWriter<Result>(_ body: (inout RowWriter) throws -> Result) throws -> Result {
+        try database.withLock { connection in
+            try connection.writeTransaction {
+                var writer = RowWriter(connection: connection, storeIdentifier: identifier, layouts: layouts)
+                let result = try body(&writer)
+                try writer.storeNextKey()
+                return result
+            }
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import ModelStore
+
+/// A store in an SQLite database: one table per entity, queries and sorts run in SQL, nothing
+/// loaded into memory but the rows a fetch returns.
+///
+/// ## Storage
+/// Each entity is a table with an integer primary key and one typed column per attribute and per
+/// to-one relationship (the related model's key); each to-many relationship is a join table that
+/// keeps the related models' order. Unique constraints are unique indexes, declared indexes are
+/// indexes. The schema and its version, the store identifier and the key counter are kept in the
+/// `modelstore_meta` table. The format is described in `FORMAT.md` beside this source.
+///
+/// ## Queries
+/// The store declares every filter kind and sorting: it translates what SQL runs exactly with
+/// Swift's semantics into `WHERE` and `ORDER BY` (text through the `SWIFT` collation, see
+/// ``accessPath(for:)``), and evaluates the rest of a filter itself on the rows SQL returns.
+///
+/// ## Concurrency and durability
+/// The database runs in WAL mode: many readers and one writer, also across processes. Each save is
+/// one `BEGIN IMMEDIATE` transaction; a save that cannot take the write lock within
+/// ``SQLiteStoreConfiguration/busyTimeout`` throws ``DataStoreError/locked`` and changes nothing.
+/// Every fetch reads the file, so a store sees other processes' saves at once.
+public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
+    /// The store's snapshot type.
+    public typealias Snapshot = DefaultSnapshot
+
+    /// The store's identifier, kept in the database so identifiers stay valid across opens.
+    public let identifier: String
+    /// The schema.
+    public let schema: Schema
+    /// The configuration.
+    public let configuration: SQLiteStoreConfiguration
+
+    let layouts: [String: EntityLayout]
+    let database: ConnectionLock
+
+    /// The version of the storage format this build writes and reads.
+    static let formatVersion = 1
+
+    /// Opens the database, creating it (with its folder) if it doesn't exist, and migrates a
+    /// database of an older schema version in one transaction.
+    ///
+    /// Throws ``DataStoreError/corrupted`` for a file that is not an SQLite database, is damaged,
+    /// or holds tables of another program; ``DataStoreError/invalidSchema`` for a database of a newer
+    /// schema version or one whose changes a lightweight migration cannot make;
+    /// ``DataStoreError/unsupportedFeature`` for a plan with a custom stage; and
+    /// ``DataStoreError/locked`` when another writer holds the database past the busy timeout. A
+    /// failed open leaves the file as it was.
+    public init(_ configuration: SQLiteStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
+        guard let schema = configuration.schema else {
+            throw DataStoreError(
+                .invalidConfiguration, "the SQLite store '\(configuration.name)' has no schema",
+                remedy: "Create it through a ModelContainer, or set the configuration's schema")
+        }
+        try configuration.validate()
+        self.configuration = configuration
+        self.schema = schema
+        layouts = Dictionary(uniqueKeysWithValues: schema.entities.map { ($0.name, EntityLayout($0)) })
+        let path = configuration.path
+        if let url = configuration.url {
+            let folder = url.standardizedFileURL.deletingLastPathComponent()
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            } catch {
+                throw DataStoreError(
+                    .io, "cannot create the folder '\(folder.path)' of the SQLite store '\(path)'",
+                    remedy: "Check the path and the permissions", underlyingError: error)
+            }
+        }
+        let connection = try SQLiteConnection(
+            path: path, readOnly: false, create: true, busyTimeout: configuration.busyTimeout)
+        let opener = StoreOpener(connection: connection, schema: schema, layouts: layouts, path: path)
+        identifier = try opener.open(migrationPlan: migrationPlan)
+        try connection.execute("PRAGMA synchronous = \(configuration.durability.pragma)", during: "configuring")
+        database = ConnectionLock(connection)
+    }
+
+    /// Every filter kind and sorting, offset and limit, and uniqueness (unique indexes).
+    public var queryCapabilities: QueryCapabilities { .all }
+
+    /// Removes every model (the key counter is kept, so keys are never reused).
+    public func erase() throws {
+        try database.withLock { connection in
+            try connection.writeTransaction {
+                for layout in layouts.values {
+                    try connection.execute("DELETE FROM \(layout.table)", during: "erasing")
+                    for join in layout.joinTables {
+                        try connection.execute("DELETE FROM \(join.table)", during: "erasing")
+                    }
+                }
+            }
+        }
+    }
+
+    /// The current snapshots of these models, read from the database.
+    public func cachedSnapshots(
+        for identifiers: [PersistentIdentifier], editingState: EditingState
+    ) throws -> [PersistentIdentifier: DefaultSnapshot] {
+        try database.withLock { connection in
+            try connection.readTransaction {
+                var result: [PersistentIdentifier: DefaultSnapshot] = [:]
+                let reader = RowReader(connection: connection, storeIdentifier: identifier)
+                for id in identifiers {
+                    guard let key = localKey(id), let layout = layouts[id.entityName] else { continue }
+                    if let snapshot = try reader.snapshot(key, layout: layout) { result[id] = snapshot }
+                }
+                return result
+            }
+        }
+    }
+
+    /// The integer key of an identifier this store minted, or `nil`.
+    func localKey(_ id: PersistentIdentifier) -> Int64? {
+        guard id.storeIdentifier == identifier else { return nil }
+        return id.primaryKey.intValue
+    }
+
+    /// The schema recorded in the SQLite store at `url`, without opening the store: what tools
+    /// use to open a database without the app's model types.
+    ///
+    /// Throws ``DataStoreError/notFound`` if there is no file and ``DataStoreError/corrupted`` if
+    /// it is not a ModelStore SQLite database.
+    public static func storedSchema(at url: URL) throws -> Schema.Description {
+        let path = url.standardizedFileURL.path
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw DataStoreError(.notFound, "there is no SQLite store at '\(path)'", remedy: "Check the path")
+        }
+        let connection = try SQLiteConnection(path: path, readOnly: true, create: false, busyTimeout: .seconds(5))
+        guard let meta = try StoreOpener.readMeta(connection) else {
+            throw DataStoreError(
+                .corrupted,
+                "the SQLite database '\(path)' is not a ModelStore store (it has no 'modelstore_meta' table)",
+                remedy: "Open a file written by SQLiteStore")
+        }
+        return try meta.schema(path: path)
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import ModelStore
+
+/// The settings of an ``SQLiteStore``: where its database lives, what a save guarantees, and how
+/// long it waits for another writer.
+public struct SQLiteStoreConfiguration: DataStoreConfiguration {
+    /// The store type.
+    public typealias Store = SQLiteStore
+
+    /// What a save has guaranteed when it returns, named as the append log names its modes.
+    ///
+    /// Whatever the mode, SQLite's write-ahead log never leaves part of a transaction: a crash
+    /// rolls back to the last whole save.
+    public enum Durability: String, Sendable, Hashable, CaseIterable {
+        /// `synchronous=OFF`: no sync. A save survives the process crashing, but a power loss may
+        /// lose recent saves (and, rarely, damage the file).
+        case none
+        /// `synchronous=NORMAL` (the default): the write-ahead log is synced at checkpoints, not at
+        /// every commit. Saves survive a crash of the process; a power loss may roll back the
+        /// most recent saves, never part of one.
+        case batched
+        /// `synchronous=FULL`: every save syncs the write-ahead log before it returns, so it survives
+        /// power loss.
+        case everySave
+
+        var pragma: String {
+            switch self {
+            case .none: "OFF"
+            case .batched: "NORMAL"
+            case .everySave: "FULL"
+            }
+        }
+    }
+
+    /// The configuration's name, unique within a container.
+    public var name: String
+    /// The schema; the container injects it.
+    public var schema: Schema?
+    /// The database file, or `nil` for a private in-memory database that goes away with the store.
+    public var url: URL?
+    /// What a save guarantees when it returns.
+    public var durability: Durability
+    /// How long a save (or an open) waits for another connection's write lock before it throws
+    /// ``DataStoreError/locked``.
+    public var busyTimeout: Duration
+
+    /// A configuration for the database at `url` (created with its folder if missing), or an
+    /// in-memory database when `url` is `nil`.
+    public init(
+        name: String = "sqlite", url: URL?, durability: Durability = .batched, busyTimeout: Duration = .seconds(5),
+        schema: Schema? = nil
+    ) {
+        self.name = name
+        self.url = url
+        self.durability = durability
+        self.busyTimeout = busyTimeout
+        self.schema = schema
+    }
+
+    /// Checks the timeout and, for a file, that its path names a file.
+    public func validate() throws {
+        guard busyTimeout >= .zero else {
+            throw DataStoreError(
+                .invalidConfiguration, "the SQLite store '\(name)' has a negative busy timeout",
+                remedy: "Use a timeout of zero or more")
+        }
+        if let url, !url.isFileURL {
+            throw DataStoreError(
+                .invalidConfiguration, "the SQLite store URL '\(url.absoluteString)' is not a file URL",
+                remedy: "Pass a file URL, such as URL(filePath: \"data.sqlite\")")
+        }
+    }
+
+    /// The path SQLite opens, and that errors name.
+    var path: String { url?.standardizedFileURL.path ?? ":memory:" }
+
+    /// Configurations are equal when their names and files are.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.name == rhs.name && lhs.url == rhs.url }
+    /// Hashes the name and file.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(url)
+    }
+}
+
+extension DataStoreConfiguration where Self == SQLiteStoreConfiguration {
+    /// A store in the SQLite database at `url`: one table per entity, queries run in SQL.
+    public static func sqlite(
+        at url: URL, durability: SQLiteStoreConfiguration.Durability = .batched, busyTimeout: Duration = .seconds(5)
+    ) -> SQLiteStoreConfiguration {
+        SQLiteStoreConfiguration(url: url, durability: durability, busyTimeout: busyTimeout)
+    }
+
+    /// A store in a private in-memory SQLite database, gone when the store is.
+    public static func sqliteInMemory(name: String = "sqlite") -> SQLiteStoreConfiguration {
+        SQLiteStoreConfiguration(name: name, url: nil)
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import ModelStore
+
+/// The SQL shape of one entity: its table, its columns in property order, its join tables, and
+/// the statements that read and write a row.
+///
+/// - Table `"Entity"`: `"_pk" INTEGER PRIMARY KEY`, then one column per attribute and per to-one
+///   relationship (the related model's key), named as the properties are.
+/// - Table `"Entity.relationship"` per to-many relationship: `owner`, `position`, `target`, so the
+///   order of the related models round-trips.
+/// - Unique index `"Entity.unique.N"` per uniqueness constraint, index `"Entity.index.N"` per
+///   declared index, and an index on `target` of each join table and on each to-one column.
+struct EntityLayout: Sendable {
+    struct Column: Sendable {
+        /// The property's slot in snapshots.
+        let slot: Int
+        /// The property name.
+        let name: String
+        /// How attributes are kept; `nil` for a to-one relationship (an `INTEGER` key).
+        let kind: ColumnKind?
+        /// Whether the attribute is optional.
+        let isOptional: Bool
+        /// The related entity, for a to-one relationship.
+        let destination: String?
+    }
+
+    struct JoinTable: Sendable {
+        let slot: Int
+        let name: String
+        let table: String
+        let destination: String
+    }
+
+    let entity: Schema.Entity
+    /// The quoted table name.
+    let table: String
+    let columns: [Column]
+    let joinTables: [JoinTable]
+    let columnsBySlot: [Int: Column]
+
+    /// `"_pk", "a", "b", …`
+    let selectList: String
+    let insertSQL: String
+    let selectByKeySQL: String
+
+    static let primaryKey = "\"_pk\""
+
+    init(_ entity: Schema.Entity) {
+        self.entity = entity
+        table = quote(entity.name)
+        var columns: [Column] = []
+        var joins: [JoinTable] = []
+        for property in entity.properties {
+            switch property {
+            case .attribute(let attribute):
+                columns.append(
+                    Column(
+                        slot: attribute.slot, name: attribute.name, kind: ColumnKind(attribute.valueType),
+                        isOptional: attribute.isOptional, destination: nil))
+            case .relationship(let relationship) where relationship.isToOne:
+                columns.append(
+                    Column(
+                        slot: relationship.slot, name: relationship.name, kind: nil, isOptional: true,
+                        destination: relationship.destination))
+            case .relationship(let relationship):
+                joins.append(
+                    JoinTable(
+                        slot: relationship.slot, name: relationship.name,
+                        table: quote(entity.name + "." + relationship.name), destination: relationship.destination))
+            }
+        }
+        self.columns = columns
+        joinTables = joins
+        columnsBySlot = Dictionary(uniqueKeysWithValues: columns.map { ($0.slot, $0) })
+        let names = columns.map { quote($0.name) }
+        selectList = ([Self.primaryKey] + names).joined(separator: ", ")
+        insertSQL =
+            "INSERT INTO \(table) (\(selectList)) VALUES ("
+            + Array(repeating: "?", count: names.count + 1).joined(separator: ", ") + ")"
+        selectByKeySQL = "SELECT \(selectList) FROM \(table) WHERE \(Self.primaryKey) = ?"
+    }
+
+    /// The column of a property, if it is an attribute or a to-one relationship.
+    func column(named name: String) -> Column? {
+        guard let slot = entity.slot(of: name) else { return nil }
+        return columnsBySlot[slot]
+    }
+
+    /// The statements that create the entity's table under `table` (with its indexes, if asked)
+    /// and its join tables.
+    func creationSQL(table: String, indexes: Bool = true) -> [String] {
+        var sql: [String] = []
+        let definitions =
+            [Self.primaryKey + " INTEGER PRIMARY KEY"]
+            + columns.map { column in
+                let type = column.kind?.declaration ?? "INTEGER"
+                return type.isEmpty ? quote(column.name) : quote(column.name) + " " + type
+            }
+        sql.append("CREATE TABLE \(table) (" + definitions.joined(separator: ", ") + ")")
+        guard indexes else { return sql }
+        sql += indexSQL
+        for join in joinTables { sql += joinTableSQL(join) }
+        return sql
+    }
+
+    /// The statements that create a join table and its index.
+    func joinTableSQL(_ join: JoinTable) -> [String] {
+        [
+            "CREATE TABLE \(join.table) (owner INTEGER NOT NULL, position INTEGER NOT NULL, "
+                + "target INTEGER NOT NULL, PRIMARY KEY (owner, position)) WITHOUT ROWID",
+            "CREATE INDEX \(quote(entity.name + "." + join.name + ".target")) ON \(join.table) (target)",
+        ]
+    }
+
+    /// The statements that create the entity table's indexes.
+    var indexSQL: [String] {
+        var sql: [String] = []
+        for (number, names) in entity.uniquenessConstraints.enumerated() {
+            sql.append(
+                "CREATE UNIQUE INDEX \(quote("\(entity.name).unique.\(number)")) ON \(table) ("
+                    + names.map(quote).joined(separator: ", ") + ")")
+        }
+        for (number, names) in entity.indices.enumerated() {
+            sql.append(
+                "CREATE INDEX \(quote("\(entity.name).index.\(number)")) ON \(table) ("
+                    + names.map(quote).joined(separator: ", ") + ")")
+        }
+        for column in columns where column.kind == nil {
+            sql.append("CREATE INDEX \(quote("\(entity.name).\(column.name).key")) ON \(table) (\(quote(column.name)))")
+        }
+        return sql
+    }
+
+    /// The statements that drop the entity's tables (their indexes go with them).
+    var dropSQL: [String] {
+        ["DROP TABLE IF EXISTS \(table)"] + joinTables.map { "DROP TABLE IF EXISTS \($0.table)" }
+    }
+
+    /// The property names of a unique index, from the columns SQLite names in a constraint error
+    /// (`UNIQUE constraint failed: Entity.a, Entity.b`).
+    func constraint(inMessage message: String) -> [String]? {
+        entity.uniquenessConstraints.first { names in
+            names.allSatisfy { message.contains("\(entity.name).\($0)") }
+                && message.components(separatedBy: ",").count == names.count
+        }
+    }
+}
+
+/// An SQL identifier in double quotes, with quotes inside doubled.
+func quote(_ name: String) -> String {
+    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+}

@@ -1,0 +1,70 @@
+import Foundation
+import ModelStore
+
+/// Reads rows into snapshots: typed column reads by the attribute's ``ColumnKind``, to-one keys
+/// into identifiers, and to-many relationships from their join tables in order.
+struct RowReader {
+    let connection: SQLiteConnection
+    let storeIdentifier: String
+
+    /// The snapshot of the row with this key, or `nil` if there is none.
+    func snapshot(_ key: Int64, layout: EntityLayout) throws -> DefaultSnapshot? {
+        let statement = try connection.statement(layout.selectByKeySQL)
+        defer { statement.reset() }
+        statement.bind(1, key)
+        guard try statement.step() else { return nil }
+        return try read(statement, layout: layout)
+    }
+
+    /// Whether the entity has a row with this key.
+    func exists(_ key: Int64, layout: EntityLayout) throws -> Bool {
+        let statement = try connection.statement("SELECT 1 FROM \(layout.table) WHERE \(EntityLayout.primaryKey) = ?")
+        statement.bind(1, key)
+        let found = try statement.step()
+        statement.reset()
+        return found
+    }
+
+    /// The snapshot of the current row of a statement that selects ``EntityLayout/selectList``.
+    func read(_ statement: SQLiteStatement, layout: EntityLayout) throws -> DefaultSnapshot {
+        let entity = layout.entity
+        let key = statement.int64(0)
+        var values = [StoreValue](repeating: .null, count: entity.properties.count)
+        for (offset, column) in layout.columns.enumerated() {
+            let index = Int32(offset + 1)
+            if let kind = column.kind {
+                do {
+                    values[column.slot] = try kind.decode(statement, index, optional: column.isOptional)
+                } catch {
+                    throw DataStoreError(
+                        .corrupted,
+                        "the stored value of '\(entity.name).\(column.name)' of row \(key) in the SQLite store "
+                            + "'\(connection.path)' cannot be read",
+                        remedy: "Repair or restore the file", entityName: entity.name, propertyNames: [column.name],
+                        underlyingError: error)
+                }
+            } else if !statement.isNull(index) {
+                values[column.slot] = .reference(identifier(column.destination!, statement.int64(index)))
+            }
+        }
+        for join in layout.joinTables {
+            values[join.slot] = .references(try targets(of: key, in: join))
+        }
+        return DefaultSnapshot(
+            persistentIdentifier: identifier(entity.name, key), entity: entity, values: values)
+    }
+
+    /// The related models of one owner through a join table, in order.
+    func targets(of owner: Int64, in join: EntityLayout.JoinTable) throws -> [PersistentIdentifier] {
+        let statement = try connection.statement(
+            "SELECT target FROM \(join.table) WHERE owner = ? ORDER BY position")
+        statement.bind(1, owner)
+        var targets: [PersistentIdentifier] = []
+        while try statement.step() { targets.append(identifier(join.destination, statement.int64(0))) }
+        return targets
+    }
+
+    func identifier(_ entityName: String, _ key: Int64) -> PersistentIdentifier {
+        .identifier(for: storeIdentifier, entityName: entityName, primaryKey: key)
+    }
+}

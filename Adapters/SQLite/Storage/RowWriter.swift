@@ -1,0 +1,358 @@
+import Foundation
+import ModelStore
+
+/// Writes one save (or batch) inside the store's write transaction: mints keys, checks that the
+/// models it changes exist, writes rows and join rows through cached statements, maps unique
+/// index violations to ``DataStoreError/uniqueConstraintViolation``, and keeps relationships from
+/// pointing at models that are gone.
+struct RowWriter {
+    let connection: SQLiteConnection
+    let storeIdentifier: String
+    let layouts: [String: EntityLayout]
+    /// The key counter, read from the database when a write first needs it.
+    private var nextKey: Int64?
+    /// Whether the counter moved, so ``storeNextKey()`` has something to write.
+    private(set) var mintedKeys = false
+    var reader: RowReader { RowReader(connection: connection, storeIdentifier: storeIdentifier) }
+
+    init(connection: SQLiteConnection, storeIdentifier: String, layouts: [String: EntityLayout]) {
+        self.connection = connection
+        self.storeIdentifier = storeIdentifier
+        self.layouts = layouts
+    }
+
+    private mutating func currentNextKey() throws -> Int64 {
+        if let nextKey { return nextKey }
+        let statement = try connection.statement("SELECT value FROM \(StoreOpener.metaTable) WHERE key = 'nextKey'")
+        guard try statement.step(during: "reading") else {
+            throw DataStoreError(
+                .corrupted, "the SQLite store '\(connection.path)' has no key counter", remedy: "Restore the file")
+        }
+        let key = statement.int64(0)
+        statement.reset()
+        nextKey = key
+        return key
+    }
+
+    /// Saves the key counter if it moved; call it last, inside the transaction.
+    func storeNextKey() throws {
+        guard mintedKeys, let nextKey else { return }
+        let statement = try connection.statement(
+            "UPDATE \(StoreOpener.metaTable) SET value = ? WHERE key = 'nextKey'")
+        statement.bind(1, nextKey)
+        try statement.run()
+    }
+
+    func layout(_ entityName: String) throws -> EntityLayout {
+        guard let layout = layouts[entityName] else {
+            throw DataStoreError(
+                .notFound, "the store has no entity '\(entityName)'",
+                remedy: "Add the model type to this store's configuration", entityName: entityName)
+        }
+        return layout
+    }
+
+    // MARK: Identifiers
+
+    /// Permanent identifiers for the inserted snapshots that need one, and the snapshots under
+    /// them with every reference remapped.
+    mutating func mint(
+        _ inserted: [DefaultSnapshot], updated: [DefaultSnapshot]
+    ) throws -> (
+        inserted: [DefaultSnapshot], updated: [DefaultSnapshot], remap: [PersistentIdentifier: PersistentIdentifier]
+    ) {
+        var remap: [PersistentIdentifier: PersistentIdentifier] = [:]
+        remap.reserveCapacity(inserted.count)
+        guard !inserted.isEmpty else { return ([], updated, [:]) }
+        var next = try currentNextKey()
+        for snapshot in inserted {
+            let id = snapshot.persistentIdentifier
+            _ = try layout(id.entityName)
+            if id.isTemporary || id.storeIdentifier != storeIdentifier {
+                remap[id] = .identifier(for: storeIdentifier, entityName: id.entityName, primaryKey: next)
+                next += 1
+            } else if let key = id.primaryKey.intValue {
+                if try reader.exists(key, layout: try layout(id.entityName)) {
+                    throw DataStoreError(
+                        .conflict, "cannot insert \(id): the store already has it", entityName: id.entityName)
+                }
+                if key >= next { next = key + 1 }
+            }
+        }
+        mintedKeys = next != nextKey
+        nextKey = next
+        let newInserted = inserted.map { snapshot in
+            snapshot.copy(
+                persistentIdentifier: remap[snapshot.persistentIdentifier] ?? snapshot.persistentIdentifier,
+                remappedIdentifiers: remap)
+        }
+        let newUpdated = updated.map {
+            $0.copy(persistentIdentifier: $0.persistentIdentifier, remappedIdentifiers: remap)
+        }
+        return (newInserted, newUpdated, remap)
+    }
+
+    /// The error for a change to a model the store does not have.
+    func missing(_ id: PersistentIdentifier) -> DataStoreError {
+        DataStoreError(
+            .notFound, "cannot save changes to \(id): the store does not have it",
+            remedy: "Fetch the model again; another context may have deleted it", entityName: id.entityName)
+    }
+
+    func localKey(_ id: PersistentIdentifier) -> Int64? {
+        id.storeIdentifier == storeIdentifier ? id.primaryKey.intValue : nil
+    }
+
+    // MARK: Rows
+
+    /// Deletes rows and their join rows.
+    func delete(_ ids: [PersistentIdentifier]) throws {
+        for id in ids {
+            let layout = try layout(id.entityName)
+            guard let key = localKey(id) else { throw missing(id) }
+            let statement = try connection.statement("DELETE FROM \(layout.table) WHERE \(EntityLayout.primaryKey) = ?")
+            statement.bind(1, key)
+            try statement.run()
+            if connection.changes == 0 { throw missing(id) }
+            for join in layout.joinTables { try replaceTargets(of: key, in: join, with: nil) }
+        }
+    }
+
+    /// Inserts rows (`update == false`) or rewrites existing ones.
+    func write(_ snapshots: [DefaultSnapshot], update: Bool) throws {
+        if update { try vacateUniqueValues(of: snapshots) }
+        for snapshot in snapshots {
+            let id = snapshot.persistentIdentifier
+            let layout = try layout(id.entityName)
+            guard let key = localKey(id) else { throw missing(id) }
+            if update {
+                try rewrite(snapshot, key: key, layout: layout)
+                continue
+            }
+            let statement = try connection.statement(layout.insertSQL)
+            statement.bind(1, key)
+            var index: Int32 = 2
+            for column in layout.columns {
+                statement.bind(index, try value(of: snapshot, column, layout: layout))
+                index += 1
+            }
+            try run(statement, writing: snapshot, layout: layout)
+            for join in layout.joinTables {
+                try replaceTargets(of: key, in: join, with: snapshot.values[join.slot], owner: id)
+            }
+        }
+    }
+
+    /// Updates one row: only the columns and join tables whose values changed are written, so an
+    /// unchanged indexed column costs no index maintenance.
+    private func rewrite(_ snapshot: DefaultSnapshot, key: Int64, layout: EntityLayout) throws {
+        let id = snapshot.persistentIdentifier
+        guard let old = try reader.snapshot(key, layout: layout) else { throw missing(id) }
+        var assignments: [String] = []
+        var values: [SQLValue] = []
+        for column in layout.columns where !Self.identical(old.values[column.slot], snapshot.values[column.slot]) {
+            assignments.append("\(quote(column.name)) = ?")
+            values.append(try value(of: snapshot, column, layout: layout))
+        }
+        if !assignments.isEmpty {
+            let statement = try connection.statement(
+                "UPDATE \(layout.table) SET " + assignments.joined(separator: ", ")
+                    + " WHERE \(EntityLayout.primaryKey) = ?")
+            statement.bind(values + [.integer(key)])
+            try run(statement, writing: snapshot, layout: layout)
+        }
+        for join in layout.joinTables where old.values[join.slot] != snapshot.values[join.slot] {
+            try replaceTargets(of: key, in: join, with: snapshot.values[join.slot], owner: id)
+        }
+    }
+
+    private func run(_ statement: SQLiteStatement, writing snapshot: DefaultSnapshot, layout: EntityLayout) throws {
+        do {
+            try statement.run()
+        } catch let error as DataStoreError where error.code == .uniqueConstraintViolation {
+            throw uniqueViolation(error, snapshot: snapshot, layout: layout)
+        }
+    }
+
+    /// Whether two values are stored the same, bit for bit: `-0.0` differs from `0.0`, and two
+    /// canonically equivalent spellings of a string differ (Swift's `==` would call them equal, and
+    /// the change between them would be lost). Composite values always count as changed.
+    static func identical(_ a: StoreValue, _ b: StoreValue) -> Bool {
+        switch (a, b) {
+        case (.double(let x), .double(let y)): return x.bitPattern == y.bitPattern || (x.isNaN && y.isNaN)
+        case (.string(let x), .string(let y)): return x.utf8.elementsEqual(y.utf8)
+        case (.url(let x), .url(let y)): return x.absoluteString.utf8.elementsEqual(y.absoluteString.utf8)
+        case (.array, _), (.dictionary, _), (.decimal, _): return false
+        default: return a == b
+        }
+    }
+
+    /// Before updates that may swap unique values among themselves, clears the unique columns of
+    /// every updated row, so SQLite's per-row checks see only the final values.
+    private func vacateUniqueValues(of snapshots: [DefaultSnapshot]) throws {
+        var byEntity: [String: [Int64]] = [:]
+        for snapshot in snapshots where !snapshot.entity.uniquenessConstraints.isEmpty {
+            if let key = localKey(snapshot.persistentIdentifier) {
+                byEntity[snapshot.entity.name, default: []].append(key)
+            }
+        }
+        for (name, keys) in byEntity where keys.count > 1 {
+            let layout = try layout(name)
+            let columns = Set(layout.entity.uniquenessConstraints.joined())
+            let statement = try connection.statement(
+                "UPDATE \(layout.table) SET " + columns.sorted().map { "\(quote($0)) = NULL" }.joined(separator: ", ")
+                    + " WHERE \(EntityLayout.primaryKey) IN (SELECT value FROM json_each(?))")
+            statement.bind(1, Self.jsonArray(keys))
+            try statement.run()
+        }
+    }
+
+    /// The SQL value of a column of a snapshot.
+    func value(of snapshot: DefaultSnapshot, _ column: EntityLayout.Column, layout: EntityLayout) throws -> SQLValue {
+        let value = snapshot.values[column.slot]
+        if let kind = column.kind { return try kind.encode(value, optional: column.isOptional) }
+        switch value {
+        case .null: return .null
+        case .reference(let target):
+            return .integer(try targetKey(target, owner: snapshot.persistentIdentifier, property: column.name))
+        default:
+            throw DataStoreError(
+                .invalidValue, "'\(layout.entity.name).\(column.name)' holds a \(value.kindName), not a reference",
+                entityName: layout.entity.name, propertyNames: [column.name])
+        }
+    }
+
+    private func targetKey(_ target: PersistentIdentifier, owner: PersistentIdentifier, property: String) throws
+        -> Int64
+    {
+        if target.isTemporary {
+            throw DataStoreError(
+                .notFound,
+                "\(owner) refers through '\(owner.entityName).\(property)' to a new model that the save does "
+                    + "not insert",
+                remedy: "Insert the related model into the context before saving", entityName: owner.entityName,
+                propertyNames: [property])
+        }
+        guard let key = localKey(target) else {
+            throw DataStoreError(
+                .unsupportedFeature,
+                "\(owner) refers through '\(owner.entityName).\(property)' to \(target), a model of another store",
+                remedy: "Keep related models in the same SQLite store", entityName: owner.entityName,
+                propertyNames: [property])
+        }
+        return key
+    }
+
+    /// Replaces the join rows of one owner (`nil`: removes them).
+    private func replaceTargets(
+        of key: Int64, in join: EntityLayout.JoinTable, with value: StoreValue?, owner: PersistentIdentifier? = nil
+    ) throws {
+        let clear = try connection.statement("DELETE FROM \(join.table) WHERE owner = ?")
+        clear.bind(1, key)
+        try clear.run()
+        guard let value, let owner else { return }
+        let targets = value.referencedIdentifiers
+        guard !targets.isEmpty else { return }
+        let insert = try connection.statement("INSERT INTO \(join.table) (owner, position, target) VALUES (?, ?, ?)")
+        for (position, target) in targets.enumerated() {
+            insert.reset()
+            insert.bind(1, key)
+            insert.bind(2, Int64(position))
+            insert.bind(3, try targetKey(target, owner: owner, property: join.name))
+            try insert.run()
+        }
+    }
+
+    private func uniqueViolation(_ error: DataStoreError, snapshot: DefaultSnapshot, layout: EntityLayout)
+        -> DataStoreError
+    {
+        let names = layout.constraint(inMessage: error.message) ?? layout.entity.uniquenessConstraints.first ?? []
+        return DataStoreError(
+            .uniqueConstraintViolation,
+            "another '\(layout.entity.name)' already has the same " + names.map { "'\($0)'" }.joined(separator: ", "),
+            remedy: "Change the value, or fetch and update the existing model instead of inserting one",
+            entityName: layout.entity.name, propertyNames: names,
+            conflictingValues: names.compactMap { snapshot[$0] }, underlyingError: error)
+    }
+
+    // MARK: Referential integrity
+
+    /// Clears references to models that no longer exist: those deleted here, and any that the
+    /// changed snapshots name but the store does not have. Returns the rewritten snapshots.
+    func clearDanglingReferences(
+        changed: [DefaultSnapshot], deleted: [PersistentIdentifier]
+    ) throws -> [PersistentIdentifier: DefaultSnapshot] {
+        var owners: Set<PersistentIdentifier> = []
+        var deletedKeys: [String: [Int64]] = [:]
+        for id in deleted { if let key = localKey(id) { deletedKeys[id.entityName, default: []].append(key) } }
+        for (entityName, keys) in deletedKeys {
+            try clearReferences(to: entityName, keys: keys, owners: &owners)
+        }
+        var missing: [String: Set<Int64>] = [:]
+        for snapshot in changed {
+            for relationship in snapshot.entity.relationships {
+                for target in snapshot.values[relationship.slot].referencedIdentifiers {
+                    guard let key = localKey(target), let layout = layouts[target.entityName] else { continue }
+                    if try !reader.exists(key, layout: layout) { missing[target.entityName, default: []].insert(key) }
+                }
+            }
+        }
+        for (entityName, keys) in missing {
+            try clearReferences(to: entityName, keys: Array(keys), owners: &owners)
+        }
+        var repaired: [PersistentIdentifier: DefaultSnapshot] = [:]
+        for owner in owners {
+            guard let key = localKey(owner), let layout = layouts[owner.entityName],
+                let snapshot = try reader.snapshot(key, layout: layout)
+            else { continue }
+            repaired[owner] = snapshot
+        }
+        return repaired
+    }
+
+    private func clearReferences(to entityName: String, keys: [Int64], owners: inout Set<PersistentIdentifier>) throws {
+        let list = Self.jsonArray(keys)
+        for layout in layouts.values {
+            for column in layout.columns where column.destination == entityName {
+                let condition = "\(quote(column.name)) IN (SELECT value FROM json_each(?))"
+                let select = try connection.statement(
+                    "SELECT \(EntityLayout.primaryKey) FROM \(layout.table) WHERE \(condition)")
+                select.bind(1, list)
+                while try select.step() { owners.insert(reader.identifier(layout.entity.name, select.int64(0))) }
+                let update = try connection.statement(
+                    "UPDATE \(layout.table) SET \(quote(column.name)) = NULL WHERE \(condition)")
+                update.bind(1, list)
+                try update.run()
+            }
+            for join in layout.joinTables where join.destination == entityName {
+                let condition = "target IN (SELECT value FROM json_each(?))"
+                let select = try connection.statement("SELECT DISTINCT owner FROM \(join.table) WHERE \(condition)")
+                select.bind(1, list)
+                while try select.step() { owners.insert(reader.identifier(layout.entity.name, select.int64(0))) }
+                let delete = try connection.statement("DELETE FROM \(join.table) WHERE \(condition)")
+                delete.bind(1, list)
+                try delete.run()
+            }
+        }
+    }
+
+    /// Whether the keys in `list` (a JSON array) name every row of the entity's table.
+    func countsEveryRow(_ list: String, layout: EntityLayout) throws -> Bool {
+        let total = try connection.statement("SELECT count(*) FROM \(layout.table)")
+        try total.step()
+        let rows = total.int64(0)
+        total.reset()
+        let named = try connection.statement(
+            "SELECT count(*) FROM \(layout.table) WHERE \(EntityLayout.primaryKey) IN (SELECT value FROM json_each(?))")
+        named.bind(1, list)
+        try named.step()
+        let found = named.int64(0)
+        named.reset()
+        return rows > 0 && found == rows
+    }
+
+    /// `[1,2,3]`: keys for `IN (SELECT value FROM json_each(?))`, one parameter however many.
+    static func jsonArray(_ keys: some Sequence<Int64>) -> String {
+        "[" + keys.map(String.init).joined(separator: ",") + "]"
+    }
+}

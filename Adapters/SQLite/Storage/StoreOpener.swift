@@ -1,0 +1,265 @@
+import Foundation
+import ModelStore
+
+/// What the `modelstore_meta` table records: format, store identifier, schema, key counter.
+struct StoreMeta {
+    var format: Int
+    var identifier: String
+    var schemaJSON: String
+    var nextKey: Int64
+
+    func schema(path: String) throws -> Schema.Description {
+        do {
+            return try JSONDecoder().decode(Schema.Description.self, from: Data(schemaJSON.utf8))
+        } catch {
+            throw DataStoreError(
+                .corrupted, "the schema recorded in the SQLite store '\(path)' cannot be read",
+                remedy: "Restore the file from a backup", underlyingError: error)
+        }
+    }
+}
+
+/// Opens a store's database: checks what is there, creates the tables of a new store, migrates
+/// a store of an older schema version in one transaction, and turns on the write-ahead log, in
+/// that order, so that a file that fails a check is never written.
+struct StoreOpener {
+    let connection: SQLiteConnection
+    let schema: Schema
+    let layouts: [String: EntityLayout]
+    let path: String
+
+    static let metaTable = "modelstore_meta"
+
+    /// Opens the store and returns its identifier.
+    func open(migrationPlan: (any SchemaMigrationPlan.Type)?) throws -> String {
+        if let meta = try Self.readMeta(connection) {
+            try check(meta, migrationPlan: migrationPlan)
+        } else {
+            try ensureEmpty()
+        }
+        let identifier = try connection.writeTransaction { () throws -> String in
+            // Read again under the write lock: another process may have created or migrated it.
+            guard let meta = try Self.readMeta(connection) else { return try create() }
+            let stored = try meta.schema(path: path)
+            if stored != schema.storedDescription {
+                try check(meta, migrationPlan: migrationPlan)
+                try migrate(from: stored)
+            }
+            return meta.identifier
+        }
+        if path != ":memory:" {
+            try connection.execute("PRAGMA journal_mode = WAL", during: "configuring")
+        }
+        return identifier
+    }
+
+    /// The meta record, or `nil` for a database without the meta table. Throws
+    /// ``DataStoreError/corrupted`` for a file that is not an SQLite database.
+    static func readMeta(_ connection: SQLiteConnection) throws -> StoreMeta? {
+        let exists = try connection.statement("SELECT count(*) FROM sqlite_schema WHERE name = '\(metaTable)'")
+        try exists.step(during: "reading")
+        let hasMeta = exists.int64(0) > 0
+        exists.reset()
+        guard hasMeta else { return nil }
+        let statement = try connection.statement("SELECT key, value FROM \(metaTable)")
+        var values: [String: SQLValue] = [:]
+        while try statement.step(during: "reading") { values[statement.text(0)] = statement.value(1) }
+        guard case .integer(let format)? = values["format"], case .text(let identifier)? = values["identifier"],
+            case .text(let schemaJSON)? = values["schema"], case .integer(let nextKey)? = values["nextKey"]
+        else {
+            throw DataStoreError(
+                .corrupted, "the '\(metaTable)' table of the SQLite store '\(connection.path)' is incomplete",
+                remedy: "Restore the file from a backup")
+        }
+        return StoreMeta(format: Int(format), identifier: identifier, schemaJSON: schemaJSON, nextKey: nextKey)
+    }
+
+    private func ensureEmpty() throws {
+        let statement = try connection.statement("SELECT count(*) FROM sqlite_schema")
+        try statement.step(during: "reading")
+        let tables = statement.int64(0)
+        statement.reset()
+        guard tables == 0 else {
+            throw DataStoreError(
+                .corrupted,
+                "the SQLite database '\(path)' is not a ModelStore store: it has tables but no "
+                    + "'\(Self.metaTable)' table",
+                remedy: "Open a file written by SQLiteStore, or choose another path")
+        }
+    }
+
+    private func check(_ meta: StoreMeta, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
+        guard meta.format <= SQLiteStore.formatVersion else {
+            throw DataStoreError(
+                .unsupportedFeature,
+                "the SQLite store '\(path)' has storage format \(meta.format), newer than this build's "
+                    + "\(SQLiteStore.formatVersion)",
+                remedy: "Open it with a newer version of ModelStore")
+        }
+        let stored = try meta.schema(path: path).version
+        guard stored != schema.version else { return }
+        if stored > schema.version {
+            throw DataStoreError(
+                .invalidSchema,
+                "the SQLite store '\(path)' was written with schema version \(stored), newer than this app's "
+                    + "\(schema.version)",
+                remedy: "Open it with the version of the app that wrote it")
+        }
+        for stage in migrationPlan?.stages ?? [] {
+            guard case .custom(let from, let to, let willMigrate, let didMigrate) = stage,
+                willMigrate != nil || didMigrate != nil,
+                from.versionIdentifier >= stored, to.versionIdentifier <= schema.version
+            else { continue }
+            throw DataStoreError(
+                .unsupportedFeature,
+                "the SQLite store '\(path)' needs the custom migration stage from \(from.versionIdentifier) to "
+                    + "\(to.versionIdentifier), and SQLite stores run only lightweight migrations",
+                remedy:
+                    "Use a lightweight stage (added, removed and renamed properties migrate by themselves), or "
+                    + "migrate with your own code before opening the store")
+        }
+    }
+
+    private func create() throws -> String {
+        let identifier = "sqlite-" + UUID().uuidString.prefix(8).lowercased()
+        try connection.execute(
+            "CREATE TABLE \(Self.metaTable) (key TEXT PRIMARY KEY, value) WITHOUT ROWID", during: "creating")
+        for layout in schema.entities.compactMap({ layouts[$0.name] }) {
+            for sql in layout.creationSQL(table: layout.table) { try connection.execute(sql, during: "creating") }
+        }
+        let insert = try connection.statement("INSERT INTO \(Self.metaTable) (key, value) VALUES (?, ?)")
+        for (key, value) in [
+            ("format", SQLValue.integer(Int64(SQLiteStore.formatVersion))), ("identifier", .text(identifier)),
+            ("schema", .text(try schemaJSON())), ("nextKey", .integer(1)),
+        ] {
+            insert.reset()
+            insert.bind([.text(key), value])
+            try insert.run(during: "creating")
+        }
+        return identifier
+    }
+
+    private func schemaJSON() throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(schema.storedDescription), as: UTF8.self)
+    }
+
+    // MARK: Lightweight migration
+
+    /// Rebuilds every table whose entity changed: added columns take their default, removed ones
+    /// go, renamed ones (`originalName`) keep their values; new entities get tables, removed ones
+    /// lose theirs. Runs inside the open's write transaction, so a failure changes nothing.
+    private func migrate(from stored: Schema.Description) throws {
+        let storedByName = Dictionary(stored.entities.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
+        let current = schema.storedDescription
+        for description in current.entities {
+            guard let layout = layouts[description.name] else { continue }
+            guard let old = storedByName[description.name] else {
+                for sql in layout.creationSQL(table: layout.table) { try connection.execute(sql, during: "migrating") }
+                continue
+            }
+            guard old != description else { continue }
+            try rebuild(layout, from: old)
+        }
+        for old in stored.entities where layouts[old.name] == nil {
+            try connection.execute("DROP TABLE IF EXISTS \(quote(old.name))", during: "migrating")
+            for property in old.properties where property.isToOne == false {
+                try connection.execute(
+                    "DROP TABLE IF EXISTS \(quote(old.name + "." + property.name))", during: "migrating")
+            }
+        }
+        let update = try connection.statement("UPDATE \(Self.metaTable) SET value = ? WHERE key = 'schema'")
+        update.bind([.text(try schemaJSON())])
+        try update.run(during: "migrating")
+        connection.clearCache()
+    }
+
+    private func source(
+        of name: String, originalName: String?, in old: Schema.EntityDescription
+    ) -> Schema.PropertyDescription? {
+        old.properties.first { $0.name == name }
+            ?? originalName.flatMap { original in
+                old.properties.first { $0.name == original }
+            }
+    }
+
+    private func rebuild(_ layout: EntityLayout, from old: Schema.EntityDescription) throws {
+        let entity = layout.entity
+        let temporary = quote(entity.name + ".migrating")
+        for sql in layout.creationSQL(table: temporary, indexes: false) {
+            try connection.execute(sql, during: "migrating")
+        }
+        var expressions: [String] = []
+        var parameters: [SQLValue] = []
+        for column in layout.columns {
+            let property = entity.properties[column.slot]
+            let originalName: String? =
+                switch property {
+                case .attribute(let attribute): attribute.originalName
+                case .relationship(let relationship): relationship.originalName
+                }
+            let found = source(of: column.name, originalName: originalName, in: old)
+            if let found, try compatible(found, with: property, of: entity.name) {
+                expressions.append(quote(found.name))
+            } else if case .attribute(let attribute) = property {
+                expressions.append("?")
+                parameters.append(try column.kind!.encode(attribute.defaultValue, optional: attribute.isOptional))
+            } else {
+                expressions.append("NULL")
+            }
+        }
+        let names = ([EntityLayout.primaryKey] + layout.columns.map { quote($0.name) }).joined(separator: ", ")
+        let copy = try connection.prepare(
+            "INSERT INTO \(temporary) (\(names)) SELECT "
+                + ([EntityLayout.primaryKey] + expressions).joined(separator: ", ") + " FROM \(layout.table)")
+        copy.bind(parameters)
+        try copy.run(during: "migrating")
+        try connection.execute("DROP TABLE \(layout.table)", during: "migrating")
+        try connection.execute("ALTER TABLE \(temporary) RENAME TO \(layout.table)", during: "migrating")
+        for sql in layout.indexSQL { try connection.execute(sql, during: "migrating") }
+        // Join tables: keep (renaming if need be), create, or drop.
+        var kept: Set<String> = []
+        for join in layout.joinTables {
+            guard case .relationship(let relationship) = entity.properties[join.slot] else { continue }
+            if let found = source(of: join.name, originalName: relationship.originalName, in: old),
+                found.isToOne == false
+            {
+                kept.insert(found.name)
+                guard found.name != join.name else { continue }
+                try connection.execute(
+                    "ALTER TABLE \(quote(entity.name + "." + found.name)) RENAME TO \(join.table)",
+                    during: "migrating")
+                try connection.execute(
+                    "DROP INDEX IF EXISTS \(quote(entity.name + "." + found.name + ".target"))", during: "migrating")
+                try connection.execute(
+                    "CREATE INDEX \(quote(entity.name + "." + join.name + ".target")) ON \(join.table) (target)",
+                    during: "migrating")
+            } else {
+                for sql in layout.joinTableSQL(join) { try connection.execute(sql, during: "migrating") }
+            }
+        }
+        for property in old.properties where property.isToOne == false && !kept.contains(property.name) {
+            try connection.execute(
+                "DROP TABLE IF EXISTS \(quote(entity.name + "." + property.name))", during: "migrating")
+        }
+    }
+
+    /// Whether stored values of `old` can be read as `property`: the same type, or made optional.
+    private func compatible(
+        _ old: Schema.PropertyDescription, with property: Schema.Property, of entityName: String
+    ) throws -> Bool {
+        switch property {
+        case .attribute(let attribute):
+            guard let type = old.type else { return false }
+            if type == attribute.valueType || AttributeType.optional(type) == attribute.valueType { return true }
+            throw DataStoreError(
+                .invalidSchema,
+                "cannot migrate '\(entityName).\(attribute.name)' in the SQLite store '\(path)' from \(type) to "
+                    + "\(attribute.valueType)",
+                remedy: "Add a new attribute instead of changing the type, or migrate the data with your own code")
+        case .relationship(let relationship):
+            return old.isToOne == true && old.destination == relationship.destination
+        }
+    }
+}

@@ -1,0 +1,226 @@
+import CSQLite
+import Foundation
+import ModelStore
+import ModelStoreSQLite
+import Testing
+
+/// What a user of `SQLiteStore` sees beyond the conformance suite: the file's shape, migrations,
+/// SQL plans, batches and referential integrity.
+struct SQLiteStoreTests {
+    static func item(_ entity: Schema.Entity, _ values: [String: StoreValue]) throws -> DefaultSnapshot {
+        try DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Item"), entity: entity, namedValues: values)
+    }
+
+    /// A store with items `c0` … `c<count-1>`, `n` = index, `name` = `"name<index % 10>"`.
+    static func seeded(_ url: URL?, count: Int) throws -> (SQLiteStore, [PersistentIdentifier]) {
+        let store = try ItemSchema.store(url)
+        let entity = try #require(store.schema.entity(named: "Item"))
+        let ids = try store.insert(
+            try (0..<count).map { index in
+                try item(
+                    entity,
+                    ["code": .string("c\(index)"), "n": .int(Int64(index)), "name": .string("name\(index % 10)")])
+            })
+        return (store, ids)
+    }
+
+    /// The SQL text of every table and index in the file, read with the C API.
+    static func tables(_ url: URL) -> [String] {
+        var handle: OpaquePointer?
+        sqlite3_open(url.path, &handle)
+        defer { sqlite3_close(handle) }
+        var statement: OpaquePointer?
+        sqlite3_prepare_v2(handle, "SELECT name FROM sqlite_schema ORDER BY name", -1, &statement, nil)
+        defer { sqlite3_finalize(statement) }
+        var names: [String] = []
+        while sqlite3_step(statement) == SQLITE_ROW { names.append(String(cString: sqlite3_column_text(statement, 0))) }
+        return names
+    }
+
+    @Test func oneTablePerEntityWithIndexesAndJoinTables() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        _ = try ItemSchema.store(url)
+        let names = Self.tables(url)
+        for expected in ["Item", "Item.children", "Item.unique.0", "Item.index.0", "Item.index.1", "modelstore_meta"] {
+            #expect(names.contains(expected), "\(names)")
+        }
+    }
+
+    @Test func identifiersAndKeysSurviveReopeningAndErase() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        let (store, ids) = try Self.seeded(url, count: 3)
+        try store.erase()
+        let reopened = try ItemSchema.store(url)
+        #expect(reopened.identifier == store.identifier)
+        #expect(try reopened.run(StoreQuery(entityName: "Item")).isEmpty)
+        let entity = try #require(reopened.schema.entity(named: "Item"))
+        let new = try reopened.insert([try Self.item(entity, ["code": .string("after")])])
+        #expect(new[0].primaryKey.intValue! > ids.compactMap(\.primaryKey.intValue).max()!, "a key was reused")
+    }
+
+    @Test func fetchesRunInSQLWithTheIndexSQLiteChose() throws {
+        let (store, _) = try Self.seeded(nil, count: 50)
+        let unique = StoreQuery(entityName: "Item", filter: .equal("code", .string("c7")))
+        #expect(store.accessPath(for: unique)?.kind == .uniqueIndex)
+        #expect(store.accessPath(for: unique)?.properties == ["code"])
+        #expect(try store.run(unique).map { $0["n"] } == [.int(7)])
+        let range = StoreQuery(
+            entityName: "Item", filter: .range("n", StoreRange(lower: .int(10), upper: .int(12), includesUpper: true)))
+        #expect(store.accessPath(for: range)?.kind == .orderedIndexRange)
+        let sorted = StoreQuery(entityName: "Item", sort: [StoreSortKey(property: "n", ascending: false)], limit: 3)
+        #expect(store.accessPath(for: sorted)?.kind == .orderedIndexSort)
+        #expect(try store.run(sorted).map { $0["n"] } == [.int(49), .int(48), .int(47)])
+        let plan = try store.queryPlan(for: unique)
+        #expect(plan.contains { $0.contains("USING INDEX") }, "\(plan)")
+        #expect(!plan.contains { $0.contains("evaluated by the store") }, "\(plan)")
+        // A regex is evaluated by the store on SQL's rows, and the plan says so.
+        let regex = StoreQuery(entityName: "Item", filter: .text("name", .matchesRegex("^name[12]$")))
+        #expect(try store.queryPlan(for: regex).last?.contains("evaluated by the store") == true)
+        #expect(try store.count(regex) == 10)
+    }
+
+    @Test func countsAndIdentifiersRunInSQL() throws {
+        let (store, ids) = try Self.seeded(nil, count: 30)
+        let query = StoreQuery(
+            entityName: "Item", filter: .compare("n", .greaterOrEqual, .int(5)), sort: [StoreSortKey(property: "n")],
+            offset: 3, limit: 4)
+        #expect(try store.count(query) == 4)
+        #expect(try store.identifiers(query) == Array(ids[8..<12]))
+        #expect(try store.count(StoreQuery(entityName: "Item", offset: 28, limit: 10)) == 2)
+    }
+
+    @Test func batchDeleteAndUpdateAreSingleStatementsWithUniqueness() throws {
+        let (store, ids) = try Self.seeded(nil, count: 10)
+        let entity = try #require(store.schema.entity(named: "Item"))
+        try store.update(
+            DataStoreBatchUpdateRequest<SchemaOnlyModel>(
+                identifiers: Array(ids[0..<5]), values: [entity.slot(of: "nick")!: .string("batch")],
+                editingState: EditingState()))
+        #expect(try store.count(StoreQuery(entityName: "Item", filter: .equal("nick", .string("batch")))) == 5)
+        // Giving two models the same unique value fails and changes nothing.
+        #expect(throws: DataStoreError.uniqueConstraintViolation) {
+            try store.update(
+                DataStoreBatchUpdateRequest<SchemaOnlyModel>(
+                    identifiers: Array(ids[0..<2]), values: [entity.slot(of: "code")!: .string("same")],
+                    editingState: EditingState()))
+        }
+        #expect(try store.count(StoreQuery(entityName: "Item", filter: .equal("code", .string("same")))) == 0)
+        try store.delete(
+            DataStoreBatchDeleteRequest<SchemaOnlyModel>(
+                identifiers: Array(ids[3..<10]), editingState: EditingState()))
+        #expect(try store.identifiers(StoreQuery(entityName: "Item")) == Array(ids[0..<3]))
+    }
+
+    @Test func swappedUniqueValuesSaveInOneTransaction() throws {
+        let (store, ids) = try Self.seeded(nil, count: 2)
+        var first = try #require(try store.run(StoreQuery(entityName: "Item", filter: .identifiers([ids[0]]))).first)
+        var second = try #require(try store.run(StoreQuery(entityName: "Item", filter: .identifiers([ids[1]]))).first)
+        first["code"] = .string("c1")
+        second["code"] = .string("c0")
+        _ = try store.save(
+            DataStoreSaveChangesRequest(
+                editingState: EditingState(), inserted: [], updated: [first, second], deleted: []))
+        #expect(
+            try store.run(StoreQuery(entityName: "Item", sort: [StoreSortKey(property: "code")])).map(
+                \.persistentIdentifier)
+                == [ids[1], ids[0]])
+    }
+
+    @Test func deletingAModelClearsReferencesToItAndReturnsTheChangedSnapshots() throws {
+        let store = try ItemSchema.store(nil)
+        let entity = try #require(store.schema.entity(named: "Item"))
+        let parent = try Self.item(entity, ["code": .string("parent")])
+        var child = try Self.item(entity, ["code": .string("child")])
+        child["parent"] = .reference(parent.persistentIdentifier)
+        child["children"] = .references([parent.persistentIdentifier])
+        let ids = try store.insert([parent, child])
+        let stored = try #require(try store.run(StoreQuery(entityName: "Item", filter: .identifiers([ids[0]]))).first)
+        let result = try store.save(
+            DataStoreSaveChangesRequest(
+                editingState: EditingState(), inserted: [], updated: [], deleted: [stored]))
+        let repaired = try #require(result.snapshotsToReregister[ids[1]])
+        #expect(repaired["parent"] == .null)
+        #expect(repaired["children"] == .references([]))
+        #expect(try store.run(StoreQuery(entityName: "Item")) == [repaired])
+    }
+
+    @Test func lightweightMigrationRenamesAddsAndRemovesColumnsInOneTransaction() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        _ = try Self.seeded(url, count: 3)
+        var description = ItemSchema.description(version: Schema.Version(1, 1, 0))
+        var properties = description.entities[0].properties
+        let nameSlot = try #require(properties.firstIndex { $0.name == "name" })
+        properties[nameSlot] = .attribute("title", .string, originalName: "name")
+        properties.removeAll { $0.name == "tags" }
+        properties.append(.attribute("rating", .integer(bits: 64, signed: true)))
+        properties.append(.attribute("note", .optional(.string)))
+        description.entities[0].properties = properties
+        description.entities[0].indices = [["n"], ["title"]]
+        let migrated = try ItemSchema.store(url, schema: try Schema(description))
+        let rows = try migrated.run(StoreQuery(entityName: "Item", sort: [StoreSortKey(property: "n")]))
+        #expect(rows.map { $0["title"] } == [.string("name0"), .string("name1"), .string("name2")])
+        #expect(rows.allSatisfy { $0["rating"] == .int(0) && $0["note"] == .null })
+        #expect(try SQLiteStore.storedSchema(at: url).version == Schema.Version(1, 1, 0))
+        // Opening again at the same version changes nothing.
+        let again = try ItemSchema.store(url, schema: try Schema(description))
+        #expect(try again.run(StoreQuery(entityName: "Item")).count == 3)
+    }
+
+    @Test(arguments: SQLiteStoreConfiguration.Durability.allCases)
+    func everyDurabilityModeSavesAndReopens(durability: SQLiteStoreConfiguration.Durability) throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        var configuration = SQLiteStoreConfiguration.sqlite(at: url, durability: durability)
+        configuration.schema = try ItemSchema.schema()
+        let entity = try #require(configuration.schema?.entity(named: "Item"))
+        do {
+            let store = try SQLiteStore(configuration, migrationPlan: nil)
+            _ = try store.insert([try Self.item(entity, ["code": .string("kept")])])
+        }
+        let reopened = try SQLiteStore(configuration, migrationPlan: nil)
+        #expect(try reopened.run(StoreQuery(entityName: "Item")).map { $0["code"] } == [.string("kept")])
+    }
+
+    @Test func largeValuesRoundTripAndAreReplaced() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        let store = try ItemSchema.store(url)
+        let entity = try #require(store.schema.entity(named: "Item"))
+        let big = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ ($0 >> 10)) })
+        let ids = try store.insert([try Self.item(entity, ["code": .string("big"), "blob": .data(big)])])
+        var stored = try #require(try store.run(StoreQuery(entityName: "Item")).first)
+        #expect(stored["blob"] == .data(big))
+        stored["blob"] = .data(big.prefix(1 << 20))
+        _ = try store.save(
+            DataStoreSaveChangesRequest(
+                editingState: EditingState(), inserted: [], updated: [stored], deleted: []))
+        let reopened = try ItemSchema.store(url)
+        let read = try #require(try reopened.run(StoreQuery(entityName: "Item", filter: .identifiers([ids[0]]))).first)
+        #expect(read["blob"] == .data(big.prefix(1 << 20)))
+    }
+
+    @Test func anUpdateBetweenEquivalentSpellingsAndSignedZerosIsStored() throws {
+        let (store, ids) = try Self.seeded(nil, count: 1)
+        var stored = try #require(try store.run(StoreQuery(entityName: "Item")).first)
+        stored["name"] = .string("\u{E9}")
+        stored["d"] = .double(0)
+        _ = try store.save(
+            DataStoreSaveChangesRequest(
+                editingState: EditingState(), inserted: [], updated: [stored], deleted: []))
+        stored["name"] = .string("e\u{301}")
+        stored["d"] = .double(-0.0)
+        _ = try store.save(
+            DataStoreSaveChangesRequest(
+                editingState: EditingState(), inserted: [], updated: [stored], deleted: []))
+        let read = try #require(try store.run(StoreQuery(entityName: "Item", filter: .identifiers([ids[0]]))).first)
+        guard case .string(let name) = read["name"], case .double(let d) = read["d"] else {
+            Issue.record("wrong kinds: \(read)")
+            return
+        }
+        #expect(Array(name.unicodeScalars) == ["e", "\u{301}"])
+        #expect(d.sign == .minus)
+    }
+}
