@@ -58,7 +58,9 @@ let package = Package(
         .testTarget(name: "ModelStoreTests", dependencies: ["ModelStore", "ModelStoreInMemory"]),
         .testTarget(
             name: "ModelStoreGraphTests",
-            dependencies: ["ModelStore", "ModelStoreInMemory", "ModelStoreJSONFile", "ModelStoreAppendLog"]),
+            dependencies: [
+                "ModelStore", "ModelStoreInMemory", "ModelStoreJSONFile", "ModelStoreAppendLog", "ModelStoreSQLite",
+            ]),
         .testTarget(name: "ModelStoreJSONFileTests", dependencies: ["ModelStore", "ModelStoreJSONFile", "ModelStoreConformance"]),
         .testTarget(name: "ModelStoreAppendLogTests", dependencies: ["ModelStore", "ModelStoreAppendLog", "ModelStoreConformance"]),
         .testTarget(

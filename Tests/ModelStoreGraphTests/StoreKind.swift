@@ -3,11 +3,12 @@ import ModelStore
 import ModelStoreAppendLog
 import ModelStoreInMemory
 import ModelStoreJSONFile
+import ModelStoreSQLite
 import Testing
 
 /// One of the built-in stores, opened in a directory of its own so it can be reopened.
 enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
-    case memory, json, log
+    case memory, json, log, sqlite
 
     var description: String { rawValue }
 
@@ -17,6 +18,7 @@ enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
         case .memory: InMemoryStoreConfiguration.inMemory(name: name)
         case .json: JSONFileStoreConfiguration.jsonFile(at: directory.appendingPathComponent("\(name).json"), name: name)
         case .log: AppendLogStoreConfiguration.appendLog(at: directory.appendingPathComponent("\(name)-log"))
+        case .sqlite: SQLiteStoreConfiguration.sqlite(at: directory.appendingPathComponent("\(name).sqlite"))
         }
     }
 
