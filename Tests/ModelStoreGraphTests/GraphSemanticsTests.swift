@@ -204,3 +204,21 @@ struct GraphSemanticsTests {
         #expect(try stored(Toy.self, in: store, by: \.label).map(\.label) == ["unsaved label"])
     }
 }
+
+/// A model that outlives both its context and its container stops the program when it reads an
+/// unloaded relationship, rather than showing it empty (issue 12, item 7).
+struct ReleasedContainerTests {
+    @Test func readingAFaultAfterTheContainerIsGoneFailsLoudly() async {
+        await #expect(processExitsWith: .failure) {
+            let owner: Owner
+            do {
+                let container = try ModelContainer(for: Owner.self, configurations: InMemoryStoreConfiguration())
+                let context = ModelContext(container)
+                context.insert(Pet("Rex", owner: Owner("Ann")))
+                try context.save()
+                owner = try ModelContext(container).fetch(FetchDescriptor<Owner>()).first!
+            }
+            _ = owner.pets
+        }
+    }
+}
