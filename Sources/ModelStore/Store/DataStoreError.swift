@@ -131,6 +131,8 @@ public struct DataStoreError: Error, Sendable, Equatable, CustomStringConvertibl
     ///   - entityName: The entity whose constraint is violated.
     ///   - propertyNames: The constraint's properties, in order.
     ///   - conflictingValues: Their values (kept out of the description).
+    ///   - file: The source file that raises the error.
+    ///   - line: The line that raises it.
     public static func uniqueConstraintViolation(
         entityName: String, propertyNames: [String], conflictingValues: [StoreValue], file: String = #fileID,
         line: Int = #line
