@@ -124,7 +124,7 @@ extension ModelContext {
         var updated: [DefaultSnapshot] = []
         var deleted: [DefaultSnapshot] = []
         /// Models outside the save whose stored references a nullify rule clears, with what is written for them.
-        var nullifiedOnly: [ObjectIdentifier: DefaultSnapshot] = [:]
+        var nullifiedOnly: [PersistentIdentifier: DefaultSnapshot] = [:]
     }
 
     /// Snapshots of everything the save touches. References to deleted models are removed from
@@ -158,7 +158,7 @@ extension ModelContext {
                 .removingReferences(to: deleted)
             updatedIDs.insert(id)
             changes.updated.append(snapshot)
-            changes.nullifiedOnly[ObjectIdentifier(model)] = snapshot
+            changes.nullifiedOnly[id] = snapshot
         }
         for model in deletion.models.models where !model.persistentModelID.isTemporary {
             let backing = model.persistentBackingData
@@ -248,7 +248,7 @@ extension ModelContext {
                 let backing = model.persistentBackingData
                 let wasChanged = backing.isChanged
                 nullification.field.removeReferences(to: deletion, of: model)
-                if let stored = changes.nullifiedOnly[ObjectIdentifier(model)] {
+                if let stored = changes.nullifiedOnly[model.persistentModelID] {
                     backing.savedValues = stored.values
                     if !wasChanged {
                         backing.isChanged = false
@@ -276,8 +276,7 @@ extension ModelContext {
             registry[permanent] = model
             insertedIDs.append(permanent)
         }
-        for snapshot in changes.updated where changes.nullifiedOnly.isEmpty || registry[snapshot.persistentIdentifier]
-            .map({ changes.nullifiedOnly[ObjectIdentifier($0)] == nil }) ?? true {
+        for snapshot in changes.updated where changes.nullifiedOnly[snapshot.persistentIdentifier] == nil {
             guard let model = registry[snapshot.persistentIdentifier] else { continue }
             let backing = model.persistentBackingData
             backing.isChanged = false
