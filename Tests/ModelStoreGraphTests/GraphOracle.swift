@@ -9,6 +9,8 @@ enum GraphStep: Equatable, Sendable, CustomStringConvertible {
     case insertToy(label: String)
     case delete(GraphKind, Int)
     case setOwner(pet: Int, owner: Int?)
+    case adoptPet(owner: Int, pet: Int)
+    case releasePet(owner: Int, pet: Int)
     case addToy(pet: Int, toy: Int, fromToySide: Bool)
     case removeToy(pet: Int, toy: Int, fromToySide: Bool)
     case setWeight(pet: Int, Double)
@@ -27,6 +29,8 @@ enum GraphStep: Equatable, Sendable, CustomStringConvertible {
         case .insertToy(let label): ".insertToy(label: \(code(label)))"
         case .delete(let kind, let index): ".delete(.\(kind), \(index))"
         case .setOwner(let pet, let owner): ".setOwner(pet: \(pet), owner: \(owner.map(String.init) ?? "nil"))"
+        case .adoptPet(let owner, let pet): ".adoptPet(owner: \(owner), pet: \(pet))"
+        case .releasePet(let owner, let pet): ".releasePet(owner: \(owner), pet: \(pet))"
         case .addToy(let pet, let toy, let side): ".addToy(pet: \(pet), toy: \(toy), fromToySide: \(side))"
         case .removeToy(let pet, let toy, let side): ".removeToy(pet: \(pet), toy: \(toy), fromToySide: \(side))"
         case .setWeight(let pet, let weight): ".setWeight(pet: \(pet), \(code(weight)))"
@@ -54,6 +58,8 @@ struct PetQuery: Equatable, Sendable, CustomStringConvertible {
         case withoutOwner
     }
     var filter: Filter?
+    /// Sort by name first (SortDescriptor's default string comparator), then by key.
+    var byName = false
     var descending = false
     var offset: Int?
     var limit: Int?
@@ -70,7 +76,7 @@ struct PetQuery: Equatable, Sendable, CustomStringConvertible {
         }
         let offset = self.offset.map(String.init) ?? "nil"
         let limit = self.limit.map(String.init) ?? "nil"
-        return "PetQuery(filter: \(filter), descending: \(descending), offset: \(offset), limit: \(limit))"
+        return "PetQuery(filter: \(filter), byName: \(byName), descending: \(descending), offset: \(offset), limit: \(limit))"
     }
 
     /// Whether a pet passes the filter, with Swift's semantics (NaN compares false, strings by canonical equivalence).
@@ -153,6 +159,12 @@ struct GraphOracle {
         case .setOwner(let pet, let owner):
             let ownerKey = owner.flatMap { key(.owner, $0) }
             if let pet = key(.pet, pet) { working[pet]?.owner = ownerKey }
+        case .adoptPet(let owner, let pet):
+            let ownerKey = key(.owner, owner)
+            if let ownerKey, let pet = key(.pet, pet) { working[pet]?.owner = ownerKey }
+        case .releasePet(let owner, let pet):
+            let ownerKey = key(.owner, owner)
+            if let ownerKey, let pet = key(.pet, pet), working[pet]?.owner == ownerKey { working[pet]?.owner = nil }
         case .addToy(let pet, let toy, _):
             if let pet = key(.pet, pet), let toy = key(.toy, toy) { working[pet]?.toys.insert(toy) }
         case .removeToy(let pet, let toy, _):
@@ -196,7 +208,19 @@ struct GraphOracle {
 
     /// The keys of the pets a fetch returns, in order, counting pending changes.
     func fetch(_ query: PetQuery) -> [Int] {
-        var keys = live(.pet).filter(query.matches).map(\.key)
+        var pets = live(.pet).filter(query.matches)
+        if query.byName {
+            // The same default string comparator `SortDescriptor(\Pet.name)` gets.
+            let byName = SortDescriptor(\Object.name)
+            pets.sort { lhs, rhs in
+                switch byName.compare(lhs, rhs) {
+                case .orderedAscending: return true
+                case .orderedDescending: return false
+                case .orderedSame: return lhs.key < rhs.key
+                }
+            }
+        }
+        var keys = pets.map(\.key)
         if query.descending { keys.reverse() }
         let offset = min(query.offset ?? 0, keys.count)
         keys = Array(keys[offset...])

@@ -74,7 +74,9 @@ enum GraphStepGenerator {
         case 8..<22: return .insertPet(name: name, weight: weight, owner: flag ? other : nil)
         case 22..<30: return .insertToy(label: name)
         case 30..<40: return .delete(GraphKind.allCases[Int(random.next() % 3)], index)
-        case 40..<48: return .setOwner(pet: index, owner: flag ? other : nil)
+        case 40..<44: return .setOwner(pet: index, owner: flag ? other : nil)
+        case 44..<46: return .adoptPet(owner: other, pet: index)
+        case 46..<48: return .releasePet(owner: other, pet: index)
         case 48..<58: return .addToy(pet: index, toy: other, fromToySide: flag)
         case 58..<63: return .removeToy(pet: index, toy: other, fromToySide: flag)
         case 63..<69: return .setWeight(pet: index, weight)
@@ -87,7 +89,8 @@ enum GraphStepGenerator {
                 nil, .weightAbove(weight), .weightEquals(weight), .weightNotEquals(weight), .nameEquals(name), .withoutOwner,
             ]
             return .fetchPets(PetQuery(
-                filter: filters[Int(random.next() % UInt64(filters.count))], descending: flag,
+                filter: filters[Int(random.next() % UInt64(filters.count))], byName: random.next() % 2 == 0,
+                descending: flag,
                 offset: random.next() % 3 == 0 ? Int(random.next() % 3) : nil,
                 limit: random.next() % 3 == 0 ? Int(random.next() % 4) : nil))
         }

@@ -58,6 +58,13 @@ final class GraphSession {
             guard let petKey = keyBefore.key(.pet, petIndex) else { break }
             let owner = try ownerIndex.flatMap { keyBefore.key(.owner, $0) }.map { try model($0, as: Owner.self) }
             try model(petKey, as: Pet.self).owner = owner
+        case .adoptPet(let ownerIndex, let petIndex):
+            guard let ownerKey = keyBefore.key(.owner, ownerIndex), let petKey = keyBefore.key(.pet, petIndex) else { break }
+            try model(ownerKey, as: Owner.self).pets.append(try model(petKey, as: Pet.self))
+        case .releasePet(let ownerIndex, let petIndex):
+            guard let ownerKey = keyBefore.key(.owner, ownerIndex), let petKey = keyBefore.key(.pet, petIndex) else { break }
+            let pet = try model(petKey, as: Pet.self)
+            try model(ownerKey, as: Owner.self).pets.removeAll { $0 === pet }
         case .addToy(let petIndex, let toyIndex, let fromToySide):
             guard let petKey = keyBefore.key(.pet, petIndex), let toyKey = keyBefore.key(.toy, toyIndex) else { break }
             let pet = try model(petKey, as: Pet.self)
@@ -108,8 +115,11 @@ final class GraphSession {
         case .nameEquals(let name): predicate = #Predicate<Pet> { $0.name == name }
         case .withoutOwner: predicate = #Predicate<Pet> { $0.owner == nil }
         }
-        var descriptor = FetchDescriptor<Pet>(
-            predicate: predicate, sortBy: [SortDescriptor(\.key, order: query.descending ? .reverse : .forward)])
+        let order: SortOrder = query.descending ? .reverse : .forward
+        let sort = query.byName
+            ? [SortDescriptor(\Pet.name, order: order), SortDescriptor(\Pet.key, order: order)]
+            : [SortDescriptor(\Pet.key, order: order)]
+        var descriptor = FetchDescriptor<Pet>(predicate: predicate, sortBy: sort)
         descriptor.fetchOffset = query.offset
         descriptor.fetchLimit = query.limit
         return descriptor
