@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "ModelStoreInMemory", targets: ["ModelStoreInMemory"]),
         .library(name: "ModelStoreJSONFile", targets: ["ModelStoreJSONFile"]),
         .library(name: "ModelStoreAppendLog", targets: ["ModelStoreAppendLog"]),
+        .library(name: "ModelStoreFileIO", targets: ["ModelStoreFileIO"]),
         .library(name: "ModelStoreAdapters", targets: ["ModelStoreAdapters"]),
         .library(name: "ModelStoreConformance", targets: ["ModelStoreConformance"]),
         .executable(name: "modelstore", targets: ["ModelStoreTool"]),
@@ -17,13 +18,15 @@ let package = Package(
     targets: [
         // The core: models, schema, snapshots, the DataStore protocols, container, context, queries.
         .target(name: "ModelStore", path: "Sources/ModelStore"),
+        // Durable file I/O shared by the file stores, public for adapter authors.
+        .target(name: "ModelStoreFileIO", dependencies: ["ModelStore"], path: "Sources/ModelStoreFileIO"),
         // Adapters, one module each.
         .target(name: "ModelStoreInMemory", dependencies: ["ModelStore"], path: "Adapters/InMemory"),
         .target(
-            name: "ModelStoreJSONFile", dependencies: ["ModelStore"], path: "Adapters/JSONFile",
+            name: "ModelStoreJSONFile", dependencies: ["ModelStore", "ModelStoreFileIO"], path: "Adapters/JSONFile",
             exclude: ["FORMAT.md"]),  // the file format, bound for the DocC catalog
         .target(
-            name: "ModelStoreAppendLog", dependencies: ["ModelStore"], path: "Adapters/AppendLog",
+            name: "ModelStoreAppendLog", dependencies: ["ModelStore", "ModelStoreFileIO"], path: "Adapters/AppendLog",
             exclude: ["FORMAT.md"]),  // the file format, bound for the DocC catalog
         // Registers the built-in adapters' URL schemes (memory:, json:, log:).
         .target(
@@ -44,8 +47,12 @@ let package = Package(
         .target(name: "CustomAdapterSample", dependencies: ["ModelStore"], path: "Samples/CustomAdapter/Sources"),
         // Tests.
         .testTarget(name: "ModelStoreTests", dependencies: ["ModelStore", "ModelStoreInMemory"]),
-        .testTarget(name: "ModelStoreJSONFileTests", dependencies: ["ModelStore", "ModelStoreJSONFile", "ModelStoreConformance"]),
-        .testTarget(name: "ModelStoreAppendLogTests", dependencies: ["ModelStore", "ModelStoreAppendLog", "ModelStoreConformance"]),
+        .testTarget(
+            name: "ModelStoreJSONFileTests",
+            dependencies: ["ModelStore", "ModelStoreJSONFile", "ModelStoreFileIO", "ModelStoreConformance"]),
+        .testTarget(
+            name: "ModelStoreAppendLogTests",
+            dependencies: ["ModelStore", "ModelStoreAppendLog", "ModelStoreFileIO", "ModelStoreConformance"]),
         .testTarget(
             name: "ModelStoreConformanceTests",
             dependencies: ["ModelStore", "ModelStoreInMemory", "ModelStoreConformance"]),

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 import Synchronization
 
 /// A durable store whose saves append only what changed to a log: a save costs what it changes,
@@ -271,5 +272,5 @@ struct WriteTicket {
     /// The transaction's number.
     var transaction: UInt64
     /// The segment it was written to.
-    var file: LogFile
+    var file: OpenFile
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 import Synchronization
 
 /// A store that keeps its models in one human-readable JSON file: readable, diffable, and never
@@ -76,10 +77,10 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
         self.schema = schema
         self.paths = paths
         do {
-            try FileSystem.createDirectory(paths.folder)
+            try FileIO.createDirectory(paths.folder)
             fileLock = try FileLock(path: paths.lock)
-        } catch let failure as FileSystemFailure {
-            throw failure.storeError("opening the JSON store '\(paths.document)'")
+        } catch let error as DataStoreError where error.code == .io {
+            throw error.inContext("opening the JSON store '\(paths.document)'")
         }
         let opened = try fileLock.withLock(timeout: configuration.lockTimeout, document: paths.document) {
             () throws -> (identifier: String, table: SnapshotTable, state: WriterState) in
@@ -87,7 +88,7 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
                 try Self.checkVersion(loaded.header, schema: schema, migrationPlan: migrationPlan, paths: paths)
                 return (loaded.identifier, loaded.table, loaded.state)
             }
-            if FileSystem.exists(paths.backup) {
+            if FileIO.exists(paths.backup) {
                 throw DataStoreError(
                     .notFound, "the JSON store '\(paths.document)' is missing, but its backup '\(paths.backup)' exists",
                     remedy:
@@ -241,9 +242,9 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
         let paths = Paths(url)
         let file: (bytes: [UInt8], identity: FileIdentity)?
         do {
-            file = try FileSystem.read(paths.document, limit: limits.maximumFileSize)
-        } catch let failure as FileSystemFailure {
-            throw failure.storeError("reading the JSON store '\(paths.document)'")
+            file = try FileIO.read(paths.document, limit: limits.maximumFileSize)
+        } catch let error as DataStoreError where error.code == .io {
+            throw error.inContext("reading the JSON store '\(paths.document)'")
         }
         guard let file else {
             throw DataStoreError(.notFound, "there is no JSON store at '\(paths.document)'", remedy: "Check the path")
@@ -256,7 +257,7 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
             header = try file.bytes.withUnsafeBufferPointer { try decoder.decode($0, headerOnly: true) }.header
         } catch let error as JSONReadError {
             throw error.storeError(
-                file: paths.document, input: file.bytes, backup: FileSystem.exists(paths.backup) ? paths.backup : nil)
+                file: paths.document, input: file.bytes, backup: FileIO.exists(paths.backup) ? paths.backup : nil)
         }
         guard let entities = header.entitiesJSON else {
             throw DataStoreError(

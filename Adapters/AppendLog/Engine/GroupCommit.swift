@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 /// Makes saves durable: one sync per save, or group commit, where saves that arrive while a sync
 /// runs wait for the next one and share it.
@@ -15,7 +16,7 @@ final class GroupCommit: @unchecked Sendable {
     // except `beforeSync`, which is set once before the store is shared and read-only afterwards.
     private let condition = NSCondition()
     private var written: UInt64 = 0
-    private var writtenFile: LogFile?
+    private var writtenFile: OpenFile?
     private var durable: UInt64 = 0
     private var syncing = false
     private var failure: DataStoreError?
@@ -39,7 +40,7 @@ final class GroupCommit: @unchecked Sendable {
     }
 
     /// Records that transaction `number` has been written to `file`. Call in transaction order.
-    func noteWritten(_ number: UInt64, file: LogFile) {
+    func noteWritten(_ number: UInt64, file: OpenFile) {
         condition.lock()
         written = number
         writtenFile = file
@@ -63,7 +64,7 @@ final class GroupCommit: @unchecked Sendable {
     }
 
     /// Syncs `file` for transaction `number` alone: the ``AppendLogStoreConfiguration/Durability/everySave`` mode.
-    func syncAlone(_ number: UInt64, file: LogFile) throws {
+    func syncAlone(_ number: UInt64, file: OpenFile) throws {
         beforeSync?(number)
         do {
             try file.sync()

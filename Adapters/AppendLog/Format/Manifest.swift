@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 /// The file that says which checkpoint and which segments make up an append log's current state.
 ///

@@ -1,9 +1,11 @@
-/// CRC-32C (Castagnoli), the checksum that frames every record of an append log.
+import ModelStore
+
+/// CRC-32C (Castagnoli): the checksum of every record of an append log and of a JSON store's document.
 ///
 /// The Castagnoli polynomial detects every error of up to 3 flipped bits in blocks much longer
 /// than our records, and every burst of up to 32 bits. This is a table-driven, slicing-by-8
 /// implementation: eight table lookups per eight input bytes, several hundred MB/s in Swift.
-enum CRC32C {
+public enum CRC32C {
     /// The reflected Castagnoli polynomial.
     private static let polynomial: UInt32 = 0x82F6_3B78
 
@@ -26,17 +28,17 @@ enum CRC32C {
     }()
 
     /// The checksum of a run of bytes.
-    static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+    public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         update(0, bytes)
     }
 
     /// The checksum of an array of bytes.
-    static func checksum(_ bytes: [UInt8]) -> UInt32 {
+    public static func checksum(_ bytes: [UInt8]) -> UInt32 {
         bytes.withUnsafeBytes { checksum($0) }
     }
 
     /// Extends the checksum `crc` of earlier bytes with more bytes.
-    static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
+    public static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
         var crc = ~crc
         var index = 0
         let count = bytes.count
