@@ -42,6 +42,7 @@ extension AppendLogStore {
             torn = AppendLogTornTail(
                 segment: LogLayout.segmentName(tail.number), offset: tail.offset,
                 droppedByteCount: tail.byteCount - tail.offset, reason: tail.reason, savedAs: nil)
+            torn?.syncedThrough = SyncedMark.read(directory: directory.standardizedFileURL)
         }
         return AppendLogVerification(info: info, problems: analysis.problems, tornTail: torn)
     }

@@ -59,6 +59,10 @@ struct LogRepairer {
             } else {
                 try rebuildFromHistory(analysis, damage: damage)
             }
+            // The transactions after the damage are gone: the 'synced' mark must not ask for them.
+            if let synced = SyncedMark.read(directory: layout.directory), synced > analysis.lastTransaction {
+                try SyncedMark.replace(directory: layout.directory, with: analysis.lastTransaction)
+            }
             analysis = try LogAnalysis.run(directory: layout.directory, keepValues: false)
             if let left = analysis.firstDamage {
                 throw left.error(directory: layout.directory)
@@ -70,6 +74,7 @@ struct LogRepairer {
         if let tail = analysis.torn {
             torn = try layout.cutTornTail(
                 of: tail.number, at: tail.offset, byteCount: tail.byteCount, reason: tail.reason)
+            torn?.syncedThrough = SyncedMark.read(directory: layout.directory)
         }
         return AppendLogRepairReport(
             damage: found, historyDamage: historyDamage, lastKeptTransaction: analysis.lastTransaction,

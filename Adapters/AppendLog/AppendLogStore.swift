@@ -19,7 +19,9 @@ import Synchronization
 /// ## Durability
 /// See ``AppendLogStoreConfiguration/Durability``. Whatever the mode, reopening after a crash at
 /// any byte yields whole transactions only: a record cut short at the end of the log (a torn
-/// tail) was never acknowledged, and is cut off and reported in ``tornTail``.
+/// tail) is cut off and reported in ``tornTail``. The log's `synced` mark records the last
+/// transaction a sync made durable, so a log cut short from outside (missing a transaction the
+/// mark recorded) is refused as damage rather than opened without it.
 ///
 /// ## Compaction and history
 /// ``compact()`` (or automatic compaction, ``AppendLogStoreConfiguration/Compaction``) writes
@@ -95,6 +97,7 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
         self.context = IdentifierContext(storeIdentifier: opened.storeIdentifier, shapes: shapes)
         self.baseline = opened.baseline
         self.commits = GroupCommit(durable: opened.state.lastTransaction)
+        commits.mark = try? SyncedMarkFile(directory: directory)
         self.state = Mutex(opened.state)
     }
 
@@ -253,13 +256,16 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
     /// directory's lock, so another store may open it. Later calls on this store throw.
     ///
     /// Saves that returned are as durable as the configuration promised; under
-    /// ``AppendLogStoreConfiguration/Durability/none`` the operating system still holds the last
-    /// ones. Calling it again does nothing.
+    /// ``AppendLogStoreConfiguration/Durability/none`` closing syncs them. Calling it again does nothing.
     public func close() {
         background.wait()
         maintenance.lock()
         defer { maintenance.unlock() }
         state.withLock { state in
+            // Closing syncs the log whatever the durability, so the 'synced' mark covers every save.
+            if state.failure == nil, let active = state.active, (try? active.file.sync()) != nil {
+                commits.markDurable(through: state.lastTransaction, countingSync: false)
+            }
             state.active = nil
             state.lock = nil
         }

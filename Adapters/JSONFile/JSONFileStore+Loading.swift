@@ -53,6 +53,16 @@ extension JSONFileStore {
             let backup = FileIO.exists(paths.backup) ? paths.backup : nil
             throw error.storeError(file: paths.document, input: file.bytes, backup: backup)
         }
+        if let checksum = document.header.checksum, !configuration.acceptsHandEdits {
+            let actual = file.bytes.withUnsafeBufferPointer {
+                DocumentChecksum.compute($0, excluding: checksum.contents)
+            }
+            if actual != checksum.value {
+                throw DocumentChecksum.mismatch(
+                    expected: checksum.value, actual: actual, at: checksum.contents, document: paths.document
+                ).storeError(file: paths.document, input: file.bytes, backup: nil)
+            }
+        }
         var table = SnapshotTable(schema: schema)
         do {
             try table.load(document.snapshots)

@@ -240,25 +240,7 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
         at url: URL, limits: JSONFileStoreConfiguration.Limits = .init()
     ) throws -> Schema.Description {
         let paths = Paths(url)
-        let file: (bytes: [UInt8], identity: FileIdentity)?
-        do {
-            file = try FileIO.read(paths.document, limit: limits.maximumFileSize)
-        } catch let error as DataStoreError where error.code == .io {
-            throw error.inContext("reading the JSON store '\(paths.document)'")
-        }
-        guard let file else {
-            throw DataStoreError(.notFound, "there is no JSON store at '\(paths.document)'", remedy: "Check the path")
-        }
-        let decoder = DocumentDecoder(
-            schema: Schema([]), limits: limits.readLimits, fallbackStoreIdentifier: "",
-            loadExternalFile: { _ in Data() })
-        let header: DocumentHeader
-        do {
-            header = try file.bytes.withUnsafeBufferPointer { try decoder.decode($0, headerOnly: true) }.header
-        } catch let error as JSONReadError {
-            throw error.storeError(
-                file: paths.document, input: file.bytes, backup: FileIO.exists(paths.backup) ? paths.backup : nil)
-        }
+        let header = try readHeader(paths, limits: limits).header
         guard let entities = header.entitiesJSON else {
             throw DataStoreError(
                 .corrupted, "the JSON store '\(paths.document)' has no 'entities' in its header",
@@ -272,6 +254,33 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
                 .corrupted,
                 "the header of the JSON store '\(paths.document)' does not describe its entities (\(error))",
                 remedy: "Open it once with the app, which rewrites the header")
+        }
+    }
+}
+
+extension JSONFileStore {
+    /// Reads the document's bytes and checks its syntax and header, without a schema; throws
+    /// ``DataStoreError/notFound`` if there is no file.
+    static func readHeader(
+        _ paths: Paths, limits: JSONFileStoreConfiguration.Limits
+    ) throws -> (bytes: [UInt8], header: DocumentHeader) {
+        let file: (bytes: [UInt8], identity: FileIdentity)?
+        do {
+            file = try FileIO.read(paths.document, limit: limits.maximumFileSize)
+        } catch let error as DataStoreError where error.code == .io {
+            throw error.inContext("reading the JSON store '\(paths.document)'")
+        }
+        guard let file else {
+            throw DataStoreError(.notFound, "there is no JSON store at '\(paths.document)'", remedy: "Check the path")
+        }
+        let decoder = DocumentDecoder(
+            schema: Schema([]), limits: limits.readLimits, fallbackStoreIdentifier: "",
+            loadExternalFile: { _ in Data() })
+        do {
+            return (file.bytes, try file.bytes.withUnsafeBufferPointer { try decoder.decode($0, headerOnly: true) }.header)
+        } catch let error as JSONReadError {
+            throw error.storeError(
+                file: paths.document, input: file.bytes, backup: FileIO.exists(paths.backup) ? paths.backup : nil)
         }
     }
 }

@@ -111,7 +111,7 @@ enum CheckpointFile {
             do {
                 header = try CheckpointHeader.decode(UnsafeRawBufferPointer(rebasing: raw[first.payload]))
             } catch let error as FormatError {
-                throw damage(offset, "the header does not decode: \(error.reason)")
+                throw error.damage(file: name, at: offset, what: "the header")
             }
             try onHeader(header)
             let context = IdentifierContext(storeIdentifier: header.storeIdentifier, shapes: header.shapes)

@@ -13,7 +13,7 @@ import ModelStoreFileIO
 /// arrive together cost about two syncs, not N, and no save returns before its record is durable.
 final class GroupCommit: @unchecked Sendable {
     // Safety: every stored property below is read and written only while `condition` is locked,
-    // except `beforeSync`, which is set once before the store is shared and read-only afterwards.
+    // except `beforeSync` and `mark`, which are set once before the store is shared and read-only afterwards.
     private let condition = NSCondition()
     private var written: UInt64 = 0
     private var writtenFile: OpenFile?
@@ -25,6 +25,9 @@ final class GroupCommit: @unchecked Sendable {
     /// A hook tests use to hold a sync until other saves have written their records.
     /// Called by the leader with the number of the last record its sync will cover.
     var beforeSync: (@Sendable (UInt64) -> Void)?
+
+    /// Where each sync that returns is recorded (see ``SyncedMark``).
+    var mark: SyncedMarkFile?
 
     /// A coordinator whose log already holds `durable` durable transactions.
     init(durable: UInt64) {
@@ -58,6 +61,7 @@ final class GroupCommit: @unchecked Sendable {
     func markDurable(through number: UInt64, countingSync: Bool) {
         condition.lock()
         durable = max(durable, number)
+        mark?.record(durable)
         if countingSync { syncs += 1 }
         condition.broadcast()
         condition.unlock()
@@ -105,6 +109,7 @@ final class GroupCommit: @unchecked Sendable {
                 failure = syncError
             } else {
                 durable = max(durable, target)
+                mark?.record(durable)
                 syncs += 1
             }
             condition.broadcast()

@@ -77,6 +77,7 @@ struct LogAnalysis {
         }
         readCheckpoint()
         readSegments()
+        checkSyncedMark()
         if checkHistory { readHistory() }
     }
 
@@ -180,6 +181,19 @@ struct LogAnalysis {
                     segment: number)
             }
         }
+    }
+
+    /// Reports a log that holds fewer transactions than its `synced` mark says were synced.
+    private mutating func checkSyncedMark() {
+        guard replaying, let synced = SyncedMark.read(directory: layout.directory), synced > lastTransaction,
+            let last = segments.last
+        else { return }
+        let torn = torn.map { $0.number == last.number } ?? false
+        record(
+            SyncedMark.truncation(
+                synced: synced, last: lastTransaction, segment: LogLayout.segmentName(last.number),
+                end: torn ? self.torn!.offset : last.byteCount, torn: torn),
+            segment: last.number)
     }
 
     private mutating func apply(_ record: TransactionRecord, shapeIndex: Int) throws {

@@ -90,7 +90,7 @@ struct LogLayout {
                 listing.checkpoints.append(name)
             } else if name.hasSuffix(".tmp") {
                 listing.temporaries.append(name)
-            } else if name != DirectoryLock.fileName && name != Self.historyDirectoryName
+            } else if name != DirectoryLock.fileName && name != SyncedMark.fileName && name != Self.historyDirectoryName
                 && name != Self.damagedDirectoryName && !name.hasPrefix(".")
             {
                 listing.others.append(name)

@@ -77,6 +77,15 @@ struct LogOpener {
         } catch let damage as AppendLogDamage {
             throw damage.error(directory: directory)
         }
+        if let synced = SyncedMark.read(directory: directory), synced > loaded.lastTransaction,
+            let last = loaded.segments.last
+        {
+            let scan = loaded.lastScan
+            throw SyncedMark.truncation(
+                synced: synced, last: loaded.lastTransaction, segment: LogLayout.segmentName(last.number),
+                end: scan?.end ?? last.byteCount, torn: scan?.torn != nil
+            ).error(directory: directory)
+        }
         // Everything has loaded: from here on, opening may write.
         var tornTail: AppendLogTornTail?
         var reusable: OpenFile?
@@ -85,6 +94,7 @@ struct LogOpener {
             if let reason = scan.torn {
                 tornTail = try layout.cutTornTail(
                     of: last.number, at: scan.end, byteCount: scan.byteCount, reason: reason)
+                tornTail?.syncedThrough = SyncedMark.read(directory: directory)
                 if scan.header == nil { loaded.segments.removeLast() }
             }
             if let header = scan.header, header.shapes == shapes {
