@@ -1,7 +1,6 @@
 import Foundation
 import ModelStore
 import ModelStoreFileIO
-import Synchronization
 
 /// A durable store whose saves append only what changed to a log: a save costs what it changes,
 /// not the size of the store.
@@ -61,7 +60,7 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
     let context: IdentifierContext
     /// The bytes a freshly compacted log of no models takes: checkpoint and segment headers.
     let baseline: Int
-    let state: Mutex<LogState>
+    let state: LockedValue<LogState>
     let commits: GroupCommit
     /// Held by compaction, history reads and ``close()``, so they never overlap.
     let maintenance = NSLock()
@@ -98,7 +97,7 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
         self.baseline = opened.baseline
         self.commits = GroupCommit(durable: opened.state.lastTransaction)
         commits.mark = try? SyncedMarkFile(directory: directory)
-        self.state = Mutex(opened.state)
+        self.state = LockedValue(opened.state)
     }
 
     deinit { close() }

@@ -1,6 +1,5 @@
 import Foundation
 import ModelStore
-import Synchronization
 
 /// The settings of an ``InMemoryStore``.
 public struct InMemoryStoreConfiguration: DataStoreConfiguration {
@@ -44,7 +43,7 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching {
     public let schema: Schema
     /// The configuration.
     public let configuration: InMemoryStoreConfiguration
-    private let table: Mutex<SnapshotTable>
+    private let table: LockedValue<SnapshotTable>
 
     /// Creates an empty store. Throws ``DataStoreError/invalidConfiguration`` without a schema.
     public init(_ configuration: InMemoryStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
@@ -55,7 +54,7 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching {
         self.configuration = configuration
         self.schema = schema
         self.identifier = "memory-" + UUID().uuidString.prefix(8).lowercased()
-        self.table = Mutex(SnapshotTable(schema: schema))
+        self.table = LockedValue(SnapshotTable(schema: schema))
     }
 
     /// Runs every filter and sort natively and enforces uniqueness.

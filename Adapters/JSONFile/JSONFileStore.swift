@@ -1,7 +1,6 @@
 import Foundation
 import ModelStore
 import ModelStoreFileIO
-import Synchronization
 
 /// A store that keeps its models in one human-readable JSON file: readable, diffable, and never
 /// half-written.
@@ -53,11 +52,11 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
     let paths: Paths
     let fileLock: FileLock
     /// What fetches read.
-    let table: Mutex<SnapshotTable>
+    let table: LockedValue<SnapshotTable>
     /// What writers share; held for the whole of a write, so writes are serialized.
-    let writer: Mutex<WriterState>
+    let writer: LockedValue<WriterState>
     /// Called after each step of a save, for tests that simulate crashes and failures.
-    let saveStepHook = Mutex<(@Sendable (SaveStep) throws -> Void)?>(nil)
+    let saveStepHook = LockedValue<(@Sendable (SaveStep) throws -> Void)?>(nil)
 
     /// Opens the file, creating it (with its folder) if it doesn't exist.
     ///
@@ -105,8 +104,8 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
             return (identifier, empty, state)
         }
         identifier = opened.identifier
-        table = Mutex(opened.table)
-        writer = Mutex(opened.state)
+        table = LockedValue(opened.table)
+        writer = LockedValue(opened.state)
     }
 
     /// Runs every filter and sort natively and enforces uniqueness.

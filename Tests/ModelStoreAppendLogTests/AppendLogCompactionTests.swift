@@ -1,7 +1,6 @@
 import Foundation
 import ModelStore
 import ModelStoreAppendLog
-import Synchronization
 import Testing
 
 struct AppendLogCompactionTests {
@@ -84,7 +83,7 @@ struct AppendLogCompactionTests {
     @Test func concurrentSavesAndRepeatedCompactionsLoseNothing() throws {
         let directory = TemporaryDirectory(memoryBacked: true)
         let store = try openStore(directory.store, durability: .batched)
-        let failures = Mutex<[String]>([])
+        let failures = LockedValue<[String]>([])
         onThreads(5) { worker in
             if worker == 0 {
                 for _ in 0..<6 {

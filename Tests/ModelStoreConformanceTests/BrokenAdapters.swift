@@ -2,7 +2,6 @@ import Foundation
 import ModelStore
 import ModelStoreConformance
 import ModelStoreInMemory
-import Synchronization
 
 /// One deliberate bug of ``BrokenStore``: each is a mistake real adapters make.
 enum Bug: String, CaseIterable, Sendable, CustomStringConvertible {
@@ -78,7 +77,7 @@ final class BrokenStore: DataStoreQuerying, DataStoreBatching {
 
     let configuration: BrokenStoreConfiguration
     let inner: InMemoryStore
-    private let nextKey = Mutex<Int64>(1_000_000)
+    private let nextKey = LockedValue<Int64>(1_000_000)
 
     var identifier: String { inner.identifier }
     var schema: Schema { inner.schema }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The URL schemes the app knows, and the conversion of store URLs into configurations.
 ///
@@ -22,11 +21,11 @@ public final class StoreRegistry: Sendable {
     /// The environment variable that overrides the store URL given in code: `MODELSTORE_URL`.
     public static let environmentVariable = "MODELSTORE_URL"
 
-    private let schemesByName: Mutex<[String: StoreScheme]>
+    private let schemesByName: LockedValue<[String: StoreScheme]>
 
     /// An empty registry, for tests and for apps that keep their own.
     public init() {
-        schemesByName = Mutex([:])
+        schemesByName = LockedValue([:])
     }
 
     /// Registers a scheme.

@@ -1,6 +1,5 @@
 import Foundation
 import ModelStore
-import Synchronization
 
 /// The settings of the suite's reference store.
 struct ReferenceStoreConfiguration: DataStoreConfiguration {
@@ -22,7 +21,7 @@ final class ReferenceStore: DataStoreQuerying, DataStoreBatching {
     let identifier = "reference-" + UUID().uuidString.prefix(8).lowercased()
     let schema: Schema
     let configuration: ReferenceStoreConfiguration
-    private let table: Mutex<SnapshotTable>
+    private let table: LockedValue<SnapshotTable>
 
     init(_ configuration: ReferenceStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
         guard let schema = configuration.schema else {
@@ -32,7 +31,7 @@ final class ReferenceStore: DataStoreQuerying, DataStoreBatching {
         }
         self.schema = schema
         self.configuration = configuration
-        self.table = Mutex(SnapshotTable(schema: schema))
+        self.table = LockedValue(SnapshotTable(schema: schema))
     }
 
     var queryCapabilities: QueryCapabilities { .all }

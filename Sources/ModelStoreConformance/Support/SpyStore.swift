@@ -1,6 +1,5 @@
 import Foundation
 import ModelStore
-import Synchronization
 
 /// What a spied store was asked and what it refused.
 final class SpyLog: Sendable {
@@ -15,7 +14,7 @@ final class SpyLog: Sendable {
         var refusal: DataStoreError.Code?
     }
 
-    private let fetches = Mutex<[Fetch]>([])
+    private let fetches = LockedValue<[Fetch]>([])
 
     func record(_ fetch: Fetch) { fetches.withLock { $0.append(fetch) } }
     func reset() { fetches.withLock { $0.removeAll() } }
