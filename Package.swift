@@ -42,6 +42,10 @@ let package = Package(
             name: "ModelStoreTool",
             dependencies: ["ModelStore", "ModelStoreAdapters", "ModelStoreJSONFile", "ModelStoreAppendLog"],
             path: "Sources/modelstore"),
+        // The crash test's writer and checker (scripts/crash-test.sh).
+        .executableTarget(
+            name: "ModelStoreCrashTest", dependencies: ["ModelStore", "ModelStoreAdapters", "ModelStoreAppendLog"],
+            path: "Sources/modelstore-crash"),
         // Samples.
         .executableTarget(name: "Trips", dependencies: ["ModelStore", "ModelStoreAdapters"], path: "Samples/Trips"),
         .target(name: "CustomAdapterSample", dependencies: ["ModelStore"], path: "Samples/CustomAdapter/Sources"),
