@@ -46,6 +46,11 @@ let package = Package(
         .executableTarget(
             name: "ModelStoreCrashTest", dependencies: ["ModelStore", "ModelStoreAdapters", "ModelStoreAppendLog"],
             path: "Sources/modelstore-crash"),
+        // The fuzz targets (scripts/fuzz.sh builds them with -sanitize=fuzzer; otherwise a replayer).
+        .executableTarget(
+            name: "ModelStoreFuzz",
+            dependencies: ["ModelStore", "ModelStoreAdapters", "ModelStoreJSONFile", "ModelStoreAppendLog"],
+            path: "Sources/modelstore-fuzz"),
         // Samples.
         .executableTarget(name: "Trips", dependencies: ["ModelStore", "ModelStoreAdapters"], path: "Samples/Trips"),
         .target(name: "CustomAdapterSample", dependencies: ["ModelStore"], path: "Samples/CustomAdapter/Sources"),
