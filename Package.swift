@@ -46,7 +46,7 @@ let package = Package(
         .executableTarget(
             name: "ModelStoreCrashTest", dependencies: ["ModelStore", "ModelStoreAdapters", "ModelStoreAppendLog"],
             path: "Sources/modelstore-crash"),
-        // The fuzz targets (scripts/fuzz.sh builds them with -sanitize=fuzzer; otherwise a replayer).
+        // The fuzz targets (scripts/fuzz.sh builds them with libFuzzer; otherwise they replay inputs).
         .executableTarget(
             name: "ModelStoreFuzz",
             dependencies: ["ModelStore", "ModelStoreAdapters", "ModelStoreJSONFile", "ModelStoreAppendLog"],

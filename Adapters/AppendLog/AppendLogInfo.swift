@@ -139,7 +139,8 @@ public struct AppendLogVerification: Sendable, Hashable, CustomStringConvertible
     /// Every damaged place found, in the order found: the manifest, the checkpoint, the live
     /// segments, then `history/`. Empty for a healthy store.
     public let problems: [AppendLogDamage]
-    /// The torn tail opening the store would cut off (not a problem: no transaction the log recorded as synced is in it).
+    /// The torn tail opening the store would cut off (not a problem: it holds no transaction the
+    /// log recorded as synced).
     public let tornTail: AppendLogTornTail?
 
     /// Whether no damage was found. A torn tail alone leaves a store healthy.

@@ -29,7 +29,8 @@ extension JSONFileStore {
             let contents: Range<Int>
             if let checksum = header.checksum {
                 bytes.replaceSubrange(checksum.contents, with: DocumentChecksum.placeholder)
-                contents = checksum.contents.lowerBound..<(checksum.contents.lowerBound + DocumentChecksum.placeholder.count)
+                let start = checksum.contents.lowerBound
+                contents = start..<(start + DocumentChecksum.placeholder.count)
             } else {
                 // The decoder checked that the document is an object: insert the key after its '{'.
                 let brace = bytes.firstIndex(of: UInt8(ascii: "{"))!

@@ -276,7 +276,8 @@ extension JSONFileStore {
             schema: Schema([]), limits: limits.readLimits, fallbackStoreIdentifier: "",
             loadExternalFile: { _ in Data() })
         do {
-            return (file.bytes, try file.bytes.withUnsafeBufferPointer { try decoder.decode($0, headerOnly: true) }.header)
+            let header = try file.bytes.withUnsafeBufferPointer { try decoder.decode($0, headerOnly: true) }.header
+            return (file.bytes, header)
         } catch let error as JSONReadError {
             throw error.storeError(
                 file: paths.document, input: file.bytes, backup: FileIO.exists(paths.backup) ? paths.backup : nil)

@@ -190,13 +190,17 @@ extension FileIO {
     public static func size(of url: URL) -> Int { size(of: url.path) }
 
     /// Writes a file atomically: a flushed temporary file renamed into place, then the folder flushed.
-    public static func writeAtomically(_ bytes: [UInt8], to url: URL) throws { try writeAtomically(bytes, to: url.path) }
+    public static func writeAtomically(_ bytes: [UInt8], to url: URL) throws {
+        try writeAtomically(bytes, to: url.path)
+    }
 
     /// Flushes a folder's entries to the disk.
     public static func syncDirectory(_ url: URL) throws { try syncDirectory(url.path) }
 
     /// Atomically replaces `destination` with `source`.
-    public static func rename(_ source: URL, to destination: URL) throws { try rename(source.path, to: destination.path) }
+    public static func rename(_ source: URL, to destination: URL) throws {
+        try rename(source.path, to: destination.path)
+    }
 
     /// Removes a file; a missing file is not an error.
     public static func remove(_ url: URL) throws { try remove(url.path) }

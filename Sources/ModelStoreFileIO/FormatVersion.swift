@@ -3,11 +3,11 @@ import ModelStore
 /// The one verdict, code and wording for a file whose format version a store cannot read, shared
 /// by every file store so that each case reads the same whichever store meets it.
 ///
-/// | found | code | meaning |
-/// | --- | --- | --- |
-/// | newer than the newest readable | ``DataStoreError/Code/unsupportedFeature`` | a newer ModelStore wrote it: open it with that one |
-/// | 0 or negative | ``DataStoreError/Code/corrupted`` | no ModelStore writes it: the header is damaged |
-/// | older than the oldest readable | ``DataStoreError/Code/unsupportedFeature`` | an older ModelStore wrote it: convert it with one that reads it |
+/// - newer than the newest readable: ``DataStoreError/Code/unsupportedFeature``; a newer ModelStore
+///   wrote it: open it with that one;
+/// - 0 or negative: ``DataStoreError/Code/corrupted``; no ModelStore writes it: the header is damaged;
+/// - older than the oldest readable: ``DataStoreError/Code/unsupportedFeature``; an older ModelStore
+///   wrote it: convert it with one that reads it.
 ///
 /// ```swift
 /// if let refusal = FormatVersion.refusal(found: version, readable: 1...1) {
@@ -30,7 +30,8 @@ public enum FormatVersion {
     public static func refusal(found: Int64, readable: ClosedRange<Int>) -> Refusal? {
         if found >= Int64(readable.lowerBound) && found <= Int64(readable.upperBound) { return nil }
         let range =
-            readable.count == 1 ? "version \(readable.lowerBound)" : "versions \(readable.lowerBound) to \(readable.upperBound)"
+            readable.count == 1
+            ? "version \(readable.lowerBound)" : "versions \(readable.lowerBound) to \(readable.upperBound)"
         if found < 1 {
             return Refusal(
                 code: .corrupted,

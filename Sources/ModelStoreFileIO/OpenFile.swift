@@ -111,7 +111,9 @@ public final class OpenFile: @unchecked Sendable {
 
     /// Cuts the file to `length` bytes.
     public func truncate(to length: Int) throws {
-        guard ftruncate(descriptor, off_t(length)) == 0 else { throw FileIO.failure("truncate to \(length) bytes", path) }
+        guard ftruncate(descriptor, off_t(length)) == 0 else {
+            throw FileIO.failure("truncate to \(length) bytes", path)
+        }
     }
 
     /// Forces the file's data (and the size needed to read it) to stable storage: `fdatasync` on

@@ -49,7 +49,9 @@ struct CrashChecker {
     }
 
     private func differences(_ found: CrashState, _ expected: CrashState) -> [String] {
-        var lines = ["the store's state differs from transaction \(expected.lastTransaction)'s: \(found) vs \(expected)"]
+        var lines = [
+            "the store's state differs from transaction \(expected.lastTransaction)'s: \(found) vs \(expected)"
+        ]
         for key in Set(found.accounts.keys).union(expected.accounts.keys).sorted()
         where found.accounts[key] != expected.accounts[key] {
             lines.append(
@@ -59,7 +61,8 @@ struct CrashChecker {
         for key in Set(found.entries.keys).union(expected.entries.keys).sorted()
         where found.entries[key] != expected.entries[key] {
             lines.append(
-                "entry \(key): \(String(describing: found.entries[key])) vs " + String(describing: expected.entries[key]))
+                "entry \(key): \(String(describing: found.entries[key])) vs "
+                    + String(describing: expected.entries[key]))
         }
         return Array(lines.prefix(12))
     }

@@ -74,11 +74,26 @@ enum FuzzTarget: String, CaseIterable {
     private let selected = FuzzTarget(
         rawValue: ProcessInfo.processInfo.environment["MODELSTORE_FUZZ_TARGET"] ?? "json") ?? .json
 
-    /// libFuzzer's entry: one input.
-    @_cdecl("LLVMFuzzerTestOneInput")
-    public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-        selected.run(Array(UnsafeBufferPointer(start: data, count: size)))
-        return 0
+    /// libFuzzer's driver, from `libclang_rt.fuzzer_no_main` (which `scripts/fuzz.sh` links).
+    @_silgen_name("LLVMFuzzerRunDriver")
+    private func runFuzzerDriver(
+        _ argc: UnsafeMutablePointer<CInt>,
+        _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+        _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+    ) -> CInt
+
+    /// With the fuzzer: hands the command line to libFuzzer, which calls the target per input.
+    @main
+    enum FuzzMain {
+        static func main() {
+            var argc = CommandLine.argc
+            var argv = CommandLine.unsafeArgv
+            exit(
+                runFuzzerDriver(&argc, &argv) { data, size in
+                    selected.run(data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? [])
+                    return 0
+                })
+        }
     }
 #else
     /// Without the fuzzer: `ModelStoreFuzz TARGET FILE...` runs each file through a target, to

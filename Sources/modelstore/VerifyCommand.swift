@@ -157,7 +157,8 @@ struct VerifyReport: CommandReport {
         }
         if let tornTail { lines.append("Torn tail (not damage): \(tornTail)") }
         if let schemaVersion, schemaVersion != Schema.Version(1, 0, 0).description {
-            lines.append("Written with schema version \(schemaVersion): an app whose schema version is older refuses to open it")
+            lines.append(
+                "Written with schema version \(schemaVersion): an app whose schema version is older refuses to open it")
         }
         return lines.joined(separator: "\n")
     }

@@ -40,7 +40,10 @@ struct AppendLogCompactionTests {
         store.close()
         #expect(try contents(of: try openStore(directory.store)) == expected)
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.store.path).sorted()
-        #expect(names == ["checkpoint-00000002.mscheckpoint", "history", "lock", "manifest", "segment-00000002.mslog", "synced"])
+        #expect(
+            names == [
+                "checkpoint-00000002.mscheckpoint", "history", "lock", "manifest", "segment-00000002.mslog", "synced",
+            ])
     }
 
     @Test func reopeningLoadsTheCheckpointThenReplaysTheTail() throws {
@@ -160,7 +163,10 @@ struct AppendLogCompactionTests {
         store = try openStore(directory.store)
         #expect(try contents(of: store) == expected)
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.store.path).sorted()
-        #expect(names == ["checkpoint-00000002.mscheckpoint", "history", "lock", "manifest", "segment-00000002.mslog", "synced"])
+        #expect(
+            names == [
+                "checkpoint-00000002.mscheckpoint", "history", "lock", "manifest", "segment-00000002.mslog", "synced",
+            ])
         #expect(FileManager.default.fileExists(atPath: file(directory.store, "history/segment-00000001.mslog").path))
     }
 }

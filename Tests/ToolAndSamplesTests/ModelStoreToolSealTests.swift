@@ -30,10 +30,13 @@ struct ModelStoreToolSealTests {
     @Test func verifyNamesTheSchemaVersionAnOlderAppRefuses() throws {
         let url = tool.url("library.json")
         try ToolLibrary.seed(.jsonFile(at: url))
-        try edit(url) { $0.replacingOccurrences(of: "\"schemaVersion\": \"1.0.0\"", with: "\"schemaVersion\": \"3.1.0\"") }
+        try edit(url) {
+            $0.replacingOccurrences(of: "\"schemaVersion\": \"1.0.0\"", with: "\"schemaVersion\": \"3.1.0\"")
+        }
         _ = try tool.run("seal", "json:library.json")
         let text = try tool.run("verify", "json:library.json").standardOutput
-        #expect(text.contains("schema version 3.1.0: an app whose schema version is older refuses to open it"), "\(text)")
+        #expect(
+            text.contains("schema version 3.1.0: an app whose schema version is older refuses to open it"), "\(text)")
         #expect(try tool.json("verify", "json:library.json")["schemaVersion"] as? String == "3.1.0")
         // And the app at 1.0.0 does refuse it.
         #expect(throws: DataStoreError.invalidSchema) { try ToolLibrary.open(.jsonFile(at: url)) }

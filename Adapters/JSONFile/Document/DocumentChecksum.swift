@@ -44,11 +44,13 @@ enum DocumentChecksum {
     static func mismatch(expected: UInt32, actual: UInt32, at contents: Range<Int>, document: String) -> JSONReadError
     {
         let command = "modelstore seal json:\(document)"
+        let said = String(decoding: text(expected), as: UTF8.self)
+        let given = String(decoding: text(actual), as: UTF8.self)
         return JSONReadError(
             offset: contents.lowerBound - 1,
             message:
-                "the file does not match the checksum in its header (it says \(String(decoding: text(expected), as: UTF8.self)), "
-                + "the file's bytes give \(String(decoding: text(actual), as: UTF8.self))): it was changed after "
+                "the file does not match the checksum in its header (it says \(said), the file's bytes give \(given)): "
+                + "it was changed after "
                 + "ModelStore wrote it, by a hand edit or by damage",
             remedy:
                 "If you edited it on purpose, accept the edit with '\(command)' (or open it once with the "
