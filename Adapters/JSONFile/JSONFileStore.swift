@@ -36,6 +36,13 @@ import ModelStoreFileIO
 /// changed snapshots for the context to re-register. Opening a file that has a dangling
 /// reference throws ``DataStoreError/corrupted`` naming the record.
 ///
+/// ## Integrity
+///
+/// The header holds the CRC-32C of the document (`"checksum"`), so a changed byte (damage, or a
+/// hand edit) is refused on open with ``DataStoreError/corrupted`` rather than read as a wrong
+/// value. Accept a deliberate edit with ``seal(at:lockTimeout:limits:)`` (`modelstore seal`) or
+/// ``JSONFileStoreConfiguration/acceptsHandEdits``.
+///
 /// The file format is documented in `FORMAT.md` beside this source (header, records, value forms,
 /// tags, limits, versioning).
 public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
