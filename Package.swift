@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "ModelStoreJSONFile", targets: ["ModelStoreJSONFile"]),
         .library(name: "ModelStoreAppendLog", targets: ["ModelStoreAppendLog"]),
         .library(name: "ModelStoreSQLite", targets: ["ModelStoreSQLite"]),
+        .library(name: "ModelStoreFileIO", targets: ["ModelStoreFileIO"]),
         .library(name: "ModelStoreAdapters", targets: ["ModelStoreAdapters"]),
         .library(name: "ModelStoreConformance", targets: ["ModelStoreConformance"]),
         .executable(name: "modelstore", targets: ["ModelStoreTool"]),
@@ -18,13 +19,15 @@ let package = Package(
     targets: [
         // The core: models, schema, snapshots, the DataStore protocols, container, context, queries.
         .target(name: "ModelStore", path: "Sources/ModelStore"),
+        // Durable file I/O shared by the file stores, public for adapter authors.
+        .target(name: "ModelStoreFileIO", dependencies: ["ModelStore"], path: "Sources/ModelStoreFileIO"),
         // Adapters, one module each.
         .target(name: "ModelStoreInMemory", dependencies: ["ModelStore"], path: "Adapters/InMemory"),
         .target(
-            name: "ModelStoreJSONFile", dependencies: ["ModelStore"], path: "Adapters/JSONFile",
+            name: "ModelStoreJSONFile", dependencies: ["ModelStore", "ModelStoreFileIO"], path: "Adapters/JSONFile",
             exclude: ["FORMAT.md"]),  // the file format, bound for the DocC catalog
         .target(
-            name: "ModelStoreAppendLog", dependencies: ["ModelStore"], path: "Adapters/AppendLog",
+            name: "ModelStoreAppendLog", dependencies: ["ModelStore", "ModelStoreFileIO"], path: "Adapters/AppendLog",
             exclude: ["FORMAT.md"]),  // the file format, bound for the DocC catalog
         // SQLite's C library, as the system provides it (Debian: libsqlite3-dev), and the adapter over it.
         .systemLibrary(
@@ -51,6 +54,15 @@ let package = Package(
                 "ModelStore", "ModelStoreAdapters", "ModelStoreJSONFile", "ModelStoreAppendLog", "ModelStoreSQLite",
             ],
             path: "Sources/modelstore"),
+        // The crash test's writer and checker (scripts/crash-test.sh).
+        .executableTarget(
+            name: "ModelStoreCrashTest", dependencies: ["ModelStore", "ModelStoreAdapters", "ModelStoreAppendLog"],
+            path: "Sources/modelstore-crash"),
+        // The fuzz targets (scripts/fuzz.sh builds them with libFuzzer; otherwise they replay inputs).
+        .executableTarget(
+            name: "ModelStoreFuzz",
+            dependencies: ["ModelStore", "ModelStoreAdapters", "ModelStoreJSONFile", "ModelStoreAppendLog"],
+            path: "Sources/modelstore-fuzz"),
         // Samples.
         .executableTarget(name: "Trips", dependencies: ["ModelStore", "ModelStoreAdapters"], path: "Samples/Trips"),
         .target(name: "CustomAdapterSample", dependencies: ["ModelStore"], path: "Samples/CustomAdapter/Sources"),
@@ -61,8 +73,12 @@ let package = Package(
             dependencies: [
                 "ModelStore", "ModelStoreInMemory", "ModelStoreJSONFile", "ModelStoreAppendLog", "ModelStoreSQLite",
             ]),
-        .testTarget(name: "ModelStoreJSONFileTests", dependencies: ["ModelStore", "ModelStoreJSONFile", "ModelStoreConformance"]),
-        .testTarget(name: "ModelStoreAppendLogTests", dependencies: ["ModelStore", "ModelStoreAppendLog", "ModelStoreConformance"]),
+        .testTarget(
+            name: "ModelStoreJSONFileTests",
+            dependencies: ["ModelStore", "ModelStoreJSONFile", "ModelStoreFileIO", "ModelStoreConformance"]),
+        .testTarget(
+            name: "ModelStoreAppendLogTests",
+            dependencies: ["ModelStore", "ModelStoreAppendLog", "ModelStoreFileIO", "ModelStoreConformance"]),
         .testTarget(
             name: "ModelStoreSQLiteTests",
             dependencies: ["ModelStore", "ModelStoreSQLite", "ModelStoreConformance", "CSQLite"]),

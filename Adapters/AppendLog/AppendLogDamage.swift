@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 /// Where an append log is damaged and how: the ``DataStoreError/underlyingError`` of every
 /// ``DataStoreError/Code/corrupted`` error the append log throws, and each problem that
@@ -21,12 +22,23 @@ public struct AppendLogDamage: Error, Sendable, Hashable, CustomStringConvertibl
     public let offset: Int
     /// What is wrong, in a few words.
     public let reason: String
+    /// The code of the error opening throws: ``DataStoreError/Code/corrupted``, or
+    /// ``DataStoreError/Code/unsupportedFeature`` for a file a newer ModelStore wrote.
+    public let code: DataStoreError.Code
+    /// What to do, when the damage calls for something other than repair.
+    let remedy: String?
 
     /// A damage report.
     public init(file: String, offset: Int, reason: String) {
+        self.init(file: file, offset: offset, reason: reason, code: .corrupted, remedy: nil)
+    }
+
+    init(file: String, offset: Int, reason: String, code: DataStoreError.Code, remedy: String?) {
         self.file = file
         self.offset = offset
         self.reason = reason
+        self.code = code
+        self.remedy = remedy
     }
 
     /// `'file' at byte offset: reason`.
@@ -34,7 +46,12 @@ public struct AppendLogDamage: Error, Sendable, Hashable, CustomStringConvertibl
 
     /// The error the store throws for this damage.
     func error(directory: URL) -> DataStoreError {
-        DataStoreError(
+        guard code == .corrupted else {
+            return DataStoreError(
+                code, "cannot open the append log '\(directory.path)': \(description)", remedy: remedy,
+                underlyingError: self)
+        }
+        return DataStoreError(
             .corrupted,
             "the append log '\(directory.path)' is damaged: \(description). It was not opened, so that no data "
                 + "goes missing silently",
@@ -68,13 +85,15 @@ public struct AppendLogPosition: Sendable, Hashable, Comparable, Codable, Custom
     public var description: String { "\(segment):\(offset)" }
 }
 
-/// The unfinished end of a log that opening (or repairing) a store cut off: what was dropped and
-/// why it was never acknowledged.
+/// The unfinished end of a log that opening (or repairing) a store cut off: what was dropped, why,
+/// and what is known about it.
 ///
-/// A crash while a record is being appended leaves a record that is cut short. Such a record was
-/// never acknowledged: a save returns only after its whole record has been written (and, unless
-/// durability is ``AppendLogStoreConfiguration/Durability/none``, synced), so no save that
-/// returned is lost. The dropped bytes are kept in the store's `damaged/` directory.
+/// A crash while a record is being appended leaves a record that is cut short; so can damage from
+/// outside the store (a file cut short by a copy, a disk). What the store knows is its `synced`
+/// mark (see `FORMAT.md`): the last transaction a sync of the log made durable. Opening refuses a
+/// log that lacks a transaction its mark recorded (``DataStoreError/Code/corrupted``), so a tail
+/// that is cut off never holds one; ``syncedThrough`` says how far that guarantee reaches. The
+/// dropped bytes are kept in the store's `damaged/` directory.
 public struct AppendLogTornTail: Sendable, Hashable, CustomStringConvertible {
     /// Why the tail is unfinished.
     public enum Reason: Sendable, Hashable, CustomStringConvertible {
@@ -112,12 +131,19 @@ public struct AppendLogTornTail: Sendable, Hashable, CustomStringConvertible {
     public let reason: Reason
     /// Where the dropped bytes were kept, relative to the store's directory, if they were.
     public let savedAs: String?
+    /// The last transaction the log's `synced` mark recorded as durable (every one up to it is
+    /// kept), or `nil` when the log has no readable mark and nothing is known.
+    public internal(set) var syncedThrough: UInt64? = nil
 
-    /// What was dropped and why it was never acknowledged.
+    /// What was dropped, why, and what is known about it; claims no more than the log records.
     public var description: String {
         var text = "dropped \(droppedByteCount) bytes at the end of '\(segment)' from byte \(offset): \(reason). "
-        text += "They were never acknowledged: a save returns only after its whole record is written"
-        text += " (and, unless durability is .none, synced)"
+        text += "A crash during a save leaves such a tail, and so can damage from outside the store; "
+        if let syncedThrough {
+            text += "every transaction up to \(syncedThrough), the last the log recorded as synced, is kept"
+        } else {
+            text += "the log has no 'synced' mark, so whether the bytes held an acknowledged save is not known"
+        }
         if let savedAs { text += "; the bytes are kept in '\(savedAs)'" }
         return text
     }

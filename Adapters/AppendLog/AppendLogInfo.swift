@@ -139,7 +139,8 @@ public struct AppendLogVerification: Sendable, Hashable, CustomStringConvertible
     /// Every damaged place found, in the order found: the manifest, the checkpoint, the live
     /// segments, then `history/`. Empty for a healthy store.
     public let problems: [AppendLogDamage]
-    /// The torn tail opening the store would cut off (never acknowledged, so not a problem).
+    /// The torn tail opening the store would cut off (not a problem: it holds no transaction the
+    /// log recorded as synced).
     public let tornTail: AppendLogTornTail?
 
     /// Whether no damage was found. A torn tail alone leaves a store healthy.
@@ -156,7 +157,7 @@ public struct AppendLogVerification: Sendable, Hashable, CustomStringConvertible
             lines += problems.map { "  \($0)" }
             lines.append("  run repair to keep every transaction before the damage and set the rest aside")
         }
-        if let tornTail { lines.append("torn tail (never acknowledged): \(tornTail)") }
+        if let tornTail { lines.append("torn tail: \(tornTail)") }
         return lines.joined(separator: "\n")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 /// What a compaction did.
 public struct AppendLogCompactionReport: Sendable, Hashable, CustomStringConvertible {
@@ -68,7 +69,7 @@ extension AppendLogStore {
             StoredRow.encode(snapshots[index], into: &writer, context: context)
         }
         let manifest = Manifest(storeIdentifier: identifier, checkpoint: name, firstSegment: capture.base)
-        try FileSystem.writeAtomically(manifest.encoded(), to: layout.manifestURL)
+        try FileIO.writeAtomically(manifest.encoded(), to: layout.manifestURL)
         let bytesAfter = state.withLock { state in
             state.checkpoint = CheckpointSummary(
                 name: name, byteCount: size, lastTransaction: capture.lastTransaction, modelCount: snapshots.count,
@@ -79,8 +80,8 @@ extension AppendLogStore {
         }
         try archive(capture.replaced)
         if let previous = capture.previous, previous != name {
-            try FileSystem.remove(layout.url(previous))
-            try FileSystem.syncDirectory(directory)
+            try FileIO.remove(layout.url(previous))
+            try FileIO.syncDirectory(directory)
         }
         return AppendLogCompactionReport(
             checkpoint: name, modelCount: snapshots.count, lastTransaction: capture.lastTransaction,
@@ -91,10 +92,10 @@ extension AppendLogStore {
     /// Moves replaced segments into `history/`.
     private func archive(_ numbers: [UInt64]) throws {
         guard !numbers.isEmpty else { return }
-        try FileSystem.makeDirectory(layout.historyDirectory)
-        for number in numbers { try FileSystem.rename(layout.segmentURL(number), to: layout.historyURL(number)) }
-        try FileSystem.syncDirectory(layout.historyDirectory)
-        try FileSystem.syncDirectory(directory)
+        try FileIO.createDirectory(layout.historyDirectory)
+        for number in numbers { try FileIO.rename(layout.segmentURL(number), to: layout.historyURL(number)) }
+        try FileIO.syncDirectory(layout.historyDirectory)
+        try FileIO.syncDirectory(directory)
     }
 
     /// Starts a compaction on a background thread when the configuration's threshold is passed.

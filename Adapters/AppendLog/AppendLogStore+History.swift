@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 /// One saved transaction, read back from the log: the history the store keeps.
 public struct AppendLogTransaction: Sendable, Hashable {
@@ -68,7 +69,7 @@ extension AppendLogStore {
             throw DataStoreError(.notFound, "'\(layout.directory.path)' is not an append log: it has no manifest")
         }
         let manifest = try Manifest.decode(
-            try LogFile(layout.manifestURL, writable: false).readAll(), url: layout.manifestURL)
+            try OpenFile(layout.manifestURL, writable: false).readAll(), url: layout.manifestURL)
         let live = listing.segments.filter { $0 >= manifest.firstSegment }
         return try readTransactions(layout: layout, history: listing.history, live: live, after: token, end: nil)
     }
@@ -85,10 +86,10 @@ extension AppendLogStore {
         try state.withLock { try checkUsable($0) }
         var deleted: [String] = []
         for number in try layout.list().history where number < position.segment {
-            try FileSystem.remove(layout.historyURL(number))
+            try FileIO.remove(layout.historyURL(number))
             deleted.append(LogLayout.historyDirectoryName + "/" + LogLayout.segmentName(number))
         }
-        if !deleted.isEmpty { try FileSystem.syncDirectory(layout.historyDirectory) }
+        if !deleted.isEmpty { try FileIO.syncDirectory(layout.historyDirectory) }
         return deleted
     }
 
@@ -106,7 +107,7 @@ extension AppendLogStore {
         var result: [AppendLogTransaction] = []
         for (index, (number, inHistory)) in segments.enumerated() where number >= (token?.segment ?? 0) {
             let url = inHistory ? layout.historyURL(number) : layout.segmentURL(number)
-            var bytes = try LogFile(url, writable: false).readAll()
+            var bytes = try OpenFile(url, writable: false).readAll()
             if let end, number == end.segment, bytes.count > end.offset { bytes.removeLast(bytes.count - end.offset) }
             let name = (inHistory ? LogLayout.historyDirectoryName + "/" : "") + LogLayout.segmentName(number)
             let scanner = SegmentScanner(

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 extension AppendLogStore {
     /// A description of the open store, from memory: entities and counts, files and sizes, dead fraction.
@@ -11,7 +12,7 @@ extension AppendLogStore {
                 state.deadFraction(baseline: baseline)
             )
         }
-        let history = ((try? layout.list().history) ?? []).map { ($0, FileSystem.size(of: layout.historyURL($0))) }
+        let history = ((try? layout.list().history) ?? []).map { ($0, FileIO.size(of: layout.historyURL($0))) }
         return AppendLogInfo(
             directory: directory, storeIdentifier: identifier, shapes: shapes, counts: counts, checkpoint: checkpoint,
             segments: segments, history: history, transactionCount: last, liveByteCount: live, deadFraction: dead)
@@ -41,6 +42,7 @@ extension AppendLogStore {
             torn = AppendLogTornTail(
                 segment: LogLayout.segmentName(tail.number), offset: tail.offset,
                 droppedByteCount: tail.byteCount - tail.offset, reason: tail.reason, savedAs: nil)
+            torn?.syncedThrough = SyncedMark.read(directory: directory.standardizedFileURL)
         }
         return AppendLogVerification(info: info, problems: analysis.problems, tornTail: torn)
     }
@@ -58,13 +60,13 @@ extension AppendLogStore {
             throw DataStoreError(.notFound, "'\(layout.directory.path)' is not an append log: it has no manifest")
         }
         let manifest = try Manifest.decode(
-            try LogFile(layout.manifestURL, writable: false).readAll(), url: layout.manifestURL)
+            try OpenFile(layout.manifestURL, writable: false).readAll(), url: layout.manifestURL)
         for number in listing.segments.reversed() where number >= manifest.firstSegment {
-            let prefix = try LogFile(layout.segmentURL(number), writable: false).read(count: 1 << 20, at: 0)
+            let prefix = try OpenFile(layout.segmentURL(number), writable: false).read(count: 1 << 20, at: 0)
             if let header = SegmentScanner.header(of: prefix) { return header.header.shapes.description }
         }
         if let name = manifest.checkpoint {
-            let file = try LogFile(layout.url(name), writable: false)
+            let file = try OpenFile(layout.url(name), writable: false)
             if let header = CheckpointFile.header(of: try file.read(count: 1 << 20, at: 0)) {
                 return header.shapes.description
             }

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 extension AppendLogStore {
     /// Repairs the append log in `directory`, which must not be open: keeps every valid
@@ -58,6 +59,10 @@ struct LogRepairer {
             } else {
                 try rebuildFromHistory(analysis, damage: damage)
             }
+            // The transactions after the damage are gone: the 'synced' mark must not ask for them.
+            if let synced = SyncedMark.read(directory: layout.directory), synced > analysis.lastTransaction {
+                try SyncedMark.replace(directory: layout.directory, with: analysis.lastTransaction)
+            }
             analysis = try LogAnalysis.run(directory: layout.directory, keepValues: false)
             if let left = analysis.firstDamage {
                 throw left.error(directory: layout.directory)
@@ -69,6 +74,7 @@ struct LogRepairer {
         if let tail = analysis.torn {
             torn = try layout.cutTornTail(
                 of: tail.number, at: tail.offset, byteCount: tail.byteCount, reason: tail.reason)
+            torn?.syncedThrough = SyncedMark.read(directory: layout.directory)
         }
         return AppendLogRepairReport(
             damage: found, historyDamage: historyDamage, lastKeptTransaction: analysis.lastTransaction,
@@ -83,7 +89,7 @@ struct LogRepairer {
         if listing.hasManifest {
             do {
                 _ = try Manifest.decode(
-                    try LogFile(layout.manifestURL, writable: false).readAll(), url: layout.manifestURL)
+                    try OpenFile(layout.manifestURL, writable: false).readAll(), url: layout.manifestURL)
                 return
             } catch let error as DataStoreError where error.underlyingError is AppendLogDamage {
                 // Unreadable: rebuilt below.
@@ -93,7 +99,7 @@ struct LogRepairer {
         if listing.hasManifest {
             setAside.append(try layout.setAside(Manifest.fileName, from: 0, intact: (0, nil)))
         }
-        try FileSystem.writeAtomically(manifest.encoded(), to: layout.manifestURL)
+        try FileIO.writeAtomically(manifest.encoded(), to: layout.manifestURL)
         rebuiltManifest = true
     }
 
@@ -104,7 +110,7 @@ struct LogRepairer {
         }
         let checkpoints = listing.checkpoints.sorted { number($0) > number($1) }
         for name in checkpoints {
-            guard let bytes = try? LogFile(layout.url(name), writable: false).readAll(),
+            guard let bytes = try? OpenFile(layout.url(name), writable: false).readAll(),
                 let (header, _) = try? CheckpointFile.read(bytes, name: name, visit: { _, _ in })
             else { continue }
             return Manifest(storeIdentifier: header.storeIdentifier, checkpoint: name, firstSegment: header.baseSegment)
@@ -118,7 +124,7 @@ struct LogRepairer {
                 remedy: "Restore the store from a backup")
         }
         for number in segments {
-            guard let bytes = try? LogFile(layout.segmentURL(number), writable: false).read(count: 1 << 20, at: 0),
+            guard let bytes = try? OpenFile(layout.segmentURL(number), writable: false).read(count: 1 << 20, at: 0),
                 let (header, _) = SegmentScanner.header(of: bytes)
             else { continue }
             if first == 1 || listing.history.first == 1 {
@@ -155,13 +161,13 @@ struct LogRepairer {
             error.remedy = "Restore the store from a backup"
             throw error
         }
-        for number in needed { try FileSystem.rename(layout.historyURL(number), to: layout.segmentURL(number)) }
-        if let name = manifest.checkpoint, FileSystem.exists(layout.url(name)) {
+        for number in needed { try FileIO.rename(layout.historyURL(number), to: layout.segmentURL(number)) }
+        if let name = manifest.checkpoint, FileIO.exists(layout.url(name)) {
             setAside.append(try layout.setAside(name, from: 0, intact: (0, nil)))
         }
-        try FileSystem.syncDirectory(layout.historyDirectory)
+        try FileIO.syncDirectory(layout.historyDirectory)
         let rebuilt = Manifest(storeIdentifier: manifest.storeIdentifier, checkpoint: nil, firstSegment: 1)
-        try FileSystem.writeAtomically(rebuilt.encoded(), to: layout.manifestURL)
+        try FileIO.writeAtomically(rebuilt.encoded(), to: layout.manifestURL)
         rebuiltFromHistory = true
     }
 
@@ -172,10 +178,10 @@ struct LogRepairer {
         from number: UInt64, at damage: AppendLogDamage, listing: LogLayout.Listing
     ) throws {
         let url = layout.segmentURL(number)
-        if FileSystem.exists(url) { setAside.append(try cut(LogLayout.segmentName(number), at: damage.offset)) }
+        if FileIO.exists(url) { setAside.append(try cut(LogLayout.segmentName(number), at: damage.offset)) }
         for later in listing.segments where later > number {
             let name = LogLayout.segmentName(later)
-            let bytes = (try? LogFile(layout.segmentURL(later), writable: false).readAll()) ?? []
+            let bytes = (try? OpenFile(layout.segmentURL(later), writable: false).readAll()) ?? []
             let header = SegmentScanner.header(of: bytes)
             let context = header.map {
                 IdentifierContext(storeIdentifier: $0.header.storeIdentifier, shapes: $0.header.shapes)
@@ -183,7 +189,7 @@ struct LogRepairer {
             let intact = SegmentScanner.intactRecords(from: header?.end ?? 0, in: bytes, context: context)
             setAside.append(try layout.setAside(name, from: 0, intact: intact))
         }
-        try FileSystem.syncDirectory(layout.directory)
+        try FileIO.syncDirectory(layout.directory)
     }
 
     private mutating func cutHistory(_ damage: AppendLogDamage) throws {
@@ -193,7 +199,7 @@ struct LogRepairer {
     /// Sets aside the file at `relativePath` from the damaged record at `offset` on (or whole,
     /// when the damage is in its header), counting the intact records in what is set aside.
     private func cut(_ relativePath: String, at offset: Int) throws -> AppendLogRepairReport.SetAside {
-        let bytes = try LogFile(layout.directory.appendingPathComponent(relativePath), writable: false).readAll()
+        let bytes = try OpenFile(layout.directory.appendingPathComponent(relativePath), writable: false).readAll()
         let header = SegmentScanner.header(of: bytes)
         let context = header.map {
             IdentifierContext(storeIdentifier: $0.header.storeIdentifier, shapes: $0.header.shapes)

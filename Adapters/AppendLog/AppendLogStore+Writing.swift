@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 extension ActiveSegment {
     /// Creates segment `number` with its header, synced along with the directory, so that a
@@ -13,13 +14,13 @@ extension ActiveSegment {
         let bytes = try header.encoded()
         let url = layout.segmentURL(number)
         do {
-            let file = try LogFile(url, writable: true, create: true, exclusive: true)
+            let file = try OpenFile(url, writable: true, create: true, exclusive: true)
             try file.write(bytes, at: 0)
             try file.sync()
-            try FileSystem.syncDirectory(layout.directory)
+            try FileIO.syncDirectory(layout.directory)
             return ActiveSegment(number: number, file: file, headerEnd: bytes.count, end: bytes.count)
         } catch {
-            try? FileSystem.remove(url)
+            try? FileIO.remove(url)
             throw error
         }
     }

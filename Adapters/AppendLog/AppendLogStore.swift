@@ -1,6 +1,6 @@
 import Foundation
 import ModelStore
-import Synchronization
+import ModelStoreFileIO
 
 /// A durable store whose saves append only what changed to a log: a save costs what it changes,
 /// not the size of the store.
@@ -18,7 +18,9 @@ import Synchronization
 /// ## Durability
 /// See ``AppendLogStoreConfiguration/Durability``. Whatever the mode, reopening after a crash at
 /// any byte yields whole transactions only: a record cut short at the end of the log (a torn
-/// tail) was never acknowledged, and is cut off and reported in ``tornTail``.
+/// tail) is cut off and reported in ``tornTail``. The log's `synced` mark records the last
+/// transaction a sync made durable, so a log cut short from outside (missing a transaction the
+/// mark recorded) is refused as damage rather than opened without it.
 ///
 /// ## Compaction and history
 /// ``compact()`` (or automatic compaction, ``AppendLogStoreConfiguration/Compaction``) writes
@@ -58,7 +60,7 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
     let context: IdentifierContext
     /// The bytes a freshly compacted log of no models takes: checkpoint and segment headers.
     let baseline: Int
-    let state: Mutex<LogState>
+    let state: LockedValue<LogState>
     let commits: GroupCommit
     /// Held by compaction, history reads and ``close()``, so they never overlap.
     let maintenance = NSLock()
@@ -94,7 +96,8 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
         self.context = IdentifierContext(storeIdentifier: opened.storeIdentifier, shapes: shapes)
         self.baseline = opened.baseline
         self.commits = GroupCommit(durable: opened.state.lastTransaction)
-        self.state = Mutex(opened.state)
+        commits.mark = try? SyncedMarkFile(directory: directory)
+        self.state = LockedValue(opened.state)
     }
 
     deinit { close() }
@@ -252,13 +255,16 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
     /// directory's lock, so another store may open it. Later calls on this store throw.
     ///
     /// Saves that returned are as durable as the configuration promised; under
-    /// ``AppendLogStoreConfiguration/Durability/none`` the operating system still holds the last
-    /// ones. Calling it again does nothing.
+    /// ``AppendLogStoreConfiguration/Durability/none`` closing syncs them. Calling it again does nothing.
     public func close() {
         background.wait()
         maintenance.lock()
         defer { maintenance.unlock() }
         state.withLock { state in
+            // Closing syncs the log whatever the durability, so the 'synced' mark covers every save.
+            if state.failure == nil, let active = state.active, (try? active.file.sync()) != nil {
+                commits.markDurable(through: state.lastTransaction, countingSync: false)
+            }
             state.active = nil
             state.lock = nil
         }
@@ -271,5 +277,5 @@ struct WriteTicket {
     /// The transaction's number.
     var transaction: UInt64
     /// The segment it was written to.
-    var file: LogFile
+    var file: OpenFile
 }

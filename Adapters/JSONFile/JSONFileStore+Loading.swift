@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 /// What the writers of a store share: what they know about the file on disk.
 struct WriterState: Sendable {
@@ -28,16 +29,16 @@ extension JSONFileStore {
     ) throws -> LoadedDocument? {
         let file: (bytes: [UInt8], identity: FileIdentity)?
         do {
-            file = try FileSystem.read(paths.document, limit: configuration.limits.maximumFileSize)
-        } catch let failure as FileSystemFailure {
-            if failure.code == EFBIG {
+            file = try FileIO.read(paths.document, limit: configuration.limits.maximumFileSize)
+        } catch let error as DataStoreError where error.code == .io {
+            if error.fileIOCode == EFBIG {
                 throw DataStoreError(
                     .corrupted,
                     "the JSON store '\(paths.document)' is larger than the limit of "
                         + "\(configuration.limits.maximumFileSize) bytes",
                     remedy: "Raise the configuration's 'maximumFileSize' limit if the file is genuine")
             }
-            throw failure.storeError("opening the JSON store '\(paths.document)'")
+            throw error.inContext("opening the JSON store '\(paths.document)'")
         }
         guard let file else { return nil }
         let externals = ExternalFiles(directory: paths.external)
@@ -49,8 +50,18 @@ extension JSONFileStore {
         do {
             document = try file.bytes.withUnsafeBufferPointer { try decoder.decode($0) }
         } catch let error as JSONReadError {
-            let backup = FileSystem.exists(paths.backup) ? paths.backup : nil
+            let backup = FileIO.exists(paths.backup) ? paths.backup : nil
             throw error.storeError(file: paths.document, input: file.bytes, backup: backup)
+        }
+        if let checksum = document.header.checksum, !configuration.acceptsHandEdits {
+            let actual = file.bytes.withUnsafeBufferPointer {
+                DocumentChecksum.compute($0, excluding: checksum.contents)
+            }
+            if actual != checksum.value {
+                throw DocumentChecksum.mismatch(
+                    expected: checksum.value, actual: actual, at: checksum.contents, document: paths.document
+                ).storeError(file: paths.document, input: file.bytes, backup: nil)
+            }
         }
         var table = SnapshotTable(schema: schema)
         do {
@@ -105,9 +116,9 @@ extension JSONFileStore {
     func reloadIfNeeded(_ state: inout WriterState) throws -> SnapshotTable? {
         let current: FileIdentity?
         do {
-            current = try FileSystem.identity(of: paths.document)
-        } catch let failure as FileSystemFailure {
-            throw failure.storeError("checking the JSON store '\(paths.document)'")
+            current = try FileIO.identity(of: paths.document)
+        } catch let error as DataStoreError where error.code == .io {
+            throw error.inContext("checking the JSON store '\(paths.document)'")
         }
         // A missing file (deleted by hand) is written again from memory on the next save.
         guard let current, current != state.identity else { return nil }

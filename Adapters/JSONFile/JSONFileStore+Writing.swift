@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 extension JSONFileStore {
     /// Runs `change` on the current table and saves the table it returns, atomically.
@@ -43,8 +44,8 @@ extension JSONFileStore {
         let plan: ExternalFiles.Plan
         do {
             plan = try state.externals.plan(for: next, previous: previous)
-        } catch let failure as FileSystemFailure {
-            throw failure.storeError(what)
+        } catch let error as DataStoreError where error.code == .io {
+            throw error.inContext(what)
         }
         let encoder = DocumentEncoder(
             schema: schema, storeIdentifier: identifier, nextPrimaryKey: next.nextPrimaryKey,
@@ -55,18 +56,20 @@ extension JSONFileStore {
             try state.externals.write(plan)
             try step(.wroteExternalFiles)
             try output.withBytes { bytes in
-                try FileSystem.write(bytes, to: paths.temporary, sync: true) { try step(.wroteTemporaryFile) }
+                try FileIO.write(UnsafeRawBufferPointer(bytes), to: paths.temporary, sync: true) {
+                    try step(.wroteTemporaryFile)
+                }
             }
             try step(.syncedTemporaryFile)
-            if configuration.keepsBackup, FileSystem.exists(paths.document) {
-                try FileSystem.copy(paths.document, to: paths.backupTemporary)
-                try FileSystem.rename(paths.backupTemporary, to: paths.backup)
+            if configuration.keepsBackup, FileIO.exists(paths.document) {
+                try FileIO.copy(paths.document, to: paths.backupTemporary)
+                try FileIO.rename(paths.backupTemporary, to: paths.backup)
             }
             try step(.keptBackup)
-            try FileSystem.rename(paths.temporary, to: paths.document)
+            try FileIO.rename(paths.temporary, to: paths.document)
             committed = true
             try step(.renamedDocument)
-            try FileSystem.syncDirectory(paths.folder)
+            try FileIO.syncDirectory(paths.folder)
             try step(.syncedDirectory)
         } catch let crash as SimulatedCrash {
             throw crash
@@ -74,14 +77,14 @@ extension JSONFileStore {
             // Once the new file has replaced the old one the save has happened; a failed flush of
             // the folder cannot be undone, and the next save flushes it again.
             if !committed {
-                FileSystem.remove(paths.temporary)
-                FileSystem.remove(paths.backupTemporary)
-                if let failure = error as? FileSystemFailure { throw failure.storeError(what) }
+                try? FileIO.remove(paths.temporary)
+                try? FileIO.remove(paths.backupTemporary)
+                if let error = error as? DataStoreError, error.code == .io { throw error.inContext(what) }
                 throw error
             }
         }
         let previousFiles = Set(state.externals.current.values)
-        state.identity = try? FileSystem.identity(of: paths.document)
+        state.identity = try? FileIO.identity(of: paths.document)
         state.externals.current = plan.names
         state.documentSize = output.count
         var keeping = Set(plan.names.values)

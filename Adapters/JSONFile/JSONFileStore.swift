@@ -1,6 +1,6 @@
 import Foundation
 import ModelStore
-import Synchronization
+import ModelStoreFileIO
 
 /// A store that keeps its models in one human-readable JSON file: readable, diffable, and never
 /// half-written.
@@ -36,6 +36,13 @@ import Synchronization
 /// changed snapshots for the context to re-register. Opening a file that has a dangling
 /// reference throws ``DataStoreError/corrupted`` naming the record.
 ///
+/// ## Integrity
+///
+/// The header holds the CRC-32C of the document (`"checksum"`), so a changed byte (damage, or a
+/// hand edit) is refused on open with ``DataStoreError/corrupted`` rather than read as a wrong
+/// value. Accept a deliberate edit with ``seal(at:lockTimeout:limits:)`` (`modelstore seal`) or
+/// ``JSONFileStoreConfiguration/acceptsHandEdits``.
+///
 /// The file format is documented in `FORMAT.md` beside this source (header, records, value forms,
 /// tags, limits, versioning).
 public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
@@ -52,11 +59,11 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
     let paths: Paths
     let fileLock: FileLock
     /// What fetches read.
-    let table: Mutex<SnapshotTable>
+    let table: LockedValue<SnapshotTable>
     /// What writers share; held for the whole of a write, so writes are serialized.
-    let writer: Mutex<WriterState>
+    let writer: LockedValue<WriterState>
     /// Called after each step of a save, for tests that simulate crashes and failures.
-    let saveStepHook = Mutex<(@Sendable (SaveStep) throws -> Void)?>(nil)
+    let saveStepHook = LockedValue<(@Sendable (SaveStep) throws -> Void)?>(nil)
 
     /// Opens the file, creating it (with its folder) if it doesn't exist.
     ///
@@ -76,10 +83,10 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
         self.schema = schema
         self.paths = paths
         do {
-            try FileSystem.createDirectory(paths.folder)
+            try FileIO.createDirectory(paths.folder)
             fileLock = try FileLock(path: paths.lock)
-        } catch let failure as FileSystemFailure {
-            throw failure.storeError("opening the JSON store '\(paths.document)'")
+        } catch let error as DataStoreError where error.code == .io {
+            throw error.inContext("opening the JSON store '\(paths.document)'")
         }
         let opened = try fileLock.withLock(timeout: configuration.lockTimeout, document: paths.document) {
             () throws -> (identifier: String, table: SnapshotTable, state: WriterState) in
@@ -87,7 +94,7 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
                 try Self.checkVersion(loaded.header, schema: schema, migrationPlan: migrationPlan, paths: paths)
                 return (loaded.identifier, loaded.table, loaded.state)
             }
-            if FileSystem.exists(paths.backup) {
+            if FileIO.exists(paths.backup) {
                 throw DataStoreError(
                     .notFound, "the JSON store '\(paths.document)' is missing, but its backup '\(paths.backup)' exists",
                     remedy:
@@ -104,8 +111,8 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
             return (identifier, empty, state)
         }
         identifier = opened.identifier
-        table = Mutex(opened.table)
-        writer = Mutex(opened.state)
+        table = LockedValue(opened.table)
+        writer = LockedValue(opened.state)
     }
 
     /// Runs every filter and sort natively and enforces uniqueness.
@@ -239,25 +246,7 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
         at url: URL, limits: JSONFileStoreConfiguration.Limits = .init()
     ) throws -> Schema.Description {
         let paths = Paths(url)
-        let file: (bytes: [UInt8], identity: FileIdentity)?
-        do {
-            file = try FileSystem.read(paths.document, limit: limits.maximumFileSize)
-        } catch let failure as FileSystemFailure {
-            throw failure.storeError("reading the JSON store '\(paths.document)'")
-        }
-        guard let file else {
-            throw DataStoreError(.notFound, "there is no JSON store at '\(paths.document)'", remedy: "Check the path")
-        }
-        let decoder = DocumentDecoder(
-            schema: Schema([]), limits: limits.readLimits, fallbackStoreIdentifier: "",
-            loadExternalFile: { _ in Data() })
-        let header: DocumentHeader
-        do {
-            header = try file.bytes.withUnsafeBufferPointer { try decoder.decode($0, headerOnly: true) }.header
-        } catch let error as JSONReadError {
-            throw error.storeError(
-                file: paths.document, input: file.bytes, backup: FileSystem.exists(paths.backup) ? paths.backup : nil)
-        }
+        let header = try readHeader(paths, limits: limits).header
         guard let entities = header.entitiesJSON else {
             throw DataStoreError(
                 .corrupted, "the JSON store '\(paths.document)' has no 'entities' in its header",
@@ -271,6 +260,34 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
                 .corrupted,
                 "the header of the JSON store '\(paths.document)' does not describe its entities (\(error))",
                 remedy: "Open it once with the app, which rewrites the header")
+        }
+    }
+}
+
+extension JSONFileStore {
+    /// Reads the document's bytes and checks its syntax and header, without a schema; throws
+    /// ``DataStoreError/notFound`` if there is no file.
+    static func readHeader(
+        _ paths: Paths, limits: JSONFileStoreConfiguration.Limits
+    ) throws -> (bytes: [UInt8], header: DocumentHeader) {
+        let file: (bytes: [UInt8], identity: FileIdentity)?
+        do {
+            file = try FileIO.read(paths.document, limit: limits.maximumFileSize)
+        } catch let error as DataStoreError where error.code == .io {
+            throw error.inContext("reading the JSON store '\(paths.document)'")
+        }
+        guard let file else {
+            throw DataStoreError(.notFound, "there is no JSON store at '\(paths.document)'", remedy: "Check the path")
+        }
+        let decoder = DocumentDecoder(
+            schema: Schema([]), limits: limits.readLimits, fallbackStoreIdentifier: "",
+            loadExternalFile: { _ in Data() })
+        do {
+            let header = try file.bytes.withUnsafeBufferPointer { try decoder.decode($0, headerOnly: true) }.header
+            return (file.bytes, header)
+        } catch let error as JSONReadError {
+            throw error.storeError(
+                file: paths.document, input: file.bytes, backup: FileIO.exists(paths.backup) ? paths.backup : nil)
         }
     }
 }

@@ -24,6 +24,12 @@ public struct JSONFileStoreConfiguration: DataStoreConfiguration {
     public var lockTimeout: Duration
     /// The limits a file must respect to open.
     public var limits: Limits
+    /// Whether a file whose bytes do not match the checksum in its header opens anyway (off by
+    /// default). Turn it on to accept a deliberate hand edit: the file is still checked in full
+    /// (syntax, schema, relationships), and the next save writes a new checksum.
+    /// `modelstore seal json:PATH` (``JSONFileStore/seal(at:lockTimeout:limits:)``) does the same
+    /// without opening the store.
+    public var acceptsHandEdits: Bool = false
 
     /// The limits a file must respect to open, so that a damaged or hostile file cannot exhaust
     /// the stack or memory. Opening a file that exceeds one throws ``DataStoreError/corrupted``

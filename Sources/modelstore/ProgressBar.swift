@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ModelStore
 
 #if canImport(Glibc)
     import Glibc
@@ -29,7 +29,7 @@ final class ProgressBar: Sendable {
     private let delay: Duration
 
     private let enabled: Bool
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     private let stopped = DispatchSemaphore(value: 0)
     private static let width = 24
 

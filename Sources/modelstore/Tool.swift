@@ -8,7 +8,7 @@ enum Tool {
     /// Every subcommand, in the order `--help` lists them.
     static var commands: [any Command.Type] {
         [InspectCommand.self, VerifyCommand.self, ConvertCommand.self, CompactCommand.self, RepairCommand.self,
-         SchemaCommand.self]
+         SchemaCommand.self, SealCommand.self]
     }
 
     /// Runs the tool on its arguments (without the program name) and returns the exit status.

@@ -13,11 +13,17 @@ enum VerifyCommand: Command {
         An append log is checked file by file without opening it (no lock, no writes): every
         checksum, every record's structure and transaction numbering, the manifest, the checkpoint,
         the live segments and history/. Each damaged place is named by file and byte offset. A
-        torn tail (a save cut short by a crash, never acknowledged) is reported but is not damage.
+        torn tail (a save cut short by a crash, holding no transaction the log recorded as synced) is
+        reported but is not damage; a log that lacks a transaction its 'synced' mark recorded is.
         Other stores are opened with the schema they record and read in full: a JSON file is
         parsed (damage is named by line, column and byte) and checked for duplicate identifiers,
         unique values and relationships that point nowhere. An SQLite store first gets SQLite's own
         integrity check and a check of its tables against the schema it records.
+
+        Everything opening would refuse is reported: damage, a JSON file whose bytes do not match
+        the checksum in its header (after a hand edit, 'modelstore seal' accepts it), and a format
+        version this ModelStore does not read. The report names the schema version the store was
+        written with: an app whose schema version is older refuses to open it.
 
         The exit status is 0 for a healthy store and 1 for a damaged one; 'modelstore repair'
         mends an append log.
@@ -35,13 +41,15 @@ enum VerifyCommand: Command {
         if reference.isAppendLog {
             progress.phase("verifying the log")
             let verification = try AppendLogStore.verify(at: path)
+            let version = (try? AppendLogStore.storedSchema(at: path))?.version
             return VerifyReport(
                 url: reference.string,
                 problems: verification.problems.map { Problem(file: $0.file, offset: $0.offset, reason: $0.reason) },
                 entities: verification.info?.entities.map { EntityCount(name: $0.name, modelCount: $0.modelCount) },
                 tornTail: verification.tornTail?.description,
                 remedy: "Run 'modelstore repair \(reference.string)': it keeps every transaction before the damage "
-                    + "and moves the rest aside into 'damaged/'")
+                    + "and moves the rest aside into 'damaged/'",
+                schemaVersion: version)
         }
         var databaseProblems: [Problem] = []
         if reference.isSQLite {
@@ -56,20 +64,26 @@ enum VerifyCommand: Command {
         }
         do {
             progress.phase("reading")
-            let store = try reference.open(schema: try Schema(try reference.storedSchema(for: name)))
+            let description = try reference.storedSchema(for: name)
+            let store = try reference.open(schema: try Schema(description))
             defer { store.close() }
             let problems = try danglingReferences(in: store, file: path.path, progress: progress)
             return VerifyReport(
                 url: reference.string, problems: databaseProblems + problems,
                 entities: try EntityCount.all(in: store, progress: progress), tornTail: nil,
-                remedy: "Fix the relationships by hand, or restore the store from a backup")
-        } catch let error as DataStoreError where error.code == .corrupted {
+                remedy: "Fix the relationships by hand, or restore the store from a backup",
+                schemaVersion: description.version)
+        } catch let error as DataStoreError where Self.refusals.contains(error.code) {
             return VerifyReport(
                 url: reference.string, problems: databaseProblems + [problem(error, file: path.path)], entities: nil,
                 tornTail: nil,
                 remedy: error.remedy)
         }
     }
+
+    /// The codes of the errors an open throws for what is in the store's files (not for the tool's
+    /// own circumstances, such as a lock): each is reported as a problem.
+    private static let refusals: Set<DataStoreError.Code> = [.corrupted, .unsupportedFeature, .invalidSchema]
 
     /// The problem a corruption error describes, at its line and column when the store says.
     private static func problem(_ error: DataStoreError, file: String) -> Problem {
@@ -130,8 +144,14 @@ struct VerifyReport: CommandReport {
     let tornTail: String?
     /// What to do about the damage; `nil` for a healthy store.
     let remedy: String?
+    /// The schema version the store was written with (an app whose schema is older refuses to open it).
+    let schemaVersion: String?
 
-    init(url: String, problems: [Problem], entities: [EntityCount]?, tornTail: String?, remedy: String?) {
+    init(
+        url: String, problems: [Problem], entities: [EntityCount]?, tornTail: String?, remedy: String?,
+        schemaVersion: Schema.Version? = nil
+    ) {
+        self.schemaVersion = schemaVersion?.description
         self.url = url
         healthy = problems.isEmpty
         self.problems = problems
@@ -149,7 +169,11 @@ struct VerifyReport: CommandReport {
             lines = ["\(url): damaged, \(Formatting.count(problems.count, "problem")):"] + problems.map { "  \($0)" }
             if let remedy { lines.append(remedy) }
         }
-        if let tornTail { lines.append("Torn tail (never acknowledged, not damage): \(tornTail)") }
+        if let tornTail { lines.append("Torn tail (not damage): \(tornTail)") }
+        if let schemaVersion, schemaVersion != Schema.Version(1, 0, 0).description {
+            lines.append(
+                "Written with schema version \(schemaVersion): an app whose schema version is older refuses to open it")
+        }
         return lines.joined(separator: "\n")
     }
 

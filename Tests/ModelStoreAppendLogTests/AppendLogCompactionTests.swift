@@ -1,7 +1,6 @@
 import Foundation
 import ModelStore
 import ModelStoreAppendLog
-import Synchronization
 import Testing
 
 struct AppendLogCompactionTests {
@@ -41,7 +40,10 @@ struct AppendLogCompactionTests {
         store.close()
         #expect(try contents(of: try openStore(directory.store)) == expected)
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.store.path).sorted()
-        #expect(names == ["checkpoint-00000002.mscheckpoint", "history", "lock", "manifest", "segment-00000002.mslog"])
+        #expect(
+            names == [
+                "checkpoint-00000002.mscheckpoint", "history", "lock", "manifest", "segment-00000002.mslog", "synced",
+            ])
     }
 
     @Test func reopeningLoadsTheCheckpointThenReplaysTheTail() throws {
@@ -84,7 +86,7 @@ struct AppendLogCompactionTests {
     @Test func concurrentSavesAndRepeatedCompactionsLoseNothing() throws {
         let directory = TemporaryDirectory(memoryBacked: true)
         let store = try openStore(directory.store, durability: .batched)
-        let failures = Mutex<[String]>([])
+        let failures = LockedValue<[String]>([])
         onThreads(5) { worker in
             if worker == 0 {
                 for _ in 0..<6 {
@@ -161,7 +163,10 @@ struct AppendLogCompactionTests {
         store = try openStore(directory.store)
         #expect(try contents(of: store) == expected)
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.store.path).sorted()
-        #expect(names == ["checkpoint-00000002.mscheckpoint", "history", "lock", "manifest", "segment-00000002.mslog"])
+        #expect(
+            names == [
+                "checkpoint-00000002.mscheckpoint", "history", "lock", "manifest", "segment-00000002.mslog", "synced",
+            ])
         #expect(FileManager.default.fileExists(atPath: file(directory.store, "history/segment-00000001.mslog").path))
     }
 }

@@ -14,6 +14,9 @@ struct RecordedHistory {
     var boundaries: [Int] = []
     /// `states[k]`: the store's models once `k` transactions were acknowledged.
     var states: [[String: [String: String]]] = []
+    /// `marks[k]`: the store's `synced` mark once `k` transactions were acknowledged, as a crash
+    /// during transaction `k + 1` leaves it.
+    var marks: [Data] = []
 
     /// Saves five transactions covering inserts, relationships, updates, deletes and tombstones.
     init(in directory: URL) throws {
@@ -23,6 +26,7 @@ struct RecordedHistory {
         func record() throws {
             boundaries.append(FileManager.default.sizeOfFile(segmentURL))
             states.append(try contents(of: store))
+            marks.append((try? Data(contentsOf: file(directory, "synced"))) ?? Data())
         }
         try record()
         let folderEntity = try #require(noteSchema.entity(named: "Folder"))
@@ -55,6 +59,13 @@ struct RecordedHistory {
         store.close()
     }
 
+    /// Makes the copy of the store at `work` look as a crash at byte `length` of the segment leaves
+    /// it: the segment cut there, and the `synced` mark as it was while that transaction was written.
+    func crash(_ work: URL, at length: Int, original: [UInt8]) throws {
+        try Data(original[..<length]).write(to: file(work, segment))
+        try marks[acknowledged(within: length)].write(to: file(work, "synced"))
+    }
+
     /// How many transactions are wholly inside the first `length` bytes of the segment.
     func acknowledged(within length: Int) -> Int {
         boundaries.lastIndex { $0 <= length } ?? 0
@@ -77,7 +88,7 @@ struct AppendLogCrashTests {
         #expect(history.states.count == 6)
         for length in 0...original.count {
             try copyStore(directory.store, to: work)
-            try Data(original[..<length]).write(to: file(work, history.segment))
+            try history.crash(work, at: length, original: original)
             let store = try openStore(work)
             let expected = history.acknowledged(within: length)
             let atBoundary = history.boundaries.contains(length)
@@ -89,7 +100,8 @@ struct AppendLogCrashTests {
                 let start = length < history.boundaries[0] ? 0 : history.boundaries[expected]
                 #expect(torn.offset == start, "cut at \(length)")
                 #expect(torn.droppedByteCount == length - start, "cut at \(length)")
-                #expect(torn.description.contains("never acknowledged"))
+                #expect(!torn.description.contains("never acknowledged"), "\(torn)")
+                #expect(torn.syncedThrough == (expected == 0 ? nil : UInt64(expected)), "cut at \(length)")
             }
             // A save after recovery lands after the last whole transaction, and survives reopening.
             if length % 97 == 0 || !atBoundary && length % 13 == 0 {

@@ -49,8 +49,8 @@ struct AppendLogDurabilityTests {
         let directory = TemporaryDirectory()
         let store = try openStore(directory.store, durability: .batched)
         let saves = 8
-        let returned = Mutex<Set<String>>([])
-        let syncs = Mutex<[(target: UInt64, returned: Set<String>)]>([])
+        let returned = LockedValue<Set<String>>([])
+        let syncs = LockedValue<[(target: UInt64, returned: Set<String>)]>([])
         let first = Atomic<Bool>(true)
         store.setBeforeSyncHook { [weak store] target in
             syncs.withLock { $0.append((target, returned.withLock { $0 })) }
@@ -58,7 +58,7 @@ struct AppendLogDurabilityTests {
             let deadline = Date().addingTimeInterval(60)
             while store.info.transactionCount < UInt64(saves) && Date() < deadline { usleep(500) }
         }
-        let failures = Mutex<[String]>([])
+        let failures = LockedValue<[String]>([])
         onThreads(saves) { index in
             do {
                 try save(store, inserting: [try noteSnapshot("T\(index)")])

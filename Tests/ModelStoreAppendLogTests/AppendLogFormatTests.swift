@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 import Testing
 
 @testable import ModelStoreAppendLog

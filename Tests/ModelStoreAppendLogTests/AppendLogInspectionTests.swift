@@ -43,7 +43,7 @@ struct AppendLogInspectionTests {
 
         let segmentURL = file(directory.store, history.segment)
         let original = try bytes(of: segmentURL)
-        try Data(original.dropLast(2)).write(to: segmentURL)
+        try history.crash(directory.store, at: original.count - 2, original: original)
         let torn = try AppendLogStore.verify(at: directory.store)
         #expect(torn.isHealthy)
         #expect(torn.tornTail?.offset == history.boundaries[4])

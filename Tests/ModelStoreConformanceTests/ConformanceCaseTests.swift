@@ -2,7 +2,6 @@ import Foundation
 import ModelStore
 import ModelStoreConformance
 import ModelStoreInMemory
-import Synchronization
 import Testing
 
 /// How cases report: skips, expected failures, stale declarations, names, and cleanup.
@@ -107,7 +106,7 @@ struct ConformanceCaseTests {
     }
 
     @Test func directoryIsRemovedEvenWhenTheCaseFails() throws {
-        let seen = Mutex<[URL]>([])
+        let seen = LockedValue<[URL]>([])
         let adapter = ConformanceAdapter(name: "broken", capabilities: [.batching, .erase]) { directory in
             seen.withLock { $0.append(directory) }
             return MutantStoreConfiguration(mutation: .ignoresOffset)
@@ -121,7 +120,7 @@ struct ConformanceCaseTests {
     }
 
     @Test func eachCaseGetsItsOwnDirectory() throws {
-        let seen = Mutex<Set<String>>([])
+        let seen = LockedValue<Set<String>>([])
         let adapter = ConformanceAdapter(name: "memory", capabilities: [.batching, .erase]) { directory in
             seen.withLock { _ = $0.insert(directory.deletingLastPathComponent().path) }
             return InMemoryStoreConfiguration()

@@ -1,6 +1,5 @@
 import Foundation
 import ModelStore
-import Synchronization
 import Testing
 
 @testable import ModelStoreJSONFile

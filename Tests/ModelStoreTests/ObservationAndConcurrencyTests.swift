@@ -2,13 +2,12 @@ import Foundation
 import ModelStore
 import ModelStoreInMemory
 import Observation
-import Synchronization
 import Testing
 
 struct ObservationTests {
     @Test func propertyWritesNotifyObservers() throws {
         let trip = Trip(name: "Spring")
-        let changed = Mutex(0)
+        let changed = LockedValue(0)
         withObservationTracking {
             _ = trip.name
         } onChange: {
@@ -23,7 +22,7 @@ struct ObservationTests {
     @Test func relationshipWritesAndInverseUpdatesNotifyObservers() throws {
         let trip = Trip(name: "Spring")
         let item = Item("Passport")
-        let changed = Mutex(0)
+        let changed = LockedValue(0)
         withObservationTracking {
             _ = trip.items
         } onChange: {
@@ -36,7 +35,7 @@ struct ObservationTests {
 
     @Test func transientPropertiesAreObservedButNotPersisted() throws {
         let model = Kitchen()
-        let changed = Mutex(false)
+        let changed = LockedValue(false)
         withObservationTracking {
             _ = model.isSelected
         } onChange: {

@@ -114,7 +114,7 @@ enum ToolLibrary {
         try withContext(configuration) { context in try describe(context) }
     }
 
-    private static func describe(_ context: ModelContext) throws -> [String] {
+    static func describe(_ context: ModelContext) throws -> [String] {
         func key(_ model: some PersistentModel) -> String { "\(model.persistentModelID.primaryKey)" }
         var lines: [String] = []
         for author in try context.fetch(FetchDescriptor<ToolAuthor>()) {

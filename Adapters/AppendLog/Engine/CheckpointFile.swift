@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 /// Writing and reading checkpoints: the live data as of a point in the log.
 ///
@@ -29,10 +30,10 @@ enum CheckpointFile {
         encodeRow: (_ index: Int, _ writer: inout ByteWriter) -> Void
     ) throws -> Int {
         let temporary = url.deletingLastPathComponent().appendingPathComponent(url.lastPathComponent + ".tmp")
-        try FileSystem.remove(temporary)
+        try FileIO.remove(temporary)
         var size = 0
         do {
-            let file = try LogFile(temporary, writable: true, create: true, exclusive: true)
+            let file = try OpenFile(temporary, writable: true, create: true, exclusive: true)
             var writer = ByteWriter(capacity: chunkSize + 64 * 1024)
             writer.append(raw: try header.encoded())
             var chunks = 0
@@ -64,11 +65,11 @@ enum CheckpointFile {
             size += writer.count
             try file.sync()
         } catch {
-            try? FileSystem.remove(temporary)
+            try? FileIO.remove(temporary)
             throw error
         }
-        try FileSystem.rename(temporary, to: url)
-        try FileSystem.syncDirectory(url.deletingLastPathComponent())
+        try FileIO.rename(temporary, to: url)
+        try FileIO.syncDirectory(url.deletingLastPathComponent())
         return size
     }
 
@@ -110,7 +111,7 @@ enum CheckpointFile {
             do {
                 header = try CheckpointHeader.decode(UnsafeRawBufferPointer(rebasing: raw[first.payload]))
             } catch let error as FormatError {
-                throw damage(offset, "the header does not decode: \(error.reason)")
+                throw error.damage(file: name, at: offset, what: "the header")
             }
             try onHeader(header)
             let context = IdentifierContext(storeIdentifier: header.storeIdentifier, shapes: header.shapes)

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 /// Makes saves durable: one sync per save, or group commit, where saves that arrive while a sync
 /// runs wait for the next one and share it.
@@ -12,10 +13,10 @@ import ModelStore
 /// arrive together cost about two syncs, not N, and no save returns before its record is durable.
 final class GroupCommit: @unchecked Sendable {
     // Safety: every stored property below is read and written only while `condition` is locked,
-    // except `beforeSync`, which is set once before the store is shared and read-only afterwards.
+    // except `beforeSync` and `mark`, which are set once before the store is shared and read-only afterwards.
     private let condition = NSCondition()
     private var written: UInt64 = 0
-    private var writtenFile: LogFile?
+    private var writtenFile: OpenFile?
     private var durable: UInt64 = 0
     private var syncing = false
     private var failure: DataStoreError?
@@ -24,6 +25,9 @@ final class GroupCommit: @unchecked Sendable {
     /// A hook tests use to hold a sync until other saves have written their records.
     /// Called by the leader with the number of the last record its sync will cover.
     var beforeSync: (@Sendable (UInt64) -> Void)?
+
+    /// Where each sync that returns is recorded (see ``SyncedMark``).
+    var mark: SyncedMarkFile?
 
     /// A coordinator whose log already holds `durable` durable transactions.
     init(durable: UInt64) {
@@ -39,7 +43,7 @@ final class GroupCommit: @unchecked Sendable {
     }
 
     /// Records that transaction `number` has been written to `file`. Call in transaction order.
-    func noteWritten(_ number: UInt64, file: LogFile) {
+    func noteWritten(_ number: UInt64, file: OpenFile) {
         condition.lock()
         written = number
         writtenFile = file
@@ -57,13 +61,14 @@ final class GroupCommit: @unchecked Sendable {
     func markDurable(through number: UInt64, countingSync: Bool) {
         condition.lock()
         durable = max(durable, number)
+        mark?.record(durable)
         if countingSync { syncs += 1 }
         condition.broadcast()
         condition.unlock()
     }
 
     /// Syncs `file` for transaction `number` alone: the ``AppendLogStoreConfiguration/Durability/everySave`` mode.
-    func syncAlone(_ number: UInt64, file: LogFile) throws {
+    func syncAlone(_ number: UInt64, file: OpenFile) throws {
         beforeSync?(number)
         do {
             try file.sync()
@@ -104,6 +109,7 @@ final class GroupCommit: @unchecked Sendable {
                 failure = syncError
             } else {
                 durable = max(durable, target)
+                mark?.record(durable)
                 syncs += 1
             }
             condition.broadcast()

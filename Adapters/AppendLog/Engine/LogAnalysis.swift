@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 /// Reads a store directory without a schema: the engine behind ``AppendLogStore/verify(at:)``,
 /// ``AppendLogStore/inspect(at:)``, ``AppendLogStore/repair(at:)``, ``AppendLogStore/models(at:)``
@@ -68,7 +69,7 @@ struct LogAnalysis {
         }
         do {
             manifest = try Manifest.decode(
-                try LogFile(layout.manifestURL, writable: false).readAll(), url: layout.manifestURL)
+                try OpenFile(layout.manifestURL, writable: false).readAll(), url: layout.manifestURL)
         } catch let error as DataStoreError {
             guard let damage = error.underlyingError as? AppendLogDamage else { throw error }
             record(damage)
@@ -76,6 +77,7 @@ struct LogAnalysis {
         }
         readCheckpoint()
         readSegments()
+        checkSyncedMark()
         if checkHistory { readHistory() }
     }
 
@@ -100,10 +102,10 @@ struct LogAnalysis {
         guard let manifest, let name = manifest.checkpoint else { return }
         do {
             let url = layout.url(name)
-            guard FileSystem.exists(url) else {
+            guard FileIO.exists(url) else {
                 throw AppendLogDamage(file: name, offset: 0, reason: "the checkpoint the manifest names is missing")
             }
-            let bytes = try LogFile(url, writable: false).readAll()
+            let bytes = try OpenFile(url, writable: false).readAll()
             var index = 0
             var staged: [PersistentIdentifier: Model] = [:]
             let (header, _) = try CheckpointFile.read(bytes, name: name) { row, size in
@@ -148,7 +150,7 @@ struct LogAnalysis {
                     segment: missing)
             }
             do {
-                let bytes = try LogFile(layout.segmentURL(number), writable: false).readAll()
+                let bytes = try OpenFile(layout.segmentURL(number), writable: false).readAll()
                 let applying = replaying
                 let scanner = SegmentScanner(
                     name: name, number: number, isLast: isLast, storeIdentifier: manifest.storeIdentifier,
@@ -171,7 +173,7 @@ struct LogAnalysis {
                 record(damage, segment: number)
                 segments.append(
                     SegmentSummary(
-                        number: number, byteCount: FileSystem.size(of: layout.segmentURL(number)),
+                        number: number, byteCount: FileIO.size(of: layout.segmentURL(number)),
                         firstTransaction: lastTransaction + 1, transactionCount: 0))
             } catch {
                 record(
@@ -179,6 +181,19 @@ struct LogAnalysis {
                     segment: number)
             }
         }
+    }
+
+    /// Reports a log that holds fewer transactions than its `synced` mark says were synced.
+    private mutating func checkSyncedMark() {
+        guard replaying, let synced = SyncedMark.read(directory: layout.directory), synced > lastTransaction,
+            let last = segments.last
+        else { return }
+        let torn = torn.map { $0.number == last.number } ?? false
+        record(
+            SyncedMark.truncation(
+                synced: synced, last: lastTransaction, segment: LogLayout.segmentName(last.number),
+                end: torn ? self.torn!.offset : last.byteCount, torn: torn),
+            segment: last.number)
     }
 
     private mutating func apply(_ record: TransactionRecord, shapeIndex: Int) throws {
@@ -248,9 +263,9 @@ struct LogAnalysis {
         for number in listing.history {
             let url = layout.historyURL(number)
             let name = LogLayout.historyDirectoryName + "/" + LogLayout.segmentName(number)
-            history.append((number, FileSystem.size(of: url)))
+            history.append((number, FileIO.size(of: url)))
             do {
-                let bytes = try LogFile(url, writable: false).readAll()
+                let bytes = try OpenFile(url, writable: false).readAll()
                 let scanner = SegmentScanner(
                     name: name, number: number, isLast: false, storeIdentifier: manifest.storeIdentifier,
                     firstTransaction: nil)

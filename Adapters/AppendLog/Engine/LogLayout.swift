@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 /// The names of the files in an append log's directory, and a listing of them.
 ///
@@ -54,7 +55,7 @@ struct LogLayout {
     func damagedURL(for name: String) -> URL {
         var candidate = damagedDirectory.appendingPathComponent(name)
         var index = 2
-        while FileSystem.exists(candidate) {
+        while FileIO.exists(candidate) {
             candidate = damagedDirectory.appendingPathComponent("\(name).\(index)")
             index += 1
         }
@@ -80,7 +81,7 @@ struct LogLayout {
     /// Lists the directory.
     func list() throws -> Listing {
         var listing = Listing()
-        for name in try FileSystem.names(in: directory) {
+        for name in try FileIO.contents(of: directory) {
             if name == Manifest.fileName {
                 listing.hasManifest = true
             } else if let number = Self.number(in: name, prefix: Self.segmentPrefix, suffix: Self.segmentSuffix) {
@@ -89,14 +90,14 @@ struct LogLayout {
                 listing.checkpoints.append(name)
             } else if name.hasSuffix(".tmp") {
                 listing.temporaries.append(name)
-            } else if name != DirectoryLock.fileName && name != Self.historyDirectoryName
+            } else if name != DirectoryLock.fileName && name != SyncedMark.fileName && name != Self.historyDirectoryName
                 && name != Self.damagedDirectoryName && !name.hasPrefix(".")
             {
                 listing.others.append(name)
             }
         }
         listing.segments.sort()
-        for name in try FileSystem.names(in: historyDirectory) {
+        for name in try FileIO.contents(of: historyDirectory) {
             if let number = Self.number(in: name, prefix: Self.segmentPrefix, suffix: Self.segmentSuffix) {
                 listing.history.append(number)
             }
@@ -124,18 +125,18 @@ extension LogLayout {
     ) throws -> AppendLogTornTail {
         let name = Self.segmentName(number)
         let url = segmentURL(number)
-        let file = try LogFile(url, writable: true)
+        let file = try OpenFile(url, writable: true)
         let dropped = try file.read(count: byteCount - offset, at: offset)
         var savedAs: String?
         if dropped.contains(where: { $0 != 0 }) {
-            try FileSystem.makeDirectory(damagedDirectory)
+            try FileIO.createDirectory(damagedDirectory)
             let destination = damagedURL(for: "torn-\(name)-at-\(offset)")
-            try FileSystem.writeAtomically(dropped, to: destination)
+            try FileIO.writeAtomically(dropped, to: destination)
             savedAs = Self.damagedDirectoryName + "/" + destination.lastPathComponent
         }
         if case .incompleteSegmentHeader = reason {
-            try FileSystem.remove(url)
-            try FileSystem.syncDirectory(directory)
+            try FileIO.remove(url)
+            try FileIO.syncDirectory(directory)
         } else {
             try file.truncate(to: offset)
             try file.sync()
@@ -152,22 +153,22 @@ extension LogLayout {
         throws -> AppendLogRepairReport.SetAside
     {
         let url = directory.appendingPathComponent(relativePath)
-        try FileSystem.makeDirectory(damagedDirectory)
+        try FileIO.createDirectory(damagedDirectory)
         let baseName = relativePath.replacingOccurrences(of: "/", with: "-")
-        let size = FileSystem.size(of: url)
+        let size = FileIO.size(of: url)
         let destination: URL
         if offset == 0 {
             destination = damagedURL(for: baseName)
-            try FileSystem.rename(url, to: destination)
-            try FileSystem.syncDirectory(url.deletingLastPathComponent())
+            try FileIO.rename(url, to: destination)
+            try FileIO.syncDirectory(url.deletingLastPathComponent())
         } else {
             destination = damagedURL(for: "\(baseName).from-\(offset)")
-            let file = try LogFile(url, writable: true)
-            try FileSystem.writeAtomically(try file.read(count: size - offset, at: offset), to: destination)
+            let file = try OpenFile(url, writable: true)
+            try FileIO.writeAtomically(try file.read(count: size - offset, at: offset), to: destination)
             try file.truncate(to: offset)
             try file.sync()
         }
-        try FileSystem.syncDirectory(damagedDirectory)
+        try FileIO.syncDirectory(damagedDirectory)
         return AppendLogRepairReport.SetAside(
             file: relativePath, offset: offset, byteCount: size - offset,
             savedAs: Self.damagedDirectoryName + "/" + destination.lastPathComponent,

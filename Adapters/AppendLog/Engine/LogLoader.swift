@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 /// A segment of the log after the checkpoint, as the store tracks it.
 struct SegmentSummary: Sendable {
@@ -124,10 +125,10 @@ enum LogLoader {
         var checkpoint: CheckpointSummary?
         if let name = manifest.checkpoint {
             let url = layout.url(name)
-            guard FileSystem.exists(url) else {
+            guard FileIO.exists(url) else {
                 throw AppendLogDamage(file: name, offset: 0, reason: "the checkpoint the manifest names is missing")
             }
-            let bytes = try LogFile(url, writable: false).readAll()
+            let bytes = try OpenFile(url, writable: false).readAll()
             var mapping: SchemaMapping?
             let (header, _) = try CheckpointFile.read(bytes, name: name) { row, size in
                 try replay.insert(try mapping!.snapshot(row), size: size)
@@ -162,7 +163,7 @@ enum LogLoader {
         var lastScan: SegmentScanner.Result?
         for (position, number) in numbers.enumerated() {
             let name = LogLayout.segmentName(number)
-            let bytes = try LogFile(layout.segmentURL(number), writable: false).readAll()
+            let bytes = try OpenFile(layout.segmentURL(number), writable: false).readAll()
             let scanner = SegmentScanner(
                 name: name, number: number, isLast: position == numbers.count - 1,
                 storeIdentifier: manifest.storeIdentifier, firstTransaction: lastTransaction + 1)

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 /// Opens or creates an append log: checks the directory, takes the lock, loads the checkpoint,
 /// replays the segments, then (only once everything has loaded) cuts off a torn tail, finishes an
@@ -21,19 +22,20 @@ struct LogOpener {
 
     func open() throws -> Opened {
         try checkIsLogOrEmpty(try layout.list())
-        try FileSystem.makeDirectory(directory)
+        try FileIO.createDirectory(directory)
         let lock = try DirectoryLock.acquire(directory: directory)
         // Listed again under the lock: another process may have created the store meanwhile.
         let listing = try layout.list()
         try checkIsLogOrEmpty(listing)
         var opened = listing.hasManifest ? try openExisting(listing) : try create()
+        try lock.recordHolder()
         opened.state.lock = lock
         return opened
     }
 
     /// Refuses a directory that holds files but no manifest: it is not ours to write into.
     private func checkIsLogOrEmpty(_ listing: LogLayout.Listing) throws {
-        if FileSystem.exists(directory) && !FileSystem.isDirectory(directory) {
+        if FileIO.exists(directory) && !FileIO.isDirectory(directory) {
             throw DataStoreError(
                 .invalidConfiguration, "the append log location '\(directory.path)' is a file, not a directory",
                 remedy: "Give the store a directory of its own, for example '\(directory.path).log'")
@@ -55,7 +57,7 @@ struct LogOpener {
     private func create() throws -> Opened {
         let storeIdentifier = "log-" + UUID().uuidString.prefix(8).lowercased()
         let manifest = Manifest(storeIdentifier: storeIdentifier, checkpoint: nil, firstSegment: 1)
-        try FileSystem.writeAtomically(manifest.encoded(), to: layout.manifestURL)
+        try FileIO.writeAtomically(manifest.encoded(), to: layout.manifestURL)
         let active = try ActiveSegment.create(
             layout: layout, number: 1, storeIdentifier: storeIdentifier, firstTransaction: 1, shapes: shapes)
         let state = LogState(
@@ -67,7 +69,7 @@ struct LogOpener {
     }
 
     private func openExisting(_ listing: LogLayout.Listing) throws -> Opened {
-        let manifestBytes = try LogFile(layout.manifestURL, writable: false).readAll()
+        let manifestBytes = try OpenFile(layout.manifestURL, writable: false).readAll()
         let manifest = try Manifest.decode(manifestBytes, url: layout.manifestURL)
         var loaded: LoadedLog
         do {
@@ -75,18 +77,28 @@ struct LogOpener {
         } catch let damage as AppendLogDamage {
             throw damage.error(directory: directory)
         }
+        if let synced = SyncedMark.read(directory: directory), synced > loaded.lastTransaction,
+            let last = loaded.segments.last
+        {
+            let scan = loaded.lastScan
+            throw SyncedMark.truncation(
+                synced: synced, last: loaded.lastTransaction, segment: LogLayout.segmentName(last.number),
+                end: scan?.end ?? last.byteCount, torn: scan?.torn != nil
+            ).error(directory: directory)
+        }
         // Everything has loaded: from here on, opening may write.
         var tornTail: AppendLogTornTail?
-        var reusable: LogFile?
+        var reusable: OpenFile?
         if let scan = loaded.lastScan, let last = loaded.segments.last {
             let url = layout.segmentURL(last.number)
             if let reason = scan.torn {
                 tornTail = try layout.cutTornTail(
                     of: last.number, at: scan.end, byteCount: scan.byteCount, reason: reason)
+                tornTail?.syncedThrough = SyncedMark.read(directory: directory)
                 if scan.header == nil { loaded.segments.removeLast() }
             }
             if let header = scan.header, header.shapes == shapes {
-                reusable = try LogFile(url, writable: true)
+                reusable = try OpenFile(url, writable: true)
             }
         }
         let active: ActiveSegment
@@ -117,16 +129,16 @@ struct LogOpener {
     private func finishInterruptedCompaction(_ listing: LogLayout.Listing, manifest: Manifest) throws {
         let replaced = listing.segments.filter { $0 < manifest.firstSegment }
         if !replaced.isEmpty {
-            try FileSystem.makeDirectory(layout.historyDirectory)
+            try FileIO.createDirectory(layout.historyDirectory)
             for number in replaced {
-                try FileSystem.rename(layout.segmentURL(number), to: layout.historyURL(number))
+                try FileIO.rename(layout.segmentURL(number), to: layout.historyURL(number))
             }
-            try FileSystem.syncDirectory(layout.historyDirectory)
+            try FileIO.syncDirectory(layout.historyDirectory)
         }
-        for name in listing.checkpoints where name != manifest.checkpoint { try FileSystem.remove(layout.url(name)) }
-        for name in listing.temporaries { try FileSystem.remove(layout.url(name)) }
+        for name in listing.checkpoints where name != manifest.checkpoint { try FileIO.remove(layout.url(name)) }
+        for name in listing.temporaries { try FileIO.remove(layout.url(name)) }
         if !replaced.isEmpty || !listing.temporaries.isEmpty || listing.checkpoints.count > 1 {
-            try FileSystem.syncDirectory(directory)
+            try FileIO.syncDirectory(directory)
         }
     }
 

@@ -1,12 +1,13 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 /// The segment the store appends to.
 struct ActiveSegment: Sendable {
     /// The segment's number.
     let number: UInt64
     /// Its file, open for writing.
-    let file: LogFile
+    let file: OpenFile
     /// The offset just after its header.
     let headerEnd: Int
     /// The offset where the next record goes: everything before it has been written.

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 /// A problem found while applying a record that passed its checksum (a dangling update, a
 /// duplicate insert): reported as damage at the record's offset.
@@ -83,7 +84,7 @@ struct SegmentScanner {
             do {
                 header = try SegmentHeader.decode(UnsafeRawBufferPointer(rebasing: raw[payload]))
             } catch let error as FormatError {
-                throw damage(magicSize, "the segment header does not decode: \(error.reason)")
+                throw error.damage(file: name, at: magicSize, what: "the segment header")
             }
             headerEnd = end
         case .end, .incompleteHeader, .incompletePayload:

@@ -1,4 +1,5 @@
 import Foundation
+import ModelStore
 
 /// Why bytes that passed their checksum still do not decode: a format error, reported with the
 /// offset (relative to the start of the decoded block) where decoding stopped.
@@ -7,6 +8,20 @@ struct FormatError: Error {
     var reason: String
     /// Where in the block decoding stopped.
     var offset: Int
+    /// The code of the error it becomes: ``DataStoreError/Code/corrupted`` unless it is a format
+    /// version another ModelStore reads (``FormatVersion``).
+    var code: DataStoreError.Code = .corrupted
+    /// What to do, when there is something specific to say.
+    var remedy: String?
+
+    /// The damage it is in file `file`, found while decoding the block at `offset`: `what` says
+    /// which block (`"the segment header"`), and is left out for a format version refusal.
+    func damage(file: String, at offset: Int, what: String) -> AppendLogDamage {
+        guard code == .corrupted else {
+            return AppendLogDamage(file: file, offset: offset, reason: reason, code: code, remedy: remedy)
+        }
+        return AppendLogDamage(file: file, offset: offset, reason: "\(what) does not decode: \(reason)")
+    }
 }
 
 /// A cursor over bytes that decodes the primitives ``ByteWriter`` encodes, throwing

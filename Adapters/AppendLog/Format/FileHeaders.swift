@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 /// The version of the append-log file format this code writes and reads.
 let appendLogFormatVersion = 1
@@ -112,9 +113,12 @@ enum CheckpointFrameKind: UInt8 {
 
 private func checkVersion(_ reader: inout ByteReader) throws {
     let version = try reader.readCount()
-    guard version == appendLogFormatVersion else {
-        throw reader.error(
-            "the file has format version \(version); this version of ModelStore reads version \(appendLogFormatVersion)"
-        )
+    if let refusal = FormatVersion.refusal(
+        found: Int64(clamping: UInt64(version)), readable: appendLogFormatVersion...appendLogFormatVersion)
+    {
+        var error = reader.error(refusal.reason)
+        error.code = refusal.code
+        error.remedy = refusal.remedy
+        throw error
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 /// The file that says which checkpoint and which segments make up an append log's current state.
 ///
@@ -61,13 +62,17 @@ struct Manifest: Sendable, Equatable {
             guard let space = line.firstIndex(of: " ") else { throw damaged("the line '\(line)' has no value") }
             fields[String(line[..<space])] = String(line[line.index(after: space)...])
         }
-        guard let format = fields["format"].flatMap(Int.init) else { throw damaged("it has no format version") }
-        guard format == appendLogFormatVersion else {
-            throw DataStoreError(
-                .corrupted,
-                "the append log '\(url.deletingLastPathComponent().path)' has format version \(format); this "
-                    + "version of ModelStore reads version \(appendLogFormatVersion)",
-                remedy: "Open it with the version of ModelStore that wrote it")
+        guard let format = fields["format"].flatMap(Int64.init) else { throw damaged("it has no format version") }
+        if let refusal = FormatVersion.refusal(
+            found: format, readable: appendLogFormatVersion...appendLogFormatVersion)
+        {
+            guard refusal.code == .corrupted else {
+                throw AppendLogDamage(
+                    file: url.lastPathComponent, offset: 0, reason: refusal.reason, code: refusal.code,
+                    remedy: refusal.remedy
+                ).error(directory: url.deletingLastPathComponent())
+            }
+            throw damaged(refusal.reason)
         }
         guard let store = fields["store"], !store.isEmpty else { throw damaged("it names no store identifier") }
         guard let checkpoint = fields["checkpoint"],

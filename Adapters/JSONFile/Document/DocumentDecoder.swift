@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 /// Reads a whole document into snapshots, checking it against the schema as it goes.
 ///
@@ -46,15 +47,22 @@ struct DocumentDecoder {
                 scanner.skipWhitespace()
                 let start = scanner.offset
                 let version = try scanner.readInt64()
-                guard version >= 1 && version <= JSONFileFormat.version else {
-                    var error = scanner.failure(
-                        "the file has format version \(version); this version of ModelStore reads versions 1 through "
-                            + "\(JSONFileFormat.version)",
-                        at: start, remedy: "Open it with the newer version of ModelStore that wrote it")
-                    error.code = .unsupportedFeature
+                if let refusal = FormatVersion.refusal(found: version, readable: 1...JSONFileFormat.version) {
+                    var error = scanner.failure(refusal.reason, at: start, remedy: refusal.remedy)
+                    error.code = refusal.code
                     throw error
                 }
                 state.header.formatVersion = Int(version)
+            case DocumentChecksum.key:
+                scanner.skipWhitespace()
+                let start = scanner.offset
+                let text = try scanner.readString()
+                guard let value = DocumentChecksum.parse(text) else {
+                    throw scanner.failure(
+                        "the '\(DocumentChecksum.key)' is not 'crc32c:' followed by 8 hexadecimal digits", at: start,
+                        remedy: "Remove the 'checksum' line, or run 'modelstore seal' to write it again")
+                }
+                state.header.checksum = (value, (start + 1)..<(scanner.offset - 1))
             case "schemaVersion":
                 scanner.skipWhitespace()
                 let start = scanner.offset

@@ -18,7 +18,11 @@ struct DocumentEncoder {
         out.string(JSONFileFormat.name)
         out.ascii(",\n  \"formatVersion\": ")
         out.int(Int64(JSONFileFormat.version))
-        out.ascii(",\n  \"schemaVersion\": ")
+        out.ascii(",\n  \"checksum\": \"")
+        let checksumStart = out.count
+        out.bytes(DocumentChecksum.placeholder)
+        let checksum = checksumStart..<out.count
+        out.ascii("\",\n  \"schemaVersion\": ")
         out.string(schema.version.description)
         out.ascii(",\n  \"storeIdentifier\": ")
         out.string(storeIdentifier)
@@ -55,6 +59,7 @@ struct DocumentEncoder {
             out.bytes(entity.records)
         }
         out.ascii(first ? "}\n}\n" : "\n  }\n}\n")
+        DocumentChecksum.fill(out.base, count: out.count, contents: checksum)
         return out
     }
 

@@ -30,6 +30,8 @@ struct PreservedEntity: Sendable {
 /// What the header of a document says.
 struct DocumentHeader: Sendable {
     var formatVersion: Int?
+    /// The checksum the header records, and where its contents are in the file.
+    var checksum: (value: UInt32, contents: Range<Int>)?
     var schemaVersion: Schema.Version?
     var storeIdentifier: String?
     var nextPrimaryKey: Int64?

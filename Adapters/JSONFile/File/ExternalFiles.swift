@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 /// The values of `.externalStorage` attributes, kept as files in a folder beside the document.
 ///
@@ -69,7 +70,7 @@ struct ExternalFiles: Sendable {
                 continue
             }
             let path = directory + "/" + name
-            if let onDisk = try FileSystem.read(path, limit: .max) {
+            if let onDisk = try FileIO.read(path) {
                 // A file no current record uses (the backup's, or left by an interrupted save).
                 guard onDisk.bytes.elementsEqual(data) else { continue }
                 planned[name] = data
@@ -84,30 +85,28 @@ struct ExternalFiles: Sendable {
     /// Writes the plan's new files, each through a temporary file, and flushes the folder.
     func write(_ plan: Plan) throws {
         guard !plan.newFiles.isEmpty else { return }
-        if !FileSystem.exists(directory) {
-            try FileSystem.createDirectory(directory)
-            try FileSystem.syncDirectory((directory as NSString).deletingLastPathComponent)
+        if !FileIO.exists(directory) {
+            try FileIO.createDirectory(directory)
+            try FileIO.syncDirectory(FileIO.parent(of: directory))
         }
         for file in plan.newFiles {
             let path = directory + "/" + file.name
             let temporary = path + ".tmp"
             do {
-                try file.data.withUnsafeBytes { raw in
-                    try FileSystem.write(raw.bindMemory(to: UInt8.self), to: temporary, sync: true)
-                }
-                try FileSystem.rename(temporary, to: path)
+                try file.data.withUnsafeBytes { try FileIO.write($0, to: temporary, sync: true) }
+                try FileIO.rename(temporary, to: path)
             } catch {
-                FileSystem.remove(temporary)
+                try? FileIO.remove(temporary)
                 throw error
             }
         }
-        try FileSystem.syncDirectory(directory)
+        try FileIO.syncDirectory(directory)
     }
 
     /// Removes every file of the folder that is not in `keeping` (files of the document and of its backup).
     func removeUnreferenced(keeping: Set<String>) {
-        for name in FileSystem.contents(of: directory) where !keeping.contains(name) {
-            FileSystem.remove(directory + "/" + name)
+        for name in (try? FileIO.contents(of: directory)) ?? [] where !keeping.contains(name) {
+            try? FileIO.remove(directory + "/" + name)
         }
     }
 
@@ -121,9 +120,9 @@ struct ExternalFiles: Sendable {
         let path = directory + "/" + name
         let contents: (bytes: [UInt8], identity: FileIdentity)?
         do {
-            contents = try FileSystem.read(path, limit: .max)
-        } catch let failure as FileSystemFailure {
-            throw JSONReadError(offset: 0, message: failure.storeError("reading an external value").message, code: .io)
+            contents = try FileIO.read(path)
+        } catch let error as DataStoreError where error.code == .io {
+            throw JSONReadError(offset: 0, message: error.inContext("reading an external value").message, code: .io)
         }
         guard let contents else {
             throw JSONReadError(

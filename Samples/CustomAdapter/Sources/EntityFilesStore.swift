@@ -1,6 +1,5 @@
 import Foundation
 import ModelStore
-import Synchronization
 
 /// A store that keeps one JSON file per entity in a directory: a third-party adapter written
 /// only against ModelStore's public API, in SwiftData's style.
@@ -14,8 +13,9 @@ import Synchronization
 ///   `DataStoreError.preferInMemorySort` for sorts it cannot run, and the context falls back;
 /// - uniqueness and delete rules are left to the context, which enforces them for every adapter.
 ///
-/// State lives behind a `Mutex`, so the store is safe to share between contexts on different
-/// actors. The directory is meant for one process at a time: there is no file lock.
+/// State lives behind a `LockedValue` (ModelStore's lock type, which the thread sanitizer sees), so
+/// the store is safe to share between contexts on different actors. The directory is meant for one
+/// process at a time: there is no file lock.
 public final class EntityFilesStore: DataStore {
     /// The store's snapshot type.
     public typealias Snapshot = DefaultSnapshot
@@ -28,7 +28,7 @@ public final class EntityFilesStore: DataStore {
     public let configuration: EntityFilesConfiguration
 
     private let directory: EntityFilesDirectory
-    private let state: Mutex<State>
+    private let state: LockedValue<State>
 
     /// The stored models, by entity, and the manifest they were read from.
     private struct State {
@@ -59,7 +59,7 @@ public final class EntityFilesStore: DataStore {
         self.schema = schema
         self.directory = directory
         self.identifier = manifest?.storeIdentifier ?? "files-" + UUID().uuidString.prefix(8).lowercased()
-        self.state = Mutex(
+        self.state = LockedValue(
             State(snapshots: snapshots, manifest: manifest, nextPrimaryKey: manifest?.nextPrimaryKey ?? 1))
     }
 

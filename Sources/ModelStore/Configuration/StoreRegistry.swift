@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The URL schemes the app knows, and the conversion of store URLs into configurations.
 ///
@@ -24,11 +23,11 @@ public final class StoreRegistry: Sendable {
     /// the override of the container whose store a user may swap, such as the app's main one.
     public static let environmentVariable = "MODELSTORE_URL"
 
-    private let schemesByName: Mutex<[String: StoreScheme]>
+    private let schemesByName: LockedValue<[String: StoreScheme]>
 
     /// An empty registry, for tests and for apps that keep their own.
     public init() {
-        schemesByName = Mutex([:])
+        schemesByName = LockedValue([:])
     }
 
     /// Registers a scheme.

@@ -1,7 +1,6 @@
 @_spi(Reflection) import Swift
 import Foundation
 import Observation
-import Synchronization
 
 /// How the framework reads and writes one model type: the storage offsets of its wrapped
 /// properties, found once per type, and the accessors that convert them to store values.
@@ -68,7 +67,7 @@ final class ModelLayout: @unchecked Sendable {
 
     // MARK: Cache
 
-    private static let layouts = Mutex<[ObjectIdentifier: ModelLayout]>([:])
+    private static let layouts = LockedValue<[ObjectIdentifier: ModelLayout]>([:])
     @TaskLocal private static var typesBeingBuilt: Set<ObjectIdentifier> = []
 
     /// The layout of `type`, built on first use; `nil` only while `type`'s own probe is being created.

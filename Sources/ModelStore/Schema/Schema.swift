@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The entities a container stores: their attributes, relationships, constraints and indexes.
 ///
@@ -97,7 +96,7 @@ public final class Schema: Sendable, CustomStringConvertible {
     }
 
     /// Type names, formatted once per type: formatting costs far more than the lookup.
-    private static let entityNames = Mutex<[ObjectIdentifier: String]>([:])
+    private static let entityNames = LockedValue<[ObjectIdentifier: String]>([:])
 
     /// The entity of a model type, if the schema has it.
     public func entity(for type: any PersistentModel.Type) -> Entity? {

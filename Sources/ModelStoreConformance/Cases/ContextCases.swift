@@ -1,6 +1,5 @@
 import Foundation
 import ModelStore
-import Synchronization
 
 /// Two (or more) contexts on one container.
 enum ContextCases {
@@ -84,8 +83,8 @@ enum ContextCases {
             "Contexts saving at the same time on different threads lose no insert and share no identifier."
         ) { env in
             let container = try env.openContainer()
-            let errors = Mutex<[String]>([])
-            let identifiers = Mutex<[(PersistentIdentifier, Int)]>([])
+            let errors = LockedValue<[String]>([])
+            let identifiers = LockedValue<[(PersistentIdentifier, Int)]>([])
             DispatchQueue.concurrentPerform(iterations: 4) { worker in
                 let context = ModelContext(container)
                 for round in 0..<5 {

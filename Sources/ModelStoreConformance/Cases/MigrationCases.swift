@@ -1,6 +1,5 @@
 import Foundation
 import ModelStore
-import Synchronization
 
 // Three versions of one entity, 'Gauge':
 //   1.0.0  name (unique), reading
@@ -48,7 +47,7 @@ enum MigrationV3: VersionedSchema {
 
 /// What the custom stages saw, by the per-case prefix of the gauges' names.
 enum MigrationLog {
-    static let seen = Mutex<[String: [String]]>([:])
+    static let seen = LockedValue<[String: [String]]>([:])
 
     static func record(
         _ context: ModelContext, _ what: (ModelContext) throws -> (prefix: String, note: String)

@@ -1,6 +1,5 @@
 import Foundation
 import ModelStore
-import Synchronization
 
 /// The settings of the ``ReferenceStore``.
 public struct ReferenceStoreConfiguration: DataStoreConfiguration {
@@ -38,7 +37,7 @@ public final class ReferenceStore: DataStoreQuerying, DataStoreBatching {
     public let schema: Schema
     /// The configuration the store was opened with.
     public let configuration: ReferenceStoreConfiguration
-    private let table: Mutex<SnapshotTable>
+    private let table: LockedValue<SnapshotTable>
 
     /// Opens an empty store; throws `invalidConfiguration` without a schema.
     public init(_ configuration: ReferenceStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
@@ -49,7 +48,7 @@ public final class ReferenceStore: DataStoreQuerying, DataStoreBatching {
         }
         self.schema = schema
         self.configuration = configuration
-        self.table = Mutex(SnapshotTable(schema: schema))
+        self.table = LockedValue(SnapshotTable(schema: schema))
     }
 
     /// Everything, exactly, uniqueness included.

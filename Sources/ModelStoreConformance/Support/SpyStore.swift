@@ -1,6 +1,5 @@
 import Foundation
 import ModelStore
-import Synchronization
 
 /// What a spied store was asked and what it refused, shared between a test and its ``SpyStore``.
 ///
@@ -26,7 +25,7 @@ public final class SpyLog: Sendable {
         public var refusal: DataStoreError.Code?
     }
 
-    private let fetches = Mutex<[Fetch]>([])
+    private let fetches = LockedValue<[Fetch]>([])
 
     /// An empty log.
     public init() {}

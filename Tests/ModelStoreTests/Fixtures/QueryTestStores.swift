@@ -1,12 +1,11 @@
 import Foundation
 import ModelStore
-import Synchronization
 
 /// A snapshot table behind a lock: the storage both test stores share.
 final class LockedTable: Sendable {
-    let table: Mutex<SnapshotTable>
+    let table: LockedValue<SnapshotTable>
 
-    init(schema: Schema) { table = Mutex(SnapshotTable(schema: schema)) }
+    init(schema: Schema) { table = LockedValue(SnapshotTable(schema: schema)) }
 
     func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>, storeIdentifier: String) throws
         -> DataStoreSaveChangesResult<DefaultSnapshot>
@@ -43,7 +42,7 @@ final class LimitedStore: DataStoreQuerying, DataStoreBatching {
     let configuration: Configuration
     private let storage: LockedTable
     /// Every query the store received.
-    let received = Mutex<[StoreQuery]>([])
+    let received = LockedValue<[StoreQuery]>([])
 
     init(_ configuration: Configuration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
         self.configuration = configuration

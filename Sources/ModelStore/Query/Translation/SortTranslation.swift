@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Translates `SortDescriptor`s into ``StoreSortKey``s that order stored values exactly as the
 /// descriptors order models.
@@ -11,7 +10,7 @@ import Synchronization
 /// `String`, `Date`, `UUID` and their optionals); enums (whose `Comparable` may be custom) and
 /// anything else sort on models.
 enum SortTranslation {
-    private static let cache = Mutex<[CacheKey: StoreSortKey?]>([:])
+    private static let cache = LockedValue<[CacheKey: StoreSortKey?]>([:])
 
     /// A descriptor as a cache key.
     private struct CacheKey: Hashable, @unchecked Sendable {

@@ -1,0 +1,133 @@
+import Foundation
+import ModelStore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// An open file, read and written at explicit offsets with POSIX calls (`pread`, `pwrite`),
+/// closed by ``close()`` or when the last reference to it goes away.
+///
+/// Holding a reference keeps the descriptor valid, so one thread can flush a file while another
+/// moves on to the next one. Reads and writes at explicit offsets never share a file position,
+/// so threads may use one file at once (the caller decides who writes where).
+public final class OpenFile: @unchecked Sendable {
+    // Safety: `descriptor` and `path` never change; `closed` is set once, by `close()`, which the
+    // owner calls when no other thread uses the file any more.
+    /// The descriptor.
+    public let descriptor: Int32
+    /// The file's path.
+    public let path: String
+    private var closed = false
+
+    /// Opens a file.
+    ///
+    /// - Parameters:
+    ///   - writable: Whether to open it for writing as well as reading.
+    ///   - create: Whether to create it if it does not exist (`exclusive`: fail if it does).
+    ///   - truncate: Whether to empty it.
+    public init(_ path: String, writable: Bool, create: Bool = false, exclusive: Bool = false, truncate: Bool = false)
+        throws
+    {
+        var flags = (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC
+        if create { flags |= O_CREAT }
+        if exclusive { flags |= O_EXCL }
+        if truncate { flags |= O_TRUNC }
+        let descriptor = open(path, flags, 0o644)
+        guard descriptor >= 0 else { throw FileIO.failure(create ? "create" : "open", path) }
+        self.descriptor = descriptor
+        self.path = path
+    }
+
+    /// Opens the file at `url`; see the `String` form.
+    public convenience init(_ url: URL, writable: Bool, create: Bool = false, exclusive: Bool = false) throws {
+        try self.init(url.path, writable: writable, create: create, exclusive: exclusive)
+    }
+
+    deinit { if !closed { systemClose(descriptor) } }
+
+    /// Closes the file now, reporting a failure (on some file systems, a write error shows only here).
+    public func close() throws {
+        guard !closed else { return }
+        closed = true
+        guard systemClose(descriptor) == 0 else { throw FileIO.failure("close", path) }
+    }
+
+    /// The file's name, for messages.
+    public var name: String { (path as NSString).lastPathComponent }
+
+    /// The file's location.
+    public var url: URL { URL(fileURLWithPath: path) }
+
+    /// The file's size in bytes.
+    public func size() throws -> Int {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw FileIO.failure("examine", path) }
+        return Int(info.st_size)
+    }
+
+    /// Writes all of `bytes` at `offset`, retrying short and interrupted writes.
+    public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws {
+        var done = 0
+        while done < bytes.count {
+            let written = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw FileIO.failure("write \(bytes.count) bytes at offset \(offset) to", path)
+            }
+            done += written
+        }
+    }
+
+    /// Writes all of `bytes` at `offset`.
+    public func write(_ bytes: [UInt8], at offset: Int) throws {
+        try bytes.withUnsafeBytes { try write($0, at: offset) }
+    }
+
+    /// Reads `count` bytes at `offset`, or fewer if the file ends first.
+    public func read(count: Int, at offset: Int) throws -> [UInt8] {
+        try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var done = 0
+            while done < count {
+                let got = pread(descriptor, buffer.baseAddress! + done, count - done, off_t(offset + done))
+                if got < 0 {
+                    if errno == EINTR { continue }
+                    initialized = done
+                    throw FileIO.failure("read at offset \(offset + done)", path)
+                }
+                if got == 0 { break }
+                done += got
+            }
+            initialized = done
+        }
+    }
+
+    /// Reads the whole file.
+    public func readAll() throws -> [UInt8] { try read(count: try size(), at: 0) }
+
+    /// Cuts the file to `length` bytes.
+    public func truncate(to length: Int) throws {
+        guard ftruncate(descriptor, off_t(length)) == 0 else {
+            throw FileIO.failure("truncate to \(length) bytes", path)
+        }
+    }
+
+    /// Forces the file's data (and the size needed to read it) to stable storage: `fdatasync` on
+    /// Linux, `F_FULLFSYNC` on Apple platforms (a plain `fsync` there stops at the drive's cache).
+    public func sync() throws {
+        #if os(Linux)
+            let result = fdatasync(descriptor)
+        #else
+            let result = fcntl(descriptor, F_FULLFSYNC)
+        #endif
+        guard result == 0 else { throw FileIO.failure("flush to disk", path) }
+    }
+}
+
+@inline(__always)
+@discardableResult
+private func systemClose(_ descriptor: Int32) -> Int32 { close(descriptor) }
