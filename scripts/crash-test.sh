@@ -31,7 +31,7 @@ compact=0
 swift build --product ModelStoreCrashTest >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
 binary="$(swift build --product ModelStoreCrashTest --show-bin-path)/ModelStoreCrashTest"
 
-rm -rf "$path" "$path.backup" "$path.lock" "$path.external" "$path.tmp" "$acknowledgements"
+rm -rf "$path" "$path.backup" "$path.lock" "$path.external" "$path.tmp" "$path-wal" "$path-shm" "$acknowledgements"
 lost=0 partial=0 failed_opens=0 failures=0
 started=$SECONDS
 for trial in $(seq 1 "$trials"); do
