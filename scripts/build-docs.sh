@@ -4,7 +4,8 @@
 #
 # The docc plugin package would make this `swift package generate-documentation`, but the main
 # package takes no dependencies, so this script does the plugin's two steps itself:
-#   1. compile the module with the compiler's symbol-graph output turned on;
+#   1. compile the module with the compiler's symbol-graph output turned on (adapter-kit SPI
+#      symbols included: adapter authors read their docs here too);
 #   2. run `docc convert` on the catalog with those symbol graphs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,7 +31,8 @@ fi
 swift build --scratch-path "$scratch" --target ModelStore \
     -Xswiftc -emit-symbol-graph \
     -Xswiftc -emit-symbol-graph-dir -Xswiftc "$graphs" \
-    -Xswiftc -symbol-graph-minimum-access-level -Xswiftc public
+    -Xswiftc -symbol-graph-minimum-access-level -Xswiftc public \
+    -Xswiftc -include-spi-symbols
 
 rm -rf "$archive"
 status=0

@@ -1,5 +1,5 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 import ModelStoreFileIO
 
 /// What a compaction did.

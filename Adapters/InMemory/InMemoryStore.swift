@@ -1,5 +1,5 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 
 /// The settings of an ``InMemoryStore``.
 public struct InMemoryStoreConfiguration: DataStoreConfiguration {

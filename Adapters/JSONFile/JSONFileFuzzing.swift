@@ -1,5 +1,5 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 
 /// The entry of the JSON fuzz target (`scripts/fuzz.sh json`) and its regression test; not public API.
 package enum JSONFileFuzzing {

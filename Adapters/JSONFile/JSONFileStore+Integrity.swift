@@ -1,5 +1,5 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 
 extension JSONFileStore {
     /// Refuses a save that touches a model another process changed or deleted since this store read the file.

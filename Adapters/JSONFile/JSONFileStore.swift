@@ -1,5 +1,5 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 import ModelStoreFileIO
 
 /// A store that keeps its models in one human-readable JSON file: readable, diffable, and never

@@ -1,5 +1,5 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 
 extension SQLiteStore {
     /// Fetches by the request's query (or, without one, every model of the entity) in SQL, reading

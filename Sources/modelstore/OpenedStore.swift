@@ -1,5 +1,5 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 import ModelStoreAppendLog
 
 /// A store opened with a schema built from its stored description: read entity by entity and

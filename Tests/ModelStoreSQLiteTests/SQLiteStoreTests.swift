@@ -1,6 +1,6 @@
 import CSQLite
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 import ModelStoreSQLite
 import Testing
 

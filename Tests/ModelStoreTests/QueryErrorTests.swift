@@ -1,5 +1,5 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 import Testing
 
 /// Predicates that cannot be evaluated, and key paths that are not stored, fail with

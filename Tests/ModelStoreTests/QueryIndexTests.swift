@@ -1,5 +1,5 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 import Testing
 
 /// ``SnapshotTable``'s indexes: the rows an index finds are the rows a scan finds, through any

@@ -1,5 +1,5 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 import ModelStoreFileIO
 
 /// A segment of the log after the checkpoint, as the store tracks it.

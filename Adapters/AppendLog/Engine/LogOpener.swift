@@ -1,5 +1,5 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 import ModelStoreFileIO
 
 /// Opens or creates an append log: checks the directory, takes the lock, loads the checkpoint,

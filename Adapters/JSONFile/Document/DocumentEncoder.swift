@@ -1,5 +1,5 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 
 /// Writes a whole document: the header, then every entity's records, one record per line.
 struct DocumentEncoder {

@@ -1,5 +1,5 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 
 /// A store that keeps one JSON file per entity in a directory: a third-party adapter written
 /// only against ModelStore's public API, in SwiftData's style.
@@ -109,17 +109,12 @@ public final class EntityFilesStore: DataStore {
         try state.withLock { state in
             // 1. Mint every permanent identifier first…
             var nextKey = state.nextPrimaryKey
-            var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
-            for snapshot in request.inserted {
+            let remapped = request.mintIdentifiers(storeIdentifier: identifier, nextPrimaryKey: &nextKey)
+            for snapshot in request.inserted where remapped[snapshot.persistentIdentifier] == nil {
                 let id = snapshot.persistentIdentifier
-                if id.isTemporary || id.storeIdentifier != identifier {
-                    remapped[id] = .identifier(for: identifier, entityName: id.entityName, primaryKey: nextKey)
-                    nextKey += 1
-                } else if state.snapshots[id.entityName]?[id] != nil {
+                if state.snapshots[id.entityName]?[id] != nil {
                     throw DataStoreError(
                         .conflict, "cannot insert \(id): the store already has it", entityName: id.entityName)
-                } else if let key = id.primaryKey.intValue, key >= nextKey {
-                    nextKey = key + 1
                 }
             }
             // 2. …then rewrite references in every inserted and updated snapshot.

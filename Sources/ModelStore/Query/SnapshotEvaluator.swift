@@ -16,7 +16,7 @@ import Foundation
 /// The filter is compiled into closures with every property slot resolved, so evaluation does no
 /// name lookups; its results are those of the Swift predicate it was translated from (see
 /// ``StoreFilter``).
-public struct SnapshotEvaluator: Sendable {
+@_spi(AdapterKit) public struct SnapshotEvaluator: Sendable {
     private let predicate: CompiledFilter.Predicate
 
     /// Compiles a filter over an entity.

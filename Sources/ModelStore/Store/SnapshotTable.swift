@@ -12,7 +12,9 @@ import Foundation
 /// A table is a value; a store keeps it behind a `Mutex`. Saving is two steps so that a durable
 /// store can write before it applies: ``prepare(_:storeIdentifier:)`` validates a save and mints
 /// identifiers without changing the table, and ``apply(_:)`` cannot fail.
-public struct SnapshotTable: Sendable {
+///
+/// Adapter machinery, kept out of the app's way: reach it with `@_spi(AdapterKit) import ModelStore`.
+@_spi(AdapterKit) public struct SnapshotTable: Sendable {
     /// The schema of the snapshots.
     public let schema: Schema
     private(set) var tables: [String: EntityTable]
@@ -70,23 +72,13 @@ public struct SnapshotTable: Sendable {
     public func prepare(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, storeIdentifier: String
     ) throws -> PreparedSave {
-        var key = nextPrimaryKey
-        var remap: [PersistentIdentifier: PersistentIdentifier] = [:]
-        remap.reserveCapacity(request.inserted.count)
-        for snapshot in request.inserted {
-            let id = snapshot.persistentIdentifier
-            guard tables[id.entityName] != nil else {
-                throw DataStoreError(.notFound, "the store has no entity '\(id.entityName)'",
-                                     remedy: "Add the model type to this store's configuration",
-                                     entityName: id.entityName)
-            }
-            if id.isTemporary || id.storeIdentifier != storeIdentifier {
-                remap[id] = .identifier(for: storeIdentifier, entityName: id.entityName, primaryKey: key)
-                key += 1
-            } else if let int = id.primaryKey.intValue, int >= key {
-                key = int + 1
-            }
+        for snapshot in request.inserted where tables[snapshot.persistentIdentifier.entityName] == nil {
+            let name = snapshot.persistentIdentifier.entityName
+            throw DataStoreError(.notFound, "the store has no entity '\(name)'",
+                                 remedy: "Add the model type to this store's configuration", entityName: name)
         }
+        var key = nextPrimaryKey
+        let remap = request.mintIdentifiers(storeIdentifier: storeIdentifier, nextPrimaryKey: &key)
         let inserted = request.inserted.map { snapshot in
             let id = snapshot.persistentIdentifier
             return snapshot.copy(persistentIdentifier: remap[id] ?? id, remappedIdentifiers: remap)

@@ -1,5 +1,5 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 
 /// Batch delete, update and insert, with the batching mutants.
 extension MutantStore {

@@ -1,5 +1,5 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 
 /// Fetching, counting and listing identifiers, with the query mutants.
 extension MutantStore {

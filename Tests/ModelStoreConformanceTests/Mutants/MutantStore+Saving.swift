@@ -1,5 +1,5 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 
 /// Saving, with the save, identifier and value mutants.
 extension MutantStore {

@@ -1,5 +1,5 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 import Synchronization
 
 /// The settings of a ``MutantStore``: which bug it has (none for the baseline) and, for a durable

@@ -1,5 +1,5 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 
 /// A snapshot table behind a lock: the storage both test stores share.
 final class LockedTable: Sendable {
