@@ -12,7 +12,7 @@ struct EntityFilesMaintenanceTests {
     init() throws {
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("EntityFilesMaintenanceTests-\(UUID().uuidString)", isDirectory: true)
-        let schema = try Schema([Shelf.self, Book.self, Author.self])
+        let schema = Schema([Shelf.self, Book.self, Author.self])
         _ = registry.register(.entityFiles.maintained(by: EntityFilesMaintenance(schema: schema)))
     }
 
