@@ -49,10 +49,7 @@ let package = Package(
             exclude: ["RUNNING.md", "WRITING-AN-ADAPTER.md"]),  // article drafts, bound for the DocC catalog
         // The command-line tool.
         .executableTarget(
-            name: "ModelStoreTool",
-            dependencies: [
-                "ModelStore", "ModelStoreAdapters", "ModelStoreJSONFile", "ModelStoreAppendLog", "ModelStoreSQLite",
-            ],
+            name: "ModelStoreTool", dependencies: ["ModelStore", "ModelStoreAdapters"],  // adapters through their schemes
             path: "Sources/modelstore"),
         // The crash test's writer and checker (scripts/crash-test.sh).
         .executableTarget(

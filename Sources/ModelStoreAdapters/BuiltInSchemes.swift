@@ -15,7 +15,8 @@ extension StoreScheme {
     /// `json:PATH[?backup=true|false]`: a `JSONFileStore` in one human-readable JSON file.
     ///
     /// `backup` (default `true`) keeps the previous file beside it on every save. Its stored schema
-    /// is read from the file's header.
+    /// is read from the file's header, and
+    /// `JSONFileMaintenance` serves tools.
     public static let json = StoreScheme(
         "json", summary: "one readable JSON file, saved atomically", location: .required("PATH"),
         options: [.init("backup", allowedValues: ["true", "false"], summary: "keep the previous file on save")],
@@ -23,12 +24,13 @@ extension StoreScheme {
     ) { url in
         JSONFileStoreConfiguration(url: url.fileURL, keepsBackup: url.option("backup") != "false")
     }
-    .readingStoredSchema { url in try JSONFileStore.storedSchema(at: url.fileURL) }
+    .maintained(by: JSONFileMaintenance())
 
     /// `log:DIR[?durability=none|batched|everySave&compaction=automatic|manual]`: an `AppendLogStore`.
     ///
     /// `durability` defaults to `batched` (group commit) and `compaction` to `automatic`. Its stored
-    /// schema is read from the newest segment's or checkpoint's header.
+    /// schema is read from the newest segment's or checkpoint's header, and `AppendLogMaintenance`
+    /// serves tools.
     public static let log = StoreScheme(
         "log", summary: "a durable append-only log in a directory", location: .required("DIR"),
         options: [
@@ -44,13 +46,13 @@ extension StoreScheme {
             directory: url.fileURL, durability: durability ?? .batched,
             compaction: url.option("compaction") == "manual" ? .manual : .default)
     }
-    .readingStoredSchema { url in try AppendLogStore.storedSchema(at: url.fileURL) }
+    .maintained(by: AppendLogMaintenance())
 
     /// `sqlite:PATH[?durability=none|batched|everySave]`: an `SQLiteStore` in one SQLite database.
     ///
     /// `durability` defaults to `batched` (`synchronous=NORMAL`); `everySave` syncs every save.
     /// `sqlite::memory:` is a private in-memory database. Its stored schema is read from the
-    /// database's `modelstore_meta` table.
+    /// database's `modelstore_meta` table, and `SQLiteMaintenance` serves tools.
     public static let sqlite = StoreScheme(
         "sqlite", summary: "an SQLite database, queries run in SQL", location: .required("PATH"),
         options: [
@@ -64,7 +66,7 @@ extension StoreScheme {
         return SQLiteStoreConfiguration(
             url: url.location == ":memory:" ? nil : url.fileURL, durability: durability ?? .batched)
     }
-    .readingStoredSchema { url in try SQLiteStore.storedSchema(at: url.fileURL) }
+    .maintained(by: SQLiteMaintenance())
 
     /// The schemes of the adapters that ship with ModelStore: `memory:`, `json:`, `log:` and `sqlite:`.
     public static var builtIn: [StoreScheme] { [.memory, .json, .log, .sqlite] }

@@ -1,6 +1,5 @@
 import Foundation
 import ModelStore
-import ModelStoreAppendLog
 
 /// `modelstore inspect URL`: what a store holds and what it occupies on disk.
 enum InspectCommand: Command {
@@ -22,26 +21,15 @@ enum InspectCommand: Command {
 
     static func run(_ invocation: Invocation, console: Console) throws -> any CommandReport {
         let reference = try StoreReference(invocation.arguments[0])
-        let path = try reference.existingPath(for: name)
+        let (maintenance, request) = try reference.maintenance(for: name)
         let progress = console.progress()
         defer { progress.finish() }
-        if reference.isAppendLog {
-            progress.phase("reading the log")
-            let verification = try AppendLogStore.verify(at: path)
-            guard let info = verification.info else {
-                throw DataStoreError(
-                    .corrupted,
-                    "the append log '\(path.path)' cannot be inspected: "
-                        + verification.problems.map(\.description).joined(separator: "; "),
-                    remedy: "Run 'modelstore repair \(reference.string)'")
-            }
+        progress.phase("reading")
+        if let inspection = try maintenance.inspect(request) {
             return InspectReport(
-                reference: reference, storeIdentifier: info.storeIdentifier,
-                schemaVersion: info.schemaVersion?.description,
-                entities: info.entities.map { EntityCount(name: $0.name, modelCount: $0.modelCount) },
-                log: LogDetails(info), damage: verification.problems.map {
-                    Problem(file: $0.file, offset: $0.offset, reason: $0.reason)
-                })
+                reference: reference, storeIdentifier: inspection.storeIdentifier,
+                schemaVersion: inspection.schemaVersion?.description, entities: inspection.entities,
+                details: inspection.details, damage: inspection.damage)
         }
         progress.phase("opening")
         let description = try reference.storedSchema(for: name)
@@ -49,7 +37,7 @@ enum InspectCommand: Command {
         defer { store.close() }
         return InspectReport(
             reference: reference, storeIdentifier: store.identifier, schemaVersion: description.version.description,
-            entities: try EntityCount.all(in: store, progress: progress), log: nil, damage: [])
+            entities: try EntityCount.all(in: store, progress: progress), details: nil, damage: [])
     }
 }
 
@@ -63,14 +51,14 @@ struct InspectReport: CommandReport {
     let modelCount: Int
     let files: [StoredFile]
     let byteCount: Int
-    /// For an append log: its files and how much of it is dead.
-    let log: LogDetails?
+    /// What only this kind of store has (an append log's segments and dead fraction), under its own key.
+    let details: StoreReportDetails?
     /// Damage met while reading (append logs); `verify` locates all of it.
     let damage: [Problem]
 
     init(
         reference: StoreReference, storeIdentifier: String, schemaVersion: String?, entities: [EntityCount],
-        log: LogDetails?, damage: [Problem]
+        details: StoreReportDetails?, damage: [Problem]
     ) {
         url = reference.string
         scheme = reference.scheme.name
@@ -80,7 +68,7 @@ struct InspectReport: CommandReport {
         modelCount = entities.reduce(0) { $0 + $1.modelCount }
         files = reference.filesOnDisk()
         byteCount = files.reduce(0) { $0 + $1.byteCount }
-        self.log = log
+        self.details = details
         self.damage = damage
     }
 
@@ -89,7 +77,7 @@ struct InspectReport: CommandReport {
         lines += ["Entities:"] + EntityCount.lines(entities)
         lines += ["", "On disk: \(Formatting.count(files.count, "file")), \(Formatting.bytes(byteCount))"]
         lines += Formatting.table(files.map { [$0.path, Formatting.bytes($0.byteCount)] })
-        if let log { lines += [""] + log.lines }
+        if let details { lines += [""] + details.lines }
         if !damage.isEmpty {
             lines += ["", "Damaged (run 'modelstore verify \(url)' for details):"] + damage.map { "  \($0)" }
         }
@@ -97,78 +85,36 @@ struct InspectReport: CommandReport {
     }
 
     var status: ExitStatus { damage.isEmpty ? .success : .damaged }
+
+    private enum CodingKeys: String, CodingKey {
+        case url, scheme, storeIdentifier, schemaVersion, entities, modelCount, files, byteCount, damage
+    }
+
+    /// The report's fields, with the store's own details under their key.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(url, forKey: .url)
+        try container.encode(scheme, forKey: .scheme)
+        try container.encode(storeIdentifier, forKey: .storeIdentifier)
+        try container.encodeIfPresent(schemaVersion, forKey: .schemaVersion)
+        try container.encode(entities, forKey: .entities)
+        try container.encode(modelCount, forKey: .modelCount)
+        try container.encode(files, forKey: .files)
+        try container.encode(byteCount, forKey: .byteCount)
+        try container.encode(damage, forKey: .damage)
+        if let details {
+            var nested = encoder.container(keyedBy: DetailsKey.self)
+            try nested.encode(details, forKey: DetailsKey(details.key))
+        }
+    }
 }
 
-/// The parts of an append log, and how much of it is dead.
-struct LogDetails: Encodable {
-    struct Checkpoint: Encodable {
-        let file: String
-        let byteCount: Int
-        let lastTransaction: UInt64
-        let modelCount: Int
-        let created: Date
-    }
+/// A key named at run time: the key of a store's own details in a report.
+struct DetailsKey: CodingKey {
+    let stringValue: String
+    var intValue: Int? { nil }
 
-    struct Segment: Encodable {
-        let file: String
-        let byteCount: Int
-        let firstTransaction: UInt64
-        let transactionCount: Int
-    }
-
-    let formatVersion: Int
-    let transactionCount: UInt64
-    let checkpoint: Checkpoint?
-    let segments: [Segment]
-    let historySegments: [StoredFile]
-    let logByteCount: Int
-    let liveByteCount: Int
-    let deadFraction: Double
-
-    init(_ info: AppendLogInfo) {
-        formatVersion = info.formatVersion
-        transactionCount = info.transactionCount
-        checkpoint = info.checkpoint.map {
-            Checkpoint(
-                file: $0.fileName, byteCount: $0.byteCount, lastTransaction: $0.lastTransaction,
-                modelCount: $0.modelCount, created: $0.created)
-        }
-        segments = info.segments.map {
-            Segment(
-                file: $0.fileName, byteCount: $0.byteCount, firstTransaction: $0.firstTransaction,
-                transactionCount: $0.transactionCount)
-        }
-        historySegments = info.historySegments.map { StoredFile(path: $0.fileName, byteCount: $0.byteCount) }
-        logByteCount = info.logByteCount
-        liveByteCount = info.liveByteCount
-        deadFraction = info.deadFraction
-    }
-
-    var lines: [String] {
-        var lines = ["Log: \(Formatting.count(Int(transactionCount), "transaction")), format \(formatVersion)"]
-        var rows: [[String]] = []
-        if let checkpoint {
-            rows.append([
-                checkpoint.file, Formatting.bytes(checkpoint.byteCount),
-                "\(Formatting.count(checkpoint.modelCount, "model")) through transaction \(checkpoint.lastTransaction)",
-            ])
-        }
-        for segment in segments {
-            let last = segment.firstTransaction + UInt64(segment.transactionCount) - 1
-            let span = segment.transactionCount == 0
-                ? "no transactions yet"
-                : segment.transactionCount == 1
-                    ? "transaction \(segment.firstTransaction)" : "transactions \(segment.firstTransaction)–\(last)"
-            rows.append([segment.file, Formatting.bytes(segment.byteCount), span])
-        }
-        lines += Formatting.table(rows)
-        if !historySegments.isEmpty {
-            let bytes = historySegments.reduce(0) { $0 + $1.byteCount }
-            lines.append("  history: \(Formatting.count(historySegments.count, "segment")), \(Formatting.bytes(bytes))")
-        }
-        lines.append(
-            "  dead fraction \(Formatting.percent(deadFraction)): about \(Formatting.bytes(liveByteCount)) "
-                + "of live data in \(Formatting.bytes(logByteCount)) read on open")
-        return lines
-    }
+    init(_ string: String) { stringValue = string }
+    init?(stringValue: String) { self.init(stringValue) }
+    init?(intValue: Int) { nil }
 }

@@ -1,6 +1,5 @@
 import Foundation
 @_spi(AdapterKit) import ModelStore
-import ModelStoreAppendLog
 
 /// A store opened with a schema built from its stored description: read entity by entity and
 /// written as snapshots, with no model types.
@@ -15,9 +14,15 @@ final class OpenedStore {
     /// The schema it was opened with.
     let schema: Schema
     private let editingState = EditingState(author: "modelstore")
+    /// The adapter's maintenance, which closes the store.
+    private let maintenance: (any DataStoreMaintenance)?
 
     /// Opens the store a configuration names with `schema`; `name` is the URL, for errors.
-    init(configuration: any DataStoreConfiguration, schema: Schema, name: String) throws {
+    init(
+        configuration: any DataStoreConfiguration, schema: Schema, name: String,
+        maintenance: (any DataStoreMaintenance)?
+    ) throws {
+        self.maintenance = maintenance
         let container = try ModelContainer(for: schema, configurations: [configuration])
         store = container.stores[0]
         self.container = container
@@ -49,9 +54,9 @@ final class OpenedStore {
         try Self.insert(snapshots, into: store, editingState: editingState)
     }
 
-    /// Closes the store: an append log releases its lock at once; other stores close when released.
+    /// Closes the store as its adapter's maintenance says (releasing a lock at once), or by releasing it.
     func close() {
-        (store as? AppendLogStore)?.close()
+        maintenance?.close(store)
         container = nil
     }
 

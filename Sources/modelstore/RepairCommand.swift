@@ -1,6 +1,5 @@
 import Foundation
 import ModelStore
-import ModelStoreAppendLog
 
 /// `modelstore repair URL`: mends a damaged append log, setting the damage aside.
 enum RepairCommand: Command {
@@ -26,75 +25,28 @@ enum RepairCommand: Command {
 
     static func run(_ invocation: Invocation, console: Console) throws -> any CommandReport {
         let reference = try StoreReference(invocation.arguments[0])
-        guard reference.isAppendLog else {
-            let backup = reference.path.map { " '\($0.path).backup'" } ?? " its backup"
-            throw ToolError.unsupported(
-                "'\(reference.string)' is not an append log, and only append logs are repaired",
-                remedy: "For a JSON file, restore\(backup), or fix the file at the line 'modelstore verify' names")
-        }
-        let path = try reference.existingPath(for: name)
+        let (maintenance, request) = try reference.maintenance(for: name)
         let progress = console.progress()
         defer { progress.finish() }
         progress.phase("repairing")
-        return RepairReport(url: reference.string, try AppendLogStore.repair(at: path))
+        return MaintenanceCommandReport(url: reference.string, report: try maintenance.repair(request))
     }
 }
 
-/// What `repair` reports.
-struct RepairReport: CommandReport {
-    struct SetAside: Encodable {
-        let file: String
-        let offset: Int
-        let byteCount: Int
-        let savedAs: String
-        let intactRecordCount: Int
-        let firstTransaction: UInt64?
-        let lastTransaction: UInt64?
-    }
-
+/// What `repair`, `compact` or `seal` reports: the store's URL beside what its adapter's
+/// maintenance reports (``StoreMaintenanceReport``).
+struct MaintenanceCommandReport: CommandReport {
     let url: String
-    /// Whether the repair changed anything.
-    let changed: Bool
-    /// The first damage found in the live log.
-    let damage: Problem?
-    /// Damage found in `history/`.
-    let historyDamage: [Problem]
-    /// The last transaction the repaired log keeps.
-    let lastKeptTransaction: UInt64
-    /// Everything moved into `damaged/`, in order.
-    let setAside: [SetAside]
-    /// The torn tail cut off, if any.
-    let tornTail: String?
-    let rebuiltManifest: Bool
-    let rebuiltFromHistory: Bool
-    /// The adapter's own account of the repair.
-    private let summary: String
+    let report: StoreMaintenanceReport
 
-    init(url: String, _ report: AppendLogRepairReport) {
-        self.url = url
-        changed = report.changedAnything
-        damage = report.damage.map { Problem(file: $0.file, offset: $0.offset, reason: $0.reason) }
-        historyDamage = report.historyDamage.map { Problem(file: $0.file, offset: $0.offset, reason: $0.reason) }
-        lastKeptTransaction = report.lastKeptTransaction
-        setAside = report.setAside.map {
-            SetAside(
-                file: $0.file, offset: $0.offset, byteCount: $0.byteCount, savedAs: $0.savedAs,
-                intactRecordCount: $0.intactRecordCount, firstTransaction: $0.transactions?.lowerBound,
-                lastTransaction: $0.transactions?.upperBound)
-        }
-        tornTail = report.tornTail?.description
-        rebuiltManifest = report.rebuiltManifest
-        rebuiltFromHistory = report.rebuiltFromHistory
-        summary = report.description
-    }
+    var text: String { report.text }
 
-    private enum CodingKeys: String, CodingKey {
-        case url, changed, damage, historyDamage, lastKeptTransaction, setAside, tornTail, rebuiltManifest
-        case rebuiltFromHistory
-    }
+    private enum CodingKeys: String, CodingKey { case url }
 
-    var text: String {
-        let heading = changed ? "Repaired \(url):" : "\(url):"
-        return ([heading] + summary.split(separator: "\n").map { "  \($0)" }).joined(separator: "\n")
+    /// The URL, and the maintenance report's own keys beside it.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(url, forKey: .url)
+        try report.encode(to: encoder)
     }
 }

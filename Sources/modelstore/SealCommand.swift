@@ -1,6 +1,5 @@
 import Foundation
 import ModelStore
-import ModelStoreJSONFile
 
 /// `modelstore seal URL`: accepts a JSON store edited by hand, by writing its new checksum.
 enum SealCommand: Command {
@@ -22,25 +21,7 @@ enum SealCommand: Command {
 
     static func run(_ invocation: Invocation, console: Console) throws -> any CommandReport {
         let reference = try StoreReference(invocation.arguments[0])
-        guard let configuration = try reference.configuration() as? JSONFileStoreConfiguration else {
-            throw ToolError.unsupported(
-                "'\(reference.string)' is not a JSON store, and only JSON stores are sealed",
-                remedy: "An append log checks every record with its own checksum; use 'modelstore verify'")
-        }
-        let path = try reference.existingPath(for: name)
-        let changed = try JSONFileStore.seal(at: path, limits: configuration.limits)
-        return SealReport(url: reference.string, changed: changed)
-    }
-}
-
-/// What `seal` reports.
-struct SealReport: CommandReport {
-    let url: String
-    /// Whether the file's checksum changed.
-    let changed: Bool
-
-    var text: String {
-        changed ? "\(url): sealed (the header now holds the checksum of the file as it is)"
-            : "\(url): already sealed (the checksum matched)"
+        let (maintenance, request) = try reference.maintenance(for: name)
+        return MaintenanceCommandReport(url: reference.string, report: try maintenance.seal(request))
     }
 }

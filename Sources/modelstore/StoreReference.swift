@@ -1,14 +1,13 @@
 import Foundation
 import ModelStore
 import ModelStoreAdapters
-import ModelStoreAppendLog
-import ModelStoreSQLite
 
 /// A store named on the command line: its URL checked against the registry, and what the tool
 /// can learn about it without the app's model types.
 ///
-/// A scheme whose stores keep a schema the tool can read (``StoreScheme/readStoredSchema``) is
-/// taken to name a file or a directory by its location; the built-in `json:` and `log:` do.
+/// A scheme with maintenance (``StoreScheme/maintenance``: the built-in `json:`, `log:` and
+/// `sqlite:`, or any scheme that reads its stored schema) is taken to name a file or a directory by
+/// its location, and every command goes through that maintenance.
 struct StoreReference {
     /// The URL as typed.
     let string: String
@@ -32,7 +31,7 @@ struct StoreReference {
 
     /// The file or directory the store lives at; `nil` for schemes that keep no stored data.
     var path: URL? {
-        scheme.readStoredSchema != nil && !url.location.isEmpty ? url.fileURL : nil
+        scheme.maintenance != nil && !url.location.isEmpty ? url.fileURL : nil
     }
 
     /// Whether something exists at ``path``.
@@ -43,16 +42,6 @@ struct StoreReference {
     /// The configuration the URL names.
     func configuration() throws -> any DataStoreConfiguration {
         try scheme.makeConfiguration(url)
-    }
-
-    /// Whether the URL names an append log (whatever the scheme is called).
-    var isAppendLog: Bool {
-        (try? configuration()) is AppendLogStoreConfiguration
-    }
-
-    /// Whether the URL names an SQLite store (whatever the scheme is called).
-    var isSQLite: Bool {
-        (try? configuration()) is SQLiteStoreConfiguration
     }
 
     /// The store's path, which must exist; `command` names what the tool was asked to do.
@@ -82,72 +71,38 @@ struct StoreReference {
         return path
     }
 
-    /// The schema the store was last written with, read from its own files.
-    func storedSchema(for command: String) throws -> Schema.Description {
+    /// The scheme's maintenance and the request for this store, which must exist; `command`
+    /// names what the tool was asked to do (see ``existingPath(for:)``).
+    func maintenance(for command: String) throws -> (any DataStoreMaintenance, StoreMaintenanceRequest) {
         _ = try existingPath(for: command)
-        guard let read = scheme.readStoredSchema else {
+        guard let maintenance = scheme.maintenance else {
             throw ToolError.unsupported("'\(string)' keeps no schema", remedy: "Name a store on disk")
         }
-        return try read(url)
+        return (maintenance, StoreMaintenanceRequest(name: string, url: url, configuration: try configuration()))
+    }
+
+    /// The schema the store was last written with, read from its own files.
+    func storedSchema(for command: String) throws -> Schema.Description {
+        let (maintenance, request) = try maintenance(for: command)
+        return try maintenance.storedSchema(request)
     }
 
     /// Opens the store with a schema built from a stored description, so that it is read and
-    /// written as snapshots without the app's model types.
+    /// written as snapshots without the app's model types, with the configuration the scheme's
+    /// maintenance asks for (an append log's manual compaction: the tool decides when to compact).
     func open(schema: Schema) throws -> OpenedStore {
+        let maintenance = scheme.maintenance
         var configuration = try configuration()
-        if var log = configuration as? AppendLogStoreConfiguration {
-            // The tool decides when to compact; a background compaction would only race with it.
-            log.compaction = .manual
-            configuration = log
-        }
-        return try OpenedStore(configuration: configuration, schema: schema, name: string)
+        configuration = maintenance?.configurationForMaintenance(configuration) ?? configuration
+        return try OpenedStore(configuration: configuration, schema: schema, name: string, maintenance: maintenance)
     }
 
-    /// The files the store occupies, with their sizes: everything under its directory, or its
-    /// file and the files beside it that share its name (`trips.json.backup`, `trips.json.lock`…).
+    /// The files the store keeps, with their sizes, as its scheme's maintenance lists them.
     func filesOnDisk() -> [StoredFile] {
-        guard let path, exists else { return [] }
-        var isDirectory: ObjCBool = false
-        _ = FileManager.default.fileExists(atPath: path.path, isDirectory: &isDirectory)
-        if isDirectory.boolValue { return StoredFile.all(under: path, prefix: "") }
-        let folder = path.deletingLastPathComponent()
-        let name = path.lastPathComponent
-        var files = [StoredFile(path: name, byteCount: StoredFile.size(of: path))]
-        let siblings = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        for sibling in siblings.sorted() where sibling.hasPrefix(name + ".") {
-            let url = folder.appendingPathComponent(sibling)
-            _ = FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory)
-            files += isDirectory.boolValue
-                ? StoredFile.all(under: url, prefix: sibling + "/")
-                : [StoredFile(path: sibling, byteCount: StoredFile.size(of: url))]
-        }
-        return files
+        guard exists, let maintenance = scheme.maintenance, let configuration = try? configuration() else { return [] }
+        return maintenance.files(StoreMaintenanceRequest(name: string, url: url, configuration: configuration))
     }
 }
 
-/// A file a store occupies, relative to its directory (or to the folder of its file).
-struct StoredFile: Encodable, Hashable {
-    /// The relative path.
-    let path: String
-    /// The size in bytes.
-    let byteCount: Int
-
-    /// The size of a file, 0 if it cannot be read.
-    static func size(of url: URL) -> Int {
-        ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.intValue ?? 0
-    }
-
-    /// Every regular file under a directory, by relative path, sorted.
-    static func all(under directory: URL, prefix: String) -> [StoredFile] {
-        guard let enumerator = FileManager.default.enumerator(atPath: directory.path) else { return [] }
-        var files: [StoredFile] = []
-        while let relative = enumerator.nextObject() as? String {
-            let url = directory.appendingPathComponent(relative)
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue
-            else { continue }
-            files.append(StoredFile(path: prefix + relative, byteCount: size(of: url)))
-        }
-        return files.sorted { $0.path < $1.path }
-    }
-}
+/// A file a store keeps (the core's `StoreFile`).
+typealias StoredFile = StoreFile

@@ -1,8 +1,5 @@
 import Foundation
 import ModelStore
-import ModelStoreAppendLog
-import ModelStoreJSONFile
-import ModelStoreSQLite
 
 /// `modelstore verify URL`: an integrity check that says where any damage is.
 enum VerifyCommand: Command {
@@ -35,33 +32,18 @@ enum VerifyCommand: Command {
 
     static func run(_ invocation: Invocation, console: Console) throws -> any CommandReport {
         let reference = try StoreReference(invocation.arguments[0])
-        let path = try reference.existingPath(for: name)
+        let (maintenance, request) = try reference.maintenance(for: name)
+        let path = request.location
         let progress = console.progress()
         defer { progress.finish() }
-        if reference.isAppendLog {
-            progress.phase("verifying the log")
-            let verification = try AppendLogStore.verify(at: path)
-            let version = (try? AppendLogStore.storedSchema(at: path))?.version
+        progress.phase("checking")
+        let check = try maintenance.verify(request)
+        if check.isComplete {
             return VerifyReport(
-                url: reference.string,
-                problems: verification.problems.map { Problem(file: $0.file, offset: $0.offset, reason: $0.reason) },
-                entities: verification.info?.entities.map { EntityCount(name: $0.name, modelCount: $0.modelCount) },
-                tornTail: verification.tornTail?.description,
-                remedy: "Run 'modelstore repair \(reference.string)': it keeps every transaction before the damage "
-                    + "and moves the rest aside into 'damaged/'",
-                schemaVersion: version)
+                url: reference.string, problems: check.problems, entities: check.entities, tornTail: check.note,
+                remedy: check.remedy, schemaVersion: check.schemaVersion)
         }
-        var databaseProblems: [Problem] = []
-        if reference.isSQLite {
-            progress.phase("checking the database")
-            do {
-                databaseProblems = try SQLiteStore.integrityProblems(at: path).map {
-                    Problem(file: path.path, offset: nil, reason: $0)
-                }
-            } catch let error as DataStoreError where error.code == .corrupted {
-                databaseProblems = [problem(error, file: path.path)]
-            }
-        }
+        let databaseProblems = check.problems
         do {
             progress.phase("reading")
             let description = try reference.storedSchema(for: name)
@@ -74,9 +56,9 @@ enum VerifyCommand: Command {
                 remedy: "Fix the relationships by hand, or restore the store from a backup",
                 schemaVersion: description.version)
         } catch let error as DataStoreError where Self.refusals.contains(error.code) {
+            let damage = maintenance.problem(describing: error, request) ?? problem(error, file: path.path)
             return VerifyReport(
-                url: reference.string, problems: databaseProblems + [problem(error, file: path.path)], entities: nil,
-                tornTail: nil,
+                url: reference.string, problems: databaseProblems + [damage], entities: nil, tornTail: nil,
                 remedy: error.remedy)
         }
     }
@@ -85,17 +67,9 @@ enum VerifyCommand: Command {
     /// own circumstances, such as a lock): each is reported as a problem.
     private static let refusals: Set<DataStoreError.Code> = [.corrupted, .unsupportedFeature, .invalidSchema]
 
-    /// The problem a corruption error describes, at its line and column when the store says.
+    /// The problem an error describes, at no known place in the store's file.
     private static func problem(_ error: DataStoreError, file: String) -> Problem {
-        if let damage = error.underlyingError as? JSONFileDamage {
-            return Problem(
-                file: damage.file, offset: damage.offset, line: damage.line, column: damage.column,
-                reason: damage.reason)
-        }
-        if let damage = error.underlyingError as? AppendLogDamage {
-            return Problem(file: damage.file, offset: damage.offset, reason: damage.reason)
-        }
-        return Problem(file: file, offset: nil, reason: error.message)
+        Problem(file: file, offset: nil, reason: error.message)
     }
 
     /// Every relationship that refers to a model the store does not hold, or to a model of

@@ -1,0 +1,51 @@
+import Foundation
+import ModelStore
+
+/// What the SQLite store offers tools such as `modelstore`: its stored schema, SQLite's own
+/// integrity check before the store is read, and compaction (`VACUUM`). The `sqlite:` scheme
+/// registers it.
+public struct SQLiteMaintenance: DataStoreMaintenance {
+    /// The SQLite store's maintenance.
+    public init() {}
+
+    /// The schema in the database's `modelstore_meta` table (``SQLiteStore/storedSchema(at:)``).
+    public func storedSchema(_ request: StoreMaintenanceRequest) throws -> Schema.Description {
+        try SQLiteStore.storedSchema(at: request.location)
+    }
+
+    /// SQLite's integrity check and a check of the tables against the recorded schema
+    /// (``SQLiteStore/integrityProblems(at:)``); not complete: the store is then read in full.
+    public func verify(_ request: StoreMaintenanceRequest) throws -> StoreVerification {
+        let file = request.location.path
+        do {
+            let problems = try SQLiteStore.integrityProblems(at: request.location)
+            return StoreVerification(
+                problems: problems.map { StoreProblem(file: file, offset: nil, reason: $0) }, isComplete: false)
+        } catch let error as DataStoreError where error.code == .corrupted {
+            return StoreVerification(
+                problems: [StoreProblem(file: file, offset: nil, reason: error.message)], isComplete: false)
+        }
+    }
+
+    /// Opens the store with the schema it records, checkpoints its write-ahead log and rebuilds the
+    /// file without free pages (``SQLiteStore/compact()``).
+    public func compact(_ request: StoreMaintenanceRequest) throws -> StoreMaintenanceReport {
+        let schema = try Schema(try storedSchema(request))
+        let container = try ModelContainer(for: schema, configurations: [request.configuration])
+        guard let store = container.stores.first as? SQLiteStore else {
+            throw DataStoreError(
+                .unsupportedFeature, "'\(request.name)' did not open as an SQLite store", remedy: "Use 'sqlite:PATH'")
+        }
+        let report = try store.compact()
+        return StoreMaintenanceReport(
+            text: "Compacted \(request.name) (VACUUM): \(ReportFormat.bytes(report.byteCountBefore)) -> "
+                + ReportFormat.bytes(report.byteCountAfter),
+            details: CompactDetails(byteCountBefore: report.byteCountBefore, byteCountAfter: report.byteCountAfter))
+    }
+}
+
+/// What `compact` reports as data: the database file and its write-ahead log before and after.
+private struct CompactDetails: Encodable {
+    let byteCountBefore: Int
+    let byteCountAfter: Int
+}
