@@ -8,31 +8,17 @@ enum DeclarationCases {
             .declarations, "batchingMatchesConformance",
             "A store declaring batching conforms to DataStoreBatching, and one that conforms declares it."
         ) { env in
-            let store = try env.openStore()
-            let conforms = store is any DataStoreBatching
-            let declares = env.adapter.capabilities.contains(.batching)
-            try env.check(
-                !declares || conforms,
-                "the adapter declares batching, but its store does not conform to DataStoreBatching")
-            try env.check(
-                declares || !conforms,
-                "the store conforms to DataStoreBatching, but the adapter does not declare .batching, so its "
-                    + "batch cases would be skipped: declare it")
+            try checkDeclaration(
+                env, .batching, named: "batching", conforms: { $0 is any DataStoreBatching },
+                protocolName: "DataStoreBatching", skipped: "batch cases")
         },
         CaseDefinition(
             .declarations, "twoPhaseSavesMatchConformance",
             "A store declaring two-phase saves conforms to DataStoreTwoPhaseSaving, and one that conforms declares it."
         ) { env in
-            let store = try env.openStore()
-            let conforms = store is any DataStoreTwoPhaseSaving
-            let declares = env.adapter.capabilities.contains(.twoPhaseSaves)
-            try env.check(
-                !declares || conforms,
-                "the adapter declares two-phase saves, but its store does not conform to DataStoreTwoPhaseSaving")
-            try env.check(
-                declares || !conforms,
-                "the store conforms to DataStoreTwoPhaseSaving, but the adapter does not declare .twoPhaseSaves, so "
-                    + "its two-phase cases would be skipped: declare it")
+            try checkDeclaration(
+                env, .twoPhaseSaves, named: "twoPhaseSaves", conforms: { $0 is any DataStoreTwoPhaseSaving },
+                protocolName: "DataStoreTwoPhaseSaving", skipped: "two-phase cases")
         },
         CaseDefinition(
             .declarations, "expectedFailuresNameRealCases",
@@ -65,4 +51,20 @@ enum DeclarationCases {
             }
         },
     ]
+
+    /// Fails unless the adapter declares `capability` exactly when its store conforms to the protocol.
+    static func checkDeclaration(
+        _ env: CaseEnvironment, _ capability: ConformanceCapabilities, named name: String,
+        conforms: (any DataStore) -> Bool, protocolName: String, skipped: String
+    ) throws {
+        let conforming = conforms(try env.openStore())
+        let declares = env.adapter.capabilities.contains(capability)
+        try env.check(
+            !declares || conforming,
+            "the adapter declares .\(name), but its store does not conform to \(protocolName)")
+        try env.check(
+            declares || !conforming,
+            "the store conforms to \(protocolName), but the adapter does not declare .\(name), so its \(skipped) "
+                + "would be skipped: declare it")
+    }
 }
