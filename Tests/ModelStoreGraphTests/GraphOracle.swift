@@ -230,7 +230,7 @@ struct GraphOracle {
 
     /// The working state as the app sees it, inverses included, for comparison with the models.
     func view() -> GraphView {
-        GraphView(objects: working.filter { !deleted.contains($0.key) }.mapValues { $0 }, all: working)
+        GraphView(objects: working.filter { !deleted.contains($0.key) }, all: working)
     }
 }
 

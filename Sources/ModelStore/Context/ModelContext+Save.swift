@@ -63,7 +63,6 @@ extension ModelContext {
     struct Nullification {
         let model: any PersistentModel
         let field: RelationshipAccessor
-        let removed: any PersistentModel
     }
 
     /// What a save deletes: the requested models, everything their cascades reach, and the
@@ -97,7 +96,7 @@ extension ModelContext {
                 case .deny: denials.append((model, field, related))
                 case .nullify:
                     if let inverse = field.inverse {
-                        deletion.nullifications += related.map { Nullification(model: $0, field: inverse, removed: model) }
+                        deletion.nullifications += related.map { Nullification(model: $0, field: inverse) }
                     }
                 case .noAction: break
                 }
