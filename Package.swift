@@ -63,34 +63,35 @@ let package = Package(
         // Samples.
         .executableTarget(name: "Trips", dependencies: ["ModelStore", "ModelStoreAdapters"], path: "Samples/Trips"),
         .target(name: "CustomAdapterSample", dependencies: ["ModelStore"], path: "Samples/CustomAdapter/Sources"),
-        // Tests.
-        .testTarget(name: "ModelStoreTests", dependencies: ["ModelStore", "ModelStoreInMemory"]),
+        // Tests, and the helpers they share (temporary folders, a seeded generator, error checks).
+        .target(name: "ModelStoreTestSupport", dependencies: ["ModelStore"], path: "Tests/ModelStoreTestSupport"),
+        .testTarget(name: "ModelStoreTests", dependencies: ["ModelStore", "ModelStoreInMemory", "ModelStoreTestSupport"]),
         .testTarget(
             name: "ModelStoreGraphTests",
             dependencies: [
-                "ModelStore", "ModelStoreInMemory", "ModelStoreJSONFile", "ModelStoreAppendLog", "ModelStoreSQLite",
+                "ModelStore", "ModelStoreInMemory", "ModelStoreJSONFile", "ModelStoreAppendLog", "ModelStoreSQLite", "ModelStoreTestSupport",
             ]),
         .testTarget(
             name: "ModelStoreJSONFileTests",
-            dependencies: ["ModelStore", "ModelStoreJSONFile", "ModelStoreFileIO", "ModelStoreConformance"]),
+            dependencies: ["ModelStore", "ModelStoreJSONFile", "ModelStoreFileIO", "ModelStoreConformance", "ModelStoreTestSupport"]),
         .testTarget(
             name: "ModelStoreAppendLogTests",
-            dependencies: ["ModelStore", "ModelStoreAppendLog", "ModelStoreFileIO", "ModelStoreConformance"]),
+            dependencies: ["ModelStore", "ModelStoreAppendLog", "ModelStoreFileIO", "ModelStoreConformance", "ModelStoreTestSupport"]),
         .testTarget(
             name: "ModelStoreSQLiteTests",
-            dependencies: ["ModelStore", "ModelStoreSQLite", "ModelStoreConformance", "CSQLite"]),
+            dependencies: ["ModelStore", "ModelStoreSQLite", "ModelStoreConformance", "CSQLite", "ModelStoreTestSupport"]),
         .testTarget(
             name: "ModelStoreConformanceTests",
-            dependencies: ["ModelStore", "ModelStoreInMemory", "ModelStoreConformance"]),
+            dependencies: ["ModelStore", "ModelStoreInMemory", "ModelStoreConformance", "ModelStoreTestSupport"]),
         .testTarget(
             name: "ToolAndSamplesTests",
             dependencies: [
                 "ModelStore", "ModelStoreAdapters", "ModelStoreInMemory", "ModelStoreJSONFile", "ModelStoreAppendLog",
-                "ModelStoreSQLite", "ModelStoreConformance", "CustomAdapterSample",
+                "ModelStoreSQLite", "ModelStoreConformance", "CustomAdapterSample", "ModelStoreTestSupport",
             ]),
         .testTarget(
             name: "CustomAdapterSampleTests",
-            dependencies: ["CustomAdapterSample", "ModelStore", "ModelStoreConformance"],
+            dependencies: ["CustomAdapterSample", "ModelStore", "ModelStoreConformance", "ModelStoreTestSupport"],
             path: "Samples/CustomAdapter/Tests"),
     ],
     swiftLanguageModes: [.v6]

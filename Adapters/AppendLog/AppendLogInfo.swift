@@ -5,10 +5,12 @@ import ModelStore
 /// much of it is dead. What `modelstore inspect` prints.
 ///
 /// Get it from an open store (``AppendLogStore/info``) or from a directory without opening it
-/// (``AppendLogStore/inspect(at:)``), which needs no schema.
-public struct AppendLogInfo: Sendable, Hashable {
+/// (``AppendLogStore/inspect(at:)``), which needs no schema. It encodes as the `log` part of
+/// `modelstore inspect --json`: segment and checkpoint file names under `file`, history segments'
+/// under `path`, the directory as a path.
+public struct AppendLogInfo: Sendable, Hashable, Encodable {
     /// A log segment.
-    public struct Segment: Sendable, Hashable {
+    public struct Segment: Sendable, Hashable, Encodable {
         /// The segment's number.
         public let number: UInt64
         /// Its file name (relative to the store's directory).
@@ -19,20 +21,28 @@ public struct AppendLogInfo: Sendable, Hashable {
         public let firstTransaction: UInt64
         /// How many transactions it holds.
         public let transactionCount: Int
+
+        private enum CodingKeys: String, CodingKey {
+            case number, fileName = "file", byteCount, firstTransaction, transactionCount
+        }
     }
 
     /// A segment kept in `history/`.
-    public struct HistorySegment: Sendable, Hashable {
+    public struct HistorySegment: Sendable, Hashable, Encodable {
         /// The segment's number.
         public let number: UInt64
         /// Its path relative to the store's directory, such as `history/segment-00000001.mslog`.
         public let fileName: String
         /// Its size in bytes.
         public let byteCount: Int
+
+        private enum CodingKeys: String, CodingKey {
+            case number, fileName = "path", byteCount
+        }
     }
 
     /// The checkpoint.
-    public struct Checkpoint: Sendable, Hashable {
+    public struct Checkpoint: Sendable, Hashable, Encodable {
         /// Its file name.
         public let fileName: String
         /// Its size in bytes.
@@ -43,10 +53,14 @@ public struct AppendLogInfo: Sendable, Hashable {
         public let modelCount: Int
         /// When it was written.
         public let created: Date
+
+        private enum CodingKeys: String, CodingKey {
+            case fileName = "file", byteCount, lastTransaction, modelCount, created
+        }
     }
 
     /// An entity and how many models of it the store holds.
-    public struct Entity: Sendable, Hashable {
+    public struct Entity: Sendable, Hashable, Encodable {
         /// The entity's name.
         public let name: String
         /// How many models of it the store holds.
@@ -88,6 +102,29 @@ public struct AppendLogInfo: Sendable, Hashable {
 
     /// The size of `history/`.
     public var historyByteCount: Int { historySegments.reduce(0) { $0 + $1.byteCount } }
+
+    private enum CodingKeys: String, CodingKey {
+        case directory, storeIdentifier, formatVersion, schema, entities, modelCount, checkpoint, segments
+        case historySegments, transactionCount, logByteCount, liveByteCount, deadFraction
+    }
+
+    /// Encodes every property, the directory as a path.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(directory.path, forKey: .directory)
+        try container.encode(storeIdentifier, forKey: .storeIdentifier)
+        try container.encode(formatVersion, forKey: .formatVersion)
+        try container.encodeIfPresent(schema, forKey: .schema)
+        try container.encode(entities, forKey: .entities)
+        try container.encode(modelCount, forKey: .modelCount)
+        try container.encodeIfPresent(checkpoint, forKey: .checkpoint)
+        try container.encode(segments, forKey: .segments)
+        try container.encode(historySegments, forKey: .historySegments)
+        try container.encode(transactionCount, forKey: .transactionCount)
+        try container.encode(logByteCount, forKey: .logByteCount)
+        try container.encode(liveByteCount, forKey: .liveByteCount)
+        try container.encode(deadFraction, forKey: .deadFraction)
+    }
 }
 
 extension AppendLogInfo {

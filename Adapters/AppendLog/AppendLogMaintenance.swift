@@ -37,11 +37,10 @@ public struct AppendLogMaintenance: DataStoreMaintenance {
                     + verification.problems.map(\.description).joined(separator: "; "),
                 remedy: "Run 'modelstore repair \(request.name)'")
         }
-        let details = AppendLogDetails(info)
         return StoreInspection(
             storeIdentifier: info.storeIdentifier, schemaVersion: info.schemaVersion,
             entities: info.entities.map { StoreEntityCount(name: $0.name, modelCount: $0.modelCount) },
-            details: StoreReportDetails(key: "log", lines: details.lines, value: details),
+            details: StoreReportDetails(key: "log", lines: info.reportLines, value: info),
             damage: verification.problems.map(\.problem))
     }
 
@@ -107,57 +106,14 @@ extension AppendLogDamage {
     var problem: StoreProblem { StoreProblem(file: file, offset: offset, reason: reason) }
 }
 
-/// The parts of an append log, and how much of it is dead, as `inspect` reports them.
-struct AppendLogDetails: Encodable {
-    struct Checkpoint: Encodable {
-        let file: String
-        let byteCount: Int
-        let lastTransaction: UInt64
-        let modelCount: Int
-        let created: Date
-    }
-
-    struct Segment: Encodable {
-        let file: String
-        let byteCount: Int
-        let firstTransaction: UInt64
-        let transactionCount: Int
-    }
-
-    let formatVersion: Int
-    let transactionCount: UInt64
-    let checkpoint: Checkpoint?
-    let segments: [Segment]
-    let historySegments: [StoreFile]
-    let logByteCount: Int
-    let liveByteCount: Int
-    let deadFraction: Double
-
-    init(_ info: AppendLogInfo) {
-        formatVersion = info.formatVersion
-        transactionCount = info.transactionCount
-        checkpoint = info.checkpoint.map {
-            Checkpoint(
-                file: $0.fileName, byteCount: $0.byteCount, lastTransaction: $0.lastTransaction,
-                modelCount: $0.modelCount, created: $0.created)
-        }
-        segments = info.segments.map {
-            Segment(
-                file: $0.fileName, byteCount: $0.byteCount, firstTransaction: $0.firstTransaction,
-                transactionCount: $0.transactionCount)
-        }
-        historySegments = info.historySegments.map { StoreFile(path: $0.fileName, byteCount: $0.byteCount) }
-        logByteCount = info.logByteCount
-        liveByteCount = info.liveByteCount
-        deadFraction = info.deadFraction
-    }
-
-    var lines: [String] {
+extension AppendLogInfo {
+    /// The parts of the log and how much of it is dead, as `inspect` prints them.
+    var reportLines: [String] {
         var lines = ["Log: \(ReportFormat.count(Int(transactionCount), "transaction")), format \(formatVersion)"]
         var rows: [[String]] = []
         if let checkpoint {
             rows.append([
-                checkpoint.file, ReportFormat.bytes(checkpoint.byteCount),
+                checkpoint.fileName, ReportFormat.bytes(checkpoint.byteCount),
                 "\(ReportFormat.count(checkpoint.modelCount, "model")) through transaction "
                     + "\(checkpoint.lastTransaction)",
             ])
@@ -168,13 +124,13 @@ struct AppendLogDetails: Encodable {
                 ? "no transactions yet"
                 : segment.transactionCount == 1
                     ? "transaction \(segment.firstTransaction)" : "transactions \(segment.firstTransaction)–\(last)"
-            rows.append([segment.file, ReportFormat.bytes(segment.byteCount), span])
+            rows.append([segment.fileName, ReportFormat.bytes(segment.byteCount), span])
         }
         lines += ReportFormat.table(rows)
         if !historySegments.isEmpty {
-            let bytes = historySegments.reduce(0) { $0 + $1.byteCount }
             lines.append(
-                "  history: \(ReportFormat.count(historySegments.count, "segment")), \(ReportFormat.bytes(bytes))")
+                "  history: \(ReportFormat.count(historySegments.count, "segment")), "
+                    + ReportFormat.bytes(historyByteCount))
         }
         lines.append(
             "  dead fraction \(ReportFormat.percent(deadFraction)): about \(ReportFormat.bytes(liveByteCount)) "

@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import ModelStoreAppendLog
 import Testing
+import ModelStoreTestSupport
 
 struct AppendLogCompactionTests {
     /// Inserts notes, then updates and deletes some, so the log has dead bytes.
@@ -21,7 +22,7 @@ struct AppendLogCompactionTests {
     }
 
     @Test func compactionWritesACheckpointAndKeepsReplacedSegmentsAsHistory() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         let store = try openStore(directory.store)
         _ = try churn(store)
         let before = store.info
@@ -47,7 +48,7 @@ struct AppendLogCompactionTests {
     }
 
     @Test func reopeningLoadsTheCheckpointThenReplaysTheTail() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         var store = try openStore(directory.store)
         let ids = try churn(store)
         try store.compact()
@@ -67,7 +68,7 @@ struct AppendLogCompactionTests {
     }
 
     @Test func savesMadeWhileACompactionRunsAreKept() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         let store = try openStore(directory.store)
         _ = try churn(store)
         store.hooks.compactionWillWrite = { [weak store] in
@@ -84,7 +85,7 @@ struct AppendLogCompactionTests {
     }
 
     @Test func concurrentSavesAndRepeatedCompactionsLoseNothing() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         let store = try openStore(directory.store, durability: .batched)
         let failures = LockedValue<[String]>([])
         onThreads(5) { worker in
@@ -117,7 +118,7 @@ struct AppendLogCompactionTests {
     }
 
     @Test func automaticCompactionRunsPastTheDeadFractionThreshold() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         let store = try openStore(directory.store, compaction: .automatic(deadFraction: 0.6, minimumLogSize: 4096))
         let id = try #require(
             try save(store, inserting: [try noteSnapshot("hot", body: String(repeating: "h", count: 300))]).first)
@@ -138,7 +139,7 @@ struct AppendLogCompactionTests {
     }
 
     @Test func manualCompactionPolicyNeverCompactsByItself() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         let store = try openStore(directory.store, compaction: .manual)
         _ = try churn(store, rounds: 30)
         store.waitForBackgroundCompaction()
@@ -147,7 +148,7 @@ struct AppendLogCompactionTests {
     }
 
     @Test func openingFinishesACompactionACrashInterrupted() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         var store = try openStore(directory.store)
         _ = try churn(store)
         try store.compact()

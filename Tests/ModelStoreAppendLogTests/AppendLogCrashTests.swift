@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import ModelStoreAppendLog
 import Testing
+import ModelStoreTestSupport
 
 /// A short history saved with `.everySave`, with what the store held after each transaction and
 /// where each transaction's record ends in the segment: the oracle for the crash tests.
@@ -81,10 +82,10 @@ struct RecordedHistory {
 
 struct AppendLogCrashTests {
     @Test func cuttingTheLogAtEveryByteYieldsExactlyTheAcknowledgedTransactions() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         let history = try RecordedHistory(in: directory.store)
         let original = try bytes(of: file(directory.store, history.segment))
-        let work = directory.sibling("work")
+        let work = directory.file("work")
         #expect(history.states.count == 6)
         for length in 0...original.count {
             try copyStore(directory.store, to: work)
@@ -119,10 +120,10 @@ struct AppendLogCrashTests {
     }
 
     @Test func flippingABitAnywhereInTheSegmentIsAClearErrorNamingSegmentAndOffset() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         let history = try RecordedHistory(in: directory.store)
         let original = try bytes(of: file(directory.store, history.segment))
-        let work = directory.sibling("work")
+        let work = directory.file("work")
         for offset in 0..<original.count {
             // Every bit of the records; one bit per byte of the signature and header.
             let bits = offset >= history.boundaries[0] ? Array(0..<8) : [offset % 8]
@@ -151,21 +152,21 @@ struct AppendLogCrashTests {
     }
 
     @Test func flippingABitInTheManifestIsAClearError() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         _ = try RecordedHistory(in: directory.store)
         let original = try bytes(of: file(directory.store, "manifest"))
-        let work = directory.sibling("work")
+        let work = directory.file("work")
         for offset in 0..<original.count {
             try copyStore(directory.store, to: work)
             var damaged = original
             damaged[offset] ^= 1 << (offset % 7)
             try Data(damaged).write(to: file(work, "manifest"))
-            #expect(throws: DataStoreError.corrupted, "byte \(offset)") { try openStore(work) }
+            expectError(.corrupted, "byte \(offset)") { try openStore(work) }
         }
     }
 
     @Test func aCutInsideASegmentThatIsNotTheLastIsDamageNotATornTail() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         let store = try openStore(directory.store, segmentSize: 4096)
         let filler = String(repeating: "f", count: 1500)
         for index in 0..<6 { try save(store, inserting: [try noteSnapshot("N\(index)", body: filler)]) }
@@ -185,14 +186,14 @@ struct AppendLogCrashTests {
     }
 
     @Test func flippingABitInTheCheckpointIsAClearErrorNamingIt() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         let store = try openStore(directory.store)
         try save(store, inserting: try (0..<20).map { try noteSnapshot("N\($0)", rank: $0) })
         let report = try store.compact()
         try save(store, inserting: [try noteSnapshot("after")])
         store.close()
         let original = try bytes(of: file(directory.store, report.checkpoint))
-        let work = directory.sibling("work")
+        let work = directory.file("work")
         for offset in stride(from: 0, to: original.count, by: 3) {
             try copyStore(directory.store, to: work)
             var damaged = original

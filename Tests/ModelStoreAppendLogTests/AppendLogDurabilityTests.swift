@@ -3,6 +3,7 @@ import ModelStore
 import ModelStoreAppendLog
 import Synchronization
 import Testing
+import ModelStoreTestSupport
 
 /// Runs `body` on `count` new threads at once and waits for all of them.
 func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
@@ -20,14 +21,14 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
 
 struct AppendLogDurabilityTests {
     @Test func everySaveSyncsOncePerSave() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let store = try openStore(directory.store, durability: .everySave)
         for index in 0..<5 { try save(store, inserting: [try noteSnapshot("N\(index)")]) }
         #expect(store.syncCount == 5)
     }
 
     @Test func noneNeverSyncsYetSurvivesTheProcessClosingTheStore() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let store = try openStore(directory.store, durability: .none)
         for index in 0..<5 { try save(store, inserting: [try noteSnapshot("N\(index)")]) }
         #expect(store.syncCount == 0)
@@ -37,7 +38,7 @@ struct AppendLogDurabilityTests {
     }
 
     @Test func batchedSavesOneAtATimeEachLeadTheirOwnSync() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let store = try openStore(directory.store, durability: .batched)
         for index in 0..<4 { try save(store, inserting: [try noteSnapshot("N\(index)")]) }
         #expect(store.syncCount == 4)
@@ -46,7 +47,7 @@ struct AppendLogDurabilityTests {
     /// Holds the first sync until every other save has written its record: they must then share
     /// one sync, and none may return before a sync that covers its record has started.
     @Test func concurrentBatchedSavesShareASyncAndReturnOnlyOnceDurable() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let store = try openStore(directory.store, durability: .batched)
         let saves = 8
         let returned = LockedValue<Set<String>>([])
@@ -80,7 +81,7 @@ struct AppendLogDurabilityTests {
     }
 
     @Test func savesFromManyTasksAreAllDurable() async throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let store = try openStore(directory.store, durability: .batched)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<40 {

@@ -4,6 +4,7 @@ import ModelStoreFileIO
 import Testing
 
 @testable import ModelStoreAppendLog
+import ModelStoreTestSupport
 
 struct AppendLogFormatTests {
     @Test func crc32cHasTheCastagnoliCheckValue() {
@@ -54,7 +55,7 @@ struct AppendLogFormatTests {
     }
 
     @Test func everyKindOfValueRoundTripsThroughTheLog() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         let values: [StoreValue] = [
             .null, .bool(true), .bool(false), .int(.min), .int(.max), .uint(.max), .double(-0.0),
             .double(.infinity), .double(Double(bitPattern: 0x7FF8_0000_0000_0123)), .double(0.1),

@@ -2,10 +2,11 @@ import Foundation
 import ModelStore
 import ModelStoreAppendLog
 import Testing
+import ModelStoreTestSupport
 
 struct AppendLogInspectionTests {
     @Test func inspectingAClosedStoreNeedsNoSchemaAndMatchesTheOpenStore() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         _ = try RecordedHistory(in: directory.store)
         let store = try openStore(directory.store)
         let open = store.info
@@ -26,7 +27,7 @@ struct AppendLogInspectionTests {
     }
 
     @Test func aStoreOpensWithTheSchemaItDescribes() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         let history = try RecordedHistory(in: directory.store)
         let schema = try Schema(try AppendLogStore.storedSchema(at: directory.store))
         let store = try openStore(directory.store, schema: schema)
@@ -34,7 +35,7 @@ struct AppendLogInspectionTests {
     }
 
     @Test func verifyReportsHealthTornTailsAndEveryDamagedPlace() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         let history = try RecordedHistory(in: directory.store)
         let healthy = try AppendLogStore.verify(at: directory.store)
         #expect(healthy.isHealthy)
@@ -64,16 +65,16 @@ struct AppendLogInspectionTests {
     }
 
     @Test func aDirectoryWithoutALogIsNotFound() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
-        #expect(throws: DataStoreError.notFound) { try AppendLogStore.inspect(at: directory.url) }
-        #expect(throws: DataStoreError.notFound) { try AppendLogStore.verify(at: directory.url) }
-        #expect(throws: DataStoreError.notFound) { try AppendLogStore.repair(at: directory.url) }
+        let directory = try TemporaryDirectory(memoryBacked: true)
+        expectError(.notFound) { try AppendLogStore.inspect(at: directory.url) }
+        expectError(.notFound) { try AppendLogStore.verify(at: directory.url) }
+        expectError(.notFound) { try AppendLogStore.repair(at: directory.url) }
     }
 }
 
 struct AppendLogHistoryTests {
     @Test func transactionsCarryNumbersAuthorsChangesAndTombstones() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         _ = try RecordedHistory(in: directory.store)
         let store = try openStore(directory.store)
         let transactions = try store.transactions()
@@ -98,7 +99,7 @@ struct AppendLogHistoryTests {
     }
 
     @Test func compactionKeepsHistoryUntilItIsDeleted() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         _ = try RecordedHistory(in: directory.store)
         let store = try openStore(directory.store)
         let oldToken = try #require(try store.transactions().first?.token)
@@ -110,7 +111,7 @@ struct AppendLogHistoryTests {
         let deleted = try store.deleteHistory(before: store.currentPosition)
         #expect(deleted == ["history/segment-00000001.mslog"])
         #expect(try store.transactions().map(\.number) == [6])
-        #expect(throws: DataStoreError.notFound) { try store.transactions(after: oldToken) }
+        expectError(.notFound) { try store.transactions(after: oldToken) }
         // The store still opens: deleting history never touches what opening needs.
         let expected = try contents(of: store)
         store.close()

@@ -2,10 +2,11 @@ import Foundation
 import ModelStore
 import ModelStoreAppendLog
 import Testing
+import ModelStoreTestSupport
 
 struct AppendLogLockTests {
     @Test func aSecondOpenInTheSameProcessFailsNamingTheStoreAndTheProcess() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let store = try openStore(directory.store)
         do {
             _ = try openStore(directory.store)
@@ -17,7 +18,7 @@ struct AppendLogLockTests {
             #expect(error.remedy?.contains("close") == true)
         }
         // Through a container too.
-        #expect(throws: DataStoreError.locked) {
+        expectError(.locked) {
             try ModelContainer(for: Note.self, Folder.self, configurations: .appendLog(at: directory.store))
         }
         store.close()
@@ -26,7 +27,7 @@ struct AppendLogLockTests {
     }
 
     @Test func releasingTheStoreReleasesTheLock() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         do {
             let container = try ModelContainer(
                 for: Note.self, Folder.self, configurations: .appendLog(at: directory.store))
@@ -39,10 +40,10 @@ struct AppendLogLockTests {
     @Test func anotherProcessHoldingTheLockIsNamedInTheError() throws {
         let flock = URL(fileURLWithPath: "/usr/bin/flock")
         try #require(FileManager.default.isExecutableFile(atPath: flock.path), "this test needs util-linux's flock")
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         try openStore(directory.store).close()
         let lockFile = file(directory.store, "lock")
-        let childFile = directory.sibling("child.pid")
+        let childFile = directory.file("child.pid")
         // flock holds the lock (not passing it to its child, -o); the child records flock's pid as a store would.
         let holder = Process()
         holder.executableURL = flock
@@ -77,6 +78,6 @@ struct AppendLogLockTests {
         #expect(error.message.contains("process \(holder.processIdentifier)"), "\(error)")
         #expect(error.message.contains(directory.store.standardizedFileURL.path))
         // Repair refuses an open store too.
-        #expect(throws: DataStoreError.locked) { try AppendLogStore.repair(at: directory.store) }
+        expectError(.locked) { try AppendLogStore.repair(at: directory.store) }
     }
 }

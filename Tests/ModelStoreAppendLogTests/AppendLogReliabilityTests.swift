@@ -4,21 +4,22 @@ import ModelStoreFileIO
 import Testing
 
 @testable import ModelStoreAppendLog
+import ModelStoreTestSupport
 
 /// The gaps outside tries found: a log cut from outside at a record boundary, messages that claim
 /// more than is known, version errors, and a failed open that wrote its lock file.
 struct AppendLogReliabilityTests {
     @Test func aLogCutFromOutsideAtARecordBoundaryIsRefusedNotSilentlyShorter() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         let history = try RecordedHistory(in: directory.store)
         let original = try bytes(of: file(directory.store, history.segment))
-        let work = directory.sibling("work")
+        let work = directory.file("work")
         for kept in 1..<(history.boundaries.count - 1) {
             try copyStore(directory.store, to: work)
             let cut = Array(original[..<history.boundaries[kept]])
             try Data(cut).write(to: file(work, history.segment))
             try Data().write(to: file(work, "lock"))
-            let before = try snapshotOfFiles(work)
+            let before = try FileTree.snapshot(work)
             do {
                 _ = try openStore(work)
                 Issue.record("a log cut after transaction \(kept) of 5 opened")
@@ -30,7 +31,7 @@ struct AppendLogReliabilityTests {
                 #expect(damage.reason.contains("synced"), "\(damage)")
                 #expect(damage.reason.contains("transaction \(kept)"), "\(damage)")
             }
-            #expect(try snapshotOfFiles(work) == before, "a failed open changed the store")
+            #expect(try FileTree.snapshot(work) == before, "a failed open changed the store")
             let verification = try AppendLogStore.verify(at: work)
             #expect(verification.problems.map(\.offset) == [history.boundaries[kept]], "\(verification.problems)")
             // Repair keeps what is there and lowers the mark; the store opens again.
@@ -42,7 +43,7 @@ struct AppendLogReliabilityTests {
     }
 
     @Test func aTornTailSaysWhatIsKnownNotThatItWasNeverAcknowledged() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         let history = try RecordedHistory(in: directory.store)
         let original = try bytes(of: file(directory.store, history.segment))
         try history.crash(directory.store, at: history.boundaries[3] + 5, original: original)
@@ -53,7 +54,7 @@ struct AppendLogReliabilityTests {
         #expect(torn.description.contains("up to 3, the last the log recorded as synced, is kept"))
         store.close()
         // Without a mark nothing is known, and the message says so.
-        let unmarked = TemporaryDirectory(memoryBacked: true)
+        let unmarked = try TemporaryDirectory(memoryBacked: true)
         let second = try RecordedHistory(in: unmarked.store)
         let secondSegment = file(unmarked.store, second.segment)
         try Data(try bytes(of: secondSegment)[..<(second.boundaries[2] + 5)]).write(to: secondSegment)
@@ -66,7 +67,7 @@ struct AppendLogReliabilityTests {
 
     @Test func everyDurabilityModeRecordsTheSyncedEnd() throws {
         for durability in [AppendLogStoreConfiguration.Durability.none, .batched, .everySave] {
-            let directory = TemporaryDirectory(memoryBacked: true)
+            let directory = try TemporaryDirectory(memoryBacked: true)
             let store = try openStore(directory.store, durability: durability)
             for index in 0..<4 { try save(store, inserting: [try noteSnapshot("N\(index)")]) }
             // .none syncs only when it closes (and rolls); the others after each save.
@@ -77,7 +78,7 @@ struct AppendLogReliabilityTests {
     }
 
     @Test func aFailedOpenLeavesTheLockFileAsItWas() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         let history = try RecordedHistory(in: directory.store)
         let segment = file(directory.store, history.segment)
         var damaged = try bytes(of: segment)
@@ -85,7 +86,7 @@ struct AppendLogReliabilityTests {
         try Data(damaged).write(to: segment)
         let lock = file(directory.store, "lock")
         try Data("pid 4242\n".utf8).write(to: lock)
-        #expect(throws: DataStoreError.corrupted) { try openStore(directory.store) }
+        expectError(.corrupted) { try openStore(directory.store) }
         #expect(try String(contentsOf: lock, encoding: .utf8) == "pid 4242\n")
     }
 
@@ -97,7 +98,7 @@ struct AppendLogReliabilityTests {
         ]
         for (version, code, wording) in cases {
             // The manifest.
-            let directory = TemporaryDirectory(memoryBacked: true)
+            let directory = try TemporaryDirectory(memoryBacked: true)
             _ = try RecordedHistory(in: directory.store)
             let manifest = file(directory.store, "manifest")
             var text = try String(contentsOf: manifest, encoding: .utf8)
@@ -111,7 +112,7 @@ struct AppendLogReliabilityTests {
             #expect(try AppendLogStore.verify(at: directory.store).problems.count == 1)
             guard version >= 0 else { continue }
             // A segment's header (versions are unsigned there).
-            let other = TemporaryDirectory(memoryBacked: true)
+            let other = try TemporaryDirectory(memoryBacked: true)
             let history = try RecordedHistory(in: other.store)
             let segment = file(other.store, history.segment)
             var bytes = try bytes(of: segment)
@@ -135,19 +136,5 @@ struct AppendLogReliabilityTests {
         }
         put(CRC32C.checksum(Array(bytes[(frame + 12)..<(frame + 12 + length)])), at: frame + 4)
         put(CRC32C.checksum(Array(bytes[frame..<(frame + 8)])), at: frame + 8)
-    }
-
-    /// Every file of a store directory (recursively) with its bytes.
-    private func snapshotOfFiles(_ directory: URL) throws -> [String: Data] {
-        var files: [String: Data] = [:]
-        let enumerator = FileManager.default.enumerator(atPath: directory.path)
-        while let name = enumerator?.nextObject() as? String {
-            let url = directory.appendingPathComponent(name)
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue {
-                files[name] = try Data(contentsOf: url)
-            }
-        }
-        return files
     }
 }

@@ -2,11 +2,12 @@ import Foundation
 import ModelStore
 import ModelStoreAppendLog
 import Testing
+import ModelStoreTestSupport
 
 struct AppendLogRepairTests {
     @Test(arguments: 1...5)
     func repairKeepsEveryTransactionBeforeAFlippedBitAndSetsTheRestAside(record: Int) throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         let history = try RecordedHistory(in: directory.store)
         let segmentURL = file(directory.store, history.segment)
         let original = try bytes(of: segmentURL)
@@ -14,7 +15,7 @@ struct AppendLogRepairTests {
         var damaged = original
         damaged[start + 14] ^= 0x10
         try Data(damaged).write(to: segmentURL)
-        #expect(throws: DataStoreError.corrupted) { try openStore(directory.store) }
+        expectError(.corrupted) { try openStore(directory.store) }
 
         let report = try AppendLogStore.repair(at: directory.store)
         #expect(report.damage?.file == history.segment)
@@ -41,7 +42,7 @@ struct AppendLogRepairTests {
     }
 
     @Test func repairSetsAsideEverySegmentAfterTheDamagedOne() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         let store = try openStore(directory.store, segmentSize: 4096)
         let filler = String(repeating: "f", count: 1500)
         for index in 0..<8 { try save(store, inserting: [try noteSnapshot("N\(index)", body: filler)]) }
@@ -63,7 +64,7 @@ struct AppendLogRepairTests {
     }
 
     @Test func aMissingSegmentStopsTheOpenAndRepairKeepsWhatComesBeforeIt() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         let store = try openStore(directory.store, segmentSize: 4096)
         let filler = String(repeating: "f", count: 1500)
         for index in 0..<8 { try save(store, inserting: [try noteSnapshot("N\(index)", body: filler)]) }
@@ -84,7 +85,7 @@ struct AppendLogRepairTests {
     }
 
     @Test func repairRebuildsAnUnreadableManifest() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         let history = try RecordedHistory(in: directory.store)
         try Data("ModelStore append log\ngarbage\n".utf8).write(to: file(directory.store, "manifest"))
         let report = try AppendLogStore.repair(at: directory.store)
@@ -94,7 +95,7 @@ struct AppendLogRepairTests {
     }
 
     @Test func repairReplacesADamagedCheckpointByTheHistory() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         let store = try openStore(directory.store)
         let ids = try save(store, inserting: try (0..<10).map { try noteSnapshot("N\($0)", rank: $0) })
         try save(store, deleting: [try current(store, ids[3])])
@@ -106,7 +107,7 @@ struct AppendLogRepairTests {
         var damaged = try bytes(of: checkpoint)
         damaged[damaged.count / 2] ^= 4
         try Data(damaged).write(to: checkpoint)
-        #expect(throws: DataStoreError.corrupted) { try openStore(directory.store) }
+        expectError(.corrupted) { try openStore(directory.store) }
 
         let report = try AppendLogStore.repair(at: directory.store)
         #expect(report.rebuiltFromHistory)
@@ -115,7 +116,7 @@ struct AppendLogRepairTests {
     }
 
     @Test func repairCutsATornTailAndReportsIt() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         let history = try RecordedHistory(in: directory.store)
         let segmentURL = file(directory.store, history.segment)
         let original = try bytes(of: segmentURL)
@@ -128,7 +129,7 @@ struct AppendLogRepairTests {
     }
 
     @Test func repairingAHealthyStoreChangesNothing() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         _ = try RecordedHistory(in: directory.store)
         let before = try FileManager.default.contentsOfDirectory(atPath: directory.store.path).sorted()
         let report = try AppendLogStore.repair(at: directory.store)

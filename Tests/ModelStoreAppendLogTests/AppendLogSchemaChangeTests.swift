@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import ModelStoreAppendLog
 import Testing
+import ModelStoreTestSupport
 
 /// The fixture models as a later version of an app might declare them.
 enum Version2 {
@@ -36,7 +37,7 @@ enum Version2 {
 
 struct AppendLogSchemaChangeTests {
     @Test func aChangedSchemaReadsPropertiesByNameAndOriginalName() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         do {
             let store = try openStore(directory.store)
             try save(store, inserting: [try noteSnapshot("Kept", rank: 4, body: "old text")])
@@ -72,13 +73,13 @@ struct AppendLogSchemaChangeTests {
     }
 
     @Test func modelsOfAnEntityTheSchemaLacksStopTheOpen() throws {
-        let directory = TemporaryDirectory(memoryBacked: true)
+        let directory = try TemporaryDirectory(memoryBacked: true)
         do {
             let store = try openStore(directory.store)
             try save(store, inserting: [try noteSnapshot("Orphan")])
             store.close()
         }
-        #expect(throws: DataStoreError.invalidSchema) {
+        expectError(.invalidSchema) {
             try openStore(directory.store, schema: Schema(Version2.Label.self))
         }
     }

@@ -2,10 +2,11 @@ import Foundation
 import ModelStore
 import ModelStoreAppendLog
 import Testing
+import ModelStoreTestSupport
 
 struct AppendLogStoreTests {
     @Test func modelsSavedThroughAContainerAreThereAfterReopening() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         do {
             let container = try ModelContainer(
                 for: Note.self, Folder.self, configurations: .appendLog(at: directory.store))
@@ -30,7 +31,7 @@ struct AppendLogStoreTests {
     }
 
     @Test func anUpdateAppendsOnlyTheValuesThatChanged() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let store = try openStore(directory.store)
         let big = String(repeating: "x", count: 10_000)
         let id = try #require(try save(store, inserting: [try noteSnapshot("Long", body: big)]).first)
@@ -50,7 +51,7 @@ struct AppendLogStoreTests {
     }
 
     @Test func aSaveThatChangesNothingAppendsNothing() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let store = try openStore(directory.store)
         let id = try #require(try save(store, inserting: [try noteSnapshot("Same")]).first)
         let count = store.info.transactionCount
@@ -59,7 +60,7 @@ struct AppendLogStoreTests {
     }
 
     @Test func keysOfDeletedModelsAreNotReusedAfterReopening() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         var store = try openStore(directory.store)
         let ids = try save(store, inserting: [try noteSnapshot("A"), try noteSnapshot("B")])
         try save(store, deleting: [try current(store, ids[1])])
@@ -72,11 +73,11 @@ struct AppendLogStoreTests {
     }
 
     @Test func uniqueConstraintViolationsLeaveTheLogAsItWas() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let store = try openStore(directory.store)
         try save(store, inserting: [try noteSnapshot("Unique")])
         let before = store.info
-        #expect(throws: DataStoreError.uniqueConstraintViolation) {
+        expectError(.uniqueConstraintViolation) {
             try save(store, inserting: [try noteSnapshot("Other"), try noteSnapshot("Unique")])
         }
         #expect(store.info.transactionCount == before.transactionCount)
@@ -87,7 +88,7 @@ struct AppendLogStoreTests {
     }
 
     @Test func batchOperationsAreTransactionsOfTheLog() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         var store = try openStore(directory.store)
         let ids = try store.insert(
             DataStoreBatchInsertRequest(
@@ -110,19 +111,19 @@ struct AppendLogStoreTests {
     }
 
     @Test func aClosedStoreRefusesCalls() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let store = try openStore(directory.store)
         store.close()
-        #expect(throws: DataStoreError.io) { try save(store, inserting: [try noteSnapshot("Late")]) }
+        expectError(.io) { try save(store, inserting: [try noteSnapshot("Late")]) }
         store.close()
     }
 
     @Test func aDirectoryThatIsNotALogIsRefusedAndLeftAlone() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         try FileManager.default.createDirectory(at: directory.store, withIntermediateDirectories: true)
         let stranger = file(directory.store, "notes.txt")
         try Data("keep me".utf8).write(to: stranger)
-        #expect(throws: DataStoreError.invalidConfiguration) { try openStore(directory.store) }
+        expectError(.invalidConfiguration) { try openStore(directory.store) }
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.store.path) == ["notes.txt"])
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ModelStoreTestSupport
 import ModelStore
 import ModelStoreAppendLog
 import Testing
@@ -36,29 +37,9 @@ final class Folder: PersistentModel {
     }
 }
 
-/// A directory of its own for one test, removed when the test is done with it.
-final class TemporaryDirectory {
-    let url: URL
-
-    /// A new directory; `memoryBacked` puts it on `/dev/shm` where there is one, for tests that
-    /// open a store thousands of times and simulate crashes by cutting files rather than by syncing.
-    init(_ name: String = #function, memoryBacked: Bool = false) {
-        let safe = name.filter { $0.isLetter || $0.isNumber }
-        let shm = URL(fileURLWithPath: "/dev/shm", isDirectory: true)
-        let base =
-            memoryBacked && FileManager.default.isWritableFile(atPath: shm.path)
-            ? shm : FileManager.default.temporaryDirectory
-        url = base.appendingPathComponent("AppendLogTests-\(safe)-\(UUID().uuidString.prefix(8))")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
+extension TemporaryDirectory {
     /// The store directory inside it.
-    var store: URL { url.appendingPathComponent("store.log") }
-
-    /// A fresh sibling directory (for copies of the store).
-    func sibling(_ name: String) -> URL { url.appendingPathComponent(name) }
+    var store: URL { file("store.log") }
 }
 
 let noteSchema = Schema(Note.self, Folder.self)

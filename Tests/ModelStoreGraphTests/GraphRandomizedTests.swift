@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ModelStoreTestSupport
 
 /// Seeded random sessions of inserts, deletes, relationship changes, awkward values, saves,
 /// rollbacks, reopens and fetches, run on every store and on the plain-Swift oracle; a failure is
@@ -121,17 +122,3 @@ enum GraphShrinker {
     }
 }
 
-/// A small, fast, seeded random number generator (SplitMix64).
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import ModelStoreInMemory
 import Testing
+import ModelStoreTestSupport
 
 /// The context's graph semantics, the same in every store: the reproductions of issue 12.
 struct GraphSemanticsTests {

@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import ModelStoreInMemory
 import Testing
+import ModelStoreTestSupport
 
 /// Saves across several stores, and failures while loading relationships: issue 12, items 8 and 11.
 struct SaveAtomicityTests {
@@ -44,7 +45,7 @@ struct SaveAtomicityTests {
         context.insert(rex)
         let duplicate = Author("ada@example.com")
         context.insert(duplicate)
-        #expect(throws: DataStoreError.uniqueConstraintViolation) { try context.save() }
+        expectError(.uniqueConstraintViolation) { try context.save() }
         #expect(rex.persistentModelID.isTemporary)
         #expect(try ModelContext(container).fetchCount(FetchDescriptor<Pet>()) == 0)
         #expect(context.hasChanges)

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreTestSupport
 import ModelStoreAppendLog
 import ModelStoreInMemory
 import ModelStoreJSONFile
@@ -29,17 +30,16 @@ enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
 /// A store of one kind in a temporary directory, opened for the graph models.
 final class StoreUnderTest {
     let kind: StoreKind
-    let directory: URL
+    private let folder: TemporaryDirectory
+    var directory: URL { folder.url }
     let schema: Schema
     private(set) var container: ModelContainer
 
     init(_ kind: StoreKind, types: [any PersistentModel.Type] = [Owner.self, Pet.self, Toy.self]) throws {
         self.kind = kind
-        directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("ModelStoreGraphTests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        folder = try TemporaryDirectory()
         schema = Schema(types)
-        container = try ModelContainer(for: schema, configurations: [kind.configuration(in: directory)])
+        container = try ModelContainer(for: schema, configurations: [kind.configuration(in: folder.url)])
     }
 
     /// A new container on the same store: the stored state as a fresh process would read it
@@ -67,5 +67,4 @@ final class StoreUnderTest {
         return result
     }
 
-    deinit { try? FileManager.default.removeItem(at: directory) }
 }

@@ -3,6 +3,7 @@ import ModelStore
 import Testing
 
 @testable import ModelStoreJSONFile
+import ModelStoreTestSupport
 
 /// Files that must not open: each gives a typed error naming the file, the line and column and
 /// what is wrong, and the failed open writes nothing.
@@ -201,7 +202,7 @@ struct BadInputTests {
         _ = try Stores.save(
             try Stores.open(directory.file()), inserting: [try Stores.new("Gadget", ["name": .string("a")])])
         try FileManager.default.removeItem(at: directory.file())
-        #expect(throws: DataStoreError.notFound) { try Stores.open(directory.file()) }
+        ModelStoreTestSupport.expectError(.notFound) { try Stores.open(directory.file()) }
         #expect(!FileManager.default.fileExists(atPath: directory.file().path))
     }
 

@@ -3,6 +3,7 @@ import ModelStore
 import Testing
 
 @testable import ModelStoreJSONFile
+import ModelStoreTestSupport
 
 /// A save stopped after each of its steps: by a crash (nothing cleaned up, the store abandoned),
 /// or by a failure (the save throws). Reopening always finds the old file or the new one, complete.

@@ -3,6 +3,7 @@ import ModelStore
 import Testing
 
 @testable import ModelStoreJSONFile
+import ModelStoreTestSupport
 
 /// Files written by hand, in any valid JSON layout, open; what they leave out takes defaults.
 struct HandWrittenFileTests {

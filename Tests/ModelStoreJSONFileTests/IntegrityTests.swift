@@ -3,6 +3,7 @@ import ModelStore
 import Testing
 
 @testable import ModelStoreJSONFile
+import ModelStoreTestSupport
 
 /// The document's checksum: a changed byte is refused with an error that names the file and says
 /// how to accept a deliberate edit; `seal` and `acceptsHandEdits` accept one.
@@ -89,15 +90,15 @@ struct IntegrityTests {
         var tampered = Array(try Data(contentsOf: directory.file("hand.json")))
         tampered[tampered.count - 8] = UInt8(ascii: "y")
         try Data(tampered).write(to: directory.file("hand.json"))
-        #expect(throws: DataStoreError.corrupted) { try Stores.open(directory.file("hand.json")) }
+        expectError(.corrupted) { try Stores.open(directory.file("hand.json")) }
     }
 
     @Test func sealRefusesWhatIsNotADocument() throws {
         let directory = try TemporaryDirectory()
         try Data("{\"formatVersion\": 1, ".utf8).write(to: directory.file())
-        #expect(throws: DataStoreError.corrupted) { try JSONFileStore.seal(at: directory.file()) }
+        expectError(.corrupted) { try JSONFileStore.seal(at: directory.file()) }
         #expect(directory.file().text == "{\"formatVersion\": 1, ")
-        #expect(throws: DataStoreError.notFound) { try JSONFileStore.seal(at: directory.file("none.json")) }
+        expectError(.notFound) { try JSONFileStore.seal(at: directory.file("none.json")) }
     }
 
     @Test func eachFormatVersionCaseHasOneCodeAndWording() throws {

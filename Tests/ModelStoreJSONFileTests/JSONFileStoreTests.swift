@@ -3,6 +3,7 @@ import ModelStore
 import Testing
 
 @testable import ModelStoreJSONFile
+import ModelStoreTestSupport
 
 /// The store through a container and directly: round trips, the file it writes, reopening, batches.
 struct JSONFileStoreTests {
@@ -251,7 +252,7 @@ struct JSONFileStoreTests {
         let store = try Stores.open(directory.file())
         try Stores.save(store, inserting: [try Stores.new("Gadget", ["name": .string("a")])])
         let before = directory.file().text
-        #expect(throws: DataStoreError.uniqueConstraintViolation) {
+        expectError(.uniqueConstraintViolation) {
             try Stores.save(store, inserting: [try Stores.new("Gadget", ["name": .string("a")])])
         }
         #expect(directory.file().text == before)

@@ -2,6 +2,7 @@ import Foundation
 @_spi(AdapterKit) import ModelStore
 import ModelStoreSQLite
 import Testing
+import ModelStoreTestSupport
 
 /// SQL push-down against the reference: random data full of edge values (`NaN`, `-0.0`, `nil`,
 /// canonically equivalent but differently spelled strings, extreme integers) and random filters
@@ -20,7 +21,7 @@ struct PushDownRandomizedTests {
     static let ints: [Int64] = [-3, -1, 0, 1, 2, 3, .max, .min]
 
     struct Generator {
-        var random: SeededGenerator
+        var random: SplitMix64
 
         mutating func pick<T>(_ items: [T]) -> T { items[Int(random.next() % UInt64(items.count))] }
         mutating func chance(_ percent: UInt64) -> Bool { random.next() % 100 < percent }
@@ -104,7 +105,7 @@ struct PushDownRandomizedTests {
         let schema = try ItemSchema.schema()
         let store = try ItemSchema.store(directory.file("items.sqlite"), schema: schema)
         let entity = try #require(schema.entity(named: "Item"))
-        var generator = Generator(random: SeededGenerator(seed: seed))
+        var generator = Generator(random: SplitMix64(seed: seed))
         let temporary = (0..<60).map { _ in PersistentIdentifier.temporary(entityName: "Item") }
         var written: [DefaultSnapshot] = []
         for (index, id) in temporary.enumerated() {

@@ -3,6 +3,7 @@ import Foundation
 @_spi(AdapterKit) import ModelStore
 import ModelStoreSQLite
 import Testing
+import ModelStoreTestSupport
 
 /// What a user of `SQLiteStore` sees beyond the conformance suite: the file's shape, migrations,
 /// SQL plans, batches and referential integrity.
@@ -100,7 +101,7 @@ struct SQLiteStoreTests {
                 editingState: EditingState()))
         #expect(try store.count(StoreQuery(entityName: "Item", filter: .equal("nick", .string("batch")))) == 5)
         // Giving two models the same unique value fails and changes nothing.
-        #expect(throws: DataStoreError.uniqueConstraintViolation) {
+        expectError(.uniqueConstraintViolation) {
             try store.update(
                 DataStoreBatchUpdateRequest<SchemaOnlyModel>(
                     identifiers: Array(ids[0..<2]), values: [entity.slot(of: "code")!: .string("same")],

@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import ModelStoreInMemory
 import Testing
+import ModelStoreTestSupport
 
 /// The app-level scenario: trips with items (cascade), a destination (nullify) and a unique name.
 struct TripAppTests {
@@ -154,7 +155,7 @@ struct TripAppTests {
         _ = try seed()
         try context.transaction { context.insert(Trip(name: "Summer")) }
         #expect(try ModelContext(container).fetchCount(FetchDescriptor<Trip>()) == 3)
-        #expect(throws: DataStoreError.uniqueConstraintViolation) {
+        expectError(.uniqueConstraintViolation) {
             try context.transaction { context.insert(Trip(name: "Summer")) }
         }
         #expect(!context.hasChanges)
@@ -240,7 +241,7 @@ struct DeleteRuleTests {
         let book = Book("A")
         book.related = [Book("B"), Book("C"), Book("D")]
         context.insert(book)
-        #expect(throws: DataStoreError.relationshipCountViolation) { try context.save() }
+        expectError(.relationshipCountViolation) { try context.save() }
         book.related.removeLast()
         try context.save()
     }
@@ -259,14 +260,14 @@ struct BatchTests {
         let changed = try context.update(Author.self, where: #Predicate { $0.last >= "L5" }, set: [.set(\.first, to: "Late")])
         #expect(changed == 5)
         #expect(try context.fetchCount(FetchDescriptor<Author>(predicate: #Predicate { $0.first == "Late" })) == 5)
-        #expect(throws: DataStoreError.uniqueConstraintViolation) {
+        expectError(.uniqueConstraintViolation) {
             try context.update(Author.self, set: [.set(\.email, to: "same@x")])
         }
         #expect(try context.fetchCount(FetchDescriptor<Author>(predicate: #Predicate { $0.email == "same@x" })) == 0)
         try context.delete(model: Author.self, where: #Predicate { $0.first == "Late" })
         #expect(try context.fetchCount(FetchDescriptor<Author>()) == 5)
         #expect(registered.first == "F0")
-        #expect(throws: DataStoreError.uniqueConstraintViolation) {
+        expectError(.uniqueConstraintViolation) {
             try context.insert(Author.self, rows: [[.set(\.first, to: "X"), .set(\.last, to: "Y"), .set(\.email, to: "0@x")]])
         }
         #expect(try context.fetchCount(FetchDescriptor<Author>()) == 5)
@@ -310,6 +311,6 @@ struct PrefetchTests {
         try context.save()
         var descriptor = FetchDescriptor<Trip>()
         descriptor.relationshipKeyPathsForPrefetching = [\Trip.name]
-        #expect(throws: DataStoreError.invalidValue) { try ModelContext(container).fetch(descriptor) }
+        expectError(.invalidValue) { try ModelContext(container).fetch(descriptor) }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreTestSupport
 import ModelStoreInMemory
 import Testing
 
@@ -57,10 +58,8 @@ struct DataStoreMaintenanceTests {
     }
 
     @Test func filesListAFileAndTheFilesBesideIt() throws {
-        let folder = FileManager.default.temporaryDirectory
-            .appendingPathComponent("DataStoreMaintenanceTests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let temporary = try TemporaryDirectory()
+        let folder = temporary.url
         try Data("abc".utf8).write(to: folder.appendingPathComponent("store.json"))
         try Data("de".utf8).write(to: folder.appendingPathComponent("store.json.backup"))
         try Data("f".utf8).write(to: folder.appendingPathComponent("other.json"))

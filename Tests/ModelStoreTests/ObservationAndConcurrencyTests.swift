@@ -3,6 +3,7 @@ import ModelStore
 import ModelStoreInMemory
 import Observation
 import Testing
+import ModelStoreTestSupport
 
 struct ObservationTests {
     @Test func propertyWritesNotifyObservers() throws {
@@ -124,7 +125,7 @@ struct MultipleStoreTests {
     }
 
     @Test func duplicateConfigurationNamesAreRejected() throws {
-        #expect(throws: DataStoreError.invalidConfiguration) {
+        expectError(.invalidConfiguration) {
             try ModelContainer(for: Trip.self, configurations: .inMemory(name: "a"), .inMemory(name: "a"))
         }
     }

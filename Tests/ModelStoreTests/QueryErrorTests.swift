@@ -1,6 +1,7 @@
 import Foundation
 @_spi(AdapterKit) import ModelStore
 import Testing
+import ModelStoreTestSupport
 
 /// Predicates that cannot be evaluated, and key paths that are not stored, fail with
 /// ``DataStoreError/invalidPredicate`` naming the culprit, the same way on every store; never a crash.
@@ -33,10 +34,10 @@ struct QueryErrorTests {
         for way in FetchWay.allCases {
             let context = ModelContext(harness.container(way))
             let descriptor = FetchDescriptor<Reading>(predicate: #Predicate { $0.int > -100 && $0.note! == "x" })
-            #expect(throws: DataStoreError.invalidPredicate) { try context.fetchCount(descriptor) }
-            #expect(throws: DataStoreError.invalidPredicate) { try context.fetchIdentifiers(descriptor) }
-            #expect(throws: DataStoreError.invalidPredicate) { try context.enumerate(descriptor) { _ in } }
-            #expect(throws: DataStoreError.invalidPredicate) {
+            expectError(.invalidPredicate) { try context.fetchCount(descriptor) }
+            expectError(.invalidPredicate) { try context.fetchIdentifiers(descriptor) }
+            expectError(.invalidPredicate) { try context.enumerate(descriptor) { _ in } }
+            expectError(.invalidPredicate) {
                 try context.delete(model: Reading.self, where: #Predicate { $0.note! == "x" })
             }
             #expect(try context.fetchCount(FetchDescriptor<Reading>()) == QueryDataset.count)
@@ -94,17 +95,17 @@ struct QueryErrorTests {
     @Test func snapshotEvaluatorRejectsUnknownPropertiesAndMissingResolvers() throws {
         let schema = Schema([Reading.self])
         let entity = try #require(schema.entity(named: "Reading"))
-        #expect(throws: DataStoreError.invalidPredicate) {
+        expectError(.invalidPredicate) {
             try SnapshotEvaluator(filter: .equal("nope", .int(1)), entity: entity)
         }
-        #expect(throws: DataStoreError.invalidPredicate) {
+        expectError(.invalidPredicate) {
             try SnapshotEvaluator(filter: .compare("station", .less, .int(1)), entity: entity, schema: schema)
         }
-        #expect(throws: DataStoreError.unsupportedFeature) {
+        expectError(.unsupportedFeature) {
             try SnapshotEvaluator(
                 filter: .compare("station.name", .equal, .string("x")), entity: entity, schema: schema)
         }
-        #expect(throws: DataStoreError.invalidPredicate) {
+        expectError(.invalidPredicate) {
             try SnapshotEvaluator(filter: .any("station", .constant(true)), entity: entity, schema: schema) { _ in nil }
         }
         do {

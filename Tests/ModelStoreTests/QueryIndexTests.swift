@@ -1,6 +1,7 @@
 import Foundation
 @_spi(AdapterKit) import ModelStore
 import Testing
+import ModelStoreTestSupport
 
 /// ``SnapshotTable``'s indexes: the rows an index finds are the rows a scan finds, through any
 /// sequence of inserts, updates, deletes and loads, and queries use the index they should.
@@ -66,7 +67,7 @@ struct QueryIndexTests {
 
     @Test(arguments: [11, 12, 13] as [UInt64])
     func indexesAgreeWithScansThroughChanges(seed: UInt64) throws {
-        var rng = SplitMix64(state: seed)
+        var rng = SplitMix64(seed: seed)
         var table = SnapshotTable(schema: schema)
         let ints = [-3, 0, 1, 2, 5, 9, 100]
         let doubles: [Double] = [-1, 0, -0.0, 0.5, 2, 7.25]
@@ -200,7 +201,7 @@ struct QueryIndexTests {
         // Enough rows of one kind that the index sorts by typed keys, with repeated values so ties
         // fall back to identifier order.
         var table = SnapshotTable(schema: schema)
-        var rng = SplitMix64(state: 5)
+        var rng = SplitMix64(seed: 5)
         let rows = try (0..<500).map { index in
             try snapshot("C\(index)", int: Int(rng.next() % 50), double: Double(rng.next() % 30), text: "t\(rng.next() % 40)")
         }

@@ -1,21 +1,7 @@
 import Foundation
 import ModelStore
+import ModelStoreTestSupport
 
-/// A seeded generator, so a failing case can be replayed.
-struct SplitMix64: RandomNumberGenerator, Sendable {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func pick<T>(_ items: [T]) -> T { items[Int.random(in: 0..<items.count, using: &self)] }
-    mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &self) < percent }
-}
 
 /// Random data for the differential test: values drawn from small pools, so equalities, ties,
 /// `nil`s and `NaN`s are frequent.
@@ -31,7 +17,7 @@ enum RandomData {
 
     static func seed(_ seed: UInt64) -> @Sendable (ModelContext) throws -> Void {
         { context in
-            var rng = SplitMix64(state: seed)
+            var rng = SplitMix64(seed: seed)
             let stations = [
                 Station("North", elevation: 900, region: "Alps"), Station("South", elevation: 10),
                 Station("Port", elevation: 100, region: nil), Station("", elevation: -5, region: ""),

@@ -1,13 +1,14 @@
 import Foundation
 import ModelStore
 import Testing
+import ModelStoreTestSupport
 
 /// Random data and random predicates, sorts and windows: pushed, partially pushed and in memory agree.
 struct QueryRandomizedTests {
     @Test(arguments: [0x5EED_0001, 0x5EED_0002, 0x5EED_0003] as [UInt64])
     func randomPredicatesAgreeEveryWay(seed: UInt64) throws {
         let harness = try QueryHarness(seed: RandomData.seed(seed))
-        var rng = SplitMix64(state: seed &* 31)
+        var rng = SplitMix64(seed: seed &* 31)
         var translated = 0
         for round in 0..<120 {
             let shape = RandomShape.random(&rng)
@@ -32,7 +33,7 @@ struct QueryRandomizedTests {
         ]
         for (index, capabilities) in mixes.enumerated() {
             let harness = try QueryHarness(limited: capabilities, seed: RandomData.seed(UInt64(index) + 77))
-            var rng = SplitMix64(state: UInt64(index) &+ 1_234)
+            var rng = SplitMix64(seed: UInt64(index) &+ 1_234)
             for round in 0..<40 {
                 let shape = RandomShape.random(&rng)
                 let (descriptor, label) = RandomSort.descriptor(&rng, predicate: shape.predicate)

@@ -2,6 +2,7 @@ import Foundation
 @_spi(AdapterKit) import ModelStore
 import ModelStoreInMemory
 import Testing
+import ModelStoreTestSupport
 
 struct SchemaDescriptionTests {
     @Test func descriptionRoundTripsThroughJSONAndRebuildsTheSchema() throws {
@@ -46,6 +47,6 @@ struct SchemaDescriptionTests {
         let description = Schema.Description(version: Schema.Version(1, 0, 0), entities: [
             Schema.EntityDescription(name: "A", properties: [.relationship("b", to: "Missing", isToOne: true)]),
         ])
-        #expect(throws: DataStoreError.invalidSchema) { try Schema(description) }
+        expectError(.invalidSchema) { try Schema(description) }
     }
 }

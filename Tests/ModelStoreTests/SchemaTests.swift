@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import ModelStoreInMemory
 import Testing
+import ModelStoreTestSupport
 
 struct SchemaTests {
     @Test func entitiesDescribeAttributesRelationshipsAndConstraints() throws {
@@ -80,7 +81,7 @@ struct SchemaTests {
     }
 
     @Test func containerNeedsAConfiguration() throws {
-        #expect(throws: DataStoreError.invalidConfiguration) {
+        expectError(.invalidConfiguration) {
             try ModelContainer(for: Schema([Trip.self]), configurations: [])
         }
     }

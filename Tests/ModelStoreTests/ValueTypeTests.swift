@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import ModelStoreInMemory
 import Testing
+import ModelStoreTestSupport
 
 struct ValueTypeTests {
     @Test func everyAttributeTypeRoundTripsThroughAStore() throws {
@@ -81,8 +82,8 @@ struct ValueTypeTests {
         #expect(snapshot["string"] == .string("hello"))
         #expect(snapshot["missing"] == nil)
         #expect(snapshot.entity == entity)
-        #expect(throws: DataStoreError.notFound) { try snapshot.value(of: "missing", as: Int.self) }
-        #expect(throws: DataStoreError.invalidValue) { try snapshot.value(of: "string", as: Int.self) }
+        expectError(.notFound) { try snapshot.value(of: "missing", as: Int.self) }
+        expectError(.invalidValue) { try snapshot.value(of: "string", as: Int.self) }
     }
 
     @Test func identifiersExposeTheirParts() throws {

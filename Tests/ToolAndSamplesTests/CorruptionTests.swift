@@ -1,3 +1,4 @@
+import ModelStoreTestSupport
 import Foundation
 import ModelStore
 import ModelStoreAppendLog

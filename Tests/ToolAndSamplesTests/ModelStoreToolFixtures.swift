@@ -3,6 +3,7 @@ import ModelStore
 import ModelStoreAdapters
 import ModelStoreAppendLog
 import Testing
+import ModelStoreTestSupport
 
 #if canImport(Glibc)
     import Glibc

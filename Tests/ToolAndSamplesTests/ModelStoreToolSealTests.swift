@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import ModelStoreJSONFile
 import Testing
+import ModelStoreTestSupport
 
 /// `modelstore seal`, and `verify` reporting everything opening would refuse.
 struct ModelStoreToolSealTests {
@@ -39,7 +40,7 @@ struct ModelStoreToolSealTests {
             text.contains("schema version 3.1.0: an app whose schema version is older refuses to open it"), "\(text)")
         #expect(try tool.json("verify", "json:library.json")["schemaVersion"] as? String == "3.1.0")
         // And the app at 1.0.0 does refuse it.
-        #expect(throws: DataStoreError.invalidSchema) { try ToolLibrary.open(.jsonFile(at: url)) }
+        expectError(.invalidSchema) { try ToolLibrary.open(.jsonFile(at: url)) }
     }
 
     @Test func verifyReportsAFormatVersionItCannotReadAsAProblem() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import Testing
+import ModelStoreTestSupport
 
 struct ReadmeTests {
     private static let repositoryRoot = URL(fileURLWithPath: #filePath)

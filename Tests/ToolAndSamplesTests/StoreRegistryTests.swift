@@ -6,6 +6,7 @@ import ModelStoreInMemory
 import ModelStoreJSONFile
 import ModelStoreSQLite
 import Testing
+import ModelStoreTestSupport
 
 struct StoreRegistryTests {
     /// A registry with the built-in schemes, of its own so tests don't share state.

@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import Testing
+import ModelStoreTestSupport
 
 struct StoreURLTests {
     @Test func schemeAloneHasNoLocationOrOptions() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ModelStoreTestSupport
 
 /// Drives the `trips` executable as a user would, each test in a working directory of its own.
 struct TripsCommandTests {

@@ -2,6 +2,7 @@ import CustomAdapterSample
 import Foundation
 import ModelStore
 import Testing
+import ModelStoreTestSupport
 
 /// A third-party store's maintenance, reached the way `modelstore` reaches every store: through
 /// its registered scheme, with no adapter type named.

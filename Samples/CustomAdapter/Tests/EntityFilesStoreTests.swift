@@ -2,6 +2,7 @@ import CustomAdapterSample
 import Foundation
 import ModelStore
 import Testing
+import ModelStoreTestSupport
 
 struct EntityFilesStoreTests {
     private let directory: URL

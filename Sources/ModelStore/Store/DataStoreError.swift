@@ -15,7 +15,7 @@ import Foundation
 ///
 /// Descriptions never include record contents. The values involved in a unique-constraint
 /// violation are available in ``conflictingValues`` for code that wants them.
-public struct DataStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct DataStoreError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         /// The code's name, as it appears in descriptions.
@@ -104,10 +104,6 @@ public struct DataStoreError: Error, Sendable, Equatable, CustomStringConvertibl
         if let underlyingError { text += " (underlying error: \(underlyingError))" }
         return text
     }
-
-    /// Errors are equal when their codes are, so `#expect(throws: DataStoreError.notFound)` matches
-    /// any not-found error whatever its message.
-    public static func == (lhs: DataStoreError, rhs: DataStoreError) -> Bool { lhs.code == rhs.code }
 
     /// Matches an error by code: `catch DataStoreError.uniqueConstraintViolation { … }`.
     public static func ~= (pattern: DataStoreError, error: any Error) -> Bool {

@@ -1,4 +1,5 @@
 import Foundation
+import ModelStoreTestSupport
 @_spi(AdapterKit) import ModelStore
 
 @testable import ModelStoreJSONFile
@@ -83,20 +84,9 @@ final class Memo: PersistentModel {
     init() {}
 }
 
-/// A folder of its own for one test, removed when the test ends.
-final class TemporaryDirectory {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("ModelStoreJSONFileTests-" + UUID().uuidString, isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    /// A file in the folder.
-    func file(_ name: String = "store.json") -> URL { url.appendingPathComponent(name) }
+extension TemporaryDirectory {
+    /// The store file inside it, or another file.
+    func file() -> URL { file("store.json") }
 }
 
 enum Stores {

@@ -1,21 +1,7 @@
 import Foundation
+import ModelStoreTestSupport
 @_spi(AdapterKit) import ModelStore
 import ModelStoreSQLite
-
-/// A temporary directory that removes itself.
-final class TemporaryDirectory {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "ModelStoreSQLiteTests-" + UUID().uuidString)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-}
 
 /// A schema without model types, so tests can drive a store with snapshots of every value kind.
 enum ItemSchema {
@@ -58,18 +44,6 @@ enum ItemSchema {
     }
 }
 
-/// A seeded generator (SplitMix64), so a failing run can be replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 extension SQLiteStore {
     /// Runs a neutral query, as a context would push it.
