@@ -9,7 +9,7 @@ struct GraphSemanticsTests {
     /// Fetches every model of a type in a fresh context, sorted by a key: on a reopened store, or
     /// with `reopening: false`, on the same container.
     private func stored<T: PersistentModel>(
-        _ type: T.Type, in store: StoreUnderTest, by key: KeyPath<T, String> & Sendable, reopening: Bool = true
+        _ type: T.Type, in store: StoreUnderTest, by key: any KeyPath<T, String> & Sendable, reopening: Bool = true
     ) throws -> [T] {
         let context = ModelContext(reopening ? try store.reopen() : store.container)
         return try context.fetch(FetchDescriptor<T>(sortBy: [SortDescriptor(key)]))

@@ -2,6 +2,7 @@ import Foundation
 @_spi(AdapterKit) import ModelStore
 import Testing
 import ModelStoreTestSupport
+import ModelStoreInMemory
 
 /// ``SnapshotTable``'s indexes: the rows an index finds are the rows a scan finds, through any
 /// sequence of inserts, updates, deletes and loads, and queries use the index they should.

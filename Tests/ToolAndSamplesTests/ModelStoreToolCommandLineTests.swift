@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import ModelStoreJSONFile
 import Testing
+import ModelStoreTestSupport
 
 /// The `modelstore` command line: help, usage errors, bad URLs, missing paths and exit statuses.
 struct ModelStoreToolCommandLineTests {

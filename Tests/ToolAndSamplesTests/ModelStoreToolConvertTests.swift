@@ -3,6 +3,7 @@ import ModelStore
 import ModelStoreAppendLog
 import ModelStoreJSONFile
 import Testing
+import ModelStoreTestSupport
 
 /// `modelstore convert`: copies between stores keep primary keys and relationships.
 struct ModelStoreToolConvertTests {

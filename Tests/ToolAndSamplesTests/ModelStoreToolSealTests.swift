@@ -3,6 +3,7 @@ import ModelStore
 import ModelStoreJSONFile
 import Testing
 import ModelStoreTestSupport
+import ModelStoreAppendLog
 
 /// `modelstore seal`, and `verify` reporting everything opening would refuse.
 struct ModelStoreToolSealTests {

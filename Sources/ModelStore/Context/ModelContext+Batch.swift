@@ -2,7 +2,7 @@ import Foundation
 
 /// One property assignment of a batch update or insert: `.set(\.isDone, to: true)`.
 public struct BatchAssignment<Model: PersistentModel>: Sendable {
-    let keyPath: PartialKeyPath<Model> & Sendable
+    let keyPath: any PartialKeyPath<Model> & Sendable
     /// The stored form, or why the value could not be encoded (thrown when the batch runs).
     private let encoded: Result<StoreValue, any Error>
 
@@ -10,7 +10,7 @@ public struct BatchAssignment<Model: PersistentModel>: Sendable {
     func value() throws -> StoreValue { try encoded.get() }
 
     /// Sets an attribute to a value.
-    public static func set<Value>(_ keyPath: KeyPath<Model, Value> & Sendable, to value: Value) -> Self {
+    public static func set<Value>(_ keyPath: any KeyPath<Model, Value> & Sendable, to value: Value) -> Self {
         guard let codec = ValueCodecs.codec(for: Value.self) else {
             preconditionFailure("'\(Value.self)' is not a storable type")
         }

@@ -183,7 +183,7 @@ class FieldAccessor {
     let originalName: String?
     var slot = -1
     /// The key path ``Schema/Attribute/keyPath`` and ``Schema/Relationship/keyPath`` hand out; set once, at layout time.
-    var keyPath: (AnyKeyPath & Sendable)?
+    var keyPath: (any AnyKeyPath & Sendable)?
 
     init(name: String, offset: Int, originalName: String?) {
         self.name = name
@@ -248,7 +248,7 @@ final class TypedAttributeAccessor<Value>: AttributeAccessor {
 protocol AttributeField {
     static var valueTypeName: String { get }
     static func makeAccessor(name: String, offset: Int, probe: UnsafeMutableRawPointer) -> AttributeAccessor?
-    static func makeKeyPath<M: PersistentModel>(_ model: M.Type, offset: Int) -> AnyKeyPath & Sendable
+    static func makeKeyPath<M: PersistentModel>(_ model: M.Type, offset: Int) -> any AnyKeyPath & Sendable
 }
 
 extension Attribute: AttributeField {
@@ -257,7 +257,7 @@ extension Attribute: AttributeField {
         guard let codec = ValueCodecs.codec(for: Value.self) else { return nil }
         return TypedAttributeAccessor(name: name, offset: offset, codec: codec, probe: probe)
     }
-    static func makeKeyPath<M: PersistentModel>(_ model: M.Type, offset: Int) -> AnyKeyPath & Sendable {
+    static func makeKeyPath<M: PersistentModel>(_ model: M.Type, offset: Int) -> any AnyKeyPath & Sendable {
         \M.[storedAttribute: FieldOffset<Value>(offset: offset)]
     }
 }
@@ -489,7 +489,7 @@ protocol RelationshipField {
     static func makeAccessor<M: PersistentModel>(
         name: String, offset: Int, probe: UnsafeMutableRawPointer, model: M.Type
     ) -> RelationshipAccessor
-    static func makeKeyPath<M: PersistentModel>(_ model: M.Type, offset: Int) -> AnyKeyPath & Sendable
+    static func makeKeyPath<M: PersistentModel>(_ model: M.Type, offset: Int) -> any AnyKeyPath & Sendable
 }
 
 extension Relationship: RelationshipField {
@@ -498,7 +498,7 @@ extension Relationship: RelationshipField {
     ) -> RelationshipAccessor {
         TypedRelationshipAccessor<M, Value>(name: name, offset: offset, probe: probe)
     }
-    static func makeKeyPath<M: PersistentModel>(_ model: M.Type, offset: Int) -> AnyKeyPath & Sendable {
+    static func makeKeyPath<M: PersistentModel>(_ model: M.Type, offset: Int) -> any AnyKeyPath & Sendable {
         \M.[storedRelationship: FieldOffset<Value>(offset: offset)]
     }
 }

@@ -90,15 +90,15 @@ public struct ModelConstraint<Model: PersistentModel>: Sendable {
     /// Uniqueness or index.
     public let kind: ModelConstraintKind
     /// The properties, in order.
-    public let keyPaths: [PartialKeyPath<Model> & Sendable]
+    public let keyPaths: [any PartialKeyPath<Model> & Sendable]
 
     /// The combination of these properties must be unique (SwiftData's `#Unique`).
-    public static func unique(_ keyPaths: (PartialKeyPath<Model> & Sendable)...) -> Self {
+    public static func unique(_ keyPaths: (any PartialKeyPath<Model> & Sendable)...) -> Self {
         ModelConstraint(kind: .unique, keyPaths: keyPaths)
     }
 
     /// An index over these properties (SwiftData's `#Index`).
-    public static func index(_ keyPaths: (PartialKeyPath<Model> & Sendable)...) -> Self {
+    public static func index(_ keyPaths: (any PartialKeyPath<Model> & Sendable)...) -> Self {
         ModelConstraint(kind: .index, keyPaths: keyPaths)
     }
 }

@@ -22,9 +22,9 @@ public struct FetchDescriptor<T: PersistentModel>: Sendable {
     /// Whether models inserted, changed or deleted in the context but not saved count (the default).
     public var includePendingChanges: Bool
     /// The properties the caller needs; a hint adapters may use to load less.
-    public var propertiesToFetch: [PartialKeyPath<T> & Sendable]
+    public var propertiesToFetch: [any PartialKeyPath<T> & Sendable]
     /// Relationships to load with the results instead of on first access.
-    public var relationshipKeyPathsForPrefetching: [PartialKeyPath<T> & Sendable]
+    public var relationshipKeyPathsForPrefetching: [any PartialKeyPath<T> & Sendable]
 
     /// A descriptor with a predicate and sort.
     public init(predicate: Predicate<T>? = nil, sortBy: [SortDescriptor<T>] = []) {

@@ -210,10 +210,10 @@ extension Schema {
     /// A schema key path cast to its typed form. Key paths are immutable, so every key path the
     /// schema holds is `Sendable`; the cast only restores the marker a dynamic cast drops.
     static func typed<Model, Value>(
-        _ keyPath: (AnyKeyPath & Sendable)?, on _: Model.Type, as _: Value.Type
-    ) -> (KeyPath<Model, Value> & Sendable)? {
+        _ keyPath: (any AnyKeyPath & Sendable)?, on _: Model.Type, as _: Value.Type
+    ) -> (any KeyPath<Model, Value> & Sendable)? {
         guard let typed = keyPath as? KeyPath<Model, Value> else { return nil }
-        return unsafeBitCast(typed, to: (KeyPath<Model, Value> & Sendable).self)
+        return unsafeBitCast(typed, to: (any KeyPath<Model, Value> & Sendable).self)
     }
 
     /// A persisted property: an attribute or a relationship.
@@ -270,13 +270,13 @@ extension Schema {
         /// Fetches resolve it like the key path literal (`\Trip.name`), but the two are different
         /// values; to find the attribute of a literal, use ``Schema/Entity/attribute(for:)``.
         /// Reading through it is not seen by `withObservationTracking`; read the property itself for that.
-        public let keyPath: (AnyKeyPath & Sendable)?
+        public let keyPath: (any AnyKeyPath & Sendable)?
 
         /// ``keyPath`` typed for `Model` and `Value`, or `nil` if it is not a key path of that type:
         /// `attribute.keyPath(on: Trip.self, as: String.self)`, ready for `SortDescriptor` or a predicate.
         public func keyPath<Model: PersistentModel, Value>(
             on model: Model.Type, as value: Value.Type
-        ) -> (KeyPath<Model, Value> & Sendable)? {
+        ) -> (any KeyPath<Model, Value> & Sendable)? {
             Schema.typed(keyPath, on: model, as: value)
         }
 
@@ -329,13 +329,13 @@ extension Schema {
         /// Fetches resolve it like the key path literal (`\Trip.items`), but the two are different
         /// values; to find the relationship of a literal, use ``Schema/Entity/relationship(for:)``.
         /// Reading through it is not seen by `withObservationTracking`; read the property itself for that.
-        public let keyPath: (AnyKeyPath & Sendable)?
+        public let keyPath: (any AnyKeyPath & Sendable)?
 
         /// ``keyPath`` typed for `Model` and `Value` (`Destination?` or `[Destination]`), or `nil` if
         /// it is not a key path of that type: `relationship.keyPath(on: Trip.self, as: [Item].self)`.
         public func keyPath<Model: PersistentModel, Value>(
             on model: Model.Type, as value: Value.Type
-        ) -> (KeyPath<Model, Value> & Sendable)? {
+        ) -> (any KeyPath<Model, Value> & Sendable)? {
             Schema.typed(keyPath, on: model, as: value)
         }
 

@@ -33,7 +33,7 @@ public final class ValueCodec<Value>: @unchecked Sendable {
 
 /// The registry of value codecs, resolved once per type.
 public enum ValueCodecs {
-    private static let cache = LockedValue<[ObjectIdentifier: AnyObject & Sendable]>([:])
+    private static let cache = LockedValue<[ObjectIdentifier: any AnyObject & Sendable]>([:])
 
     /// The codec for `type`, or `nil` if ModelStore cannot store values of that type.
     ///

@@ -26,7 +26,7 @@ struct CorpusQuery: Sendable {
     /// A query over `T`, keyed by a unique string property of `T`.
     static func make<T: PersistentModel>(
         _ name: String, _ family: ConformanceFilterKind, also kinds: Set<ConformanceFilterKind> = [],
-        key: KeyPath<T, String> & Sendable, models: @escaping @Sendable (Seed) -> [T],
+        key: any KeyPath<T, String> & Sendable, models: @escaping @Sendable (Seed) -> [T],
         predicate: Predicate<T>, sortBy: [SortDescriptor<T>] = []
     ) -> CorpusQuery {
         let descriptor = FetchDescriptor<T>(predicate: predicate, sortBy: sortBy)

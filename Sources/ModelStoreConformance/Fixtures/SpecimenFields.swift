@@ -8,7 +8,7 @@ struct SpecimenField: Sendable {
     let render: @Sendable (Specimen) -> String
 
     static func field<Value: Equatable & Sendable>(
-        _ name: String, _ keyPath: KeyPath<Specimen, Value> & Sendable
+        _ name: String, _ keyPath: any KeyPath<Specimen, Value> & Sendable
     ) -> SpecimenField {
         SpecimenField(
             name: name, equal: { exactlyEqual($0[keyPath: keyPath], $1[keyPath: keyPath]) },
