@@ -13,17 +13,22 @@ extension SQLiteStore {
     public func save(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
     ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
-        try withWriter { writer in
-            let minted = try writer.mint(request.inserted, updated: request.updated)
-            let deleted = request.deleted.map(\.persistentIdentifier)
-            try writer.delete(deleted)
-            try writer.write(minted.updated, update: true)
-            try writer.write(minted.inserted, update: false)
-            let repaired = try writer.clearDanglingReferences(
-                changed: minted.updated + minted.inserted, deleted: deleted)
-            return DataStoreSaveChangesResult(
-                for: identifier, remappedIdentifiers: minted.remap, snapshotsToReregister: repaired)
-        }
+        try withWriter { writer in try apply(request, with: &writer) }
+    }
+
+    /// The steps of a save, inside a write transaction: deletes, then updates, then inserts, then
+    /// references to models that are gone cleared.
+    func apply(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, with writer: inout RowWriter
+    ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        let minted = try writer.mint(request.inserted, updated: request.updated)
+        let deleted = request.deleted.map(\.persistentIdentifier)
+        try writer.delete(deleted)
+        try writer.write(minted.updated, update: true)
+        try writer.write(minted.inserted, update: false)
+        let repaired = try writer.clearDanglingReferences(changed: minted.updated + minted.inserted, deleted: deleted)
+        return DataStoreSaveChangesResult(
+            for: identifier, remappedIdentifiers: minted.remap, snapshotsToReregister: repaired)
     }
 
     /// Deletes models by identifier in one statement per entity table; unknown identifiers are ignored.
@@ -127,11 +132,16 @@ extension SQLiteStore {
         }
     }
 
+    /// A writer of this store's rows on `connection`.
+    func writer(on connection: SQLiteConnection) -> RowWriter {
+        RowWriter(connection: connection, storeIdentifier: identifier, layouts: layouts)
+    }
+
     /// Runs `body` with a writer in one write transaction, and saves the key counter.
     func withWriter<Result>(_ body: (inout RowWriter) throws -> Result) throws -> Result {
         try database.withLock { connection in
             try connection.writeTransaction {
-                var writer = RowWriter(connection: connection, storeIdentifier: identifier, layouts: layouts)
+                var writer = writer(on: connection)
                 let result = try body(&writer)
                 try writer.storeNextKey()
                 return result

@@ -34,6 +34,9 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
 
     let layouts: [String: EntityLayout]
     let database: ConnectionLock
+    /// A second connection to the file, opened by the first save across stores: that save writes
+    /// through it, so ``database`` goes on serving fetches of the state before it commits.
+    let crossStoreWriter = LockedValue<ConnectionLock?>(nil)
 
     /// The version of the storage format this build writes and reads.
     static let formatVersion = 1

@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import ModelStoreInMemory
+import ModelStoreSQLite
 import Testing
 import ModelStoreTestSupport
 
@@ -49,6 +50,32 @@ struct SaveAtomicityTests {
         #expect(rex.persistentModelID.isTemporary)
         #expect(try ModelContext(container).fetchCount(FetchDescriptor<Pet>()) == 0)
         #expect(context.hasChanges)
+
+        duplicate.email = "grace@example.com"
+        try context.save()
+        #expect(!rex.persistentModelID.isTemporary)
+        let reader = ModelContext(container)
+        #expect(try reader.fetch(FetchDescriptor<Pet>()).map(\.name) == ["Rex"])
+        #expect(try reader.fetchCount(FetchDescriptor<Author>()) == 2)
+    }
+
+    @Test func aSaveAcrossAnSQLiteFileAndAnotherStoreIsAllOrNothing() throws {
+        let directory = try TemporaryDirectory()
+        var pets = SQLiteStoreConfiguration(url: directory.file("pets.sqlite"))
+        pets.schema = Schema([Pet.self])
+        let authors = InMemoryStoreConfiguration(name: "authors", schema: Schema([Author.self]))
+        let container = try ModelContainer(for: Schema([Pet.self, Author.self]), configurations: [pets, authors])
+        let context = ModelContext(container)
+        context.insert(Author("ada@example.com"))
+        try context.save()
+
+        let rex = Pet("Rex")
+        context.insert(rex)
+        let duplicate = Author("ada@example.com")
+        context.insert(duplicate)
+        expectError(.uniqueConstraintViolation) { try context.save() }
+        #expect(rex.persistentModelID.isTemporary)
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Pet>()) == 0)
 
         duplicate.email = "grace@example.com"
         try context.save()

@@ -8,7 +8,7 @@ extension ConformanceAdapter {
     /// The SQLite store on a file in the case's directory, as an app would configure it.
     static let sqlite = ConformanceAdapter(
         name: "SQLiteStore",
-        capabilities: [.batching, .durability, .erase, .multiProcessAccess, .migrations],
+        capabilities: [.batching, .durability, .erase, .multiProcessAccess, .migrations, .twoPhaseSaves],
         nativeFilters: Set(ConformanceFilterKind.allCases)
     ) { directory in
         SQLiteStoreConfiguration(url: directory.appendingPathComponent("store.sqlite"))

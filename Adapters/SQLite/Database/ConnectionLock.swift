@@ -13,6 +13,16 @@ final class ConnectionLock: @unchecked Sendable {
 
     init(_ connection: SQLiteConnection) { self.connection = connection }
 
+    /// Takes the lock and hands out the connection until ``release()``: for a two-phase save,
+    /// which holds the store from prepare to finish. The caller releases it on the same thread.
+    func acquire() -> SQLiteConnection {
+        lock.lock()
+        return connection
+    }
+
+    /// Releases the lock ``acquire()`` took.
+    func release() { lock.unlock() }
+
     /// Runs `body` with the connection, holding the lock.
     func withLock<Result>(_ body: (SQLiteConnection) throws -> Result) rethrows -> Result {
         lock.lock()

@@ -92,15 +92,26 @@ final class SQLiteConnection {
     /// Runs `body` in a transaction: `BEGIN IMMEDIATE` takes the write lock at once, so two writers
     /// never deadlock; the transaction commits if `body` returns and rolls back if it throws.
     func writeTransaction<Result>(_ body: () throws -> Result) throws -> Result {
-        try statement("BEGIN IMMEDIATE").run(during: "starting a write transaction on")
+        try begin()
         do {
             let result = try body()
-            try statement("COMMIT").run(during: "committing a save to")
+            try commit()
             return result
         } catch {
-            if sqlite3_get_autocommit(handle) == 0 { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
+            rollBack()
             throw error
         }
+    }
+
+    /// Starts a write transaction (`BEGIN IMMEDIATE`), waiting up to the busy timeout for the lock.
+    func begin() throws { try statement("BEGIN IMMEDIATE").run(during: "starting a write transaction on") }
+
+    /// Commits the open transaction.
+    func commit() throws { try statement("COMMIT").run(during: "committing a save to") }
+
+    /// Rolls back the open transaction, if there is one.
+    func rollBack() {
+        if sqlite3_get_autocommit(handle) == 0 { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
     }
 
     /// Runs `body` in a read transaction, so every statement sees one consistent state of the file.
@@ -124,9 +135,16 @@ final class SQLiteConnection {
         Self.error(code: code, message: String(cString: sqlite3_errmsg(handle)), path: path, during: activity)
     }
 
+    /// `SQLITE_CONSTRAINT_UNIQUE` and `SQLITE_CONSTRAINT_PRIMARYKEY`, extended result codes whose C
+    /// macros Swift does not import.
+    private static let constraintUnique = SQLITE_CONSTRAINT | (8 << 8)
+    private static let constraintPrimaryKey = SQLITE_CONSTRAINT | (6 << 8)
+
     /// Maps an SQLite result code to a ``DataStoreError`` code: busy and locked are
     /// ``DataStoreError/locked``, damaged files and non-databases ``DataStoreError/corrupted``, a
-    /// full disk and other I/O ``DataStoreError/io``.
+    /// full disk and other I/O ``DataStoreError/io``; of the constraint failures only unique and
+    /// primary-key ones are ``DataStoreError/uniqueConstraintViolation``, the rest (which the store's
+    /// own tables cannot raise) ``DataStoreError/corrupted``.
     static func error(code: Int32, message: String, path: String, during activity: String) -> DataStoreError {
         let primary = code & 0xff
         let storeCode: DataStoreError.Code
@@ -147,9 +165,14 @@ final class SQLiteConnection {
         case SQLITE_READONLY, SQLITE_PERM, SQLITE_AUTH:
             storeCode = .io
             remedy = "Check the file's permissions"
-        case SQLITE_CONSTRAINT:
+        case SQLITE_CONSTRAINT where code == constraintUnique || code == constraintPrimaryKey:
             storeCode = .uniqueConstraintViolation
             remedy = "Change the value so that it is unique"
+        case SQLITE_CONSTRAINT:
+            // NOT NULL, CHECK and foreign-key failures: the store declares none of its own, so the
+            // table was changed by something else.
+            storeCode = .corrupted
+            remedy = "The database's tables do not match what the store created; check what else writes to the file"
         default:
             storeCode = .io
             remedy = "See SQLite's message; the store is unchanged"

@@ -14,6 +14,9 @@ struct RowWriter {
     /// Whether the counter moved, so ``storeNextKey()`` has something to write.
     private(set) var mintedKeys = false
     var reader: RowReader { RowReader(connection: connection, storeIdentifier: storeIdentifier) }
+    /// Where the rows' states before this writer changed them are kept, when the change may have
+    /// to be undone after it commits (a two-phase save); `nil` for every other write.
+    var undoLog: RowUndoLog?
 
     init(connection: SQLiteConnection, storeIdentifier: String, layouts: [String: EntityLayout]) {
         self.connection = connection
@@ -110,6 +113,7 @@ struct RowWriter {
         for id in ids {
             let layout = try layout(id.entityName)
             guard let key = localKey(id) else { throw missing(id) }
+            try undoLog?.record(id, key: key, layout: layout, reader: reader)
             let statement = try connection.statement("DELETE FROM \(layout.table) WHERE \(EntityLayout.primaryKey) = ?")
             statement.bind(1, key)
             try statement.run()
@@ -120,6 +124,14 @@ struct RowWriter {
 
     /// Inserts rows (`update == false`) or rewrites existing ones.
     func write(_ snapshots: [DefaultSnapshot], update: Bool) throws {
+        if let undoLog {
+            // Before any change, including the unique values vacated below.
+            for snapshot in snapshots {
+                let id = snapshot.persistentIdentifier
+                guard let key = localKey(id) else { throw missing(id) }
+                try undoLog.record(id, key: key, layout: try layout(id.entityName), reader: update ? reader : nil)
+            }
+        }
         if update { try vacateUniqueValues(of: snapshots) }
         for snapshot in snapshots {
             let id = snapshot.persistentIdentifier
@@ -318,7 +330,9 @@ struct RowWriter {
                 let select = try connection.statement(
                     "SELECT \(EntityLayout.primaryKey) FROM \(layout.table) WHERE \(condition)")
                 select.bind(1, list)
-                while try select.step() { owners.insert(reader.identifier(layout.entity.name, select.int64(0))) }
+                var found: [Int64] = []
+                while try select.step() { found.append(select.int64(0)) }
+                try noteOwners(found, layout: layout, in: &owners)
                 let update = try connection.statement(
                     "UPDATE \(layout.table) SET \(quote(column.name)) = NULL WHERE \(condition)")
                 update.bind(1, list)
@@ -328,11 +342,23 @@ struct RowWriter {
                 let condition = "target IN (SELECT value FROM json_each(?))"
                 let select = try connection.statement("SELECT DISTINCT owner FROM \(join.table) WHERE \(condition)")
                 select.bind(1, list)
-                while try select.step() { owners.insert(reader.identifier(layout.entity.name, select.int64(0))) }
+                var found: [Int64] = []
+                while try select.step() { found.append(select.int64(0)) }
+                try noteOwners(found, layout: layout, in: &owners)
                 let delete = try connection.statement("DELETE FROM \(join.table) WHERE \(condition)")
                 delete.bind(1, list)
                 try delete.run()
             }
+        }
+    }
+
+    /// Adds rows whose references are about to be cleared to `owners`, keeping their states for
+    /// the undo log first.
+    private func noteOwners(_ keys: [Int64], layout: EntityLayout, in owners: inout Set<PersistentIdentifier>) throws {
+        for key in keys {
+            let id = reader.identifier(layout.entity.name, key)
+            try undoLog?.record(id, key: key, layout: layout, reader: reader)
+            owners.insert(id)
         }
     }
 
