@@ -124,7 +124,10 @@ enum DefaultValueText {
         case .double(let value): return type.unwrapped == .float ? String(Float(value)) : String(value)
         case .decimal(let value): return "Decimal(string: \(SwiftNames.stringLiteral("\(value)")))!"
         case .string(let value): return SwiftNames.stringLiteral(value)
-        case .date(let value): return "Date(timeIntervalSince1970: \(value.timeIntervalSince1970))"
+        case .date(let value):
+            let seconds = value.timeIntervalSince1970
+            let literal = seconds.rounded() == seconds && abs(seconds) < 1e15 ? String(Int64(seconds)) : String(seconds)
+            return "Date(timeIntervalSince1970: \(literal))"
         case .uuid(let value): return "UUID(uuidString: \"\(value.uuidString)\")!"
         case .url(let value): return "URL(string: \(SwiftNames.stringLiteral(value.absoluteString)))!"
         default: return nil

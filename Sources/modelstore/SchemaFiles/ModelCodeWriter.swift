@@ -43,11 +43,11 @@ struct ModelCodeWriter {
         let constraints =
             model.unique.map { ".unique(\(keyPaths($0)))" } + model.indexes.map { ".index(\(keyPaths($0)))" }
         if !constraints.isEmpty {
-            lines += [
-                "",
-                "    static var constraints: [ModelConstraint<\(model.name)>] { "
-                    + "[\(constraints.joined(separator: ", "))] }",
-            ]
+            let list = "[\(constraints.joined(separator: ", "))]"
+            let declaration = "    static var constraints: [ModelConstraint<\(model.name)>] {"
+            lines.append("")
+            lines += indent.count + declaration.count + list.count + 3 <= 120
+                ? ["\(declaration) \(list) }"] : [declaration, "        \(list)", "    }"]
         }
         lines += ["", "    let persistentBackingData = BackingData()", "    init() {}", "}"]
         return lines.map { $0.isEmpty ? $0 : indent + $0 }.joined(separator: "\n")

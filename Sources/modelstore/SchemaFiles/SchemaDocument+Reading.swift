@@ -184,8 +184,8 @@ private struct SchemaFileReader {
                 "\(path).type", error.message,
                 remedy:
                     "Use Bool, Int, Int8…Int64, UInt…UInt64, Double, Float, Decimal, String, Date, Data, UUID, "
-                    + "URL, optionals ('T?'), arrays ('[T]') or dictionaries ('[K: V]') of them; an enum needs \"rawType\" "
-                    + "and a Codable struct \"codable\": true")
+                    + "URL, optionals ('T?'), arrays ('[T]') or dictionaries ('[K: V]') of them; "
+                    + "an enum needs \"rawType\" and a Codable struct \"codable\": true")
         }
         var attribute = SchemaDocument.Attribute(name: name, type: type)
         attribute.unique = try bool(fields, "unique", at: path) ?? false
