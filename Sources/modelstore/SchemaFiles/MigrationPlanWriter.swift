@@ -88,7 +88,7 @@ struct MigrationPlanWriter {
     }
 
     private func notes(for step: SchemaDiff.CustomStep) -> [String] {
-        let changes = diff.changes.filter { $0.customStep == step }
+        let changes = diff.changes.filter { $0.customSteps.contains(step) }
         guard !changes.isEmpty else { return ["        // Nothing to do here."] }
         return changes.flatMap { change in
             ["        // TODO: \(change.subject) (\(change.summary)):"]

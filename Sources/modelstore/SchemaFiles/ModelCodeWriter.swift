@@ -29,9 +29,31 @@ struct ModelCodeWriter {
         return classes
     }
 
+    /// Type names the generated code uses itself, which a model may not take.
+    static let reservedTypeNames = Set(TypeSpelling.builtIn.keys).union([
+        "Schema", "BackingData", "PersistentModel", "ModelConstraint", "Attribute", "Relationship", "MigrationStage",
+        "VersionedSchema", "SchemaMigrationPlan", "MigrationPlan", "Foundation", "ModelStore",
+    ])
+
+    /// Property names every model has already.
+    static let reservedPropertyNames: Set<String> = [
+        "persistentBackingData", "persistentModelID", "modelContext", "hasChanges", "isDeleted", "constraints",
+    ]
+
     private func declaration(
         of model: SchemaDocument.Model, at index: Int, declaring: Set<String>, indent: String
     ) throws(ToolError) -> String {
+        if Self.reservedTypeNames.contains(model.name) {
+            throw Self.cannotDeclare(
+                "a model named '\(model.name)' ('models[\(index)].name'): the generated code uses that name itself",
+                remedy: "Rename the model in the schema file")
+        }
+        let properties = model.attributes.map(\.name) + model.relationships.map(\.name)
+        if let name = properties.first(where: Self.reservedPropertyNames.contains) {
+            throw Self.cannotDeclare(
+                "the property '\(model.name).\(name)': every model has a '\(name)' already",
+                remedy: "Rename the property in the schema file")
+        }
         var lines = ["final class \(model.name): PersistentModel {"]
         for (position, attribute) in model.attributes.enumerated() {
             lines.append("    " + (try line(for: attribute, at: "models[\(index)].attributes[\(position)]")))
@@ -56,9 +78,8 @@ struct ModelCodeWriter {
     private func line(for attribute: SchemaDocument.Attribute, at path: String) throws(ToolError) -> String {
         if let (name, kind) = TypeSpelling.namedType(in: attribute.type) {
             let what = if case .composite = kind { "the Codable struct" } else { "the enum" }
-            throw ToolError(
-                .unsupported, code: DataStoreError.Code.unsupportedFeature.name,
-                "'generate' cannot declare \(what) '\(name)' that '\(path).type' names",
+            throw Self.cannotDeclare(
+                "\(what) '\(name)' that '\(path).type' names",
                 remedy: "Declare the attribute by hand, or use a built-in type in the schema file")
         }
         var arguments = attribute.optionNames.map { ".\($0)" }
@@ -112,5 +133,12 @@ struct ModelCodeWriter {
 
     private func keyPaths(_ names: [String]) -> String {
         names.map { "\\.\($0)" }.joined(separator: ", ")
+    }
+
+    /// What `generate` cannot declare: exit status 3, as for a command that does not apply.
+    private static func cannotDeclare(_ what: String, remedy: String) -> ToolError {
+        ToolError(
+            .unsupported, code: DataStoreError.Code.unsupportedFeature.name, "'generate' cannot declare \(what)",
+            remedy: remedy)
     }
 }

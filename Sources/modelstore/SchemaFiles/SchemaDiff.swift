@@ -15,8 +15,8 @@ struct SchemaDiff {
         var summary: String
         /// Why it needs a custom stage and what its code should do; `nil` when the store can make it by itself.
         var customReason: String?
-        /// Which of the custom stage's closures does that work: `willMigrate` (old schema) or `didMigrate` (new).
-        var customStep: CustomStep?
+        /// The custom stage's closures that do that work: `willMigrate` (old schema), `didMigrate` (new), or both.
+        var customSteps: [CustomStep] = []
 
         /// Whether it needs a custom stage.
         var needsCustomStage: Bool { customReason != nil }
@@ -68,7 +68,7 @@ struct SchemaDiff {
                         "every existing '\(new.name)' gets the same initial value, which '.unique' refuses once there "
                         + "are two: add it without '.unique' in this version and give each model its own value in "
                         + "didMigrate, then add '.unique' in the next version"
-                    change.customStep = .didMigrate
+                    change.customSteps = [.didMigrate]
                 }
                 changes.append(change)
                 continue
@@ -101,7 +101,7 @@ struct SchemaDiff {
                     "the store cannot convert '\(old.type)' to '\(new.type)': read the old values in willMigrate "
                     + "(old schema) and set the converted ones in didMigrate (new schema), or add a new attribute "
                     + "and remove the old one"
-                change.customStep = .willMigrate
+                change.customSteps = [.willMigrate, .didMigrate]
             }
             changes.append(change)
         }
@@ -111,7 +111,7 @@ struct SchemaDiff {
                     mark: "~", subject: subject, summary: "becomes unique",
                     customReason: "existing '\(model)' models may repeat a value: remove or merge the duplicates in "
                         + "willMigrate (old schema), before the store adds the constraint",
-                    customStep: .willMigrate))
+                    customSteps: [.willMigrate]))
         } else if old.unique && !new.unique {
             changes.append(Change(mark: "~", subject: subject, summary: "no longer unique"))
         }
@@ -121,7 +121,7 @@ struct SchemaDiff {
         ] where before != after {
             changes.append(Change(mark: "~", subject: subject, summary: (after ? "gains " : "loses ") + name))
         }
-        if old.defaultValue != new.defaultValue {
+        if old.defaultValue != new.defaultValue && old.type == new.type {
             changes.append(Change(mark: "~", subject: subject, summary: "new initial value (for new models only)"))
         }
         return changes
@@ -163,14 +163,14 @@ struct SchemaDiff {
                     mark: "~", subject: subject,
                     summary: "destination '\(old.destination)' becomes '\(new.destination)'",
                     customReason: "the related models are of another model now: note them in willMigrate and relate "
-                        + "the new ones in didMigrate", customStep: .willMigrate))
+                        + "the new ones in didMigrate", customSteps: [.willMigrate, .didMigrate]))
         }
         if old.toMany && !new.toMany {
             changes.append(
                 Change(
                     mark: "~", subject: subject, summary: "to-many becomes to-one",
                     customReason: "a model may relate to several: keep one (or none) in willMigrate",
-                    customStep: .willMigrate))
+                    customSteps: [.willMigrate]))
         } else if !old.toMany && new.toMany {
             changes.append(Change(mark: "~", subject: subject, summary: "to-one becomes to-many"))
         }
@@ -197,7 +197,7 @@ struct SchemaDiff {
                     summary: "count limits \(old.minimumModelCount)…\(old.maximumModelCount) become "
                         + "\(new.minimumModelCount)…\(new.maximumModelCount) (0: none)",
                     customReason: "existing models may be outside the new limits: bring them within in didMigrate",
-                    customStep: .didMigrate))
+                    customSteps: [.didMigrate]))
         } else if old.minimumModelCount != new.minimumModelCount || old.maximumModelCount != new.maximumModelCount {
             changes.append(Change(mark: "~", subject: subject, summary: "count limits relaxed"))
         }
@@ -211,7 +211,7 @@ struct SchemaDiff {
                 Change(
                     mark: "+", subject: new.name, summary: "unique (\(names.joined(separator: ", ")))",
                     customReason: "existing models may repeat the combination: remove or merge the duplicates in "
-                        + "willMigrate (old schema)", customStep: .willMigrate))
+                        + "willMigrate (old schema)", customSteps: [.willMigrate]))
         }
         for names in old.unique where !new.unique.contains(names) {
             changes.append(Change(mark: "-", subject: new.name, summary: "unique (\(names.joined(separator: ", ")))"))

@@ -74,7 +74,6 @@ enum MigrationPlan: SchemaMigrationPlan {
     /// - Project.note: new attribute 'String?'
     /// - Todo.text: renamed from 'title'
     /// - Todo.priority: type 'Int' becomes 'String'
-    /// - Todo.priority: new initial value (for new models only)
     /// - Todo.done: removed, with its values
     /// - Todo.owner: new to-one relationship to 'Person'
     /// - Todo: index (priority)
@@ -96,6 +95,9 @@ enum MigrationPlan: SchemaMigrationPlan {
             //   every existing 'Project' gets the same initial value, which '.unique' refuses once there are
             //   two: add it without '.unique' in this version and give each model its own value in didMigrate,
             //   then add '.unique' in the next version
+            // TODO: Todo.priority (type 'Int' becomes 'String'):
+            //   the store cannot convert 'Int' to 'String': read the old values in willMigrate (old schema) and
+            //   set the converted ones in didMigrate (new schema), or add a new attribute and remove the old one
         }
     )
 }
