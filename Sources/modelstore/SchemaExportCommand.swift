@@ -17,7 +17,8 @@ enum SchemaExportCommand: Command {
         A package's models are exported from its own code, since the tool cannot load Swift
         types: write 'Schema([Project.self, Task.self]).storedDescription' with JSONEncoder
         (in a test or a small script) and export that file; it is read as the core's stored
-        form. Initial values are lost that way too; 'Migrating a schema' has the details.
+        form, as is what 'modelstore schema URL --json' prints. Initial values are lost that way
+        too; 'Migrating a schema' has the details. With --json the file is printed as "schema".
 
         Examples:
           modelstore schema export json:trips.json --out schema.json
@@ -35,6 +36,8 @@ enum SchemaExportCommand: Command {
 }
 
 /// What `schema export` and `schema generate` report: the file's text, or where it was written.
+///
+/// With `--json`: `source`, `out` when given, and the file as `schema` (JSON) or `code` (text).
 struct SchemaFileReport: CommandReport {
     /// The schema's source, as typed.
     let source: String
@@ -55,5 +58,18 @@ struct SchemaFileReport: CommandReport {
     var text: String {
         guard let out else { return String(contents.dropLast()) }
         return "\(source): wrote \(what) to '\(out)'"
+    }
+
+    private enum CodingKeys: String, CodingKey { case source, out, schema, code }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(source, forKey: .source)
+        try container.encodeIfPresent(out, forKey: .out)
+        if let schema = try? JSONDecoder().decode(JSONValue.self, from: Data(contents.utf8)) {
+            try container.encode(schema, forKey: .schema)
+        } else {
+            try container.encode(contents, forKey: .code)
+        }
     }
 }

@@ -39,6 +39,21 @@ struct ModelStoreToolSchemaFileTests {
         #expect(try tool.run("schema", "export", "library-schema.json").standardOutput == printed, "export is stable")
     }
 
+    @Test func exportReadsWhatSchemaJSONPrintsAndPrintsJSONItself() throws {
+        try ToolLibrary.seed(.jsonFile(at: tool.url("library.json")))
+        let report = try tool.run("schema", "json:library.json", "--json").standardOutput
+        try write(report, to: "report.json")
+        let fromReport = try tool.run("schema", "export", "report.json").standardOutput
+        #expect(fromReport == (try tool.run("schema", "export", "json:library.json").standardOutput))
+
+        let exported = try tool.json("schema", "export", "json:library.json")
+        #expect(exported["source"] as? String == "json:library.json")
+        let models = try #require((exported["schema"] as? [String: Any])?["models"] as? [[String: Any]])
+        #expect(models.compactMap { $0["name"] as? String } == ["ToolAuthor", "ToolBook", "ToolTag"])
+        let generated = try tool.json("schema", "generate", "--schema", "report.json")
+        #expect((generated["code"] as? String)?.contains("final class ToolBook: PersistentModel {") == true)
+    }
+
     @Test func generateWritesTheModelsOfASchemaFile() throws {
         try write(try fixture("Fixtures/schema.json"), to: "schema.json")
         let output = try tool.run("schema", "generate", "--schema", "schema.json", "--out", "Models.swift")

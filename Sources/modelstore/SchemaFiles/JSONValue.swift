@@ -2,7 +2,7 @@ import Foundation
 
 /// A JSON value as read, so that a schema file can be checked field by field with the path of
 /// each field (`models[2].relationships[0].inverse`) in its errors.
-enum JSONValue: Decodable, Equatable {
+enum JSONValue: Codable, Equatable {
     case null
     case bool(Bool)
     case integer(Int64)
@@ -28,6 +28,20 @@ enum JSONValue: Decodable, Equatable {
             self = .array(value)
         } else {
             self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    /// Encodes the value as it was read.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .integer(let value): try container.encode(value)
+        case .number(let value): try container.encode(value)
+        case .string(let value): try container.encode(value)
+        case .array(let values): try container.encode(values)
+        case .object(let fields): try container.encode(fields)
         }
     }
 

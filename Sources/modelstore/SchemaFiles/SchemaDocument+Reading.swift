@@ -3,8 +3,8 @@ import ModelStore
 
 extension SchemaDocument {
     /// Reads a schema file: this tool's form (`{"models": [...]}`) or the core's stored form
-    /// (`Schema.Description`, `{"version": ..., "entities": [...]}`), as `modelstore schema URL --json`
-    /// prints it under `"schema"`.
+    /// (`Schema.Description`, `{"version": ..., "entities": [...]}`), alone or as `modelstore schema
+    /// URL --json` prints it (under `"schema"`).
     ///
     /// Throws ``ToolError``: not found (exit 4) for a missing file, and `invalidSchema` (exit 7)
     /// naming the file, the path in the document and the problem for anything else.
@@ -47,6 +47,8 @@ extension SchemaDocument {
         let document: SchemaDocument
         if fields["models"] == nil, fields["entities"] != nil {
             document = try coreForm(data, problems: problems)
+        } else if fields["models"] == nil, case .object(let report)? = fields["schema"], report["entities"] != nil {
+            document = try coreForm(data, problems: problems, inReport: true)
         } else {
             document = try SchemaFileReader(problems: problems).document(root)
         }
@@ -54,10 +56,21 @@ extension SchemaDocument {
         return document.withImpliedInverses()
     }
 
-    /// A file in the core's `Schema.Description` form.
-    private static func coreForm(_ data: Data, problems: SchemaFileProblems) throws(SchemaFileError) -> SchemaDocument {
+    /// What `modelstore schema URL --json` prints: the stored form under `"schema"`.
+    private struct SchemaReportFile: Decodable {
+        let schema: Schema.Description
+    }
+
+    /// A file in the core's `Schema.Description` form, alone or `inReport` as `schema URL --json` prints it.
+    private static func coreForm(_ data: Data, problems: SchemaFileProblems, inReport: Bool = false)
+        throws(SchemaFileError) -> SchemaDocument
+    {
         do {
-            return SchemaDocument(try JSONDecoder().decode(Schema.Description.self, from: data))
+            let decoder = JSONDecoder()
+            let description = inReport
+                ? try decoder.decode(SchemaReportFile.self, from: data).schema
+                : try decoder.decode(Schema.Description.self, from: data)
+            return SchemaDocument(description)
         } catch let error as DecodingError {
             let (path, reason) = Self.location(error)
             throw problems.error(
