@@ -22,6 +22,8 @@ struct GoldenMigrationPlanTests {
 
     @Test func theVersionedSchemasExportAsTheirFiles() throws {
         let (old, new, _) = try plan()
+        try Schema(versionedSchema: SchemaV1.self).validate()
+        try Schema(versionedSchema: SchemaV2.self).validate()
         #expect(SchemaDocument(Schema(versionedSchema: SchemaV1.self)) == old)
         #expect(SchemaDocument(Schema(versionedSchema: SchemaV2.self)) == new)
         #expect(MigrationPlan.schemas.map { $0.versionIdentifier } == [old.version, new.version])
