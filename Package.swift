@@ -89,6 +89,8 @@ let package = Package(
                 "ModelStore", "ModelStoreAdapters", "ModelStoreInMemory", "ModelStoreJSONFile", "ModelStoreAppendLog",
                 "ModelStoreSQLite", "ModelStoreConformance", "CustomAdapterSample", "ModelStoreTestSupport",
             ]),
+        // The schema tools' golden files (generated models and plan, compiled here) and their tests.
+        .testTarget(name: "SchemaToolTests", dependencies: ["ModelStore", "ModelStoreTool"], exclude: ["Fixtures"]),
         .testTarget(
             name: "CustomAdapterSampleTests",
             dependencies: ["CustomAdapterSample", "ModelStore", "ModelStoreConformance", "ModelStoreTestSupport"],

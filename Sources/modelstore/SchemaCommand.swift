@@ -1,37 +1,46 @@
 import Foundation
 import ModelStore
 
-/// `modelstore schema URL [--mermaid]`: the schema a store records.
+/// `modelstore schema URL [--mermaid]`: the schema a store records, or a schema file's.
 enum SchemaCommand: Command {
     static let name = "schema"
     static let arguments = ["URL"]
     static let options = [CommandOption(name: "--mermaid", summary: "print a Mermaid ER diagram (erDiagram)")]
     static let summary = "print the schema a store records; --mermaid draws it as a Mermaid ER diagram"
+    static var subcommands: [any Command.Type] {
+        [SchemaExportCommand.self, SchemaGenerateCommand.self, SchemaDiffCommand.self]
+    }
     static let details = """
         Reads the schema from the store's own files (a JSON file's header, an append log's newest
-        segment or checkpoint) without opening the store. Without options it lists each entity's
-        attributes with their types and options, its relationships with their destinations,
-        inverses and delete rules, and its unique constraints and indexes. With --mermaid it prints
-        an erDiagram to paste into Markdown: attributes with their types (UK marks a unique one),
-        and one line per relationship and its inverse, whose ends show the cardinalities (o| zero
-        or one for to-one, o{ zero or more for to-many). With --json the schema is printed as
-        data, and with both the diagram's text is included as "mermaid".
+        segment or checkpoint) without opening the store. URL may also be the path of a schema
+        file (a word without ':', or starting with '/' or '.'), as 'schema export' writes it.
+        Without options it lists each entity's attributes with their types and options, its
+        relationships with their destinations, inverses and delete rules, and its unique
+        constraints and indexes. With --mermaid it prints an erDiagram to paste into Markdown:
+        attributes with their types (UK marks a unique one), and one line per relationship and
+        its inverse, whose ends show the cardinalities (o| zero or one for to-one, o{ zero or
+        more for to-many). With --json the schema is printed as data, and with both the
+        diagram's text is included as "mermaid".
+
+        Subcommands ('modelstore help schema export' and so on describe them):
+          schema export      write a store's or a file's schema as a schema file (JSON)
+          schema generate    write model declarations (Swift) from a schema file
+          schema diff        compare two schemas and write a migration plan (Swift)
 
         Examples:
           modelstore schema json:trips.json --mermaid > schema.md
+          modelstore schema schema.json --mermaid
           modelstore schema log:trips-log --json
         """
 
     static func run(_ invocation: Invocation, console: Console) throws -> any CommandReport {
-        let reference = try StoreReference(invocation.arguments[0])
-        let description = try reference.storedSchema(for: name)
-        _ = try Schema(description)  // a description that is not consistent is reported, not drawn
+        let source = invocation.arguments[0]
+        let description = try SchemaSource.description(source, for: name)
         return SchemaReport(
-            url: reference.string, schema: description,
+            url: source, schema: description,
             mermaid: invocation.has("--mermaid") ? MermaidDiagram(description: description).text : nil)
     }
 }
-
 /// What `schema` reports.
 struct SchemaReport: CommandReport {
     let url: String

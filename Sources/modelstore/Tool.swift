@@ -38,8 +38,22 @@ enum Tool {
                 command: nil)
             return ExitStatus.usage.rawValue
         }
-        let options = words.prefix { $0 != first }
-        return run(command, Array(options) + rest, console: console)
+        let options = Array(words.prefix { $0 != first })
+        // `schema export …`: the first positional word after a command may name one of its subcommands.
+        if let word = Invocation.split(rest).arguments.first,
+            let subcommand = command.subcommands.first(where: { $0.name == "\(first) \(word)" }),
+            let position = rest.firstIndex(of: word)
+        {
+            var rest = rest
+            rest.remove(at: position)
+            return run(subcommand, options + rest, console: console)
+        }
+        return run(command, options + rest, console: console)
+    }
+
+    /// Every command and subcommand, as `help` finds them by name.
+    static var allCommands: [any Command.Type] {
+        commands.flatMap { [$0] + $0.subcommands }
     }
 
     private static func run<C: Command>(_ command: C.Type, _ words: [String], console: Console) -> Int32 {
@@ -70,11 +84,12 @@ enum Tool {
 
     /// `modelstore help [COMMAND]`.
     private static func help(_ arguments: [String], console: Console) -> Int32 {
-        guard let name = arguments.first else {
+        guard !arguments.isEmpty else {
             print(overview)
             return ExitStatus.success.rawValue
         }
-        guard let command = commands.first(where: { $0.name == name }) else {
+        let name = arguments.joined(separator: " ")
+        guard let command = allCommands.first(where: { $0.name == name }) else {
             console.print(
                 .usage(
                     "there is no command '\(name)' to describe",
@@ -106,14 +121,15 @@ enum Tool {
             "usage: modelstore COMMAND ARGUMENTS [--json]",
             "",
             "Inspects, checks, converts and maintains ModelStore stores without the app's model types:",
-            "each store records its schema, and the tool reads it from there.",
+            "each store records its schema, and the tool reads it from there. The schema commands also",
+            "read schema files (JSON), write model code from them and migration plans from two of them.",
             "",
             "Commands:",
         ]
-        let synopses = commands.map { command in
-            ([command.name] + command.arguments + command.options.map { "[\($0.name)]" }).joined(separator: " ")
+        let synopses = allCommands.map { command in
+            ([command.name] + command.arguments + command.options.map(\.usage)).joined(separator: " ")
         }
-        let rows = zip(synopses, commands).map { [$0, $1.summary] } + [["help COMMAND", "describe a command"]]
+        let rows = zip(synopses, allCommands).map { [$0, $1.summary] } + [["help COMMAND", "describe a command"]]
         lines += Formatting.table(rows)
         lines += ["", "Stores are named by URL:"]
         StoreRegistry.shared.registerBuiltInSchemes()

@@ -1,0 +1,227 @@
+import ModelStore
+
+/// The differences between two schema files, each classified: a change the store makes by itself
+/// (a lightweight stage) or one that needs code in a custom stage.
+///
+/// Models match by name; properties by name, or by `originalName` in the new file (a rename).
+struct SchemaDiff {
+    /// One difference.
+    struct Change: Equatable {
+        /// `+` added, `-` removed, `~` changed, `>` renamed.
+        var mark: Character
+        /// `Model` or `Model.property`.
+        var subject: String
+        /// What changed, for people.
+        var summary: String
+        /// Why it needs a custom stage and what its code should do; `nil` when the store can make it by itself.
+        var customReason: String?
+        /// The custom stage's closures that do that work: `willMigrate` (old schema), `didMigrate` (new), or both.
+        var customSteps: [CustomStep] = []
+
+        /// Whether it needs a custom stage.
+        var needsCustomStage: Bool { customReason != nil }
+    }
+
+    /// The closure of a custom stage that handles a change.
+    enum CustomStep: String {
+        /// Runs on the old schema, before the store changes.
+        case willMigrate
+        /// Runs on the new schema, after the store changed.
+        case didMigrate
+    }
+
+    /// The changes, in the new file's order (removals after the models they belong to).
+    let changes: [Change]
+
+    /// Whether any change needs a custom stage.
+    var needsCustomStage: Bool { changes.contains(where: \.needsCustomStage) }
+
+    /// Compares two schema files.
+    init(old: SchemaDocument, new: SchemaDocument) {
+        var changes: [Change] = []
+        for model in new.models {
+            guard let previous = old.model(named: model.name) else {
+                changes.append(Change(mark: "+", subject: model.name, summary: "new model"))
+                continue
+            }
+            changes += Self.attributeChanges(previous, model)
+            changes += Self.relationshipChanges(previous, model)
+            changes += Self.constraintChanges(previous, model)
+        }
+        for model in old.models where new.model(named: model.name) == nil {
+            changes.append(Change(mark: "-", subject: model.name, summary: "removed, with its data"))
+        }
+        self.changes = changes
+    }
+
+    private static func attributeChanges(_ old: SchemaDocument.Model, _ new: SchemaDocument.Model) -> [Change] {
+        var changes: [Change] = []
+        var matched: Set<String> = []
+        for attribute in new.attributes {
+            let subject = "\(new.name).\(attribute.name)"
+            let original = attribute.originalName.flatMap { name in old.attributes.first { $0.name == name } }
+            guard let previous = original ?? old.attributes.first(where: { $0.name == attribute.name }) else {
+                var change = Change(mark: "+", subject: subject, summary: "new attribute '\(attribute.type)'")
+                if attribute.unique && !attribute.isFreshPerModel {
+                    change.summary += ", unique"
+                    change.customReason =
+                        "every existing '\(new.name)' gets the same initial value, which '.unique' refuses once there "
+                        + "are two: add it without '.unique' in this version and give each model its own value in "
+                        + "didMigrate, then add '.unique' in the next version"
+                    change.customSteps = [.didMigrate]
+                }
+                changes.append(change)
+                continue
+            }
+            matched.insert(previous.name)
+            if previous.name != attribute.name {
+                changes.append(Change(mark: ">", subject: subject, summary: "renamed from '\(previous.name)'"))
+            }
+            changes += Self.changes(from: previous, to: attribute, subject: subject, model: new.name)
+        }
+        for attribute in old.attributes where !matched.contains(attribute.name) {
+            changes.append(
+                Change(mark: "-", subject: "\(old.name).\(attribute.name)", summary: "removed, with its values"))
+        }
+        return changes
+    }
+
+    private static func changes(
+        from old: SchemaDocument.Attribute, to new: SchemaDocument.Attribute, subject: String, model: String
+    ) -> [Change] {
+        var changes: [Change] = []
+        if old.type != new.type {
+            var change = Change(mark: "~", subject: subject, summary: "type '\(old.type)' becomes '\(new.type)'")
+            if new.type == .optional(old.type) {
+                change.summary += " (now optional)"
+            } else if old.type == .optional(new.type) {
+                change.summary += " (now required: a missing value becomes the initial value)"
+            } else {
+                change.customReason =
+                    "the store cannot convert '\(old.type)' to '\(new.type)': read the old values in willMigrate "
+                    + "(old schema) and set the converted ones in didMigrate (new schema), or add a new attribute "
+                    + "and remove the old one"
+                change.customSteps = [.willMigrate, .didMigrate]
+            }
+            changes.append(change)
+        }
+        if new.unique && !old.unique {
+            changes.append(
+                Change(
+                    mark: "~", subject: subject, summary: "becomes unique",
+                    customReason: "existing '\(model)' models may repeat a value: remove or merge the duplicates in "
+                        + "willMigrate (old schema), before the store adds the constraint",
+                    customSteps: [.willMigrate]))
+        } else if old.unique && !new.unique {
+            changes.append(Change(mark: "~", subject: subject, summary: "no longer unique"))
+        }
+        for (name, before, after) in [
+            ("external storage", old.externalStorage, new.externalStorage),
+            ("preserve value on deletion", old.preserveValueOnDeletion, new.preserveValueOnDeletion),
+        ] where before != after {
+            changes.append(Change(mark: "~", subject: subject, summary: (after ? "gains " : "loses ") + name))
+        }
+        if old.defaultValue != new.defaultValue && old.type == new.type {
+            changes.append(Change(mark: "~", subject: subject, summary: "new initial value (for new models only)"))
+        }
+        return changes
+    }
+
+    private static func relationshipChanges(_ old: SchemaDocument.Model, _ new: SchemaDocument.Model) -> [Change] {
+        var changes: [Change] = []
+        var matched: Set<String> = []
+        for relationship in new.relationships {
+            let subject = "\(new.name).\(relationship.name)"
+            let original = relationship.originalName.flatMap { name in old.relationships.first { $0.name == name } }
+            guard let previous = original ?? old.relationships.first(where: { $0.name == relationship.name }) else {
+                let kind = relationship.toMany ? "to-many" : "to-one"
+                changes.append(
+                    Change(
+                        mark: "+", subject: subject,
+                        summary: "new \(kind) relationship to '\(relationship.destination)'"))
+                continue
+            }
+            matched.insert(previous.name)
+            if previous.name != relationship.name {
+                changes.append(Change(mark: ">", subject: subject, summary: "renamed from '\(previous.name)'"))
+            }
+            changes += Self.changes(from: previous, to: relationship, subject: subject)
+        }
+        for relationship in old.relationships where !matched.contains(relationship.name) {
+            changes.append(Change(mark: "-", subject: "\(old.name).\(relationship.name)", summary: "removed"))
+        }
+        return changes
+    }
+
+    private static func changes(
+        from old: SchemaDocument.Relationship, to new: SchemaDocument.Relationship, subject: String
+    ) -> [Change] {
+        var changes: [Change] = []
+        if old.destination != new.destination {
+            changes.append(
+                Change(
+                    mark: "~", subject: subject,
+                    summary: "destination '\(old.destination)' becomes '\(new.destination)'",
+                    customReason: "the related models are of another model now: note them in willMigrate and relate "
+                        + "the new ones in didMigrate", customSteps: [.willMigrate, .didMigrate]))
+        }
+        if old.toMany && !new.toMany {
+            changes.append(
+                Change(
+                    mark: "~", subject: subject, summary: "to-many becomes to-one",
+                    customReason: "a model may relate to several: keep one (or none) in willMigrate",
+                    customSteps: [.willMigrate]))
+        } else if !old.toMany && new.toMany {
+            changes.append(Change(mark: "~", subject: subject, summary: "to-one becomes to-many"))
+        }
+        if old.deleteRule != new.deleteRule {
+            changes.append(
+                Change(
+                    mark: "~", subject: subject,
+                    summary: "delete rule '\(old.deleteRule.rawValue)' becomes '\(new.deleteRule.rawValue)'"))
+        }
+        if old.inverse != new.inverse {
+            changes.append(
+                Change(
+                    mark: "~", subject: subject,
+                    summary: "inverse '\(old.inverse ?? "none")' becomes '\(new.inverse ?? "none")'"))
+        }
+        let stricterMinimum = new.minimumModelCount > old.minimumModelCount
+        let stricterMaximum =
+            new.maximumModelCount != 0
+            && (old.maximumModelCount == 0 || new.maximumModelCount < old.maximumModelCount)
+        if stricterMinimum || stricterMaximum {
+            changes.append(
+                Change(
+                    mark: "~", subject: subject,
+                    summary: "count limits \(old.minimumModelCount)…\(old.maximumModelCount) become "
+                        + "\(new.minimumModelCount)…\(new.maximumModelCount) (0: none)",
+                    customReason: "existing models may be outside the new limits: bring them within in didMigrate",
+                    customSteps: [.didMigrate]))
+        } else if old.minimumModelCount != new.minimumModelCount || old.maximumModelCount != new.maximumModelCount {
+            changes.append(Change(mark: "~", subject: subject, summary: "count limits relaxed"))
+        }
+        return changes
+    }
+
+    private static func constraintChanges(_ old: SchemaDocument.Model, _ new: SchemaDocument.Model) -> [Change] {
+        var changes: [Change] = []
+        for names in new.unique where !old.unique.contains(names) {
+            changes.append(
+                Change(
+                    mark: "+", subject: new.name, summary: "unique (\(names.joined(separator: ", ")))",
+                    customReason: "existing models may repeat the combination: remove or merge the duplicates in "
+                        + "willMigrate (old schema)", customSteps: [.willMigrate]))
+        }
+        for names in old.unique where !new.unique.contains(names) {
+            changes.append(Change(mark: "-", subject: new.name, summary: "unique (\(names.joined(separator: ", ")))"))
+        }
+        for names in new.indexes where !old.indexes.contains(names) {
+            changes.append(Change(mark: "+", subject: new.name, summary: "index (\(names.joined(separator: ", ")))"))
+        }
+        for names in old.indexes where !new.indexes.contains(names) {
+            changes.append(Change(mark: "-", subject: new.name, summary: "index (\(names.joined(separator: ", ")))"))
+        }
+        return changes
+    }
+}

@@ -1,0 +1,76 @@
+import ModelStore
+
+extension SchemaDocument {
+    /// Checks what the fields alone cannot: unique names, destinations and inverses that exist
+    /// and match, and constraints on stored properties. Throws the first problem, with its path.
+    func check(_ problems: SchemaFileProblems) throws(SchemaFileError) {
+        var seen: [String: Int] = [:]
+        for (index, model) in models.enumerated() {
+            if let first = seen[model.name] {
+                throw problems.error(
+                    "models[\(index)].name", "the model '\(model.name)' is declared twice (also at 'models[\(first)]')",
+                    remedy: "Rename or remove one of them")
+            }
+            seen[model.name] = index
+        }
+        for (index, model) in models.enumerated() { try check(model, at: "models[\(index)]", problems) }
+    }
+
+    private func check(_ model: Model, at path: String, _ problems: SchemaFileProblems) throws(SchemaFileError) {
+        var names: Set<String> = []
+        let properties =
+            model.attributes.enumerated().map { ("\(path).attributes[\($0)]", $1.name) }
+            + model.relationships.enumerated().map { ("\(path).relationships[\($0)]", $1.name) }
+        for (place, name) in properties where !names.insert(name).inserted {
+            throw problems.error(
+                "\(place).name", "'\(model.name)' has two properties named '\(name)'", remedy: "Rename one of them")
+        }
+        for (index, relationship) in model.relationships.enumerated() {
+            try check(relationship, of: model, at: "\(path).relationships[\(index)]", problems)
+        }
+        let constrainable = Set(model.attributes.map(\.name) + model.relationships.filter { !$0.toMany }.map(\.name))
+        for (key, lists) in [("unique", model.unique), ("indexes", model.indexes)] {
+            for (index, list) in lists.enumerated() {
+                guard !list.isEmpty else {
+                    throw problems.error(
+                        "\(path).\(key)[\(index)]", "the list is empty", remedy: "Name at least one property")
+                }
+                if let position = list.firstIndex(where: { !constrainable.contains($0) }) {
+                    throw problems.error(
+                        "\(path).\(key)[\(index)][\(position)]",
+                        "'\(list[position])' is not an attribute or to-one relationship of '\(model.name)'",
+                        remedy: "Name properties of '\(model.name)'")
+                }
+            }
+        }
+    }
+
+    private func check(_ relationship: Relationship, of model: Model, at path: String, _ problems: SchemaFileProblems)
+        throws(SchemaFileError)
+    {
+        guard let destination = self.model(named: relationship.destination) else {
+            throw problems.error(
+                "\(path).destination", "'\(relationship.destination)' is not a model of this file",
+                remedy: "Use one of " + models.map { "'\($0.name)'" }.joined(separator: ", ") + ", or add the model")
+        }
+        guard let inverseName = relationship.inverse else { return }
+        guard let inverse = destination.relationships.first(where: { $0.name == inverseName }) else {
+            throw problems.error(
+                "\(path).inverse", "'\(destination.name)' has no relationship '\(inverseName)'",
+                remedy: "Name a relationship of '\(destination.name)' that points back to '\(model.name)', "
+                    + "or leave 'inverse' out")
+        }
+        guard inverse.destination == model.name else {
+            throw problems.error(
+                "\(path).inverse",
+                "'\(destination.name).\(inverseName)' points to '\(inverse.destination)', not back to '\(model.name)'",
+                remedy: "Name a relationship of '\(destination.name)' whose destination is '\(model.name)'")
+        }
+        if let back = inverse.inverse, back != relationship.name {
+            throw problems.error(
+                "\(path).inverse",
+                "'\(destination.name).\(inverseName)' names '\(back)' as its inverse, not '\(relationship.name)'",
+                remedy: "Make the two inverses name each other")
+        }
+    }
+}

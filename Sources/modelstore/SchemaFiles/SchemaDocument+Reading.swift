@@ -1,0 +1,338 @@
+import Foundation
+import ModelStore
+
+extension SchemaDocument {
+    /// Reads a schema file: this tool's form (`{"models": [...]}`) or the core's stored form
+    /// (`Schema.Description`, `{"version": ..., "entities": [...]}`), alone or as `modelstore schema
+    /// URL --json` prints it (under `"schema"`).
+    ///
+    /// Throws ``ToolError``: not found (exit 4) for a missing file, and `invalidSchema` (exit 7)
+    /// naming the file, the path in the document and the problem for anything else.
+    static func read(file: String, relativeTo directory: URL? = nil) throws(ToolError) -> SchemaDocument {
+        let url = URL(fileURLWithPath: file, relativeTo: directory)
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw ToolError(
+                .notFound, code: DataStoreError.Code.notFound.name, "there is no schema file at '\(url.path)'",
+                remedy: "Check the path; a relative path starts from the current directory, "
+                    + "'\(FileManager.default.currentDirectoryPath)'")
+        }
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw ToolError(
+                .failure, code: DataStoreError.Code.io.name, "the schema file '\(file)' could not be read: \(error)",
+                remedy: "Check that it is a readable file")
+        }
+        do {
+            return try parse(data, file: file)
+        } catch {
+            throw error.toolError
+        }
+    }
+
+    /// Parses and checks the contents of a schema file named `file`.
+    static func parse(_ data: Data, file: String) throws(SchemaFileError) -> SchemaDocument {
+        let problems = SchemaFileProblems(file: file)
+        let root: JSONValue
+        do {
+            root = try JSONDecoder().decode(JSONValue.self, from: data)
+        } catch {
+            throw problems.error("", "it is not valid JSON (\(Self.reason(error)))", remedy: "Fix the JSON syntax")
+        }
+        guard case .object(let fields) = root else {
+            throw problems.error(
+                "", "the document is \(root.kind), not an object", remedy: "Write {\"models\": [...]}")
+        }
+        let document: SchemaDocument
+        if fields["models"] == nil, fields["entities"] != nil {
+            document = try coreForm(data, problems: problems)
+        } else if fields["models"] == nil, case .object(let report)? = fields["schema"], report["entities"] != nil {
+            document = try coreForm(data, problems: problems, inReport: true)
+        } else {
+            document = try SchemaFileReader(problems: problems).document(root)
+        }
+        try document.check(problems)
+        return document.withImpliedInverses()
+    }
+
+    /// What `modelstore schema URL --json` prints: the stored form under `"schema"`.
+    private struct SchemaReportFile: Decodable {
+        let schema: Schema.Description
+    }
+
+    /// A file in the core's `Schema.Description` form, alone or `inReport` as `schema URL --json` prints it.
+    private static func coreForm(_ data: Data, problems: SchemaFileProblems, inReport: Bool = false)
+        throws(SchemaFileError) -> SchemaDocument
+    {
+        do {
+            let decoder = JSONDecoder()
+            let description = inReport
+                ? try decoder.decode(SchemaReportFile.self, from: data).schema
+                : try decoder.decode(Schema.Description.self, from: data)
+            return SchemaDocument(description)
+        } catch let error as DecodingError {
+            let (path, reason) = Self.location(error)
+            throw problems.error(
+                path, reason,
+                remedy: "Write the file as 'modelstore schema URL --json' prints \"schema\", "
+                    + "or in the form of 'modelstore schema export'")
+        } catch {
+            throw problems.error("", "\(error)", remedy: "Check the file")
+        }
+    }
+
+    /// Where a decoding error happened, as a document path, and why.
+    private static func location(_ error: DecodingError) -> (String, String) {
+        switch error {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            return (path(context.codingPath), context.debugDescription)
+        case .keyNotFound(let key, let context):
+            return (path(context.codingPath), "the field '\(key.stringValue)' is missing")
+        @unknown default:
+            return ("", "\(error)")
+        }
+    }
+
+    /// `entities[2].properties[0]` from coding keys.
+    private static func path(_ keys: [any CodingKey]) -> String {
+        keys.reduce(into: "") { path, key in
+            if let index = key.intValue {
+                path += "[\(index)]"
+            } else {
+                path += (path.isEmpty ? "" : ".") + key.stringValue
+            }
+        }
+    }
+
+    /// The reason a JSON parse failed, without Foundation's wrapping.
+    private static func reason(_ error: any Error) -> String {
+        if case DecodingError.dataCorrupted(let context) = error {
+            let underlying = (context.underlyingError as? NSError)?.userInfo[NSDebugDescriptionErrorKey] as? String
+            return underlying ?? context.debugDescription
+        }
+        return "\(error)"
+    }
+
+    /// The document with each inverse named on both sides: a file may name it on one side only.
+    func withImpliedInverses() -> SchemaDocument {
+        var document = self
+        for (m, entity) in models.enumerated() {
+            for (r, relationship) in entity.relationships.enumerated() where relationship.inverse == nil {
+                let mirror = model(named: relationship.destination)?.relationships.first {
+                    $0.destination == entity.name && $0.inverse == relationship.name
+                }
+                document.models[m].relationships[r].inverse = mirror?.name
+            }
+        }
+        return document
+    }
+}
+
+/// Reads this tool's form of a schema file, field by field, with the path of each.
+private struct SchemaFileReader {
+    let problems: SchemaFileProblems
+
+    func document(_ root: JSONValue) throws(SchemaFileError) -> SchemaDocument {
+        let fields = try object(root, at: "", allowed: ["version", "models"])
+        var document = SchemaDocument(models: [])
+        if let version = try string(fields, "version", at: "") {
+            document.version = try self.version(version, at: "version")
+        }
+        guard let models = fields["models"] else {
+            throw problems.error("", "the field 'models' is missing", remedy: "Write {\"models\": [...]}")
+        }
+        for (index, model) in try array(models, at: "models").enumerated() {
+            document.models.append(try self.model(model, at: "models[\(index)]"))
+        }
+        return document
+    }
+
+    private func model(_ value: JSONValue, at path: String) throws(SchemaFileError) -> SchemaDocument.Model {
+        let fields = try object(value, at: path, allowed: ["name", "attributes", "relationships", "unique", "indexes"])
+        var model = SchemaDocument.Model(name: try name(fields, at: path))
+        for (index, attribute) in try array(fields["attributes"] ?? .array([]), at: "\(path).attributes").enumerated() {
+            model.attributes.append(try self.attribute(attribute, at: "\(path).attributes[\(index)]"))
+        }
+        for (index, relationship) in try array(fields["relationships"] ?? .array([]), at: "\(path).relationships")
+            .enumerated()
+        {
+            model.relationships.append(try self.relationship(relationship, at: "\(path).relationships[\(index)]"))
+        }
+        model.unique = try nameLists(fields["unique"], at: "\(path).unique")
+        model.indexes = try nameLists(fields["indexes"], at: "\(path).indexes")
+        return model
+    }
+
+    private func attribute(_ value: JSONValue, at path: String) throws(SchemaFileError) -> SchemaDocument.Attribute {
+        let fields = try object(
+            value, at: path,
+            allowed: [
+                "name", "type", "unique", "externalStorage", "preserveValueOnDeletion", "originalName", "default",
+                "rawType", "codable",
+            ])
+        let name = try self.name(fields, at: path)
+        guard let spelling = try string(fields, "type", at: path) else {
+            throw problems.error(
+                path, "the attribute '\(name)' has no 'type'", remedy: "Add \"type\": \"String\" or another type")
+        }
+        let rawType = try string(fields, "rawType", at: path)
+        let codable = try bool(fields, "codable", at: path) ?? false
+        var rawValueType: AttributeType?
+        if let rawType {
+            rawValueType = TypeSpelling.builtIn[rawType]
+            guard let raw = rawValueType, raw != .data, raw != .date else {
+                throw problems.error(
+                    "\(path).rawType", "'\(rawType)' is not a raw type an enum can have",
+                    remedy: "Use 'String' or an integer type")
+            }
+        }
+        let type: AttributeType
+        do {
+            type = try TypeSpelling.parse(spelling) { _ in
+                rawValueType.map { .enumeration(rawValue: $0) } ?? (codable ? .composite : nil)
+            }
+        } catch {
+            throw problems.error(
+                "\(path).type", error.message,
+                remedy:
+                    "Use Bool, Int, Int8…Int64, UInt…UInt64, Double, Float, Decimal, String, Date, Data, UUID, "
+                    + "URL, optionals ('T?'), arrays ('[T]') or dictionaries ('[K: V]') of them; "
+                    + "an enum needs \"rawType\" and a Codable struct \"codable\": true")
+        }
+        var attribute = SchemaDocument.Attribute(name: name, type: type)
+        attribute.unique = try bool(fields, "unique", at: path) ?? false
+        attribute.externalStorage = try bool(fields, "externalStorage", at: path) ?? false
+        attribute.preserveValueOnDeletion = try bool(fields, "preserveValueOnDeletion", at: path) ?? false
+        attribute.originalName = try string(fields, "originalName", at: path)
+        if let value = fields["default"] {
+            attribute.defaultValue = try DefaultValueReading(problems: problems)
+                .read(value, type: type, at: "\(path).default")
+        }
+        return attribute
+    }
+
+    private func relationship(_ value: JSONValue, at path: String) throws(SchemaFileError)
+        -> SchemaDocument.Relationship
+    {
+        let fields = try object(
+            value, at: path,
+            allowed: [
+                "name", "destination", "toMany", "deleteRule", "inverse", "minimumModelCount", "maximumModelCount",
+                "originalName",
+            ])
+        let name = try self.name(fields, at: path)
+        guard let destination = try string(fields, "destination", at: path) else {
+            throw problems.error(
+                path, "the relationship '\(name)' has no 'destination'",
+                remedy: "Name the related model: \"destination\": \"Task\"")
+        }
+        var relationship = SchemaDocument.Relationship(name: name, destination: destination)
+        relationship.toMany = try bool(fields, "toMany", at: path) ?? false
+        if let rule = try string(fields, "deleteRule", at: path) {
+            guard let deleteRule = Schema.Relationship.DeleteRule(rawValue: rule) else {
+                throw problems.error(
+                    "\(path).deleteRule", "'\(rule)' is not a delete rule",
+                    remedy: "Use 'nullify', 'cascade', 'deny' or 'noAction'")
+            }
+            relationship.deleteRule = deleteRule
+        }
+        relationship.inverse = try string(fields, "inverse", at: path)
+        relationship.minimumModelCount = try count(fields, "minimumModelCount", at: path)
+        relationship.maximumModelCount = try count(fields, "maximumModelCount", at: path)
+        relationship.originalName = try string(fields, "originalName", at: path)
+        return relationship
+    }
+
+    // MARK: Fields
+
+    private func object(_ value: JSONValue, at path: String, allowed: [String]) throws(SchemaFileError)
+        -> [String: JSONValue]
+    {
+        guard case .object(let fields) = value else {
+            throw problems.error(path, "expected an object, found \(value.kind)", remedy: "Write {\"name\": ...}")
+        }
+        if let unknown = fields.keys.sorted().first(where: { !allowed.contains($0) }) {
+            throw problems.error(
+                path.isEmpty ? unknown : "\(path).\(unknown)", "'\(unknown)' is not a field here",
+                remedy: "The fields are " + allowed.map { "'\($0)'" }.joined(separator: ", "))
+        }
+        return fields
+    }
+
+    private func array(_ value: JSONValue, at path: String) throws(SchemaFileError) -> [JSONValue] {
+        guard case .array(let elements) = value else {
+            throw problems.error(path, "expected an array, found \(value.kind)", remedy: "Write [...]")
+        }
+        return elements
+    }
+
+    private func string(_ fields: [String: JSONValue], _ key: String, at path: String) throws(SchemaFileError)
+        -> String?
+    {
+        guard let value = fields[key] else { return nil }
+        guard case .string(let string) = value else {
+            throw problems.error(
+                join(path, key), "expected a string, found \(value.kind)", remedy: "Write \"\(key)\": \"...\"")
+        }
+        return string
+    }
+
+    private func bool(_ fields: [String: JSONValue], _ key: String, at path: String) throws(SchemaFileError) -> Bool? {
+        guard let value = fields[key] else { return nil }
+        guard case .bool(let bool) = value else {
+            throw problems.error(
+                join(path, key), "expected true or false, found \(value.kind)", remedy: "Write \"\(key)\": true")
+        }
+        return bool
+    }
+
+    private func count(_ fields: [String: JSONValue], _ key: String, at path: String) throws(SchemaFileError) -> Int {
+        guard let value = fields[key] else { return 0 }
+        guard case .integer(let count) = value, count >= 0, count <= Int32.max else {
+            throw problems.error(join(path, key), "expected a count of 0 or more", remedy: "Write \"\(key)\": 1")
+        }
+        return Int(count)
+    }
+
+    private func name(_ fields: [String: JSONValue], at path: String) throws(SchemaFileError) -> String {
+        guard let name = try string(fields, "name", at: path) else {
+            throw problems.error(path, "the field 'name' is missing", remedy: "Add \"name\": \"...\"")
+        }
+        guard SwiftNames.isIdentifier(name) else {
+            throw problems.error(
+                join(path, "name"), "'\(name)' is not a Swift identifier",
+                remedy: "Use letters, digits and '_', starting with a letter or '_', and no Swift keyword")
+        }
+        return name
+    }
+
+    private func nameLists(_ value: JSONValue?, at path: String) throws(SchemaFileError) -> [[String]] {
+        guard let value else { return [] }
+        var lists: [[String]] = []
+        for (index, element) in try array(value, at: path).enumerated() {
+            var names: [String] = []
+            for (position, name) in try array(element, at: "\(path)[\(index)]").enumerated() {
+                guard case .string(let name) = name else {
+                    throw problems.error(
+                        "\(path)[\(index)][\(position)]", "expected a property name, found \(name.kind)",
+                        remedy: "Write a list of names: [\"title\", \"owner\"]")
+                }
+                names.append(name)
+            }
+            lists.append(names)
+        }
+        return lists
+    }
+
+    private func version(_ text: String, at path: String) throws(SchemaFileError) -> Schema.Version {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false).map { Int($0) }
+        guard (1...3).contains(parts.count), parts.allSatisfy({ ($0 ?? -1) >= 0 }) else {
+            throw problems.error(path, "'\(text)' is not a version", remedy: "Write \"version\": \"2.0.0\"")
+        }
+        let numbers = parts.compactMap { $0 } + [0, 0]
+        return Schema.Version(numbers[0], numbers[1], numbers[2])
+    }
+
+    private func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import ModelStore
+
+/// A schema file: the JSON form of a schema that `modelstore schema export` writes and
+/// `schema generate`, `schema diff` and `schema --mermaid` read.
+///
+/// ```json
+/// {
+///   "version": "2.0.0",
+///   "models": [
+///     {
+///       "name": "Project",
+///       "attributes": [
+///         {"name": "id", "type": "UUID", "unique": true},
+///         {"name": "createdAt", "type": "Date", "default": "now"}
+///       ],
+///       "relationships": [
+///         {"name": "tasks", "destination": "Task", "toMany": true, "deleteRule": "cascade", "inverse": "project"}
+///       ],
+///       "unique": [["name", "owner"]],
+///       "indexes": [["createdAt"]]
+///     }
+///   ]
+/// }
+/// ```
+///
+/// Fields left out take their defaults (version `1.0.0`, to-one, delete rule `nullify`, not
+/// unique); an export leaves them out too. The full format is in "Migrating a schema".
+struct SchemaDocument: Equatable {
+    /// The schema version.
+    var version: Schema.Version = Schema.Version(1, 0, 0)
+    /// The models, in order.
+    var models: [Model]
+
+    /// One model (an entity).
+    struct Model: Equatable {
+        /// The model's name: its class name and entity name.
+        var name: String
+        /// Its stored attributes, in order.
+        var attributes: [Attribute] = []
+        /// Its relationships, in order.
+        var relationships: [Relationship] = []
+        /// Compound uniqueness constraints (a single unique attribute is marked on the attribute).
+        var unique: [[String]] = []
+        /// Indexes, each a list of property names.
+        var indexes: [[String]] = []
+    }
+
+    /// A stored attribute.
+    struct Attribute: Equatable {
+        /// The property's name.
+        var name: String
+        /// Its stored type, spelled in Swift in the file (`String?`, `[Int]`, `[String: Double]`).
+        var type: AttributeType
+        /// Whether no two models may have the same value (`@Attribute(.unique)`).
+        var unique = false
+        /// Whether large values live outside the main store file (`.externalStorage`).
+        var externalStorage = false
+        /// Whether the value is kept when the model is deleted (`.preserveValueOnDeletion`).
+        var preserveValueOnDeletion = false
+        /// The property's name in the previous schema version, if it was renamed.
+        var originalName: String?
+        /// The initial value of a new model, when it is not the type's zero value.
+        var defaultValue: DefaultValue?
+    }
+
+    /// The initial value of an attribute on a new model.
+    enum DefaultValue: Equatable {
+        /// The moment the model is created (`Date.now`): `"now"` in the file.
+        case now
+        /// A value, in its stored form.
+        case value(StoreValue)
+    }
+
+    /// A relationship to another model.
+    struct Relationship: Equatable {
+        /// The property's name.
+        var name: String
+        /// The related model's name.
+        var destination: String
+        /// Whether it holds any number of models (`[Task]`) rather than at most one (`Task?`).
+        var toMany = false
+        /// What deleting a model does to the related ones.
+        var deleteRule: Schema.Relationship.DeleteRule = .nullify
+        /// The name of the relationship on the destination that mirrors this one.
+        var inverse: String?
+        /// The least number of related models (0: none).
+        var minimumModelCount = 0
+        /// The greatest number of related models (0: none).
+        var maximumModelCount = 0
+        /// The property's name in the previous schema version, if it was renamed.
+        var originalName: String?
+    }
+
+    /// The model with this name.
+    func model(named name: String) -> Model? { models.first { $0.name == name } }
+}
+
+extension SchemaDocument.Attribute {
+    /// The attribute's options by their core names (`unique`, `externalStorage`, ...).
+    var optionNames: [String] {
+        [
+            (unique, "unique"), (externalStorage, "externalStorage"),
+            (preserveValueOnDeletion, "preserveValueOnDeletion"),
+        ]
+        .filter(\.0).map(\.1)
+    }
+
+    /// Whether new models get a new value each (a `UUID` without a default, or `"now"`).
+    var isFreshPerModel: Bool {
+        defaultValue == .now || (defaultValue == nil && type == .uuid)
+    }
+}
