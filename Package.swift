@@ -90,7 +90,9 @@ let package = Package(
                 "ModelStoreSQLite", "ModelStoreConformance", "CustomAdapterSample", "ModelStoreTestSupport",
             ]),
         // The schema tools' golden files (generated models and plan, compiled here) and their tests.
-        .testTarget(name: "SchemaToolTests", dependencies: ["ModelStore", "ModelStoreTool"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "SchemaToolTests", dependencies: ["ModelStore", "ModelStoreTool", "ModelStoreTestSupport"],
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "CustomAdapterSampleTests",
             dependencies: ["CustomAdapterSample", "ModelStore", "ModelStoreConformance", "ModelStoreTestSupport"],

@@ -56,6 +56,11 @@ public final class AdvisoryLock: Sendable {
         flock(file.descriptor, LOCK_UN)
     }
 
+    // Releases the lock explicitly before the file closes: a child process forked meanwhile shares
+    // the open file description until it execs, and closing our descriptor alone would leave the
+    // store locked for that instant. Unlocking a description that holds no lock changes nothing.
+    deinit { flock(file.descriptor, LOCK_UN) }
+
     /// Whether someone holds the lock on the file at `path` right now (a shared lock is tried and
     /// released at once). A missing lock file is not held.
     public static func isHeld(path: String) -> Bool {

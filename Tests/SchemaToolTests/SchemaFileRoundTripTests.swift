@@ -3,6 +3,7 @@ import ModelStore
 import Testing
 
 @testable import ModelStoreTool
+import ModelStoreTestSupport
 
 /// Seeded random schema files: what the tool writes it reads back as the same schema, the core
 /// accepts their stored form, and the stored form converts back without loss but for initial
@@ -10,7 +11,7 @@ import Testing
 struct SchemaFileRoundTripTests {
     @Test(arguments: 0..<60)
     func aWrittenFileReadsBackAsTheSameSchema(seed: UInt64) throws {
-        var random = SeededRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         let document = RandomSchema.document(using: &random)
         let text = document.jsonText
         let read = try SchemaDocument.parse(Data(text.utf8), file: "random-\(seed).json")
@@ -28,24 +29,10 @@ struct SchemaFileRoundTripTests {
     }
 }
 
-/// A small seeded generator (xorshift64*), so a failing seed reproduces.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 | 1 }
-
-    mutating func next() -> UInt64 {
-        state ^= state >> 12
-        state ^= state << 25
-        state ^= state >> 27
-        return state &* 0x2545_F491_4F6C_DD1D
-    }
-}
-
 /// Random schema documents in the canonical form the reader produces: inverses on both sides,
 /// no default equal to the type's zero value.
 enum RandomSchema {
-    static func document(using random: inout SeededRandom) -> SchemaDocument {
+    static func document(using random: inout SplitMix64) -> SchemaDocument {
         let count = Int.random(in: 1...4, using: &random)
         var models = (0..<count).map { index in
             SchemaDocument.Model(name: "Model\(index)", attributes: attributes(using: &random))
@@ -91,7 +78,7 @@ enum RandomSchema {
         .enumeration(name: "Kind", rawValue: .string), .composite(name: "Address"),
     ]
 
-    private static func attributes(using random: inout SeededRandom) -> [SchemaDocument.Attribute] {
+    private static func attributes(using random: inout SplitMix64) -> [SchemaDocument.Attribute] {
         (0..<Int.random(in: 0...5, using: &random)).map { index in
             var type = types.randomElement(using: &random)!
             if Bool.random(using: &random) { type = .optional(type) }
@@ -105,7 +92,7 @@ enum RandomSchema {
         }
     }
 
-    private static func defaultValue(for type: AttributeType, using random: inout SeededRandom)
+    private static func defaultValue(for type: AttributeType, using random: inout SplitMix64)
         -> SchemaDocument.DefaultValue?
     {
         guard Bool.random(using: &random) else { return nil }

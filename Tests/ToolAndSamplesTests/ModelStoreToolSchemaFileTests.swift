@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import ModelStoreJSONFile
 import Testing
+import ModelStoreTestSupport
 
 /// `modelstore schema export`, `generate` and `diff`, and `schema --mermaid` on schema files,
 /// run as a user runs them.
