@@ -311,3 +311,70 @@ enum FailingAfterEditsPlan: SchemaMigrationPlan {
         ]
     }
 }
+
+enum RunnerV4: VersionedSchema {
+    static let versionIdentifier = Schema.Version(4, 0, 0)
+    static var models: [any PersistentModel.Type] { [Crate.self, Box.self] }
+
+    final class Crate: PersistentModel {
+        @Attribute var name: String = ""
+        @Attribute var quantity: Int = 0
+        @Attribute var title: String = ""
+        let persistentBackingData = BackingData()
+        init() {}
+    }
+
+    final class Box: PersistentModel {
+        @Attribute var label: String = ""
+        @Relationship(originalName: "crates") var crate: Crate?
+        let persistentBackingData = BackingData()
+        init() {}
+    }
+}
+
+enum RunnerToOnePlan: SchemaMigrationPlan {
+    static var schemas: [any VersionedSchema.Type] { [RunnerV3.self, RunnerV4.self] }
+    static var stages: [MigrationStage] { [.lightweight(fromVersion: RunnerV3.self, toVersion: RunnerV4.self)] }
+}
+
+/// A to-many relationship that becomes to-one: it migrates when the data allows, and fails naming
+/// the model and the stage when it does not.
+struct ToOneMigrationTests {
+    /// Version-3 data: crates 'a' and 'b', and one box holding the crates at `holding`.
+    static func storage(holding: [Int]) throws -> MemoryMigrationStorage {
+        let v3 = Schema(versionedSchema: RunnerV3.self)
+        let crates = try ["a", "b"].enumerated().map { index, name in
+            try DefaultSnapshot(
+                persistentIdentifier: .identifier(for: "test-store", entityName: "Crate", primaryKey: Int64(index + 1)),
+                entity: v3.entity(named: "Crate")!, namedValues: ["name": .string(name)])
+        }
+        let box = try DefaultSnapshot(
+            persistentIdentifier: .identifier(for: "test-store", entityName: "Box", primaryKey: 3),
+            entity: v3.entity(named: "Box")!,
+            namedValues: [
+                "label": .string("box"), "crates": .references(holding.map { crates[$0].persistentIdentifier }),
+            ])
+        return MemoryMigrationStorage(MigrationData(schema: v3, snapshots: crates + [box], nextPrimaryKey: 4))
+    }
+
+    @Test func aToManyWithAtMostOneModelBecomesToOne() throws {
+        let storage = try Self.storage(holding: [1])
+        let v4 = Schema(versionedSchema: RunnerV4.self)
+        try SchemaMigrationRunner(schema: v4, plan: RunnerToOnePlan.self).migrate(storage)
+        let box = try #require(storage.data.snapshots.first { $0.entity.name == "Box" })
+        let crateB = storage.data.snapshots.first { $0["name"] == .string("b") }?.persistentIdentifier
+        #expect(box["crate"] == crateB.map { .reference($0) })
+    }
+
+    @Test func aToManyWithTwoModelsFailsNamingTheModelAndTheStage() throws {
+        let storage = try Self.storage(holding: [0, 1])
+        let v4 = Schema(versionedSchema: RunnerV4.self)
+        let error = try #require(throws: DataStoreError.self) {
+            try SchemaMigrationRunner(schema: v4, plan: RunnerToOnePlan.self).migrate(storage)
+        }
+        #expect(error.code == .invalidValue)
+        #expect(error.message.contains("'Box.crate'"))
+        #expect(error.message.contains("from '3.0.0' to '4.0.0'"))
+        #expect(storage.commits == 0)
+    }
+}

@@ -27,7 +27,7 @@ struct LightweightMapping {
     private let plans: [String: EntityPlan]
     /// The entities whose stored shape changes, and how.
     let changes: [EntityMigrationReport]
-    /// Names the stage in errors: `from '1.0.0' to '2.0.0'`.
+    /// Names the step in errors: `stage from '1.0.0' to '2.0.0'`.
     let stageName: String
 
     init(from old: Schema, to new: Schema, stageName: String) {
@@ -118,7 +118,7 @@ struct LightweightMapping {
             if ids.count > 1 {
                 throw DataStoreError(
                     .invalidValue,
-                    "the lightweight stage \(stageName) makes '\(snapshot.entity.name).\(property.name)' to-one, "
+                    "the \(stageName) makes '\(snapshot.entity.name).\(property.name)' to-one, "
                         + "but the model '\(snapshot.persistentIdentifier.primaryKey)' has \(ids.count) related models",
                     remedy: "Keep one related model per model in the stage's willMigrate, or keep the relationship "
                         + "to-many", entityName: snapshot.entity.name, propertyNames: [property.name])
@@ -128,7 +128,7 @@ struct LightweightMapping {
             guard !snapshot.values[slot].isNull else { return property.initialValue }
             throw DataStoreError(
                 .invalidSchema,
-                "the lightweight stage \(stageName) changes '\(snapshot.entity.name).\(property.name)' from '\(from)' "
+                "the \(stageName) changes '\(snapshot.entity.name).\(property.name)' from '\(from)' "
                     + "to '\(to)', and a stored model has a value for it",
                 remedy: "Add the new property under a new name and fill it in a custom stage's didMigrate from the "
                     + "old one", entityName: snapshot.entity.name, propertyNames: [property.name])

@@ -19,7 +19,7 @@ extension DataStoreError.Code {
 ///    (the store's own open matches properties by name, as without a plan).
 /// 2. The store's models are read at the first stage's old schema, into memory.
 /// 3. Per stage: a custom stage's `willMigrate` gets a ``ModelContext`` on the OLD version's models;
-///    the lightweight rewrite moves the models to the new version (``LightweightMapping``); a
+///    the lightweight rewrite moves the models to the new version (`LightweightMapping`); a
 ///    custom stage's `didMigrate` gets a context on the NEW version's models. Both contexts save into
 ///    an in-memory staging store over ``SnapshotTable`` that mints the store's own identifiers, so
 ///    their changes are part of the migration; a context left with changes is saved for the stage.
@@ -125,7 +125,12 @@ extension DataStoreError.Code {
                 throw Self.stageError(error, step: step, store: storage.storeDescription)
             }
         }
-        data = try tally.rewrite(data, to: schema, stageName: "to the app's schema '\(schema.version)'")
+        do {
+            data = try tally.rewrite(data, to: schema, stageName: "rewrite to the app's schema '\(schema.version)'")
+        } catch var error as DataStoreError {
+            error.message = "migrating \(storage.storeDescription): \(error.message)"
+            throw error
+        }
         let report = MigrationReport(
             store: storage.storeDescription, fromVersion: stored, toVersion: schema.version,
             stages: steps.map(\.summary), entities: tally.entityReports, isDryRun: isDryRun)
