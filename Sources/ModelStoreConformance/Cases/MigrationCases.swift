@@ -135,7 +135,7 @@ enum MigrationCases {
         return prefix
     }
 
-    static let all: [CaseDefinition] = basics + atomicity
+    static let all: [CaseDefinition] = basics + atomicity + entities
 
     static let basics: [CaseDefinition] = [
         CaseDefinition(
