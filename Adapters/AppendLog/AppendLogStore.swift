@@ -75,7 +75,10 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
     /// ``DataStoreError/Code/invalidConfiguration`` if the directory is not an append log, and
     /// ``DataStoreError/Code/invalidSchema`` if it holds models of an entity the schema lacks.
     /// A failed open writes nothing. Properties are matched by name (or `originalName`) when the
-    /// schema has changed; `migrationPlan` is not used by this store.
+    /// schema has changed. With a `migrationPlan`, a log recorded at an older schema version the
+    /// plan lists is migrated first, stage by stage, custom stages included, and committed as one
+    /// new checkpoint (see ``SchemaMigrationRunner``); a stage that throws fails the open, naming
+    /// the stage, and leaves the log as it was.
     public init(_ configuration: AppendLogStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
         try configuration.validate()
         guard let schema = configuration.schema else {
@@ -84,6 +87,7 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
                 remedy: "Create it through a ModelContainer, or set the configuration's schema")
         }
         let directory = configuration.directory.standardizedFileURL
+        try Self.migrate(directory: directory, schema: schema, migrationPlan: migrationPlan)
         let shapes = ShapeTable(schema: schema)
         let opened = try LogOpener(directory: directory, schema: schema, shapes: shapes).open()
         self.configuration = configuration

@@ -81,33 +81,14 @@ extension JSONFileStore {
             table: table, state: state, header: document.header)
     }
 
-    /// Refuses files from a newer schema version, and migration plans with custom stages this store can't run.
-    static func checkVersion(
-        _ header: DocumentHeader, schema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)?, paths: Paths
-    ) throws {
-        guard let stored = header.schemaVersion, stored != schema.version else { return }
-        if stored > schema.version {
-            throw DataStoreError(
-                .invalidSchema,
-                "the JSON store '\(paths.document)' was written with schema version \(stored), newer than this app's "
-                    + "\(schema.version)",
-                remedy: "Open it with the version of the app that wrote it")
-        }
-        guard let migrationPlan else { return }
-        for stage in migrationPlan.stages {
-            guard case .custom(let from, let to, let willMigrate, let didMigrate) = stage,
-                willMigrate != nil || didMigrate != nil,
-                from.versionIdentifier >= stored, to.versionIdentifier <= schema.version
-            else { continue }
-            throw DataStoreError(
-                .unsupportedFeature,
-                "the JSON store '\(paths.document)' needs the custom migration stage from \(from.versionIdentifier) "
-                    + "to \(to.versionIdentifier), and JSON stores run only lightweight migrations",
-                remedy:
-                    "Use a lightweight stage (added, removed and renamed properties migrate by themselves), or "
-                    + "migrate with your own code before opening the store"
-            )
-        }
+    /// Refuses files from a newer schema version: an old release never rewrites a newer one's data.
+    static func checkVersion(_ header: DocumentHeader, schema: Schema, paths: Paths) throws {
+        guard let stored = header.schemaVersion, stored > schema.version else { return }
+        throw DataStoreError(
+            .invalidSchema,
+            "the JSON store '\(paths.document)' was written with schema version \(stored), newer than this app's "
+                + "\(schema.version)",
+            remedy: "Open it with the version of the app that wrote it")
     }
 
     /// Reloads the file if another process replaced it; returns the table from before the reload, or `nil`.

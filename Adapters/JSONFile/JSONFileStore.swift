@@ -71,6 +71,10 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
     /// is not valid JSON or does not match the schema, ``DataStoreError/unsupportedFeature`` for a
     /// file written by a newer format version, and ``DataStoreError/locked`` if another writer
     /// holds the file past the lock timeout. A failed open never writes to the file.
+    ///
+    /// With a `migrationPlan`, a file recorded at an older schema version the plan lists is migrated
+    /// first, stage by stage, and committed as one atomic save (see ``SchemaMigrationRunner``); a
+    /// stage that throws fails the open, naming the stage, and leaves the file as it was.
     public init(_ configuration: JSONFileStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
         guard let schema = configuration.schema else {
             throw DataStoreError(
@@ -90,8 +94,9 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
         }
         let opened = try fileLock.withLock(timeout: configuration.lockTimeout, document: paths.document) {
             () throws -> (identifier: String, table: SnapshotTable, state: WriterState) in
+            try Self.migrate(paths, schema: schema, configuration: configuration, migrationPlan: migrationPlan)
             if let loaded = try Self.load(paths, schema: schema, configuration: configuration) {
-                try Self.checkVersion(loaded.header, schema: schema, migrationPlan: migrationPlan, paths: paths)
+                try Self.checkVersion(loaded.header, schema: schema, paths: paths)
                 return (loaded.identifier, loaded.table, loaded.state)
             }
             if FileIO.exists(paths.backup) {

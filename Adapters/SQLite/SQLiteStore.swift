@@ -46,8 +46,9 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
     ///
     /// Throws ``DataStoreError/corrupted`` for a file that is not an SQLite database, is damaged,
     /// or holds tables of another program; ``DataStoreError/invalidSchema`` for a database of a newer
-    /// schema version or one whose changes a lightweight migration cannot make;
-    /// ``DataStoreError/unsupportedFeature`` for a plan with a custom stage; and
+    /// schema version or one whose changes a lightweight migration cannot make; what a migration
+    /// plan's stage throws, naming the stage (the plan's stages, custom ones included, run through
+    /// ``SchemaMigrationRunner`` inside the open's transaction); and
     /// ``DataStoreError/locked`` when another writer holds the database past the busy timeout. A
     /// failed open leaves the file as it was.
     public init(_ configuration: SQLiteStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {

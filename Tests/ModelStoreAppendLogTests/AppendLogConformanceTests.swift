@@ -8,7 +8,7 @@ extension ConformanceAdapter {
     /// The append log, with its default group commit, as an app would configure it.
     static let appendLog = ConformanceAdapter(
         name: "AppendLogStore",
-        capabilities: [.batching, .durability, .erase],
+        capabilities: [.batching, .durability, .erase, .migrations, .customMigrationStages],
         nativeFilters: Set(ConformanceFilterKind.allCases)
     ) { directory in
         AppendLogStoreConfiguration(directory: directory.appendingPathComponent("store.log"))
@@ -18,9 +18,9 @@ extension ConformanceAdapter {
 /// The full conformance suite on `AppendLogStore`.
 ///
 /// Not declared: history (the suite's history cases wait for a core history protocol; the store's
-/// own history API is tested in `AppendLogHistoryTests`), migrations (the store matches properties
-/// by name and `originalName` but does not run a plan's custom stages), multi-process access (one
-/// writer at a time, by design) and external storage.
+/// own history API is tested in `AppendLogHistoryTests`), multi-process access (one writer at a
+/// time, by design) and external storage. Migrations, custom stages included, run through the
+/// core's `SchemaMigrationRunner`.
 struct AppendLogConformanceTests {
     @Test(arguments: ConformanceSuite.cases(for: .appendLog))
     func conformance(_ testCase: ConformanceCase) throws {

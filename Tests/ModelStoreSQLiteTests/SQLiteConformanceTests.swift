@@ -8,7 +8,9 @@ extension ConformanceAdapter {
     /// The SQLite store on a file in the case's directory, as an app would configure it.
     static let sqlite = ConformanceAdapter(
         name: "SQLiteStore",
-        capabilities: [.batching, .durability, .erase, .multiProcessAccess, .migrations, .twoPhaseSaves],
+        capabilities: [
+            .batching, .durability, .erase, .multiProcessAccess, .migrations, .customMigrationStages, .twoPhaseSaves,
+        ],
         nativeFilters: Set(ConformanceFilterKind.allCases)
     ) { directory in
         SQLiteStoreConfiguration(url: directory.appendingPathComponent("store.sqlite"))
@@ -17,10 +19,10 @@ extension ConformanceAdapter {
 
 /// The full conformance suite on `SQLiteStore`.
 ///
-/// Not declared: history (the store keeps no history yet), custom migration stages (it runs
-/// lightweight migrations and refuses a plan whose custom stage applies, which the suite checks),
-/// and external storage: `.externalStorage` values live in the database file, in SQLite's overflow
-/// pages, not outside it as the capability says (`SQLiteStoreTests` round-trips large values).
+/// Not declared: history (the store keeps no history yet) and external storage: `.externalStorage`
+/// values live in the database file, in SQLite's overflow pages, not outside it as the capability
+/// says (`SQLiteStoreTests` round-trips large values). Migrations, custom stages included, run
+/// through the core's `SchemaMigrationRunner`, inside the open's transaction.
 struct SQLiteConformanceTests {
     @Test(arguments: ConformanceSuite.cases(for: .sqlite))
     func conformance(_ testCase: ConformanceCase) throws {

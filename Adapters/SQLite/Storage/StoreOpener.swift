@@ -20,8 +20,9 @@ struct StoreMeta {
 }
 
 /// Opens a store's database: checks what is there, creates the tables of a new store, migrates
-/// a store of an older schema version in one transaction, and turns on the write-ahead log, in
-/// that order, so that a file that fails a check is never written.
+/// a store of an older schema version in one transaction (through the plan's stages when it has
+/// some from the stored version, see ``SQLiteMigrationStorage``; else by a lightweight rebuild),
+/// and turns on the write-ahead log, in that order, so that a file that fails a check is never written.
 struct StoreOpener {
     let connection: SQLiteConnection
     let schema: Schema
@@ -33,7 +34,7 @@ struct StoreOpener {
     /// Opens the store and returns its identifier.
     func open(migrationPlan: (any SchemaMigrationPlan.Type)?) throws -> String {
         if let meta = try Self.readMeta(connection) {
-            try check(meta, migrationPlan: migrationPlan)
+            try check(meta)
         } else {
             try ensureEmpty()
         }
@@ -42,8 +43,8 @@ struct StoreOpener {
             guard let meta = try Self.readMeta(connection) else { return try create() }
             let stored = try meta.schema(path: path)
             if stored != schema.storedDescription {
-                try check(meta, migrationPlan: migrationPlan)
-                try migrate(from: stored)
+                try check(meta)
+                if try !migrate(migrationPlan, meta: meta, stored: stored) { try migrate(from: stored) }
             }
             return meta.identifier
         }
@@ -88,7 +89,7 @@ struct StoreOpener {
         }
     }
 
-    private func check(_ meta: StoreMeta, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
+    private func check(_ meta: StoreMeta) throws {
         guard meta.format <= SQLiteStore.formatVersion else {
             throw DataStoreError(
                 .unsupportedFeature,
@@ -104,19 +105,6 @@ struct StoreOpener {
                 "the SQLite store '\(path)' was written with schema version \(stored), newer than this app's "
                     + "\(schema.version)",
                 remedy: "Open it with the version of the app that wrote it")
-        }
-        for stage in migrationPlan?.stages ?? [] {
-            guard case .custom(let from, let to, let willMigrate, let didMigrate) = stage,
-                willMigrate != nil || didMigrate != nil,
-                from.versionIdentifier >= stored, to.versionIdentifier <= schema.version
-            else { continue }
-            throw DataStoreError(
-                .unsupportedFeature,
-                "the SQLite store '\(path)' needs the custom migration stage from \(from.versionIdentifier) to "
-                    + "\(to.versionIdentifier), and SQLite stores run only lightweight migrations",
-                remedy:
-                    "Use a lightweight stage (added, removed and renamed properties migrate by themselves), or "
-                    + "migrate with your own code before opening the store")
         }
     }
 
@@ -139,7 +127,7 @@ struct StoreOpener {
         return identifier
     }
 
-    private func schemaJSON() throws -> String {
+    func schemaJSON() throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return String(decoding: try encoder.encode(schema.storedDescription), as: UTF8.self)
@@ -150,7 +138,7 @@ struct StoreOpener {
     /// Rebuilds every table whose entity changed: added columns take their default, removed ones
     /// go, renamed ones (`originalName`) keep their values; new entities get tables, removed ones
     /// lose theirs. Runs inside the open's write transaction, so a failure changes nothing.
-    private func migrate(from stored: Schema.Description) throws {
+    func migrate(from stored: Schema.Description) throws {
         let storedByName = Dictionary(stored.entities.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
         let current = schema.storedDescription
         for description in current.entities {

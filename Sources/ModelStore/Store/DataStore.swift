@@ -72,7 +72,11 @@ public protocol DataStore: AnyObject, Sendable {
 
     /// Opens or creates the store.
     ///
-    /// MUST NOT modify existing data when it throws: a failed open never overwrites a file.
+    /// MUST NOT modify existing data when it throws: a failed open never overwrites a file. A store
+    /// that records a schema version MUST run `migrationPlan`'s stages from that version, custom ones
+    /// included (``SchemaMigrationRunner`` does it through the store's `SchemaMigrationStorage`), or
+    /// refuse a plan it cannot run with ``DataStoreError/Code/unsupportedFeature``; it MUST NOT skip
+    /// a stage.
     init(_ configuration: Configuration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws
 
     /// Returns the snapshots the request asks for.
