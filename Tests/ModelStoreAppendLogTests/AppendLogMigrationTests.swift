@@ -4,6 +4,7 @@ import ModelStoreConformance
 import Testing
 
 @testable import ModelStoreAppendLog
+import ModelStoreTestSupport
 
 /// Migrations of an append log: a crash at each step of the migration's commit, a failed stage, and a dry run.
 struct AppendLogMigrationTests {
@@ -24,7 +25,7 @@ struct AppendLogMigrationTests {
 
     @Test(arguments: MigrationCommitStep.allCases)
     func aCrashDuringTheMigrationLeavesTheOldLogOrTheMigratedOne(after step: MigrationCommitStep) throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let path = directory.store.standardizedFileURL.path
         try Fixtures.verifyInterruptedMigration(
             Self.subject(directory), expecting: step == .wroteManifest ? .migrated : .old,
@@ -35,17 +36,17 @@ struct AppendLogMigrationTests {
     }
 
     @Test func aFailedStageLeavesEveryFileByteForByte() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         try Fixtures.verifyFailedStageChangesNothing(Self.subject(directory))
     }
 
     @Test func aDryRunReportsTheChangesAndWritesNothing() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         try Fixtures.verifyDryRun(Self.subject(directory))
     }
 
     @Test func aMigratedLogKeepsSavingAndReopening() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         try Fixtures.seed(Self.configuration(directory))
         do {
             let container = try Self.subject(directory).open(plan: Fixtures.Plan.self)

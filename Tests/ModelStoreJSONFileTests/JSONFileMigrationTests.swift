@@ -4,6 +4,7 @@ import ModelStoreConformance
 import Testing
 
 @testable import ModelStoreJSONFile
+import ModelStoreTestSupport
 
 /// Migrations of a JSON file: a crash at each step of the migration's commit, a failed stage, and a dry run.
 struct JSONFileMigrationTests {

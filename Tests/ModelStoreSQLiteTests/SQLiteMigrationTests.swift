@@ -4,6 +4,7 @@ import ModelStoreConformance
 import Testing
 
 @testable import ModelStoreSQLite
+import ModelStoreTestSupport
 
 /// Migrations of an SQLite store: a failure at each step of the migration's commit inside the
 /// open's transaction, a failed stage, and a dry run.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @_spi(AdapterKit) import ModelStore
+import ModelStoreTestSupport
 
 // Three versions of 'Crate' and 'Box':
 //   1.0.0  Crate(name, count: Int?, tag)           Box(label, crate: Crate?)
@@ -240,7 +241,7 @@ struct SchemaMigrationRunnerTests {
     /// Seeded random edits in willMigrate and a transform in didMigrate, against a plain-Swift model.
     @Test(arguments: 0..<40)
     func randomizedCustomStagesMatchAPlainModel(seed: UInt64) throws {
-        var rng = SplitMix64(state: seed)
+        var rng = SplitMix64(seed: seed)
         var model: [String: (count: Int?, tag: String)] = [:]
         let counts: [Int?] = [nil, 0, 3, 7, 12]
         let tags = ["", "a", "box", "Q"]
