@@ -34,8 +34,8 @@ let package = Package(
             name: "CSQLite", path: "Adapters/SQLite/CSQLite",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         .target(
-            name: "ModelStoreSQLite", dependencies: ["ModelStore", "CSQLite"], path: "Adapters/SQLite",
-            exclude: ["CSQLite", "FORMAT.md"]),
+            name: "ModelStoreSQLite", dependencies: ["ModelStore", "ModelStoreFileIO", "CSQLite"],
+            path: "Adapters/SQLite", exclude: ["CSQLite", "FORMAT.md"]),
         // Registers the built-in adapters' URL schemes (memory:, json:, log:, sqlite:).
         .target(
             name: "ModelStoreAdapters",

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Fuzzes with libFuzzer: the JSON scanner and document decoder (json), the append log's record
-# decoder, segment scanner, checkpoint reader and manifest parser (log), and store URL parsing (url).
+# decoder, segment scanner, checkpoint reader and manifest parser (log), store URL parsing (url), and
+# the predicate translator fed generated predicate trees, checked against Swift's own evaluation on an
+# in-memory and a SQLite store (predicate).
 #
-#   scripts/fuzz.sh [SECONDS-PER-TARGET] [TARGET...]      (default: 60 s; json log url)
+#   scripts/fuzz.sh [SECONDS-PER-TARGET] [TARGET...]      (default: 60 s; json log url predicate)
 #
 # Builds ModelStoreFuzz with libFuzzer's coverage and the address sanitizer in .build-fuzz, seeds
 # each target's corpus with Tests/FuzzCorpus/<target>/ (the committed interesting inputs), runs it
@@ -14,7 +16,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(json log url)
+[ ${#targets[@]} -gt 0 ] || targets=(json log url predicate)
 root=".build-fuzz"
 mkdir -p "$root"
 

@@ -98,6 +98,15 @@ extension AppendLogStore {
             try roll(&state)
             active = state.active!
         }
+        // A segment replaced or removed under the open store would take this write into a file that
+        // no open reads again: refuse it instead of acknowledging it.
+        guard try active.file.isStillAtItsPath() else {
+            throw DataStoreError(
+                .conflict,
+                "the append log's segment '\(active.file.name)' in '\(directory.path)' was replaced or removed "
+                    + "while the store was open, so the transaction was not written",
+                remedy: "Close the store and open it again; it then reads the log as it is now")
+        }
         do {
             try active.file.write(writer.bytes, at: active.end)
         } catch let error as DataStoreError {

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 extension SQLiteStore {
     /// Saves in one transaction: deletes, then updates, then inserts; a save that throws changes nothing.
@@ -137,10 +138,25 @@ extension SQLiteStore {
         RowWriter(connection: connection, storeIdentifier: identifier, layouts: layouts)
     }
 
+    /// Throws unless the database's path still names the file this store opened: a file replaced
+    /// under the open store (renamed over, as editors, sync tools and restores do) or removed would
+    /// take the transaction into a file that no open reads again.
+    func checkFileIsStillTheOneOpened() throws {
+        guard let openedFile else { return }
+        let named = try FileIO.identity(of: configuration.path)
+        guard named?.device != openedFile.device || named?.inode != openedFile.inode else { return }
+        throw DataStoreError(
+            .conflict,
+            "the SQLite store '\(configuration.path)' was replaced or removed while the store was open, so "
+                + "the transaction was not written",
+            remedy: "Close the store and open it again; it then reads the file as it is now")
+    }
+
     /// Runs `body` with a writer in one write transaction, and saves the key counter.
     func withWriter<Result>(_ body: (inout RowWriter) throws -> Result) throws -> Result {
         try database.withLock { connection in
             try connection.writeTransaction {
+                try checkFileIsStillTheOneOpened()
                 var writer = writer(on: connection)
                 let result = try body(&writer)
                 try writer.storeNextKey()

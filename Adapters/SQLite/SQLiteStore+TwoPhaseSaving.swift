@@ -67,6 +67,7 @@ final class SQLitePreparedSave: PreparedStoreSave {
         do {
             try connection.begin()
             inTransaction = true
+            try store.checkFileIsStillTheOneOpened()
             var writer = store.writer(on: connection)
             writer.undoLog = undoLog
             result = try store.apply(request, with: &writer)

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 /// A store in an SQLite database: one table per entity, queries and sorts run in SQL, nothing
 /// loaded into memory but the rows a fetch returns.
@@ -37,6 +38,8 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
     /// A second connection to the file, opened by the first save across stores: that save writes
     /// through it, so ``database`` goes on serving fetches of the state before it commits.
     let crossStoreWriter = LockedValue<ConnectionLock?>(nil)
+    /// The database file as opened (`nil` in memory): a save checks that its path still names it.
+    let openedFile: FileIdentity?
 
     /// The version of the storage format this build writes and reads.
     static let formatVersion = 1
@@ -77,6 +80,7 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
         let opener = StoreOpener(connection: connection, schema: schema, layouts: layouts, path: path)
         identifier = try opener.open(migrationPlan: migrationPlan)
         try connection.execute("PRAGMA synchronous = \(configuration.durability.pragma)", during: "configuring")
+        openedFile = configuration.url == nil ? nil : try FileIO.identity(of: path)
         database = ConnectionLock(connection)
     }
 

@@ -70,6 +70,17 @@ public final class OpenFile: @unchecked Sendable {
         return Int(info.st_size)
     }
 
+    /// Whether ``path`` still names this open file: `false` once another file was renamed over it
+    /// (as editors, sync tools and restores do) or it was removed, when writes through this
+    /// descriptor would reach a file nobody opens again.
+    public func isStillAtItsPath() throws -> Bool {
+        var open = stat()
+        guard fstat(descriptor, &open) == 0 else { throw FileIO.failure("examine", path) }
+        guard let named = try FileIO.identity(of: path) else { return false }
+        let identity = FileIdentity(open)
+        return named.device == identity.device && named.inode == identity.inode
+    }
+
     /// Writes all of `bytes` at `offset`, retrying short and interrupted writes.
     public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws {
         var done = 0

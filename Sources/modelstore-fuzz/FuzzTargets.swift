@@ -50,6 +50,8 @@ enum FuzzTarget: String, CaseIterable {
     case log
     /// Store URL parsing and the built-in schemes' configurations.
     case url
+    /// The predicate translator and both evaluators (snapshots and SQL), fed generated predicate trees.
+    case predicate
 
     static let schema = Schema(FuzzItem.self, FuzzPart.self)
 
@@ -65,6 +67,7 @@ enum FuzzTarget: String, CaseIterable {
                 _ = url.description
                 _ = try? registry.configuration(for: text)
             }
+        case .predicate: PredicateFuzzing.run(bytes)
         }
     }
 }
@@ -112,7 +115,7 @@ enum FuzzTarget: String, CaseIterable {
                 }
             }
             guard let name = arguments.first, let target = FuzzTarget(rawValue: name) else {
-                print("usage: ModelStoreFuzz json|log|url FILE... | ModelStoreFuzz seed DIR")
+                print("usage: ModelStoreFuzz json|log|url|predicate FILE... | ModelStoreFuzz seed DIR")
                 exit(2)
             }
             for path in arguments.dropFirst() {
@@ -129,7 +132,7 @@ enum FuzzTarget: String, CaseIterable {
 
 /// The first inputs of each target: files the stores write, and URLs.
 enum FuzzSeeds {
-    /// Writes `json/`, `log/` and `url/` seed files into `directory`.
+    /// Writes `json/`, `log/`, `url/` and `predicate/` seed files into `directory`.
     static func write(to directory: URL) throws {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("fuzz-seeds-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: work) }
@@ -185,6 +188,16 @@ enum FuzzSeeds {
         for (index, url) in ["json:trips.json?backup=false", "log:/tmp/a%20b?durability=everySave&compaction=manual",
             "memory:", "memory:name", "json:", "log:dir?durability=sometimes"].enumerated() {
             try put("url", "url-\(index)", Array(url.utf8))
+        }
+        // Predicates: every leaf kind once, then logic around leaves (kinds 200 and up, see
+        // `FuzzPredicateShape.decode`).
+        for kind in 0..<30 { try put("predicate", "leaf-\(kind)", [UInt8(kind), 1, 2, 201, 3]) }
+        let logic: [[UInt8]] = [
+            [200, 1, 0, 3, 9, 7], [201, 9, 3, 26, 5], [202, 203, 11, 8, 12, 9, 17, 1],
+            [200, 201, 20, 3, 5, 1, 28, 2, 202, 6, 5],
+        ]
+        for (index, bytes) in logic.enumerated() {
+            try put("predicate", "logic-\(index)", bytes)
         }
     }
 }

@@ -9,12 +9,17 @@ import Testing
 /// the file and the offset, or opens with exactly what a crash could leave (reported); it never
 /// crashes, hangs or opens wrong data, and a failed open leaves every file byte for byte as it was.
 ///
+/// After a refused open, the store is mended as its user would: an append log with `repair` (which
+/// either changes nothing and says why, or keeps what it can, says what it set aside in `damaged/`,
+/// and leaves a log that opens with exactly a saved state), a JSON file by restoring its backup (which
+/// then opens with exactly a saved state).
+///
 /// `scripts/corruption-test.sh ROUNDS` runs it long: `MODELSTORE_CORRUPTION_ROUNDS` damages of each
 /// kind per file (2 by default), from the seed `MODELSTORE_CORRUPTION_SEED`.
 struct CorruptionTests {
     /// A damage done to a file.
     enum Damage: CaseIterable {
-        case truncate, empty, flipBit, garbageRange, zeroRange, appendGarbage
+        case truncate, empty, flipBit, garbageRange, zeroRange, appendGarbage, deepNesting
 
         func apply(to bytes: [UInt8], _ random: inout SeededGenerator) -> [UInt8] {
             var bytes = bytes
@@ -33,6 +38,13 @@ struct CorruptionTests {
                 }
             case .appendGarbage:
                 bytes += (0..<(1 + random.below(100))).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            case .deepNesting:
+                // Balanced arrays nested far past any parser's limit, at a random point.
+                let depth = 10_000 + random.below(90_000)
+                let nested =
+                    [UInt8](repeating: UInt8(ascii: "["), count: depth)
+                    + [UInt8](repeating: UInt8(ascii: "]"), count: depth)
+                bytes.insert(contentsOf: nested, at: random.below(count + 1))
             }
             return bytes
         }
@@ -81,11 +93,12 @@ struct CorruptionTests {
                 }
             }
         }
-        #expect(outcomes["refused"] ?? 0 > 0, "\(outcomes)")
+        #expect(outcomes.keys.contains { $0.hasPrefix("refused") }, "\(outcomes)")
         print("corruption: \(type(of: configuration)): \(files.count) files, \(Self.rounds) rounds, \(outcomes)")
     }
 
-    /// Opens a damaged copy and checks what happened; returns `"refused"` or `"opened"`.
+    /// Opens a damaged copy and checks what happened; returns `"opened"`, or `"refused, "` and how the
+    /// store was mended.
     private func open(
         _ configuration: any DataStoreConfiguration, states: [[String]], copy: URL, place: String
     ) throws -> String {
@@ -109,7 +122,7 @@ struct CorruptionTests {
             if before["store.json.lock"] == nil { after["store.json.lock"] = nil }
             if before["store-log/lock"] == nil { after["store-log/lock"] = nil }
             #expect(after == before, "\(place): a failed open changed the files")
-            return "refused"
+            return try mend(configuration, states: states, copy: copy, place: place)
         }
         defer { ToolLibrary.close(container) }
         let found = try ToolLibrary.describe(ModelContext(container))
@@ -120,6 +133,53 @@ struct CorruptionTests {
                 "\(place): opened with other data than was saved, without saying so")
         }
         return "opened"
+    }
+
+    /// Mends a store whose open was refused, as its user would, and checks what the mended store opens
+    /// with; returns `"refused, "` and what mending did.
+    private func mend(
+        _ configuration: any DataStoreConfiguration, states: [[String]], copy: URL, place: String
+    ) throws -> String {
+        if let json = configuration as? JSONFileStoreConfiguration {
+            let backup = json.url.appendingPathExtension("backup")
+            guard FileManager.default.fileExists(atPath: backup.path) else { return "refused, no backup" }
+            try? FileManager.default.removeItem(at: json.url)
+            try FileManager.default.moveItem(at: backup, to: json.url)
+            try expectSavedState(configuration, states: states, place: "\(place), backup restored")
+            return "refused, backup restored"
+        }
+        let log = try #require(configuration as? AppendLogStoreConfiguration)
+        let before = try Self.snapshot(copy)
+        let report: AppendLogRepairReport
+        do {
+            report = try AppendLogStore.repair(at: log.directory)
+        } catch let error as DataStoreError {
+            #expect([.corrupted, .notFound].contains(error.code), "\(place): repair failed with \(error)")
+            #expect(try Self.snapshot(copy) == before, "\(place): a failed repair changed the files")
+            return "refused, not repairable"
+        }
+        #expect(report.changedAnything, "\(place): repair found nothing where open refused: \(report)")
+        for item in report.setAside {
+            let saved = log.directory.appendingPathComponent(item.savedAs).path
+            let size = (try? FileManager.default.attributesOfItem(atPath: saved))?[.size] as? Int
+            #expect(
+                size == item.byteCount,
+                "\(place): repair says it set aside \(item), but '\(item.savedAs)' holds \(size ?? 0) bytes")
+        }
+        try expectSavedState(configuration, states: states, place: "\(place), repaired (\(report))")
+        return "refused, repaired"
+    }
+
+    /// Opens the store, which must hold exactly one of the saved states.
+    private func expectSavedState(
+        _ configuration: any DataStoreConfiguration, states: [[String]], place: String
+    ) throws {
+        do {
+            let found = try ToolLibrary.withContext(configuration) { try ToolLibrary.describe($0) }
+            #expect(states.contains(found), "\(place): opened with data that was never saved: \(found)")
+        } catch {
+            Issue.record("\(place): the mended store does not open: \(error)")
+        }
     }
 
     /// Seeds the library, compacts an append log, and saves a few more transactions; returns the

@@ -4,7 +4,7 @@ import Testing
 /// Replays the committed fuzzing corpora (`Tests/FuzzCorpus/<target>/`: the seeds and every input
 /// the fuzzer found interesting or crashing) through the fuzz targets, built without the fuzzer.
 struct FuzzRegressionTests {
-    @Test(arguments: ["json", "log", "url"])
+    @Test(arguments: ["json", "log", "url", "predicate"])
     func committedInputsRunWithoutACrash(target: String) throws {
         let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("FuzzCorpus").appendingPathComponent(target)

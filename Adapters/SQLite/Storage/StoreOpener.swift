@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 /// What the `modelstore_meta` table records: format, store identifier, schema, key counter.
 struct StoreMeta {
@@ -90,12 +91,13 @@ struct StoreOpener {
     }
 
     private func check(_ meta: StoreMeta) throws {
-        guard meta.format <= SQLiteStore.formatVersion else {
+        // One rule and one wording for every store: newer is unsupported, 0 or negative is damage.
+        if let refusal = FormatVersion.refusal(
+            found: Int64(meta.format), readable: SQLiteStore.formatVersion...SQLiteStore.formatVersion)
+        {
             throw DataStoreError(
-                .unsupportedFeature,
-                "the SQLite store '\(path)' has storage format \(meta.format), newer than this build's "
-                    + "\(SQLiteStore.formatVersion)",
-                remedy: "Open it with a newer version of ModelStore")
+                refusal.code, "the SQLite store '\(path)' cannot be opened: \(refusal.reason)",
+                remedy: refusal.remedy ?? "Restore the file from a backup")
         }
         let stored = try meta.schema(path: path).version
         guard stored != schema.version else { return }

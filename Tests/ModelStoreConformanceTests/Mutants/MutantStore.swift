@@ -81,6 +81,7 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
                 let data = try Data(contentsOf: file)
                 lastData = data
                 image = try decoder.decode(Image.self, from: data)
+                image.snapshots = try Self.readingExternalValuesIn(image.snapshots, from: configuration)
                 try table.load(image.snapshots)
             } catch {
                 if configuration.mutation == .corruptionNotDetected {
@@ -136,8 +137,10 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
             written = state.lagging ?? SnapshotTable(schema: schema)
             state.lagging = table
         }
-        let image = Image(identifier: identifier, nextKey: written.nextPrimaryKey, snapshots: written.allSnapshots)
         do {
+            let image = Image(
+                identifier: identifier, nextKey: written.nextPrimaryKey,
+                snapshots: try movingExternalValuesOut(written.allSnapshots))
             let data = try JSONEncoder().encode(image)
             try data.write(to: file, options: .atomic)
             state.lastData = data
@@ -172,7 +175,7 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
             decoder.userInfo[.modelStoreSchema] = schema
             let image = try decoder.decode(Image.self, from: data)
             var table = SnapshotTable(schema: schema)
-            try table.load(image.snapshots)
+            try table.load(try Self.readingExternalValuesIn(image.snapshots, from: configuration))
             table.reserveKeys(below: image.nextKey)
             state.table = table
             state.lastData = data

@@ -7,9 +7,10 @@ import ModelStoreConformance
 ///
 /// History has no core protocol yet (the suite's history cases are skipped for every adapter until
 /// `HistoryProviding` ships), so no mutant can break it; the `history` group is listed in
-/// ``Mutation/requirements`` with no mutants, so the gap shows in the report. The test store does not
-/// declare external storage or migrations, so the `externalStorage` and `migrations` groups are skipped
-/// for every mutant; the built-in adapters' own runs exercise them.
+/// ``Mutation/requirements`` with no mutants, so the gap shows in the report. The durable test store keeps
+/// `.externalStorage` values in files of their own and declares external storage, so the
+/// `externalStorage` group runs on it; it does not migrate, so the `migrations` group is skipped for
+/// every mutant (the built-in adapters' own runs exercise it).
 enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     // DataStore.save: minting and remapping (rule 3)
     case mintsTemporaryIdentifiers, mintsSameIdentifierTwice, mintsForAnotherStore
@@ -46,6 +47,9 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     case corruptionNotDetected, failedOpenOverwritesFile
     // Multi-process access (two stores over one shared file)
     case readsOtherStoresOnlyOnOpen, savesOverOtherStores
+    // External storage (values in files of their own, beside the store's file)
+    case externalValuesNotPersisted, externalValuesNeverReplaced, externalValuesTruncated
+    case deleteRemovesEveryExternalValue
 
     var description: String { rawValue }
 
@@ -86,6 +90,9 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
             "durability (save, batches, erase across reopen)"
         case .corruptionNotDetected, .failedOpenOverwritesFile: "DataStore.init (failed opens)"
         case .readsOtherStoresOnlyOnOpen, .savesOverOtherStores: "multi-process access (two stores, one file)"
+        case .externalValuesNotPersisted, .externalValuesNeverReplaced, .externalValuesTruncated,
+            .deleteRemovesEveryExternalValue:
+            "external storage (values in files of their own)"
         }
     }
 
@@ -97,7 +104,10 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     }()
 
     /// Whether the mutant needs the file-backed store (its bug is in what reaches the disk).
-    var isDurable: Bool { requirement.hasPrefix("durability") || requirement.hasPrefix("DataStore.init") || isShared }
+    var isDurable: Bool {
+        requirement.hasPrefix("durability") || requirement.hasPrefix("DataStore.init")
+            || requirement.hasPrefix("external storage") || isShared
+    }
     /// Whether the mutant needs a file shared by two stores.
     var isShared: Bool { requirement.hasPrefix("multi-process") }
 
@@ -162,6 +172,9 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case .failedOpenOverwritesFile: "a failed open MUST NOT write"
         case .readsOtherStoresOnlyOnOpen: "did not see the first store's save"
         case .savesOverOtherStores: "lost saves"
+        case .externalValuesNotPersisted, .externalValuesNeverReplaced, .externalValuesTruncated:
+            "came back different after reopening"
+        case .deleteRemovesEveryExternalValue: "changed when another was deleted"
         }
     }
 
@@ -188,6 +201,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case "DataStore.erase": [.erase]
         case "DataStoreQuerying.queryCapabilities": [.declarations, .pushDown]
         case "multi-process access (two stores, one file)": [.multiProcess]
+        case "external storage (values in files of their own)": [.externalStorage]
         case let name where name.hasPrefix("DataStoreBatching"): [.batch]
         default: [.persistence, .erase]
         }

@@ -13,8 +13,8 @@ struct MutationTests {
         let backend = shared ? "shared file" : durable ? "file" : "memory"
         let capabilities: ConformanceCapabilities =
             shared
-            ? [.batching, .erase, .durability, .multiProcessAccess]
-            : durable ? [.batching, .erase, .durability] : [.batching, .erase]
+            ? [.batching, .erase, .durability, .multiProcessAccess, .externalStorage]
+            : durable ? [.batching, .erase, .durability, .externalStorage] : [.batching, .erase]
         return ConformanceAdapter(
             name: "MutantStore(\(mutation?.rawValue ?? "no mutation"), \(backend))",
             capabilities: capabilities,
