@@ -1,11 +1,10 @@
 import Foundation
 import ModelStore
 import ModelStoreInMemory
-import Synchronization
 
 /// Switches that make a ``PlainStore`` fail, shared between a test and the store it configures.
 final class StoreFaults: Sendable {
-    private let state = Mutex<(fetches: Bool, saves: Bool)>((false, false))
+    private let state = LockedValue<(fetches: Bool, saves: Bool)>((false, false))
 
     /// Whether every fetch throws.
     var failFetches: Bool {

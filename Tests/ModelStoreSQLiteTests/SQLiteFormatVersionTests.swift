@@ -3,6 +3,7 @@ import Foundation
 import ModelStore
 import ModelStoreSQLite
 import Testing
+import ModelStoreTestSupport
 
 /// The storage format recorded in `modelstore_meta`, outside what this build reads: the same code and
 /// wording as every other store (`ModelStoreFileIO.FormatVersion`), naming the file, and the file left

@@ -21,7 +21,7 @@ struct CorruptionTests {
     enum Damage: CaseIterable {
         case truncate, empty, flipBit, garbageRange, zeroRange, appendGarbage, deepNesting
 
-        func apply(to bytes: [UInt8], _ random: inout SeededGenerator) -> [UInt8] {
+        func apply(to bytes: [UInt8], _ random: inout SplitMix64) -> [UInt8] {
             var bytes = bytes
             let count = bytes.count
             switch self {
@@ -75,7 +75,7 @@ struct CorruptionTests {
         let states = try build(configuration)
         let files = try Self.files(in: original)
         #expect(files.count >= 3, "\(files)")
-        var random = SeededGenerator(seed: Self.seed)
+        var random = SplitMix64(seed: Self.seed)
         var outcomes: [String: Int] = [:]
         for file in files {
             for damage in Damage.allCases {
@@ -102,7 +102,7 @@ struct CorruptionTests {
     private func open(
         _ configuration: any DataStoreConfiguration, states: [[String]], copy: URL, place: String
     ) throws -> String {
-        let before = try Self.snapshot(copy)
+        let before = try FileTree.snapshot(copy)
         let container: ModelContainer
         do {
             container = try ModelContainer(for: Schema(ToolLibrary.types), configurations: [configuration])
@@ -118,7 +118,7 @@ struct CorruptionTests {
             }
             #expect(
                 [.corrupted, .unsupportedFeature].contains(error.code) || error.code == .notFound, "\(place): \(error)")
-            var after = try Self.snapshot(copy)
+            var after = try FileTree.snapshot(copy)
             if before["store.json.lock"] == nil { after["store.json.lock"] = nil }
             if before["store-log/lock"] == nil { after["store-log/lock"] = nil }
             #expect(after == before, "\(place): a failed open changed the files")
@@ -149,13 +149,13 @@ struct CorruptionTests {
             return "refused, backup restored"
         }
         let log = try #require(configuration as? AppendLogStoreConfiguration)
-        let before = try Self.snapshot(copy)
+        let before = try FileTree.snapshot(copy)
         let report: AppendLogRepairReport
         do {
             report = try AppendLogStore.repair(at: log.directory)
         } catch let error as DataStoreError {
             #expect([.corrupted, .notFound].contains(error.code), "\(place): repair failed with \(error)")
-            #expect(try Self.snapshot(copy) == before, "\(place): a failed repair changed the files")
+            #expect(try FileTree.snapshot(copy) == before, "\(place): a failed repair changed the files")
             return "refused, not repairable"
         }
         #expect(report.changedAnything, "\(place): repair found nothing where open refused: \(report)")
@@ -212,36 +212,6 @@ struct CorruptionTests {
 
     /// Every regular file under `directory`, by relative path.
     static func files(in directory: URL) throws -> [String] {
-        try snapshot(directory).keys.sorted()
+        try FileTree.snapshot(directory).keys.sorted()
     }
-
-    static func snapshot(_ directory: URL) throws -> [String: Data] {
-        var files: [String: Data] = [:]
-        let enumerator = FileManager.default.enumerator(atPath: directory.path)
-        while let name = enumerator?.nextObject() as? String {
-            let url = directory.appendingPathComponent(name)
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue {
-                files[name] = try Data(contentsOf: url)
-            }
-        }
-        return files
-    }
-}
-
-/// A seeded generator (SplitMix64), so a failing damage can be replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }

@@ -1,6 +1,5 @@
 import Foundation
 @_spi(AdapterKit) import ModelStore
-import Synchronization
 
 /// Fetching, counting and listing identifiers, with the query mutants.
 extension MutantStore {

@@ -1,6 +1,5 @@
 import Foundation
 @_spi(AdapterKit) import ModelStore
-import Synchronization
 
 /// The settings of a ``MutantStore``: which bug it has (none for the baseline) and, for a durable
 /// store, the file it keeps its data in.
@@ -50,12 +49,12 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
     }
 
     /// One lock for every shared file: two stores of one process stand in for two processes.
-    private static let sharedFiles = Mutex<Void>(())
+    private static let sharedFiles = LockedValue<Void>(())
 
     let configuration: MutantStoreConfiguration
     let identifier: String
     let schema: Schema
-    let state: Mutex<State>
+    let state: LockedValue<State>
     var mutation: Mutation? { configuration.mutation }
     func has(_ mutation: Mutation) -> Bool { configuration.mutation == mutation }
 
@@ -100,7 +99,7 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
             if configuration.mutation != .keyCounterNotPersisted { table.reserveKeys(below: image.nextKey) }
         }
         self.identifier = identifier
-        self.state = Mutex(State(table: table, lastData: lastData))
+        self.state = LockedValue(State(table: table, lastData: lastData))
     }
 
     var queryCapabilities: QueryCapabilities {

@@ -1,7 +1,6 @@
 import Foundation
 import ModelStore
 import ModelStoreConformance
-import Synchronization
 import Testing
 
 /// Mutation testing of the suite itself: every ``Mutation`` is a complete store with one seeded bug,
@@ -84,7 +83,7 @@ struct MutationTests {
 
     @Test func suiteKillsTheMutants() {
         let mutants = Self.selected
-        let results = Mutex<[Mutation: String]>([:])
+        let results = LockedValue<[Mutation: String]>([:])
         let started = Date()
         DispatchQueue.concurrentPerform(iterations: mutants.count) { index in
             let mutation = mutants[index]
