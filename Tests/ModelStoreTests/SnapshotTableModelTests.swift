@@ -164,7 +164,7 @@ struct SnapshotTableModelTests {
         case update([(pick: Int, values: Values)])
         case saveDeleting([Int])
         case batchDelete([Int])
-        case deleteAll
+        case deleteAll(reversed: Bool)
         case reload(shuffle: UInt64)
         case query(Query)
 
@@ -174,7 +174,7 @@ struct SnapshotTableModelTests {
             case .update(let changes): ".update(\(changes.map { "#\($0.pick) -> \($0.values)" }))"
             case .saveDeleting(let picks): ".saveDeleting(\(picks))"
             case .batchDelete(let picks): ".batchDelete(\(picks))"
-            case .deleteAll: ".deleteAll"
+            case .deleteAll(let reversed): ".deleteAll(reversed: \(reversed))"
             case .reload(let seed): ".reload(shuffle: \(seed))"
             case .query(let query): ".query(\(query))"
             }
@@ -191,7 +191,7 @@ struct SnapshotTableModelTests {
                 })
             case 8: return .saveDeleting((0..<Int.random(in: 1...3, using: &rng)).map { _ in Int.random(in: 0..<1_000, using: &rng) })
             case 9: return .batchDelete((0..<Int.random(in: 1...40, using: &rng)).map { _ in Int.random(in: 0..<1_000, using: &rng) })
-            case 10: return rng.chance(30) ? .deleteAll : .reload(shuffle: rng.next())
+            case 10: return rng.chance(30) ? .deleteAll(reversed: rng.chance(50)) : .reload(shuffle: rng.next())
             default: return .query(Query.random(&rng))
             }
         }
@@ -277,8 +277,9 @@ struct SnapshotTableModelTests {
             let positions = Set(picks.compactMap(pick))
             table.delete(positions.sorted().map { rows[$0].id })
             rows = rows.enumerated().filter { !positions.contains($0.offset) }.map(\.element)
-        case .deleteAll:
-            table.delete(rows.map(\.id))
+        case .deleteAll(let reversed):
+            // In row order (a fast path) or not (the checked path): either way every row goes.
+            table.delete(reversed ? rows.map(\.id).reversed() : rows.map(\.id))
             rows = []
         case .reload(let seed):
             var rng = SplitMix64(state: seed)
@@ -348,7 +349,7 @@ struct SnapshotTableModelTests {
                 .batchDelete([0]),
                 .insert([Values(code: "B", int: 9, double: 3, text: "c", date: zero)]),
                 .query(Query(conditions: [.int(.greaterOrEqual, 2)], sort: ("int", false), offset: 0, limit: 1)),
-                .deleteAll,
+                .deleteAll(reversed: true),
                 .query(Query(conditions: [], sort: nil, offset: 0, limit: nil)),
             ],
         ]

@@ -59,6 +59,14 @@ extension SnapshotTable {
         /// Whether `identifiers` name every row of the table, each once.
         func isEveryRow(_ identifiers: [PersistentIdentifier]) -> Bool {
             guard identifiers.count == count, count > 0 else { return false }
+            // The usual caller, a delete of every model, lists them as fetches return them: in row
+            // order. Comparing in step costs no hashing; any other order is checked by lookups below.
+            var next = 0
+            for case let row? in rows {
+                guard row.persistentIdentifier == identifiers[next] else { break }
+                next += 1
+            }
+            if next == identifiers.count { return true }
             var seen = [Bool](repeating: false, count: rows.count)
             for id in identifiers {
                 guard let position = positions[id], !seen[position] else { return false }
