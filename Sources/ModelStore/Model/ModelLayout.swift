@@ -1,12 +1,12 @@
-@_spi(Reflection) import Swift
 import Foundation
 import Observation
 
 /// How the framework reads and writes one model type: the storage offsets of its wrapped
 /// properties, found once per type, and the accessors that convert them to store values.
 ///
-/// This is the only place that uses reflection (`_forEachField`, once per type). Fetch, save and
-/// snapshot paths read and write wrapper storage through fixed offsets, as compiled code does.
+/// The fields are found once per type through ``StoredFieldReflection``, the framework's only use
+/// of reflection (its assumptions are written down there). Fetch, save and snapshot paths read and
+/// write wrapper storage through fixed offsets, as compiled code does.
 final class ModelLayout: @unchecked Sendable {
     // Safety: every stored property is immutable after init, except `state`, which a Mutex guards.
     let modelType: any PersistentModel.Type
@@ -36,8 +36,8 @@ final class ModelLayout: @unchecked Sendable {
         var fields: [FieldAccessor] = []
         var ephemeral: [AttributeAccessor] = []
         var unsupported: [(String, String)] = []
-        _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { cName, offset, fieldType, _ in
-            let label = String(cString: cName)
+        for field in StoredFieldReflection.fields(of: type) {
+            let (label, offset, fieldType) = (field.name, field.offset, field.type)
             let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
             if let attribute = fieldType as? any AttributeField.Type {
                 if let accessor = attribute.makeAccessor(name: name, offset: offset, probe: base) {
@@ -51,7 +51,6 @@ final class ModelLayout: @unchecked Sendable {
                 accessor.keyPath = relationship.makeKeyPath(M.self, offset: offset)
                 fields.append(accessor)
             }
-            return true
         }
         for (slot, field) in fields.enumerated() { field.slot = slot }
         self.fields = fields

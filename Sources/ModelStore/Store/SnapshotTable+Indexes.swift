@@ -20,8 +20,11 @@ extension SnapshotTable {
         let uniqueSlots: [[Int]]
         /// One hash index per declared index (``Schema/Entity/indices``).
         private(set) var hashIndexes: [HashIndex]
-        /// One ordered index per property that starts a declared index or a uniqueness constraint.
-        private(set) var orderedIndexes: [OrderedIndex]
+        /// One ordered index per property that starts a declared index or a uniqueness constraint,
+        /// each built on first use (see ``LazyOrderedIndex``).
+        private(set) var orderedIndexes: [LazyOrderedIndex]
+        /// Typed copies of the numeric and date attributes, for scans (see ``ScalarColumn``).
+        private(set) var scalarColumns: [ScalarColumn]
         private var isSorted = true
         /// The identifier of the last row appended.
         private var lastAppended: PersistentIdentifier?
@@ -34,14 +37,15 @@ extension SnapshotTable {
                 let slots = names.compactMap(entity.slot(of:))
                 return slots.count == names.count ? HashIndex(properties: names, slots: slots) : nil
             }
-            var ordered: [OrderedIndex] = []
+            var ordered: [LazyOrderedIndex] = []
             for names in entity.indices + entity.uniquenessConstraints {
                 guard let name = names.first, !ordered.contains(where: { $0.property == name }),
                       let attribute = entity.attribute(named: name), OrderedIndex.supports(attribute.valueType)
                 else { continue }
-                ordered.append(OrderedIndex(property: name, slot: attribute.slot))
+                ordered.append(LazyOrderedIndex(property: name, slot: attribute.slot))
             }
             orderedIndexes = ordered
+            scalarColumns = entity.attributes.compactMap(ScalarColumn.init(attribute:))
         }
 
         var count: Int { positions.count }
@@ -55,6 +59,14 @@ extension SnapshotTable {
         /// Whether `identifiers` name every row of the table, each once.
         func isEveryRow(_ identifiers: [PersistentIdentifier]) -> Bool {
             guard identifiers.count == count, count > 0 else { return false }
+            // The usual caller, a delete of every model, lists them as fetches return them: in row
+            // order. Comparing in step costs no hashing; any other order is checked by lookups below.
+            var next = 0
+            for case let row? in rows {
+                guard row.persistentIdentifier == identifiers[next] else { break }
+                next += 1
+            }
+            if next == identifiers.count { return true }
             var seen = [Bool](repeating: false, count: rows.count)
             for id in identifiers {
                 guard let position = positions[id], !seen[position] else { return false }
@@ -83,6 +95,7 @@ extension SnapshotTable {
             guard count > 16 else { return }
             rows.reserveCapacity(rows.count + count)
             generations.reserveCapacity(rows.count + count)
+            for column in scalarColumns.indices { scalarColumns[column].reserveCapacity(rows.count + count) }
             positions.reserveCapacity(positions.count + count)
             for constraint in uniqueIndexes.indices {
                 uniqueIndexes[constraint].reserveCapacity(uniqueIndexes[constraint].count + count)
@@ -127,6 +140,7 @@ extension SnapshotTable {
             let position = rows.count
             rows.append(snapshot)
             generations.append(0)
+            for column in scalarColumns.indices { scalarColumns[column].append(snapshot.values) }
             indexValues(of: snapshot, at: position)
         }
 
@@ -142,6 +156,7 @@ extension SnapshotTable {
             unindex(old, at: position)
             rows[position] = snapshot
             generations[position] &+= 1
+            for column in scalarColumns.indices { scalarColumns[column].set(snapshot.values, at: position) }
             claimUniqueValues(of: snapshot)
             indexValues(of: snapshot, at: position)
         }
@@ -153,8 +168,14 @@ extension SnapshotTable {
                 compact()
                 return
             }
-            for index in orderedIndexes.indices where orderedIndexes[index].needsMerge {
-                orderedIndexes[index].merge(isCurrent: isCurrent)
+            // The rows as `isCurrent` reads them, without a copy of the table (which would share its boxes).
+            let (rows, generations) = (rows, generations)
+            for index in orderedIndexes.indices {
+                updateOrderedIndex(index) { ordered in
+                    if ordered.needsMerge {
+                        ordered.merge { rows[$0.position] != nil && generations[$0.position] == $0.generation }
+                    }
+                }
             }
         }
 
@@ -169,9 +190,10 @@ extension SnapshotTable {
             isSorted = true
             lastAppended = live.last?.persistentIdentifier
             for index in hashIndexes.indices { hashIndexes[index].buckets.removeAll(keepingCapacity: true) }
-            for index in orderedIndexes.indices { orderedIndexes[index].reset() }
+            // Ordered indexes are dropped and built again on their next use.
+            orderedIndexes = orderedIndexes.map { LazyOrderedIndex(property: $0.property, slot: $0.slot) }
+            for column in scalarColumns.indices { scalarColumns[column].rebuild(from: live) }
             for (position, snapshot) in live.enumerated() { indexValues(of: snapshot, at: position) }
-            for index in orderedIndexes.indices { orderedIndexes[index].merge(isCurrent: isCurrent) }
         }
 
         /// Records `snapshot` as the owner of its unique values.
@@ -186,9 +208,33 @@ extension SnapshotTable {
         /// Adds a row's values to the hash and ordered indexes.
         private mutating func indexValues(of snapshot: DefaultSnapshot, at position: Int) {
             for index in hashIndexes.indices { hashIndexes[index].add(position, snapshot) }
+            let generation = generations[position]
             for index in orderedIndexes.indices {
-                orderedIndexes[index].add(
-                    snapshot.values[orderedIndexes[index].slot], position: position, generation: generations[position])
+                updateOrderedIndex(index) { ordered in
+                    ordered.add(snapshot.values[ordered.slot], position: position, generation: generation)
+                }
+            }
+        }
+
+        /// Changes a built ordered index incrementally; one not built yet stays so (it will read the rows as
+        /// they are when it is built). The index gets a box of its own first, so copies of the table that
+        /// share it (a store's copy kept for an abort, say) never see this table's changes.
+        private mutating func updateOrderedIndex(_ index: Int, _ body: (inout OrderedIndex) -> Void) {
+            if !isKnownUniquelyReferenced(&orderedIndexes[index]) { orderedIndexes[index] = orderedIndexes[index].copy() }
+            orderedIndexes[index].update(body)
+        }
+
+        /// The ordered index at `index`, built from the rows now if this is its first use.
+        func orderedIndex(_ index: Int) -> OrderedIndex {
+            let box = orderedIndexes[index]
+            return box.current {
+                var ordered = OrderedIndex(property: box.property, slot: box.slot)
+                for (position, row) in rows.enumerated() {
+                    guard let row else { continue }
+                    ordered.add(row.values[box.slot], position: position, generation: generations[position])
+                }
+                ordered.merge(isCurrent: isCurrent)
+                return ordered
             }
         }
 
@@ -200,7 +246,51 @@ extension SnapshotTable {
                 }
             }
             for index in hashIndexes.indices { hashIndexes[index].remove(position, old) }
-            for index in orderedIndexes.indices { orderedIndexes[index].superseded += 1 }
+            for index in orderedIndexes.indices { updateOrderedIndex(index) { $0.superseded += 1 } }
+        }
+    }
+
+    /// An ordered index that is built on first use, then kept incrementally.
+    ///
+    /// Loads and large inserts then cost nothing for indexes no query ranges over or sorts by. The
+    /// box is a class so that a fetch, which reads a table it cannot change, can still build it. A box
+    /// is shared only by copies of one table with the same rows (a table gives itself a box of its own
+    /// before any change), so whichever copy builds it builds the same index.
+    final class LazyOrderedIndex: Sendable {
+        let property: String
+        let slot: Int
+        private let state: LockedValue<OrderedIndex?>
+
+        init(property: String, slot: Int, index: OrderedIndex? = nil) {
+            self.property = property
+            self.slot = slot
+            state = LockedValue(index)
+        }
+
+        /// A box of its own with the same state.
+        func copy() -> LazyOrderedIndex {
+            LazyOrderedIndex(property: property, slot: slot, index: state.withLock { $0 })
+        }
+
+        /// Whether the index has been built.
+        var isBuilt: Bool { state.withLock { $0 != nil } }
+
+        /// The index, built by `build` if it has not been yet.
+        func current(build: () -> OrderedIndex) -> OrderedIndex {
+            state.withLock { index in
+                if let index { return index }
+                let built = build()
+                index = built
+                return built
+            }
+        }
+
+        /// Changes the index if it has been built; does nothing otherwise.
+        func update(_ body: (inout OrderedIndex) -> Void) {
+            state.withLock { index in
+                guard index != nil else { return }
+                body(&index!)
+            }
         }
     }
 

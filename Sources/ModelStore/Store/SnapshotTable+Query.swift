@@ -16,8 +16,9 @@ extension SnapshotTable {
         var result: [DefaultSnapshot]
         switch access.method {
         case .scan:
-            result = []
-            for case let row? in table.rows where evaluator?.matches(row) ?? true { result.append(row) }
+            result = try table.scan(query.filter, evaluator: evaluator) { rest in
+                try SnapshotEvaluator(filter: rest, entity: table.entity, schema: schema, resolve: resolver)
+            }
         case .positions(let positions):
             result = positions.compactMap { position in
                 table.row(at: position).flatMap { row in evaluator?.matches(row) ?? true ? row : nil }
@@ -73,7 +74,7 @@ extension SnapshotTable.EntityTable {
         if let lookup = lookup(conjuncts) { return lookup }
         var best: (positions: [Int], path: StoreAccessPath)?
         for (index, bounds) in rangeBounds(conjuncts) {
-            let (slice, tail) = orderedIndexes[index].candidates(lower: bounds.lower, upper: bounds.upper)
+            let (slice, tail) = orderedIndex(index).candidates(lower: bounds.lower, upper: bounds.upper)
             let estimate = slice.count + tail.count
             guard estimate * 2 < count, estimate < (best?.positions.count ?? .max) else { continue }
             let found = (slice.filter(isCurrent) + tail.filter(isCurrent)).map(\.position).sorted()
@@ -223,7 +224,7 @@ extension SnapshotTable.EntityTable {
     private func sortedWindowIndex(_ query: StoreQuery) -> Int? {
         guard query.limit != nil, let first = query.sort.first, first.comparison == .binary,
               let index = orderedIndexes.firstIndex(where: { $0.property == first.property }),
-              !orderedIndexes[index].hasNotANumber(isCurrent: isCurrent)
+              !orderedIndex(index).hasNotANumber(isCurrent: isCurrent)
         else { return nil }
         return index
     }
@@ -232,7 +233,7 @@ extension SnapshotTable.EntityTable {
     /// (ties by identifier), whole groups of equal first keys are taken until the window is full,
     /// and those are sorted by every key.
     func sortedWindow(_ query: StoreQuery, index: Int, evaluator: SnapshotEvaluator?) throws -> [DefaultSnapshot] {
-        let ordered = orderedIndexes[index]
+        let ordered = orderedIndex(index)
         let ascending = query.sort[0].ascending
         let wanted = max(query.offset, 0) + max(query.limit ?? 0, 0)
         let tail = SnapshotTable.OrderedIndex.sorted(ordered.pending.filter(isCurrent))

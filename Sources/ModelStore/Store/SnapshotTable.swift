@@ -6,8 +6,10 @@ import Foundation
 /// Each entity keeps a hash index per uniqueness constraint and per declared index (used for `==`
 /// and membership; fetching by a unique key costs the same whatever the size of the store) and an
 /// ordered index on the first property of each (used for ranges and for sorted fetches with a
-/// limit). Indexes are maintained incrementally by every change. ``accessPath(for:)`` says which
-/// one a query uses.
+/// limit). Hash indexes are maintained by every change; an ordered index is built the first time a
+/// query uses it and maintained incrementally from then on, so loads and inserts do not sort.
+/// Scans compare integer, double and date attributes in typed column loops and read only the
+/// matching rows' snapshots. ``accessPath(for:)`` says which index a query uses.
 ///
 /// A table is a value; a store keeps it behind a `Mutex`. Saving is two steps so that a durable
 /// store can write before it applies: ``prepare(_:storeIdentifier:)`` validates a save and mints

@@ -1,0 +1,360 @@
+import Foundation
+@_spi(AdapterKit) import ModelStore
+import Testing
+
+/// ``SnapshotTable`` against a plain array of Swift structs: seeded random sequences of inserts,
+/// updates, deletes (one by one, in saves, and of every row), reloads and queries that reach every
+/// access path (unique and hash lookups, ordered ranges and sorted windows, column scans with a
+/// residual filter). After every change, a copy of the table taken before it must still answer as
+/// the array did then (the copy a store keeps to abort a save). A failing sequence is shrunk to the
+/// fewest steps that still fail and printed.
+struct SnapshotTableModelTests {
+    static let schema = Schema([Reading.self])
+    static var entity: Schema.Entity { schema.entity(named: "Reading")! }
+
+    /// The attributes the test drives; the others keep their defaults.
+    struct Values: Equatable, CustomStringConvertible {
+        var code: String
+        var int: Int64
+        var double: Double
+        var text: String
+        var date: Date
+        var note: String?
+
+        var description: String {
+            "(\(code), \(int), \(double), \(text), \(date.timeIntervalSinceReferenceDate), \(note ?? "nil"))"
+        }
+
+        static func random(_ rng: inout SplitMix64) -> Values {
+            Values(
+                code: "C\(Int.random(in: 0..<40, using: &rng))", int: Int64(rng.pick([-3, 0, 1, 2, 5, 9, 100])),
+                double: rng.pick([-1, 0, -0.0, 0.5, 2, .nan, .infinity, 7.25]), text: rng.pick(["", "a", "A", "ab", "b"]),
+                date: Date(timeIntervalSinceReferenceDate: rng.pick([-5, 0, 1_000, 2_000.5])),
+                note: rng.pick([nil, "", "n"]))
+        }
+
+        func snapshot(_ id: PersistentIdentifier) throws -> DefaultSnapshot {
+            try DefaultSnapshot(
+                persistentIdentifier: id, entity: SnapshotTableModelTests.entity,
+                namedValues: [
+                    "code": .string(code), "int": .int(int), "double": .double(double), "text": .string(text),
+                    "date": .date(date), "note": note.map(StoreValue.string) ?? .null,
+                ])
+        }
+    }
+
+    /// One row of the plain model.
+    struct Row {
+        let id: PersistentIdentifier
+        var values: Values
+    }
+
+    /// A condition the model evaluates in plain Swift.
+    enum Condition: CustomStringConvertible {
+        case code(String)
+        case int(StoreComparisonOperator, Int64)
+        case double(StoreComparisonOperator, Double)
+        case date(StoreComparisonOperator, Date)
+        case text(StoreComparisonOperator, String)
+        case noteIsNil
+
+        var filter: StoreFilter {
+            switch self {
+            case .code(let code): .compare("code", .equal, .string(code))
+            case .int(let op, let value): .compare("int", op, .int(value))
+            case .double(let op, let value): .compare("double", op, .double(value))
+            case .date(let op, let value): .compare("date", op, .date(value))
+            case .text(let op, let value): .compare("text", op, .string(value))
+            case .noteIsNil: .compare("note", .equal, .null)
+            }
+        }
+
+        func holds(_ values: Values) -> Bool {
+            switch self {
+            case .code(let code): values.code == code
+            case .int(let op, let value): Self.apply(op, values.int, value)
+            case .double(let op, let value): Self.apply(op, values.double, value)
+            case .date(let op, let value): Self.apply(op, values.date, value)
+            case .text(let op, let value): Self.apply(op, values.text, value)
+            case .noteIsNil: values.note == nil
+            }
+        }
+
+        static func apply<C: Comparable>(_ op: StoreComparisonOperator, _ x: C, _ y: C) -> Bool {
+            switch op {
+            case .equal: x == y
+            case .notEqual: x != y
+            case .less: x < y
+            case .lessOrEqual: x <= y
+            case .greater: x > y
+            case .greaterOrEqual: x >= y
+            }
+        }
+
+        var description: String { "\(filter)" }
+
+        static func random(_ rng: inout SplitMix64) -> Condition {
+            let sample = Values.random(&rng)
+            let op = rng.pick([.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual] as [StoreComparisonOperator])
+            switch Int.random(in: 0..<6, using: &rng) {
+            case 0: return .code(sample.code)
+            case 1: return .int(op, sample.int)
+            case 2: return .double(op, sample.double)
+            case 3: return .date(op, sample.date)
+            case 4: return .text(op, sample.text)
+            default: return .noteIsNil
+            }
+        }
+    }
+
+    /// A query: conditions (all must hold), an optional sort key (`int`, `text` or `date`) and a window.
+    struct Query: CustomStringConvertible {
+        var conditions: [Condition]
+        var sort: (property: String, ascending: Bool)?
+        var offset: Int
+        var limit: Int?
+
+        var storeQuery: StoreQuery {
+            StoreQuery(
+                entityName: "Reading", filter: StoreFilter.conjunction(conditions.map(\.filter)),
+                sort: sort.map { [StoreSortKey(property: $0.property, ascending: $0.ascending)] } ?? [],
+                offset: offset, limit: limit)
+        }
+
+        var description: String { "\(storeQuery)" }
+
+        /// The identifiers the model selects, in the order the table must return them.
+        func expected(_ rows: [Row]) -> [PersistentIdentifier] {
+            var selected = rows.filter { row in conditions.allSatisfy { $0.holds(row.values) } }
+            selected.sort { $0.id < $1.id }
+            if let sort {
+                func order(_ a: Values, _ b: Values) -> ComparisonResult {
+                    switch sort.property {
+                    case "int": a.int < b.int ? .orderedAscending : (b.int < a.int ? .orderedDescending : .orderedSame)
+                    case "text": a.text < b.text ? .orderedAscending : (b.text < a.text ? .orderedDescending : .orderedSame)
+                    default: a.date < b.date ? .orderedAscending : (b.date < a.date ? .orderedDescending : .orderedSame)
+                    }
+                }
+                selected.sort { lhs, rhs in
+                    let result = order(lhs.values, rhs.values)
+                    if result == .orderedSame { return lhs.id < rhs.id }
+                    return sort.ascending == (result == .orderedAscending)
+                }
+            }
+            let ids = selected.map(\.id)
+            let start = min(offset, ids.count)
+            let end = limit.map { min(start + $0, ids.count) } ?? ids.count
+            return Array(ids[start..<end])
+        }
+
+        static func random(_ rng: inout SplitMix64) -> Query {
+            let conditions = (0..<Int.random(in: 0...3, using: &rng)).map { _ in Condition.random(&rng) }
+            let sort: (String, Bool)? = rng.chance(50) ? (rng.pick(["int", "text", "date"]), rng.chance(50)) : nil
+            let limit: Int? = sort != nil && rng.chance(70) ? Int.random(in: 0...5, using: &rng) : nil
+            return Query(
+                conditions: conditions, sort: sort, offset: rng.chance(20) ? Int.random(in: 0...3, using: &rng) : 0,
+                limit: limit)
+        }
+    }
+
+    /// One step of a sequence. Rows are picked by position among the live rows, modulo their count,
+    /// so a step still means something when the shrinker removes the steps before it.
+    enum Step: CustomStringConvertible {
+        case insert([Values])
+        case update([(pick: Int, values: Values)])
+        case saveDeleting([Int])
+        case batchDelete([Int])
+        case deleteAll(reversed: Bool)
+        case reload(shuffle: UInt64)
+        case query(Query)
+
+        var description: String {
+            switch self {
+            case .insert(let rows): ".insert(\(rows))"
+            case .update(let changes): ".update(\(changes.map { "#\($0.pick) -> \($0.values)" }))"
+            case .saveDeleting(let picks): ".saveDeleting(\(picks))"
+            case .batchDelete(let picks): ".batchDelete(\(picks))"
+            case .deleteAll(let reversed): ".deleteAll(reversed: \(reversed))"
+            case .reload(let seed): ".reload(shuffle: \(seed))"
+            case .query(let query): ".query(\(query))"
+            }
+        }
+
+        static func random(_ rng: inout SplitMix64) -> Step {
+            switch Int.random(in: 0..<20, using: &rng) {
+            case 0..<5:
+                let count = rng.chance(10) ? Int.random(in: 30...300, using: &rng) : Int.random(in: 1...6, using: &rng)
+                return .insert((0..<count).map { _ in Values.random(&rng) })
+            case 5..<8:
+                return .update((0..<Int.random(in: 1...4, using: &rng)).map { _ in
+                    (Int.random(in: 0..<1_000, using: &rng), Values.random(&rng))
+                })
+            case 8: return .saveDeleting((0..<Int.random(in: 1...3, using: &rng)).map { _ in Int.random(in: 0..<1_000, using: &rng) })
+            case 9: return .batchDelete((0..<Int.random(in: 1...40, using: &rng)).map { _ in Int.random(in: 0..<1_000, using: &rng) })
+            case 10: return rng.chance(30) ? .deleteAll(reversed: rng.chance(50)) : .reload(shuffle: rng.next())
+            default: return .query(Query.random(&rng))
+            }
+        }
+    }
+
+    /// Runs a sequence; returns a description of the first disagreement, or `nil`.
+    static func run(_ steps: [Step]) -> String? {
+        var table = SnapshotTable(schema: schema)
+        var rows: [Row] = []
+        do {
+            for (index, step) in steps.enumerated() {
+                let before = table
+                let rowsBefore = rows
+                if let problem = try apply(step, to: &table, &rows) { return "step \(index) \(step): \(problem)" }
+                // The copy taken before the step still answers as the model did then.
+                if case .query = step {} else {
+                    for query in [Query(conditions: [], sort: nil, offset: 0, limit: nil),
+                                  Query(conditions: [], sort: ("text", true), offset: 0, limit: 3)] {
+                        let found = try before.fetch(query.storeQuery).map(\.persistentIdentifier)
+                        if found != query.expected(rowsBefore) {
+                            return "step \(index) \(step): the copy taken before it changed: \(query)"
+                        }
+                    }
+                }
+                if table.count(of: "Reading") != rows.count {
+                    return "step \(index) \(step): \(table.count(of: "Reading")) rows, the model has \(rows.count)"
+                }
+            }
+        } catch {
+            return "unexpected error: \(error)"
+        }
+        return nil
+    }
+
+    private static func apply(_ step: Step, to table: inout SnapshotTable, _ rows: inout [Row]) throws -> String? {
+        func pick(_ index: Int) -> Int? { rows.isEmpty ? nil : index % rows.count }
+        switch step {
+        case .insert(let values):
+            let snapshots = try values.map { try $0.snapshot(.temporary(entityName: "Reading")) }
+            let proposed = rows.map(\.values) + values
+            let violates = Set(proposed.map(\.code)).count != proposed.count
+            do {
+                let result = try table.save(
+                    DataStoreSaveChangesRequest(editingState: EditingState(), inserted: snapshots, updated: [], deleted: []),
+                    storeIdentifier: "t")
+                if violates { return "the save succeeded; the model expected a uniqueness violation" }
+                for (snapshot, values) in zip(snapshots, values) {
+                    guard let id = result.remappedIdentifiers[snapshot.persistentIdentifier] else {
+                        return "no permanent identifier for an inserted row"
+                    }
+                    rows.append(Row(id: id, values: values))
+                }
+            } catch let error as DataStoreError where error.code == .uniqueConstraintViolation {
+                if !violates { return "unexpected uniqueness violation: \(error.message)" }
+            }
+        case .update(let changes):
+            var proposed = rows
+            var updated: [Int: Values] = [:]
+            for change in changes {
+                guard let position = pick(change.pick) else { continue }
+                proposed[position].values = change.values
+                updated[position] = change.values
+            }
+            let violates = Set(proposed.map(\.values.code)).count != proposed.count
+            let snapshots = try updated.keys.sorted().map { try updated[$0]!.snapshot(rows[$0].id) }
+            do {
+                _ = try table.save(
+                    DataStoreSaveChangesRequest(editingState: EditingState(), inserted: [], updated: snapshots, deleted: []),
+                    storeIdentifier: "t")
+                if violates { return "the save succeeded; the model expected a uniqueness violation" }
+                rows = proposed
+            } catch let error as DataStoreError where error.code == .uniqueConstraintViolation {
+                if !violates { return "unexpected uniqueness violation: \(error.message)" }
+            }
+        case .saveDeleting(let picks):
+            let positions = Set(picks.compactMap(pick))
+            let deleted = try positions.sorted().map { try rows[$0].values.snapshot(rows[$0].id) }
+            _ = try table.save(
+                DataStoreSaveChangesRequest(editingState: EditingState(), inserted: [], updated: [], deleted: deleted),
+                storeIdentifier: "t")
+            rows = rows.enumerated().filter { !positions.contains($0.offset) }.map(\.element)
+        case .batchDelete(let picks):
+            let positions = Set(picks.compactMap(pick))
+            table.delete(positions.sorted().map { rows[$0].id })
+            rows = rows.enumerated().filter { !positions.contains($0.offset) }.map(\.element)
+        case .deleteAll(let reversed):
+            // In row order (a fast path) or not (the checked path): either way every row goes.
+            table.delete(reversed ? rows.map(\.id).reversed() : rows.map(\.id))
+            rows = []
+        case .reload(let seed):
+            var rng = SplitMix64(state: seed)
+            var reloaded = SnapshotTable(schema: schema)
+            try reloaded.load(table.snapshots(of: "Reading").shuffled(using: &rng))
+            table = reloaded
+        case .query(let query):
+            let found = try table.fetch(query.storeQuery).map(\.persistentIdentifier)
+            let expected = query.expected(rows)
+            if found != expected {
+                return "the table returned \(found.count) rows, the model \(expected.count) "
+                    + "(via \(table.accessPath(for: query.storeQuery)))"
+            }
+        }
+        return nil
+    }
+
+    /// The shortest sequence, by removing steps one at a time, that still fails.
+    static func shrink(_ steps: [Step]) -> [Step] {
+        var current = steps
+        var changed = true
+        while changed {
+            changed = false
+            var index = current.count - 1
+            while index >= 0 {
+                var candidate = current
+                candidate.remove(at: index)
+                if run(candidate) != nil {
+                    current = candidate
+                    changed = true
+                }
+                index -= 1
+            }
+        }
+        return current
+    }
+
+    @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8] as [UInt64])
+    func tableAgreesWithThePlainModel(seed: UInt64) {
+        var rng = SplitMix64(state: seed)
+        let steps = (0..<120).map { _ in Step.random(&rng) }
+        guard let failure = Self.run(steps) else { return }
+        let shrunk = Self.shrink(steps)
+        Issue.record("""
+            seed \(seed): \(failure)
+            shrunk to \(shrunk.count) steps (\(Self.run(shrunk) ?? "")):
+            \(shrunk.map(\.description).joined(separator: "\n"))
+            """)
+    }
+
+    @Test func knownSequencesAgree() {
+        let zero = Date(timeIntervalSinceReferenceDate: 0)
+        let sequences: [[Step]] = [
+            // A batch that repeats a unique value stores nothing; a later insert of it alone succeeds.
+            [
+                .insert([Values(code: "A", int: 1, double: .nan, text: "a", date: zero),
+                         Values(code: "A", int: 2, double: 0, text: "b", date: zero)]),
+                .insert([Values(code: "A", int: 2, double: 0, text: "b", date: zero)]),
+                .query(Query(conditions: [.double(.less, 1)], sort: nil, offset: 0, limit: nil)),
+            ],
+            // Two updates that swap unique values succeed; a deleted row's value is free again.
+            [
+                .insert([Values(code: "A", int: 1, double: 1, text: "a", date: zero),
+                         Values(code: "B", int: 2, double: 2, text: "b", date: zero)]),
+                .update([(0, Values(code: "B", int: 1, double: 1, text: "a", date: zero)),
+                         (1, Values(code: "A", int: 5, double: 2, text: "b", date: zero))]),
+                .batchDelete([0]),
+                .insert([Values(code: "B", int: 9, double: 3, text: "c", date: zero)]),
+                .query(Query(conditions: [.int(.greaterOrEqual, 2)], sort: ("int", false), offset: 0, limit: 1)),
+                .deleteAll(reversed: true),
+                .query(Query(conditions: [], sort: nil, offset: 0, limit: nil)),
+            ],
+        ]
+        for steps in sequences {
+            #expect(Self.run(steps) == nil, "\(steps)")
+        }
+    }
+}
