@@ -76,7 +76,7 @@ struct PostgreSQLFailureTests {
         // already inserted a counter and updated c1.
         try await admin.run("BEGIN")
         try await admin.run("SELECT value FROM \"\(namespace)\".\"Counter\" WHERE name = 'c0' FOR UPDATE")
-        let save = Task.detached { () throws -> Void in
+        let save = onThread {
             let context = ModelContext(container)
             context.insert(Counter(name: "new"))
             let all = try context.fetch(FetchDescriptor<Counter>(sortBy: [SortDescriptor(\.name, order: .reverse)]))
@@ -84,7 +84,7 @@ struct PostgreSQLFailureTests {
             try context.save()
         }
         var waiting: [String] = []
-        for _ in 0..<200 where waiting.isEmpty {
+        for _ in 0..<1200 where waiting.isEmpty {
             try await Task.sleep(for: .milliseconds(25))
             waiting = try await admin.backendsWaitingForLocks(in: namespace)
         }
@@ -108,7 +108,7 @@ struct PostgreSQLFailureTests {
         let admin = try await AdminConnection.open()
         try await admin.run("BEGIN")
         try await admin.run("SELECT value FROM \"\(namespace)\".\"Counter\" WHERE name = 'c0' FOR UPDATE")
-        let saved = Task.detached { () throws -> Void in
+        let saved = onThread {
             let context = ModelContext(container)
             context.insert(Counter(name: "new"))
             try #require(try context.fetch(FetchDescriptor<Counter>(predicate: #Predicate { $0.name == "c0" })).first)
@@ -148,6 +148,23 @@ struct PostgreSQLFailureTests {
         try await context.saveAsync()
         #expect(try await context.fetchCountAsync(descriptor) == 2)
         #expect(try values(in: container) == ["c0": 4, "c1": 0, "c2": 4])
+    }
+}
+
+/// Runs synchronous store work on a thread of its own, not on Swift's cooperative pool, which
+/// the synchronous conformance cases running in parallel may keep busy.
+private func onThread(_ work: @escaping @Sendable () throws -> Void) -> Task<Void, any Error> {
+    Task {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            Thread.detachNewThread {
+                do {
+                    try work()
+                    continuation.resume()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
     }
 }
 
