@@ -41,15 +41,34 @@ extension ModelContext {
     /// Saves these inserts, changes and deletes, in steps: delete rules, snapshots, checks, the
     /// stores, then the models. Models outside the three lists keep their pending changes.
     func commit(inserted: [any PersistentModel], changed: [any PersistentModel], deleted requested: [any PersistentModel]) throws {
+        let prepared = try prepareCommit(inserted: inserted, changed: changed, deleted: requested)
+        finishCommit(prepared, written: try write(prepared.changes))
+    }
+
+    /// A save's steps before the stores: delete rules, snapshots and checks (what ``commit`` and the
+    /// asynchronous save share).
+    struct PreparedCommit {
+        let deletion: Deletion
+        let changes: Changes
+    }
+
+    /// Steps 1 and 2 and the checks; posts ``willSave``.
+    func prepareCommit(
+        inserted: [any PersistentModel], changed: [any PersistentModel], deleted requested: [any PersistentModel]
+    ) throws -> PreparedCommit {
         let deletion = try collectDeletions(requested)
         if let failure = faultFailures.values.min(by: { $0.message < $1.message }) { throw failure }
         let changes = try snapshots(inserted: inserted, changed: changed, deletion: deletion)
         try checkRelationshipCounts(changes.inserted + changes.updated)
         try checkUniqueness(inserted: changes.inserted, updated: changes.updated, deleted: changes.deleted)
-
         NotificationCenter.default.post(name: Self.willSave, object: self)
-        let written = try write(changes)
-        let insertedIDs = bringModelsInStep(with: changes, written: written, deletion: deletion)
+        return PreparedCommit(deletion: deletion, changes: changes)
+    }
+
+    /// Step 4 after the stores wrote; posts ``didSave``.
+    func finishCommit(_ prepared: PreparedCommit, written: Written) {
+        let changes = prepared.changes
+        let insertedIDs = bringModelsInStep(with: changes, written: written, deletion: prepared.deletion)
         NotificationCenter.default.post(name: Self.didSave, object: self, userInfo: [
             NotificationKey.insertedIdentifiers.rawValue: insertedIDs,
             NotificationKey.updatedIdentifiers.rawValue: changes.updated.map(\.persistentIdentifier),

@@ -1,0 +1,45 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// The PostgreSQL adapter lives in its own package so that the main package stays dependency-free.
+// Its tests run against a real server: `scripts/postgres.sh run -- swift test --package-path Adapters/PostgreSQL`.
+let package = Package(
+    name: "ModelStorePostgreSQL",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "ModelStorePostgreSQL", targets: ["ModelStorePostgreSQL"]),
+    ],
+    dependencies: [
+        .package(name: "ModelStore", path: "../.."),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+    ],
+    targets: [
+        // Registers the URL schemes when a program that links the adapter starts.
+        .target(name: "CModelStorePostgreSQLLoad", path: "Sources/CModelStorePostgreSQLLoad"),
+        .target(
+            name: "ModelStorePostgreSQL",
+            dependencies: [
+                "CModelStorePostgreSQLLoad",
+                .product(name: "ModelStore", package: "ModelStore"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Sources/ModelStorePostgreSQL"),
+        // The counter model the multi-process tests and the load test share, and their worker process.
+        .target(
+            name: "PostgreSQLTestModels", dependencies: [.product(name: "ModelStore", package: "ModelStore")],
+            path: "Sources/PostgreSQLTestModels"),
+        .executableTarget(
+            name: "modelstore-pg-worker", dependencies: ["ModelStorePostgreSQL", "PostgreSQLTestModels"],
+            path: "Sources/modelstore-pg-worker"),
+        .testTarget(
+            name: "ModelStorePostgreSQLTests",
+            dependencies: [
+                "ModelStorePostgreSQL", "PostgreSQLTestModels", "modelstore-pg-worker",
+                .product(name: "ModelStore", package: "ModelStore"),
+                .product(name: "ModelStoreConformance", package: "ModelStore"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Tests/ModelStorePostgreSQLTests"),
+    ],
+    swiftLanguageModes: [.v6]
+)

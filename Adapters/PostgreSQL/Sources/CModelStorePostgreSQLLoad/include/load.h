@@ -1,0 +1,2 @@
+// The load hook of ModelStorePostgreSQL; it has no API.
+#pragma once

@@ -1,0 +1,106 @@
+import Foundation
+@_spi(AdapterKit) import ModelStore
+import PostgresNIO
+
+extension PostgreSQLStore {
+    /// Fetches by the request's query (or, without one, every model of the entity); see ``QueryPlan``.
+    public func fetch<T: PersistentModel>(
+        _ request: DataStoreFetchRequest<T>
+    ) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
+        try database.wait { try await self.fetch(request) }
+    }
+
+    /// Fetches without blocking a thread.
+    public func fetch<T: PersistentModel>(
+        _ request: DataStoreFetchRequest<T>
+    ) async throws -> DataStoreFetchResult<T, DefaultSnapshot> {
+        let rows = try await rows(for: query(of: request))
+        remember(rows.map { ($0.snapshot.persistentIdentifier, $0.version) }, for: request.editingState, replacing: false)
+        return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: rows.map(\.snapshot))
+    }
+
+    /// Counts in SQL (`count(*)`) when SQL runs the whole query.
+    public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
+        try database.wait { try await self.fetchCount(request) }
+    }
+
+    /// Counts without blocking a thread.
+    public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) async throws -> Int {
+        let query = query(of: request)
+        let plan = try QueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+        guard plan.isComplete else { return try await rows(for: query).count }
+        let total = try await database.read("counting '\(query.entityName)'") { session in
+            try await session.integer("SELECT count(*) FROM \(plan.layout.table) t \(plan.whereClause)", plan.binds)
+        } ?? 0
+        let afterOffset = max(0, Int(total) - max(query.offset, 0))
+        return query.limit.map { min(max($0, 0), afterOffset) } ?? afterOffset
+    }
+
+    /// Selects only the keys in SQL when SQL runs the whole query.
+    public func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> [PersistentIdentifier] {
+        try database.wait { try await self.fetchIdentifiers(request) }
+    }
+
+    /// Lists identifiers without blocking a thread.
+    public func fetchIdentifiers<T: PersistentModel>(
+        _ request: DataStoreFetchRequest<T>
+    ) async throws -> [PersistentIdentifier] {
+        let query = query(of: request)
+        let plan = try QueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+        guard plan.isComplete else { return try await rows(for: query).map(\.snapshot.persistentIdentifier) }
+        let storeIdentifier = identifier
+        return try await database.read("listing '\(query.entityName)'") { session in
+            try await session.query("SELECT t.\(TableLayout.key) FROM \(plan.layout.table) t \(plan.clause)", plan.binds)
+                .map { row in
+                    .identifier(for: storeIdentifier, entityName: query.entityName, primaryKey: try row.decode(Int64.self))
+                }
+        }
+    }
+
+    /// The access path PostgreSQL chose for a query, from `EXPLAIN`: a sequential scan, the primary
+    /// key, a unique index, or another index.
+    public func accessPath(for query: StoreQuery) -> StoreAccessPath? {
+        guard let lines = try? queryPlan(for: query), let first = lines.first else { return nil }
+        guard let plan = try? QueryPlan(query, layouts: layouts, storeIdentifier: identifier) else { return nil }
+        if first.contains("Seq Scan") { return StoreAccessPath(kind: .scan) }
+        if first.contains("_pkey") { return StoreAccessPath(kind: .identifiers) }
+        for (number, names) in plan.layout.entity.uniquenessConstraints.enumerated()
+        where lines.contains(where: { $0.contains(plan.layout.uniqueIndexName(number)) }) {
+            return StoreAccessPath(kind: .uniqueIndex, properties: names)
+        }
+        if first.contains("Index") || first.contains("Bitmap") { return StoreAccessPath(kind: .hashIndex) }
+        return StoreAccessPath(kind: .scan)
+    }
+
+    /// PostgreSQL's `EXPLAIN` of the SQL a query sends, one line per plan node, then what the store
+    /// does on the rows afterwards.
+    public func queryPlan(for query: StoreQuery) throws -> [String] {
+        let plan = try QueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+        var lines = try database.wait {
+            try await self.database.read("explaining '\(query.entityName)'") { session in
+                try await session.query(
+                    "EXPLAIN SELECT \(plan.layout.selectList) FROM \(plan.layout.table) t \(plan.clause)", plan.binds
+                ).map { try $0.decode(String.self) }
+            }
+        }
+        if let residual = plan.residual { lines.append("then evaluated by the store: \(residual)") }
+        if plan.sortsInSwift { lines.append("then sorted by the store") }
+        return lines
+    }
+
+    func query<T: PersistentModel>(of request: DataStoreFetchRequest<T>) -> StoreQuery {
+        request.query ?? StoreQuery(entityName: Schema.entityName(for: T.self))
+    }
+
+    /// The rows a query selects, with their versions.
+    func rows(for query: StoreQuery) async throws -> [RowReader.Versioned] {
+        let plan = try QueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+        let storeIdentifier = identifier
+        let url = configuration.redactedURL
+        let rows = try await database.read("fetching '\(query.entityName)'") { session in
+            try await RowReader(session: session, storeIdentifier: storeIdentifier, url: url)
+                .rows(plan.layout, where: plan.clause, plan.binds)
+        }
+        return try plan.finish(rows, schema: schema)
+    }
+}

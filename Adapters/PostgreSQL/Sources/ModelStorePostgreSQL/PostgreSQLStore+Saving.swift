@@ -1,0 +1,171 @@
+import Foundation
+import ModelStore
+import PostgresNIO
+
+extension PostgreSQLStore {
+    /// Saves in one transaction: deletes, then updates, then inserts; a save that throws changes nothing.
+    ///
+    /// Throws ``DataStoreError/Code/conflict`` when a row changed since the context read it (see
+    /// the type's discussion), ``DataStoreError/Code/uniqueConstraintViolation`` when a unique index
+    /// refused a value, ``DataStoreError/Code/notFound`` for a change to a model the store does not
+    /// have, and ``DataStoreError/Code/io`` when the connection is lost (the server rolls the
+    /// transaction back; the next call reconnects). References to models that no longer exist are
+    /// cleared, and the rewritten snapshots returned for the context to re-register.
+    public func save(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
+    ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        try database.wait { try await self.save(request) }
+    }
+
+    /// Saves without blocking a thread; as ``save(_:)-(DataStoreSaveChangesRequest<DefaultSnapshot>)``.
+    public func save(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
+    ) async throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        let read = versions.withLock { $0[request.editingState.id] ?? [:] }
+        let saved: (DataStoreSaveChangesResult<DefaultSnapshot>, [PersistentIdentifier: Int64])
+        do {
+            saved = try await write(request, versions: read)
+        } catch let error as DataStoreError where error.code == .conflict {
+            // Until the context reads these rows again, every save of them is a conflict too.
+            let touched = (request.updated + request.deleted).map { ($0.persistentIdentifier, Self.staleVersion) }
+            remember(touched, for: request.editingState, replacing: true)
+            throw error
+        }
+        let (result, written) = saved
+        versions.withLock { all in
+            guard var book = all[request.editingState.id] else { return }
+            for id in request.deleted.map(\.persistentIdentifier) { book[id] = nil }
+            book.merge(written) { $1 }
+            all[request.editingState.id] = book
+        }
+        return result
+    }
+
+    /// The version remembered for a row after a conflict: no row has it, so a save of the row fails
+    /// until a fetch reads it again.
+    static var staleVersion: Int64 { -1 }
+
+    private func write(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, versions read: [PersistentIdentifier: Int64]
+    ) async throws -> (DataStoreSaveChangesResult<DefaultSnapshot>, [PersistentIdentifier: Int64]) {
+        try await withWriter("saving") { writer in
+            let minted = try await writer.mint(request.inserted, updated: request.updated)
+            let deleted = request.deleted.map(\.persistentIdentifier)
+            try await writer.delete(deleted, versions: read)
+            var written = try await writer.update(minted.updated, versions: read)
+            written.merge(try await writer.insert(minted.inserted)) { $1 }
+            let repaired = try await writer.clearDanglingReferences(
+                changed: minted.updated + minted.inserted, deleted: deleted)
+            for (id, row) in repaired { written[id] = row.version }
+            let result = DataStoreSaveChangesResult(
+                for: writer.storeIdentifier, remappedIdentifiers: minted.remap,
+                snapshotsToReregister: repaired.mapValues(\.snapshot))
+            return (result, written)
+        }
+    }
+
+    /// Deletes models by identifier, one statement per entity table; unknown identifiers are ignored.
+    public func delete<T: PersistentModel>(_ request: DataStoreBatchDeleteRequest<T>) throws {
+        var byEntity: [String: [Int64]] = [:]
+        for id in request.identifiers {
+            if let key = localKey(id) { byEntity[id.entityName, default: []].append(key) }
+        }
+        let keysByEntity = byEntity
+        let storeIdentifier = identifier
+        try database.wait {
+            try await self.withWriter("deleting a batch") { writer in
+                var deleted: [PersistentIdentifier] = []
+                for (name, keys) in keysByEntity {
+                    let layout = try writer.layout(name)
+                    var binds = PostgresBindings()
+                    binds.append(keys)
+                    for join in layout.joinTables {
+                        try await writer.session.execute("DELETE FROM \(join.table) WHERE owner = ANY($1)", binds)
+                    }
+                    try await writer.session.execute(
+                        "DELETE FROM \(layout.table) WHERE \(TableLayout.key) = ANY($1)", binds)
+                    deleted += keys.map { .identifier(for: storeIdentifier, entityName: name, primaryKey: $0) }
+                }
+                _ = try await writer.clearDanglingReferences(changed: [], deleted: deleted)
+            }
+        }
+    }
+
+    /// Sets values on models by identifier: one `UPDATE … WHERE _pk = ANY(…)` per entity, atomically,
+    /// with uniqueness enforced by the unique indexes.
+    public func update<T: PersistentModel>(_ request: DataStoreBatchUpdateRequest<T>) throws {
+        let entityName = request.identifiers.first?.entityName ?? Schema.entityName(for: T.self)
+        guard let layout = layouts[entityName], !request.values.isEmpty else { return }
+        let keys = request.identifiers.compactMap { $0.entityName == entityName ? localKey($0) : nil }
+        guard !keys.isEmpty else { return }
+        let values = request.values
+        let storeIdentifier = identifier
+        try database.wait {
+            try await self.withWriter("updating a batch") { writer in
+                var binds = PostgresBindings()
+                binds.append(keys)
+                var assignments = ["\(TableLayout.version) = \(TableLayout.version) + 1"]
+                let probe = DefaultSnapshot(
+                    persistentIdentifier: .identifier(for: storeIdentifier, entityName: entityName, primaryKey: keys[0]),
+                    entity: layout.entity, values: layout.entity.properties.map { _ in .null })
+                for slot in values.keys.sorted() {
+                    guard let column = layout.columnsBySlot[slot] else { continue }
+                    var snapshot = probe
+                    snapshot.values[slot] = values[slot]!
+                    try writer.bind(snapshot, column, layout: layout, to: &binds)
+                    assignments.append("\(column.quoted) = \(column.type?.placeholder(binds.count) ?? "$\(binds.count)")")
+                }
+                do {
+                    try await writer.session.execute(
+                        "UPDATE \(layout.table) SET " + assignments.joined(separator: ", ")
+                            + " WHERE \(TableLayout.key) = ANY($1)", binds)
+                } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+                    let names = error.serverInfo?[.constraintName].flatMap(layout.constraint(named:)) ?? []
+                    throw DataStoreError(
+                        .uniqueConstraintViolation,
+                        "the batch update would give two '\(entityName)' models the same "
+                            + names.map { "'\($0)'" }.joined(separator: ", "),
+                        remedy: "Update fewer models, or set a value that differs per model", entityName: entityName,
+                        propertyNames: names, underlyingError: error)
+                }
+                let toMany = layout.joinTables.filter { values[$0.slot] != nil }
+                var changed: [DefaultSnapshot] = []
+                if !toMany.isEmpty || values.keys.contains(where: { layout.columnsBySlot[$0]?.type == nil }) {
+                    var rows = try await writer.reader.rows(layout, keys: keys).values.map(\.snapshot)
+                    if !toMany.isEmpty {
+                        for index in rows.indices { for (slot, value) in values { rows[index].values[slot] = value } }
+                        _ = try await writer.update(rows, versions: [:])
+                    }
+                    changed = rows
+                }
+                _ = try await writer.clearDanglingReferences(changed: changed, deleted: [])
+            }
+        }
+    }
+
+    /// Inserts snapshots in one transaction and returns their permanent identifiers in order.
+    public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
+        try database.wait {
+            try await self.withWriter("inserting a batch") { writer in
+                let minted = try await writer.mint(request.snapshots, updated: [])
+                _ = try await writer.insert(minted.inserted)
+                _ = try await writer.clearDanglingReferences(changed: minted.inserted, deleted: [])
+                return request.snapshots.map { minted.remap[$0.persistentIdentifier] ?? $0.persistentIdentifier }
+            }
+        }
+    }
+
+    /// Runs `body` with a writer in one transaction (retried after a serialization failure).
+    func withWriter<Value: Sendable>(
+        _ doing: String, _ body: @escaping @Sendable (RowWriter) async throws -> Value
+    ) async throws -> Value {
+        let layouts = self.layouts
+        let storeIdentifier = identifier
+        let sequence = opener.keySequence
+        let url = configuration.redactedURL
+        return try await database.transaction(doing) { session in
+            try await body(
+                RowWriter(session: session, storeIdentifier: storeIdentifier, layouts: layouts, keySequence: sequence, url: url))
+        }
+    }
+}

@@ -1,0 +1,328 @@
+import Foundation
+import ModelStore
+import PostgresNIO
+
+/// Writes a save's rows inside one transaction: mints keys, deletes, updates (checking each row's
+/// version), inserts, replaces join rows, and clears references to rows that are gone.
+struct RowWriter: Sendable {
+    let session: Session
+    let storeIdentifier: String
+    let layouts: [String: TableLayout]
+    let keySequence: String
+    let url: String
+
+    var reader: RowReader { RowReader(session: session, storeIdentifier: storeIdentifier, url: url) }
+
+    func layout(_ entityName: String) throws -> TableLayout {
+        guard let layout = layouts[entityName] else {
+            throw DataStoreError(
+                .notFound, "the store has no entity '\(entityName)'",
+                remedy: "Add the model type to this store's configuration", entityName: entityName)
+        }
+        return layout
+    }
+
+    func localKey(_ id: PersistentIdentifier) -> Int64? {
+        id.storeIdentifier == storeIdentifier ? id.primaryKey.intValue : nil
+    }
+
+    // MARK: Identifiers
+
+    /// Permanent identifiers for inserted snapshots (keys from the sequence), and the snapshots
+    /// with references to temporary identifiers rewritten.
+    func mint(_ inserted: [DefaultSnapshot], updated: [DefaultSnapshot]) async throws -> (
+        inserted: [DefaultSnapshot], updated: [DefaultSnapshot], remap: [PersistentIdentifier: PersistentIdentifier]
+    ) {
+        guard !inserted.isEmpty else { return ([], updated, [:]) }
+        let fresh = inserted.filter { $0.persistentIdentifier.isTemporary || localKey($0.persistentIdentifier) == nil }
+        var keys: [Int64] = []
+        if !fresh.isEmpty {
+            var binds = PostgresBindings()
+            binds.append(Int64(fresh.count))
+            for row in try await session.query("SELECT nextval('\(keySequence)') FROM generate_series(1, $1)", binds) {
+                keys.append(try row.decode(Int64.self))
+            }
+        }
+        var remap: [PersistentIdentifier: PersistentIdentifier] = [:]
+        var next = keys.makeIterator()
+        var explicit: [String: [Int64]] = [:]
+        for snapshot in inserted {
+            let id = snapshot.persistentIdentifier
+            _ = try layout(id.entityName)
+            if id.isTemporary || localKey(id) == nil {
+                remap[id] = .identifier(for: storeIdentifier, entityName: id.entityName, primaryKey: next.next()!)
+            } else if let key = localKey(id) {
+                explicit[id.entityName, default: []].append(key)
+            }
+        }
+        for (entityName, keys) in explicit {
+            if let taken = try await reader.existing(try layout(entityName), keys: keys).min() {
+                throw DataStoreError(
+                    .conflict, "cannot insert '\(entityName)' \(taken): the store already has it",
+                    entityName: entityName)
+            }
+            var binds = PostgresBindings()
+            binds.append(keys.max() ?? 1)
+            try await session.execute(
+                "SELECT setval('\(keySequence)', greatest($1, (SELECT last_value FROM \(keySequence))))", binds)
+        }
+        let newInserted = inserted.map {
+            $0.copy(persistentIdentifier: remap[$0.persistentIdentifier] ?? $0.persistentIdentifier, remappedIdentifiers: remap)
+        }
+        let newUpdated = updated.map { $0.copy(persistentIdentifier: $0.persistentIdentifier, remappedIdentifiers: remap) }
+        return (newInserted, newUpdated, remap)
+    }
+
+    // MARK: Rows
+
+    /// Deletes rows (their join rows cascade), each only at the version the context read when
+    /// one is known; returns nothing, throws `.conflict` or `.notFound`.
+    func delete(_ ids: [PersistentIdentifier], versions: [PersistentIdentifier: Int64]) async throws {
+        for id in ids {
+            let layout = try layout(id.entityName)
+            guard let key = localKey(id) else { throw missing(id) }
+            var binds = PostgresBindings()
+            binds.append(key)
+            let rows = try await session.query(
+                "DELETE FROM \(layout.table) WHERE \(TableLayout.key) = $1 RETURNING \(TableLayout.version)", binds)
+            guard let row = rows.first else { throw missing(id) }
+            if let read = versions[id], try row.decode(Int64.self) != read { throw Self.conflict([id]) }
+            for join in layout.joinTables { try await clearTargets(of: key, in: join) }
+        }
+    }
+
+    /// Inserts rows; returns each row's version (1).
+    func insert(_ snapshots: [DefaultSnapshot]) async throws -> [PersistentIdentifier: Int64] {
+        var versions: [PersistentIdentifier: Int64] = [:]
+        for snapshot in snapshots {
+            let id = snapshot.persistentIdentifier
+            let layout = try layout(id.entityName)
+            guard let key = localKey(id) else { throw missing(id) }
+            var binds = PostgresBindings()
+            binds.append(key)
+            binds.append(Int64(1))
+            for column in layout.columns { try bind(snapshot, column, layout: layout, to: &binds) }
+            try await run(layout.insertSQL, binds, writing: snapshot, layout: layout)
+            for join in layout.joinTables {
+                try await insertTargets(of: key, in: join, value: snapshot.values[join.slot], owner: id)
+            }
+            versions[id] = 1
+        }
+        return versions
+    }
+
+    /// Rewrites rows, raising each version; a row whose version is not the one the context read
+    /// fails the save with `.conflict`. Returns the new versions.
+    func update(
+        _ snapshots: [DefaultSnapshot], versions: [PersistentIdentifier: Int64]
+    ) async throws -> [PersistentIdentifier: Int64] {
+        var written: [PersistentIdentifier: Int64] = [:]
+        try await vacateUniqueValues(of: snapshots)
+        for snapshot in snapshots {
+            let id = snapshot.persistentIdentifier
+            let layout = try layout(id.entityName)
+            guard let key = localKey(id) else { throw missing(id) }
+            var binds = PostgresBindings()
+            binds.append(key)
+            var assignments = ["\(TableLayout.version) = \(TableLayout.version) + 1"]
+            for column in layout.columns {
+                try bind(snapshot, column, layout: layout, to: &binds)
+                assignments.append("\(column.quoted) = \(column.type?.placeholder(binds.count) ?? "$\(binds.count)")")
+            }
+            var condition = "\(TableLayout.key) = $1"
+            if let read = versions[id] {
+                binds.append(read)
+                condition += " AND \(TableLayout.version) = $\(binds.count)"
+            }
+            let rows = try await run(
+                "UPDATE \(layout.table) SET " + assignments.joined(separator: ", ") + " WHERE \(condition) "
+                    + "RETURNING \(TableLayout.version)", binds, writing: snapshot, layout: layout)
+            guard let row = rows.first else {
+                if versions[id] != nil, try await !reader.existing(layout, keys: [key]).isEmpty {
+                    throw Self.conflict([id])
+                }
+                throw missing(id)
+            }
+            written[id] = try row.decode(Int64.self)
+            for join in layout.joinTables {
+                try await clearTargets(of: key, in: join)
+                try await insertTargets(of: key, in: join, value: snapshot.values[join.slot], owner: id)
+            }
+        }
+        return written
+    }
+
+    @discardableResult
+    private func run(_ sql: String, _ binds: PostgresBindings, writing snapshot: DefaultSnapshot, layout: TableLayout)
+        async throws -> [PostgresRow]
+    {
+        do {
+            return try await session.query(sql, binds)
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+            let names = error.serverInfo?[.constraintName].flatMap(layout.constraint(named:))
+                ?? layout.entity.uniquenessConstraints.first ?? []
+            throw DataStoreError(
+                .uniqueConstraintViolation,
+                "another '\(layout.entity.name)' already has the same " + names.map { "'\($0)'" }.joined(separator: ", "),
+                remedy: "Change the value, or fetch and update the existing model instead of inserting one",
+                entityName: layout.entity.name, propertyNames: names,
+                conflictingValues: names.compactMap { snapshot[$0] }, underlyingError: error)
+        }
+    }
+
+    /// Clears the unique columns of every updated row of an entity first, so values may swap
+    /// between rows of one save without tripping the unique index on the way.
+    private func vacateUniqueValues(of snapshots: [DefaultSnapshot]) async throws {
+        var byEntity: [String: [Int64]] = [:]
+        for snapshot in snapshots where !snapshot.entity.uniquenessConstraints.isEmpty {
+            if let key = localKey(snapshot.persistentIdentifier) { byEntity[snapshot.entity.name, default: []].append(key) }
+        }
+        for (name, keys) in byEntity where keys.count > 1 {
+            let layout = try layout(name)
+            let columns = Set(layout.entity.uniquenessConstraints.joined()).sorted()
+            var binds = PostgresBindings()
+            binds.append(keys)
+            try await session.execute(
+                "UPDATE \(layout.table) SET " + columns.map { "\(quote($0)) = NULL" }.joined(separator: ", ")
+                    + " WHERE \(TableLayout.key) = ANY($1)", binds)
+        }
+    }
+
+    /// Appends the parameter of one column of a snapshot.
+    func bind(
+        _ snapshot: DefaultSnapshot, _ column: TableLayout.Column, layout: TableLayout, to binds: inout PostgresBindings
+    ) throws {
+        let value = snapshot.values[column.slot]
+        if let type = column.type { return try type.bind(value, to: &binds) }
+        switch value {
+        case .null: binds.appendNull()
+        case .reference(let target):
+            binds.append(try targetKey(target, owner: snapshot.persistentIdentifier, property: column.name))
+        default:
+            throw DataStoreError(
+                .invalidValue, "'\(layout.entity.name).\(column.name)' holds a \(value.kindName), not a reference",
+                entityName: layout.entity.name, propertyNames: [column.name])
+        }
+    }
+
+    private func targetKey(_ target: PersistentIdentifier, owner: PersistentIdentifier, property: String) throws -> Int64 {
+        if target.isTemporary {
+            throw DataStoreError(
+                .notFound,
+                "\(owner) refers through '\(owner.entityName).\(property)' to a new model that the save does not insert",
+                remedy: "Insert the related model into the context before saving", entityName: owner.entityName,
+                propertyNames: [property])
+        }
+        guard let key = localKey(target) else {
+            throw DataStoreError(
+                .unsupportedFeature,
+                "\(owner) refers through '\(owner.entityName).\(property)' to \(target), a model of another store",
+                remedy: "Keep related models in the same PostgreSQL store", entityName: owner.entityName,
+                propertyNames: [property])
+        }
+        return key
+    }
+
+    private func clearTargets(of key: Int64, in join: TableLayout.JoinTable) async throws {
+        var binds = PostgresBindings()
+        binds.append(key)
+        try await session.execute("DELETE FROM \(join.table) WHERE owner = $1", binds)
+    }
+
+    private func insertTargets(
+        of key: Int64, in join: TableLayout.JoinTable, value: StoreValue, owner: PersistentIdentifier
+    ) async throws {
+        let targets = try value.referencedIdentifiers.map { try targetKey($0, owner: owner, property: join.name) }
+        guard !targets.isEmpty else { return }
+        var binds = PostgresBindings()
+        binds.append(key)
+        binds.append(targets)
+        try await session.execute(
+            "INSERT INTO \(join.table) (owner, position, target) "
+                + "SELECT $1, (t.ordinality - 1)::integer, t.target FROM unnest($2::bigint[]) WITH ORDINALITY AS t(target, ordinality)",
+            binds)
+    }
+
+    // MARK: Referential integrity
+
+    /// Clears references to rows that no longer exist: those deleted here, and any the changed
+    /// snapshots name that the store does not have. Returns the rewritten snapshots (and bumps
+    /// their versions, since their rows changed).
+    func clearDanglingReferences(
+        changed: [DefaultSnapshot], deleted: [PersistentIdentifier]
+    ) async throws -> [PersistentIdentifier: RowReader.Versioned] {
+        var gone: [String: Set<Int64>] = [:]
+        for id in deleted { if let key = localKey(id) { gone[id.entityName, default: []].insert(key) } }
+        var named: [String: Set<Int64>] = [:]
+        for snapshot in changed {
+            for relationship in snapshot.entity.relationships {
+                for target in snapshot.values[relationship.slot].referencedIdentifiers {
+                    if let key = localKey(target), layouts[target.entityName] != nil {
+                        named[target.entityName, default: []].insert(key)
+                    }
+                }
+            }
+        }
+        for (entityName, keys) in named {
+            let found = try await reader.existing(try layout(entityName), keys: Array(keys))
+            let missing = keys.subtracting(found)
+            if !missing.isEmpty { gone[entityName, default: []].formUnion(missing) }
+        }
+        var owners: [String: Set<Int64>] = [:]
+        for (entityName, keys) in gone where !keys.isEmpty {
+            var binds = PostgresBindings()
+            binds.append(Array(keys))
+            for layout in layouts.values {
+                for column in layout.columns where column.destination == entityName {
+                    for row in try await session.query(
+                        "UPDATE \(layout.table) SET \(column.quoted) = NULL, \(TableLayout.version) = "
+                            + "\(TableLayout.version) + 1 WHERE \(column.quoted) = ANY($1) RETURNING \(TableLayout.key)",
+                        binds)
+                    {
+                        owners[layout.entity.name, default: []].insert(try row.decode(Int64.self))
+                    }
+                }
+                for join in layout.joinTables where join.destination == entityName {
+                    for row in try await session.query(
+                        "DELETE FROM \(join.table) WHERE target = ANY($1) RETURNING owner", binds)
+                    {
+                        owners[layout.entity.name, default: []].insert(try row.decode(Int64.self))
+                    }
+                }
+            }
+        }
+        var repaired: [PersistentIdentifier: RowReader.Versioned] = [:]
+        for (entityName, keys) in owners {
+            let layout = try layout(entityName)
+            if !layout.joinTables.isEmpty {
+                var binds = PostgresBindings()
+                binds.append(Array(keys))
+                try await session.execute(
+                    "UPDATE \(layout.table) SET \(TableLayout.version) = \(TableLayout.version) + 1 "
+                        + "WHERE \(TableLayout.key) = ANY($1)", binds)
+            }
+            for (_, row) in try await reader.rows(layout, keys: Array(keys)) {
+                repaired[row.snapshot.persistentIdentifier] = row
+            }
+        }
+        return repaired
+    }
+
+    func missing(_ id: PersistentIdentifier) -> DataStoreError {
+        DataStoreError(
+            .notFound, "cannot save changes to \(id): the store does not have it",
+            remedy: "Fetch the model again; another context may have deleted it", entityName: id.entityName)
+    }
+
+    /// The error for rows another context or process changed since this context read them.
+    static func conflict(_ ids: [PersistentIdentifier]) -> DataStoreError {
+        let entities = Set(ids.map(\.entityName)).sorted()
+        return DataStoreError(
+            .conflict,
+            "the save would overwrite " + ids.map(\.description).joined(separator: ", ")
+                + ", changed by another context or process since this context read "
+                + (ids.count == 1 ? "it" : "them"),
+            remedy: "Roll back (or refetch) the models of " + entities.map { "'\($0)'" }.joined(separator: ", ")
+                + " and apply the change again", entityName: entities.first)
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import ModelStore
+
+/// The SQL shape of one entity in the store's namespace.
+///
+/// - Table `"ns"."Entity"`: `_pk bigint PRIMARY KEY`, `_version bigint` (raised by every write,
+///   for optimistic concurrency), then one column per attribute and per to-one relationship (the
+///   related model's key, a foreign key to its table), named as the properties are.
+/// - Table `"ns"."Entity.relationship"` per to-many relationship: `owner`, `position`, `target`,
+///   both keys foreign keys that cascade, so the order of the related models round-trips.
+/// - A unique index per uniqueness constraint, an index per declared index, and an index on each
+///   to-one column and join-table target.
+struct TableLayout: Sendable {
+    struct Column: Sendable {
+        let slot: Int
+        let name: String
+        /// How an attribute is kept; `nil` for a to-one relationship (a `bigint` key).
+        let type: ColumnType?
+        let destination: String?
+        var quoted: String { quote(name) }
+    }
+
+    struct JoinTable: Sendable {
+        let slot: Int
+        let name: String
+        let table: String
+        let destination: String
+    }
+
+    let entity: Schema.Entity
+    let namespace: String
+    let table: String
+    let columns: [Column]
+    let joinTables: [JoinTable]
+    let columnsBySlot: [Int: Column]
+    /// `t."_pk", t."_version", t."a", …` for a table aliased `t`.
+    let selectList: String
+
+    static let key = "\"_pk\""
+    static let version = "\"_version\""
+
+    init(_ entity: Schema.Entity, namespace: String) {
+        self.entity = entity
+        self.namespace = namespace
+        table = quote(namespace) + "." + quote(entity.name)
+        var columns: [Column] = []
+        var joins: [JoinTable] = []
+        for property in entity.properties {
+            switch property {
+            case .attribute(let attribute):
+                columns.append(
+                    Column(
+                        slot: attribute.slot, name: attribute.name, type: ColumnType(attribute.valueType),
+                        destination: nil))
+            case .relationship(let relationship) where relationship.isToOne:
+                columns.append(
+                    Column(slot: relationship.slot, name: relationship.name, type: nil,
+                        destination: relationship.destination))
+            case .relationship(let relationship):
+                joins.append(
+                    JoinTable(
+                        slot: relationship.slot, name: relationship.name,
+                        table: quote(namespace) + "." + quote(entity.name + "." + relationship.name),
+                        destination: relationship.destination))
+            }
+        }
+        self.columns = columns
+        joinTables = joins
+        columnsBySlot = Dictionary(uniqueKeysWithValues: columns.map { ($0.slot, $0) })
+        selectList = (["t.\(Self.key)", "t.\(Self.version)"]
+            + columns.map { column in column.type?.selected("t." + column.quoted) ?? "t." + column.quoted })
+            .joined(separator: ", ")
+    }
+
+    /// The column of a property, if it is an attribute or a to-one relationship.
+    func column(named name: String) -> Column? {
+        entity.slot(of: name).flatMap { columnsBySlot[$0] }
+    }
+
+    /// `INSERT` of one row: key, version, then the columns in order.
+    var insertSQL: String {
+        let names = [Self.key, Self.version] + columns.map(\.quoted)
+        var placeholders = ["$1", "$2"]
+        for (index, column) in columns.enumerated() {
+            placeholders.append(column.type?.placeholder(index + 3) ?? "$\(index + 3)")
+        }
+        return "INSERT INTO \(table) (" + names.joined(separator: ", ") + ") VALUES ("
+            + placeholders.joined(separator: ", ") + ")"
+    }
+
+    /// The statements that create the table, its join tables and indexes (foreign keys come
+    /// later, in ``foreignKeySQL``, once every table exists).
+    var creationSQL: [String] {
+        let definitions =
+            ["\(Self.key) bigint PRIMARY KEY", "\(Self.version) bigint NOT NULL DEFAULT 1"]
+            + columns.map { "\($0.quoted) \($0.type?.declaration ?? "bigint")" }
+        var sql = ["CREATE TABLE \(table) (" + definitions.joined(separator: ", ") + ")"]
+        sql += indexSQL
+        for join in joinTables { sql += joinTableSQL(join) }
+        return sql
+    }
+
+    /// The statements that create a join table and its index.
+    func joinTableSQL(_ join: JoinTable) -> [String] {
+        [
+            "CREATE TABLE \(join.table) (owner bigint NOT NULL, position integer NOT NULL, "
+                + "target bigint NOT NULL, PRIMARY KEY (owner, position))",
+            "CREATE INDEX \(quote(indexName(join.name + ".target"))) ON \(join.table) (target)",
+        ]
+    }
+
+    /// The statements that create the table's indexes.
+    var indexSQL: [String] {
+        var sql: [String] = []
+        for (number, names) in entity.uniquenessConstraints.enumerated() {
+            sql.append(
+                "CREATE UNIQUE INDEX \(quote(uniqueIndexName(number))) ON \(table) ("
+                    + names.map(quote).joined(separator: ", ") + ")")
+        }
+        for (number, names) in entity.indices.enumerated() {
+            sql.append(
+                "CREATE INDEX \(quote(indexName("index.\(number)"))) ON \(table) ("
+                    + names.map(quote).joined(separator: ", ") + ")")
+        }
+        for column in columns where column.type == nil {
+            sql.append("CREATE INDEX \(quote(indexName(column.name + ".key"))) ON \(table) (\(column.quoted))")
+        }
+        return sql
+    }
+
+    /// Foreign keys of the to-one columns and join tables, deferred to the commit so a save may
+    /// write rows in any order; the store clears references to missing rows before it commits.
+    func foreignKeySQL(layouts: [String: TableLayout]) -> [String] {
+        var sql: [String] = []
+        for column in columns where column.type == nil {
+            guard let target = column.destination.flatMap({ layouts[$0] }) else { continue }
+            sql.append(
+                "ALTER TABLE \(table) ADD FOREIGN KEY (\(column.quoted)) REFERENCES \(target.table) (\(Self.key)) "
+                    + "ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED")
+        }
+        for join in joinTables {
+            guard let target = layouts[join.destination] else { continue }
+            sql.append(
+                "ALTER TABLE \(join.table) ADD FOREIGN KEY (owner) REFERENCES \(table) (\(Self.key)) "
+                    + "ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED")
+            sql.append(
+                "ALTER TABLE \(join.table) ADD FOREIGN KEY (target) REFERENCES \(target.table) (\(Self.key)) "
+                    + "ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED")
+        }
+        return sql
+    }
+
+    /// The name of the unique index of constraint `number`.
+    func uniqueIndexName(_ number: Int) -> String { indexName("unique.\(number)") }
+
+    /// An index name unique in the namespace, within PostgreSQL's 63 bytes.
+    private func indexName(_ suffix: String) -> String {
+        let name = entity.name + "." + suffix
+        guard name.utf8.count > 63 else { return name }
+        var hash: UInt64 = 14_695_981_039_346_656_037
+        for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 1_099_511_628_211 }
+        return String(name.unicodeScalars.prefix(20)) + "." + String(hash, radix: 36)
+    }
+
+    /// The property names of the unique constraint a unique-index name stands for.
+    func constraint(named indexName: String) -> [String]? {
+        entity.uniquenessConstraints.indices.first { uniqueIndexName($0) == indexName }
+            .map { entity.uniquenessConstraints[$0] }
+    }
+}
+
+/// An SQL identifier in double quotes, with quotes inside doubled.
+func quote(_ name: String) -> String {
+    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+}

@@ -1,0 +1,42 @@
+import Foundation
+import Logging
+import NIOPosix
+import PostgresNIO
+
+/// A plain connection to the test server, beside the store's own pool: for holding locks and
+/// ending the store's backends, as another process would.
+struct AdminConnection {
+    let connection: PostgresConnection
+
+    static func open() async throws -> AdminConnection {
+        let environment = ProcessInfo.processInfo.environment
+        let configuration = PostgresConnection.Configuration(
+            host: environment["PGHOST"] ?? "127.0.0.1", port: Int(environment["PGPORT"] ?? "") ?? 5432,
+            username: environment["PGUSER"] ?? "modelstore", password: environment["PGPASSWORD"],
+            database: environment["PGDATABASE"] ?? "modelstore", tls: .disable)
+        let connection = try await PostgresConnection.connect(
+            configuration: configuration, id: 1, logger: Logger(label: "tests"))
+        return AdminConnection(connection: connection)
+    }
+
+    /// Runs a statement and returns the first column of each row as text.
+    @discardableResult
+    func run(_ sql: String) async throws -> [String] {
+        var result: [String] = []
+        for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "tests")) {
+            let cell = row.makeRandomAccess()[0]
+            result.append(cell.bytes == nil ? "" : (try? cell.decode(String.self)) ?? "")
+        }
+        return result
+    }
+
+    /// The process ids of the server backends, other than this connection's, that wait for a lock
+    /// while running a statement on a table of `namespace` (tests run in parallel, each in its own).
+    func backendsWaitingForLocks(in namespace: String) async throws -> [String] {
+        try await run(
+            "SELECT pid::text FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid() "
+                + "AND position('\"\(namespace)\"' in query) > 0")
+    }
+
+    func close() async throws { try await connection.close() }
+}

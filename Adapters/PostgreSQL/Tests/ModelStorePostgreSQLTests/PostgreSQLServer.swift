@@ -1,0 +1,34 @@
+import Foundation
+import ModelStore
+import ModelStorePostgreSQL
+import Testing
+
+/// The server the tests run against: `MODELSTORE_POSTGRES_URL` (set by `scripts/postgres.sh run`).
+enum PostgreSQLServer {
+    static let url = ProcessInfo.processInfo.environment["MODELSTORE_POSTGRES_URL"]
+
+    /// Whether a server is configured; every suite here is disabled, with this message, when not.
+    static let isConfigured = url != nil
+    static let skipMessage: Comment =
+        "MODELSTORE_POSTGRES_URL is not set: run 'scripts/postgres.sh run -- swift test --package-path Adapters/PostgreSQL'"
+
+    /// A namespace no other test uses.
+    static func freshNamespace(_ label: String = "t") -> String {
+        label + "_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
+    }
+
+    /// The namespace for a conformance directory: the same directory gives the same namespace.
+    static func namespace(for directory: URL) -> String {
+        var hash: UInt64 = 14_695_981_039_346_656_037
+        for byte in directory.standardizedFileURL.path.utf8 { hash = (hash ^ UInt64(byte)) &* 1_099_511_628_211 }
+        return "c_" + String(hash, radix: 36)
+    }
+
+    /// A configuration for the test server in a namespace.
+    static func configuration(namespace: String, statementTimeout: Duration? = nil) throws -> PostgreSQLStoreConfiguration {
+        var configuration = try PostgreSQLStoreConfiguration(url: try #require(url))
+        configuration.namespace = namespace
+        configuration.statementTimeout = statementTimeout
+        return configuration
+    }
+}

@@ -1,0 +1,134 @@
+import Dispatch
+import Foundation
+
+// The names end in `Async` because an `async` overload named `fetch` or `save` would be chosen in
+// every async function, and every existing `try context.save()` there would stop compiling.
+extension ModelContext {
+    /// The models that match a descriptor, in its order, without holding a thread of Swift's
+    /// cooperative pool while the store works.
+    ///
+    /// With a store that conforms to ``DataStoreAsynchronous`` the context awaits the store when
+    /// the store runs the whole query and there are no pending changes to merge; otherwise it runs
+    /// ``fetch(_:)`` on a thread outside the cooperative pool. With any other store it calls
+    /// ``fetch(_:)``. The results are the same as ``fetch(_:)``'s in every case.
+    public func fetchAsync<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) async throws -> [T] {
+        guard let store = try asynchronousStore(of: T.self) else { return try fetch(descriptor) }
+        guard descriptor.relationshipKeyPathsForPrefetching.isEmpty,
+            let request = try storeOnlyRequest(descriptor, store: store)
+        else { return try await offloaded { try $0.fetch(descriptor) } }
+        let snapshots = try await store.fetchDefaultAsync(request)
+        let entityName = request.query?.entityName ?? Schema.entityName(for: T.self)
+        for snapshot in snapshots where snapshot.entity.name != entityName {
+            throw DataStoreError(
+                .corrupted, "the store returned a '\(snapshot.entity.name)' snapshot for a fetch of '\(entityName)'",
+                remedy: "Fix the adapter: fetch must return only snapshots of the requested entity",
+                entityName: entityName)
+        }
+        return try materialize(snapshots, as: T.self)
+    }
+
+    /// How many models match a descriptor, awaiting an asynchronous store; see ``fetchAsync(_:)``.
+    public func fetchCountAsync<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) async throws -> Int {
+        guard let store = try asynchronousStore(of: T.self) else { return try fetchCount(descriptor) }
+        guard let request = try storeOnlyRequest(descriptor, store: store) else {
+            return try await offloaded { try $0.fetchCount(descriptor) }
+        }
+        return try await store.fetchCountAsync(request)
+    }
+
+    /// The identifiers of the models that match a descriptor, awaiting an asynchronous store.
+    public func fetchIdentifiersAsync<T: PersistentModel>(
+        _ descriptor: FetchDescriptor<T>
+    ) async throws -> [PersistentIdentifier] {
+        guard let store = try asynchronousStore(of: T.self) else { return try fetchIdentifiers(descriptor) }
+        guard let request = try storeOnlyRequest(descriptor, store: store) else {
+            return try await offloaded { try $0.fetchIdentifiers(descriptor) }
+        }
+        return try await store.fetchIdentifiersAsync(request)
+    }
+
+    /// Stores every pending change as ``save()`` does, awaiting the store when it is asynchronous.
+    ///
+    /// A save that touches one ``DataStoreAsynchronous`` store awaits its asynchronous `save`; a
+    /// save across several stores runs ``save()`` outside the cooperative pool when any of them is
+    /// asynchronous; otherwise this calls ``save()``. Either way the save is all or nothing, and a
+    /// failed save keeps the pending changes.
+    public func saveAsync() async throws {
+        processPendingChanges()
+        guard hasChanges else { return }
+        let stores = container.stores
+        guard stores.contains(where: { $0 is any DataStoreAsynchronous }) else { return try save() }
+        guard stores.count == 1, let store = stores[0] as? any DataStoreAsynchronous else {
+            return try await offloaded { try $0.save() }
+        }
+        let changed = changedModels.models.filter { $0.persistentBackingData.state == .registered }
+        let prepared = try prepareCommit(inserted: insertedModels.models, changed: changed, deleted: deletedModels.models)
+        var written = Written()
+        let changes = prepared.changes
+        if !(changes.inserted.isEmpty && changes.updated.isEmpty && changes.deleted.isEmpty) {
+            written.add(
+                try await store.saveDefaultAsync(
+                    DataStoreSaveChangesRequest(
+                        editingState: editingState, inserted: changes.inserted, updated: changes.updated,
+                        deleted: changes.deleted)))
+        }
+        finishCommit(prepared, written: written)
+        insertedModels.removeAll()
+        changedModels.removeAll()
+        deletedModels.removeAll()
+    }
+
+    // MARK: Helpers
+
+    /// The asynchronous store that holds `T`, if its store is one.
+    private func asynchronousStore<T: PersistentModel>(of type: T.Type) throws -> (any DataStoreAsynchronous)? {
+        try container.store(for: entity(of: T.self).name) as? any DataStoreAsynchronous
+    }
+
+    /// The store request of a fetch the store answers alone (no pending changes to merge, nothing
+    /// left for the context to filter, sort or window), or `nil`.
+    private func storeOnlyRequest<T: PersistentModel>(
+        _ descriptor: FetchDescriptor<T>, store: any DataStore
+    ) throws -> DataStoreFetchRequest<T>? {
+        let entity = try entity(of: T.self)
+        let pending = descriptor.includePendingChanges ? pendingModels(of: T.self) : []
+        let hasPending = !pending.isEmpty || (descriptor.includePendingChanges && hasDeletions(of: entity.name))
+        guard !hasPending else { return nil }
+        let plan = try plan(descriptor, entity: entity, store: store, hasPending: false, mergesPending: false)
+        guard plan.isQuerying, plan.storeDoesEverything else { return nil }
+        return plan.request(descriptor, editingState: editingState)
+    }
+
+    /// Runs synchronous context work on a thread outside Swift's cooperative pool and awaits it.
+    private func offloaded<Value>(_ work: @escaping (ModelContext) throws -> Value) async throws -> Value {
+        let box = OffloadedWork(context: self, work: work)
+        let result = try await withCheckedThrowingContinuation {
+            (continuation: CheckedContinuation<OffloadedResult<Value>, any Error>) in
+            DispatchQueue.global().async {
+                do {
+                    continuation.resume(returning: try box.run())
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+        return result.value
+    }
+}
+
+/// A context and the work to run on it, sent to another thread while the caller waits.
+///
+/// Safety: the calling task is suspended until the work finishes, so the context and its models
+/// are used by one thread at a time, as concurrency rule 1 of ``ModelContext`` requires; the
+/// continuation orders the other thread's writes before the caller resumes.
+private struct OffloadedWork<Value>: @unchecked Sendable {
+    let context: ModelContext
+    let work: (ModelContext) throws -> Value
+
+    func run() throws -> OffloadedResult<Value> { OffloadedResult(value: try work(context)) }
+}
+
+/// A result handed back across the thread hop; see ``OffloadedWork`` for why that is safe.
+private struct OffloadedResult<Value>: @unchecked Sendable {
+    let value: Value
+}
