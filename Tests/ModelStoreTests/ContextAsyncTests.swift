@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import ModelStoreInMemory
 import Testing
+import ModelStoreTestSupport
 
 /// The context's `async` entry points: they await a ``DataStoreAsynchronous`` store, fall back to
 /// the synchronous calls for other stores, and give the same results as the synchronous calls.
@@ -76,7 +77,7 @@ struct ContextAsyncTests {
     /// every step both must list the same trips, as the plain list of names says.
     @Test(arguments: 0..<8 as Range<UInt64>)
     func randomSessionsMatchTheSynchronousPath(seed: UInt64) async throws {
-        var random = SplitMix64(state: seed)
+        var random = SplitMix64(seed: seed)
         let (asyncContainer, _) = try suspendingContainer()
         let syncContainer = try ModelContainer(for: Trip.self, Item.self, Destination.self, configurations: .inMemory())
         let asyncContext = ModelContext(asyncContainer)

@@ -1,6 +1,7 @@
 import Foundation
 @_spi(AdapterKit) import ModelStore
 import Testing
+import ModelStoreTestSupport
 
 /// ``SnapshotTable`` against a plain array of Swift structs: seeded random sequences of inserts,
 /// updates, deletes (one by one, in saves, and of every row), reloads and queries that reach every
@@ -282,7 +283,7 @@ struct SnapshotTableModelTests {
             table.delete(reversed ? rows.map(\.id).reversed() : rows.map(\.id))
             rows = []
         case .reload(let seed):
-            var rng = SplitMix64(state: seed)
+            var rng = SplitMix64(seed: seed)
             var reloaded = SnapshotTable(schema: schema)
             try reloaded.load(table.snapshots(of: "Reading").shuffled(using: &rng))
             table = reloaded
@@ -319,7 +320,7 @@ struct SnapshotTableModelTests {
 
     @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8] as [UInt64])
     func tableAgreesWithThePlainModel(seed: UInt64) {
-        var rng = SplitMix64(state: seed)
+        var rng = SplitMix64(seed: seed)
         let steps = (0..<120).map { _ in Step.random(&rng) }
         guard let failure = Self.run(steps) else { return }
         let shrunk = Self.shrink(steps)
