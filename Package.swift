@@ -47,9 +47,9 @@ let package = Package(
         .target(
             name: "ModelStoreConformance", dependencies: ["ModelStore"], path: "Sources/ModelStoreConformance",
             exclude: ["RUNNING.md", "WRITING-AN-ADAPTER.md"]),  // article drafts, bound for the DocC catalog
-        // The command-line tool.
+        // The command-line tool; it reaches the adapters through their schemes only.
         .executableTarget(
-            name: "ModelStoreTool", dependencies: ["ModelStore", "ModelStoreAdapters"],  // adapters through their schemes
+            name: "ModelStoreTool", dependencies: ["ModelStore", "ModelStoreAdapters"],
             path: "Sources/modelstore"),
         // The crash test's writer and checker (scripts/crash-test.sh).
         .executableTarget(
@@ -65,21 +65,31 @@ let package = Package(
         .target(name: "CustomAdapterSample", dependencies: ["ModelStore"], path: "Samples/CustomAdapter/Sources"),
         // Tests, and the helpers they share (temporary folders, a seeded generator, error checks).
         .target(name: "ModelStoreTestSupport", dependencies: ["ModelStore"], path: "Tests/ModelStoreTestSupport"),
-        .testTarget(name: "ModelStoreTests", dependencies: ["ModelStore", "ModelStoreInMemory", "ModelStoreTestSupport"]),
+        .testTarget(
+            name: "ModelStoreTests", dependencies: ["ModelStore", "ModelStoreInMemory", "ModelStoreTestSupport"]),
         .testTarget(
             name: "ModelStoreGraphTests",
             dependencies: [
-                "ModelStore", "ModelStoreInMemory", "ModelStoreJSONFile", "ModelStoreAppendLog", "ModelStoreSQLite", "ModelStoreTestSupport",
+                "ModelStore", "ModelStoreInMemory", "ModelStoreJSONFile", "ModelStoreAppendLog", "ModelStoreSQLite",
+                "ModelStoreTestSupport",
             ]),
         .testTarget(
             name: "ModelStoreJSONFileTests",
-            dependencies: ["ModelStore", "ModelStoreJSONFile", "ModelStoreFileIO", "ModelStoreConformance", "ModelStoreTestSupport"]),
+            dependencies: [
+                "ModelStore", "ModelStoreJSONFile", "ModelStoreFileIO", "ModelStoreConformance",
+                "ModelStoreTestSupport",
+            ]),
         .testTarget(
             name: "ModelStoreAppendLogTests",
-            dependencies: ["ModelStore", "ModelStoreAppendLog", "ModelStoreFileIO", "ModelStoreConformance", "ModelStoreTestSupport"]),
+            dependencies: [
+                "ModelStore", "ModelStoreAppendLog", "ModelStoreFileIO", "ModelStoreConformance",
+                "ModelStoreTestSupport",
+            ]),
         .testTarget(
             name: "ModelStoreSQLiteTests",
-            dependencies: ["ModelStore", "ModelStoreSQLite", "ModelStoreConformance", "CSQLite", "ModelStoreTestSupport"]),
+            dependencies: [
+                "ModelStore", "ModelStoreSQLite", "ModelStoreConformance", "CSQLite", "ModelStoreTestSupport",
+            ]),
         .testTarget(
             name: "ModelStoreConformanceTests",
             dependencies: ["ModelStore", "ModelStoreInMemory", "ModelStoreConformance", "ModelStoreTestSupport"]),

@@ -8,7 +8,7 @@ let package = Package(
     name: "ModelStoreBenchmarks",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "modelstore-bench", targets: ["ModelStoreBench"]),
+        .executable(name: "modelstore-bench", targets: ["ModelStoreBench"])
     ],
     dependencies: [
         .package(name: "ModelStore", path: ".."),

@@ -23,7 +23,9 @@ public struct AppendLogInfo: Sendable, Hashable, Encodable {
         public let transactionCount: Int
 
         private enum CodingKeys: String, CodingKey {
-            case number, fileName = "file", byteCount, firstTransaction, transactionCount
+            case number
+            case fileName = "file"
+            case byteCount, firstTransaction, transactionCount
         }
     }
 
@@ -37,7 +39,9 @@ public struct AppendLogInfo: Sendable, Hashable, Encodable {
         public let byteCount: Int
 
         private enum CodingKeys: String, CodingKey {
-            case number, fileName = "path", byteCount
+            case number
+            case fileName = "path"
+            case byteCount
         }
     }
 
@@ -55,7 +59,8 @@ public struct AppendLogInfo: Sendable, Hashable, Encodable {
         public let created: Date
 
         private enum CodingKeys: String, CodingKey {
-            case fileName = "file", byteCount, lastTransaction, modelCount, created
+            case fileName = "file"
+            case byteCount, lastTransaction, modelCount, created
         }
     }
 

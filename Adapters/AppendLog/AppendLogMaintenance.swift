@@ -120,7 +120,8 @@ extension AppendLogInfo {
         }
         for segment in segments {
             let last = segment.firstTransaction + UInt64(segment.transactionCount) - 1
-            let span = segment.transactionCount == 0
+            let span =
+                segment.transactionCount == 0
                 ? "no transactions yet"
                 : segment.transactionCount == 1
                     ? "transaction \(segment.firstTransaction)" : "transactions \(segment.firstTransaction)–\(last)"

@@ -48,8 +48,9 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStor
     /// Creates an empty store. Throws ``DataStoreError/invalidConfiguration`` without a schema.
     public init(_ configuration: InMemoryStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
         guard let schema = configuration.schema else {
-            throw DataStoreError(.invalidConfiguration, "the in-memory store '\(configuration.name)' has no schema",
-                                 remedy: "Create it through a ModelContainer, or set the configuration's schema")
+            throw DataStoreError(
+                .invalidConfiguration, "the in-memory store '\(configuration.name)' has no schema",
+                remedy: "Create it through a ModelContainer, or set the configuration's schema")
         }
         self.configuration = configuration
         self.schema = schema
@@ -66,19 +67,25 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStor
     }
 
     /// Fetches by the request's query (or, without one, every snapshot of the entity).
-    public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
+    public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<
+        T, DefaultSnapshot
+    > {
         let query = request.query ?? StoreQuery(entityName: Schema.entityName(for: T.self))
         let snapshots = try table.withLock { try $0.fetch(query) }
         return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: snapshots)
     }
 
     /// Saves atomically.
-    public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+    public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<
+        DefaultSnapshot
+    > {
         try table.withSaveLock { try $0.save(request, storeIdentifier: identifier) }
     }
 
     /// The current snapshots of these models.
-    public func cachedSnapshots(for identifiers: [PersistentIdentifier], editingState: EditingState) throws -> [PersistentIdentifier: DefaultSnapshot] {
+    public func cachedSnapshots(for identifiers: [PersistentIdentifier], editingState: EditingState) throws
+        -> [PersistentIdentifier: DefaultSnapshot]
+    {
         table.withLock { table in
             var result: [PersistentIdentifier: DefaultSnapshot] = [:]
             for id in identifiers { if let snapshot = table.snapshot(for: id) { result[id] = snapshot } }
@@ -106,9 +113,12 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStor
     public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
         try table.withSaveLock { table in
             let result = try table.save(
-                DataStoreSaveChangesRequest(editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: []),
+                DataStoreSaveChangesRequest(
+                    editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: []),
                 storeIdentifier: identifier)
-            return request.snapshots.map { result.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier }
+            return request.snapshots.map {
+                result.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier
+            }
         }
     }
 }

@@ -101,4 +101,3 @@ extension [StoreValue] {
         count == other.count && zip(self, other).allSatisfy { $0.isIdentical(to: $1) }
     }
 }
-

@@ -7,7 +7,7 @@ let package = Package(
     name: "ModelStorePostgreSQL",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "ModelStorePostgreSQL", targets: ["ModelStorePostgreSQL"]),
+        .library(name: "ModelStorePostgreSQL", targets: ["ModelStorePostgreSQL"])
     ],
     dependencies: [
         .package(name: "ModelStore", path: "../.."),

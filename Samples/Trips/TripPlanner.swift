@@ -64,7 +64,8 @@ struct TripPlanner {
                 ]
             }
             lines.append("")
-            lines.append(TripFormat.table(header: ["DESTINATION", "TRIPS", "BUDGET"], rows: rows, rightAligned: [1, 2]))
+            lines.append(
+                TripFormat.table(header: ["DESTINATION", "TRIPS", "BUDGET"], rows: rows, rightAligned: [1, 2]))
         }
         return lines.joined(separator: "\n")
     }
@@ -82,16 +83,21 @@ struct TripPlanner {
         let rome = Destination("Rome")
         func day(_ text: String) -> Date { TripFormat.parseDate(text)! }
         let trips = [
-            Trip(name: "Lisbon weekend", start: day("2025-05-02"), budget: 450, destination: lisbon,
-                 items: [Item("Passport"), Item("Sunscreen"), Item("Walking shoes")]),
-            Trip(name: "Kyoto in autumn", start: day("2025-11-08"), budget: 2400, destination: kyoto,
-                 items: [Item("Rail pass"), Item("Camera"), Item("Umbrella")]),
-            Trip(name: "Alps hiking", start: day("2025-07-14"), budget: 1100, destination: chamonix,
-                 items: [Item("Boots"), Item("Map"), Item("Water bottle", quantity: 2)]),
-            Trip(name: "Lisbon food tour", start: day("2026-03-20"), budget: 600, destination: lisbon,
-                 items: [Item("Appetite")]),
-            Trip(name: "Rome spring break", start: day("2024-04-10"), budget: 900, destination: rome,
-                 items: [Item("Guidebook")]),
+            Trip(
+                name: "Lisbon weekend", start: day("2025-05-02"), budget: 450, destination: lisbon,
+                items: [Item("Passport"), Item("Sunscreen"), Item("Walking shoes")]),
+            Trip(
+                name: "Kyoto in autumn", start: day("2025-11-08"), budget: 2400, destination: kyoto,
+                items: [Item("Rail pass"), Item("Camera"), Item("Umbrella")]),
+            Trip(
+                name: "Alps hiking", start: day("2025-07-14"), budget: 1100, destination: chamonix,
+                items: [Item("Boots"), Item("Map"), Item("Water bottle", quantity: 2)]),
+            Trip(
+                name: "Lisbon food tour", start: day("2026-03-20"), budget: 600, destination: lisbon,
+                items: [Item("Appetite")]),
+            Trip(
+                name: "Rome spring break", start: day("2024-04-10"), budget: 900, destination: rome,
+                items: [Item("Guidebook")]),
         ]
         trips.last?.isDone = true
         for trip in trips { context.insert(trip) }

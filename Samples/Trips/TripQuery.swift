@@ -48,11 +48,16 @@ struct TripQuery {
         guard city != nil || status != nil || search != nil || minimumBudget != nil || maximumBudget != nil else {
             return nil
         }
-        let byCity = city != nil, city = self.city ?? ""
-        let byStatus = status != nil, isDone = status == .done
-        let bySearch = search != nil, search = self.search ?? ""
-        let byMinimum = minimumBudget != nil, minimum = minimumBudget ?? 0
-        let byMaximum = maximumBudget != nil, maximum = maximumBudget ?? 0
+        let byCity = city != nil
+        let city = self.city ?? ""
+        let byStatus = status != nil
+        let isDone = status == .done
+        let bySearch = search != nil
+        let search = self.search ?? ""
+        let byMinimum = minimumBudget != nil
+        let minimum = minimumBudget ?? 0
+        let byMaximum = maximumBudget != nil
+        let maximum = maximumBudget ?? 0
         return #Predicate<Trip> { trip in
             (!byCity || trip.destination?.city == city)
                 && (!byStatus || trip.isDone == isDone)
@@ -65,11 +70,12 @@ struct TripQuery {
     /// The descriptor `list` fetches with: the predicate, the order (then by name), the limit, and
     /// the items prefetched because the listing counts them.
     var descriptor: FetchDescriptor<Trip> {
-        let sort: [SortDescriptor<Trip>] = switch order {
-        case .name: [SortDescriptor(\.name)]
-        case .start: [SortDescriptor(\.start), SortDescriptor(\.name)]
-        case .budget: [SortDescriptor(\.budget, order: .reverse), SortDescriptor(\.name)]
-        }
+        let sort: [SortDescriptor<Trip>] =
+            switch order {
+            case .name: [SortDescriptor(\.name)]
+            case .start: [SortDescriptor(\.start), SortDescriptor(\.name)]
+            case .budget: [SortDescriptor(\.budget, order: .reverse), SortDescriptor(\.name)]
+            }
         var descriptor = FetchDescriptor(predicate: predicate, sortBy: sort)
         descriptor.fetchLimit = limit
         descriptor.relationshipKeyPathsForPrefetching = [\.items]

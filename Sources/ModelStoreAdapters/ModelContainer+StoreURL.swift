@@ -19,7 +19,8 @@ extension ModelContainer {
         for types: any PersistentModel.Type..., url: String, environmentOverride: String? = nil,
         migrationPlan: (any SchemaMigrationPlan.Type)? = nil
     ) throws {
-        try self.init(for: Schema(types), url: url, environmentOverride: environmentOverride, migrationPlan: migrationPlan)
+        try self.init(
+            for: Schema(types), url: url, environmentOverride: environmentOverride, migrationPlan: migrationPlan)
     }
 
     /// A container for a schema whose store is named by a URL, which the environment variable

@@ -20,11 +20,13 @@ struct CrashWriter {
     func run() throws -> Never {
         let container = try ModelContainer(for: crashSchema, url: url, registry: .shared)
         let context = ModelContext(container)
-        let meta = try context.fetch(FetchDescriptor<CrashMeta>()).first ?? {
-            let meta = CrashMeta()
-            context.insert(meta)
-            return meta
-        }()
+        let meta =
+            try context.fetch(FetchDescriptor<CrashMeta>()).first
+            ?? {
+                let meta = CrashMeta()
+                context.insert(meta)
+                return meta
+            }()
         var accounts = Dictionary(
             uniqueKeysWithValues: try context.fetch(FetchDescriptor<CrashAccount>()).map { ($0.key, $0) })
         var entries = Dictionary(

@@ -74,8 +74,9 @@ enum FuzzTarget: String, CaseIterable {
 
 #if MODELSTORE_FUZZING
     /// The target `scripts/fuzz.sh` chose, from `MODELSTORE_FUZZ_TARGET`.
-    private let selected = FuzzTarget(
-        rawValue: ProcessInfo.processInfo.environment["MODELSTORE_FUZZ_TARGET"] ?? "json") ?? .json
+    private let selected =
+        FuzzTarget(
+            rawValue: ProcessInfo.processInfo.environment["MODELSTORE_FUZZ_TARGET"] ?? "json") ?? .json
 
     /// libFuzzer's driver, from `libclang_rt.fuzzer_no_main` (which `scripts/fuzz.sh` links).
     @_silgen_name("LLVMFuzzerRunDriver")
@@ -185,8 +186,10 @@ enum FuzzSeeds {
             offset += 12 + length
             index += 1
         }
-        for (index, url) in ["json:trips.json?backup=false", "log:/tmp/a%20b?durability=everySave&compaction=manual",
-            "memory:", "memory:name", "json:", "log:dir?durability=sometimes"].enumerated() {
+        for (index, url) in [
+            "json:trips.json?backup=false", "log:/tmp/a%20b?durability=everySave&compaction=manual",
+            "memory:", "memory:name", "json:", "log:dir?durability=sometimes",
+        ].enumerated() {
             try put("url", "url-\(index)", Array(url.utf8))
         }
         // Predicates: every leaf kind once, then logic around leaves (kinds 200 and up, see

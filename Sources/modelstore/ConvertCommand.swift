@@ -160,7 +160,8 @@ struct CreatedFiles {
         if !existed && exists { try? manager.removeItem(at: path) }
         let folder = isDirectory.boolValue ? path : path.deletingLastPathComponent()
         let name = path.lastPathComponent
-        let candidates = isDirectory.boolValue
+        let candidates =
+            isDirectory.boolValue
             ? ((try? manager.contentsOfDirectory(atPath: path.path)) ?? [])
             : ((try? manager.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasPrefix(name + ".") }
         for entry in candidates where !before.contains(where: { $0 == entry || $0.hasPrefix(entry + "/") }) {
@@ -198,7 +199,8 @@ struct ConvertReport: CommandReport {
     }
 
     var text: String {
-        let keys = keptPrimaryKeys
+        let keys =
+            keptPrimaryKeys
             ? "every primary key kept" : "the destination assigned new primary keys, and references follow them"
         var lines = [
             "Copied \(Formatting.count(modelCount, "model")) from \(source) to \(destination) "

@@ -22,7 +22,8 @@ struct MermaidDiagram {
                 }
             }
             // An entity without attributes is named alone: some Mermaid versions reject an empty block.
-            lines += attributes.isEmpty
+            lines +=
+                attributes.isEmpty
                 ? ["    \(Self.identifier(entity.name))"]
                 : ["    \(Self.identifier(entity.name)) {"] + attributes + ["    }"]
         }
@@ -101,10 +102,13 @@ struct MermaidDiagram {
 
     /// A name Mermaid accepts unquoted: letters, digits, `_` and `-`, starting with a letter.
     static func identifier(_ name: String) -> String {
-        var result = String(name.unicodeScalars.map { scalar -> Character in
-            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_"
-                || scalar == "-") ? Character(scalar) : "_"
-        })
+        var result = String(
+            name.unicodeScalars.map { scalar -> Character in
+                scalar.isASCII
+                    && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_"
+                        || scalar == "-")
+                    ? Character(scalar) : "_"
+            })
         if let first = result.unicodeScalars.first, !first.properties.isAlphabetic { result = "_" + result }
         return result.isEmpty ? "_" : result
     }

@@ -60,8 +60,10 @@ struct SchemaReport: CommandReport {
                 let destination = property.destination ?? "?"
                 var notes = ["delete rule \(property.deleteRule?.rawValue ?? "nullify")"]
                 if let inverse = property.inverse { notes.insert("inverse \(inverse)", at: 0) }
-                return [property.name, (property.isToOne ?? true) ? "\(destination)?" : "[\(destination)]",
-                        notes.joined(separator: ", ")]
+                return [
+                    property.name, (property.isToOne ?? true) ? "\(destination)?" : "[\(destination)]",
+                    notes.joined(separator: ", "),
+                ]
             }
             lines += Formatting.table(rows)
             for constraint in entity.uniquenessConstraints where constraint.count > 1 {

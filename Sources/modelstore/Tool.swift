@@ -7,8 +7,10 @@ import ModelStoreAdapters
 enum Tool {
     /// Every subcommand, in the order `--help` lists them.
     static var commands: [any Command.Type] {
-        [InspectCommand.self, VerifyCommand.self, ConvertCommand.self, CompactCommand.self, RepairCommand.self,
-         SchemaCommand.self, SealCommand.self]
+        [
+            InspectCommand.self, VerifyCommand.self, ConvertCommand.self, CompactCommand.self, RepairCommand.self,
+            SchemaCommand.self, SealCommand.self,
+        ]
     }
 
     /// Runs the tool on its arguments (without the program name) and returns the exit status.
@@ -103,13 +105,17 @@ enum Tool {
 
     /// What `modelstore help COMMAND` prints.
     static func help(for command: any Command.Type) -> String {
-        var lines = ["usage: modelstore \(command.usage)", "", command.summary.prefix(1).uppercased()
-            + command.summary.dropFirst() + "."]
-        lines += ["", command.details]
-        let options = command.options + [
-            CommandOption(name: "--json", summary: "print a JSON object instead of text (errors too, on stdout)"),
-            CommandOption(name: "--help", summary: "print this help"),
+        var lines = [
+            "usage: modelstore \(command.usage)", "",
+            command.summary.prefix(1).uppercased()
+                + command.summary.dropFirst() + ".",
         ]
+        lines += ["", command.details]
+        let options =
+            command.options + [
+                CommandOption(name: "--json", summary: "print a JSON object instead of text (errors too, on stdout)"),
+                CommandOption(name: "--help", summary: "print this help"),
+            ]
         lines += ["", "Options:"] + Formatting.table(options.map { [$0.name, $0.summary] })
         lines += ["", "Exit statuses are listed by 'modelstore --help'."]
         return lines.joined(separator: "\n")

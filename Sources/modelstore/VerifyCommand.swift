@@ -90,15 +90,19 @@ enum VerifyCommand: Command {
             defer { progress.advance() }
             for relationship in snapshot.entity.relationships {
                 for target in snapshot.values[relationship.slot].referencedIdentifiers {
-                    let place = "\(snapshot.persistentIdentifier) refers through "
+                    let place =
+                        "\(snapshot.persistentIdentifier) refers through "
                         + "'\(snapshot.entity.name).\(relationship.name)'"
                     if target.entityName != relationship.destination {
-                        problems.append(Problem(
-                            file: file, offset: nil,
-                            reason: "\(place) to \(target), which is not a '\(relationship.destination)'"))
+                        problems.append(
+                            Problem(
+                                file: file, offset: nil,
+                                reason: "\(place) to \(target), which is not a '\(relationship.destination)'"))
                     } else if !known.contains(target) {
-                        problems.append(Problem(
-                            file: file, offset: nil, reason: "\(place) to \(target), which the store does not hold"))
+                        problems.append(
+                            Problem(
+                                file: file, offset: nil, reason: "\(place) to \(target), which the store does not hold")
+                        )
                     }
                 }
             }

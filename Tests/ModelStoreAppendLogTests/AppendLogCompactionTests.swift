@@ -1,8 +1,8 @@
 import Foundation
 import ModelStore
 import ModelStoreAppendLog
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 struct AppendLogCompactionTests {
     /// Inserts notes, then updates and deletes some, so the log has dead bytes.

@@ -1,8 +1,8 @@
 import Foundation
 import ModelStore
 import ModelStoreAppendLog
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 /// A short history saved with `.everySave`, with what the store held after each transaction and
 /// where each transaction's record ends in the segment: the oracle for the crash tests.

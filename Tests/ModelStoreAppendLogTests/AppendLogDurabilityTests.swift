@@ -1,9 +1,9 @@
 import Foundation
 import ModelStore
 import ModelStoreAppendLog
+import ModelStoreTestSupport
 import Synchronization
 import Testing
-import ModelStoreTestSupport
 
 /// Runs `body` on `count` new threads at once and waits for all of them.
 func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {

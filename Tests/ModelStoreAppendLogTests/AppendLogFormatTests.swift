@@ -1,10 +1,10 @@
 import Foundation
 import ModelStore
 import ModelStoreFileIO
+import ModelStoreTestSupport
 import Testing
 
 @testable import ModelStoreAppendLog
-import ModelStoreTestSupport
 
 struct AppendLogFormatTests {
     @Test func crc32cHasTheCastagnoliCheckValue() {

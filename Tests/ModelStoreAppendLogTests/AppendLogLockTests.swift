@@ -1,8 +1,8 @@
 import Foundation
 import ModelStore
 import ModelStoreAppendLog
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 struct AppendLogLockTests {
     @Test func aSecondOpenInTheSameProcessFailsNamingTheStoreAndTheProcess() throws {

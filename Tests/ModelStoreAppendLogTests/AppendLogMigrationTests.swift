@@ -1,10 +1,10 @@
 import Foundation
 import ModelStore
 import ModelStoreConformance
+import ModelStoreTestSupport
 import Testing
 
 @testable import ModelStoreAppendLog
-import ModelStoreTestSupport
 
 /// Migrations of an append log: a crash at each step of the migration's commit, a failed stage, and a dry run.
 struct AppendLogMigrationTests {

@@ -1,10 +1,10 @@
 import Foundation
 import ModelStore
 import ModelStoreFileIO
+import ModelStoreTestSupport
 import Testing
 
 @testable import ModelStoreAppendLog
-import ModelStoreTestSupport
 
 /// The gaps outside tries found: a log cut from outside at a record boundary, messages that claim
 /// more than is known, version errors, and a failed open that wrote its lock file.

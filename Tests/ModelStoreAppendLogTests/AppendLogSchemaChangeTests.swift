@@ -1,8 +1,8 @@
 import Foundation
 import ModelStore
 import ModelStoreAppendLog
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 /// The fixture models as a later version of an app might declare them.
 enum Version2 {

@@ -1,7 +1,7 @@
 import Foundation
-import ModelStoreTestSupport
 import ModelStore
 import ModelStoreAppendLog
+import ModelStoreTestSupport
 import Testing
 
 final class Note: PersistentModel {

@@ -76,7 +76,8 @@ struct PetQuery: Equatable, Sendable, CustomStringConvertible {
         }
         let offset = self.offset.map(String.init) ?? "nil"
         let limit = self.limit.map(String.init) ?? "nil"
-        return "PetQuery(filter: \(filter), byName: \(byName), descending: \(descending), offset: \(offset), limit: \(limit))"
+        return
+            "PetQuery(filter: \(filter), byName: \(byName), descending: \(descending), offset: \(offset), limit: \(limit))"
     }
 
     /// Whether a pet passes the filter, with Swift's semantics (NaN compares false, strings by canonical equivalence).
@@ -122,7 +123,8 @@ struct GraphOracle {
         var toys: Set<Int> = []
 
         static func == (lhs: Object, rhs: Object) -> Bool {
-            lhs.kind == rhs.kind && lhs.key == rhs.key && Array(lhs.name.unicodeScalars) == Array(rhs.name.unicodeScalars)
+            lhs.kind == rhs.kind && lhs.key == rhs.key
+                && Array(lhs.name.unicodeScalars) == Array(rhs.name.unicodeScalars)
                 && lhs.weight.bitPattern == rhs.weight.bitPattern && lhs.owner == rhs.owner && lhs.toys == rhs.toys
         }
     }
@@ -263,7 +265,8 @@ struct GraphView: Equatable, CustomStringConvertible {
             let object = objects[key]!
             switch object.kind {
             case .pet:
-                return "pet \(key) \(code(object.name)) \(code(object.weight)) owner \(object.owner.map(String.init) ?? "nil") toys \(object.toys.sorted())"
+                return
+                    "pet \(key) \(code(object.name)) \(code(object.weight)) owner \(object.owner.map(String.init) ?? "nil") toys \(object.toys.sorted())"
             case .owner, .toy:
                 return "\(object.kind) \(key) \(code(object.name)) pets \(inverses[key]?.sorted() ?? [])"
             }

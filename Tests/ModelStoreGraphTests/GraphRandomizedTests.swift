@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 /// Seeded random sessions of inserts, deletes, relationship changes, awkward values, saves,
 /// rollbacks, reopens and fetches, run on every store and on the plain-Swift oracle; a failure is
@@ -37,16 +37,28 @@ struct GraphRandomizedTests {
     @Test(arguments: StoreKind.allCases)
     func knownSequencesMatchTheOracle(kind: StoreKind) {
         let sequences: [[GraphStep]] = [
-            [.insertToy(label: "ball"), .save, .insertPet(name: "Rex", weight: 1, owner: nil),
-             .addToy(pet: 0, toy: 0, fromToySide: false), .delete(.pet, 0), .save, .reopen],
-            [.insertPet(name: "Rex", weight: 1, owner: nil), .save, .insertToy(label: "ball"),
-             .addToy(pet: 0, toy: 0, fromToySide: true), .delete(.toy, 0), .delete(.pet, 0), .save, .reopen],
-            [.insertOwner(name: "Ann"), .insertOwner(name: "Bob"), .insertPet(name: "Rex", weight: 1, owner: 0), .save,
-             .delete(.owner, 0), .setOwner(pet: 0, owner: 0), .rollback, .save, .reopen],
-            [.insertPet(name: "e\u{301}mile", weight: 0.0, owner: nil), .save, .setWeight(pet: 0, -0.0),
-             .setName(pet: 0, "\u{e9}mile"), .save, .reopen, .fetchPets(PetQuery(filter: .nameEquals("\u{e9}mile")))],
-            [.insertOwner(name: "Ann"), .insertPet(name: "Rex", weight: .nan, owner: 0), .save,
-             .fetchPets(PetQuery(filter: .weightNotEquals(.nan))), .fetchPets(PetQuery(filter: .weightEquals(.nan))), .reopen],
+            [
+                .insertToy(label: "ball"), .save, .insertPet(name: "Rex", weight: 1, owner: nil),
+                .addToy(pet: 0, toy: 0, fromToySide: false), .delete(.pet, 0), .save, .reopen,
+            ],
+            [
+                .insertPet(name: "Rex", weight: 1, owner: nil), .save, .insertToy(label: "ball"),
+                .addToy(pet: 0, toy: 0, fromToySide: true), .delete(.toy, 0), .delete(.pet, 0), .save, .reopen,
+            ],
+            [
+                .insertOwner(name: "Ann"), .insertOwner(name: "Bob"), .insertPet(name: "Rex", weight: 1, owner: 0),
+                .save,
+                .delete(.owner, 0), .setOwner(pet: 0, owner: 0), .rollback, .save, .reopen,
+            ],
+            [
+                .insertPet(name: "e\u{301}mile", weight: 0.0, owner: nil), .save, .setWeight(pet: 0, -0.0),
+                .setName(pet: 0, "\u{e9}mile"), .save, .reopen, .fetchPets(PetQuery(filter: .nameEquals("\u{e9}mile"))),
+            ],
+            [
+                .insertOwner(name: "Ann"), .insertPet(name: "Rex", weight: .nan, owner: 0), .save,
+                .fetchPets(PetQuery(filter: .weightNotEquals(.nan))), .fetchPets(PetQuery(filter: .weightEquals(.nan))),
+                .reopen,
+            ],
         ]
         for steps in sequences {
             #expect(GraphSession.firstDifference(steps, on: kind) == nil, "\(steps)")
@@ -87,13 +99,15 @@ enum GraphStepGenerator {
         case 88..<92: return .reopen
         default:
             let filters: [PetQuery.Filter?] = [
-                nil, .weightAbove(weight), .weightEquals(weight), .weightNotEquals(weight), .nameEquals(name), .withoutOwner,
+                nil, .weightAbove(weight), .weightEquals(weight), .weightNotEquals(weight), .nameEquals(name),
+                .withoutOwner,
             ]
-            return .fetchPets(PetQuery(
-                filter: filters[Int(random.next() % UInt64(filters.count))], byName: random.next() % 2 == 0,
-                descending: flag,
-                offset: random.next() % 3 == 0 ? Int(random.next() % 3) : nil,
-                limit: random.next() % 3 == 0 ? Int(random.next() % 4) : nil))
+            return .fetchPets(
+                PetQuery(
+                    filter: filters[Int(random.next() % UInt64(filters.count))], byName: random.next() % 2 == 0,
+                    descending: flag,
+                    offset: random.next() % 3 == 0 ? Int(random.next() % 3) : nil,
+                    limit: random.next() % 3 == 0 ? Int(random.next() % 4) : nil))
         }
     }
 }
@@ -121,4 +135,3 @@ enum GraphShrinker {
         return current
     }
 }
-

@@ -1,8 +1,8 @@
 import Foundation
 import ModelStore
 import ModelStoreInMemory
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 /// The context's graph semantics, the same in every store: the reproductions of issue 12.
 struct GraphSemanticsTests {

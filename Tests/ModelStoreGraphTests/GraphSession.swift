@@ -41,7 +41,9 @@ final class GraphSession {
         case .insertPet(let name, let weight, let ownerIndex):
             let pet = Pet(name, weight: weight)
             pet.key = inserted!
-            if let ownerIndex, let key = keyBefore.key(.owner, ownerIndex) { pet.owner = try model(key, as: Owner.self) }
+            if let ownerIndex, let key = keyBefore.key(.owner, ownerIndex) {
+                pet.owner = try model(key, as: Owner.self)
+            }
             context.insert(pet)
             models[pet.key] = pet
         case .insertToy(let label):
@@ -59,10 +61,14 @@ final class GraphSession {
             let owner = try ownerIndex.flatMap { keyBefore.key(.owner, $0) }.map { try model($0, as: Owner.self) }
             try model(petKey, as: Pet.self).owner = owner
         case .adoptPet(let ownerIndex, let petIndex):
-            guard let ownerKey = keyBefore.key(.owner, ownerIndex), let petKey = keyBefore.key(.pet, petIndex) else { break }
+            guard let ownerKey = keyBefore.key(.owner, ownerIndex), let petKey = keyBefore.key(.pet, petIndex) else {
+                break
+            }
             try model(ownerKey, as: Owner.self).pets.append(try model(petKey, as: Pet.self))
         case .releasePet(let ownerIndex, let petIndex):
-            guard let ownerKey = keyBefore.key(.owner, ownerIndex), let petKey = keyBefore.key(.pet, petIndex) else { break }
+            guard let ownerKey = keyBefore.key(.owner, ownerIndex), let petKey = keyBefore.key(.pet, petIndex) else {
+                break
+            }
             let pet = try model(petKey, as: Pet.self)
             try model(ownerKey, as: Owner.self).pets.removeAll { $0 === pet }
         case .addToy(let petIndex, let toyIndex, let fromToySide):
@@ -116,7 +122,8 @@ final class GraphSession {
         case .withoutOwner: predicate = #Predicate<Pet> { $0.owner == nil }
         }
         let order: SortOrder = query.descending ? .reverse : .forward
-        let sort = query.byName
+        let sort =
+            query.byName
             ? [SortDescriptor(\Pet.name, order: order), SortDescriptor(\Pet.key, order: order)]
             : [SortDescriptor(\Pet.key, order: order)]
         var descriptor = FetchDescriptor<Pet>(predicate: predicate, sortBy: sort)

@@ -53,14 +53,18 @@ final class PlainStore: DataStore {
         schema = base.schema
     }
 
-    func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
+    func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<
+        T, DefaultSnapshot
+    > {
         if configuration.faults.failFetches {
             throw DataStoreError(.io, "the test made fetches of '\(configuration.name)' fail")
         }
         return try base.fetch(DataStoreFetchRequest(descriptor: request.descriptor, editingState: request.editingState))
     }
 
-    func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+    func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<
+        DefaultSnapshot
+    > {
         if configuration.faults.failSaves {
             throw DataStoreError(.io, "the test made saves of '\(configuration.name)' fail")
         }

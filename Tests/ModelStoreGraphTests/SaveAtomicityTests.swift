@@ -2,8 +2,8 @@ import Foundation
 import ModelStore
 import ModelStoreInMemory
 import ModelStoreSQLite
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 /// Saves across several stores, and failures while loading relationships: issue 12, items 8 and 11.
 struct SaveAtomicityTests {

@@ -1,10 +1,10 @@
 import Foundation
 import ModelStore
-import ModelStoreTestSupport
 import ModelStoreAppendLog
 import ModelStoreInMemory
 import ModelStoreJSONFile
 import ModelStoreSQLite
+import ModelStoreTestSupport
 import Testing
 
 /// One of the built-in stores, opened in a directory of its own so it can be reopened.
@@ -17,7 +17,8 @@ enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
     func configuration(in directory: URL, name: String = "store") -> any DataStoreConfiguration {
         switch self {
         case .memory: InMemoryStoreConfiguration.inMemory(name: name)
-        case .json: JSONFileStoreConfiguration.jsonFile(at: directory.appendingPathComponent("\(name).json"), name: name)
+        case .json:
+            JSONFileStoreConfiguration.jsonFile(at: directory.appendingPathComponent("\(name).json"), name: name)
         case .log: AppendLogStoreConfiguration.appendLog(at: directory.appendingPathComponent("\(name)-log"))
         case .sqlite: SQLiteStoreConfiguration.sqlite(at: directory.appendingPathComponent("\(name).sqlite"))
         }

@@ -7,9 +7,10 @@ import Testing
 struct StoreURLOverrideTests {
     private func registry() -> StoreRegistry {
         let registry = StoreRegistry()
-        registry.register(StoreScheme("memory", summary: "in memory", location: .optional("NAME"), example: "memory:") {
-            InMemoryStoreConfiguration(name: $0.location.isEmpty ? "memory" : $0.location)
-        })
+        registry.register(
+            StoreScheme("memory", summary: "in memory", location: .optional("NAME"), example: "memory:") {
+                InMemoryStoreConfiguration(name: $0.location.isEmpty ? "memory" : $0.location)
+            })
         return registry
     }
 

@@ -1,9 +1,9 @@
 import Foundation
 import ModelStore
+import ModelStoreTestSupport
 import Testing
 
 @testable import ModelStoreJSONFile
-import ModelStoreTestSupport
 
 /// Files that must not open: each gives a typed error naming the file, the line and column and
 /// what is wrong, and the failed open writes nothing.

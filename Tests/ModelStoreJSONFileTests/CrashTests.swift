@@ -1,9 +1,9 @@
 import Foundation
 import ModelStore
+import ModelStoreTestSupport
 import Testing
 
 @testable import ModelStoreJSONFile
-import ModelStoreTestSupport
 
 /// A save stopped after each of its steps: by a crash (nothing cleaned up, the store abandoned),
 /// or by a failure (the save throws). Reopening always finds the old file or the new one, complete.

@@ -1,9 +1,9 @@
 import Foundation
 import ModelStore
+import ModelStoreTestSupport
 import Testing
 
 @testable import ModelStoreJSONFile
-import ModelStoreTestSupport
 
 /// Files written by hand, in any valid JSON layout, open; what they leave out takes defaults.
 struct HandWrittenFileTests {

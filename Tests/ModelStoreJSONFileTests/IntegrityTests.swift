@@ -1,9 +1,9 @@
 import Foundation
 import ModelStore
+import ModelStoreTestSupport
 import Testing
 
 @testable import ModelStoreJSONFile
-import ModelStoreTestSupport
 
 /// The document's checksum: a changed byte is refused with an error that names the file and says
 /// how to accept a deliberate edit; `seal` and `acceptsHandEdits` accept one.
@@ -62,7 +62,7 @@ struct IntegrityTests {
         let original = String(decoding: try writtenStore(directory), as: UTF8.self)
         try Data(original.replacingOccurrences(of: "\"chair\"", with: "\"stool\"").utf8).write(to: directory.file())
         let store = try Stores.open(directory.file()) { $0.acceptsHandEdits = true }
-        #expect(try Stores.all(store, "Gadget").map { $0["name"] } .contains(.string("stool")))
+        #expect(try Stores.all(store, "Gadget").map { $0["name"] }.contains(.string("stool")))
         try Stores.save(store, inserting: [try Stores.new("Gadget", ["name": .string("desk")])])
         let reopened = try Stores.open(directory.file())
         #expect(try Stores.all(reopened, "Gadget").count == 4)

@@ -1,10 +1,10 @@
 import Foundation
 @_spi(AdapterKit) import ModelStore
 import ModelStoreConformance
+import ModelStoreTestSupport
 import Testing
 
 @testable import ModelStoreJSONFile
-import ModelStoreTestSupport
 
 /// Migrations of a JSON file: a crash at each step of the migration's commit, a failed stage, and a dry run.
 struct JSONFileMigrationTests {

@@ -1,9 +1,9 @@
 import Foundation
 import ModelStore
+import ModelStoreTestSupport
 import Testing
 
 @testable import ModelStoreJSONFile
-import ModelStoreTestSupport
 
 /// The store through a container and directly: round trips, the file it writes, reopening, batches.
 struct JSONFileStoreTests {

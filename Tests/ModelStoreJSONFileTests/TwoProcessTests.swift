@@ -1,9 +1,9 @@
 import Foundation
 import ModelStore
+import ModelStoreTestSupport
 import Testing
 
 @testable import ModelStoreJSONFile
-import ModelStoreTestSupport
 
 /// Two processes on one file. The second process is this test binary run again, filtered to the
 /// same test, with `MODELSTORE_JSONFILE_CHILD` saying which part to play. (This relies on the test

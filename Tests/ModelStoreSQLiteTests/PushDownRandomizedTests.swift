@@ -1,8 +1,8 @@
 import Foundation
 @_spi(AdapterKit) import ModelStore
 import ModelStoreSQLite
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 /// SQL push-down against the reference: random data full of edge values (`NaN`, `-0.0`, `nil`,
 /// canonically equivalent but differently spelled strings, extreme integers) and random filters

@@ -2,8 +2,8 @@ import CSQLite
 import Foundation
 import ModelStore
 import ModelStoreSQLite
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 /// Files that must not open, and a database locked past the timeout: each gives a typed error
 /// naming the file, and leaves every file in the folder exactly as it was.

@@ -2,8 +2,8 @@ import CSQLite
 import Foundation
 import ModelStore
 import ModelStoreSQLite
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 /// The storage format recorded in `modelstore_meta`, outside what this build reads: the same code and
 /// wording as every other store (`ModelStoreFileIO.FormatVersion`), naming the file, and the file left

@@ -1,9 +1,9 @@
 import Foundation
 import ModelStore
+import ModelStoreTestSupport
 import Testing
 
 @testable import ModelStoreSQLite
-import ModelStoreTestSupport
 
 /// A database that cannot grow (SQLite's `max_page_count`, standing in for a full disk): the
 /// save fails with an I/O error naming the file, and the store keeps exactly what it had.

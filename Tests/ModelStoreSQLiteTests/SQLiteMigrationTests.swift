@@ -1,10 +1,10 @@
 import Foundation
 import ModelStore
 import ModelStoreConformance
+import ModelStoreTestSupport
 import Testing
 
 @testable import ModelStoreSQLite
-import ModelStoreTestSupport
 
 /// Migrations of an SQLite store: a failure at each step of the migration's commit inside the
 /// open's transaction, a failed stage, and a dry run.

@@ -2,8 +2,8 @@ import CSQLite
 import Foundation
 @_spi(AdapterKit) import ModelStore
 import ModelStoreSQLite
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 /// What a user of `SQLiteStore` sees beyond the conformance suite: the file's shape, migrations,
 /// SQL plans, batches and referential integrity.

@@ -1,8 +1,8 @@
 import Foundation
 import ModelStore
 import ModelStoreInMemory
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 /// The context's `async` entry points: they await a ``DataStoreAsynchronous`` store, fall back to
 /// the synchronous calls for other stores, and give the same results as the synchronous calls.

@@ -1,8 +1,8 @@
 import Foundation
 import ModelStore
 import ModelStoreInMemory
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 /// The app-level scenario: trips with items (cascade), a destination (nullify) and a unique name.
 struct TripAppTests {
@@ -16,7 +16,8 @@ struct TripAppTests {
 
     func seed() throws -> (rome: Destination, spring: Trip, autumn: Trip) {
         let rome = Destination("Rome")
-        let spring = Trip(name: "Spring", budget: 1200, destination: rome, items: [Item("Passport"), Item("Shoes", quantity: 2)])
+        let spring = Trip(
+            name: "Spring", budget: 1200, destination: rome, items: [Item("Passport"), Item("Shoes", quantity: 2)])
         let autumn = Trip(name: "Autumn", budget: 300, destination: rome, items: [Item("Umbrella")])
         context.insert(spring)
         context.insert(autumn)
@@ -45,7 +46,8 @@ struct TripAppTests {
         spring.budget = 1
         let extra = Trip(name: "Extra")
         context.insert(extra)
-        context.delete(try #require(context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "Autumn" })).first))
+        context.delete(
+            try #require(context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "Autumn" })).first))
         context.rollback()
         #expect(!context.hasChanges)
         #expect(spring.name == "Spring")
@@ -69,7 +71,8 @@ struct TripAppTests {
 
     @Test func uniqueViolationThrowsAndLeavesTheStoreAsItWas() throws {
         _ = try seed()
-        let before = try ModelContext(container).fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)])).map(\.name)
+        let before = try ModelContext(container).fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)])).map(
+            \.name)
         let duplicate = Trip(name: "Spring", budget: 1)
         let fine = Trip(name: "Winter")
         context.insert(fine)
@@ -80,7 +83,8 @@ struct TripAppTests {
         #expect(error.propertyNames == ["name"])
         #expect(error.conflictingValues == [.string("Spring")])
         #expect(!error.description.contains("Spring"), "record contents stay out of descriptions")
-        let after = try ModelContext(container).fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)])).map(\.name)
+        let after = try ModelContext(container).fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)])).map(
+            \.name)
         #expect(after == before)
         #expect(context.hasChanges, "the failed save keeps the pending changes")
         context.delete(duplicate)
@@ -104,14 +108,16 @@ struct TripAppTests {
         let again = try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "Spring" }))
         #expect(again.first === spring)
         #expect(context.registeredModel(for: spring.persistentModelID, as: Trip.self) === spring)
-        let item = try #require(try context.fetch(FetchDescriptor<Item>(predicate: #Predicate { $0.title == "Passport" })).first)
+        let item = try #require(
+            try context.fetch(FetchDescriptor<Item>(predicate: #Predicate { $0.title == "Passport" })).first)
         #expect(item.trip === spring)
     }
 
     @Test func relationshipsLoadLazilyAndInversesStayInStep() throws {
         _ = try seed()
         let fresh = ModelContext(container)
-        let trip = try #require(try fresh.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "Autumn" })).first)
+        let trip = try #require(
+            try fresh.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "Autumn" })).first)
         #expect(fresh.registeredModel(for: trip.persistentModelID, as: Trip.self) === trip)
         let items = trip.items
         #expect(items.map(\.title) == ["Umbrella"])
@@ -123,13 +129,15 @@ struct TripAppTests {
         #expect(sock.modelContext === fresh)
         try fresh.save()
         let moved = try #require(items.first)
-        let spring = try #require(try fresh.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "Spring" })).first)
+        let spring = try #require(
+            try fresh.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "Spring" })).first)
         moved.trip = spring
         #expect(trip.items.map(\.title) == ["Sock"])
         #expect(spring.items.contains { $0 === moved })
         try fresh.save()
         let check = ModelContext(container)
-        let springAgain = try #require(try check.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "Spring" })).first)
+        let springAgain = try #require(
+            try check.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "Spring" })).first)
         #expect(Set(springAgain.items.map(\.title)) == ["Passport", "Shoes", "Umbrella"])
     }
 
@@ -167,7 +175,9 @@ struct TripAppTests {
         nonisolated(unsafe) var received: [String: [PersistentIdentifier]] = [:]
         nonisolated(unsafe) var willSaveCount = 0
         let center = NotificationCenter.default
-        let will = center.addObserver(forName: ModelContext.willSave, object: context, queue: nil) { _ in willSaveCount += 1 }
+        let will = center.addObserver(forName: ModelContext.willSave, object: context, queue: nil) { _ in
+            willSaveCount += 1
+        }
         let did = center.addObserver(forName: ModelContext.didSave, object: context, queue: nil) { note in
             for key in [ModelContext.NotificationKey.insertedIdentifiers, .updatedIdentifiers, .deletedIdentifiers] {
                 received[key.rawValue] = note.userInfo?[key.rawValue] as? [PersistentIdentifier]
@@ -196,11 +206,16 @@ struct TripAppTests {
         try context.save()
         let fresh = ModelContext(container)
         var names: [String] = []
-        try fresh.enumerate(FetchDescriptor<Trip>(predicate: #Predicate { $0.budget >= 5 }, sortBy: [SortDescriptor(\.budget)]), batchSize: 4) {
+        try fresh.enumerate(
+            FetchDescriptor<Trip>(predicate: #Predicate { $0.budget >= 5 }, sortBy: [SortDescriptor(\.budget)]),
+            batchSize: 4
+        ) {
             names.append($0.name)
         }
         #expect(names == (5..<25).map { "Trip \($0)" })
-        #expect(fresh.registeredModel(for: trips[7].persistentModelID, as: Trip.self) == nil, "enumerate releases unchanged models")
+        #expect(
+            fresh.registeredModel(for: trips[7].persistentModelID, as: Trip.self) == nil,
+            "enumerate releases unchanged models")
     }
 }
 
@@ -251,13 +266,16 @@ struct BatchTests {
     @Test func batchInsertUpdateAndDelete() throws {
         let container = try ModelContainer(for: Author.self, configurations: .inMemory())
         let context = ModelContext(container)
-        let ids = try context.insert(Author.self, rows: (0..<10).map { index in
-            [.set(\.first, to: "F\(index)"), .set(\.last, to: "L\(index)"), .set(\.email, to: "\(index)@x")]
-        })
+        let ids = try context.insert(
+            Author.self,
+            rows: (0..<10).map { index in
+                [.set(\.first, to: "F\(index)"), .set(\.last, to: "L\(index)"), .set(\.email, to: "\(index)@x")]
+            })
         #expect(ids.count == 10)
         #expect(ids.allSatisfy { !$0.isTemporary })
         let registered = try #require(try context.model(for: ids[0], as: Author.self))
-        let changed = try context.update(Author.self, where: #Predicate { $0.last >= "L5" }, set: [.set(\.first, to: "Late")])
+        let changed = try context.update(
+            Author.self, where: #Predicate { $0.last >= "L5" }, set: [.set(\.first, to: "Late")])
         #expect(changed == 5)
         #expect(try context.fetchCount(FetchDescriptor<Author>(predicate: #Predicate { $0.first == "Late" })) == 5)
         expectError(.uniqueConstraintViolation) {
@@ -268,7 +286,8 @@ struct BatchTests {
         #expect(try context.fetchCount(FetchDescriptor<Author>()) == 5)
         #expect(registered.first == "F0")
         expectError(.uniqueConstraintViolation) {
-            try context.insert(Author.self, rows: [[.set(\.first, to: "X"), .set(\.last, to: "Y"), .set(\.email, to: "0@x")]])
+            try context.insert(
+                Author.self, rows: [[.set(\.first, to: "X"), .set(\.last, to: "Y"), .set(\.email, to: "0@x")]])
         }
         #expect(try context.fetchCount(FetchDescriptor<Author>()) == 5)
     }

@@ -1,7 +1,7 @@
 import Foundation
 import ModelStore
-import ModelStoreTestSupport
 import ModelStoreInMemory
+import ModelStoreTestSupport
 import Testing
 
 /// A scheme's maintenance: the defaults a scheme that only reads its stored schema gets, and the
@@ -63,9 +63,10 @@ struct DataStoreMaintenanceTests {
         try Data("abc".utf8).write(to: folder.appendingPathComponent("store.json"))
         try Data("de".utf8).write(to: folder.appendingPathComponent("store.json.backup"))
         try Data("f".utf8).write(to: folder.appendingPathComponent("other.json"))
-        #expect(StoreFile.all(at: folder.appendingPathComponent("store.json")) == [
-            StoreFile(path: "store.json", byteCount: 3), StoreFile(path: "store.json.backup", byteCount: 2),
-        ])
+        #expect(
+            StoreFile.all(at: folder.appendingPathComponent("store.json")) == [
+                StoreFile(path: "store.json", byteCount: 3), StoreFile(path: "store.json.backup", byteCount: 2),
+            ])
         #expect(StoreFile.all(at: folder).map(\.path) == ["other.json", "store.json", "store.json.backup"])
         #expect(StoreFile.all(at: folder.appendingPathComponent("missing")).isEmpty)
     }

@@ -1,9 +1,9 @@
 import Foundation
 import ModelStore
 import ModelStoreInMemory
+import ModelStoreTestSupport
 import Observation
 import Testing
-import ModelStoreTestSupport
 
 struct ObservationTests {
     @Test func propertyWritesNotifyObservers() throws {
@@ -110,7 +110,8 @@ struct ConcurrencyTests {
 struct MultipleStoreTests {
     @Test func eachConfigurationOwnsItsEntities() throws {
         let authors = InMemoryStoreConfiguration(name: "authors", schema: Schema([Author.self]))
-        let container = try ModelContainer(for: Schema([Trip.self, Author.self]), configurations: [authors, .inMemory(name: "rest")])
+        let container = try ModelContainer(
+            for: Schema([Trip.self, Author.self]), configurations: [authors, .inMemory(name: "rest")])
         #expect(container.stores.count == 2)
         let context = ModelContext(container)
         context.insert(Author("Ada", "Lovelace", email: "a@x"))

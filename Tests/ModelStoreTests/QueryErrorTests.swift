@@ -1,7 +1,7 @@
 import Foundation
 @_spi(AdapterKit) import ModelStore
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 /// Predicates that cannot be evaluated, and key paths that are not stored, fail with
 /// ``DataStoreError/invalidPredicate`` naming the culprit, the same way on every store; never a crash.

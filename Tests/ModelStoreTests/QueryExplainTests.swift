@@ -137,7 +137,8 @@ struct QueryStageTests {
         let fetched = try context.fetch(descriptor)
         #expect(fetched.count == 3)
         #expect(!fetched.contains { $0 === first })
-        let all = try ModelContext(harness.container(.pushed)).fetch(FetchDescriptor<Reading>(sortBy: [SortDescriptor(\.code)]))
+        let all = try ModelContext(harness.container(.pushed)).fetch(
+            FetchDescriptor<Reading>(sortBy: [SortDescriptor(\.code)]))
         #expect(fetched.map(\.code) == Array(all.map(\.code).dropFirst().prefix(3)))
     }
 

@@ -1,8 +1,8 @@
 import Foundation
 @_spi(AdapterKit) import ModelStore
-import Testing
-import ModelStoreTestSupport
 import ModelStoreInMemory
+import ModelStoreTestSupport
+import Testing
 
 /// ``SnapshotTable``'s indexes: the rows an index finds are the rows a scan finds, through any
 /// sequence of inserts, updates, deletes and loads, and queries use the index they should.
@@ -185,17 +185,22 @@ struct QueryIndexTests {
 
         table.delete(ids.reversed())
         #expect(table.count(of: "Reading") == 0)
-        for filter: StoreFilter in [.compare("code", .equal, .string("C5")), .compare("int", .equal, .int(3)),
-                                    .compare("double", .greaterOrEqual, .double(0))] {
+        for filter: StoreFilter in [
+            .compare("code", .equal, .string("C5")), .compare("int", .equal, .int(3)),
+            .compare("double", .greaterOrEqual, .double(0)),
+        ] {
             #expect(try table.fetch(StoreQuery(entityName: "Reading", filter: filter)).isEmpty)
         }
         // The unique values are free again, and keys are never reused.
         let again = try table.save(
-            DataStoreSaveChangesRequest(editingState: EditingState(), inserted: Array(rows.prefix(3)), updated: [], deleted: []),
+            DataStoreSaveChangesRequest(
+                editingState: EditingState(), inserted: Array(rows.prefix(3)), updated: [], deleted: []),
             storeIdentifier: "t")
         #expect(table.count(of: "Reading") == 3)
         #expect(again.remappedIdentifiers.values.allSatisfy { ($0.primaryKey.intValue ?? 0) >= keyBefore })
-        #expect(try table.fetch(StoreQuery(entityName: "Reading", filter: .compare("code", .equal, .string("C1")))).count == 1)
+        #expect(
+            try table.fetch(StoreQuery(entityName: "Reading", filter: .compare("code", .equal, .string("C1")))).count
+                == 1)
     }
 
     @Test func largeOrderedIndexesSortLikeTheSortedScan() throws {
@@ -204,7 +209,8 @@ struct QueryIndexTests {
         var table = SnapshotTable(schema: schema)
         var rng = SplitMix64(seed: 5)
         let rows = try (0..<500).map { index in
-            try snapshot("C\(index)", int: Int(rng.next() % 50), double: Double(rng.next() % 30), text: "t\(rng.next() % 40)")
+            try snapshot(
+                "C\(index)", int: Int(rng.next() % 50), double: Double(rng.next() % 30), text: "t\(rng.next() % 40)")
         }
         _ = try table.save(
             DataStoreSaveChangesRequest(editingState: EditingState(), inserted: rows, updated: [], deleted: []),

@@ -2,7 +2,6 @@ import Foundation
 import ModelStore
 import ModelStoreTestSupport
 
-
 /// Random data for the differential test: values drawn from small pools, so equalities, ties,
 /// `nil`s and `NaN`s are frequent.
 enum RandomData {

@@ -1,7 +1,7 @@
 import Foundation
 import ModelStore
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 /// Random data and random predicates, sorts and windows: pushed, partially pushed and in memory agree.
 struct QueryRandomizedTests {

@@ -1,8 +1,8 @@
 import Foundation
 @_spi(AdapterKit) import ModelStore
 import ModelStoreInMemory
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 struct SchemaDescriptionTests {
     @Test func descriptionRoundTripsThroughJSONAndRebuildsTheSchema() throws {
@@ -26,11 +26,15 @@ struct SchemaDescriptionTests {
         let store = try InMemoryStore(InMemoryStoreConfiguration(schema: schema), migrationPlan: nil)
         let entity = try #require(schema.entity(named: "Destination"))
         let snapshot = try DefaultSnapshot(
-            persistentIdentifier: .temporary(entityName: "Destination"), entity: entity, namedValues: ["city": .string("Rome")])
-        let result = try store.save(DataStoreSaveChangesRequest(editingState: EditingState(), inserted: [snapshot], updated: [], deleted: []))
+            persistentIdentifier: .temporary(entityName: "Destination"), entity: entity,
+            namedValues: ["city": .string("Rome")])
+        let result = try store.save(
+            DataStoreSaveChangesRequest(editingState: EditingState(), inserted: [snapshot], updated: [], deleted: []))
         #expect(result.remappedIdentifiers.count == 1)
-        let fetched = try store.fetch(DataStoreFetchRequest<SchemaOnlyModel>(
-            descriptor: FetchDescriptor(), editingState: EditingState(), query: StoreQuery(entityName: "Destination")))
+        let fetched = try store.fetch(
+            DataStoreFetchRequest<SchemaOnlyModel>(
+                descriptor: FetchDescriptor(), editingState: EditingState(),
+                query: StoreQuery(entityName: "Destination")))
         #expect(fetched.fetchedSnapshots.map { $0["city"] } == [.string("Rome")])
     }
 
@@ -44,9 +48,11 @@ struct SchemaDescriptionTests {
     }
 
     @Test func inconsistentDescriptionsAreRejected() throws {
-        let description = Schema.Description(version: Schema.Version(1, 0, 0), entities: [
-            Schema.EntityDescription(name: "A", properties: [.relationship("b", to: "Missing", isToOne: true)]),
-        ])
+        let description = Schema.Description(
+            version: Schema.Version(1, 0, 0),
+            entities: [
+                Schema.EntityDescription(name: "A", properties: [.relationship("b", to: "Missing", isToOne: true)])
+            ])
         expectError(.invalidSchema) { try Schema(description) }
     }
 }

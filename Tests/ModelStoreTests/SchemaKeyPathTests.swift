@@ -49,7 +49,8 @@ struct SchemaKeyPathTests {
         let budget = try #require(entity.attribute(named: "budget")?.keyPath(on: Trip.self, as: Double.self))
         let name = try #require(entity.attribute(named: "name")?.keyPath(on: Trip.self, as: String.self))
 
-        let sorted = try ModelContext(container).fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(budget, order: .reverse)]))
+        let sorted = try ModelContext(container).fetch(
+            FetchDescriptor<Trip>(sortBy: [SortDescriptor(budget, order: .reverse)]))
         #expect(sorted.map(\.name) == ["Rome", "Lima", "Oslo"])
 
         // A predicate built by hand from the schema's key path, as generic code would.
@@ -59,7 +60,8 @@ struct SchemaKeyPathTests {
                 rhs: PredicateExpressions.build_Arg(150.0),
                 op: .greaterThan)
         }
-        let filtered = try ModelContext(container).fetch(FetchDescriptor(predicate: predicate, sortBy: [SortDescriptor(name)]))
+        let filtered = try ModelContext(container).fetch(
+            FetchDescriptor(predicate: predicate, sortBy: [SortDescriptor(name)]))
         #expect(filtered.map(\.name) == ["Lima", "Rome"])
         let plan = try ModelContext(container).explain(FetchDescriptor(predicate: predicate))
         #expect(!plan.evaluatesPredicateOnModels, "the store runs the whole predicate: \(plan)")
@@ -72,7 +74,8 @@ struct SchemaKeyPathTests {
         try context.save()
         let entity = try #require(container.schema.entity(for: Trip.self))
         let items = try #require(entity.relationship(named: "items")?.keyPath as? KeyPath<Trip, [Item]>)
-        let destination = try #require(entity.relationship(named: "destination")?.keyPath as? KeyPath<Trip, Destination?>)
+        let destination = try #require(
+            entity.relationship(named: "destination")?.keyPath as? KeyPath<Trip, Destination?>)
 
         let reader = ModelContext(container)
         let fresh = try #require(try reader.fetch(FetchDescriptor<Trip>()).first)

@@ -1,8 +1,7 @@
 import Foundation
-import Testing
-
 @_spi(AdapterKit) import ModelStore
 import ModelStoreTestSupport
+import Testing
 
 // Three versions of 'Crate' and 'Box':
 //   1.0.0  Crate(name, count: Int?, tag)           Box(label, crate: Crate?)

@@ -1,8 +1,8 @@
 import Foundation
 import ModelStore
 import ModelStoreInMemory
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 struct SchemaTests {
     @Test func entitiesDescribeAttributesRelationshipsAndConstraints() throws {
@@ -46,7 +46,8 @@ struct SchemaTests {
         #expect(entity.attribute(named: "optionalString")?.valueType == .optional(.string))
         #expect(entity.attribute(named: "optionalString")?.isOptional == true)
         #expect(entity.attribute(named: "scores")?.valueType == .dictionary(key: .string, value: .double))
-        #expect(entity.attribute(named: "priority")?.valueType == .enumeration(name: "KitchenPriority", rawValue: .string))
+        #expect(
+            entity.attribute(named: "priority")?.valueType == .enumeration(name: "KitchenPriority", rawValue: .string))
         #expect(entity.attribute(named: "address")?.valueType == .composite(name: "PostalAddress"))
         #expect(entity.attribute(named: "draft") == nil)
         #expect(entity.ephemeralAttributeNames == ["draft"])

@@ -8,7 +8,8 @@ struct SmokeTests {
         let container = try ModelContainer(for: Trip.self, configurations: .inMemory())
         let context = ModelContext(container)
         let rome = Destination("Rome")
-        let trip = Trip(name: "Spring", budget: 1200, destination: rome, items: [Item("Passport"), Item("Shoes", quantity: 2)])
+        let trip = Trip(
+            name: "Spring", budget: 1200, destination: rome, items: [Item("Passport"), Item("Shoes", quantity: 2)])
         #expect(trip.items.first?.trip === trip)
         #expect(rome.trips.first === trip)
         context.insert(trip)

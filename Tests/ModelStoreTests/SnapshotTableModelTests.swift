@@ -1,7 +1,7 @@
 import Foundation
 @_spi(AdapterKit) import ModelStore
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 /// ``SnapshotTable`` against a plain array of Swift structs: seeded random sequences of inserts,
 /// updates, deletes (one by one, in saves, and of every row), reloads and queries that reach every
@@ -29,7 +29,8 @@ struct SnapshotTableModelTests {
         static func random(_ rng: inout SplitMix64) -> Values {
             Values(
                 code: "C\(Int.random(in: 0..<40, using: &rng))", int: Int64(rng.pick([-3, 0, 1, 2, 5, 9, 100])),
-                double: rng.pick([-1, 0, -0.0, 0.5, 2, .nan, .infinity, 7.25]), text: rng.pick(["", "a", "A", "ab", "b"]),
+                double: rng.pick([-1, 0, -0.0, 0.5, 2, .nan, .infinity, 7.25]),
+                text: rng.pick(["", "a", "A", "ab", "b"]),
                 date: Date(timeIntervalSinceReferenceDate: rng.pick([-5, 0, 1_000, 2_000.5])),
                 note: rng.pick([nil, "", "n"]))
         }
@@ -96,7 +97,8 @@ struct SnapshotTableModelTests {
 
         static func random(_ rng: inout SplitMix64) -> Condition {
             let sample = Values.random(&rng)
-            let op = rng.pick([.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual] as [StoreComparisonOperator])
+            let op = rng.pick(
+                [.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual] as [StoreComparisonOperator])
             switch Int.random(in: 0..<6, using: &rng) {
             case 0: return .code(sample.code)
             case 1: return .int(op, sample.int)
@@ -132,7 +134,8 @@ struct SnapshotTableModelTests {
                 func order(_ a: Values, _ b: Values) -> ComparisonResult {
                     switch sort.property {
                     case "int": a.int < b.int ? .orderedAscending : (b.int < a.int ? .orderedDescending : .orderedSame)
-                    case "text": a.text < b.text ? .orderedAscending : (b.text < a.text ? .orderedDescending : .orderedSame)
+                    case "text":
+                        a.text < b.text ? .orderedAscending : (b.text < a.text ? .orderedDescending : .orderedSame)
                     default: a.date < b.date ? .orderedAscending : (b.date < a.date ? .orderedDescending : .orderedSame)
                     }
                 }
@@ -187,11 +190,16 @@ struct SnapshotTableModelTests {
                 let count = rng.chance(10) ? Int.random(in: 30...300, using: &rng) : Int.random(in: 1...6, using: &rng)
                 return .insert((0..<count).map { _ in Values.random(&rng) })
             case 5..<8:
-                return .update((0..<Int.random(in: 1...4, using: &rng)).map { _ in
-                    (Int.random(in: 0..<1_000, using: &rng), Values.random(&rng))
-                })
-            case 8: return .saveDeleting((0..<Int.random(in: 1...3, using: &rng)).map { _ in Int.random(in: 0..<1_000, using: &rng) })
-            case 9: return .batchDelete((0..<Int.random(in: 1...40, using: &rng)).map { _ in Int.random(in: 0..<1_000, using: &rng) })
+                return .update(
+                    (0..<Int.random(in: 1...4, using: &rng)).map { _ in
+                        (Int.random(in: 0..<1_000, using: &rng), Values.random(&rng))
+                    })
+            case 8:
+                return .saveDeleting(
+                    (0..<Int.random(in: 1...3, using: &rng)).map { _ in Int.random(in: 0..<1_000, using: &rng) })
+            case 9:
+                return .batchDelete(
+                    (0..<Int.random(in: 1...40, using: &rng)).map { _ in Int.random(in: 0..<1_000, using: &rng) })
             case 10: return rng.chance(30) ? .deleteAll(reversed: rng.chance(50)) : .reload(shuffle: rng.next())
             default: return .query(Query.random(&rng))
             }
@@ -208,9 +216,12 @@ struct SnapshotTableModelTests {
                 let rowsBefore = rows
                 if let problem = try apply(step, to: &table, &rows) { return "step \(index) \(step): \(problem)" }
                 // The copy taken before the step still answers as the model did then.
-                if case .query = step {} else {
-                    for query in [Query(conditions: [], sort: nil, offset: 0, limit: nil),
-                                  Query(conditions: [], sort: ("text", true), offset: 0, limit: 3)] {
+                if case .query = step {
+                } else {
+                    for query in [
+                        Query(conditions: [], sort: nil, offset: 0, limit: nil),
+                        Query(conditions: [], sort: ("text", true), offset: 0, limit: 3),
+                    ] {
                         let found = try before.fetch(query.storeQuery).map(\.persistentIdentifier)
                         if found != query.expected(rowsBefore) {
                             return "step \(index) \(step): the copy taken before it changed: \(query)"
@@ -236,7 +247,8 @@ struct SnapshotTableModelTests {
             let violates = Set(proposed.map(\.code)).count != proposed.count
             do {
                 let result = try table.save(
-                    DataStoreSaveChangesRequest(editingState: EditingState(), inserted: snapshots, updated: [], deleted: []),
+                    DataStoreSaveChangesRequest(
+                        editingState: EditingState(), inserted: snapshots, updated: [], deleted: []),
                     storeIdentifier: "t")
                 if violates { return "the save succeeded; the model expected a uniqueness violation" }
                 for (snapshot, values) in zip(snapshots, values) {
@@ -260,7 +272,8 @@ struct SnapshotTableModelTests {
             let snapshots = try updated.keys.sorted().map { try updated[$0]!.snapshot(rows[$0].id) }
             do {
                 _ = try table.save(
-                    DataStoreSaveChangesRequest(editingState: EditingState(), inserted: [], updated: snapshots, deleted: []),
+                    DataStoreSaveChangesRequest(
+                        editingState: EditingState(), inserted: [], updated: snapshots, deleted: []),
                     storeIdentifier: "t")
                 if violates { return "the save succeeded; the model expected a uniqueness violation" }
                 rows = proposed
@@ -324,7 +337,8 @@ struct SnapshotTableModelTests {
         let steps = (0..<120).map { _ in Step.random(&rng) }
         guard let failure = Self.run(steps) else { return }
         let shrunk = Self.shrink(steps)
-        Issue.record("""
+        Issue.record(
+            """
             seed \(seed): \(failure)
             shrunk to \(shrunk.count) steps (\(Self.run(shrunk) ?? "")):
             \(shrunk.map(\.description).joined(separator: "\n"))
@@ -336,17 +350,23 @@ struct SnapshotTableModelTests {
         let sequences: [[Step]] = [
             // A batch that repeats a unique value stores nothing; a later insert of it alone succeeds.
             [
-                .insert([Values(code: "A", int: 1, double: .nan, text: "a", date: zero),
-                         Values(code: "A", int: 2, double: 0, text: "b", date: zero)]),
+                .insert([
+                    Values(code: "A", int: 1, double: .nan, text: "a", date: zero),
+                    Values(code: "A", int: 2, double: 0, text: "b", date: zero),
+                ]),
                 .insert([Values(code: "A", int: 2, double: 0, text: "b", date: zero)]),
                 .query(Query(conditions: [.double(.less, 1)], sort: nil, offset: 0, limit: nil)),
             ],
             // Two updates that swap unique values succeed; a deleted row's value is free again.
             [
-                .insert([Values(code: "A", int: 1, double: 1, text: "a", date: zero),
-                         Values(code: "B", int: 2, double: 2, text: "b", date: zero)]),
-                .update([(0, Values(code: "B", int: 1, double: 1, text: "a", date: zero)),
-                         (1, Values(code: "A", int: 5, double: 2, text: "b", date: zero))]),
+                .insert([
+                    Values(code: "A", int: 1, double: 1, text: "a", date: zero),
+                    Values(code: "B", int: 2, double: 2, text: "b", date: zero),
+                ]),
+                .update([
+                    (0, Values(code: "B", int: 1, double: 1, text: "a", date: zero)),
+                    (1, Values(code: "A", int: 5, double: 2, text: "b", date: zero)),
+                ]),
                 .batchDelete([0]),
                 .insert([Values(code: "B", int: 9, double: 3, text: "c", date: zero)]),
                 .query(Query(conditions: [.int(.greaterOrEqual, 2)], sort: ("int", false), offset: 0, limit: 1)),

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ModelStore
 
 // MARK: - Fixtures
@@ -30,7 +31,8 @@ private enum Status: String, Codable {
 }
 
 private enum Priority: Int, Codable {
-    case low = 1, high = 9
+    case low = 1
+    case high = 9
 }
 
 private struct Chore: Codable, Equatable {
@@ -137,30 +139,36 @@ struct StoreValueCoderStructureTests {
     @Test func nestedStructsBecomeNestedDictionaries() throws {
         let person = Person(name: "Ada", age: 36, address: Address(street: "1 Main St", zip: 12345))
         let (stored, decoded) = try roundTrip(person)
-        #expect(stored == .dictionary([
-            "name": .string("Ada"),
-            "age": .int(36),
-            "address": .dictionary(["street": .string("1 Main St"), "zip": .int(12345)]),
-        ]))
+        #expect(
+            stored
+                == .dictionary([
+                    "name": .string("Ada"),
+                    "age": .int(36),
+                    "address": .dictionary(["street": .string("1 Main St"), "zip": .int(12345)]),
+                ]))
         #expect(decoded == person)
     }
 
     @Test func arraysOfStructsBecomeArraysOfDictionaries() throws {
-        let team = Team(title: "Core", members: [
-            Person(name: "Ada", age: 36, address: Address(street: "A", zip: 1)),
-            Person(name: "Grace", age: 45, address: Address(street: "B", zip: 2)),
-        ])
+        let team = Team(
+            title: "Core",
+            members: [
+                Person(name: "Ada", age: 36, address: Address(street: "A", zip: 1)),
+                Person(name: "Grace", age: 45, address: Address(street: "B", zip: 2)),
+            ])
         let (stored, decoded) = try roundTrip(team)
         guard case .dictionary(let fields) = stored, case .array(let members) = fields["members"] else {
             Issue.record("Expected a dictionary with a members array, got \(stored)")
             return
         }
         #expect(members.count == 2)
-        #expect(members[1] == .dictionary([
-            "name": .string("Grace"),
-            "age": .int(45),
-            "address": .dictionary(["street": .string("B"), "zip": .int(2)]),
-        ]))
+        #expect(
+            members[1]
+                == .dictionary([
+                    "name": .string("Grace"),
+                    "age": .int(45),
+                    "address": .dictionary(["street": .string("B"), "zip": .int(2)]),
+                ]))
         #expect(decoded == team)
     }
 
@@ -230,19 +238,23 @@ struct StoreValueCoderStructureTests {
             Issue.record("Expected a dictionary, got \(stored)")
             return
         }
-        #expect(fields["byNumber"] == .dictionary([
-            "1": .string("one"), "-5": .string("minus five"), "1000": .string("thousand"),
-        ]))
+        #expect(
+            fields["byNumber"]
+                == .dictionary([
+                    "1": .string("one"), "-5": .string("minus five"), "1000": .string("thousand"),
+                ]))
         #expect(decoded == lookup)
     }
 
     @Test func classHierarchyNestsSuperclassUnderSuper() throws {
         let dog = Dog(name: "Rex", breed: "Collie")
         let stored = try StoreValueEncoder().encode(dog)
-        #expect(stored == .dictionary([
-            "breed": .string("Collie"),
-            "super": .dictionary(["name": .string("Rex")]),
-        ]))
+        #expect(
+            stored
+                == .dictionary([
+                    "breed": .string("Collie"),
+                    "super": .dictionary(["name": .string("Rex")]),
+                ]))
         let decoded = try StoreValueDecoder().decode(Dog.self, from: stored)
         #expect(decoded.name == "Rex")
         #expect(decoded.breed == "Collie")
@@ -277,13 +289,15 @@ struct StoreValueCoderScalarTests {
             decimal: try #require(Decimal(string: "12345678901234567890.123456789"))
         )
         let (stored, decoded) = try roundTrip(value)
-        #expect(stored == .dictionary([
-            "date": .date(value.date),
-            "data": .data(value.data),
-            "uuid": .uuid(value.uuid),
-            "url": .url(value.url),
-            "decimal": .decimal(value.decimal),
-        ]))
+        #expect(
+            stored
+                == .dictionary([
+                    "date": .date(value.date),
+                    "data": .data(value.data),
+                    "uuid": .uuid(value.uuid),
+                    "url": .url(value.url),
+                    "decimal": .decimal(value.decimal),
+                ]))
         #expect(decoded == value)
         #expect(decoded.date.timeIntervalSinceReferenceDate == value.date.timeIntervalSinceReferenceDate)
         #expect(decoded.decimal.description == "12345678901234567890.123456789")
@@ -306,15 +320,17 @@ struct StoreValueCoderScalarTests {
             byte: .max, unsigned32: .max, tiny: .min
         )
         let (stored, decoded) = try roundTrip(value)
-        #expect(stored == .dictionary([
-            "smallest": .int(.min),
-            "largest": .int(.max),
-            "largestUnsigned": .uint(.max),
-            "word": .uint(UInt64(UInt.max)),
-            "byte": .int(255),
-            "unsigned32": .int(Int64(UInt32.max)),
-            "tiny": .int(-128),
-        ]))
+        #expect(
+            stored
+                == .dictionary([
+                    "smallest": .int(.min),
+                    "largest": .int(.max),
+                    "largestUnsigned": .uint(.max),
+                    "word": .uint(UInt64(UInt.max)),
+                    "byte": .int(255),
+                    "unsigned32": .int(Int64(UInt32.max)),
+                    "tiny": .int(-128),
+                ]))
         #expect(decoded == value)
     }
 
@@ -425,12 +441,18 @@ struct StoreValueCoderErrorTests {
         let stored: StoreValue = .dictionary([
             "title": .string("Core"),
             "members": .array([
-                .dictionary(["name": .string("A"), "age": .int(1), "address": .dictionary([
-                    "street": .string("S"), "zip": .int(1),
-                ])]),
-                .dictionary(["name": .string("B"), "age": .bool(true), "address": .dictionary([
-                    "street": .string("S"), "zip": .int(2),
-                ])]),
+                .dictionary([
+                    "name": .string("A"), "age": .int(1),
+                    "address": .dictionary([
+                        "street": .string("S"), "zip": .int(1),
+                    ]),
+                ]),
+                .dictionary([
+                    "name": .string("B"), "age": .bool(true),
+                    "address": .dictionary([
+                        "street": .string("S"), "zip": .int(2),
+                    ]),
+                ]),
             ]),
         ])
         let error = try #require(throws: DecodingError.self) {
@@ -460,10 +482,12 @@ struct StoreValueCoderErrorTests {
 
     @Test func fidelityTypeFromWrongKindIsTypeMismatch() throws {
         let error = try #require(throws: DecodingError.self) {
-            try decoder.decode(Fidelity.self, from: .dictionary([
-                "date": .string("2024-01-01"), "data": .data(Data()), "uuid": .uuid(UUID()),
-                "url": .url(URL(fileURLWithPath: "/")), "decimal": .decimal(1),
-            ]))
+            try decoder.decode(
+                Fidelity.self,
+                from: .dictionary([
+                    "date": .string("2024-01-01"), "data": .data(Data()), "uuid": .uuid(UUID()),
+                    "url": .url(URL(fileURLWithPath: "/")), "decimal": .decimal(1),
+                ]))
         }
         guard case .typeMismatch(let type, let context) = error else {
             Issue.record("Expected typeMismatch, got \(error)")

@@ -1,6 +1,7 @@
 import Foundation
-@testable import ModelStore
 import Testing
+
+@testable import ModelStore
 
 /// The assumptions `StoredFieldReflection` makes about the standard library's `_forEachField`,
 /// one test per rule: if a toolchain changes one, these fail by name instead of models reading

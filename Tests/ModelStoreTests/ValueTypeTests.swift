@@ -1,8 +1,8 @@
 import Foundation
 import ModelStore
 import ModelStoreInMemory
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 struct ValueTypeTests {
     @Test func everyAttributeTypeRoundTripsThroughAStore() throws {
@@ -75,7 +75,8 @@ struct ValueTypeTests {
         try context.save()
         let entity = try #require(container.schema.entity(for: Kitchen.self))
         let store = try #require(container.stores.first as? InMemoryStore)
-        let snapshot = try #require(try store.cachedSnapshots(for: [model.persistentModelID], editingState: EditingState()).values.first)
+        let snapshot = try #require(
+            try store.cachedSnapshots(for: [model.persistentModelID], editingState: EditingState()).values.first)
         #expect(try snapshot.value(of: "string", as: String.self) == "hello")
         #expect(try snapshot.value(of: "priority", as: KitchenPriority.self) == .low)
         #expect(try snapshot.value(of: "optionalString", as: String?.self) == nil)
@@ -97,7 +98,8 @@ struct ValueTypeTests {
         #expect(decoded == id)
         let later = PersistentIdentifier.identifier(for: "store-1", entityName: "Trip", primaryKey: Int64(10))
         #expect(id < later, "integer keys order numerically")
-        let uuidKey = PersistentIdentifier.identifier(for: "s", entityName: "Trip", primaryKey: UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!)
+        let uuidKey = PersistentIdentifier.identifier(
+            for: "s", entityName: "Trip", primaryKey: UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!)
         #expect(uuidKey.primaryKey == .string("E621E1F8-C36C-495A-93FC-0C247A3E6E5F"))
     }
 }

@@ -23,7 +23,8 @@ struct ModelCodeWriterTests {
     }
 
     @Test func optionsDefaultsAndInversesAreSpelledOut() throws {
-        let code = try code(#"""
+        let code = try code(
+            #"""
             {"models": [{"name": "Note", "attributes": [
               {"name": "key", "type": "String", "unique": true, "externalStorage": true,
                "preserveValueOnDeletion": true},
@@ -42,8 +43,9 @@ struct ModelCodeWriterTests {
 
     @Test func namesTheGeneratedCodeUsesAreRefused() throws {
         let model = try refusal(#"{"models": [{"name": "Date"}]}"#)
-        #expect(model.message == "'generate' cannot declare a model named 'Date' ('models[0].name'): "
-            + "the generated code uses that name itself")
+        #expect(
+            model.message == "'generate' cannot declare a model named 'Date' ('models[0].name'): "
+                + "the generated code uses that name itself")
         let property = try refusal(
             #"{"models": [{"name": "A", "attributes": [{"name": "hasChanges", "type": "Bool"}]}]}"#)
         #expect(property.message.contains("the property 'A.hasChanges'"))

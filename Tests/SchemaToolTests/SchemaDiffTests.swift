@@ -31,8 +31,9 @@ struct SchemaDiffTests {
         let base = schema([attribute("title", .string)])
         let note = attribute("note", .optional(.string))
         #expect(stage(base, schema([attribute("title", .string), note])) == "lightweight")
-        #expect(stage(base, schema([attribute("title", .string), attribute("count", .integer(bits: 64, signed: true))]))
-            == "lightweight", "a required attribute gets its initial value")
+        #expect(
+            stage(base, schema([attribute("title", .string), attribute("count", .integer(bits: 64, signed: true))]))
+                == "lightweight", "a required attribute gets its initial value")
         #expect(stage(base, schema([])) == "lightweight")
         var renamed = attribute("name", .string)
         renamed.originalName = "title"

@@ -50,13 +50,15 @@ struct SchemaFileErrorTests {
     }
 
     @Test func danglingAndMismatchedInverses() throws {
-        let missing = try error(#"""
+        let missing = try error(
+            #"""
             {"models": [{"name": "Pet"}, {"name": "Owner", "relationships": [
               {"name": "pets", "destination": "Pet", "toMany": true, "inverse": "owner"}]}]}
             """#)
         #expect(missing.path == "models[1].relationships[0].inverse")
         #expect(missing.problem == "'Pet' has no relationship 'owner'")
-        let wrongWay = try error(#"""
+        let wrongWay = try error(
+            #"""
             {"models": [{"name": "Pet", "relationships": [{"name": "vet", "destination": "Vet"}]}, {"name": "Vet"},
               {"name": "Owner", "relationships": [{"name": "pets", "destination": "Pet", "inverse": "vet"}]}]}
             """#)

@@ -1,9 +1,9 @@
 import Foundation
 import ModelStore
+import ModelStoreTestSupport
 import Testing
 
 @testable import ModelStoreTool
-import ModelStoreTestSupport
 
 /// Seeded random schema files: what the tool writes it reads back as the same schema, the core
 /// accepts their stored form, and the stored form converts back without loss but for initial

@@ -1,8 +1,8 @@
-import ModelStoreTestSupport
 import Foundation
 import ModelStore
 import ModelStoreAppendLog
 import ModelStoreJSONFile
+import ModelStoreTestSupport
 import Testing
 
 /// Every file of every durable store, damaged in many ways: opening gives a typed error that names

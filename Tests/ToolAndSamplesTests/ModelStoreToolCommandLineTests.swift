@@ -1,8 +1,8 @@
 import Foundation
 import ModelStore
 import ModelStoreJSONFile
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 /// The `modelstore` command line: help, usage errors, bad URLs, missing paths and exit statuses.
 struct ModelStoreToolCommandLineTests {
@@ -64,7 +64,8 @@ struct ModelStoreToolCommandLineTests {
     @Test func missingPathsAreNotFoundAndNothingIsCreated() throws {
         for arguments in [
             ["inspect", "json:missing.json"], ["verify", "log:missing-log"], ["schema", "json:missing.json"],
-            ["compact", "log:missing-log"], ["repair", "log:missing-log"], ["convert", "json:missing.json", "log:copy"],
+            ["compact", "log:missing-log"], ["repair", "log:missing-log"],
+            ["convert", "json:missing.json", "log:copy"],
         ] {
             let output = try tool.process.run(arguments, in: tool.directory.url)
             #expect(output.status == 4, "\(arguments): \(output)")

@@ -2,8 +2,8 @@ import Foundation
 import ModelStore
 import ModelStoreAppendLog
 import ModelStoreJSONFile
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 /// `modelstore convert`: copies between stores keep primary keys and relationships.
 struct ModelStoreToolConvertTests {

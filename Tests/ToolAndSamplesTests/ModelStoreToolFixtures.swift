@@ -2,8 +2,8 @@ import Foundation
 import ModelStore
 import ModelStoreAdapters
 import ModelStoreAppendLog
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 #if canImport(Glibc)
     import Glibc

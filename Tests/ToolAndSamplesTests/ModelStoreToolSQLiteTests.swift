@@ -1,8 +1,8 @@
 import Foundation
 import ModelStore
+import ModelStoreJSONFile
 import ModelStoreSQLite
 import Testing
-import ModelStoreJSONFile
 
 /// `modelstore` on `sqlite:` stores: inspect, verify (SQLite's integrity check and the schema
 /// check), convert to and from every other store keeping keys and relationships, and compact.

@@ -1,8 +1,8 @@
 import Foundation
 import ModelStore
 import ModelStoreJSONFile
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 /// `modelstore schema export`, `generate` and `diff`, and `schema --mermaid` on schema files,
 /// run as a user runs them.

@@ -1,9 +1,9 @@
 import Foundation
 import ModelStore
-import ModelStoreJSONFile
-import Testing
-import ModelStoreTestSupport
 import ModelStoreAppendLog
+import ModelStoreJSONFile
+import ModelStoreTestSupport
+import Testing
 
 /// `modelstore seal`, and `verify` reporting everything opening would refuse.
 struct ModelStoreToolSealTests {

@@ -1,7 +1,7 @@
 import Foundation
 import ModelStore
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 struct ReadmeTests {
     private static let repositoryRoot = URL(fileURLWithPath: #filePath)
@@ -11,9 +11,11 @@ struct ReadmeTests {
     private func readmeQuickStart() throws -> [String] {
         let readme = try String(contentsOf: Self.repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
         let lines = readme.components(separatedBy: "\n")
-        let heading = try #require(lines.firstIndex { $0.hasPrefix("## Quick Start") }, "README.md has no '## Quick Start'")
+        let heading = try #require(
+            lines.firstIndex { $0.hasPrefix("## Quick Start") }, "README.md has no '## Quick Start'")
         let open = try #require(lines[heading...].firstIndex(of: "```swift"), "the Quick Start has no Swift block")
-        let close = try #require(lines[(open + 1)...].firstIndex(of: "```"), "the Quick Start's Swift block is not closed")
+        let close = try #require(
+            lines[(open + 1)...].firstIndex(of: "```"), "the Quick Start's Swift block is not closed")
         return Array(lines[(open + 1)..<close])
     }
 
@@ -33,7 +35,9 @@ struct ReadmeTests {
         for (number, (documented, built)) in zip(readme, compiled).enumerated() where documented != built {
             Issue.record("line \(number + 1) differs:\n  README: \(documented)\n  tests:  \(built)")
         }
-        #expect(readme.count == compiled.count, "the README block has \(readme.count) lines, the compiled one \(compiled.count)")
+        #expect(
+            readme.count == compiled.count,
+            "the README block has \(readme.count) lines, the compiled one \(compiled.count)")
     }
 
     @Test(.urlNotOverridden) func theQuickStartRunsInMemory() throws {

@@ -1,8 +1,8 @@
 import Foundation
 import ModelStore
 import ModelStoreAdapters
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 /// Every durable store when the machine runs short: a disk that fills up, a folder made read-only under
 /// the store, and a file replaced under an open store. Each gives a typed `DataStoreError` naming the

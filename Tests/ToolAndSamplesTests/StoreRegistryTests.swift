@@ -5,8 +5,8 @@ import ModelStoreAppendLog
 import ModelStoreInMemory
 import ModelStoreJSONFile
 import ModelStoreSQLite
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 struct StoreRegistryTests {
     /// A registry with the built-in schemes, of its own so tests don't share state.
@@ -22,7 +22,8 @@ struct StoreRegistryTests {
 
     @Test func jsonAndLogSchemesMakeTheirConfigurations() throws {
         let registry = builtIns()
-        let json = try #require(try registry.configuration(for: "json:/tmp/a/trips.json") as? JSONFileStoreConfiguration)
+        let json = try #require(
+            try registry.configuration(for: "json:/tmp/a/trips.json") as? JSONFileStoreConfiguration)
         #expect(json.url.path == "/tmp/a/trips.json")
         #expect(json.keepsBackup)
         let noBackup = try registry.configuration(for: "json:/tmp/a/trips.json?backup=false")
@@ -84,9 +85,10 @@ struct StoreRegistryTests {
 
     @Test func aSchemeWithoutLocationRejectsOne() throws {
         let registry = StoreRegistry()
-        registry.register(StoreScheme("scratch", summary: "a test store", location: .none, example: "scratch:") { _ in
-            InMemoryStoreConfiguration()
-        })
+        registry.register(
+            StoreScheme("scratch", summary: "a test store", location: .none, example: "scratch:") { _ in
+                InMemoryStoreConfiguration()
+            })
         let error = try error { try registry.configuration(for: "scratch:somewhere") }
         #expect(error.message == "the store URL 'scratch:somewhere' has a location, but 'scratch:' takes none")
         #expect(error.remedy == "Write 'scratch:', for example 'scratch:'")
@@ -107,7 +109,10 @@ struct StoreRegistryTests {
         #expect(unknown.message == "the store URL 'file:x?speed=fast' has the unknown option 'speed'")
         #expect(unknown.remedy == "Remove it; 'file:' takes 'mode' (how hard to sync), 'label' (a name)")
         let value = try error { try registry.configuration(for: "file:x?mode=reckless") }
-        #expect(value.message == "the store URL 'file:x?mode=reckless' sets the option 'mode' to 'reckless', which it does not accept")
+        #expect(
+            value.message
+                == "the store URL 'file:x?mode=reckless' sets the option 'mode' to 'reckless', which it does not accept"
+        )
         #expect(value.remedy == "Use one of: 'fast', 'safe'")
         _ = try registry.configuration(for: "file:x?mode=safe&label=anything")
     }
@@ -122,9 +127,10 @@ struct StoreRegistryTests {
 
     @Test func registeringAgainReplacesUnlessAskedToKeep() throws {
         let registry = StoreRegistry()
-        registry.register(StoreScheme("memory", summary: "mine", location: .optional("NAME"), example: "memory:") { _ in
-            InMemoryStoreConfiguration(name: "mine")
-        })
+        registry.register(
+            StoreScheme("memory", summary: "mine", location: .optional("NAME"), example: "memory:") { _ in
+                InMemoryStoreConfiguration(name: "mine")
+            })
         registry.registerBuiltInSchemes()
         #expect(registry.scheme(named: "memory")?.summary == "mine")
         registry.register(.memory)
@@ -136,7 +142,8 @@ struct StoreRegistryTests {
     @Test func theEnvironmentVariableOverridesTheURL() throws {
         let registry = builtIns()
         let configuration = try registry.configuration(
-            for: "jsn:broken", overriddenBy: "MODELSTORE_URL", environment: ["MODELSTORE_URL": "memory:from-environment"])
+            for: "jsn:broken", overriddenBy: "MODELSTORE_URL",
+            environment: ["MODELSTORE_URL": "memory:from-environment"])
         #expect((configuration as? InMemoryStoreConfiguration)?.name == "from-environment")
         #expect(StoreRegistry.resolve("json:a.json", environment: [:]) == ("json:a.json", false))
         #expect(StoreRegistry.resolve("json:a.json", environment: ["MODELSTORE_URL": "  "]) == ("json:a.json", false))
@@ -145,7 +152,8 @@ struct StoreRegistryTests {
 
     @Test func anErrorInTheEnvironmentsURLSaysWhereItCameFrom() throws {
         let error = try error {
-            try builtIns().configuration(for: "memory:", overriddenBy: "MODELSTORE_URL", environment: ["MODELSTORE_URL": "nope:x"])
+            try builtIns().configuration(
+                for: "memory:", overriddenBy: "MODELSTORE_URL", environment: ["MODELSTORE_URL": "nope:x"])
         }
         #expect(error.message.hasSuffix("(set by the environment variable 'MODELSTORE_URL')"))
         #expect(error.message.contains("'nope:x'"))

@@ -1,7 +1,7 @@
 import Foundation
 import ModelStore
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 struct StoreURLTests {
     @Test func schemeAloneHasNoLocationOrOptions() throws {
@@ -42,10 +42,11 @@ struct StoreURLTests {
     @Test func optionsAreReadInOrder() throws {
         let url = try StoreURL("log:data?durability=everySave&compaction=manual")
         #expect(url.location == "data")
-        #expect(url.options == [
-            StoreURL.Option(name: "durability", value: "everySave"),
-            StoreURL.Option(name: "compaction", value: "manual"),
-        ])
+        #expect(
+            url.options == [
+                StoreURL.Option(name: "durability", value: "everySave"),
+                StoreURL.Option(name: "compaction", value: "manual"),
+            ])
         #expect(url.option("durability") == "everySave")
         #expect(url.option("missing") == nil)
     }

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 /// Drives the `trips` executable as a user would, each test in a working directory of its own.
 struct TripsCommandTests {
@@ -36,9 +36,10 @@ struct TripsCommandTests {
     @Test func noArgumentsCreatesTripsJSONWithDemoTripsAndListsThem() throws {
         let first = try run()
         #expect(first.standardOutput.hasPrefix("Added demo trips to json:trips.json."))
-        #expect(names(first) == [
-            "Rome spring break", "Lisbon weekend", "Alps hiking", "Kyoto in autumn", "Lisbon food tour",
-        ])
+        #expect(
+            names(first) == [
+                "Rome spring break", "Lisbon weekend", "Alps hiking", "Kyoto in autumn", "Lisbon food tour",
+            ])
         #expect(FileManager.default.fileExists(atPath: directory.path("trips.json")))
 
         let second = try run()
@@ -56,16 +57,19 @@ struct TripsCommandTests {
     // MARK: Commands
 
     @Test func addListsAndFiltersWithPredicates() throws {
-        try run("add", "Oslo fjords", "--to", "Oslo", "--start", "2025-08-01", "--budget", "1500",
-                "--item", "Raincoat", "--item", "Boots", "--store", "memory:")  // a fresh store: only checks parsing
+        try run(
+            "add", "Oslo fjords", "--to", "Oslo", "--start", "2025-08-01", "--budget", "1500",
+            "--item", "Raincoat", "--item", "Boots", "--store", "memory:")  // a fresh store: only checks parsing
         try run()
-        try run("add", "Oslo fjords", "--to", "Oslo", "--start", "2025-08-01", "--budget", "1500",
-                "--item", "Raincoat", "--item", "Boots")
+        try run(
+            "add", "Oslo fjords", "--to", "Oslo", "--start", "2025-08-01", "--budget", "1500",
+            "--item", "Raincoat", "--item", "Boots")
         #expect(names(try run("list", "--city", "Lisbon")) == ["Lisbon weekend", "Lisbon food tour"])
         #expect(names(try run("list", "--done")) == ["Rome spring break"])
-        #expect(names(try run("list", "--open", "--min-budget", "1000", "--sort", "budget")) == [
-            "Kyoto in autumn", "Oslo fjords", "Alps hiking",
-        ])
+        #expect(
+            names(try run("list", "--open", "--min-budget", "1000", "--sort", "budget")) == [
+                "Kyoto in autumn", "Oslo fjords", "Alps hiking",
+            ])
         #expect(names(try run("list", "--search", "Lisbon", "--max-budget", "500")) == ["Lisbon weekend"])
         #expect(names(try run("list", "--sort", "name", "--limit", "2")) == ["Alps hiking", "Kyoto in autumn"])
         let oslo = try run("list", "--city", "Oslo").standardOutput
@@ -87,7 +91,8 @@ struct TripsCommandTests {
         #expect(try run("complete", "Alps hiking").standardOutput == "Completed 'Alps hiking'.\n")
         #expect(names(try run("list", "--done")) == ["Rome spring break", "Alps hiking"])
 
-        #expect(try run("rename", "Alps hiking", "Mont Blanc").standardOutput == "Renamed 'Alps hiking' to 'Mont Blanc'.\n")
+        #expect(
+            try run("rename", "Alps hiking", "Mont Blanc").standardOutput == "Renamed 'Alps hiking' to 'Mont Blanc'.\n")
         let clash = try run("rename", "Mont Blanc", "Kyoto in autumn", status: 1)
         #expect(clash.standardError == "trips: a trip named 'Kyoto in autumn' already exists. Choose another name\n")
 
@@ -102,8 +107,9 @@ struct TripsCommandTests {
 
     @Test func packAddsItemsToATrip() throws {
         try run()
-        #expect(try run("pack", "Kyoto in autumn", "Phrasebook", "--quantity", "2").standardOutput
-            == "Packed 2 × 'Phrasebook' for 'Kyoto in autumn'.\n")
+        #expect(
+            try run("pack", "Kyoto in autumn", "Phrasebook", "--quantity", "2").standardOutput
+                == "Packed 2 × 'Phrasebook' for 'Kyoto in autumn'.\n")
         let kyoto = try run("list", "--city", "Kyoto").standardOutput
         #expect(kyoto.contains("2400.00      4"))
     }
@@ -123,7 +129,8 @@ struct TripsCommandTests {
         for command in [["complete", "Atlantis"], ["delete", "Atlantis"], ["rename", "Atlantis", "Mu"]] {
             let output = try trips.run(command, in: directory.url)
             #expect(output.status == 1)
-            #expect(output.standardError == "trips: there is no trip named 'Atlantis'. Run 'trips list' to see the names\n")
+            #expect(
+                output.standardError == "trips: there is no trip named 'Atlantis'. Run 'trips list' to see the names\n")
         }
     }
 
@@ -134,7 +141,8 @@ struct TripsCommandTests {
         #expect(first.standardOutput.hasPrefix("Added demo trips to log:trips-log?durability=everySave."))
         try run("--store", "log:trips-log", "rename", "Alps hiking", "Mont Blanc")
         let list = try run("list", "--sort", "name", "--store", "log:trips-log")
-        #expect(names(list) == ["Kyoto in autumn", "Lisbon food tour", "Lisbon weekend", "Mont Blanc", "Rome spring break"])
+        #expect(
+            names(list) == ["Kyoto in autumn", "Lisbon food tour", "Lisbon weekend", "Mont Blanc", "Rome spring break"])
         #expect(!FileManager.default.fileExists(atPath: directory.path("trips.json")))
     }
 
@@ -146,8 +154,10 @@ struct TripsCommandTests {
 
     @Test func aBadStoreURLNamesItAndTheRegisteredSchemes() throws {
         let output = try run("--store", "jsn:trips.json", status: 1)
-        #expect(output.standardError.hasPrefix(
-            "trips: the store URL 'jsn:trips.json' uses the scheme 'jsn:', which is not registered.\nRegistered schemes: "))
+        #expect(
+            output.standardError.hasPrefix(
+                "trips: the store URL 'jsn:trips.json' uses the scheme 'jsn:', which is not registered.\nRegistered schemes: "
+            ))
         #expect(output.standardError.contains("'memory:[NAME]'"))
         #expect(output.standardOutput.isEmpty)
     }
@@ -164,11 +174,20 @@ struct TripsCommandTests {
         (["--fast"], "trips: 'trips' has no option '--fast'"),
         (["list", "--colour", "red"], "trips: 'list' has no option '--colour'"),
         (["list", "--open", "--done"], "trips: 'list' takes '--open' or '--done', not both"),
-        (["list", "--sort", "price"], "trips: the option '--sort' of 'list' expects one of name, start, budget, not 'price'"),
+        (
+            ["list", "--sort", "price"],
+            "trips: the option '--sort' of 'list' expects one of name, start, budget, not 'price'"
+        ),
         (["add"], "trips: 'add' needs NAME"),
         (["add", "  "], "trips: a trip needs a name that is not blank"),
-        (["add", "X", "--start", "2025-02-30"], "trips: the option '--start' of 'add' expects a date like 2025-06-01, not '2025-02-30'"),
-        (["add", "X", "--budget", "-3"], "trips: the option '--budget' of 'add' expects an amount like 1200, not '-3'"),
+        (
+            ["add", "X", "--start", "2025-02-30"],
+            "trips: the option '--start' of 'add' expects a date like 2025-06-01, not '2025-02-30'"
+        ),
+        (
+            ["add", "X", "--budget", "-3"],
+            "trips: the option '--budget' of 'add' expects an amount like 1200, not '-3'"
+        ),
         (["add", "X", "--to"], "trips: the option '--to' of 'add' needs a value"),
         (["rename", "A"], "trips: 'rename' needs NEW NAME"),
         (["delete", "A", "B"], "trips: 'delete' does not take 'B' (quote names that contain spaces)"),
@@ -179,13 +198,16 @@ struct TripsCommandTests {
         let output = try trips.run(arguments, in: directory.url)
         #expect(output.status == 2)
         #expect(output.standardError == message + "\nRun 'trips help' for usage.\n")
-        #expect(!FileManager.default.fileExists(atPath: directory.path("trips.json")), "a bad command line opens no store")
+        #expect(
+            !FileManager.default.fileExists(atPath: directory.path("trips.json")), "a bad command line opens no store")
     }
 
     @Test func helpListsTheCommandsAndTheStores() throws {
         let help = try run("help").standardOutput
-        for text in ["list [--city CITY]", "--explain", "add NAME", "complete NAME", "rename OLD NEW", "delete NAME", "stats",
-                     "memory:[NAME]", "MODELSTORE_URL"] {
+        for text in [
+            "list [--city CITY]", "--explain", "add NAME", "complete NAME", "rename OLD NEW", "delete NAME", "stats",
+            "memory:[NAME]", "MODELSTORE_URL",
+        ] {
             #expect(help.contains(text))
         }
         #expect(try run("--help").standardOutput == help)

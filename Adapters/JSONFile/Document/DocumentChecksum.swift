@@ -41,8 +41,7 @@ enum DocumentChecksum {
     }
 
     /// The error for a document whose bytes do not match its checksum.
-    static func mismatch(expected: UInt32, actual: UInt32, at contents: Range<Int>, document: String) -> JSONReadError
-    {
+    static func mismatch(expected: UInt32, actual: UInt32, at contents: Range<Int>, document: String) -> JSONReadError {
         let command = "modelstore seal json:\(document)"
         let said = String(decoding: text(expected), as: UTF8.self)
         let given = String(decoding: text(actual), as: UTF8.self)

@@ -115,7 +115,8 @@ enum ColumnKind: Sendable, Hashable {
         case .int: return .int(statement.int64(column))
         case .uint64: return .uint(UInt64(bitPattern: statement.int64(column)))
         case .double:
-            if statement.type(column) == 3 /* SQLITE_TEXT */ { return .double(.nan) }
+            // A double column holds text (type 3, SQLITE_TEXT) only where the store wrote NaN.
+            if statement.type(column) == 3 { return .double(.nan) }
             return .double(statement.double(column))
         case .decimal:
             let text = statement.text(column)

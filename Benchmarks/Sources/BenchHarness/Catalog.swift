@@ -24,30 +24,42 @@ public enum Catalog {
 
     /// Every system, in report order.
     public static let systems: [System] = [
-        System(name: "inmemory", durability: .memory, isModelStore: true,
-               summary: "ModelStore, in-memory adapter"),
-        System(name: "jsonfile", durability: .synced, isModelStore: true,
-               summary: "ModelStore, JSON-file adapter (whole file written atomically and fsynced per save)"),
-        System(name: "appendlog", durability: .synced, isModelStore: true,
-               summary: "ModelStore, append-log adapter, durability .batched (group commit, fsync before return)"),
-        System(name: "appendlog-none", durability: .osBuffered, isModelStore: true,
-               summary: "ModelStore, append-log adapter, durability .none (no fsync)"),
-        System(name: "sqlite", durability: .osBuffered, isModelStore: true,
-               summary: "ModelStore, SQLite adapter, durability .batched (WAL, synchronous=NORMAL)"),
-        System(name: "sqlite-sync", durability: .synced, isModelStore: true,
-               summary: "ModelStore, SQLite adapter, durability .everySave (WAL, synchronous=FULL: fsync per save)"),
-        System(name: "grdb-memory", durability: .memory, isModelStore: false,
-               summary: "GRDB 7.10 Codable records, in-memory DatabaseQueue"),
-        System(name: "grdb-file", durability: .osBuffered, isModelStore: false,
-               summary: "GRDB 7.10 Codable records, DatabasePool (WAL, GRDB's default synchronous=NORMAL)"),
-        System(name: "grdb-file-sync", durability: .synced, isModelStore: false,
-               summary: "GRDB 7.10 Codable records, DatabasePool (WAL, synchronous=FULL: fsync per commit)"),
-        System(name: "foundation-json", durability: .synced, isModelStore: false,
-               summary: "Foundation JSONEncoder/JSONDecoder over the same records, whole file fsynced per save"),
-        System(name: "foundation-predicate", durability: .memory, isModelStore: false,
-               summary: "Foundation Predicate.evaluate over materialised User models"),
-        System(name: "array-baseline", durability: .memory, isModelStore: false,
-               summary: "a Swift array of structs with hand-built hash indexes: the physical limit"),
+        System(
+            name: "inmemory", durability: .memory, isModelStore: true,
+            summary: "ModelStore, in-memory adapter"),
+        System(
+            name: "jsonfile", durability: .synced, isModelStore: true,
+            summary: "ModelStore, JSON-file adapter (whole file written atomically and fsynced per save)"),
+        System(
+            name: "appendlog", durability: .synced, isModelStore: true,
+            summary: "ModelStore, append-log adapter, durability .batched (group commit, fsync before return)"),
+        System(
+            name: "appendlog-none", durability: .osBuffered, isModelStore: true,
+            summary: "ModelStore, append-log adapter, durability .none (no fsync)"),
+        System(
+            name: "sqlite", durability: .osBuffered, isModelStore: true,
+            summary: "ModelStore, SQLite adapter, durability .batched (WAL, synchronous=NORMAL)"),
+        System(
+            name: "sqlite-sync", durability: .synced, isModelStore: true,
+            summary: "ModelStore, SQLite adapter, durability .everySave (WAL, synchronous=FULL: fsync per save)"),
+        System(
+            name: "grdb-memory", durability: .memory, isModelStore: false,
+            summary: "GRDB 7.10 Codable records, in-memory DatabaseQueue"),
+        System(
+            name: "grdb-file", durability: .osBuffered, isModelStore: false,
+            summary: "GRDB 7.10 Codable records, DatabasePool (WAL, GRDB's default synchronous=NORMAL)"),
+        System(
+            name: "grdb-file-sync", durability: .synced, isModelStore: false,
+            summary: "GRDB 7.10 Codable records, DatabasePool (WAL, synchronous=FULL: fsync per commit)"),
+        System(
+            name: "foundation-json", durability: .synced, isModelStore: false,
+            summary: "Foundation JSONEncoder/JSONDecoder over the same records, whole file fsynced per save"),
+        System(
+            name: "foundation-predicate", durability: .memory, isModelStore: false,
+            summary: "Foundation Predicate.evaluate over materialised User models"),
+        System(
+            name: "array-baseline", durability: .memory, isModelStore: false,
+            summary: "a Swift array of structs with hand-built hash indexes: the physical limit"),
     ]
 
     /// The ModelStore systems also measured inserting through the batch API, as `<name>-batch`.

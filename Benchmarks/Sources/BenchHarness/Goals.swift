@@ -47,56 +47,69 @@ public struct GoalEvaluator: Sendable {
         let top = sizes.filter { $0 != Catalog.updateReferenceSize }.max() ?? 0
         let atTop = top == 1_000_000 ? "1M" : "\(Self.size(top)) (1M not run)"
         for system in ["inmemory", "inmemory" + Catalog.batchInsertSuffix] {
-            rows.append(faster(
-                "insert 1M in memory: faster than grdb-memory", "insert", system, than: "grdb-memory",
-                factor: 1, at: [top], label: atTop, orEqual: false))
-            rows.append(withinFactor(
-                "insert 1M in memory: within 10× of array-baseline", "insert", system, of: "array-baseline",
-                factor: 10, at: top, label: atTop))
+            rows.append(
+                faster(
+                    "insert 1M in memory: faster than grdb-memory", "insert", system, than: "grdb-memory",
+                    factor: 1, at: [top], label: atTop, orEqual: false))
+            rows.append(
+                withinFactor(
+                    "insert 1M in memory: within 10× of array-baseline", "insert", system, of: "array-baseline",
+                    factor: 10, at: top, label: atTop))
         }
         for system in modelStore {
             let peer = Catalog.grdbPeer(of: system) ?? "grdb-memory"
-            rows.append(faster(
-                "fetch-indexed: no slower than GRDB with its index, at every N", "fetch-indexed", system, than: peer,
-                factor: 1, at: sizes.filter { $0 != Catalog.updateReferenceSize }, label: "every N"))
+            rows.append(
+                faster(
+                    "fetch-indexed: no slower than GRDB with its index, at every N", "fetch-indexed", system,
+                    than: peer,
+                    factor: 1, at: sizes.filter { $0 != Catalog.updateReferenceSize }, label: "every N"))
         }
         let uniqueBase = sizes.contains(10_000) ? 10_000 : sizes.first ?? 0
         for system in modelStore {
-            rows.append(scaling(
-                "fetch-unique: time at 1M at most 2× its time at 10k", "fetch-unique", system,
-                from: uniqueBase, to: top, factor: 2))
+            rows.append(
+                scaling(
+                    "fetch-unique: time at 1M at most 2× its time at 10k", "fetch-unique", system,
+                    from: uniqueBase, to: top, factor: 2))
         }
         for system in modelStore {
-            rows.append(faster(
-                "fetch-scan: at least 3× faster than foundation-predicate", "fetch-scan", system,
-                than: "foundation-predicate", factor: 3, at: sizes.filter { $0 != Catalog.updateReferenceSize },
-                label: "every N"))
-            rows.append(faster(
-                "fetch-scan: no slower than GRDB's scan", "fetch-scan", system, than: Catalog.grdbPeer(of: system) ?? "",
-                factor: 1, at: sizes.filter { $0 != Catalog.updateReferenceSize }, label: "every N"))
+            rows.append(
+                faster(
+                    "fetch-scan: at least 3× faster than foundation-predicate", "fetch-scan", system,
+                    than: "foundation-predicate", factor: 3, at: sizes.filter { $0 != Catalog.updateReferenceSize },
+                    label: "every N"))
+            rows.append(
+                faster(
+                    "fetch-scan: no slower than GRDB's scan", "fetch-scan", system,
+                    than: Catalog.grdbPeer(of: system) ?? "",
+                    factor: 1, at: sizes.filter { $0 != Catalog.updateReferenceSize }, label: "every N"))
         }
         let jsonSize = sizes.contains(100_000) ? 100_000 : top
         let jsonLabel = jsonSize == 100_000 ? "100k" : "\(Self.size(jsonSize)) (100k not run)"
         for system in ["jsonfile", "jsonfile" + Catalog.batchInsertSuffix] {
-            rows.append(faster(
-                "JSON file, save at 100k: at least 5× faster than foundation-json", "insert", system,
-                than: "foundation-json", factor: 5, at: [jsonSize], label: jsonLabel))
+            rows.append(
+                faster(
+                    "JSON file, save at 100k: at least 5× faster than foundation-json", "insert", system,
+                    than: "foundation-json", factor: 5, at: [jsonSize], label: jsonLabel))
         }
-        rows.append(faster(
-            "JSON file, open at 100k: at least 5× faster than foundation-json", "open", "jsonfile",
-            than: "foundation-json", factor: 5, at: [jsonSize], label: jsonLabel))
+        rows.append(
+            faster(
+                "JSON file, open at 100k: at least 5× faster than foundation-json", "open", "jsonfile",
+                than: "foundation-json", factor: 5, at: [jsonSize], label: jsonLabel))
         for system in ["appendlog", "appendlog-none"] {
-            rows.append(scaling(
-                "append log: update-one at 1M at most 2× its time at 1k", "update-one", system,
-                from: Catalog.updateReferenceSize, to: top, factor: 2))
-            rows.append(faster(
-                "append log: open 1M no slower than grdb-file open plus fetch-all", "open", system,
-                than: "grdb-file", factor: 1, at: [top], label: atTop))
+            rows.append(
+                scaling(
+                    "append log: update-one at 1M at most 2× its time at 1k", "update-one", system,
+                    from: Catalog.updateReferenceSize, to: top, factor: 2))
+            rows.append(
+                faster(
+                    "append log: open 1M no slower than grdb-file open plus fetch-all", "open", system,
+                    than: "grdb-file", factor: 1, at: [top], label: atTop))
         }
         for system in ["inmemory", "inmemory" + Catalog.batchInsertSuffix] {
-            rows.append(memory(
-                "peak memory for 1M users in memory: at most 3× the raw size of the data", system, at: top,
-                label: atTop))
+            rows.append(
+                memory(
+                    "peak memory for 1M users in memory: at most 3× the raw size of the data", system, at: top,
+                    label: atTop))
         }
         return rows
     }
@@ -116,8 +129,9 @@ public struct GoalEvaluator: Sendable {
                 let ratio = mine > 0 ? theirs / mine : .infinity
                 let ok = orEqual ? ratio >= factor : ratio > factor
                 if !ok { missed = true }
-                notes.append("\(Self.size(n)): \(Report.seconds(mine)) vs \(Report.seconds(theirs)) "
-                    + "(\(Self.speed(ratio)))\(ok ? "" : " ✗")")
+                notes.append(
+                    "\(Self.size(n)): \(Report.seconds(mine)) vs \(Report.seconds(theirs)) "
+                        + "(\(Self.speed(ratio)))\(ok ? "" : " ✗")")
             case (.failure(let why), _), (_, .failure(let why)):
                 return GoalResult(goal: goal, system: system, status: .notMeasured, evidence: why.description)
             }
@@ -126,8 +140,9 @@ public struct GoalEvaluator: Sendable {
             return GoalResult(goal: goal, system: system, status: .notMeasured, evidence: "no size measured")
         }
         let status: GoalResult.Status = missed ? .missed : .met
-        return GoalResult(goal: goal, system: system, status: status,
-                          evidence: "vs \(reference) at \(label): " + notes.joined(separator: "; "))
+        return GoalResult(
+            goal: goal, system: system, status: status,
+            evidence: "vs \(reference) at \(label): " + notes.joined(separator: "; "))
     }
 
     /// `system` at most `factor`× slower than `reference` at one size.
@@ -152,8 +167,9 @@ public struct GoalEvaluator: Sendable {
         _ goal: String, _ workload: String, _ system: String, from: Int, to: Int, factor: Double
     ) -> GoalResult {
         guard from < to else {
-            return GoalResult(goal: goal, system: system, status: .notMeasured,
-                              evidence: "needs two sizes; the run measured \(sizes.map(Self.size))")
+            return GoalResult(
+                goal: goal, system: system, status: .notMeasured,
+                evidence: "needs two sizes; the run measured \(sizes.map(Self.size))")
         }
         switch (median(workload, system, from), median(workload, system, to)) {
         case (.success(let small), .success(let large)):
@@ -171,12 +187,14 @@ public struct GoalEvaluator: Sendable {
     /// The growth of `system`'s peak resident size while inserting, against three times the raw data.
     private func memory(_ goal: String, _ system: String, at n: Int, label: String) -> GoalResult {
         guard let measurement = results[Self.key("insert", system, n)], measurement.status == .measured else {
-            return GoalResult(goal: goal, system: system, status: .notMeasured,
-                              evidence: "insert/\(system)/\(Self.size(n)) was not measured")
+            return GoalResult(
+                goal: goal, system: system, status: .notMeasured,
+                evidence: "insert/\(system)/\(Self.size(n)) was not measured")
         }
         guard let growth = measurement.peakGrowthBytes, let raw = measurement.rawDataBytes, raw > 0 else {
-            return GoalResult(goal: goal, system: system, status: .notMeasured,
-                              evidence: "the child did not report its baseline and peak resident sizes")
+            return GoalResult(
+                goal: goal, system: system, status: .notMeasured,
+                evidence: "the child did not report its baseline and peak resident sizes")
         }
         let ratio = Double(growth) / Double(raw)
         return GoalResult(
@@ -215,4 +233,3 @@ public struct GoalEvaluator: Sendable {
         speedUp >= 1 ? "\(Report.factor(speedUp)) faster" : "\(Report.factor(1 / speedUp)) slower"
     }
 }
-

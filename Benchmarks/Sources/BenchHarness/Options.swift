@@ -95,9 +95,11 @@ public struct Options: Sendable, Hashable {
                     throw OptionsError("'--sizes' expects positive counts such as '10000,100000'")
                 }
             case "--json": json = true
-            case "--workloads": workloads = try Self.names(value(for: argument), known: Catalog.workloads, kind: "workload")
+            case "--workloads":
+                workloads = try Self.names(value(for: argument), known: Catalog.workloads, kind: "workload")
             case "--systems":
-                let known = Catalog.systems.map(\.name)
+                let known =
+                    Catalog.systems.map(\.name)
                     + Catalog.systems.filter(\.isModelStore).map { $0.name + Catalog.batchInsertSuffix }
                 systems = try Self.names(value(for: argument), known: known, kind: "system")
             case "--budget": timeBudget = try number(value(for: argument), for: argument)

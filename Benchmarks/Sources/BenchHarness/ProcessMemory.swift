@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The memory of the current process, as the kernel reports it.
 public enum ProcessMemory {
@@ -15,11 +16,11 @@ public enum ProcessMemory {
         if let kilobytes = statusField("VmHWM") { return kilobytes * 1024 }
         var usage = rusage()
         #if canImport(Darwin)
-        getrusage(RUSAGE_SELF, &usage)
-        return Int(usage.ru_maxrss)
+            getrusage(RUSAGE_SELF, &usage)
+            return Int(usage.ru_maxrss)
         #else
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        return Int(usage.ru_maxrss) * 1024
+            getrusage(RUSAGE_SELF.rawValue, &usage)
+            return Int(usage.ru_maxrss) * 1024
         #endif
     }
 

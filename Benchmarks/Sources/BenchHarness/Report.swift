@@ -8,7 +8,8 @@ public enum Report {
         var lines: [String] = []
         lines.append("| workload | n | system | median | p90 | reps | peak RSS | × GRDB | × array | path |")
         lines.append("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
-        let index = Dictionary(measurements.map { ("\($0.workload)|\($0.system)|\($0.n)", $0) }, uniquingKeysWith: { $1 })
+        let index = Dictionary(
+            measurements.map { ("\($0.workload)|\($0.system)|\($0.n)", $0) }, uniquingKeysWith: { $1 })
         for measurement in sorted(measurements) {
             let key = { (system: String) in "\(measurement.workload)|\(system)|\(measurement.n)" }
             let grdb = Catalog.grdbPeer(of: measurement.system).flatMap { index[key($0)]?.median }
@@ -32,20 +33,24 @@ public enum Report {
             lines.append("| " + cells.map(escape).joined(separator: " | ") + " |")
         }
         lines.append("")
-        lines.append("× GRDB: median over the median of the GRDB system of the same durability class "
-            + "(memory: `grdb-memory`; OS-buffered: `grdb-file`; fsync per save: `grdb-file-sync`). "
-            + "× array: median over `array-baseline`'s. Below 1 is faster.")
+        lines.append(
+            "× GRDB: median over the median of the GRDB system of the same durability class "
+                + "(memory: `grdb-memory`; OS-buffered: `grdb-file`; fsync per save: `grdb-file-sync`). "
+                + "× array: median over `array-baseline`'s. Below 1 is faster.")
         lines.append("")
         lines.append("| goal | system | status | evidence |")
         lines.append("| --- | --- | --- | --- |")
         for result in GoalEvaluator(measurements).evaluate() {
-            let status = switch result.status {
-            case .met: "met"
-            case .missed: "**missed**"
-            case .notMeasured: "not measured"
-            }
-            lines.append("| " + [result.goal, "`\(result.system)`", status, result.evidence].map(escape)
-                .joined(separator: " | ") + " |")
+            let status =
+                switch result.status {
+                case .met: "met"
+                case .missed: "**missed**"
+                case .notMeasured: "not measured"
+                }
+            lines.append(
+                "| "
+                    + [result.goal, "`\(result.system)`", status, result.evidence].map(escape)
+                    .joined(separator: " | ") + " |")
         }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -46,7 +46,8 @@ struct Dataset: Sendable {
         rows.reserveCapacity(count)
         var rawBytes = 0
         for index in 0..<count {
-            let name = index % Self.indexedNameStride == 0 ? Self.indexedName : names[Int(random.next() % UInt64(names.count))]
+            let name =
+                index % Self.indexedNameStride == 0 ? Self.indexedName : names[Int(random.next() % UInt64(names.count))]
             let row = UserRow(
                 name: name,
                 age: 18 + Int(random.next() % 73),

@@ -23,7 +23,9 @@ enum Parent {
         }
         for n in sizes {
             for workload in workloads {
-                if n == Catalog.updateReferenceSize && !options.sizes.contains(n) && workload != "update-one" { continue }
+                if n == Catalog.updateReferenceSize && !options.sizes.contains(n) && workload != "update-one" {
+                    continue
+                }
                 for system in systems {
                     if system.hasSuffix(Catalog.batchInsertSuffix) && workload != "insert" { continue }
                     jobs.append(Job(workload: workload, system: system, n: n))
@@ -61,7 +63,8 @@ enum Parent {
     static func run(_ options: Options) -> Int32 {
         if !options.fromFiles.isEmpty { return report(options) }
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
-        let scratch = options.scratchDirectory
+        let scratch =
+            options.scratchDirectory
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("modelstore-bench-\(getpid())").path
         try? FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         defer { if options.scratchDirectory == nil { try? FileManager.default.removeItem(atPath: scratch) } }
@@ -72,12 +75,15 @@ enum Parent {
         for (index, job) in jobs.enumerated() {
             let measurement: BenchmarkResult
             if let system = Registry.system(named: job.system), let workload = Workload(rawValue: job.workload),
-               let reason = system.notApplicable(workload) {
-                measurement = BenchmarkResult(workload: job.workload, system: job.system, n: job.n, status: .notApplicable(reason))
+                let reason = system.notApplicable(workload)
+            {
+                measurement = BenchmarkResult(
+                    workload: job.workload, system: job.system, n: job.n, status: .notApplicable(reason))
             } else {
                 measurement = ChildProcess.run(
                     executable: executable,
-                    arguments: options.childArguments(workload: job.workload, system: job.system, n: job.n, scratch: scratch),
+                    arguments: options.childArguments(
+                        workload: job.workload, system: job.system, n: job.n, scratch: scratch),
                     timeout: options.childTimeout, workload: job.workload, system: job.system, n: job.n)
             }
             results.append(measurement)
@@ -94,7 +100,9 @@ enum Parent {
 
     private static func append(_ result: BenchmarkResult, to file: String) {
         guard let line = try? ChildProcess.resultLine(result) else { return }
-        if !FileManager.default.fileExists(atPath: file) { _ = FileManager.default.createFile(atPath: file, contents: nil) }
+        if !FileManager.default.fileExists(atPath: file) {
+            _ = FileManager.default.createFile(atPath: file, contents: nil)
+        }
         guard let handle = FileHandle(forWritingAtPath: file) else { return }
         handle.seekToEndOfFile()
         handle.write(Data((line + "\n").utf8))
@@ -102,12 +110,14 @@ enum Parent {
     }
 
     private static func progress(_ done: Int, of total: Int, _ measurement: BenchmarkResult, since started: Date) {
-        let outcome = switch measurement.status {
-        case .measured: measurement.timing.map { "\(Report.seconds($0.median)) median, \($0.count) reps" } ?? ""
-        case .notApplicable: "n/a"
-        case .failed(let reason): "FAILED: \(reason)"
-        }
-        let line = "[\(done)/\(total) \(Int(Date().timeIntervalSince(started)))s] \(measurement.workload) "
+        let outcome =
+            switch measurement.status {
+            case .measured: measurement.timing.map { "\(Report.seconds($0.median)) median, \($0.count) reps" } ?? ""
+            case .notApplicable: "n/a"
+            case .failed(let reason): "FAILED: \(reason)"
+            }
+        let line =
+            "[\(done)/\(total) \(Int(Date().timeIntervalSince(started)))s] \(measurement.workload) "
             + "\(measurement.system) \(Report.size(measurement.n)): \(outcome)\n"
         FileHandle.standardError.write(Data(line.utf8))
     }
@@ -117,11 +127,13 @@ enum Parent {
 enum Environment {
     static func describe(command: String) -> String {
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+        let model =
+            cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
             .map { $0.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "" }
             ?? "unknown CPU"
         let memory = ProcessInfo.processInfo.physicalMemory
-        let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?
+        let load =
+            (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?
             .split(separator: " ").prefix(3).joined(separator: " ") ?? "unknown"
         var date = ISO8601DateFormatter().string(from: Date())
         date = String(date.prefix(16)).replacingOccurrences(of: "T", with: " ") + " UTC"

@@ -5,30 +5,32 @@ import Foundation
 // See Benchmarks/README.md for the workloads, the systems and the latest numbers.
 
 #if DEBUG
-FileHandle.standardError.write(Data("""
-    modelstore-bench: refusing to report numbers from a debug build.
-    Build in release mode: swift run -c release --package-path Benchmarks modelstore-bench --quick
+    FileHandle.standardError.write(
+        Data(
+            """
+            modelstore-bench: refusing to report numbers from a debug build.
+            Build in release mode: swift run -c release --package-path Benchmarks modelstore-bench --quick
 
-    """.utf8))
-exit(2)
+            """.utf8))
+    exit(2)
 #else
-let options: Options
-do {
-    options = try Options(arguments: Array(CommandLine.arguments.dropFirst()))
-} catch {
-    FileHandle.standardError.write(Data("modelstore-bench: \(error)\n\(Options.usage)\n".utf8))
-    exit(64)
-}
+    let options: Options
+    do {
+        options = try Options(arguments: Array(CommandLine.arguments.dropFirst()))
+    } catch {
+        FileHandle.standardError.write(Data("modelstore-bench: \(error)\n\(Options.usage)\n".utf8))
+        exit(64)
+    }
 
-switch options.mode {
-case .help:
-    print(Options.usage)
-case .list:
-    print("workloads: " + Catalog.workloads.joined(separator: ", "))
-    for system in Catalog.systems { print("\(system.name): \(system.summary) [\(system.durability.rawValue)]") }
-case .child(let workload, let system, let n):
-    print(try ChildProcess.resultLine(Child.run(workload: workload, system: system, n: n, options: options)))
-case .run:
-    exit(Parent.run(options))
-}
+    switch options.mode {
+    case .help:
+        print(Options.usage)
+    case .list:
+        print("workloads: " + Catalog.workloads.joined(separator: ", "))
+        for system in Catalog.systems { print("\(system.name): \(system.summary) [\(system.durability.rawValue)]") }
+    case .child(let workload, let system, let n):
+        print(try ChildProcess.resultLine(Child.run(workload: workload, system: system, n: n, options: options)))
+    case .run:
+        exit(Parent.run(options))
+    }
 #endif

@@ -4,8 +4,9 @@ import Testing
 
 struct GoalEvaluatorTests {
     private func result(_ workload: String, _ system: String, _ n: Int, _ median: Double) -> BenchmarkResult {
-        BenchmarkResult(workload: workload, system: system, n: n, status: .measured,
-                        timing: TimingSummary(seconds: [median]))
+        BenchmarkResult(
+            workload: workload, system: system, n: n, status: .measured,
+            timing: TimingSummary(seconds: [median]))
     }
 
     private func row(_ results: [BenchmarkResult], goal prefix: String, system: String) throws -> GoalResult {
@@ -27,7 +28,9 @@ struct GoalEvaluatorTests {
     }
 
     @Test func withinTenTimesOfTheArray() throws {
-        let results = [result("insert", "inmemory", 1_000_000, 0.99), result("insert", "array-baseline", 1_000_000, 0.1)]
+        let results = [
+            result("insert", "inmemory", 1_000_000, 0.99), result("insert", "array-baseline", 1_000_000, 0.1),
+        ]
         #expect(try row(results, goal: "insert 1M in memory: within", system: "inmemory").status == .met)
         let slow = [result("insert", "inmemory", 1_000_000, 1.01), result("insert", "array-baseline", 1_000_000, 0.1)]
         #expect(try row(slow, goal: "insert 1M in memory: within", system: "inmemory").status == .missed)
@@ -44,9 +47,13 @@ struct GoalEvaluatorTests {
     }
 
     @Test func scanMustBeThreeTimesFasterThanPredicateEvaluate() throws {
-        let exactlyThree = [result("fetch-scan", "inmemory", 10_000, 1), result("fetch-scan", "foundation-predicate", 10_000, 3)]
+        let exactlyThree = [
+            result("fetch-scan", "inmemory", 10_000, 1), result("fetch-scan", "foundation-predicate", 10_000, 3),
+        ]
         #expect(try row(exactlyThree, goal: "fetch-scan: at least 3×", system: "inmemory").status == .met)
-        let less = [result("fetch-scan", "inmemory", 10_000, 1.1), result("fetch-scan", "foundation-predicate", 10_000, 3)]
+        let less = [
+            result("fetch-scan", "inmemory", 10_000, 1.1), result("fetch-scan", "foundation-predicate", 10_000, 3),
+        ]
         #expect(try row(less, goal: "fetch-scan: at least 3×", system: "inmemory").status == .missed)
     }
 
@@ -79,7 +86,8 @@ struct GoalEvaluatorTests {
         let goal = try row(results, goal: "JSON file, open", system: "jsonfile")
         #expect(goal.status == .notMeasured)
         #expect(goal.evidence.contains("not built"))
-        let missing = try row([result("open", "foundation-json", 100_000, 1)], goal: "JSON file, open", system: "jsonfile")
+        let missing = try row(
+            [result("open", "foundation-json", 100_000, 1)], goal: "JSON file, open", system: "jsonfile")
         #expect(missing.status == .notMeasured)
         #expect(missing.evidence.contains("was not run"))
     }

@@ -13,13 +13,17 @@ struct BenchmarkResultTests {
 
     @Test func jsonLineHasTheIssueKeysInOrder() throws {
         let line = measured(median: 0.25, p90: 0.5).jsonLine
-        #expect(line == #"{"workload":"fetch-scan","system":"inmemory","n":10000,"median_s":0.25,"p90_s":0.5,"peak_rss_bytes":1048576}"#)
+        #expect(
+            line
+                == #"{"workload":"fetch-scan","system":"inmemory","n":10000,"median_s":0.25,"p90_s":0.5,"peak_rss_bytes":1048576}"#
+        )
         let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         #expect(object.count == 6)
     }
 
     @Test func jsonLineOfANotApplicableBenchmarkHasNullTimesAndTheReason() throws {
-        let result = BenchmarkResult(workload: "open", system: "inmemory", n: 10, status: .notApplicable("nothing \"on\" disk"))
+        let result = BenchmarkResult(
+            workload: "open", system: "inmemory", n: 10, status: .notApplicable("nothing \"on\" disk"))
         let line = result.jsonLine
         let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         #expect(object["median_s"] is NSNull)
@@ -46,8 +50,9 @@ struct BenchmarkResultTests {
 
 struct ChildProcessTests {
     @Test func aChildThatPrintsNoResultIsReportedAsFailed() {
-        let result = ChildProcess.run(executable: "/bin/echo", arguments: ["hello"], timeout: 30,
-                                      workload: "insert", system: "inmemory", n: 1)
+        let result = ChildProcess.run(
+            executable: "/bin/echo", arguments: ["hello"], timeout: 30,
+            workload: "insert", system: "inmemory", n: 1)
         guard case .failed(let reason) = result.status else {
             Issue.record("expected a failure, got \(result.status)")
             return
@@ -56,8 +61,9 @@ struct ChildProcessTests {
     }
 
     @Test func aChildThatOutlivesTheTimeoutIsStoppedAndReported() {
-        let result = ChildProcess.run(executable: "/bin/sleep", arguments: ["30"], timeout: 0.3,
-                                      workload: "insert", system: "inmemory", n: 1)
+        let result = ChildProcess.run(
+            executable: "/bin/sleep", arguments: ["30"], timeout: 0.3,
+            workload: "insert", system: "inmemory", n: 1)
         guard case .failed(let reason) = result.status else {
             Issue.record("expected a failure, got \(result.status)")
             return
@@ -68,8 +74,9 @@ struct ChildProcessTests {
     @Test func aChildsResultLineIsParsedFromItsOutput() throws {
         let result = BenchmarkResult(workload: "insert", system: "grdb-memory", n: 7, status: .notApplicable("why"))
         let line = try ChildProcess.resultLine(result)
-        let echoed = ChildProcess.run(executable: "/bin/echo", arguments: [line], timeout: 30,
-                                      workload: "insert", system: "grdb-memory", n: 7)
+        let echoed = ChildProcess.run(
+            executable: "/bin/echo", arguments: [line], timeout: 30,
+            workload: "insert", system: "grdb-memory", n: 7)
         #expect(echoed == result)
     }
 }
@@ -99,10 +106,11 @@ struct ReportTests {
             BenchmarkResult(workload: "insert", system: "inmemory", n: 5, status: .measured),
         ]
         let order = Report.sorted(rows).map { "\($0.workload) \($0.system) \($0.n)" }
-        #expect(order == [
-            "insert inmemory 5", "insert inmemory 10", "insert inmemory-batch 10", "insert array-baseline 10",
-            "open grdb-file 10",
-        ])
+        #expect(
+            order == [
+                "insert inmemory 5", "insert inmemory 10", "insert inmemory-batch 10", "insert array-baseline 10",
+                "open grdb-file 10",
+            ])
     }
 
     @Test func ratiosUseTheGRDBSystemOfTheSameDurabilityClass() {

@@ -2,11 +2,11 @@ import Foundation
 import ModelStore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The on-disk form of an ``EntityFilesStore``: a directory with one JSON file per entity and a

@@ -160,9 +160,11 @@ public final class EntityFilesStore: DataStore {
         _ snapshots: [String: [PersistentIdentifier: DefaultSnapshot]], changed: Set<String>, nextPrimaryKey: Int64,
         after previous: EntityFilesDirectory.Manifest?
     ) throws -> EntityFilesDirectory.Manifest {
-        var manifest = previous ?? EntityFilesDirectory.Manifest(
-            format: EntityFilesDirectory.format, storeIdentifier: identifier, generation: 0, nextPrimaryKey: 1,
-            files: [:])
+        var manifest =
+            previous
+            ?? EntityFilesDirectory.Manifest(
+                format: EntityFilesDirectory.format, storeIdentifier: identifier, generation: 0, nextPrimaryKey: 1,
+                files: [:])
         manifest.generation += 1
         manifest.nextPrimaryKey = nextPrimaryKey
         var contents: [String: [DefaultSnapshot]] = [:]

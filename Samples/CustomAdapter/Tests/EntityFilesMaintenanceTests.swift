@@ -1,8 +1,8 @@
 import CustomAdapterSample
 import Foundation
 import ModelStore
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 /// A third-party store's maintenance, reached the way `modelstore` reaches every store: through
 /// its registered scheme, with no adapter type named.
@@ -29,10 +29,13 @@ struct EntityFilesMaintenanceTests {
     private func addLibrary() throws {
         let context = ModelContext(try ModelContainer(for: Shelf.self, configurations: .entityFiles(at: directory)))
         let le = Author("Le Guin")
-        context.insert(Shelf("Fiction", books: [
-            Book("The Dispossessed", pages: 387, year: 1974, author: le),
-            Book("The Lathe of Heaven", pages: 184, year: 1971, author: le),
-        ]))
+        context.insert(
+            Shelf(
+                "Fiction",
+                books: [
+                    Book("The Dispossessed", pages: 387, year: 1974, author: le),
+                    Book("The Lathe of Heaven", pages: 184, year: 1971, author: le),
+                ]))
         try context.save()
     }
 

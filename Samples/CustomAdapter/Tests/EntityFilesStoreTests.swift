@@ -1,8 +1,8 @@
 import CustomAdapterSample
 import Foundation
 import ModelStore
-import Testing
 import ModelStoreTestSupport
+import Testing
 
 struct EntityFilesStoreTests {
     private let directory: URL
@@ -31,11 +31,14 @@ struct EntityFilesStoreTests {
         let context = ModelContext(try container())
         let le = Author("Le Guin")
         let calvino = Author("Calvino")
-        context.insert(Shelf("Fiction", books: [
-            Book("The Dispossessed", pages: 387, year: 1974, author: le),
-            Book("Invisible Cities", pages: 165, year: 1972, author: calvino),
-            Book("The Lathe of Heaven", pages: 184, year: 1971, author: le),
-        ]))
+        context.insert(
+            Shelf(
+                "Fiction",
+                books: [
+                    Book("The Dispossessed", pages: 387, year: 1974, author: le),
+                    Book("Invisible Cities", pages: 165, year: 1972, author: calvino),
+                    Book("The Lathe of Heaven", pages: 184, year: 1971, author: le),
+                ]))
         try context.save()
     }
 
@@ -86,8 +89,9 @@ struct EntityFilesStoreTests {
         try addLibrary()
         let context = ModelContext(try container())
         // A predicate: the store throws preferInMemoryFilter and the context filters.
-        let long = try context.fetch(FetchDescriptor<Book>(
-            predicate: #Predicate { $0.pages > 170 }, sortBy: [SortDescriptor(\.title)]))
+        let long = try context.fetch(
+            FetchDescriptor<Book>(
+                predicate: #Predicate { $0.pages > 170 }, sortBy: [SortDescriptor(\.title)]))
         #expect(long.map(\.title) == ["The Dispossessed", "The Lathe of Heaven"])
         #expect(try context.fetchCount(FetchDescriptor<Book>(predicate: #Predicate { $0.pages > 170 })) == 2)
         // A numeric sort with offset and limit runs in the store.
@@ -99,9 +103,10 @@ struct EntityFilesStoreTests {
         var byTitle = FetchDescriptor<Book>(sortBy: [SortDescriptor(\.title)])
         byTitle.fetchLimit = 2
         #expect(try context.fetch(byTitle).map(\.title) == ["Invisible Cities", "The Dispossessed"])
-        #expect(try context.fetch(FetchDescriptor<Book>(sortBy: [SortDescriptor(\.published)])).map(\.title) == [
-            "The Lathe of Heaven", "Invisible Cities", "The Dispossessed",
-        ])
+        #expect(
+            try context.fetch(FetchDescriptor<Book>(sortBy: [SortDescriptor(\.published)])).map(\.title) == [
+                "The Lathe of Heaven", "Invisible Cities", "The Dispossessed",
+            ])
     }
 
     @Test func theStoreAnswersPredicatesWithTheFallbackError() throws {
@@ -163,8 +168,10 @@ struct EntityFilesStoreTests {
         let book = try #require(try context.fetch(FetchDescriptor<Book>()).first)
         book.title = "Renamed"
         try context.save()
-        #expect(try ModelContext(try container()).fetchCount(FetchDescriptor<Book>(
-            predicate: #Predicate { $0.title == "Renamed" })) == 1)
+        #expect(
+            try ModelContext(try container()).fetchCount(
+                FetchDescriptor<Book>(
+                    predicate: #Predicate { $0.title == "Renamed" })) == 1)
     }
 
     @Test func aDamagedFileFailsTheOpenAndIsLeftAsItWas() throws {
@@ -205,9 +212,10 @@ struct EntityFilesStoreTests {
         #expect(error.message.contains(directory.path))
     }
 
-    @Test(.disabled(
-        if: StoreRegistry.resolve("files:x").isFromEnvironment,
-        "MODELSTORE_URL is set for this run and would replace the URL the test opens"))
+    @Test(
+        .disabled(
+            if: StoreRegistry.resolve("files:x").isFromEnvironment,
+            "MODELSTORE_URL is set for this run and would replace the URL the test opens"))
     func theFilesSchemeOpensTheStoreFromAURL() throws {
         defer { cleanUp() }
         let registry = StoreRegistry()

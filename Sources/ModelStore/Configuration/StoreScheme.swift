@@ -154,7 +154,8 @@ public struct StoreScheme: Sendable {
         }
         for given in url.options {
             guard let option = options.first(where: { $0.name == given.name }) else {
-                let accepted = options.isEmpty
+                let accepted =
+                    options.isEmpty
                     ? "'\(name):' takes no options"
                     : "'\(name):' takes " + options.map { "'\($0.name)' (\($0.summary))" }.joined(separator: ", ")
                 throw DataStoreError(

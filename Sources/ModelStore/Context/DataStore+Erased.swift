@@ -7,8 +7,10 @@ extension DataStore {
     ) throws -> (snapshots: [DefaultSnapshot], related: [PersistentIdentifier: DefaultSnapshot]) {
         let result = try fetch(request)
         if Snapshot.self == DefaultSnapshot.self {
-            return (unsafeBitCast(result.fetchedSnapshots, to: [DefaultSnapshot].self),
-                    unsafeBitCast(result.relatedSnapshots, to: [PersistentIdentifier: DefaultSnapshot].self))
+            return (
+                unsafeBitCast(result.fetchedSnapshots, to: [DefaultSnapshot].self),
+                unsafeBitCast(result.relatedSnapshots, to: [PersistentIdentifier: DefaultSnapshot].self)
+            )
         }
         return (result.fetchedSnapshots.map(\.defaultSnapshot), result.relatedSnapshots.mapValues(\.defaultSnapshot))
     }
@@ -26,7 +28,9 @@ extension DataStore {
             snapshotsToReregister: result.snapshotsToReregister.mapValues(\.defaultSnapshot))
     }
 
-    func cachedDefault(_ ids: [PersistentIdentifier], editingState: EditingState) throws -> [PersistentIdentifier: DefaultSnapshot] {
+    func cachedDefault(_ ids: [PersistentIdentifier], editingState: EditingState) throws -> [PersistentIdentifier:
+        DefaultSnapshot]
+    {
         try cachedSnapshots(for: ids, editingState: editingState).mapValues(\.defaultSnapshot)
     }
 
@@ -38,14 +42,17 @@ extension DataStore {
     /// Prepares this store's part of a save across stores, in the context's snapshot form.
     func prepareDefault(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> ErasedPreparedSave {
         guard let twoPhase = self as? any DataStoreTwoPhaseSaving else {
-            throw DataStoreError(.unsupportedFeature, "the store '\(identifier)' cannot take part in a save across stores")
+            throw DataStoreError(
+                .unsupportedFeature, "the store '\(identifier)' cannot take part in a save across stores")
         }
         return try twoPhase.prepareConverted(request)
     }
 }
 
 extension DataStoreTwoPhaseSaving {
-    fileprivate func prepareConverted(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> ErasedPreparedSave {
+    fileprivate func prepareConverted(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws
+        -> ErasedPreparedSave
+    {
         let converted = DataStoreSaveChangesRequest<Snapshot>(
             editingState: request.editingState,
             inserted: request.inserted.map(Snapshot.init), updated: request.updated.map(Snapshot.init),
@@ -69,7 +76,8 @@ struct ErasedPreparedSave {
 }
 
 extension DataStoreBatching {
-    func batchInsertDefault(_ snapshots: [DefaultSnapshot], editingState: EditingState) throws -> [PersistentIdentifier] {
+    func batchInsertDefault(_ snapshots: [DefaultSnapshot], editingState: EditingState) throws -> [PersistentIdentifier]
+    {
         try insert(DataStoreBatchInsertRequest(snapshots: snapshots.map(Snapshot.init), editingState: editingState))
     }
 }

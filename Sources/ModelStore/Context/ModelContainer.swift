@@ -37,8 +37,9 @@ public final class ModelContainer: Sendable {
     ) throws {
         try schema.validate()
         guard !configurations.isEmpty else {
-            throw DataStoreError(.invalidConfiguration, "a container needs at least one store configuration",
-                                 remedy: "Pass one, for example 'configurations: .inMemory()'")
+            throw DataStoreError(
+                .invalidConfiguration, "a container needs at least one store configuration",
+                remedy: "Pass one, for example 'configurations: .inMemory()'")
         }
         var stores: [any DataStore] = []
         var prepared: [any DataStoreConfiguration] = []
@@ -54,13 +55,15 @@ public final class ModelContainer: Sendable {
             for entity in schema.entities where owner[entity.name] == nil { owner[entity.name] = general }
         }
         if let orphan = schema.entities.first(where: { owner[$0.name] == nil }) {
-            throw DataStoreError(.invalidConfiguration, "no configuration stores the entity '\(orphan.name)'",
-                                 remedy: "Add '\(orphan.name)' to a configuration's schema, or add a configuration without a schema")
+            throw DataStoreError(
+                .invalidConfiguration, "no configuration stores the entity '\(orphan.name)'",
+                remedy: "Add '\(orphan.name)' to a configuration's schema, or add a configuration without a schema")
         }
         let names = configurations.map(\.name)
         if let duplicate = names.first(where: { name in names.filter { $0 == name }.count > 1 }) {
-            throw DataStoreError(.invalidConfiguration, "two configurations are named '\(duplicate)'",
-                                 remedy: "Give each configuration a unique name")
+            throw DataStoreError(
+                .invalidConfiguration, "two configurations are named '\(duplicate)'",
+                remedy: "Give each configuration a unique name")
         }
         for configuration in configurations {
             func open<C: DataStoreConfiguration>(_ configuration: C) throws -> (any DataStore, C) {
@@ -94,8 +97,9 @@ public final class ModelContainer: Sendable {
     /// The position in ``stores`` of the store that holds an entity.
     func storeIndex(for entityName: String) throws -> Int {
         guard let index = storeIndexByEntity[entityName] else {
-            throw DataStoreError(.notFound, "the container's schema has no entity '\(entityName)'",
-                                 remedy: "Pass the model type to ModelContainer(for:configurations:)", entityName: entityName)
+            throw DataStoreError(
+                .notFound, "the container's schema has no entity '\(entityName)'",
+                remedy: "Pass the model type to ModelContainer(for:configurations:)", entityName: entityName)
         }
         return index
     }

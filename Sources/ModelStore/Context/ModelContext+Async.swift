@@ -62,7 +62,8 @@ extension ModelContext {
             return try await offloaded { try $0.save() }
         }
         let changed = changedModels.models.filter { $0.persistentBackingData.state == .registered }
-        let prepared = try prepareCommit(inserted: insertedModels.models, changed: changed, deleted: deletedModels.models)
+        let prepared = try prepareCommit(
+            inserted: insertedModels.models, changed: changed, deleted: deletedModels.models)
         var written = Written()
         let changes = prepared.changes
         if !(changes.inserted.isEmpty && changes.updated.isEmpty && changes.deleted.isEmpty) {

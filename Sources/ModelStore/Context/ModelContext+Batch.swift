@@ -38,8 +38,10 @@ extension ModelContext {
             let ids = try fetchIdentifiers(descriptor)
             guard !ids.isEmpty else { return }
             NotificationCenter.default.post(name: Self.willSave, object: self)
-            try batching.delete(DataStoreBatchDeleteRequest(
-                predicate: predicate, identifiers: ids, includeSubclasses: includeSubclasses, editingState: editingState))
+            try batching.delete(
+                DataStoreBatchDeleteRequest(
+                    predicate: predicate, identifiers: ids, includeSubclasses: includeSubclasses,
+                    editingState: editingState))
             for id in ids {
                 if let model = registry[id] {
                     insertedModels.remove(model)
@@ -48,11 +50,13 @@ extension ModelContext {
                     detach(model)
                 }
             }
-            NotificationCenter.default.post(name: Self.didSave, object: self, userInfo: [
-                NotificationKey.insertedIdentifiers.rawValue: [PersistentIdentifier](),
-                NotificationKey.updatedIdentifiers.rawValue: [PersistentIdentifier](),
-                NotificationKey.deletedIdentifiers.rawValue: ids,
-            ])
+            NotificationCenter.default.post(
+                name: Self.didSave, object: self,
+                userInfo: [
+                    NotificationKey.insertedIdentifiers.rawValue: [PersistentIdentifier](),
+                    NotificationKey.updatedIdentifiers.rawValue: [PersistentIdentifier](),
+                    NotificationKey.deletedIdentifiers.rawValue: ids,
+                ])
             return
         }
         let models = try fetch(descriptor)
@@ -74,10 +78,11 @@ extension ModelContext {
         var values: [Int: StoreValue] = [:]
         for assignment in assignments {
             guard let name = entity.propertyName(for: assignment.keyPath), let slot = entity.slot(of: name),
-                  case .attribute = entity.properties[slot]
+                case .attribute = entity.properties[slot]
             else {
-                throw DataStoreError(.invalidValue, "a batch update of '\(entity.name)' sets a key path that is not a stored attribute",
-                                     remedy: "Use key paths to @Attribute properties", entityName: entity.name)
+                throw DataStoreError(
+                    .invalidValue, "a batch update of '\(entity.name)' sets a key path that is not a stored attribute",
+                    remedy: "Use key paths to @Attribute properties", entityName: entity.name)
             }
             values[slot] = try assignment.value()
         }
@@ -89,7 +94,8 @@ extension ModelContext {
         NotificationCenter.default.post(name: Self.willSave, object: self)
         if let batching = store as? any DataStoreBatching {
             if store.queryCapabilitiesIfAny?.enforcesUniqueness != true,
-               entity.uniquenessConstraints.contains(where: { $0.contains { values[entity.slot(of: $0)!] != nil } }) {
+                entity.uniquenessConstraints.contains(where: { $0.contains { values[entity.slot(of: $0)!] != nil } })
+            {
                 let current = try store.cachedDefault(ids, editingState: editingState)
                 let updated = current.values.map { snapshot -> DefaultSnapshot in
                     var snapshot = snapshot
@@ -98,7 +104,8 @@ extension ModelContext {
                 }
                 try checkUniqueness(inserted: [], updated: updated, deleted: [])
             }
-            try batching.update(DataStoreBatchUpdateRequest<T>(identifiers: ids, values: values, editingState: editingState))
+            try batching.update(
+                DataStoreBatchUpdateRequest<T>(identifiers: ids, values: values, editingState: editingState))
         } else {
             let snapshots = try loadSnapshots(ids, entity: entity, store: store).map { snapshot -> DefaultSnapshot in
                 var snapshot = snapshot
@@ -106,21 +113,26 @@ extension ModelContext {
                 return snapshot
             }
             try checkUniqueness(inserted: [], updated: snapshots, deleted: [])
-            _ = try store.saveDefault(DataStoreSaveChangesRequest(editingState: editingState, inserted: [], updated: snapshots, deleted: []))
+            _ = try store.saveDefault(
+                DataStoreSaveChangesRequest(editingState: editingState, inserted: [], updated: snapshots, deleted: []))
         }
         refreshRegistered(ids, entity: entity, store: store)
-        NotificationCenter.default.post(name: Self.didSave, object: self, userInfo: [
-            NotificationKey.insertedIdentifiers.rawValue: [PersistentIdentifier](),
-            NotificationKey.updatedIdentifiers.rawValue: ids,
-            NotificationKey.deletedIdentifiers.rawValue: [PersistentIdentifier](),
-        ])
+        NotificationCenter.default.post(
+            name: Self.didSave, object: self,
+            userInfo: [
+                NotificationKey.insertedIdentifiers.rawValue: [PersistentIdentifier](),
+                NotificationKey.updatedIdentifiers.rawValue: ids,
+                NotificationKey.deletedIdentifiers.rawValue: [PersistentIdentifier](),
+            ])
         return ids.count
     }
 
     /// Inserts many models of a type at once, from values, without creating model objects.
     /// Properties not assigned take their declared initial value. Returns the new identifiers in order.
     @discardableResult
-    public func insert<T: PersistentModel>(_ type: T.Type, rows: [[BatchAssignment<T>]]) throws -> [PersistentIdentifier] {
+    public func insert<T: PersistentModel>(_ type: T.Type, rows: [[BatchAssignment<T>]]) throws
+        -> [PersistentIdentifier]
+    {
         let entity = try self.entity(named: Schema.entityName(for: T.self))
         var slotCache: [AnyKeyPath: Int] = [:]
         let defaults = entity.properties.map { property -> StoreValue in
@@ -138,17 +150,20 @@ extension ModelContext {
                 if let cached = slotCache[assignment.keyPath] {
                     slot = cached
                 } else {
-                    guard let name = entity.propertyName(for: assignment.keyPath), let found = entity.slot(of: name) else {
-                        throw DataStoreError(.invalidValue, "a batch insert of '\(entity.name)' sets a key path that is not stored",
-                                             remedy: "Use key paths to @Attribute properties", entityName: entity.name)
+                    guard let name = entity.propertyName(for: assignment.keyPath), let found = entity.slot(of: name)
+                    else {
+                        throw DataStoreError(
+                            .invalidValue, "a batch insert of '\(entity.name)' sets a key path that is not stored",
+                            remedy: "Use key paths to @Attribute properties", entityName: entity.name)
                     }
                     slotCache[assignment.keyPath] = found
                     slot = found
                 }
                 values[slot] = try assignment.value()
             }
-            snapshots.append(DefaultSnapshot(
-                persistentIdentifier: .temporary(entityName: entity.name), entity: entity, values: values))
+            snapshots.append(
+                DefaultSnapshot(
+                    persistentIdentifier: .temporary(entityName: entity.name), entity: entity, values: values))
         }
         return try insert(snapshots: snapshots)
     }
@@ -165,21 +180,27 @@ extension ModelContext {
         if let batching = store as? any DataStoreBatching {
             ids = try batching.batchInsertDefault(snapshots, editingState: editingState)
         } else {
-            let result = try store.saveDefault(DataStoreSaveChangesRequest(editingState: editingState, inserted: snapshots, updated: [], deleted: []))
+            let result = try store.saveDefault(
+                DataStoreSaveChangesRequest(editingState: editingState, inserted: snapshots, updated: [], deleted: []))
             ids = snapshots.map { result.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier }
         }
-        NotificationCenter.default.post(name: Self.didSave, object: self, userInfo: [
-            NotificationKey.insertedIdentifiers.rawValue: ids,
-            NotificationKey.updatedIdentifiers.rawValue: [PersistentIdentifier](),
-            NotificationKey.deletedIdentifiers.rawValue: [PersistentIdentifier](),
-        ])
+        NotificationCenter.default.post(
+            name: Self.didSave, object: self,
+            userInfo: [
+                NotificationKey.insertedIdentifiers.rawValue: ids,
+                NotificationKey.updatedIdentifiers.rawValue: [PersistentIdentifier](),
+                NotificationKey.deletedIdentifiers.rawValue: [PersistentIdentifier](),
+            ])
         return ids
     }
 
-    private func loadSnapshots(_ ids: [PersistentIdentifier], entity: Schema.Entity, store: any DataStore) throws -> [DefaultSnapshot] {
+    private func loadSnapshots(_ ids: [PersistentIdentifier], entity: Schema.Entity, store: any DataStore) throws
+        -> [DefaultSnapshot]
+    {
         var found = try store.cachedDefault(ids, editingState: editingState)
         if found.count < ids.count {
-            for snapshot in try storedSnapshots(of: entity, in: store) where found[snapshot.persistentIdentifier] == nil {
+            for snapshot in try storedSnapshots(of: entity, in: store) where found[snapshot.persistentIdentifier] == nil
+            {
                 found[snapshot.persistentIdentifier] = snapshot
             }
         }
@@ -188,9 +209,13 @@ extension ModelContext {
 
     private func refreshRegistered(_ ids: [PersistentIdentifier], entity: Schema.Entity, store: any DataStore) {
         let registered = ids.filter { registry[$0] != nil }
-        guard !registered.isEmpty, let snapshots = try? loadSnapshots(registered, entity: entity, store: store) else { return }
+        guard !registered.isEmpty, let snapshots = try? loadSnapshots(registered, entity: entity, store: store) else {
+            return
+        }
         for snapshot in snapshots {
-            guard let model = registry[snapshot.persistentIdentifier], !model.persistentBackingData.isChanged else { continue }
+            guard let model = registry[snapshot.persistentIdentifier], !model.persistentBackingData.isChanged else {
+                continue
+            }
             try? entity.layout.apply(snapshot.values, to: model)
             model.persistentBackingData.savedValues = snapshot.values
         }

@@ -13,7 +13,8 @@ extension ModelContext {
         let store = try container.store(for: entityName)
         let pending = descriptor.includePendingChanges ? pendingModels(of: T.self) : []
         let hasPending = !pending.isEmpty || (descriptor.includePendingChanges && hasDeletions(of: entityName))
-        let plan = try plan(descriptor, entity: entity, store: store, hasPending: hasPending, mergesPending: !pending.isEmpty)
+        let plan = try plan(
+            descriptor, entity: entity, store: store, hasPending: hasPending, mergesPending: !pending.isEmpty)
         let stages = plan.stages
         let storeIndex = container.stores.firstIndex { $0 === store }
         let capabilities = store.queryCapabilitiesIfAny
@@ -26,20 +27,23 @@ extension ModelContext {
             for (index, conjunct) in translation.conjuncts.enumerated() {
                 let expression = renderer.render(conjunct.expression)
                 if capabilities == nil {
-                    conditions.append(.init(
-                        expression: expression, filter: conjunct.filter, location: .store, isInexact: false,
-                        reason: "in the descriptor; evaluated on models if the store throws preferInMemoryFilter"))
+                    conditions.append(
+                        .init(
+                            expression: expression, filter: conjunct.filter, location: .store, isInexact: false,
+                            reason: "in the descriptor; evaluated on models if the store throws preferInMemoryFilter"))
                     continue
                 }
                 let placement = plan.placements.first { $0.index == index }
-                let location: QueryExplanation.Location = switch placement?.place {
-                case .store?, .storeInexact?: .store
-                case .snapshots?: .snapshots
-                case .models?, nil: .models
-                }
-                conditions.append(.init(
-                    expression: expression, filter: conjunct.filter, location: location,
-                    isInexact: placement?.place == .storeInexact, reason: placement?.reason))
+                let location: QueryExplanation.Location =
+                    switch placement?.place {
+                    case .store?, .storeInexact?: .store
+                    case .snapshots?: .snapshots
+                    case .models?, nil: .models
+                    }
+                conditions.append(
+                    .init(
+                        expression: expression, filter: conjunct.filter, location: location,
+                        isInexact: placement?.place == .storeInexact, reason: placement?.reason))
             }
         }
 

@@ -61,7 +61,8 @@ extension ModelContext {
         let store = try container.store(for: entityName)
         let pending = descriptor.includePendingChanges ? pendingModels(of: T.self) : []
         let hasPending = !pending.isEmpty || (descriptor.includePendingChanges && hasDeletions(of: entityName))
-        var plan = try plan(descriptor, entity: entity, store: store, hasPending: hasPending, mergesPending: !pending.isEmpty)
+        var plan = try plan(
+            descriptor, entity: entity, store: store, hasPending: hasPending, mergesPending: !pending.isEmpty)
 
         // The store does all of it: count and identifiers need no snapshots or models.
         if plan.storeDoesEverything && !hasPending && (countOnly || identifiersOnly) {
@@ -100,7 +101,8 @@ extension ModelContext {
         }
 
         // Counting and listing identifiers must not leave models behind: release the ones loaded only for this.
-        let transient = (countOnly || identifiersOnly)
+        let transient =
+            (countOnly || identifiersOnly)
             ? snapshots.map(\.persistentIdentifier).filter { registry[$0] == nil } : []
         defer { releaseUnchanged(transient) }
         var models = try materialize(snapshots, as: T.self)
@@ -111,7 +113,8 @@ extension ModelContext {
             models = try models.filter { model in
                 // Without pending changes, a changed model is judged by its saved values.
                 if !descriptor.includePendingChanges, model.persistentBackingData.isChanged,
-                   let saved = model.persistentBackingData.savedValues {
+                    let saved = model.persistentBackingData.savedValues
+                {
                     return try evaluate(predicate, scratchModel(of: T.self, values: saved), reporting: model)
                 }
                 return try evaluate(predicate, model)
@@ -275,7 +278,9 @@ extension ModelContext {
                         .corrupted, "\(id) is registered as a '\(Swift.type(of: existing))', not a '\(T.self)'")
                 }
                 let backing = typed.persistentBackingData
-                if backing.state == .registered && !backing.isChanged && !Self.isStored(snapshot.values, as: backing.savedValues) {
+                if backing.state == .registered && !backing.isChanged
+                    && !Self.isStored(snapshot.values, as: backing.savedValues)
+                {
                     try layout.apply(snapshot.values, to: typed)
                     backing.savedValues = snapshot.values
                 }
@@ -330,7 +335,8 @@ extension ModelContext {
                     }
                 } catch DataStoreError.preferInMemoryFilter {
                     snapshots = try store.fetchDefault(
-                        DataStoreFetchRequest(descriptor: FetchDescriptor<T>(), editingState: editingState)).snapshots
+                        DataStoreFetchRequest(descriptor: FetchDescriptor<T>(), editingState: editingState)
+                    ).snapshots
                     snapshots = snapshots.filter { idSet.contains($0.persistentIdentifier) }
                 }
                 for snapshot in snapshots where snapshot.entity.name == entityName {
@@ -370,7 +376,8 @@ extension ModelContext {
             // Reading on would show an empty relationship that is not empty in the store.
             preconditionFailure(
                 "ModelStore: \(owner.persistentModelID) was read after its context and its container were released, "
-                    + "so its relationships cannot be loaded. Keep the container (or a context) alive while you use its models.")
+                    + "so its relationships cannot be loaded. Keep the container (or a context) alive while you use its models."
+            )
         }
         return try ModelContext(container).loadModels(fault.referencedIdentifiers, as: D.self)
     }

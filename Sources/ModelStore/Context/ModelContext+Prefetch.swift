@@ -5,12 +5,12 @@ extension ModelContext {
     /// model at once: one store read per relationship instead of one per model on first access.
     func prefetchRelationships<T: PersistentModel>(of models: [T], for descriptor: FetchDescriptor<T>) throws {
         guard !descriptor.relationshipKeyPathsForPrefetching.isEmpty, !models.isEmpty,
-              let layout = ModelLayout.of(T.self)
+            let layout = ModelLayout.of(T.self)
         else { return }
         let entity = try self.entity(named: layout.entityName)
         for keyPath in descriptor.relationshipKeyPathsForPrefetching {
             guard let name = entity.propertyName(for: keyPath),
-                  let field = layout.fieldsByName[name] as? RelationshipAccessor
+                let field = layout.fieldsByName[name] as? RelationshipAccessor
             else {
                 throw DataStoreError(
                     .invalidValue, "a key path to prefetch is not a relationship of '\(entity.name)'",

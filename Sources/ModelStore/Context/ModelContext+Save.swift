@@ -40,7 +40,9 @@ extension ModelContext {
 
     /// Saves these inserts, changes and deletes, in steps: delete rules, snapshots, checks, the
     /// stores, then the models. Models outside the three lists keep their pending changes.
-    func commit(inserted: [any PersistentModel], changed: [any PersistentModel], deleted requested: [any PersistentModel]) throws {
+    func commit(
+        inserted: [any PersistentModel], changed: [any PersistentModel], deleted requested: [any PersistentModel]
+    ) throws {
         let prepared = try prepareCommit(inserted: inserted, changed: changed, deleted: requested)
         finishCommit(prepared, written: try write(prepared.changes))
     }
@@ -69,11 +71,13 @@ extension ModelContext {
     func finishCommit(_ prepared: PreparedCommit, written: Written) {
         let changes = prepared.changes
         let insertedIDs = bringModelsInStep(with: changes, written: written, deletion: prepared.deletion)
-        NotificationCenter.default.post(name: Self.didSave, object: self, userInfo: [
-            NotificationKey.insertedIdentifiers.rawValue: insertedIDs,
-            NotificationKey.updatedIdentifiers.rawValue: changes.updated.map(\.persistentIdentifier),
-            NotificationKey.deletedIdentifiers.rawValue: changes.deleted.map(\.persistentIdentifier),
-        ])
+        NotificationCenter.default.post(
+            name: Self.didSave, object: self,
+            userInfo: [
+                NotificationKey.insertedIdentifiers.rawValue: insertedIDs,
+                NotificationKey.updatedIdentifiers.rawValue: changes.updated.map(\.persistentIdentifier),
+                NotificationKey.deletedIdentifiers.rawValue: changes.deleted.map(\.persistentIdentifier),
+            ])
     }
 
     // MARK: Step 1: delete rules
@@ -169,8 +173,8 @@ extension ModelContext {
             // A new model's snapshot (if it is in this save) already lost the reference; a stored one
             // not in this save is written from what the store has.
             guard !id.isTemporary, !updatedIDs.contains(id), let saved = model.persistentBackingData.savedValues,
-                  let layout = ModelLayout.of(existential: type(of: model)),
-                  let entity = container.schema.entity(named: layout.entityName)
+                let layout = ModelLayout.of(existential: type(of: model)),
+                let entity = container.schema.entity(named: layout.entityName)
             else { continue }
             let snapshot = DefaultSnapshot(persistentIdentifier: id, entity: entity, values: saved)
                 .removingReferences(to: deleted)
@@ -181,10 +185,11 @@ extension ModelContext {
         for model in deletion.models.models where !model.persistentModelID.isTemporary {
             let backing = model.persistentBackingData
             guard let layout = ModelLayout.of(existential: type(of: model)),
-                  let entity = container.schema.entity(named: layout.entityName)
+                let entity = container.schema.entity(named: layout.entityName)
             else { continue }
             let values = try backing.savedValues ?? layout.values(of: model)
-            changes.deleted.append(DefaultSnapshot(persistentIdentifier: model.persistentModelID, entity: entity, values: values))
+            changes.deleted.append(
+                DefaultSnapshot(persistentIdentifier: model.persistentModelID, entity: entity, values: values))
         }
         return changes
     }
@@ -197,7 +202,11 @@ extension ModelContext {
         var reregister: [PersistentIdentifier: DefaultSnapshot] = [:]
 
         mutating func add(_ result: DataStoreSaveChangesResult<DefaultSnapshot>) {
-            if remapped.isEmpty { remapped = result.remappedIdentifiers } else { remapped.merge(result.remappedIdentifiers) { $1 } }
+            if remapped.isEmpty {
+                remapped = result.remappedIdentifiers
+            } else {
+                remapped.merge(result.remappedIdentifiers) { $1 }
+            }
             reregister.merge(result.snapshotsToReregister) { $1 }
         }
     }
@@ -209,7 +218,8 @@ extension ModelContext {
         let stores = container.stores
         if stores.count == 1 {
             let request = DataStoreSaveChangesRequest<DefaultSnapshot>(
-                editingState: editingState, inserted: changes.inserted, updated: changes.updated, deleted: changes.deleted)
+                editingState: editingState, inserted: changes.inserted, updated: changes.updated,
+                deleted: changes.deleted)
             if !(request.inserted.isEmpty && request.updated.isEmpty && request.deleted.isEmpty) {
                 written.add(try stores[0].saveDefault(request))
             }
@@ -217,27 +227,41 @@ extension ModelContext {
         }
         var parts = [(inserted: [DefaultSnapshot], updated: [DefaultSnapshot], deleted: [DefaultSnapshot])](
             repeating: ([], [], []), count: stores.count)
-        for snapshot in changes.inserted { parts[try container.storeIndex(for: snapshot.entity.name)].inserted.append(snapshot) }
-        for snapshot in changes.updated { parts[try container.storeIndex(for: snapshot.entity.name)].updated.append(snapshot) }
-        for snapshot in changes.deleted { parts[try container.storeIndex(for: snapshot.entity.name)].deleted.append(snapshot) }
-        let requests = parts.indices.compactMap { index -> (store: Int, request: DataStoreSaveChangesRequest<DefaultSnapshot>)? in
+        for snapshot in changes.inserted {
+            parts[try container.storeIndex(for: snapshot.entity.name)].inserted.append(snapshot)
+        }
+        for snapshot in changes.updated {
+            parts[try container.storeIndex(for: snapshot.entity.name)].updated.append(snapshot)
+        }
+        for snapshot in changes.deleted {
+            parts[try container.storeIndex(for: snapshot.entity.name)].deleted.append(snapshot)
+        }
+        let requests = parts.indices.compactMap {
+            index -> (store: Int, request: DataStoreSaveChangesRequest<DefaultSnapshot>)? in
             let part = parts[index]
             guard !(part.inserted.isEmpty && part.updated.isEmpty && part.deleted.isEmpty) else { return nil }
-            return (index, DataStoreSaveChangesRequest(
-                editingState: editingState, inserted: part.inserted, updated: part.updated, deleted: part.deleted))
+            return (
+                index,
+                DataStoreSaveChangesRequest(
+                    editingState: editingState, inserted: part.inserted, updated: part.updated, deleted: part.deleted)
+            )
         }
         if requests.count == 1, let only = requests.first {
             written.add(try stores[only.store].saveDefault(only.request))
             return written
         }
         guard !requests.isEmpty else { return written }
-        let unable = requests.filter { !stores[$0.store].takesPartInTwoPhaseSaves }.map { container.configurations[$0.store].name }
+        let unable = requests.filter { !stores[$0.store].takesPartInTwoPhaseSaves }.map {
+            container.configurations[$0.store].name
+        }
         if !unable.isEmpty {
             let involved = requests.map { "'\(container.configurations[$0.store].name)'" }.joined(separator: ", ")
             throw DataStoreError(
                 .unsupportedFeature,
                 "this save changes models in \(requests.count) stores (\(involved)), and \(unable.map { "'\($0)'" }.joined(separator: ", ")) cannot take part in a save across stores, so it would not be all or nothing",
-                remedy: "Save the changes of each store on their own (one save() per store), or give the store's adapter a DataStoreTwoPhaseSaving conformance")
+                remedy:
+                    "Save the changes of each store on their own (one save() per store), or give the store's adapter a DataStoreTwoPhaseSaving conformance"
+            )
         }
         var prepared: [ErasedPreparedSave] = []
         do {
@@ -257,7 +281,9 @@ extension ModelContext {
     // MARK: Step 4: the models
 
     /// Brings the models in step with what the stores now hold; returns the inserted models' identifiers.
-    private func bringModelsInStep(with changes: Changes, written: Written, deletion: Deletion) -> [PersistentIdentifier] {
+    private func bringModelsInStep(with changes: Changes, written: Written, deletion: Deletion)
+        -> [PersistentIdentifier]
+    {
         let remapped = written.remapped
         if !deletion.models.isEmpty {
             // No model refers to a deleted one any more, on either side.
@@ -276,7 +302,7 @@ extension ModelContext {
             }
             for snapshot in changes.inserted + changes.updated {
                 guard let model = registry[snapshot.persistentIdentifier],
-                      let layout = ModelLayout.of(existential: type(of: model))
+                    let layout = ModelLayout.of(existential: type(of: model))
                 else { continue }
                 for field in layout.relationships { field.removeReferences(to: deletion, of: model) }
             }
@@ -298,7 +324,8 @@ extension ModelContext {
             guard let model = registry[snapshot.persistentIdentifier] else { continue }
             let backing = model.persistentBackingData
             backing.isChanged = false
-            backing.savedValues = snapshot.copy(persistentIdentifier: snapshot.persistentIdentifier, remappedIdentifiers: remapped).values
+            backing.savedValues =
+                snapshot.copy(persistentIdentifier: snapshot.persistentIdentifier, remappedIdentifiers: remapped).values
         }
         for (id, snapshot) in written.reregister {
             guard let model = registry[id], let layout = ModelLayout.of(existential: type(of: model)) else { continue }
@@ -329,16 +356,18 @@ extension ModelContext {
             cache = layouts
         } else {
             guard let layout = ModelLayout.of(existential: Swift.type(of: model)),
-                  let entity = container.schema.entity(named: layout.entityName)
+                let entity = container.schema.entity(named: layout.entityName)
             else {
-                throw DataStoreError(.notFound, "'\(Swift.type(of: model))' is not in the container's schema",
-                                     remedy: "Pass it to ModelContainer(for:configurations:)")
+                throw DataStoreError(
+                    .notFound, "'\(Swift.type(of: model))' is not in the container's schema",
+                    remedy: "Pass it to ModelContainer(for:configurations:)")
             }
             cache = LayoutCache(type: type, layout: layout, entity: entity)
             layouts = cache
         }
         let id = model.persistentBackingData.identifier(entityName: cache.entity.name)
-        return DefaultSnapshot(persistentIdentifier: id, entity: cache.entity, values: try cache.layout.values(of: model))
+        return DefaultSnapshot(
+            persistentIdentifier: id, entity: cache.entity, values: try cache.layout.values(of: model))
     }
 
     /// The layout and entity of the model type a save handled last.
@@ -374,7 +403,7 @@ extension ModelContext {
         for snapshot in [inserted, updated].joined() where seen.insert(ObjectIdentifier(snapshot.entity)).inserted {
             let entity = snapshot.entity
             guard !entity.uniquenessConstraints.isEmpty,
-                  try container.store(for: entity.name).queryCapabilitiesIfAny?.enforcesUniqueness != true
+                try container.store(for: entity.name).queryCapabilitiesIfAny?.enforcesUniqueness != true
             else { continue }
             unenforced.insert(entity.name)
         }
@@ -404,7 +433,9 @@ extension ModelContext {
             var descriptor = FetchDescriptor<M>()
             descriptor.includePendingChanges = false
             let query = store.queryCapabilitiesIfAny.map { _ in StoreQuery(entityName: entity.name) }
-            return try store.fetchDefault(DataStoreFetchRequest(descriptor: descriptor, editingState: editingState, query: query)).snapshots
+            return try store.fetchDefault(
+                DataStoreFetchRequest(descriptor: descriptor, editingState: editingState, query: query)
+            ).snapshots
         }
         return try open(entity.modelType)
     }

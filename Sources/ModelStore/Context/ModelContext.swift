@@ -93,7 +93,8 @@ public final class ModelContext {
             guard let layout = ModelLayout.of(existential: type(of: model)) else { continue }
             for relationship in layout.relationships {
                 for related in relationship.loadedModels(of: model) {
-                    guard let related = related as? any PersistentModel, seen.insert(ObjectIdentifier(related)).inserted else {
+                    guard let related = related as? any PersistentModel, seen.insert(ObjectIdentifier(related)).inserted
+                    else {
                         continue
                     }
                     if related.persistentBackingData.state == .detached {

@@ -35,7 +35,8 @@ public struct Attribute<Value> {
     }
 
     /// An optional attribute that starts as `nil`.
-    public init(_ options: Schema.Attribute.Options = [], originalName: String? = nil) where Value: ExpressibleByNilLiteral {
+    public init(_ options: Schema.Attribute.Options = [], originalName: String? = nil)
+    where Value: ExpressibleByNilLiteral {
         self.init(wrappedValue: nil, options, originalName: originalName)
     }
 

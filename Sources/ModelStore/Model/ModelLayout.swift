@@ -42,7 +42,11 @@ final class ModelLayout: @unchecked Sendable {
             if let attribute = fieldType as? any AttributeField.Type {
                 if let accessor = attribute.makeAccessor(name: name, offset: offset, probe: base) {
                     accessor.keyPath = attribute.makeKeyPath(M.self, offset: offset)
-                    if accessor.options.contains(.ephemeral) { ephemeral.append(accessor) } else { fields.append(accessor) }
+                    if accessor.options.contains(.ephemeral) {
+                        ephemeral.append(accessor)
+                    } else {
+                        fields.append(accessor)
+                    }
                 } else {
                     unsupported.append((name, attribute.valueTypeName))
                 }
@@ -108,7 +112,7 @@ final class ModelLayout: @unchecked Sendable {
         state.withLock { state in
             if let field = state.fieldsByStorageKeyPath[storage] { return field }
             guard let name = Self.propertyName(ofStorageKeyPath: storage),
-                  let field = fieldsByName[name] as? RelationshipAccessor
+                let field = fieldsByName[name] as? RelationshipAccessor
             else { return nil }
             state.fieldsByStorageKeyPath[storage] = field
             return field
@@ -130,7 +134,7 @@ final class ModelLayout: @unchecked Sendable {
             // A stored property is read exactly once, through its own wrapper; a computed property
             // that reads stored ones is not itself stored.
             guard recorder.accesses == 1, recorder.wrappedKeyPath == keyPath, let storage = recorder.storageKeyPath,
-                  let name = Self.propertyName(ofStorageKeyPath: storage)
+                let name = Self.propertyName(ofStorageKeyPath: storage)
             else { return nil }
             state.namesByKeyPath[keyPath] = name
             return name
@@ -207,8 +211,10 @@ class AttributeAccessor: FieldAccessor {
     let options: Schema.Attribute.Options
     let defaultValue: StoreValue
 
-    init(name: String, offset: Int, originalName: String?, type: AttributeType, options: Schema.Attribute.Options,
-         defaultValue: StoreValue) {
+    init(
+        name: String, offset: Int, originalName: String?, type: AttributeType, options: Schema.Attribute.Options,
+        defaultValue: StoreValue
+    ) {
         attributeType = type
         self.options = options
         self.defaultValue = defaultValue
@@ -276,9 +282,11 @@ class RelationshipAccessor: FieldAccessor {
         case resolved(RelationshipAccessor?)
     }
 
-    init(name: String, offset: Int, originalName: String?, isToMany: Bool,
-         deleteRule: Schema.Relationship.DeleteRule, minimumModelCount: Int, maximumModelCount: Int,
-         destinationType: any PersistentModel.Type, declaredInverse: AnyKeyPath?) {
+    init(
+        name: String, offset: Int, originalName: String?, isToMany: Bool,
+        deleteRule: Schema.Relationship.DeleteRule, minimumModelCount: Int, maximumModelCount: Int,
+        destinationType: any PersistentModel.Type, declaredInverse: AnyKeyPath?
+    ) {
         self.isToMany = isToMany
         self.deleteRule = deleteRule
         self.minimumModelCount = minimumModelCount
@@ -306,7 +314,7 @@ class RelationshipAccessor: FieldAccessor {
         // Declared on the other side: find the destination relationship whose inverse is this one.
         for candidate in destination.relationships where candidate.declaredInverse != nil {
             guard let owner = ModelLayout.of(existential: candidate.destinationType), owner.fieldsByName[name] === self,
-                  let inverseName = owner.propertyName(for: candidate.declaredInverse!), inverseName == name
+                let inverseName = owner.propertyName(for: candidate.declaredInverse!), inverseName == name
             else { continue }
             return candidate
         }
@@ -373,7 +381,9 @@ class RelationshipAccessor: FieldAccessor {
     }
 
     /// Removes identifiers from the unloaded fault of this relationship of `model`.
-    func removeFaultReferences(to identifiers: Set<PersistentIdentifier>, of model: AnyObject) { fatalError("abstract") }
+    func removeFaultReferences(to identifiers: Set<PersistentIdentifier>, of model: AnyObject) {
+        fatalError("abstract")
+    }
 
     /// Removes `related` from this relationship of `model`.
     func unlink(_ related: AnyObject, from model: AnyObject) {

@@ -52,8 +52,12 @@ public struct PersistentIdentifier: Hashable, Comparable, Codable, Sendable {
     public static func identifier<Key: LosslessStringConvertible & Hashable>(
         for storeIdentifier: String, entityName: String, primaryKey: Key
     ) -> Self {
-        if let int = primaryKey as? Int { return identifier(for: storeIdentifier, entityName: entityName, primaryKey: Int64(int)) }
-        if let int = primaryKey as? Int64 { return identifier(for: storeIdentifier, entityName: entityName, primaryKey: int) }
+        if let int = primaryKey as? Int {
+            return identifier(for: storeIdentifier, entityName: entityName, primaryKey: Int64(int))
+        }
+        if let int = primaryKey as? Int64 {
+            return identifier(for: storeIdentifier, entityName: entityName, primaryKey: int)
+        }
         return identifier(for: storeIdentifier, entityName: entityName, primaryKey: primaryKey.description)
     }
 
@@ -74,7 +78,8 @@ public struct PersistentIdentifier: Hashable, Comparable, Codable, Sendable {
     /// differ most often and cost least).
     @inlinable
     public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.primaryKey == rhs.primaryKey && lhs.entityName == rhs.entityName && lhs.storeIdentifier == rhs.storeIdentifier
+        lhs.primaryKey == rhs.primaryKey && lhs.entityName == rhs.entityName
+            && lhs.storeIdentifier == rhs.storeIdentifier
     }
 
     /// Hashes the key alone: keys are unique within a store, so the entity and store names would
@@ -90,7 +95,9 @@ public struct PersistentIdentifier: Hashable, Comparable, Codable, Sendable {
     /// Orders identifiers by entity, then store, then key (integer keys numerically).
     public static func < (lhs: Self, rhs: Self) -> Bool {
         if lhs.entityName != rhs.entityName { return lhs.entityName < rhs.entityName }
-        if lhs.storeIdentifier != rhs.storeIdentifier { return (lhs.storeIdentifier ?? "") < (rhs.storeIdentifier ?? "") }
+        if lhs.storeIdentifier != rhs.storeIdentifier {
+            return (lhs.storeIdentifier ?? "") < (rhs.storeIdentifier ?? "")
+        }
         return lhs.primaryKey < rhs.primaryKey
     }
 }

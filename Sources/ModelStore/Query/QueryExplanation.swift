@@ -103,8 +103,10 @@ public struct QueryExplanation: Sendable, CustomStringConvertible {
         if let accessPath { lines.append("  access path: \(accessPath)") }
         for (index, condition) in conditions.enumerated() { lines.append("  condition \(index + 1) \(condition)") }
         if let snapshotFilter { lines.append("  on snapshots: \(snapshotFilter)") }
-        lines.append("  predicate on models: " + (evaluatesPredicateOnModels
-            ? "yes, the whole predicate, after the store's and the snapshot filters" : "no"))
+        lines.append(
+            "  predicate on models: "
+                + (evaluatesPredicateOnModels
+                    ? "yes, the whole predicate, after the store's and the snapshot filters" : "no"))
         switch sortLocation {
         case .none: lines.append("  sort: none (identifier order)")
         case .models: lines.append("  sort: models (SortDescriptor.compare)")

@@ -40,9 +40,10 @@ struct QueryPlan<T: PersistentModel> {
         let onModels = filtersModels || sortsModels || hasPendingChanges
         if windowsInMemory && !onModels { stages.append(.window(.snapshots)) }
         if onModels {
-            stages.append(.models(
-                filters: filtersModels, mergesPendingChanges: hasPendingChanges,
-                sorts: sortsModels || (mergesPendingModels && isSorted)))
+            stages.append(
+                .models(
+                    filters: filtersModels, mergesPendingChanges: hasPendingChanges,
+                    sorts: sortsModels || (mergesPendingModels && isSorted)))
         }
         if windowsInMemory && onModels { stages.append(.window(.models)) }
         return stages
@@ -64,7 +65,8 @@ struct QueryPlan<T: PersistentModel> {
     /// Offset and limit can't be pushed when the context adds or removes results afterwards.
     mutating func keepWindowInMemory() {
         guard !windowsInMemory else { return }
-        let hasWindow = storeDescriptor.fetchLimit != nil || (storeDescriptor.fetchOffset ?? 0) > 0
+        let hasWindow =
+            storeDescriptor.fetchLimit != nil || (storeDescriptor.fetchOffset ?? 0) > 0
             || query?.limit != nil || (query?.offset ?? 0) > 0
         guard hasWindow else { return }
         windowsInMemory = true

@@ -20,7 +20,8 @@ public enum QueryStage: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .store: return "store"
         case .snapshots(let filters, let sorts):
-            return "snapshots(" + [filters ? "filter" : nil, sorts ? "sort" : nil].compactMap { $0 }.joined(separator: ", ") + ")"
+            return "snapshots("
+                + [filters ? "filter" : nil, sorts ? "sort" : nil].compactMap { $0 }.joined(separator: ", ") + ")"
         case .models(let filters, let merges, let sorts):
             let parts = [filters ? "filter" : nil, merges ? "merge unsaved changes" : nil, sorts ? "sort" : nil]
             return "models(" + parts.compactMap { $0 }.joined(separator: ", ") + ")"

@@ -28,7 +28,10 @@ extension Schema {
         public var indices: [[String]]
 
         /// A description.
-        public init(name: String, properties: [PropertyDescription], uniquenessConstraints: [[String]] = [], indices: [[String]] = []) {
+        public init(
+            name: String, properties: [PropertyDescription], uniquenessConstraints: [[String]] = [],
+            indices: [[String]] = []
+        ) {
             self.name = name
             self.properties = properties
             self.uniquenessConstraints = uniquenessConstraints
@@ -60,7 +63,9 @@ extension Schema {
         public var maximumModelCount: Int?
 
         /// An attribute description.
-        public static func attribute(_ name: String, _ type: AttributeType, options: [String] = [], originalName: String? = nil) -> Self {
+        public static func attribute(
+            _ name: String, _ type: AttributeType, options: [String] = [], originalName: String? = nil
+        ) -> Self {
             PropertyDescription(
                 name: name, originalName: originalName, type: type, options: options, destination: nil, isToOne: nil,
                 inverse: nil, deleteRule: nil, minimumModelCount: nil, maximumModelCount: nil)
@@ -73,7 +78,8 @@ extension Schema {
             originalName: String? = nil
         ) -> Self {
             PropertyDescription(
-                name: name, originalName: originalName, type: nil, options: [], destination: destination, isToOne: isToOne,
+                name: name, originalName: originalName, type: nil, options: [], destination: destination,
+                isToOne: isToOne,
                 inverse: inverse, deleteRule: deleteRule, minimumModelCount: minimumModelCount,
                 maximumModelCount: maximumModelCount)
         }
@@ -81,22 +87,25 @@ extension Schema {
 
     /// The schema as data.
     public var storedDescription: Description {
-        Description(version: version, entities: entities.map { entity in
-            EntityDescription(
-                name: entity.name,
-                properties: entity.properties.map { property in
-                    switch property {
-                    case .attribute(let a):
-                        .attribute(a.name, a.valueType, options: a.options.names, originalName: a.originalName)
-                    case .relationship(let r):
-                        .relationship(
-                            r.name, to: r.destination, isToOne: r.isToOne, inverse: r.inverseName, deleteRule: r.deleteRule,
-                            minimumModelCount: r.minimumModelCount, maximumModelCount: r.maximumModelCount,
-                            originalName: r.originalName)
-                    }
-                },
-                uniquenessConstraints: entity.uniquenessConstraints, indices: entity.indices)
-        })
+        Description(
+            version: version,
+            entities: entities.map { entity in
+                EntityDescription(
+                    name: entity.name,
+                    properties: entity.properties.map { property in
+                        switch property {
+                        case .attribute(let a):
+                            .attribute(a.name, a.valueType, options: a.options.names, originalName: a.originalName)
+                        case .relationship(let r):
+                            .relationship(
+                                r.name, to: r.destination, isToOne: r.isToOne, inverse: r.inverseName,
+                                deleteRule: r.deleteRule,
+                                minimumModelCount: r.minimumModelCount, maximumModelCount: r.maximumModelCount,
+                                originalName: r.originalName)
+                        }
+                    },
+                    uniquenessConstraints: entity.uniquenessConstraints, indices: entity.indices)
+            })
     }
 
     /// A schema from a description, without model types: what tools use to open a store file.
@@ -110,7 +119,8 @@ extension Schema {
         for entityDescription in description.entities {
             guard names.insert(entityDescription.name).inserted else {
                 throw DataStoreError.invalidSchema(
-                    "the stored schema describes '\(entityDescription.name)' twice", remedy: "Repair the store's header")
+                    "the stored schema describes '\(entityDescription.name)' twice", remedy: "Repair the store's header"
+                )
             }
             entities.append(try Entity(description: entityDescription))
         }
@@ -139,13 +149,19 @@ extension Schema {
                 let oldNames = old.properties.map(\.name)
                 let newNames = entity.properties.map(\.name)
                 for name in newNames where !oldNames.contains(name) { lines.append("'\(entity.name).\(name)' is new") }
-                for name in oldNames where !newNames.contains(name) { lines.append("'\(entity.name).\(name)' was removed") }
+                for name in oldNames where !newNames.contains(name) {
+                    lines.append("'\(entity.name).\(name)' was removed")
+                }
                 for (new, old) in zip(entity.properties, old.properties) where new.name == old.name && new != old {
                     lines.append("'\(entity.name).\(new.name)' changed")
                 }
-                if oldNames != newNames && Set(oldNames) == Set(newNames) { lines.append("the properties of '\(entity.name)' were reordered") }
+                if oldNames != newNames && Set(oldNames) == Set(newNames) {
+                    lines.append("the properties of '\(entity.name)' were reordered")
+                }
             }
-            if old.uniquenessConstraints != entity.uniquenessConstraints { lines.append("the unique constraints of '\(entity.name)' changed") }
+            if old.uniquenessConstraints != entity.uniquenessConstraints {
+                lines.append("the unique constraints of '\(entity.name)' changed")
+            }
         }
         for entity in stored.entities where !current.entities.contains(where: { $0.name == entity.name }) {
             lines.append("entity '\(entity.name)' was removed")

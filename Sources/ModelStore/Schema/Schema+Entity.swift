@@ -51,31 +51,38 @@ extension Schema {
                     relationships.append(relationship)
                     properties.append(.relationship(relationship))
                     if field.declaredInverse != nil && inverse == nil {
-                        problems.append(.invalidSchema(
-                            "the inverse of '\(layout.entityName).\(field.name)' is not a relationship of '\(field.destinationEntityName)' back to '\(layout.entityName)'",
-                            remedy: "Pass a key path to a @Relationship property of '\(field.destinationEntityName)' whose type is '\(layout.entityName)' or '[\(layout.entityName)]'",
-                            entityName: layout.entityName))
+                        problems.append(
+                            .invalidSchema(
+                                "the inverse of '\(layout.entityName).\(field.name)' is not a relationship of '\(field.destinationEntityName)' back to '\(layout.entityName)'",
+                                remedy:
+                                    "Pass a key path to a @Relationship property of '\(field.destinationEntityName)' whose type is '\(layout.entityName)' or '[\(layout.entityName)]'",
+                                entityName: layout.entityName))
                     }
                     if let inverse, inverse.destinationEntityName != layout.entityName {
-                        problems.append(.invalidSchema(
-                            "the inverse of '\(layout.entityName).\(field.name)' points to '\(inverse.destinationEntityName)', not '\(layout.entityName)'",
-                            remedy: "Make the inverse relationship's type '\(layout.entityName)?' or '[\(layout.entityName)]'",
-                            entityName: layout.entityName))
+                        problems.append(
+                            .invalidSchema(
+                                "the inverse of '\(layout.entityName).\(field.name)' points to '\(inverse.destinationEntityName)', not '\(layout.entityName)'",
+                                remedy:
+                                    "Make the inverse relationship's type '\(layout.entityName)?' or '[\(layout.entityName)]'",
+                                entityName: layout.entityName))
                     }
                 }
             }
             for (name, typeName) in layout.unsupportedProperties {
-                problems.append(.invalidSchema(
-                    "property '\(layout.entityName).\(name)' has type '\(typeName)', which ModelStore cannot store",
-                    remedy: "Use a supported type (Bool, integers, Double, Float, Decimal, String, Date, Data, UUID, URL, optionals, arrays and dictionaries of them, a RawRepresentable enum, or a Codable struct), or mark the property @Transient",
-                    entityName: layout.entityName))
+                problems.append(
+                    .invalidSchema(
+                        "property '\(layout.entityName).\(name)' has type '\(typeName)', which ModelStore cannot store",
+                        remedy:
+                            "Use a supported type (Bool, integers, Double, Float, Decimal, String, Date, Data, UUID, URL, optionals, arrays and dictionaries of them, a RawRepresentable enum, or a Codable struct), or mark the property @Transient",
+                        entityName: layout.entityName))
             }
             var slots: [String: Int] = [:]
             for property in properties {
                 if slots[property.name] != nil {
-                    problems.append(.invalidSchema(
-                        "entity '\(layout.entityName)' declares the property '\(property.name)' twice",
-                        remedy: "Rename one of the properties", entityName: layout.entityName))
+                    problems.append(
+                        .invalidSchema(
+                            "entity '\(layout.entityName)' declares the property '\(property.name)' twice",
+                            remedy: "Rename one of the properties", entityName: layout.entityName))
                 }
                 slots[property.name] = property.slot
             }
@@ -84,10 +91,12 @@ extension Schema {
             for (kind, names) in Self.constraints(of: layout) {
                 let resolved = names.compactMap { $0 }
                 if resolved.count != names.count || resolved.contains(where: { slots[$0] == nil }) {
-                    problems.append(.invalidSchema(
-                        "a \(kind == .unique ? "uniqueness constraint" : "index") of '\(layout.entityName)' names a property that is not stored",
-                        remedy: "Use key paths to @Attribute or to-one @Relationship properties of '\(layout.entityName)'",
-                        entityName: layout.entityName))
+                    problems.append(
+                        .invalidSchema(
+                            "a \(kind == .unique ? "uniqueness constraint" : "index") of '\(layout.entityName)' names a property that is not stored",
+                            remedy:
+                                "Use key paths to @Attribute or to-one @Relationship properties of '\(layout.entityName)'",
+                            entityName: layout.entityName))
                     continue
                 }
                 if kind == .unique { unique.append(resolved) } else { indices.append(resolved) }
@@ -104,7 +113,8 @@ extension Schema {
         /// An entity from a stored description, with ``SchemaOnlyModel`` as its model type.
         init(description: EntityDescription) throws {
             guard let layout = ModelLayout.of(SchemaOnlyModel.self) else {
-                throw DataStoreError.invalidSchema("the schema-only model has no layout", remedy: "Report this as a bug")
+                throw DataStoreError.invalidSchema(
+                    "the schema-only model has no layout", remedy: "Report this as a bug")
             }
             self.layout = layout
             name = description.name
@@ -119,23 +129,31 @@ extension Schema {
                 }
                 slots[property.name] = slot
                 if let type = property.type {
-                    properties.append(.attribute(Attribute(
-                        name: property.name, originalName: property.originalName, slot: slot, valueType: type,
-                        options: Schema.Attribute.Options(names: property.options), defaultValue: type.zeroValue,
-                        keyPath: nil)))
+                    properties.append(
+                        .attribute(
+                            Attribute(
+                                name: property.name, originalName: property.originalName, slot: slot, valueType: type,
+                                options: Schema.Attribute.Options(names: property.options),
+                                defaultValue: type.zeroValue,
+                                keyPath: nil)))
                 } else if let destination = property.destination {
-                    properties.append(.relationship(Relationship(
-                        name: property.name, originalName: property.originalName, slot: slot, destination: destination,
-                        isToOne: property.isToOne ?? true, inverseName: property.inverse,
-                        deleteRule: property.deleteRule ?? .nullify, minimumModelCount: property.minimumModelCount ?? 0,
-                        maximumModelCount: property.maximumModelCount ?? 0, keyPath: nil)))
+                    properties.append(
+                        .relationship(
+                            Relationship(
+                                name: property.name, originalName: property.originalName, slot: slot,
+                                destination: destination,
+                                isToOne: property.isToOne ?? true, inverseName: property.inverse,
+                                deleteRule: property.deleteRule ?? .nullify,
+                                minimumModelCount: property.minimumModelCount ?? 0,
+                                maximumModelCount: property.maximumModelCount ?? 0, keyPath: nil)))
                 } else {
                     throw DataStoreError.invalidSchema(
                         "the stored property '\(description.name).\(property.name)' has neither a type nor a destination",
                         remedy: "Repair the store's header", entityName: description.name)
                 }
             }
-            for names in description.uniquenessConstraints + description.indices where names.contains(where: { slots[$0] == nil }) {
+            for names in description.uniquenessConstraints + description.indices
+            where names.contains(where: { slots[$0] == nil }) {
                 throw DataStoreError.invalidSchema(
                     "a constraint of the stored entity '\(description.name)' names an unknown property",
                     remedy: "Repair the store's header", entityName: description.name)

@@ -67,10 +67,11 @@ public final class Schema: Sendable, CustomStringConvertible {
         for layout in layouts {
             let entity = Entity(layout: layout, problems: &problems)
             if byName[entity.name] != nil {
-                problems.append(.invalidSchema(
-                    "two model types are both named '\(entity.name)'",
-                    remedy: "Rename one of the types; entity names must be unique in a schema",
-                    entityName: entity.name))
+                problems.append(
+                    .invalidSchema(
+                        "two model types are both named '\(entity.name)'",
+                        remedy: "Rename one of the types; entity names must be unique in a schema",
+                        entityName: entity.name))
                 continue
             }
             byName[entity.name] = entity
@@ -121,7 +122,8 @@ public final class Schema: Sendable, CustomStringConvertible {
     /// The entity names and their properties, one entity a line.
     public var description: String {
         entities.map { entity in
-            "\(entity.name)(" + entity.properties.map { "\($0.name): \($0.typeDescription)" }.joined(separator: ", ") + ")"
+            "\(entity.name)(" + entity.properties.map { "\($0.name): \($0.typeDescription)" }.joined(separator: ", ")
+                + ")"
         }.joined(separator: "\n")
     }
 }

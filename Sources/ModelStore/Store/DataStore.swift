@@ -114,7 +114,9 @@ extension DataStore {
     }
 
     /// The identifiers of the snapshots `fetch` returns.
-    public func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> [PersistentIdentifier] {
+    public func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws
+        -> [PersistentIdentifier]
+    {
         try fetch(request).fetchedSnapshots.map(\.persistentIdentifier)
     }
 

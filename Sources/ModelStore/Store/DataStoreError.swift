@@ -111,15 +111,19 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
     }
 
     /// SwiftData's error for an adapter that cannot do what was asked.
-    public static let unsupportedFeature = DataStoreError(.unsupportedFeature, "the store does not support this feature")
+    public static let unsupportedFeature = DataStoreError(
+        .unsupportedFeature, "the store does not support this feature")
     /// SwiftData's error by which an adapter asks the context to filter in memory.
-    public static let preferInMemoryFilter = DataStoreError(.preferInMemoryFilter, "the store asks the context to filter in memory")
+    public static let preferInMemoryFilter = DataStoreError(
+        .preferInMemoryFilter, "the store asks the context to filter in memory")
     /// SwiftData's error by which an adapter asks the context to sort in memory.
-    public static let preferInMemorySort = DataStoreError(.preferInMemorySort, "the store asks the context to sort in memory")
+    public static let preferInMemorySort = DataStoreError(
+        .preferInMemorySort, "the store asks the context to sort in memory")
     /// SwiftData's error for a predicate the store cannot use.
     public static let invalidPredicate = DataStoreError(.invalidPredicate, "the predicate cannot be evaluated")
     /// A pattern matching every unique-constraint violation.
-    public static let uniqueConstraintViolation = DataStoreError(.uniqueConstraintViolation, "unique constraint violated")
+    public static let uniqueConstraintViolation = DataStoreError(
+        .uniqueConstraintViolation, "unique constraint violated")
     /// A save would store a second model with the same values of a unique attribute or compound
     /// constraint: the one error every store and the context raise for it.
     ///
@@ -143,7 +147,8 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
     /// A pattern matching every deny-rule violation.
     public static let denyRuleViolation = DataStoreError(.denyRuleViolation, "delete denied by a relationship rule")
     /// A pattern matching every relationship count violation.
-    public static let relationshipCountViolation = DataStoreError(.relationshipCountViolation, "relationship count out of range")
+    public static let relationshipCountViolation = DataStoreError(
+        .relationshipCountViolation, "relationship count out of range")
     /// A pattern matching every not-found error.
     public static let notFound = DataStoreError(.notFound, "not found")
     /// A pattern matching every corruption error.

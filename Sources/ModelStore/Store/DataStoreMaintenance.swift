@@ -157,7 +157,8 @@ public struct StoreFile: Encodable, Hashable, Sendable {
         for sibling in siblings.sorted() where sibling.hasPrefix(name + ".") {
             let url = folder.appendingPathComponent(sibling)
             _ = FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory)
-            files += isDirectory.boolValue
+            files +=
+                isDirectory.boolValue
                 ? all(under: url, prefix: sibling + "/") : [StoreFile(path: sibling, byteCount: size(of: url))]
         }
         return files

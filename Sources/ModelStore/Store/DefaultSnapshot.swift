@@ -45,8 +45,9 @@ public struct DefaultSnapshot: DataStoreSnapshot, Hashable {
     ///
     /// - Precondition: `values.count == entity.properties.count`.
     public init(persistentIdentifier: PersistentIdentifier, entity: Schema.Entity, values: [StoreValue]) {
-        precondition(values.count == entity.properties.count,
-                     "a '\(entity.name)' snapshot needs \(entity.properties.count) values, not \(values.count)")
+        precondition(
+            values.count == entity.properties.count,
+            "a '\(entity.name)' snapshot needs \(entity.properties.count) values, not \(values.count)")
         self.persistentIdentifier = persistentIdentifier
         self.entity = entity
         self.values = values
@@ -55,7 +56,9 @@ public struct DefaultSnapshot: DataStoreSnapshot, Hashable {
     /// A snapshot from values by property name; properties not named take their default value.
     ///
     /// Throws ``DataStoreError/invalidValue`` naming any name that is not a stored property of the entity.
-    public init(persistentIdentifier: PersistentIdentifier, entity: Schema.Entity, namedValues: [String: StoreValue]) throws {
+    public init(persistentIdentifier: PersistentIdentifier, entity: Schema.Entity, namedValues: [String: StoreValue])
+        throws
+    {
         var values = entity.properties.map { property -> StoreValue in
             switch property {
             case .attribute(let attribute): attribute.defaultValue
@@ -89,7 +92,8 @@ public struct DefaultSnapshot: DataStoreSnapshot, Hashable {
     /// ``DataStoreError/invalidValue`` if the stored value does not convert to `Value`.
     public func value<Value>(of name: String, as type: Value.Type = Value.self) throws -> Value {
         guard let slot = entity.slot(of: name) else {
-            throw DataStoreError(.notFound, "'\(entity.name)' has no stored property '\(name)'", entityName: entity.name)
+            throw DataStoreError(
+                .notFound, "'\(entity.name)' has no stored property '\(name)'", entityName: entity.name)
         }
         guard let codec = ValueCodecs.codec(for: type) else {
             throw DataStoreError(.invalidValue, "'\(Value.self)' is not a storable type", entityName: entity.name)
@@ -172,9 +176,10 @@ public struct DefaultSnapshot: DataStoreSnapshot, Hashable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         guard let schema = decoder.userInfo[.modelStoreSchema] as? Schema else {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: decoder.codingPath,
-                debugDescription: "decoding a DefaultSnapshot needs the Schema in userInfo[.modelStoreSchema]"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath,
+                    debugDescription: "decoding a DefaultSnapshot needs the Schema in userInfo[.modelStoreSchema]"))
         }
         let entityName = try container.decode(String.self, forKey: .entity)
         guard let entity = schema.entity(named: entityName) else {

@@ -88,7 +88,8 @@ extension SnapshotTable {
             switch constant {
             case .int(let constant): ColumnLoops.refine(&selection, ints, op, constant)
             case .double(let constant): ColumnLoops.refine(&selection, doubles, op, constant)
-            case .date(let constant): ColumnLoops.refine(&selection, doubles, op, constant.timeIntervalSinceReferenceDate)
+            case .date(let constant):
+                ColumnLoops.refine(&selection, doubles, op, constant.timeIntervalSinceReferenceDate)
             default: break
             }
         }
@@ -110,8 +111,9 @@ extension SnapshotTable.EntityTable {
         var rest: [StoreFilter] = []
         for conjunct in filter.conjuncts {
             if case .compare(let path, let op, let value) = conjunct, path.isDirect,
-               let slot = entity.slot(of: path.property),
-               let column = scalarColumns.firstIndex(where: { $0.slot == slot && $0.accepts(value) }) {
+                let slot = entity.slot(of: path.property),
+                let column = scalarColumns.firstIndex(where: { $0.slot == slot && $0.accepts(value) })
+            {
                 tests.append((column, op, value))
             } else {
                 rest.append(conjunct)

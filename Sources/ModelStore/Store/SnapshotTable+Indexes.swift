@@ -40,7 +40,7 @@ extension SnapshotTable {
             var ordered: [LazyOrderedIndex] = []
             for names in entity.indices + entity.uniquenessConstraints {
                 guard let name = names.first, !ordered.contains(where: { $0.property == name }),
-                      let attribute = entity.attribute(named: name), OrderedIndex.supports(attribute.valueType)
+                    let attribute = entity.attribute(named: name), OrderedIndex.supports(attribute.valueType)
                 else { continue }
                 ordered.append(LazyOrderedIndex(property: name, slot: attribute.slot))
             }
@@ -220,7 +220,9 @@ extension SnapshotTable {
         /// they are when it is built). The index gets a box of its own first, so copies of the table that
         /// share it (a store's copy kept for an abort, say) never see this table's changes.
         private mutating func updateOrderedIndex(_ index: Int, _ body: (inout OrderedIndex) -> Void) {
-            if !isKnownUniquelyReferenced(&orderedIndexes[index]) { orderedIndexes[index] = orderedIndexes[index].copy() }
+            if !isKnownUniquelyReferenced(&orderedIndexes[index]) {
+                orderedIndexes[index] = orderedIndexes[index].copy()
+            }
             orderedIndexes[index].update(body)
         }
 
@@ -241,7 +243,8 @@ extension SnapshotTable {
         private mutating func unindex(_ old: DefaultSnapshot, at position: Int) {
             for constraint in uniqueIndexes.indices {
                 if let key = uniqueKey(constraint, of: old),
-                   uniqueIndexes[constraint][key] == old.persistentIdentifier {
+                    uniqueIndexes[constraint][key] == old.persistentIdentifier
+                {
                     uniqueIndexes[constraint][key] = nil
                 }
             }
@@ -379,12 +382,13 @@ extension SnapshotTable {
         /// of indexing a large load.
         static func sorted(_ entries: [Entry]) -> [Entry] {
             guard entries.count > 32, let first = entries.first else { return entries.sorted(by: precedes) }
-            let typed: [Entry]? = switch first.value {
-            case .string: sorted(entries) { if case .string(let key) = $0 { key } else { nil } }
-            case .int: sorted(entries) { if case .int(let key) = $0 { key } else { nil } }
-            case .date: sorted(entries) { if case .date(let key) = $0 { key } else { nil } }
-            default: nil
-            }
+            let typed: [Entry]? =
+                switch first.value {
+                case .string: sorted(entries) { if case .string(let key) = $0 { key } else { nil } }
+                case .int: sorted(entries) { if case .int(let key) = $0 { key } else { nil } }
+                case .date: sorted(entries) { if case .date(let key) = $0 { key } else { nil } }
+                default: nil
+                }
             return typed ?? entries.sorted(by: precedes)
         }
 

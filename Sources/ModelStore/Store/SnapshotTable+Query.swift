@@ -40,8 +40,9 @@ extension SnapshotTable {
 
     private func entityTable(_ name: String) throws -> EntityTable {
         guard let table = tables[name] else {
-            throw DataStoreError(.notFound, "the store has no entity '\(name)'",
-                                 remedy: "Add the model type to the container's schema")
+            throw DataStoreError(
+                .notFound, "the store has no entity '\(name)'",
+                remedy: "Add the model type to the container's schema")
         }
         return table
     }
@@ -78,14 +79,19 @@ extension SnapshotTable.EntityTable {
             let estimate = slice.count + tail.count
             guard estimate * 2 < count, estimate < (best?.positions.count ?? .max) else { continue }
             let found = (slice.filter(isCurrent) + tail.filter(isCurrent)).map(\.position).sorted()
-            best = (found, StoreAccessPath(
-                kind: .orderedIndexRange, properties: [orderedIndexes[index].property], estimatedRows: found.count))
+            best = (
+                found,
+                StoreAccessPath(
+                    kind: .orderedIndexRange, properties: [orderedIndexes[index].property], estimatedRows: found.count)
+            )
         }
         if let sortIndex = sortedWindowIndex(query) {
             let wanted = query.offset + (query.limit ?? 0)
             if best == nil || best!.positions.count > wanted * 4 {
-                return Access(method: .sortedWindow(sortIndex), path: StoreAccessPath(
-                    kind: .orderedIndexSort, properties: [orderedIndexes[sortIndex].property]))
+                return Access(
+                    method: .sortedWindow(sortIndex),
+                    path: StoreAccessPath(
+                        kind: .orderedIndexSort, properties: [orderedIndexes[sortIndex].property]))
             }
         }
         if let best { return Access(method: .positions(best.positions), path: best.path) }
@@ -119,17 +125,22 @@ extension SnapshotTable.EntityTable {
         for (constraint, names) in entity.uniquenessConstraints.enumerated() {
             // A unique index holds no key with a `nil` in it.
             guard let keys = Self.keys(names, equal: equal, members: members),
-                  !keys.contains(where: { $0.contains(where: \.isNull) })
+                !keys.contains(where: { $0.contains(where: \.isNull) })
             else { continue }
-            let found = Set(keys.compactMap { uniqueIndexes[constraint][IndexKey($0)].flatMap { positions[$0] } }).sorted()
-            return Access(method: .positions(found), path: StoreAccessPath(
-                kind: .uniqueIndex, properties: names, estimatedRows: found.count))
+            let found = Set(keys.compactMap { uniqueIndexes[constraint][IndexKey($0)].flatMap { positions[$0] } })
+                .sorted()
+            return Access(
+                method: .positions(found),
+                path: StoreAccessPath(
+                    kind: .uniqueIndex, properties: names, estimatedRows: found.count))
         }
         for index in hashIndexes {
             guard let keys = Self.keys(index.properties, equal: equal, members: members) else { continue }
             let found = Set(keys.flatMap { index.buckets[IndexKey($0)] ?? [] }).sorted()
-            return Access(method: .positions(found), path: StoreAccessPath(
-                kind: .hashIndex, properties: index.properties, estimatedRows: found.count))
+            return Access(
+                method: .positions(found),
+                path: StoreAccessPath(
+                    kind: .hashIndex, properties: index.properties, estimatedRows: found.count))
         }
         return nil
     }
@@ -223,8 +234,8 @@ extension SnapshotTable.EntityTable {
     /// The ordered index that gives a limited query's first sort key, when its order is the sort's.
     private func sortedWindowIndex(_ query: StoreQuery) -> Int? {
         guard query.limit != nil, let first = query.sort.first, first.comparison == .binary,
-              let index = orderedIndexes.firstIndex(where: { $0.property == first.property }),
-              !orderedIndex(index).hasNotANumber(isCurrent: isCurrent)
+            let index = orderedIndexes.firstIndex(where: { $0.property == first.property }),
+            !orderedIndex(index).hasNotANumber(isCurrent: isCurrent)
         else { return nil }
         return index
     }
@@ -242,7 +253,8 @@ extension SnapshotTable.EntityTable {
         var walker = OrderedWalk(sorted: ordered.sorted, tail: tail, ascending: ascending)
         while let group = walker.nextGroup() {
             if taken.count >= wanted, let lastValue,
-               ValueSemantics.sortOrder(group[0].value, lastValue, .binary) != .orderedSame {
+                ValueSemantics.sortOrder(group[0].value, lastValue, .binary) != .orderedSame
+            {
                 break
             }
             for entry in group where isCurrent(entry) {
@@ -287,7 +299,8 @@ private struct OrderedWalk {
         guard let first = peek()?.entry else { return nil }
         var group: [SnapshotTable.OrderedIndex.Entry] = []
         while let (next, fromSorted) = peek(),
-              ValueSemantics.sortOrder(next.value, first.value, .binary) == .orderedSame {
+            ValueSemantics.sortOrder(next.value, first.value, .binary) == .orderedSame
+        {
             group.append(next)
             if fromSorted { i += ascending ? 1 : -1 } else { j += ascending ? 1 : -1 }
         }

@@ -76,8 +76,9 @@ import Foundation
     ) throws -> PreparedSave {
         for snapshot in request.inserted where tables[snapshot.persistentIdentifier.entityName] == nil {
             let name = snapshot.persistentIdentifier.entityName
-            throw DataStoreError(.notFound, "the store has no entity '\(name)'",
-                                 remedy: "Add the model type to this store's configuration", entityName: name)
+            throw DataStoreError(
+                .notFound, "the store has no entity '\(name)'",
+                remedy: "Add the model type to this store's configuration", entityName: name)
         }
         var key = nextPrimaryKey
         let remap = request.mintIdentifiers(storeIdentifier: storeIdentifier, nextPrimaryKey: &key)
@@ -89,16 +90,20 @@ import Foundation
             $0.copy(persistentIdentifier: $0.persistentIdentifier, remappedIdentifiers: remap)
         }
         for changed in updated + request.deleted where snapshot(for: changed.persistentIdentifier) == nil {
-            throw DataStoreError(.notFound,
-                                 "cannot save changes to \(changed.persistentIdentifier): the store does not have it",
-                                 remedy: "Fetch the model again; another context may have deleted it",
-                                 entityName: changed.persistentIdentifier.entityName)
+            throw DataStoreError(
+                .notFound,
+                "cannot save changes to \(changed.persistentIdentifier): the store does not have it",
+                remedy: "Fetch the model again; another context may have deleted it",
+                entityName: changed.persistentIdentifier.entityName)
         }
         // Identifiers minted above are new by construction; only the ones a request brought can clash.
-        for new in request.inserted where remap[new.persistentIdentifier] == nil
-            && snapshot(for: new.persistentIdentifier) != nil {
-            throw DataStoreError(.conflict, "cannot insert \(new.persistentIdentifier): the store already has it",
-                                 entityName: new.persistentIdentifier.entityName)
+        for new in request.inserted
+        where remap[new.persistentIdentifier] == nil
+            && snapshot(for: new.persistentIdentifier) != nil
+        {
+            throw DataStoreError(
+                .conflict, "cannot insert \(new.persistentIdentifier): the store already has it",
+                entityName: new.persistentIdentifier.entityName)
         }
         try checkUniqueness(inserted: inserted, updated: updated, deleted: request.deleted.map(\.persistentIdentifier))
         return PreparedSave(
@@ -165,8 +170,9 @@ import Foundation
             start = end
             guard tables[entity.name] != nil else {
                 let id = run.first!.persistentIdentifier
-                throw DataStoreError(.corrupted, "the stored model \(id) belongs to an entity the schema does not have",
-                                     remedy: "Open the store with a schema that includes '\(id.entityName)'")
+                throw DataStoreError(
+                    .corrupted, "the stored model \(id) belongs to an entity the schema does not have",
+                    remedy: "Open the store with a schema that includes '\(id.entityName)'")
             }
             changed.insert(entity.name)
             // Mutate the entity's table in place; on a throw the table is left part-loaded, which
@@ -183,8 +189,9 @@ import Foundation
         for snapshot in run {
             let id = snapshot.persistentIdentifier
             if id.entityName != table.entity.name {
-                throw DataStoreError(.corrupted, "the stored model \(id) is filed under the entity '\(table.entity.name)'",
-                                     entityName: id.entityName)
+                throw DataStoreError(
+                    .corrupted, "the stored model \(id) is filed under the entity '\(table.entity.name)'",
+                    entityName: id.entityName)
             }
             switch table.insertLoaded(snapshot) {
             case nil:
@@ -220,7 +227,8 @@ import Foundation
     func checkUniqueness(
         inserted: [DefaultSnapshot], updated: [DefaultSnapshot], deleted: [PersistentIdentifier]
     ) throws {
-        let constrained = Set((inserted + updated).lazy.filter { !$0.entity.uniquenessConstraints.isEmpty }.map(\.entity.name))
+        let constrained = Set(
+            (inserted + updated).lazy.filter { !$0.entity.uniquenessConstraints.isEmpty }.map(\.entity.name))
         guard !constrained.isEmpty else { return }
         let vacating = Set(deleted).union(updated.map(\.persistentIdentifier))
         for name in constrained.sorted() {
@@ -234,7 +242,8 @@ import Foundation
                     let id = snapshot.persistentIdentifier
                     var owner = claimed.updateValue(id, forKey: key)
                     if owner == nil, let existing = table.uniqueIndexes[constraint][key], existing != id,
-                       !vacating.contains(existing) {
+                        !vacating.contains(existing)
+                    {
                         owner = existing
                     }
                     if let owner, owner != id {

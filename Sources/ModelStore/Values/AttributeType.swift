@@ -139,7 +139,9 @@ extension AttributeType: Codable {
         switch type {
         case "bool": self = .bool
         case "integer":
-            self = .integer(bits: try container.decode(Int.self, forKey: .bits), signed: try container.decode(Bool.self, forKey: .signed))
+            self = .integer(
+                bits: try container.decode(Int.self, forKey: .bits),
+                signed: try container.decode(Bool.self, forKey: .signed))
         case "double": self = .double
         case "float": self = .float
         case "decimal": self = .decimal
@@ -151,9 +153,13 @@ extension AttributeType: Codable {
         case "optional": self = .optional(try container.decode(AttributeType.self, forKey: .wrapped))
         case "array": self = .array(try container.decode(AttributeType.self, forKey: .wrapped))
         case "dictionary":
-            self = .dictionary(key: try container.decode(AttributeType.self, forKey: .key), value: try container.decode(AttributeType.self, forKey: .value))
+            self = .dictionary(
+                key: try container.decode(AttributeType.self, forKey: .key),
+                value: try container.decode(AttributeType.self, forKey: .value))
         case "enumeration":
-            self = .enumeration(name: try container.decode(String.self, forKey: .name), rawValue: try container.decode(AttributeType.self, forKey: .rawValue))
+            self = .enumeration(
+                name: try container.decode(String.self, forKey: .name),
+                rawValue: try container.decode(AttributeType.self, forKey: .rawValue))
         case "composite": self = .composite(name: try container.decode(String.self, forKey: .name))
         default:
             throw DecodingError.dataCorruptedError(
@@ -161,4 +167,3 @@ extension AttributeType: Codable {
         }
     }
 }
-

@@ -224,8 +224,10 @@ extension StoreValue: Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: KindKey.self)
         guard let key = container.allKeys.first, container.allKeys.count == 1 else {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: decoder.codingPath, debugDescription: "a stored value is an object with exactly one kind key"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath,
+                    debugDescription: "a stored value is an object with exactly one kind key"))
         }
         switch key.stringValue {
         case "null": self = .null
@@ -236,7 +238,8 @@ extension StoreValue: Codable {
         case "decimal":
             let text = try container.decode(String.self, forKey: key)
             guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
-                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "not a decimal number")
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "not a decimal number")
             }
             self = .decimal(value)
         case "string": self = .string(try container.decode(String.self, forKey: key))

@@ -38,9 +38,12 @@ public struct StoreValueDecoder: Sendable {
 /// Builds the `DecodingError`s the decoding containers throw.
 private enum Failure {
     /// The value has the wrong kind; ``StoreValue/null`` is reported as a missing value.
-    static func mismatch(_ type: Any.Type, expected: String? = nil, found value: StoreValue,
-                         at path: [any CodingKey]) -> DecodingError {
-        let description = "Expected \(expected ?? String(describing: type)) at \(StoreValueCodingKey.render(path))"
+    static func mismatch(
+        _ type: Any.Type, expected: String? = nil, found value: StoreValue,
+        at path: [any CodingKey]
+    ) -> DecodingError {
+        let description =
+            "Expected \(expected ?? String(describing: type)) at \(StoreValueCodingKey.render(path))"
             + " but found \(value.kindName) instead."
         let context = DecodingError.Context(codingPath: path, debugDescription: description)
         if value.isNull { return .valueNotFound(type, context) }
@@ -49,27 +52,33 @@ private enum Failure {
 
     /// A number of the right kind that the requested type cannot hold exactly.
     static func unrepresentable(_ type: Any.Type, found value: StoreValue, at path: [any CodingKey]) -> DecodingError {
-        .dataCorrupted(DecodingError.Context(
-            codingPath: path,
-            debugDescription: "Expected \(type) at \(StoreValueCodingKey.render(path))"
-                + " but found \(value.kindName) that does not fit exactly in \(type)."
-        ))
+        .dataCorrupted(
+            DecodingError.Context(
+                codingPath: path,
+                debugDescription: "Expected \(type) at \(StoreValueCodingKey.render(path))"
+                    + " but found \(value.kindName) that does not fit exactly in \(type)."
+            ))
     }
 
     static func keyNotFound(_ key: any CodingKey, at path: [any CodingKey]) -> DecodingError {
-        .keyNotFound(key, DecodingError.Context(
-            codingPath: path,
-            debugDescription: "Expected a value for key \"\(key.stringValue)\" at \(StoreValueCodingKey.render(path))"
-                + " but found no such key."
-        ))
+        .keyNotFound(
+            key,
+            DecodingError.Context(
+                codingPath: path,
+                debugDescription:
+                    "Expected a value for key \"\(key.stringValue)\" at \(StoreValueCodingKey.render(path))"
+                    + " but found no such key."
+            ))
     }
 
     static func atEnd(_ type: Any.Type, count: Int, at path: [any CodingKey]) -> DecodingError {
-        .valueNotFound(type, DecodingError.Context(
-            codingPath: path,
-            debugDescription: "Expected \(type) at \(StoreValueCodingKey.render(path))"
-                + " but found the end of an array of \(count) elements."
-        ))
+        .valueNotFound(
+            type,
+            DecodingError.Context(
+                codingPath: path,
+                debugDescription: "Expected \(type) at \(StoreValueCodingKey.render(path))"
+                    + " but found the end of an array of \(count) elements."
+            ))
     }
 }
 
@@ -183,8 +192,10 @@ private struct ValueDecoder: Decoder, SingleValueDecodingContainer {
         case .int(let int) where type == Decimal.self: result = Decimal(int)
         case .uint(let uint) where type == Decimal.self: result = Decimal(uint)
         default:
-            guard type == Date.self || type == Data.self || type == UUID.self || type == URL.self
-                || type == Decimal.self else { return nil }
+            guard
+                type == Date.self || type == Data.self || type == UUID.self || type == URL.self
+                    || type == Decimal.self
+            else { return nil }
             throw Failure.mismatch(type, found: value, at: codingPath)
         }
         return result as? T

@@ -33,10 +33,12 @@ public struct StoreValueEncoder: Sendable {
     public func encode<T: Encodable>(_ value: T) throws -> StoreValue {
         let node = try EncodingNode.encode(value, at: [])
         guard node.hasContent else {
-            throw EncodingError.invalidValue(value, EncodingError.Context(
-                codingPath: [],
-                debugDescription: "Top-level \(T.self) did not encode any values."
-            ))
+            throw EncodingError.invalidValue(
+                value,
+                EncodingError.Context(
+                    codingPath: [],
+                    debugDescription: "Top-level \(T.self) did not encode any values."
+                ))
         }
         return node.storeValue
     }
@@ -125,15 +127,19 @@ private final class EncodingNode {
 
     /// Makes this node a keyed container; asking again for one keeps what was written so far.
     func becomeKeyed(at path: [any CodingKey]) {
-        precondition(kind == .empty || kind == .keyed, "Requested a keyed container at "
-                     + "\(StoreValueCodingKey.render(path)) where another kind of value was already encoded.")
+        precondition(
+            kind == .empty || kind == .keyed,
+            "Requested a keyed container at "
+                + "\(StoreValueCodingKey.render(path)) where another kind of value was already encoded.")
         kind = .keyed
     }
 
     /// Makes this node an unkeyed container; asking again for one keeps what was written so far.
     func becomeUnkeyed(at path: [any CodingKey]) {
-        precondition(kind == .empty || kind == .unkeyed, "Requested an unkeyed container at "
-                     + "\(StoreValueCodingKey.render(path)) where another kind of value was already encoded.")
+        precondition(
+            kind == .empty || kind == .unkeyed,
+            "Requested an unkeyed container at "
+                + "\(StoreValueCodingKey.render(path)) where another kind of value was already encoded.")
         kind = .unkeyed
     }
 
@@ -162,8 +168,9 @@ private final class EncodingNode {
     }
 
     private func assertEmpty(at path: [any CodingKey]) {
-        precondition(kind == .empty,
-                     "Encoded a single value at \(StoreValueCodingKey.render(path)) where a value was already encoded.")
+        precondition(
+            kind == .empty,
+            "Encoded a single value at \(StoreValueCodingKey.render(path)) where a value was already encoded.")
     }
 
     /// Encodes a value into a new node, keeping the fidelity types as their own cases.
@@ -221,11 +228,13 @@ private enum Scalar {
     }
 
     private static func outOfRange<I>(_ value: I, _ type: I.Type, at path: [any CodingKey]) -> EncodingError {
-        EncodingError.invalidValue(value, EncodingError.Context(
-            codingPath: path,
-            debugDescription: "Expected \(type) within the range of Int64 or UInt64"
-                + " at \(StoreValueCodingKey.render(path)) but found a value outside it."
-        ))
+        EncodingError.invalidValue(
+            value,
+            EncodingError.Context(
+                codingPath: path,
+                debugDescription: "Expected \(type) within the range of Int64 or UInt64"
+                    + " at \(StoreValueCodingKey.render(path)) but found a value outside it."
+            ))
     }
 }
 

@@ -111,7 +111,8 @@ public enum ValueCodecs {
                 do {
                     return unsafeBitCast(try StoreValueDecoder().decode(C.self, from: stored), to: Value.self)
                 } catch {
-                    throw DataStoreError.invalidValue("cannot decode '\(name)' from a stored \(stored.kindName): \(error)")
+                    throw DataStoreError.invalidValue(
+                        "cannot decode '\(name)' from a stored \(stored.kindName): \(error)")
                 }
             }
         )
@@ -187,7 +188,9 @@ extension Decimal: ScalarStorable {
         case .int(let v): self = Decimal(v)
         case .uint(let v): self = Decimal(v)
         case .string(let v):
-            guard let d = Decimal(string: v, locale: Locale(identifier: "en_US_POSIX")) else { throw Self.mismatch(scalar) }
+            guard let d = Decimal(string: v, locale: Locale(identifier: "en_US_POSIX")) else {
+                throw Self.mismatch(scalar)
+            }
             self = d
         default: throw Self.mismatch(scalar)
         }
@@ -337,7 +340,8 @@ protocol DictionaryStorable {
 
 extension Dictionary: DictionaryStorable {
     static func makeDictionaryCodec<V>(as: V.Type) -> ValueCodec<V>? {
-        guard let keyCodec = ValueCodecs.codec(for: Key.self), let valueCodec = ValueCodecs.codec(for: Value.self) else {
+        guard let keyCodec = ValueCodecs.codec(for: Key.self), let valueCodec = ValueCodecs.codec(for: Value.self)
+        else {
             return nil
         }
         let type = AttributeType.dictionary(key: keyCodec.attributeType, value: valueCodec.attributeType)

@@ -55,7 +55,8 @@ enum GraphIntegrityCases {
                 (try folderContents(env, container), try env.count(Specimen.self, in: container))
             }
             try env.checkEqual(
-                result.1, 0, "a specimen deleted before its first save was stored anyway: the save wrote a deleted model")
+                result.1, 0,
+                "a specimen deleted before its first save was stored anyway: the save wrote a deleted model")
             try env.checkEqual(
                 result.0, ["Alpha: "],
                 "the folder still lists a specimen that was deleted before its first save")

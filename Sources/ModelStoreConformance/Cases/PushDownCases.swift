@@ -34,7 +34,7 @@ enum PushDownCases {
         }
         return
             "'\(query.name)' \(label) returned \(extra.count) model(s) Swift does not select "
-                + "\(extra.prefix(4)) and missed "
+            + "\(extra.prefix(4)) and missed "
             + "\(missing.count) \(missing.prefix(4))\(culprit)"
     }
 

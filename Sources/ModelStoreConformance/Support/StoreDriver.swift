@@ -181,15 +181,18 @@ extension StoreDriver {
     func entryLabels(_ what: String) throws -> [String] {
         let snapshots = try env.require(
             try fetch(request(LogEntry.self), what), "the store refused a plain fetch of every 'LogEntry'")
-        return snapshots.sorted { ((try? $0.value(of: "sequence", as: Int.self)) ?? 0) < ((try? $1.value(of: "sequence", as: Int.self)) ?? 0) }
-            .map { (try? $0.value(of: "label", as: String.self)) ?? "?" }
+        return snapshots.sorted {
+            ((try? $0.value(of: "sequence", as: Int.self)) ?? 0) < ((try? $1.value(of: "sequence", as: Int.self)) ?? 0)
+        }
+        .map { (try? $0.value(of: "label", as: String.self)) ?? "?" }
     }
 
     /// The rules of `DataStoreTwoPhaseSaving`: prepare changes nothing visible, abort restores the
     /// store before or after commit, commit and finish store, a failed prepare releases the store.
     func checkTwoPhaseSave() throws {
         guard let twoPhase = store as? any DataStoreTwoPhaseSaving else {
-            throw env.failure("the adapter declares two-phase saves, but its store does not conform to DataStoreTwoPhaseSaving")
+            throw env.failure(
+                "the adapter declares two-phase saves, but its store does not conform to DataStoreTwoPhaseSaving")
         }
         _ = try saveEntries([try newEntry(1, label: "one")])
         let stored = try env.require(
@@ -205,22 +208,25 @@ extension StoreDriver {
         let before = ["one"]
 
         let aborted = try prepare("preparing an insert and an update")
-        try env.checkEqual(try entryLabels("fetching during a prepared save"), before,
-                           "fetches saw a prepared save before it was committed: prepareSave must not apply it")
+        try env.checkEqual(
+            try entryLabels("fetching during a prepared save"), before,
+            "fetches saw a prepared save before it was committed: prepareSave must not apply it")
         aborted.abort()
         try env.checkEqual(try entryLabels("fetching after abort"), before, "abort before commit left changes behind")
 
         let undone = try prepare("preparing the same save again (abort must release the store)")
         try env.step("committing a prepared save") { try undone.commit() }
         undone.abort()
-        try env.checkEqual(try entryLabels("fetching after commit then abort"), before,
-                           "abort after commit did not restore the store: another store's failure would leave this one changed")
+        try env.checkEqual(
+            try entryLabels("fetching after commit then abort"), before,
+            "abort after commit did not restore the store: another store's failure would leave this one changed")
 
         let kept = try prepare("preparing the save a third time")
         try env.step("committing a prepared save") { try kept.commit() }
         kept.finish()
-        try env.checkEqual(try entryLabels("fetching after commit and finish"), ["changed", "two"],
-                           "commit then finish did not store the prepared save")
+        try env.checkEqual(
+            try entryLabels("fetching after commit and finish"), ["changed", "two"],
+            "commit then finish did not store the prepared save")
         try env.check(
             kept.remappedCount == 1, "the prepared save's result does not remap the inserted entry's identifier",
             found: "\(kept.remappedCount) remapped")
@@ -250,9 +256,11 @@ private struct ErasedTwoPhasePart {
         updated: [DefaultSnapshot]
     ) throws {
         func open<S: DataStoreTwoPhaseSaving>(_ store: S) throws -> ErasedTwoPhasePart {
-            let part = try store.prepareSave(DataStoreSaveChangesRequest<S.Snapshot>(
-                editingState: editingState, inserted: inserted.map(S.Snapshot.init), updated: updated.map(S.Snapshot.init),
-                deleted: []))
+            let part = try store.prepareSave(
+                DataStoreSaveChangesRequest<S.Snapshot>(
+                    editingState: editingState, inserted: inserted.map(S.Snapshot.init),
+                    updated: updated.map(S.Snapshot.init),
+                    deleted: []))
             return ErasedTwoPhasePart(
                 commit: part.commit, abort: part.abort, finish: part.finish,
                 remappedCount: part.result.remappedIdentifiers.count)
@@ -260,7 +268,10 @@ private struct ErasedTwoPhasePart {
         self = try open(store)
     }
 
-    private init(commit: @escaping () throws -> Void, abort: @escaping () -> Void, finish: @escaping () -> Void, remappedCount: Int) {
+    private init(
+        commit: @escaping () throws -> Void, abort: @escaping () -> Void, finish: @escaping () -> Void,
+        remappedCount: Int
+    ) {
         self.commit = commit
         self.abort = abort
         self.finish = finish

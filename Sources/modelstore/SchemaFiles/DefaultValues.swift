@@ -119,19 +119,35 @@ enum DefaultValueText {
         switch stored {
         case .null: return "nil"
         case .bool(let value): return String(value)
-        case .int(let value): return String(value)
-        case .uint(let value): return String(value)
+        case .int(let value): return grouped(String(value))
+        case .uint(let value): return grouped(String(value))
         case .double(let value): return type.unwrapped == .float ? String(Float(value)) : String(value)
         case .decimal(let value): return "Decimal(string: \(SwiftNames.stringLiteral("\(value)")))!"
         case .string(let value): return SwiftNames.stringLiteral(value)
         case .date(let value):
             let seconds = value.timeIntervalSince1970
-            let literal = seconds.rounded() == seconds && abs(seconds) < 1e15 ? String(Int64(seconds)) : String(seconds)
+            let literal =
+                seconds.rounded() == seconds && abs(seconds) < 1e15 ? grouped(String(Int64(seconds))) : String(seconds)
             return "Date(timeIntervalSince1970: \(literal))"
         case .uuid(let value): return "UUID(uuidString: \"\(value.uuidString)\")!"
         case .url(let value): return "URL(string: \(SwiftNames.stringLiteral(value.absoluteString)))!"
         default: return nil
         }
+    }
+
+    /// An integer literal with its digits in groups of three (`1_706_702_400`) when it has seven or
+    /// more, as a person writes it and `swift format` leaves it.
+    static func grouped(_ literal: String) -> String {
+        let sign = literal.hasPrefix("-") ? "-" : ""
+        let digits = Array(literal.dropFirst(sign.count))
+        guard digits.count >= 7 else { return literal }
+        var groups: [String] = []
+        var end = digits.count
+        while end > 0 {
+            groups.insert(String(digits[max(0, end - 3)..<end]), at: 0)
+            end -= 3
+        }
+        return sign + groups.joined(separator: "_")
     }
 
     /// The Swift expression of the zero value (what a model starts with when no default is given).

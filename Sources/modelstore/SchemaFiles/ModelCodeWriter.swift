@@ -68,7 +68,8 @@ struct ModelCodeWriter {
             let list = "[\(constraints.joined(separator: ", "))]"
             let declaration = "    static var constraints: [ModelConstraint<\(model.name)>] {"
             lines.append("")
-            lines += indent.count + declaration.count + list.count + 3 <= 120
+            lines +=
+                indent.count + declaration.count + list.count + 3 <= 120
                 ? ["\(declaration) \(list) }"] : [declaration, "        \(list)", "    }"]
         }
         lines += ["", "    let persistentBackingData = BackingData()", "    init() {}", "}"]

@@ -67,7 +67,8 @@ extension SchemaDocument {
     {
         do {
             let decoder = JSONDecoder()
-            let description = inReport
+            let description =
+                inReport
                 ? try decoder.decode(SchemaReportFile.self, from: data).schema
                 : try decoder.decode(Schema.Description.self, from: data)
             return SchemaDocument(description)

@@ -1,6 +1,6 @@
 import Foundation
-import ModelStoreTestSupport
 @_spi(AdapterKit) import ModelStore
+import ModelStoreTestSupport
 
 @testable import ModelStoreJSONFile
 

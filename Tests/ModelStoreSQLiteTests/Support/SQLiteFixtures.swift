@@ -1,7 +1,7 @@
 import Foundation
-import ModelStoreTestSupport
 @_spi(AdapterKit) import ModelStore
 import ModelStoreSQLite
+import ModelStoreTestSupport
 
 /// A schema without model types, so tests can drive a store with snapshots of every value kind.
 enum ItemSchema {
@@ -43,7 +43,6 @@ enum ItemSchema {
         return try SQLiteStore(configuration, migrationPlan: nil)
     }
 }
-
 
 extension SQLiteStore {
     /// Runs a neutral query, as a context would push it.

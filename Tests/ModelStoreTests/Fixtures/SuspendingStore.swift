@@ -29,9 +29,15 @@ final class SuspendingStore: DataStoreQuerying, DataStoreAsynchronous {
     var schema: Schema { inner.schema }
     var queryCapabilities: QueryCapabilities { inner.queryCapabilities }
 
-    private func count(async: Bool) { calls.withLock { async ? ($0.async += 1) : ($0.sync += 1) } }
+    private func count(async: Bool) {
+        calls.withLock {
+            if async { $0.async += 1 } else { $0.sync += 1 }
+        }
+    }
 
-    func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
+    func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<
+        T, DefaultSnapshot
+    > {
         count(async: false)
         return try inner.fetch(request)
     }
@@ -46,7 +52,9 @@ final class SuspendingStore: DataStoreQuerying, DataStoreAsynchronous {
         return try inner.fetchIdentifiers(request)
     }
 
-    func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+    func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<
+        DefaultSnapshot
+    > {
         count(async: false)
         return try inner.save(request)
     }
@@ -71,7 +79,9 @@ final class SuspendingStore: DataStoreQuerying, DataStoreAsynchronous {
         return try inner.fetchCount(request)
     }
 
-    func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) async throws -> [PersistentIdentifier] {
+    func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) async throws
+        -> [PersistentIdentifier]
+    {
         count(async: true)
         await Task.yield()
         return try inner.fetchIdentifiers(request)

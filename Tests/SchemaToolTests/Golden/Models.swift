@@ -9,7 +9,7 @@ final class Project: PersistentModel {
     @Attribute var name: String = "Untitled"
     @Attribute var createdAt: Date = .now
     @Attribute var deadline: Date?
-    @Attribute var launch: Date = Date(timeIntervalSince1970: 1706702400)
+    @Attribute var launch: Date = Date(timeIntervalSince1970: 1_706_702_400)
     @Attribute var budget: Decimal = Decimal(string: "1250.5")!
     @Attribute var priority: Int16 = 3
     @Attribute var ratio: Double = 0.5

@@ -18,7 +18,8 @@ extension StoreScheme {
             location: .optional("USER@HOST:PORT/DATABASE"),
             options: [
                 .init("namespace", summary: "the PostgreSQL schema the tables live in (default public)"),
-                .init("sslmode", allowedValues: PostgreSQLStoreConfiguration.TLSMode.allCases.map(\.rawValue),
+                .init(
+                    "sslmode", allowedValues: PostgreSQLStoreConfiguration.TLSMode.allCases.map(\.rawValue),
                     summary: "whether the connection uses TLS"),
                 .init("statement_timeout", summary: "milliseconds a statement may run"),
                 .init("max_connections", summary: "the size of the connection pool"),

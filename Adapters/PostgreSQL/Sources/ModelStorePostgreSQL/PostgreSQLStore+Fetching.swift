@@ -15,7 +15,8 @@ extension PostgreSQLStore {
         _ request: DataStoreFetchRequest<T>
     ) async throws -> DataStoreFetchResult<T, DefaultSnapshot> {
         let rows = try await rows(for: query(of: request))
-        remember(rows.map { ($0.snapshot.persistentIdentifier, $0.version) }, for: request.editingState, replacing: false)
+        remember(
+            rows.map { ($0.snapshot.persistentIdentifier, $0.version) }, for: request.editingState, replacing: false)
         return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: rows.map(\.snapshot))
     }
 
@@ -29,15 +30,18 @@ extension PostgreSQLStore {
         let query = query(of: request)
         let plan = try QueryPlan(query, layouts: layouts, storeIdentifier: identifier)
         guard plan.isComplete else { return try await rows(for: query).count }
-        let total = try await database.read("counting '\(query.entityName)'") { session in
-            try await session.integer("SELECT count(*) FROM \(plan.layout.table) t \(plan.whereClause)", plan.binds)
-        } ?? 0
+        let total =
+            try await database.read("counting '\(query.entityName)'") { session in
+                try await session.integer("SELECT count(*) FROM \(plan.layout.table) t \(plan.whereClause)", plan.binds)
+            } ?? 0
         let afterOffset = max(0, Int(total) - max(query.offset, 0))
         return query.limit.map { min(max($0, 0), afterOffset) } ?? afterOffset
     }
 
     /// Selects only the keys in SQL when SQL runs the whole query.
-    public func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> [PersistentIdentifier] {
+    public func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws
+        -> [PersistentIdentifier]
+    {
         try database.wait { try await self.fetchIdentifiers(request) }
     }
 
@@ -50,10 +54,12 @@ extension PostgreSQLStore {
         guard plan.isComplete else { return try await rows(for: query).map(\.snapshot.persistentIdentifier) }
         let storeIdentifier = identifier
         return try await database.read("listing '\(query.entityName)'") { session in
-            try await session.query("SELECT t.\(TableLayout.key) FROM \(plan.layout.table) t \(plan.clause)", plan.binds)
-                .map { row in
-                    .identifier(for: storeIdentifier, entityName: query.entityName, primaryKey: try row.decode(Int64.self))
-                }
+            try await session.query(
+                "SELECT t.\(TableLayout.key) FROM \(plan.layout.table) t \(plan.clause)", plan.binds
+            )
+            .map { row in
+                .identifier(for: storeIdentifier, entityName: query.entityName, primaryKey: try row.decode(Int64.self))
+            }
         }
     }
 

@@ -106,14 +106,16 @@ extension PostgreSQLStore {
                 binds.append(keys)
                 var assignments = ["\(TableLayout.version) = \(TableLayout.version) + 1"]
                 let probe = DefaultSnapshot(
-                    persistentIdentifier: .identifier(for: storeIdentifier, entityName: entityName, primaryKey: keys[0]),
+                    persistentIdentifier: .identifier(
+                        for: storeIdentifier, entityName: entityName, primaryKey: keys[0]),
                     entity: layout.entity, values: layout.entity.properties.map { _ in .null })
                 for slot in values.keys.sorted() {
                     guard let column = layout.columnsBySlot[slot] else { continue }
                     var snapshot = probe
                     snapshot.values[slot] = values[slot]!
                     try writer.bind(snapshot, column, layout: layout, to: &binds)
-                    assignments.append("\(column.quoted) = \(column.type?.placeholder(binds.count) ?? "$\(binds.count)")")
+                    assignments.append(
+                        "\(column.quoted) = \(column.type?.placeholder(binds.count) ?? "$\(binds.count)")")
                 }
                 do {
                     try await writer.session.execute(
@@ -165,7 +167,9 @@ extension PostgreSQLStore {
         let url = configuration.redactedURL
         return try await database.transaction(doing) { session in
             try await body(
-                RowWriter(session: session, storeIdentifier: storeIdentifier, layouts: layouts, keySequence: sequence, url: url))
+                RowWriter(
+                    session: session, storeIdentifier: storeIdentifier, layouts: layouts, keySequence: sequence,
+                    url: url))
         }
     }
 }

@@ -65,7 +65,8 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
         self.configuration = configuration
         self.schema = schema
         let layouts = Dictionary(
-            uniqueKeysWithValues: schema.entities.map { ($0.name, TableLayout($0, namespace: configuration.namespace)) })
+            uniqueKeysWithValues: schema.entities.map { ($0.name, TableLayout($0, namespace: configuration.namespace)) }
+        )
         self.layouts = layouts
         let database = Database(configuration)
         self.database = database
@@ -121,7 +122,9 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
     func rows(for identifiers: [PersistentIdentifier]) async throws -> [PersistentIdentifier: RowReader.Versioned] {
         var byEntity: [String: [Int64]] = [:]
         for id in identifiers {
-            if let key = localKey(id), layouts[id.entityName] != nil { byEntity[id.entityName, default: []].append(key) }
+            if let key = localKey(id), layouts[id.entityName] != nil {
+                byEntity[id.entityName, default: []].append(key)
+            }
         }
         let layouts = self.layouts
         let storeIdentifier = identifier

@@ -164,12 +164,14 @@ extension PostgreSQLStoreConfiguration {
                 .invalidConfiguration, "the PostgreSQL store URL has the unknown option '\(unknown)'",
                 remedy: "Use " + known.sorted().map { "'\($0)'" }.joined(separator: ", "))
         }
-        let host = options["host"] ?? components.percentEncodedHost.flatMap { $0.removingPercentEncoding }
+        let host =
+            options["host"] ?? components.percentEncodedHost.flatMap { $0.removingPercentEncoding }
             .flatMap { $0.isEmpty ? nil : $0 } ?? environment["PGHOST"] ?? "127.0.0.1"
         let portText = options["port"] ?? components.port.map(String.init) ?? environment["PGPORT"] ?? "5432"
         guard let port = Int(portText) else {
             throw DataStoreError(
-                .invalidConfiguration, "the PostgreSQL port '\(portText)' is not a number", remedy: "Write a port number")
+                .invalidConfiguration, "the PostgreSQL port '\(portText)' is not a number",
+                remedy: "Write a port number")
         }
         let user = components.user.flatMap { $0.removingPercentEncoding } ?? environment["PGUSER"]
         let password = components.password.flatMap { $0.removingPercentEncoding } ?? environment["PGPASSWORD"]

@@ -32,7 +32,8 @@ if arguments.count == 4, arguments[1] == "setup", let count = Int(arguments[3]),
 guard arguments.count >= 4, let increments = Int(arguments[2]), let counters = Int(arguments[3]),
     let url = ProcessInfo.processInfo.environment["MODELSTORE_POSTGRES_URL"]
 else {
-    FileHandle.standardError.write(Data("usage: modelstore-pg-worker NAMESPACE INCREMENTS COUNTERS [SECONDS] [CONTEXTS]\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: modelstore-pg-worker NAMESPACE INCREMENTS COUNTERS [SECONDS] [CONTEXTS]\n".utf8))
     exit(2)
 }
 let seconds = arguments.count > 4 ? Double(arguments[4]) : nil
@@ -71,7 +72,9 @@ do {
     group.wait()
     let final = results.withLock { $0 }
     let sorted = final.latencies.sorted()
-    func percentile(_ p: Double) -> Int { sorted.isEmpty ? 0 : Int(sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]) }
+    func percentile(_ p: Double) -> Int {
+        sorted.isEmpty ? 0 : Int(sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))])
+    }
     print(
         "acknowledged=\(final.acknowledged.reduce(0, +)) conflicts=\(final.conflicts) p50us=\(percentile(0.5)) "
             + "p99us=\(percentile(0.99)) perCounter=\(final.acknowledged.map(String.init).joined(separator: ","))")

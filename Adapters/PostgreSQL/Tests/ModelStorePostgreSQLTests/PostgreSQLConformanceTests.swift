@@ -9,8 +9,10 @@ extension ConformanceAdapter {
     static let postgreSQL = ConformanceAdapter(
         name: "PostgreSQLStore",
         capabilities: [.batching, .durability, .erase, .multiProcessAccess, .migrations],
-        nativeFilters: [.equality, .comparison, .logical, .optionals, .strings, .collections, .identifiers,
-            .enumerations, .arithmetic],
+        nativeFilters: [
+            .equality, .comparison, .logical, .optionals, .strings, .collections, .identifiers,
+            .enumerations, .arithmetic,
+        ],
         expectedFailures: [
             "persistence.corruptFilesFailOpenUntouched":
                 "the store keeps its data on the server, not in files in the case's directory, so there is no "

@@ -141,7 +141,8 @@ struct PostgreSQLFailureTests {
         let namespace = PostgreSQLServer.freshNamespace()
         let container = try counters(3, namespace: namespace)
         let context = ModelContext(container)
-        let descriptor = FetchDescriptor<Counter>(predicate: #Predicate { $0.name != "c1" }, sortBy: [SortDescriptor(\.name)])
+        let descriptor = FetchDescriptor<Counter>(
+            predicate: #Predicate { $0.name != "c1" }, sortBy: [SortDescriptor(\.name)])
         let fetched = try await context.fetchAsync(descriptor)
         #expect(fetched.map(\.name) == ["c0", "c2"])
         for counter in fetched { counter.value = 4 }

@@ -53,7 +53,9 @@ struct PostgreSQLMultiProcessTests {
         var acknowledged = [0, 0, 0]
         for report in reports {
             let perCounter = try #require(field("perCounter", in: report), "report: \(report)")
-            for (index, count) in perCounter.split(separator: ",").enumerated() { acknowledged[index] += Int(count) ?? 0 }
+            for (index, count) in perCounter.split(separator: ",").enumerated() {
+                acknowledged[index] += Int(count) ?? 0
+            }
         }
         #expect(acknowledged.reduce(0, +) == 4 * 2 * 25)
         let stored = try ModelContext(container).fetch(FetchDescriptor<Counter>(sortBy: [SortDescriptor(\.name)]))

@@ -1,8 +1,9 @@
 import Foundation
 import ModelStore
-@testable import ModelStorePostgreSQL
 import PostgreSQLTestModels
 import Testing
+
+@testable import ModelStorePostgreSQL
 
 /// Serialization failures (SQLSTATE 40001) and deadlocks (40P01): the transaction runs again, up
 /// to the configured number of times, then the save reports `.conflict`.
@@ -24,7 +25,10 @@ struct PostgreSQLRetryTests {
         let store = try store(retries: 3)
         let attempts = LockedValue(0)
         let result = try await store.database.transaction("testing") { session in
-            let attempt = attempts.withLock { $0 += 1; return $0 }
+            let attempt = attempts.withLock {
+                $0 += 1
+                return $0
+            }
             if attempt < 3 { try await session.execute(Self.failure) }
             return attempt
         }

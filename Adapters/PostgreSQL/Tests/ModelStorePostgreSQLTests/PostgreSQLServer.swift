@@ -25,7 +25,9 @@ enum PostgreSQLServer {
     }
 
     /// A configuration for the test server in a namespace.
-    static func configuration(namespace: String, statementTimeout: Duration? = nil) throws -> PostgreSQLStoreConfiguration {
+    static func configuration(namespace: String, statementTimeout: Duration? = nil) throws
+        -> PostgreSQLStoreConfiguration
+    {
         var configuration = try PostgreSQLStoreConfiguration(url: try #require(url))
         configuration.namespace = namespace
         configuration.statementTimeout = statementTimeout

@@ -1,8 +1,9 @@
 import Foundation
 import ModelStore
-@testable import ModelStorePostgreSQL
 import PostgreSQLTestModels
 import Testing
+
+@testable import ModelStorePostgreSQL
 
 /// Storage details of `PostgreSQLStore`: text that PostgreSQL cannot hold as it is, and a
 /// namespace that belongs to another program.

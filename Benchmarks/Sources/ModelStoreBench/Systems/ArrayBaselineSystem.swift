@@ -67,9 +67,12 @@ struct ArrayBaselineSystem: BenchSystem {
         let store = try filledStore(data)
         return Trial(
             path: "email index lookup, copy",
-            run: { repetition in store.byEmail[data.rows[data.lookupTarget(repetition)].email].map { store.users[$0] } },
+            run: { repetition in store.byEmail[data.rows[data.lookupTarget(repetition)].email].map { store.users[$0] }
+            },
             check: { user, repetition in
-                if user?.email != data.rows[data.lookupTarget(repetition)].email { throw WrongResult("fetch-unique: wrong user") }
+                if user?.email != data.rows[data.lookupTarget(repetition)].email {
+                    throw WrongResult("fetch-unique: wrong user")
+                }
             })
     }
 
@@ -91,7 +94,9 @@ struct ArrayBaselineSystem: BenchSystem {
                 return position
             },
             check: { position, repetition in
-                if store.users[position].score != Double(repetition) + 0.5 { throw WrongResult("update-one: not stored") }
+                if store.users[position].score != Double(repetition) + 0.5 {
+                    throw WrongResult("update-one: not stored")
+                }
             })
     }
 
@@ -158,7 +163,8 @@ enum BinaryUsers {
                 let length = Int(try read(UInt32.self))
                 guard offset + length <= buffer.count else { throw WrongResult("open: truncated file") }
                 defer { offset += length }
-                return String(decoding: UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + length]), as: UTF8.self)
+                return String(
+                    decoding: UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + length]), as: UTF8.self)
             }
             let count = Int(try read(UInt64.self))
             var rows: [UserRow] = []

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Replaces a file the way the JSON-file adapter does: write a temporary file, fsync it, rename
 /// it over the old one, fsync the directory. Used by the baselines so that they pay the same

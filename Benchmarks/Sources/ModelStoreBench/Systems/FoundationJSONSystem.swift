@@ -73,7 +73,9 @@ struct FoundationJSONSystem: BenchSystem {
             check: { _, repetition in
                 guard repetition == 0 else { return }
                 let stored = try JSONDecoder().decode([JSONUserRecord].self, from: try Data(contentsOf: url))
-                if stored[data.lookupTarget(0)].score != 0.5 { throw WrongResult("update-one: the change was not stored") }
+                if stored[data.lookupTarget(0)].score != 0.5 {
+                    throw WrongResult("update-one: the change was not stored")
+                }
             })
     }
 

@@ -52,7 +52,9 @@ struct FoundationPredicateSystem: BenchSystem {
                 return try models.users.first { try predicate.evaluate($0) }
             },
             check: { user, repetition in
-                if user?.email != data.rows[data.lookupTarget(repetition)].email { throw WrongResult("fetch-unique: wrong user") }
+                if user?.email != data.rows[data.lookupTarget(repetition)].email {
+                    throw WrongResult("fetch-unique: wrong user")
+                }
             })
     }
 

@@ -158,7 +158,9 @@ struct GRDBSystem: BenchSystem {
                 return try writer.read { try UserRecord.filter(Column("email") == email).fetchOne($0) }
             },
             check: { user, repetition in
-                if user?.email != data.rows[data.lookupTarget(repetition)].email { throw WrongResult("fetch-unique: wrong user") }
+                if user?.email != data.rows[data.lookupTarget(repetition)].email {
+                    throw WrongResult("fetch-unique: wrong user")
+                }
             })
     }
 

@@ -50,7 +50,8 @@ struct ModelStoreSystem: BenchSystem {
         let prepare: (Int) throws -> Void = { repetition in
             context = nil
             container = nil
-            container = try ModelContainer(for: User.self, configurations: configuration(freshLocation(directory, repetition)))
+            container = try ModelContainer(
+                for: User.self, configurations: configuration(freshLocation(directory, repetition)))
             context = ModelContext(container!)
         }
         let check: (Int, Int) throws -> Void = { inserted, repetition in
@@ -92,7 +93,9 @@ struct ModelStoreSystem: BenchSystem {
             run: { context, _ in try context.fetch(UserQueries.indexed()) },
             check: { users, _ in
                 try Expect.count(users.count, data.indexedNameCount, "fetch-indexed")
-                if users.contains(where: { $0.name != Dataset.indexedName }) { throw WrongResult("fetch-indexed: wrong name") }
+                if users.contains(where: { $0.name != Dataset.indexedName }) {
+                    throw WrongResult("fetch-indexed: wrong name")
+                }
                 try Expect.sortedByAge(users.map(\.age))
             })
     }
@@ -105,7 +108,9 @@ struct ModelStoreSystem: BenchSystem {
             },
             check: { users, repetition in
                 try Expect.count(users.count, 1, "fetch-unique")
-                if users[0].email != data.rows[data.lookupTarget(repetition)].email { throw WrongResult("fetch-unique: wrong user") }
+                if users[0].email != data.rows[data.lookupTarget(repetition)].email {
+                    throw WrongResult("fetch-unique: wrong user")
+                }
             })
     }
 
@@ -115,7 +120,8 @@ struct ModelStoreSystem: BenchSystem {
             run: { context, _ in try context.fetch(UserQueries.scan()) },
             check: { users, _ in
                 try Expect.count(users.count, data.scanMatchCount, "fetch-scan")
-                if users.contains(where: { !($0.age >= Dataset.scanMinimumAge && $0.score >= Dataset.scanMinimumScore) }) {
+                if users.contains(where: { !($0.age >= Dataset.scanMinimumAge && $0.score >= Dataset.scanMinimumScore) }
+                ) {
                     throw WrongResult("fetch-scan: a result does not match")
                 }
             })

@@ -17,7 +17,8 @@ enum Registry {
             return ModelStoreSystem(configuration: { _ in .inMemory() }, isDurable: false, batchInsert: batch)
         case "jsonfile":
             return ModelStoreSystem(
-                configuration: { .jsonFile(at: $0.appendingPathExtension("json")) }, isDurable: true, batchInsert: batch)
+                configuration: { .jsonFile(at: $0.appendingPathExtension("json")) }, isDurable: true, batchInsert: batch
+            )
         case "appendlog":
             return ModelStoreSystem(
                 configuration: { .appendLog(at: $0, durability: .batched) }, isDurable: true, batchInsert: batch)

@@ -55,7 +55,9 @@ enum UserQueries {
 
     /// The batch-insert row of a user.
     static func assignments(_ row: UserRow) -> [BatchAssignment<User>] {
-        [.set(\.name, to: row.name), .set(\.age, to: row.age), .set(\.email, to: row.email),
-         .set(\.joined, to: row.joined), .set(\.score, to: row.score)]
+        [
+            .set(\.name, to: row.name), .set(\.age, to: row.age), .set(\.email, to: row.email),
+            .set(\.joined, to: row.joined), .set(\.score, to: row.score),
+        ]
     }
 }

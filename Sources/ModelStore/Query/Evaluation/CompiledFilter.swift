@@ -191,7 +191,7 @@ struct CompiledFilter {
         return { snapshot in
             guard let owner = follow(snapshot) else { return !isAny }
             guard let slot = fixedSlot ?? owner.entity.slot(of: name),
-                  case .references(let ids) = owner.values[slot]
+                case .references(let ids) = owner.values[slot]
             else { return !isAny }
             for id in ids {
                 guard let related = resolve(id) else { continue }
@@ -283,7 +283,7 @@ struct CompiledFilter {
             var current = snapshot
             for hop in hops {
                 guard let slot = hop.slot ?? current.entity.slot(of: hop.name),
-                      case .reference(let id) = current.values[slot], let next = resolve(id)
+                    case .reference(let id) = current.values[slot], let next = resolve(id)
                 else { return nil }
                 current = next
             }

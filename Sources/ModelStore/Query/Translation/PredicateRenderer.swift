@@ -56,7 +56,8 @@ struct PredicateRenderer {
             if keyPath == array.countKeyPath { return "count" }
         }
         if let raw = rootType as? any (RawRepresentable & CaseIterable).Type,
-           RawValueKeyPath.matches(keyPath, of: raw) {
+            RawValueKeyPath.matches(keyPath, of: raw)
+        {
             return "rawValue"
         }
         return nil

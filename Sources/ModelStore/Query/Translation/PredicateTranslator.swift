@@ -196,9 +196,10 @@ struct PredicateTranslator {
         }
         switch property {
         case .attribute(let attribute):
-            return .attribute(AttributeReference(
-                scope: model.scope, path: StorePath(model.path + [name]), valueType: attribute.valueType,
-                isOptional: model.isOptional || attribute.isOptional))
+            return .attribute(
+                AttributeReference(
+                    scope: model.scope, path: StorePath(model.path + [name]), valueType: attribute.valueType,
+                    isOptional: model.isOptional || attribute.isOptional))
         case .relationship(let relationship):
             guard let destination = schema.entity(named: relationship.destination) else { return .opaque }
             reachedEntities.insert(destination.name)
@@ -278,9 +279,10 @@ struct TranslatedPredicate {
             let term = try translator.term(part)
             var filter: StoreFilter?
             if let (condition, scope) = translator.condition(term), scope == nil || scope == 0 { filter = condition }
-            conjuncts.append(Conjunct(
-                expression: part, filter: filter, mayThrow: filter == nil && PredicateInspection.mayThrow(part),
-                reachedEntities: translator.reachedEntities.subtracting([entity.name])))
+            conjuncts.append(
+                Conjunct(
+                    expression: part, filter: filter, mayThrow: filter == nil && PredicateInspection.mayThrow(part),
+                    reachedEntities: translator.reachedEntities.subtracting([entity.name])))
         }
         self.conjuncts = conjuncts
     }

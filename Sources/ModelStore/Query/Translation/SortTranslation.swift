@@ -45,7 +45,7 @@ enum SortTranslation {
         _ descriptor: SortDescriptor<T>, entity: Schema.Entity
     ) -> StoreSortKey? {
         guard let keyPath = descriptor.keyPath, let name = entity.propertyName(for: keyPath),
-              let attribute = entity.attribute(named: name), let (low, high) = probeValues(attribute.valueType)
+            let attribute = entity.attribute(named: name), let (low, high) = probeValues(attribute.valueType)
         else { return nil }
         let comparison: StoreSortKey.Comparison
         switch descriptor.stringComparator {
@@ -70,8 +70,10 @@ enum SortTranslation {
         case .string: (.string("a"), .string("b"))
         case .date: (.date(Date(timeIntervalSinceReferenceDate: 0)), .date(Date(timeIntervalSinceReferenceDate: 1)))
         case .uuid:
-            (.uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))),
-             .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1))))
+            (
+                .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))),
+                .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1)))
+            )
         default: nil
         }
     }
@@ -81,7 +83,7 @@ enum SortTranslation {
         low: StoreValue, high: StoreValue
     ) -> Bool? {
         guard let first = scratch(T.self, entity: entity, slot: attribute.slot, value: low),
-              let second = scratch(T.self, entity: entity, slot: attribute.slot, value: high)
+            let second = scratch(T.self, entity: entity, slot: attribute.slot, value: high)
         else { return nil }
         let ascending: Bool
         switch descriptor.compare(first, second) {

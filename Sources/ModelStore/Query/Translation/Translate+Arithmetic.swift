@@ -7,7 +7,7 @@ import Foundation
 extension PredicateExpressions.Arithmetic: TranslatableExpression {
     func translate(in translator: inout PredicateTranslator) throws -> Term? {
         guard case .constant(let a) = try translator.term(lhs), case .constant(let b) = try translator.term(rhs),
-              let integer = a.value as? any FixedWidthInteger
+            let integer = a.value as? any FixedWidthInteger
         else { return nil }
         if ArithmeticCheck.overflows(integer, b.value, op) {
             var renderer = PredicateRenderer(schema: translator.schema)
@@ -17,12 +17,13 @@ extension PredicateExpressions.Arithmetic: TranslatableExpression {
     }
     var operands: [any PredicateExpression] { [lhs, rhs] }
     func render(_ renderer: inout PredicateRenderer) -> String {
-        let symbol = switch op {
-        case .add: "+"
-        case .subtract: "-"
-        case .multiply: "*"
-        @unknown default: "?"
-        }
+        let symbol =
+            switch op {
+            case .add: "+"
+            case .subtract: "-"
+            case .multiply: "*"
+            @unknown default: "?"
+            }
         return "(\(renderer.render(lhs)) \(symbol) \(renderer.render(rhs)))"
     }
 }
@@ -30,7 +31,7 @@ extension PredicateExpressions.Arithmetic: TranslatableExpression {
 extension PredicateExpressions.UnaryMinus: TranslatableExpression {
     func translate(in translator: inout PredicateTranslator) throws -> Term? {
         guard case .constant(let a) = try translator.term(wrapped), let integer = a.value as? any FixedWidthInteger,
-              ArithmeticCheck.negationOverflows(integer)
+            ArithmeticCheck.negationOverflows(integer)
         else { return nil }
         var renderer = PredicateRenderer(schema: translator.schema)
         throw ArithmeticCheck.error(render(&renderer), "overflows")
@@ -121,7 +122,7 @@ enum ArithmeticCheck {
         _ lhs: L, _ rhs: R, in translator: inout PredicateTranslator, render: (inout PredicateRenderer) -> String
     ) throws -> Term? {
         guard case .constant(let a) = try translator.term(lhs), case .constant(let b) = try translator.term(rhs),
-              let integer = a.value as? any FixedWidthInteger, divisionFails(integer, b.value)
+            let integer = a.value as? any FixedWidthInteger, divisionFails(integer, b.value)
         else { return nil }
         var renderer = PredicateRenderer(schema: translator.schema)
         throw error(render(&renderer), "divides by zero or overflows")

@@ -59,7 +59,7 @@ extension PredicateTranslator {
         case .coalesced(let attribute, let fallback):
             // `(a ?? d) == c`: a nil `a` gives `d == c`, known now.
             guard Self.supportsEquality(attribute.valueType), let value = constant.storeValue,
-                  let defaultValue = fallback.storeValue
+                let defaultValue = fallback.storeValue
             else { return nil }
             let matches = StoreFilter.compare(attribute.path, .equal, value)
             let isNull = StoreFilter.compare(attribute.path, .equal, .null)

@@ -5,8 +5,8 @@ import Foundation
 extension PredicateExpressions.Conjunction: TranslatableExpression, ConjunctionExpression {
     func translate(in translator: inout PredicateTranslator) throws -> Term? {
         guard let left = translator.condition(try translator.term(lhs)),
-              let right = translator.condition(try translator.term(rhs)),
-              let scope = PredicateTranslator.sharedScope(left.scope, right.scope)
+            let right = translator.condition(try translator.term(rhs)),
+            let scope = PredicateTranslator.sharedScope(left.scope, right.scope)
         else { return nil }
         return .filter(StoreFilter.conjunction([left.filter, right.filter]) ?? .constant(true), scope: scope)
     }
@@ -21,8 +21,8 @@ extension PredicateExpressions.Conjunction: TranslatableExpression, ConjunctionE
 extension PredicateExpressions.Disjunction: TranslatableExpression {
     func translate(in translator: inout PredicateTranslator) throws -> Term? {
         guard let left = translator.condition(try translator.term(lhs)),
-              let right = translator.condition(try translator.term(rhs)),
-              let scope = PredicateTranslator.sharedScope(left.scope, right.scope)
+            let right = translator.condition(try translator.term(rhs)),
+            let scope = PredicateTranslator.sharedScope(left.scope, right.scope)
         else { return nil }
         let operands = [left.filter, right.filter].flatMap { filter -> [StoreFilter] in
             if case .or(let items) = filter { return items }
@@ -55,11 +55,11 @@ extension PredicateExpressions.Conditional: TranslatableExpression {
     /// `test ? a : b` over conditions is `(test && a) || (!test && b)`.
     func translate(in translator: inout PredicateTranslator) throws -> Term? {
         guard If.Output.self == Bool.self,
-              let test = translator.condition(try translator.term(test)),
-              let whenTrue = translator.condition(try translator.term(trueBranch)),
-              let whenFalse = translator.condition(try translator.term(falseBranch)),
-              let first = PredicateTranslator.sharedScope(test.scope, whenTrue.scope),
-              let scope = PredicateTranslator.sharedScope(first, whenFalse.scope)
+            let test = translator.condition(try translator.term(test)),
+            let whenTrue = translator.condition(try translator.term(trueBranch)),
+            let whenFalse = translator.condition(try translator.term(falseBranch)),
+            let first = PredicateTranslator.sharedScope(test.scope, whenTrue.scope),
+            let scope = PredicateTranslator.sharedScope(first, whenFalse.scope)
         else { return nil }
         let filter = StoreFilter.or([
             StoreFilter.conjunction([test.filter, whenTrue.filter]) ?? .constant(true),

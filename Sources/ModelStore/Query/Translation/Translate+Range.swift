@@ -5,13 +5,14 @@ import Foundation
 extension PredicateExpressions.RangeExpressionContains: TranslatableExpression {
     func translate(in translator: inout PredicateTranslator) throws -> Term? {
         guard case .attribute(let attribute) = try translator.term(element), !attribute.isOptional,
-              PredicateTranslator.supportsOrdering(attribute.valueType)
+            PredicateTranslator.supportsOrdering(attribute.valueType)
         else { return nil }
         let bounds: StoreRange?
         if let node = range as? any RangeNode {
             bounds = try node.storeRange(in: &translator)
         } else if case .constant(let constant) = try translator.term(range),
-                  let value = constant.value as? any StoreRangeConvertible {
+            let value = constant.value as? any StoreRangeConvertible
+        {
             bounds = value.storeRange
         } else {
             bounds = nil
@@ -37,7 +38,7 @@ extension PredicateTranslator {
         _ lower: L, _ upper: U, includesUpper: Bool, rendered: (inout PredicateRenderer) -> String
     ) throws -> StoreRange? {
         guard case .constant(let low) = try term(lower), case .constant(let high) = try term(upper),
-              let lowValue = low.storeValue, let highValue = high.storeValue
+            let lowValue = low.storeValue, let highValue = high.storeValue
         else { return nil }
         if !ValueSemantics.holds(.lessOrEqual, lowValue, highValue) {
             var renderer = PredicateRenderer(schema: schema)

@@ -6,7 +6,7 @@ import Foundation
 extension PredicateExpressions.SequenceContains: TranslatableExpression {
     func translate(in translator: inout PredicateTranslator) throws -> Term? {
         guard case .constant(let constant) = try translator.term(sequence),
-              let values = constant.value as? LHS.Output
+            let values = constant.value as? LHS.Output
         else { return nil }
         switch try translator.term(element) {
         case .identifier(let model):
@@ -18,8 +18,8 @@ extension PredicateExpressions.SequenceContains: TranslatableExpression {
             return .filter(.isIn(StorePath(model.path), stored), scope: model.scope)
         case .attribute(let attribute):
             guard PredicateTranslator.supportsEquality(attribute.valueType),
-                  let codec = ValueCodecs.codec(for: RHS.Output.self),
-                  let encoded = try? values.map(codec.encode)
+                let codec = ValueCodecs.codec(for: RHS.Output.self),
+                let encoded = try? values.map(codec.encode)
             else { return nil }
             return .filter(.isIn(attribute.path, encoded), scope: attribute.scope)
         default:
@@ -35,7 +35,7 @@ extension PredicateExpressions.SequenceContains: TranslatableExpression {
 extension PredicateExpressions.SequenceContainsWhere: TranslatableExpression {
     func translate(in translator: inout PredicateTranslator) throws -> Term? {
         guard case .models(let models) = try translator.term(sequence),
-              let inner = try translator.quantifiedCondition(over: models, variable: variable.key, test: test)
+            let inner = try translator.quantifiedCondition(over: models, variable: variable.key, test: test)
         else { return nil }
         return .filter(.any(StorePath(models.path), inner), scope: models.scope)
     }
@@ -51,7 +51,7 @@ extension PredicateExpressions.SequenceContainsWhere: TranslatableExpression {
 extension PredicateExpressions.SequenceAllSatisfy: TranslatableExpression {
     func translate(in translator: inout PredicateTranslator) throws -> Term? {
         guard case .models(let models) = try translator.term(sequence),
-              let inner = try translator.quantifiedCondition(over: models, variable: variable.key, test: test)
+            let inner = try translator.quantifiedCondition(over: models, variable: variable.key, test: test)
         else { return nil }
         return .filter(.all(StorePath(models.path), inner), scope: models.scope)
     }

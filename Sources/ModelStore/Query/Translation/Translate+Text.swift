@@ -9,9 +9,9 @@ import Foundation
 extension PredicateExpressions.CollectionContainsCollection: TranslatableExpression {
     func translate(in translator: inout PredicateTranslator) throws -> Term? {
         guard Base.Output.self == String.self, Other.Output.self == String.self,
-              case .attribute(let attribute) = try translator.term(base), !attribute.isOptional,
-              attribute.valueType.unwrapped == .string,
-              case .constant(let constant) = try translator.term(other), let text = constant.value as? String
+            case .attribute(let attribute) = try translator.term(base), !attribute.isOptional,
+            attribute.valueType.unwrapped == .string,
+            case .constant(let constant) = try translator.term(other), let text = constant.value as? String
         else { return nil }
         return .filter(.text(attribute.path, .contains(text)), scope: attribute.scope)
     }
@@ -24,9 +24,9 @@ extension PredicateExpressions.CollectionContainsCollection: TranslatableExpress
 extension PredicateExpressions.SequenceStartsWith: TranslatableExpression {
     func translate(in translator: inout PredicateTranslator) throws -> Term? {
         guard Base.Output.self == String.self, Prefix.Output.self == String.self,
-              case .attribute(let attribute) = try translator.term(base), !attribute.isOptional,
-              attribute.valueType.unwrapped == .string,
-              case .constant(let constant) = try translator.term(prefix), let text = constant.value as? String
+            case .attribute(let attribute) = try translator.term(base), !attribute.isOptional,
+            attribute.valueType.unwrapped == .string,
+            case .constant(let constant) = try translator.term(prefix), let text = constant.value as? String
         else { return nil }
         return .filter(.text(attribute.path, .hasPrefix(text)), scope: attribute.scope)
     }
@@ -39,11 +39,11 @@ extension PredicateExpressions.SequenceStartsWith: TranslatableExpression {
 extension PredicateExpressions.StringContainsRegex: TranslatableExpression {
     func translate(in translator: inout PredicateTranslator) throws -> Term? {
         guard Subject.Output.self == String.self,
-              case .attribute(let attribute) = try translator.term(subject), !attribute.isOptional,
-              attribute.valueType.unwrapped == .string,
-              case .constant(let constant) = try translator.term(regex),
-              let pattern = (constant.value as? PredicateExpressions.PredicateRegex)?.stringRepresentation,
-              (try? _StringProcessing.Regex<AnyRegexOutput>(pattern)) != nil
+            case .attribute(let attribute) = try translator.term(subject), !attribute.isOptional,
+            attribute.valueType.unwrapped == .string,
+            case .constant(let constant) = try translator.term(regex),
+            let pattern = (constant.value as? PredicateExpressions.PredicateRegex)?.stringRepresentation,
+            (try? _StringProcessing.Regex<AnyRegexOutput>(pattern)) != nil
         else { return nil }
         return .filter(.text(attribute.path, .matchesRegex(pattern)), scope: attribute.scope)
     }

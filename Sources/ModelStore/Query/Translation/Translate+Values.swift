@@ -43,8 +43,9 @@ extension PredicateExpressions.KeyPath: TranslatableExpression {
             return .filter(.compare(attribute.path, .equal, .string("")), scope: attribute.scope)
         }
         if case .enumeration(_, let raw) = attribute.valueType.unwrapped,
-           let enumType = rootType as? any (RawRepresentable & CaseIterable).Type,
-           RawValueKeyPath.matches(keyPath, of: enumType) {
+            let enumType = rootType as? any (RawRepresentable & CaseIterable).Type,
+            RawValueKeyPath.matches(keyPath, of: enumType)
+        {
             var reference = attribute
             reference.valueType = attribute.valueType.isOptional ? .optional(raw) : raw
             return .attribute(reference)
@@ -64,7 +65,7 @@ extension PredicateExpressions.KeyPath: TranslatableExpression {
 enum RawValueKeyPath {
     static func matches<R: RawRepresentable & CaseIterable>(_ keyPath: AnyKeyPath, of type: R.Type) -> Bool {
         guard let typed = keyPath as? KeyPath<R, R.RawValue>, let codec = ValueCodecs.codec(for: R.RawValue.self),
-              !R.allCases.isEmpty
+            !R.allCases.isEmpty
         else { return false }
         return R.allCases.allSatisfy { item in
             guard let viaKeyPath = try? codec.encode(item[keyPath: typed]), let raw = try? codec.encode(item.rawValue)

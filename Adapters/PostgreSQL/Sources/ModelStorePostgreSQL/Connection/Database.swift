@@ -35,7 +35,8 @@ final class Database: Sendable {
         client.options.connectTimeout = configuration.connectTimeout
         client.options.keepAliveBehavior = nil
         if let timeout = configuration.statementTimeout {
-            let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+            let milliseconds =
+                timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
             client.options.additionalStartupParameters = [("statement_timeout", "\(max(milliseconds, 1))")]
         }
         let pool = PostgresClient(configuration: client, backgroundLogger: Self.silent)
@@ -63,7 +64,8 @@ final class Database: Sendable {
             connection = PostgresConnection.Configuration(
                 host: configuration.host, port: configuration.port, username: configuration.username,
                 password: configuration.password, database: configuration.database,
-                tls: configuration.tls == .disable ? .disable : .prefer(try .init(configuration: .makeClientConfiguration())))
+                tls: configuration.tls == .disable
+                    ? .disable : .prefer(try .init(configuration: .makeClientConfiguration())))
         }
         connection.options = options
         do {

@@ -62,7 +62,9 @@ struct FilterTranslator {
             guard path.isDirect, let column = layout.column(named: path.property) else { return nil }
             return compare(column, op, value)
         case .isIn(let path, let values):
-            guard path.isDirect, let column = layout.column(named: path.property), column.type == .int else { return nil }
+            guard path.isDirect, let column = layout.column(named: path.property), column.type == .int else {
+                return nil
+            }
             var keys: [Int64] = []
             for value in values {
                 guard case .int(let v) = value else { return nil }

@@ -57,7 +57,8 @@ struct QueryPlan: Sendable {
         if sortsInSwift {
             var snapshots = rows.map(\.snapshot)
             try SnapshotEvaluator.sort(&snapshots, by: query.sort, entity: layout.entity)
-            let versions = Dictionary(rows.map { ($0.snapshot.persistentIdentifier, $0.version) }, uniquingKeysWith: { a, _ in a })
+            let versions = Dictionary(
+                rows.map { ($0.snapshot.persistentIdentifier, $0.version) }, uniquingKeysWith: { a, _ in a })
             rows = snapshots.map { RowReader.Versioned(snapshot: $0, version: versions[$0.persistentIdentifier] ?? 0) }
         }
         return SnapshotEvaluator.window(rows, offset: query.offset, limit: query.limit)

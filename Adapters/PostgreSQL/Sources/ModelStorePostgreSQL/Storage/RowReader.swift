@@ -79,7 +79,8 @@ struct RowReader: Sendable {
         }
         for join in layout.joinTables { values[join.slot] = .references([]) }
         return Versioned(
-            snapshot: DefaultSnapshot(persistentIdentifier: identifier(entity.name, key), entity: entity, values: values),
+            snapshot: DefaultSnapshot(
+                persistentIdentifier: identifier(entity.name, key), entity: entity, values: values),
             version: version)
     }
 

@@ -67,9 +67,13 @@ struct RowWriter: Sendable {
                 "SELECT setval('\(keySequence)', greatest($1, (SELECT last_value FROM \(keySequence))))", binds)
         }
         let newInserted = inserted.map {
-            $0.copy(persistentIdentifier: remap[$0.persistentIdentifier] ?? $0.persistentIdentifier, remappedIdentifiers: remap)
+            $0.copy(
+                persistentIdentifier: remap[$0.persistentIdentifier] ?? $0.persistentIdentifier,
+                remappedIdentifiers: remap)
         }
-        let newUpdated = updated.map { $0.copy(persistentIdentifier: $0.persistentIdentifier, remappedIdentifiers: remap) }
+        let newUpdated = updated.map {
+            $0.copy(persistentIdentifier: $0.persistentIdentifier, remappedIdentifiers: remap)
+        }
         return (newInserted, newUpdated, remap)
     }
 
@@ -159,11 +163,13 @@ struct RowWriter: Sendable {
         do {
             return try await session.query(sql, binds)
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
-            let names = error.serverInfo?[.constraintName].flatMap(layout.constraint(named:))
+            let names =
+                error.serverInfo?[.constraintName].flatMap(layout.constraint(named:))
                 ?? layout.entity.uniquenessConstraints.first ?? []
             throw DataStoreError(
                 .uniqueConstraintViolation,
-                "another '\(layout.entity.name)' already has the same " + names.map { "'\($0)'" }.joined(separator: ", "),
+                "another '\(layout.entity.name)' already has the same "
+                    + names.map { "'\($0)'" }.joined(separator: ", "),
                 remedy: "Change the value, or fetch and update the existing model instead of inserting one",
                 entityName: layout.entity.name, propertyNames: names,
                 conflictingValues: names.compactMap { snapshot[$0] }, underlyingError: error)
@@ -175,7 +181,9 @@ struct RowWriter: Sendable {
     private func vacateUniqueValues(of snapshots: [DefaultSnapshot]) async throws {
         var byEntity: [String: [Int64]] = [:]
         for snapshot in snapshots where !snapshot.entity.uniquenessConstraints.isEmpty {
-            if let key = localKey(snapshot.persistentIdentifier) { byEntity[snapshot.entity.name, default: []].append(key) }
+            if let key = localKey(snapshot.persistentIdentifier) {
+                byEntity[snapshot.entity.name, default: []].append(key)
+            }
         }
         for (name, keys) in byEntity where keys.count > 1 {
             let layout = try layout(name)
@@ -205,7 +213,9 @@ struct RowWriter: Sendable {
         }
     }
 
-    private func targetKey(_ target: PersistentIdentifier, owner: PersistentIdentifier, property: String) throws -> Int64 {
+    private func targetKey(_ target: PersistentIdentifier, owner: PersistentIdentifier, property: String) throws
+        -> Int64
+    {
         if target.isTemporary {
             throw DataStoreError(
                 .notFound,

@@ -183,7 +183,8 @@ struct StoreOpener: Sendable {
                 + "JOIN pg_namespace n ON n.oid = t.relnamespace WHERE n.nspname = $1 AND t.relname = $2 "
                 + "AND c.contype = 'f'", tableName)
         {
-            try await session.execute("ALTER TABLE \(layout.table) DROP CONSTRAINT \(quote(try row.decode(String.self)))")
+            try await session.execute(
+                "ALTER TABLE \(layout.table) DROP CONSTRAINT \(quote(try row.decode(String.self)))")
         }
         var kept: Set<String> = []
         for column in layout.columns {
@@ -193,7 +194,8 @@ struct StoreOpener: Sendable {
                 case .attribute(let attribute): attribute.originalName
                 case .relationship(let relationship): relationship.originalName
                 }
-            let found = old.properties.first { $0.name == column.name }
+            let found =
+                old.properties.first { $0.name == column.name }
                 ?? originalName.flatMap { original in old.properties.first { $0.name == original } }
             if let found, try compatible(found, with: property, of: entity.name) {
                 kept.insert(found.name)
@@ -222,7 +224,8 @@ struct StoreOpener: Sendable {
         var keptJoins: Set<String> = []
         for join in layout.joinTables {
             guard case .relationship(let relationship) = entity.properties[join.slot] else { continue }
-            let found = old.properties.first { $0.name == join.name }
+            let found =
+                old.properties.first { $0.name == join.name }
                 ?? relationship.originalName.flatMap { original in old.properties.first { $0.name == original } }
             if let found, found.isToOne == false {
                 keptJoins.insert(found.name)
@@ -242,7 +245,8 @@ struct StoreOpener: Sendable {
         for sql in layout.indexSQL { try await session.execute(sql) }
         for join in layout.joinTables where keptJoins.contains(join.name) {
             try await session.execute(
-                "CREATE INDEX IF NOT EXISTS \(quote(entity.name + "." + join.name + ".target.m")) ON \(join.table) (target)")
+                "CREATE INDEX IF NOT EXISTS \(quote(entity.name + "." + join.name + ".target.m")) ON \(join.table) (target)"
+            )
         }
         for sql in layout.foreignKeySQL(layouts: layouts) { try await session.execute(sql) }
     }

@@ -54,7 +54,8 @@ struct TableLayout: Sendable {
                         destination: nil))
             case .relationship(let relationship) where relationship.isToOne:
                 columns.append(
-                    Column(slot: relationship.slot, name: relationship.name, type: nil,
+                    Column(
+                        slot: relationship.slot, name: relationship.name, type: nil,
                         destination: relationship.destination))
             case .relationship(let relationship):
                 joins.append(
@@ -67,7 +68,8 @@ struct TableLayout: Sendable {
         self.columns = columns
         joinTables = joins
         columnsBySlot = Dictionary(uniqueKeysWithValues: columns.map { ($0.slot, $0) })
-        selectList = (["t.\(Self.key)", "t.\(Self.version)"]
+        selectList =
+            (["t.\(Self.key)", "t.\(Self.version)"]
             + columns.map { column in column.type?.selected("t." + column.quoted) ?? "t." + column.quoted })
             .joined(separator: ", ")
     }
