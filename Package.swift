@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "ModelStoreConformance", targets: ["ModelStoreConformance"]),
         .executable(name: "modelstore", targets: ["ModelStoreTool"]),
         .executable(name: "trips", targets: ["Trips"]),
+        .library(name: "TripsSample", targets: ["TripsSample"]),
     ],
     targets: [
         // The core: models, schema, snapshots, the DataStore protocols, container, context, queries.
@@ -61,7 +62,10 @@ let package = Package(
             dependencies: ["ModelStore", "ModelStoreAdapters", "ModelStoreJSONFile", "ModelStoreAppendLog"],
             path: "Sources/modelstore-fuzz"),
         // Samples.
-        .executableTarget(name: "Trips", dependencies: ["ModelStore", "ModelStoreAdapters"], path: "Samples/Trips"),
+        // The trip planner: its logic in a library (so a package that links more stores can run it too),
+        // and the `trips` executable that runs it.
+        .target(name: "TripsSample", dependencies: ["ModelStore", "ModelStoreAdapters"], path: "Samples/Trips/App"),
+        .executableTarget(name: "Trips", dependencies: ["TripsSample"], path: "Samples/Trips", exclude: ["App"]),
         .target(name: "CustomAdapterSample", dependencies: ["ModelStore"], path: "Samples/CustomAdapter/Sources"),
         // Tests, and the helpers they share (temporary folders, a seeded generator, error checks).
         .target(name: "ModelStoreTestSupport", dependencies: ["ModelStore"], path: "Tests/ModelStoreTestSupport"),

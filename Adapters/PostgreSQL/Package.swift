@@ -7,7 +7,8 @@ let package = Package(
     name: "ModelStorePostgreSQL",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "ModelStorePostgreSQL", targets: ["ModelStorePostgreSQL"])
+        .library(name: "ModelStorePostgreSQL", targets: ["ModelStorePostgreSQL"]),
+        .executable(name: "trips-postgres", targets: ["trips-postgres"]),
     ],
     dependencies: [
         .package(name: "ModelStore", path: "../.."),
@@ -24,6 +25,11 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Sources/ModelStorePostgreSQL"),
+        // The Trips sample with this adapter linked: `MODELSTORE_URL=postgres://… swift run trips-postgres`.
+        .executableTarget(
+            name: "trips-postgres",
+            dependencies: ["ModelStorePostgreSQL", .product(name: "TripsSample", package: "ModelStore")],
+            path: "Sources/trips-postgres"),
         // The counter model the multi-process tests and the load test share, and their worker process.
         .target(
             name: "PostgreSQLTestModels", dependencies: [.product(name: "ModelStore", package: "ModelStore")],
@@ -34,7 +40,7 @@ let package = Package(
         .testTarget(
             name: "ModelStorePostgreSQLTests",
             dependencies: [
-                "ModelStorePostgreSQL", "PostgreSQLTestModels", "modelstore-pg-worker",
+                "ModelStorePostgreSQL", "PostgreSQLTestModels", "modelstore-pg-worker", "trips-postgres",
                 .product(name: "ModelStore", package: "ModelStore"),
                 .product(name: "ModelStoreConformance", package: "ModelStore"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -127,8 +127,9 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
     /// The schema recorded in the SQLite store at `url`, without opening the store: what tools
     /// use to open a database without the app's model types.
     ///
-    /// Throws ``DataStoreError/notFound`` if there is no file and ``DataStoreError/corrupted`` if
-    /// it is not a ModelStore SQLite database.
+    /// Throws ``DataStoreError/notFound`` if there is no file or the database has no tables yet (a
+    /// process stopped while creating the store), and ``DataStoreError/corrupted`` if it is not a
+    /// ModelStore SQLite database.
     public static func storedSchema(at url: URL) throws -> Schema.Description {
         let path = url.standardizedFileURL.path
         guard FileManager.default.fileExists(atPath: path) else {
@@ -136,6 +137,12 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
         }
         let connection = try SQLiteConnection(path: path, readOnly: true, create: false, busyTimeout: .seconds(5))
         guard let meta = try StoreOpener.readMeta(connection) else {
+            if try StoreOpener.isEmpty(connection) {
+                // What a process killed while creating the store leaves: opening it creates the store.
+                throw DataStoreError(
+                    .notFound, "the SQLite database '\(path)' holds no store yet: it has no tables",
+                    remedy: "Open it with the app, which creates the store in it, or name another path")
+            }
             throw DataStoreError(
                 .corrupted,
                 "the SQLite database '\(path)' is not a ModelStore store (it has no 'modelstore_meta' table)",

@@ -21,10 +21,15 @@ struct CrashChecker {
     func run() throws -> Outcome {
         let text = (try? String(contentsOfFile: acknowledgements, encoding: .utf8)) ?? ""
         let acknowledged = text.split(separator: "\n").last.flatMap { Int($0) } ?? 0
-        let container = try ModelContainer(for: crashSchema, url: url, registry: .shared)
+        // A store a `migrate` run was killed in is either still at 1.0.0 or wholly at 2.0.0.
+        // A store whose version cannot be read (a writer killed while creating it) opens as 1.0.0,
+        // and the open itself decides; a migrated store opened so would fail to open, not pass.
+        let migrated = (try? storedCrashSchemaVersion(url: url)) == CrashSchemaV2.versionIdentifier
+        let schema = migrated ? Schema(versionedSchema: CrashSchemaV2.self) : crashSchema
+        let container = try ModelContainer(for: schema, url: url, registry: .shared)
         let context = ModelContext(container)
-        let found = try read(context)
         var problems: [String] = []
+        let found = migrated ? try readMigrated(context, problems: &problems) : try read(context)
         if found.lastTransaction > acknowledged + 1 {
             problems.append(
                 "the store holds transaction \(found.lastTransaction), but only \(acknowledged) were acknowledged "
@@ -44,6 +49,26 @@ struct CrashChecker {
         }
         for entry in try context.fetch(FetchDescriptor<CrashEntry>()) {
             state.entries[entry.key] = .init(amount: entry.amount, note: entry.note, account: entry.account?.key ?? -1)
+        }
+        return state
+    }
+
+    /// Everything a migrated store holds, as the same state (`memo` read as the note), and a
+    /// problem for every account whose `entryCount` the migration's custom stage did not set.
+    private func readMigrated(_ context: ModelContext, problems: inout [String]) throws -> CrashState {
+        var state = CrashState()
+        state.lastTransaction =
+            try context.fetch(FetchDescriptor<CrashSchemaV2.CrashMeta>()).first?.lastTransaction ?? 0
+        for account in try context.fetch(FetchDescriptor<CrashSchemaV2.CrashAccount>()) {
+            state.accounts[account.key] = .init(name: account.name, total: account.total)
+            if account.entryCount != account.entries.count {
+                problems.append(
+                    "account \(account.key) is at version 2.0.0 with entryCount \(account.entryCount) for "
+                        + "\(account.entries.count) entries: the migration's custom stage was not kept with the rest")
+            }
+        }
+        for entry in try context.fetch(FetchDescriptor<CrashSchemaV2.CrashEntry>()) {
+            state.entries[entry.key] = .init(amount: entry.amount, note: entry.memo, account: entry.account?.key ?? -1)
         }
         return state
     }

@@ -5,6 +5,8 @@ import ModelStoreAdapters
 // `modelstore-crash`: the two halves of scripts/crash-test.sh.
 //
 //   modelstore-crash write URL ACKFILE [COMPACT-EVERY]   save transactions until killed
+//   modelstore-crash migrate URL                         open with version 2.0.0 and its plan (migrating)
+//   modelstore-crash version URL                         print the schema version the store records
 //   modelstore-crash check URL ACKFILE                   reopen and compare with the acknowledgements
 //
 // `check` prints one line, `acknowledged A stored S lost L partial P`, and exits 0 when the store
@@ -12,8 +14,22 @@ import ModelStoreAdapters
 
 StoreRegistry.shared.registerBuiltInSchemes()
 let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.count == 2, arguments[0] == "migrate" || arguments[0] == "version" {
+    do {
+        if arguments[0] == "version" {
+            print(try storedCrashSchemaVersion(url: arguments[1]))
+        } else {
+            try migrateCrashStore(url: arguments[1])
+        }
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("modelstore-crash \(arguments[0]): \(error)\n".utf8))
+        exit(1)
+    }
+}
 guard arguments.count >= 3 else {
-    FileHandle.standardError.write(Data("usage: modelstore-crash write|check URL ACKFILE [COMPACT-EVERY]\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: modelstore-crash write|check URL ACKFILE [COMPACT-EVERY], or migrate URL\n".utf8))
     exit(2)
 }
 switch arguments[0] {

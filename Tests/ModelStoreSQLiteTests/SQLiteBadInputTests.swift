@@ -60,6 +60,17 @@ struct SQLiteBadInputTests {
         #expect(error.message.contains("file is not a database"), "\(error)")
     }
 
+    @Test func anEmptyDatabaseHoldsNoStoreYetAndOpensAsANewOne() throws {
+        // What a process killed while creating the store leaves behind: SQLite's empty file.
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        #expect(FileManager.default.createFile(atPath: url.path, contents: Data()))
+        let error = expectError(.notFound) { try SQLiteStore.storedSchema(at: url) }
+        #expect(error?.message.contains("holds no store yet") == true, "\(String(describing: error))")
+        _ = try ItemSchema.store(url)
+        #expect(try SQLiteStore.storedSchema(at: url).entities.map(\.name) == ["Item"])
+    }
+
     @Test func damagedFile() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("store.sqlite")

@@ -76,12 +76,17 @@ struct StoreOpener {
         return StoreMeta(format: Int(format), identifier: identifier, schemaJSON: schemaJSON, nextKey: nextKey)
     }
 
-    private func ensureEmpty() throws {
+    /// Whether the database has no tables at all: a new file, or one whose creation was stopped.
+    static func isEmpty(_ connection: SQLiteConnection) throws -> Bool {
         let statement = try connection.statement("SELECT count(*) FROM sqlite_schema")
         try statement.step(during: "reading")
         let tables = statement.int64(0)
         statement.reset()
-        guard tables == 0 else {
+        return tables == 0
+    }
+
+    private func ensureEmpty() throws {
+        guard try Self.isEmpty(connection) else {
             throw DataStoreError(
                 .corrupted,
                 "the SQLite database '\(path)' is not a ModelStore store: it has tables but no "

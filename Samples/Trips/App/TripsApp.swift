@@ -4,8 +4,12 @@ import ModelStoreAdapters
 
 /// Runs one `trips` command line and returns the exit status: 0 on success, 1 when the command
 /// fails, 2 when the command line is wrong.
-enum TripsApp {
-    static func run(_ arguments: [String]) -> Int32 {
+///
+/// The `trips` executable calls it; so does any program that links more stores first, such as
+/// the PostgreSQL package's `trips-postgres`, whose module registers the `postgres:` scheme.
+public enum TripsApp {
+    /// Runs the command line `arguments` (without the program's name) and returns the exit status.
+    public static func run(_ arguments: [String]) -> Int32 {
         let invocation: Invocation
         do {
             invocation = try Invocation.parse(arguments)
