@@ -4,6 +4,19 @@ import ModelStoreTestSupport
 import Testing
 
 struct StoreURLTests {
+    @Test func passwordsInURLsNeverReachMessages() throws {
+        #expect(
+            StoreURL.redactingPassword(in: "postgres://app:s3cret@db.internal:5432/trips?namespace=x")
+                == "postgres://app:***@db.internal:5432/trips?namespace=x")
+        #expect(StoreURL.redactingPassword(in: "postgres://app@db/trips") == "postgres://app@db/trips")
+        #expect(StoreURL.redactingPassword(in: "json:/tmp/a:b@c.json") == "json:/tmp/a:b@c.json")
+        #expect(try StoreURL("postgres://app:s3cret@db/trips").description == "postgres://app:***@db/trips")
+        let error = #expect(throws: DataStoreError.self) {
+            try StoreRegistry().url("nosuch://app:s3cret@db/trips")
+        }
+        #expect(error.map { !"\($0)".contains("s3cret") } == true, "\(String(describing: error))")
+    }
+
     @Test func schemeAloneHasNoLocationOrOptions() throws {
         let url = try StoreURL("memory:")
         #expect(url.scheme == "memory")

@@ -22,7 +22,8 @@ public enum TripsApp {
             print(Invocation.help)
             return 0
         }
-        let (url, isFromEnvironment) = StoreRegistry.resolve(invocation.storeURL)
+        let (given, isFromEnvironment) = StoreRegistry.resolve(invocation.storeURL)
+        let url = StoreURL.redactingPassword(in: given)  // shown to people: never a password
         let container: ModelContainer
         do {
             container = try ModelContainer(

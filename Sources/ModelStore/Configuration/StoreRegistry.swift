@@ -77,7 +77,7 @@ public final class StoreRegistry: Sendable {
         guard let scheme = scheme(named: url.scheme) else {
             throw DataStoreError(
                 .invalidConfiguration,
-                "the store URL '\(string)' uses the scheme '\(url.scheme):', which is not registered",
+                "the store URL '\(StoreURL.redactingPassword(in: string))' uses the scheme '\(url.scheme):', which is not registered",
                 remedy: registeredSchemesSentence
                     + ". An adapter of your own registers its scheme with StoreRegistry.shared.register(_:)")
         }
@@ -93,7 +93,8 @@ public final class StoreRegistry: Sendable {
         let url = try url(string)
         guard let scheme = scheme(named: url.scheme) else {
             throw DataStoreError(
-                .invalidConfiguration, "the scheme '\(url.scheme):' of '\(string)' was unregistered while in use",
+                .invalidConfiguration,
+                "the scheme '\(url.scheme):' of '\(StoreURL.redactingPassword(in: string))' was unregistered while in use",
                 remedy: "Register it again")
         }
         return try scheme.makeConfiguration(url)

@@ -51,7 +51,8 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
         }
         guard let colon = trimmed.firstIndex(of: ":"), Self.isScheme(trimmed[..<colon]) else {
             throw DataStoreError(
-                .invalidConfiguration, "the store URL '\(string)' does not start with a scheme",
+                .invalidConfiguration,
+                "the store URL '\(Self.redactingPassword(in: string))' does not start with a scheme",
                 remedy: "Write SCHEME:LOCATION, for example 'json:\(trimmed)' or 'memory:'")
         }
         scheme = trimmed[..<colon].lowercased()
@@ -68,14 +69,16 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
         for item in rest[rest.index(after: question)...].split(separator: "&", omittingEmptySubsequences: true) {
             guard let equals = item.firstIndex(of: "="), equals != item.startIndex else {
                 throw DataStoreError(
-                    .invalidConfiguration, "the option '\(item)' of the store URL '\(string)' is not NAME=VALUE",
+                    .invalidConfiguration,
+                    "the option '\(item)' of the store URL '\(Self.redactingPassword(in: string))' is not NAME=VALUE",
                     remedy: "Write options as '?NAME=VALUE&NAME=VALUE'")
             }
             let option = Option(
                 name: Self.decode(item[..<equals]), value: Self.decode(item[item.index(after: equals)...]))
             if options.contains(where: { $0.name == option.name }) {
                 throw DataStoreError(
-                    .invalidConfiguration, "the store URL '\(string)' gives the option '\(option.name)' twice",
+                    .invalidConfiguration,
+                    "the store URL '\(Self.redactingPassword(in: string))' gives the option '\(option.name)' twice",
                     remedy: "Keep one '\(option.name)=…'")
             }
             options.append(option)
@@ -96,7 +99,23 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The string as it was written.
-    public var description: String { string }
+    public var description: String { redacted }
+
+    /// The string with the password of a `scheme://user:password@host…` URL replaced by `***`: what
+    /// messages and logs show, so a password in a URL never reaches them.
+    public var redacted: String { Self.redactingPassword(in: string) }
+
+    /// `string` with the password of a `scheme://user:password@host…` URL replaced by `***`; any
+    /// other string is returned unchanged.
+    public static func redactingPassword(in string: String) -> String {
+        guard let start = string.range(of: "://") else { return string }
+        let end = string[start.upperBound...].firstIndex { $0 == "/" || $0 == "?" } ?? string.endIndex
+        let authority = string[start.upperBound..<end]
+        guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else {
+            return string
+        }
+        return String(string[...colon]) + "***" + String(string[at...])
+    }
 
     private static func isScheme(_ text: Substring) -> Bool {
         guard let first = text.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic else { return false }

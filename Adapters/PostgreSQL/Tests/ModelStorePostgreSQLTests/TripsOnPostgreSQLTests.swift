@@ -36,5 +36,9 @@ struct TripsOnPostgreSQLTests {
         let (listed, list) = try run(["list", "--city", "Porto"], url: url)
         #expect(listed == 0, "\(list)")
         #expect(list.contains("Porto"), "\(list)")
+        // The sample prints the store it opened, never the password in its URL.
+        if let password = URLComponents(string: base)?.password, !password.isEmpty {
+            #expect(!(addOutput + list).contains(password), "the sample printed the URL's password")
+        }
     }
 }
