@@ -97,8 +97,16 @@ case "${1:-}" in
         shift
         [ "${1:-}" = "--" ] && shift
         [ $# -gt 0 ] || { echo "usage: scripts/postgres.sh run -- COMMAND" >&2; exit 2; }
+        # A cluster of its own, whatever else runs: its state in a file no other run uses.
+        if [ -z "${MODELSTORE_POSTGRES_STATE:-}" ]; then
+            state_file="$(mktemp "${TMPDIR:-/tmp}/modelstore-postgres-run.XXXXXX")"
+            rm -f "$state_file"
+        fi
+        # A failed start ends the run (the command never runs without its server), and stops nothing.
+        environment="$(start)" || exit 1
         trap stop EXIT
-        eval "$(start)"
+        eval "$environment"
+        export MODELSTORE_POSTGRES_REQUIRED=1
         "$@"
         ;;
     *)

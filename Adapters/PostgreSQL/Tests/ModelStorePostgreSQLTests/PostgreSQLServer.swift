@@ -34,3 +34,14 @@ enum PostgreSQLServer {
         return configuration
     }
 }
+
+/// The guard that keeps a run meant for a server from passing without one: `scripts/postgres.sh run`
+/// sets `MODELSTORE_POSTGRES_REQUIRED=1`, and then every suite above must have its server.
+struct PostgreSQLServerRequiredTests {
+    @Test func aRunThatRequiresAServerHasOne() {
+        guard ProcessInfo.processInfo.environment["MODELSTORE_POSTGRES_REQUIRED"] == "1" else { return }
+        #expect(
+            PostgreSQLServer.isConfigured,
+            "scripts/postgres.sh started no server, so every PostgreSQL suite would be skipped")
+    }
+}
