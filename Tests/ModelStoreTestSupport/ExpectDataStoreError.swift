@@ -16,17 +16,3 @@ public func expectError<Result>(
     if let error { #expect(error.code == code, "\(error)", sourceLocation: sourceLocation) }
     return error
 }
-
-/// Records an issue unless the asynchronous `body` throws a ``DataStoreError`` with `code`;
-/// returns the error.
-@discardableResult
-public func expectError<Result>(
-    _ code: DataStoreError.Code, _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation,
-    performing body: () async throws -> Result
-) async -> DataStoreError? {
-    let error = await #expect(throws: DataStoreError.self, comment, sourceLocation: sourceLocation) {
-        _ = try await body()
-    }
-    if let error { #expect(error.code == code, "\(error)", sourceLocation: sourceLocation) }
-    return error
-}

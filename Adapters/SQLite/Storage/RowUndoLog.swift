@@ -9,7 +9,7 @@ import ModelStore
 /// that still exist, and inserts the rows that were deleted, in that order, so unique values move
 /// back without colliding. The key counter is not wound back: identifiers are never reused.
 final class RowUndoLog {
-    private(set) var states: [(id: PersistentIdentifier, key: Int64, entityName: String, before: DefaultSnapshot?)] = []
+    private(set) var states: [(id: PersistentIdentifier, key: Int64, before: DefaultSnapshot?)] = []
     private var recorded: Set<PersistentIdentifier> = []
 
     /// Records the row's present state, unless it was recorded already; `reader` is `nil` for a
@@ -17,7 +17,7 @@ final class RowUndoLog {
     func record(_ id: PersistentIdentifier, key: Int64, layout: EntityLayout, reader: RowReader?) throws {
         guard recorded.insert(id).inserted else { return }
         let before = try reader?.snapshot(key, layout: layout)
-        states.append((id, key, layout.entity.name, before))
+        states.append((id, key, before))
     }
 
     /// Puts every recorded row back as it was, inside the writer's transaction.
@@ -26,7 +26,7 @@ final class RowUndoLog {
         var rewritten: [DefaultSnapshot] = []
         var restored: [DefaultSnapshot] = []
         for state in states {
-            let layout = try writer.layout(state.entityName)
+            let layout = try writer.layout(state.id.entityName)
             let exists = try reader.exists(state.key, layout: layout)
             switch (state.before, exists) {
             case (nil, true): try writer.delete([state.id])
