@@ -3,10 +3,9 @@
 #
 #   scripts/sanitize.sh [thread|address|all] [FILTER]      (default: all)
 #
-# thread:  `swift test --sanitize=thread` over the concurrency tests (many contexts and actors on
-#          one container, saves from many tasks at once, group commit, compaction beside saves, the
-#          conformance suite's concurrent cases), with -DMODELSTORE_THREAD_SANITIZER so that
-#          ModelStore's lock type (LockedValue) is a pthread mutex the sanitizer understands.
+# thread:  `swift test --sanitize=thread` over the concurrency tests, with
+#          -DMODELSTORE_THREAD_SANITIZER so that ModelStore's lock type (LockedValue) is a pthread
+#          mutex the sanitizer understands. CI runs it (.ci/run).
 # address: `swift test --sanitize=address` over the whole suite.
 #
 # Each build has its own scratch directory (.build-sanitize/thread, .build-sanitize/address), so
@@ -16,7 +15,21 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 kind="${1:-all}"
-concurrency="ConcurrencyTests|AppendLogDurabilityTests|AppendLogCompactionTests|TwoProcessTests|ConformanceTests"
+# The concurrency tests. A filter is matched against "Module.Suite/test()/File.swift:line:column".
+#   ConcurrencyTests           many contexts and a model actor on one container, saves from many
+#                              tasks at once, LockedValue across threads (with the rest of
+#                              ObservationAndConcurrencyTests.swift: observation, several stores)
+#   ContextAsyncTests          the context's async entry points awaiting a store across threads
+#   AppendLogDurabilityTests   group commit: saves from many threads sharing one sync
+#   AppendLogCompactionTests   compactions beside saves from other threads
+#   TwoProcessTests            two processes writing one JSON file under its lock (the second is
+#                              this test binary run again, so it is instrumented too)
+#   ConformanceTests/          every store's conformance suite (in memory, JSON, log, SQLite, the
+#                              sample adapter): cases run in parallel, one saves from 4 threads
+# Not the conformance harness's own tests (the mutants, MutationTests): they check that the
+# suite catches broken stores, not how ModelStore behaves across threads, and take much longer.
+concurrency="ConcurrencyTests|ContextAsyncTests|AppendLogDurabilityTests|AppendLogCompactionTests|TwoProcessTests"
+concurrency+="|ConformanceTests/"
 filter="${2:-}"
 root=".build-sanitize"
 mkdir -p "$root"
@@ -34,14 +47,27 @@ run() {
     local reports
     reports=$(grep -c "$pattern" "$log")
     local summary
-    summary=$(grep -E "Test run with [0-9]+ tests" "$log" | tail -1)
+    summary=$(grep -E "Test run with [0-9]+ tests?" "$log" | tail -1)
     echo "sanitize: $name: ${summary:-no test summary} exit $result, $reports sanitizer reports, $((SECONDS - started)) s"
     if [ "$reports" -gt 0 ]; then
-        grep -A12 "$pattern" "$log" | grep -E "^ +#[0-9]+ .* (ModelStore|Tests|Sample)" | sed 's/ (.*//' | sort | uniq -c \
-            | sort -rn | head -20
+        echo "sanitize: our code in the reports' top frames (count, place):"
+        grep -A12 "$pattern" "$log" | grep -oE "/(Sources|Adapters|Tests|Samples)/[^ ]+\.swift(:[0-9]+)*" \
+            | sort | uniq -c | sort -rn | head -20
+    fi
+    if [ "$reports" -gt 0 ] || [ "$result" -ne 0 ]; then
+        # Enough of the log to act on where only this output is kept (CI): the first report, the
+        # failing tests, and the end of the log (a build error or the test summary).
+        if [ "$reports" -gt 0 ]; then
+            echo "sanitize: the first report:"
+            awk -v pattern="$pattern" 'index($0, pattern) { on = 1 } on { print; if (/^SUMMARY:/) exit }' "$log" \
+                | head -80
+        fi
+        echo "sanitize: failing tests:"
+        grep -E "^✘ Test .* (failed|recorded an issue)" "$log" | head -20
+        echo "sanitize: the last 40 lines of $log:"
+        tail -40 "$log"
         status=1
     fi
-    [ "$result" -eq 0 ] || status=1
 }
 
 if [ "$kind" = thread ] || [ "$kind" = all ]; then

@@ -24,13 +24,17 @@
 /// Both behave the same: `withLock` is not reentrant, and the value never escapes the closure.
 public final class LockedValue<Value: Sendable>: Sendable {
     #if MODELSTORE_THREAD_SANITIZER
-        // Safety: `value` is read and written only in `withLock`, holding `mutex`.
-        private nonisolated(unsafe) var value: Value
+        // Safety: the value is read and written only in `withLock`, holding `mutex`. It has an
+        // allocation of its own (never empty: a stride is at least one byte), so its address is no
+        // other field's. Stored in the object, an empty value (`LockedValue<Void>`) had the address
+        // of `mutex`, and reading `mutex` to take the lock was reported as a race with its use.
+        private nonisolated(unsafe) let value: UnsafeMutablePointer<Value>
         private nonisolated(unsafe) let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
         /// A lock guarding `value`.
         public init(_ value: Value) {
-            self.value = value
+            self.value = .allocate(capacity: 1)
+            self.value.initialize(to: value)
             mutex = .allocate(capacity: 1)
             mutex.initialize(to: pthread_mutex_t())
             pthread_mutex_init(mutex, nil)
@@ -39,13 +43,15 @@ public final class LockedValue<Value: Sendable>: Sendable {
         deinit {
             pthread_mutex_destroy(mutex)
             mutex.deallocate()
+            value.deinitialize(count: 1)
+            value.deallocate()
         }
 
         /// Runs `body` with the value, holding the lock.
         public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
             pthread_mutex_lock(mutex)
             defer { pthread_mutex_unlock(mutex) }
-            return try body(&value)
+            return try body(&value.pointee)
         }
     #else
         private let mutex: Mutex<Value>
