@@ -9,11 +9,20 @@ public struct InMemoryStoreConfiguration: DataStoreConfiguration {
     public var name: String
     /// The schema; the container injects it.
     public var schema: Schema?
+    /// How many changes of history the store keeps at most (10,000 by default): the oldest
+    /// transactions go first, and tokens into them expire. `nil` keeps every transaction.
+    public var historyLimit: Int?
 
     /// A configuration named `name`, optionally owning only the entities of `schema`.
-    public init(name: String = "memory", schema: Schema? = nil) {
+    ///
+    /// - Parameters:
+    ///   - name: The configuration's name, unique within a container.
+    ///   - schema: The entities this store owns; the container's whole schema when `nil`.
+    ///   - historyLimit: How many changes of history to keep at most; `nil` keeps all.
+    public init(name: String = "memory", schema: Schema? = nil, historyLimit: Int? = 10_000) {
         self.name = name
         self.schema = schema
+        self.historyLimit = historyLimit
     }
 
     /// Configurations are equal when their names are.
@@ -32,8 +41,9 @@ extension DataStoreConfiguration where Self == InMemoryStoreConfiguration {
 /// A complete store that keeps its snapshots in memory: for tests, previews and caches.
 ///
 /// It runs every query natively on snapshots (``SnapshotTable``) and enforces unique
-/// constraints atomically. Nothing survives the store.
-public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStoreTwoPhaseSaving {
+/// constraints atomically. It keeps the history of every transaction (``HistoryProviding``) until
+/// it is deleted. Nothing survives the store.
+public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStoreTwoPhaseSaving, HistoryProviding {
     /// The store's snapshot type.
     public typealias Snapshot = DefaultSnapshot
 
@@ -55,7 +65,8 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStor
         self.configuration = configuration
         self.schema = schema
         self.identifier = "memory-" + UUID().uuidString.prefix(8).lowercased()
-        self.table = GuardedTable(SnapshotTable(schema: schema))
+        self.table = GuardedTable(
+            SnapshotTable(schema: schema), history: StoreHistory(limit: configuration.historyLimit))
     }
 
     /// Runs every filter and sort natively and enforces uniqueness.
@@ -79,7 +90,17 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStor
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<
         DefaultSnapshot
     > {
-        try table.withSaveLock { try $0.save(request, storeIdentifier: identifier) }
+        try table.withSaveLock { table, history in
+            let prepared = try table.prepare(request, storeIdentifier: identifier)
+            let record = history.nextRecord(table.historyChanges(of: prepared), author: request.editingState.author)
+            table.apply(prepared)
+            if let record { history.append(record) }
+            return DataStoreSaveChangesResult(
+                for: identifier, remappedIdentifiers: prepared.remappedIdentifiers,
+                historyToken: record.map {
+                    DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0.number)
+                })
+        }
     }
 
     /// The current snapshots of these models.
@@ -93,32 +114,51 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStor
         }
     }
 
-    /// Removes every model.
-    public func erase() throws { table.withSaveLock { $0.removeAll() } }
+    /// Removes every model and the history: tokens from before the erase expire.
+    public func erase() throws {
+        table.withSaveLock { table, history in
+            table.removeAll()
+            history.delete(throughNumber: history.lastNumber)
+        }
+    }
 
     /// Deletes models by identifier.
     public func delete<T: PersistentModel>(_ request: DataStoreBatchDeleteRequest<T>) throws {
-        table.withSaveLock { $0.delete(request.identifiers) }
+        table.withSaveLock { table, history in
+            history.record(table.historyChanges(deleting: request.identifiers), author: request.editingState.author)
+            table.delete(request.identifiers)
+        }
     }
 
     /// Updates models by identifier, atomically, enforcing uniqueness.
     public func update<T: PersistentModel>(_ request: DataStoreBatchUpdateRequest<T>) throws {
-        try table.withSaveLock { table in
+        try table.withSaveLock { table, history in
             let updated = try table.prepareUpdate(request.identifiers, values: request.values)
+            history.record(table.historyChanges(updating: updated), author: request.editingState.author)
             table.applyUpdate(updated)
         }
     }
 
     /// Inserts snapshots atomically, enforcing uniqueness.
     public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
-        try table.withSaveLock { table in
-            let result = try table.save(
-                DataStoreSaveChangesRequest(
-                    editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: []),
-                storeIdentifier: identifier)
-            return request.snapshots.map {
-                result.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier
-            }
+        let result = try save(
+            DataStoreSaveChangesRequest(
+                editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: []))
+        return request.snapshots.map { result.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier }
+    }
+
+    /// The transactions `descriptor` selects, oldest first unless it sorts otherwise.
+    public func fetchHistory(
+        _ descriptor: HistoryDescriptor<DefaultHistoryTransaction>
+    ) throws -> [DefaultHistoryTransaction] {
+        let history = table.withHistory { $0 }
+        return try history.transactions(descriptor, schema: schema, storeIdentifier: identifier)
+    }
+
+    /// Deletes the transactions `descriptor` selects.
+    public func deleteHistory(_ descriptor: HistoryDescriptor<DefaultHistoryTransaction>) throws {
+        try table.withSaveLock { _, history in
+            _ = try history.delete(descriptor, schema: schema, storeIdentifier: identifier)
         }
     }
 }
@@ -138,12 +178,16 @@ extension InMemoryStore {
 /// Fetches take only the table lock. Saves take the save lock first, so a two-phase save can hold
 /// the save lock from its prepare to its finish while fetches go on reading the table as it was.
 private final class GuardedTable: @unchecked Sendable {
-    // Safety: `table` is read and written only while `lock` is held; writes also hold `saveLock`.
+    // Safety: `table` and `history` are read and written only while `lock` is held; writes also hold `saveLock`.
     private let lock = NSLock()
     private let saveLock = NSLock()
     private var table: SnapshotTable
+    private var history: StoreHistory
 
-    init(_ table: SnapshotTable) { self.table = table }
+    init(_ table: SnapshotTable, history: StoreHistory) {
+        self.table = table
+        self.history = history
+    }
 
     /// Reads the table.
     func withLock<Result>(_ body: (inout SnapshotTable) throws -> Result) rethrows -> Result {
@@ -152,11 +196,20 @@ private final class GuardedTable: @unchecked Sendable {
         return try body(&table)
     }
 
-    /// Changes the table, one save at a time.
-    func withSaveLock<Result>(_ body: (inout SnapshotTable) throws -> Result) rethrows -> Result {
+    /// Reads the history.
+    func withHistory<Result>(_ body: (inout StoreHistory) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&history)
+    }
+
+    /// Changes the table and its history, one save at a time.
+    func withSaveLock<Result>(_ body: (inout SnapshotTable, inout StoreHistory) throws -> Result) rethrows -> Result {
         saveLock.lock()
         defer { saveLock.unlock() }
-        return try withLock(body)
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&table, &history)
     }
 
     /// Starts a two-phase save: keeps other saves out until ``endPreparedSave()``.
@@ -172,7 +225,8 @@ private final class PreparedInMemorySave: PreparedStoreSave {
     let result: DataStoreSaveChangesResult<DefaultSnapshot>
     private let table: GuardedTable
     private let prepared: SnapshotTable.PreparedSave
-    private var before: SnapshotTable?
+    private let record: StoreHistoryRecord?
+    private var before: (table: SnapshotTable, history: StoreHistory)?
     private var isOpen = true
 
     init(table: GuardedTable, request: DataStoreSaveChangesRequest<DefaultSnapshot>, storeIdentifier: String) throws {
@@ -183,21 +237,36 @@ private final class PreparedInMemorySave: PreparedStoreSave {
             table.endPreparedSave()
             throw error
         }
+        // The save lock keeps every other writer out until finish or abort, so the number stays free.
+        let save = prepared
+        let changes = table.withLock { $0.historyChanges(of: save) }
+        record = table.withHistory { $0.nextRecord(changes, author: request.editingState.author) }
         self.table = table
-        result = DataStoreSaveChangesResult(for: storeIdentifier, remappedIdentifiers: prepared.remappedIdentifiers)
+        result = DataStoreSaveChangesResult(
+            for: storeIdentifier, remappedIdentifiers: prepared.remappedIdentifiers,
+            historyToken: record.map {
+                DefaultHistoryToken(storeIdentifier: storeIdentifier, transactionNumber: $0.number)
+            })
     }
 
     func commit() throws {
         precondition(isOpen && before == nil, "commit() is called once, between prepareSave and finish")
+        let history = table.withHistory { history in
+            defer { if let record { history.append(record) } }
+            return history
+        }
         table.withLock { table in
-            self.before = table
+            self.before = (table, history)
             table.apply(prepared)
         }
     }
 
     func abort() {
         guard isOpen else { return }
-        if let before { table.withLock { $0 = before } }
+        if let before {
+            table.withLock { $0 = before.table }
+            table.withHistory { $0 = before.history }
+        }
         close()
     }
 

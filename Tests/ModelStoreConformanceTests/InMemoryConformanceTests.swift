@@ -5,11 +5,11 @@ import ModelStoreInMemory
 import Testing
 
 extension ConformanceAdapter {
-    /// The reference in-memory adapter: everything but durability, history, migrations and
+    /// The reference in-memory adapter: everything but durability, migrations and
     /// multi-process access, and every predicate kind run natively.
     static let inMemory = ConformanceAdapter(
         name: "InMemoryStore",
-        capabilities: [.batching, .erase, .twoPhaseSaves],
+        capabilities: [.batching, .erase, .twoPhaseSaves, .history],
         nativeFilters: Set(ConformanceFilterKind.allCases)
     ) { _ in
         InMemoryStoreConfiguration()

@@ -25,7 +25,8 @@ extension DataStore {
         let result = try save(converted)
         return DataStoreSaveChangesResult(
             for: result.storeIdentifier, remappedIdentifiers: result.remappedIdentifiers,
-            snapshotsToReregister: result.snapshotsToReregister.mapValues(\.defaultSnapshot))
+            snapshotsToReregister: result.snapshotsToReregister.mapValues(\.defaultSnapshot),
+            historyToken: result.historyToken)
     }
 
     func cachedDefault(_ ids: [PersistentIdentifier], editingState: EditingState) throws -> [PersistentIdentifier:
@@ -62,7 +63,8 @@ extension DataStoreTwoPhaseSaving {
         return ErasedPreparedSave(
             result: DataStoreSaveChangesResult(
                 for: result.storeIdentifier, remappedIdentifiers: result.remappedIdentifiers,
-                snapshotsToReregister: result.snapshotsToReregister.mapValues(\.defaultSnapshot)),
+                snapshotsToReregister: result.snapshotsToReregister.mapValues(\.defaultSnapshot),
+                historyToken: result.historyToken),
             commit: part.commit, abort: part.abort, finish: part.finish)
     }
 }

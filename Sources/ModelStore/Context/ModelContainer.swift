@@ -18,6 +18,8 @@ public final class ModelContainer: Sendable {
     /// The stores, one per configuration, in the order of ``configurations``.
     public let stores: [any DataStore]
     private let storeIndexByEntity: [String: Int]
+    /// The subscribers to ``changes``.
+    let changeHub = ChangeHub()
     @MainActor private var mainContextStorage: ModelContext?
 
     /// A container for these model types (and the types their relationships reach).
@@ -81,13 +83,19 @@ public final class ModelContainer: Sendable {
         self.storeIndexByEntity = owner
     }
 
-    /// The context bound to the main actor, created on first use.
+    /// The context bound to the main actor, created on first use. It merges what other contexts
+    /// save as they save it (``ModelContext/automaticallyMergesChanges`` is on).
     @MainActor public var mainContext: ModelContext {
         if let context = mainContextStorage { return context }
         let context = ModelContext(self)
+        context.mergesOnMainActor = true
+        context.automaticallyMergesChanges = true
         mainContextStorage = context
         return context
     }
+
+    /// Lets the main context take in other contexts' saves.
+    @MainActor func mergeMainContextChanges() { mainContextStorage?.mergePendingChanges() }
 
     /// The store that holds an entity.
     func store(for entityName: String) throws -> any DataStore {
@@ -104,8 +112,9 @@ public final class ModelContainer: Sendable {
         return index
     }
 
-    /// Deletes every model in every store.
+    /// Deletes every model in every store, then tells ``changes`` subscribers that every model may be gone.
     public func erase() throws {
+        defer { changeHub.publish(ModelContainerChange(invalidatesAllIdentifiers: true, origin: .erase)) }
         for store in stores { try store.erase() }
     }
 }

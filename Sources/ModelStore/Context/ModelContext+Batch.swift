@@ -50,13 +50,7 @@ extension ModelContext {
                     detach(model)
                 }
             }
-            NotificationCenter.default.post(
-                name: Self.didSave, object: self,
-                userInfo: [
-                    NotificationKey.insertedIdentifiers.rawValue: [PersistentIdentifier](),
-                    NotificationKey.updatedIdentifiers.rawValue: [PersistentIdentifier](),
-                    NotificationKey.deletedIdentifiers.rawValue: ids,
-                ])
+            didSave(inserted: [], updated: [], deleted: ids, historyTokens: [])
             return
         }
         let models = try fetch(descriptor)
@@ -117,13 +111,7 @@ extension ModelContext {
                 DataStoreSaveChangesRequest(editingState: editingState, inserted: [], updated: snapshots, deleted: []))
         }
         refreshRegistered(ids, entity: entity, store: store)
-        NotificationCenter.default.post(
-            name: Self.didSave, object: self,
-            userInfo: [
-                NotificationKey.insertedIdentifiers.rawValue: [PersistentIdentifier](),
-                NotificationKey.updatedIdentifiers.rawValue: ids,
-                NotificationKey.deletedIdentifiers.rawValue: [PersistentIdentifier](),
-            ])
+        didSave(inserted: [], updated: ids, deleted: [], historyTokens: [])
         return ids.count
     }
 
@@ -184,13 +172,7 @@ extension ModelContext {
                 DataStoreSaveChangesRequest(editingState: editingState, inserted: snapshots, updated: [], deleted: []))
             ids = snapshots.map { result.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier }
         }
-        NotificationCenter.default.post(
-            name: Self.didSave, object: self,
-            userInfo: [
-                NotificationKey.insertedIdentifiers.rawValue: ids,
-                NotificationKey.updatedIdentifiers.rawValue: [PersistentIdentifier](),
-                NotificationKey.deletedIdentifiers.rawValue: [PersistentIdentifier](),
-            ])
+        didSave(inserted: ids, updated: [], deleted: [], historyTokens: [])
         return ids
     }
 

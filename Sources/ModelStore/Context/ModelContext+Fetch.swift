@@ -8,7 +8,8 @@ extension ModelContext {
     /// ``FetchDescriptor/includePendingChanges`` (the default), unsaved inserts, changes and
     /// deletes of this context are reflected.
     public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
-        try execute(descriptor).models
+        if automaticallyMergesChanges { mergePendingChanges() }
+        return try execute(descriptor).models
     }
 
     /// How many models match a descriptor (after offset and limit), without materialising them

@@ -17,6 +17,9 @@ extension ModelContext {
         case deletedIdentifiers
         /// Present (`true`) when every identifier of the container may have changed, as after `erase()`.
         case invalidatedAllIdentifiers
+        /// `[DefaultHistoryToken]`: the tokens of the transactions the save recorded, one per store
+        /// that keeps history (``HistoryProviding``). Absent when no store recorded one.
+        case historyTokens
     }
 
     /// Stores every pending insert, change and delete.
@@ -29,6 +32,7 @@ extension ModelContext {
     /// After a save no stored model refers to a model the save deleted: every reference to it is
     /// removed, in the store and in memory.
     public func save() throws {
+        if automaticallyMergesChanges { mergePendingChanges() }
         processPendingChanges()
         guard hasChanges else { return }
         let changed = changedModels.models.filter { $0.persistentBackingData.state == .registered }
@@ -60,7 +64,8 @@ extension ModelContext {
     ) throws -> PreparedCommit {
         let deletion = try collectDeletions(requested)
         if let failure = faultFailures.values.min(by: { $0.message < $1.message }) { throw failure }
-        let changes = try snapshots(inserted: inserted, changed: changed, deletion: deletion)
+        var changes = try snapshots(inserted: inserted, changed: changed, deletion: deletion)
+        try resolveConflicts(in: &changes)
         try checkRelationshipCounts(changes.inserted + changes.updated)
         try checkUniqueness(inserted: changes.inserted, updated: changes.updated, deleted: changes.deleted)
         NotificationCenter.default.post(name: Self.willSave, object: self)
@@ -71,13 +76,27 @@ extension ModelContext {
     func finishCommit(_ prepared: PreparedCommit, written: Written) {
         let changes = prepared.changes
         let insertedIDs = bringModelsInStep(with: changes, written: written, deletion: prepared.deletion)
-        NotificationCenter.default.post(
-            name: Self.didSave, object: self,
-            userInfo: [
-                NotificationKey.insertedIdentifiers.rawValue: insertedIDs,
-                NotificationKey.updatedIdentifiers.rawValue: changes.updated.map(\.persistentIdentifier),
-                NotificationKey.deletedIdentifiers.rawValue: changes.deleted.map(\.persistentIdentifier),
-            ])
+        didSave(
+            inserted: insertedIDs, updated: changes.updated.map(\.persistentIdentifier),
+            deleted: changes.deleted.map(\.persistentIdentifier), historyTokens: written.historyTokens)
+    }
+
+    /// Posts ``didSave`` and publishes the change to the container's ``ModelContainer/changes``.
+    func didSave(
+        inserted: [PersistentIdentifier], updated: [PersistentIdentifier], deleted: [PersistentIdentifier],
+        historyTokens: [DefaultHistoryToken]
+    ) {
+        var userInfo: [String: Any] = [
+            NotificationKey.insertedIdentifiers.rawValue: inserted,
+            NotificationKey.updatedIdentifiers.rawValue: updated,
+            NotificationKey.deletedIdentifiers.rawValue: deleted,
+        ]
+        if !historyTokens.isEmpty { userInfo[NotificationKey.historyTokens.rawValue] = historyTokens }
+        NotificationCenter.default.post(name: Self.didSave, object: self, userInfo: userInfo)
+        container.changeHub.publish(
+            ModelContainerChange(
+                inserted: inserted, updated: updated, deleted: deleted, author: author, historyTokens: historyTokens,
+                origin: .context(editingState.id)))
     }
 
     // MARK: Step 1: delete rules
@@ -147,6 +166,8 @@ extension ModelContext {
         var deleted: [DefaultSnapshot] = []
         /// Models outside the save whose stored references a nullify rule clears, with what is written for them.
         var nullifiedOnly: [PersistentIdentifier: DefaultSnapshot] = [:]
+        /// Updated snapshots whose attributes the merge policy took from the store (see ``MergePolicy``).
+        var merged: [PersistentIdentifier: DefaultSnapshot] = [:]
     }
 
     /// Snapshots of everything the save touches. References to deleted models are removed from
@@ -200,8 +221,10 @@ extension ModelContext {
     struct Written {
         var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
         var reregister: [PersistentIdentifier: DefaultSnapshot] = [:]
+        var historyTokens: [DefaultHistoryToken] = []
 
         mutating func add(_ result: DataStoreSaveChangesResult<DefaultSnapshot>) {
+            if let token = result.historyToken { historyTokens.append(token) }
             if remapped.isEmpty {
                 remapped = result.remappedIdentifiers
             } else {
@@ -326,6 +349,10 @@ extension ModelContext {
             backing.isChanged = false
             backing.savedValues =
                 snapshot.copy(persistentIdentifier: snapshot.persistentIdentifier, remappedIdentifiers: remapped).values
+        }
+        for (id, snapshot) in changes.merged {
+            guard let model = registry[id], let layout = ModelLayout.of(existential: type(of: model)) else { continue }
+            try? layout.apply(snapshot.values, to: model)
         }
         for (id, snapshot) in written.reregister {
             guard let model = registry[id], let layout = ModelLayout.of(existential: type(of: model)) else { continue }

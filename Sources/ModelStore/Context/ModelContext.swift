@@ -20,7 +20,22 @@ public final class ModelContext {
     }
     /// Kept for SwiftData compatibility: ModelStore never saves on its own; call ``save()``.
     public var autosaveEnabled = false
+    /// How a save resolves a model that another context or process changed since this context
+    /// read it. ``MergePolicy/error`` by default, as in Core Data: the save throws rather than
+    /// overwrite what the other side wrote; choose another policy to merge instead.
+    public var mergePolicy: MergePolicy = .error
+    /// Whether models registered here take in what other contexts of the container save (Core
+    /// Data's `automaticallyMergesChangesFromParent`); off by default. See ``mergePendingChanges()``.
+    public var automaticallyMergesChanges = false {
+        didSet { updateMergeObservation() }
+    }
     private(set) var editingState: EditingState
+    /// Identifiers other contexts saved since this context last merged, while it merges automatically.
+    let pendingMerges = LockedValue<Set<PersistentIdentifier>>([])
+    /// The container's ``ChangeHub`` observation feeding ``pendingMerges``.
+    var mergeObservation: UUID?
+    /// Whether this is the container's main context, which merges on the main actor as changes come.
+    var mergesOnMainActor = false
 
     var registry: [PersistentIdentifier: any PersistentModel] = [:]
     var insertedModels = OrderedModels()
@@ -37,6 +52,7 @@ public final class ModelContext {
     }
 
     deinit {
+        if let mergeObservation { container.changeHub.unobserve(mergeObservation) }
         for store in container.stores { store.invalidateState(for: editingState) }
     }
 

@@ -61,14 +61,20 @@ extension Schema {
         public var minimumModelCount: Int?
         /// The relationship's greatest count (0: none).
         public var maximumModelCount: Int?
+        /// The attribute's initial value on a new model, in descriptions that record it
+        /// (``Schema/descriptionWithInitialValues``); `nil` in what a store records, which never
+        /// has it, so stored descriptions written before it existed compare equal.
+        public var initialValue: InitialValue? = nil
 
         /// An attribute description.
         public static func attribute(
-            _ name: String, _ type: AttributeType, options: [String] = [], originalName: String? = nil
+            _ name: String, _ type: AttributeType, options: [String] = [], originalName: String? = nil,
+            initialValue: InitialValue? = nil
         ) -> Self {
             PropertyDescription(
                 name: name, originalName: originalName, type: type, options: options, destination: nil, isToOne: nil,
-                inverse: nil, deleteRule: nil, minimumModelCount: nil, maximumModelCount: nil)
+                inverse: nil, deleteRule: nil, minimumModelCount: nil, maximumModelCount: nil,
+                initialValue: initialValue)
         }
 
         /// A relationship description.

@@ -55,6 +55,8 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
         public static let invalidConfiguration = Code("invalidConfiguration")
         /// A stored value cannot be converted to the property's type.
         public static let invalidValue = Code("invalidValue")
+        /// A history token points into history that was deleted: SwiftData's `historyTokenExpired`.
+        public static let historyTokenExpired = Code("historyTokenExpired")
     }
 
     /// What kind of failure this is.
@@ -165,6 +167,9 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
     public static let invalidConfiguration = DataStoreError(.invalidConfiguration, "invalid configuration")
     /// A pattern matching every value conversion error.
     public static let invalidValue = DataStoreError(.invalidValue, "invalid value")
+    /// A pattern matching every expired history token: `catch DataStoreError.historyTokenExpired { … }`.
+    public static let historyTokenExpired = DataStoreError(
+        .historyTokenExpired, "the history token points into deleted history")
 
     /// A value conversion error with a message.
     public static func invalidValue(_ message: String, file: String = #fileID, line: Int = #line) -> DataStoreError {

@@ -68,15 +68,19 @@ public struct DataStoreSaveChangesResult<Snapshot: DataStoreSnapshot>: Sendable 
     public var remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier]
     /// Post-save snapshots whose values the store changed (by permanent identifier).
     public var snapshotsToReregister: [PersistentIdentifier: Snapshot]
+    /// The token of the transaction the save recorded, for a store that keeps history
+    /// (``HistoryProviding``); `nil` otherwise, or when the save changed nothing.
+    public var historyToken: DefaultHistoryToken?
 
     /// A save result.
     public init(
         for storeIdentifier: String,
         remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier] = [:],
-        snapshotsToReregister: [PersistentIdentifier: Snapshot] = [:]
+        snapshotsToReregister: [PersistentIdentifier: Snapshot] = [:], historyToken: DefaultHistoryToken? = nil
     ) {
         self.storeIdentifier = storeIdentifier
         self.remappedIdentifiers = remappedIdentifiers
         self.snapshotsToReregister = snapshotsToReregister
+        self.historyToken = historyToken
     }
 }

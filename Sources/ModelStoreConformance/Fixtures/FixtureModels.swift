@@ -129,10 +129,11 @@ final class Remark: PersistentModel {
     init() {}
 }
 
-/// A flat record with no relationships, so batch deletes reach the store's own batch path.
+/// A flat record with no relationships, so batch deletes reach the store's own batch path. Its label
+/// is kept in history tombstones.
 final class LogEntry: PersistentModel {
     @Attribute(.unique) var sequence: Int = 0
-    @Attribute var label: String = ""
+    @Attribute(.preserveValueOnDeletion) var label: String = ""
     @Attribute var bucket: Int = 0
 
     let persistentBackingData = BackingData()

@@ -1,0 +1,144 @@
+import Foundation
+import ModelStore
+import ModelStoreInMemory
+import ModelStoreTestSupport
+import Testing
+
+/// The container's change events, and the core's side of history: limits, expiry, several stores.
+struct ContainerChangesTests {
+    @Test func everySaveBatchAndEraseIsOneEvent() async throws {
+        let container = try ModelContainer(for: Trip.self, configurations: .inMemory())
+        var changes = container.changes.makeAsyncIterator()
+        let context = ModelContext(container)
+        context.author = "planner"
+        let spring = Trip(name: "Spring", items: [Item("Map")])
+        context.insert(spring)
+        try context.save()
+
+        let first = try #require(await changes.next())
+        #expect(Set(first.insertedIdentifiers) == [spring.persistentModelID, spring.items[0].persistentModelID])
+        #expect(first.updatedIdentifiers.isEmpty && first.deletedIdentifiers.isEmpty)
+        #expect(first.author == "planner")
+        #expect(first.historyTokens.count == 1)
+        #expect(first.entityNames == ["Trip", "Item"])
+        #expect(first.touches(anyOf: ["Item"]) && !first.touches(anyOf: ["Destination"]))
+
+        spring.budget = 120
+        try context.save()
+        let second = try #require(await changes.next())
+        #expect(second.updatedIdentifiers == [spring.persistentModelID])
+        #expect(try #require(second.historyTokens.first) > #require(first.historyTokens.first))
+
+        try context.delete(model: Item.self)
+        let third = try #require(await changes.next())
+        #expect(third.deletedIdentifiers.count == 1 && third.deletedIdentifiers[0].entityName == "Item")
+
+        try container.erase()
+        let fourth = try #require(await changes.next())
+        #expect(fourth.invalidatesAllIdentifiers && fourth.origin == .erase && fourth.touches(anyOf: ["Trip"]))
+    }
+
+    @Test func aSaveWithNothingToStorePublishesNothing() async throws {
+        let container = try ModelContainer(for: Trip.self, configurations: .inMemory())
+        var changes = container.changes.makeAsyncIterator()
+        let context = ModelContext(container)
+        try context.save()
+        context.insert(Trip(name: "Only"))
+        try context.save()
+        // The first event is the insert: the empty save before it published nothing.
+        #expect(try #require(await changes.next()).insertedIdentifiers.count == 1)
+    }
+
+    @Test func eachIteratorIsItsOwnSubscription() async throws {
+        let container = try ModelContainer(for: Trip.self, configurations: .inMemory())
+        var early = container.changes.makeAsyncIterator()
+        let context = ModelContext(container)
+        context.insert(Trip(name: "A"))
+        try context.save()
+        var late = container.changes.makeAsyncIterator()
+        context.insert(Trip(name: "B"))
+        try context.save()
+        #expect(try #require(await early.next()).insertedIdentifiers.count == 1)
+        #expect(try #require(await early.next()).insertedIdentifiers.count == 1)
+        // The late subscriber sees only the save after it subscribed.
+        let seen = try #require(await late.next())
+        #expect(try context.model(for: seen.insertedIdentifiers[0], as: Trip.self)?.name == "B")
+    }
+}
+
+struct CoreHistoryTests {
+    typealias Descriptor = HistoryDescriptor<DefaultHistoryTransaction>
+
+    @Test func theLimitDropsTheOldestTransactionsAndExpiresTheirTokens() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: InMemoryStoreConfiguration(historyLimit: 2))
+        let context = ModelContext(container)
+        for name in ["A", "B", "C"] {
+            context.insert(Trip(name: name))
+            try context.save()
+        }
+        let kept = try context.fetchHistory(Descriptor())
+        #expect(kept.map(\.transactionIdentifier) == [2, 3])
+        let first = DefaultHistoryToken(storeIdentifier: kept[0].storeIdentifier, transactionNumber: 1)
+        // After the dropped transaction: no gap, so no error.
+        #expect(try context.fetchHistory(Descriptor(predicate: #Predicate { $0.token > first })).count == 2)
+        // From the dropped transaction on: it would be missing.
+        expectError(.historyTokenExpired) {
+            try context.fetchHistory(Descriptor(predicate: #Predicate { $0.token >= first }))
+        }
+        // A predicate that does not select by token is never refused.
+        #expect(try context.fetchHistory(Descriptor(predicate: #Predicate { $0.author == nil })).count == 2)
+    }
+
+    @Test func aContainerWithSeveralStoresReadsEveryStoresHistory() throws {
+        let tripsStore = InMemoryStoreConfiguration(name: "trips", schema: Schema([Trip.self, Item.self]))
+        let container = try ModelContainer(
+            for: Schema([Trip.self, Author.self]), configurations: [tripsStore, .inMemory(name: "rest")])
+        let context = ModelContext(container)
+        let seen = LockedValue<[DefaultHistoryToken]>([])
+        let observer = NotificationCenter.default.addObserver(
+            forName: ModelContext.didSave, object: context, queue: nil
+        ) { note in
+            let tokens = note.userInfo?[ModelContext.NotificationKey.historyTokens.rawValue] as? [DefaultHistoryToken]
+            seen.withLock { $0 = tokens ?? [] }
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        context.insert(Trip(name: "Both"))
+        context.insert(Author("Ada", "Lovelace", email: "a@x"))
+        try context.save()
+        let tokens = seen.withLock { $0 }
+        #expect(Set(tokens.map(\.storeIdentifier)) == Set(container.stores.map(\.identifier)))
+        let history = try context.fetchHistory(Descriptor())
+        #expect(history.count == 2)
+        #expect(Set(history.map(\.token)) == Set(tokens))
+        var limited = Descriptor()
+        limited.fetchLimit = 1
+        #expect(try context.fetchHistory(limited).count == 1)
+    }
+
+    @Test func aContainerWithoutHistoryRefusesClearly() throws {
+        let container = try ModelContainer(
+            for: Trip.self, configurations: SwiftDataStyleStore.Configuration(name: "plain"))
+        let error = expectError(.unsupportedFeature) { try ModelContext(container).fetchHistory(Descriptor()) }
+        #expect(error?.message.contains("'plain'") == true)
+    }
+
+    @Test func tombstonesAndUpdatedAttributesAreReadByKeyPath() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: .inMemory())
+        let context = ModelContext(container)
+        let trip = Trip(name: "Autumn")
+        context.insert(trip)
+        try context.save()
+        trip.budget = 10
+        trip.isDone = true
+        try context.save()
+        let update = try #require(
+            try context.fetchHistory(Descriptor()).last?.changes.compactMap { change -> DefaultHistoryUpdate<Trip>? in
+                if case .update(let update as DefaultHistoryUpdate<Trip>) = change { return update }
+                return nil
+            }.first)
+        #expect(update.updatedAttributes.contains(\.budget) && update.updatedAttributes.contains(\Trip.isDone))
+        #expect(!update.updatedAttributes.contains(\.name))
+        #expect(update.updatedAttributes.names == ["budget", "isDone"])
+        #expect(update.updatedAttributes.count == Array(update.updatedAttributes).count)
+    }
+}
