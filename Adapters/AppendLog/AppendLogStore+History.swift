@@ -1,5 +1,5 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 import ModelStoreFileIO
 
 /// One saved transaction, read back from the log: the history the store keeps.
@@ -147,5 +147,93 @@ extension AppendLogStore {
         return AppendLogTransaction(
             token: position, number: record.number, timestamp: record.timestamp, author: record.author,
             storeIdentifier: context.storeIdentifier, changes: changes)
+    }
+}
+
+// MARK: - HistoryProviding
+
+extension AppendLogStore: HistoryProviding {
+    /// The name of the file in `history/` that records up to which transaction history was deleted.
+    static let deletedThroughFileName = "deleted-through"
+
+    /// The transactions `descriptor` selects, read from the log's segments and `history/`.
+    ///
+    /// Every transaction the log holds is read, so the cost grows with the history kept: delete
+    /// history you no longer need.
+    public func fetchHistory(
+        _ descriptor: HistoryDescriptor<DefaultHistoryTransaction>
+    ) throws -> [DefaultHistoryTransaction] {
+        let (records, expiredThrough) = try historyRecords()
+        return try StoreHistory.transactions(
+            records, descriptor, schema: schema, storeIdentifier: identifier, expiredThrough: expiredThrough)
+    }
+
+    /// Deletes the transactions `descriptor` selects, which must be the oldest ones the log keeps
+    /// (for example `#Predicate { $0.token <= token }`): a log deletes history from its start.
+    ///
+    /// Records the newest deleted transaction in `history/deleted-through` (written atomically), so
+    /// they are never returned again and tokens into them expire, then removes the history
+    /// segments that hold only deleted transactions.
+    ///
+    /// - Throws: ``DataStoreError/Code/unsupportedFeature`` when the selected transactions are not
+    ///   the oldest ones (deleting by author, say), before anything is deleted.
+    public func deleteHistory(_ descriptor: HistoryDescriptor<DefaultHistoryTransaction>) throws {
+        let (records, _) = try historyRecords()
+        let doomed = try StoreHistory.transactions(
+            records, descriptor, schema: schema, storeIdentifier: identifier, expiredThrough: 0)
+        guard let newest = doomed.map(\.token.transactionNumber).max() else { return }
+        let olderOrSame = records.lazy.filter { $0.number <= newest }.count
+        guard olderOrSame == doomed.count else {
+            throw DataStoreError(
+                .unsupportedFeature,
+                "the append log '\(directory.path)' deletes history only from its oldest transaction on, and the "
+                    + "descriptor selects \(doomed.count) of the \(olderOrSame) transactions up to \(newest)",
+                remedy: "Delete by token, for example #Predicate { $0.token <= token }")
+        }
+        let marker = layout.historyDirectory.appendingPathComponent(Self.deletedThroughFileName).path
+        try FileIO.createDirectory(layout.historyDirectory.path)
+        try FileIO.writeAtomically(Array("\(newest)\n".utf8), to: marker)
+        let positions = try transactions(after: nil)
+        if let firstKept = positions.first(where: { Int64($0.number) > newest }) {
+            try deleteHistory(before: firstKept.token)
+        } else {
+            try deleteHistory(before: currentPosition)
+        }
+    }
+
+    /// The transactions after the deleted-through mark, and the highest number that is gone.
+    private func historyRecords() throws -> (records: [StoreHistoryRecord], expiredThrough: Int64) {
+        let mark = try deletedThrough()
+        let all = try transactions(after: nil)
+        // Segments deleted before the mark existed leave a gap at the start too.
+        let missingBefore = all.first.map { Int64($0.number) - 1 } ?? 0
+        let records = all.lazy.filter { Int64($0.number) > mark }.map(Self.record(of:))
+        return (Array(records), max(mark, missingBefore))
+    }
+
+    /// The number recorded in `history/deleted-through`, or 0 without one.
+    private func deletedThrough() throws -> Int64 {
+        let marker = layout.historyDirectory.appendingPathComponent(Self.deletedThroughFileName).path
+        guard let (bytes, _) = try FileIO.read(marker, limit: 64) else { return 0 }
+        let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let number = Int64(text), number >= 0 else {
+            throw DataStoreError(
+                .corrupted, "'\(marker)' does not hold a transaction number",
+                remedy: "Restore it from a backup, or remove it to read every transaction the log still keeps")
+        }
+        return number
+    }
+
+    private static func record(of transaction: AppendLogTransaction) -> StoreHistoryRecord {
+        StoreHistoryRecord(
+            number: Int64(transaction.number), timestamp: transaction.timestamp, author: transaction.author,
+            changes: transaction.changes.map { change in
+                switch change {
+                case .insert(let id): StoreHistoryRecord.Change(.insert, id)
+                case .update(let id, let properties):
+                    StoreHistoryRecord.Change(.update, id, updatedProperties: properties)
+                case .delete(let id, let tombstone): StoreHistoryRecord.Change(.delete, id, tombstone: tombstone)
+                }
+            })
     }
 }

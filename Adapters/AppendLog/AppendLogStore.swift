@@ -157,10 +157,12 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
     public func save(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
     ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
-        let remapped = try commit(author: request.editingState.author) { table in
+        let (remapped, number) = try commitRecording(author: request.editingState.author) { table in
             try table.prepare(request, storeIdentifier: identifier)
         }
-        return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: remapped)
+        return DataStoreSaveChangesResult(
+            for: identifier, remappedIdentifiers: remapped,
+            historyToken: number.map { DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: Int64($0)) })
     }
 
     /// Deletes every model, as one transaction.
@@ -211,6 +213,14 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
     private func commit(
         author: String?, prepare: (SnapshotTable) throws -> SnapshotTable.PreparedSave
     ) throws -> [PersistentIdentifier: PersistentIdentifier] {
+        try commitRecording(author: author, prepare: prepare).remapped
+    }
+
+    /// ``commit(author:prepare:)``, also returning the number of the transaction it wrote (`nil`
+    /// when the change was empty and nothing was written).
+    private func commitRecording(
+        author: String?, prepare: (SnapshotTable) throws -> SnapshotTable.PreparedSave
+    ) throws -> (remapped: [PersistentIdentifier: PersistentIdentifier], number: UInt64?) {
         let (prepared, ticket) = try state.withLock { state in
             try checkUsable(state)
             let prepared = try prepare(state.table)
@@ -218,7 +228,7 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
         }
         if let ticket { try waitUntilDurable(ticket) }
         compactInBackgroundIfNeeded()
-        return prepared.remappedIdentifiers
+        return (prepared.remappedIdentifiers, ticket?.transaction)
     }
 
     private func waitUntilDurable(_ ticket: WriteTicket) throws {

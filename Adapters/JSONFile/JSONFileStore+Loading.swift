@@ -12,6 +12,8 @@ struct WriterState: Sendable {
     var preserved: [PreservedEntity] = []
     /// The size of the last document, to size the next one's buffer.
     var documentSize = 1 << 16
+    /// The transactions the document keeps (``HistoryProviding``), and their encoded lines.
+    var history = JSONFileHistory()
 }
 
 /// A document read from disk and loaded into a table.
@@ -73,6 +75,8 @@ extension JSONFileStore {
         }
         if let next = document.header.nextPrimaryKey { table.reserveKeys(below: next) }
         var state = WriterState(externals: externals, preserved: document.preserved)
+        state.history = try JSONFileHistory(
+            document.header.historyJSON, limit: configuration.historyLimit, document: paths.document)
         state.identity = file.identity
         state.externals.current = document.externalFiles
         state.documentSize = file.bytes.count

@@ -49,7 +49,7 @@ extension JSONFileStore {
         }
         let encoder = DocumentEncoder(
             schema: schema, storeIdentifier: identifier, nextPrimaryKey: next.nextPrimaryKey,
-            preserved: state.preserved, externalFiles: plan.names)
+            preserved: state.preserved, externalFiles: plan.names, history: state.history.encoded())
         let output = encoder.encode(next, capacity: state.documentSize)
         var committed = false
         do {

@@ -45,7 +45,7 @@ import ModelStoreFileIO
 ///
 /// The file format is documented in `FORMAT.md` beside this source (header, records, value forms,
 /// tags, limits, versioning).
-public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
+public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryProviding {
     /// The store's snapshot type.
     public typealias Snapshot = DefaultSnapshot
 
@@ -109,6 +109,7 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
             }
             let identifier = "json-" + UUID().uuidString.prefix(8).lowercased()
             var state = WriterState(externals: ExternalFiles(directory: paths.external))
+            state.history = JSONFileHistory(limit: configuration.historyLimit)
             let empty = SnapshotTable(schema: schema)
             try Self.persist(
                 empty, previous: empty, state: &state, identifier: identifier, schema: schema,
@@ -158,29 +159,38 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
     public func save(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
     ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
-        try write { base, reloadedFrom, _ in
+        try write { base, reloadedFrom, state in
             var request = request
             if let reloadedFrom {
                 try Self.checkConflicts(request, loaded: reloadedFrom, current: base, paths: paths)
                 request.deleted.removeAll { base.snapshot(for: $0.persistentIdentifier) == nil }
             }
             let prepared = try base.prepare(request, storeIdentifier: identifier)
+            var changes = base.historyChanges(of: prepared)
             var next = base
             next.apply(prepared)
             let repaired = try clearDanglingReferences(
                 in: &next, changed: prepared.inserted + prepared.updated, deleted: prepared.deleted)
+            let listed = Set(changes.map(\.id))
+            changes += base.historyChanges(
+                updating: repaired.values.filter { !listed.contains($0.persistentIdentifier) })
+            let number = state.history.records.record(changes, author: request.editingState.author)
             return (
                 next,
                 DataStoreSaveChangesResult(
-                    for: identifier, remappedIdentifiers: prepared.remappedIdentifiers, snapshotsToReregister: repaired)
+                    for: identifier, remappedIdentifiers: prepared.remappedIdentifiers, snapshotsToReregister: repaired,
+                    historyToken: number.map { DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0) }
+                )
             )
         }
     }
 
-    /// Removes every model, including records of entities the schema doesn't have, and saves the empty file.
+    /// Removes every model, including records of entities the schema doesn't have, and the history
+    /// (tokens from before expire), and saves the empty file.
     public func erase() throws {
         try write { base, _, state in
             state.preserved = []
+            state.history.records.delete(throughNumber: state.history.records.lastNumber)
             var empty = SnapshotTable(schema: schema)
             empty.reserveKeys(below: base.nextPrimaryKey)
             return (empty, ())
@@ -189,36 +199,41 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching {
 
     /// Deletes models by identifier and saves; unknown identifiers are ignored.
     public func delete<T: PersistentModel>(_ request: DataStoreBatchDeleteRequest<T>) throws {
-        try write { base, _, _ in
+        try write { base, _, state in
             let present = request.identifiers.filter { base.snapshot(for: $0) != nil }
             guard !present.isEmpty else { return (nil, ()) }
             var next = base
             next.delete(present)
-            _ = try clearDanglingReferences(in: &next, changed: [], deleted: present)
+            let repaired = try clearDanglingReferences(in: &next, changed: [], deleted: present)
+            state.history.records.record(
+                base.historyChanges(deleting: present) + base.historyChanges(updating: Array(repaired.values)),
+                author: request.editingState.author)
             return (next, ())
         }
     }
 
     /// Updates models by identifier, atomically, enforcing uniqueness, and saves.
     public func update<T: PersistentModel>(_ request: DataStoreBatchUpdateRequest<T>) throws {
-        try write { base, _, _ in
+        try write { base, _, state in
             let updated = try base.prepareUpdate(request.identifiers, values: request.values)
             guard !updated.isEmpty else { return (nil, ()) }
             var next = base
             next.applyUpdate(updated)
             _ = try clearDanglingReferences(in: &next, changed: updated, deleted: [])
+            state.history.records.record(base.historyChanges(updating: updated), author: request.editingState.author)
             return (next, ())
         }
     }
 
     /// Inserts snapshots atomically, enforcing uniqueness, saves, and returns their permanent identifiers.
     public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
-        try write { base, _, _ in
+        try write { base, _, state in
             var next = base
             let prepared = try next.prepare(
                 DataStoreSaveChangesRequest(
                     editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: []),
                 storeIdentifier: identifier)
+            state.history.records.record(base.historyChanges(of: prepared), author: request.editingState.author)
             next.apply(prepared)
             _ = try clearDanglingReferences(in: &next, changed: prepared.inserted, deleted: [])
             return (

@@ -30,6 +30,12 @@ public struct JSONFileStoreConfiguration: DataStoreConfiguration {
     /// `modelstore seal json:PATH` (``JSONFileStore/seal(at:lockTimeout:limits:)``) does the same
     /// without opening the store.
     public var acceptsHandEdits: Bool = false
+    /// How many changes of history the file keeps at most (``defaultHistoryLimit`` by default): the oldest
+    /// transactions go first, and tokens into them expire. `nil` keeps every transaction, so the
+    /// file grows with every save; 0 keeps none.
+    public var historyLimit: Int? = Self.defaultHistoryLimit
+    /// The default ``historyLimit``: 1,000 changes.
+    public static let defaultHistoryLimit = 1_000
 
     /// The limits a file must respect to open, so that a damaged or hostile file cannot exhaust
     /// the stack or memory. Opening a file that exceeds one throws ``DataStoreError/corrupted``

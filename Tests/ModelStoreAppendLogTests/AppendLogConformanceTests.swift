@@ -8,7 +8,7 @@ extension ConformanceAdapter {
     /// The append log, with its default group commit, as an app would configure it.
     static let appendLog = ConformanceAdapter(
         name: "AppendLogStore",
-        capabilities: [.batching, .durability, .erase, .migrations, .customMigrationStages],
+        capabilities: [.batching, .durability, .erase, .migrations, .customMigrationStages, .history],
         nativeFilters: Set(ConformanceFilterKind.allCases)
     ) { directory in
         AppendLogStoreConfiguration(directory: directory.appendingPathComponent("store.log"))
@@ -17,9 +17,7 @@ extension ConformanceAdapter {
 
 /// The full conformance suite on `AppendLogStore`.
 ///
-/// Not declared: history (the suite's history cases wait for a core history protocol; the store's
-/// own history API is tested in `AppendLogHistoryTests`), multi-process access (one writer at a
-/// time, by design) and external storage. Migrations, custom stages included, run through the
+/// Not declared: multi-process access (one writer at a time, by design) and external storage. Migrations, custom stages included, run through the
 /// core's `SchemaMigrationRunner`.
 struct AppendLogConformanceTests {
     @Test(arguments: ConformanceSuite.cases(for: .appendLog))

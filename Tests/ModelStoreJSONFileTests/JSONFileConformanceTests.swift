@@ -10,6 +10,7 @@ extension ConformanceAdapter {
         name: "JSONFileStore",
         capabilities: [
             .batching, .durability, .erase, .externalStorage, .multiProcessAccess, .migrations, .customMigrationStages,
+            .history,
         ],
         nativeFilters: Set(ConformanceFilterKind.allCases),
         expectedFailures: [
@@ -24,8 +25,8 @@ extension ConformanceAdapter {
 
 /// The full conformance suite on `JSONFileStore`.
 ///
-/// Not declared: history (the store keeps no history). Migrations, custom stages included, run
-/// through the core's `SchemaMigrationRunner`.
+/// Every capability is declared. Migrations, custom stages included, run through the core's
+/// `SchemaMigrationRunner`; history is kept in the file, bounded by `historyLimit`.
 struct JSONFileConformanceTests {
     @Test(arguments: ConformanceSuite.cases(for: .jsonFile))
     func conformance(_ testCase: ConformanceCase) throws {

@@ -97,6 +97,11 @@ struct DocumentDecoder {
                 } else {
                     try readRecords(&scanner, &state)
                 }
+            case JSONFileHistory.key:
+                scanner.skipWhitespace()
+                let start = scanner.offset
+                try scanner.skipValue()
+                state.header.historyJSON = Array(UnsafeBufferPointer(rebasing: scanner.input[start..<scanner.offset]))
             default:
                 try scanner.skipValue()
             }

@@ -10,6 +10,8 @@ struct DocumentEncoder {
     let preserved: [PreservedEntity]
     /// The file that holds each externally stored value.
     let externalFiles: [ExternalSlot: String]
+    /// The `history` object, already encoded (see ``JSONFileHistory``), or `nil` for none.
+    var history: [UInt8]? = nil
 
     /// The document for the snapshots of `table`; `capacity` is a hint (the size of the previous document).
     func encode(_ table: SnapshotTable, capacity: Int = 1 << 16) -> JSONOutput {
@@ -58,7 +60,14 @@ struct DocumentEncoder {
             out.byte(UInt8(ascii: " "))
             out.bytes(entity.records)
         }
-        out.ascii(first ? "}\n}\n" : "\n  }\n}\n")
+        out.ascii(first ? "}" : "\n  }")
+        if let history {
+            out.ascii(",\n  ")
+            out.key(JSONFileHistory.key)
+            out.byte(UInt8(ascii: " "))
+            out.bytes(history)
+        }
+        out.ascii("\n}\n")
         DocumentChecksum.fill(out.base, count: out.count, contents: checksum)
         return out
     }

@@ -39,6 +39,8 @@ struct DocumentHeader: Sendable {
     var propertyNames: [String: Set<String>]?
     /// The header's `entities` array as written: ``Schema/EntityDescription`` values.
     var entitiesJSON: [UInt8]?
+    /// The document's `history` object as written, if it has one.
+    var historyJSON: [UInt8]?
 }
 
 /// A document read from bytes: its header, its snapshots and what else must survive the next save.
