@@ -39,8 +39,12 @@ public struct SQLiteMaintenance: DataStoreMaintenance {
         let report = try store.compact()
         return StoreMaintenanceReport(
             text: "Compacted \(request.name) (VACUUM): \(ReportFormat.bytes(report.byteCountBefore)) -> "
-                + ReportFormat.bytes(report.byteCountAfter),
-            details: CompactDetails(byteCountBefore: report.byteCountBefore, byteCountAfter: report.byteCountAfter))
+                + ReportFormat.bytes(report.byteCountAfter)
+                + (report.unnamedExternalFilesRemoved == 0
+                    ? "" : "; removed \(report.unnamedExternalFilesRemoved) external files no model named"),
+            details: CompactDetails(
+                byteCountBefore: report.byteCountBefore, byteCountAfter: report.byteCountAfter,
+                unnamedExternalFilesRemoved: report.unnamedExternalFilesRemoved))
     }
 }
 
@@ -48,4 +52,5 @@ public struct SQLiteMaintenance: DataStoreMaintenance {
 private struct CompactDetails: Encodable {
     let byteCountBefore: Int
     let byteCountAfter: Int
+    let unnamedExternalFilesRemoved: Int
 }

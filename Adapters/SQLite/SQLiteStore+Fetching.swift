@@ -9,7 +9,13 @@ extension SQLiteStore {
     ) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
         let query = request.query ?? StoreQuery(entityName: Schema.entityName(for: T.self))
         let snapshots = try database.withLock { connection -> [DefaultSnapshot] in
-            try connection.readTransaction { try self.snapshots(for: query, connection: connection) }
+            let plan = try QueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+            // One statement reads one state of the file by itself; a fetch that also reads join
+            // tables or related rows takes a read transaction, so every statement sees the same state.
+            if plan.residual == nil && plan.layout.joinTables.isEmpty {
+                return try self.snapshots(for: query, plan: plan, connection: connection)
+            }
+            return try connection.readTransaction { try self.snapshots(for: query, plan: plan, connection: connection) }
         }
         return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: snapshots)
     }
@@ -18,17 +24,20 @@ extension SQLiteStore {
     public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
         let query = request.query ?? StoreQuery(entityName: Schema.entityName(for: T.self))
         return try database.withLock { connection in
-            try connection.readTransaction {
-                let plan = try QueryPlan(query, layouts: layouts, storeIdentifier: identifier)
-                guard plan.isComplete else { return try snapshots(for: query, connection: connection).count }
-                let statement = try connection.statement("SELECT count(*) \(plan.from)")
-                statement.bind(plan.parameters)
-                try statement.step()
-                let total = Int(statement.int64(0))
-                statement.reset()
-                let afterOffset = max(0, total - max(query.offset, 0))
-                return query.limit.map { min(max($0, 0), afterOffset) } ?? afterOffset
+            let plan = try QueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+            guard plan.isComplete else {
+                return try connection.readTransaction {
+                    try snapshots(for: query, plan: plan, connection: connection).count
+                }
             }
+            // One statement: it reads one state of the file without a transaction around it.
+            let statement = try connection.statement("SELECT count(*) \(plan.from)")
+            statement.bind(plan.parameters)
+            try statement.step()
+            let total = Int(statement.int64(0))
+            statement.reset()
+            let afterOffset = max(0, total - max(query.offset, 0))
+            return query.limit.map { min(max($0, 0), afterOffset) } ?? afterOffset
         }
     }
 
@@ -38,22 +47,22 @@ extension SQLiteStore {
     ) throws -> [PersistentIdentifier] {
         let query = request.query ?? StoreQuery(entityName: Schema.entityName(for: T.self))
         return try database.withLock { connection in
-            try connection.readTransaction {
-                let plan = try QueryPlan(query, layouts: layouts, storeIdentifier: identifier)
-                guard plan.isComplete else {
-                    return try snapshots(for: query, connection: connection).map(\.persistentIdentifier)
+            let plan = try QueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+            guard plan.isComplete else {
+                return try connection.readTransaction {
+                    try snapshots(for: query, plan: plan, connection: connection).map(\.persistentIdentifier)
                 }
-                let select = plan.selectSQL(columns: "\(QueryPlan.alias).\(EntityLayout.primaryKey)")
-                let statement = try connection.statement(select.sql)
-                defer { statement.reset() }
-                statement.bind(select.parameters)
-                var ids: [PersistentIdentifier] = []
-                while try statement.step() {
-                    ids.append(
-                        .identifier(for: identifier, entityName: query.entityName, primaryKey: statement.int64(0)))
-                }
-                return ids
             }
+            // One statement: it reads one state of the file without a transaction around it.
+            let select = plan.selectSQL(columns: "\(QueryPlan.alias).\(EntityLayout.primaryKey)")
+            let statement = try connection.statement(select.sql)
+            defer { statement.reset() }
+            statement.bind(select.parameters)
+            var ids: [PersistentIdentifier] = []
+            while try statement.step() {
+                ids.append(.identifier(for: identifier, entityName: query.entityName, primaryKey: statement.int64(0)))
+            }
+            return ids
         }
     }
 
@@ -81,8 +90,7 @@ extension SQLiteStore {
     }
 
     /// The snapshots a query selects: SQL's rows, the residual filter, a Swift sort if need be, the window.
-    func snapshots(for query: StoreQuery, connection: SQLiteConnection) throws -> [DefaultSnapshot] {
-        let plan = try QueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+    func snapshots(for query: StoreQuery, plan: QueryPlan, connection: SQLiteConnection) throws -> [DefaultSnapshot] {
         let reader = RowReader(connection: connection, storeIdentifier: identifier)
         let evaluator = try plan.residual.map { filter in
             let resolver = RelatedRowResolver(reader: reader, layouts: layouts)

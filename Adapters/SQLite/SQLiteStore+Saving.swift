@@ -39,7 +39,6 @@ extension SQLiteStore {
             for id in request.identifiers {
                 if let key = localKey(id) { byEntity[id.entityName, default: []].append(key) }
             }
-            var deleted: [PersistentIdentifier] = []
             for (name, keys) in byEntity {
                 let layout = try writer.layout(name)
                 let list = RowWriter.jsonArray(keys)
@@ -47,6 +46,7 @@ extension SQLiteStore {
                 // drop the table's pages at once instead of unindexing row by row.
                 let everyRow = try writer.countsEveryRow(list, layout: layout)
                 let condition = everyRow ? "" : " WHERE \(EntityLayout.primaryKey) IN (SELECT value FROM json_each(?))"
+                try writer.releaseExternalFiles(of: layout, where: condition, everyRow ? [] : [.text(list)])
                 let statement = try writer.connection.statement("DELETE FROM \(layout.table)" + condition)
                 if !everyRow { statement.bind(1, list) }
                 try statement.run()
@@ -57,9 +57,8 @@ extension SQLiteStore {
                     if !everyRow { rows.bind(1, list) }
                     try rows.run()
                 }
-                deleted += keys.map { .identifier(for: identifier, entityName: name, primaryKey: $0) }
             }
-            _ = try writer.clearDanglingReferences(changed: [], deleted: deleted)
+            _ = try writer.clearDanglingReferences(changed: [], deletedKeys: byEntity)
         }
     }
 
@@ -79,8 +78,9 @@ extension SQLiteStore {
                 persistentIdentifier: .identifier(for: identifier, entityName: entityName, primaryKey: keys[0]),
                 entity: layout.entity,
                 values: layout.entity.properties.map { _ in .null })
+            // External values are written per model below: each row gets a file of its own.
             for slot in slots {
-                guard let column = layout.columnsBySlot[slot] else { continue }
+                guard let column = layout.columnsBySlot[slot], !column.isExternal else { continue }
                 var snapshot = probe
                 snapshot.values[slot] = request.values[slot]!
                 assignments.append("\(quote(column.name)) = ?")
@@ -103,9 +103,11 @@ extension SQLiteStore {
                         propertyNames: names, underlyingError: error)
                 }
             }
-            // To-many values (rare in batch updates) rewrite each model's join rows.
+            // To-many values (rare in batch updates) rewrite each model's join rows, and external
+            // values each model's file.
             let toMany = layout.joinTables.filter { request.values[$0.slot] != nil }
-            if !toMany.isEmpty {
+            let external = layout.externalColumns.contains { request.values[$0.slot] != nil }
+            if !toMany.isEmpty || external {
                 var rewritten: [DefaultSnapshot] = []
                 for key in keys {
                     guard var snapshot = try writer.reader.snapshot(key, layout: layout) else { continue }
@@ -143,25 +145,49 @@ extension SQLiteStore {
     /// take the transaction into a file that no open reads again.
     func checkFileIsStillTheOneOpened() throws {
         guard let openedFile else { return }
-        let named = try FileIO.identity(of: configuration.path)
+        let named = try FileIO.identity(of: databasePath)
         guard named?.device != openedFile.device || named?.inode != openedFile.inode else { return }
         throw DataStoreError(
             .conflict,
-            "the SQLite store '\(configuration.path)' was replaced or removed while the store was open, so "
+            "the SQLite store '\(databasePath)' was replaced or removed while the store was open, so "
                 + "the transaction was not written",
             remedy: "Close the store and open it again; it then reads the file as it is now")
     }
 
-    /// Runs `body` with a writer in one write transaction, and saves the key counter.
+    /// Runs `body` with a writer in one write transaction, and saves the key counter; then
+    /// removes the external files the transaction wrote (if it failed) or released (if it committed).
     func withWriter<Result>(_ body: (inout RowWriter) throws -> Result) throws -> Result {
         try database.withLock { connection in
-            try connection.writeTransaction {
-                try checkFileIsStillTheOneOpened()
-                var writer = writer(on: connection)
-                let result = try body(&writer)
-                try writer.storeNextKey()
-                return result
+            var writer = writer(on: connection)
+            let result: Result
+            do {
+                result = try connection.writeTransaction {
+                    try checkFileIsStillTheOneOpened()
+                    let result = try body(&writer)
+                    try writer.storeNextKey()
+                    try writer.flushExternalFiles()
+                    return result
+                }
+            } catch {
+                writer.discardWrittenFiles()
+                throw error
             }
+            removeReleasedFiles(of: writer)
+            return result
         }
+    }
+
+    /// Removes the external files a committed transaction no longer names, once the commit is on
+    /// disk: below ``SQLiteStoreConfiguration/Durability/everySave`` the write-ahead log is synced
+    /// first, since a power loss that rolled the commit back would otherwise leave rows naming
+    /// removed files. If the log cannot be synced the files stay (`compact()` removes them).
+    func removeReleasedFiles(of writer: RowWriter) {
+        guard let folder = writer.folder, !writer.files.released.isEmpty else { return }
+        if configuration.durability != .everySave {
+            let log = databasePath + "-wal"
+            if FileIO.exists(log), (try? FileIO.sync(log)) == nil { return }
+        }
+        folder.remove(writer.files.released)
+        writer.files.released = []
     }
 }

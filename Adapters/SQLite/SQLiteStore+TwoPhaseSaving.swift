@@ -54,6 +54,8 @@ final class SQLitePreparedSave: PreparedStoreSave {
     private let writerLock: ConnectionLock
     private let connection: SQLiteConnection
     private let undoLog = RowUndoLog()
+    /// The writer of the save, whose external files are removed when the save ends.
+    private let writer: RowWriter
     private var state = State.prepared
     /// Whether a write transaction is open on the connection.
     private var inTransaction = false
@@ -64,19 +66,22 @@ final class SQLitePreparedSave: PreparedStoreSave {
         self.store = store
         self.writerLock = writerLock
         connection = writerLock.acquire()
+        var writer = store.writer(on: connection)
+        writer.undoLog = undoLog
         do {
             try connection.begin()
             inTransaction = true
             try store.checkFileIsStillTheOneOpened()
-            var writer = store.writer(on: connection)
-            writer.undoLog = undoLog
             result = try store.apply(request, with: &writer)
             try writer.storeNextKey()
+            try writer.flushExternalFiles()
         } catch {
             connection.rollBack()
+            writer.discardWrittenFiles()
             writerLock.release()
             throw error
         }
+        self.writer = writer
     }
 
     func commit() throws {
@@ -85,6 +90,7 @@ final class SQLitePreparedSave: PreparedStoreSave {
             try connection.commit()
         } catch {
             connection.rollBack()
+            writer.discardWrittenFiles()
             inTransaction = false
             throw error
         }
@@ -97,14 +103,22 @@ final class SQLitePreparedSave: PreparedStoreSave {
         switch state {
         case .prepared:
             if inTransaction { connection.rollBack() }
+            writer.discardWrittenFiles()
         case .committed:
+            // The save's files of replaced values are unnamed whether or not the undo commits: it
+            // writes the values back to new files.
+            let undoWriter = store.writer(on: connection)
             do {
                 if !inTransaction { try connection.begin() }
                 inTransaction = true
-                try undoLog.undo(with: store.writer(on: connection))
+                try undoLog.undo(with: undoWriter)
+                try undoWriter.flushExternalFiles()
                 try connection.commit()
+                inTransaction = false
+                store.removeReleasedFiles(of: undoWriter)
             } catch {
                 connection.rollBack()
+                undoWriter.discardWrittenFiles()
                 FileHandle.standardError.write(
                     Data(
                         ("ModelStore: undoing a save across stores in the SQLite store '\(store.configuration.name)' "
@@ -124,6 +138,7 @@ final class SQLitePreparedSave: PreparedStoreSave {
     private func end() {
         // Nothing is written in the transaction taken after the commit: ending it releases the lock.
         if state == .committed, inTransaction { connection.rollBack() }
+        if state == .committed { store.removeReleasedFiles(of: writer) }
         inTransaction = false
         state = .ended
         writerLock.release()

@@ -10,7 +10,9 @@ import ModelStoreFileIO
 /// to-one relationship (the related model's key); each to-many relationship is a join table that
 /// keeps the related models' order. Unique constraints are unique indexes, declared indexes are
 /// indexes. The schema and its version, the store identifier and the key counter are kept in the
-/// `modelstore_meta` table. The format is described in `FORMAT.md` beside this source.
+/// `modelstore_meta` table. `.externalStorage` values of 16 KiB or more are files in the folder
+/// `<database>.external/`, written before the save that names them commits and removed after the
+/// save that replaces or deletes them. The format is described in `FORMAT.md` beside this source.
 ///
 /// ## Queries
 /// The store declares every filter kind and sorting: it translates what SQL runs exactly with
@@ -40,6 +42,9 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
     let crossStoreWriter = LockedValue<ConnectionLock?>(nil)
     /// The database file as opened (`nil` in memory): a save checks that its path still names it.
     let openedFile: FileIdentity?
+    /// The path SQLite opened (`:memory:` in memory), kept because standardizing the URL again
+    /// costs more than the `stat` each save makes on it.
+    let databasePath: String
 
     /// The version of the storage format this build writes and reads.
     static let formatVersion = 1
@@ -65,6 +70,7 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
         self.schema = schema
         layouts = Dictionary(uniqueKeysWithValues: schema.entities.map { ($0.name, EntityLayout($0)) })
         let path = configuration.path
+        databasePath = path
         if let url = configuration.url {
             let folder = url.standardizedFileURL.deletingLastPathComponent()
             do {
@@ -87,15 +93,14 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
     /// Every filter kind and sorting, offset and limit, and uniqueness (unique indexes).
     public var queryCapabilities: QueryCapabilities { .all }
 
-    /// Removes every model (the key counter is kept, so keys are never reused).
+    /// Removes every model and its external files (the key counter is kept, so keys are never reused).
     public func erase() throws {
-        try database.withLock { connection in
-            try connection.writeTransaction {
-                for layout in layouts.values {
-                    try connection.execute("DELETE FROM \(layout.table)", during: "erasing")
-                    for join in layout.joinTables {
-                        try connection.execute("DELETE FROM \(join.table)", during: "erasing")
-                    }
+        try withWriter { writer in
+            for layout in layouts.values {
+                try writer.releaseExternalFiles(of: layout, where: "", [])
+                try writer.connection.execute("DELETE FROM \(layout.table)", during: "erasing")
+                for join in layout.joinTables {
+                    try writer.connection.execute("DELETE FROM \(join.table)", during: "erasing")
                 }
             }
         }

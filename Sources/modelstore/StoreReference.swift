@@ -29,9 +29,15 @@ struct StoreReference {
         self.scheme = scheme
     }
 
+    /// Whether the URL names a store that lives only in one process's memory: `memory:`, or the
+    /// private in-memory database `sqlite::memory:` (whose location is SQLite's name, not a path).
+    var isInMemory: Bool {
+        scheme.name == "memory" || (scheme.name == "sqlite" && url.location == ":memory:")
+    }
+
     /// The file or directory the store lives at; `nil` for schemes that keep no stored data.
     var path: URL? {
-        scheme.maintenance != nil && !url.location.isEmpty ? url.fileURL : nil
+        scheme.maintenance != nil && !url.location.isEmpty && !isInMemory ? url.fileURL : nil
     }
 
     /// Whether something exists at ``path``.
@@ -50,11 +56,11 @@ struct StoreReference {
     /// (such as `memory:`) and ``ExitStatus/notFound`` when nothing is at the path.
     func existingPath(for command: String) throws -> URL {
         guard let path else {
-            if scheme.name == "memory" {
+            if isInMemory {
                 throw ToolError.unsupported(
                     "'\(string)' names an in-memory store, which keeps nothing between processes: there is nothing to "
                         + command,
-                    remedy: "Name a store on disk, such as 'json:PATH' or 'log:DIR'")
+                    remedy: "Name a store on disk, such as 'json:PATH', 'log:DIR' or 'sqlite:PATH'")
             }
             throw ToolError.unsupported(
                 "the scheme '\(scheme.name):' does not tell tools how to read the schema its stores keep, so "

@@ -9,7 +9,8 @@ extension ConformanceAdapter {
     static let sqlite = ConformanceAdapter(
         name: "SQLiteStore",
         capabilities: [
-            .batching, .durability, .erase, .multiProcessAccess, .migrations, .customMigrationStages, .twoPhaseSaves,
+            .batching, .durability, .erase, .externalStorage, .multiProcessAccess, .migrations,
+            .customMigrationStages, .twoPhaseSaves,
         ],
         nativeFilters: Set(ConformanceFilterKind.allCases)
     ) { directory in
@@ -19,10 +20,10 @@ extension ConformanceAdapter {
 
 /// The full conformance suite on `SQLiteStore`.
 ///
-/// Not declared: history (the store keeps no history yet) and external storage: `.externalStorage`
-/// values live in the database file, in SQLite's overflow pages, not outside it as the capability
-/// says (`SQLiteStoreTests` round-trips large values). Migrations, custom stages included, run
-/// through the core's `SchemaMigrationRunner`, inside the open's transaction.
+/// Not declared: history (the store keeps no history yet). `.externalStorage` values of 16 KiB or
+/// more are files in `store.sqlite.external/` (`SQLiteExternalStorageTests` covers the folder).
+/// Migrations, custom stages included, run through the core's `SchemaMigrationRunner`, inside the
+/// open's transaction.
 struct SQLiteConformanceTests {
     @Test(arguments: ConformanceSuite.cases(for: .sqlite))
     func conformance(_ testCase: ConformanceCase) throws {

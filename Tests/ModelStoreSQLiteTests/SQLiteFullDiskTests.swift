@@ -24,7 +24,7 @@ struct SQLiteFullDiskTests {
         }
         let big = try DefaultSnapshot(
             persistentIdentifier: .temporary(entityName: "Item"), entity: entity,
-            namedValues: ["code": .string("b"), "blob": .data(Data(count: 1 << 20))])
+            namedValues: ["code": .string("b"), "name": .string(String(repeating: "x", count: 1 << 20))])
         let error = #expect(throws: DataStoreError.self) { try store.insert([big]) }
         #expect(error?.code == .io, "\(String(describing: error))")
         #expect(error?.message.contains(url.path) == true, "\(String(describing: error))")

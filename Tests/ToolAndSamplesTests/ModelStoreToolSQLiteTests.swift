@@ -34,6 +34,17 @@ struct ModelStoreToolSQLiteTests {
         #expect(try tool.json("verify", "sqlite:copy.sqlite")["healthy"] as? Bool == true)
     }
 
+    @Test func anInMemoryDatabaseHasNothingToReadAndIsNotTakenForAPath() throws {
+        for command in ["inspect", "verify", "compact"] {
+            let error = try tool.jsonError(command, "sqlite::memory:", status: 3)
+            #expect(error["code"] as? String == "unsupportedFeature")
+            #expect(
+                (error["message"] as? String)?.contains("'sqlite::memory:' names an in-memory store") == true,
+                "\(error)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: tool.url(":memory:").path))
+    }
+
     @Test func verifyReportsADamagedDatabaseAndCompactVacuums() throws {
         try ToolLibrary.seed(.sqlite(at: tool.url("library.sqlite")))
         #expect(try tool.json("verify", "sqlite:library.sqlite")["healthy"] as? Bool == true)

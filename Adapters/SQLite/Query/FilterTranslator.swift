@@ -153,7 +153,8 @@ struct FilterTranslator {
     }
 
     private mutating func resolve(_ path: StorePath, layout: EntityLayout, alias: String) -> ColumnReference? {
-        guard let column = layout.column(named: path.components[0]) else { return nil }
+        // An external column may hold a file's name where the bytes would be: never compared in SQL.
+        guard let column = layout.column(named: path.components[0]), !column.isExternal else { return nil }
         let expression = "\(alias).\(quote(column.name))"
         if path.isDirect { return ColumnReference(sql: expression, parameters: [], column: column, traversed: false) }
         guard column.kind == nil, let destination = column.destination.flatMap({ layouts[$0] }) else { return nil }

@@ -71,9 +71,6 @@ struct QueryPlan {
         return (sql, parameters)
     }
 
-    /// Every column of the entity, qualified by the query's alias.
-    var rowColumns: String {
-        ([EntityLayout.primaryKey] + layout.columns.map { quote($0.name) })
-            .map { "\(Self.alias).\($0)" }.joined(separator: ", ")
-    }
+    /// Every column of the entity, qualified by the query's alias (built once per entity).
+    var rowColumns: String { layout.aliasedSelectList }
 }

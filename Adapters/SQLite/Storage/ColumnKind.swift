@@ -12,7 +12,7 @@ import ModelStore
 /// | `Decimal` | `TEXT` | its description (POSIX) |
 /// | `String` | `TEXT COLLATE SWIFT` | the exact scalars saved |
 /// | `Date` | `REAL` | `timeIntervalSinceReferenceDate` |
-/// | `Data` | `BLOB` | the bytes |
+/// | `Data` | `BLOB` | the bytes (an `.externalStorage` value of 16 KiB or more: its file's name as `TEXT`, see ``ExternalValueFolder``) |
 /// | `UUID` | `TEXT` | `uuidString` |
 /// | `URL` | `TEXT COLLATE SWIFT` | `absoluteString` |
 /// | arrays, dictionaries, `Codable` structs | `BLOB` | the value's JSON (`StoreValue`'s `Codable` form) |

@@ -10,7 +10,7 @@ import ModelStore
 ///   order of the related models round-trips.
 /// - Unique index `"Entity.unique.N"` per uniqueness constraint, index `"Entity.index.N"` per
 ///   declared index, and an index on `target` of each join table and on each to-one column.
-struct EntityLayout: Sendable {
+final class EntityLayout: Sendable {
     struct Column: Sendable {
         /// The property's slot in snapshots.
         let slot: Int
@@ -22,6 +22,9 @@ struct EntityLayout: Sendable {
         let isOptional: Bool
         /// The related entity, for a to-one relationship.
         let destination: String?
+        /// Whether the attribute is `.externalStorage`: its large values live in files
+        /// (``ExternalValueFolder``), so SQL never compares the column.
+        var isExternal = false
     }
 
     struct JoinTable: Sendable {
@@ -37,9 +40,13 @@ struct EntityLayout: Sendable {
     let columns: [Column]
     let joinTables: [JoinTable]
     let columnsBySlot: [Int: Column]
+    /// The `.externalStorage` columns, whose large values are files.
+    let externalColumns: [Column]
 
     /// `"_pk", "a", "b", …`
     let selectList: String
+    /// `t0."_pk", t0."a", …`: the select list qualified by ``QueryPlan/alias``.
+    let aliasedSelectList: String
     let insertSQL: String
     let selectByKeySQL: String
 
@@ -56,7 +63,9 @@ struct EntityLayout: Sendable {
                 columns.append(
                     Column(
                         slot: attribute.slot, name: attribute.name, kind: ColumnKind(attribute.valueType),
-                        isOptional: attribute.isOptional, destination: nil))
+                        isOptional: attribute.isOptional, destination: nil,
+                        isExternal: attribute.options.contains(.externalStorage)
+                            && ColumnKind(attribute.valueType) == .data))
             case .relationship(let relationship) where relationship.isToOne:
                 columns.append(
                     Column(
@@ -72,8 +81,10 @@ struct EntityLayout: Sendable {
         self.columns = columns
         joinTables = joins
         columnsBySlot = Dictionary(uniqueKeysWithValues: columns.map { ($0.slot, $0) })
+        externalColumns = columns.filter(\.isExternal)
         let names = columns.map { quote($0.name) }
         selectList = ([Self.primaryKey] + names).joined(separator: ", ")
+        aliasedSelectList = ([Self.primaryKey] + names).map { "\(QueryPlan.alias).\($0)" }.joined(separator: ", ")
         insertSQL =
             "INSERT INTO \(table) (\(selectList)) VALUES ("
             + Array(repeating: "?", count: names.count + 1).joined(separator: ", ") + ")"
@@ -148,5 +159,7 @@ struct EntityLayout: Sendable {
 
 /// An SQL identifier in double quotes, with quotes inside doubled.
 func quote(_ name: String) -> String {
-    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    // Property names almost never hold a quote: skip Foundation's replacement (slow per call) then.
+    guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + name + "\"" }
+    return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
 }

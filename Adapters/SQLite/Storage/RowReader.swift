@@ -6,6 +6,9 @@ import ModelStore
 struct RowReader {
     let connection: SQLiteConnection
     let storeIdentifier: String
+    /// Whether a value kept in an external file is read as its file's name (`.string`), for a
+    /// writer that compares it, instead of as the file's bytes.
+    var readsExternalNames = false
 
     /// The snapshot of the row with this key, or `nil` if there is none.
     func snapshot(_ key: Int64, layout: EntityLayout) throws -> DefaultSnapshot? {
@@ -32,7 +35,12 @@ struct RowReader {
         var values = [StoreValue](repeating: .null, count: entity.properties.count)
         for (offset, column) in layout.columns.enumerated() {
             let index = Int32(offset + 1)
-            if let kind = column.kind {
+            if column.kind == .data, statement.type(index) == 3 {
+                // Text in a data column (type 3, SQLITE_TEXT): the name of an external file.
+                let name = statement.text(index)
+                values[column.slot] =
+                    readsExternalNames ? .string(name) : .data(try external(name, key, column, entity))
+            } else if let kind = column.kind {
                 do {
                     values[column.slot] = try kind.decode(statement, index, optional: column.isOptional)
                 } catch {
@@ -52,6 +60,19 @@ struct RowReader {
         }
         return DefaultSnapshot(
             persistentIdentifier: identifier(entity.name, key), entity: entity, values: values)
+    }
+
+    /// The bytes of the external file `name` of a row's column.
+    private func external(_ name: String, _ key: Int64, _ column: EntityLayout.Column, _ entity: Schema.Entity) throws
+        -> Data
+    {
+        let owner = { "'\(entity.name).\(column.name)' of row \(key) in the SQLite store '\(connection.path)'" }
+        guard let folder = ExternalValueFolder(databasePath: connection.path) else {
+            throw DataStoreError(
+                .corrupted, "\(owner()) names an external file, but an in-memory database has none",
+                remedy: "Set the property to another value", entityName: entity.name, propertyNames: [column.name])
+        }
+        return try folder.load(name, owner: owner())
     }
 
     /// The related models of one owner through a join table, in order.

@@ -17,11 +17,49 @@ struct RowWriter {
     /// Where the rows' states before this writer changed them are kept, when the change may have
     /// to be undone after it commits (a two-phase save); `nil` for every other write.
     var undoLog: RowUndoLog?
+    /// The folder of external values (`nil` in memory, where every value stays in its column).
+    let folder: ExternalValueFolder?
+    /// The external files this writer wrote and released.
+    let files = ExternalFileChanges()
+    /// A reader that reads external values as their files' names, for comparing rows.
+    private var nameReader: RowReader {
+        RowReader(connection: connection, storeIdentifier: storeIdentifier, readsExternalNames: true)
+    }
 
     init(connection: SQLiteConnection, storeIdentifier: String, layouts: [String: EntityLayout]) {
         self.connection = connection
         self.storeIdentifier = storeIdentifier
         self.layouts = layouts
+        folder = ExternalValueFolder(databasePath: connection.path)
+    }
+
+    // MARK: External files
+
+    /// Notes the external files named by the rows of `layout` that match `condition` (SQL after the
+    /// table name, such as `" WHERE …"`), before those rows are deleted.
+    func releaseExternalFiles(of layout: EntityLayout, where condition: String, _ parameters: [SQLValue]) throws {
+        guard folder != nil, !layout.externalColumns.isEmpty else { return }
+        let names = layout.externalColumns.map { quote($0.name) }.joined(separator: ", ")
+        let statement = try connection.statement("SELECT \(names) FROM \(layout.table)" + condition)
+        defer { statement.reset() }
+        statement.bind(parameters)
+        while try statement.step() {
+            for index in 0..<Int32(layout.externalColumns.count) where statement.type(index) == 3 {
+                files.released.append(statement.text(index))
+            }
+        }
+    }
+
+    /// Flushes the folder of the files written, before the transaction that names them commits.
+    func flushExternalFiles() throws {
+        guard let folder, !files.written.isEmpty else { return }
+        try folder.syncFolder()
+    }
+
+    /// Removes the files written by a transaction that did not commit.
+    func discardWrittenFiles() {
+        folder?.remove(files.written)
+        files.written = []
     }
 
     private mutating func currentNextKey() throws -> Int64 {
@@ -114,6 +152,7 @@ struct RowWriter {
             let layout = try layout(id.entityName)
             guard let key = localKey(id) else { throw missing(id) }
             try undoLog?.record(id, key: key, layout: layout, reader: reader)
+            try releaseExternalFiles(of: layout, where: " WHERE \(EntityLayout.primaryKey) = ?", [.integer(key)])
             let statement = try connection.statement("DELETE FROM \(layout.table) WHERE \(EntityLayout.primaryKey) = ?")
             statement.bind(1, key)
             try statement.run()
@@ -159,10 +198,17 @@ struct RowWriter {
     /// unchanged indexed column costs no index maintenance.
     private func rewrite(_ snapshot: DefaultSnapshot, key: Int64, layout: EntityLayout) throws {
         let id = snapshot.persistentIdentifier
-        guard let old = try reader.snapshot(key, layout: layout) else { throw missing(id) }
+        guard let old = try nameReader.snapshot(key, layout: layout) else { throw missing(id) }
         var assignments: [String] = []
         var values: [SQLValue] = []
-        for column in layout.columns where !Self.identical(old.values[column.slot], snapshot.values[column.slot]) {
+        for column in layout.columns {
+            if column.kind == .data, case .string(let name) = old.values[column.slot] {
+                // A value in an external file: unchanged if the file holds the new bytes.
+                if case .data(let bytes) = snapshot.values[column.slot], folder?.holds(name, bytes) == true { continue }
+                files.released.append(name)
+            } else if Self.identical(old.values[column.slot], snapshot.values[column.slot]) {
+                continue
+            }
             assignments.append("\(quote(column.name)) = ?")
             values.append(try value(of: snapshot, column, layout: layout))
         }
@@ -222,6 +268,9 @@ struct RowWriter {
     /// The SQL value of a column of a snapshot.
     func value(of snapshot: DefaultSnapshot, _ column: EntityLayout.Column, layout: EntityLayout) throws -> SQLValue {
         let value = snapshot.values[column.slot]
+        if column.isExternal, let folder, case .data(let bytes) = value, ExternalValueFolder.isExternal(bytes) {
+            return .text(try folder.store(bytes, changes: files))
+        }
         if let kind = column.kind { return try kind.encode(value, optional: column.isOptional) }
         switch value {
         case .null: return .null
@@ -294,10 +343,17 @@ struct RowWriter {
     func clearDanglingReferences(
         changed: [DefaultSnapshot], deleted: [PersistentIdentifier]
     ) throws -> [PersistentIdentifier: DefaultSnapshot] {
-        var owners: Set<PersistentIdentifier> = []
         var deletedKeys: [String: [Int64]] = [:]
         for id in deleted { if let key = localKey(id) { deletedKeys[id.entityName, default: []].append(key) } }
-        for (entityName, keys) in deletedKeys {
+        return try clearDanglingReferences(changed: changed, deletedKeys: deletedKeys)
+    }
+
+    /// ``clearDanglingReferences(changed:deleted:)`` with the deleted rows' keys by entity name.
+    func clearDanglingReferences(
+        changed: [DefaultSnapshot], deletedKeys: [String: [Int64]]
+    ) throws -> [PersistentIdentifier: DefaultSnapshot] {
+        var owners: Set<PersistentIdentifier> = []
+        for (entityName, keys) in deletedKeys where isReferenced(entityName) {
             try clearReferences(to: entityName, keys: keys, owners: &owners)
         }
         var missing: [String: Set<Int64>] = [:]
@@ -320,6 +376,14 @@ struct RowWriter {
             repaired[owner] = snapshot
         }
         return repaired
+    }
+
+    /// Whether any to-one column or join table of the store can refer to the entity's rows.
+    private func isReferenced(_ entityName: String) -> Bool {
+        layouts.values.contains { layout in
+            layout.columns.contains { $0.destination == entityName }
+                || layout.joinTables.contains { $0.destination == entityName }
+        }
     }
 
     private func clearReferences(to entityName: String, keys: [Int64], owners: inout Set<PersistentIdentifier>) throws {
@@ -379,6 +443,26 @@ struct RowWriter {
 
     /// `[1,2,3]`: keys for `IN (SELECT value FROM json_each(?))`, one parameter however many.
     static func jsonArray(_ keys: some Sequence<Int64>) -> String {
-        "[" + keys.map(String.init).joined(separator: ",") + "]"
+        // Digits written straight into one buffer: a string per key costs ten times as much.
+        var bytes: [UInt8] = [UInt8(ascii: "[")]
+        bytes.reserveCapacity(keys.underestimatedCount * 8 + 2)
+        var digits = [UInt8](repeating: 0, count: 20)
+        for key in keys {
+            if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
+            if key < 0 { bytes.append(UInt8(ascii: "-")) }
+            var rest = key.magnitude
+            var count = 0
+            repeat {
+                digits[count] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+                count += 1
+            } while rest > 0
+            while count > 0 {
+                count -= 1
+                bytes.append(digits[count])
+            }
+        }
+        bytes.append(UInt8(ascii: "]"))
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
