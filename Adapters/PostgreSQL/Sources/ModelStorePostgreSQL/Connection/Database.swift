@@ -99,15 +99,35 @@ final class Database: Sendable {
                 return try await client.withConnection { connection in
                     let session = Session(connection: connection)
                     try await session.execute("BEGIN ISOLATION LEVEL \(isolation)")
+                    let value: Value
                     do {
-                        let value = try await body(session)
-                        try await session.execute("COMMIT")
-                        return value
+                        value = try await body(session)
                     } catch {
-                        // A connection the server dropped cannot roll back; the server already did.
-                        _ = try? await session.execute("ROLLBACK")
+                        // A connection the server dropped cannot roll back; the server already did,
+                        // and the session does not write to a closed connection.
+                        if !connection.isClosed { _ = try? await session.execute("ROLLBACK") }
                         throw error
                     }
+                    // The transaction's id, to learn its fate if the connection ends during COMMIT.
+                    let transaction = try await session.integer("SELECT txid_current()")
+                    do {
+                        try await session.execute("COMMIT")
+                    } catch  where ModelStoreErrors.endsTheConnection(error) {
+                        // The connection ended after COMMIT may have reached the server: running the
+                        // transaction again could store it twice, so ask the server what became of it.
+                        throw CommitInDoubt(transaction: transaction, value: value, underlying: error)
+                    }
+                    return value
+                }
+            } catch let doubt as CommitInDoubt {
+                switch await status(of: doubt.transaction) {
+                case "committed":
+                    if let value = doubt.value as? Value { return value }
+                    throw ModelStoreErrors.commitOutcomeUnknown(doing, url: url, underlying: doubt.underlying)
+                case "aborted":
+                    throw ModelStoreErrors.translate(doubt.underlying, doing: doing, url: url)
+                default:
+                    throw ModelStoreErrors.commitOutcomeUnknown(doing, url: url, underlying: doubt.underlying)
                 }
             } catch {
                 if ModelStoreErrors.isRetryable(error) && attempt < retries {
@@ -117,6 +137,25 @@ final class Database: Sendable {
                 throw ModelStoreErrors.translate(error, doing: doing, url: url)
             }
         }
+    }
+
+    /// What the server says became of a transaction (`committed`, `aborted`), asked on another
+    /// connection; `nil` when it cannot say (no id, the server unreachable, or still in progress
+    /// after a few seconds: a terminated backend ends its transaction within moments).
+    private func status(of transaction: Int64?) async -> String? {
+        guard let transaction else { return nil }
+        for _ in 0..<50 {
+            var binds = PostgresBindings()
+            binds.append(transaction)
+            let status = try? await client.withConnection { [binds] connection in
+                let rows = try await Session(connection: connection).query("SELECT txid_status($1)", binds)
+                return try rows.first?.decode(String?.self)
+            }
+            guard let status else { return nil }
+            if status != "in progress" { return status }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        return nil
     }
 
     /// Runs `body` on one connection outside a transaction (reads see committed data).
@@ -137,12 +176,33 @@ struct Session: @unchecked Sendable {
     let connection: PostgresConnection
 
     /// Runs a statement and returns its rows.
+    ///
+    /// Fails with ``ConnectionClosed`` as soon as the connection closes, even when PostgresNIO
+    /// would never answer: a query written to a channel whose handlers NIO already removed
+    /// (which it does when the channel closes) is dropped with its promise, and waiting for it
+    /// would wait forever. The abandoned query's task then stays suspended; it holds no
+    /// connection, lock or thread.
     @discardableResult
     func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws -> [PostgresRow] {
-        let rows = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: Database.silent)
-        var result: [PostgresRow] = []
-        for try await row in rows { result.append(row) }
-        return result
+        let connection = connection
+        if connection.isClosed { throw ConnectionClosed() }
+        let outcome = FirstOutcome<[PostgresRow]>()
+        return try await withCheckedThrowingContinuation { continuation in
+            outcome.start(continuation)
+            let watch = CloseWatch.shared.watch(connection) { outcome.finish(.failure(ConnectionClosed())) }
+            Task(executorPreference: BridgeExecutor.shared) {
+                do {
+                    let rows = try await connection.query(
+                        PostgresQuery(unsafeSQL: sql, binds: binds), logger: Database.silent)
+                    var result: [PostgresRow] = []
+                    for try await row in rows { result.append(row) }
+                    outcome.finish(.success(result))
+                } catch {
+                    outcome.finish(.failure(error))
+                }
+                CloseWatch.shared.forget(watch, on: connection)
+            }
+        }
     }
 
     /// Runs a statement, discarding rows.
@@ -154,5 +214,105 @@ struct Session: @unchecked Sendable {
     func integer(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws -> Int64? {
         guard let row = try await query(sql, binds).first else { return nil }
         return try row.decode(Int64?.self)
+    }
+}
+
+/// A transaction whose connection ended during its COMMIT, with what its body returned.
+///
+/// Safety: `value` is the `Sendable` value of the transaction's body, type-erased; it is read
+/// once, by the task that ran the transaction.
+private struct CommitInDoubt: Error, @unchecked Sendable {
+    let transaction: Int64?
+    let value: Any
+    let underlying: any Error
+}
+
+/// The error of a statement whose connection closed before it was answered.
+struct ConnectionClosed: Error {}
+
+/// The first of several outcomes of one statement (its answer, or its connection closing),
+/// delivered once to the task waiting for it.
+///
+/// Safety: the continuation and the delivered flag are read and written only under the lock.
+private final class FirstOutcome<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Value, any Error>?
+    private var early: Result<Value, any Error>?
+    private var delivered = false
+
+    /// Records the waiting continuation, resuming it at once if an outcome came first.
+    func start(_ continuation: CheckedContinuation<Value, any Error>) {
+        lock.lock()
+        if let early, !delivered {
+            delivered = true
+            lock.unlock()
+            continuation.resume(with: early)
+            return
+        }
+        self.continuation = continuation
+        lock.unlock()
+    }
+
+    /// Delivers `result` if no outcome was delivered yet; later outcomes are ignored.
+    func finish(_ result: Result<Value, any Error>) {
+        lock.lock()
+        guard !delivered else {
+            lock.unlock()
+            return
+        }
+        guard let continuation else {
+            if early == nil { early = result }
+            lock.unlock()
+            return
+        }
+        delivered = true
+        self.continuation = nil
+        lock.unlock()
+        continuation.resume(with: result)
+    }
+}
+
+/// Calls back the statements waiting on a connection when it closes, with one callback on each
+/// connection's `closeFuture` (a callback per statement would pile up for the connection's life).
+///
+/// Safety: `watchers`, `watched` and `next` are read and written only under the lock.
+private final class CloseWatch: @unchecked Sendable {
+    static let shared = CloseWatch()
+    private let lock = NSLock()
+    private var watchers: [ObjectIdentifier: [UInt64: @Sendable () -> Void]] = [:]
+    private var watched: Set<ObjectIdentifier> = []
+    private var next: UInt64 = 0
+
+    /// Calls `onClose` when `connection` closes, unless ``forget(_:on:)`` comes first; returns
+    /// the token that forgets it.
+    func watch(_ connection: PostgresConnection, onClose: @escaping @Sendable () -> Void) -> UInt64 {
+        let key = ObjectIdentifier(connection)
+        lock.lock()
+        next += 1
+        let token = next
+        watchers[key, default: [:]][token] = onClose
+        let isNew = watched.insert(key).inserted
+        lock.unlock()
+        if isNew {
+            // Runs at once (on the loop) if the connection has already closed.
+            connection.closeFuture.whenComplete { _ in self.closed(key) }
+        }
+        return token
+    }
+
+    /// Stops watching for one statement that finished.
+    func forget(_ token: UInt64, on connection: PostgresConnection) {
+        let key = ObjectIdentifier(connection)
+        lock.lock()
+        watchers[key]?[token] = nil
+        lock.unlock()
+    }
+
+    private func closed(_ key: ObjectIdentifier) {
+        lock.lock()
+        let waiting = watchers.removeValue(forKey: key) ?? [:]
+        watched.remove(key)
+        lock.unlock()
+        for onClose in waiting.values { onClose() }
     }
 }

@@ -15,9 +15,28 @@ enum ModelStoreErrors {
                 + "or from a thread that is not an event loop")
     }
 
+    /// A connection lost while its transaction was committing: the server may or may not have
+    /// stored it.
+    static func commitOutcomeUnknown(_ doing: String, url: String, underlying: any Error) -> DataStoreError {
+        DataStoreError(
+            .io,
+            "\(doing) on the PostgreSQL store '\(url)' failed: the connection was lost while committing, "
+                + "so whether the changes were stored is unknown",
+            remedy: "Fetch the models again in a new context to see whether the changes are there before "
+                + "repeating them; a save of rows read before this one fails with a conflict if they were stored",
+            underlyingError: underlying)
+    }
+
     /// The SQLSTATE of a server error, if the error is one.
     static func sqlState(_ error: any Error) -> String? {
         (error as? PSQLError)?.serverInfo?[.sqlState]
+    }
+
+    /// Whether an error ended the connection (a lost connection, or the server ending the session
+    /// with SQLSTATE class 57P or 08) rather than refusing a statement on a connection that lives on.
+    static func endsTheConnection(_ error: any Error) -> Bool {
+        guard let state = sqlState(error) else { return true }
+        return state.hasPrefix("57P") || state.hasPrefix("08")
     }
 
     /// Whether running the transaction again may succeed: a serialization failure or a deadlock.
@@ -31,6 +50,13 @@ enum ModelStoreErrors {
     /// message (which name objects, never the values of a row's columns, for the errors mapped here).
     static func translate(_ error: any Error, doing: String, url: String) -> DataStoreError {
         if let error = error as? DataStoreError { return error }
+        if error is ConnectionClosed {
+            return DataStoreError(
+                .io,
+                "\(doing) on the PostgreSQL store '\(url)' failed: the connection closed before the server answered",
+                remedy: "Check that the server is running and reachable; the next call reconnects",
+                underlyingError: error)
+        }
         guard let psql = error as? PSQLError else {
             return DataStoreError(
                 .io, "\(doing) on the PostgreSQL store '\(url)' failed: \(type(of: error))",

@@ -5,16 +5,31 @@ import PostgresNIO
 /// How the store runs one query: the SQL it sends, and what it does on the rows afterwards.
 ///
 /// Computed once and read by both the fetch and the explanation, so they cannot drift. When the
-/// filter translates whole and the sort is by identifier only, SQL also applies `OFFSET`/`LIMIT`
-/// and counts; otherwise the store filters the residual, sorts and windows the rows itself.
+/// filter translates whole and SQL can sort, SQL also applies `OFFSET`/`LIMIT` and counts;
+/// otherwise the store filters the residual, sorts and windows the rows itself.
+///
+/// SQL sorts when every key gives exactly `SortDescriptor`'s order, with the primary key (the
+/// identifier order within one entity of one store) as the last term:
+/// - integer columns (`bigint`), `nil` first ascending and last descending, as the store sorts;
+/// - text columns under the `binary` comparison: `normalize(…, NFC) COLLATE "C"`, because Swift
+///   orders strings by the scalars of their NFC forms and UTF-8 byte order is scalar order
+///   (a database's default collation need not give that order; canonically equivalent spellings
+///   tie, as they do in Swift); the stored escape of U+0000 and U+0001 keeps the order.
+///
+/// The store sorts the rest: doubles and dates (Swift ties a `NaN` with every number, which is
+/// no total order PostgreSQL can reproduce), unsigned 64-bit integers (stored by bit pattern),
+/// decimals, booleans, UUIDs and the `lexical`, `localizedStandard` and `caseInsensitive`
+/// comparisons (Foundation's rules, not a PostgreSQL collation).
 struct QueryPlan: Sendable {
     let layout: TableLayout
     let whereClause: String
     let binds: PostgresBindings
     /// What the store evaluates on the rows SQL returns.
     let residual: StoreFilter?
-    /// Whether the store sorts the rows (SQL sorts by primary key only).
+    /// Whether the store sorts the rows (SQL then sorts by primary key only).
     let sortsInSwift: Bool
+    /// The sort keys as `ORDER BY` terms, before the primary key; `nil` when the store sorts.
+    let sqlOrder: [String]?
     let query: StoreQuery
 
     init(_ query: StoreQuery, layouts: [String: TableLayout], storeIdentifier: String) throws {
@@ -30,7 +45,25 @@ struct QueryPlan: Sendable {
         whereClause = split.sql.isEmpty ? "" : "WHERE " + split.sql.joined(separator: " AND ")
         binds = translator.binds
         residual = split.residual.isEmpty ? nil : (split.residual.count == 1 ? split.residual[0] : .and(split.residual))
-        sortsInSwift = !query.sort.isEmpty
+        sqlOrder = Self.order(query.sort, layout: layout)
+        sortsInSwift = sqlOrder == nil
+    }
+
+    /// The `ORDER BY` terms for the sort keys, or `nil` when one of them must be sorted in Swift.
+    static func order(_ keys: [StoreSortKey], layout: TableLayout) -> [String]? {
+        var terms: [String] = []
+        for key in keys {
+            guard let column = layout.column(named: key.property), let type = column.type else { return nil }
+            let expression: String
+            switch type {
+            case .int: expression = "t.\(column.quoted)"
+            case .string where key.comparison == .binary:
+                expression = "normalize(t.\(column.quoted), NFC) COLLATE \"C\""
+            default: return nil
+            }
+            terms.append(expression + (key.ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST"))
+        }
+        return terms
     }
 
     /// Whether SQL runs all of the query.
@@ -38,7 +71,7 @@ struct QueryPlan: Sendable {
 
     /// The clause after `FROM table t`: condition, key order, and the window when SQL runs everything.
     var clause: String {
-        var text = whereClause + " ORDER BY t.\(TableLayout.key)"
+        var text = whereClause + " ORDER BY " + ((sqlOrder ?? []) + ["t.\(TableLayout.key)"]).joined(separator: ", ")
         if isComplete {
             if let limit = query.limit { text += " LIMIT \(max(limit, 0))" }
             if query.offset > 0 { text += " OFFSET \(query.offset)" }
