@@ -1,12 +1,19 @@
 import Foundation
 import ModelStore
 
-/// `modelstore schema export SOURCE [--out FILE]`: a store's or a file's schema as a schema file.
+/// `modelstore schema export SOURCE [--out FILE]`: a store's or a file's schema as a schema file;
+/// `schema export --package PATH --target TARGET --models A,B [--out FILE]`: a package's models'.
 enum SchemaExportCommand: Command {
     static let name = "schema export"
-    static let arguments = ["SOURCE"]
-    static let options = [CommandOption(name: "--out", value: "FILE", summary: "write the file here instead of stdout")]
-    static let summary = "write a store's schema (or a schema file's, normalized) as a schema file (JSON)"
+    static let arguments = ["[SOURCE]"]
+    static let argumentCounts = 0...1
+    static let options = [
+        CommandOption(name: "--package", value: "PATH", summary: "export the models of the Swift package here"),
+        CommandOption(name: "--target", value: "TARGET", summary: "with --package: the target that declares them"),
+        CommandOption(name: "--models", value: "A,B", summary: "with --package: the model classes, comma-separated"),
+        CommandOption(name: "--out", value: "FILE", summary: "write the file here instead of stdout"),
+    ]
+    static let summary = "write a store's, a schema file's or a Swift package's schema as a schema file (JSON)"
     static let details = """
         SOURCE is a store URL or the path of a schema file (a word without ':', or starting with
         '/' or '.'). The file lists the models with their attributes (type in Swift spelling,
@@ -14,24 +21,68 @@ enum SchemaExportCommand: Command {
         counts) and compound unique constraints and indexes; fields at their defaults are left
         out. Stores do not record initial values, so a store's export has no "default" fields.
 
-        A package's models are exported from its own code, since the tool cannot load Swift
-        types: write 'Schema([Project.self, Task.self]).storedDescription' with JSONEncoder
-        (in a test or a small script) and export that file; it is read as the core's stored
-        form, as is what 'modelstore schema URL --json' prints. Initial values are lost that way
-        too; 'Migrating a schema' has the details. With --json the file is printed as "schema".
+        With --package instead of SOURCE, the models come from a Swift package's code, with their
+        initial values: the tool writes a small package under the temporary directory that
+        depends on PATH, imports TARGET (which a library product of PATH must hold) and builds
+        a schema of the --models classes and the models their relationships reach, then runs it
+        with 'swift run'. The tool cannot list a package's model types, so --models names them;
+        they must be public. The first export builds the package (minutes for a large one);
+        later ones rebuild only what changed. Nothing is written into PATH. An enum or struct
+        attribute is exported with its type's name; list its cases or fields under "enums" or
+        "structs" in the file before 'schema generate'.
+
+        A file in the core's stored form (what 'modelstore schema URL --json' prints) is read
+        too. With --json the file is printed as "schema".
 
         Examples:
           modelstore schema export json:trips.json --out schema.json
           modelstore schema export log:trips-log > schema.json
+          modelstore schema export --package . --target App --models Project,Task --out schema.json
           modelstore schema export description.json --out schema.json
         """
 
     static func run(_ invocation: Invocation, console: Console) throws -> any CommandReport {
-        let source = invocation.arguments[0]
-        let document = try SchemaSource.document(source, for: "export")
+        let (source, document) = try read(invocation)
         let out = invocation.value("--out")
         if let out { try SchemaSource.write(document.jsonText, to: out) }
         return SchemaFileReport(source: source, out: out, text: document.jsonText, what: "the schema")
+    }
+
+    /// The schema to export, and how the report names its source.
+    private static func read(_ invocation: Invocation) throws -> (String, SchemaDocument) {
+        guard let package = invocation.value("--package") else {
+            guard let source = invocation.arguments.first else {
+                throw ToolError.usage(
+                    "'schema export' needs a store URL, a schema file or --package",
+                    remedy: "Write 'modelstore schema export json:trips.json', or see 'modelstore help schema export'")
+            }
+            if let option = ["--target", "--models"].first(where: { invocation.value($0) != nil }) {
+                throw ToolError.usage(
+                    "'\(option)' of 'schema export' goes with --package",
+                    remedy: "Export a package's models with '--package PATH --target TARGET --models A,B'")
+            }
+            return (source, try SchemaSource.document(source, for: "export"))
+        }
+        if let source = invocation.arguments.first {
+            throw ToolError.usage(
+                "'schema export' reads either '\(source)' or the package '\(package)', not both",
+                remedy: "Leave out SOURCE to export the package's models")
+        }
+        guard let target = invocation.value("--target"), !target.isEmpty else {
+            throw ToolError.usage(
+                "'schema export --package' needs the target that declares the models",
+                remedy: "Write '--target TARGET', the target's name in the package's Package.swift")
+        }
+        let models = (invocation.value("--models") ?? "").split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        guard !models.isEmpty, !models.contains("") else {
+            throw ToolError.usage(
+                "'schema export --package' needs the model classes of '\(target)'",
+                remedy: "Name them with '--models Project,Task'; the tool cannot list a package's types")
+        }
+        let description = try PackageSchemaExport(package: package, target: target, models: models).description()
+        return ("\(package) (\(target))", SchemaDocument(description))
     }
 }
 

@@ -18,8 +18,10 @@ enum SchemaGenerateCommand: Command {
         starts with the type's empty value, and a UUID with a new UUID), '@Relationship'
         properties with their delete rules and inverses (declared on the first side of each
         pair), compound constraints in 'static var constraints', then 'persistentBackingData'
-        and 'init()'. Enum and Codable struct attributes are not declared (the file does not
-        say their cases or fields): declare those models by hand.
+        and 'init()'. The file's "enums" and "structs" are declared after the models ('enum
+        NAME: RAW, Codable, CaseIterable', 'struct NAME: Codable, Hashable'); an attribute of an
+        enum or struct the file does not declare stops the command ('Migrating a schema' shows
+        how to declare them).
 
         Examples:
           modelstore schema generate --schema schema.json --out Sources/App/Models.swift

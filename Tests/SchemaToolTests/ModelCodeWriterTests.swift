@@ -53,4 +53,41 @@ struct ModelCodeWriterTests {
             #"{"models": [{"name": "A", "attributes": [{"name": "home", "type": "Address?", "codable": true}]}]}"#)
         #expect(codable.message.contains("the Codable struct 'Address' that 'models[0].attributes[0].type' names"))
     }
+
+    @Test func enumsAndStructsAreDeclaredFromTheFile() throws {
+        let code = try code(
+            #"""
+            {"models": [{"name": "Ticket", "attributes": [
+              {"name": "state", "type": "State"},
+              {"name": "size", "type": "Size", "default": 5},
+              {"name": "spots", "type": "[Place]"}]}],
+             "enums": [{"name": "State", "cases": ["new", {"name": "closed", "rawValue": "done"}]},
+                       {"name": "Size", "rawType": "Int8", "cases": [{"name": "small", "rawValue": 4}, "medium"]}],
+             "structs": [{"name": "Place", "fields": [{"name": "x", "type": "Double"}, {"name": "size", "type": "Size?"}]}]}
+            """#)
+        #expect(code.contains("    @Attribute var state: State = .new\n"), "the first case without a default")
+        #expect(code.contains("    @Attribute var size: Size = .medium\n"), "4, then 5 for the next case")
+        #expect(code.contains("    @Attribute var spots: [Place] = []\n"))
+        #expect(
+            code.contains("enum State: String, Codable, CaseIterable {\n    case new\n    case closed = \"done\"\n}"))
+        #expect(code.contains("enum Size: Int8, Codable, CaseIterable {\n    case small = 4\n    case medium\n}"))
+        #expect(code.contains("struct Place: Codable, Hashable {\n    var x: Double = 0\n    var size: Size?\n}"))
+    }
+
+    @Test func enumsAndStructsTheFileDoesNotDeclareAreRefused() throws {
+        let undeclared = try refusal(
+            #"{"models": [{"name": "A", "attributes": [{"name": "s", "type": "[S]", "rawType": "String"}]}]}"#)
+        #expect(
+            undeclared.message.hasSuffix(
+                "the enum 'S' that 'models[0].attributes[0].type' names: the schema file does not declare it"))
+        #expect(undeclared.remedy?.contains("\"enums\"") == true)
+        let wrongDefault = try refusal(
+            #"""
+            {"models": [{"name": "A", "attributes": [{"name": "s", "type": "S", "default": "x"}]}],
+             "enums": [{"name": "S", "cases": ["y"]}]}
+            """#)
+        #expect(wrongDefault.message.contains("it is not a raw value of 'S'"))
+        let clash = try refusal(#"{"models": [{"name": "A"}], "structs": [{"name": "A", "fields": []}]}"#)
+        #expect(clash.message.contains("a second type named 'A'"))
+    }
 }

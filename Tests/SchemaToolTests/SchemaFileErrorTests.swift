@@ -92,4 +92,26 @@ struct SchemaFileErrorTests {
         let error = try error(#"{"entities": [{"name": "A", "properties": "none"}], "version": {}}"#)
         #expect(error.path.hasPrefix("entities[0].properties") || error.path.hasPrefix("version"), "\(error)")
     }
+
+    @Test func badEnumsAndStructs() throws {
+        let noCases = try error(#"{"models": [], "enums": [{"name": "E", "cases": []}]}"#)
+        #expect(noCases.path == "enums[0].cases" && noCases.problem == "the enum 'E' has no cases")
+        let twice = try error(
+            #"{"models": [], "enums": [{"name": "E", "cases": ["a", {"name": "b", "rawValue": "a"}]}]}"#)
+        #expect(twice.path == "enums[0].cases[1]" && twice.problem.contains("twice"))
+        let raw = try error(#"{"models": [], "enums": [{"name": "E", "rawType": "Date", "cases": ["a"]}]}"#)
+        #expect(raw.path == "enums[0].rawType")
+        let rawValue = try error(
+            #"{"models": [], "enums": [{"name": "E", "rawType": "Int", "cases": [{"name": "a", "rawValue": "1"}]}]}"#)
+        #expect(rawValue.path == "enums[0].cases[0].rawValue")
+        let field = try error(#"{"models": [], "structs": [{"name": "S", "fields": [{"name": "f", "type": "Nope"}]}]}"#)
+        #expect(field.path == "structs[0].fields[0].type" && field.problem.contains("'Nope'"))
+        let mismatch = try error(
+            #"""
+            {"models": [{"name": "A", "attributes": [{"name": "e", "type": "E", "rawType": "Int"}]}],
+             "enums": [{"name": "E", "cases": ["a"]}]}
+            """#)
+        #expect(mismatch.path == "models[0].attributes[0].rawType")
+        #expect(mismatch.problem == "'E' is declared in \"enums\" otherwise")
+    }
 }

@@ -13,6 +13,18 @@ enum SchemaToolFixtures {
         try String(contentsOf: folder.appendingPathComponent(path), encoding: .utf8)
     }
 
+    /// `exported` with the enums and structs of `Fixtures/schema.json`, after checking it has none:
+    /// an export names an enum's or struct's type (with `rawType` or `codable`) but cannot list
+    /// its cases or fields, which the schema file declares for `generate`.
+    static func withDeclaredValueTypes(_ exported: SchemaDocument) throws -> SchemaDocument {
+        #expect(exported.enums.isEmpty && exported.structs.isEmpty)
+        var document = exported
+        let file = try self.document("schema.json")
+        document.enums = file.enums
+        document.structs = file.structs
+        return document
+    }
+
     /// A fixture schema file, parsed.
     static func document(_ name: String) throws -> SchemaDocument {
         try SchemaDocument.parse(Data(text("Fixtures/\(name)").utf8), file: name)

@@ -145,12 +145,13 @@ struct ModelStoreToolSchemaFileTests {
         let noNew = try tool.run("schema", "diff", "--old", "v1.json", status: 2).standardError
         #expect(noNew.contains("'schema diff' needs the old and the new schema"))
         let extra = try tool.run("schema", "export", "a.json", "b.json", status: 2).standardError
-        #expect(extra.contains("'schema export' takes SOURCE, but was given 2"))
+        #expect(extra.contains("'schema export' takes [SOURCE], but was given 2"))
     }
 
     @Test func helpShowsExamplesForEachSubcommand() throws {
         for (command, example) in [
             ("export", "modelstore schema export json:trips.json --out schema.json"),
+            ("export", "modelstore schema export --package . --target App --models Project,Task"),
             ("generate", "modelstore schema generate --schema schema.json --out"),
             ("diff", "modelstore schema diff --old v1.json --new v2.json"),
         ] {

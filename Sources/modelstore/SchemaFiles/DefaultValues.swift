@@ -93,6 +93,16 @@ struct DefaultValueReading {
 
 /// Default values as text: JSON for schema files, Swift for generated code.
 enum DefaultValueText {
+    /// Whether a schema file can spell a default of `type`: a scalar other than `Data`, an enum of
+    /// one, or an optional of either.
+    static func canSpell(_ type: AttributeType) -> Bool {
+        switch type.unwrapped {
+        case .bool, .integer, .double, .float, .decimal, .string, .date, .uuid, .url: true
+        case .enumeration(_, let raw): canSpell(raw)
+        case .data, .optional, .array, .dictionary, .composite: false
+        }
+    }
+
     /// The JSON for a default of an attribute of `type`.
     static func json(_ value: SchemaDocument.DefaultValue, type: AttributeType) -> String {
         guard case .value(let stored) = value else { return "\"now\"" }

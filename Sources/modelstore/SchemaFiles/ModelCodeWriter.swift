@@ -16,7 +16,88 @@ struct ModelCodeWriter {
             "import Foundation",
             "import ModelStore",
         ]
-        return (header + (try declarations(indent: "")).flatMap { ["", $0] }).joined(separator: "\n") + "\n"
+        let all = try declarations(indent: "") + (try valueTypeDeclarations())
+        return (header + all.flatMap { ["", $0] }).joined(separator: "\n") + "\n"
+    }
+
+    /// The enums and structs of the file's "enums" and "structs", after the models.
+    func valueTypeDeclarations() throws(ToolError) -> [String] {
+        let taken = Set(document.models.map(\.name)).union(Self.reservedTypeNames)
+        var declared: Set<String> = []
+        for name in document.enums.map(\.name) + document.structs.map(\.name)
+        where taken.contains(name) || !declared.insert(name).inserted {
+            throw Self.cannotDeclare(
+                "a second type named '\(name)': a model, another enum or struct, or the generated code has that name",
+                remedy: "Rename the enum or struct in the schema file")
+        }
+        var code: [String] = []
+        for enumeration in document.enums {
+            var lines = ["enum \(enumeration.name): \(enumeration.rawType), Codable, CaseIterable {"]
+            var previous: SchemaDocument.Enumeration.Case?
+            for one in enumeration.cases {
+                let implicit = enumeration.implicitRawValue(named: one.name, after: previous)
+                let raw = DefaultValueText.swift(.value(one.rawValue), type: enumeration.rawType) ?? ""
+                lines.append(one.rawValue == implicit ? "    case \(one.name)" : "    case \(one.name) = \(raw)")
+                previous = one
+            }
+            code.append((lines + ["}"]).joined(separator: "\n"))
+        }
+        for structure in document.structs {
+            var lines = ["struct \(structure.name): Codable, Hashable {"]
+            for (index, field) in structure.fields.enumerated() {
+                let path = "structs[\(document.structs.firstIndex(of: structure) ?? 0)].fields[\(index)]"
+                let declaration = "    var \(field.name): \(field.type)"
+                let value = try initialValue(nil, type: field.type, at: path)
+                lines.append(value.map { $0 == "nil" ? declaration : "\(declaration) = \($0)" } ?? declaration)
+            }
+            code.append((lines + ["}"]).joined(separator: "\n"))
+        }
+        return code
+    }
+
+    /// The Swift expression a property of `type` starts with: the default, the type's empty value,
+    /// an enum's first case or a struct's `Name()`. Throws for an enum or struct the file does not
+    /// declare, and for a default that is not one of the enum's raw values.
+    private func initialValue(_ value: SchemaDocument.DefaultValue?, type: AttributeType, at path: String)
+        throws(ToolError) -> String?
+    {
+        try requireDeclared(type, at: path)
+        switch type {
+        case .enumeration(let name, _):
+            let cases = document.enums.first { $0.name == name }?.cases ?? []
+            guard case .value(let raw)? = value else { return cases.first.map { ".\($0.name)" } }
+            guard let match = cases.first(where: { $0.rawValue == raw }) else {
+                throw Self.cannotDeclare(
+                    "the default of '\(path)': it is not a raw value of '\(name)'",
+                    remedy: "Use one of the raw values its cases have")
+            }
+            return ".\(match.name)"
+        case .composite(let name):
+            return "\(name)()"
+        case .optional(let wrapped) where value != nil && value != .value(.null):
+            return try initialValue(value, type: wrapped, at: path)
+        default:
+            return DefaultValueText.swift(value, type: type)
+        }
+    }
+
+    /// Throws when `type` names an enum or struct that the file does not declare.
+    private func requireDeclared(_ type: AttributeType, at path: String) throws(ToolError) {
+        switch TypeSpelling.namedType(in: type) {
+        case (let name, .enumeration)? where !document.enums.contains(where: { $0.name == name }):
+            throw Self.undeclared("the enum '\(name)'", at: path, section: "enums")
+        case (let name, .composite)? where !document.structs.contains(where: { $0.name == name }):
+            throw Self.undeclared("the Codable struct '\(name)'", at: path, section: "structs")
+        default: break
+        }
+    }
+
+    private static func undeclared(_ what: String, at path: String, section: String) -> ToolError {
+        cannotDeclare(
+            "\(what) that '\(path).type' names: the schema file does not declare it",
+            remedy:
+                "Add it to \"\(section)\" in the schema file (as 'Migrating a schema' shows), or declare the attribute by hand"
+        )
     }
 
     /// One declaration per model, each indented by `indent`.
@@ -77,12 +158,6 @@ struct ModelCodeWriter {
     }
 
     private func line(for attribute: SchemaDocument.Attribute, at path: String) throws(ToolError) -> String {
-        if let (name, kind) = TypeSpelling.namedType(in: attribute.type) {
-            let what = if case .composite = kind { "the Codable struct" } else { "the enum" }
-            throw Self.cannotDeclare(
-                "\(what) '\(name)' that '\(path).type' names",
-                remedy: "Declare the attribute by hand, or use a built-in type in the schema file")
-        }
         var arguments = attribute.optionNames.map { ".\($0)" }
         if arguments.count > 2 { arguments = ["[" + arguments.joined(separator: ", ") + "]"] }
         if let original = attribute.originalName {
@@ -90,7 +165,8 @@ struct ModelCodeWriter {
         }
         let wrapper = arguments.isEmpty ? "@Attribute" : "@Attribute(\(arguments.joined(separator: ", ")))"
         let declaration = "\(wrapper) var \(attribute.name): \(attribute.type)"
-        guard let value = DefaultValueText.swift(attribute.defaultValue, type: attribute.type), value != "nil" else {
+        guard let value = try initialValue(attribute.defaultValue, type: attribute.type, at: path), value != "nil"
+        else {
             return declaration
         }
         return "\(declaration) = \(value)"

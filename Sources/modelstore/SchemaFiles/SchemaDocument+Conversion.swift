@@ -2,7 +2,8 @@ import Foundation
 import ModelStore
 
 extension SchemaDocument {
-    /// The document for a stored schema. Stores do not record initial values, so it has no defaults.
+    /// The document for a schema description, with the initial values it records (a store's
+    /// records none; ``Schema/descriptionWithInitialValues`` records them).
     init(_ description: Schema.Description) {
         self.init(
             version: description.version,
@@ -15,6 +16,7 @@ extension SchemaDocument {
                         attribute.externalStorage = property.options.contains("externalStorage")
                         attribute.preserveValueOnDeletion = property.options.contains("preserveValueOnDeletion")
                         attribute.originalName = property.originalName
+                        attribute.defaultValue = property.initialValue.flatMap { Self.defaultValue($0, type: type) }
                         model.attributes.append(attribute)
                     } else if let destination = property.destination {
                         model.relationships.append(
@@ -34,52 +36,15 @@ extension SchemaDocument {
     }
 
     /// The document for a schema built from model types, with each attribute's initial value.
-    ///
-    /// A `Date` whose initial value differs between two new models is `"now"`, and a `UUID` that
-    /// does is left without a default (a new UUID per model): each is found by creating two models
-    /// of the type and reading the attribute through its key path (once per type, not per model).
-    init(_ schema: Schema) {
-        self.init(schema.storedDescription)
-        for (index, entity) in schema.entities.enumerated() {
-            let fresh = Self.freshAttributes(of: entity)
-            for (position, attribute) in models[index].attributes.enumerated() {
-                guard let stored = entity.attribute(named: attribute.name) else { continue }
-                let isFresh = fresh.contains(attribute.name)
-                let value: DefaultValue? =
-                    switch stored.valueType {
-                    case .date where isFresh: .now
-                    case .uuid where isFresh: nil
-                    case .uuid: .value(stored.defaultValue)
-                    default: stored.defaultValue == stored.valueType.zeroValue ? nil : .value(stored.defaultValue)
-                    }
-                models[index].attributes[position].defaultValue = value
-            }
-        }
-    }
+    init(_ schema: Schema) { self.init(schema.descriptionWithInitialValues) }
 
-    /// The names of the `Date` and `UUID` attributes whose values differ between two new models
-    /// of the entity, created on either side of a tick of the clock.
-    private static func freshAttributes(of entity: Schema.Entity) -> Set<String> {
-        let timed = entity.attributes.filter { $0.valueType == .date || $0.valueType == .uuid }
-        guard !timed.isEmpty else { return [] }
-        func values() -> [String: StoreValue] {
-            let model: Any = entity.modelType.init()
-            var values: [String: StoreValue] = [:]
-            for attribute in timed {
-                guard let keyPath = attribute.keyPath as AnyKeyPath? else { continue }
-                switch model[keyPath: keyPath] {
-                case let date as Date: values[attribute.name] = .date(date)
-                case let uuid as UUID: values[attribute.name] = .uuid(uuid)
-                default: break
-                }
-            }
-            return values
-        }
-        let first = values()
-        let created = Date()
-        while Date() <= created { usleep(100) }
-        let second = values()
-        return Set(timed.map(\.name).filter { first[$0] != second[$0] })
+    /// The file's default for an attribute's initial value: `"now"` for a date new per model, none
+    /// for a UUID new per model or a zero value, and none for a value a file cannot spell (a
+    /// `Data`, a collection or a struct: generated code starts those empty).
+    private static func defaultValue(_ initial: Schema.InitialValue, type: AttributeType) -> DefaultValue? {
+        guard case .value(let value) = initial else { return type == .date ? .now : nil }
+        guard DefaultValueText.canSpell(type) else { return nil }
+        return value == type.zeroValue && type != .uuid ? nil : .value(value)
     }
 
     /// The core's stored form of this document: what a store records, without initial values.

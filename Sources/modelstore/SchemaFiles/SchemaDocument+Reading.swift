@@ -135,25 +135,49 @@ private struct SchemaFileReader {
     let problems: SchemaFileProblems
 
     func document(_ root: JSONValue) throws(SchemaFileError) -> SchemaDocument {
-        let fields = try object(root, at: "", allowed: ["version", "models"])
+        let fields = try object(root, at: "", allowed: ["version", "models", "enums", "structs"])
         var document = SchemaDocument(models: [])
         if let version = try string(fields, "version", at: "") {
             document.version = try self.version(version, at: "version")
+        }
+        for (index, value) in try array(fields["enums"] ?? .array([]), at: "enums").enumerated() {
+            document.enums.append(try enumeration(value, at: "enums[\(index)]"))
+        }
+        // Struct fields may name enums and structs declared anywhere in the file: the names first.
+        let structValues = try array(fields["structs"] ?? .array([]), at: "structs")
+        var structNames: Set<String> = []
+        for (index, value) in structValues.enumerated() {
+            let path = "structs[\(index)]"
+            structNames.insert(try name(try object(value, at: path, allowed: ["name", "fields"]), at: path))
+        }
+        let named = Self.namedTypes(enums: document.enums, structs: structNames)
+        for (index, value) in structValues.enumerated() {
+            document.structs.append(try structure(value, at: "structs[\(index)]", named: named))
         }
         guard let models = fields["models"] else {
             throw problems.error("", "the field 'models' is missing", remedy: "Write {\"models\": [...]}")
         }
         for (index, model) in try array(models, at: "models").enumerated() {
-            document.models.append(try self.model(model, at: "models[\(index)]"))
+            document.models.append(try self.model(model, at: "models[\(index)]", named: named))
         }
         return document
     }
 
-    private func model(_ value: JSONValue, at path: String) throws(SchemaFileError) -> SchemaDocument.Model {
+    /// What a name that is not built in stands for, from the file's "enums" and "structs".
+    private static func namedTypes(enums: [SchemaDocument.Enumeration], structs: Set<String>)
+        -> (String) -> TypeSpelling.Named?
+    {
+        let raw = Dictionary(enums.map { ($0.name, $0.rawType) }, uniquingKeysWith: { first, _ in first })
+        return { name in raw[name].map { .enumeration(rawValue: $0) } ?? (structs.contains(name) ? .composite : nil) }
+    }
+
+    private func model(_ value: JSONValue, at path: String, named: (String) -> TypeSpelling.Named?)
+        throws(SchemaFileError) -> SchemaDocument.Model
+    {
         let fields = try object(value, at: path, allowed: ["name", "attributes", "relationships", "unique", "indexes"])
         var model = SchemaDocument.Model(name: try name(fields, at: path))
         for (index, attribute) in try array(fields["attributes"] ?? .array([]), at: "\(path).attributes").enumerated() {
-            model.attributes.append(try self.attribute(attribute, at: "\(path).attributes[\(index)]"))
+            model.attributes.append(try self.attribute(attribute, at: "\(path).attributes[\(index)]", named: named))
         }
         for (index, relationship) in try array(fields["relationships"] ?? .array([]), at: "\(path).relationships")
             .enumerated()
@@ -165,7 +189,9 @@ private struct SchemaFileReader {
         return model
     }
 
-    private func attribute(_ value: JSONValue, at path: String) throws(SchemaFileError) -> SchemaDocument.Attribute {
+    private func attribute(_ value: JSONValue, at path: String, named: (String) -> TypeSpelling.Named?)
+        throws(SchemaFileError) -> SchemaDocument.Attribute
+    {
         let fields = try object(
             value, at: path,
             allowed: [
@@ -190,8 +216,8 @@ private struct SchemaFileReader {
         }
         let type: AttributeType
         do {
-            type = try TypeSpelling.parse(spelling) { _ in
-                rawValueType.map { .enumeration(rawValue: $0) } ?? (codable ? .composite : nil)
+            type = try TypeSpelling.parse(spelling) { name in
+                rawValueType.map { .enumeration(rawValue: $0) } ?? (codable ? .composite : named(name))
             }
         } catch {
             throw problems.error(
@@ -199,7 +225,16 @@ private struct SchemaFileReader {
                 remedy:
                     "Use Bool, Int, Int8…Int64, UInt…UInt64, Double, Float, Decimal, String, Date, Data, UUID, "
                     + "URL, optionals ('T?'), arrays ('[T]') or dictionaries ('[K: V]') of them; "
-                    + "an enum needs \"rawType\" and a Codable struct \"codable\": true")
+                    + "an enum needs \"rawType\" and a Codable struct \"codable\": true (or an entry in "
+                    + "\"enums\" or \"structs\")")
+        }
+        if let (typeName, kind) = TypeSpelling.namedType(in: type), rawType != nil || codable,
+            let declared = named(typeName), !Self.same(declared, kind)
+        {
+            throw problems.error(
+                "\(path).\(rawType != nil ? "rawType" : "codable")",
+                "'\(typeName)' is declared in \(Self.same(declared, .composite) ? "\"structs\"" : "\"enums\"") otherwise",
+                remedy: "Leave out 'rawType' and 'codable' for a type the file declares")
         }
         var attribute = SchemaDocument.Attribute(name: name, type: type)
         attribute.unique = try bool(fields, "unique", at: path) ?? false
@@ -243,6 +278,98 @@ private struct SchemaFileReader {
         relationship.maximumModelCount = try count(fields, "maximumModelCount", at: path)
         relationship.originalName = try string(fields, "originalName", at: path)
         return relationship
+    }
+
+    private func enumeration(_ value: JSONValue, at path: String) throws(SchemaFileError)
+        -> SchemaDocument.Enumeration
+    {
+        let fields = try object(value, at: path, allowed: ["name", "rawType", "cases"])
+        let name = try self.name(fields, at: path)
+        let spelling = try string(fields, "rawType", at: path) ?? "String"
+        guard let rawType = TypeSpelling.builtIn[spelling], rawType == .string || Self.isInteger(rawType) else {
+            throw problems.error(
+                "\(path).rawType", "'\(spelling)' is not a raw type this tool declares",
+                remedy: "Use 'String' or an integer type ('Int', 'Int16', ...)")
+        }
+        var enumeration = SchemaDocument.Enumeration(name: name, rawType: rawType, cases: [])
+        let cases = try array(fields["cases"] ?? .array([]), at: "\(path).cases")
+        guard !cases.isEmpty else {
+            throw problems.error(
+                "\(path).cases", "the enum '\(name)' has no cases", remedy: "List its cases: [\"open\"]")
+        }
+        for (index, value) in cases.enumerated() {
+            let place = "\(path).cases[\(index)]"
+            var one: SchemaDocument.Enumeration.Case
+            if case .string(let caseName) = value {
+                one = .init(
+                    name: caseName,
+                    rawValue: enumeration.implicitRawValue(named: caseName, after: enumeration.cases.last))
+            } else {
+                let caseFields = try object(value, at: place, allowed: ["name", "rawValue"])
+                let caseName = try self.name(caseFields, at: place)
+                let raw: StoreValue? =
+                    switch (rawType, caseFields["rawValue"]) {
+                    case (.string, .string(let text)?): .string(text)
+                    case (.string, nil): .string(caseName)
+                    case (_, .integer(let number)?) where rawType != .string: .int(number)
+                    case (_, nil): enumeration.implicitRawValue(named: caseName, after: enumeration.cases.last)
+                    default: nil
+                    }
+                guard let raw else {
+                    throw problems.error(
+                        "\(place).rawValue", "expected a raw value of type '\(rawType)'",
+                        remedy: rawType == .string ? "Write \"rawValue\": \"text\"" : "Write \"rawValue\": 1")
+                }
+                one = .init(name: caseName, rawValue: raw)
+            }
+            guard SwiftNames.isIdentifier(one.name) else {
+                throw problems.error(place, "'\(one.name)' is not a Swift identifier", remedy: "Rename the case")
+            }
+            if enumeration.cases.contains(where: { $0.name == one.name || $0.rawValue == one.rawValue }) {
+                throw problems.error(
+                    place, "the enum '\(name)' has the case '\(one.name)' or its raw value twice",
+                    remedy: "Give each case its own name and raw value")
+            }
+            enumeration.cases.append(one)
+        }
+        return enumeration
+    }
+
+    /// Whether two readings of a type name agree (an enum with the same raw type, or a struct).
+    private static func same(_ one: TypeSpelling.Named, _ other: TypeSpelling.Named) -> Bool {
+        switch (one, other) {
+        case (.enumeration(let a), .enumeration(let b)): a == b
+        case (.composite, .composite): true
+        default: false
+        }
+    }
+
+    private static func isInteger(_ type: AttributeType) -> Bool {
+        if case .integer = type { return true }
+        return false
+    }
+
+    private func structure(_ value: JSONValue, at path: String, named: (String) -> TypeSpelling.Named?)
+        throws(SchemaFileError) -> SchemaDocument.Structure
+    {
+        let fields = try object(value, at: path, allowed: ["name", "fields"])
+        var structure = SchemaDocument.Structure(name: try name(fields, at: path), fields: [])
+        for (index, value) in try array(fields["fields"] ?? .array([]), at: "\(path).fields").enumerated() {
+            let place = "\(path).fields[\(index)]"
+            let field = try object(value, at: place, allowed: ["name", "type"])
+            let name = try self.name(field, at: place)
+            guard let spelling = try string(field, "type", at: place) else {
+                throw problems.error(place, "the field '\(name)' has no 'type'", remedy: "Add \"type\": \"String\"")
+            }
+            do {
+                structure.fields.append(.init(name: name, type: try TypeSpelling.parse(spelling, named: named)))
+            } catch {
+                throw problems.error(
+                    "\(place).type", error.message,
+                    remedy: "Use a built-in type, or an enum or struct declared in \"enums\" or \"structs\"")
+            }
+        }
+        return structure
     }
 
     // MARK: Fields

@@ -21,12 +21,47 @@ extension SchemaDocument {
             lines.append(blocks.joined(separator: ",\n"))
             lines.append(index == models.count - 1 ? "    }" : "    },")
         }
-        lines += ["  ]", "}"]
+        lines.append(enums.isEmpty && structs.isEmpty ? "  ]" : "  ],")
+        if !enums.isEmpty {
+            lines.append(Self.list("enums", enums.map(Self.fields), indent: "  ") + (structs.isEmpty ? "" : ","))
+        }
+        if !structs.isEmpty { lines.append(Self.list("structs", structs.map(Self.fields), indent: "  ")) }
+        lines.append("}")
         return lines.joined(separator: "\n") + "\n"
     }
 
-    private static func list(_ key: String, _ objects: [String]) -> String {
-        "      \"\(key)\": [\n" + objects.map { "        " + $0 }.joined(separator: ",\n") + "\n      ]"
+    private static func fields(_ enumeration: Enumeration) -> String {
+        var cases: [String] = []
+        var previous: Enumeration.Case?
+        for one in enumeration.cases {
+            let implicit = enumeration.implicitRawValue(named: one.name, after: previous)
+            cases.append(
+                one.rawValue == implicit
+                    ? JSONValue.literal(one.name)
+                    : object([
+                        ("name", JSONValue.literal(one.name)),
+                        ("rawValue", DefaultValueText.json(.value(one.rawValue), type: enumeration.rawType)),
+                    ]))
+            previous = one
+        }
+        return object([
+            ("name", JSONValue.literal(enumeration.name)),
+            ("rawType", JSONValue.literal(enumeration.rawType.description)),
+            ("cases", "[" + cases.joined(separator: ", ") + "]"),
+        ])
+    }
+
+    private static func fields(_ structure: Structure) -> String {
+        let fields = structure.fields.map { field in
+            object([("name", JSONValue.literal(field.name)), ("type", JSONValue.literal(field.type.description))])
+        }
+        return object([
+            ("name", JSONValue.literal(structure.name)), ("fields", "[" + fields.joined(separator: ", ") + "]"),
+        ])
+    }
+
+    private static func list(_ key: String, _ objects: [String], indent: String = "      ") -> String {
+        "\(indent)\"\(key)\": [\n" + objects.map { indent + "  " + $0 }.joined(separator: ",\n") + "\n\(indent)]"
     }
 
     private static func fields(_ attribute: Attribute) -> String {

@@ -31,6 +31,54 @@ struct SchemaDocument: Equatable {
     var version: Schema.Version = Schema.Version(1, 0, 0)
     /// The models, in order.
     var models: [Model]
+    /// The enums that attributes name, with their cases (`"enums"`; optional in the file).
+    var enums: [Enumeration] = []
+    /// The `Codable` structs that attributes name, with their fields (`"structs"`; optional).
+    var structs: [Structure] = []
+
+    /// A `RawRepresentable` enum an attribute stores by its raw value.
+    struct Enumeration: Equatable {
+        /// The enum's name.
+        var name: String
+        /// The raw value's type: `String` or an integer type.
+        var rawType: AttributeType
+        /// The cases, in order.
+        var cases: [Case]
+
+        /// One case: its name and raw value (`.string` or `.int`).
+        struct Case: Equatable {
+            /// The case's name.
+            var name: String
+            /// Its raw value.
+            var rawValue: StoreValue
+        }
+
+        /// The raw value Swift gives a case that declares none: its name for a `String` enum, one
+        /// more than the previous case's (0 for the first) for an integer one.
+        func implicitRawValue(named name: String, after previous: Case?) -> StoreValue {
+            guard rawType == .string else {
+                guard case .int(let value)? = previous?.rawValue else { return .int(0) }
+                return .int(value + 1)
+            }
+            return .string(name)
+        }
+    }
+
+    /// A `Codable` struct an attribute stores as named fields.
+    struct Structure: Equatable {
+        /// The struct's name.
+        var name: String
+        /// Its stored fields, in order.
+        var fields: [Field]
+
+        /// One field: its name and type.
+        struct Field: Equatable {
+            /// The field's name.
+            var name: String
+            /// Its type, spelled in Swift in the file.
+            var type: AttributeType
+        }
+    }
 
     /// One model (an entity).
     struct Model: Equatable {

@@ -19,6 +19,9 @@ final class Project: PersistentModel {
     @Attribute var website: URL?
     @Attribute(.externalStorage) var logo: Data?
     @Attribute(originalName: "details") var summary: String = "say \"hi\"\n"
+    @Attribute var stage: Stage = .active
+    @Attribute var level: Level?
+    @Attribute var address: Address?
     @Relationship(deleteRule: .cascade, inverse: \Todo.project) var todos: [Todo] = []
     @Relationship var owner: Person?
 
@@ -51,4 +54,23 @@ final class Person: PersistentModel {
 
     let persistentBackingData = BackingData()
     init() {}
+}
+
+enum Stage: String, Codable, CaseIterable {
+    case draft
+    case active
+    case onHold = "on-hold"
+}
+
+enum Level: Int, Codable, CaseIterable {
+    case low
+    case high
+    case urgent = 10
+}
+
+struct Address: Codable, Hashable {
+    var street: String = ""
+    var number: Int = 0
+    var zip: String?
+    var stage: Stage = .draft
 }
