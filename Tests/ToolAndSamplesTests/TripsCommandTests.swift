@@ -56,6 +56,24 @@ struct TripsCommandTests {
 
     // MARK: Commands
 
+    @Test func watchListsAgainWhenAnotherProcessAddsATrip() async throws {
+        let trips = self.trips
+        let folder = directory.url
+        let watching = Task.detached { try trips.run(["watch", "--seconds", "300", "--changes", "1"], in: folder) }
+        // The watch creates the store when it opens it; add a trip from another process after that.
+        for _ in 0..<400 where !FileManager.default.fileExists(atPath: directory.path("trips.json")) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        try run("add", "Oslo fjords", "--to", "Oslo", "--budget", "900")
+        let output = try await watching.value
+        #expect(output.status == 0, "\(output)")
+        let parts = output.standardOutput.components(separatedBy: "Changed:\n")
+        #expect(parts.count >= 2, "the watch did not list the trips again: \(output)")
+        #expect(parts[0].hasPrefix("Watching the trips") && !parts[0].contains("Oslo fjords"))
+        #expect(parts.last?.contains("Oslo fjords") == true)
+    }
+
     @Test func addListsAndFiltersWithPredicates() throws {
         try run(
             "add", "Oslo fjords", "--to", "Oslo", "--start", "2025-08-01", "--budget", "1500",

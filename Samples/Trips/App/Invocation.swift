@@ -19,6 +19,9 @@ struct Invocation {
         case rename(from: String, to: String)
         case delete(String)
         case stats
+        /// Keep listing the trips as they change, also by other processes, for this many seconds
+        /// or until this many changes were listed.
+        case watch(seconds: Double, changes: Int?)
         case help
     }
 
@@ -66,6 +69,15 @@ struct Invocation {
         case "stats":
             _ = try reader.finish()
             command = .stats
+        case "watch":
+            let seconds = try reader.option("--seconds", expecting: "a number of seconds from 1 to 3600") { text in
+                Double(text).flatMap { (1...3_600).contains($0) ? $0 : nil }
+            }
+            let changes = try reader.option("--changes", expecting: "a whole number from 1") { text in
+                Int(text).flatMap { $0 >= 1 ? $0 : nil }
+            }
+            _ = try reader.finish()
+            command = .watch(seconds: seconds ?? 60, changes: changes)
         case "help":
             command = .help
         default:
@@ -111,6 +123,10 @@ struct Invocation {
               rename OLD NEW              rename a trip (names are unique)
               delete NAME                 delete a trip and its items (its destination stays)
               stats                       counts, budgets and the next trip
+              watch [--seconds N] [--changes N]
+                                          list the trips again each time they change, also when
+                                          another process changes them (for N seconds, 60 by
+                                          default, or until N changes were listed)
               help                        show this help
 
             Stores (--store URL; default \(defaultStoreURL)):

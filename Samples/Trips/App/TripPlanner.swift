@@ -26,6 +26,11 @@ struct TripPlanner {
             let total = try context.fetchCount(FetchDescriptor<Trip>())
             return total == 0 ? "No trips yet. Plan one with: trips add NAME --to CITY" : "No trips match."
         }
+        return Self.table(of: trips)
+    }
+
+    /// The trips as the table `list` prints.
+    static func table(of trips: [Trip]) -> String {
         let rows = trips.map { trip in
             [
                 trip.name, trip.destination?.city ?? "-", TripFormat.string(from: trip.start),

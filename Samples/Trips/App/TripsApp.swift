@@ -52,6 +52,8 @@ public enum TripsApp {
             case .rename(let old, let new): print(try planner.rename(from: old, to: new))
             case .delete(let name): print(try planner.delete(name))
             case .stats: print(try planner.stats())
+            case .watch(let seconds, let changes):
+                MainActor.assumeIsolated { TripWatch.run(container, seconds: seconds, changes: changes) }
             case .help: break
             }
             return 0
