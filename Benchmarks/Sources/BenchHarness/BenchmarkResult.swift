@@ -28,6 +28,14 @@ public struct BenchmarkResult: Sendable, Hashable, Codable {
     public var baselineResidentBytes: Int?
     /// The raw size of the data set: string bytes plus 8 bytes per number and date.
     public var rawDataBytes: Int?
+    /// How much the resident size grew while the child generated its data set (rows the harness
+    /// keeps to check results; not part of any system's memory).
+    public var dataSetResidentBytes: Int?
+    /// The resident size when the timed repetitions began (data generated, system set up, freed
+    /// heap returned to the kernel), where the peak was reset (``ProcessMemory/resetPeak()``).
+    public var timedStartResidentBytes: Int?
+    /// The peak resident size during the timed repetitions alone; `nil` where the peak could not be reset.
+    public var timedPeakResidentBytes: Int?
     /// The API path the system's timed code takes, as shown in the report.
     public var path: String
 
@@ -56,8 +64,16 @@ public struct BenchmarkResult: Sendable, Hashable, Codable {
         return max(peakResidentBytes - baselineResidentBytes, 0)
     }
 
+    /// How far the resident size rose above its level at the start of the timed repetitions: the
+    /// memory the timed work itself took.
+    public var timedPeakGrowthBytes: Int? {
+        guard let timedPeakResidentBytes, let timedStartResidentBytes else { return nil }
+        return max(timedPeakResidentBytes - timedStartResidentBytes, 0)
+    }
+
     /// The result as one JSON object on one line, with the keys `workload`, `system`, `n`,
-    /// `median_s`, `p90_s` and `peak_rss_bytes`, in that order.
+    /// `median_s`, `p90_s` and `peak_rss_bytes`, in that order, then `timed_peak_rss_bytes` and
+    /// `timed_start_rss_bytes` where the child could reset its peak.
     ///
     /// A benchmark without numbers has `null` times and a `note` key with the reason, prefixed
     /// with `n/a: ` or `failed: `.
@@ -71,6 +87,10 @@ public struct BenchmarkResult: Sendable, Hashable, Codable {
         fields.append("\"median_s\":\(timing.map { JSONText.number($0.median) } ?? "null")")
         fields.append("\"p90_s\":\(timing.map { JSONText.number($0.p90) } ?? "null")")
         fields.append("\"peak_rss_bytes\":\(peakResidentBytes.map(String.init) ?? "null")")
+        if let timedPeakResidentBytes, let timedStartResidentBytes {
+            fields.append("\"timed_peak_rss_bytes\":\(timedPeakResidentBytes)")
+            fields.append("\"timed_start_rss_bytes\":\(timedStartResidentBytes)")
+        }
         switch status {
         case .measured: break
         case .notApplicable(let reason): fields.append("\"note\":\(JSONText.quoted("n/a: " + reason))")

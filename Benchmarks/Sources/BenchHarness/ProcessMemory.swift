@@ -24,6 +24,26 @@ public enum ProcessMemory {
         #endif
     }
 
+    /// Starts a new peak: returns freed heap memory to the kernel (glibc's `malloc_trim`), then resets
+    /// `VmHWM` to the present resident size by writing `5` to `/proc/self/clear_refs` (Linux 4.0+).
+    /// Returns whether the peak was reset; elsewhere the peak stays the whole process's.
+    @discardableResult
+    public static func resetPeak() -> Bool {
+        #if canImport(Glibc)
+            // `malloc_trim` is glibc's, declared in `malloc.h`, which the Glibc module does not import.
+            if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {
+                let trim = unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+                _ = trim(0)
+            }
+            let descriptor = open("/proc/self/clear_refs", O_WRONLY)
+            guard descriptor >= 0 else { return false }
+            defer { close(descriptor) }
+            return write(descriptor, "5", 1) == 1
+        #else
+            return false
+        #endif
+    }
+
     /// The current resident set size of this process, in bytes (`VmRSS`), or `nil` where unknown.
     public static func currentResidentBytes() -> Int? {
         statusField("VmRSS").map { $0 * 1024 }

@@ -6,8 +6,9 @@ public enum Report {
     /// class and against `array-baseline`) and a goals table marking each goal met or missed.
     public static func markdown(_ measurements: [BenchmarkResult]) -> String {
         var lines: [String] = []
-        lines.append("| workload | n | system | median | p90 | reps | peak RSS | × GRDB | × array | path |")
-        lines.append("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+        lines.append(
+            "| workload | n | system | median | p90 | reps | peak RSS | timed peak (rise) | × GRDB | × array | path |")
+        lines.append("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
         let index = Dictionary(
             measurements.map { ("\($0.workload)|\($0.system)|\($0.n)", $0) }, uniquingKeysWith: { $1 })
         for measurement in sorted(measurements) {
@@ -22,13 +23,17 @@ public enum Report {
                 cells.append(measurement.timing.map { seconds($0.p90) } ?? "–")
                 cells.append(measurement.timing.map { String($0.count) } ?? "–")
                 cells.append(measurement.peakResidentBytes.map(bytes) ?? "–")
+                cells.append(
+                    measurement.timedPeakResidentBytes.map { peak in
+                        bytes(peak) + " (+" + bytes(measurement.timedPeakGrowthBytes ?? 0) + ")"
+                    } ?? "–")
                 cells.append(ratio(median, grdb))
                 cells.append(ratio(median, array))
                 cells.append(measurement.path)
             case .notApplicable(let reason):
-                cells += ["n/a", "", "", "", "", "", reason]
+                cells += ["n/a", "", "", "", "", "", "", reason]
             case .failed(let reason):
-                cells += ["**failed**", "", "", "", "", "", reason]
+                cells += ["**failed**", "", "", "", "", "", "", reason]
             }
             lines.append("| " + cells.map(escape).joined(separator: " | ") + " |")
         }

@@ -16,14 +16,28 @@ enum Child {
         let scratch = URL(fileURLWithPath: options.scratchDirectory ?? NSTemporaryDirectory())
             .appendingPathComponent("\(name)-\(systemName)-\(n)-\(ProcessInfo.processInfo.processIdentifier)")
         defer { try? FileManager.default.removeItem(at: scratch) }
+        var setUpPeak = 0
         do {
             try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+            let beforeData = ProcessMemory.currentResidentBytes()
             let data = Dataset(count: n)
             measurement.rawDataBytes = data.rawBytes
             measurement.baselineResidentBytes = ProcessMemory.currentResidentBytes()
+            if let beforeData, let afterData = measurement.baselineResidentBytes {
+                measurement.dataSetResidentBytes = max(afterData - beforeData, 0)
+            }
             let trial = try system.trial(workload, data: data, directory: scratch)
             measurement.path = trial.path
+            // A peak of the timed phase alone, without the data generation and set-up before it; the
+            // whole child's peak is kept first.
+            setUpPeak = ProcessMemory.peakResidentBytes()
+            if ProcessMemory.resetPeak() {
+                measurement.timedStartResidentBytes = ProcessMemory.currentResidentBytes()
+            }
             let samples = try trial.measure(options.repetitionPolicy)
+            if measurement.timedStartResidentBytes != nil {
+                measurement.timedPeakResidentBytes = ProcessMemory.peakResidentBytes()
+            }
             measurement.timing = TimingSummary(seconds: samples)
             measurement.status = .measured
         } catch let error as NotApplicable {
@@ -31,7 +45,7 @@ enum Child {
         } catch {
             measurement.status = .failed("\(error)")
         }
-        measurement.peakResidentBytes = ProcessMemory.peakResidentBytes()
+        measurement.peakResidentBytes = max(setUpPeak, ProcessMemory.peakResidentBytes())
         return measurement
     }
 }

@@ -17,6 +17,8 @@ struct UserRow: Sendable, Hashable, Codable {
 struct Dataset: Sendable {
     /// The name `fetch-indexed` looks for.
     static let indexedName = "Jane"
+    /// The page size of `open-page`.
+    static let pageSize = 20
     /// Users at multiples of this index are named ``indexedName``: 200 per million.
     static let indexedNameStride = 5_000
     /// The scan's lower bound on age.

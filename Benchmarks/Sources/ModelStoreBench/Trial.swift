@@ -8,7 +8,11 @@ enum Workload: String, CaseIterable, Sendable {
     case fetchUnique = "fetch-unique"
     case fetchScan = "fetch-scan"
     case updateOne = "update-one"
+    /// `update-one` with a live query over every model open on the main context: the save plus
+    /// the query's update, so `update-live − update-one` is the live query's work.
+    case updateLive = "update-live"
     case open
+    case openPage = "open-page"
     case deleteAll = "delete-all"
 }
 
@@ -81,7 +85,10 @@ protocol BenchSystem {
     func fetchUnique(_ data: Dataset, _ directory: URL) throws -> Trial
     func fetchScan(_ data: Dataset, _ directory: URL) throws -> Trial
     func updateOne(_ data: Dataset, _ directory: URL) throws -> Trial
+    func updateLive(_ data: Dataset, _ directory: URL) throws -> Trial
     func open(_ data: Dataset, _ directory: URL) throws -> Trial
+    /// Opens a store of N from disk and fetches the first page of 20 sorted by the indexed `name`.
+    func openPage(_ data: Dataset, _ directory: URL) throws -> Trial
     func deleteAll(_ data: Dataset, _ directory: URL) throws -> Trial
 }
 
@@ -95,12 +102,16 @@ extension BenchSystem {
         case .fetchUnique: return try fetchUnique(data, directory)
         case .fetchScan: return try fetchScan(data, directory)
         case .updateOne: return try updateOne(data, directory)
+        case .updateLive: return try updateLive(data, directory)
         case .open: return try open(data, directory)
+        case .openPage: return try openPage(data, directory)
         case .deleteAll: return try deleteAll(data, directory)
         }
     }
 
-    func notApplicable(_ workload: Workload) -> String? { nil }
+    func notApplicable(_ workload: Workload) -> String? {
+        workload == .updateLive ? "live queries are ModelStore's (LiveQuery)" : nil
+    }
 
     private func unsupported(_ workload: Workload) -> NotApplicable {
         NotApplicable(notApplicable(workload) ?? "not implemented for this system")
@@ -111,7 +122,9 @@ extension BenchSystem {
     func fetchUnique(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.fetchUnique) }
     func fetchScan(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.fetchScan) }
     func updateOne(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.updateOne) }
+    func updateLive(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.updateLive) }
     func open(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.open) }
+    func openPage(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.openPage) }
     func deleteAll(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.deleteAll) }
 }
 
@@ -119,6 +132,12 @@ extension BenchSystem {
 enum Expect {
     static func count(_ actual: Int, _ expected: Int, _ what: String) throws {
         if actual != expected { throw WrongResult("\(what): got \(actual) results, expected \(expected)") }
+    }
+
+    /// The page `open-page` must return: the first 20 names in `String` order (ties in any order).
+    static func firstPage(_ names: [String], of data: Dataset) throws {
+        let expected = Array(data.rows.lazy.map(\.name).sorted().prefix(Dataset.pageSize))
+        if names != expected { throw WrongResult("open-page: got \(names), expected \(expected)") }
     }
 
     static func sortedByAge(_ ages: [Int]) throws {

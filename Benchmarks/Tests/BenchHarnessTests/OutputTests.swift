@@ -41,6 +41,17 @@ struct BenchmarkResultTests {
         #expect(ChildProcess.parse(output: "no result here") == nil)
     }
 
+    @Test func theTimedPeakFollowsTheIssueKeysAndRoundTrips() throws {
+        var result = measured(median: 0.25, p90: 0.5)
+        result.timedStartResidentBytes = 40_000_000
+        result.timedPeakResidentBytes = 41_000_000
+        #expect(result.timedPeakGrowthBytes == 1_000_000)
+        #expect(
+            result.jsonLine.hasSuffix(
+                #""peak_rss_bytes":1048576,"timed_peak_rss_bytes":41000000,"timed_start_rss_bytes":40000000}"#))
+        #expect(ChildProcess.parse(output: try ChildProcess.resultLine(result)) == result)
+    }
+
     @Test func peakGrowthIsPeakMinusBaseline() {
         var result = measured(median: 1, p90: 1)
         result.baselineResidentBytes = 1_000_000

@@ -69,6 +69,19 @@ struct ProcessMemoryTests {
         #expect(ProcessMemory.parseStatusField("VmSwap", in: status) == nil)
     }
 
+    #if os(Linux)
+        @Test func resettingThePeakBringsItBackBelowAnEarlierSpike() throws {
+            // A 256 MiB spike, touched page by page, then freed.
+            do {
+                let spike = [UInt8](repeating: 1, count: 256 << 20)
+                #expect(spike[spike.count - 1] == 1)
+            }
+            let before = ProcessMemory.peakResidentBytes()
+            #expect(ProcessMemory.resetPeak())
+            #expect(ProcessMemory.peakResidentBytes() < before - (128 << 20))
+        }
+    #endif
+
     @Test func thisProcessHasAPeakAtLeastAsLargeAsItsCurrentSize() throws {
         let current = try #require(ProcessMemory.currentResidentBytes())
         #expect(current > 0)

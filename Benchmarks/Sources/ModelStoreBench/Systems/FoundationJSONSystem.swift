@@ -25,8 +25,10 @@ struct JSONUserRecord: Codable, Sendable {
 struct FoundationJSONSystem: BenchSystem {
     func notApplicable(_ workload: Workload) -> String? {
         switch workload {
+        case .updateLive: "live queries are ModelStore's (LiveQuery)"
         case .fetchIndexed, .fetchUnique, .fetchScan:
             "a file format, not a query engine: filtering decoded structs is what array-baseline measures"
+        case .openPage: "a file format: a first page is a whole decode, which is what open measures"
         case .insert, .updateOne, .open, .deleteAll: nil
         }
     }

@@ -8,7 +8,8 @@ import ModelStoreInMemory
 struct FoundationPredicateSystem: BenchSystem {
     func notApplicable(_ workload: Workload) -> String? {
         switch workload {
-        case .insert, .updateOne, .open, .deleteAll:
+        case .updateLive: "live queries are ModelStore's (LiveQuery)"
+        case .insert, .updateOne, .open, .openPage, .deleteAll:
             "Predicate.evaluate filters objects already in memory; it stores nothing"
         case .fetchIndexed, .fetchUnique, .fetchScan: nil
         }

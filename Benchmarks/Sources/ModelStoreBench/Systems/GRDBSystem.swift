@@ -39,7 +39,10 @@ struct GRDBSystem: BenchSystem {
     let kind: Kind
 
     func notApplicable(_ workload: Workload) -> String? {
-        if workload == .open && kind == .memory { return "an in-memory database has nothing on disk to open" }
+        if (workload == .open || workload == .openPage) && kind == .memory {
+            return "an in-memory database has nothing on disk to open"
+        }
+        if workload == .updateLive { return "live queries are ModelStore's (LiveQuery)" }
         return nil
     }
 
@@ -212,6 +215,24 @@ struct GRDBSystem: BenchSystem {
                 return (pool, users)
             },
             check: { opened, _ in try Expect.count(opened.1.count, data.count, "open") })
+    }
+
+    func openPage(_ data: Dataset, _ directory: URL) throws -> Trial {
+        let url = directory.appendingPathComponent("store.sqlite")
+        do {
+            let writer = try filledDatabase(data, directory)
+            try Self.expectIndex(writer, UserRecord.order(Column("name")).limit(Dataset.pageSize))
+        }
+        return Trial(
+            path: "DatabasePool(path:) + UserRecord.order(name).limit(20).fetchAll",
+            run: { _ in
+                let pool = try database(at: url)
+                let users = try pool.read { try UserRecord.order(Column("name")).limit(Dataset.pageSize).fetchAll($0) }
+                return (pool, users)
+            },
+            check: { opened, repetition in
+                if repetition == 0 { try Expect.firstPage(opened.1.map(\.name), of: data) }
+            })
     }
 
     func deleteAll(_ data: Dataset, _ directory: URL) throws -> Trial {

@@ -15,9 +15,11 @@ struct ModelStoreSystem: BenchSystem {
     let batchInsert: Bool
 
     func notApplicable(_ workload: Workload) -> String? {
-        if workload == .open && !isDurable { return "an in-memory store has nothing on disk to open" }
+        if (workload == .open || workload == .openPage) && !isDurable {
+            return "an in-memory store has nothing on disk to open"
+        }
         if batchInsert && workload != .insert { return "the batch variant is measured for insert only" }
-        return nil
+        return nil  // update-live too: every ModelStore store has live queries
     }
 
     // MARK: Stores
@@ -36,6 +38,13 @@ struct ModelStoreSystem: BenchSystem {
         let ids = try ModelContext(container).insert(User.self, rows: data.rows.map(UserQueries.assignments))
         try Expect.count(ids.count, data.count, "filling the store")
         return (container, ids)
+    }
+
+    /// The location of a store filled with every user, its container closed again.
+    private func closedFilledStore(_ data: Dataset, _ directory: URL) throws -> URL {
+        let url = directory.appendingPathComponent("store")
+        _ = try filledContainer(data, at: url)
+        return url
     }
 
     private func storedCount(_ container: ModelContainer) throws -> Int {
@@ -149,12 +158,46 @@ struct ModelStoreSystem: BenchSystem {
             })
     }
 
-    func open(_ data: Dataset, _ directory: URL) throws -> Trial {
-        let url = directory.appendingPathComponent("store")
-        do {
-            let (container, _) = try filledContainer(data, at: url)
-            _ = container
+    func updateLive(_ data: Dataset, _ directory: URL) throws -> Trial {
+        let (container, ids) = try filledContainer(data, at: directory.appendingPathComponent("store"))
+        let context = ModelContext(container)
+        // The child runs on the main thread, where the main actor's work runs.
+        let query = MainActor.assumeIsolated {
+            LiveQuery(FetchDescriptor<User>(sortBy: [SortDescriptor(\.score)]), in: container.mainContext)
         }
+        try MainActor.assumeIsolated { try Expect.count(query.results.count, data.count, "update-live's query") }
+        var user: User?
+        return Trial(
+            path: "change one fetched model, context.save(), then the LiveQuery over all N (sorted) updates",
+            prepare: { repetition in
+                user = try context.model(for: ids[data.lookupTarget(repetition)], as: User.self)
+                if user == nil { throw WrongResult("update-live: the user to change is missing") }
+            },
+            run: { repetition in
+                user!.score = Double(repetition) + 0.5
+                try context.save()
+                MainActor.assumeIsolated { query.applyPendingChanges() }
+                return user!.persistentModelID
+            },
+            check: { id, _ in
+                try MainActor.assumeIsolated {
+                    let results = query.results
+                    try Expect.count(results.count, data.count, "update-live's query")
+                    guard let index = results.firstIndex(where: { $0.persistentModelID == id }) else {
+                        throw WrongResult("update-live: the changed user left the query")
+                    }
+                    let score = results[index].score
+                    if (index > 0 && results[index - 1].score > score)
+                        || (index + 1 < results.count && results[index + 1].score < score)
+                    {
+                        throw WrongResult("update-live: the changed user is out of order")
+                    }
+                }
+            })
+    }
+
+    func open(_ data: Dataset, _ directory: URL) throws -> Trial {
+        let url = try closedFilledStore(data, directory)
         return Trial(
             path: "ModelContainer(for:configurations:) + fetch(FetchDescriptor<User>()) of every model",
             run: { _ in
@@ -164,6 +207,22 @@ struct ModelStoreSystem: BenchSystem {
                 return (container, context, users)
             },
             check: { opened, _ in try Expect.count(opened.2.count, data.count, "open") })
+    }
+
+    func openPage(_ data: Dataset, _ directory: URL) throws -> Trial {
+        let url = try closedFilledStore(data, directory)
+        return Trial(
+            path: "ModelContainer(for:configurations:) + fetch(sortBy: name, fetchLimit: 20)",
+            run: { _ in
+                let container = try ModelContainer(for: User.self, configurations: configuration(url))
+                let context = ModelContext(container)
+                var descriptor = FetchDescriptor<User>(sortBy: [SortDescriptor(\.name)])
+                descriptor.fetchLimit = Dataset.pageSize
+                return (container, context, try context.fetch(descriptor))
+            },
+            check: { opened, repetition in
+                if repetition == 0 { try Expect.firstPage(opened.2.map(\.name), of: data) }
+            })
     }
 
     func deleteAll(_ data: Dataset, _ directory: URL) throws -> Trial {
