@@ -54,6 +54,23 @@ struct TripsCommandTests {
         #expect(!FileManager.default.fileExists(atPath: directory.path("trips.json")))
     }
 
+    @Test func debugLoggingShowsOpensSavesFetchesAndPlansOnlyWhenAskedFor() throws {
+        let quiet = try run("--store", "memory:")
+        #expect(!quiet.standardError.contains("[ModelStore]"))
+
+        let output = try run("--store", "memory:", environment: ["MODELSTORE_DEBUG": "2"])
+        let lines = output.standardError.components(separatedBy: "\n").filter { $0.hasPrefix("[ModelStore] ") }
+        #expect(lines.contains { $0.hasPrefix("[ModelStore] opened InMemoryStore") && $0.contains("Trip") })
+        #expect(lines.contains { $0.contains("save: ") && $0.contains(" inserted, ") && $0.hasSuffix(" ms") })
+        #expect(lines.contains { $0.contains("fetch Trip: 5 in ") })
+        #expect(lines.contains { $0.contains("fetch Trip plan:") })
+        #expect(names(output).count == 5)  // the app's own output is unchanged
+
+        let levelOne = try run("--store", "memory:", environment: ["MODELSTORE_DEBUG": "1"])
+        #expect(levelOne.standardError.contains("fetch Trip: 5 in "))
+        #expect(!levelOne.standardError.contains("plan:"))
+    }
+
     // MARK: Commands
 
     @Test func watchListsAgainWhenAnotherProcessAddsATrip() async throws {

@@ -71,7 +71,14 @@ public final class ModelContainer: Sendable {
             func open<C: DataStoreConfiguration>(_ configuration: C) throws -> (any DataStore, C) {
                 var configuration = configuration
                 if configuration.schema == nil { configuration.schema = schema }
-                return (try C.Store(configuration, migrationPlan: migrationPlan), configuration)
+                let start = ContinuousClock.now
+                let store = try C.Store(configuration, migrationPlan: migrationPlan)
+                DebugLog.write(
+                    1,
+                    "opened \(C.Store.self) '\(configuration.name)' for "
+                        + "\(configuration.schema?.entities.map(\.name).joined(separator: ", ") ?? "") "
+                        + "in \(DebugLog.milliseconds(since: start))")
+                return (store, configuration)
             }
             let (store, configured) = try open(configuration)
             stores.append(store)

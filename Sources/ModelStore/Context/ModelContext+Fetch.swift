@@ -57,6 +57,28 @@ extension ModelContext {
     func execute<T: PersistentModel>(
         _ descriptor: FetchDescriptor<T>, countOnly: Bool = false, identifiersOnly: Bool = false
     ) throws -> FetchOutput<T> {
+        guard DebugLog.level > 0 else {
+            return try executeQuery(descriptor, countOnly: countOnly, identifiersOnly: identifiersOnly)
+        }
+        let start = ContinuousClock.now
+        let kind = countOnly ? "fetchCount" : identifiersOnly ? "fetchIdentifiers" : "fetch"
+        if DebugLog.level >= 2, let plan = try? explain(descriptor) {
+            DebugLog.write(2, "\(kind) \(T.self) plan:\n\(plan)")
+        }
+        do {
+            let output = try executeQuery(descriptor, countOnly: countOnly, identifiersOnly: identifiersOnly)
+            let count = countOnly ? output.count : identifiersOnly ? output.identifiers.count : output.models.count
+            DebugLog.write(1, "\(kind) \(T.self): \(count) in \(DebugLog.milliseconds(since: start))")
+            return output
+        } catch {
+            DebugLog.write(1, "\(kind) \(T.self) failed after \(DebugLog.milliseconds(since: start)): \(error)")
+            throw error
+        }
+    }
+
+    private func executeQuery<T: PersistentModel>(
+        _ descriptor: FetchDescriptor<T>, countOnly: Bool, identifiersOnly: Bool
+    ) throws -> FetchOutput<T> {
         let entity = try entity(of: T.self)
         let entityName = entity.name
         let store = try container.store(for: entityName)

@@ -47,8 +47,23 @@ extension ModelContext {
     func commit(
         inserted: [any PersistentModel], changed: [any PersistentModel], deleted requested: [any PersistentModel]
     ) throws {
-        let prepared = try prepareCommit(inserted: inserted, changed: changed, deleted: requested)
-        finishCommit(prepared, written: try write(prepared.changes))
+        guard DebugLog.level > 0 else {
+            let prepared = try prepareCommit(inserted: inserted, changed: changed, deleted: requested)
+            return finishCommit(prepared, written: try write(prepared.changes))
+        }
+        let start = ContinuousClock.now
+        do {
+            let prepared = try prepareCommit(inserted: inserted, changed: changed, deleted: requested)
+            finishCommit(prepared, written: try write(prepared.changes))
+            let changes = prepared.changes
+            DebugLog.write(
+                1,
+                "save: \(changes.inserted.count) inserted, \(changes.updated.count) updated, "
+                    + "\(changes.deleted.count) deleted in \(DebugLog.milliseconds(since: start))")
+        } catch {
+            DebugLog.write(1, "save failed after \(DebugLog.milliseconds(since: start)), nothing stored: \(error)")
+            throw error
+        }
     }
 
     /// A save's steps before the stores: delete rules, snapshots and checks (what ``commit`` and the
