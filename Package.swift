@@ -37,11 +37,15 @@ let package = Package(
         .target(
             name: "ModelStoreSQLite", dependencies: ["ModelStore", "ModelStoreFileIO", "CSQLite"],
             path: "Adapters/SQLite", exclude: ["CSQLite", "FORMAT.md"]),
-        // Registers the built-in adapters' URL schemes (memory:, json:, log:, sqlite:).
+        // Registers the built-in adapters' URL schemes (memory:, json:, log:, sqlite:) and the default
+        // store when a program that links it starts (the C target is the load hook), and SwiftData's
+        // ModelConfiguration.
+        .target(name: "CModelStoreAdaptersLoad", path: "Sources/CModelStoreAdaptersLoad"),
         .target(
             name: "ModelStoreAdapters",
             dependencies: [
-                "ModelStore", "ModelStoreInMemory", "ModelStoreJSONFile", "ModelStoreAppendLog", "ModelStoreSQLite",
+                "CModelStoreAdaptersLoad", "ModelStore", "ModelStoreInMemory", "ModelStoreJSONFile",
+                "ModelStoreAppendLog", "ModelStoreSQLite",
             ],
             path: "Sources/ModelStoreAdapters"),
         // The conformance suite any adapter runs with one test.

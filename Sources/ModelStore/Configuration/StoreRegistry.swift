@@ -24,10 +24,39 @@ public final class StoreRegistry: Sendable {
     public static let environmentVariable = "MODELSTORE_URL"
 
     private let schemesByName: LockedValue<[String: StoreScheme]>
+    private let defaultURL: LockedValue<String?>
 
     /// An empty registry, for tests and for apps that keep their own.
     public init() {
         schemesByName = LockedValue([:])
+        defaultURL = LockedValue(nil)
+    }
+
+    /// The URL of the store `ModelContainer(for:)` opens when it is given no configuration, as
+    /// SwiftData opens its default store; ``environmentVariable`` (`MODELSTORE_URL`) overrides it.
+    ///
+    /// `nil` in an empty registry. Linking `ModelStoreAdapters` sets it in ``shared`` when the
+    /// program starts, unless the app set it first: an SQLite database `default.store` in the
+    /// platform's application-support folder (`$XDG_DATA_HOME/<executable>`, else
+    /// `~/.local/share/<executable>`, on Linux).
+    public var defaultStoreURL: String? {
+        get { defaultURL.withLock { $0 } }
+        set { defaultURL.withLock { $0 = newValue } }
+    }
+
+    /// The configuration of the default store: `MODELSTORE_URL` when set, else ``defaultStoreURL``.
+    ///
+    /// Throws ``DataStoreError/Code/invalidConfiguration`` when neither is set, saying how to set one.
+    public func defaultConfiguration() throws -> any DataStoreConfiguration {
+        let environment = ProcessInfo.processInfo.environment[Self.environmentVariable]
+        guard let url = (environment?.isEmpty == false ? environment : nil) ?? defaultStoreURL else {
+            throw DataStoreError(
+                .invalidConfiguration, "a container was given no configuration and there is no default store",
+                remedy:
+                    "Link ModelStoreAdapters (it sets StoreRegistry.shared.defaultStoreURL), set MODELSTORE_URL, "
+                    + "or pass a configuration such as 'configurations: .inMemory()'")
+        }
+        return try configuration(for: url, overriddenBy: Self.environmentVariable)
     }
 
     /// Registers a scheme.

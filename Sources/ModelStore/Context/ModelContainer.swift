@@ -32,17 +32,16 @@ public final class ModelContainer: Sendable {
     /// A container for a schema, with an optional migration plan passed to every store.
     ///
     /// Validates the schema (throwing ``DataStoreError/invalidSchema``) and each configuration,
-    /// then opens the stores. Throws ``DataStoreError/invalidConfiguration`` when no configuration is given.
+    /// then opens the stores. With no configuration it opens the default store, as SwiftData
+    /// does: `MODELSTORE_URL` when set, else the shared registry's
+    /// ``StoreRegistry/defaultStoreURL`` (throwing ``DataStoreError/invalidConfiguration`` when
+    /// neither is set).
     public init(
         for schema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
         configurations: [any DataStoreConfiguration]
     ) throws {
         try schema.validate()
-        guard !configurations.isEmpty else {
-            throw DataStoreError(
-                .invalidConfiguration, "a container needs at least one store configuration",
-                remedy: "Pass one, for example 'configurations: .inMemory()'")
-        }
+        let configurations = configurations.isEmpty ? [try StoreRegistry.shared.defaultConfiguration()] : configurations
         var stores: [any DataStore] = []
         var prepared: [any DataStoreConfiguration] = []
         var owner: [String: Int] = [:]

@@ -1,0 +1,2 @@
+// The load hook of ModelStoreAdapters; it has no API.
+#pragma once

@@ -1,0 +1,166 @@
+import Foundation
+import ModelStore
+import ModelStoreAppendLog
+import ModelStoreInMemory
+import ModelStoreJSONFile
+import ModelStoreSQLite
+
+/// SwiftData's `ModelConfiguration`: a store described by what it is for (in memory, or at a URL)
+/// rather than by adapter, so SwiftData code that configures its container compiles unchanged.
+///
+/// ```swift
+/// let container = try ModelContainer(
+///     for: Trip.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+/// ```
+///
+/// A configuration opens, in this order:
+/// - ``isStoredInMemoryOnly``: an `InMemoryStore` named ``name``;
+/// - a ``url`` ending in `.json`: a `JSONFileStore`; ending in `.log`: an `AppendLogStore` in that
+///   folder; any other: an `SQLiteStore`, as SwiftData's default store is SQLite;
+/// - no URL: the default store, ``defaultStoreURL``, or `MODELSTORE_URL` when it is set.
+///
+/// For any other option, pass the adapter's own configuration (`.sqlite(at:)`, `.jsonFile(at:)`, …).
+public struct ModelConfiguration: Hashable, Sendable {
+    /// The configuration's name, unique within a container (`"default"` unless given).
+    public let name: String
+    /// The entities this store holds; the container's whole schema when `nil`.
+    public var schema: Schema?
+    /// Where the store lives, or `nil` for the default store or an in-memory one.
+    public let url: URL?
+    /// Whether the store keeps nothing on disk.
+    public let isStoredInMemoryOnly: Bool
+    /// Whether saves are allowed. Read-only stores are not supported yet: a container given a
+    /// configuration with `allowsSave: false` refuses to open it (SwiftData's parameter is kept so
+    /// that code states what it expects).
+    public let allowsSave: Bool
+
+    /// A configuration for the default store, or an in-memory one.
+    ///
+    /// - Parameters:
+    ///   - name: The configuration's name; `"default"` when `nil`.
+    ///   - schema: The entities this store holds; the container's whole schema when `nil`.
+    ///   - isStoredInMemoryOnly: Whether the store keeps nothing on disk.
+    ///   - allowsSave: Whether saves are allowed (only `true` is supported).
+    public init(
+        _ name: String? = nil, schema: Schema? = nil, isStoredInMemoryOnly: Bool = false, allowsSave: Bool = true
+    ) {
+        self.name = name ?? "default"
+        self.schema = schema
+        self.url = nil
+        self.isStoredInMemoryOnly = isStoredInMemoryOnly
+        self.allowsSave = allowsSave
+    }
+
+    /// A configuration for the store at a file URL.
+    ///
+    /// - Parameters:
+    ///   - name: The configuration's name; `"default"` when `nil`.
+    ///   - schema: The entities this store holds; the container's whole schema when `nil`.
+    ///   - url: The store's file (`.json` for a JSON file, `.log` for an append-log folder, any
+    ///     other name for an SQLite database).
+    ///   - allowsSave: Whether saves are allowed (only `true` is supported).
+    public init(_ name: String? = nil, schema: Schema? = nil, url: URL, allowsSave: Bool = true) {
+        self.name = name ?? "default"
+        self.schema = schema
+        self.url = url
+        self.isStoredInMemoryOnly = false
+        self.allowsSave = allowsSave
+    }
+
+    /// Configurations are equal when they name the same store the same way; the schema is left out.
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.name == rhs.name && lhs.url == rhs.url && lhs.isStoredInMemoryOnly == rhs.isStoredInMemoryOnly
+            && lhs.allowsSave == rhs.allowsSave
+    }
+
+    /// Hashes what ``==`` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(url)
+        hasher.combine(isStoredInMemoryOnly)
+        hasher.combine(allowsSave)
+    }
+
+    /// The default store's URL: an SQLite database `default.store` in the application-support
+    /// folder (`$XDG_DATA_HOME/<executable>`, else `~/.local/share/<executable>`, on Linux).
+    public static var defaultStoreURL: URL {
+        #if canImport(Darwin)
+            let folder = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
+        #else
+            let environment = ProcessInfo.processInfo.environment
+            let data =
+                environment["XDG_DATA_HOME"].flatMap {
+                    $0.isEmpty ? nil : URL(filePath: $0, directoryHint: .isDirectory)
+                }
+                ?? FileManager.default.homeDirectoryForCurrentUser.appending(
+                    path: ".local/share", directoryHint: .isDirectory)
+            let folder = data.appending(path: ProcessInfo.processInfo.processName, directoryHint: .isDirectory)
+        #endif
+        return folder.appending(path: "default.store")
+    }
+
+    /// The adapter configuration this configuration opens (see the type's overview).
+    ///
+    /// Throws ``DataStoreError/Code/unsupportedFeature`` for `allowsSave: false`, and what
+    /// ``StoreRegistry/defaultConfiguration()`` throws for the default store.
+    public func storeConfiguration() throws -> any DataStoreConfiguration {
+        guard allowsSave else {
+            throw DataStoreError(
+                .unsupportedFeature,
+                "the configuration '\(name)' asks for a read-only store (allowsSave: false), which ModelStore "
+                    + "does not support yet",
+                remedy: "Pass allowsSave: true and do not call save(), or open a copy of the store")
+        }
+        var configuration: any DataStoreConfiguration
+        if isStoredInMemoryOnly {
+            configuration = InMemoryStoreConfiguration(name: name)
+        } else if let url {
+            switch url.pathExtension.lowercased() {
+            case "json": configuration = JSONFileStoreConfiguration(url: url, name: name)
+            case "log": configuration = AppendLogStoreConfiguration(directory: url, name: name)
+            default: configuration = SQLiteStoreConfiguration(name: name, url: url)
+            }
+        } else {
+            StoreRegistry.shared.registerBuiltInSchemes()
+            configuration = try StoreRegistry.shared.defaultConfiguration()
+        }
+        if let schema { configuration.schema = schema }
+        return configuration
+    }
+}
+
+extension ModelContainer {
+    /// A container for these model types over SwiftData-style configurations
+    /// (``ModelConfiguration``), as SwiftData's `ModelContainer(for:configurations:)`.
+    ///
+    /// - Throws: What ``ModelConfiguration/storeConfiguration()`` throws, then what opening the
+    ///   stores throws.
+    public convenience init(
+        for types: any PersistentModel.Type..., migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
+        configurations: ModelConfiguration
+    ) throws {
+        try self.init(for: Schema(types), migrationPlan: migrationPlan, configurations: [configurations])
+    }
+
+    /// A container for a schema over SwiftData-style configurations, one store each.
+    public convenience init(
+        for schema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
+        configurations: [ModelConfiguration]
+    ) throws {
+        try self.init(
+            for: schema, migrationPlan: migrationPlan,
+            configurations: try configurations.map { try $0.storeConfiguration() })
+    }
+}
+
+/// Called by the module's load hook (the `CModelStoreAdaptersLoad` target) when the program starts:
+/// registers the built-in schemes and, unless the app set one, the default store's URL, so
+/// `ModelContainer(for: Trip.self)` opens the default store as in SwiftData.
+@_cdecl("modelstore_adapters_register")
+func registerAdaptersAtLoad() {
+    let registry = StoreRegistry.shared
+    registry.registerBuiltInSchemes()
+    if registry.defaultStoreURL == nil {
+        registry.defaultStoreURL = "sqlite:" + ModelConfiguration.defaultStoreURL.path
+    }
+}

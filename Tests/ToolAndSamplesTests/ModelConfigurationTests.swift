@@ -1,0 +1,102 @@
+import Foundation
+import ModelStore
+import ModelStoreAdapters
+import ModelStoreAppendLog
+import ModelStoreInMemory
+import ModelStoreJSONFile
+import ModelStoreSQLite
+import ModelStoreTestSupport
+import Testing
+
+/// SwiftData's `ModelConfiguration` and `ModelContainer(for:)` with no configuration: the lines
+/// SwiftData code writes, compiled and run unchanged.
+@Suite(.serialized) struct ModelConfigurationTests {
+    private func tripNames(in container: ModelContainer) throws -> [String] {
+        try ModelContext(container).fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)])).map(\.name)
+    }
+
+    private func addTrip(_ name: String, to container: ModelContainer) throws {
+        let context = ModelContext(container)
+        context.insert(Trip(name: name, start: .now))
+        try context.save()
+    }
+
+    @Test func theInMemoryLineFromSwiftDataTestsWorksUnchanged() throws {
+        let container = try ModelContainer(
+            for: Trip.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        #expect(container.stores.first is InMemoryStore)
+        try addTrip("Lisbon", to: container)
+        #expect(try tripNames(in: container) == ["Lisbon"])
+        // The schema reaches the related type through the relationship, as in SwiftData.
+        #expect(container.schema.entities.map { $0.name }.sorted() == ["Item", "Trip"])
+    }
+
+    @Test func aURLOpensTheStoreItsExtensionNamesAndKeepsTheData() throws {
+        let directory = try TemporaryDirectory()
+        let cases: [(String, any DataStore.Type)] = [
+            ("trips.store", SQLiteStore.self), ("trips.sqlite", SQLiteStore.self), ("trips.json", JSONFileStore.self),
+            ("trips.log", AppendLogStore.self),
+        ]
+        for (file, storeType) in cases {
+            let url = directory.file(file)
+            do {
+                let container = try ModelContainer(
+                    for: Trip.self, configurations: ModelConfiguration("trips", url: url))
+                #expect(type(of: container.stores[0]) == storeType, "\(file)")
+                #expect(container.configurations[0].name == "trips")
+                try addTrip("Porto", to: container)
+            }
+            let reopened = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: url))
+            #expect(try tripNames(in: reopened) == ["Porto"], "\(file)")
+            #expect(FileManager.default.fileExists(atPath: url.path), "\(file)")
+        }
+    }
+
+    @Test func aReadOnlyConfigurationIsRefusedClearlyAndWritesNothing() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("trips.store")
+        let error = try #require(throws: DataStoreError.self) {
+            _ = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: url, allowsSave: false))
+        }
+        #expect(error.code == .unsupportedFeature)
+        #expect(error.message.contains("allowsSave: false"))
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+    }
+
+    @Test func aContainerWithoutConfigurationsOpensTheDefaultStore() throws {
+        // Linking ModelStoreAdapters set the default store when the test process started.
+        let registered = try #require(StoreRegistry.shared.defaultStoreURL)
+        #expect(registered == "sqlite:" + ModelConfiguration.defaultStoreURL.path)
+        #expect(registered.hasSuffix("/default.store"))
+        #if !canImport(Darwin)
+            let dataHome = ProcessInfo.processInfo.environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            let expectedFolder =
+                (dataHome ?? (NSHomeDirectory() + "/.local/share")) + "/"
+                + ProcessInfo.processInfo.processName
+            #expect(ModelConfiguration.defaultStoreURL.deletingLastPathComponent().path == expectedFolder)
+        #endif
+
+        // Point the default at a temporary folder rather than write into the home directory.
+        let directory = try TemporaryDirectory()
+        StoreRegistry.shared.defaultStoreURL = "sqlite:" + directory.file("default.store").path
+        defer { StoreRegistry.shared.defaultStoreURL = registered }
+        do {
+            let container = try ModelContainer(for: Trip.self)
+            #expect(container.stores.first is SQLiteStore)
+            try addTrip("Kyoto", to: container)
+            let viaConfiguration = try ModelContainer(for: Trip.self, configurations: ModelConfiguration())
+            #expect(try tripNames(in: viaConfiguration) == ["Kyoto"])
+        }
+        #expect(FileManager.default.fileExists(atPath: directory.file("default.store").path))
+    }
+
+    @Test func withoutADefaultStoreTheErrorSaysHowToGetOne() throws {
+        let registered = StoreRegistry.shared.defaultStoreURL
+        StoreRegistry.shared.defaultStoreURL = nil
+        defer { StoreRegistry.shared.defaultStoreURL = registered }
+        let error = try #require(throws: DataStoreError.self) { _ = try ModelContainer(for: Trip.self) }
+        #expect(error.code == .invalidConfiguration)
+        #expect(error.message.contains("no default store"))
+        #expect(error.remedy?.contains("MODELSTORE_URL") == true)
+    }
+}
