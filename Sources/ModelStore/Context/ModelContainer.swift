@@ -90,15 +90,20 @@ public final class ModelContainer: Sendable {
     }
 
     /// The context bound to the main actor, created on first use. It merges what other contexts
-    /// save as they save it (``ModelContext/automaticallyMergesChanges`` is on).
+    /// save as they save it (``ModelContext/automaticallyMergesChanges`` is on), and saves its own
+    /// changes soon after they are made (``ModelContext/autosaveEnabled`` is on).
     @MainActor public var mainContext: ModelContext {
         if let context = mainContextStorage { return context }
         let context = ModelContext(self)
         context.mergesOnMainActor = true
         context.automaticallyMergesChanges = true
+        context.autosaveEnabled = true
         mainContextStorage = context
         return context
     }
+
+    /// Runs the main context's scheduled autosave.
+    @MainActor func autosaveMainContext() { mainContextStorage?.autosave() }
 
     /// Lets the main context take in other contexts' saves.
     @MainActor func mergeMainContextChanges() { mainContextStorage?.mergePendingChanges() }

@@ -18,8 +18,21 @@ public final class ModelContext {
     public var author: String? {
         didSet { editingState = EditingState(id: editingState.id, author: author) }
     }
-    /// Kept for SwiftData compatibility: ModelStore never saves on its own; call ``save()``.
-    public var autosaveEnabled = false
+    /// Whether the context saves on its own soon after its models change, as SwiftData's does.
+    ///
+    /// On for the container's ``ModelContainer/mainContext``, off for every other context. The
+    /// main context saves on the main actor's next turn after an insert, a delete or a change, so
+    /// a burst of changes made in one turn is one save. A failed autosave goes to
+    /// ``autosaveErrorHandler`` and to standard error, and leaves the changes pending, as a failed
+    /// ``save()`` does. Only the main context autosaves: other contexts have no actor ModelStore
+    /// knows to save on, so for them the property changes nothing; call ``save()``.
+    public var autosaveEnabled = false {
+        didSet { if autosaveEnabled && hasChanges { scheduleAutosave() } }
+    }
+    /// Called with the error of each failed autosave (after it is written to standard error).
+    public var autosaveErrorHandler: ((any Error) -> Void)?
+    /// Whether an autosave is scheduled on the main actor and has not run yet.
+    var autosaveScheduled = false
     /// How a save resolves a model that another context or process changed since this context
     /// read it. ``MergePolicy/error`` by default, as in Core Data: the save throws rather than
     /// overwrite what the other side wrote; choose another policy to merge instead.
@@ -95,6 +108,7 @@ public final class ModelContext {
         backing.isChanged = false
         registry[model.persistentModelID] = model
         insertedModels.append(model)
+        scheduleAutosave()
     }
 
     /// Inserts every unregistered model reachable through the loaded relationships of inserted and changed models.
@@ -139,8 +153,9 @@ public final class ModelContext {
             changedModels.remove(model)
             deletedModels.append(model)
         case .deleted, .detached:
-            break
+            return
         }
+        scheduleAutosave()
     }
 
     func detach(_ model: any PersistentModel) {
@@ -155,6 +170,29 @@ public final class ModelContext {
     func modelDidChange(_ model: AnyObject) {
         guard let model = model as? any PersistentModel else { return }
         changedModels.append(model)
+        scheduleAutosave()
+    }
+
+    // MARK: Autosave
+
+    /// Asks the main actor to save this context on its next turn, once per burst of changes.
+    func scheduleAutosave() {
+        guard autosaveEnabled, mergesOnMainActor, !autosaveScheduled else { return }
+        autosaveScheduled = true
+        Task { @MainActor [weak container] in container?.autosaveMainContext() }
+    }
+
+    /// The scheduled autosave: saves what is pending and reports a failure, never dropping it.
+    func autosave() {
+        autosaveScheduled = false
+        guard autosaveEnabled, hasChanges else { return }
+        do {
+            try save()
+        } catch {
+            FileHandle.standardError.write(
+                Data("[ModelStore] autosave failed, the changes are still pending: \(error)\n".utf8))
+            autosaveErrorHandler?(error)
+        }
     }
 
     /// Discards every unsaved insert, change and delete, restoring the last saved values.
