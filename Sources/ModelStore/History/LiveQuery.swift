@@ -37,6 +37,9 @@ import Observation
     @ObservationIgnored public let context: ModelContext
 
     @ObservationIgnored private var listeners: [AsyncStream<[PersistentIdentifier]>.Continuation] = []
+    /// The objects in ``results`` by identifier, so an update finds a model even after the
+    /// context forgot it (a delete merged first).
+    @ObservationIgnored private var members: [PersistentIdentifier: ObjectIdentifier] = [:]
     /// What changed since the last update, gathered on the saving threads; `nil` when nothing did.
     @ObservationIgnored private let pending = LockedValue<PendingChanges?>(nil)
     @ObservationIgnored private let hub: ChangeHub
@@ -91,6 +94,8 @@ import Observation
         } catch {
             self.error = error
         }
+        members = Dictionary(
+            results.map { ($0.persistentModelID, ObjectIdentifier($0)) }, uniquingKeysWith: { first, _ in first })
         publish()
     }
 
@@ -114,20 +119,44 @@ import Observation
     }
 
     /// Places the models with these identifiers where the descriptor puts them, or takes them out.
+    ///
+    /// It costs a scan of the results by object identity and two moves of the array's tail per
+    /// changed model, with no copy of the results and no retain of the models it passes.
     private func update(_ identifiers: Set<PersistentIdentifier>) throws {
         context.mergePendingChanges()
-        // Taken out by identifier: the context's own merge may already have forgotten a deleted model.
-        var next = results
-        next.removeAll { identifiers.contains($0.persistentModelID) }
+        var leaving = Set<ObjectIdentifier>()
+        for id in identifiers {
+            if let object = members.removeValue(forKey: id) { leaving.insert(object) }
+        }
+        if !leaving.isEmpty {
+            for position in positions(of: leaving).reversed() { results.remove(at: position) }
+        }
         for id in identifiers.sorted() {
             guard let model = try context.model(for: id, as: Model.self),
                 try descriptor.predicate?.evaluate(model) ?? true
             else { continue }
-            next.insert(model, at: insertionIndex(of: model, in: next))
+            results.insert(model, at: insertionIndex(of: model, in: results))
+            members[id] = ObjectIdentifier(model)
         }
         fetchCount += 1
-        results = next
         publish()
+    }
+
+    /// The positions in ``results`` of these objects, in increasing order.
+    private func positions(of objects: Set<ObjectIdentifier>) -> [Int] {
+        var found: [Int] = []
+        found.reserveCapacity(objects.count)
+        results.withUnsafeBufferPointer { buffer in
+            if objects.count == 1, let only = objects.first {
+                if let index = buffer.firstIndex(where: { ObjectIdentifier($0) == only }) { found.append(index) }
+                return
+            }
+            for index in buffer.indices where objects.contains(ObjectIdentifier(buffer[index])) {
+                found.append(index)
+                if found.count == objects.count { break }
+            }
+        }
+        return found
     }
 
     /// Where `model` goes in `models`, which are in the descriptor's order (ties by identifier, as
