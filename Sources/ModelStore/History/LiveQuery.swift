@@ -143,17 +143,24 @@ import Observation
     }
 
     /// The positions in ``results`` of these objects, in increasing order.
+    ///
+    /// The scan reads the references as addresses: this class is generic over the model type, so
+    /// reading the elements as models would retain and release each one through its witness table.
     private func positions(of objects: Set<ObjectIdentifier>) -> [Int] {
+        let addresses = Set(objects.map { UnsafeRawPointer(bitPattern: UInt(bitPattern: $0)) })
         var found: [Int] = []
         found.reserveCapacity(objects.count)
-        results.withUnsafeBufferPointer { buffer in
-            if objects.count == 1, let only = objects.first {
-                if let index = buffer.firstIndex(where: { ObjectIdentifier($0) == only }) { found.append(index) }
-                return
-            }
-            for index in buffer.indices where objects.contains(ObjectIdentifier(buffer[index])) {
-                found.append(index)
-                if found.count == objects.count { break }
+        results.withUnsafeBufferPointer { models in
+            // A class reference is the object's address, so the buffer reads as addresses.
+            models.withMemoryRebound(to: UnsafeRawPointer?.self) { buffer in
+                if addresses.count == 1, let only = addresses.first {
+                    if let index = buffer.firstIndex(of: only) { found.append(index) }
+                    return
+                }
+                for index in buffer.indices where addresses.contains(buffer[index]) {
+                    found.append(index)
+                    if found.count == addresses.count { break }
+                }
             }
         }
         return found
