@@ -38,6 +38,30 @@ struct ContainerChangesTests {
         #expect(fourth.invalidatesAllIdentifiers && fourth.origin == .erase && fourth.touches(anyOf: ["Trip"]))
     }
 
+    @Test func eraseAndDeleteAllDataPostInvalidatedAllIdentifiers() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: .inMemory())
+        let context = ModelContext(container)
+        context.insert(Trip(name: "Lisbon"))
+        try context.save()
+        // (invalidatedAllIdentifiers, deletedIdentifiers.count) of each notification posted for the container.
+        let posted = LockedValue<[(Bool?, Int?)]>([])
+        let observer = NotificationCenter.default.addObserver(
+            forName: ModelContext.didSave, object: container, queue: nil
+        ) { note in
+            let info = note.userInfo ?? [:]
+            let invalidated = info[ModelContext.NotificationKey.invalidatedAllIdentifiers.rawValue] as? Bool
+            let deleted = info[ModelContext.NotificationKey.deletedIdentifiers.rawValue] as? [PersistentIdentifier]
+            posted.withLock { $0.append((invalidated, deleted?.count)) }
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+
+        try container.deleteAllData()
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Trip>()) == 0)
+        let notes = posted.withLock { $0 }
+        #expect(notes.count == 1)
+        #expect(notes.first?.0 == true && notes.first?.1 == 0)
+    }
+
     @Test func aSaveWithNothingToStorePublishesNothing() async throws {
         let container = try ModelContainer(for: Trip.self, configurations: .inMemory())
         var changes = container.changes.makeAsyncIterator()

@@ -123,9 +123,24 @@ public final class ModelContainer: Sendable {
         return index
     }
 
-    /// Deletes every model in every store, then tells ``changes`` subscribers that every model may be gone.
+    /// Deletes every model in every store, then tells ``changes`` subscribers that every model may
+    /// be gone, and posts ``ModelContext/didSave`` with this container as its object and
+    /// ``ModelContext/NotificationKey/invalidatedAllIdentifiers`` set, as SwiftData does.
     public func erase() throws {
-        defer { changeHub.publish(ModelContainerChange(invalidatesAllIdentifiers: true, origin: .erase)) }
+        defer {
+            changeHub.publish(ModelContainerChange(invalidatesAllIdentifiers: true, origin: .erase))
+            NotificationCenter.default.post(
+                name: ModelContext.didSave, object: self,
+                userInfo: [
+                    ModelContext.NotificationKey.invalidatedAllIdentifiers.rawValue: true,
+                    ModelContext.NotificationKey.insertedIdentifiers.rawValue: [PersistentIdentifier](),
+                    ModelContext.NotificationKey.updatedIdentifiers.rawValue: [PersistentIdentifier](),
+                    ModelContext.NotificationKey.deletedIdentifiers.rawValue: [PersistentIdentifier](),
+                ])
+        }
         for store in stores { try store.erase() }
     }
+
+    /// SwiftData's name for ``erase()``: deletes every model in every store.
+    public func deleteAllData() throws { try erase() }
 }
