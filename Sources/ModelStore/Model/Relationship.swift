@@ -49,14 +49,15 @@ public struct Relationship<Value: RelationshipValue> {
     let maximumModelCount: Int
     let originalName: String?
 
-    /// A relationship with a delete rule, an optional inverse and optional count limits (0: no limit).
+    /// A relationship with a delete rule, optional count limits (0: no limit), a former name and an
+    /// optional inverse, in SwiftData's argument order.
     public init(
         wrappedValue: Value,
         deleteRule: Schema.Relationship.DeleteRule = .nullify,
-        inverse: PartialKeyPath<Value.Destination>? = nil,
         minimumModelCount: Int = 0,
         maximumModelCount: Int = 0,
-        originalName: String? = nil
+        originalName: String? = nil,
+        inverse: PartialKeyPath<Value.Destination>? = nil
     ) {
         value = wrappedValue
         self.deleteRule = deleteRule
@@ -69,27 +70,27 @@ public struct Relationship<Value: RelationshipValue> {
     /// An empty to-one relationship (`nil`), with a delete rule, an optional inverse and count limits.
     public init(
         deleteRule: Schema.Relationship.DeleteRule = .nullify,
-        inverse: PartialKeyPath<Value.Destination>? = nil,
         minimumModelCount: Int = 0,
         maximumModelCount: Int = 0,
-        originalName: String? = nil
+        originalName: String? = nil,
+        inverse: PartialKeyPath<Value.Destination>? = nil
     ) where Value: ExpressibleByNilLiteral {
         self.init(
-            wrappedValue: nil, deleteRule: deleteRule, inverse: inverse, minimumModelCount: minimumModelCount,
-            maximumModelCount: maximumModelCount, originalName: originalName)
+            wrappedValue: nil, deleteRule: deleteRule, minimumModelCount: minimumModelCount,
+            maximumModelCount: maximumModelCount, originalName: originalName, inverse: inverse)
     }
 
     /// An empty to-many relationship (`[]`), with a delete rule, an optional inverse and count limits.
     public init(
         deleteRule: Schema.Relationship.DeleteRule = .nullify,
-        inverse: PartialKeyPath<Value.Destination>? = nil,
         minimumModelCount: Int = 0,
         maximumModelCount: Int = 0,
-        originalName: String? = nil
+        originalName: String? = nil,
+        inverse: PartialKeyPath<Value.Destination>? = nil
     ) where Value: ExpressibleByArrayLiteral {
         self.init(
-            wrappedValue: [], deleteRule: deleteRule, inverse: inverse, minimumModelCount: minimumModelCount,
-            maximumModelCount: maximumModelCount, originalName: originalName)
+            wrappedValue: [], deleteRule: deleteRule, minimumModelCount: minimumModelCount,
+            maximumModelCount: maximumModelCount, originalName: originalName, inverse: inverse)
     }
 
     /// Unavailable: `@Relationship` works only on properties of a ``PersistentModel`` class.

@@ -175,7 +175,6 @@ struct ModelCodeWriter {
     private func line(for relationship: SchemaDocument.Relationship, inverse: String?) -> String {
         var arguments: [String] = []
         if relationship.deleteRule != .nullify { arguments.append("deleteRule: .\(relationship.deleteRule.rawValue)") }
-        if let inverse { arguments.append("inverse: \\\(relationship.destination).\(inverse)") }
         if relationship.minimumModelCount != 0 {
             arguments.append("minimumModelCount: \(relationship.minimumModelCount)")
         }
@@ -185,6 +184,8 @@ struct ModelCodeWriter {
         if let original = relationship.originalName {
             arguments.append("originalName: \(SwiftNames.stringLiteral(original))")
         }
+        // SwiftData's order: the inverse comes last.
+        if let inverse { arguments.append("inverse: \\\(relationship.destination).\(inverse)") }
         let wrapper = arguments.isEmpty ? "@Relationship" : "@Relationship(\(arguments.joined(separator: ", ")))"
         return relationship.toMany
             ? "\(wrapper) var \(relationship.name): [\(relationship.destination)] = []"

@@ -37,7 +37,7 @@ final class Todo: PersistentModel {
     @Attribute var weight: Float = 1.5
     @Attribute var due: Date?
     @Relationship var project: Project?
-    @Relationship(inverse: \Person.assigned, maximumModelCount: 3) var assignees: [Person] = []
+    @Relationship(maximumModelCount: 3, inverse: \Person.assigned) var assignees: [Person] = []
 
     static var constraints: [ModelConstraint<Todo>] {
         [.unique(\.title, \.project), .index(\.due), .index(\.done, \.due)]

@@ -1,0 +1,75 @@
+import Foundation
+import ModelStore
+import ModelStoreInMemory
+import Testing
+
+/// The pattern "Defining models" gives for defaults: the properties hold them, and the convenience
+/// initializer's default arguments name the same constants.
+private final class PlannedStop: PersistentModel {
+    static let defaultPriority = 2
+    @Attribute var name: String = ""
+    @Attribute var priority: Int = PlannedStop.defaultPriority
+
+    let persistentBackingData = BackingData()
+    init() {}
+
+    convenience init(name: String, priority: Int = PlannedStop.defaultPriority) {
+        self.init()
+        self.name = name
+        self.priority = priority
+    }
+}
+
+struct ModelDefaultsTests {
+    @Test func bothInitializersAndAFetchedModelHaveTheOneDefault() throws {
+        #expect(PlannedStop().priority == 2)
+        #expect(PlannedStop(name: "Rome").priority == 2)
+        #expect(PlannedStop(name: "Oslo", priority: 5).priority == 5)
+
+        let container = try ModelContainer(for: PlannedStop.self, configurations: .inMemory())
+        let context = ModelContext(container)
+        context.insert(PlannedStop())
+        context.insert(PlannedStop(name: "Rome"))
+        try context.save()
+        let fetched = try ModelContext(container).fetch(FetchDescriptor<PlannedStop>(sortBy: [SortDescriptor(\.name)]))
+        #expect(fetched.map(\.priority) == [2, 2])
+    }
+}
+
+/// A relationship declared with every argument in SwiftData's order (the inverse last).
+private final class Itinerary: PersistentModel {
+    @Attribute var title: String = ""
+    @Relationship(
+        deleteRule: .cascade, minimumModelCount: 0, maximumModelCount: 2, originalName: "legs", inverse: \Leg.itinerary)
+    var stops: [Leg] = []
+
+    let persistentBackingData = BackingData()
+    init() {}
+}
+
+private final class Leg: PersistentModel {
+    @Attribute var city: String = ""
+    @Relationship var itinerary: Itinerary?
+
+    let persistentBackingData = BackingData()
+    init() {}
+}
+
+struct RelationshipArgumentOrderTests {
+    @Test func swiftDatasArgumentOrderDeclaresTheSameRelationship() throws {
+        let schema = Schema([Itinerary.self])
+        let stops = try #require(schema.entity(named: "Itinerary")?.relationships.first { $0.name == "stops" })
+        #expect(stops.deleteRule == .cascade)
+        #expect(stops.maximumModelCount == 2)
+        #expect(stops.originalName == "legs")
+        #expect(stops.inverseName == "itinerary")
+
+        let container = try ModelContainer(for: schema, configurations: [.inMemory()])
+        let context = ModelContext(container)
+        let trip = Itinerary()
+        context.insert(trip)
+        trip.stops = [Leg(), Leg(), Leg()]
+        let error = try #require(throws: DataStoreError.self) { try context.save() }
+        #expect(error.code == .relationshipCountViolation)
+    }
+}
