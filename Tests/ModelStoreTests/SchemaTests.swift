@@ -80,10 +80,4 @@ struct SchemaTests {
         #expect(error.code == .invalidSchema)
         #expect(error.message.contains("index of 'BadIndex'"))
     }
-
-    @Test func containerNeedsAConfiguration() throws {
-        expectError(.invalidConfiguration) {
-            try ModelContainer(for: Schema([Trip.self]), configurations: [])
-        }
-    }
 }

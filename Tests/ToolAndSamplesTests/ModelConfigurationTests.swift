@@ -10,6 +10,9 @@ import Testing
 
 /// SwiftData's `ModelConfiguration` and `ModelContainer(for:)` with no configuration: the lines
 /// SwiftData code writes, compiled and run unchanged.
+///
+/// Serialized: two tests change `StoreRegistry.shared.defaultStoreURL`, which no other suite reads
+/// (every other test passes a configuration), so that no test writes into the home folder.
 @Suite(.serialized) struct ModelConfigurationTests {
     private func tripNames(in container: ModelContainer) throws -> [String] {
         try ModelContext(container).fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)])).map(\.name)
