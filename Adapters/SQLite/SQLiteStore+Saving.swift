@@ -1,5 +1,5 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 import ModelStoreFileIO
 
 extension SQLiteStore {
@@ -24,12 +24,35 @@ extension SQLiteStore {
     ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         let minted = try writer.mint(request.inserted, updated: request.updated)
         let deleted = request.deleted.map(\.persistentIdentifier)
+        // The rows as they were, for history: what an update changed, and a delete's tombstone.
+        let before = try storedSnapshots(of: minted.updated.map(\.persistentIdentifier) + deleted, with: writer)
         try writer.delete(deleted)
         try writer.write(minted.updated, update: true)
         try writer.write(minted.inserted, update: false)
         let repaired = try writer.clearDanglingReferences(changed: minted.updated + minted.inserted, deleted: deleted)
+        var changes = minted.inserted.map { StoreHistoryRecord.Change(.insert, $0.persistentIdentifier) }
+        changes += minted.updated.compactMap { snapshot in
+            StoreHistoryRecord.Change.update(from: before[snapshot.persistentIdentifier], to: snapshot)
+        }
+        changes += deleted.compactMap { id in before[id].map(StoreHistoryRecord.Change.deletion(of:)) }
+        let number = try HistoryTable.record(
+            changes, author: request.editingState.author, limit: configuration.historyLimit, on: writer.connection)
         return DataStoreSaveChangesResult(
-            for: identifier, remappedIdentifiers: minted.remap, snapshotsToReregister: repaired)
+            for: identifier, remappedIdentifiers: minted.remap, snapshotsToReregister: repaired,
+            historyToken: number.map { DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0) })
+    }
+
+    /// The stored rows of these models (those the store has), read in the open transaction.
+    func storedSnapshots(
+        of identifiers: [PersistentIdentifier], with writer: RowWriter
+    ) throws -> [PersistentIdentifier: DefaultSnapshot] {
+        let reader = writer.reader
+        var result: [PersistentIdentifier: DefaultSnapshot] = [:]
+        for id in identifiers {
+            guard let key = localKey(id), let layout = layouts[id.entityName] else { continue }
+            if let snapshot = try reader.snapshot(key, layout: layout) { result[id] = snapshot }
+        }
+        return result
     }
 
     /// Deletes models by identifier in one statement per entity table; unknown identifiers are ignored.
@@ -39,6 +62,10 @@ extension SQLiteStore {
             for id in request.identifiers {
                 if let key = localKey(id) { byEntity[id.entityName, default: []].append(key) }
             }
+            let before = try storedSnapshots(of: request.identifiers, with: writer)
+            _ = try HistoryTable.record(
+                request.identifiers.compactMap { id in before[id].map(StoreHistoryRecord.Change.deletion(of:)) },
+                author: request.editingState.author, limit: configuration.historyLimit, on: writer.connection)
             for (name, keys) in byEntity {
                 let layout = try writer.layout(name)
                 let list = RowWriter.jsonArray(keys)
@@ -70,6 +97,8 @@ extension SQLiteStore {
         try withWriter { writer in
             let keys = request.identifiers.compactMap { $0.entityName == entityName ? localKey($0) : nil }
             guard !keys.isEmpty else { return }
+            let ids = request.identifiers.filter { $0.entityName == entityName && localKey($0) != nil }
+            let before = try storedSnapshots(of: ids, with: writer)
             let list = RowWriter.jsonArray(keys)
             let slots = request.values.keys.sorted()
             var assignments: [String] = []
@@ -121,6 +150,11 @@ extension SQLiteStore {
                 let changed = try keys.compactMap { try writer.reader.snapshot($0, layout: layout) }
                 _ = try writer.clearDanglingReferences(changed: changed, deleted: [])
             }
+            let after = try storedSnapshots(of: ids, with: writer)
+            _ = try HistoryTable.record(
+                ids.compactMap { id in after[id].flatMap { StoreHistoryRecord.Change.update(from: before[id], to: $0) }
+                },
+                author: request.editingState.author, limit: configuration.historyLimit, on: writer.connection)
         }
     }
 
@@ -131,6 +165,9 @@ extension SQLiteStore {
             let minted = try writer.mint(request.snapshots, updated: [])
             try writer.write(minted.inserted, update: false)
             _ = try writer.clearDanglingReferences(changed: minted.inserted, deleted: [])
+            _ = try HistoryTable.record(
+                minted.inserted.map { StoreHistoryRecord.Change(.insert, $0.persistentIdentifier) },
+                author: request.editingState.author, limit: configuration.historyLimit, on: writer.connection)
             return request.snapshots.map { minted.remap[$0.persistentIdentifier] ?? $0.persistentIdentifier }
         }
     }

@@ -112,6 +112,9 @@ final class SQLitePreparedSave: PreparedStoreSave {
                 if !inTransaction { try connection.begin() }
                 inTransaction = true
                 try undoLog.undo(with: undoWriter)
+                if let token = result.historyToken {
+                    try HistoryTable.remove(token.transactionNumber, on: connection)
+                }
                 try undoWriter.flushExternalFiles()
                 try connection.commit()
                 inTransaction = false

@@ -46,8 +46,11 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
     /// costs more than the `stat` each save makes on it.
     let databasePath: String
 
-    /// The version of the storage format this build writes and reads.
-    static let formatVersion = 1
+    /// The version of the storage format this build writes: 2 adds the history table. Format 1
+    /// (no history) is read too, and raised to 2 by the first open, in its transaction.
+    static let formatVersion = 2
+    /// The oldest format this build opens.
+    static let oldestReadableFormat = 1
 
     /// Opens the database, creating it (with its folder) if it doesn't exist, and migrates a
     /// database of an older schema version in one transaction.
@@ -93,9 +96,11 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
     /// Every filter kind and sorting, offset and limit, and uniqueness (unique indexes).
     public var queryCapabilities: QueryCapabilities { .all }
 
-    /// Removes every model and its external files (the key counter is kept, so keys are never reused).
+    /// Removes every model and its external files (the key counter is kept, so keys are never
+    /// reused), and the history: tokens from before the erase expire.
     public func erase() throws {
         try withWriter { writer in
+            try HistoryTable.deleteAll(on: writer.connection)
             for layout in layouts.values {
                 try writer.releaseExternalFiles(of: layout, where: "", [])
                 try writer.connection.execute("DELETE FROM \(layout.table)", during: "erasing")

@@ -43,6 +43,10 @@ public struct SQLiteStoreConfiguration: DataStoreConfiguration {
     /// How long a save (or an open) waits for another connection's write lock before it throws
     /// ``DataStoreError/locked``.
     public var busyTimeout: Duration
+    /// How many changes of history the database keeps at most (10,000 by default), counted over
+    /// all transactions: the oldest transactions go first and tokens into them expire. `nil`
+    /// keeps every transaction.
+    public var historyLimit: Int? = 10_000
 
     /// A configuration for the database at `url` (created with its folder if missing), or an
     /// in-memory database when `url` is `nil`.

@@ -9,7 +9,7 @@ extension ConformanceAdapter {
     static let sqlite = ConformanceAdapter(
         name: "SQLiteStore",
         capabilities: [
-            .batching, .durability, .erase, .externalStorage, .multiProcessAccess, .migrations,
+            .batching, .durability, .erase, .externalStorage, .history, .multiProcessAccess, .migrations,
             .customMigrationStages, .twoPhaseSaves,
         ],
         nativeFilters: Set(ConformanceFilterKind.allCases)
@@ -20,7 +20,8 @@ extension ConformanceAdapter {
 
 /// The full conformance suite on `SQLiteStore`.
 ///
-/// Not declared: history (the store keeps no history yet). `.externalStorage` values of 16 KiB or
+/// Every capability is declared. History is in the `modelstore_history` table, written in each
+/// save's transaction. `.externalStorage` values of 16 KiB or
 /// more are files in `store.sqlite.external/` (`SQLiteExternalStorageTests` covers the folder).
 /// Migrations, custom stages included, run through the core's `SchemaMigrationRunner`, inside the
 /// open's transaction.

@@ -41,11 +41,23 @@ struct StoreOpener {
         }
         let identifier = try connection.writeTransaction { () throws -> String in
             // Read again under the write lock: another process may have created or migrated it.
-            guard let meta = try Self.readMeta(connection) else { return try create() }
+            guard let meta = try Self.readMeta(connection) else {
+                let identifier = try create()
+                try connection.execute(HistoryTable.creationSQL, during: "creating")
+                return identifier
+            }
             let stored = try meta.schema(path: path)
             if stored != schema.storedDescription {
                 try check(meta)
                 if try !migrate(migrationPlan, meta: meta, stored: stored) { try migrate(from: stored) }
+            }
+            if meta.format < SQLiteStore.formatVersion {
+                // Format 1, made before history: it gets its history table and the new format, so
+                // that a build that keeps no history refuses it instead of leaving gaps in it.
+                try connection.execute(HistoryTable.creationSQL, during: "upgrading")
+                let update = try connection.statement("UPDATE \(Self.metaTable) SET value = ? WHERE key = 'format'")
+                update.bind([.integer(Int64(SQLiteStore.formatVersion))])
+                try update.run(during: "upgrading")
             }
             return meta.identifier
         }
@@ -98,7 +110,7 @@ struct StoreOpener {
     private func check(_ meta: StoreMeta) throws {
         // One rule and one wording for every store: newer is unsupported, 0 or negative is damage.
         if let refusal = FormatVersion.refusal(
-            found: Int64(meta.format), readable: SQLiteStore.formatVersion...SQLiteStore.formatVersion)
+            found: Int64(meta.format), readable: SQLiteStore.oldestReadableFormat...SQLiteStore.formatVersion)
         {
             throw DataStoreError(
                 refusal.code, "the SQLite store '\(path)' cannot be opened: \(refusal.reason)",

@@ -1,0 +1,27 @@
+import Foundation
+@_spi(AdapterKit) import ModelStore
+
+extension SQLiteStore: HistoryProviding {
+    /// The transactions `descriptor` selects, read from the database as it is now, so that other
+    /// processes' saves are included. The database keeps at most
+    /// ``SQLiteStoreConfiguration/historyLimit`` changes.
+    public func fetchHistory(
+        _ descriptor: HistoryDescriptor<DefaultHistoryTransaction>
+    ) throws -> [DefaultHistoryTransaction] {
+        let history = try database.withLock { connection in
+            try connection.readTransaction { try HistoryTable.load(limit: nil, from: connection) }
+        }
+        return try history.transactions(descriptor, schema: schema, storeIdentifier: identifier)
+    }
+
+    /// Deletes the transactions `descriptor` selects, in one write transaction; tokens that point
+    /// into them expire.
+    public func deleteHistory(_ descriptor: HistoryDescriptor<DefaultHistoryTransaction>) throws {
+        try withWriter { writer in
+            let old = try HistoryTable.load(limit: nil, from: writer.connection)
+            var history = old
+            guard try history.delete(descriptor, schema: schema, storeIdentifier: identifier) else { return }
+            try HistoryTable.store(history, replacing: old, on: writer.connection)
+        }
+    }
+}
