@@ -9,7 +9,9 @@ extension SQLiteStore: HistoryProviding {
         _ descriptor: HistoryDescriptor<DefaultHistoryTransaction>
     ) throws -> [DefaultHistoryTransaction] {
         let history = try database.withLock { connection in
-            try connection.readTransaction { try HistoryTable.load(limit: nil, from: connection) }
+            try connection.readTransaction {
+                try HistoryTable.load(limit: nil, storeIdentifier: identifier, from: connection)
+            }
         }
         return try history.transactions(descriptor, schema: schema, storeIdentifier: identifier)
     }
@@ -18,7 +20,7 @@ extension SQLiteStore: HistoryProviding {
     /// into them expire.
     public func deleteHistory(_ descriptor: HistoryDescriptor<DefaultHistoryTransaction>) throws {
         try withWriter { writer in
-            let old = try HistoryTable.load(limit: nil, from: writer.connection)
+            let old = try HistoryTable.load(limit: nil, storeIdentifier: identifier, from: writer.connection)
             var history = old
             guard try history.delete(descriptor, schema: schema, storeIdentifier: identifier) else { return }
             try HistoryTable.store(history, replacing: old, on: writer.connection)

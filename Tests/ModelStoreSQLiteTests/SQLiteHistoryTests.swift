@@ -79,6 +79,27 @@ struct SQLiteHistoryTests {
         #expect(delete.tombstone[\HistoryNote.title] == "one")
     }
 
+    @Test func aTombstoneKeepsTextWithTabsNewlinesAndQuotesExactly() throws {
+        let container = try container()
+        let context = ModelContext(container)
+        let title = "tab\there\nline \"quoted\" \\ café e\u{301}"
+        let note = HistoryNote(title)
+        context.insert(note)
+        try context.save()
+        context.delete(note)
+        try context.save()
+        let last = try #require(
+            try ModelContext(container).fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).last)
+        guard case .delete(let delete as DefaultHistoryDelete<HistoryNote>)? = last.changes.first else {
+            Issue.record("expected a delete, got \(last.changes)")
+            return
+        }
+        #expect(delete.tombstone[\HistoryNote.title] == title)
+        #expect(
+            Array(delete.tombstone[\HistoryNote.title]?.unicodeScalars ?? "".unicodeScalars)
+                == Array(title.unicodeScalars))
+    }
+
     @Test func aSaveThatFailsRecordsNothing() throws {
         let container = try container()
         let context = ModelContext(container)
