@@ -44,8 +44,8 @@ public struct SQLiteStoreConfiguration: DataStoreConfiguration {
     /// ``DataStoreError/locked``.
     public var busyTimeout: Duration
     /// How many changes of history the database keeps at most (10,000 by default), counted over
-    /// all transactions: the oldest transactions go first and tokens into them expire. `nil`
-    /// keeps every transaction.
+    /// all transactions: past it, the oldest transactions go (down to nine tenths of the limit, so
+    /// that trimming is rare) and tokens into them expire. `nil` keeps every transaction.
     public var historyLimit: Int? = 10_000
 
     /// A configuration for the database at `url` (created with its folder if missing), or an

@@ -150,18 +150,27 @@ struct SQLiteHistoryTests {
     }
 
     @Test func theLimitTrimsTheOldestAndTheirTokensExpire() throws {
-        let container = try container(historyLimit: 3)
+        let container = try container(historyLimit: 10)
         let context = ModelContext(container)
-        for index in 1...5 {
+        for index in 1...35 {
             context.insert(HistoryNote("n\(index)"))
             try context.save()
+            // Never more than the limit, always the newest ones, numbered without a gap.
+            let kept = try numbers(container)
+            #expect(kept.count <= 10 && kept.last == Int64(index), "after save \(index): \(kept)")
+            #expect(kept == Array((kept.first ?? 1)...Int64(index)), "after save \(index): \(kept)")
         }
-        #expect(try numbers(container) == [3, 4, 5])
-        let early = DefaultHistoryToken(
-            storeIdentifier: try #require(container.stores.first).identifier, transactionNumber: 1)
+        let oldest = try #require(try numbers(container).first)
+        let expired = DefaultHistoryToken(
+            storeIdentifier: try #require(container.stores.first).identifier, transactionNumber: oldest - 2)
         var descriptor = HistoryDescriptor<DefaultHistoryTransaction>()
-        descriptor.predicate = #Predicate { $0.token > early }
+        descriptor.predicate = #Predicate { $0.token > expired }
         expectError(.historyTokenExpired) { try context.fetchHistory(descriptor) }
+        // A token at the newest trimmed transaction still reads everything kept.
+        let boundary = DefaultHistoryToken(
+            storeIdentifier: try #require(container.stores.first).identifier, transactionNumber: oldest - 1)
+        descriptor.predicate = #Predicate { $0.token > boundary }
+        #expect(try context.fetchHistory(descriptor).first?.token.transactionNumber == oldest)
     }
 
     @Test func anotherContainersSaveReachesTheWatcher() async throws {

@@ -2,54 +2,61 @@ import Foundation
 @_spi(AdapterKit) import ModelStore
 
 /// The store's history in its database: one row per transaction in `modelstore_history`, written
-/// in the transaction of the save it records, and three counters in `modelstore_meta`.
+/// in the transaction of the save it records, and two counters in `modelstore_meta`.
 ///
-/// A row holds the transaction's number, how many changes it has, and the record as JSON. The
-/// counters are the newest number ever given (`historyLast`, so numbers keep growing after
-/// history is deleted), the highest number deleted or trimmed (`historyExpiredThrough`), and the
-/// changes the kept rows hold (`historyChanges`, for the limit).
+/// A row holds the transaction's number, its change count and the running total of changes up to
+/// it (so the kept total is two indexed reads: the newest row's total minus what came before the
+/// oldest), its time, author and changes. The counters, written only when history is deleted or
+/// trimmed, are the newest number given before that (`historyLast`, so numbers keep growing after
+/// every row is gone) and the highest number deleted (`historyExpiredThrough`). A save thus writes
+/// one history row and nothing else.
 enum HistoryTable {
     static let table = "modelstore_history"
 
     /// Creates the table in a database made before history (run in the open's write transaction).
     static let creationSQL =
         "CREATE TABLE IF NOT EXISTS \(table) (number INTEGER PRIMARY KEY, changes INTEGER NOT NULL, "
-        + "timestamp REAL NOT NULL, author TEXT, body TEXT NOT NULL)"
+        + "cumulative INTEGER NOT NULL, timestamp REAL NOT NULL, author TEXT, body TEXT NOT NULL)"
 
     /// Records a transaction with these changes, keeps at most `limit` changes, and returns its
     /// number; records nothing and returns `nil` when there are no changes.
+    ///
+    /// A store over its limit trims to nine tenths of it, so that at the limit a save trims (and
+    /// writes the counters) once per tenth of the limit rather than every time.
     static func record(
         _ changes: [StoreHistoryRecord.Change], author: String?, limit: Int?, on connection: SQLiteConnection
     ) throws -> Int64? {
         guard !changes.isEmpty else { return nil }
+        let newest = try pair(connection, "SELECT number, cumulative FROM \(table) ORDER BY number DESC LIMIT 1")
         var counters = try readCounters(connection)
-        let record = StoreHistoryRecord(
-            number: counters.last + 1, timestamp: Date(), author: author, changes: changes)
+        let number = max(newest?.0 ?? 0, counters.last) + 1
+        let total = (newest?.1 ?? 0) + Int64(changes.count)
         let insert = try connection.statement(
-            "INSERT INTO \(table) (number, changes, timestamp, author, body) VALUES (?, ?, ?, ?, ?)")
+            "INSERT INTO \(table) (number, changes, cumulative, timestamp, author, body) VALUES (?, ?, ?, ?, ?, ?)")
         insert.bind([
-            .integer(record.number), .integer(Int64(changes.count)), .real(record.timestamp.timeIntervalSince1970),
-            author.map(SQLValue.text) ?? .null, .text(try body(of: changes)),
+            .integer(number), .integer(Int64(changes.count)), .integer(total),
+            .real(Date().timeIntervalSince1970), author.map(SQLValue.text) ?? .null, .text(try body(of: changes)),
         ])
         try insert.run()
-        counters.last = record.number
-        counters.changes += Int64(changes.count)
-        if let limit, counters.changes > Int64(limit) {
-            // The oldest transactions go first, as StoreHistory trims.
-            let oldest = try connection.statement("SELECT number, changes FROM \(table) ORDER BY number")
-            var through: Int64 = 0
-            while counters.changes > Int64(limit), try oldest.step() {
-                through = oldest.int64(0)
-                counters.changes -= oldest.int64(1)
-            }
-            oldest.reset()
-            let trim = try connection.statement("DELETE FROM \(table) WHERE number <= ?")
-            trim.bind(1, through)
-            try trim.run()
-            counters.expiredThrough = max(counters.expiredThrough, through)
-        }
+        guard let limit,
+            let oldest = try pair(
+                connection, "SELECT number, cumulative - changes FROM \(table) ORDER BY number LIMIT 1"),
+            total - oldest.1 > Int64(limit)
+        else { return number }
+        // Delete the oldest rows until what is left holds at most nine tenths of the limit.
+        let keep = Int64(limit) * 9 / 10
+        let cut = try connection.statement(
+            "SELECT number FROM \(table) WHERE cumulative >= ? ORDER BY number LIMIT 1")
+        cut.bind(1, total - keep)
+        let through = try cut.step() ? cut.int64(0) : number
+        cut.reset()
+        let trim = try connection.statement("DELETE FROM \(table) WHERE number <= ?")
+        trim.bind(1, through)
+        try trim.run()
+        counters.last = number
+        counters.expiredThrough = max(counters.expiredThrough, through)
         try writeCounters(counters, connection)
-        return record.number
+        return number
     }
 
     /// The history as a value (every kept record, oldest first), for descriptors to run on.
@@ -81,19 +88,16 @@ enum HistoryTable {
             delete.bind(1, record.number)
             try delete.run()
         }
-        try writeCounters(
-            Counters(
-                last: history.lastNumber, expiredThrough: history.expiredThrough,
-                changes: Int64(history.records.reduce(0) { $0 + $1.changes.count })),
-            connection)
+        try writeCounters(Counters(last: history.lastNumber, expiredThrough: history.expiredThrough), connection)
     }
 
     /// Deletes every transaction (an erase): tokens from before it expire.
     static func deleteAll(on connection: SQLiteConnection) throws {
         var counters = try readCounters(connection)
+        let newest = try pair(connection, "SELECT number, 0 FROM \(table) ORDER BY number DESC LIMIT 1")
+        counters.last = max(counters.last, newest?.0 ?? 0)
         try connection.execute("DELETE FROM \(table)")
         counters.expiredThrough = counters.last
-        counters.changes = 0
         try writeCounters(counters, connection)
     }
 
@@ -103,11 +107,16 @@ enum HistoryTable {
         delete.bind(1, number)
         try delete.run()
         var counters = try readCounters(connection)
-        let sum = try connection.statement("SELECT COALESCE(SUM(changes), 0) FROM \(table)")
-        defer { sum.reset() }
-        _ = try sum.step()
-        counters.changes = sum.int64(0)
+        counters.last = max(counters.last, number)
         try writeCounters(counters, connection)
+    }
+
+    /// The first row of a query of two integer columns, or `nil` when it returns none.
+    private static func pair(_ connection: SQLiteConnection, _ sql: String) throws -> (Int64, Int64)? {
+        let statement = try connection.statement(sql)
+        defer { statement.reset() }
+        guard try statement.step() else { return nil }
+        return (statement.int64(0), statement.int64(1))
     }
 
     // MARK: The body
@@ -179,10 +188,9 @@ enum HistoryTable {
     struct Counters {
         var last: Int64 = 0
         var expiredThrough: Int64 = 0
-        var changes: Int64 = 0
     }
 
-    private static let keys = ("historyLast", "historyExpiredThrough", "historyChanges")
+    private static let keys = ("historyLast", "historyExpiredThrough")
 
     private static func exists(_ connection: SQLiteConnection) throws -> Bool {
         let statement = try connection.statement("SELECT count(*) FROM sqlite_schema WHERE name = '\(table)'")
@@ -192,17 +200,15 @@ enum HistoryTable {
     }
 
     static func readCounters(_ connection: SQLiteConnection) throws -> Counters {
-        let statement = try connection.statement(
-            "SELECT key, value FROM \(StoreOpener.metaTable) WHERE key IN (?, ?, ?)")
+        let statement = try connection.statement("SELECT key, value FROM \(StoreOpener.metaTable) WHERE key IN (?, ?)")
         defer { statement.reset() }
-        statement.bind([.text(keys.0), .text(keys.1), .text(keys.2)])
+        statement.bind([.text(keys.0), .text(keys.1)])
         var counters = Counters()
         while try statement.step() {
-            let value = statement.int64(1)
-            switch statement.text(0) {
-            case keys.0: counters.last = value
-            case keys.1: counters.expiredThrough = value
-            default: counters.changes = value
+            if statement.text(0) == keys.0 {
+                counters.last = statement.int64(1)
+            } else {
+                counters.expiredThrough = statement.int64(1)
             }
         }
         return counters
@@ -210,11 +216,8 @@ enum HistoryTable {
 
     private static func writeCounters(_ counters: Counters, _ connection: SQLiteConnection) throws {
         let statement = try connection.statement(
-            "INSERT OR REPLACE INTO \(StoreOpener.metaTable) (key, value) VALUES (?, ?), (?, ?), (?, ?)")
-        statement.bind([
-            .text(keys.0), .integer(counters.last), .text(keys.1), .integer(counters.expiredThrough),
-            .text(keys.2), .integer(counters.changes),
-        ])
+            "INSERT OR REPLACE INTO \(StoreOpener.metaTable) (key, value) VALUES (?, ?), (?, ?)")
+        statement.bind([.text(keys.0), .integer(counters.last), .text(keys.1), .integer(counters.expiredThrough)])
         try statement.run()
     }
 }
