@@ -10,7 +10,7 @@ extension SQLiteStore: HistoryProviding {
     ) throws -> [DefaultHistoryTransaction] {
         let history = try database.withLock { connection in
             try connection.readTransaction {
-                try HistoryTable.load(limit: nil, storeIdentifier: identifier, from: connection)
+                try HistoryTable.load(storeIdentifier: identifier, from: connection)
             }
         }
         return try history.transactions(descriptor, schema: schema, storeIdentifier: identifier)
@@ -20,7 +20,7 @@ extension SQLiteStore: HistoryProviding {
     /// into them expire.
     public func deleteHistory(_ descriptor: HistoryDescriptor<DefaultHistoryTransaction>) throws {
         try withWriter { writer in
-            let old = try HistoryTable.load(limit: nil, storeIdentifier: identifier, from: writer.connection)
+            let old = try HistoryTable.load(storeIdentifier: identifier, from: writer.connection)
             var history = old
             guard try history.delete(descriptor, schema: schema, storeIdentifier: identifier) else { return }
             try HistoryTable.store(history, replacing: old, on: writer.connection)

@@ -59,9 +59,9 @@ enum HistoryTable {
         return number
     }
 
-    /// The history as a value (every kept record, oldest first), for descriptors to run on.
-    static func load(limit: Int?, storeIdentifier: String, from connection: SQLiteConnection) throws -> StoreHistory {
-        guard try exists(connection) else { return StoreHistory(limit: limit) }
+    /// The history as a value (every kept record, oldest first), for descriptors to run on. Every
+    /// open store has the table: the open creates it, or adds it to a format-1 file.
+    static func load(storeIdentifier: String, from connection: SQLiteConnection) throws -> StoreHistory {
         let counters = try readCounters(connection)
         let rows = try connection.statement(
             "SELECT number, timestamp, author, body FROM \(table) ORDER BY number")
@@ -75,7 +75,7 @@ enum HistoryTable {
                     changes: try changes(in: rows.text(3), storeIdentifier: storeIdentifier, path: connection.path)))
         }
         return StoreHistory(
-            records: records, lastNumber: counters.last, expiredThrough: counters.expiredThrough, limit: limit)
+            records: records, lastNumber: counters.last, expiredThrough: counters.expiredThrough)
     }
 
     /// Deletes the kept transactions that `history` (loaded from the table, then changed) no
@@ -191,13 +191,6 @@ enum HistoryTable {
     }
 
     private static let keys = ("historyLast", "historyExpiredThrough")
-
-    private static func exists(_ connection: SQLiteConnection) throws -> Bool {
-        let statement = try connection.statement("SELECT count(*) FROM sqlite_schema WHERE name = '\(table)'")
-        defer { statement.reset() }
-        _ = try statement.step()
-        return statement.int64(0) > 0
-    }
 
     static func readCounters(_ connection: SQLiteConnection) throws -> Counters {
         let statement = try connection.statement("SELECT key, value FROM \(StoreOpener.metaTable) WHERE key IN (?, ?)")

@@ -129,14 +129,7 @@ public final class ModelContainer: Sendable {
     public func erase() throws {
         defer {
             changeHub.publish(ModelContainerChange(invalidatesAllIdentifiers: true, origin: .erase))
-            NotificationCenter.default.post(
-                name: ModelContext.didSave, object: self,
-                userInfo: [
-                    ModelContext.NotificationKey.invalidatedAllIdentifiers.rawValue: true,
-                    ModelContext.NotificationKey.insertedIdentifiers.rawValue: [PersistentIdentifier](),
-                    ModelContext.NotificationKey.updatedIdentifiers.rawValue: [PersistentIdentifier](),
-                    ModelContext.NotificationKey.deletedIdentifiers.rawValue: [PersistentIdentifier](),
-                ])
+            ModelContext.postDidSave(object: self, invalidatesAllIdentifiers: true)
         }
         for store in stores { try store.erase() }
     }

@@ -101,17 +101,29 @@ extension ModelContext {
         inserted: [PersistentIdentifier], updated: [PersistentIdentifier], deleted: [PersistentIdentifier],
         historyTokens: [DefaultHistoryToken]
     ) {
+        Self.postDidSave(
+            object: self, inserted: inserted, updated: updated, deleted: deleted, historyTokens: historyTokens)
+        container.changeHub.publish(
+            ModelContainerChange(
+                inserted: inserted, updated: updated, deleted: deleted, author: author, historyTokens: historyTokens,
+                origin: .context(editingState.id)))
+    }
+
+    /// Posts ``didSave`` with its `userInfo` keys, for `object`: a context, or a container after an
+    /// erase (with ``NotificationKey/invalidatedAllIdentifiers``).
+    static func postDidSave(
+        object: AnyObject, inserted: [PersistentIdentifier] = [], updated: [PersistentIdentifier] = [],
+        deleted: [PersistentIdentifier] = [], historyTokens: [DefaultHistoryToken] = [],
+        invalidatesAllIdentifiers: Bool = false
+    ) {
         var userInfo: [String: Any] = [
             NotificationKey.insertedIdentifiers.rawValue: inserted,
             NotificationKey.updatedIdentifiers.rawValue: updated,
             NotificationKey.deletedIdentifiers.rawValue: deleted,
         ]
         if !historyTokens.isEmpty { userInfo[NotificationKey.historyTokens.rawValue] = historyTokens }
-        NotificationCenter.default.post(name: Self.didSave, object: self, userInfo: userInfo)
-        container.changeHub.publish(
-            ModelContainerChange(
-                inserted: inserted, updated: updated, deleted: deleted, author: author, historyTokens: historyTokens,
-                origin: .context(editingState.id)))
+        if invalidatesAllIdentifiers { userInfo[NotificationKey.invalidatedAllIdentifiers.rawValue] = true }
+        NotificationCenter.default.post(name: didSave, object: object, userInfo: userInfo)
     }
 
     // MARK: Step 1: delete rules
