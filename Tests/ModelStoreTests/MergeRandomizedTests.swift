@@ -4,8 +4,8 @@ import ModelStoreInMemory
 import ModelStoreTestSupport
 import Testing
 
-/// Seeded interleavings of reads, edits and saves from three contexts with different merge
-/// policies on one store, checked step by step against a plain model of what the store, and a
+/// Seeded interleavings of reads, edits, deletes and saves from three contexts with different
+/// merge policies on one store, checked step by step against a plain model of what the store, and a
 /// live query over it, must hold. A failure is shrunk to a short list of steps and printed.
 ///
 /// `MODELSTORE_MERGE_SEEDS=N` runs N seeds (the long run; `swift test` runs a few).
@@ -22,6 +22,7 @@ struct MergeRandomizedTests {
         case edit(context: Int, trip: Int, budget: Double?, done: Bool?)
         case save(context: Int)
         case insert(trip: Int, budget: Double)
+        case delete(context: Int, trip: Int)
 
         var description: String {
             switch self {
@@ -30,6 +31,7 @@ struct MergeRandomizedTests {
                 "edit(c\(c), t\(t), budget: \(b.map { "\($0)" } ?? "-"), done: \(d.map { "\($0)" } ?? "-"))"
             case .save(let c): "save(c\(c))"
             case .insert(let t, let b): "insert(t\(t), budget: \(b))"
+            case .delete(let c, let t): "delete(c\(c), t\(t))"
             }
         }
     }
@@ -58,6 +60,8 @@ struct MergeRandomizedTests {
                 steps.append(
                     .edit(context: context, trip: Int.random(in: 0..<trips, using: &random), budget: budget, done: done)
                 )
+            case 7 where trips > 0:
+                steps.append(.delete(context: context, trip: Int.random(in: 0..<trips, using: &random)))
             default: steps.append(.save(context: context))
             }
         }
@@ -78,6 +82,7 @@ struct MergeRandomizedTests {
         var stored: [Int: Values] = [:]
         var read: [[Int: Values]] = Array(repeating: [:], count: contexts.count)  // what each context read
         var edited: [[Int: Values]] = Array(repeating: [:], count: contexts.count)  // its unsaved values
+        var deleting: [Set<Int>] = Array(repeating: [], count: contexts.count)  // its unsaved deletes
         func trip(_ index: Int, in context: Int) throws -> Trip? {
             try contexts[context].fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "t\(index)" })).first
         }
@@ -92,7 +97,14 @@ struct MergeRandomizedTests {
                 _ = try contexts[c].fetch(FetchDescriptor<Trip>())
                 for (number, values) in stored where edited[c][number] == nil { read[c][number] = values }
             case .edit(let c, let number, let budget, let done):
-                guard let model = try trip(number, in: c) else { continue }
+                // A model the context deletes is not edited; one the store lost is found only while the
+                // context has unsaved changes to it (they stay until a save or a rollback).
+                guard !deleting[c].contains(number), edited[c][number] != nil || stored[number] != nil else {
+                    continue
+                }
+                guard let model = try trip(number, in: c) else {
+                    return (index, "context c\(c) no longer finds t\(number)")
+                }
                 // The fetch refreshed the model unless it has unsaved changes.
                 if edited[c][number] == nil { read[c][number] = stored[number] }
                 var values = edited[c][number] ?? read[c][number]!
@@ -105,11 +117,27 @@ struct MergeRandomizedTests {
                     values.isDone = done
                 }
                 edited[c][number] = values
+            case .delete(let c, let number):
+                guard !deleting[c].contains(number), edited[c][number] == nil, stored[number] != nil else { continue }
+                guard let model = try trip(number, in: c) else {
+                    return (index, "context c\(c) does not find t\(number), which the store holds")
+                }
+                contexts[c].delete(model)
+                deleting[c].insert(number)
             case .save(let c):
                 var expected = stored
                 var conflict = false
+                // A save that changes or deletes a model another context deleted stores nothing (notFound).
+                var missing = false
+                for number in deleting[c] {
+                    if stored[number] == nil { missing = true } else { expected[number] = nil }
+                }
                 for (number, mine) in edited[c] {
-                    guard let before = read[c][number], let current = stored[number] else { continue }
+                    guard let current = stored[number] else {
+                        missing = true
+                        continue
+                    }
+                    guard let before = read[c][number] else { continue }
                     var result = mine
                     switch policies[c] {
                     case .mergeByProperty:
@@ -129,13 +157,25 @@ struct MergeRandomizedTests {
                     if conflict {
                         return (index, "the save succeeded, but another context had changed a model it saved")
                     }
+                    if missing {
+                        return (index, "the save succeeded, but another context had deleted a model it saved")
+                    }
                     for number in edited[c].keys { read[c][number] = expected[number] }
+                    for number in deleting[c] { read[c][number] = nil }
                     edited[c] = [:]
+                    deleting[c] = []
                     stored = expected
-                } catch DataStoreError.conflict {
-                    if !conflict { return (index, "the save threw a conflict the model does not expect") }
+                } catch let error as DataStoreError {
+                    // With both causes present, either error is right.
+                    var expectedCodes: Set<DataStoreError.Code> = []
+                    if conflict { expectedCodes.insert(.conflict) }
+                    if missing { expectedCodes.insert(.notFound) }
+                    if !expectedCodes.contains(error.code) {
+                        return (index, "the save threw \(error.code), the model expects \(expectedCodes)")
+                    }
                     contexts[c].rollback()
                     edited[c] = [:]
+                    deleting[c] = []
                     for number in read[c].keys { read[c][number] = nil }
                 }
             }

@@ -34,6 +34,49 @@ struct ObservationTests {
         #expect(trip.items.count == 1)
     }
 
+    /// Counts the observation notifications of reading `read` once.
+    private func observing(_ read: @escaping () -> Void) -> LockedValue<Int> {
+        let changed = LockedValue(0)
+        withObservationTracking(read) { changed.withLock { $0 += 1 } }
+        return changed
+    }
+
+    @Test func valuesAnotherContextSavedNotifyObserversWhenMerged() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: .inMemory())
+        let watcher = ModelContext(container)
+        watcher.automaticallyMergesChanges = true
+        watcher.insert(Trip(name: "Lisbon", budget: 100))
+        try watcher.save()
+        let trip = try #require(try watcher.fetch(FetchDescriptor<Trip>()).first)
+        let changed = observing { _ = trip.budget }
+        let writer = ModelContext(container)
+        try #require(try writer.fetch(FetchDescriptor<Trip>()).first).budget = 250
+        try writer.save()
+        #expect(changed.withLock { $0 } == 0, "nothing changed in the watcher's model before it merges")
+        watcher.mergePendingChanges()
+        #expect(trip.budget == 250)
+        #expect(changed.withLock { $0 } == 1, "the merge replaced the value without a setter, and must say so")
+    }
+
+    @Test func rollbackAndRefreshingFetchesNotifyObservers() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: .inMemory())
+        let context = ModelContext(container)
+        context.insert(Trip(name: "Lisbon", budget: 100))
+        try context.save()
+        let trip = try #require(try context.fetch(FetchDescriptor<Trip>()).first)
+        trip.budget = 5
+        let rolledBack = observing { _ = trip.budget }
+        context.rollback()
+        #expect(trip.budget == 100 && rolledBack.withLock { $0 } == 1)
+
+        let writer = ModelContext(container)
+        try #require(try writer.fetch(FetchDescriptor<Trip>()).first).name = "Porto"
+        try writer.save()
+        let refreshed = observing { _ = trip.name }
+        _ = try context.fetch(FetchDescriptor<Trip>())
+        #expect(trip.name == "Porto" && refreshed.withLock { $0 } == 1)
+    }
+
     @Test func transientPropertiesAreObservedButNotPersisted() throws {
         let model = Kitchen()
         let changed = LockedValue(false)

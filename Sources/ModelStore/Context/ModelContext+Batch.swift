@@ -198,7 +198,7 @@ extension ModelContext {
             guard let model = registry[snapshot.persistentIdentifier], !model.persistentBackingData.isChanged else {
                 continue
             }
-            try? entity.layout.apply(snapshot.values, to: model)
+            try? entity.layout.reload(snapshot.values, into: model)
             model.persistentBackingData.savedValues = snapshot.values
         }
     }

@@ -304,7 +304,7 @@ extension ModelContext {
                 if backing.state == .registered && !backing.isChanged
                     && !Self.isStored(snapshot.values, as: backing.savedValues)
                 {
-                    try layout.apply(snapshot.values, to: typed)
+                    try layout.reload(snapshot.values, into: typed)
                     backing.savedValues = snapshot.values
                 }
                 models.append(typed)

@@ -379,11 +379,11 @@ extension ModelContext {
         }
         for (id, snapshot) in changes.merged {
             guard let model = registry[id], let layout = ModelLayout.of(existential: type(of: model)) else { continue }
-            try? layout.apply(snapshot.values, to: model)
+            try? layout.reload(snapshot.values, into: model)
         }
         for (id, snapshot) in written.reregister {
             guard let model = registry[id], let layout = ModelLayout.of(existential: type(of: model)) else { continue }
-            try? layout.apply(snapshot.values, to: model)
+            try? layout.reload(snapshot.values, into: model)
             model.persistentBackingData.savedValues = snapshot.values
         }
         for model in deletion.models.models {

@@ -221,7 +221,7 @@ public final class ModelContext {
         guard backing.isChanged else { return }
         if let saved = backing.savedValues, let layout = ModelLayout.of(existential: type(of: model)) {
             // Saved values came from the store through the same codecs: they decode.
-            try? layout.apply(saved, to: model)
+            try? layout.reload(saved, into: model)
         }
         backing.isChanged = false
     }

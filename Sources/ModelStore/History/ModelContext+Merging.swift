@@ -63,7 +63,7 @@ extension ModelContext {
                     guard let layout = ModelLayout.of(existential: type(of: model)),
                         backing.savedValues.map({ !Self.isStored(snapshot.values, as: $0) }) ?? true
                     else { continue }
-                    try? layout.apply(snapshot.values, to: model)
+                    try? layout.reload(snapshot.values, into: model)
                     backing.savedValues = snapshot.values
                 } else {
                     detach(model)  // deleted by the other side

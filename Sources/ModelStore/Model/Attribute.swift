@@ -56,6 +56,7 @@ public struct Attribute<Value> {
         get {
             let backing = model.persistentBackingData
             backing.registrar.access(model, keyPath: wrappedKeyPath)
+            backing.registrar.access(backing, keyPath: \.storedValues)
             if let probe = backing.probe { probe.record(storage: storageKeyPath, wrapped: wrappedKeyPath) }
             return model[keyPath: storageKeyPath].value
         }

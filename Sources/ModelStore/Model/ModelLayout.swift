@@ -175,6 +175,13 @@ final class ModelLayout: @unchecked Sendable {
     func apply(_ values: [StoreValue], to model: AnyObject) throws {
         for (field, value) in zip(fields, values) { try field.load(value, into: model) }
     }
+
+    /// Replaces a registered model's values with ones read from the store (a merge, a refresh, a
+    /// rollback) and tells the observations that read the model, since no setter ran.
+    func reload(_ values: [StoreValue], into model: any PersistentModel) throws {
+        defer { model.persistentBackingData.storedValuesDidChange() }
+        try apply(values, to: model)
+    }
 }
 
 // MARK: - Field accessors

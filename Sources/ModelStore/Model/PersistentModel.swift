@@ -107,7 +107,12 @@ public struct ModelConstraint<Model: PersistentModel>: Sendable {
 ///
 /// Every model declares one: `let persistentBackingData = BackingData()`. Its contents are the
 /// framework's; code outside ModelStore only creates it.
-public final class BackingData {
+///
+/// It is `Observable` only so that observation can track "the model's stored values" as one
+/// property: every wrapped property's getter reports reading them, and the context reports a
+/// change when it replaces a registered model's values from the store (a merge of another
+/// context's save, a refresh by a fetch, a rollback, a batch update), where no setter runs.
+public final class BackingData: Observable {
     /// Creates the state of a model that is not yet in any context.
     public init() {}
 
@@ -142,6 +147,15 @@ public final class BackingData {
         let id = PersistentIdentifier.temporary(entityName: entityName)
         persistentIdentifier = id
         return id
+    }
+
+    /// Stands for all of the model's stored values in observation tracking (see the type's summary).
+    var storedValues: Void { () }
+
+    /// Reports that the model's stored values were replaced without their setters, to every
+    /// observation that read any of its wrapped properties.
+    func storedValuesDidChange() {
+        registrar.withMutation(of: self, keyPath: \.storedValues) {}
     }
 
     /// Notes a change of a stored property. A registered model becomes one of its context's changed
