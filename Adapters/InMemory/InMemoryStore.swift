@@ -12,6 +12,15 @@ public struct InMemoryStoreConfiguration: DataStoreConfiguration {
     /// How many changes of history the store keeps at most (10,000 by default): the oldest
     /// transactions go first, and tokens into them expire. `nil` keeps every transaction.
     public var historyLimit: Int?
+    /// Whether stores opened with this name share their models within the process (`false` by
+    /// default). While one shared store of a name is open, opening another with the same name
+    /// and a shared configuration gives a view of the same models, history and identifiers, as
+    /// two containers on one file would; the models are gone when the last of them closes. The
+    /// schemas must describe the same entities.
+    ///
+    /// A `memory:NAME` URL and a named `ModelConfiguration(_:isStoredInMemoryOnly: true)` open
+    /// shared stores; `memory:` and an unnamed configuration open private ones.
+    public var isShared: Bool
 
     /// A configuration named `name`, optionally owning only the entities of `schema`.
     ///
@@ -19,22 +28,32 @@ public struct InMemoryStoreConfiguration: DataStoreConfiguration {
     ///   - name: The configuration's name, unique within a container.
     ///   - schema: The entities this store owns; the container's whole schema when `nil`.
     ///   - historyLimit: How many changes of history to keep at most; `nil` keeps all.
-    public init(name: String = "memory", schema: Schema? = nil, historyLimit: Int? = 10_000) {
+    ///   - isShared: Whether stores of this name share their models within the process.
+    public init(name: String = "memory", schema: Schema? = nil, historyLimit: Int? = 10_000, isShared: Bool = false) {
         self.name = name
         self.schema = schema
         self.historyLimit = historyLimit
+        self.isShared = isShared
     }
 
-    /// Configurations are equal when their names are.
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.name == rhs.name }
-    /// Hashes the name.
-    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+    /// Configurations are equal when their names and their sharing are.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.name == rhs.name && lhs.isShared == rhs.isShared }
+    /// Hashes what ``==`` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(isShared)
+    }
 }
 
 extension DataStoreConfiguration where Self == InMemoryStoreConfiguration {
     /// A store that keeps everything in memory and forgets it when the container goes away.
-    public static func inMemory(name: String = "memory") -> InMemoryStoreConfiguration {
-        InMemoryStoreConfiguration(name: name)
+    ///
+    /// - Parameters:
+    ///   - name: The configuration's name, unique within a container.
+    ///   - isShared: Whether stores of this name share their models within the process
+    ///     (``InMemoryStoreConfiguration/isShared``).
+    public static func inMemory(name: String = "memory", isShared: Bool = false) -> InMemoryStoreConfiguration {
+        InMemoryStoreConfiguration(name: name, isShared: isShared)
     }
 }
 
@@ -42,7 +61,8 @@ extension DataStoreConfiguration where Self == InMemoryStoreConfiguration {
 ///
 /// It runs every query natively on snapshots (``SnapshotTable``) and enforces unique
 /// constraints atomically. It keeps the history of every transaction (``HistoryProviding``) until
-/// it is deleted. Nothing survives the store.
+/// it is deleted. Nothing survives the store, or, for a shared one
+/// (``InMemoryStoreConfiguration/isShared``), the last open store of its name.
 public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStoreTwoPhaseSaving, HistoryProviding {
     /// The store's snapshot type.
     public typealias Snapshot = DefaultSnapshot
@@ -64,9 +84,21 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStor
         }
         self.configuration = configuration
         self.schema = schema
-        self.identifier = "memory-" + UUID().uuidString.prefix(8).lowercased()
-        self.table = GuardedTable(
-            SnapshotTable(schema: schema), history: StoreHistory(limit: configuration.historyLimit))
+        let make = {
+            GuardedTable(
+                SnapshotTable(schema: schema), history: StoreHistory(limit: configuration.historyLimit),
+                identifier: "memory-" + UUID().uuidString.prefix(8).lowercased(), schema: schema.storedDescription)
+        }
+        let table = configuration.isShared ? SharedTables.table(named: configuration.name, make: make) : make()
+        guard table.schema == schema.storedDescription else {
+            throw DataStoreError(
+                .invalidConfiguration,
+                "the shared in-memory store '\(configuration.name)' is open with another schema "
+                    + "(\(table.schema.entities.map(\.name).sorted().joined(separator: ", ")))",
+                remedy: "Open it with the same model types, or give this store another name")
+        }
+        self.identifier = table.identifier
+        self.table = table
     }
 
     /// Runs every filter and sort natively and enforces uniqueness.
@@ -173,6 +205,28 @@ extension InMemoryStore {
     }
 }
 
+/// The open shared stores' tables by name, held weakly: a name's models live as long as one of its stores.
+private enum SharedTables {
+    private final class Entry: @unchecked Sendable {
+        // Safety: `table` is read and written only inside `tables.withLock`.
+        weak var table: GuardedTable?
+        init(_ table: GuardedTable) { self.table = table }
+    }
+
+    private static let tables = LockedValue<[String: Entry]>([:])
+
+    /// The open table named `name`, or a new one from `make`.
+    static func table(named name: String, make: () -> GuardedTable) -> GuardedTable {
+        tables.withLock { tables in
+            if let open = tables[name]?.table { return open }
+            let table = make()
+            tables = tables.filter { $0.value.table != nil }
+            tables[name] = Entry(table)
+            return table
+        }
+    }
+}
+
 /// The store's table, the lock that guards it, and the lock that keeps saves one at a time.
 ///
 /// Fetches take only the table lock. Saves take the save lock first, so a two-phase save can hold
@@ -183,10 +237,16 @@ private final class GuardedTable: @unchecked Sendable {
     private let saveLock = NSLock()
     private var table: SnapshotTable
     private var history: StoreHistory
+    /// The identifier of every store that opens this table.
+    let identifier: String
+    /// The entities the table was made for.
+    let schema: Schema.Description
 
-    init(_ table: SnapshotTable, history: StoreHistory) {
+    init(_ table: SnapshotTable, history: StoreHistory, identifier: String, schema: Schema.Description) {
         self.table = table
         self.history = history
+        self.identifier = identifier
+        self.schema = schema
     }
 
     /// Reads the table.

@@ -6,10 +6,15 @@ import ModelStoreSQLite
 
 extension StoreScheme {
     /// `memory:` or `memory:NAME`: an `InMemoryStore` that forgets everything when the container goes away.
+    ///
+    /// `memory:NAME` opens a shared store: containers in one process that open the same name see
+    /// the same models while one of them is open (`InMemoryStoreConfiguration.isShared`).
     public static let memory = StoreScheme(
         "memory", summary: "in memory, nothing saved to disk", location: .optional("NAME"), example: "memory:"
     ) { url in
-        InMemoryStoreConfiguration(name: url.location.isEmpty ? "memory" : url.location)
+        url.location.isEmpty
+            ? InMemoryStoreConfiguration(name: "memory")
+            : InMemoryStoreConfiguration(name: url.location, isShared: true)
     }
 
     /// `json:PATH[?backup=true|false]`: a `JSONFileStore` in one human-readable JSON file.

@@ -14,7 +14,8 @@ import ModelStoreSQLite
 /// ```
 ///
 /// A configuration opens, in this order:
-/// - ``isStoredInMemoryOnly``: an `InMemoryStore` named ``name``;
+/// - ``isStoredInMemoryOnly``: an `InMemoryStore` named ``name``, shared by the containers of the
+///   process that open the same name when you gave one (as SwiftData's named in-memory stores are);
 /// - a ``url`` ending in `.json`: a `JSONFileStore`; ending in `.log`: an `AppendLogStore` in that
 ///   folder; any other: an `SQLiteStore`, as SwiftData's default store is SQLite;
 /// - no URL: the default store, ``defaultStoreURL``, or `MODELSTORE_URL` when it is set.
@@ -33,6 +34,8 @@ public struct ModelConfiguration: Hashable, Sendable {
     /// configuration with `allowsSave: false` refuses to open it (SwiftData's parameter is kept so
     /// that code states what it expects).
     public let allowsSave: Bool
+    /// Whether the name was given rather than defaulted (a named in-memory store is shared).
+    private let isNamed: Bool
 
     /// A configuration for the default store, or an in-memory one.
     ///
@@ -45,6 +48,7 @@ public struct ModelConfiguration: Hashable, Sendable {
         _ name: String? = nil, schema: Schema? = nil, isStoredInMemoryOnly: Bool = false, allowsSave: Bool = true
     ) {
         self.name = name ?? "default"
+        self.isNamed = name != nil
         self.schema = schema
         self.url = nil
         self.isStoredInMemoryOnly = isStoredInMemoryOnly
@@ -61,6 +65,7 @@ public struct ModelConfiguration: Hashable, Sendable {
     ///   - allowsSave: Whether saves are allowed (only `true` is supported).
     public init(_ name: String? = nil, schema: Schema? = nil, url: URL, allowsSave: Bool = true) {
         self.name = name ?? "default"
+        self.isNamed = name != nil
         self.schema = schema
         self.url = url
         self.isStoredInMemoryOnly = false
@@ -113,7 +118,7 @@ public struct ModelConfiguration: Hashable, Sendable {
         }
         var configuration: any DataStoreConfiguration
         if isStoredInMemoryOnly {
-            configuration = InMemoryStoreConfiguration(name: name)
+            configuration = InMemoryStoreConfiguration(name: name, isShared: isNamed)
         } else if let url {
             switch url.pathExtension.lowercased() {
             case "json": configuration = JSONFileStoreConfiguration(url: url, name: name)

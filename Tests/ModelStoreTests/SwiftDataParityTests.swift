@@ -73,3 +73,25 @@ struct RelationshipArgumentOrderTests {
         #expect(error.code == .relationshipCountViolation)
     }
 }
+
+/// SwiftData's untyped `model(for:)`, beside the typed form.
+struct UntypedModelLookupTests {
+    @Test func theUntypedLookupReturnsTheModelOfTheIdentifiersEntity() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: .inMemory())
+        let writer = ModelContext(container)
+        let trip = Trip(name: "Lisbon", items: [Item("Passport")])
+        writer.insert(trip)
+        try writer.save()
+        let item = try #require(trip.items.first)
+        #expect(try writer.model(for: trip.persistentModelID) === trip, "a registered model comes from the context")
+
+        let reader = ModelContext(container)
+        let found = try #require(try reader.model(for: item.persistentModelID))
+        #expect((found as? Item)?.title == "Passport")
+        #expect(reader.registeredModel(for: item.persistentModelID, as: Item.self) === found as? Item)
+
+        writer.delete(trip)
+        try writer.save()
+        #expect(try ModelContext(container).model(for: trip.persistentModelID) == nil)
+    }
+}

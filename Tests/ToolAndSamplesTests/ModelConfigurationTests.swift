@@ -34,6 +34,43 @@ import Testing
         #expect(container.schema.entities.map { $0.name }.sorted() == ["Item", "Trip"])
     }
 
+    @Test func aSecondContainerOnANamedInMemoryStoreSharesItsModels() throws {
+        let name = "shared-\(UUID().uuidString)"
+        let first = try ModelContainer(
+            for: Trip.self, configurations: ModelConfiguration(name, isStoredInMemoryOnly: true))
+        try addTrip("Lisbon", to: first)
+        let second = try ModelContainer(
+            for: Trip.self, configurations: ModelConfiguration(name, isStoredInMemoryOnly: true))
+        #expect(try tripNames(in: second) == ["Lisbon"], "the second container starts from the first's models")
+        try addTrip("Porto", to: second)
+        #expect(try tripNames(in: first) == ["Lisbon", "Porto"])
+        #expect(first.stores[0].identifier == second.stores[0].identifier, "identifiers work in both containers")
+        // By URL too; an unnamed configuration and `memory:` stay private.
+        let byURL = try ModelContainer(for: Trip.self, url: "memory:\(name)")
+        #expect(try tripNames(in: byURL) == ["Lisbon", "Porto"])
+        let unnamed = try ModelContainer(
+            for: Trip.self, configurations: ModelConfiguration(isStoredInMemoryOnly: true))
+        #expect(try tripNames(in: unnamed).isEmpty)
+        #expect(try tripNames(in: try ModelContainer(for: Trip.self, url: "memory:")).isEmpty)
+    }
+
+    @Test func aSharedInMemoryStoreIsGoneWithItsLastContainerAndKeepsItsSchema() throws {
+        let name = "shared-\(UUID().uuidString)"
+        do {
+            let container = try ModelContainer(
+                for: Trip.self, configurations: ModelConfiguration(name, isStoredInMemoryOnly: true))
+            try addTrip("Lisbon", to: container)
+            let error = expectError(.invalidConfiguration) {
+                _ = try ModelContainer(
+                    for: Place.self, configurations: ModelConfiguration(name, isStoredInMemoryOnly: true))
+            }
+            #expect(error?.message.contains("another schema") == true)
+        }
+        let reopened = try ModelContainer(
+            for: Trip.self, configurations: ModelConfiguration(name, isStoredInMemoryOnly: true))
+        #expect(try tripNames(in: reopened).isEmpty, "nothing outlives the last open store of the name")
+    }
+
     @Test func aURLOpensTheStoreItsExtensionNamesAndKeepsTheData() throws {
         let directory = try TemporaryDirectory()
         let cases: [(String, any DataStore.Type)] = [

@@ -44,9 +44,9 @@ struct StoreRegistryTests {
     @Test func memorySchemeMakesAnInMemoryConfiguration() throws {
         let registry = builtIns()
         let configuration = try #require(try registry.configuration(for: "memory:") as? InMemoryStoreConfiguration)
-        #expect(configuration.name == "memory")
+        #expect(configuration.name == "memory" && !configuration.isShared)
         let named = try #require(try registry.configuration(for: "memory:scratch") as? InMemoryStoreConfiguration)
-        #expect(named.name == "scratch")
+        #expect(named.name == "scratch" && named.isShared)
     }
 
     @Test func builtInSchemesAreListedByName() {

@@ -251,6 +251,21 @@ public final class ModelContext {
         return try loadModels([id], as: T.self).first
     }
 
+    /// The model with this identifier, of whatever type its entity has: SwiftData's untyped
+    /// `model(for:)`. From the context, or else its store; `nil` if it doesn't exist.
+    ///
+    /// Unlike SwiftData's, which hands out a model that traps when read if the store has no such
+    /// model, this one reads the store at once, so it can throw and returns `nil` for a model that
+    /// is not there. Cast the result (`as? Trip`), or use ``model(for:as:)`` when you know the type.
+    public func model(for id: PersistentIdentifier) throws -> (any PersistentModel)? {
+        if let model = registry[id] { return model }
+        guard let entity = container.schema.entity(named: id.entityName) else { return nil }
+        func load<T: PersistentModel>(_ type: T.Type) throws -> (any PersistentModel)? {
+            try model(for: id, as: type)
+        }
+        return try load(entity.modelType)
+    }
+
     /// Forgets every registered model that has no unsaved changes, so later reads come from the store.
     public func reset() {
         for (id, model) in registry where !model.hasChanges {
