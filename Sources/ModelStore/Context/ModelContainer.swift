@@ -20,6 +20,15 @@ public final class ModelContainer: Sendable {
     private let storeIndexByEntity: [String: Int]
     /// The subscribers to ``changes``.
     let changeHub = ChangeHub()
+    private let duplicateInserts = LockedValue(DuplicateInsertPolicy.error)
+
+    /// What the saves of contexts made from now on do with an inserted model whose unique values
+    /// another model already has (each context can change its own
+    /// ``ModelContext/duplicateInsertPolicy``).
+    public var duplicateInsertPolicy: DuplicateInsertPolicy {
+        get { duplicateInserts.withLock { $0 } }
+        set { duplicateInserts.withLock { $0 = newValue } }
+    }
     @MainActor private var mainContextStorage: ModelContext?
 
     /// A container for these model types (and the types their relationships reach).

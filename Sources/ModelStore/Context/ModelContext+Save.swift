@@ -35,6 +35,7 @@ extension ModelContext {
         if automaticallyMergesChanges { mergePendingChanges() }
         processPendingChanges()
         guard hasChanges else { return }
+        try resolveDuplicateInserts()
         let changed = changedModels.models.filter { $0.persistentBackingData.state == .registered }
         try commit(inserted: insertedModels.models, changed: changed, deleted: deletedModels.models)
         insertedModels.removeAll()

@@ -37,6 +37,9 @@ public final class ModelContext {
     /// read it. ``MergePolicy/error`` by default, as in Core Data: the save throws rather than
     /// overwrite what the other side wrote; choose another policy to merge instead.
     public var mergePolicy: MergePolicy = .error
+    /// What a save does with an inserted model whose unique values another model already has;
+    /// the container's ``ModelContainer/duplicateInsertPolicy`` when the context is made.
+    public var duplicateInsertPolicy: DuplicateInsertPolicy
     /// Whether models registered here take in what other contexts of the container save (Core
     /// Data's `automaticallyMergesChangesFromParent`); off by default. See ``mergePendingChanges()``.
     public var automaticallyMergesChanges = false {
@@ -61,6 +64,7 @@ public final class ModelContext {
     public init(_ container: ModelContainer) {
         self.container = container
         self.editingState = EditingState()
+        self.duplicateInsertPolicy = container.duplicateInsertPolicy
         for store in container.stores { store.initializeState(for: editingState) }
     }
 

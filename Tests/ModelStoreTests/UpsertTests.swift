@@ -1,0 +1,85 @@
+import Foundation
+import ModelStore
+import ModelStoreInMemory
+import ModelStoreTestSupport
+import Testing
+
+/// ``DuplicateInsertPolicy``: what a save does with an inserted model whose unique values another
+/// model already has.
+struct UpsertTests {
+    let container: ModelContainer
+
+    init() throws {
+        container = try ModelContainer(for: Trip.self, Author.self, configurations: .inMemory())
+        container.duplicateInsertPolicy = .upsert
+        let setup = ModelContext(container)
+        setup.insert(Trip(name: "Lisbon", budget: 100, items: [Item("Passport")]))
+        setup.insert(Author("Ada", "Lovelace", email: "ada@example.com"))
+        try setup.save()
+    }
+
+    private func trips() throws -> [Trip] {
+        try ModelContext(container).fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)]))
+    }
+
+    @Test func theStoredModelTakesTheInsertedValuesAndTheContextKeepsIt() throws {
+        let context = ModelContext(container)
+        let stored = try #require(try context.fetch(FetchDescriptor<Trip>()).first)
+        let inserted = Trip(name: "Lisbon", budget: 250, items: [Item("Map")])
+        context.insert(inserted)
+        try context.save()
+        let now = try trips()
+        #expect(now.map(\.name) == ["Lisbon"] && now[0].budget == 250)
+        #expect(now[0].items.map(\.title).sorted() == ["Map", "Passport"])
+        #expect(stored.budget == 250, "the context keeps the model it had, with the new values")
+        #expect(inserted.persistentModelID == stored.persistentModelID)
+        #expect(try context.model(for: inserted.persistentModelID) === stored)
+        #expect(!context.hasChanges)
+    }
+
+    @Test func twoInsertsWithOneValueInOneSaveStoreOneModelWithTheLaterValues() throws {
+        let context = ModelContext(container)
+        context.insert(Trip(name: "Porto", budget: 1))
+        context.insert(Trip(name: "Porto", budget: 2))
+        try context.save()
+        let porto = try trips().filter { $0.name == "Porto" }
+        #expect(porto.map(\.budget) == [2])
+    }
+
+    @Test func aCompoundConstraintMatchesOnlyWhenEveryValueDoes() throws {
+        let context = ModelContext(container)
+        context.insert(Author("Ada", "Byron", email: "byron@example.com"))  // another last name: a new model
+        context.insert(Author("Ada", "Lovelace", email: "ada@example.com"))  // the stored one
+        try context.save()
+        let authors = try ModelContext(container).fetch(FetchDescriptor<Author>(sortBy: [SortDescriptor(\.last)]))
+        #expect(authors.map(\.last) == ["Byron", "Lovelace"])
+    }
+
+    @Test func aStoredModelThisSaveDeletesOrRenamesIsNotMatched() throws {
+        let context = ModelContext(container)
+        let stored = try #require(try context.fetch(FetchDescriptor<Trip>()).first)
+        context.delete(stored)
+        let replacement = Trip(name: "Lisbon", budget: 5)
+        context.insert(replacement)
+        try context.save()
+        #expect(try trips().map(\.budget) == [5])
+        #expect(replacement.persistentModelID != stored.persistentModelID)
+
+        let renaming = ModelContext(container)
+        let lisbon = try #require(try renaming.fetch(FetchDescriptor<Trip>()).first)
+        lisbon.name = "Faro"
+        renaming.insert(Trip(name: "Lisbon", budget: 9))
+        try renaming.save()
+        #expect(try trips().map(\.name) == ["Faro", "Lisbon"])
+    }
+
+    @Test func theErrorPolicyRefusesTheSaveAndStoresNothing() throws {
+        let context = ModelContext(container)
+        context.duplicateInsertPolicy = .error
+        context.insert(Trip(name: "Lisbon", budget: 250))
+        let error = expectError(.uniqueConstraintViolation) { try context.save() }
+        #expect(error?.propertyNames == ["name"])
+        #expect(try trips().map(\.budget) == [100])
+        #expect(context.hasChanges)
+    }
+}
