@@ -333,3 +333,64 @@ struct PrefetchTests {
         expectError(.invalidValue) { try ModelContext(container).fetch(descriptor) }
     }
 }
+
+/// ``ModelContext/fetch(_:batchSize:)``: a result read from the store a batch at a time.
+struct BatchedFetchTests {
+    let container: ModelContainer
+
+    init() throws {
+        container = try ModelContainer(for: Trip.self, configurations: .inMemory())
+        let setup = ModelContext(container)
+        for index in 0..<25 { setup.insert(Trip(name: String(format: "trip %02d", index), budget: Double(index))) }
+        try setup.save()
+    }
+
+    @Test func theCollectionHoldsTheResultInOrderAndReadsItABatchAtATime() throws {
+        let context = ModelContext(container)
+        var descriptor = FetchDescriptor<Trip>(
+            predicate: #Predicate { $0.budget >= 3 }, sortBy: [SortDescriptor(\.budget, order: .reverse)])
+        descriptor.fetchLimit = 20
+        let trips = try context.fetch(descriptor, batchSize: 6)
+        #expect(trips.count == 20 && trips.batchSize == 6)
+        #expect(trips.identifiers == (try context.fetchIdentifiers(descriptor)))
+        #expect(trips.map(\.budget) == (try context.fetch(descriptor)).map(\.budget))
+        #expect(trips.last?.name == "trip 05")
+    }
+
+    @Test func aModelEnumerateHandedOutAndTheCallerKeptStillSavesItsChanges() throws {
+        let context = ModelContext(container)
+        var kept: [Trip] = []
+        try context.enumerate(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)]), batchSize: 4) { trip in
+            if trip.name == "trip 02" { kept.append(trip) }
+        }
+        let trip = try #require(kept.first)
+        #expect(context.registeredModel(for: trip.persistentModelID, as: Trip.self) === trip)
+        #expect(context.registeredModel(for: kept[0].persistentModelID, as: Trip.self) != nil)
+        let released = try context.fetchIdentifiers(FetchDescriptor<Trip>()).filter {
+            context.registeredModel(for: $0, as: Trip.self) != nil
+        }
+        #expect(released == [trip.persistentModelID], "the models nobody kept were released")
+        trip.budget = 77
+        try context.save()
+        let stored = try ModelContext(container).fetch(
+            FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "trip 02" }))
+        #expect(stored.first?.budget == 77)
+    }
+
+    @Test func modelsOfEarlierBatchesAreReleasedUnlessSomethingHoldsThem() throws {
+        let context = ModelContext(container)
+        let trips = try context.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.name)]), batchSize: 5)
+        let kept = trips[0]
+        kept.budget = 1_000  // an unsaved change, on a model the test holds
+        _ = trips[1].name
+        _ = trips[7].name  // loads the second batch: the first one's other models can go
+        let registered = trips.identifiers.prefix(5).filter {
+            context.registeredModel(for: $0, as: Trip.self) != nil
+        }
+        #expect(registered == [kept.persistentModelID], "only the model something holds stays registered")
+        try context.save()
+        let stored = try ModelContext(container).fetch(
+            FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "trip 00" }))
+        #expect(stored.first?.budget == 1_000, "the kept model's change was saved")
+    }
+}

@@ -28,7 +28,8 @@ extension ModelContext {
     /// Calls `block` with each matching model, loading `batchSize` models at a time and releasing
     /// each batch before the next, so the whole result is never in memory at once.
     ///
-    /// Models the block changes stay registered until saved; unchanged ones are released.
+    /// Models the block changes or keeps a reference to stay registered (so a later change to one
+    /// is saved); the others are released.
     public func enumerate<T: PersistentModel>(
         _ descriptor: FetchDescriptor<T>, batchSize: Int = 5000, allowEscapingMutations: Bool = false,
         block: (T) throws -> Void
@@ -40,9 +41,12 @@ extension ModelContext {
             let chunk = Array(ids[start..<min(start + size, ids.count)])
             start += size
             let before = Set(chunk.filter { registry[$0] != nil })
-            let models = try loadModels(chunk, as: T.self)
-            for model in models { try block(model) }
-            releaseUnchanged(models.map(\.persistentModelID).filter { !before.contains($0) })
+            let loaded = try loadModels(chunk, as: T.self).map(\.persistentModelID).filter { !before.contains($0) }
+            for id in chunk {
+                guard let model = registry[id] as? T else { continue }
+                try block(model)
+            }
+            releaseUnreferenced(loaded)
         }
     }
 
@@ -316,6 +320,7 @@ extension ModelContext {
             backing.persistentIdentifier = id
             backing.context = self
             backing.container = container
+            backing.tracksUndo = undoManager != nil
             backing.state = .registered
             backing.savedValues = snapshot.values
             registry[id] = model

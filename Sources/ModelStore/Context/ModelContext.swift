@@ -60,6 +60,34 @@ public final class ModelContext {
     /// Relationships that failed to load, by model and property: the next save throws the first.
     var faultFailures: [FaultKey: DataStoreError] = [:]
 
+    /// Records, while ``undoManager`` is set, how to undo the inserts, deletes and changes of
+    /// stored properties and relationships made through this context, as SwiftData's does.
+    ///
+    /// `nil` by default. Set one to make changes undoable: ``UndoManager/undo()`` puts back the
+    /// values, relationships, inserts and deletes of the newest group of changes, which stay
+    /// unsaved changes until the next ``save()``; ``UndoManager/redo()`` applies them again. The
+    /// changes between two calls of ``processPendingChanges()`` (which ``save()`` and the main
+    /// context's autosave make) form one group unless you group them yourself with
+    /// `beginUndoGrouping()` and `endUndoGrouping()`. ``rollback()`` clears the manager's stacks.
+    /// Saving does not: an undo after a save changes the models back, to be saved again.
+    public var undoManager: UndoManager? {
+        didSet {
+            for model in registry.values { model.persistentBackingData.tracksUndo = undoManager != nil }
+        }
+    }
+
+    /// Registers `action` as the undo of a change just made, if the context has an undo manager.
+    func registerUndo(_ action: @escaping (ModelContext) -> Void) {
+        undoManager?.registerUndo(withTarget: self, handler: action)
+    }
+
+    /// Registers putting `value` back into `model`'s wrapped property as the undo of a write.
+    func registerUndo<Model: PersistentModel, Value>(
+        of model: Model, _ keyPath: ReferenceWritableKeyPath<Model, Value>, was value: Value
+    ) {
+        undoManager?.registerUndo(withTarget: model) { $0[keyPath: keyPath] = value }
+    }
+
     /// A new context on a container.
     public init(_ container: ModelContainer) {
         self.container = container
@@ -101,6 +129,8 @@ public final class ModelContext {
                 backing.state = backing.savedValues == nil ? .inserted : .registered
                 deletedModels.remove(model)
                 if backing.state == .inserted { insertedModels.append(model) }
+                if backing.state == .registered && backing.isChanged { changedModels.append(model) }
+                registerUndo { $0.delete(model) }
                 return
             }
         case .detached:
@@ -110,14 +140,19 @@ public final class ModelContext {
         backing.container = container
         backing.state = .inserted
         backing.isChanged = false
+        backing.tracksUndo = undoManager != nil
         registry[model.persistentModelID] = model
         insertedModels.append(model)
+        registerUndo { $0.delete(model) }
         scheduleAutosave()
     }
 
     /// Inserts every unregistered model reachable through the loaded relationships of inserted and changed models.
     public func processPendingChanges() {
         registerReachableModels(from: insertedModels.models + changedModels.models)
+        #if !canImport(Darwin)
+            undoManager?.endAutomaticGroup()
+        #endif
     }
 
     private func registerReachableModels(from models: [any PersistentModel]) {
@@ -159,6 +194,7 @@ public final class ModelContext {
         case .deleted, .detached:
             return
         }
+        registerUndo { $0.insert(model) }
         scheduleAutosave()
     }
 
@@ -167,6 +203,7 @@ public final class ModelContext {
         registry[model.persistentModelID] = nil
         backing.state = .detached
         backing.isChanged = false
+        backing.tracksUndo = false
         backing.context = nil
         backing.container = nil
     }
@@ -218,6 +255,7 @@ public final class ModelContext {
         changedModels.removeAll()
         deletedModels.removeAll()
         faultFailures.removeAll()
+        undoManager?.removeAllActions()
     }
 
     private func restoreSavedValues(of model: any PersistentModel) {

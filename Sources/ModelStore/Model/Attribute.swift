@@ -62,6 +62,9 @@ public struct Attribute<Value> {
         }
         set {
             let backing = model.persistentBackingData
+            if backing.tracksUndo {
+                backing.context?.registerUndo(of: model, wrappedKeyPath, was: model[keyPath: storageKeyPath].value)
+            }
             backing.registrar.withMutation(of: model, keyPath: wrappedKeyPath) {
                 model[keyPath: storageKeyPath].value = newValue
             }

@@ -141,6 +141,8 @@ public final class BackingData: Observable {
     var savedValues: [StoreValue]?
     /// Set on the probe instance used to resolve key paths.
     var probe: ProbeRecorder?
+    /// Whether the model's context has an undo manager, so each write registers how to undo it.
+    var tracksUndo = false
 
     func identifier(entityName: String) -> PersistentIdentifier {
         if let persistentIdentifier { return persistentIdentifier }

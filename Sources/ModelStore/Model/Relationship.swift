@@ -126,6 +126,9 @@ public struct Relationship<Value: RelationshipValue> {
                 model[keyPath: storageKeyPath].value = newValue
                 return
             }
+            if backing.tracksUndo {
+                backing.context?.registerUndo(of: model, wrappedKeyPath, was: model[keyPath: wrappedKeyPath])
+            }
             guard let field = ModelLayout.relationshipField(Model.self, storage: storageKeyPath) else {
                 // The type's layout is being built (this is its probe's initializer): no bookkeeping.
                 model[keyPath: storageKeyPath].value = newValue
