@@ -12,8 +12,10 @@ struct MutationTests {
         let backend = shared ? "shared file" : durable ? "file" : "memory"
         let capabilities: ConformanceCapabilities =
             shared
-            ? [.batching, .erase, .durability, .multiProcessAccess, .externalStorage]
-            : durable ? [.batching, .erase, .durability, .externalStorage] : [.batching, .erase]
+            ? [.batching, .erase, .durability, .multiProcessAccess, .externalStorage, .history]
+            : durable
+                ? [.batching, .erase, .durability, .externalStorage, .history, .migrations, .customMigrationStages]
+                : [.batching, .erase, .history]
         return ConformanceAdapter(
             name: "MutantStore(\(mutation?.rawValue ?? "no mutation"), \(backend))",
             capabilities: capabilities,
@@ -75,8 +77,10 @@ struct MutationTests {
     @Test func mutantsCoverEveryRequirement() {
         #expect(Mutation.allCases.count >= 60)
         let covered = Set(Mutation.allCases.map(\.requirement))
-        for requirement in Mutation.requirements where !requirement.hasPrefix("history") {
-            #expect(covered.contains(requirement))
+        for requirement in Mutation.requirements { #expect(covered.contains(requirement)) }
+        for rule in 1...5 {
+            #expect(
+                covered.contains { $0.hasPrefix("HistoryProviding \(rule) ") }, "no mutant breaks history rule \(rule)")
         }
         #expect(Mutation.allCases.contains { $0.isDurable })
     }
