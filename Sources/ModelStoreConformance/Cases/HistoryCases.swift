@@ -41,6 +41,11 @@ enum HistoryCases {
             "History deleted before closing stays deleted after reopening, its tokens stay expired, and tokens keep "
                 + "increasing past every deleted transaction (durable stores).",
             requires: [.history, .durability], body: deletedHistoryAfterReopen),
+        CaseDefinition(
+            .history, "everyKindOfChangeKeepsItsHistoryAfterReopen",
+            "The transactions of a save, a batch insert, a batch update and a batch delete, the last changes before "
+                + "closing, come back unchanged after reopening (durable stores).",
+            requires: [.history, .durability, .batching], body: everyKindAfterReopen),
     ]
 
     // MARK: Cases
@@ -323,6 +328,42 @@ enum HistoryCases {
         try env.checkEqual(
             history[2].changes.map(\.changedPersistentIdentifier), [inserted[2]],
             "the batch delete's transaction does not list exactly the deleted model")
+    }
+
+    private static func everyKindAfterReopen(_ env: CaseEnvironment) throws {
+        /// What reopening must keep of a transaction: its token, author and changed models, in order.
+        func summary(_ history: [Transaction]) -> [String] {
+            history.map { transaction in
+                "\(transaction.token) by \(transaction.author ?? "nil"): "
+                    + transaction.changes.map { "\($0.changedPersistentIdentifier)" }.joined(separator: ", ")
+            }
+        }
+        let before = try env.session { container in
+            let context = env.freshContext(container)
+            context.author = "saver"
+            context.insert(entry(1, label: "saved"))
+            try env.step("saving a log entry") { try context.save() }
+            try env.step("batch-inserting two log entries") {
+                _ = try context.insert(
+                    LogEntry.self, rows: (2...3).map { [.set(\.sequence, to: $0), .set(\.label, to: "batch-\($0)")] })
+            }
+            try env.step("batch-updating the entries from 2 up") {
+                try context.update(
+                    LogEntry.self, where: #Predicate { $0.sequence >= 2 }, set: [.set(\.label, to: "updated")])
+            }
+            try env.step("batch-deleting entry 3") {
+                try context.delete(model: LogEntry.self, where: #Predicate { $0.sequence == 3 })
+            }
+            let history = try fetch(env, context, "reading the history before closing")
+            try env.checkEqual(history.count, 4, "a save and three batch operations did not record four transactions")
+            return summary(history)
+        }
+        try env.session { container in
+            try env.checkEqual(
+                summary(try fetch(env, env.freshContext(container), "reading the history after reopening")), before,
+                "the history came back different after reopening: the history of a kind of change was not persisted "
+                    + "with the change (the last changes before closing were batch operations)")
+        }
     }
 
     // MARK: Helpers

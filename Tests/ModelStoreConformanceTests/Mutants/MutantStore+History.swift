@@ -121,12 +121,17 @@ extension MutantStore: HistoryProviding {
                 inserts.append(StoreHistoryRecord.Change(.insert, recorded))
                 continue
             }
-            let update = StoreHistoryRecord.Change.update(from: old, to: snapshot)
-            if update != nil, has(.historyUpdatesListEveryProperty) {
-                updates.append(StoreHistoryRecord.Change.update(from: nil, to: snapshot)!)
-            } else if let update {
-                updates.append(update)
+            guard var update = StoreHistoryRecord.Change.update(from: old, to: snapshot) else { continue }
+            let names = snapshot.entity.properties.map(\.name)
+            switch mutation {
+            case .historyUpdatesListEveryProperty: update.updatedProperties = names
+            case .historyUpdatesNameTheNextProperty:
+                update.updatedProperties = update.updatedProperties.map { name in
+                    names[((names.firstIndex(of: name) ?? 0) + 1) % names.count]
+                }
+            default: break
             }
+            updates.append(update)
         }
         for snapshot in before.allSnapshots where after.snapshot(for: snapshot.persistentIdentifier) == nil {
             var delete = StoreHistoryRecord.Change.deletion(of: snapshot)

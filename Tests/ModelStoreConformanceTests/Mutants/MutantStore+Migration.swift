@@ -134,6 +134,14 @@ struct MutantMigrationStorage: SchemaMigrationStorage {
 
     func commit(_ data: MigrationData) throws {
         let header = try header()
+        var data = data
+        if configuration.mutation == .migrationLosesRenamedValues {
+            for index in data.snapshots.indices {
+                for attribute in data.snapshots[index].entity.attributes where attribute.originalName != nil {
+                    data.snapshots[index].values[attribute.slot] = attribute.defaultValue
+                }
+            }
+        }
         do {
             let image = MutantStore.Image(
                 identifier: header?.identifier ?? "", nextKey: data.nextPrimaryKey,

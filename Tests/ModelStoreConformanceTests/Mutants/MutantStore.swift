@@ -157,6 +157,13 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
             written = state.lagging ?? SnapshotTable(schema: schema)
             state.lagging = table
         }
+        var history = history
+        switch (mutation, change) {
+        case (.historyOfBatchesNotPersisted, .batchDelete), (.historyOfBatchesNotPersisted, .batchUpdate),
+            (.historyOfBatchesNotPersisted, .batchInsert):
+            history = state.history
+        default: break
+        }
         do {
             let image = Image(
                 identifier: identifier, nextKey: written.nextPrimaryKey,

@@ -49,10 +49,12 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     case deleteRemovesEveryExternalValue
     // HistoryProviding rule 1: every committed change recorded, exactly when it is stored
     case historySavesNotRecorded, historyBatchesNotRecorded, historyRecordsFailedSaves, historyBatchesRecordOneChange
+    case historyOfBatchesNotPersisted
     // HistoryProviding rule 2: increasing tokens, kept across reopening
     case historyTokensRepeat, historyTokenNotReported, historyLostOnReopen, historyCountersNotPersisted
     // HistoryProviding rule 3: what a transaction lists
-    case historyInsertsUnderTemporaryIdentifiers, historyUpdatesListEveryProperty, historyTombstonesEmpty
+    case historyInsertsUnderTemporaryIdentifiers, historyUpdatesListEveryProperty, historyUpdatesNameTheNextProperty
+    case historyTombstonesEmpty
     case historyTombstonesKeepEverything
     // HistoryProviding rule 4: deleting history expires tokens
     case historyDeleteDoesNotExpireTokens, historyDeleteRemovesEverything, historyDeleteRemovesOnlyTheOldest
@@ -64,6 +66,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     // Migrations (SchemaMigrationStorage and the store's open)
     case migrationPlanIgnored, migrationDropsDidMigrate, migrationDropsWillMigrate, migrationFailureOpensAnyway
     case migrationFailureLeavesPartialState, migrationDryRunWrites, migrationVersionNotRecorded
+    case migrationLosesRenamedValues
 
     var description: String { rawValue }
 
@@ -108,12 +111,12 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
             .deleteRemovesEveryExternalValue:
             "external storage (values in files of their own)"
         case .historySavesNotRecorded, .historyBatchesNotRecorded, .historyRecordsFailedSaves,
-            .historyBatchesRecordOneChange:
+            .historyBatchesRecordOneChange, .historyOfBatchesNotPersisted:
             "HistoryProviding 1 (every change recorded, exactly when stored)"
         case .historyTokensRepeat, .historyTokenNotReported, .historyLostOnReopen, .historyCountersNotPersisted:
             "HistoryProviding 2 (increasing tokens, kept across reopening)"
-        case .historyInsertsUnderTemporaryIdentifiers, .historyUpdatesListEveryProperty, .historyTombstonesEmpty,
-            .historyTombstonesKeepEverything:
+        case .historyInsertsUnderTemporaryIdentifiers, .historyUpdatesListEveryProperty,
+            .historyUpdatesNameTheNextProperty, .historyTombstonesEmpty, .historyTombstonesKeepEverything:
             "HistoryProviding 3 (inserts, updated properties, tombstones)"
         case .historyDeleteDoesNotExpireTokens, .historyDeleteRemovesEverything, .historyDeleteRemovesOnlyTheOldest,
             .historyDeleteNotPersisted:
@@ -122,7 +125,8 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case .historyIgnoresFetchLimit, .historyIgnoresSort, .historyIgnoresPredicate, .historyNewestFirst:
             "HistoryProviding.fetchHistory (predicate, sort, limit)"
         case .migrationPlanIgnored, .migrationDropsDidMigrate, .migrationDropsWillMigrate,
-            .migrationFailureOpensAnyway, .migrationFailureLeavesPartialState, .migrationVersionNotRecorded:
+            .migrationFailureOpensAnyway, .migrationFailureLeavesPartialState, .migrationVersionNotRecorded,
+            .migrationLosesRenamedValues:
             "migrations (SchemaMigrationStorage, stages on open)"
         case .migrationDryRunWrites: "DataStoreMigrationPreviewing (dry run)"
         }
@@ -217,7 +221,9 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case .historyLostOnReopen: "did not survive reopening"
         case .historyCountersNotPersisted: "how far history was deleted was not persisted"
         case .historyInsertsUnderTemporaryIdentifiers: "under their permanent identifiers"
-        case .historyUpdatesListEveryProperty: "exactly the attribute that changed"
+        case .historyUpdatesListEveryProperty, .historyUpdatesNameTheNextProperty: "exactly the attribute that changed"
+        case .historyOfBatchesNotPersisted: "history of a kind of change was not persisted"
+        case .migrationLosesRenamedValues: "did not carry 'reading' into 'value'"
         case .historyTombstonesEmpty: "last .preserveValueOnDeletion value"
         case .historyTombstonesKeepEverything: "not marked .preserveValueOnDeletion"
         case .historyDeleteDoesNotExpireTokens: "silent gap"
