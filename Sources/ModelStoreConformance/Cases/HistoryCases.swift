@@ -31,6 +31,21 @@ enum HistoryCases {
             .history, "batchChangesAppearInHistory",
             "Batch deletes, updates and inserts are recorded as transactions like saves.",
             requires: [.history, .batching], body: batches),
+        CaseDefinition(
+            .history, "failedSavesRecordNothing",
+            "A save the store refuses (a unique constraint violated) records no transaction: history holds a "
+                + "transaction exactly when its changes are stored.",
+            requires: .history, body: failedSaves),
+        CaseDefinition(
+            .history, "deletedHistoryStaysDeletedAfterReopen",
+            "History deleted before closing stays deleted after reopening, its tokens stay expired, and tokens keep "
+                + "increasing past every deleted transaction (durable stores).",
+            requires: [.history, .durability], body: deletedHistoryAfterReopen),
+        CaseDefinition(
+            .history, "everyKindOfChangeKeepsItsHistoryAfterReopen",
+            "The transactions of a save, a batch insert, a batch update and a batch delete, the last changes before "
+                + "closing, come back unchanged after reopening (durable stores).",
+            requires: [.history, .durability, .batching], body: everyKindAfterReopen),
     ]
 
     // MARK: Cases
@@ -56,6 +71,10 @@ enum HistoryCases {
         try env.step("saving a delete") { try context.save() }
         history = try fetch(env, context, "reading the history after an update and a delete")
         try env.checkEqual(history.count, 3, "three saves did not record three transactions")
+        try env.check(
+            zip(history, history.dropFirst()).allSatisfy { $0.token < $1.token },
+            "without a sort descriptor, the history does not come oldest first, or its tokens do not increase",
+            found: "\(history.map(\.token))")
         let update = try env.require(
             history[1].changes.first.flatMap(updateOf), "the second transaction records no update of a LogEntry")
         try env.checkEqual(
@@ -176,16 +195,15 @@ enum HistoryCases {
     private static func expiry(_ env: CaseEnvironment) throws {
         let container = try env.openContainer()
         let context = env.freshContext(container)
-        for index in 0..<3 {
-            context.insert(entry(index, label: "entry-\(index)"))
-            try env.step("saving transaction \(index + 1)") { try context.save() }
-        }
-        let tokens = try fetch(env, context, "reading the history").map(\.token)
-        try env.checkEqual(tokens.count, 3, "three saves did not record three transactions")
+        let tokens = try threeTransactionsWithTwoDeleted(env, context)
         let (first, second) = (tokens[0], tokens[1])
-        try env.step("deleting the history up to the second transaction") {
-            try context.deleteHistory(HistoryDescriptor<Transaction>(predicate: #Predicate { $0.token <= second }))
-        }
+        let kept = try fetch(env, context, "reading the whole history after deleting part of it").map(\.token)
+        try env.check(
+            kept.contains(tokens[2]), "deleteHistory deleted a transaction its descriptor did not select",
+            expected: "\([tokens[2]])", found: "\(kept)")
+        try env.checkEqual(
+            kept, [tokens[2]],
+            "deleteHistory left transactions its descriptor selected (deleted transactions are still returned)")
         do {
             let gap = try context.fetchHistory(
                 HistoryDescriptor<Transaction>(predicate: #Predicate { $0.token > first }))
@@ -200,9 +218,83 @@ enum HistoryCases {
                 env, context, "reading after the newest deleted token",
                 HistoryDescriptor(predicate: #Predicate<Transaction> { $0.token > second })
             ).map(\.token), [tokens[2]], "the history after the deleted part is wrong")
+        context.insert(entry(3, label: "after-delete"))
+        try env.step("saving after deleting history") { try context.save() }
+        let newest = try fetch(env, context, "reading the history after one more save").map(\.token)
+        try env.check(
+            newest.count == 2 && newest[1] > tokens[2],
+            "after deleting history, the next save's token is not larger than every earlier one (tokens were reused)",
+            found: "\(newest)")
+    }
+
+    private static func failedSaves(_ env: CaseEnvironment) throws {
+        let container = try env.openContainer()
+        let context = env.freshContext(container)
+        context.insert(entry(1, label: "first"))
+        try env.step("saving a log entry") { try context.save() }
+        let before = try fetch(env, context, "reading the history after one save")
+        try env.checkEqual(before.count, 1, "one save did not record one transaction")
+        context.insert(entry(2, label: "second"))
+        context.insert(entry(1, label: "duplicate sequence"))
+        try env.expectError(
+            [.uniqueConstraintViolation], "saving a log entry whose unique sequence is taken",
+            ifItSucceeds: "a save that violates a unique constraint succeeded"
+        ) { try context.save() }
+        context.rollback()
+        if env.adapter.capabilities.contains(.batching) {
+            try env.expectError(
+                [.uniqueConstraintViolation], "batch-inserting a log entry whose unique sequence is taken",
+                ifItSucceeds: "a batch insert that violates a unique constraint succeeded"
+            ) {
+                _ = try context.insert(LogEntry.self, rows: [[.set(\.sequence, to: 1), .set(\.label, to: "batch")]])
+            }
+        }
         try env.checkEqual(
-            try fetch(env, context, "reading the whole history after deleting part of it").map(\.token), [tokens[2]],
-            "deleted transactions are still returned")
+            try fetch(env, context, "reading the history after the failed saves").map(\.token),
+            before.map(\.token),
+            "a failed save recorded a transaction: history must hold a transaction exactly when its changes are "
+                + "stored")
+        context.insert(entry(3, label: "third"))
+        try env.step("saving after the failed save") { try context.save() }
+        let after = try fetch(env, context, "reading the history after the next save")
+        try env.checkEqual(after.count, 2, "a save after a failed one did not record exactly one more transaction")
+        try env.check(after[1].token > after[0].token, "tokens do not increase", found: "\(after.map(\.token))")
+    }
+
+    private static func deletedHistoryAfterReopen(_ env: CaseEnvironment) throws {
+        let tokens = try env.session { container in
+            try threeTransactionsWithTwoDeleted(env, env.freshContext(container))
+        }
+        try env.session { container in
+            let context = env.freshContext(container)
+            try env.checkEqual(
+                try fetch(env, context, "reading the whole history after reopening").map(\.token), [tokens[2]],
+                "history deleted before closing came back after reopening (the delete was not persisted)")
+            let first = tokens[0]
+            try env.expectError(
+                [.historyTokenExpired], "fetching after a token that was deleted before closing",
+                ifItSucceeds:
+                    "after reopening, a token pointing into deleted history fetched transactions with a silent gap "
+                    + "instead of throwing historyTokenExpired (how far history was deleted was not persisted)"
+            ) {
+                _ = try context.fetchHistory(HistoryDescriptor<Transaction>(predicate: #Predicate { $0.token > first }))
+            }
+            try env.step("deleting the rest of the history") {
+                try context.deleteHistory(HistoryDescriptor<Transaction>())
+            }
+        }
+        try env.session { container in
+            let context = env.freshContext(container)
+            context.insert(entry(9, label: "after-deleting-everything"))
+            try env.step("saving after deleting every transaction and reopening") { try context.save() }
+            let history = try fetch(env, context, "reading the history after reopening and saving")
+            try env.checkEqual(history.count, 1, "after deleting every transaction, one save did not record one")
+            try env.check(
+                history[0].token > tokens[2],
+                "after deleting every transaction and reopening, tokens started again instead of increasing "
+                    + "(the newest transaction number was not persisted)",
+                found: "\(history[0].token) after \(tokens[2])")
+        }
     }
 
     private static func batches(_ env: CaseEnvironment) throws {
@@ -225,7 +317,8 @@ enum HistoryCases {
         let history = try fetch(env, context, "reading the history after three batch operations")
         try env.checkEqual(history.count, 3, "three batch operations did not record three transactions")
         try env.checkEqual(
-            Set(history[0].changes.compactMap(insertedID)), Set(inserted), "the batch insert's transaction is wrong")
+            Set(history[0].changes.compactMap(insertedID)), Set(inserted),
+            "the batch insert's transaction does not list exactly the inserted models")
         try env.checkEqual(
             Set(history[1].changes.compactMap { updateOf($0)?.changedPersistentIdentifier }), Set(inserted[1...]),
             "the batch update's transaction does not list exactly the updated models")
@@ -237,7 +330,60 @@ enum HistoryCases {
             "the batch delete's transaction does not list exactly the deleted model")
     }
 
+    private static func everyKindAfterReopen(_ env: CaseEnvironment) throws {
+        /// What reopening must keep of a transaction: its token, author and changed models, in order.
+        func summary(_ history: [Transaction]) -> [String] {
+            history.map { transaction in
+                "\(transaction.token) by \(transaction.author ?? "nil"): "
+                    + transaction.changes.map { "\($0.changedPersistentIdentifier)" }.joined(separator: ", ")
+            }
+        }
+        let before = try env.session { container in
+            let context = env.freshContext(container)
+            context.author = "saver"
+            context.insert(entry(1, label: "saved"))
+            try env.step("saving a log entry") { try context.save() }
+            try env.step("batch-inserting two log entries") {
+                _ = try context.insert(
+                    LogEntry.self, rows: (2...3).map { [.set(\.sequence, to: $0), .set(\.label, to: "batch-\($0)")] })
+            }
+            try env.step("batch-updating the entries from 2 up") {
+                try context.update(
+                    LogEntry.self, where: #Predicate { $0.sequence >= 2 }, set: [.set(\.label, to: "updated")])
+            }
+            try env.step("batch-deleting entry 3") {
+                try context.delete(model: LogEntry.self, where: #Predicate { $0.sequence == 3 })
+            }
+            let history = try fetch(env, context, "reading the history before closing")
+            try env.checkEqual(history.count, 4, "a save and three batch operations did not record four transactions")
+            return summary(history)
+        }
+        try env.session { container in
+            try env.checkEqual(
+                summary(try fetch(env, env.freshContext(container), "reading the history after reopening")), before,
+                "the history came back different after reopening: the history of a kind of change was not persisted "
+                    + "with the change (the last changes before closing were batch operations)")
+        }
+    }
+
     // MARK: Helpers
+
+    /// Saves three transactions, deletes the history up to the second, and returns the three tokens.
+    private static func threeTransactionsWithTwoDeleted(
+        _ env: CaseEnvironment, _ context: ModelContext
+    ) throws -> [DefaultHistoryToken] {
+        for index in 0..<3 {
+            context.insert(entry(index, label: "entry-\(index)"))
+            try env.step("saving transaction \(index + 1)") { try context.save() }
+        }
+        let tokens = try fetch(env, context, "reading the history").map(\.token)
+        try env.checkEqual(tokens.count, 3, "three saves did not record three transactions")
+        let second = tokens[1]
+        try env.step("deleting the history up to the second transaction") {
+            try context.deleteHistory(HistoryDescriptor<Transaction>(predicate: #Predicate { $0.token <= second }))
+        }
+        return tokens
+    }
 
     private static func entry(_ sequence: Int, label: String) -> LogEntry {
         let entry = LogEntry()

@@ -111,11 +111,12 @@ enum FailingPlan: SchemaMigrationPlan {
 /// Schema migrations on open.
 enum MigrationCases {
     static func openGauges(
-        _ env: CaseEnvironment, _ version: any VersionedSchema.Type, plan: (any SchemaMigrationPlan.Type)?
+        _ env: CaseEnvironment, _ version: any VersionedSchema.Type, plan: (any SchemaMigrationPlan.Type)?,
+        what: String? = nil
     ) throws -> ModelContainer {
         let schema = Schema(version.models, version: version.versionIdentifier)
         let configuration = try env.configuration()
-        return try env.step("opening the store at version \(version.versionIdentifier)") {
+        return try env.step(what ?? "opening the store at version \(version.versionIdentifier)") {
             try ModelContainer(for: schema, migrationPlan: plan, configurations: [configuration])
         }
     }
@@ -144,7 +145,10 @@ enum MigrationCases {
             requires: [.durability, .migrations]
         ) { env in
             let prefix = try seedVersion1(env)
-            let container = try openGauges(env, MigrationV2.self, plan: LightweightPlan.self)
+            let container = try openGauges(
+                env, MigrationV2.self, plan: LightweightPlan.self,
+                what: "opening version-1 data at version 2.0.0 with a lightweight plan (a store that ignores the plan "
+                    + "reads the old 'reading' as an unknown property)")
             let gauges = try env.step("fetching version-2 gauges") {
                 try ModelContext(container).fetch(FetchDescriptor<MigrationV2.Gauge>(sortBy: [SortDescriptor(\.name)]))
             }
@@ -200,7 +204,10 @@ enum MigrationCases {
         ) { env in
             let prefix = try seedVersion1(env)
             _ = try openGauges(env, MigrationV3.self, plan: CustomPlan.self)
-            _ = try openGauges(env, MigrationV3.self, plan: CustomPlan.self)
+            _ = try openGauges(
+                env, MigrationV3.self, plan: CustomPlan.self,
+                what: "reopening the store migrated to 3.0.0 (a store that did not record the version it migrated to "
+                    + "runs the stages again, reading version-3 data as version 1.0.0)")
             let seen = MigrationLog.seen.withLock { $0[prefix] ?? [] }
             try env.checkEqual(seen.count, 2, "reopening a store at the current version ran its custom stage again")
         },

@@ -9,6 +9,11 @@ import ModelStore
 /// changes; everything else (saving, erasing, the cache, batch requests when the inner store is
 /// `DataStoreBatching`) is forwarded by the defaults of this protocol's extensions.
 ///
+/// Declare `DataStoreQuerying` exactly when the wrapped store does
+/// (`extension MyDouble: DataStoreQuerying where Inner.Store: DataStoreQuerying`, forwarding
+/// `queryCapabilities`), as ``SpyStore`` does. Otherwise the context sends the double descriptors
+/// instead of pushed queries, and a querying store that reads only the query answers without the predicate.
+///
 /// ```swift
 /// final class FailingStore<Inner: DataStoreConfiguration>: ForwardingStore {
 ///     let inner: Inner.Store

@@ -14,14 +14,14 @@ extension MutantStore {
                 ? next.snapshots(of: Schema.entityName(for: T.self)).map(\.persistentIdentifier) : request.identifiers
             for id in ids { state.graveyard[id] = next.snapshot(for: id) }
             next.delete(ids)
-            try persist(next, .batchDelete, &state)
-            state.table = next
+            try commit(next, .batchDelete, from: state.table, author: request.editingState.author, &state)
         }
     }
 
     func update<T: PersistentModel>(_ request: DataStoreBatchUpdateRequest<T>) throws {
         guard !has(.batchUpdateIgnored) else { return }
         try locked(writing: true) { state in
+            let before = state.table
             var next = state.table
             let ids =
                 has(.batchUpdateAllOfEntity)
@@ -42,13 +42,13 @@ extension MutantStore {
             } else {
                 next.applyUpdate(try next.prepareUpdate(ids, values: request.values))
             }
-            try persist(next, .batchUpdate, &state)
-            state.table = next
+            try commit(next, .batchUpdate, from: before, author: request.editingState.author, &state)
         }
     }
 
     func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
         try locked(writing: true) { state in
+            let before = state.table
             var next = state.table
             var ids: [PersistentIdentifier] = []
             let chunks = has(.batchInsertNotAtomic) ? request.snapshots.map { [$0] } : [request.snapshots]
@@ -61,8 +61,7 @@ extension MutantStore {
                 if has(.batchInsertNotAtomic) { state.table = next }
             }
             if !has(.batchInsertStoresNothing) {
-                try persist(next, .batchInsert, &state)
-                state.table = next
+                try commit(next, .batchInsert, from: before, author: request.editingState.author, &state)
             }
             switch mutation {
             case .batchInsertIdentifiersReversed: return ids.reversed()
@@ -71,4 +70,5 @@ extension MutantStore {
             }
         }
     }
+
 }

@@ -23,16 +23,19 @@ extension MutantStore {
 
     /// Writes the external values of `snapshots` into the folder, removes the files of values no longer
     /// stored, and returns the snapshots as the JSON file keeps them (external values emptied).
-    func movingExternalValuesOut(_ snapshots: [DefaultSnapshot]) throws -> [DefaultSnapshot] {
-        guard let folder = Self.externalFolder(of: configuration) else { return snapshots }
+    static func movingExternalValuesOut(
+        _ snapshots: [DefaultSnapshot], configuration: MutantStoreConfiguration
+    ) throws -> [DefaultSnapshot] {
+        guard let folder = externalFolder(of: configuration) else { return snapshots }
+        func has(_ mutation: Mutation) -> Bool { configuration.mutation == mutation }
         var kept: [DefaultSnapshot] = []
         var written: Set<String> = []
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             for var snapshot in snapshots {
-                for (slot, attribute) in Self.externalSlots(of: snapshot.entity) {
+                for (slot, attribute) in externalSlots(of: snapshot.entity) {
                     guard case .data(let bytes) = snapshot.values[slot] else { continue }
-                    let name = Self.externalName(snapshot, attribute)
+                    let name = externalName(snapshot, attribute)
                     let file = folder.appendingPathComponent(name)
                     written.insert(name)
                     snapshot.values[slot] = .data(Data())

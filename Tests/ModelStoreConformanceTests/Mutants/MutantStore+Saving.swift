@@ -17,52 +17,67 @@ extension MutantStore {
         request.inserted = request.inserted.map(transformValues)
         request.updated = request.updated.map(transformValues)
         return try locked(writing: true) { state in
-            request.updated = request.updated.map { keepStoredValues(of: $0, in: state.table) }
-            if has(.skipsUpdatesEqualToStored) {
-                let table = state.table
-                request.updated.removeAll { table.snapshot(for: $0.persistentIdentifier)?.values == $0.values }
-            }
-            if has(.uniquenessCaseInsensitive) { try refuseCaseInsensitiveDuplicates(request, state.table) }
-            if has(.cascadesEveryRule) { cascadeEverything(&request, state.table) }
-            var next = state.table
-            var result: DataStoreSaveChangesResult<DefaultSnapshot>
             do {
-                if has(.uniquenessCheckedOnInsertOnly) {
-                    result = try saveUpdatesUnchecked(request, &next)
-                } else {
-                    result = try next.save(request, storeIdentifier: identifier)
-                }
-            } catch let error as DataStoreError where error.code == .uniqueConstraintViolation {
-                if has(.notAtomicOnUniqueViolation), !request.inserted.isEmpty {
-                    var partial = request
-                    partial.inserted = Array(request.inserted.prefix(1))
-                    if (try? next.save(partial, storeIdentifier: identifier)) != nil { state.table = next }
-                }
-                guard has(.acceptsUniqueViolations) else { throw error }
-                result = try saveReplacingConflicts(request, &next)
+                return try save(request, &state)
+            } catch {
+                if has(.historyRecordsFailedSaves) { recordFailedSave(request, &state) }
+                throw error
             }
-            try corruptAfterSave(request, result.remappedIdentifiers, &next)
-            let equalUpdatesOnly =
-                request.inserted.isEmpty && request.deleted.isEmpty
-                && request.updated.allSatisfy {
-                    state.table.snapshot(for: $0.persistentIdentifier)?.values == $0.values
-                }
-            let change = Change.save(
-                inserts: !request.inserted.isEmpty, updates: !request.updated.isEmpty,
-                deletes: !request.deleted.isEmpty,
-                equalUpdatesOnly: equalUpdatesOnly)
-            try persist(next, change, &state)
-            state.previous = [:]
-            for snapshot in request.updated {
-                state.previous[snapshot.persistentIdentifier] = state.table.snapshot(for: snapshot.persistentIdentifier)
-            }
-            for snapshot in request.deleted {
-                state.graveyard[snapshot.persistentIdentifier] = state.table.snapshot(
-                    for: snapshot.persistentIdentifier)
-            }
-            state.table = next
-            return mintingMutated(result, request)
         }
+    }
+
+    /// Saves under the lock, with the save mutants.
+    private func save(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, _ state: inout State
+    ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        var request = request
+        request.updated = request.updated.map { keepStoredValues(of: $0, in: state.table) }
+        if has(.skipsUpdatesEqualToStored) {
+            let table = state.table
+            request.updated.removeAll { table.snapshot(for: $0.persistentIdentifier)?.values == $0.values }
+        }
+        if has(.uniquenessCaseInsensitive) { try refuseCaseInsensitiveDuplicates(request, state.table) }
+        if has(.cascadesEveryRule) { cascadeEverything(&request, state.table) }
+        var next = state.table
+        var result: DataStoreSaveChangesResult<DefaultSnapshot>
+        do {
+            if has(.uniquenessCheckedOnInsertOnly) {
+                result = try saveUpdatesUnchecked(request, &next)
+            } else {
+                result = try next.save(request, storeIdentifier: identifier)
+            }
+        } catch let error as DataStoreError where error.code == .uniqueConstraintViolation {
+            if has(.notAtomicOnUniqueViolation), !request.inserted.isEmpty {
+                var partial = request
+                partial.inserted = Array(request.inserted.prefix(1))
+                if (try? next.save(partial, storeIdentifier: identifier)) != nil { state.table = next }
+            }
+            guard has(.acceptsUniqueViolations) else { throw error }
+            result = try saveReplacingConflicts(request, &next)
+        }
+        try corruptAfterSave(request, result.remappedIdentifiers, &next)
+        let equalUpdatesOnly =
+            request.inserted.isEmpty && request.deleted.isEmpty
+            && request.updated.allSatisfy {
+                state.table.snapshot(for: $0.persistentIdentifier)?.values == $0.values
+            }
+        let change = Change.save(
+            inserts: !request.inserted.isEmpty, updates: !request.updated.isEmpty,
+            deletes: !request.deleted.isEmpty,
+            equalUpdatesOnly: equalUpdatesOnly)
+        let before = state.table
+        result.historyToken = try commit(
+            next, change, from: before, author: request.editingState.author, remapped: result.remappedIdentifiers,
+            &state)
+        if has(.historyTokenNotReported) { result.historyToken = nil }
+        state.previous = [:]
+        for snapshot in request.updated {
+            state.previous[snapshot.persistentIdentifier] = before.snapshot(for: snapshot.persistentIdentifier)
+        }
+        for snapshot in request.deleted {
+            state.graveyard[snapshot.persistentIdentifier] = before.snapshot(for: snapshot.persistentIdentifier)
+        }
+        return mintingMutated(result, request)
     }
 
     /// Saves inserts and deletes through the table's checks, and stores the updates without checking
@@ -100,7 +115,8 @@ extension MutantStore {
         default:
             return result
         }
-        return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: map)
+        return DataStoreSaveChangesResult(
+            for: identifier, remappedIdentifiers: map, historyToken: result.historyToken)
     }
 
     /// Applies the save mutants that corrupt what was just stored.

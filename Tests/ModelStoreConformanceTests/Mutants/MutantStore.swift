@@ -26,6 +26,9 @@ struct MutantStoreConfiguration: DataStoreConfiguration {
 /// The test target's own small store, independent of the adapters: the core's `SnapshotTable` in
 /// memory, optionally written whole to one JSON file after every change (and read back on open), with
 /// at most one seeded ``Mutation``. Without a mutation it passes the whole conformance suite.
+///
+/// It keeps history through the adapter kit's `StoreHistory` (in the same file, written with the change
+/// it records) and migrates through `SchemaMigrationRunner` over its own `SchemaMigrationStorage`.
 final class MutantStore: DataStoreQuerying, DataStoreBatching {
     typealias Snapshot = DefaultSnapshot
 
@@ -34,10 +37,17 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
         var identifier: String
         var nextKey: Int64
         var snapshots: [DefaultSnapshot]
+        /// The schema version the snapshots were written at (`nil` in files of no version: 1.0.0).
+        var schemaVersion: Schema.Version?
+        /// The history's records, the newest transaction number ever given, and how far history was deleted.
+        var history: [StoreHistoryRecord]?
+        var lastTransaction: Int64?
+        var expiredThrough: Int64?
     }
 
     struct State {
         var table: SnapshotTable
+        var history = StoreHistory()
         /// Snapshots as they were before the last save changed them (for the stale-cache mutant).
         var previous: [PersistentIdentifier: DefaultSnapshot] = [:]
         /// Snapshots deleted so far (for the cache-returns-deleted mutant).
@@ -66,6 +76,7 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
         self.configuration = configuration
         self.schema = schema
         var table = SnapshotTable(schema: schema)
+        var history = StoreHistory()
         var identifier = "mutant-" + UUID().uuidString.prefix(8).lowercased()
         if configuration.shared, let file = configuration.file {
             // Stores sharing a file share an identifier, even before the file exists.
@@ -73,15 +84,15 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
         }
         var lastData: Data?
         if let file = configuration.file, FileManager.default.fileExists(atPath: file.path) {
+            if migrationPlan != nil { try Self.migrate(configuration, schema: schema, plan: migrationPlan) }
             var image = Image(identifier: identifier, nextKey: 1, snapshots: [])
             do {
-                let decoder = JSONDecoder()
-                decoder.userInfo[.modelStoreSchema] = schema
                 let data = try Data(contentsOf: file)
                 lastData = data
-                image = try decoder.decode(Image.self, from: data)
+                image = try Self.decode(data, schema: schema)
                 image.snapshots = try Self.readingExternalValuesIn(image.snapshots, from: configuration)
                 try table.load(image.snapshots)
+                history = Self.history(in: image, mutation: configuration.mutation)
             } catch {
                 if configuration.mutation == .corruptionNotDetected {
                     image = Image(identifier: identifier, nextKey: 1, snapshots: [])
@@ -99,7 +110,14 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
             if configuration.mutation != .keyCounterNotPersisted { table.reserveKeys(below: image.nextKey) }
         }
         self.identifier = identifier
-        self.state = LockedValue(State(table: table, lastData: lastData))
+        self.state = LockedValue(State(table: table, history: history, lastData: lastData))
+    }
+
+    /// Reads the file's image, its snapshots as models of `schema`.
+    static func decode(_ data: Data, schema: Schema) throws -> Image {
+        let decoder = JSONDecoder()
+        decoder.userInfo[.modelStoreSchema] = schema
+        return try decoder.decode(Image.self, from: data)
     }
 
     var queryCapabilities: QueryCapabilities {
@@ -116,14 +134,17 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
 
     enum Change {
         case save(inserts: Bool, updates: Bool, deletes: Bool, equalUpdatesOnly: Bool)
-        case batchDelete, batchUpdate, batchInsert, erase
+        case batchDelete, batchUpdate, batchInsert, erase, deleteHistory
     }
 
-    func persist(_ table: SnapshotTable, _ change: Change, _ state: inout State) throws {
+    /// Writes the table and the history to the file (for a durable store), unless the mutant skips
+    /// this kind of change.
+    func persist(_ table: SnapshotTable, _ history: StoreHistory, _ change: Change, _ state: inout State) throws {
         guard let file = configuration.file else { return }
         switch (mutation, change) {
         case (.batchDeleteNotPersisted, .batchDelete), (.batchUpdateNotPersisted, .batchUpdate),
-            (.batchInsertNotPersisted, .batchInsert), (.eraseNotPersisted, .erase):
+            (.batchInsertNotPersisted, .batchInsert), (.eraseNotPersisted, .erase),
+            (.historyDeleteNotPersisted, .deleteHistory):
             return
         case (.updatesPersistedOnlyWithInserts, .save(let inserts, _, _, _)) where !inserts: return
         case (.deletesPersistedOnlyWithInserts, .save(let inserts, let updates, _, _)) where !inserts && !updates:
@@ -136,10 +157,19 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
             written = state.lagging ?? SnapshotTable(schema: schema)
             state.lagging = table
         }
+        var history = history
+        switch (mutation, change) {
+        case (.historyOfBatchesNotPersisted, .batchDelete), (.historyOfBatchesNotPersisted, .batchUpdate),
+            (.historyOfBatchesNotPersisted, .batchInsert):
+            history = state.history
+        default: break
+        }
         do {
             let image = Image(
                 identifier: identifier, nextKey: written.nextPrimaryKey,
-                snapshots: try movingExternalValuesOut(written.allSnapshots))
+                snapshots: try Self.movingExternalValuesOut(written.allSnapshots, configuration: configuration),
+                schemaVersion: schema.version, history: has(.historyLostOnReopen) ? [] : history.records,
+                lastTransaction: history.lastNumber, expiredThrough: history.expiredThrough)
             let data = try JSONEncoder().encode(image)
             try data.write(to: file, options: .atomic)
             state.lastData = data
@@ -170,13 +200,12 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
             return
         }
         do {
-            let decoder = JSONDecoder()
-            decoder.userInfo[.modelStoreSchema] = schema
-            let image = try decoder.decode(Image.self, from: data)
+            let image = try Self.decode(data, schema: schema)
             var table = SnapshotTable(schema: schema)
             try table.load(try Self.readingExternalValuesIn(image.snapshots, from: configuration))
             table.reserveKeys(below: image.nextKey)
             state.table = table
+            state.history = Self.history(in: image, mutation: mutation)
             state.lastData = data
         } catch {
             throw DataStoreError(
@@ -207,8 +236,11 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
             let kept = has(.eraseKeepsLogEntries) ? next.snapshots(of: "LogEntry") : []
             next.removeAll()
             try next.load(kept)
-            try persist(next, .erase, &state)
+            var history = state.history
+            history.delete(throughNumber: history.lastNumber)
+            try persist(next, history, .erase, &state)
             state.table = next
+            state.history = history
         }
     }
 }

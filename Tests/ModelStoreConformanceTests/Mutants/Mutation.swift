@@ -5,12 +5,9 @@ import ModelStoreConformance
 /// One seeded bug of ``MutantStore``: a mistake a real adapter could ship with, filed under the
 /// requirement of `DataStore`, `DataStoreQuerying` or `DataStoreBatching` it breaks.
 ///
-/// History has no core protocol yet (the suite's history cases are skipped for every adapter until
-/// `HistoryProviding` ships), so no mutant can break it; the `history` group is listed in
-/// ``Mutation/requirements`` with no mutants, so the gap shows in the report. The durable test store keeps
-/// `.externalStorage` values in files of their own and declares external storage, so the
-/// `externalStorage` group runs on it; it does not migrate, so the `migrations` group is skipped for
-/// every mutant (the built-in adapters' own runs exercise it).
+/// The history mutants break the numbered rules of `HistoryProviding` (the store keeps history through
+/// the adapter kit's `StoreHistory`, in its file). The durable test store keeps `.externalStorage`
+/// values in files of their own and declares external storage, so the `externalStorage` group runs on it.
 enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     // DataStore.save: minting and remapping (rule 3)
     case mintsTemporaryIdentifiers, mintsSameIdentifierTwice, mintsForAnotherStore
@@ -50,6 +47,26 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     // External storage (values in files of their own, beside the store's file)
     case externalValuesNotPersisted, externalValuesNeverReplaced, externalValuesTruncated
     case deleteRemovesEveryExternalValue
+    // HistoryProviding rule 1: every committed change recorded, exactly when it is stored
+    case historySavesNotRecorded, historyBatchesNotRecorded, historyRecordsFailedSaves, historyBatchesRecordOneChange
+    case historyOfBatchesNotPersisted
+    // HistoryProviding rule 2: increasing tokens, kept across reopening
+    case historyTokensRepeat, historyTokenNotReported, historyLostOnReopen, historyCountersNotPersisted
+    // HistoryProviding rule 3: what a transaction lists
+    case historyInsertsUnderTemporaryIdentifiers, historyUpdatesListEveryProperty, historyUpdatesNameTheNextProperty
+    case historyTombstonesEmpty
+    case historyTombstonesKeepEverything
+    // HistoryProviding rule 4: deleting history expires tokens
+    case historyDeleteDoesNotExpireTokens, historyDeleteRemovesEverything, historyDeleteRemovesOnlyTheOldest
+    case historyDeleteNotPersisted
+    // HistoryProviding rule 5: the author
+    case historyAuthorDropped
+    // HistoryProviding.fetchHistory: the descriptor
+    case historyIgnoresFetchLimit, historyIgnoresSort, historyIgnoresPredicate, historyNewestFirst
+    // Migrations (SchemaMigrationStorage and the store's open)
+    case migrationPlanIgnored, migrationDropsDidMigrate, migrationDropsWillMigrate, migrationFailureOpensAnyway
+    case migrationFailureLeavesPartialState, migrationDryRunWrites, migrationVersionNotRecorded
+    case migrationLosesRenamedValues
 
     var description: String { rawValue }
 
@@ -93,20 +110,40 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case .externalValuesNotPersisted, .externalValuesNeverReplaced, .externalValuesTruncated,
             .deleteRemovesEveryExternalValue:
             "external storage (values in files of their own)"
+        case .historySavesNotRecorded, .historyBatchesNotRecorded, .historyRecordsFailedSaves,
+            .historyBatchesRecordOneChange, .historyOfBatchesNotPersisted:
+            "HistoryProviding 1 (every change recorded, exactly when stored)"
+        case .historyTokensRepeat, .historyTokenNotReported, .historyLostOnReopen, .historyCountersNotPersisted:
+            "HistoryProviding 2 (increasing tokens, kept across reopening)"
+        case .historyInsertsUnderTemporaryIdentifiers, .historyUpdatesListEveryProperty,
+            .historyUpdatesNameTheNextProperty, .historyTombstonesEmpty, .historyTombstonesKeepEverything:
+            "HistoryProviding 3 (inserts, updated properties, tombstones)"
+        case .historyDeleteDoesNotExpireTokens, .historyDeleteRemovesEverything, .historyDeleteRemovesOnlyTheOldest,
+            .historyDeleteNotPersisted:
+            "HistoryProviding 4 (deleted history expires tokens)"
+        case .historyAuthorDropped: "HistoryProviding 5 (author)"
+        case .historyIgnoresFetchLimit, .historyIgnoresSort, .historyIgnoresPredicate, .historyNewestFirst:
+            "HistoryProviding.fetchHistory (predicate, sort, limit)"
+        case .migrationPlanIgnored, .migrationDropsDidMigrate, .migrationDropsWillMigrate,
+            .migrationFailureOpensAnyway, .migrationFailureLeavesPartialState, .migrationVersionNotRecorded,
+            .migrationLosesRenamedValues:
+            "migrations (SchemaMigrationStorage, stages on open)"
+        case .migrationDryRunWrites: "DataStoreMigrationPreviewing (dry run)"
         }
     }
 
-    /// Every requirement, in report order, with the history contract that has no mutants yet.
+    /// Every requirement, in report order.
     static let requirements: [String] = {
         var seen: [String] = []
         for mutation in allCases where !seen.contains(mutation.requirement) { seen.append(mutation.requirement) }
-        return seen + ["history (no core protocol yet: nothing to mutate)"]
+        return seen
     }()
 
     /// Whether the mutant needs the file-backed store (its bug is in what reaches the disk).
     var isDurable: Bool {
         requirement.hasPrefix("durability") || requirement.hasPrefix("DataStore.init")
-            || requirement.hasPrefix("external storage") || isShared
+            || requirement.hasPrefix("external storage") || requirement.hasPrefix("HistoryProviding")
+            || requirement.hasPrefix("migrations") || requirement.hasPrefix("DataStoreMigrationPreviewing") || isShared
     }
     /// Whether the mutant needs a file shared by two stores.
     var isShared: Bool { requirement.hasPrefix("multi-process") }
@@ -175,6 +212,35 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case .externalValuesNotPersisted, .externalValuesNeverReplaced, .externalValuesTruncated:
             "came back different after reopening"
         case .deleteRemovesEveryExternalValue: "changed when another was deleted"
+        case .historySavesNotRecorded: "does not hold exactly one transaction"
+        case .historyBatchesNotRecorded: "did not record three transactions"
+        case .historyRecordsFailedSaves: "a failed save recorded a transaction"
+        case .historyBatchesRecordOneChange: "does not list exactly the inserted models"
+        case .historyTokensRepeat: "tokens do not increase"
+        case .historyTokenNotReported: "history token is not the recorded transaction's token"
+        case .historyLostOnReopen: "did not survive reopening"
+        case .historyCountersNotPersisted: "how far history was deleted was not persisted"
+        case .historyInsertsUnderTemporaryIdentifiers: "under their permanent identifiers"
+        case .historyUpdatesListEveryProperty, .historyUpdatesNameTheNextProperty: "exactly the attribute that changed"
+        case .historyOfBatchesNotPersisted: "history of a kind of change was not persisted"
+        case .migrationLosesRenamedValues: "did not carry 'reading' into 'value'"
+        case .historyTombstonesEmpty: "last .preserveValueOnDeletion value"
+        case .historyTombstonesKeepEverything: "not marked .preserveValueOnDeletion"
+        case .historyDeleteDoesNotExpireTokens: "silent gap"
+        case .historyDeleteRemovesEverything: "deleted a transaction its descriptor did not select"
+        case .historyDeleteRemovesOnlyTheOldest: "left transactions its descriptor selected"
+        case .historyDeleteNotPersisted: "the delete was not persisted"
+        case .historyAuthorDropped: "authors"
+        case .historyIgnoresFetchLimit, .historyIgnoresSort: "newest first, with a limit of 2"
+        case .historyIgnoresPredicate: "a predicate on the author"
+        case .historyNewestFirst: "oldest first"
+        case .migrationPlanIgnored: "ignores the plan"
+        case .migrationDropsDidMigrate: "didMigrate's changes were not stored"
+        case .migrationDropsWillMigrate: "did not see the old and the new data"
+        case .migrationFailureOpensAnyway: "name the failing stage"
+        case .migrationFailureLeavesPartialState: "a failed migration changed the store's files"
+        case .migrationDryRunWrites: "dry run"
+        case .migrationVersionNotRecorded: "did not record the version it migrated to"
         }
     }
 
@@ -203,6 +269,9 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case "multi-process access (two stores, one file)": [.multiProcess]
         case "external storage (values in files of their own)": [.externalStorage]
         case let name where name.hasPrefix("DataStoreBatching"): [.batch]
+        case let name where name.hasPrefix("HistoryProviding"): [.history]
+        case let name where name.hasPrefix("migrations") || name.hasPrefix("DataStoreMigrationPreviewing"):
+            [.migrations]
         default: [.persistence, .erase]
         }
     }

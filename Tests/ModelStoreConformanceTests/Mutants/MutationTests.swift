@@ -12,8 +12,10 @@ struct MutationTests {
         let backend = shared ? "shared file" : durable ? "file" : "memory"
         let capabilities: ConformanceCapabilities =
             shared
-            ? [.batching, .erase, .durability, .multiProcessAccess, .externalStorage]
-            : durable ? [.batching, .erase, .durability, .externalStorage] : [.batching, .erase]
+            ? [.batching, .erase, .durability, .multiProcessAccess, .externalStorage, .history]
+            : durable
+                ? [.batching, .erase, .durability, .externalStorage, .history, .migrations, .customMigrationStages]
+                : [.batching, .erase, .history]
         return ConformanceAdapter(
             name: "MutantStore(\(mutation?.rawValue ?? "no mutation"), \(backend))",
             capabilities: capabilities,
@@ -64,19 +66,29 @@ struct MutationTests {
 
     @Test(arguments: [(false, false), (true, false), (true, true)])
     func storeWithoutMutationPassesTheSuite(durable: Bool, shared: Bool) {
-        for testCase in ConformanceSuite.cases(for: Self.adapter(nil, durable: durable, shared: shared)) {
+        let adapter = Self.adapter(nil, durable: durable, shared: shared)
+        let started = Date()
+        let cases = ConformanceSuite.cases(for: adapter)
+        for testCase in cases {
             if let failure = Self.failure(of: testCase) {
                 Issue.record(
                     "the mutant store without a mutation failed a case, so kills would mean nothing: \(failure)")
             }
         }
+        // The suite's run time on one adapter, for the record (issue 20 asks for under 60 s); no assertion.
+        print(
+            String(
+                format: "%@: the whole suite, %d cases, ran in %.1f s", adapter.name, cases.count,
+                Date().timeIntervalSince(started)))
     }
 
     @Test func mutantsCoverEveryRequirement() {
         #expect(Mutation.allCases.count >= 60)
         let covered = Set(Mutation.allCases.map(\.requirement))
-        for requirement in Mutation.requirements where !requirement.hasPrefix("history") {
-            #expect(covered.contains(requirement))
+        for requirement in Mutation.requirements { #expect(covered.contains(requirement)) }
+        for rule in 1...5 {
+            #expect(
+                covered.contains { $0.hasPrefix("HistoryProviding \(rule) ") }, "no mutant breaks history rule \(rule)")
         }
         #expect(Mutation.allCases.contains { $0.isDurable })
     }
