@@ -64,9 +64,7 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
         try configuration.validate()
         self.configuration = configuration
         self.schema = schema
-        let layouts = Dictionary(
-            uniqueKeysWithValues: schema.entities.map { ($0.name, TableLayout($0, namespace: configuration.namespace)) }
-        )
+        let layouts = TableLayout.layouts(of: schema, namespace: configuration.namespace)
         self.layouts = layouts
         let database = Database(configuration)
         self.database = database
@@ -98,15 +96,20 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
             offsetAndLimit: true, enforcesUniqueness: true)
     }
 
-    /// Removes every model (the key sequence is kept, so keys are never reused).
+    /// Removes every model (the key sequence is kept, so keys are never reused) and the history:
+    /// every token from before the erase expires.
     public func erase() throws {
         try database.wait { try await self.eraseAsync() }
     }
 
     func eraseAsync() async throws {
         let tables = layouts.values.flatMap { [$0.table] + $0.joinTables.map(\.table) }
+        let history = opener.history
         try await database.transaction("erasing") { session in
+            // The tables first: TRUNCATE waits for the saves under way, which then need the
+            // history counter this transaction would otherwise already hold.
             try await session.execute("TRUNCATE " + tables.joined(separator: ", "))
+            try await history.deleteAll(on: session)
         }
     }
 

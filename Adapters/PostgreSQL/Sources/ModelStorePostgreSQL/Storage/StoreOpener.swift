@@ -7,16 +7,18 @@ import PostgresNIO
 /// namespace, so processes opening it at once take turns and a failure changes nothing.
 ///
 /// Table `"ns"."modelstore_meta"` (`key text PRIMARY KEY`, `value text`) records `format`,
-/// `identifier` (the store identifier) and `schema` (the schema's JSON, with its version); the
-/// sequence `"ns"."modelstore_keys"` mints primary keys for every entity.
+/// `identifier` (the store identifier), `schema` (the schema's JSON, with its version) and the
+/// history counters (see ``HistoryLog``); the sequence `"ns"."modelstore_keys"` mints primary keys
+/// for every entity. Format 2 added the history table; a format-1 namespace gets it on open.
 struct StoreOpener: Sendable {
     let schema: Schema
     let layouts: [String: TableLayout]
     let namespace: String
     let url: String
 
-    static let formatVersion = 1
+    static let formatVersion = 2
     var metaTable: String { quote(namespace) + ".\"modelstore_meta\"" }
+    var history: HistoryLog { HistoryLog(namespace: namespace, url: url) }
     var keySequence: String { quote(namespace) + ".\"modelstore_keys\"" }
 
     /// Opens (creating or migrating) and returns the store identifier.
@@ -35,6 +37,11 @@ struct StoreOpener: Sendable {
                 .unsupportedFeature,
                 "the PostgreSQL store '\(url)' has storage format \(format), newer than this build's \(Self.formatVersion)",
                 remedy: "Open it with a newer version of ModelStore")
+        }
+        if format < Self.formatVersion {
+            try await history.create(session)
+            try await session.execute(
+                "UPDATE \(metaTable) SET value = '\(Self.formatVersion)' WHERE key = 'format'")
         }
         if stored != schema.storedDescription {
             try check(stored.version, migrationPlan: migrationPlan)
@@ -68,7 +75,10 @@ struct StoreOpener: Sendable {
         }
     }
 
-    private func incomplete() -> DataStoreError {
+    private func incomplete() -> DataStoreError { Self.incompleteMeta(url) }
+
+    /// The error for a `modelstore_meta` table that lacks a row every store has.
+    static func incompleteMeta(_ url: String) -> DataStoreError {
         DataStoreError(
             .corrupted, "the 'modelstore_meta' table of the PostgreSQL store '\(url)' is incomplete",
             remedy: "Restore the namespace from a backup, or use another namespace")
@@ -102,6 +112,7 @@ struct StoreOpener: Sendable {
             row.append(value)
             try await session.execute("INSERT INTO \(metaTable) (key, value) VALUES ($1, $2)", row)
         }
+        try await history.create(session)
         return identifier
     }
 
