@@ -48,13 +48,16 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
     /// The row versions each context read, by editing-state identifier.
     let versions = LockedValue<[UUID: [PersistentIdentifier: Int64]]>([:])
 
-    /// Connects, then creates or migrates the store's tables in one transaction.
+    /// Connects, then creates or migrates the store's tables in one transaction: through the
+    /// plan's stages when it has some from the stored version (custom stages' closures run on the
+    /// calling thread), else by a lightweight `ALTER`.
     ///
     /// Throws ``DataStoreError/Code/io`` when the server cannot be reached (the message names the
     /// URL without the password), ``DataStoreError/Code/invalidConfiguration`` when it refuses
     /// the credentials, ``DataStoreError/Code/corrupted`` for a namespace that holds another
-    /// program's tables, and ``DataStoreError/Code/invalidSchema`` for a newer schema or a change a
-    /// lightweight migration cannot make. A failed open changes nothing.
+    /// program's tables, ``DataStoreError/Code/invalidSchema`` for a newer schema or a change a
+    /// lightweight migration cannot make, and a failing migration stage's error, which names the
+    /// stage. A failed open changes nothing.
     public init(_ configuration: PostgreSQLStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
         guard let schema = configuration.schema else {
             throw DataStoreError(
@@ -74,9 +77,9 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
         let plan = migrationPlan.map { SendablePlan(type: $0) }
         do {
             try database.wait { try await Database.probe(configuration) }
-            identifier = try database.wait {
+            identifier = try database.wait { thread in
                 try await database.transaction("opening") { session in
-                    try await opener.open(session, migrationPlan: plan?.type)
+                    try await opener.open(session, migrationPlan: plan?.type, stagesOn: thread)
                 }
             }
         } catch {

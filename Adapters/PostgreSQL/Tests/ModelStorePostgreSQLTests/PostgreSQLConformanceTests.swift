@@ -9,7 +9,7 @@ extension ConformanceAdapter {
     static let postgreSQL = ConformanceAdapter(
         name: "PostgreSQLStore",
         capabilities: [
-            .batching, .durability, .erase, .history, .multiProcessAccess, .migrations,
+            .batching, .durability, .erase, .history, .multiProcessAccess, .migrations, .customMigrationStages,
         ],
         nativeFilters: [
             .equality, .comparison, .logical, .optionals, .strings, .collections, .identifiers,
@@ -28,8 +28,8 @@ extension ConformanceAdapter {
 
 /// The full conformance suite on `PostgreSQLStore`, against the real server.
 ///
-/// Not declared: custom migration stages (the store runs lightweight migrations only), external
-/// storage (large values live in the database), and two-phase saves across stores.
+/// Not declared: external storage (large values live in the database) and two-phase saves across
+/// stores.
 @Suite(.enabled(if: PostgreSQLServer.isConfigured, PostgreSQLServer.skipMessage))
 struct PostgreSQLConformanceTests {
     @Test(arguments: ConformanceSuite.cases(for: .postgreSQL))

@@ -87,6 +87,13 @@ final class Database: Sendable {
         try BridgeExecutor.shared.wait(for: body, storeURL: url)
     }
 
+    /// Runs `body` synchronously on the bridge, lending it the calling thread for synchronous
+    /// code (see ``WaitingThread``).
+    func wait<Value: Sendable>(lending body: @escaping @Sendable (WaitingThread) async throws -> Value) throws -> Value
+    {
+        try BridgeExecutor.shared.wait(lending: body, storeURL: url)
+    }
+
     /// Runs `body` in one transaction, again (up to the configured number of times) after a
     /// serialization failure or a deadlock; errors become `DataStoreError`s saying what failed.
     func transaction<Value: Sendable>(
@@ -161,6 +168,23 @@ final class Database: Sendable {
             // session does not write to a closed connection.
             if !session.connection.isClosed { _ = try? await session.execute("ROLLBACK") }
             throw error
+        }
+    }
+
+    /// Runs `body` in a transaction that is always rolled back (a dry run); errors become
+    /// `DataStoreError`s saying what failed.
+    func rolledBack<Value: Sendable>(
+        _ doing: String, _ body: @escaping @Sendable (Session) async throws -> Value
+    ) async throws -> Value {
+        do {
+            return try await client.withConnection { connection in
+                let session = Session(connection: connection)
+                let value = try await Self.begin("BEGIN", session, body)
+                try await session.execute("ROLLBACK")
+                return value
+            }
+        } catch {
+            throw ModelStoreErrors.translate(error, doing: doing, url: url)
         }
     }
 
