@@ -1,9 +1,10 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 import PostgresNIO
 
 extension PostgreSQLStore {
-    /// Saves in one transaction: deletes, then updates, then inserts; a save that throws changes nothing.
+    /// Saves in one transaction: deletes, then updates, then inserts, then the history row (see
+    /// ``HistoryLog``); a save that throws changes nothing and records no history.
     ///
     /// Throws ``DataStoreError/Code/conflict`` when a row changed since the context read it (see
     /// the type's discussion), ``DataStoreError/Code/uniqueConstraintViolation`` when a unique index
@@ -48,18 +49,35 @@ extension PostgreSQLStore {
     private func write(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, versions read: [PersistentIdentifier: Int64]
     ) async throws -> (DataStoreSaveChangesResult<DefaultSnapshot>, [PersistentIdentifier: Int64]) {
-        try await withWriter("saving") { writer in
+        let history = opener.history
+        let limit = configuration.historyLimit
+        return try await withWriter("saving") { writer in
             let minted = try await writer.mint(request.inserted, updated: request.updated)
             let deleted = request.deleted.map(\.persistentIdentifier)
+            // The rows as they were, locked until the commit: what an update changed, and a delete's tombstone.
+            var before = try await writer.lockedSnapshots(of: deleted, forDeletion: true)
+            before.merge(
+                try await writer.lockedSnapshots(of: minted.updated.map(\.persistentIdentifier), forDeletion: false)
+            ) { $1 }
             try await writer.delete(deleted, versions: read)
             var written = try await writer.update(minted.updated, versions: read)
             written.merge(try await writer.insert(minted.inserted)) { $1 }
             let repaired = try await writer.clearDanglingReferences(
                 changed: minted.updated + minted.inserted, deleted: deleted)
             for (id, row) in repaired { written[id] = row.version }
+            var changes = minted.inserted.map { StoreHistoryRecord.Change(.insert, $0.persistentIdentifier) }
+            changes += minted.updated.compactMap { snapshot in
+                StoreHistoryRecord.Change.update(from: before[snapshot.persistentIdentifier], to: snapshot)
+            }
+            changes += deleted.compactMap { id in before[id].map(StoreHistoryRecord.Change.deletion(of:)) }
+            let number = try await history.record(
+                changes, author: request.editingState.author, limit: limit, on: writer.session)
             let result = DataStoreSaveChangesResult(
                 for: writer.storeIdentifier, remappedIdentifiers: minted.remap,
-                snapshotsToReregister: repaired.mapValues(\.snapshot))
+                snapshotsToReregister: repaired.mapValues(\.snapshot),
+                historyToken: number.map {
+                    DefaultHistoryToken(storeIdentifier: writer.storeIdentifier, transactionNumber: $0)
+                })
             return (result, written)
         }
     }
@@ -72,8 +90,15 @@ extension PostgreSQLStore {
         }
         let keysByEntity = byEntity
         let storeIdentifier = identifier
+        let (history, limit, author) = (opener.history, configuration.historyLimit, request.editingState.author)
         try database.wait {
             try await self.withWriter("deleting a batch") { writer in
+                let before = try await writer.lockedSnapshots(
+                    of: keysByEntity.flatMap { name, keys in
+                        keys.map {
+                            PersistentIdentifier.identifier(for: storeIdentifier, entityName: name, primaryKey: $0)
+                        }
+                    }, forDeletion: true)
                 var deleted: [PersistentIdentifier] = []
                 for (name, keys) in keysByEntity {
                     let layout = try writer.layout(name)
@@ -87,6 +112,9 @@ extension PostgreSQLStore {
                     deleted += keys.map { .identifier(for: storeIdentifier, entityName: name, primaryKey: $0) }
                 }
                 _ = try await writer.clearDanglingReferences(changed: [], deleted: deleted)
+                _ = try await history.record(
+                    deleted.compactMap { id in before[id].map(StoreHistoryRecord.Change.deletion(of:)) },
+                    author: author, limit: limit, on: writer.session)
             }
         }
     }
@@ -100,8 +128,13 @@ extension PostgreSQLStore {
         guard !keys.isEmpty else { return }
         let values = request.values
         let storeIdentifier = identifier
+        let (history, limit, author) = (opener.history, configuration.historyLimit, request.editingState.author)
         try database.wait {
             try await self.withWriter("updating a batch") { writer in
+                let ids = keys.map {
+                    PersistentIdentifier.identifier(for: storeIdentifier, entityName: entityName, primaryKey: $0)
+                }
+                let before = try await writer.lockedSnapshots(of: ids, forDeletion: false)
                 var binds = PostgresBindings()
                 binds.append(keys)
                 var assignments = ["\(TableLayout.version) = \(TableLayout.version) + 1"]
@@ -141,17 +174,28 @@ extension PostgreSQLStore {
                     changed = rows
                 }
                 _ = try await writer.clearDanglingReferences(changed: changed, deleted: [])
+                let after = try await writer.reader.rows(layout, keys: keys)
+                _ = try await history.record(
+                    ids.compactMap { id in
+                        after[id.primaryKey.intValue ?? 0].flatMap {
+                            StoreHistoryRecord.Change.update(from: before[id], to: $0.snapshot)
+                        }
+                    }, author: author, limit: limit, on: writer.session)
             }
         }
     }
 
     /// Inserts snapshots in one transaction and returns their permanent identifiers in order.
     public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
-        try database.wait {
+        let (history, limit, author) = (opener.history, configuration.historyLimit, request.editingState.author)
+        return try database.wait {
             try await self.withWriter("inserting a batch") { writer in
                 let minted = try await writer.mint(request.snapshots, updated: [])
                 _ = try await writer.insert(minted.inserted)
                 _ = try await writer.clearDanglingReferences(changed: minted.inserted, deleted: [])
+                _ = try await history.record(
+                    minted.inserted.map { StoreHistoryRecord.Change(.insert, $0.persistentIdentifier) },
+                    author: author, limit: limit, on: writer.session)
                 return request.snapshots.map { minted.remap[$0.persistentIdentifier] ?? $0.persistentIdentifier }
             }
         }

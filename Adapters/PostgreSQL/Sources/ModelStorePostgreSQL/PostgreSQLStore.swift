@@ -48,13 +48,16 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
     /// The row versions each context read, by editing-state identifier.
     let versions = LockedValue<[UUID: [PersistentIdentifier: Int64]]>([:])
 
-    /// Connects, then creates or migrates the store's tables in one transaction.
+    /// Connects, then creates or migrates the store's tables in one transaction: through the
+    /// plan's stages when it has some from the stored version (custom stages' closures run on the
+    /// calling thread), else by a lightweight `ALTER`.
     ///
     /// Throws ``DataStoreError/Code/io`` when the server cannot be reached (the message names the
     /// URL without the password), ``DataStoreError/Code/invalidConfiguration`` when it refuses
     /// the credentials, ``DataStoreError/Code/corrupted`` for a namespace that holds another
-    /// program's tables, and ``DataStoreError/Code/invalidSchema`` for a newer schema or a change a
-    /// lightweight migration cannot make. A failed open changes nothing.
+    /// program's tables, ``DataStoreError/Code/invalidSchema`` for a newer schema or a change a
+    /// lightweight migration cannot make, and a failing migration stage's error, which names the
+    /// stage. A failed open changes nothing.
     public init(_ configuration: PostgreSQLStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
         guard let schema = configuration.schema else {
             throw DataStoreError(
@@ -64,9 +67,7 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
         try configuration.validate()
         self.configuration = configuration
         self.schema = schema
-        let layouts = Dictionary(
-            uniqueKeysWithValues: schema.entities.map { ($0.name, TableLayout($0, namespace: configuration.namespace)) }
-        )
+        let layouts = TableLayout.layouts(of: schema, namespace: configuration.namespace)
         self.layouts = layouts
         let database = Database(configuration)
         self.database = database
@@ -76,9 +77,9 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
         let plan = migrationPlan.map { SendablePlan(type: $0) }
         do {
             try database.wait { try await Database.probe(configuration) }
-            identifier = try database.wait {
+            identifier = try database.wait { thread in
                 try await database.transaction("opening") { session in
-                    try await opener.open(session, migrationPlan: plan?.type)
+                    try await opener.open(session, migrationPlan: plan?.type, stagesOn: thread)
                 }
             }
         } catch {
@@ -98,15 +99,20 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
             offsetAndLimit: true, enforcesUniqueness: true)
     }
 
-    /// Removes every model (the key sequence is kept, so keys are never reused).
+    /// Removes every model (the key sequence is kept, so keys are never reused) and the history:
+    /// every token from before the erase expires.
     public func erase() throws {
         try database.wait { try await self.eraseAsync() }
     }
 
     func eraseAsync() async throws {
         let tables = layouts.values.flatMap { [$0.table] + $0.joinTables.map(\.table) }
+        let history = opener.history
         try await database.transaction("erasing") { session in
+            // The tables first: TRUNCATE waits for the saves under way, which then need the
+            // history counter this transaction would otherwise already hold.
             try await session.execute("TRUNCATE " + tables.joined(separator: ", "))
+            try await history.deleteAll(on: session)
         }
     }
 

@@ -52,6 +52,10 @@ public struct PostgreSQLStoreConfiguration: DataStoreConfiguration, CustomString
     /// How many times a save that failed with a serialization failure or a deadlock is run again
     /// before the error is reported.
     public var serializationRetries: Int
+    /// How many changes of history the store keeps at most (10,000 by default), counted over all
+    /// transactions: past it, the oldest transactions go (down to nine tenths of the limit, so
+    /// that trimming is rare) and tokens into them expire. `nil` keeps every transaction.
+    public var historyLimit: Int? = 10_000
     /// The password; never shown.
     var password: String?
 
@@ -96,7 +100,7 @@ public struct PostgreSQLStoreConfiguration: DataStoreConfiguration, CustomString
         lhs.name == rhs.name && lhs.redactedURL == rhs.redactedURL && lhs.password == rhs.password
             && lhs.tls == rhs.tls && lhs.maximumConnections == rhs.maximumConnections
             && lhs.connectTimeout == rhs.connectTimeout && lhs.statementTimeout == rhs.statementTimeout
-            && lhs.serializationRetries == rhs.serializationRetries
+            && lhs.serializationRetries == rhs.serializationRetries && lhs.historyLimit == rhs.historyLimit
     }
 
     /// Hashes the name and where the store is.
@@ -114,7 +118,7 @@ public struct PostgreSQLStoreConfiguration: DataStoreConfiguration, CustomString
         Mirror(self, children: ["name": name, "url": redactedURL], displayStyle: .struct)
     }
 
-    /// Checks the port, the pool size, the names and the timeouts.
+    /// Checks the port, the pool size, the names, the timeouts and the history limit.
     public func validate() throws {
         func invalid(_ what: String, _ remedy: String) -> DataStoreError {
             DataStoreError(
@@ -131,6 +135,9 @@ public struct PostgreSQLStoreConfiguration: DataStoreConfiguration, CustomString
         }
         if let statementTimeout, statementTimeout <= .zero {
             throw invalid("a statement timeout of '\(statementTimeout)'", "Use a positive duration, or nil")
+        }
+        if let historyLimit, historyLimit < 1 {
+            throw invalid("a history limit of \(historyLimit) changes", "Keep at least one change, or use nil for all")
         }
     }
 }

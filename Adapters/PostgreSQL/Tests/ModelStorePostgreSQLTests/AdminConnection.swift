@@ -32,8 +32,13 @@ struct AdminConnection {
 
     /// The process ids of the server backends, other than this connection's, that wait for a lock
     /// while running a statement on a table of `namespace` (tests run in parallel, each in its own).
+    ///
+    /// Clears the statistics snapshot first: inside a transaction (the tests poll while holding a
+    /// lock in one) the server otherwise answers every later poll from the snapshot the first took
+    /// (`stats_fetch_consistency = cache`), and a backend that started waiting after it is never seen.
     func backendsWaitingForLocks(in namespace: String) async throws -> [String] {
-        try await run(
+        try await run("SELECT pg_stat_clear_snapshot()::text")
+        return try await run(
             "SELECT pid::text FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid() "
                 + "AND position('\"\(namespace)\"' in query) > 0")
     }

@@ -8,7 +8,9 @@ extension ConformanceAdapter {
     /// The PostgreSQL store on the test server, one namespace per case directory.
     static let postgreSQL = ConformanceAdapter(
         name: "PostgreSQLStore",
-        capabilities: [.batching, .durability, .erase, .multiProcessAccess, .migrations],
+        capabilities: [
+            .batching, .durability, .erase, .history, .multiProcessAccess, .migrations, .customMigrationStages,
+        ],
         nativeFilters: [
             .equality, .comparison, .logical, .optionals, .strings, .collections, .identifiers,
             .enumerations, .arithmetic,
@@ -26,9 +28,8 @@ extension ConformanceAdapter {
 
 /// The full conformance suite on `PostgreSQLStore`, against the real server.
 ///
-/// Not declared: history (issue 16 has not built it yet), custom migration stages (the store runs
-/// lightweight migrations only), external storage (large values live in the database), and
-/// two-phase saves across stores.
+/// Not declared: external storage (large values live in the database) and two-phase saves across
+/// stores.
 @Suite(.enabled(if: PostgreSQLServer.isConfigured, PostgreSQLServer.skipMessage))
 struct PostgreSQLConformanceTests {
     @Test(arguments: ConformanceSuite.cases(for: .postgreSQL))

@@ -10,14 +10,8 @@ import Testing
 struct PostgreSQLStoreTests {
     /// Strings over a few awkward scalars, drawn from a seed so a failure can be replayed.
     private func strings(seed: UInt64, count: Int) -> [String] {
-        var state = seed
-        func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        var random = SplitMix(seed: seed)
+        func next() -> UInt64 { random.next() }
         let alphabet: [Unicode.Scalar] = ["\u{0}", "\u{1}", "\u{2}", "a", "\u{301}", "é"]
         return (0..<count).map { _ in
             var scalars = String.UnicodeScalarView()

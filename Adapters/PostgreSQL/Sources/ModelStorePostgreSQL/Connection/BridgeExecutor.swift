@@ -28,21 +28,71 @@ final class BridgeExecutor: TaskExecutor {
     func wait<Value: Sendable>(
         for work: @escaping @Sendable () async throws -> Value, storeURL: String
     ) throws -> Value {
+        try wait(lending: { _ in try await work() }, storeURL: storeURL)
+    }
+
+    /// Runs `work` on the bridge's threads and blocks the calling thread until it finishes,
+    /// lending that thread to `work` for synchronous code (see ``WaitingThread``).
+    func wait<Value: Sendable>(
+        lending work: @escaping @Sendable (WaitingThread) async throws -> Value, storeURL: String
+    ) throws -> Value {
         if MultiThreadedEventLoopGroup.currentEventLoop != nil {
             throw ModelStoreErrors.onEventLoop(storeURL)
         }
-        let semaphore = DispatchSemaphore(value: 0)
+        let thread = WaitingThread()
         let outcome = Outcome<Value>()
         Task(executorPreference: self) {
             do {
-                outcome.result = .success(try await work())
+                outcome.result = .success(try await work(thread))
             } catch {
                 outcome.result = .failure(error)
             }
-            semaphore.signal()
+            thread.finish()
         }
-        semaphore.wait()
+        thread.serve()
         return try outcome.result!.get()
+    }
+}
+
+/// The thread blocked in ``BridgeExecutor/wait(lending:storeURL:)``, lent back to the work it
+/// waits for: synchronous code that itself waits for the store (a migration plan's stages, which
+/// run the store's statements one by one) runs there, while the task that asked for it is
+/// suspended, so no thread of the bridge ever blocks waiting for another.
+///
+/// Safety: `job` and `finished` are read and written only under the lock; the semaphore wakes the
+/// waiting thread once per job and once at the end.
+final class WaitingThread: @unchecked Sendable {
+    private let lock = NSLock()
+    private let wake = DispatchSemaphore(value: 0)
+    private var job: (@Sendable () -> Void)?
+    private var finished = false
+
+    /// Runs `work` on the waiting thread and returns its result; the calling task is suspended
+    /// meanwhile, holding no thread.
+    func run<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+        try await withCheckedThrowingContinuation { continuation in
+            lock.withLock { job = { continuation.resume(with: Result { try work() }) } }
+            wake.signal()
+        }
+    }
+
+    /// The work is done: the waiting thread returns.
+    fileprivate func finish() {
+        lock.withLock { finished = true }
+        wake.signal()
+    }
+
+    /// Runs the jobs handed over until the work is done.
+    fileprivate func serve() {
+        while true {
+            wake.wait()
+            let next: (job: (@Sendable () -> Void)?, finished: Bool) = lock.withLock {
+                defer { job = nil }
+                return (job, finished)
+            }
+            next.job?()
+            if next.finished { return }
+        }
     }
 }
 

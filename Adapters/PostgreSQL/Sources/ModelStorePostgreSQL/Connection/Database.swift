@@ -87,6 +87,13 @@ final class Database: Sendable {
         try BridgeExecutor.shared.wait(for: body, storeURL: url)
     }
 
+    /// Runs `body` synchronously on the bridge, lending it the calling thread for synchronous
+    /// code (see ``WaitingThread``).
+    func wait<Value: Sendable>(lending body: @escaping @Sendable (WaitingThread) async throws -> Value) throws -> Value
+    {
+        try BridgeExecutor.shared.wait(lending: body, storeURL: url)
+    }
+
     /// Runs `body` in one transaction, again (up to the configured number of times) after a
     /// serialization failure or a deadlock; errors become `DataStoreError`s saying what failed.
     func transaction<Value: Sendable>(
@@ -98,16 +105,7 @@ final class Database: Sendable {
             do {
                 return try await client.withConnection { connection in
                     let session = Session(connection: connection)
-                    try await session.execute("BEGIN ISOLATION LEVEL \(isolation)")
-                    let value: Value
-                    do {
-                        value = try await body(session)
-                    } catch {
-                        // A connection the server dropped cannot roll back; the server already did,
-                        // and the session does not write to a closed connection.
-                        if !connection.isClosed { _ = try? await session.execute("ROLLBACK") }
-                        throw error
-                    }
+                    let value = try await Self.begin("BEGIN ISOLATION LEVEL \(isolation)", session, body)
                     // The transaction's id, to learn its fate if the connection ends during COMMIT.
                     let transaction = try await session.integer("SELECT txid_current()")
                     do {
@@ -156,6 +154,38 @@ final class Database: Sendable {
             try? await Task.sleep(for: .milliseconds(100))
         }
         return nil
+    }
+
+    /// Begins a transaction with `begin` and runs `body` in it; when `body` throws, rolls back.
+    private static func begin<Value: Sendable>(
+        _ begin: String, _ session: Session, _ body: @Sendable (Session) async throws -> Value
+    ) async throws -> Value {
+        try await session.execute(begin)
+        do {
+            return try await body(session)
+        } catch {
+            // A connection the server dropped cannot roll back; the server already did, and the
+            // session does not write to a closed connection.
+            if !session.connection.isClosed { _ = try? await session.execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Runs `body` in a transaction that is always rolled back (a dry run); errors become
+    /// `DataStoreError`s saying what failed.
+    func rolledBack<Value: Sendable>(
+        _ doing: String, _ body: @escaping @Sendable (Session) async throws -> Value
+    ) async throws -> Value {
+        do {
+            return try await client.withConnection { connection in
+                let session = Session(connection: connection)
+                let value = try await Self.begin("BEGIN", session, body)
+                try await session.execute("ROLLBACK")
+                return value
+            }
+        } catch {
+            throw ModelStoreErrors.translate(error, doing: doing, url: url)
+        }
     }
 
     /// Runs `body` on one connection outside a transaction (reads see committed data).

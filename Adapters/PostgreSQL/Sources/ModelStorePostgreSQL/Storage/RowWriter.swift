@@ -79,6 +79,33 @@ struct RowWriter: Sendable {
 
     // MARK: Rows
 
+    /// The stored snapshots of these models (those the store has), with their rows locked until
+    /// the transaction ends (`FOR UPDATE` for rows about to be deleted, `FOR NO KEY UPDATE` for
+    /// rows about to change), so that the history records what this transaction replaced.
+    func lockedSnapshots(
+        of ids: [PersistentIdentifier], forDeletion: Bool
+    ) async throws -> [PersistentIdentifier: DefaultSnapshot] {
+        var byEntity: [String: [Int64]] = [:]
+        for id in ids {
+            if let key = localKey(id), layouts[id.entityName] != nil {
+                byEntity[id.entityName, default: []].append(key)
+            }
+        }
+        var result: [PersistentIdentifier: DefaultSnapshot] = [:]
+        for (entityName, keys) in byEntity.sorted(by: { $0.key < $1.key }) {
+            var binds = PostgresBindings()
+            binds.append(keys.sorted())
+            for row in try await reader.rows(
+                try layout(entityName),
+                where: "WHERE t.\(TableLayout.key) = ANY($1) ORDER BY t.\(TableLayout.key) "
+                    + (forDeletion ? "FOR UPDATE" : "FOR NO KEY UPDATE"), binds)
+            {
+                result[row.snapshot.persistentIdentifier] = row.snapshot
+            }
+        }
+        return result
+    }
+
     /// Deletes rows (their join rows cascade), each only at the version the context read when
     /// one is known; returns nothing, throws `.conflict` or `.notFound`.
     func delete(_ ids: [PersistentIdentifier], versions: [PersistentIdentifier: Int64]) async throws {

@@ -1,29 +1,34 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 import PostgresNIO
 
 /// Opens a store's namespace: creates its tables on first use, checks the recorded schema, and
-/// runs a lightweight migration, all in one transaction that holds an advisory lock on the
-/// namespace, so processes opening it at once take turns and a failure changes nothing.
+/// migrates a store of an older schema version (through the plan's stages when it has some from
+/// the stored version, see ``PostgreSQLMigrationStorage``; else by a lightweight `ALTER`), all in
+/// one transaction that holds an advisory lock on the namespace, so processes opening it at once
+/// take turns and a failure changes nothing.
 ///
 /// Table `"ns"."modelstore_meta"` (`key text PRIMARY KEY`, `value text`) records `format`,
-/// `identifier` (the store identifier) and `schema` (the schema's JSON, with its version); the
-/// sequence `"ns"."modelstore_keys"` mints primary keys for every entity.
+/// `identifier` (the store identifier), `schema` (the schema's JSON, with its version) and the
+/// history counters (see ``HistoryLog``); the sequence `"ns"."modelstore_keys"` mints primary keys
+/// for every entity. Format 2 added the history table; a format-1 namespace gets it on open.
 struct StoreOpener: Sendable {
     let schema: Schema
     let layouts: [String: TableLayout]
     let namespace: String
     let url: String
 
-    static let formatVersion = 1
+    static let formatVersion = 2
     var metaTable: String { quote(namespace) + ".\"modelstore_meta\"" }
+    var history: HistoryLog { HistoryLog(namespace: namespace, url: url) }
     var keySequence: String { quote(namespace) + ".\"modelstore_keys\"" }
 
-    /// Opens (creating or migrating) and returns the store identifier.
-    func open(_ session: Session, migrationPlan: (any SchemaMigrationPlan.Type)?) async throws -> String {
-        var binds = PostgresBindings()
-        binds.append(namespace)
-        try await session.execute("SELECT pg_advisory_xact_lock(hashtext($1))", binds)
+    /// Opens (creating or migrating) and returns the store identifier. A migration plan's stages
+    /// run on `thread` (the thread waiting for the open), with this task suspended meanwhile.
+    func open(
+        _ session: Session, migrationPlan: (any SchemaMigrationPlan.Type)?, stagesOn thread: WaitingThread
+    ) async throws -> String {
+        try await lockNamespace(session)
         try await session.execute("CREATE SCHEMA IF NOT EXISTS \(quote(namespace))")
         guard let meta = try await readMeta(session) else { return try await create(session) }
         let stored = try decodeSchema(meta["schema"])
@@ -36,11 +41,50 @@ struct StoreOpener: Sendable {
                 "the PostgreSQL store '\(url)' has storage format \(format), newer than this build's \(Self.formatVersion)",
                 remedy: "Open it with a newer version of ModelStore")
         }
+        if format < Self.formatVersion {
+            try await history.create(session)
+            try await session.execute(
+                "UPDATE \(metaTable) SET value = '\(Self.formatVersion)' WHERE key = 'format'")
+        }
         if stored != schema.storedDescription {
-            try check(stored.version, migrationPlan: migrationPlan)
-            try await migrate(session, from: stored)
+            try check(stored.version)
+            let plan = migrationPlan.map { SendablePlan(type: $0) }
+            let ranStages = try await thread.run {
+                try self.migrate(session, plan: plan?.type, identifier: identifier, stored: stored)
+            }
+            if !ranStages {
+                try await migrate(session, from: stored)
+            }
         }
         return identifier
+    }
+
+    /// What opening with `migrationPlan` would change (see ``SchemaMigrationRunner/preview(_:)``),
+    /// in the caller's transaction, which the caller rolls back; the stages run on `thread`.
+    func preview(
+        _ session: Session, migrationPlan: (any SchemaMigrationPlan.Type)?, stagesOn thread: WaitingThread
+    ) async throws -> MigrationReport {
+        try await lockNamespace(session)
+        guard let meta = try await readMeta(session), let identifier = meta["identifier"] else {
+            return MigrationReport(
+                store: "the PostgreSQL store '\(url)'", fromVersion: schema.version, toVersion: schema.version,
+                stages: [], entities: [], isDryRun: true)
+        }
+        let stored = try decodeSchema(meta["schema"])
+        try check(stored.version)
+        let runner = SchemaMigrationRunner(schema: schema, plan: migrationPlan)
+        return try await thread.run {
+            try runner.preview(
+                PostgreSQLMigrationStorage(opener: self, session: session, storeIdentifier: identifier, stored: stored))
+        }
+    }
+
+    /// Takes the advisory lock on the namespace until the transaction ends: opens, migrations and
+    /// previews of one namespace take turns.
+    private func lockNamespace(_ session: Session) async throws {
+        var binds = PostgresBindings()
+        binds.append(namespace)
+        try await session.execute("SELECT pg_advisory_xact_lock(hashtext($1))", binds)
     }
 
     /// The meta table's rows, or `nil` when the namespace has none.
@@ -68,7 +112,10 @@ struct StoreOpener: Sendable {
         }
     }
 
-    private func incomplete() -> DataStoreError {
+    private func incomplete() -> DataStoreError { Self.incompleteMeta(url) }
+
+    /// The error for a `modelstore_meta` table that lacks a row every store has.
+    static func incompleteMeta(_ url: String) -> DataStoreError {
         DataStoreError(
             .corrupted, "the 'modelstore_meta' table of the PostgreSQL store '\(url)' is incomplete",
             remedy: "Restore the namespace from a backup, or use another namespace")
@@ -102,6 +149,7 @@ struct StoreOpener: Sendable {
             row.append(value)
             try await session.execute("INSERT INTO \(metaTable) (key, value) VALUES ($1, $2)", row)
         }
+        try await history.create(session)
         return identifier
     }
 
@@ -111,26 +159,14 @@ struct StoreOpener: Sendable {
         return String(decoding: try encoder.encode(schema.storedDescription), as: UTF8.self)
     }
 
-    private func check(_ stored: Schema.Version, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
-        guard stored != schema.version else { return }
-        if stored > schema.version {
-            throw DataStoreError(
-                .invalidSchema,
-                "the PostgreSQL store '\(url)' was written with schema version \(stored), newer than this app's "
-                    + "\(schema.version)",
-                remedy: "Open it with the version of the app that wrote it")
-        }
-        for stage in migrationPlan?.stages ?? [] {
-            guard case .custom(let from, let to, let willMigrate, let didMigrate) = stage,
-                willMigrate != nil || didMigrate != nil,
-                from.versionIdentifier >= stored, to.versionIdentifier <= schema.version
-            else { continue }
-            throw DataStoreError(
-                .unsupportedFeature,
-                "the PostgreSQL store '\(url)' needs the custom migration stage from \(from.versionIdentifier) to "
-                    + "\(to.versionIdentifier), and PostgreSQL stores run only lightweight migrations",
-                remedy: "Use a lightweight stage, or migrate with your own code before opening the store")
-        }
+    /// Refuses a store written with a newer schema version than the app's.
+    private func check(_ stored: Schema.Version) throws {
+        guard stored > schema.version else { return }
+        throw DataStoreError(
+            .invalidSchema,
+            "the PostgreSQL store '\(url)' was written with schema version \(stored), newer than this app's "
+                + "\(schema.version)",
+            remedy: "Open it with the version of the app that wrote it")
     }
 
     // MARK: Lightweight migration
@@ -138,7 +174,7 @@ struct StoreOpener: Sendable {
     /// Alters the tables in place, inside the open's transaction: new entities get tables, removed
     /// ones lose theirs; added columns take their default, removed ones go, renamed ones
     /// (`originalName`) keep their values; indexes are rebuilt.
-    private func migrate(_ session: Session, from stored: Schema.Description) async throws {
+    func migrate(_ session: Session, from stored: Schema.Description) async throws {
         let storedByName = Dictionary(stored.entities.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
         var created: [TableLayout] = []
         for description in schema.storedDescription.entities {
@@ -161,6 +197,11 @@ struct StoreOpener: Sendable {
         for layout in created {
             for sql in layout.foreignKeySQL(layouts: layouts) { try await session.execute(sql) }
         }
+        try await recordSchema(session)
+    }
+
+    /// Records the schema as the stored one.
+    func recordSchema(_ session: Session) async throws {
         var binds = PostgresBindings()
         binds.append(try schemaJSON())
         try await session.execute("UPDATE \(metaTable) SET value = $1 WHERE key = 'schema'", binds)

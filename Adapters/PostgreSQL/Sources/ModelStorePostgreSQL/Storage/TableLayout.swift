@@ -74,6 +74,11 @@ struct TableLayout: Sendable {
             .joined(separator: ", ")
     }
 
+    /// The layouts of a schema's entities in a namespace, by entity name.
+    static func layouts(of schema: Schema, namespace: String) -> [String: TableLayout] {
+        Dictionary(uniqueKeysWithValues: schema.entities.map { ($0.name, TableLayout($0, namespace: namespace)) })
+    }
+
     /// The column of a property, if it is an attribute or a to-one relationship.
     func column(named name: String) -> Column? {
         entity.slot(of: name).flatMap { columnsBySlot[$0] }

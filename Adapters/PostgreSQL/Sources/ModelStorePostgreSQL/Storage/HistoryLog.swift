@@ -1,0 +1,216 @@
+import Foundation
+@_spi(AdapterKit) import ModelStore
+import PostgresNIO
+
+/// The store's history in its namespace: table `"ns"."modelstore_history"`, one row per committed
+/// transaction, written inside the transaction it records; and two counters in `modelstore_meta`.
+///
+/// A row holds the transaction's `number` (its token), its change count, the running total of
+/// changes up to it (`cumulative`, so the kept total is the newest row's total minus what came
+/// before the oldest), when it was saved (`committed`, seconds since 1970), the author, and the
+/// changes as JSON (`json`, not `jsonb`, which would turn a `-0.0` in a tombstone into `0`).
+///
+/// ## Numbers in commit order
+/// `historyLast` in the meta table is the newest number ever given. A writer takes the next one
+/// with `UPDATE … SET value = value + 1 … RETURNING value`, which locks that row until the
+/// transaction ends. A second writer's `UPDATE` waits for the lock, then (in READ COMMITTED)
+/// increments the value the first one committed. So a transaction's number is given only after
+/// every transaction with a smaller number has committed or rolled back, and numbers grow in
+/// commit order across connections and processes: a reader polling for `number > last` never
+/// misses a transaction that commits later under a smaller number. (A sequence would not do:
+/// `nextval` is not transactional, so a slow transaction could commit number 5 after a reader
+/// has already read 6.) The lock is taken last, after the save's rows are written and its
+/// deferred constraints checked, so it is held only for the few statements before the commit.
+/// A rolled-back transaction rolls its increment back too, so numbers have no gaps.
+///
+/// `historyExpiredThrough` is the highest number deleted (by `deleteHistory`, trimming to the
+/// limit, or an erase), for ``StoreHistory`` to refuse a fetch that would have a silent gap.
+struct HistoryLog: Sendable {
+    let namespace: String
+    let url: String
+
+    static let lastKey = "historyLast"
+    static let expiredKey = "historyExpiredThrough"
+
+    var table: String { quote(namespace) + ".\"modelstore_history\"" }
+    var metaTable: String { quote(namespace) + ".\"modelstore_meta\"" }
+
+    /// Creates the table and the counters (in the open's transaction; both exist afterwards).
+    func create(_ session: Session) async throws {
+        try await session.execute(
+            "CREATE TABLE IF NOT EXISTS \(table) (number bigint PRIMARY KEY, changes integer NOT NULL, "
+                + "cumulative bigint NOT NULL, committed double precision NOT NULL, author text, body json NOT NULL)")
+        try await session.execute(
+            "INSERT INTO \(metaTable) (key, value) VALUES ('\(Self.lastKey)', '0'), ('\(Self.expiredKey)', '0') "
+                + "ON CONFLICT (key) DO NOTHING")
+    }
+
+    // MARK: Writing
+
+    /// Locks the counter of numbers until the transaction ends and returns the next number
+    /// (see the type's discussion). Every writer of history takes this lock first.
+    private func takeNumber(_ session: Session) async throws -> Int64 {
+        // Deferred foreign keys are checked now rather than at COMMIT, so that no check waits for
+        // another transaction's row while this one holds the counter every writer needs.
+        try await session.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        guard
+            let number = try await session.integer(
+                "UPDATE \(metaTable) SET value = (value::bigint + 1)::text WHERE key = '\(Self.lastKey)' "
+                    + "RETURNING value::bigint")
+        else { throw StoreOpener.incompleteMeta(url) }
+        return number
+    }
+
+    /// Records a transaction with these changes, keeps at most `limit` changes, and returns its
+    /// number; records nothing and returns `nil` when there are no changes.
+    ///
+    /// A history over its limit is trimmed to nine tenths of it, so that at the limit a save trims
+    /// once per tenth of the limit rather than every time.
+    func record(
+        _ changes: [StoreHistoryRecord.Change], author: String?, limit: Int?, on session: Session
+    ) async throws -> Int64? {
+        guard !changes.isEmpty else { return nil }
+        let number = try await takeNumber(session)
+        var binds = PostgresBindings()
+        binds.append(number)
+        binds.append(Int64(changes.count))
+        binds.append(Date().timeIntervalSince1970)
+        if let author { binds.append(author) } else { binds.appendNull() }
+        binds.append(try Self.body(of: changes))
+        // The subqueries read the table as it was before this row: the newest total, and what came
+        // before the oldest row (this row's start when the table was empty).
+        let rows = try await session.query(
+            "INSERT INTO \(table) (number, changes, cumulative, committed, author, body) "
+                + "VALUES ($1, $2, $2 + coalesce((SELECT cumulative FROM \(table) ORDER BY number DESC LIMIT 1), 0), "
+                + "$3, $4, $5::json) RETURNING cumulative, "
+                + "coalesce((SELECT cumulative - changes FROM \(table) ORDER BY number LIMIT 1), cumulative - changes)",
+            binds)
+        guard let limit, let row = rows.first else { return number }
+        let (total, before) = try row.decode((Int64, Int64).self)
+        guard total - before > Int64(limit) else { return number }
+        var cut = PostgresBindings()
+        cut.append(total - Int64(limit) * 9 / 10)
+        let through = try await session.integer(
+            "WITH doomed AS (DELETE FROM \(table) WHERE number <= coalesce("
+                + "(SELECT number FROM \(table) WHERE cumulative >= $1 ORDER BY number LIMIT 1), 0) "
+                + "RETURNING number) SELECT max(number) FROM doomed", cut)
+        if let through { try await expire(through: through, session) }
+        return number
+    }
+
+    /// Raises `historyExpiredThrough` to `number` (never lowers it).
+    private func expire(through number: Int64, _ session: Session) async throws {
+        var binds = PostgresBindings()
+        binds.append(number)
+        try await session.execute(
+            "UPDATE \(metaTable) SET value = greatest(value::bigint, $1)::text WHERE key = '\(Self.expiredKey)'",
+            binds)
+    }
+
+    /// Deletes the kept transactions `descriptor` selects, under the counter's lock; returns
+    /// whether any was deleted.
+    func delete(
+        _ descriptor: HistoryDescriptor<DefaultHistoryTransaction>, schema: Schema, storeIdentifier: String,
+        on session: Session
+    ) async throws -> Bool {
+        try await session.execute(
+            "SELECT value FROM \(metaTable) WHERE key = '\(Self.lastKey)' FOR UPDATE")
+        var history = try await load(storeIdentifier: storeIdentifier, on: session)
+        let kept = Set(history.records.map(\.number))
+        guard try history.delete(descriptor, schema: schema, storeIdentifier: storeIdentifier) else { return false }
+        let doomed = kept.subtracting(history.records.map(\.number))
+        var binds = PostgresBindings()
+        binds.append(Array(doomed))
+        try await session.execute("DELETE FROM \(table) WHERE number = ANY($1)", binds)
+        try await expire(through: history.expiredThrough, session)
+        return true
+    }
+
+    /// Deletes every transaction (an erase) and uses up one number, so every token from before the
+    /// erase expires, the newest included: a process watching for `number > newest` learns that
+    /// everything may have changed.
+    func deleteAll(on session: Session) async throws {
+        let number = try await takeNumber(session)
+        try await session.execute("DELETE FROM \(table)")
+        try await expire(through: number, session)
+    }
+
+    // MARK: Reading
+
+    /// The history as a value (every kept record, oldest first, and the counters), read by one
+    /// statement so the rows and the counters are of one moment.
+    func load(storeIdentifier: String, on session: Session) async throws -> StoreHistory {
+        let rows = try await session.query(
+            "SELECT c.last, c.expired, h.number, h.committed, h.author, h.body::text FROM (SELECT "
+                + "(SELECT value::bigint FROM \(metaTable) WHERE key = '\(Self.lastKey)') AS last, "
+                + "(SELECT value::bigint FROM \(metaTable) WHERE key = '\(Self.expiredKey)') AS expired) c "
+                + "LEFT JOIN \(table) h ON true ORDER BY h.number")
+        var last: Int64 = 0
+        var expired: Int64 = 0
+        var records: [StoreHistoryRecord] = []
+        records.reserveCapacity(rows.count)
+        for row in rows {
+            let (counter, expiry, number, committed, author, body) = try row.decode(
+                (Int64?, Int64?, Int64?, Double?, String?, String?).self)
+            guard let counter, let expiry else { throw StoreOpener.incompleteMeta(url) }
+            (last, expired) = (counter, expiry)
+            guard let number, let committed, let body else { continue }
+            records.append(
+                StoreHistoryRecord(
+                    number: number, timestamp: Date(timeIntervalSince1970: committed), author: author,
+                    changes: try changes(in: body, storeIdentifier: storeIdentifier)))
+        }
+        return StoreHistory(records: records, lastNumber: last, expiredThrough: expired)
+    }
+
+    // MARK: The body
+
+    /// One change as it is kept: kind (`i`, `u`, `d`), entity, key, updated property names, and
+    /// a delete's tombstone; empty fields are left out.
+    private struct Line: Codable {
+        var k: String
+        var e: String
+        var p: Int64
+        var u: [String]?
+        var t: [String: StoreValue]?
+    }
+
+    static func body(of changes: [StoreHistoryRecord.Change]) throws -> String {
+        let lines = changes.map { change in
+            Line(
+                k: change.kind == .insert ? "i" : change.kind == .update ? "u" : "d", e: change.id.entityName,
+                p: change.id.primaryKey.intValue ?? 0,
+                u: change.updatedProperties.isEmpty ? nil : change.updatedProperties,
+                t: change.tombstone.isEmpty ? nil : change.tombstone)
+        }
+        return String(decoding: try JSONEncoder().encode(lines), as: UTF8.self)
+    }
+
+    private func changes(in body: String, storeIdentifier: String) throws -> [StoreHistoryRecord.Change] {
+        let lines: [Line]
+        do {
+            lines = try JSONDecoder().decode([Line].self, from: Data(body.utf8))
+        } catch {
+            throw damaged(error)
+        }
+        return try lines.map { line in
+            let kind: StoreHistoryRecord.Change.Kind
+            switch line.k {
+            case "i": kind = .insert
+            case "u": kind = .update
+            case "d": kind = .delete
+            default: throw damaged(nil)
+            }
+            return StoreHistoryRecord.Change(
+                kind, .identifier(for: storeIdentifier, entityName: line.e, primaryKey: line.p),
+                updatedProperties: line.u ?? [], tombstone: line.t ?? [:])
+        }
+    }
+
+    private func damaged(_ error: (any Error)?) -> DataStoreError {
+        DataStoreError(
+            .corrupted, "a row of the 'modelstore_history' table of the PostgreSQL store '\(url)' cannot be read",
+            remedy: "Delete the history (deleteHistory) or restore the namespace from a backup", underlyingError: error)
+    }
+
+}
