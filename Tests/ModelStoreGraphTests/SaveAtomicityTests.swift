@@ -51,6 +51,7 @@ struct SaveAtomicityTests {
         context.insert(rex)
         let duplicate = Author("ada@example.com")
         context.insert(duplicate)
+        context.duplicateInsertPolicy = .error  // the second store refuses the save
         expectError(.uniqueConstraintViolation) { try context.save() }
         #expect(rex.persistentModelID.isTemporary)
         #expect(try ModelContext(container).fetchCount(FetchDescriptor<Pet>()) == 0)

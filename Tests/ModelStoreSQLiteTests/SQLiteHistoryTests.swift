@@ -106,6 +106,7 @@ struct SQLiteHistoryTests {
         context.insert(HistoryNote("taken"))
         try context.save()
         let other = ModelContext(container)
+        other.duplicateInsertPolicy = .error  // a save the store refuses, not an upsert
         other.insert(HistoryNote("taken"))
         expectError(.uniqueConstraintViolation) { try other.save() }
         #expect(try numbers(container) == [1])

@@ -78,6 +78,7 @@ import Testing
         try setup.save()
 
         let main = container.mainContext
+        main.duplicateInsertPolicy = .error
         var failures: [DataStoreError] = []
         main.autosaveErrorHandler = { error in
             if let error = error as? DataStoreError { failures.append(error) }

@@ -30,7 +30,7 @@ struct ContextAsyncTests {
         #expect(ids.count == 2)
         let calls = store.calls.withLock { $0 }
         #expect(calls.sync == 0)
-        #expect(calls.async == 4)
+        #expect(calls.async == 5, "the save's one upsert lookup, the save, and the three fetches")
         // The synchronous calls see what the asynchronous save stored.
         #expect(try ModelContext(container).fetch(descriptor).map(\.name) == names)
     }
@@ -54,10 +54,25 @@ struct ContextAsyncTests {
         context.insert(Trip(name: "Same"))
         try await context.saveAsync()
         let other = ModelContext(container)
+        other.duplicateInsertPolicy = .error
         other.insert(Trip(name: "Same"))
         await #expect(throws: DataStoreError.self) { try await other.saveAsync() }
         #expect(other.hasChanges)
         #expect(try ModelContext(container).fetchCount(FetchDescriptor<Trip>()) == 1)
+    }
+
+    @Test func anAsynchronousUpsertAwaitsItsLookups() async throws {
+        let (container, store) = try suspendingContainer()
+        let context = ModelContext(container)
+        context.insert(Trip(name: "Same", budget: 1))
+        try await context.saveAsync()
+        let other = ModelContext(container)
+        other.insert(Trip(name: "Same", budget: 2))
+        try await other.saveAsync()
+        let trips = try ModelContext(container).fetch(FetchDescriptor<Trip>())
+        #expect(trips.map(\.budget) == [2], "the second insert updated the first")
+        let calls = store.calls.withLock { $0 }
+        #expect(calls.sync == 1, "only the check above read the store synchronously")
     }
 
     @Test func otherStoresTakeTheSynchronousCalls() async throws {

@@ -75,6 +75,7 @@ struct TripAppTests {
             \.name)
         let duplicate = Trip(name: "Spring", budget: 1)
         let fine = Trip(name: "Winter")
+        context.duplicateInsertPolicy = .error  // refuse the duplicate rather than upsert it
         context.insert(fine)
         context.insert(duplicate)
         let error = try #require(throws: DataStoreError.self) { try context.save() }
@@ -163,6 +164,7 @@ struct TripAppTests {
         _ = try seed()
         try context.transaction { context.insert(Trip(name: "Summer")) }
         #expect(try ModelContext(container).fetchCount(FetchDescriptor<Trip>()) == 3)
+        context.duplicateInsertPolicy = .error
         expectError(.uniqueConstraintViolation) {
             try context.transaction { context.insert(Trip(name: "Summer")) }
         }
@@ -241,6 +243,7 @@ struct DeleteRuleTests {
 
     @Test func compoundUniqueConstraintIsEnforced() throws {
         let container = try ModelContainer(for: Author.self, configurations: .inMemory())
+        container.duplicateInsertPolicy = .error
         let context = ModelContext(container)
         context.insert(Author("Ada", "Lovelace", email: "a@x"))
         context.insert(Author("Ada", "Byron", email: "b@x"))

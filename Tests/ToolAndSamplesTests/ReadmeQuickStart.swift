@@ -38,7 +38,7 @@ func planTrip(named name: String, store: String = "json:trips.json") throws -> [
     let passport = Item()
     passport.title = "Passport"
     context.insert(Trip(name: name, start: .now, items: [passport]))
-    try context.save()  // a second trip with the same name throws DataStoreError.uniqueConstraintViolation
+    try context.save()  // a second trip with the same name updates the first, as in SwiftData
 
     let cutoff = Date.now.addingTimeInterval(-86_400)
     let upcoming = FetchDescriptor<Trip>(

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreAdapters
 import ModelStoreTestSupport
 import Testing
 
@@ -44,15 +45,14 @@ struct ReadmeTests {
         #expect(try planTrip(named: "Lisbon", store: "memory:") == ["Lisbon"])
     }
 
-    @Test(.urlNotOverridden) func theQuickStartKeepsTripsInAFileAndRefusesADuplicateName() throws {
+    @Test(.urlNotOverridden) func theQuickStartKeepsTripsInAFileAndUpdatesATripOfTheSameName() throws {
         let directory = try TemporaryDirectory()
         let store = "json:" + directory.path("trips.json")
         #expect(try planTrip(named: "Lisbon", store: store) == ["Lisbon"])
         #expect(try planTrip(named: "Porto", store: store) == ["Lisbon", "Porto"])
-        #expect {
-            try planTrip(named: "Lisbon", store: store)
-        } throws: { error in
-            (error as? DataStoreError)?.code == .uniqueConstraintViolation
-        }
+        #expect(try planTrip(named: "Lisbon", store: store) == ["Lisbon", "Porto"])
+        let context = ModelContext(try ModelContainer(for: Trip.self, url: store))
+        let lisbon = try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "Lisbon" }))
+        #expect(lisbon.count == 1 && lisbon.first?.items.count == 2, "the second Lisbon was an upsert")
     }
 }

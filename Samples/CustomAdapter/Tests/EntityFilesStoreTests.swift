@@ -127,6 +127,7 @@ struct EntityFilesStoreTests {
         try addLibrary()
         let before = try files()
         let context = ModelContext(try container())
+        context.duplicateInsertPolicy = .error  // the store's refusal, not an upsert
         context.insert(Shelf("Fiction"))
         #expect(try code { try context.save() } == .uniqueConstraintViolation)
         #expect(try files() == before)

@@ -14,6 +14,8 @@ struct TripPlanner {
 
     init(container: ModelContainer) {
         context = ModelContext(container)
+        // A new trip must not silently update an old one of the same name: refuse, don't upsert.
+        context.duplicateInsertPolicy = .error
     }
 
     // MARK: Reading

@@ -20,11 +20,11 @@ public final class ModelContainer: Sendable {
     private let storeIndexByEntity: [String: Int]
     /// The subscribers to ``changes``.
     let changeHub = ChangeHub()
-    private let duplicateInserts = LockedValue(DuplicateInsertPolicy.error)
+    private let duplicateInserts = LockedValue(DuplicateInsertPolicy.upsert)
 
     /// What the saves of contexts made from now on do with an inserted model whose unique values
-    /// another model already has (each context can change its own
-    /// ``ModelContext/duplicateInsertPolicy``).
+    /// another model already has: ``DuplicateInsertPolicy/upsert`` by default, as in SwiftData
+    /// (each context can change its own ``ModelContext/duplicateInsertPolicy``).
     public var duplicateInsertPolicy: DuplicateInsertPolicy {
         get { duplicateInserts.withLock { $0 } }
         set { duplicateInserts.withLock { $0 = newValue } }

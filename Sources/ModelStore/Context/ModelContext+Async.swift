@@ -57,7 +57,7 @@ extension ModelContext {
         processPendingChanges()
         guard hasChanges else { return }
         let stores = container.stores
-        if stores.contains(where: { $0 is any DataStoreAsynchronous }) { try resolveDuplicateInserts() }
+        if stores.contains(where: { $0 is any DataStoreAsynchronous }) { try await resolveDuplicateInsertsAsync() }
         guard stores.contains(where: { $0 is any DataStoreAsynchronous }) else { return try save() }
         guard stores.count == 1, let store = stores[0] as? any DataStoreAsynchronous else {
             return try await offloaded { try $0.save() }

@@ -32,7 +32,46 @@ extension ModelContext {
     /// Under ``DuplicateInsertPolicy/upsert``, folds each inserted model whose unique values a
     /// stored model (or an earlier inserted one) has into that model; the first step of a save.
     func resolveDuplicateInserts() throws {
-        guard duplicateInsertPolicy == .upsert else { return }
+        try resolveDuplicateInserts { store, entity, query in
+            guard let query else { return try self.storedSnapshots(of: entity, in: store) }
+            return try self.snapshots(matching: query, of: entity, in: store)
+        }
+    }
+
+    /// The same for an asynchronous save: the store reads that find the stored models are awaited
+    /// first (an asynchronous store is never called synchronously), then the models are folded.
+    func resolveDuplicateInsertsAsync() async throws {
+        var read: [StoreQuery: [DefaultSnapshot]] = [:]
+        for (name, models) in duplicateCandidates() {
+            let entity = try self.entity(named: name)
+            let store = try container.store(for: name)
+            // A store without queries is read synchronously, as every fetch of it is.
+            guard let asynchronous = store as? any DataStoreAsynchronous, store.queryCapabilitiesIfAny != nil else {
+                continue
+            }
+            let keys = try DuplicateLookup.keys(of: models, in: entity)
+            for query in DuplicateLookup.queries(for: keys, entity: entity, store: store) {
+                let query = query ?? StoreQuery(entityName: entity.name)
+                guard read[query] == nil else { continue }
+                func fetch<M: PersistentModel>(_ type: M.Type) async throws -> [DefaultSnapshot] {
+                    var descriptor = FetchDescriptor<M>()
+                    descriptor.includePendingChanges = false
+                    return try await asynchronous.fetchDefaultAsync(
+                        DataStoreFetchRequest(descriptor: descriptor, editingState: editingState, query: query))
+                }
+                read[query] = try await fetch(entity.modelType)
+            }
+        }
+        try resolveDuplicateInserts { store, entity, query in
+            if let rows = read[query ?? StoreQuery(entityName: entity.name)] { return rows }
+            guard let query else { return try self.storedSnapshots(of: entity, in: store) }
+            return try self.snapshots(matching: query, of: entity, in: store)
+        }
+    }
+
+    /// The inserted models of entities with unique constraints, by entity name, in name order.
+    private func duplicateCandidates() -> [(String, [any PersistentModel])] {
+        guard duplicateInsertPolicy == .upsert else { return [] }
         var candidates: [String: [any PersistentModel]] = [:]
         for model in insertedModels.models where model.persistentBackingData.state == .inserted {
             let name = model.persistentModelID.entityName
@@ -41,14 +80,38 @@ extension ModelContext {
             }
             candidates[name, default: []].append(model)
         }
-        for (name, models) in candidates.sorted(by: { $0.key < $1.key }) {
+        return candidates.sorted { $0.key < $1.key }
+    }
+
+    /// Folds the duplicates, reading stored rows through `rows` (a query, or `nil` for every row).
+    private func resolveDuplicateInserts(
+        rows: (any DataStore, Schema.Entity, StoreQuery?) throws -> [DefaultSnapshot]
+    ) throws {
+        for (name, models) in duplicateCandidates() {
             let entity = try self.entity(named: name)
-            var lookup = try DuplicateLookup(entity: entity, store: try container.store(for: name), context: self)
+            let store = try container.store(for: name)
+            var lookup = try DuplicateLookup(models, entity: entity, store: store, context: self) { query in
+                try rows(store, entity, query)
+            }
             for model in models {
                 guard let kept = try lookup.keptModel(matching: model) else { continue }
                 fold(model, into: kept, layout: entity.layout)
             }
         }
+    }
+
+    /// The snapshots a querying store returns for `query`, stored state only.
+    private func snapshots(matching query: StoreQuery, of entity: Schema.Entity, in store: any DataStore) throws
+        -> [DefaultSnapshot]
+    {
+        func open<M: PersistentModel>(_ type: M.Type) throws -> [DefaultSnapshot] {
+            var descriptor = FetchDescriptor<M>()
+            descriptor.includePendingChanges = false
+            return try store.fetchDefault(
+                DataStoreFetchRequest(descriptor: descriptor, editingState: editingState, query: query)
+            ).snapshots
+        }
+        return try open(entity.modelType)
     }
 
     /// Moves an inserted model's values and related models into `kept`, then lets the inserted
@@ -86,82 +149,124 @@ extension ModelContext {
 }
 
 /// Finds, for inserted models of one entity, the model that already has their unique values: a
-/// stored one (read through the store's query when it can run equality, else from all its rows),
-/// or one inserted earlier in the same save.
+/// stored one, or one inserted earlier in the same save.
+///
+/// The stored candidates are read up front, a few queries per constraint whatever the number of
+/// inserted models: their values in chunks (`IN` for one property, `OR` of `AND`s for several)
+/// when the store runs those filters, or every row once when it does not.
 private struct DuplicateLookup {
-    let entity: Schema.Entity
-    let store: any DataStore
-    let context: ModelContext
-    /// Each constraint's property slots.
-    let constraints: [(names: [String], slots: [Int])]
-    /// Values claimed by models inserted earlier in this save, per constraint.
-    var claimed: [[[StoreValue]: any PersistentModel]]
-    /// Every stored row, read once, for a store that cannot run the lookup query.
-    var allRows: [DefaultSnapshot]?
-
-    init(entity: Schema.Entity, store: any DataStore, context: ModelContext) throws {
-        self.entity = entity
-        self.store = store
-        self.context = context
-        constraints = entity.uniquenessConstraints.map { names in
-            (names, names.compactMap { name in entity.attributes.first { $0.name == name }?.slot })
-        }
-        claimed = Array(repeating: [:], count: constraints.count)
+    /// One constraint's values in one inserted model.
+    struct Key: Hashable {
+        let constraint: Int
+        let values: [StoreValue]
     }
 
-    /// The model `model` folds into, if any; otherwise records `model`'s values as claimed.
+    /// How many keys one query asks for.
+    static let chunkSize = 500
+
+    let entity: Schema.Entity
+    let context: ModelContext
+    /// Each inserted model's keys, by object.
+    let keysByModel: [ObjectIdentifier: [Key]]
+    /// The stored row holding each key, among those asked for.
+    var stored: [Key: DefaultSnapshot] = [:]
+    /// Keys claimed by models inserted earlier in this save.
+    var claimed: [Key: any PersistentModel] = [:]
+
+    init(
+        _ models: [any PersistentModel], entity: Schema.Entity, store: any DataStore, context: ModelContext,
+        rows: (StoreQuery?) throws -> [DefaultSnapshot]
+    ) throws {
+        self.entity = entity
+        self.context = context
+        var keysByModel: [ObjectIdentifier: [Key]] = [:]
+        for model in models {
+            keysByModel[ObjectIdentifier(model)] = Self.keys(of: try entity.layout.values(of: model), in: entity)
+        }
+        self.keysByModel = keysByModel
+        let wanted = Set(keysByModel.values.joined())
+        for query in Self.queries(for: wanted, entity: entity, store: store) {
+            for row in try rows(query) {
+                for key in Self.keys(of: row.values, in: entity) where wanted.contains(key) && stored[key] == nil {
+                    stored[key] = row
+                }
+            }
+        }
+    }
+
+    /// The keys of every model, for the queries that find their stored matches.
+    static func keys(of models: [any PersistentModel], in entity: Schema.Entity) throws -> Set<Key> {
+        var keys = Set<Key>()
+        for model in models { keys.formUnion(Self.keys(of: try entity.layout.values(of: model), in: entity)) }
+        return keys
+    }
+
+    /// A model's keys: one per constraint whose values hold no `nil` (a `nil` never matches).
+    static func keys(of values: [StoreValue], in entity: Schema.Entity) -> [Key] {
+        entity.uniquenessConstraints.enumerated().compactMap { index, names in
+            let slots = names.compactMap { name in entity.attributes.first { $0.name == name }?.slot }
+            guard slots.count == names.count, slots.allSatisfy({ $0 < values.count }) else { return nil }
+            let key = slots.map { values[$0] }
+            return key.contains(.null) ? nil : Key(constraint: index, values: key)
+        }
+    }
+
+    /// The queries that read the stored rows holding `keys`; `nil` stands for every row of the
+    /// entity (a store that cannot run the filters), asked for once.
+    static func queries(for keys: Set<Key>, entity: Schema.Entity, store: any DataStore) -> [StoreQuery?] {
+        var queries: [StoreQuery?] = []
+        var readsEveryRow = false
+        let byConstraint = Dictionary(grouping: keys, by: \.constraint)
+        for (constraint, keys) in byConstraint.sorted(by: { $0.key < $1.key }) {
+            let names = entity.uniquenessConstraints[constraint]
+            let sorted = keys.map(\.values).sorted { "\($0)" < "\($1)" }
+            for start in stride(from: 0, to: sorted.count, by: chunkSize) {
+                let chunk = sorted[start..<Swift.min(start + chunkSize, sorted.count)]
+                let filter: StoreFilter =
+                    names.count == 1
+                    ? .isIn(StorePath(names[0]), chunk.map { $0[0] })
+                    : .or(chunk.map { values in .and(zip(names, values).map { StoreFilter.equal($0, $1) }) })
+                if let capabilities = store.queryCapabilitiesIfAny,
+                    capabilities.filters.union(capabilities.inexactFilters).isSuperset(of: filter.kinds)
+                {
+                    queries.append(StoreQuery(entityName: entity.name, filter: filter))
+                } else if !readsEveryRow {
+                    readsEveryRow = true
+                    queries.append(nil)
+                }
+            }
+        }
+        return queries
+    }
+
+    /// The model `model` folds into, if any; otherwise records `model`'s keys as claimed.
     mutating func keptModel(matching model: any PersistentModel) throws -> (any PersistentModel)? {
-        let values = try entity.layout.values(of: model)
-        for (index, constraint) in constraints.enumerated() where constraint.slots.count == constraint.names.count {
-            let key = constraint.slots.map { values[$0] }
-            guard !key.contains(.null) else { continue }
-            if let earlier = claimed[index][key] { return earlier }
-            if let stored = try storedModel(constraint.names, key) { return stored }
+        let keys = keysByModel[ObjectIdentifier(model)] ?? []
+        for key in keys {
+            if let earlier = claimed[key] { return earlier }
+            if let row = stored[key], let kept = try storedModel(row, key: key) { return kept }
         }
-        for (index, constraint) in constraints.enumerated() where constraint.slots.count == constraint.names.count {
-            let key = constraint.slots.map { values[$0] }
-            if !key.contains(.null) { claimed[index][key] = model }
-        }
+        for key in keys { claimed[key] = model }
         return nil
     }
 
-    /// The stored model with these values, as this context has it, unless the context deletes it
-    /// or has changed it away from them.
-    private mutating func storedModel(_ names: [String], _ key: [StoreValue]) throws -> (any PersistentModel)? {
-        guard let filter = StoreFilter.conjunction(zip(names, key).map { StoreFilter.equal($0, $1) }) else {
-            return nil
-        }
-        let evaluator = try SnapshotEvaluator(filter: filter, entity: entity, schema: context.container.schema)
-        let rows: [DefaultSnapshot]
-        if let capabilities = store.queryCapabilitiesIfAny,
-            capabilities.filters.union(capabilities.inexactFilters).isSuperset(of: filter.kinds)
-        {
-            rows = try fetch(StoreQuery(entityName: entity.name, filter: filter))
+    /// The stored model of `row`, as this context has it, unless the context deletes it or has
+    /// changed it away from `key`'s values.
+    private func storedModel(_ row: DefaultSnapshot, key: Key) throws -> (any PersistentModel)? {
+        let model: any PersistentModel
+        if let registered = context.registry[row.persistentIdentifier] {
+            model = registered
         } else {
-            if allRows == nil { allRows = try context.storedSnapshots(of: entity, in: store) }
-            rows = allRows ?? []
+            func materialize<M: PersistentModel>(_ type: M.Type) throws -> (any PersistentModel)? {
+                try context.materialize([row], as: type).first
+            }
+            guard let loaded = try materialize(entity.modelType) else { return nil }
+            model = loaded
         }
-        guard let id = rows.first(where: evaluator.matches)?.persistentIdentifier,
-            let model = try context.model(for: id)
-        else { return nil }
-        let backing = model.persistentBackingData
-        guard backing.state == .registered,
+        guard model.persistentBackingData.state == .registered,
             let current = try? entity.layout.values(of: model),
-            zip(names, key).allSatisfy({ name, value in
-                entity.attributes.first { $0.name == name }.map { current[$0.slot] == value } ?? false
-            })
+            Self.keys(of: current, in: entity).contains(key)
         else { return nil }
         return model
-    }
-
-    private func fetch(_ query: StoreQuery) throws -> [DefaultSnapshot] {
-        func open<M: PersistentModel>(_ type: M.Type) throws -> [DefaultSnapshot] {
-            var descriptor = FetchDescriptor<M>()
-            descriptor.includePendingChanges = false
-            return try store.fetchDefault(
-                DataStoreFetchRequest(descriptor: descriptor, editingState: context.editingState, query: query)
-            ).snapshots
-        }
-        return try open(entity.modelType)
     }
 }

@@ -95,6 +95,7 @@ extension MigrationCases {
                 try openBadgesV2(env, plan: DedupePlan.self)
             }
             let context = ModelContext(container)
+            context.duplicateInsertPolicy = .error  // the store's own enforcement, not an upsert
             let badges = try env.step("fetching version-2 badges") {
                 try context.fetch(FetchDescriptor<BadgesV2.Badge>(sortBy: [SortDescriptor(\.code)]))
             }

@@ -18,6 +18,29 @@ enum UniquenessCases {
 
     static let all: [CaseDefinition] = [
         CaseDefinition(
+            .uniqueness, "upsertFindsTheStoredModel",
+            "Under SwiftData's upsert, a new model with a stored model's unique value updates that model: the "
+                + "context finds it through the store's own query."
+        ) { env in
+            let container = try env.openContainer()
+            let seed = try env.seed(container)
+            let context = env.freshContext(container)
+            context.duplicateInsertPolicy = .upsert
+            let again = Seed.makeSpecimen(0, code: "S01")
+            again.count = 4
+            context.insert(again)
+            try env.step("saving a new 'S01' under .upsert") { try context.save() }
+            let stored = try env.all(Specimen.self, in: container, by: \.code)
+            try env.checkEqual(
+                stored.map(\.code), seed.specimens.map(\.code).sorted(),
+                "an upsert inserted a second model or lost one: the store's query for 'S01' missed the stored model")
+            let original = try env.require(stored.first { $0.code == "S01" }, "'S01' is missing after the upsert")
+            try env.checkEqual(original.count, 4, "the stored 'S01' did not take the inserted model's values")
+            try env.checkEqual(
+                again.persistentModelID, original.persistentModelID,
+                "the inserted object does not name the stored model it updated")
+        },
+        CaseDefinition(
             .uniqueness, "duplicateWithinOneSave",
             "Two new models with the same unique value fail the save, and nothing of it is stored."
         ) { env in

@@ -40,10 +40,18 @@ final class CaseEnvironment {
     }
 
     /// A container on the fixture schema, on a given configuration.
+    ///
+    /// Its contexts refuse duplicate unique values (``DuplicateInsertPolicy/error``) rather than
+    /// upsert, so the cases see whether the store itself enforces uniqueness;
+    /// `uniqueness.upsertFindsTheStoredModel` checks the upsert.
     func openContainer(
         configuration: any DataStoreConfiguration, what: String = "opening a container"
     ) throws -> ModelContainer {
-        try step(what) { try ModelContainer(for: Fixtures.schema, configurations: [configuration]) }
+        try step(what) {
+            let container = try ModelContainer(for: Fixtures.schema, configurations: [configuration])
+            container.duplicateInsertPolicy = .error
+            return container
+        }
     }
 
     /// The adapter's store named `name`, opened directly with the fixture schema (no container).
