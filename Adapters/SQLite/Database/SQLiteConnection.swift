@@ -13,29 +13,41 @@ final class SQLiteConnection {
     private let handle: OpaquePointer
     private var cache: [String: SQLiteStatement] = [:]
 
-    /// Opens (or, with `create`, creates) the database and registers the `SWIFT` collation and the
-    /// `swift_contains` / `swift_has_prefix` functions.
-    init(path: String, readOnly: Bool, create: Bool, busyTimeout: Duration) throws {
-        self.path = path
+    /// Opens (or, with `create`, creates) the database and registers the `SWIFT` collation, the
+    /// `swift_contains` / `swift_has_prefix` functions and the rows' checksum function.
+    ///
+    /// `path` may be a `file:` URI; `shownAs` is then the path messages name (and the folder of
+    /// external values is found from).
+    init(path: String, readOnly: Bool, create: Bool, busyTimeout: Duration, shownAs: String? = nil) throws {
+        self.path = shownAs ?? path
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         flags |= readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
         var opened: OpaquePointer?
         let code = sqlite3_open_v2(path, &opened, flags, nil)
         guard let opened else {
-            throw DataStoreError(.io, "cannot open the SQLite store '\(path)': out of memory")
+            throw DataStoreError(.io, "cannot open the SQLite store '\(shownAs ?? path)': out of memory")
         }
         guard code == SQLITE_OK else {
             let message = String(cString: sqlite3_errmsg(opened))
             sqlite3_close_v2(opened)
-            throw Self.error(code: code, message: message, path: path, during: "opening")
+            throw Self.error(code: code, message: message, path: shownAs ?? path, during: "opening")
         }
         handle = opened
         sqlite3_extended_result_codes(handle, 1)
+        // A quoted name the file lacks (such as a damaged column name) is an error, never a text value.
+        modelstore_strict_quotes(handle)
         let milliseconds =
             busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
         sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
         SwiftCollation.register(on: handle)
+        RowChecksum.register(on: handle)
+    }
+
+    /// Leaves the write-ahead log as it is when this connection closes: no checkpoint into the
+    /// database, no removal. A failed open calls it, so that it writes nothing.
+    func keepWriteAheadLogOnClose() {
+        _ = modelstore_keep_wal_on_close(handle)
     }
 
     deinit {
@@ -141,7 +153,8 @@ final class SQLiteConnection {
     private static let constraintPrimaryKey = SQLITE_CONSTRAINT | (6 << 8)
 
     /// Maps an SQLite result code to a ``DataStoreError`` code: busy and locked are
-    /// ``DataStoreError/locked``, damaged files and non-databases ``DataStoreError/corrupted``, a
+    /// ``DataStoreError/locked``, damaged files, non-databases and a missing table or column of the
+    /// store's own ``DataStoreError/corrupted``, a
     /// full disk and other I/O ``DataStoreError/io``; of the constraint failures only unique and
     /// primary-key ones are ``DataStoreError/uniqueConstraintViolation``, the rest (which the store's
     /// own tables cannot raise) ``DataStoreError/corrupted``.
@@ -165,6 +178,13 @@ final class SQLiteConnection {
         case SQLITE_READONLY, SQLITE_PERM, SQLITE_AUTH:
             storeCode = .io
             remedy = "Check the file's permissions"
+        case SQLITE_ERROR where message.hasPrefix("no such table") || message.hasPrefix("no such column"):
+            // The store's own statements name only the tables and columns it created: the file's
+            // schema was changed by another program, or damaged.
+            storeCode = .corrupted
+            remedy =
+                "The database's tables do not match what the store created (changed by another program, or "
+                + "damaged); run 'modelstore verify', or restore the file from a backup"
         case SQLITE_CONSTRAINT where code == constraintUnique || code == constraintPrimaryKey:
             storeCode = .uniqueConstraintViolation
             remedy = "Change the value so that it is unique"
