@@ -13,6 +13,18 @@ public struct SQLiteMaintenance: DataStoreMaintenance {
         try SQLiteStore.storedSchema(at: request.location)
     }
 
+    /// The store identifier, schema version and model counts, read without opening the store or
+    /// writing any file (a tool's open would create SQLite's `-wal` and `-shm`, and upgrade an older
+    /// format).
+    public func inspect(_ request: StoreMaintenanceRequest) throws -> StoreInspection? {
+        let summary = try SQLiteStore.summary(at: request.location)
+        return StoreInspection(
+            storeIdentifier: summary.identifier, schemaVersion: summary.version,
+            entities: summary.counts.map { StoreEntityCount(name: $0.entity, modelCount: $0.count) },
+            details: StoreReportDetails(
+                key: "sqlite", lines: ["format \(summary.format)"], value: ["format": summary.format]))
+    }
+
     /// SQLite's integrity check, the tables against the recorded schema, every row's checksum, the
     /// relationships and the external files (``SQLiteStore/integrityProblems(at:)``), without opening
     /// the store or writing any file: the check is complete.

@@ -90,6 +90,27 @@ extension SQLiteStore {
         try verification(at: url).problems
     }
 
+    /// What `modelstore inspect` reports, read without opening the store or writing any file: the store
+    /// identifier, the format, the schema version recorded, and the number of models of each entity.
+    static func summary(at url: URL) throws -> (
+        identifier: String, format: Int, version: Schema.Version, counts: [(entity: String, count: Int)]
+    ) {
+        let path = url.standardizedFileURL.path
+        _ = try storedSchema(at: url)
+        return try withInspection(of: path) { connection in
+            guard let meta = try StoreOpener.readMeta(connection) else {
+                throw DataStoreError(.notFound, "the SQLite database '\(path)' holds no store")
+            }
+            let schema = try Schema(try meta.schema(path: path))
+            let counts = try schema.entities.map { entity in
+                let count = try connection.prepare("SELECT count(*) FROM \(quote(entity.name))")
+                try count.step()
+                return (entity: entity.name, count: Int(count.int64(0)))
+            }
+            return (meta.identifier, meta.format, schema.version, counts)
+        }
+    }
+
     /// What ``integrityProblems(at:)`` finds, then every relationship that refers to a model the store
     /// does not hold, the number of models of each entity, and the schema version recorded.
     static func verification(at url: URL) throws -> (
