@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 /// One open SQLite database: our thin, safe wrapper over the C API.
 ///
@@ -30,8 +31,10 @@ final class SQLiteConnection {
         }
         guard code == SQLITE_OK else {
             let message = String(cString: sqlite3_errmsg(opened))
+            let systemError = sqlite3_system_errno(opened)
             sqlite3_close_v2(opened)
-            throw Self.error(code: code, message: message, path: shownAs ?? path, during: "opening")
+            throw Self.error(
+                code: code, message: message, path: shownAs ?? path, during: "opening", systemError: systemError)
         }
         handle = opened
         sqlite3_extended_result_codes(handle, 1)
@@ -144,7 +147,9 @@ final class SQLiteConnection {
 
     /// The latest result code and message as a ``DataStoreError``.
     func failure(_ code: Int32, during activity: String) -> DataStoreError {
-        Self.error(code: code, message: String(cString: sqlite3_errmsg(handle)), path: path, during: activity)
+        Self.error(
+            code: code, message: String(cString: sqlite3_errmsg(handle)), path: path, during: activity,
+            systemError: sqlite3_system_errno(handle))
     }
 
     /// `SQLITE_CONSTRAINT_UNIQUE` and `SQLITE_CONSTRAINT_PRIMARYKEY`, extended result codes whose C
@@ -158,8 +163,22 @@ final class SQLiteConnection {
     /// full disk and other I/O ``DataStoreError/io``; of the constraint failures only unique and
     /// primary-key ones are ``DataStoreError/uniqueConstraintViolation``, the rest (which the store's
     /// own tables cannot raise) ``DataStoreError/corrupted``.
-    static func error(code: Int32, message: String, path: String, during activity: String) -> DataStoreError {
+    ///
+    /// `systemError` is the `errno` of SQLite's last failed system call: out of file descriptors
+    /// (`EMFILE`, `ENFILE`), which SQLite reports as "unable to open database file" or as an I/O
+    /// error, is named as such, with the remedy that fits.
+    static func error(
+        code: Int32, message: String, path: String, during activity: String, systemError: Int32 = 0
+    ) -> DataStoreError {
         let primary = code & 0xff
+        if (primary == SQLITE_CANTOPEN || primary == SQLITE_IOERR) && (systemError == EMFILE || systemError == ENFILE) {
+            let failure = FileIOFailure(operation: activity, path: path, code: systemError)
+            return DataStoreError(
+                .io,
+                "\(activity) the SQLite store '\(path)' failed: SQLite error \(code) '\(message)': "
+                    + "\(String(cString: strerror(systemError))) (errno \(systemError))",
+                remedy: failure.remedy, underlyingError: failure)
+        }
         let storeCode: DataStoreError.Code
         let remedy: String
         switch primary {
