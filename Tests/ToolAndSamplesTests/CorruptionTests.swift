@@ -196,8 +196,9 @@ struct CorruptionTests {
     /// index) or at the read. `modelstore verify` must report every refused store as damaged.
     ///
     /// Two exceptions, documented in the store's `FORMAT.md`: a write-ahead log cut short or damaged only
-    /// in its last frame reads as the unfinished end a killed process leaves, so the store opens with
-    /// the state before the log's last transaction (a saved state, never other data); and a damaged page
+    /// in its last frames (no frame of its generation after the damage) reads as the unfinished end a
+    /// killed process leaves, so the store opens with the state before the log's last transaction (a
+    /// saved state, never other data); and a damaged page
     /// that no longer leads to some rows hides them from reads (no row is read, so no checksum is
     /// checked), which `verify` must then report.
     private func openSQLite(
@@ -214,8 +215,8 @@ struct CorruptionTests {
             }
             if found == states.last { return "opened" }
             let log = "store.sqlite-wal"
-            if states.contains(found) && Self.onlyTheLastFrameDiffers(before[log], pristine[log]) {
-                return "opened with the state before the log's damaged last frame"
+            if states.contains(found) && Self.damageIsAtTheLogsEnd(before[log], pristine[log]) {
+                return "opened with the state before the log's damaged end"
             }
             // Rows a damaged page no longer leads to are not read, so no checksum is checked: reads miss
             // them, and verify (SQLite's integrity check) must report the damage.
@@ -253,14 +254,24 @@ struct CorruptionTests {
         }
     }
 
-    /// Whether a damaged write-ahead log (`damaged`) differs from the one saved (`saved`) only in its
-    /// last frame, or is a prefix of it (cut short or emptied).
-    static func onlyTheLastFrameDiffers(_ damaged: Data?, _ saved: Data?) -> Bool {
-        guard let damaged, let saved, saved.count > 32 else { return false }
-        let pageSize = saved[8...11].reduce(0) { $0 << 8 | Int($1) }
-        let lastFrame = saved.count - (24 + pageSize)
-        if damaged.count <= saved.count && saved.prefix(damaged.count) == damaged { return true }
-        return damaged.count >= lastFrame && damaged.prefix(lastFrame) == saved.prefix(lastFrame)
+    /// Whether a damaged write-ahead log (`damaged`) is what a killed process could have left of the
+    /// saved one (`saved`): its first change is in a frame (or it was cut there) after which no frame
+    /// header of the log's generation (its salt values) is left, so nothing committed follows it.
+    static func damageIsAtTheLogsEnd(_ damaged: Data?, _ saved: Data?) -> Bool {
+        guard let damaged = damaged.map(Array.init), let saved = saved.map(Array.init), saved.count > 32 else {
+            return false
+        }
+        let frameSize = 24 + saved[8...11].reduce(0) { $0 << 8 | Int($1) }
+        let common = min(damaged.count, saved.count)
+        let firstChange = (0..<common).first { damaged[$0] != saved[$0] } ?? common
+        guard firstChange >= 32 else { return damaged.count <= 32 }
+        let salts = Array(saved[16..<24])
+        var next = 32 + ((firstChange - 32) / frameSize + 1) * frameSize
+        while next + 16 <= damaged.count {
+            if Array(damaged[next + 8..<next + 16]) == salts { return false }
+            next += frameSize
+        }
+        return true
     }
 
     /// Mends a store whose open was refused, as its user would, and checks what the mended store opens
