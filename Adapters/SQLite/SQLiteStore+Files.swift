@@ -62,24 +62,24 @@ extension SQLiteStore {
     /// `verify`, `inspect` and reading the stored schema need (a read-only SQLite connection in WAL mode
     /// would otherwise leave `-wal` and `-shm` files behind):
     ///
-    /// - with no write-ahead log (or an empty one), the file is opened `immutable`;
     /// - with a log and its shared-memory index (a process has the store open, or was killed), the
-    ///   files are read as they are, as another reader would;
-    /// - with a log and no index (a copied store), the two files are copied to a temporary folder and
-    ///   the copy is read.
+    ///   files are read as they are, as another reader would, so a writer's saves are read whole;
+    /// - with a log that holds frames and no index (a copied store), the two files are copied to a
+    ///   temporary folder and the copy is read;
+    /// - with no log, or an empty one and no index, the file is opened `immutable`.
     static func withInspection<Result>(
         of path: String, _ body: (SQLiteConnection) throws -> Result
     ) throws -> Result {
         let timeout = Duration.seconds(5)
+        if FileIO.exists(path + "-wal") && FileIO.exists(path + "-shm") {
+            return try body(
+                try SQLiteConnection(path: path, readOnly: true, create: false, busyTimeout: timeout))
+        }
         if FileIO.size(of: path + "-wal") == 0 {
             let connection = try SQLiteConnection(
                 path: "file:" + uriEscaped(path) + "?immutable=1", readOnly: true, create: false,
                 busyTimeout: timeout, shownAs: path)
             return try body(connection)
-        }
-        if FileIO.exists(path + "-shm") {
-            return try body(
-                try SQLiteConnection(path: path, readOnly: true, create: false, busyTimeout: timeout))
         }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "modelstore-inspect-" + UUID().uuidString
