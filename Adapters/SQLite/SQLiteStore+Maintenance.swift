@@ -176,6 +176,12 @@ extension SQLiteStore {
                             checked: layout.checksumIndex, in: layout.table, connection)
                     }
                 }
+                let history = try tableColumns(HistoryTable.table, connection)
+                if !history.isEmpty && checksummed(HistoryTable.table, history) {
+                    problems += try damagedRows(
+                        "SELECT number, NULL, \(HistoryTable.columns), \(RowChecksum.column) FROM \(HistoryTable.table)",
+                        checked: 6, in: HistoryTable.table, connection)
+                }
                 for layout in readable {
                     let count = try connection.prepare("SELECT count(*) FROM \(layout.table)")
                     try count.step()

@@ -19,6 +19,8 @@ extension StoreOpener {
             }
         }
         try rebuild(Self.metaTable, creating: [Self.metaCreationSQL], columns: "key, value", indexes: [])
+        try rebuild(
+            HistoryTable.table, creating: [HistoryTable.creationSQL], columns: HistoryTable.columns, indexes: [])
         connection.clearCache()
     }
 
