@@ -13,17 +13,34 @@ public struct SQLiteMaintenance: DataStoreMaintenance {
         try SQLiteStore.storedSchema(at: request.location)
     }
 
-    /// SQLite's integrity check and a check of the tables against the recorded schema
-    /// (``SQLiteStore/integrityProblems(at:)``); not complete: the store is then read in full.
+    /// The store identifier, schema version and model counts, read without opening the store or
+    /// writing any file (a tool's open would create SQLite's `-wal` and `-shm`, and upgrade an older
+    /// format).
+    public func inspect(_ request: StoreMaintenanceRequest) throws -> StoreInspection? {
+        let summary = try SQLiteStore.summary(at: request.location)
+        return StoreInspection(
+            storeIdentifier: summary.identifier, schemaVersion: summary.version,
+            entities: summary.counts.map { StoreEntityCount(name: $0.entity, modelCount: $0.count) },
+            details: StoreReportDetails(
+                key: "sqlite", lines: ["format \(summary.format)"], value: ["format": summary.format]))
+    }
+
+    /// SQLite's integrity check, the tables against the recorded schema, every row's checksum, the
+    /// relationships and the external files (``SQLiteStore/integrityProblems(at:)``), without opening
+    /// the store or writing any file: the check is complete.
     public func verify(_ request: StoreMaintenanceRequest) throws -> StoreVerification {
         let file = request.location.path
         do {
-            let problems = try SQLiteStore.integrityProblems(at: request.location)
+            let found = try SQLiteStore.verification(at: request.location)
             return StoreVerification(
-                problems: problems.map { StoreProblem(file: file, offset: nil, reason: $0) }, isComplete: false)
-        } catch let error as DataStoreError where error.code == .corrupted {
+                problems: found.problems.map { StoreProblem(file: file, offset: nil, reason: $0) },
+                entities: found.counts.map { StoreEntityCount(name: $0.entity, modelCount: $0.count) },
+                remedy: "Restore the file from a backup; SQLite's own '.recover' command saves what it can read",
+                schemaVersion: found.version, isComplete: true)
+        } catch let error as DataStoreError where [.corrupted, .unsupportedFeature].contains(error.code) {
             return StoreVerification(
-                problems: [StoreProblem(file: file, offset: nil, reason: error.message)], isComplete: false)
+                problems: [StoreProblem(file: file, offset: nil, reason: error.message)], remedy: error.remedy,
+                isComplete: true)
         }
     }
 

@@ -78,55 +78,195 @@ extension SQLiteStore {
         }
     }
 
-    /// Checks the SQLite store at `url` without changing it: SQLite's own `PRAGMA integrity_check`
-    /// (pages, indexes, the `SWIFT` collation's order), then that every entity of the recorded schema
-    /// has its table, columns and join tables. Returns one line per problem; empty when healthy.
+    /// Checks the SQLite store at `url` without changing it (it writes no file, not even SQLite's
+    /// `-wal` and `-shm`): SQLite's own `PRAGMA integrity_check` (pages, indexes, the `SWIFT`
+    /// collation's order), that every entity of the recorded schema has its table, columns and join
+    /// tables, that every row matches its checksum (format 3), and that the external files the rows
+    /// name are there. Returns one line per problem; empty when healthy. It reads the whole file.
     ///
     /// Throws ``DataStoreError/notFound`` if there is no file and ``DataStoreError/corrupted`` if it is
     /// not a ModelStore SQLite database at all.
     public static func integrityProblems(at url: URL) throws -> [String] {
-        let description = try storedSchema(at: url)
+        try verification(at: url).problems
+    }
+
+    /// What `modelstore inspect` reports, read without opening the store or writing any file: the store
+    /// identifier, the format, the schema version recorded, and the number of models of each entity.
+    static func summary(at url: URL) throws -> (
+        identifier: String, format: Int, version: Schema.Version, counts: [(entity: String, count: Int)]
+    ) {
         let path = url.standardizedFileURL.path
-        let connection = try SQLiteConnection(path: path, readOnly: true, create: false, busyTimeout: .seconds(5))
-        var problems: [String] = []
-        let check = try connection.prepare("PRAGMA integrity_check")
-        while try check.step() {
-            let line = check.text(0)
-            if line != "ok" { problems.append("SQLite integrity check: \(line)") }
+        _ = try storedSchema(at: url)
+        return try withInspection(of: path) { connection in
+            guard let meta = try StoreOpener.readMeta(connection) else {
+                throw DataStoreError(.notFound, "the SQLite database '\(path)' holds no store")
+            }
+            let schema = try Schema(try meta.schema(path: path))
+            let counts = try schema.entities.map { entity in
+                let count = try connection.prepare("SELECT count(*) FROM \(quote(entity.name))")
+                try count.step()
+                return (entity: entity.name, count: Int(count.int64(0)))
+            }
+            return (meta.identifier, meta.format, schema.version, counts)
         }
-        let schema = try Schema(description)
-        for entity in schema.entities {
-            let layout = EntityLayout(entity)
-            let columns = try tableColumns(entity.name, connection)
-            guard !columns.isEmpty else {
-                problems.append("the table of '\(entity.name)' is missing")
-                continue
+    }
+
+    /// What ``integrityProblems(at:)`` finds, then every relationship that refers to a model the store
+    /// does not hold, the number of models of each entity, and the schema version recorded.
+    static func verification(at url: URL) throws -> (
+        problems: [String], counts: [(entity: String, count: Int)], version: Schema.Version
+    ) {
+        let path = url.standardizedFileURL.path
+        _ = try storedSchema(at: url)
+        return try withInspection(of: path) { connection in
+            var problems: [String] = []
+            if let offset = try WriteAheadLogCheck.damage(ofLogOf: path) {
+                problems.append(
+                    "the write-ahead log '\(path)-wal' is damaged at byte \(offset), before committed transactions")
             }
-            for column in layout.columns where !columns.contains(column.name) {
-                problems.append("the table of '\(entity.name)' has no column '\(column.name)'")
+            let format = try StoreOpener.readMeta(connection)?.format ?? formatVersion
+            if let refusal = FormatVersion.refusal(found: Int64(format), readable: oldestReadableFormat...formatVersion)
+            {
+                problems.append("the store cannot be opened: \(refusal.reason)")
             }
-            for join in layout.joinTables where try tableColumns(entity.name + "." + join.name, connection).isEmpty {
-                problems.append("the join table of '\(entity.name).\(join.name)' is missing")
-            }
-        }
-        if let folder = ExternalValueFolder(databasePath: path) {
-            let layouts = try schema.entities.map(EntityLayout.init).filter { layout in
-                let columns = try tableColumns(layout.entity.name, connection)
-                return layout.columns.allSatisfy { columns.contains($0.name) }
-            }
-            for (name, owner) in try externalFileNames(connection, layouts: layouts).owners {
-                if !ExternalValueFolder.isValidName(name) {
-                    problems.append("\(owner) names the external file '\(name)', which is not a name the store writes")
-                } else if !FileIO.exists(folder.directory + "/" + name) {
-                    problems.append("the external file '\(folder.directory)/\(name)' of \(owner) is missing")
+            // Format 3 on: every table has its checksum column.
+            let checksummed = { (table: String, columns: Set<String>) in
+                if format >= 3 && !columns.contains("_crc") {
+                    problems.append("the table '\(table)' has no checksum column '_crc'")
                 }
+                return columns.contains("_crc")
+            }
+            do {
+                let check = try connection.prepare("PRAGMA integrity_check")
+                while try check.step() {
+                    let line = check.text(0)
+                    if line != "ok" { problems.append("SQLite integrity check: \(line)") }
+                }
+            } catch let error as DataStoreError where error.code == .corrupted {
+                problems.append(error.message)
+            }
+            let schema = try Schema(try storedSchema(connection))
+            var counts: [(entity: String, count: Int)] = []
+            do {
+                var readable: [EntityLayout] = []
+                for entity in schema.entities {
+                    let layout = EntityLayout(entity)
+                    let columns = try tableColumns(entity.name, connection)
+                    guard !columns.isEmpty else {
+                        problems.append("the table of '\(entity.name)' is missing")
+                        continue
+                    }
+                    for column in layout.columns where !columns.contains(column.name) {
+                        problems.append("the table of '\(entity.name)' has no column '\(column.name)'")
+                    }
+                    if layout.columns.allSatisfy({ columns.contains($0.name) }) { readable.append(layout) }
+                    for join in layout.joinTables {
+                        let joinColumns = try tableColumns(entity.name + "." + join.name, connection)
+                        if joinColumns.isEmpty {
+                            problems.append("the join table of '\(entity.name).\(join.name)' is missing")
+                        } else if checksummed(entity.name + "." + join.name, joinColumns) {
+                            problems += try damagedRows(
+                                "SELECT owner, position, \(EntityLayout.joinColumns), \(RowChecksum.column) "
+                                    + "FROM \(join.table)", checked: 3, in: join.table, connection)
+                        }
+                    }
+                    if checksummed(entity.name, columns) {
+                        problems += try damagedRows(
+                            "SELECT \(EntityLayout.primaryKey), NULL, \(layout.selectList) FROM \(layout.table)",
+                            checked: layout.checksumIndex, in: layout.table, connection)
+                    }
+                }
+                let history = try tableColumns(HistoryTable.table, connection)
+                if !history.isEmpty && checksummed(HistoryTable.table, history) {
+                    problems += try damagedRows(
+                        "SELECT number, NULL, \(HistoryTable.columns), \(RowChecksum.column) FROM \(HistoryTable.table)",
+                        checked: 6, in: HistoryTable.table, connection)
+                }
+                for layout in readable {
+                    let count = try connection.prepare("SELECT count(*) FROM \(layout.table)")
+                    try count.step()
+                    counts.append((layout.entity.name, Int(count.int64(0))))
+                    problems += try danglingReferences(from: layout, among: readable, connection)
+                }
+                if let folder = ExternalValueFolder(databasePath: path) {
+                    for (name, owner) in try externalFileNames(connection, layouts: readable).owners {
+                        if !ExternalValueFolder.isValidName(name) {
+                            problems.append(
+                                "\(owner) names the external file '\(name)', which is not a name the store writes")
+                        } else if !FileIO.exists(folder.directory + "/" + name) {
+                            problems.append("the external file '\(folder.directory)/\(name)' of \(owner) is missing")
+                        }
+                    }
+                }
+            } catch let error as DataStoreError where error.code == .corrupted {
+                // A page SQLite cannot read stops the reading of the tables: reported, not thrown.
+                problems.append(error.message)
+            }
+            return (problems, counts, schema.version)
+        }
+    }
+
+    /// The relationships of an entity's rows that refer to a row its destination does not have.
+    private static func danglingReferences(
+        from layout: EntityLayout, among layouts: [EntityLayout], _ connection: SQLiteConnection
+    ) throws -> [String] {
+        let tables = Dictionary(layouts.map { ($0.entity.name, $0.table) }, uniquingKeysWith: { $1 })
+        var queries: [(name: String, sql: String)] = []
+        for column in layout.columns where column.kind == nil {
+            guard let destination = column.destination.flatMap({ tables[$0] }) else { continue }
+            queries.append(
+                (
+                    column.name,
+                    "SELECT \(EntityLayout.primaryKey), \(quote(column.name)) FROM \(layout.table) WHERE "
+                        + "\(quote(column.name)) NOT IN (SELECT \(EntityLayout.primaryKey) FROM \(destination))"
+                ))
+        }
+        for join in layout.joinTables {
+            guard let destination = tables[join.destination] else { continue }
+            queries.append(
+                (
+                    join.name,
+                    "SELECT owner, target FROM \(join.table) WHERE target NOT IN "
+                        + "(SELECT \(EntityLayout.primaryKey) FROM \(destination))"
+                ))
+        }
+        var problems: [String] = []
+        for (name, sql) in queries {
+            let statement = try connection.prepare(sql)
+            while try statement.step(), problems.count < 100 {
+                problems.append(
+                    "row \(statement.int64(0)) of '\(layout.entity.name)' refers through '\(name)' to the key "
+                        + "\(statement.int64(1)), which '\(layout.entity.name).\(name)''s destination does not hold")
             }
         }
         return problems
     }
 
+    /// The rows of a query that do not match their checksums, as problems (the first 100). The query
+    /// selects the row's key, its position (or `NULL`), then the columns the checksum covers and the
+    /// checksum.
+    private static func damagedRows(
+        _ sql: String, checked count: Int32, in table: String, _ connection: SQLiteConnection
+    ) throws -> [String] {
+        let statement = try connection.prepare(sql)
+        var problems: [String] = []
+        var damaged = 0
+        while try statement.step() {
+            guard !RowChecksum.matches(statement, columns: count, from: 2) else { continue }
+            damaged += 1
+            guard damaged <= 100 else { continue }
+            let position: Int64? = statement.isNull(1) ? nil : statement.int64(1)
+            problems.append(
+                SQLiteDamage(file: connection.path, table: table, row: statement.int64(0), position: position)
+                    .description)
+        }
+        if damaged > 100 { problems.append("\(damaged - 100) more rows of '\(table)' do not match their checksums") }
+        return problems
+    }
+
     private static func tableColumns(_ table: String, _ connection: SQLiteConnection) throws -> Set<String> {
-        let statement = try connection.prepare("SELECT name FROM pragma_table_info(?)")
+        // `table_xinfo`: the generated checksum column too.
+        let statement = try connection.prepare("SELECT name FROM pragma_table_xinfo(?)")
         statement.bind(1, table)
         var names: Set<String> = []
         while try statement.step() { names.insert(statement.text(0)) }

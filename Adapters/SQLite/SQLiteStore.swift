@@ -46,17 +46,23 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
     /// costs more than the `stat` each save makes on it.
     let databasePath: String
 
-    /// The version of the storage format this build writes: 2 adds the history table. Format 1
-    /// (no history) is read too, and raised to 2 by the first open, in its transaction.
-    static let formatVersion = 2
+    /// The version of the storage format this build writes: 2 adds the history table, 3 a checksum
+    /// in every row (``RowChecksum``). Formats 1 and 2 are read too, and raised to 3 by the first
+    /// open, in its transaction.
+    static let formatVersion = 3
     /// The oldest format this build opens.
     static let oldestReadableFormat = 1
 
     /// Opens the database, creating it (with its folder) if it doesn't exist, and migrates a
     /// database of an older schema version in one transaction.
     ///
+    /// A new store's file is built beside its path and linked into place whole, so a file at the path
+    /// always holds a store. The open reads only the `modelstore_meta` table (it costs the same however
+    /// many rows the store has), so damage elsewhere in the file is found when its rows are read
+    /// (every row carries a checksum) or by ``integrityProblems(at:)``.
+    ///
     /// Throws ``DataStoreError/corrupted`` for a file that is not an SQLite database, is damaged,
-    /// or holds tables of another program; ``DataStoreError/invalidSchema`` for a database of a newer
+    /// is empty (0 bytes), or holds tables of another program; ``DataStoreError/invalidSchema`` for a database of a newer
     /// schema version or one whose changes a lightweight migration cannot make; what a migration
     /// plan's stage throws, naming the stage (the plan's stages, custom ones included, run through
     /// ``SchemaMigrationRunner`` inside the open's transaction); and
@@ -84,12 +90,28 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
                     remedy: "Check the path and the permissions", underlyingError: error)
             }
         }
+        if configuration.url != nil {
+            if !FileIO.exists(path) {
+                try Self.createFile(at: path, schema: schema, layouts: layouts, busyTimeout: configuration.busyTimeout)
+            } else if FileIO.size(of: path) == 0 {
+                throw Self.emptyFileError(path)
+            }
+            try WriteAheadLogCheck.check(path)
+        }
+        // A write-ahead log with transactions in it is left as it is if the open fails (closing
+        // would checkpoint it into the database and remove it): a failed open writes nothing.
+        let keepsLog = configuration.url != nil && FileIO.size(of: path + "-wal") > 0
         let connection = try SQLiteConnection(
-            path: path, readOnly: false, create: true, busyTimeout: configuration.busyTimeout)
-        let opener = StoreOpener(connection: connection, schema: schema, layouts: layouts, path: path)
-        identifier = try opener.open(migrationPlan: migrationPlan)
-        try connection.execute("PRAGMA synchronous = \(configuration.durability.pragma)", during: "configuring")
-        openedFile = configuration.url == nil ? nil : try FileIO.identity(of: path)
+            path: path, readOnly: false, create: configuration.url == nil, busyTimeout: configuration.busyTimeout)
+        do {
+            let opener = StoreOpener(connection: connection, schema: schema, layouts: layouts, path: path)
+            identifier = try opener.open(migrationPlan: migrationPlan)
+            try connection.execute("PRAGMA synchronous = \(configuration.durability.pragma)", during: "configuring")
+            openedFile = configuration.url == nil ? nil : try FileIO.identity(of: path)
+        } catch {
+            if keepsLog { connection.keepWriteAheadLogOnClose() }
+            throw error
+        }
         database = ConnectionLock(connection)
     }
 
@@ -137,18 +159,25 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
     /// The schema recorded in the SQLite store at `url`, without opening the store: what tools
     /// use to open a database without the app's model types.
     ///
-    /// Throws ``DataStoreError/notFound`` if there is no file or the database has no tables yet (a
-    /// process stopped while creating the store), and ``DataStoreError/corrupted`` if it is not a
-    /// ModelStore SQLite database.
+    /// Throws ``DataStoreError/notFound`` if there is no file or the database has no tables (made by
+    /// another tool: opening it creates the store), and ``DataStoreError/corrupted`` if the file is
+    /// empty (0 bytes: the store creates its file whole, so it was emptied) or is not a ModelStore
+    /// SQLite database. Writes nothing, not even SQLite's `-wal` and `-shm` files.
     public static func storedSchema(at url: URL) throws -> Schema.Description {
         let path = url.standardizedFileURL.path
         guard FileManager.default.fileExists(atPath: path) else {
             throw DataStoreError(.notFound, "there is no SQLite store at '\(path)'", remedy: "Check the path")
         }
-        let connection = try SQLiteConnection(path: path, readOnly: true, create: false, busyTimeout: .seconds(5))
+        guard FileIO.size(of: path) > 0 else { throw emptyFileError(path) }
+        return try withInspection(of: path) { try storedSchema($0) }
+    }
+
+    /// The schema recorded in the database of a connection (see ``storedSchema(at:)``).
+    static func storedSchema(_ connection: SQLiteConnection) throws -> Schema.Description {
+        let path = connection.path
         guard let meta = try StoreOpener.readMeta(connection) else {
             if try StoreOpener.isEmpty(connection) {
-                // What a process killed while creating the store leaves: opening it creates the store.
+                // A database with no tables, made by another tool: opening it creates the store.
                 throw DataStoreError(
                     .notFound, "the SQLite database '\(path)' holds no store yet: it has no tables",
                     remedy: "Open it with the app, which creates the store in it, or name another path")

@@ -18,6 +18,9 @@ struct CrashWriter {
     let compactionInterval: Int
 
     func run() throws -> Never {
+        // Opened first, so that with few file descriptors (the open-files test) the store meets the limit.
+        let log = open(acknowledgements, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard log >= 0 else { throw CrashTestError("cannot open '\(acknowledgements)'") }
         let container = try ModelContainer(for: crashSchema, url: url, registry: .shared)
         let context = ModelContext(container)
         let meta =
@@ -32,8 +35,6 @@ struct CrashWriter {
         var entries = Dictionary(
             uniqueKeysWithValues: try context.fetch(FetchDescriptor<CrashEntry>()).map { ($0.key, $0) })
         var state = CrashState.replayed(through: meta.lastTransaction)
-        let log = open(acknowledgements, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-        guard log >= 0 else { throw CrashTestError("cannot open '\(acknowledgements)'") }
         let store = container.stores.first as? AppendLogStore
         var number = meta.lastTransaction
         // What the store holds now was checked: acknowledge it, so the transaction in flight is the next one.

@@ -60,15 +60,41 @@ struct SQLiteBadInputTests {
         #expect(error.message.contains("file is not a database"), "\(error)")
     }
 
-    @Test func anEmptyDatabaseHoldsNoStoreYetAndOpensAsANewOne() throws {
-        // What a process killed while creating the store leaves behind: SQLite's empty file.
+    @Test func anEmptiedFileIsRefusedAsDamage() throws {
+        // The store creates its file whole (built beside it, then linked into place), so an empty
+        // file at its path was emptied from outside: refused, not opened as a new, empty store.
         let directory = try TemporaryDirectory()
         let url = directory.file("store.sqlite")
-        #expect(FileManager.default.createFile(atPath: url.path, contents: Data()))
+        try Self.validStore(url)
+        try Data().write(to: url)
+        let error = try #require(try openError(url, in: directory))
+        #expect(error.code == .corrupted, "\(error)")
+        #expect(error.message.contains("empty file (0 bytes)"), "\(error)")
+        let schemaError = expectError(.corrupted) { try SQLiteStore.storedSchema(at: url) }
+        #expect(schemaError?.message.contains("empty file") == true, "\(String(describing: schemaError))")
+        expectError(.corrupted) { try SQLiteStore.integrityProblems(at: url) }
+    }
+
+    @Test func aDatabaseWithNoTablesHoldsNoStoreYetAndOpensAsANewOne() throws {
+        // A database another tool made, with no tables: nothing in it to lose, so the open creates the store.
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        var handle: OpaquePointer?
+        #expect(sqlite3_open(url.path, &handle) == SQLITE_OK)
+        #expect(sqlite3_exec(handle, "PRAGMA user_version = 7", nil, nil, nil) == SQLITE_OK)
+        sqlite3_close(handle)
+        #expect(try Data(contentsOf: url).count > 0)
         let error = expectError(.notFound) { try SQLiteStore.storedSchema(at: url) }
         #expect(error?.message.contains("holds no store yet") == true, "\(String(describing: error))")
         _ = try ItemSchema.store(url)
         #expect(try SQLiteStore.storedSchema(at: url).entities.map(\.name) == ["Item"])
+    }
+
+    @Test func aNewStoreLeavesNoFileButItsOwn() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        try Self.validStore(url)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["store.sqlite"])
     }
 
     @Test func damagedFile() throws {

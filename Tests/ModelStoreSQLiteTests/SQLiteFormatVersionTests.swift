@@ -10,7 +10,7 @@ import Testing
 /// as it was.
 struct SQLiteFormatVersionTests {
     @Test(arguments: [
-        (Int64(3), "unsupportedFeature", "newer than this version of ModelStore reads"),
+        (Int64(4), "unsupportedFeature", "newer than this version of ModelStore reads"),
         (Int64(0), "corrupted", "which no version of ModelStore writes"),
         (Int64(-1), "corrupted", "which no version of ModelStore writes"),
     ])
@@ -22,6 +22,7 @@ struct SQLiteFormatVersionTests {
         try SQLiteBadInputTests.validStore(url)
         var handle: OpaquePointer?
         #expect(sqlite3_open(url.path, &handle) == SQLITE_OK)
+        RowChecksum.register(on: try #require(handle))
         let update = "UPDATE modelstore_meta SET value = \(format) WHERE key = 'format'"
         #expect(sqlite3_exec(handle, update, nil, nil, nil) == SQLITE_OK)
         #expect(sqlite3_changes(handle) == 1)

@@ -126,6 +126,7 @@ struct SQLiteHistoryTests {
         // Make the file as a version without history left it.
         var handle: OpaquePointer?
         try #require(sqlite3_open(url.path, &handle) == SQLITE_OK)
+        RowChecksum.register(on: try #require(handle))
         let dropped = sqlite3_exec(
             handle,
             "DROP TABLE modelstore_history; DELETE FROM modelstore_meta WHERE key LIKE 'history%'; "
@@ -140,7 +141,7 @@ struct SQLiteHistoryTests {
         try #require(sqlite3_open(url.path, &check) == SQLITE_OK)
         var statement: OpaquePointer?
         sqlite3_prepare_v2(check, "SELECT value FROM modelstore_meta WHERE key = 'format'", -1, &statement, nil)
-        #expect(sqlite3_step(statement) == SQLITE_ROW && sqlite3_column_int64(statement, 0) == 2)
+        #expect(sqlite3_step(statement) == SQLITE_ROW && sqlite3_column_int64(statement, 0) == 3)
         sqlite3_finalize(statement)
         sqlite3_close(check)
         let context = ModelContext(reopened)

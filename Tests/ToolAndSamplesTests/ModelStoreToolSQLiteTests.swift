@@ -34,6 +34,20 @@ struct ModelStoreToolSQLiteTests {
         #expect(try tool.json("verify", "sqlite:copy.sqlite")["healthy"] as? Bool == true)
     }
 
+    @Test func inspectAndVerifyWriteNoFile() throws {
+        try ToolLibrary.seed(.sqlite(at: tool.url("library.sqlite")))
+        let before = try Data(contentsOf: tool.url("library.sqlite"))
+        let inspected = try tool.json("inspect", "sqlite:library.sqlite")
+        #expect(ModelStoreTool.counts(inspected) == ToolLibrary.counts)
+        let verified = try tool.json("verify", "sqlite:library.sqlite")
+        #expect(verified["healthy"] as? Bool == true, "\(verified)")
+        #expect(ModelStoreTool.counts(verified) == ToolLibrary.counts)
+        #expect(try Data(contentsOf: tool.url("library.sqlite")) == before)
+        for suffix in ["-wal", "-shm"] {
+            #expect(!FileManager.default.fileExists(atPath: tool.url("library.sqlite" + suffix).path), "\(suffix)")
+        }
+    }
+
     @Test func anInMemoryDatabaseHasNothingToReadAndIsNotTakenForAPath() throws {
         for command in ["inspect", "verify", "compact"] {
             let error = try tool.jsonError(command, "sqlite::memory:", status: 3)

@@ -5,7 +5,7 @@ import ModelStoreTestSupport
 import Testing
 
 /// Every durable store when the machine runs short: a disk that fills up, a folder made read-only under
-/// the store, and a file replaced under an open store. Each gives a typed `DataStoreError` naming the
+/// the store, a file replaced under an open store, and too few file descriptors. Each gives a typed `DataStoreError` naming the
 /// file, loses nothing a save acknowledged, and the store opens again afterwards with exactly what
 /// was saved. The disks are small tmpfs mounts; where mounting is refused those tests skip, saying why.
 struct ResourceTests {
@@ -132,6 +132,59 @@ struct ResourceTests {
             }
         }
         #expect(try Self.titles(configuration) == acknowledged.sorted())
+    }
+
+    /// The stores the open-files test runs: one of each kind.
+    static let openFileStores = [stores[0], stores[1], stores[3]]
+
+    /// Too many open files: `modelstore-crash write` (which saves transactions and acknowledges each)
+    /// runs under `ulimit -n N` for N from 4 up, until a run saves for a second and is killed. Every run
+    /// that stops on its own must stop with a typed `DataStoreError` naming the store's file and
+    /// `errno` 24 (or with the writer's own acknowledgement file unopened); after each run, with the
+    /// normal limit, the store opens again with every acknowledged transaction and nothing partial
+    /// (`modelstore-crash check`).
+    @Test(arguments: openFileStores)
+    func tooManyOpenFilesGiveATypedErrorAndLoseNothing(store: Store) throws {
+        let crash = try SampleProcess(named: "ModelStoreCrashTest").executable.path
+        let directory = try TemporaryDirectory()
+        let path = directory.url.appendingPathComponent(store.fileName).path
+        let url = "\(store.scheme):\(path)\(store.query)"
+        let acknowledgements = directory.url.appendingPathComponent("acknowledged").path
+        var refusals = 0
+        var ran = false
+        for limit in 4...40 where !ran {
+            let writer = try Self.shell(
+                "ulimit -n \(limit) && exec timeout -s KILL 1 \"$0\" write \"$1\" \"$2\"", crash, url, acknowledgements)
+            let place = "ulimit -n \(limit): \(writer)"
+            // `timeout` sends SIGKILL to its process group, itself included: a status of 9 (the signal) or 137.
+            if writer.status == 9 || writer.status == 137 {
+                ran = true
+            } else {
+                #expect(writer.status == 1, "\(place)")
+                let storeError =
+                    writer.standardError.contains("errno 24") && writer.standardError.contains(path)
+                    && writer.standardError.contains("ulimit -n")
+                let ownFile = writer.standardError.contains("cannot open '\(acknowledgements)'")
+                #expect(storeError || ownFile, "no typed error naming the file and the cause: \(place)")
+                if storeError { refusals += 1 }
+            }
+            let stopped = writer.standardError.split(separator: "\n").first.map { String($0.prefix(300)) } ?? ""
+            print("open files: \(store.testDescription): ulimit -n \(limit): \(ran ? "ran" : "stopped: \(stopped)")")
+            let check = try Self.shell("exec \"$0\" check \"$1\" \"$2\"", crash, url, acknowledgements)
+            #expect(
+                check.status == 0 && check.standardOutput.contains(" lost 0 partial 0"),
+                "after \(place)\nthe check: \(check)")
+        }
+        #expect(ran, "the writer never ran, up to 40 open files")
+        #expect(refusals > 0, "no run was refused for want of open files")
+        let acknowledged = try String(contentsOfFile: acknowledgements, encoding: .utf8).split(separator: "\n")
+        #expect((Int(acknowledged.last ?? "") ?? 0) > 0, "nothing was acknowledged")
+    }
+
+    /// Runs a `bash` script with arguments (`$0`, `$1`, …) and captures what it prints.
+    static func shell(_ script: String, _ arguments: String...) throws -> SampleProcess.Output {
+        try SampleProcess(executable: URL(fileURLWithPath: "/bin/bash"))
+            .run(["-c", script] + arguments, in: URL(fileURLWithPath: NSTemporaryDirectory()))
     }
 
     static func title(_ index: Int) -> String { String(format: "book %04d", index) }

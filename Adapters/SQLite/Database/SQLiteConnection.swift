@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 /// One open SQLite database: our thin, safe wrapper over the C API.
 ///
@@ -13,29 +14,43 @@ final class SQLiteConnection {
     private let handle: OpaquePointer
     private var cache: [String: SQLiteStatement] = [:]
 
-    /// Opens (or, with `create`, creates) the database and registers the `SWIFT` collation and the
-    /// `swift_contains` / `swift_has_prefix` functions.
-    init(path: String, readOnly: Bool, create: Bool, busyTimeout: Duration) throws {
-        self.path = path
+    /// Opens (or, with `create`, creates) the database and registers the `SWIFT` collation, the
+    /// `swift_contains` / `swift_has_prefix` functions and the rows' checksum function.
+    ///
+    /// `path` may be a `file:` URI; `shownAs` is then the path messages name (and the folder of
+    /// external values is found from).
+    init(path: String, readOnly: Bool, create: Bool, busyTimeout: Duration, shownAs: String? = nil) throws {
+        self.path = shownAs ?? path
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         flags |= readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
         var opened: OpaquePointer?
         let code = sqlite3_open_v2(path, &opened, flags, nil)
         guard let opened else {
-            throw DataStoreError(.io, "cannot open the SQLite store '\(path)': out of memory")
+            throw DataStoreError(.io, "cannot open the SQLite store '\(shownAs ?? path)': out of memory")
         }
         guard code == SQLITE_OK else {
             let message = String(cString: sqlite3_errmsg(opened))
+            let systemError = sqlite3_system_errno(opened)
             sqlite3_close_v2(opened)
-            throw Self.error(code: code, message: message, path: path, during: "opening")
+            throw Self.error(
+                code: code, message: message, path: shownAs ?? path, during: "opening", systemError: systemError)
         }
         handle = opened
         sqlite3_extended_result_codes(handle, 1)
+        // A quoted name the file lacks (such as a damaged column name) is an error, never a text value.
+        modelstore_strict_quotes(handle)
         let milliseconds =
             busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
         sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
         SwiftCollation.register(on: handle)
+        RowChecksum.register(on: handle)
+    }
+
+    /// Leaves the write-ahead log as it is when this connection closes: no checkpoint into the
+    /// database, no removal. A failed open calls it, so that it writes nothing.
+    func keepWriteAheadLogOnClose() {
+        _ = modelstore_keep_wal_on_close(handle)
     }
 
     deinit {
@@ -132,7 +147,9 @@ final class SQLiteConnection {
 
     /// The latest result code and message as a ``DataStoreError``.
     func failure(_ code: Int32, during activity: String) -> DataStoreError {
-        Self.error(code: code, message: String(cString: sqlite3_errmsg(handle)), path: path, during: activity)
+        Self.error(
+            code: code, message: String(cString: sqlite3_errmsg(handle)), path: path, during: activity,
+            systemError: sqlite3_system_errno(handle))
     }
 
     /// `SQLITE_CONSTRAINT_UNIQUE` and `SQLITE_CONSTRAINT_PRIMARYKEY`, extended result codes whose C
@@ -141,12 +158,27 @@ final class SQLiteConnection {
     private static let constraintPrimaryKey = SQLITE_CONSTRAINT | (6 << 8)
 
     /// Maps an SQLite result code to a ``DataStoreError`` code: busy and locked are
-    /// ``DataStoreError/locked``, damaged files and non-databases ``DataStoreError/corrupted``, a
+    /// ``DataStoreError/locked``, damaged files, non-databases and a missing table or column of the
+    /// store's own ``DataStoreError/corrupted``, a
     /// full disk and other I/O ``DataStoreError/io``; of the constraint failures only unique and
     /// primary-key ones are ``DataStoreError/uniqueConstraintViolation``, the rest (which the store's
     /// own tables cannot raise) ``DataStoreError/corrupted``.
-    static func error(code: Int32, message: String, path: String, during activity: String) -> DataStoreError {
+    ///
+    /// `systemError` is the `errno` of SQLite's last failed system call: out of file descriptors
+    /// (`EMFILE`, `ENFILE`), which SQLite reports as "unable to open database file" or as an I/O
+    /// error, is named as such, with the remedy that fits.
+    static func error(
+        code: Int32, message: String, path: String, during activity: String, systemError: Int32 = 0
+    ) -> DataStoreError {
         let primary = code & 0xff
+        if (primary == SQLITE_CANTOPEN || primary == SQLITE_IOERR) && (systemError == EMFILE || systemError == ENFILE) {
+            let failure = FileIOFailure(operation: activity, path: path, code: systemError)
+            return DataStoreError(
+                .io,
+                "\(activity) the SQLite store '\(path)' failed: SQLite error \(code) '\(message)': "
+                    + "\(String(cString: strerror(systemError))) (errno \(systemError))",
+                remedy: failure.remedy, underlyingError: failure)
+        }
         let storeCode: DataStoreError.Code
         let remedy: String
         switch primary {
@@ -165,6 +197,13 @@ final class SQLiteConnection {
         case SQLITE_READONLY, SQLITE_PERM, SQLITE_AUTH:
             storeCode = .io
             remedy = "Check the file's permissions"
+        case SQLITE_ERROR where message.hasPrefix("no such table") || message.hasPrefix("no such column"):
+            // The store's own statements name only the tables and columns it created: the file's
+            // schema was changed by another program, or damaged.
+            storeCode = .corrupted
+            remedy =
+                "The database's tables do not match what the store created (changed by another program, or "
+                + "damaged); run 'modelstore verify', or restore the file from a backup"
         case SQLITE_CONSTRAINT where code == constraintUnique || code == constraintPrimaryKey:
             storeCode = .uniqueConstraintViolation
             remedy = "Change the value so that it is unique"

@@ -100,6 +100,8 @@ final class SQLiteStatement {
 
     // MARK: Reading columns
 
+    /// How many columns the statement's rows have.
+    var columnCount: Int32 { sqlite3_column_count(handle) }
     /// The storage class of a column of the current row.
     func type(_ column: Int32) -> Int32 { sqlite3_column_type(handle, column) }
     /// Whether a column of the current row is `NULL`.
@@ -119,6 +121,13 @@ final class SQLiteStatement {
         let count = Int(sqlite3_column_bytes(handle, column))
         guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return Data() }
         return Data(bytes: bytes, count: count)
+    }
+    /// The bytes of a text or blob column of the current row, valid until the next step or reset.
+    func bytes(_ column: Int32) -> UnsafeRawBufferPointer {
+        let start: UnsafeRawPointer? =
+            type(column) == SQLITE_TEXT
+            ? sqlite3_column_text(handle, column).map(UnsafeRawPointer.init) : sqlite3_column_blob(handle, column)
+        return UnsafeRawBufferPointer(start: start, count: Int(sqlite3_column_bytes(handle, column)))
     }
     /// A column as a parameter value, whatever its storage class.
     func value(_ column: Int32) -> SQLValue {

@@ -19,10 +19,12 @@ import Foundation
 ///
 /// A file written by a store can be read by any SQLite tool; queries that compare its text
 /// columns need the collation registered (the `sqlite3` shell reports "no such collation sequence").
-enum SwiftCollation {
+package enum SwiftCollation {
     static let name = "SWIFT"
 
-    static func register(on handle: OpaquePointer) {
+    /// Registers the collation and the functions on a connection. Package access: tests that change a
+    /// store's file with SQLite's own API register them on their connection.
+    package static func register(on handle: OpaquePointer) {
         sqlite3_create_collation_v2(
             handle, name, SQLITE_UTF8, nil,
             { _, count1, bytes1, count2, bytes2 in

@@ -43,10 +43,15 @@ final class EntityLayout: Sendable {
     /// The `.externalStorage` columns, whose large values are files.
     let externalColumns: [Column]
 
-    /// `"_pk", "a", "b", …`
+    /// `"_pk", "a", "b", …`: the columns a row is written with.
+    let columnList: String
+    /// `"_pk", "a", "b", …, "_crc"`: the columns a row is read with, its checksum last
+    /// (``RowChecksum``).
     let selectList: String
-    /// `t0."_pk", t0."a", …`: the select list qualified by ``QueryPlan/alias``.
+    /// `t0."_pk", t0."a", …, t0."_crc"`: the select list qualified by ``QueryPlan/alias``.
     let aliasedSelectList: String
+    /// The index of the checksum in ``selectList``: the columns before it are the ones it covers.
+    let checksumIndex: Int32
     let insertSQL: String
     let selectByKeySQL: String
 
@@ -83,10 +88,13 @@ final class EntityLayout: Sendable {
         columnsBySlot = Dictionary(uniqueKeysWithValues: columns.map { ($0.slot, $0) })
         externalColumns = columns.filter(\.isExternal)
         let names = columns.map { quote($0.name) }
-        selectList = ([Self.primaryKey] + names).joined(separator: ", ")
-        aliasedSelectList = ([Self.primaryKey] + names).map { "\(QueryPlan.alias).\($0)" }.joined(separator: ", ")
+        columnList = ([Self.primaryKey] + names).joined(separator: ", ")
+        selectList = ([Self.primaryKey] + names + [RowChecksum.column]).joined(separator: ", ")
+        aliasedSelectList = ([Self.primaryKey] + names + [RowChecksum.column]).map { "\(QueryPlan.alias).\($0)" }
+            .joined(separator: ", ")
+        checksumIndex = Int32(names.count + 1)
         insertSQL =
-            "INSERT INTO \(table) (\(selectList)) VALUES ("
+            "INSERT INTO \(table) (\(columnList)) VALUES ("
             + Array(repeating: "?", count: names.count + 1).joined(separator: ", ") + ")"
         selectByKeySQL = "SELECT \(selectList) FROM \(table) WHERE \(Self.primaryKey) = ?"
     }
@@ -107,6 +115,7 @@ final class EntityLayout: Sendable {
                 let type = column.kind?.declaration ?? "INTEGER"
                 return type.isEmpty ? quote(column.name) : quote(column.name) + " " + type
             }
+            + [RowChecksum.definition(over: [Self.primaryKey] + columns.map { quote($0.name) })]
         sql.append("CREATE TABLE \(table) (" + definitions.joined(separator: ", ") + ")")
         guard indexes else { return sql }
         sql += indexSQL
@@ -114,11 +123,15 @@ final class EntityLayout: Sendable {
         return sql
     }
 
+    /// The columns of a join table a row is written with; its checksum covers them.
+    static let joinColumns = "owner, position, target"
+
     /// The statements that create a join table and its index.
     func joinTableSQL(_ join: JoinTable) -> [String] {
         [
             "CREATE TABLE \(join.table) (owner INTEGER NOT NULL, position INTEGER NOT NULL, "
-                + "target INTEGER NOT NULL, PRIMARY KEY (owner, position)) WITHOUT ROWID",
+                + "target INTEGER NOT NULL, \(RowChecksum.definition(over: ["owner", "position", "target"])), "
+                + "PRIMARY KEY (owner, position)) WITHOUT ROWID",
             "CREATE INDEX \(quote(entity.name + "." + join.name + ".target")) ON \(join.table) (target)",
         ]
     }

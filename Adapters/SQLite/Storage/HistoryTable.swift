@@ -13,10 +13,14 @@ import Foundation
 enum HistoryTable {
     static let table = "modelstore_history"
 
+    /// The columns a row is written with; its checksum (``RowChecksum``, format 3) covers them.
+    static let columns = "number, changes, cumulative, timestamp, author, body"
+
     /// Creates the table in a database made before history (run in the open's write transaction).
     static let creationSQL =
         "CREATE TABLE IF NOT EXISTS \(table) (number INTEGER PRIMARY KEY, changes INTEGER NOT NULL, "
-        + "cumulative INTEGER NOT NULL, timestamp REAL NOT NULL, author TEXT, body TEXT NOT NULL)"
+        + "cumulative INTEGER NOT NULL, timestamp REAL NOT NULL, author TEXT, body TEXT NOT NULL, "
+        + RowChecksum.definition(over: ["number", "changes", "cumulative", "timestamp", "author", "body"]) + ")"
 
     /// Records a transaction with these changes, keeps at most `limit` changes, and returns its
     /// number; records nothing and returns `nil` when there are no changes.
@@ -32,7 +36,7 @@ enum HistoryTable {
         let number = max(newest?.0 ?? 0, counters.last) + 1
         let total = (newest?.1 ?? 0) + Int64(changes.count)
         let insert = try connection.statement(
-            "INSERT INTO \(table) (number, changes, cumulative, timestamp, author, body) VALUES (?, ?, ?, ?, ?, ?)")
+            "INSERT INTO \(table) (\(columns)) VALUES (?, ?, ?, ?, ?, ?)")
         insert.bind([
             .integer(number), .integer(Int64(changes.count)), .integer(total),
             .real(Date().timeIntervalSince1970), author.map(SQLValue.text) ?? .null, .text(try body(of: changes)),
@@ -64,15 +68,18 @@ enum HistoryTable {
     static func load(storeIdentifier: String, from connection: SQLiteConnection) throws -> StoreHistory {
         let counters = try readCounters(connection)
         let rows = try connection.statement(
-            "SELECT number, timestamp, author, body FROM \(table) ORDER BY number")
+            "SELECT \(columns), \(RowChecksum.column) FROM \(table) ORDER BY number")
         defer { rows.reset() }
         var records: [StoreHistoryRecord] = []
         while try rows.step() {
-            let author: String? = if case .text(let text) = rows.value(2) { text } else { nil }
+            guard RowChecksum.matches(rows, columns: 6) else {
+                throw SQLiteDamage(file: connection.path, table: table, row: rows.int64(0)).error(entityName: nil)
+            }
+            let author: String? = if case .text(let text) = rows.value(4) { text } else { nil }
             records.append(
                 StoreHistoryRecord(
-                    number: rows.int64(0), timestamp: Date(timeIntervalSince1970: rows.double(1)), author: author,
-                    changes: try changes(in: rows.text(3), storeIdentifier: storeIdentifier, path: connection.path)))
+                    number: rows.int64(0), timestamp: Date(timeIntervalSince1970: rows.double(3)), author: author,
+                    changes: try changes(in: rows.text(5), storeIdentifier: storeIdentifier, path: connection.path)))
         }
         return StoreHistory(
             records: records, lastNumber: counters.last, expiredThrough: counters.expiredThrough)

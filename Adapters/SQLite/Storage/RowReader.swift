@@ -32,6 +32,9 @@ struct RowReader {
     func read(_ statement: SQLiteStatement, layout: EntityLayout) throws -> DefaultSnapshot {
         let entity = layout.entity
         let key = statement.int64(0)
+        guard RowChecksum.matches(statement, columns: layout.checksumIndex) else {
+            throw SQLiteDamage(file: connection.path, table: entity.name, row: key).error(entityName: entity.name)
+        }
         var values = [StoreValue](repeating: .null, count: entity.properties.count)
         for (offset, column) in layout.columns.enumerated() {
             let index = Int32(offset + 1)
@@ -78,10 +81,18 @@ struct RowReader {
     /// The related models of one owner through a join table, in order.
     func targets(of owner: Int64, in join: EntityLayout.JoinTable) throws -> [PersistentIdentifier] {
         let statement = try connection.statement(
-            "SELECT target FROM \(join.table) WHERE owner = ? ORDER BY position")
+            "SELECT \(EntityLayout.joinColumns), \(RowChecksum.column) FROM \(join.table) WHERE owner = ? "
+                + "ORDER BY position")
         statement.bind(1, owner)
         var targets: [PersistentIdentifier] = []
-        while try statement.step() { targets.append(identifier(join.destination, statement.int64(0))) }
+        while try statement.step() {
+            guard RowChecksum.matches(statement, columns: 3) else {
+                throw SQLiteDamage(
+                    file: connection.path, table: join.table, row: owner, position: statement.int64(1)
+                ).error(entityName: nil)
+            }
+            targets.append(identifier(join.destination, statement.int64(2)))
+        }
         return targets
     }
 

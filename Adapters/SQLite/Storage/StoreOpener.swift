@@ -47,17 +47,19 @@ struct StoreOpener {
                 return identifier
             }
             let stored = try meta.schema(path: path)
-            if stored != schema.storedDescription {
-                try check(meta)
-                if try !migrate(migrationPlan, meta: meta, stored: stored) { try migrate(from: stored) }
-            }
             if meta.format < SQLiteStore.formatVersion {
-                // Format 1, made before history: it gets its history table and the new format, so
-                // that a build that keeps no history refuses it instead of leaving gaps in it.
+                // Format 1 (before history) gets its history table; formats 1 and 2 (before row
+                // checksums) get their checksum columns; then the new format, so that an older
+                // build refuses the file instead of writing rows without them.
                 try connection.execute(HistoryTable.creationSQL, during: "upgrading")
+                if meta.format < 3 { try addChecksums(stored: stored) }
                 let update = try connection.statement("UPDATE \(Self.metaTable) SET value = ? WHERE key = 'format'")
                 update.bind([.integer(Int64(SQLiteStore.formatVersion))])
                 try update.run(during: "upgrading")
+            }
+            if stored != schema.storedDescription {
+                try check(meta)
+                if try !migrate(migrationPlan, meta: meta, stored: stored) { try migrate(from: stored) }
             }
             return meta.identifier
         }
@@ -67,17 +69,30 @@ struct StoreOpener {
         return identifier
     }
 
+    /// The meta table's definition: each row with its checksum (format 3).
+    static let metaCreationSQL =
+        "CREATE TABLE \(metaTable) (key TEXT PRIMARY KEY, value, \(RowChecksum.definition(over: ["key", "value"]))) "
+        + "WITHOUT ROWID"
+
     /// The meta record, or `nil` for a database without the meta table. Throws
-    /// ``DataStoreError/corrupted`` for a file that is not an SQLite database.
+    /// ``DataStoreError/corrupted`` for a file that is not an SQLite database, or whose meta rows do not
+    /// match their checksums.
     static func readMeta(_ connection: SQLiteConnection) throws -> StoreMeta? {
         let exists = try connection.statement("SELECT count(*) FROM sqlite_schema WHERE name = '\(metaTable)'")
         try exists.step(during: "reading")
         let hasMeta = exists.int64(0) > 0
         exists.reset()
         guard hasMeta else { return nil }
-        let statement = try connection.statement("SELECT key, value FROM \(metaTable)")
+        // Every column: formats 1 and 2 have no checksum column, format 3 has it third.
+        let statement = try connection.statement("SELECT * FROM \(metaTable)")
         var values: [String: SQLValue] = [:]
-        while try statement.step(during: "reading") { values[statement.text(0)] = statement.value(1) }
+        while try statement.step(during: "reading") {
+            let key = statement.text(0)
+            if statement.columnCount > 2, !RowChecksum.matches(statement, columns: 2) {
+                throw SQLiteDamage(file: connection.path, table: metaTable, row: nil, key: key).error(entityName: nil)
+            }
+            values[key] = statement.value(1)
+        }
         guard case .integer(let format)? = values["format"], case .text(let identifier)? = values["identifier"],
             case .text(let schemaJSON)? = values["schema"], case .integer(let nextKey)? = values["nextKey"]
         else {
@@ -129,8 +144,7 @@ struct StoreOpener {
 
     private func create() throws -> String {
         let identifier = "sqlite-" + UUID().uuidString.prefix(8).lowercased()
-        try connection.execute(
-            "CREATE TABLE \(Self.metaTable) (key TEXT PRIMARY KEY, value) WITHOUT ROWID", during: "creating")
+        try connection.execute(Self.metaCreationSQL, during: "creating")
         for layout in schema.entities.compactMap({ layouts[$0.name] }) {
             for sql in layout.creationSQL(table: layout.table) { try connection.execute(sql, during: "creating") }
         }

@@ -16,6 +16,11 @@ struct SampleProcess {
 
     let executable: URL
 
+    /// The executable at `executable`, such as `/bin/bash`.
+    init(executable: URL) {
+        self.executable = executable
+    }
+
     /// The executable named `name` in the build directory the tests run from.
     ///
     /// The test bundle lives in the build products directory (`.build/debug`), next to every
