@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import ModelStoreInMemory
+import ModelStoreTestSupport
 import Testing
 
 /// The pattern "Defining models" gives for defaults: the properties hold them, and the convenience
@@ -93,5 +94,32 @@ struct UntypedModelLookupTests {
         writer.delete(trip)
         try writer.save()
         #expect(try ModelContext(container).model(for: trip.persistentModelID) == nil)
+    }
+}
+
+/// Another version's model type with the entity name `Trip`, as a migration plan's schemas have.
+private enum TripsV0 {
+    final class Trip: PersistentModel {
+        @Attribute var title: String = ""
+        let persistentBackingData = BackingData()
+        init() {}
+    }
+}
+
+/// A model type the container's schema does not have for an entity of the same name is refused
+/// with an error, never read or written in the wrong places.
+struct ModelTypeOfAnotherVersionTests {
+    @Test func fetchingSavingAndBatchesWithAnotherTypeOfTheSameNameThrow() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: .inMemory())
+        let context = ModelContext(container)
+        context.insert(Trip(name: "Lisbon"))
+        try context.save()
+        let error = expectError(.notFound) { _ = try context.fetch(FetchDescriptor<TripsV0.Trip>()) }
+        #expect(error?.message.contains("two model types share the entity name") == true)
+        expectError(.notFound) { try context.delete(model: TripsV0.Trip.self) }
+        context.insert(TripsV0.Trip())
+        expectError(.notFound) { try context.save() }
+        context.rollback()
+        #expect(try ModelContext(container).fetch(FetchDescriptor<Trip>()).map(\.name) == ["Lisbon"])
     }
 }

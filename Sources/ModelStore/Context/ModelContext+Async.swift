@@ -63,18 +63,29 @@ extension ModelContext {
             return try await offloaded { try $0.save() }
         }
         let changed = changedModels.models.filter { $0.persistentBackingData.state == .registered }
-        let prepared = try prepareCommit(
-            inserted: insertedModels.models, changed: changed, deleted: deletedModels.models)
-        var written = Written()
-        let changes = prepared.changes
-        if !(changes.inserted.isEmpty && changes.updated.isEmpty && changes.deleted.isEmpty) {
-            written.add(
-                try await store.saveDefaultAsync(
-                    DataStoreSaveChangesRequest(
-                        editingState: editingState, inserted: changes.inserted, updated: changes.updated,
-                        deleted: changes.deleted)))
+        let start = ContinuousClock.now
+        do {
+            let prepared = try prepareCommit(
+                inserted: insertedModels.models, changed: changed, deleted: deletedModels.models)
+            var written = Written()
+            let changes = prepared.changes
+            if !(changes.inserted.isEmpty && changes.updated.isEmpty && changes.deleted.isEmpty) {
+                written.add(
+                    try await store.saveDefaultAsync(
+                        DataStoreSaveChangesRequest(
+                            editingState: editingState, inserted: changes.inserted, updated: changes.updated,
+                            deleted: changes.deleted)))
+            }
+            finishCommit(prepared, written: written)
+            DebugLog.write(
+                1,
+                "saveAsync: \(changes.inserted.count) inserted, \(changes.updated.count) updated, "
+                    + "\(changes.deleted.count) deleted in \(DebugLog.milliseconds(since: start))")
+        } catch {
+            DebugLog.write(
+                1, "saveAsync failed after \(DebugLog.milliseconds(since: start)), nothing stored: \(error)")
+            throw error
         }
-        finishCommit(prepared, written: written)
         insertedModels.removeAll()
         changedModels.removeAll()
         deletedModels.removeAll()

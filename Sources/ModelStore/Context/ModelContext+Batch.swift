@@ -29,7 +29,7 @@ extension ModelContext {
     ) throws {
         var descriptor = FetchDescriptor<T>(predicate: predicate)
         descriptor.includePendingChanges = false
-        let entity = try self.entity(named: Schema.entityName(for: T.self))
+        let entity = try self.entity(of: T.self)
         let store = try container.store(for: entity.name)
         let referenced = container.schema.entities.contains { other in
             other.relationships.contains { $0.destination == entity.name }
@@ -68,7 +68,7 @@ extension ModelContext {
     public func update<T: PersistentModel>(
         _ type: T.Type, where predicate: Predicate<T>? = nil, set assignments: [BatchAssignment<T>]
     ) throws -> Int {
-        let entity = try self.entity(named: Schema.entityName(for: T.self))
+        let entity = try self.entity(of: T.self)
         var values: [Int: StoreValue] = [:]
         for assignment in assignments {
             guard let name = entity.propertyName(for: assignment.keyPath), let slot = entity.slot(of: name),
@@ -121,7 +121,7 @@ extension ModelContext {
     public func insert<T: PersistentModel>(_ type: T.Type, rows: [[BatchAssignment<T>]]) throws
         -> [PersistentIdentifier]
     {
-        let entity = try self.entity(named: Schema.entityName(for: T.self))
+        let entity = try self.entity(of: T.self)
         var slotCache: [AnyKeyPath: Int] = [:]
         let defaults = entity.properties.map { property -> StoreValue in
             switch property {

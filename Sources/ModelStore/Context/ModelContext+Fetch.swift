@@ -265,7 +265,24 @@ extension ModelContext {
 
     /// The entity of a model type, found through its cached layout (naming a type is slow).
     func entity<T: PersistentModel>(of type: T.Type) throws -> Schema.Entity {
-        try entity(named: ModelLayout.of(T.self)?.entityName ?? Schema.entityName(for: T.self))
+        let entity = try entity(named: ModelLayout.of(T.self)?.entityName ?? Schema.entityName(for: T.self))
+        try Self.check(T.self, is: entity)
+        return entity
+    }
+
+    /// Throws unless `type` is the model type the container's schema has for `entity`: another
+    /// type of the same name (a model of another schema version, say) would read and write the
+    /// entity's values in the wrong places.
+    static func check(_ type: any PersistentModel.Type, is entity: Schema.Entity) throws {
+        guard ObjectIdentifier(type) != ObjectIdentifier(entity.modelType) else { return }
+        throw DataStoreError(
+            .notFound,
+            "'\(String(reflecting: type))' is not the container's model type for the entity '\(entity.name)' "
+                + "('\(String(reflecting: entity.modelType))'): two model types share the entity name",
+            remedy:
+                "Use the model type of the container's schema; in a migration stage, the types of the stage's "
+                + "own schema version (the old one in willMigrate, the new one in didMigrate)",
+            entityName: entity.name)
     }
 
     func entity(named name: String) throws -> Schema.Entity {

@@ -417,6 +417,7 @@ extension ModelContext {
                     .notFound, "'\(Swift.type(of: model))' is not in the container's schema",
                     remedy: "Pass it to ModelContainer(for:configurations:)")
             }
+            try Self.check(Swift.type(of: model), is: entity)
             cache = LayoutCache(type: type, layout: layout, entity: entity)
             layouts = cache
         }
