@@ -43,6 +43,14 @@ struct ExportedValueTypesTests {
         #expect(warnings[3].contains("its field 'mood' is of type 'Mood', which cannot be listed either"))
         let refusal = try #require(throws: ToolError.self) { try ModelCodeWriter(document: exported).file(source: "x") }
         #expect(refusal.message.contains("the enum 'Mood' that 'models[0].attributes[0].type' names"))
+        var report = SchemaFileReport(source: "app", out: nil, text: exported.jsonText, what: "the schema")
+        report.warnings = warnings
+        let json = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(report))
+        guard case .object(let fields) = json, case .array(let listed)? = fields["warnings"] else {
+            Issue.record("'schema export --json' has no \"warnings\": \(json)")
+            return
+        }
+        #expect(listed == warnings.map(JSONValue.string), "--json lists the warnings")
     }
 }
 
