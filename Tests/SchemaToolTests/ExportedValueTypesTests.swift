@@ -26,8 +26,14 @@ struct ExportedValueTypesTests {
         let (exported, warnings) = try SchemaToolFixtures.exported(Schema([Diary.self]))
         #expect(exported.enums.isEmpty && exported.structs.isEmpty)
         let attributes = try #require(exported.model(named: "Diary")).attributes.map { "\($0.name): \($0.type)" }
-        #expect(attributes == ["mood: Mood", "moods: [Mood]", "tone: Tone?", "blob: Blob?", "entry: Entry?"])
-        try #require(warnings.count == 4)
+        #expect(
+            attributes == [
+                "mood: Mood", "moods: [Mood]", "tone: Tone?", "blob: Blob?", "entry: Entry?", "weight: Weight?",
+                "pair: Pair<Int>?",
+            ])
+        try #require(warnings.count == 6)
+        #expect(warnings[4].contains("its raw type 'Double' is not one a schema file declares"))
+        #expect(warnings[5].contains("its name 'Pair<Int>' is not one a schema file can declare"))
         #expect(
             warnings[0]
                 == "'Diary.mood' stores the enum 'Mood', whose cases the export cannot list: it is not CaseIterable, "
@@ -81,12 +87,26 @@ struct Entry: Codable, Hashable {
     var mood: Mood?
 }
 
+/// Backed by a raw type schema files do not declare.
+enum Weight: Double, Codable, CaseIterable {
+    case light = 0.5
+    case heavy = 2
+}
+
+/// Generic: its name is not a name a schema file can declare.
+struct Pair<Value: Codable & Hashable>: Codable, Hashable {
+    var first: Value
+    var second: Value
+}
+
 final class Diary: PersistentModel {
     @Attribute var mood: Mood = .calm
     @Attribute var moods: [Mood] = []
     @Attribute var tone: Tone?
     @Attribute var blob: Blob?
     @Attribute var entry: Entry?
+    @Attribute var weight: Weight?
+    @Attribute var pair: Pair<Int>?
 
     let persistentBackingData = BackingData()
     init() {}

@@ -114,6 +114,7 @@ extension ExportDriver {
                 case .enumeration(let name, let rawType)?:
                     guard visited.insert(name).inserted else { return !unlisted.contains { $0.type == name } }
                     do {
+                        try Self.checkName(name)
                         enums.append(try Self.enumeration(type, name: name, rawType: rawType))
                         return true
                     } catch {
@@ -123,6 +124,7 @@ extension ExportDriver {
                 case .composite(let name)?:
                     guard visited.insert(name).inserted else { return !unlisted.contains { $0.type == name } }
                     do {
+                        try Self.checkName(name)
                         let structure = try structure(type, name: name, attribute: attribute)
                         structs.append(structure)
                         return true
@@ -146,6 +148,10 @@ extension ExportDriver {
             private static func enumeration(_ type: Any.Type, name: String, rawType: ModelStore.AttributeType)
                 throws(Reason) -> Enumeration
             {
+                switch rawType {
+                case .string, .integer: break
+                default: throw Reason("its raw type '\(rawType)' is not one a schema file declares (String or an integer type)")
+                }
                 guard let iterable = type as? any (RawRepresentable & CaseIterable).Type else {
                     throw Reason("it is not CaseIterable, so its cases cannot be listed")
                 }
@@ -197,6 +203,13 @@ extension ExportDriver {
                     fields.append(Field(name: field.name, type: spelled.description))
                 }
                 return Structure(name: name, fields: fields)
+            }
+
+            /// Throws unless a schema file can declare a type of this name (not a generic type's, `Pair<Int>`).
+            private static func checkName(_ name: String) throws(Reason) {
+                guard isIdentifier(name) else {
+                    throw Reason("its name '\(name)' is not one a schema file can declare")
+                }
             }
 
             /// Whether `name` can be declared in Swift as it is: letters, digits and `_`, not first a digit.

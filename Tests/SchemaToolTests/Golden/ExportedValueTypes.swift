@@ -106,6 +106,7 @@ struct ExportedValueTypes: Encodable {
         case .enumeration(let name, let rawType)?:
             guard visited.insert(name).inserted else { return !unlisted.contains { $0.type == name } }
             do {
+                try Self.checkName(name)
                 enums.append(try Self.enumeration(type, name: name, rawType: rawType))
                 return true
             } catch {
@@ -115,6 +116,7 @@ struct ExportedValueTypes: Encodable {
         case .composite(let name)?:
             guard visited.insert(name).inserted else { return !unlisted.contains { $0.type == name } }
             do {
+                try Self.checkName(name)
                 let structure = try structure(type, name: name, attribute: attribute)
                 structs.append(structure)
                 return true
@@ -138,6 +140,10 @@ struct ExportedValueTypes: Encodable {
     private static func enumeration(_ type: Any.Type, name: String, rawType: ModelStore.AttributeType)
         throws(Reason) -> Enumeration
     {
+        switch rawType {
+        case .string, .integer: break
+        default: throw Reason("its raw type '\(rawType)' is not one a schema file declares (String or an integer type)")
+        }
         guard let iterable = type as? any (RawRepresentable & CaseIterable).Type else {
             throw Reason("it is not CaseIterable, so its cases cannot be listed")
         }
@@ -189,6 +195,13 @@ struct ExportedValueTypes: Encodable {
             fields.append(Field(name: field.name, type: spelled.description))
         }
         return Structure(name: name, fields: fields)
+    }
+
+    /// Throws unless a schema file can declare a type of this name (not a generic type's, `Pair<Int>`).
+    private static func checkName(_ name: String) throws(Reason) {
+        guard isIdentifier(name) else {
+            throw Reason("its name '\(name)' is not one a schema file can declare")
+        }
     }
 
     /// Whether `name` can be declared in Swift as it is: letters, digits and `_`, not first a digit.
