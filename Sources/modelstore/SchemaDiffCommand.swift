@@ -17,11 +17,19 @@ enum SchemaDiffCommand: Command {
     ]
     static let summary = "print what changed between two schemas; --out writes a migration plan (Swift)"
     static let details = """
-        Prints each change, marked + (added), - (removed), ~ (changed) or > (renamed through
-        originalName), and whether the store makes it by itself (lightweight) or it needs code
-        (custom): a new unique attribute, an attribute that becomes unique, a new compound
-        unique constraint, a type change other than becoming optional or required, a new
-        destination, to-many becoming to-one, and stricter count limits.
+        Prints each change, marked + (added), - (removed), ~ (changed) or > (renamed), and
+        whether the store makes it by itself (lightweight) or it needs code (custom): a new
+        unique attribute, an attribute that becomes unique, a new compound unique constraint, a
+        type change other than becoming optional or required, a new destination, to-many
+        becoming to-one, stricter count limits, and a renamed model.
+
+        A property is renamed when the new file gives it an "originalName". A model is renamed
+        when the new file gives it an "originalName" (two models may not claim the same one),
+        or, inferred, when a model only the old file has and a model only the new file has are
+        each other's one match in attributes and relationships (destinations aside). The store
+        cannot rename a model by itself, so the plan's custom stage copies it: willMigrate reads
+        each old model's attributes, didMigrate creates the new ones from them, and a comment
+        asks for the relationships to be set again.
 
         With --out it writes the plan: an enum per version conforming to VersionedSchema with
         that version's models declared inside (as 'schema generate' declares them), and
@@ -31,6 +39,7 @@ enum SchemaDiffCommand: Command {
 
         Examples:
           modelstore schema diff --old v1.json --new v2.json
+          modelstore schema diff --old v1.json --new v2-renamed-models.json --out MigrationPlan.swift
           modelstore schema diff --old json:trips.json --new schema.json --out MigrationPlan.swift
         """
 

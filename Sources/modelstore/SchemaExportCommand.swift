@@ -27,9 +27,12 @@ enum SchemaExportCommand: Command {
         a schema of the --models classes and the models their relationships reach, then runs it
         with 'swift run'. The tool cannot list a package's model types, so --models names them;
         they must be public. The first export builds the package (minutes for a large one);
-        later ones rebuild only what changed. Nothing is written into PATH. An enum or struct
-        attribute is exported with its type's name; list its cases or fields under "enums" or
-        "structs" in the file before 'schema generate'.
+        later ones rebuild only what changed. Nothing is written into PATH. The enums and Codable
+        structs the attributes store are listed under "enums" and "structs", learned from the
+        compiled types: an enum's cases if it is CaseIterable, a struct's fields from the keys its
+        init(from:) reads. One the tool cannot list (an enum that is not CaseIterable, a struct
+        that decodes itself by hand) is named in a warning with the attribute that stores it and
+        left undeclared; list it by hand before 'schema generate'.
 
         A file in the core's stored form (what 'modelstore schema URL --json' prints) is read
         too. With --json the file is printed as "schema".
@@ -42,14 +45,19 @@ enum SchemaExportCommand: Command {
         """
 
     static func run(_ invocation: Invocation, console: Console) throws -> any CommandReport {
-        let (source, document) = try read(invocation)
+        let (source, document, warnings) = try read(invocation)
+        if !console.json {
+            for warning in warnings { Console.writeError("modelstore \(name): warning: \(warning)\n") }
+        }
         let out = invocation.value("--out")
         if let out { try SchemaSource.write(document.jsonText, to: out) }
-        return SchemaFileReport(source: source, out: out, text: document.jsonText, what: "the schema")
+        var report = SchemaFileReport(source: source, out: out, text: document.jsonText, what: "the schema")
+        report.warnings = warnings
+        return report
     }
 
-    /// The schema to export, and how the report names its source.
-    private static func read(_ invocation: Invocation) throws -> (String, SchemaDocument) {
+    /// The schema to export, how the report names its source, and warnings for what it leaves out.
+    private static func read(_ invocation: Invocation) throws -> (String, SchemaDocument, [String]) {
         guard let package = invocation.value("--package") else {
             guard let source = invocation.arguments.first else {
                 throw ToolError.usage(
@@ -61,7 +69,7 @@ enum SchemaExportCommand: Command {
                     "'\(option)' of 'schema export' goes with --package",
                     remedy: "Export a package's models with '--package PATH --target TARGET --models A,B'")
             }
-            return (source, try SchemaSource.document(source, for: "export"))
+            return (source, try SchemaSource.document(source, for: "export"), [])
         }
         if let source = invocation.arguments.first {
             throw ToolError.usage(
@@ -81,8 +89,10 @@ enum SchemaExportCommand: Command {
                 "'schema export --package' needs the model classes of '\(target)'",
                 remedy: "Name them with '--models Project,Task'; the tool cannot list a package's types")
         }
-        let description = try PackageSchemaExport(package: package, target: target, models: models).description()
-        return ("\(package) (\(target))", SchemaDocument(description))
+        let source = "\(package) (\(target))"
+        let output = try PackageSchemaExport(package: package, target: target, models: models).output()
+        let (document, warnings) = try output.document(source: "'\(source)'")
+        return (source, document, warnings)
     }
 }
 
@@ -98,6 +108,8 @@ struct SchemaFileReport: CommandReport {
     let contents: String
     /// What the file holds, for the message (`the schema`, `2 models`).
     let what: String
+    /// What the file leaves out, for people (printed to standard error as it happens).
+    var warnings: [String] = []
 
     init(source: String, out: String?, text: String, what: String) {
         self.source = source
@@ -111,12 +123,13 @@ struct SchemaFileReport: CommandReport {
         return "\(source): wrote \(what) to '\(out)'"
     }
 
-    private enum CodingKeys: String, CodingKey { case source, out, schema, code }
+    private enum CodingKeys: String, CodingKey { case source, out, schema, code, warnings }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(source, forKey: .source)
         try container.encodeIfPresent(out, forKey: .out)
+        if !warnings.isEmpty { try container.encode(warnings, forKey: .warnings) }
         if let schema = try? JSONDecoder().decode(JSONValue.self, from: Data(contents.utf8)) {
             try container.encode(schema, forKey: .schema)
         } else {

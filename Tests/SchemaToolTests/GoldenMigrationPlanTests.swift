@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreTestSupport
 import Testing
 
 @testable import ModelStoreTool
@@ -38,5 +39,29 @@ struct GoldenMigrationPlanTests {
         }
         #expect(from.versionIdentifier == Schema.Version(1, 0, 0) && to.versionIdentifier == Schema.Version(2, 0, 0))
         #expect(willMigrate != nil && didMigrate != nil)
+    }
+
+    /// The plan keeps the renamed model's data: 'Label' models saved under version 1 are 'Tag'
+    /// models with the same values after the store (a JSON file, found through its scheme) has
+    /// run the plan.
+    @Test func theRenamedModelsDataIsCopiedByThePlan() throws {
+        let folder = try TemporaryDirectory()
+        let url = "json:" + folder.path("store.json")
+        do {
+            let container = try ModelContainer(
+                for: Schema(versionedSchema: SchemaV1.self), url: url, registry: .shared)
+            let context = ModelContext(container)
+            for (name, color) in [("red", 1), ("blue", 2)] {
+                let label = SchemaV1.Label()
+                label.name = name
+                label.color = color
+                context.insert(label)
+            }
+            try context.save()
+        }
+        let container = try ModelContainer(
+            for: Schema(versionedSchema: SchemaV2.self), url: url, registry: .shared, migrationPlan: MigrationPlan.self)
+        let tags = try ModelContext(container).fetch(FetchDescriptor<SchemaV2.Tag>())
+        #expect(tags.map { "\($0.name) \($0.color)" }.sorted() == ["blue 2", "red 1"])
     }
 }

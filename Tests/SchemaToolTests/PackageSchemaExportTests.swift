@@ -19,7 +19,7 @@ struct PackageSchemaExportTests {
         #expect(lines[ExportDriver.firstModelLine] == "    App_Models.Library.Book.self,")
         #expect(driver.model(atLine: ExportDriver.firstModelLine + 1) == "Library.Book")
         #expect(driver.model(atLine: ExportDriver.firstModelLine + 2) == nil)
-        #expect(driver.mainSource.contains("schema.descriptionWithInitialValues"))
+        #expect(driver.mainSource.contains("encoder.encode(ExportSchemaOutput(schema))"))
     }
 
     @Test func theDriverDependsOnThePackageByPath() {
@@ -103,16 +103,28 @@ struct PackageSchemaExportTests {
     }
 
     /// A package whose library holds the golden models (made public) exports as the schema file
-    /// they were generated from, initial values included. It builds ModelStore in a package of
-    /// its own: about half a minute the first time, seconds later (the build is kept under the
-    /// temporary directory).
-    @Test func aPackagesModelsExportAsTheFileTheyWereGeneratedFrom() throws {
+    /// they were generated from, initial values, enums' cases and structs' fields included; and
+    /// hand-written models with enum and `Codable` struct attributes (`Fixtures/CatalogPackage.swift`)
+    /// export as `Fixtures/catalog.json`, which `generate` turns into `Golden/Catalog.swift`: that
+    /// file compiles (it is part of this target) and exports back to the same file
+    /// (`ExportedValueTypesTests`). One test, as the two exports share the driver's folder. It
+    /// builds ModelStore in a package of its own: about half a minute the first time, seconds
+    /// later (the build is kept under the temporary directory).
+    @Test func aPackagesModelsExportAsTheFilesTheyWereGeneratedFrom() throws {
         let package = try Self.writeFixturePackage()
-        let description = try PackageSchemaExport(
+        let golden = try PackageSchemaExport(
             package: package.path, target: "GoldenModels", models: ["Project", "Todo", "Person"]
-        ).description()
-        let exported = try SchemaToolFixtures.withDeclaredValueTypes(SchemaDocument(description))
-        #expect(exported.jsonText == (try SchemaToolFixtures.text("Fixtures/schema.json")))
+        ).output().document(source: "'GoldenPackage'")
+        #expect(golden.warnings.isEmpty)
+        #expect(golden.document.jsonText == (try SchemaToolFixtures.text("Fixtures/schema.json")))
+
+        let catalog = try PackageSchemaExport(package: package.path, target: "GoldenModels", models: ["Book"])
+            .output().document(source: "'GoldenPackage'")
+        #expect(catalog.warnings.isEmpty)
+        #expect(catalog.document.jsonText == (try SchemaToolFixtures.text("Fixtures/catalog.json")))
+        let generated = try ModelCodeWriter(document: catalog.document).file(source: "catalog.json")
+        #expect(generated == (try SchemaToolFixtures.text("Golden/Catalog.swift")))
+
         let files = try FileManager.default.contentsOfDirectory(atPath: package.path).sorted()
         #expect(files == ["Package.swift", "Sources"], "nothing is written into the package")
     }
@@ -149,7 +161,11 @@ struct PackageSchemaExportTests {
             .replacingOccurrences(of: " var id: ", with: " public var id: ")  // Identifiable's
             .replacingOccurrences(of: "\nenum ", with: "\npublic enum ")
             .replacingOccurrences(of: "\nstruct ", with: "\npublic struct ")
-        for (name, text) in [("Package.swift", manifest), ("Sources/GoldenModels/Models.swift", models)] {
+        let catalog = try SchemaToolFixtures.text("Fixtures/CatalogPackage.swift")
+        for (name, text) in [
+            ("Package.swift", manifest), ("Sources/GoldenModels/Models.swift", models),
+            ("Sources/GoldenModels/Catalog.swift", catalog),
+        ] {
             let file = package.appendingPathComponent(name)
             if (try? String(contentsOf: file, encoding: .utf8)) != text { try Data(text.utf8).write(to: file) }
         }

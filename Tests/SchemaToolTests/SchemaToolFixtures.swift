@@ -1,4 +1,5 @@
 import Foundation
+import ModelStore
 import Testing
 
 @testable import ModelStoreTool
@@ -13,16 +14,12 @@ enum SchemaToolFixtures {
         try String(contentsOf: folder.appendingPathComponent(path), encoding: .utf8)
     }
 
-    /// `exported` with the enums and structs of `Fixtures/schema.json`, after checking it has none:
-    /// an export names an enum's or struct's type (with `rawType` or `codable`) but cannot list
-    /// its cases or fields, which the schema file declares for `generate`.
-    static func withDeclaredValueTypes(_ exported: SchemaDocument) throws -> SchemaDocument {
-        #expect(exported.enums.isEmpty && exported.structs.isEmpty)
-        var document = exported
-        let file = try self.document("schema.json")
-        document.enums = file.enums
-        document.structs = file.structs
-        return document
+    /// What `schema export --package` makes of `schema`, run in this process: the driver's
+    /// `ExportSchemaOutput` (compiled here from `Golden/ExportedValueTypes.swift`) through JSON, as
+    /// the tool reads it from the driver, and the warnings the tool prints.
+    static func exported(_ schema: Schema) throws -> (document: SchemaDocument, warnings: [String]) {
+        let printed = try JSONEncoder().encode(ExportSchemaOutput(schema))
+        return try JSONDecoder().decode(ExportDriverOutput.self, from: printed).document(source: "'test'")
     }
 
     /// A fixture schema file, parsed.

@@ -2,7 +2,8 @@ import Foundation
 
 /// The small package `schema export --package` writes and runs to read a package's models: it
 /// depends on the package by path, imports the target, builds a `Schema` of the named model types
-/// and prints `Schema.descriptionWithInitialValues` as JSON.
+/// and prints `Schema.descriptionWithInitialValues` as JSON, with the cases of the enums and the fields
+/// of the `Codable` structs that the attributes store (``valueTypesSource``).
 ///
 /// The tool cannot load Swift types itself; the driver is compiled against the user's code instead.
 struct ExportDriver: Equatable {
@@ -67,7 +68,7 @@ struct ExportDriver: Equatable {
             "    try schema.validate()",
             "    let encoder = JSONEncoder()",
             "    encoder.outputFormatting = [.sortedKeys]",
-            "    FileHandle.standardOutput.write(try encoder.encode(schema.descriptionWithInitialValues))",
+            "    FileHandle.standardOutput.write(try encoder.encode(ExportSchemaOutput(schema)))",
             "} catch {",
             "    FileHandle.standardError.write(Data(\"\\(error)\\n\".utf8))",
             "    exit(1)",

@@ -38,8 +38,10 @@ struct MigrationPlanWriter {
             "    static var stages: [MigrationStage] { [migrate\(suffix(oldName))to\(suffix(newName))] }",
             "",
         ]
+        lines += carriers(oldName: oldName).map { $0.isEmpty ? $0 : "    " + $0 }
         lines += stage(from: oldName, to: newName).map { $0.isEmpty ? $0 : "    " + $0 }
         lines.append("}")
+        if !diff.modelRenames.isEmpty { lines += [""] + Self.carriedRowsDeclaration }
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -78,23 +80,150 @@ struct MigrationPlanWriter {
             "        // Runs on the old schema (\(oldName)'s models), before the store changes anything.",
         ]
         lines +=
-            notes(for: .willMigrate) + [
+            notes(for: .willMigrate, oldName: oldName, newName: newName) + [
                 "    },",
                 "    didMigrate: { context in",
                 "        // Runs on the new schema (\(newName)'s models), after the store's own changes.",
             ]
-        lines += notes(for: .didMigrate) + ["    }", ")"]
+        lines += notes(for: .didMigrate, oldName: oldName, newName: newName) + ["    }", ")"]
         return lines
     }
 
-    private func notes(for step: SchemaDiff.CustomStep) -> [String] {
-        let changes = diff.changes.filter { $0.customSteps.contains(step) }
-        guard !changes.isEmpty else { return ["        // Nothing to do here."] }
-        return changes.flatMap { change in
+    /// The closure's body: a `TODO` per change it should handle, and the copying of each renamed model.
+    private func notes(for step: SchemaDiff.CustomStep, oldName: String, newName: String) -> [String] {
+        let renamed = Set(diff.modelRenames.map(\.new))
+        let changes = diff.changes.filter {
+            $0.customSteps.contains(step) && !($0.mark == ">" && renamed.contains($0.subject))
+        }
+        var lines = changes.flatMap { change in
             ["        // TODO: \(change.subject) (\(change.summary)):"]
                 + wrap(change.customReason ?? "", width: 96).map { "        //   " + $0 }
         }
+        for rename in diff.modelRenames {
+            lines += step == .willMigrate ? copyOut(rename, oldName: oldName) : copyIn(rename, newName: newName)
+        }
+        return lines.isEmpty ? ["        // Nothing to do here."] : lines
     }
+
+    // MARK: Renamed models
+
+    /// The attributes a renamed model's copy takes from the old model: (old name, new name, type),
+    /// where the new attribute has the old one's type or its optional.
+    private func copiedAttributes(_ rename: SchemaDiff.ModelRename) -> [(old: String, new: String, type: AttributeType)]
+    {
+        guard let before = old.model(named: rename.old), let after = new.model(named: rename.new) else { return [] }
+        return after.attributes.compactMap { attribute in
+            let source =
+                attribute.originalName.flatMap { name in before.attributes.first { $0.name == name } }
+                ?? before.attributes.first { $0.name == attribute.name }
+            guard let source, source.type == attribute.type || attribute.type == .optional(source.type) else {
+                return nil
+            }
+            return (source.name, attribute.name, source.type)
+        }
+    }
+
+    private func carrierName(_ rename: SchemaDiff.ModelRename) -> String { "carried\(rename.old)Rows" }
+
+    /// The row type a renamed model's values travel in: a labelled tuple, one type, or `Void`.
+    private func rowType(_ rename: SchemaDiff.ModelRename) -> String {
+        let attributes = copiedAttributes(rename)
+        switch attributes.count {
+        case 0: return "Void"
+        case 1: return attributes[0].type.description
+        default: return "(" + attributes.map { "\($0.new): \($0.type)" }.joined(separator: ", ") + ")"
+        }
+    }
+
+    /// A `CarriedRows` per renamed model, which its willMigrate fills and its didMigrate empties.
+    private func carriers(oldName: String) -> [String] {
+        diff.modelRenames.flatMap { rename in
+            [
+                "/// The '\(rename.old)' models willMigrate reads, for didMigrate to create again as '\(rename.new)'.",
+                "static let \(carrierName(rename)) = CarriedRows<\(rowType(rename))>()",
+                "",
+            ]
+        }
+    }
+
+    private func copyOut(_ rename: SchemaDiff.ModelRename, oldName: String) -> [String] {
+        let attributes = copiedAttributes(rename)
+        let row =
+            switch attributes.count {
+            case 0: "_ in ()"
+            case 1: "$0.\(attributes[0].old)"
+            default: "(" + attributes.map { "$0.\($0.old)" }.joined(separator: ", ") + ")"
+            }
+        let comment =
+            "\(rename.new) (renamed from '\(rename.old)'): the store's lightweight migration has no model renames, "
+            + "so it removes '\(rename.old)' with its data and starts '\(rename.new)' empty. Each '\(rename.old)' "
+            + "is read here, and didMigrate creates it again as a '\(rename.new)'."
+        let models = Self.variable(rename.old)
+        return self.comment(comment) + [
+            "        let \(models) = try context.fetch(FetchDescriptor<\(oldName).\(rename.old)>())",
+            "        \(carrierName(rename)).keep(\(models).map { \(row) })",
+        ]
+    }
+
+    private func copyIn(_ rename: SchemaDiff.ModelRename, newName: String) -> [String] {
+        let attributes = copiedAttributes(rename)
+        var lines = comment(
+            "\(rename.new) (renamed from '\(rename.old)'): each '\(rename.old)' that willMigrate read, as a new "
+                + "'\(rename.new)'.")
+        lines += [
+            "        for row in \(carrierName(rename)).take() {",
+            "            let copy = \(newName).\(rename.new)()",
+        ]
+        for attribute in attributes {
+            lines.append("            copy.\(attribute.new) = row" + (attributes.count == 1 ? "" : ".\(attribute.new)"))
+        }
+        if attributes.isEmpty { lines.append("            _ = row") }
+        lines += ["            context.insert(copy)", "        }"]
+        let relationships = new.model(named: rename.new)?.relationships.map { "'\($0.name)'" } ?? []
+        if !relationships.isEmpty {
+            lines += comment(
+                "TODO: relate each copy as its '\(rename.old)' was (\(relationships.joined(separator: ", "))): the "
+                    + "copies are new models, so note in willMigrate an attribute of each related model that finds "
+                    + "it again, and set the relationships here.")
+        }
+        return lines
+    }
+
+    /// A comment in a closure's body, wrapped, its later lines indented.
+    private func comment(_ text: String) -> [String] {
+        wrap(text, width: 96).enumerated().map { "        //\($0 == 0 ? " " : "   ")\($1)" }
+    }
+
+    /// A local variable's name for the models of a type: `Label` → `labels`.
+    private static func variable(_ typeName: String) -> String {
+        "old" + typeName + "Models"
+    }
+
+    /// The class that carries a renamed model's values from willMigrate to didMigrate.
+    static let carriedRowsDeclaration = [
+        "/// The values a custom stage carries from willMigrate to didMigrate: the rows of a renamed model.",
+        "final class CarriedRows<Row>: @unchecked Sendable {",
+        "    // Safety: the rows are read and written under the lock only.",
+        "    private let lock = NSLock()",
+        "    private var rows: [Row] = []",
+        "",
+        "    /// Keeps `rows` for didMigrate.",
+        "    func keep(_ rows: [Row]) {",
+        "        lock.lock()",
+        "        defer { lock.unlock() }",
+        "        self.rows = rows",
+        "    }",
+        "",
+        "    /// The rows kept, once: a second call returns none.",
+        "    func take() -> [Row] {",
+        "        lock.lock()",
+        "        defer { lock.unlock() }",
+        "        let taken = rows",
+        "        rows = []",
+        "        return taken",
+        "    }",
+        "}",
+    ]
 
     private func wrap(_ text: String, width: Int) -> [String] {
         var lines: [String] = []

@@ -23,11 +23,15 @@ struct PackageSchemaExport {
             .standardizedFileURL
     }
 
-    /// The schema of the models, with their initial values.
-    func description() throws(ToolError) -> Schema.Description {
+    /// The schema of the models, with their initial values and the enums and structs they store.
+    func output() throws(ToolError) -> ExportDriverOutput {
         let driver = try makeDriver()
         let folder = workFolder ?? Self.defaultWorkFolder(for: packageURL.path)
         try write(driver, into: folder)
+        // SwiftPM keeps a path dependency's list of source files in the build manifest and does not
+        // notice a file added to the package since: without the manifest it plans the build again
+        // (a second or so) and the models of a new file are found. The compiled files are kept.
+        try? FileManager.default.removeItem(at: folder.appendingPathComponent(".build/debug.yaml"))
         let build = try SwiftCommand.run(["build", "--package-path", folder.path, "--product", ExportDriver.executable])
         guard build.status == 0 else { throw buildFailure(build.output, driver: driver) }
         let run = try SwiftCommand.run(
@@ -40,7 +44,7 @@ struct PackageSchemaExport {
                 remedy: "Fix the models, or name every model their relationships need in --models")
         }
         do {
-            return try JSONDecoder().decode(Schema.Description.self, from: Data(run.output.utf8))
+            return try JSONDecoder().decode(ExportDriverOutput.self, from: Data(run.output.utf8))
         } catch {
             throw ToolError(
                 .failure, code: DataStoreError.Code.invalidSchema.name,
@@ -73,6 +77,8 @@ struct PackageSchemaExport {
             try FileManager.default.createDirectory(at: sources, withIntermediateDirectories: true)
             try Self.write(driver.manifest, to: folder.appendingPathComponent("Package.swift"))
             try Self.write(driver.mainSource, to: sources.appendingPathComponent("main.swift"))
+            let valueTypes = sources.appendingPathComponent(ExportDriver.valueTypesFile)
+            try Self.write(ExportDriver.valueTypesSource, to: valueTypes)
         } catch {
             throw ToolError(
                 .failure, code: DataStoreError.Code.io.name,

@@ -3,7 +3,9 @@ import ModelStore
 /// The differences between two schema files, each classified: a change the store makes by itself
 /// (a lightweight stage) or one that needs code in a custom stage.
 ///
-/// Models match by name; properties by name, or by `originalName` in the new file (a rename).
+/// Models match by name, or by `originalName` in the new file, or by having the same attributes
+/// and relationships as a model that only the other file has (a rename); properties by name, or
+/// by `originalName` in the new file.
 struct SchemaDiff {
     /// One difference.
     struct Change: Equatable {
@@ -30,28 +32,113 @@ struct SchemaDiff {
         case didMigrate
     }
 
+    /// A model of the old file that is a model of another name in the new one.
+    struct ModelRename: Equatable {
+        /// Its name in the old file.
+        var old: String
+        /// Its name in the new file.
+        var new: String
+        /// Whether the diff inferred it (same attributes and relationships) rather than read it
+        /// from the new file's `"originalName"`.
+        var isInferred: Bool
+    }
+
     /// The changes, in the new file's order (removals after the models they belong to).
     let changes: [Change]
+    /// The models renamed, in the new file's order.
+    let modelRenames: [ModelRename]
 
     /// Whether any change needs a custom stage.
     var needsCustomStage: Bool { changes.contains(where: \.needsCustomStage) }
 
     /// Compares two schema files.
     init(old: SchemaDocument, new: SchemaDocument) {
+        let renames = Self.modelRenames(old: old, new: new)
         var changes: [Change] = []
         for model in new.models {
-            guard let previous = old.model(named: model.name) else {
+            let rename = renames.first { $0.new == model.name }
+            guard let previous = old.model(named: rename?.old ?? model.name) else {
                 changes.append(Change(mark: "+", subject: model.name, summary: "new model"))
                 continue
             }
+            if let rename { changes.append(Self.change(for: rename)) }
             changes += Self.attributeChanges(previous, model)
             changes += Self.relationshipChanges(previous, model)
             changes += Self.constraintChanges(previous, model)
         }
-        for model in old.models where new.model(named: model.name) == nil {
+        for model in old.models
+        where new.model(named: model.name) == nil && !renames.contains(where: { $0.old == model.name }) {
             changes.append(Change(mark: "-", subject: model.name, summary: "removed, with its data"))
         }
         self.changes = changes
+        self.modelRenames = renames
+    }
+
+    /// The renamed models: those the new file marks with `"originalName"`, then each model only
+    /// the old file has whose attributes and relationships are those of exactly one model only the
+    /// new file has (and no other old model's).
+    static func modelRenames(old: SchemaDocument, new: SchemaDocument) -> [ModelRename] {
+        var renames: [ModelRename] = []
+        for model in new.models {
+            guard let original = model.originalName, original != model.name, old.model(named: original) != nil,
+                old.model(named: model.name) == nil
+            else { continue }
+            renames.append(ModelRename(old: original, new: model.name, isInferred: false))
+        }
+        let removed = old.models.filter { model in
+            new.model(named: model.name) == nil && !renames.contains { $0.old == model.name }
+        }
+        let added = new.models.filter { model in
+            old.model(named: model.name) == nil && !renames.contains { $0.new == model.name }
+        }
+        for model in removed {
+            let matches = added.filter { sameShape(model, $0) }
+            guard matches.count == 1, let match = matches.first,
+                removed.filter({ sameShape($0, match) }).count == 1
+            else { continue }
+            renames.append(ModelRename(old: model.name, new: match.name, isInferred: true))
+        }
+        return new.models.compactMap { model in renames.first { $0.new == model.name } }
+    }
+
+    /// Whether two models have the same stored properties and constraints: the same attributes,
+    /// and relationships that differ at most in their destinations' names (a destination may be
+    /// renamed too). Models without properties have no shape to compare.
+    private static func sameShape(_ one: SchemaDocument.Model, _ other: SchemaDocument.Model) -> Bool {
+        func attributes(_ model: SchemaDocument.Model) -> [SchemaDocument.Attribute] {
+            model.attributes.map { attribute in
+                var attribute = attribute
+                attribute.originalName = nil
+                return attribute
+            }
+        }
+        func relationships(_ model: SchemaDocument.Model) -> [SchemaDocument.Relationship] {
+            model.relationships.map { relationship in
+                var relationship = relationship
+                (relationship.destination, relationship.originalName) = ("", nil)
+                return relationship
+            }
+        }
+        return !(one.attributes.isEmpty && one.relationships.isEmpty) && attributes(one) == attributes(other)
+            && relationships(one) == relationships(other) && one.unique == other.unique
+            && one.indexes == other.indexes
+    }
+
+    /// The change for a renamed model: custom, as the store cannot rename a model by itself.
+    private static func change(for rename: ModelRename) -> Change {
+        var reason =
+            "the store's lightweight migration has no model renames: it would remove '\(rename.old)' with its data "
+            + "and start '\(rename.new)' empty. The plan reads each '\(rename.old)' in willMigrate and creates it "
+            + "again as a '\(rename.new)' in didMigrate"
+        if rename.isInferred {
+            reason +=
+                ". The rename is inferred from the same attributes and relationships: if it is one, say so with "
+                + "\"originalName\": \"\(rename.old)\" on '\(rename.new)' in the new file"
+        }
+        return Change(
+            mark: ">", subject: rename.new,
+            summary: "renamed from '\(rename.old)'" + (rename.isInferred ? " (inferred)" : ""),
+            customReason: reason, customSteps: [.willMigrate, .didMigrate])
     }
 
     private static func attributeChanges(_ old: SchemaDocument.Model, _ new: SchemaDocument.Model) -> [Change] {

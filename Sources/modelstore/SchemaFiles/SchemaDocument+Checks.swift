@@ -13,7 +13,39 @@ extension SchemaDocument {
             }
             seen[model.name] = index
         }
+        try checkOriginalNames(problems)
         for (index, model) in models.enumerated() { try check(model, at: "models[\(index)]", problems) }
+    }
+
+    /// A model's `originalName` names one model of the previous version, claimed by no other model
+    /// and not the name of a model of this file (which would still be that model).
+    private func checkOriginalNames(_ problems: SchemaFileProblems) throws(SchemaFileError) {
+        var claimed: [String: Int] = [:]
+        for (index, model) in models.enumerated() {
+            guard let original = model.originalName, original != model.name else { continue }
+            let path = "models[\(index)].originalName"
+            guard SwiftNames.isIdentifier(original) else {
+                throw problems.error(
+                    path, "'\(original)' is not a Swift identifier", remedy: "Name the model as it was")
+            }
+            if let first = claimed[original] {
+                throw problems.error(
+                    path,
+                    "'\(model.name)' and '\(models[first].name)' (at 'models[\(first)]') both claim to be the "
+                        + "renamed '\(original)'",
+                    remedy:
+                        "Keep \"originalName\": \"\(original)\" on the model that '\(original)' became, and remove it "
+                        + "from the other")
+            }
+            claimed[original] = index
+            if let other = models.firstIndex(where: { $0.name == original }) {
+                throw problems.error(
+                    path,
+                    "'\(model.name)' claims to be the renamed '\(original)', but 'models[\(other)]' is still named "
+                        + "'\(original)'",
+                    remedy: "Remove \"originalName\", or rename or remove the model '\(original)'")
+            }
+        }
     }
 
     private func check(_ model: Model, at path: String, _ problems: SchemaFileProblems) throws(SchemaFileError) {

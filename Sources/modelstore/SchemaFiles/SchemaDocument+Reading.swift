@@ -174,8 +174,10 @@ private struct SchemaFileReader {
     private func model(_ value: JSONValue, at path: String, named: (String) -> TypeSpelling.Named?)
         throws(SchemaFileError) -> SchemaDocument.Model
     {
-        let fields = try object(value, at: path, allowed: ["name", "attributes", "relationships", "unique", "indexes"])
+        let fields = try object(
+            value, at: path, allowed: ["name", "originalName", "attributes", "relationships", "unique", "indexes"])
         var model = SchemaDocument.Model(name: try name(fields, at: path))
+        model.originalName = try string(fields, "originalName", at: path)
         for (index, attribute) in try array(fields["attributes"] ?? .array([]), at: "\(path).attributes").enumerated() {
             model.attributes.append(try self.attribute(attribute, at: "\(path).attributes[\(index)]", named: named))
         }

@@ -10,6 +10,9 @@ extension SchemaDocument {
         for (index, model) in models.enumerated() {
             lines.append("    {")
             var blocks = ["      \"name\": \(JSONValue.literal(model.name))"]
+            if let original = model.originalName {
+                blocks.append("      \"originalName\": \(JSONValue.literal(original))")
+            }
             if !model.attributes.isEmpty {
                 blocks.append(Self.list("attributes", model.attributes.map(Self.fields)))
             }

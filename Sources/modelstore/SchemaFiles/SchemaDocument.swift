@@ -84,6 +84,9 @@ struct SchemaDocument: Equatable {
     struct Model: Equatable {
         /// The model's name: its class name and entity name.
         var name: String
+        /// The model's name in the previous schema version, if it was renamed (`"originalName"`;
+        /// read by `schema diff` only: ModelStore's models have no entity `originalName`).
+        var originalName: String? = nil
         /// Its stored attributes, in order.
         var attributes: [Attribute] = []
         /// Its relationships, in order.

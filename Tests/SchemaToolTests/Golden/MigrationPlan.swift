@@ -6,7 +6,7 @@ import ModelStore
 
 enum SchemaV1: VersionedSchema {
     static let versionIdentifier = Schema.Version(1, 0, 0)
-    static var models: [any PersistentModel.Type] { [Project.self, Todo.self] }
+    static var models: [any PersistentModel.Type] { [Project.self, Todo.self, Label.self] }
 
     final class Project: PersistentModel {
         @Attribute var name: String = ""
@@ -26,11 +26,19 @@ enum SchemaV1: VersionedSchema {
         let persistentBackingData = BackingData()
         init() {}
     }
+
+    final class Label: PersistentModel {
+        @Attribute var name: String = ""
+        @Attribute var color: Int = 0
+
+        let persistentBackingData = BackingData()
+        init() {}
+    }
 }
 
 enum SchemaV2: VersionedSchema {
     static let versionIdentifier = Schema.Version(2, 0, 0)
-    static var models: [any PersistentModel.Type] { [Project.self, Todo.self, Person.self] }
+    static var models: [any PersistentModel.Type] { [Project.self, Todo.self, Person.self, Tag.self] }
 
     final class Project: PersistentModel {
         @Attribute(.unique) var name: String = ""
@@ -62,11 +70,22 @@ enum SchemaV2: VersionedSchema {
         let persistentBackingData = BackingData()
         init() {}
     }
+
+    final class Tag: PersistentModel {
+        @Attribute var name: String = ""
+        @Attribute var color: Int = 0
+
+        let persistentBackingData = BackingData()
+        init() {}
+    }
 }
 
 enum MigrationPlan: SchemaMigrationPlan {
     static var schemas: [any VersionedSchema.Type] { [SchemaV1.self, SchemaV2.self] }
     static var stages: [MigrationStage] { [migrateV1toV2] }
+
+    /// The 'Label' models willMigrate reads, for didMigrate to create again as 'Tag'.
+    static let carriedLabelRows = CarriedRows<(name: String, color: Int)>()
 
     /// Custom: some changes need code, marked below; the store makes the others by itself.
     /// - Project.name: becomes unique
@@ -78,6 +97,7 @@ enum MigrationPlan: SchemaMigrationPlan {
     /// - Todo.owner: new to-one relationship to 'Person'
     /// - Todo: index (priority)
     /// - Person: new model
+    /// - Tag: renamed from 'Label' (inferred)
     static let migrateV1toV2 = MigrationStage.custom(
         fromVersion: SchemaV1.self, toVersion: SchemaV2.self,
         willMigrate: { context in
@@ -88,6 +108,11 @@ enum MigrationPlan: SchemaMigrationPlan {
             // TODO: Todo.priority (type 'Int' becomes 'String'):
             //   the store cannot convert 'Int' to 'String': read the old values in willMigrate (old schema) and
             //   set the converted ones in didMigrate (new schema), or add a new attribute and remove the old one
+            // Tag (renamed from 'Label'): the store's lightweight migration has no model renames, so it
+            //   removes 'Label' with its data and starts 'Tag' empty. Each 'Label' is read here, and didMigrate
+            //   creates it again as a 'Tag'.
+            let oldLabelModels = try context.fetch(FetchDescriptor<SchemaV1.Label>())
+            carriedLabelRows.keep(oldLabelModels.map { ($0.name, $0.color) })
         },
         didMigrate: { context in
             // Runs on the new schema (SchemaV2's models), after the store's own changes.
@@ -98,6 +123,36 @@ enum MigrationPlan: SchemaMigrationPlan {
             // TODO: Todo.priority (type 'Int' becomes 'String'):
             //   the store cannot convert 'Int' to 'String': read the old values in willMigrate (old schema) and
             //   set the converted ones in didMigrate (new schema), or add a new attribute and remove the old one
+            // Tag (renamed from 'Label'): each 'Label' that willMigrate read, as a new 'Tag'.
+            for row in carriedLabelRows.take() {
+                let copy = SchemaV2.Tag()
+                copy.name = row.name
+                copy.color = row.color
+                context.insert(copy)
+            }
         }
     )
+}
+
+/// The values a custom stage carries from willMigrate to didMigrate: the rows of a renamed model.
+final class CarriedRows<Row>: @unchecked Sendable {
+    // Safety: the rows are read and written under the lock only.
+    private let lock = NSLock()
+    private var rows: [Row] = []
+
+    /// Keeps `rows` for didMigrate.
+    func keep(_ rows: [Row]) {
+        lock.lock()
+        defer { lock.unlock() }
+        self.rows = rows
+    }
+
+    /// The rows kept, once: a second call returns none.
+    func take() -> [Row] {
+        lock.lock()
+        defer { lock.unlock() }
+        let taken = rows
+        rows = []
+        return taken
+    }
 }
