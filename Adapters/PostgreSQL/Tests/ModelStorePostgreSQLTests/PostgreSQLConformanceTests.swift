@@ -12,7 +12,7 @@ extension ConformanceAdapter {
             .batching, .durability, .erase, .history, .multiProcessAccess, .migrations, .customMigrationStages,
         ],
         nativeFilters: [
-            .equality, .comparison, .logical, .optionals, .strings, .collections, .identifiers,
+            .equality, .comparison, .logical, .optionals, .strings, .collections, .relationships, .identifiers,
             .enumerations, .arithmetic,
         ],
         expectedFailures: [
