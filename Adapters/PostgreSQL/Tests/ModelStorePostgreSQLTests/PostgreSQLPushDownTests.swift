@@ -24,6 +24,7 @@ final class Shelf: PersistentModel {
 
 /// The keeper a shelf refers to (to-one).
 final class Keeper: PersistentModel {
+    @Attribute var number: Int = 0
     @Attribute var name: String = ""
     @Attribute var age: Int? = nil
 
@@ -64,8 +65,9 @@ struct PostgreSQLPushDownTests {
         var random = SplitMix(seed: seed)
         func pick<T>(_ items: [T]) -> T { items[Int(random.next() % UInt64(items.count))] }
         func chance(_ percent: UInt64) -> Bool { random.next() % 100 < percent }
-        let keepers = (0..<4).map { _ in
+        let keepers = (0..<4).map { number in
             let keeper = Keeper()
+            keeper.number = number
             keeper.name = pick(words)
             keeper.age = chance(30) ? nil : Int(random.next() % 5)
             return keeper
@@ -105,8 +107,12 @@ struct PostgreSQLPushDownTests {
         let price = Decimal(string: "1.5")!
         let date = Date(timeIntervalSinceReferenceDate: 0.000_000_1)
         let keeperName = "Apple"
+        let names = ["é", "apple", "ss"]
+        let labels: [String?] = [nil, "q"]
         return [
             ("name == é", true, #Predicate<Shelf> { $0.name == word }),
+            ("name in [é, apple, ss]", true, #Predicate<Shelf> { names.contains($0.name) }),
+            ("label in [nil, q]", true, #Predicate<Shelf> { labels.contains($0.label) }),
             ("name < f", true, #Predicate<Shelf> { $0.name < "f" }),
             ("label != apple", true, #Predicate<Shelf> { $0.label != "apple" }),
             ("label == nil", true, #Predicate<Shelf> { $0.label == nil }),
@@ -140,8 +146,9 @@ struct PostgreSQLPushDownTests {
         ]
     }()
 
-    @Test(arguments: [1, 2, 3] as [UInt64])
-    func pushedFallbackAndSwiftAgree(seed: UInt64) throws {
+    /// A container on the server (in a fresh namespace) and one in memory, each holding the graph
+    /// of a seed, and the server's store.
+    static func seededContainers(seed: UInt64) throws -> (ModelContainer, ModelContainer, PostgreSQLStore) {
         let configuration = try PostgreSQLServer.configuration(namespace: PostgreSQLServer.freshNamespace("push"))
         let server = try ModelContainer(for: Self.schema, configurations: [configuration])
         let memory = try ModelContainer(for: Self.schema, configurations: [InMemoryStoreConfiguration()])
@@ -153,8 +160,13 @@ struct PostgreSQLPushDownTests {
             graph.books.forEach(context.insert)
             try context.save()
         }
+        return (server, memory, try #require(server.stores.first as? PostgreSQLStore))
+    }
+
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func pushedFallbackAndSwiftAgree(seed: UInt64) throws {
+        let (server, memory, store) = try Self.seededContainers(seed: seed)
         let detached = Self.graph(seed: seed).shelves
-        let store = try #require(server.stores.first as? PostgreSQLStore)
         for (name, exact, predicate) in Self.predicates {
             let truth = try detached.filter { try predicate.evaluate($0) }.map(\.serial).sorted()
             let descriptor = FetchDescriptor<Shelf>(predicate: predicate)
@@ -185,6 +197,41 @@ struct PostgreSQLPushDownTests {
                 #expect(
                     plan.contains("strpos") || plan.contains("starts_with"), "'\(name)' is not prefiltered:\n\(plan)")
             }
+        }
+    }
+
+    /// A to-one relationship compared with a model (by identifier) runs in SQL, by key.
+    @Test func relationshipComparedWithAModelRunsInSQL() throws {
+        let (server, memory, store) = try Self.seededContainers(seed: 7)
+        let detached = Self.graph(seed: 7).shelves
+        for number in 0..<4 {
+            let truth = detached.filter { $0.keeper?.number == number }.map(\.serial).sorted()
+            var results: [[Int]] = []
+            for container in [server, memory] {
+                let keeper = try #require(
+                    try ModelContext(container).fetch(
+                        FetchDescriptor<Keeper>(predicate: #Predicate { $0.number == number })
+                    ).first)
+                let id = keeper.persistentModelID
+                let ids: [PersistentIdentifier?] = [id]
+                for predicate in [
+                    #Predicate<Shelf> { $0.keeper?.persistentModelID == id },
+                    #Predicate<Shelf> { ids.contains($0.keeper.flatMap { $0.persistentModelID }) },
+                ] {
+                    let descriptor = FetchDescriptor<Shelf>(predicate: predicate)
+                    let found = try ModelContext(container).fetch(descriptor).map { $0.serial }
+                    results.append(found.sorted())
+                    if container === server {
+                        let explanation = try ModelContext(server).explain(descriptor)
+                        #expect(!explanation.evaluatesPredicateOnModels, "evaluated on models")
+                        let query = try #require(explanation.storeQuery)
+                        #expect(query.filter != nil, "no filter reached the store")
+                        let plan = try store.queryPlan(for: query).joined(separator: "\n")
+                        #expect(!plan.contains("then evaluated by the store"), "not run in SQL:\n\(plan)")
+                    }
+                }
+            }
+            #expect(results.allSatisfy { $0 == truth }, "keeper \(number): \(results) vs Swift's \(truth)")
         }
     }
 }

@@ -15,7 +15,8 @@ import PostgresNIO
 /// - the same of doubles, dates (exact seconds in `double precision`) and decimals (`numeric`)
 ///   that are not NaN, with a stored `NaN` kept out of the orderings (PostgreSQL sorts `NaN` above
 ///   every number and finds it equal to itself; Swift's comparisons with it are false);
-/// - `==`/`!=` of booleans and UUIDs; membership of integers;
+/// - `==`/`!=` of booleans and UUIDs; membership of integers and strings (NFC forms);
+/// - `==`/`!=` and membership of a to-one relationship and models (their keys);
 /// - paths through to-one relationships, as scalar subqueries on the related table (a missing
 ///   related row reads `NULL`, as a `nil` relationship reads `nil` in Swift);
 /// - `any`/`all` over a to-many relationship: `EXISTS`/`NOT EXISTS` on its join table;
@@ -83,14 +84,8 @@ struct FilterTranslator {
             guard let target = expression(path, in: layout, alias: alias) else { return nil }
             return compare(target.sql, target.type, op, value)
         case .isIn(let path, let values):
-            guard let target = expression(path, in: layout, alias: alias), target.type == .int else { return nil }
-            var keys: [Int64] = []
-            for value in values {
-                guard case .int(let v) = value else { return nil }
-                keys.append(v)
-            }
-            binds.append(keys)
-            return "coalesce(\(target.sql) = ANY($\(binds.count)), false)"
+            guard let target = expression(path, in: layout, alias: alias) else { return nil }
+            return membership(target.sql, target.type, values)
         case .range(let path, let range):
             guard let target = expression(path, in: layout, alias: alias) else { return nil }
             var parts: [String] = []
@@ -214,6 +209,58 @@ struct FilterTranslator {
         )
     }
 
+    /// `values.contains(value)`: integers by `= ANY`, strings by `= ANY` of the NFC forms (Swift's
+    /// `==` on strings is canonical equivalence); a `nil` among the values matches `NULL`.
+    private mutating func membership(_ name: String, _ type: ColumnType?, _ values: [StoreValue]) -> String? {
+        let matchesNull = values.contains(.null)
+        let present = values.filter { $0 != .null }
+        var test: String
+        switch type {
+        case .int?:
+            var keys: [Int64] = []
+            for value in present {
+                guard case .int(let v) = value else { return nil }
+                keys.append(v)
+            }
+            binds.append(keys)
+            test = "coalesce(\(name) = ANY($\(binds.count)), false)"
+        case .string?:
+            var texts: [String] = []
+            for value in present {
+                guard case .string(let v) = value else { return nil }
+                texts.append(ColumnType.escapingNUL(v))
+            }
+            binds.append(texts)
+            test =
+                "coalesce(normalize(\(name), NFC) COLLATE \"C\" = ANY("
+                + "SELECT normalize(v, NFC) COLLATE \"C\" FROM unnest($\(binds.count)::text[]) v), false)"
+        case nil:
+            // A to-one relationship's key among the models' keys; models of other stores never match.
+            var keys: [Int64] = []
+            for value in present {
+                guard case .reference(let id) = value else { return nil }
+                if id.storeIdentifier == storeIdentifier, let key = id.primaryKey.intValue { keys.append(key) }
+            }
+            binds.append(keys)
+            test = "coalesce(\(name) = ANY($\(binds.count)), false)"
+        default:
+            return nil
+        }
+        return matchesNull ? "(\(name) IS NULL OR \(test))" : test
+    }
+
+    /// `==`/`!=` of a to-one relationship (a key column) and a model: its key, when the model is in
+    /// this store; a model of another store is never the related one.
+    private mutating func reference(_ name: String, _ op: StoreComparisonOperator, _ value: StoreValue) -> String? {
+        guard op == .equal || op == .notEqual, case .reference(let id) = value else { return nil }
+        guard id.storeIdentifier == storeIdentifier, let key = id.primaryKey.intValue else {
+            return op == .equal ? "FALSE" : "TRUE"
+        }
+        binds.append(key)
+        return op == .equal
+            ? "coalesce(\(name) = $\(binds.count), false)" : "(\(name) IS NULL OR \(name) <> $\(binds.count))"
+    }
+
     private mutating func compare(
         _ name: String, _ type: ColumnType?, _ op: StoreComparisonOperator, _ value: StoreValue
     ) -> String? {
@@ -224,7 +271,7 @@ struct FilterTranslator {
             default: return "FALSE"
             }
         }
-        guard let type else { return nil }
+        guard let type else { return reference(name, op, value) }
         let sqlOperator: String =
             switch op {
             case .equal: "="
