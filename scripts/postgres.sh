@@ -7,11 +7,18 @@
 #
 # It installs Debian's postgresql-15 when the server binaries are missing, creates the cluster with
 # initdb in a temporary directory owned by the `postgres` user (the server refuses to run as root),
-# listens on 127.0.0.1 on a free port and on a socket in that directory, waits until the server
+# listens on 127.0.0.1 on a free port and on a socket in that directory (max_prepared_transactions=64,
+# so stores can take part in two-phase saves), waits until the server
 # accepts connections, and creates a database `modelstore` owned by the role `modelstore`
 # (password authentication on TCP; the password is random and only in the exported URL).
 # Exported: MODELSTORE_POSTGRES_URL (postgres://modelstore:…@127.0.0.1:PORT/modelstore),
 # PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE.
+#
+# With MODELSTORE_POSTGRES_TLS=1 (for start and run) the server also speaks TLS, with a self-signed
+# certificate made by openssl for 127.0.0.1 and localhost, and a second database `modelstore_tls`
+# accepts TCP connections over TLS only (`hostnossl … reject` in pg_hba.conf). Also exported:
+# MODELSTORE_POSTGRES_TLS_URL (that database, sslmode=require, sslrootcert=the certificate).
+# Without the variable nothing changes.
 set -euo pipefail
 
 state_file="${MODELSTORE_POSTGRES_STATE:-${TMPDIR:-/tmp}/modelstore-postgres.state}"
@@ -62,13 +69,34 @@ start() {
     as_postgres "$bin/initdb" -D "$dir/data" -U postgres --auth-local=trust --auth-host=scram-sha-256 \
         --encoding=UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
         || { cat "$dir/initdb.log" >&2; exit 1; }
+    # max_prepared_transactions lets stores take part in saves across stores (PREPARE TRANSACTION).
+    local server_options="-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir -c fsync=on"
+    server_options="$server_options -c max_prepared_transactions=64"
+    local tls="${MODELSTORE_POSTGRES_TLS:-0}"
+    if [ "$tls" = 1 ]; then
+        openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=localhost" \
+            -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+            -keyout "$dir/server.key" -out "$dir/server.crt" >"$dir/openssl.log" 2>&1 \
+            || { cat "$dir/openssl.log" >&2; exit 1; }
+        chmod 600 "$dir/server.key"
+        chmod 644 "$dir/server.crt"
+        chown postgres: "$dir/server.key" "$dir/server.crt" 2>/dev/null || true
+        server_options="$server_options -c ssl=on -c ssl_cert_file=$dir/server.crt -c ssl_key_file=$dir/server.key"
+        # The first matching line decides: plain TCP to modelstore_tls is refused, TLS falls through.
+        as_postgres sh -c "{ echo 'hostnossl modelstore_tls all all reject'; cat '$dir/data/pg_hba.conf'; } \
+            >'$dir/data/pg_hba.new' && mv '$dir/data/pg_hba.new' '$dir/data/pg_hba.conf'"
+    fi
     as_postgres "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-        -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir -c fsync=on" start >/dev/null \
+        -o "$server_options" start >/dev/null \
         || { cat "$dir/server.log" >&2; exit 1; }
     as_postgres "$bin/psql" -h "$dir" -p "$port" -U postgres -d postgres -q -v ON_ERROR_STOP=1 \
         -c "CREATE ROLE modelstore LOGIN PASSWORD '$password' CREATEDB" \
         -c "CREATE DATABASE modelstore OWNER modelstore" >/dev/null
-    printf 'dir=%s\nport=%s\npassword=%s\nbin=%s\n' "$dir" "$port" "$password" "$bin" >"$state_file"
+    if [ "$tls" = 1 ]; then
+        as_postgres "$bin/psql" -h "$dir" -p "$port" -U postgres -d postgres -q -v ON_ERROR_STOP=1 \
+            -c "CREATE DATABASE modelstore_tls OWNER modelstore" >/dev/null
+    fi
+    printf 'dir=%s\nport=%s\npassword=%s\nbin=%s\ntls=%s\n' "$dir" "$port" "$password" "$bin" "$tls" >"$state_file"
     chmod 600 "$state_file"
     exports
 }
@@ -79,6 +107,9 @@ exports() {
     echo "export MODELSTORE_POSTGRES_URL='postgres://modelstore:$password@127.0.0.1:$port/modelstore'"
     echo "export PGHOST=127.0.0.1 PGPORT=$port PGUSER=modelstore PGPASSWORD='$password' PGDATABASE=modelstore"
     echo "export MODELSTORE_POSTGRES_SOCKET='$dir'"
+    if [ "${tls:-0}" = 1 ]; then
+        echo "export MODELSTORE_POSTGRES_TLS_URL='postgres://modelstore:$password@127.0.0.1:$port/modelstore_tls?sslmode=require&sslrootcert=$dir/server.crt'"
+    fi
 }
 
 stop() {

@@ -21,6 +21,7 @@ extension StoreScheme {
                 .init(
                     "sslmode", allowedValues: PostgreSQLStoreConfiguration.TLSMode.allCases.map(\.rawValue),
                     summary: "whether the connection uses TLS"),
+                .init("sslrootcert", summary: "a PEM file of the CA certificates TLS trusts (default the system's)"),
                 .init("statement_timeout", summary: "milliseconds a statement may run"),
                 .init("max_connections", summary: "the size of the connection pool"),
                 .init("host", summary: "the server's host, or the directory of its unix socket"),

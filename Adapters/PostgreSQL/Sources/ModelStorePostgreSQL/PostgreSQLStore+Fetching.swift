@@ -107,6 +107,36 @@ extension PostgreSQLStore {
             try await RowReader(session: session, storeIdentifier: storeIdentifier, url: url)
                 .rows(plan.layout, where: plan.clause, plan.binds)
         }
-        return try plan.finish(rows, schema: schema)
+        let names = plan.relationshipNames
+        let related = names.isEmpty ? [:] : try await relatedSnapshots(of: rows.map(\.snapshot), through: names)
+        return try plan.finish(rows, schema: schema, related: related)
+    }
+
+    /// The models reachable from snapshots through the named relationships, however many hops
+    /// away, read a level at a time: what a residual filter through relationships reads.
+    func relatedSnapshots(
+        of snapshots: [DefaultSnapshot], through names: Set<String>
+    ) async throws -> [PersistentIdentifier: DefaultSnapshot] {
+        var known: [PersistentIdentifier: DefaultSnapshot] = [:]
+        var frontier = snapshots
+        while !frontier.isEmpty {
+            var wanted = Set<PersistentIdentifier>()
+            for snapshot in frontier {
+                for name in names {
+                    switch snapshot[name] {
+                    case .reference(let id)?: wanted.insert(id)
+                    case .references(let ids)?: wanted.formUnion(ids)
+                    default: break
+                    }
+                }
+            }
+            wanted = wanted.filter { known[$0] == nil }
+            guard !wanted.isEmpty else { break }
+            let loaded = try await rows(for: Array(wanted)).mapValues(\.snapshot)
+            known.merge(loaded) { first, _ in first }
+            // Identifiers the store does not have are not loaded, and read as nil.
+            frontier = Array(loaded.values)
+        }
+        return known
     }
 }

@@ -27,19 +27,27 @@ extension PostgreSQLStore {
         do {
             saved = try await write(request, versions: read)
         } catch let error as DataStoreError where error.code == .conflict {
-            // Until the context reads these rows again, every save of them is a conflict too.
-            let touched = (request.updated + request.deleted).map { ($0.persistentIdentifier, Self.staleVersion) }
-            remember(touched, for: request.editingState, replacing: true)
+            markStale(request)
             throw error
         }
-        let (result, written) = saved
+        remember(saved.1, of: request)
+        return saved.0
+    }
+
+    /// After a conflict: until the context reads these rows again, every save of them is a conflict too.
+    func markStale(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) {
+        let touched = (request.updated + request.deleted).map { ($0.persistentIdentifier, Self.staleVersion) }
+        remember(touched, for: request.editingState, replacing: true)
+    }
+
+    /// After a save: the versions it wrote are the ones the context read; deleted rows are forgotten.
+    func remember(_ written: [PersistentIdentifier: Int64], of request: DataStoreSaveChangesRequest<DefaultSnapshot>) {
         versions.withLock { all in
             guard var book = all[request.editingState.id] else { return }
             for id in request.deleted.map(\.persistentIdentifier) { book[id] = nil }
             book.merge(written) { $1 }
             all[request.editingState.id] = book
         }
-        return result
     }
 
     /// The version remembered for a row after a conflict: no row has it, so a save of the row fails
@@ -49,37 +57,42 @@ extension PostgreSQLStore {
     private func write(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, versions read: [PersistentIdentifier: Int64]
     ) async throws -> (DataStoreSaveChangesResult<DefaultSnapshot>, [PersistentIdentifier: Int64]) {
-        let history = opener.history
-        let limit = configuration.historyLimit
-        return try await withWriter("saving") { writer in
-            let minted = try await writer.mint(request.inserted, updated: request.updated)
-            let deleted = request.deleted.map(\.persistentIdentifier)
-            // The rows as they were, locked until the commit: what an update changed, and a delete's tombstone.
-            var before = try await writer.lockedSnapshots(of: deleted, forDeletion: true)
-            before.merge(
-                try await writer.lockedSnapshots(of: minted.updated.map(\.persistentIdentifier), forDeletion: false)
-            ) { $1 }
-            try await writer.delete(deleted, versions: read)
-            var written = try await writer.update(minted.updated, versions: read)
-            written.merge(try await writer.insert(minted.inserted)) { $1 }
-            let repaired = try await writer.clearDanglingReferences(
-                changed: minted.updated + minted.inserted, deleted: deleted)
-            for (id, row) in repaired { written[id] = row.version }
-            var changes = minted.inserted.map { StoreHistoryRecord.Change(.insert, $0.persistentIdentifier) }
-            changes += minted.updated.compactMap { snapshot in
-                StoreHistoryRecord.Change.update(from: before[snapshot.persistentIdentifier], to: snapshot)
-            }
-            changes += deleted.compactMap { id in before[id].map(StoreHistoryRecord.Change.deletion(of:)) }
-            let number = try await history.record(
-                changes, author: request.editingState.author, limit: limit, on: writer.session)
-            let result = DataStoreSaveChangesResult(
-                for: writer.storeIdentifier, remappedIdentifiers: minted.remap,
-                snapshotsToReregister: repaired.mapValues(\.snapshot),
-                historyToken: number.map {
-                    DefaultHistoryToken(storeIdentifier: writer.storeIdentifier, transactionNumber: $0)
-                })
-            return (result, written)
+        try await withWriter("saving") { writer in try await self.apply(request, versions: read, with: writer) }
+    }
+
+    /// Writes a save in the writer's transaction, without committing it: the rows, the cleared
+    /// references and the history row. Returns the result and the versions written.
+    func apply(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, versions read: [PersistentIdentifier: Int64],
+        with writer: RowWriter
+    ) async throws -> (DataStoreSaveChangesResult<DefaultSnapshot>, [PersistentIdentifier: Int64]) {
+        let minted = try await writer.mint(request.inserted, updated: request.updated)
+        let deleted = request.deleted.map(\.persistentIdentifier)
+        // The rows as they were, locked until the commit: what an update changed, and a delete's tombstone.
+        var before = try await writer.lockedSnapshots(of: deleted, forDeletion: true)
+        before.merge(
+            try await writer.lockedSnapshots(of: minted.updated.map(\.persistentIdentifier), forDeletion: false)
+        ) { $1 }
+        try await writer.delete(deleted, versions: read)
+        var written = try await writer.update(minted.updated, versions: read)
+        written.merge(try await writer.insert(minted.inserted)) { $1 }
+        let repaired = try await writer.clearDanglingReferences(
+            changed: minted.updated + minted.inserted, deleted: deleted)
+        for (id, row) in repaired { written[id] = row.version }
+        var changes = minted.inserted.map { StoreHistoryRecord.Change(.insert, $0.persistentIdentifier) }
+        changes += minted.updated.compactMap { snapshot in
+            StoreHistoryRecord.Change.update(from: before[snapshot.persistentIdentifier], to: snapshot)
         }
+        changes += deleted.compactMap { id in before[id].map(StoreHistoryRecord.Change.deletion(of:)) }
+        let number = try await opener.history.record(
+            changes, author: request.editingState.author, limit: configuration.historyLimit, on: writer.session)
+        let result = DataStoreSaveChangesResult(
+            for: writer.storeIdentifier, remappedIdentifiers: minted.remap,
+            snapshotsToReregister: repaired.mapValues(\.snapshot),
+            historyToken: number.map {
+                DefaultHistoryToken(storeIdentifier: writer.storeIdentifier, transactionNumber: $0)
+            })
+        return (result, written)
     }
 
     /// Deletes models by identifier, one statement per entity table; unknown identifiers are ignored.
@@ -205,15 +218,13 @@ extension PostgreSQLStore {
     func withWriter<Value: Sendable>(
         _ doing: String, _ body: @escaping @Sendable (RowWriter) async throws -> Value
     ) async throws -> Value {
-        let layouts = self.layouts
-        let storeIdentifier = identifier
-        let sequence = opener.keySequence
-        let url = configuration.redactedURL
-        return try await database.transaction(doing) { session in
-            try await body(
-                RowWriter(
-                    session: session, storeIdentifier: storeIdentifier, layouts: layouts, keySequence: sequence,
-                    url: url))
-        }
+        try await database.transaction(doing) { session in try await body(self.writer(on: session)) }
+    }
+
+    /// A writer of the store's tables on a session.
+    func writer(on session: Session) -> RowWriter {
+        RowWriter(
+            session: session, storeIdentifier: identifier, layouts: layouts, keySequence: opener.keySequence,
+            url: configuration.redactedURL)
     }
 }

@@ -91,12 +91,11 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
     /// Closes the store's connections; the store must not be used afterwards.
     public func close() { database.close() }
 
-    /// Every filter kind but paths through relationships and quantifiers (the context runs those),
+    /// Every filter kind, paths through relationships and quantifiers included (run in SQL where
+    /// SQL gives Swift's results, else by the store on the rows SQL returns, see `FilterTranslator`),
     /// sorting, offset and limit, and uniqueness (unique indexes).
     public var queryCapabilities: QueryCapabilities {
-        QueryCapabilities(
-            filters: StoreFilter.Kinds.all.subtracting([.toOneTraversal, .quantifiers]), sorting: true,
-            offsetAndLimit: true, enforcesUniqueness: true)
+        QueryCapabilities(filters: .all, sorting: true, offsetAndLimit: true, enforcesUniqueness: true)
     }
 
     /// Removes every model (the key sequence is kept, so keys are never reused) and the history:

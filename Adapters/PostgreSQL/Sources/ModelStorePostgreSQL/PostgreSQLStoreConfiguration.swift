@@ -19,7 +19,8 @@ public struct PostgreSQLStoreConfiguration: DataStoreConfiguration, CustomString
         case disable
         /// TLS when the server offers it, plain TCP otherwise.
         case prefer
-        /// TLS or no connection.
+        /// TLS or no connection. The server's certificate is verified, and its name or address
+        /// checked, against the system's trusted roots, or against ``tlsRootCertificatePath``.
         case require
     }
 
@@ -42,6 +43,10 @@ public struct PostgreSQLStoreConfiguration: DataStoreConfiguration, CustomString
     public var namespace: String
     /// How the connection uses TLS.
     public var tls: TLSMode
+    /// A PEM file of the certificates that TLS trusts to sign the server's certificate (the URL's
+    /// `sslrootcert`), instead of the system's roots: for a server with a private or self-signed
+    /// certificate.
+    public var tlsRootCertificatePath: String?
     /// The most connections the store's pool opens.
     public var maximumConnections: Int
     /// How long opening a connection may take.
@@ -98,7 +103,8 @@ public struct PostgreSQLStoreConfiguration: DataStoreConfiguration, CustomString
     /// schema is the container's, and not compared).
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.name == rhs.name && lhs.redactedURL == rhs.redactedURL && lhs.password == rhs.password
-            && lhs.tls == rhs.tls && lhs.maximumConnections == rhs.maximumConnections
+            && lhs.tls == rhs.tls && lhs.tlsRootCertificatePath == rhs.tlsRootCertificatePath
+            && lhs.maximumConnections == rhs.maximumConnections
             && lhs.connectTimeout == rhs.connectTimeout && lhs.statementTimeout == rhs.statementTimeout
             && lhs.serializationRetries == rhs.serializationRetries && lhs.historyLimit == rhs.historyLimit
     }
@@ -148,7 +154,8 @@ extension PostgreSQLStoreConfiguration {
     /// Accepted forms: `postgres://[user[:password]@][host][:port][/database][?options]` (also
     /// `postgresql://`), and a unix socket as the host, percent-encoded
     /// (`postgres://user@%2Ftmp%2Fpg/db`), or as the option `host=/tmp/pg`. Options: `namespace`,
-    /// `sslmode` (`disable`, `prefer`, `require`), `statement_timeout` (milliseconds),
+    /// `sslmode` (`disable`, `prefer`, `require`), `sslrootcert` (a PEM file of trusted roots),
+    /// `statement_timeout` (milliseconds),
     /// `max_connections`. Throws ``DataStoreError/Code/invalidConfiguration`` for anything else;
     /// the message never contains the password.
     public init(
@@ -165,7 +172,9 @@ extension PostgreSQLStoreConfiguration {
         }
         var options: [String: String] = [:]
         for item in components.queryItems ?? [] { options[item.name] = item.value ?? "" }
-        let known: Set = ["namespace", "sslmode", "statement_timeout", "max_connections", "host", "port"]
+        let known: Set = [
+            "namespace", "sslmode", "sslrootcert", "statement_timeout", "max_connections", "host", "port",
+        ]
         if let unknown = options.keys.sorted().first(where: { !known.contains($0) }) {
             throw DataStoreError(
                 .invalidConfiguration, "the PostgreSQL store URL has the unknown option '\(unknown)'",
@@ -197,6 +206,7 @@ extension PostgreSQLStoreConfiguration {
             }
             self.tls = tls
         }
+        tlsRootCertificatePath = options["sslrootcert"]
         if let text = options["statement_timeout"] {
             guard let milliseconds = Int(text), milliseconds > 0 else {
                 throw DataStoreError(

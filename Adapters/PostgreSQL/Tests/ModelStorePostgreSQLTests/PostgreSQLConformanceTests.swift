@@ -10,9 +10,10 @@ extension ConformanceAdapter {
         name: "PostgreSQLStore",
         capabilities: [
             .batching, .durability, .erase, .history, .multiProcessAccess, .migrations, .customMigrationStages,
+            .twoPhaseSaves,
         ],
         nativeFilters: [
-            .equality, .comparison, .logical, .optionals, .strings, .collections, .identifiers,
+            .equality, .comparison, .logical, .optionals, .strings, .collections, .relationships, .identifiers,
             .enumerations, .arithmetic,
         ],
         expectedFailures: [
@@ -28,8 +29,7 @@ extension ConformanceAdapter {
 
 /// The full conformance suite on `PostgreSQLStore`, against the real server.
 ///
-/// Not declared: external storage (large values live in the database) and two-phase saves across
-/// stores.
+/// Not declared: external storage (large values live in the database).
 @Suite(.enabled(if: PostgreSQLServer.isConfigured, PostgreSQLServer.skipMessage))
 struct PostgreSQLConformanceTests {
     @Test(arguments: ConformanceSuite.cases(for: .postgreSQL))

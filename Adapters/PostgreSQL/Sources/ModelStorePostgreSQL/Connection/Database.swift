@@ -24,8 +24,8 @@ final class Database: Sendable {
             let tls: PostgresClient.Configuration.TLS =
                 switch configuration.tls {
                 case .disable: .disable
-                case .prefer: .prefer(.makeClientConfiguration())
-                case .require: .require(.makeClientConfiguration())
+                case .prefer: .prefer(Self.tlsConfiguration(configuration))
+                case .require: .require(Self.tlsConfiguration(configuration))
                 }
             client = PostgresClient.Configuration(
                 host: configuration.host, port: configuration.port, username: configuration.username,
@@ -51,6 +51,13 @@ final class Database: Sendable {
     /// Opens and closes one connection outside the pool, so an unreachable server or refused
     /// credentials fail the open at once with the cause, instead of after the pool's retries.
     static func probe(_ configuration: PostgreSQLStoreConfiguration) async throws {
+        let opened = try await connect(configuration)
+        try? await opened.close()
+    }
+
+    /// Opens one connection outside the pool, with the configuration's TLS settings; errors
+    /// become `DataStoreError`s naming the cause.
+    static func connect(_ configuration: PostgreSQLStoreConfiguration) async throws -> PostgresConnection {
         var options = PostgresConnection.Configuration.Options()
         options.connectTimeout = TimeAmount.nanoseconds(
             configuration.connectTimeout.components.seconds * 1_000_000_000
@@ -61,19 +68,38 @@ final class Database: Sendable {
                 unixSocketPath: socket, username: configuration.username, password: configuration.password,
                 database: configuration.database)
         } else {
+            let tls: PostgresConnection.Configuration.TLS
+            do {
+                switch configuration.tls {
+                case .disable: tls = .disable
+                case .prefer: tls = .prefer(try NIOSSLContext(configuration: tlsConfiguration(configuration)))
+                case .require: tls = .require(try NIOSSLContext(configuration: tlsConfiguration(configuration)))
+                }
+            } catch {
+                throw DataStoreError(
+                    .invalidConfiguration,
+                    "the TLS settings of the PostgreSQL store '\(configuration.redactedURL)' cannot be used: "
+                        + "the root certificates '\(configuration.tlsRootCertificatePath ?? "system")' do not load",
+                    remedy: "Point sslrootcert at a readable PEM file of CA certificates", underlyingError: error)
+            }
             connection = PostgresConnection.Configuration(
                 host: configuration.host, port: configuration.port, username: configuration.username,
-                password: configuration.password, database: configuration.database,
-                tls: configuration.tls == .disable
-                    ? .disable : .prefer(try .init(configuration: .makeClientConfiguration())))
+                password: configuration.password, database: configuration.database, tls: tls)
         }
         connection.options = options
         do {
-            let opened = try await PostgresConnection.connect(configuration: connection, id: 0, logger: silent)
-            try await opened.close()
+            return try await PostgresConnection.connect(configuration: connection, id: 0, logger: silent)
         } catch {
             throw ModelStoreErrors.translate(error, doing: "connecting", url: configuration.redactedURL)
         }
+    }
+
+    /// The client TLS settings: full verification of the server's certificate and name, against
+    /// the configuration's root certificates if it names some, else the system's.
+    static func tlsConfiguration(_ configuration: PostgreSQLStoreConfiguration) -> TLSConfiguration {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let roots = configuration.tlsRootCertificatePath { tls.trustRoots = .file(roots) }
+        return tls
     }
 
     /// Stops the pool: every connection closes.

@@ -80,6 +80,13 @@ enum ModelStoreErrors {
                 return DataStoreError(
                     .locked, "\(doing) on the PostgreSQL store '\(url)' could not take a lock",
                     remedy: "Try again once the other transaction ended", underlyingError: error)
+            case "28000" where message.contains("no encryption"):
+                return DataStoreError(
+                    .invalidConfiguration,
+                    "the PostgreSQL server of '\(url)' refused a connection without TLS: it accepts this database "
+                        + "and role over TLS only",
+                    remedy: "Add sslmode=require to the URL (and sslrootcert=FILE for a private CA)",
+                    underlyingError: error)
             case "28P01", "28000":
                 return DataStoreError(
                     .invalidConfiguration,

@@ -9,45 +9,67 @@ import PostgresNIO
 /// over translated parts mean what Swift means. Exact translations:
 /// - identifiers: the primary key in a list;
 /// - `==`/`!=` with `nil`: `IS [NOT] NULL`, on any column;
-/// - `==`, `!=`, `<`, `<=`, `>`, `>=` of integers on integer columns;
+/// - `==`, `!=`, `<`, `<=`, `>`, `>=` and ranges of integers on integer columns;
 /// - the same of strings on text columns, compared as Swift compares strings: both sides
 ///   `normalize(…, NFC)` under `COLLATE "C"` (UTF-8 byte order is scalar order);
-/// - the same of doubles that are not NaN on double columns, with a stored `NaN` kept out of the
-///   orderings (PostgreSQL sorts `NaN` above every number; Swift's comparisons with it are false);
-/// - `==`/`!=` of booleans and UUIDs; membership of integers;
+/// - the same of doubles, dates (exact seconds in `double precision`) and decimals (`numeric`)
+///   that are not NaN, with a stored `NaN` kept out of the orderings (PostgreSQL sorts `NaN` above
+///   every number and finds it equal to itself; Swift's comparisons with it are false);
+/// - `==`/`!=` of booleans and UUIDs; membership of integers and strings (NFC forms);
+/// - `==`/`!=` and membership of a to-one relationship and models (their keys);
+/// - paths through to-one relationships, as scalar subqueries on the related table (a missing
+///   related row reads `NULL`, as a `nil` relationship reads `nil` in Swift);
+/// - `any`/`all` over a to-many relationship: `EXISTS`/`NOT EXISTS` on its join table;
 /// - `NOT`, `AND`, `OR` of translated parts.
 ///
-/// Left to the store: ranges, text operations, decimals, dates, unsigned 64-bit integers, NaN
-/// operands and composite values.
+/// Text `contains` and `starts(with:)` compare characters in Swift (`"q\u{301}"` does not start
+/// with `"q"`), which no byte operation reproduces, so they are never exact: ``prefilter(_:)``
+/// narrows the rows with the byte test on NFC forms (`strpos`, `starts_with`), which keeps every
+/// row Swift selects, and the store re-checks those rows. Left to the store: regular expressions,
+/// unsigned 64-bit integers, NaN operands, references and composite values.
 struct FilterTranslator {
-    let layout: TableLayout
+    let layouts: [String: TableLayout]
     let storeIdentifier: String
     var binds = PostgresBindings()
+    /// How many table aliases subqueries used, so each gets its own.
+    private var aliases = 0
 
-    init(layout: TableLayout, storeIdentifier: String) {
-        self.layout = layout
+    init(layouts: [String: TableLayout], storeIdentifier: String) {
+        self.layouts = layouts
         self.storeIdentifier = storeIdentifier
     }
 
     /// Splits a filter into SQL conditions (ANDed) and the conjuncts left to evaluate.
-    mutating func split(_ filter: StoreFilter?) -> (sql: [String], residual: [StoreFilter]) {
+    ///
+    /// A conjunct left to the store may still add a condition that keeps a superset of its matches
+    /// (``prefilter(_:in:alias:)``), so SQL returns fewer rows for the store to check.
+    mutating func split(_ filter: StoreFilter?, layout: TableLayout) -> (sql: [String], residual: [StoreFilter]) {
         guard let filter else { return ([], []) }
         var sql: [String] = []
         var residual: [StoreFilter] = []
         for conjunct in filter.conjuncts {
-            let mark = binds
-            if let condition = translate(conjunct) {
+            if let condition = attempt({ $0.translate(conjunct, in: layout, alias: "t") }) {
                 sql.append(condition)
             } else {
-                binds = mark
                 residual.append(conjunct)
+                if let superset = attempt({ $0.prefilter(conjunct, in: layout, alias: "t") }) {
+                    sql.append(superset)
+                }
             }
         }
         return (sql, residual)
     }
 
+    /// Runs a translation, undoing the parameters it bound when it fails.
+    private mutating func attempt(_ body: (inout FilterTranslator) -> String?) -> String? {
+        let mark = (binds, aliases)
+        if let condition = body(&self) { return condition }
+        (binds, aliases) = mark
+        return nil
+    }
+
     /// A `NULL`-free condition, or `nil` when the filter cannot run exactly in SQL.
-    private mutating func translate(_ filter: StoreFilter) -> String? {
+    private mutating func translate(_ filter: StoreFilter, in layout: TableLayout, alias: String) -> String? {
         switch filter {
         case .constant(let value): return value ? "TRUE" : "FALSE"
         case .identifiers(let ids):
@@ -57,46 +79,191 @@ struct FilterTranslator {
             }
             guard !keys.isEmpty else { return "FALSE" }
             binds.append(keys)
-            return "t.\(TableLayout.key) = ANY($\(binds.count))"
+            return "\(alias).\(TableLayout.key) = ANY($\(binds.count))"
         case .compare(let path, let op, let value):
-            guard path.isDirect, let column = layout.column(named: path.property) else { return nil }
-            return compare(column, op, value)
+            guard let target = expression(path, in: layout, alias: alias) else { return nil }
+            return compare(target.sql, target.type, op, value)
         case .isIn(let path, let values):
-            guard path.isDirect, let column = layout.column(named: path.property), column.type == .int else {
-                return nil
+            guard let target = expression(path, in: layout, alias: alias) else { return nil }
+            return membership(target.sql, target.type, values)
+        case .range(let path, let range):
+            guard let target = expression(path, in: layout, alias: alias) else { return nil }
+            var parts: [String] = []
+            if let lower = range.lower {
+                guard let part = compare(target.sql, target.type, .greaterOrEqual, lower) else { return nil }
+                parts.append(part)
             }
-            var keys: [Int64] = []
-            for value in values {
-                guard case .int(let v) = value else { return nil }
-                keys.append(v)
+            if let upper = range.upper {
+                let op: StoreComparisonOperator = range.includesUpper ? .lessOrEqual : .less
+                guard let part = compare(target.sql, target.type, op, upper) else { return nil }
+                parts.append(part)
             }
-            binds.append(keys)
-            return "coalesce(t.\(column.quoted) = ANY($\(binds.count)), false)"
+            guard !parts.isEmpty, !parts.contains("FALSE") else { return parts.isEmpty ? nil : "FALSE" }
+            return "(" + parts.joined(separator: " AND ") + ")"
+        case .any(let path, let inner):
+            return quantifier(path, inner, in: layout, alias: alias, all: false) { $0.translate($1, in: $2, alias: $3) }
+        case .all(let path, let inner):
+            return quantifier(path, inner, in: layout, alias: alias, all: true) { $0.translate($1, in: $2, alias: $3) }
         case .and(let items):
             var parts: [String] = []
             for item in items {
-                guard let part = translate(item) else { return nil }
+                guard let part = translate(item, in: layout, alias: alias) else { return nil }
                 parts.append(part)
             }
             return parts.isEmpty ? "TRUE" : "(" + parts.joined(separator: " AND ") + ")"
         case .or(let items):
             var parts: [String] = []
             for item in items {
-                guard let part = translate(item) else { return nil }
+                guard let part = translate(item, in: layout, alias: alias) else { return nil }
                 parts.append(part)
             }
             return parts.isEmpty ? "FALSE" : "(" + parts.joined(separator: " OR ") + ")"
         case .not(let item):
-            return translate(item).map { "NOT \($0)" }
-        case .range, .text, .any, .all:
+            return translate(item, in: layout, alias: alias).map { "NOT \($0)" }
+        case .text:
             return nil
         }
     }
 
-    private mutating func compare(_ column: TableLayout.Column, _ op: StoreComparisonOperator, _ value: StoreValue)
-        -> String?
+    /// A `NULL`-free condition that holds for every row the filter matches (and maybe others), or
+    /// `nil` when there is none worth sending. Never under a negation: the complement of a superset
+    /// is a subset.
+    private mutating func prefilter(_ filter: StoreFilter, in layout: TableLayout, alias: String) -> String? {
+        if let exact = attempt({ $0.translate(filter, in: layout, alias: alias) }) { return exact }
+        switch filter {
+        case .text(let path, let operation):
+            guard let target = expression(path, in: layout, alias: alias), target.type == .string else { return nil }
+            let text: String
+            let test: (String, String) -> String
+            switch operation {
+            case .contains(let t):
+                text = t
+                test = { "strpos(\($0), \($1)) > 0" }
+            case .hasPrefix(let t):
+                text = t
+                test = { "starts_with(\($0), \($1))" }
+            case .matchesRegex: return nil
+            }
+            binds.append(ColumnType.escapingNUL(text))
+            let condition = test("normalize(\(target.sql), NFC)", "normalize($\(binds.count), NFC)")
+            return "coalesce(\(condition), false)"
+        case .and(let items):
+            // Conjuncts without a superset condition are dropped: fewer conditions, more rows.
+            var parts: [String] = []
+            for item in items {
+                if let part = attempt({ $0.prefilter(item, in: layout, alias: alias) }) { parts.append(part) }
+            }
+            return parts.isEmpty ? nil : "(" + parts.joined(separator: " AND ") + ")"
+        case .or(let items):
+            var parts: [String] = []
+            for item in items {
+                guard let part = prefilter(item, in: layout, alias: alias) else { return nil }
+                parts.append(part)
+            }
+            return parts.isEmpty ? nil : "(" + parts.joined(separator: " OR ") + ")"
+        case .any(let path, let inner):
+            return quantifier(path, inner, in: layout, alias: alias, all: false) { $0.prefilter($1, in: $2, alias: $3) }
+        default:
+            return nil
+        }
+    }
+
+    /// `EXISTS` (`any`) or `NOT EXISTS … NOT` (`all`) over the join table of a to-many relationship
+    /// of the entity itself, with the inner condition on the related table.
+    private mutating func quantifier(
+        _ path: StorePath, _ inner: StoreFilter, in layout: TableLayout, alias: String, all: Bool,
+        condition: (inout FilterTranslator, StoreFilter, TableLayout, String) -> String?
+    ) -> String? {
+        guard path.isDirect, let join = layout.joinTables.first(where: { $0.name == path.property }),
+            let destination = layouts[join.destination]
+        else { return nil }
+        let related = nextAlias()
+        let joined = nextAlias()
+        guard let test = condition(&self, inner, destination, related) else { return nil }
+        let rows =
+            "SELECT 1 FROM \(join.table) \(joined) JOIN \(destination.table) \(related) "
+            + "ON \(related).\(TableLayout.key) = \(joined).target WHERE \(joined).owner = \(alias).\(TableLayout.key)"
+        return all ? "NOT EXISTS (\(rows) AND NOT \(test))" : "EXISTS (\(rows) AND \(test))"
+    }
+
+    private mutating func nextAlias() -> String {
+        aliases += 1
+        return "r\(aliases)"
+    }
+
+    /// The SQL value at a path and how its column keeps it (`nil` type for a to-one key): a column
+    /// of the row, or a scalar subquery through each to-one relationship on the way.
+    private mutating func expression(_ path: StorePath, in layout: TableLayout, alias: String)
+        -> (sql: String, type: ColumnType?)?
     {
-        let name = "t.\(column.quoted)"
+        guard let column = layout.column(named: path.components[0]) else { return nil }
+        let sql = "\(alias).\(column.quoted)"
+        if path.isDirect { return (sql, column.type) }
+        guard column.type == nil, let destination = column.destination.flatMap({ layouts[$0] }) else { return nil }
+        let related = nextAlias()
+        guard let inner = expression(StorePath(Array(path.components.dropFirst())), in: destination, alias: related)
+        else { return nil }
+        return (
+            "(SELECT \(inner.sql) FROM \(destination.table) \(related) WHERE \(related).\(TableLayout.key) = \(sql))",
+            inner.type
+        )
+    }
+
+    /// `values.contains(value)`: integers by `= ANY`, strings by `= ANY` of the NFC forms (Swift's
+    /// `==` on strings is canonical equivalence); a `nil` among the values matches `NULL`.
+    private mutating func membership(_ name: String, _ type: ColumnType?, _ values: [StoreValue]) -> String? {
+        let matchesNull = values.contains(.null)
+        let present = values.filter { $0 != .null }
+        var test: String
+        switch type {
+        case .int?:
+            var keys: [Int64] = []
+            for value in present {
+                guard case .int(let v) = value else { return nil }
+                keys.append(v)
+            }
+            binds.append(keys)
+            test = "coalesce(\(name) = ANY($\(binds.count)), false)"
+        case .string?:
+            var texts: [String] = []
+            for value in present {
+                guard case .string(let v) = value else { return nil }
+                texts.append(ColumnType.escapingNUL(v))
+            }
+            binds.append(texts)
+            test =
+                "coalesce(normalize(\(name), NFC) COLLATE \"C\" = ANY("
+                + "SELECT normalize(v, NFC) COLLATE \"C\" FROM unnest($\(binds.count)::text[]) v), false)"
+        case nil:
+            // A to-one relationship's key among the models' keys; models of other stores never match.
+            var keys: [Int64] = []
+            for value in present {
+                guard case .reference(let id) = value else { return nil }
+                if id.storeIdentifier == storeIdentifier, let key = id.primaryKey.intValue { keys.append(key) }
+            }
+            binds.append(keys)
+            test = "coalesce(\(name) = ANY($\(binds.count)), false)"
+        default:
+            return nil
+        }
+        return matchesNull ? "(\(name) IS NULL OR \(test))" : test
+    }
+
+    /// `==`/`!=` of a to-one relationship (a key column) and a model: its key, when the model is in
+    /// this store; a model of another store is never the related one.
+    private mutating func reference(_ name: String, _ op: StoreComparisonOperator, _ value: StoreValue) -> String? {
+        guard op == .equal || op == .notEqual, case .reference(let id) = value else { return nil }
+        guard id.storeIdentifier == storeIdentifier, let key = id.primaryKey.intValue else {
+            return op == .equal ? "FALSE" : "TRUE"
+        }
+        binds.append(key)
+        return op == .equal
+            ? "coalesce(\(name) = $\(binds.count), false)" : "(\(name) IS NULL OR \(name) <> $\(binds.count))"
+    }
+
+    private mutating func compare(
+        _ name: String, _ type: ColumnType?, _ op: StoreComparisonOperator, _ value: StoreValue
+    ) -> String? {
         if value == .null {
             switch op {
             case .equal: return "\(name) IS NULL"
@@ -104,7 +271,7 @@ struct FilterTranslator {
             default: return "FALSE"
             }
         }
-        guard let type = column.type else { return nil }
+        guard let type else { return reference(name, op, value) }
         let sqlOperator: String =
             switch op {
             case .equal: "="
@@ -133,6 +300,18 @@ struct FilterTranslator {
         case (.double, .int(let v)):
             binds.append(Double(v))
             right = "$\(binds.count)::double precision"
+            guardNaN = true
+        case (.date, .date(let v)) where !v.timeIntervalSinceReferenceDate.isNaN:
+            binds.append(v.timeIntervalSinceReferenceDate)
+            right = "$\(binds.count)::double precision"
+            guardNaN = true
+        case (.decimal, .decimal(let v)) where !v.isNaN:
+            guard (try? binds.append(v)) != nil else { return nil }
+            right = "$\(binds.count)::numeric"
+            guardNaN = true
+        case (.decimal, .int(let v)):
+            guard (try? binds.append(Decimal(v))) != nil else { return nil }
+            right = "$\(binds.count)::numeric"
             guardNaN = true
         case (.bool, .bool(let v)) where !ordering:
             binds.append(v)

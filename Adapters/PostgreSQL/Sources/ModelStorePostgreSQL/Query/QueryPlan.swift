@@ -40,8 +40,8 @@ struct QueryPlan: Sendable {
         }
         self.layout = layout
         self.query = query
-        var translator = FilterTranslator(layout: layout, storeIdentifier: storeIdentifier)
-        let split = translator.split(query.filter)
+        var translator = FilterTranslator(layouts: layouts, storeIdentifier: storeIdentifier)
+        let split = translator.split(query.filter, layout: layout)
         whereClause = split.sql.isEmpty ? "" : "WHERE " + split.sql.joined(separator: " AND ")
         binds = translator.binds
         residual = split.residual.isEmpty ? nil : (split.residual.count == 1 ? split.residual[0] : .and(split.residual))
@@ -66,6 +66,25 @@ struct QueryPlan: Sendable {
         return terms
     }
 
+    /// The names of the relationships the residual filter reads through, empty when it reads none:
+    /// the store loads the related models these lead to before it evaluates the residual.
+    var relationshipNames: Set<String> {
+        guard let residual, residual.traversesRelationships else { return [] }
+        return Self.relationshipNames(in: residual)
+    }
+
+    private static func relationshipNames(in filter: StoreFilter) -> Set<String> {
+        switch filter {
+        case .constant, .identifiers: []
+        case .compare(let path, _, _), .isIn(let path, _), .range(let path, _), .text(let path, _):
+            Set(path.components.dropLast())
+        case .any(let path, let inner), .all(let path, let inner):
+            Set(path.components).union(relationshipNames(in: inner))
+        case .and(let items), .or(let items): items.reduce(into: []) { $0.formUnion(relationshipNames(in: $1)) }
+        case .not(let item): relationshipNames(in: item)
+        }
+    }
+
     /// Whether SQL runs all of the query.
     var isComplete: Bool { residual == nil && !sortsInSwift }
 
@@ -80,11 +99,21 @@ struct QueryPlan: Sendable {
     }
 
     /// The snapshots of the query from rows SQL returned: residual filter, sort, window.
-    func finish(_ rows: [RowReader.Versioned], schema: Schema) throws -> [RowReader.Versioned] {
+    ///
+    /// `related` holds the models a residual filter reads through relationships (see
+    /// ``relationshipNames``); a related model missing from it reads as `nil`.
+    func finish(
+        _ rows: [RowReader.Versioned], schema: Schema, related: [PersistentIdentifier: DefaultSnapshot] = [:]
+    ) throws -> [RowReader.Versioned] {
         guard !isComplete else { return rows }
         var rows = rows
         if let residual {
-            let evaluator = try SnapshotEvaluator(filter: residual, entity: layout.entity, schema: schema)
+            var resolve: (@Sendable (PersistentIdentifier) -> DefaultSnapshot?)?
+            if residual.traversesRelationships {
+                resolve = { (id: PersistentIdentifier) -> DefaultSnapshot? in related[id] }
+            }
+            let evaluator = try SnapshotEvaluator(
+                filter: residual, entity: layout.entity, schema: schema, resolve: resolve)
             rows = rows.filter { evaluator.matches($0.snapshot) }
         }
         if sortsInSwift {
