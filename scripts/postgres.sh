@@ -32,12 +32,17 @@ find_bin() {
 }
 
 install_server() {
-    if find_bin >/dev/null; then return 0; fi
-    echo "postgres.sh: installing postgresql-15 from Debian's packages" >&2
+    local packages=""
+    find_bin >/dev/null || packages="postgresql-15"
+    # The TLS server's certificate is made with openssl.
+    if [ "${MODELSTORE_POSTGRES_TLS:-0}" = 1 ] && ! command -v openssl >/dev/null; then packages="$packages openssl"; fi
+    [ -n "$packages" ] || return 0
+    echo "postgres.sh: installing${packages} from Debian's packages" >&2
     local sudo=""
     [ "$(id -u)" -ne 0 ] && sudo="sudo"
     $sudo apt-get update -q
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q postgresql-15 >&2
+    # shellcheck disable=SC2086 # the list is meant to split
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q $packages >&2
 }
 
 as_postgres() {

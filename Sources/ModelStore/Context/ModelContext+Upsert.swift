@@ -184,8 +184,9 @@ private struct DuplicateLookup {
             keysByModel[ObjectIdentifier(model)] = Self.keys(of: try entity.layout.values(of: model), in: entity)
         }
         self.keysByModel = keysByModel
-        let wanted = Set(keysByModel.values.joined())
-        for query in Self.queries(for: wanted, entity: entity, store: store) {
+        let ordered = models.flatMap { keysByModel[ObjectIdentifier($0)] ?? [] }
+        let wanted = Set(ordered)
+        for query in Self.queries(for: ordered, entity: entity, store: store) {
             for row in try rows(query) {
                 for key in Self.keys(of: row.values, in: entity) where wanted.contains(key) && stored[key] == nil {
                     stored[key] = row
@@ -194,11 +195,9 @@ private struct DuplicateLookup {
         }
     }
 
-    /// The keys of every model, for the queries that find their stored matches.
-    static func keys(of models: [any PersistentModel], in entity: Schema.Entity) throws -> Set<Key> {
-        var keys = Set<Key>()
-        for model in models { keys.formUnion(Self.keys(of: try entity.layout.values(of: model), in: entity)) }
-        return keys
+    /// The keys of every model, in the models' order, for the queries that find their stored matches.
+    static func keys(of models: [any PersistentModel], in entity: Schema.Entity) throws -> [Key] {
+        try models.flatMap { Self.keys(of: try entity.layout.values(of: $0), in: entity) }
     }
 
     /// A model's keys: one per constraint whose values hold no `nil` (a `nil` never matches).
@@ -211,17 +210,18 @@ private struct DuplicateLookup {
         }
     }
 
-    /// The queries that read the stored rows holding `keys`; `nil` stands for every row of the
-    /// entity (a store that cannot run the filters), asked for once.
-    static func queries(for keys: Set<Key>, entity: Schema.Entity, store: any DataStore) -> [StoreQuery?] {
+    /// The queries that read the stored rows holding `keys` (in their order, each asked for once);
+    /// `nil` stands for every row of the entity (a store that cannot run the filters), asked for once.
+    static func queries(for keys: [Key], entity: Schema.Entity, store: any DataStore) -> [StoreQuery?] {
         var queries: [StoreQuery?] = []
         var readsEveryRow = false
-        let byConstraint = Dictionary(grouping: keys, by: \.constraint)
-        for (constraint, keys) in byConstraint.sorted(by: { $0.key < $1.key }) {
+        var seen = Set<Key>()
+        let unique = keys.filter { seen.insert($0).inserted }
+        for constraint in entity.uniquenessConstraints.indices {
             let names = entity.uniquenessConstraints[constraint]
-            let sorted = keys.map(\.values).sorted { "\($0)" < "\($1)" }
-            for start in stride(from: 0, to: sorted.count, by: chunkSize) {
-                let chunk = sorted[start..<Swift.min(start + chunkSize, sorted.count)]
+            let values = unique.filter { $0.constraint == constraint }.map(\.values)
+            for start in stride(from: 0, to: values.count, by: chunkSize) {
+                let chunk = values[start..<Swift.min(start + chunkSize, values.count)]
                 let filter: StoreFilter =
                     names.count == 1
                     ? .isIn(StorePath(names[0]), chunk.map { $0[0] })

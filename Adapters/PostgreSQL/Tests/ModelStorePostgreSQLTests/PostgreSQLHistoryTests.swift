@@ -42,6 +42,7 @@ struct PostgreSQLHistoryTests {
 
         // A unique index refuses the second "a": the save fails after writing rows.
         let duplicate = ModelContext(container)
+        duplicate.duplicateInsertPolicy = .error  // the index's refusal, not an upsert
         duplicate.insert(Counter(name: "a"))
         #expect(throws: DataStoreError.self) { try duplicate.save() }
         #expect(try numbers(context) == [1], "a save the unique index refused recorded history")

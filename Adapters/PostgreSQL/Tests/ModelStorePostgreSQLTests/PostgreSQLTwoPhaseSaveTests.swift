@@ -49,6 +49,7 @@ struct PostgreSQLTwoPhaseSaveTests {
         let namespace = PostgreSQLServer.freshNamespace("twophase")
         let container = try Self.container(postgreSQLFirst: postgreSQLFirst, namespace: namespace)
         let context = ModelContext(container)
+        context.duplicateInsertPolicy = .error  // the other store refuses the duplicate rather than upserting
         context.insert(Member("ada@example.com"))
         context.insert(Counter(name: "kept"))
         try context.save()
