@@ -32,10 +32,7 @@ extension ModelContext {
     /// Under ``DuplicateInsertPolicy/upsert``, folds each inserted model whose unique values a
     /// stored model (or an earlier inserted one) has into that model; the first step of a save.
     func resolveDuplicateInserts() throws {
-        try resolveDuplicateInserts { store, entity, query in
-            guard let query else { return try self.storedSnapshots(of: entity, in: store) }
-            return try self.snapshots(matching: query, of: entity, in: store)
-        }
+        try resolveDuplicateInserts(alreadyRead: [:])
     }
 
     /// The same for an asynchronous save: the store reads that find the stored models are awaited
@@ -62,11 +59,7 @@ extension ModelContext {
                 read[query] = try await fetch(entity.modelType)
             }
         }
-        try resolveDuplicateInserts { store, entity, query in
-            if let rows = read[query ?? StoreQuery(entityName: entity.name)] { return rows }
-            guard let query else { return try self.storedSnapshots(of: entity, in: store) }
-            return try self.snapshots(matching: query, of: entity, in: store)
-        }
+        try resolveDuplicateInserts(alreadyRead: read)
     }
 
     /// The inserted models of entities with unique constraints, by entity name, in name order.
@@ -83,15 +76,16 @@ extension ModelContext {
         return candidates.sorted { $0.key < $1.key }
     }
 
-    /// Folds the duplicates, reading stored rows through `rows` (a query, or `nil` for every row).
-    private func resolveDuplicateInserts(
-        rows: (any DataStore, Schema.Entity, StoreQuery?) throws -> [DefaultSnapshot]
-    ) throws {
+    /// Folds the duplicates, reading the stored rows each lookup query selects (`nil`: every row)
+    /// unless `alreadyRead` holds them.
+    private func resolveDuplicateInserts(alreadyRead: [StoreQuery: [DefaultSnapshot]]) throws {
         for (name, models) in duplicateCandidates() {
             let entity = try self.entity(named: name)
             let store = try container.store(for: name)
             var lookup = try DuplicateLookup(models, entity: entity, store: store, context: self) { query in
-                try rows(store, entity, query)
+                if let rows = alreadyRead[query ?? StoreQuery(entityName: entity.name)] { return rows }
+                guard let query else { return try self.storedSnapshots(of: entity, in: store) }
+                return try self.snapshots(matching: query, of: entity, in: store)
             }
             for model in models {
                 guard let kept = try lookup.keptModel(matching: model) else { continue }
