@@ -47,6 +47,9 @@ extension AppendLogStore {
     /// old checkpoint and keeps working.
     @discardableResult
     public func compact() throws -> AppendLogCompactionReport {
+        guard configuration.allowsSave else {
+            throw DataStoreError.readOnly(store: directory.path, refusing: "a compaction")
+        }
         maintenance.lock()
         defer { maintenance.unlock() }
         let capture = try state.withLock { state in

@@ -32,10 +32,15 @@ public struct AppendLogTransaction: Sendable, Hashable {
 extension AppendLogStore {
     /// The position just after the last transaction: a token for reading only what comes next.
     public var currentPosition: AppendLogPosition {
-        state.withLock { state in
-            AppendLogPosition(
-                segment: state.active?.number ?? state.segments.last?.number ?? 0, offset: state.active?.end ?? 0)
-        }
+        state.withLock { Self.end(of: $0) }
+    }
+
+    /// Where the log ends: the active segment's end, or for a read-only store (which has no active
+    /// segment) the last segment's.
+    private static func end(of state: LogState) -> AppendLogPosition {
+        if let active = state.active { return AppendLogPosition(segment: active.number, offset: active.end) }
+        return AppendLogPosition(
+            segment: state.segments.last?.number ?? 0, offset: state.segments.last?.byteCount ?? 0)
     }
 
     /// The saved transactions after `token` (all of them when `nil`), oldest first, read from the
@@ -49,10 +54,7 @@ extension AppendLogStore {
         defer { maintenance.unlock() }
         let (live, end) = try state.withLock { state in
             try checkUsable(state)
-            return (
-                state.segments.map(\.number),
-                AppendLogPosition(segment: state.active!.number, offset: state.active!.end)
-            )
+            return (state.segments.map(\.number), Self.end(of: state))
         }
         let history = try layout.list().history
         return try Self.readTransactions(layout: layout, history: history, live: live, after: token, end: end)
@@ -81,6 +83,9 @@ extension AppendLogStore {
     /// (those after the checkpoint) are never deleted.
     @discardableResult
     public func deleteHistory(before position: AppendLogPosition) throws -> [String] {
+        guard configuration.allowsSave else {
+            throw DataStoreError.readOnly(store: directory.path, refusing: "deleting history")
+        }
         maintenance.lock()
         defer { maintenance.unlock() }
         try state.withLock { try checkUsable($0) }

@@ -87,9 +87,19 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
                 remedy: "Create it through a ModelContainer, or set the configuration's schema")
         }
         let directory = configuration.directory.standardizedFileURL
-        try Self.migrate(directory: directory, schema: schema, migrationPlan: migrationPlan)
         let shapes = ShapeTable(schema: schema)
-        let opened = try LogOpener(directory: directory, schema: schema, shapes: shapes).open()
+        let opener = LogOpener(directory: directory, schema: schema, shapes: shapes)
+        let opened: LogOpener.Opened
+        if configuration.allowsSave {
+            try Self.migrate(directory: directory, schema: schema, migrationPlan: migrationPlan)
+            opened = try opener.open()
+        } else {
+            if migrationPlan != nil, FileIO.exists(LogLayout(directory: directory).manifestURL) {
+                try SchemaMigrationRunner(schema: schema, plan: migrationPlan)
+                    .requireNoMigration(try AppendLogMigrationStorage(directory: directory))
+            }
+            opened = try opener.openReadOnly()
+        }
         self.configuration = configuration
         self.schema = schema
         self.directory = directory
@@ -100,7 +110,7 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
         self.context = IdentifierContext(storeIdentifier: opened.storeIdentifier, shapes: shapes)
         self.baseline = opened.baseline
         self.commits = GroupCommit(durable: opened.state.lastTransaction)
-        commits.mark = try? SyncedMarkFile(directory: directory)
+        if configuration.allowsSave { commits.mark = try? SyncedMarkFile(directory: directory) }
         self.state = LockedValue(opened.state)
     }
 
@@ -221,6 +231,9 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
     private func commitRecording(
         author: String?, prepare: (SnapshotTable) throws -> SnapshotTable.PreparedSave
     ) throws -> (remapped: [PersistentIdentifier: PersistentIdentifier], number: UInt64?) {
+        guard configuration.allowsSave else {
+            throw DataStoreError.readOnly(store: directory.path, refusing: "a change")
+        }
         let (prepared, ticket) = try state.withLock { state in
             try checkUsable(state)
             let prepared = try prepare(state.table)
@@ -257,7 +270,7 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
                 remedy: "Fix the cause, then open the store again; it recovers every acknowledged save",
                 underlyingError: failure)
         }
-        guard state.active != nil else {
+        guard !state.isClosed else {
             throw DataStoreError(
                 .io, "the append log '\(directory.path)' is closed", remedy: "Open the store again to use it")
         }
@@ -280,6 +293,7 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
                 commits.markDurable(through: state.lastTransaction, countingSync: false)
             }
             state.active = nil
+            state.isClosed = true
             state.lock = nil
         }
         commits.releaseFile()

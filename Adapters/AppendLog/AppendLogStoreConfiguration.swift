@@ -57,6 +57,12 @@ public struct AppendLogStoreConfiguration: DataStoreConfiguration {
     /// The size in bytes past which the log moves on to a new segment file (64 MiB by default).
     /// A single transaction larger than this gets a segment of its own.
     public var segmentSize: Int
+    /// Whether the store accepts changes (on by default). Off, the log opens read-only: it loads
+    /// the checkpoint and segments without taking the writer's lock or writing anything (a torn
+    /// tail is skipped, not cut off; an interrupted compaction is left for the next writable
+    /// open), refuses a directory with no log or a log the migration plan would migrate, and every
+    /// save throws ``DataStoreError/Code/readOnly``. It reads the log as it was when it opened.
+    public var allowsSave = true
 
     /// A configuration for the append log in `directory`.
     public init(

@@ -21,6 +21,10 @@ public struct InMemoryStoreConfiguration: DataStoreConfiguration {
     /// A `memory:NAME` URL and a named `ModelConfiguration(_:isStoredInMemoryOnly: true)` open
     /// shared stores; `memory:` and an unnamed configuration open private ones.
     public var isShared: Bool
+    /// Whether contexts may save into the store (on by default). Off, every save, batch operation,
+    /// erase or history deletion through a container throws ``DataStoreError/Code/readOnly``; a
+    /// shared store (``isShared``) can then be read here while another container writes it.
+    public var allowsSave = true
 
     /// A configuration named `name`, optionally owning only the entities of `schema`.
     ///

@@ -14,7 +14,10 @@ extension JSONFileStore {
             SnapshotTable?, R
         )
     ) throws -> R {
-        try writer.withLock { state in
+        guard let fileLock else {
+            throw DataStoreError.readOnly(store: paths.document, refusing: "a change")
+        }
+        return try writer.withLock { state in
             try fileLock.withLock(timeout: configuration.lockTimeout, document: paths.document) {
                 let reloadedFrom = try reloadIfNeeded(&state)
                 let base = table.withLock { $0 }

@@ -57,7 +57,8 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
     public let configuration: JSONFileStoreConfiguration
 
     let paths: Paths
-    let fileLock: FileLock
+    /// The writers' lock; `nil` when the store is read-only (``JSONFileStoreConfiguration/allowsSave``).
+    let fileLock: FileLock?
     /// What fetches read.
     let table: LockedValue<SnapshotTable>
     /// What writers share; held for the whole of a write, so writes are serialized.
@@ -86,9 +87,20 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
         self.configuration = configuration
         self.schema = schema
         self.paths = paths
+        guard configuration.allowsSave else {
+            fileLock = nil
+            let opened = try Self.openReadOnly(
+                paths, schema: schema, configuration: configuration, migrationPlan: migrationPlan)
+            identifier = opened.identifier
+            table = LockedValue(opened.table)
+            writer = LockedValue(opened.state)
+            return
+        }
+        let fileLock: FileLock
         do {
             try FileIO.createDirectory(paths.folder)
             fileLock = try FileLock(path: paths.lock)
+            self.fileLock = fileLock
         } catch let error as DataStoreError where error.code == .io {
             throw error.inContext("opening the JSON store '\(paths.document)'")
         }
@@ -119,6 +131,27 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
         identifier = opened.identifier
         table = LockedValue(opened.table)
         writer = LockedValue(opened.state)
+    }
+
+    /// Opens the file for reading only (see ``JSONFileStoreConfiguration/allowsSave``): no lock, no
+    /// file, folder or migration written.
+    private static func openReadOnly(
+        _ paths: Paths, schema: Schema, configuration: JSONFileStoreConfiguration,
+        migrationPlan: (any SchemaMigrationPlan.Type)?
+    ) throws -> (identifier: String, table: SnapshotTable, state: WriterState) {
+        if migrationPlan != nil, FileIO.exists(paths.document) {
+            try SchemaMigrationRunner(schema: schema, plan: migrationPlan)
+                .requireNoMigration(try JSONFileMigrationStorage(paths: paths, configuration: configuration))
+        }
+        guard let loaded = try load(paths, schema: schema, configuration: configuration) else {
+            throw DataStoreError(
+                .notFound,
+                "there is no JSON store at '\(paths.document)', and a read-only configuration (allowsSave: false) "
+                    + "does not create one",
+                remedy: "Check the path, or open the store once with a configuration that allows saves")
+        }
+        try checkVersion(loaded.header, schema: schema, paths: paths)
+        return (loaded.identifier, loaded.table, loaded.state)
     }
 
     /// Runs every filter and sort natively and enforces uniqueness.
@@ -251,7 +284,10 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
     @discardableResult
     public func reloadIfChanged() throws -> Bool {
         try writer.withLock { state in
-            try fileLock.withLock(timeout: configuration.lockTimeout, document: paths.document) {
+            // A read-only store reads without the lock: a writer replaces the file by a rename, so
+            // a read sees the old file or the new one, whole.
+            guard let fileLock else { return try reloadIfNeeded(&state) != nil }
+            return try fileLock.withLock(timeout: configuration.lockTimeout, document: paths.document) {
                 try reloadIfNeeded(&state) != nil
             }
         }

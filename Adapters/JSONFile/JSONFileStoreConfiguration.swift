@@ -34,6 +34,12 @@ public struct JSONFileStoreConfiguration: DataStoreConfiguration {
     /// transactions go first, and tokens into them expire. `nil` keeps every transaction, so the
     /// file grows with every save; 0 keeps none.
     public var historyLimit: Int? = Self.defaultHistoryLimit
+    /// Whether the store accepts changes (on by default). Off, the store opens read-only: it reads
+    /// the file without taking the writers' lock or creating anything (not the file, its folder or
+    /// `<name>.lock`), refuses a file that is missing or that the migration plan would migrate, and
+    /// every save throws ``DataStoreError/Code/readOnly``. Other processes may still save the file;
+    /// ``JSONFileStore/reloadIfChanged()`` reads their saves.
+    public var allowsSave = true
     /// The default ``historyLimit``: 1,000 changes.
     public static let defaultHistoryLimit = 1_000
 

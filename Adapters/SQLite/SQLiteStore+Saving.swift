@@ -194,7 +194,10 @@ extension SQLiteStore {
     /// Runs `body` with a writer in one write transaction, and saves the key counter; then
     /// removes the external files the transaction wrote (if it failed) or released (if it committed).
     func withWriter<Result>(_ body: (inout RowWriter) throws -> Result) throws -> Result {
-        try database.withLock { connection in
+        guard configuration.allowsSave || configuration.url == nil else {
+            throw DataStoreError.readOnly(store: databasePath, refusing: "a change")
+        }
+        return try database.withLock { connection in
             var writer = writer(on: connection)
             let result: Result
             do {

@@ -80,6 +80,24 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
         layouts = Dictionary(uniqueKeysWithValues: schema.entities.map { ($0.name, EntityLayout($0)) })
         let path = configuration.path
         databasePath = path
+        if configuration.url != nil && !configuration.allowsSave {
+            guard FileIO.exists(path) else {
+                throw DataStoreError(
+                    .notFound,
+                    "there is no SQLite store at '\(path)', and a read-only configuration (allowsSave: false) does "
+                        + "not create one",
+                    remedy: "Check the path, or open the store once with a configuration that allows saves")
+            }
+            guard FileIO.size(of: path) > 0 else { throw Self.emptyFileError(path) }
+            try WriteAheadLogCheck.check(path)
+            let connection = try SQLiteConnection(
+                path: path, readOnly: true, create: false, busyTimeout: configuration.busyTimeout)
+            identifier = try StoreOpener(connection: connection, schema: schema, layouts: layouts, path: path)
+                .openReadOnly()
+            openedFile = try FileIO.identity(of: path)
+            database = ConnectionLock(connection)
+            return
+        }
         if let url = configuration.url {
             let folder = url.standardizedFileURL.deletingLastPathComponent()
             do {

@@ -47,6 +47,14 @@ public struct SQLiteStoreConfiguration: DataStoreConfiguration {
     /// all transactions: past it, the oldest transactions go (down to nine tenths of the limit, so
     /// that trimming is rare) and tokens into them expire. `nil` keeps every transaction.
     public var historyLimit: Int? = 10_000
+    /// Whether the store accepts changes (on by default). Off, the database file opens read-only
+    /// (`SQLITE_OPEN_READONLY`): nothing is created, upgraded or migrated, a missing file, an older
+    /// file format or a stored schema that differs from this one is refused with a typed error, and
+    /// every save throws ``DataStoreError/Code/readOnly``. Other processes may keep writing the
+    /// database, and fetches see their saves. As for any reader of a database in WAL mode, SQLite
+    /// creates the empty `-wal` and `-shm` files beside it if no process has it open; the database
+    /// file itself is never written.
+    public var allowsSave = true
 
     /// A configuration for the database at `url` (created with its folder if missing), or an
     /// in-memory database when `url` is `nil`.

@@ -30,9 +30,9 @@ public struct ModelConfiguration: Hashable, Sendable {
     public let url: URL?
     /// Whether the store keeps nothing on disk.
     public let isStoredInMemoryOnly: Bool
-    /// Whether saves are allowed. Read-only stores are not supported yet: a container given a
-    /// configuration with `allowsSave: false` refuses to open it (SwiftData's parameter is kept so
-    /// that code states what it expects).
+    /// Whether saves are allowed. With `false` the store opens read-only: the open writes nothing
+    /// (a missing store is refused, not created, and one that would need migrating is refused), and
+    /// every save, batch operation or erase throws ``DataStoreError/Code/readOnly``.
     public let allowsSave: Bool
     /// Whether the name was given rather than defaulted (a named in-memory store is shared).
     private let isNamed: Bool
@@ -43,7 +43,7 @@ public struct ModelConfiguration: Hashable, Sendable {
     ///   - name: The configuration's name; `"default"` when `nil`.
     ///   - schema: The entities this store holds; the container's whole schema when `nil`.
     ///   - isStoredInMemoryOnly: Whether the store keeps nothing on disk.
-    ///   - allowsSave: Whether saves are allowed (only `true` is supported).
+    ///   - allowsSave: Whether saves are allowed; `false` opens the store read-only.
     public init(
         _ name: String? = nil, schema: Schema? = nil, isStoredInMemoryOnly: Bool = false, allowsSave: Bool = true
     ) {
@@ -62,7 +62,7 @@ public struct ModelConfiguration: Hashable, Sendable {
     ///   - schema: The entities this store holds; the container's whole schema when `nil`.
     ///   - url: The store's file (`.json` for a JSON file, `.log` for an append-log folder, any
     ///     other name for an SQLite database).
-    ///   - allowsSave: Whether saves are allowed (only `true` is supported).
+    ///   - allowsSave: Whether saves are allowed; `false` opens the store read-only.
     public init(_ name: String? = nil, schema: Schema? = nil, url: URL, allowsSave: Bool = true) {
         self.name = name ?? "default"
         self.isNamed = name != nil
@@ -106,16 +106,10 @@ public struct ModelConfiguration: Hashable, Sendable {
 
     /// The adapter configuration this configuration opens (see the type's overview).
     ///
-    /// Throws ``DataStoreError/Code/unsupportedFeature`` for `allowsSave: false`, and what
-    /// ``StoreRegistry/defaultConfiguration()`` throws for the default store.
+    /// Throws what ``StoreRegistry/defaultConfiguration()`` throws for the default store, and
+    /// ``DataStoreError/Code/unsupportedFeature`` for `allowsSave: false` when `MODELSTORE_URL` names
+    /// a store whose adapter cannot open read-only.
     public func storeConfiguration() throws -> any DataStoreConfiguration {
-        guard allowsSave else {
-            throw DataStoreError(
-                .unsupportedFeature,
-                "the configuration '\(name)' asks for a read-only store (allowsSave: false), which ModelStore "
-                    + "does not support yet",
-                remedy: "Pass allowsSave: true and do not call save(), or open a copy of the store")
-        }
         var configuration: any DataStoreConfiguration
         if isStoredInMemoryOnly {
             configuration = InMemoryStoreConfiguration(name: name, isShared: isNamed)
@@ -130,7 +124,33 @@ public struct ModelConfiguration: Hashable, Sendable {
             configuration = try StoreRegistry.shared.defaultConfiguration()
         }
         if let schema { configuration.schema = schema }
-        return configuration
+        return allowsSave ? configuration : try Self.readOnly(configuration, name: name)
+    }
+
+    /// The same built-in configuration with `allowsSave` off.
+    private static func readOnly(
+        _ configuration: any DataStoreConfiguration, name: String
+    ) throws -> any DataStoreConfiguration {
+        switch configuration {
+        case var memory as InMemoryStoreConfiguration:
+            memory.allowsSave = false
+            return memory
+        case var json as JSONFileStoreConfiguration:
+            json.allowsSave = false
+            return json
+        case var log as AppendLogStoreConfiguration:
+            log.allowsSave = false
+            return log
+        case var sqlite as SQLiteStoreConfiguration:
+            sqlite.allowsSave = false
+            return sqlite
+        default:
+            throw DataStoreError(
+                .unsupportedFeature,
+                "the configuration '\(name)' asks for a read-only store (allowsSave: false), and its store's "
+                    + "adapter (\(type(of: configuration))) cannot open read-only",
+                remedy: "Use a built-in store, or set the adapter configuration's own read-only option")
+        }
     }
 }
 

@@ -92,17 +92,6 @@ import Testing
         }
     }
 
-    @Test func aReadOnlyConfigurationIsRefusedClearlyAndWritesNothing() throws {
-        let directory = try TemporaryDirectory()
-        let url = directory.file("trips.store")
-        let error = try #require(throws: DataStoreError.self) {
-            _ = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(url: url, allowsSave: false))
-        }
-        #expect(error.code == .unsupportedFeature)
-        #expect(error.message.contains("allowsSave: false"))
-        #expect(!FileManager.default.fileExists(atPath: url.path))
-    }
-
     @Test func aContainerWithoutConfigurationsOpensTheDefaultStore() throws {
         // Linking ModelStoreAdapters set the default store when the test process started.
         let registered = try #require(StoreRegistry.shared.defaultStoreURL)

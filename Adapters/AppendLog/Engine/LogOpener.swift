@@ -68,10 +68,49 @@ struct LogOpener {
             storeIdentifier: storeIdentifier, tornTail: nil, state: state, baseline: try baseline(storeIdentifier))
     }
 
-    private func openExisting(_ listing: LogLayout.Listing) throws -> Opened {
+    /// Opens the log for reading only: loads it as ``open()`` does but writes nothing and takes no
+    /// lock. Refuses a directory with no log, and a log a writer has open (it may be appending or
+    /// compacting as this reads). A torn tail is skipped, not cut off, and an interrupted
+    /// compaction's clean-up is left for the next writable open. The state has no active segment.
+    func openReadOnly() throws -> Opened {
+        let listing = try layout.list()
+        try checkIsLogOrEmpty(listing)
+        guard listing.hasManifest else {
+            throw DataStoreError(
+                .notFound,
+                "there is no append log in '\(directory.path)', and a read-only configuration (allowsSave: false) "
+                    + "does not create one",
+                remedy: "Check the path, or open the store once with a configuration that allows saves")
+        }
+        let (holds, holder) = DirectoryLock.isLocked(directory: directory)
+        if holds {
+            var error = DirectoryLock.lockedError(directory: directory, holder: holder)
+            error.message += "; a read-only open reads a log that no writer has open"
+            throw error
+        }
+        let (manifest, read) = try load(listing)
+        var loaded = read
+        if let scan = loaded.lastScan, scan.torn != nil, !loaded.segments.isEmpty {
+            if scan.header == nil {
+                loaded.segments.removeLast()
+            } else {
+                loaded.segments[loaded.segments.count - 1].byteCount = scan.end
+            }
+        }
+        let state = LogState(
+            table: loaded.table, active: nil, segments: loaded.segments, lastTransaction: loaded.lastTransaction,
+            checkpoint: loaded.checkpoint, liveBytes: loaded.liveBytes)
+        return Opened(
+            storeIdentifier: manifest.storeIdentifier, tornTail: nil, state: state,
+            baseline: try baseline(manifest.storeIdentifier))
+    }
+
+    /// Reads the manifest, loads the checkpoint and segments, and checks the log against its
+    /// `synced` mark; writes nothing.
+    private func load(_ listing: LogLayout.Listing) throws -> (Manifest, LoadedLog) {
         let manifestBytes = try OpenFile(layout.manifestURL, writable: false).readAll()
         let manifest = try Manifest.decode(manifestBytes, url: layout.manifestURL)
-        var loaded: LoadedLog
+        let loaded: LoadedLog
         do {
             loaded = try LogLoader.load(layout: layout, manifest: manifest, listing: listing, schema: schema)
         } catch let damage as AppendLogDamage {
@@ -86,6 +125,12 @@ struct LogOpener {
                 end: scan?.end ?? last.byteCount, torn: scan?.torn != nil
             ).error(directory: directory)
         }
+        return (manifest, loaded)
+    }
+
+    private func openExisting(_ listing: LogLayout.Listing) throws -> Opened {
+        let (manifest, read) = try load(listing)
+        var loaded = read
         // Everything has loaded: from here on, opening may write.
         var tornTail: AppendLogTornTail?
         var reusable: OpenFile?

@@ -20,6 +20,8 @@ struct LogState: Sendable {
     var table: SnapshotTable
     /// The segment being appended to; `nil` once the store is closed.
     var active: ActiveSegment?
+    /// Whether ``AppendLogStore/close()`` has run; later calls throw.
+    var isClosed = false
     /// The segments after the checkpoint, the active one last.
     var segments: [SegmentSummary]
     /// The number of the last transaction written.

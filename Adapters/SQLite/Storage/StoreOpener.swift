@@ -69,6 +69,39 @@ struct StoreOpener {
         return identifier
     }
 
+    /// Opens the store for reading only and returns its identifier: checks the file as ``open(migrationPlan:)``
+    /// does, and refuses with ``DataStoreError/Code/readOnly`` whatever that would have to write (a
+    /// format upgrade, a migration), so that nothing is written.
+    func openReadOnly() throws -> String {
+        guard let meta = try Self.readMeta(connection) else {
+            if try Self.isEmpty(connection) {
+                throw DataStoreError(
+                    .notFound, "the SQLite database '\(path)' holds no store yet: it has no tables",
+                    remedy: "Open it once with a configuration that allows saves, which creates the store")
+            }
+            try ensureEmpty()
+            throw DataStoreError(.corrupted, "the SQLite database '\(path)' has no '\(Self.metaTable)' table")
+        }
+        try check(meta)
+        guard meta.format == SQLiteStore.formatVersion else {
+            throw DataStoreError(
+                .readOnly,
+                "the SQLite store '\(path)' has file format \(meta.format), which this build upgrades to "
+                    + "\(SQLiteStore.formatVersion) as it opens, and a read-only open (allowsSave: false) cannot write",
+                remedy: "Open it once with a configuration that allows saves, then read-only")
+        }
+        let stored = try meta.schema(path: path)
+        guard stored == schema.storedDescription else {
+            throw DataStoreError(
+                .readOnly,
+                "the SQLite store '\(path)' holds schema version \(stored.version) with other entities or "
+                    + "properties than this app's \(schema.version), and migrating it on a read-only open "
+                    + "(allowsSave: false) would write",
+                remedy: "Open it once with a configuration that allows saves, so that it migrates, then read-only")
+        }
+        return meta.identifier
+    }
+
     /// The meta table's definition: each row with its checksum (format 3).
     static let metaCreationSQL =
         "CREATE TABLE \(metaTable) (key TEXT PRIMARY KEY, value, \(RowChecksum.definition(over: ["key", "value"]))) "

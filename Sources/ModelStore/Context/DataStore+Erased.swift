@@ -15,9 +15,17 @@ extension DataStore {
         return (result.fetchedSnapshots.map(\.defaultSnapshot), result.relatedSnapshots.mapValues(\.defaultSnapshot))
     }
 
+    /// Throws ``DataStoreError/Code/readOnly`` when the store's configuration does not allow saves.
+    func requireAllowsSave(_ action: @autoclosure () -> String) throws {
+        guard configuration.allowsSave else {
+            throw DataStoreError.readOnly(store: configuration.name, refusing: action())
+        }
+    }
+
     func saveDefault(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
     ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        try requireAllowsSave("a save")
         let converted = DataStoreSaveChangesRequest<Snapshot>(
             editingState: request.editingState,
             inserted: request.inserted.map(Snapshot.init), updated: request.updated.map(Snapshot.init),
@@ -42,6 +50,7 @@ extension DataStore {
 
     /// Prepares this store's part of a save across stores, in the context's snapshot form.
     func prepareDefault(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> ErasedPreparedSave {
+        try requireAllowsSave("a save")
         guard let twoPhase = self as? any DataStoreTwoPhaseSaving else {
             throw DataStoreError(
                 .unsupportedFeature, "the store '\(identifier)' cannot take part in a save across stores")

@@ -140,6 +140,7 @@ public final class ModelContainer: Sendable {
             changeHub.publish(ModelContainerChange(invalidatesAllIdentifiers: true, origin: .erase))
             ModelContext.postDidSave(object: self, invalidatesAllIdentifiers: true)
         }
+        for store in stores { try store.requireAllowsSave("erasing every model") }
         for store in stores { try store.erase() }
     }
 

@@ -31,6 +31,7 @@ extension ModelContext {
         descriptor.includePendingChanges = false
         let entity = try self.entity(of: T.self)
         let store = try container.store(for: entity.name)
+        try store.requireAllowsSave("a batch delete of '\(entity.name)'")
         let referenced = container.schema.entities.contains { other in
             other.relationships.contains { $0.destination == entity.name }
         }
@@ -82,9 +83,10 @@ extension ModelContext {
         }
         var descriptor = FetchDescriptor<T>(predicate: predicate)
         descriptor.includePendingChanges = false
+        let store = try container.store(for: entity.name)
+        try store.requireAllowsSave("a batch update of '\(entity.name)'")
         let ids = try fetchIdentifiers(descriptor)
         guard !ids.isEmpty, !values.isEmpty else { return 0 }
-        let store = try container.store(for: entity.name)
         NotificationCenter.default.post(name: Self.willSave, object: self)
         if let batching = store as? any DataStoreBatching {
             if store.queryCapabilitiesIfAny?.enforcesUniqueness != true,
@@ -162,6 +164,7 @@ extension ModelContext {
     public func insert(snapshots: [DefaultSnapshot]) throws -> [PersistentIdentifier] {
         guard let first = snapshots.first else { return [] }
         let store = try container.store(for: first.entity.name)
+        try store.requireAllowsSave("a batch insert of '\(first.entity.name)'")
         try checkUniqueness(inserted: snapshots, updated: [], deleted: [])
         NotificationCenter.default.post(name: Self.willSave, object: self)
         let ids: [PersistentIdentifier]

@@ -302,6 +302,7 @@ extension ModelContext {
             return written
         }
         guard !requests.isEmpty else { return written }
+        for (index, _) in requests { try stores[index].requireAllowsSave("a save") }
         let unable = requests.filter { !stores[$0.store].takesPartInTwoPhaseSaves }.map {
             container.configurations[$0.store].name
         }

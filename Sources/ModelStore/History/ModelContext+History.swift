@@ -35,6 +35,7 @@ extension ModelContext {
     /// `deleteHistory(_:)`. Tokens that point into deleted history expire.
     public func deleteHistory<T: HistoryTransaction>(_ descriptor: HistoryDescriptor<T>) throws {
         let (stores, descriptor) = try historyStores(for: descriptor)
+        for store in stores { try store.requireAllowsSave("deleting history") }
         for store in stores { try store.deleteHistory(descriptor) }
     }
 

@@ -73,6 +73,21 @@ extension DataStoreError.Code {
         return steps
     }
 
+    /// For a store opened read-only: throws ``DataStoreError/Code/readOnly`` when the plan would
+    /// migrate the stored data, since a read-only open may not write the migrated data back.
+    /// Reads only what ``preview(_:)`` reads.
+    public func requireNoMigration(_ storage: some SchemaMigrationStorage) throws {
+        guard plan != nil, let stored = try storage.storedVersion else { return }
+        let stages = stageNames(from: stored)
+        guard !stages.isEmpty else { return }
+        throw DataStoreError(
+            .readOnly,
+            "\(storage.storeDescription) is at schema version \(stored) and the migration plan would migrate it to "
+                + "\(schema.version) (\(stages.joined(separator: ", "))), which a read-only open (allowsSave: false) "
+                + "cannot write",
+            remedy: "Open the store once with a configuration that allows saves, so that it migrates, then read-only")
+    }
+
     /// The stages a store recorded at `stored` runs, as `lightweight 1.0.0 -> 2.0.0`; empty when none.
     public func stageNames(from stored: Schema.Version) -> [String] { steps(from: stored).map(\.summary) }
 

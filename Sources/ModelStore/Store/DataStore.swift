@@ -16,11 +16,23 @@ public protocol DataStoreConfiguration: Hashable, Sendable {
 
     /// Checks the configuration before any store is created; throws ``DataStoreError/invalidConfiguration``.
     func validate() throws
+
+    /// Whether the store accepts changes: SwiftData's `allowsSave`.
+    ///
+    /// When it is `false`, the store opens read-only: it writes nothing at all, not when it opens
+    /// (no file is created, repaired, migrated or locked for writing) and not later, and every
+    /// save, batch operation, erase or history deletion through a container throws
+    /// ``DataStoreError/Code/readOnly`` before any store is touched. A configuration type that
+    /// does not declare this property is always writable.
+    var allowsSave: Bool { get }
 }
 
 extension DataStoreConfiguration {
     /// No checks.
     public func validate() throws {}
+
+    /// Always `true`: a configuration that does not declare `allowsSave` opens a writable store.
+    public var allowsSave: Bool { true }
 }
 
 /// A context's session with a store: SwiftData's `EditingState`.

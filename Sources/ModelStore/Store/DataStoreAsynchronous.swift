@@ -56,6 +56,7 @@ extension DataStoreAsynchronous {
     func saveDefaultAsync(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
     ) async throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        try requireAllowsSave("a save")
         let converted = DataStoreSaveChangesRequest<Snapshot>(
             editingState: request.editingState,
             inserted: request.inserted.map(Snapshot.init), updated: request.updated.map(Snapshot.init),

@@ -57,6 +57,8 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
         public static let invalidValue = Code("invalidValue")
         /// A history token points into history that was deleted: SwiftData's `historyTokenExpired`.
         public static let historyTokenExpired = Code("historyTokenExpired")
+        /// A change was asked of a store opened read-only (`allowsSave: false`).
+        public static let readOnly = Code("readOnly")
     }
 
     /// What kind of failure this is.
@@ -170,6 +172,25 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
     /// A pattern matching every expired history token: `catch DataStoreError.historyTokenExpired { … }`.
     public static let historyTokenExpired = DataStoreError(
         .historyTokenExpired, "the history token points into deleted history")
+    /// A pattern matching every change refused by a read-only store: `catch DataStoreError.readOnly { … }`.
+    public static let readOnly = DataStoreError(.readOnly, "the store is read-only")
+
+    /// The error for a change asked of a store whose configuration does not allow saves.
+    ///
+    /// - Parameters:
+    ///   - store: The configuration's name or the store's location, as the message shows it.
+    ///   - action: What was refused, for example `"a save"`.
+    ///   - file: The source file that raises the error.
+    ///   - line: The line that raises it.
+    public static func readOnly(
+        store: String, refusing action: String, file: String = #fileID, line: Int = #line
+    ) -> DataStoreError {
+        DataStoreError(
+            .readOnly, "\(action) cannot be stored in '\(store)', which was opened read-only (allowsSave: false)",
+            remedy:
+                "Open the store with a configuration that allows saves, or discard the changes with rollback()",
+            file: file, line: line)
+    }
 
     /// A value conversion error with a message.
     public static func invalidValue(_ message: String, file: String = #fileID, line: Int = #line) -> DataStoreError {
