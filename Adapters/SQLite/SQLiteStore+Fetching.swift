@@ -4,20 +4,36 @@ import Foundation
 extension SQLiteStore {
     /// Fetches by the request's query (or, without one, every model of the entity) in SQL, reading
     /// only the rows it returns when SQL can run the whole query.
+    ///
+    /// When SQL runs the whole query, a query's ``StoreQuery/propertiesToFetch`` is honoured: each
+    /// row is still read whole (to check its checksum), but only those attributes are decoded and
+    /// no external file of another attribute is read; the result says so
+    /// (``DataStoreFetchResult/omitsUnrequestedProperties``).
     public func fetch<T: PersistentModel>(
         _ request: DataStoreFetchRequest<T>
     ) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
         let query = request.query ?? StoreQuery(entityName: Schema.entityName(for: T.self))
-        let snapshots = try database.withLock { connection -> [DefaultSnapshot] in
+        let (snapshots, partial) = try database.withLock { connection -> ([DefaultSnapshot], Bool) in
             let plan = try QueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+            // Only the requested attributes when nothing in Swift reads the others.
+            let decoded = plan.isComplete ? query.propertiesToFetch.map { plan.layout.slots(of: $0) } : nil
             // One statement reads one state of the file by itself; a fetch that also reads join
             // tables or related rows takes a read transaction, so every statement sees the same state.
             if plan.residual == nil && plan.layout.joinTables.isEmpty {
-                return try self.snapshots(for: query, plan: plan, connection: connection)
+                return (
+                    try self.snapshots(for: query, plan: plan, connection: connection, decoding: decoded),
+                    decoded != nil
+                )
             }
-            return try connection.readTransaction { try self.snapshots(for: query, plan: plan, connection: connection) }
+            return (
+                try connection.readTransaction {
+                    try self.snapshots(for: query, plan: plan, connection: connection, decoding: decoded)
+                }, decoded != nil
+            )
         }
-        return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: snapshots)
+        var result = DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: snapshots)
+        result.omitsUnrequestedProperties = partial
+        return result
     }
 
     /// Counts in SQL (`COUNT(*)`) when SQL runs the whole query.
@@ -90,7 +106,11 @@ extension SQLiteStore {
     }
 
     /// The snapshots a query selects: SQL's rows, the residual filter, a Swift sort if need be, the window.
-    func snapshots(for query: StoreQuery, plan: QueryPlan, connection: SQLiteConnection) throws -> [DefaultSnapshot] {
+    ///
+    /// With `decoding`, only those attribute slots are decoded (see ``RowReader/read(_:layout:decoding:)``).
+    func snapshots(
+        for query: StoreQuery, plan: QueryPlan, connection: SQLiteConnection, decoding: Set<Int>? = nil
+    ) throws -> [DefaultSnapshot] {
         let reader = RowReader(connection: connection, storeIdentifier: identifier)
         let evaluator = try plan.residual.map { filter in
             let resolver = RelatedRowResolver(reader: reader, layouts: layouts)
@@ -106,7 +126,7 @@ extension SQLiteStore {
         let wanted = plan.sortsInSwift ? nil : query.limit.map { $0 + max(query.offset, 0) }
         var result: [DefaultSnapshot] = []
         while try statement.step() {
-            let snapshot = try reader.read(statement, layout: plan.layout)
+            let snapshot = try reader.read(statement, layout: plan.layout, decoding: decoding)
             if let evaluator, !evaluator.matches(snapshot) { continue }
             result.append(snapshot)
             if plan.residual != nil, let wanted, result.count >= wanted { break }

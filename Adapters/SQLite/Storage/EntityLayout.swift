@@ -54,8 +54,16 @@ final class EntityLayout: Sendable {
     let checksumIndex: Int32
     let insertSQL: String
     let selectByKeySQL: String
+    /// Each attribute's default value by slot (`.null` for relationships): what a row read with
+    /// fewer attributes holds in the others.
+    let defaultValues: [StoreValue]
 
     static let primaryKey = "\"_pk\""
+
+    /// The slots of the entity's properties with these names (names it lacks are left out).
+    func slots(of names: [String]) -> Set<Int> {
+        Set(names.compactMap { entity.slot(of: $0) })
+    }
 
     init(_ entity: Schema.Entity) {
         self.entity = entity
@@ -84,6 +92,10 @@ final class EntityLayout: Sendable {
             }
         }
         self.columns = columns
+        defaultValues = entity.properties.map { property in
+            if case .attribute(let attribute) = property { return attribute.defaultValue }
+            return .null
+        }
         joinTables = joins
         columnsBySlot = Dictionary(uniqueKeysWithValues: columns.map { ($0.slot, $0) })
         externalColumns = columns.filter(\.isExternal)

@@ -29,7 +29,11 @@ struct RowReader {
     }
 
     /// The snapshot of the current row of a statement that selects ``EntityLayout/selectList``.
-    func read(_ statement: SQLiteStatement, layout: EntityLayout) throws -> DefaultSnapshot {
+    ///
+    /// With `decoding`, attributes whose slot it lacks are not decoded (nor their external files
+    /// read) and hold their default values; relationships are always read. The whole row's checksum
+    /// is checked either way.
+    func read(_ statement: SQLiteStatement, layout: EntityLayout, decoding: Set<Int>? = nil) throws -> DefaultSnapshot {
         let entity = layout.entity
         let key = statement.int64(0)
         guard RowChecksum.matches(statement, columns: layout.checksumIndex) else {
@@ -38,7 +42,9 @@ struct RowReader {
         var values = [StoreValue](repeating: .null, count: entity.properties.count)
         for (offset, column) in layout.columns.enumerated() {
             let index = Int32(offset + 1)
-            if column.kind == .data, statement.type(index) == 3 {
+            if let decoding, column.kind != nil, !decoding.contains(column.slot) {
+                values[column.slot] = layout.defaultValues[column.slot]
+            } else if column.kind == .data, statement.type(index) == 3 {
                 // Text in a data column (type 3, SQLITE_TEXT): the name of an external file.
                 let name = statement.text(index)
                 values[column.slot] =

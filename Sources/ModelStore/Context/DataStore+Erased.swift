@@ -4,15 +4,22 @@ import Foundation
 extension DataStore {
     func fetchDefault<T: PersistentModel>(
         _ request: DataStoreFetchRequest<T>
-    ) throws -> (snapshots: [DefaultSnapshot], related: [PersistentIdentifier: DefaultSnapshot]) {
+    ) throws -> (
+        snapshots: [DefaultSnapshot], related: [PersistentIdentifier: DefaultSnapshot], omitsUnrequested: Bool
+    ) {
         let result = try fetch(request)
+        // Only a query that asked for fewer properties can get fewer.
+        let omits = result.omitsUnrequestedProperties && request.query?.propertiesToFetch != nil
         if Snapshot.self == DefaultSnapshot.self {
             return (
                 unsafeBitCast(result.fetchedSnapshots, to: [DefaultSnapshot].self),
-                unsafeBitCast(result.relatedSnapshots, to: [PersistentIdentifier: DefaultSnapshot].self)
+                unsafeBitCast(result.relatedSnapshots, to: [PersistentIdentifier: DefaultSnapshot].self), omits
             )
         }
-        return (result.fetchedSnapshots.map(\.defaultSnapshot), result.relatedSnapshots.mapValues(\.defaultSnapshot))
+        return (
+            result.fetchedSnapshots.map(\.defaultSnapshot), result.relatedSnapshots.mapValues(\.defaultSnapshot),
+            omits
+        )
     }
 
     /// Throws ``DataStoreError/Code/readOnly`` when the store's configuration does not allow saves.

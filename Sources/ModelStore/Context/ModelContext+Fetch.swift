@@ -103,7 +103,14 @@ extension ModelContext {
             }
         }
 
-        var snapshots = try fetchSnapshots(descriptor, plan: &plan, store: store)
+        // Fewer properties only when the store runs the whole query: nothing after it reads the others.
+        let unfetched =
+            countOnly || identifiersOnly || hasPending || !plan.storeDoesEverything || plan.query == nil
+            ? nil : Self.unfetchedSlots(descriptor.propertiesToFetch, entity: entity)
+        if let unfetched {
+            plan.query?.propertiesToFetch = entity.attributes.filter { !unfetched.contains($0.slot) }.map(\.name)
+        }
+        var (snapshots, omitted) = try fetchSnapshots(descriptor, plan: &plan, store: store)
         for snapshot in snapshots where snapshot.entity.name != entityName {
             throw DataStoreError(
                 .corrupted, "the store returned a '\(snapshot.entity.name)' snapshot for a fetch of '\(entityName)'",
@@ -132,7 +139,7 @@ extension ModelContext {
             (countOnly || identifiersOnly)
             ? snapshots.map(\.persistentIdentifier).filter { registry[$0] == nil } : []
         defer { releaseUnchanged(transient) }
-        var models = try materialize(snapshots, as: T.self)
+        var models = try materialize(snapshots, as: T.self, unfetched: omitted ? unfetched : nil)
         if descriptor.includePendingChanges {
             models.removeAll { $0.persistentBackingData.state == .deleted }
         }
@@ -198,23 +205,41 @@ extension ModelContext {
 
     /// The snapshots the store returns for a plan; a SwiftData-style store that asks for in-memory
     /// filtering or sorting is asked again for less, and the plan records what is left to do.
+    ///
+    /// Also returns whether the store left out the attributes the query's `propertiesToFetch` does
+    /// not name (see ``DataStoreFetchResult/omitsUnrequestedProperties``).
     private func fetchSnapshots<T: PersistentModel>(
         _ descriptor: FetchDescriptor<T>, plan: inout QueryPlan<T>, store: any DataStore
-    ) throws -> [DefaultSnapshot] {
+    ) throws -> (snapshots: [DefaultSnapshot], omitsUnrequested: Bool) {
+        func fetch() throws -> (snapshots: [DefaultSnapshot], omitsUnrequested: Bool) {
+            let result = try store.fetchDefault(plan.request(descriptor, editingState: editingState))
+            return (result.snapshots, result.omitsUnrequested)
+        }
         do {
-            return try store.fetchDefault(plan.request(descriptor, editingState: editingState)).snapshots
+            return try fetch()
         } catch DataStoreError.preferInMemoryFilter {
             plan.fallBackToMemory()
-            return try store.fetchDefault(plan.request(descriptor, editingState: editingState)).snapshots
+            return try fetch()
         } catch DataStoreError.preferInMemorySort {
             plan.fallBackToMemory(keepFilter: true)
             do {
-                return try store.fetchDefault(plan.request(descriptor, editingState: editingState)).snapshots
+                return try fetch()
             } catch DataStoreError.preferInMemoryFilter {
                 plan.fallBackToMemory()
-                return try store.fetchDefault(plan.request(descriptor, editingState: editingState)).snapshots
+                return try fetch()
             }
         }
+    }
+
+    /// The slots of the attributes `propertiesToFetch` leaves out, or `nil` when it leaves none out
+    /// (it is empty, or names every attribute). Relationships are always fetched.
+    static func unfetchedSlots<T>(
+        _ propertiesToFetch: [any PartialKeyPath<T> & Sendable], entity: Schema.Entity
+    ) -> [Int]? {
+        guard !propertiesToFetch.isEmpty else { return nil }
+        let named = Set(propertiesToFetch.compactMap { entity.propertyName(for: $0) })
+        let slots = entity.attributes.filter { !named.contains($0.name) }.map(\.slot)
+        return slots.isEmpty ? nil : slots
     }
 
     /// An unregistered model holding stored values, for evaluating predicates against saved state.
@@ -310,7 +335,13 @@ extension ModelContext {
 
     /// Models for snapshots: the registered object for an identifier if there is one (refreshed
     /// unless it has unsaved changes), else a new model registered in this context.
-    func materialize<T: PersistentModel>(_ snapshots: [DefaultSnapshot], as type: T.Type) throws -> [T] {
+    ///
+    /// With `unfetched`, the snapshots hold default values in those attribute slots (the store read
+    /// only the others): a new model leaves them unloaded until one is read (see
+    /// ``BackingData/loadUnfetchedValues(of:)``), and a registered one takes the fetched values only.
+    func materialize<T: PersistentModel>(
+        _ snapshots: [DefaultSnapshot], as type: T.Type, unfetched: [Int]? = nil
+    ) throws -> [T] {
         guard let layout = ModelLayout.of(T.self) else { return [] }
         var models: [T] = []
         models.reserveCapacity(snapshots.count)
@@ -322,7 +353,11 @@ extension ModelContext {
                         .corrupted, "\(id) is registered as a '\(Swift.type(of: existing))', not a '\(T.self)'")
                 }
                 let backing = typed.persistentBackingData
-                if backing.state == .registered && !backing.isChanged
+                if let unfetched {
+                    if backing.state == .registered && !backing.isChanged {
+                        try Self.refresh(typed, layout: layout, from: snapshot, unfetched: unfetched)
+                    }
+                } else if backing.state == .registered && !backing.isChanged
                     && !Self.isStored(snapshot.values, as: backing.savedValues)
                 {
                     try layout.reload(snapshot.values, into: typed)
@@ -340,10 +375,33 @@ extension ModelContext {
             backing.tracksUndo = undoManager != nil
             backing.state = .registered
             backing.savedValues = snapshot.values
+            backing.unfetchedSlots = unfetched
             registry[id] = model
             models.append(model)
         }
         return models
+    }
+
+    /// Refreshes a registered, unchanged model from a snapshot that holds only some attributes:
+    /// when a fetched value differs from the saved one, the fetched values are loaded and the
+    /// others become unloaded, so that they are read again, current, when first accessed.
+    private static func refresh(
+        _ model: some PersistentModel, layout: ModelLayout, from snapshot: DefaultSnapshot, unfetched: [Int]
+    ) throws {
+        let backing = model.persistentBackingData
+        guard var saved = backing.savedValues, saved.count == snapshot.values.count else { return }
+        let skipped = Set(unfetched).union(backing.unfetchedSlots ?? [])
+        let changed = snapshot.values.indices.filter {
+            !skipped.contains($0) && !snapshot.values[$0].isIdentical(to: saved[$0])
+        }
+        guard !changed.isEmpty else { return }
+        defer { backing.storedValuesDidChange() }
+        for slot in snapshot.values.indices where !skipped.contains(slot) {
+            try layout.fields[slot].load(snapshot.values[slot], into: model)
+            saved[slot] = snapshot.values[slot]
+        }
+        backing.savedValues = saved
+        backing.unfetchedSlots = skipped.sorted()
     }
 
     /// Whether `saved` holds exactly the stored values `values` (bit for bit, not by `==`).

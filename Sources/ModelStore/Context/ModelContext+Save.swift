@@ -422,7 +422,10 @@ extension ModelContext {
             cache = LayoutCache(type: type, layout: layout, entity: entity)
             layouts = cache
         }
-        let id = model.persistentBackingData.identifier(entityName: cache.entity.name)
+        let backing = model.persistentBackingData
+        // Never store initial values over attributes a fetch left out: load them, or fail the save.
+        if backing.unfetchedSlots != nil { try backing.loadUnfetchedValues(of: model) }
+        let id = backing.identifier(entityName: cache.entity.name)
         return DefaultSnapshot(
             persistentIdentifier: id, entity: cache.entity, values: try cache.layout.values(of: model))
     }

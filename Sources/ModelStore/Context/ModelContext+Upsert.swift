@@ -257,6 +257,7 @@ private struct DuplicateLookup {
             guard let loaded = try materialize(entity.modelType) else { return nil }
             model = loaded
         }
+        try? model.persistentBackingData.loadUnfetchedValues(of: model)
         guard model.persistentBackingData.state == .registered,
             let current = try? entity.layout.values(of: model),
             Self.keys(of: current, in: entity).contains(key)

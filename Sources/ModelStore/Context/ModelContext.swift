@@ -188,6 +188,8 @@ public final class ModelContext {
             backing.state = .deleted
             deletedModels.append(model)
         case .registered:
+            // The delete records the model's stored values (history, delete rules): all of them.
+            try? backing.loadUnfetchedValues(of: model)
             backing.state = .deleted
             changedModels.remove(model)
             deletedModels.append(model)

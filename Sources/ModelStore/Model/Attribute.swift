@@ -58,10 +58,13 @@ public struct Attribute<Value> {
             backing.registrar.access(model, keyPath: wrappedKeyPath)
             backing.registrar.access(backing, keyPath: \.storedValues)
             if let probe = backing.probe { probe.record(storage: storageKeyPath, wrapped: wrappedKeyPath) }
+            // A model fetched with propertiesToFetch loads the other attributes on first access.
+            if backing.unfetchedSlots != nil { backing.loadUnfetchedValues(of: model, reading: wrappedKeyPath) }
             return model[keyPath: storageKeyPath].value
         }
         set {
             let backing = model.persistentBackingData
+            if backing.unfetchedSlots != nil { try? backing.loadUnfetchedValues(of: model) }
             if backing.tracksUndo {
                 backing.context?.registerUndo(of: model, wrappedKeyPath, was: model[keyPath: storageKeyPath].value)
             }

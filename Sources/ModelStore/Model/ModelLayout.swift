@@ -181,6 +181,7 @@ final class ModelLayout: @unchecked Sendable {
     func reload(_ values: [StoreValue], into model: any PersistentModel) throws {
         defer { model.persistentBackingData.storedValuesDidChange() }
         try apply(values, to: model)
+        model.persistentBackingData.unfetchedSlots = nil
     }
 }
 

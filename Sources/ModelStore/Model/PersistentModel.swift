@@ -143,6 +143,55 @@ public final class BackingData: Observable {
     var probe: ProbeRecorder?
     /// Whether the model's context has an undo manager, so each write registers how to undo it.
     var tracksUndo = false
+    /// The slots of the attributes a fetch with ``FetchDescriptor/propertiesToFetch`` left unloaded
+    /// (they hold their initial values, and so do those slots of ``savedValues``); `nil` when every
+    /// value is loaded. Reading or writing any attribute, changing a relationship or deleting the
+    /// model loads them first (``loadUnfetchedValues(of:)``).
+    var unfetchedSlots: [Int]?
+
+    /// Loads the attributes a fetch left out (``unfetchedSlots``) from the model's store, all at
+    /// once, as Core Data fulfils a fault. Does nothing when every value is loaded.
+    ///
+    /// Throws ``DataStoreError/Code/notFound`` when the store no longer has the model (another
+    /// context or process deleted it), or what the store throws; the attributes then stay unloaded
+    /// and a save of the model throws the same error rather than store initial values over them.
+    /// Loads the attributes a fetch left out if the attribute at `keyPath` is one of them (reading
+    /// an attribute that was fetched loads nothing).
+    @inline(never)
+    func loadUnfetchedValues(of model: any PersistentModel, reading keyPath: AnyKeyPath) {
+        guard let slots = unfetchedSlots, let layout = ModelLayout.of(existential: type(of: model)),
+            let name = layout.propertyName(for: keyPath), let field = layout.fieldsByName[name],
+            slots.contains(field.slot)
+        else { return }
+        try? loadUnfetchedValues(of: model)
+    }
+
+    @inline(never)
+    func loadUnfetchedValues(of model: any PersistentModel) throws {
+        guard let slots = unfetchedSlots else { return }
+        guard let id = persistentIdentifier, let container = context?.container ?? container,
+            let layout = ModelLayout.of(existential: type(of: model))
+        else {
+            throw DataStoreError(
+                .notFound,
+                "a model whose attributes were not all fetched (propertiesToFetch) has no container to "
+                    + "load them from", remedy: "Keep the model's container open while the model is used")
+        }
+        let store = try container.store(for: id.entityName)
+        guard let snapshot = try store.cachedDefault([id], editingState: context?.editingState ?? EditingState())[id]
+        else {
+            let names = slots.map { "'\(layout.fields[$0].name)'" }.joined(separator: ", ")
+            throw DataStoreError(
+                .notFound,
+                "\(names) of \(id) were not fetched (propertiesToFetch), and the store no longer has the model",
+                remedy: "The model was deleted since it was fetched: fetch again", entityName: id.entityName)
+        }
+        unfetchedSlots = nil
+        for slot in slots {
+            try layout.fields[slot].load(snapshot.values[slot], into: model)
+            savedValues?[slot] = snapshot.values[slot]
+        }
+    }
 
     func identifier(entityName: String) -> PersistentIdentifier {
         if let persistentIdentifier { return persistentIdentifier }
@@ -167,6 +216,11 @@ public final class BackingData: Observable {
         guard !isChanged else { return }
         switch state {
         case .registered:
+            // A relationship changed (an attribute's setter loads before it writes): load the
+            // attributes a fetch left out, so that a save stores their values, not initial ones.
+            if unfetchedSlots != nil, let model = model as? any PersistentModel {
+                try? loadUnfetchedValues(of: model)
+            }
             isChanged = true
             context?.modelDidChange(model)
         case .deleted:

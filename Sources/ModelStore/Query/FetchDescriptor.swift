@@ -21,7 +21,15 @@ public struct FetchDescriptor<T: PersistentModel>: Sendable {
     public var fetchOffset: Int?
     /// Whether models inserted, changed or deleted in the context but not saved count (the default).
     public var includePendingChanges: Bool
-    /// The properties the caller needs; a hint adapters may use to load less.
+    /// The attributes the caller needs, as in SwiftData; empty (the default) fetches every one.
+    ///
+    /// When the store runs the whole fetch (predicate, sort and window) and the context has no
+    /// pending changes of the entity, the store is asked for only these attributes. A store that
+    /// reads less (SQLite decodes only these columns and reads no other external file) leaves the
+    /// models' other attributes unloaded: the first read or write of any of them, a relationship
+    /// change or a delete loads them all from the store at once, as a Core Data fault does.
+    /// Relationships are always fetched. A store that reads whole rows anyway (the in-memory, JSON
+    /// file and append-log stores) returns complete models.
     public var propertiesToFetch: [any PartialKeyPath<T> & Sendable]
     /// Relationships to load with the results instead of on first access.
     public var relationshipKeyPathsForPrefetching: [any PartialKeyPath<T> & Sendable]

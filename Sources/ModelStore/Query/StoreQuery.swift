@@ -16,6 +16,15 @@ public struct StoreQuery: Sendable, Hashable, CustomStringConvertible {
     public var offset: Int
     /// The most results to return; `nil` returns all.
     public var limit: Int?
+    /// The attributes the caller needs, when it needs fewer than all (``FetchDescriptor/propertiesToFetch``);
+    /// `nil` for every property.
+    ///
+    /// The context sets it only when the store runs the whole query, so nothing evaluates the other
+    /// attributes after the store. A store may then read only these attributes (relationships are
+    /// always read), give the others their default values, and say so with
+    /// ``DataStoreFetchResult/omitsUnrequestedProperties``; the context loads the rest of a model
+    /// when one of its other attributes is first read. A store may also ignore it.
+    public var propertiesToFetch: [String]?
 
     /// A query.
     public init(
@@ -35,6 +44,7 @@ public struct StoreQuery: Sendable, Hashable, CustomStringConvertible {
         if !sort.isEmpty { text += " sorted by " + sort.map(\.description).joined(separator: ", ") }
         if offset > 0 { text += " offset \(offset)" }
         if let limit { text += " limit \(limit)" }
+        if let propertiesToFetch { text += " reading " + propertiesToFetch.joined(separator: ", ") }
         return text
     }
 }

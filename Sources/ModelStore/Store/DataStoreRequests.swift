@@ -28,6 +28,11 @@ public struct DataStoreFetchResult<T: PersistentModel, Snapshot: DataStoreSnapsh
     public var fetchedSnapshots: [Snapshot]
     /// Snapshots of related models the store loaded along (for prefetching).
     public var relatedSnapshots: [PersistentIdentifier: Snapshot]
+    /// Whether the fetched snapshots hold stored values only for the query's
+    /// ``StoreQuery/propertiesToFetch`` and every relationship, the other attributes holding their
+    /// default values (`false` unless the store sets it). The context then leaves those attributes
+    /// unloaded in the models and reads the whole model from the store when one is first accessed.
+    public var omitsUnrequestedProperties = false
 
     /// A result.
     public init(

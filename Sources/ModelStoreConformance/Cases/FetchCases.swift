@@ -25,6 +25,52 @@ enum FetchCases {
             }
         },
         CaseDefinition(
+            .fetch, "propertiesToFetchKeepsEveryValue",
+            "A fetch with propertiesToFetch reads every attribute right and never saves initial values over the others."
+        ) { env in
+            let container = try env.openContainer()
+            try env.seed(container)
+            var partial = FetchDescriptor<Specimen>(sortBy: [SortDescriptor(\.code)])
+            partial.propertiesToFetch = [\.code, \.serial]
+            let whole = try env.step("fetching every specimen") {
+                try env.freshContext(container).fetch(FetchDescriptor<Specimen>(sortBy: [SortDescriptor(\.code)]))
+            }
+            let context = env.freshContext(container)
+            let fetched = try env.step("fetching specimens with propertiesToFetch [code, serial]") {
+                try context.fetch(partial)
+            }
+            try env.checkEqual(
+                fetched.map(\.code), whole.map(\.code),
+                "a fetch with propertiesToFetch returned other models than the same fetch without it")
+            for (found, expected) in zip(fetched, whole) {
+                try SpecimenField.check(
+                    found, equals: expected, "reading a specimen fetched with propertiesToFetch [code, serial]",
+                    in: env)
+            }
+            // Change one attribute that was fetched, one that was not and a relationship, each on
+            // a model of its own, then save: every other value must be stored as it was.
+            let again = try env.step("fetching specimens with propertiesToFetch again") {
+                try env.freshContext(container).fetch(partial)
+            }
+            let changer = try env.require(again.first?.modelContext, "a fetched specimen has no context")
+            again[0].serial += 1000
+            again[1].title += " (edited)"
+            again[2].peer = nil
+            try env.step("saving changes to specimens fetched with propertiesToFetch") { try changer.save() }
+            whole[0].serial += 1000
+            whole[1].title += " (edited)"
+            let stored = try env.step("fetching every specimen after the save") {
+                try env.freshContext(container).fetch(FetchDescriptor<Specimen>(sortBy: [SortDescriptor(\.code)]))
+            }
+            for (found, expected) in zip(stored, whole) {
+                try SpecimenField.check(
+                    found, equals: expected,
+                    "reading a specimen saved after a fetch with propertiesToFetch [code, serial]", in: env)
+            }
+            try env.check(
+                stored[2].peer == nil, "a relationship cleared on a model fetched with propertiesToFetch was not saved")
+        },
+        CaseDefinition(
             .fetch, "offsetAndLimit", "fetchOffset skips and fetchLimit caps, in the store's identifier order."
         ) { env in
             let container = try env.openContainer()
