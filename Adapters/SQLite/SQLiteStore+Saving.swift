@@ -56,22 +56,40 @@ extension SQLiteStore {
     }
 
     /// Deletes models by identifier in one statement per entity table; unknown identifiers are ignored.
+    ///
+    /// History records each deleted model. Rows are read whole only for an entity with
+    /// `.preserveValueOnDeletion` attributes (their tombstones); for the others the keys that exist
+    /// are enough.
     public func delete<T: PersistentModel>(_ request: DataStoreBatchDeleteRequest<T>) throws {
         try withWriter { writer in
             var byEntity: [String: [Int64]] = [:]
             for id in request.identifiers {
                 if let key = localKey(id) { byEntity[id.entityName, default: []].append(key) }
             }
-            let before = try storedSnapshots(of: request.identifiers, with: writer)
+            var tombstoned: [PersistentIdentifier] = []
+            var found: [String: (keys: Set<Int64>, isEveryRow: Bool)] = [:]
+            for (name, keys) in byEntity {
+                let layout = try writer.layout(name)
+                if layout.entity.attributes.contains(where: { $0.options.contains(.preserveValueOnDeletion) }) {
+                    tombstoned += request.identifiers.filter { $0.entityName == name }
+                } else {
+                    found[name] = try writer.existingKeys(keys, layout: layout)
+                }
+            }
+            let before = try storedSnapshots(of: tombstoned, with: writer)
             _ = try HistoryTable.record(
-                request.identifiers.compactMap { id in before[id].map(StoreHistoryRecord.Change.deletion(of:)) },
+                request.identifiers.compactMap { id in
+                    if let snapshot = before[id] { return .deletion(of: snapshot) }
+                    guard let key = localKey(id), found[id.entityName]?.keys.contains(key) == true else { return nil }
+                    return StoreHistoryRecord.Change(.delete, id)
+                },
                 author: request.editingState.author, limit: configuration.historyLimit, on: writer.connection)
             for (name, keys) in byEntity {
                 let layout = try writer.layout(name)
                 let list = RowWriter.jsonArray(keys)
                 // Every row named (a delete without a predicate): `DELETE` without `WHERE` lets SQLite
                 // drop the table's pages at once instead of unindexing row by row.
-                let everyRow = try writer.countsEveryRow(list, layout: layout)
+                let everyRow = try found[name]?.isEveryRow ?? writer.countsEveryRow(list, layout: layout)
                 let condition = everyRow ? "" : " WHERE \(EntityLayout.primaryKey) IN (SELECT value FROM json_each(?))"
                 try writer.releaseExternalFiles(of: layout, where: condition, everyRow ? [] : [.text(list)])
                 let statement = try writer.connection.statement("DELETE FROM \(layout.table)" + condition)

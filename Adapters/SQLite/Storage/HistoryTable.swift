@@ -35,6 +35,16 @@ enum HistoryTable {
         var counters = try readCounters(connection)
         let number = max(newest?.0 ?? 0, counters.last) + 1
         let total = (newest?.1 ?? 0) + Int64(changes.count)
+        if let limit, changes.count > limit {
+            // Alone over the limit: the trim below would delete this row with every older one, so
+            // write none of them (a bulk insert or delete then builds no body it throws away).
+            let trim = try connection.statement("DELETE FROM \(table)")
+            try trim.run()
+            counters.last = number
+            counters.expiredThrough = number
+            try writeCounters(counters, connection)
+            return number
+        }
         let insert = try connection.statement(
             "INSERT INTO \(table) (\(columns)) VALUES (?, ?, ?, ?, ?, ?)")
         insert.bind([

@@ -427,6 +427,33 @@ struct RowWriter {
     }
 
     /// Whether the keys in `list` (a JSON array) name every row of the entity's table.
+    /// Which of `keys` the table holds, and whether they are every row it holds: one scan of the
+    /// keys when the list is a large part of the table, else one lookup per key in SQL.
+    func existingKeys(_ keys: [Int64], layout: EntityLayout) throws -> (keys: Set<Int64>, isEveryRow: Bool) {
+        let total = try connection.statement("SELECT count(*) FROM \(layout.table)")
+        try total.step()
+        let rows = Int(total.int64(0))
+        total.reset()
+        var found = Set<Int64>(minimumCapacity: min(keys.count, rows))
+        if keys.count * 8 >= rows {
+            let wanted = Set(keys)
+            let scan = try connection.statement("SELECT \(EntityLayout.primaryKey) FROM \(layout.table)")
+            defer { scan.reset() }
+            while try scan.step() {
+                let key = scan.int64(0)
+                if wanted.contains(key) { found.insert(key) }
+            }
+        } else {
+            let lookup = try connection.statement(
+                "SELECT \(EntityLayout.primaryKey) FROM \(layout.table) WHERE \(EntityLayout.primaryKey) IN "
+                    + "(SELECT value FROM json_each(?))")
+            defer { lookup.reset() }
+            lookup.bind(1, Self.jsonArray(keys))
+            while try lookup.step() { found.insert(lookup.int64(0)) }
+        }
+        return (found, rows > 0 && found.count == rows)
+    }
+
     func countsEveryRow(_ list: String, layout: EntityLayout) throws -> Bool {
         let total = try connection.statement("SELECT count(*) FROM \(layout.table)")
         try total.step()
