@@ -117,8 +117,13 @@ struct ModelTypeOfAnotherVersionTests {
         let error = expectError(.notFound) { _ = try context.fetch(FetchDescriptor<TripsV0.Trip>()) }
         #expect(error?.message.contains("two model types share the entity name") == true)
         expectError(.notFound) { try context.delete(model: TripsV0.Trip.self) }
+        // `Trip.name` is unique, so the save's upsert step looks at inserted models first: it must
+        // refuse the other type before reading it with `Trip`'s layout (which read past the end
+        // of the smaller object; found by the address sanitizer).
+        #expect(context.duplicateInsertPolicy == .upsert)
         context.insert(TripsV0.Trip())
-        expectError(.notFound) { try context.save() }
+        let saveError = expectError(.notFound) { try context.save() }
+        #expect(saveError?.message.contains("two model types share the entity name") == true)
         context.rollback()
         #expect(try ModelContext(container).fetch(FetchDescriptor<Trip>()).map(\.name) == ["Lisbon"])
     }

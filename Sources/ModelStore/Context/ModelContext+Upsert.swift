@@ -39,7 +39,7 @@ extension ModelContext {
     /// first (an asynchronous store is never called synchronously), then the models are folded.
     func resolveDuplicateInsertsAsync() async throws {
         var read: [StoreQuery: [DefaultSnapshot]] = [:]
-        for (name, models) in duplicateCandidates() {
+        for (name, models) in try duplicateCandidates() {
             let entity = try self.entity(named: name)
             let store = try container.store(for: name)
             // A store without queries is read synchronously, as every fetch of it is.
@@ -63,7 +63,11 @@ extension ModelContext {
     }
 
     /// The inserted models of entities with unique constraints, by entity name, in name order.
-    private func duplicateCandidates() -> [(String, [any PersistentModel])] {
+    ///
+    /// Throws, as the save's snapshots would, for a model whose type is not the container's type
+    /// for its entity name (another schema version's type): the entity's layout would read and
+    /// write that object at the wrong offsets.
+    private func duplicateCandidates() throws -> [(String, [any PersistentModel])] {
         guard duplicateInsertPolicy == .upsert else { return [] }
         var candidates: [String: [any PersistentModel]] = [:]
         for model in insertedModels.models where model.persistentBackingData.state == .inserted {
@@ -71,6 +75,7 @@ extension ModelContext {
             guard let entity = container.schema.entity(named: name), !entity.uniquenessConstraints.isEmpty else {
                 continue
             }
+            try Self.check(Swift.type(of: model), is: entity)
             candidates[name, default: []].append(model)
         }
         return candidates.sorted { $0.key < $1.key }
@@ -79,7 +84,7 @@ extension ModelContext {
     /// Folds the duplicates, reading the stored rows each lookup query selects (`nil`: every row)
     /// unless `alreadyRead` holds them.
     private func resolveDuplicateInserts(alreadyRead: [StoreQuery: [DefaultSnapshot]]) throws {
-        for (name, models) in duplicateCandidates() {
+        for (name, models) in try duplicateCandidates() {
             let entity = try self.entity(named: name)
             let store = try container.store(for: name)
             var lookup = try DuplicateLookup(models, entity: entity, store: store, context: self) { query in
