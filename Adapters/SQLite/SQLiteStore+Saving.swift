@@ -26,6 +26,10 @@ extension SQLiteStore {
         let deleted = request.deleted.map(\.persistentIdentifier)
         // The rows as they were, for history: what an update changed, and a delete's tombstone.
         let before = try storedSnapshots(of: minted.updated.map(\.persistentIdentifier) + deleted, with: writer)
+        // Nothing changed since the context checked for conflicts: the rows were read in this
+        // write transaction. External values are read here as file names, so they are not compared.
+        try request.checkExpectedValues(
+            skipping: { $0.options.contains(.externalStorage) }, stored: { before[$0] })
         try writer.delete(deleted)
         try writer.write(minted.updated, update: true)
         try writer.write(minted.inserted, update: false)

@@ -33,10 +33,11 @@ extension DataStore {
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
     ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         try requireAllowsSave("a save")
-        let converted = DataStoreSaveChangesRequest<Snapshot>(
+        var converted = DataStoreSaveChangesRequest<Snapshot>(
             editingState: request.editingState,
             inserted: request.inserted.map(Snapshot.init), updated: request.updated.map(Snapshot.init),
             deleted: request.deleted.map(Snapshot.init))
+        converted.expectedValues = request.expectedValues
         let result = try save(converted)
         return DataStoreSaveChangesResult(
             for: result.storeIdentifier, remappedIdentifiers: result.remappedIdentifiers,
@@ -70,10 +71,11 @@ extension DataStoreTwoPhaseSaving {
     fileprivate func prepareConverted(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws
         -> ErasedPreparedSave
     {
-        let converted = DataStoreSaveChangesRequest<Snapshot>(
+        var converted = DataStoreSaveChangesRequest<Snapshot>(
             editingState: request.editingState,
             inserted: request.inserted.map(Snapshot.init), updated: request.updated.map(Snapshot.init),
             deleted: request.deleted.map(Snapshot.init))
+        converted.expectedValues = request.expectedValues
         let part = try prepareSave(converted)
         let result = part.result
         return ErasedPreparedSave(

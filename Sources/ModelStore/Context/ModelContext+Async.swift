@@ -72,8 +72,8 @@ extension ModelContext {
             if !(changes.inserted.isEmpty && changes.updated.isEmpty && changes.deleted.isEmpty) {
                 written.add(
                     try await store.saveDefaultAsync(
-                        DataStoreSaveChangesRequest(
-                            editingState: editingState, inserted: changes.inserted, updated: changes.updated,
+                        changes.request(
+                            editingState, inserted: changes.inserted, updated: changes.updated,
                             deleted: changes.deleted)))
             }
             finishCommit(prepared, written: written)

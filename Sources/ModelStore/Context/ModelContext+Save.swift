@@ -196,6 +196,26 @@ extension ModelContext {
         var nullifiedOnly: [PersistentIdentifier: DefaultSnapshot] = [:]
         /// Updated snapshots whose attributes the merge policy took from the store (see ``MergePolicy``).
         var merged: [PersistentIdentifier: DefaultSnapshot] = [:]
+        /// The stored values the conflict check read, which the store compares again as it writes
+        /// (``DataStoreSaveChangesRequest/expectedValues``).
+        var expected: [PersistentIdentifier: [StoreValue]] = [:]
+
+        /// A save request for these changes (or the part of them `parts` gives), with the expected
+        /// values of its updated models.
+        func request(
+            _ editingState: EditingState, inserted: [DefaultSnapshot], updated: [DefaultSnapshot],
+            deleted: [DefaultSnapshot]
+        ) -> DataStoreSaveChangesRequest<DefaultSnapshot> {
+            var request = DataStoreSaveChangesRequest(
+                editingState: editingState, inserted: inserted, updated: updated, deleted: deleted)
+            if !expected.isEmpty {
+                for snapshot in updated {
+                    let id = snapshot.persistentIdentifier
+                    if let values = expected[id] { request.expectedValues[id] = values }
+                }
+            }
+            return request
+        }
     }
 
     /// Snapshots of everything the save touches. References to deleted models are removed from
@@ -268,9 +288,8 @@ extension ModelContext {
         var written = Written()
         let stores = container.stores
         if stores.count == 1 {
-            let request = DataStoreSaveChangesRequest<DefaultSnapshot>(
-                editingState: editingState, inserted: changes.inserted, updated: changes.updated,
-                deleted: changes.deleted)
+            let request = changes.request(
+                editingState, inserted: changes.inserted, updated: changes.updated, deleted: changes.deleted)
             if !(request.inserted.isEmpty && request.updated.isEmpty && request.deleted.isEmpty) {
                 written.add(try stores[0].saveDefault(request))
             }
@@ -293,8 +312,7 @@ extension ModelContext {
             guard !(part.inserted.isEmpty && part.updated.isEmpty && part.deleted.isEmpty) else { return nil }
             return (
                 index,
-                DataStoreSaveChangesRequest(
-                    editingState: editingState, inserted: part.inserted, updated: part.updated, deleted: part.deleted)
+                changes.request(editingState, inserted: part.inserted, updated: part.updated, deleted: part.deleted)
             )
         }
         if requests.count == 1, let only = requests.first {

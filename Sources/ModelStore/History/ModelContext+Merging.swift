@@ -115,6 +115,8 @@ extension ModelContext {
                 guard let stored = current[id], let model = registry[id],
                     let read = model.persistentBackingData.savedValues
                 else { continue }
+                // The store checks again under its write's lock that nothing changed since this read.
+                changes.expected[id] = stored.values
                 var theirs: [Schema.Attribute] = []
                 for attribute in snapshot.entity.attributes
                 where attribute.slot < read.count
@@ -142,14 +144,7 @@ extension ModelContext {
             }
         }
         guard let first = conflicts.first else { return }
-        let names = conflicts.prefix(5).map { "\($0.id) ('\($0.attributes.joined(separator: "', '"))')" }
-        throw DataStoreError(
-            .conflict,
-            "\(conflicts.count) model(s) changed by another context or process since this context read them: "
-                + names.joined(separator: ", ") + (conflicts.count > 5 ? ", …" : ""),
-            remedy:
-                "Fetch them again (or rollback()) and reapply the change, or set the context's mergePolicy to "
-                + ".mergeByProperty, .storeTrumps or .objectTrumps",
-            entityName: first.entity, propertyNames: first.attributes)
+        throw DataStoreError.conflict(
+            conflicts.map { ($0.id, $0.attributes) }, entityName: first.entity, propertyNames: first.attributes)
     }
 }

@@ -57,10 +57,11 @@ extension DataStoreAsynchronous {
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
     ) async throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         try requireAllowsSave("a save")
-        let converted = DataStoreSaveChangesRequest<Snapshot>(
+        var converted = DataStoreSaveChangesRequest<Snapshot>(
             editingState: request.editingState,
             inserted: request.inserted.map(Snapshot.init), updated: request.updated.map(Snapshot.init),
             deleted: request.deleted.map(Snapshot.init))
+        converted.expectedValues = request.expectedValues
         let result: DataStoreSaveChangesResult<Snapshot> = try await save(converted)
         return DataStoreSaveChangesResult(
             for: result.storeIdentifier, remappedIdentifiers: result.remappedIdentifiers,

@@ -161,6 +161,29 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
     public static let locked = DataStoreError(.locked, "the store is locked")
     /// A pattern matching every write conflict.
     public static let conflict = DataStoreError(.conflict, "the store was changed by another writer")
+    /// The error for a save of models another context or process changed since they were read:
+    /// names up to five of them with their differing attributes, and says how to go on.
+    ///
+    /// - Parameters:
+    ///   - models: Each model with the names of its attributes that changed.
+    ///   - entityName: The first model's entity.
+    ///   - propertyNames: The first model's changed attributes.
+    ///   - file: The source file that raises the error.
+    ///   - line: The line that raises it.
+    public static func conflict(
+        _ models: [(id: PersistentIdentifier, attributes: [String])], entityName: String, propertyNames: [String],
+        file: String = #fileID, line: Int = #line
+    ) -> DataStoreError {
+        let names = models.prefix(5).map { "\($0.id) ('\($0.attributes.joined(separator: "', '"))')" }
+        return DataStoreError(
+            .conflict,
+            "\(models.count) model(s) changed by another context or process since this context read them: "
+                + names.joined(separator: ", ") + (models.count > 5 ? ", …" : ""),
+            remedy:
+                "Fetch them again (or rollback()) and reapply the change, or set the context's mergePolicy to "
+                + ".mergeByProperty, .storeTrumps or .objectTrumps",
+            entityName: entityName, propertyNames: propertyNames, file: file, line: line)
+    }
     /// A pattern matching every I/O error.
     public static let io = DataStoreError(.io, "input/output failed")
     /// A pattern matching every schema error.

@@ -55,6 +55,16 @@ public struct DataStoreSaveChangesRequest<Snapshot: DataStoreSnapshot>: Sendable
     public var deleted: [Snapshot]
     /// The context saving.
     public var editingState: EditingState
+    /// For updated models: the stored attribute values this save was checked against, by
+    /// identifier, in slot order (relationship slots are not compared).
+    ///
+    /// The context fills it with what it read from the store when it checked for conflicts (its
+    /// ``ModelContext/mergePolicy``). A store SHOULD compare each model's stored attributes with
+    /// these under the lock its write holds, and throw ``DataStoreError/Code/conflict`` when any
+    /// differs (``checkExpectedValues(skipping:stored:)`` does it), so that a change another context
+    /// or process made between that check and this write is refused rather than overwritten. A
+    /// store that checks versions of its own (the PostgreSQL store) may ignore it.
+    public var expectedValues: [PersistentIdentifier: [StoreValue]] = [:]
 
     /// A save request.
     public init(editingState: EditingState, inserted: [Snapshot], updated: [Snapshot], deleted: [Snapshot]) {
@@ -62,6 +72,36 @@ public struct DataStoreSaveChangesRequest<Snapshot: DataStoreSnapshot>: Sendable
         self.inserted = inserted
         self.updated = updated
         self.deleted = deleted
+    }
+}
+
+extension DataStoreSaveChangesRequest where Snapshot == DefaultSnapshot {
+    /// Throws ``DataStoreError/Code/conflict`` naming the models and attributes whose stored values
+    /// (`stored`, read under the write's lock) differ from ``expectedValues``; does nothing for
+    /// models without expected values or that `stored` does not find.
+    ///
+    /// - Parameters:
+    ///   - skipped: Attributes not to compare (for example values a store reads in another form).
+    ///   - stored: The model's stored snapshot, or `nil`.
+    public func checkExpectedValues(
+        skipping skipped: (Schema.Attribute) -> Bool = { _ in false },
+        stored: (PersistentIdentifier) throws -> DefaultSnapshot?
+    ) throws {
+        guard !expectedValues.isEmpty else { return }
+        var conflicts: [(id: PersistentIdentifier, entity: String, attributes: [String])] = []
+        for snapshot in updated {
+            let id = snapshot.persistentIdentifier
+            guard let expected = expectedValues[id], let current = try stored(id) else { continue }
+            let differing = current.entity.attributes.filter { attribute in
+                attribute.slot < expected.count && attribute.slot < current.values.count
+                    && !skipped(attribute)
+                    && !expected[attribute.slot].isIdentical(to: current.values[attribute.slot])
+            }
+            if !differing.isEmpty { conflicts.append((id, current.entity.name, differing.map(\.name))) }
+        }
+        guard let first = conflicts.first else { return }
+        throw DataStoreError.conflict(
+            conflicts.map { ($0.id, $0.attributes) }, entityName: first.entity, propertyNames: first.attributes)
     }
 }
 

@@ -96,6 +96,8 @@ import Foundation
                 remedy: "Fetch the model again; another context may have deleted it",
                 entityName: changed.persistentIdentifier.entityName)
         }
+        // Nothing changed since the context checked for conflicts (see `expectedValues`).
+        try request.checkExpectedValues { snapshot(for: $0) }
         // Identifiers minted above are new by construction; only the ones a request brought can clash.
         for new in request.inserted
         where remap[new.persistentIdentifier] == nil
