@@ -127,6 +127,10 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
     /// Runs every filter and sort natively and enforces uniqueness.
     public var queryCapabilities: QueryCapabilities { .all }
 
+    /// `true`: a save compares the request's expected values with the stored models under its
+    /// write's lock, and throws ``DataStoreError/Code/conflict`` when one differs.
+    public var checksExpectedValues: Bool { true }
+
     /// The scan or index the table uses for a query, for ``QueryExplanation``.
     public func accessPath(for query: StoreQuery) -> StoreAccessPath? {
         state.withLock { $0.table.accessPath(for: query) }

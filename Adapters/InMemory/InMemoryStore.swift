@@ -108,6 +108,10 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStor
     /// Runs every filter and sort natively and enforces uniqueness.
     public var queryCapabilities: QueryCapabilities { .all }
 
+    /// `true`: a save compares the request's expected values with the stored models under its
+    /// write's lock, and throws ``DataStoreError/Code/conflict`` when one differs.
+    public var checksExpectedValues: Bool { true }
+
     /// The scan or index the table uses for a query.
     public func accessPath(for query: StoreQuery) -> StoreAccessPath? {
         table.withLock { $0.accessPath(for: query) }

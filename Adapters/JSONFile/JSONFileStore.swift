@@ -157,6 +157,10 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
     /// Runs every filter and sort natively and enforces uniqueness.
     public var queryCapabilities: QueryCapabilities { .all }
 
+    /// `true`: a save compares the request's expected values with the stored models under its
+    /// write's lock, and throws ``DataStoreError/Code/conflict`` when one differs.
+    public var checksExpectedValues: Bool { true }
+
     /// Fetches by the request's query (or, without one, every snapshot of the entity), from memory.
     public func fetch<T: PersistentModel>(
         _ request: DataStoreFetchRequest<T>

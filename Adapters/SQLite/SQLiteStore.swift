@@ -136,6 +136,10 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
     /// Every filter kind and sorting, offset and limit, and uniqueness (unique indexes).
     public var queryCapabilities: QueryCapabilities { .all }
 
+    /// `true`: a save compares the request's expected values with the stored models under its
+    /// write's lock, and throws ``DataStoreError/Code/conflict`` when one differs.
+    public var checksExpectedValues: Bool { true }
+
     /// Removes every model and its external files (the key counter is kept, so keys are never
     /// reused), and the history: tokens from before the erase expire.
     public func erase() throws {

@@ -106,8 +106,17 @@ extension ModelContext {
         }
         var conflicts: [(id: PersistentIdentifier, entity: String, attributes: [String])] = []
         for (index, positions) in byStore.sorted(by: { $0.key < $1.key }) {
+            let store = container.stores[index]
+            if mergePolicy == .error && store.checksExpectedValues {
+                // The store compares what this context read with what it holds as it writes.
+                for position in positions {
+                    let id = changes.updated[position].persistentIdentifier
+                    if let read = registry[id]?.persistentBackingData.savedValues { changes.expected[id] = read }
+                }
+                continue
+            }
             let ids = positions.map { changes.updated[$0].persistentIdentifier }
-            let current = try container.stores[index].cachedDefault(ids, editingState: editingState)
+            let current = try store.cachedDefault(ids, editingState: editingState)
             guard !current.isEmpty else { continue }  // a store without a cache: nothing to compare with
             for position in positions {
                 var snapshot = changes.updated[position]

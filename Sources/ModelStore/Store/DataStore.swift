@@ -117,6 +117,15 @@ public protocol DataStore: AnyObject, Sendable {
 
     /// A context stops using the store.
     func invalidateState(for editingState: EditingState)
+
+    /// Whether ``save(_:)`` compares ``DataStoreSaveChangesRequest/expectedValues`` with the stored
+    /// models under its write's lock and throws ``DataStoreError/Code/conflict`` on a difference
+    /// (`false` unless the store says so).
+    ///
+    /// With `true`, a context whose ``ModelContext/mergePolicy`` is `.error` does not read the
+    /// models before saving: it sends the values it last read as the expected ones, and the store's
+    /// check is the conflict check. The other policies need the stored values, so they still read.
+    var checksExpectedValues: Bool { get }
 }
 
 extension DataStore {
@@ -145,4 +154,7 @@ extension DataStore {
 
     /// Does nothing.
     public func invalidateState(for editingState: EditingState) {}
+
+    /// `false`: the context checks for conflicts itself before it saves.
+    public var checksExpectedValues: Bool { false }
 }
