@@ -2,7 +2,8 @@
 import PackageDescription
 
 // ModelStore's PostgreSQL store against Fluent and raw PostgresNIO, on a throwaway server. Its own
-// package, so that neither the main package nor the GRDB benchmarks depend on Fluent. Release only:
+// package, so that neither the main package nor the GRDB benchmarks depend on Fluent. Numbers come
+// from a release build (a debug build runs only `--smoke`, as CI does):
 //     scripts/postgres.sh run -- swift run -c release --package-path Benchmarks/PostgreSQLBenchmarks \
 //         modelstore-pg-bench
 let package = Package(
