@@ -44,12 +44,12 @@ struct PostgreSQLIndexedWriteTests {
         return try store.queryPlan(for: query)
     }
 
-    @Test func equalityOnAUniqueOrIndexedStringUsesAnIndex() async throws {
+    @Test func equalityOnAUniqueOrIndexedStringUsesAnIndex() throws {
         let namespace = PostgreSQLServer.freshNamespace("idx")
+        // Inserting this many rows analyzes the table: without statistics for the expression index,
+        // PostgreSQL answers a lookup with a limit by walking the primary key.
+        #expect(3_000 >= RowWriter.analyzeThreshold)
         let (container, store) = try Self.patrons(3_000, namespace: namespace)
-        let admin = try await AdminConnection.open()
-        try await admin.run("ANALYZE \"\(namespace)\".\"Patron\"")
-        try await admin.close()
 
         let email = "m1234@example.com"
         var unique = FetchDescriptor<Patron>(predicate: #Predicate { $0.email == email })

@@ -67,6 +67,8 @@ struct StoreOpener: Sendable {
             for layout in schema.entities.compactMap({ layouts[$0.name] }) {
                 try await dropIndexes(session, of: layout)
                 for sql in layout.indexSQL { try await session.execute(sql) }
+                // The new expression indexes have no statistics until the table is analyzed.
+                try await session.execute("ANALYZE \(layout.table)")
             }
         }
         if format < Self.formatVersion {
