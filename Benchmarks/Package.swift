@@ -8,7 +8,8 @@ let package = Package(
     name: "ModelStoreBenchmarks",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "modelstore-bench", targets: ["ModelStoreBench"])
+        .executable(name: "modelstore-bench", targets: ["ModelStoreBench"]),
+        .library(name: "BenchHarness", targets: ["BenchHarness"]),
     ],
     dependencies: [
         .package(name: "ModelStore", path: ".."),

@@ -68,13 +68,15 @@ extension PostgreSQLStore {
     ) async throws -> (DataStoreSaveChangesResult<DefaultSnapshot>, [PersistentIdentifier: Int64]) {
         let minted = try await writer.mint(request.inserted, updated: request.updated)
         let deleted = request.deleted.map(\.persistentIdentifier)
-        // The rows as they were, locked until the commit: what an update changed, and a delete's tombstone.
-        var before = try await writer.lockedSnapshots(of: deleted, forDeletion: true)
-        before.merge(
-            try await writer.lockedSnapshots(of: minted.updated.map(\.persistentIdentifier), forDeletion: false)
-        ) { $1 }
-        try await writer.delete(deleted, versions: read)
-        var written = try await writer.update(minted.updated, versions: read)
+        // The rows as they were, locked until the commit: what an update changed. The UPDATE returns
+        // them itself where it can, and a delete's tombstone comes back from the DELETE.
+        let returned = writer.previousValuesReturned(by: minted.updated, versions: read)
+        var before = try await writer.lockedSnapshots(
+            of: minted.updated.map(\.persistentIdentifier).filter { !returned.contains($0) })
+        let deletions = try await writer.delete(deleted, versions: read)
+        let updated = try await writer.update(minted.updated, versions: read, returningPrevious: returned)
+        before.merge(updated.previous) { $1 }
+        var written = updated.versions
         written.merge(try await writer.insert(minted.inserted)) { $1 }
         let repaired = try await writer.clearDanglingReferences(
             changed: minted.updated + minted.inserted, deleted: deleted)
@@ -83,7 +85,7 @@ extension PostgreSQLStore {
         changes += minted.updated.compactMap { snapshot in
             StoreHistoryRecord.Change.update(from: before[snapshot.persistentIdentifier], to: snapshot)
         }
-        changes += deleted.compactMap { id in before[id].map(StoreHistoryRecord.Change.deletion(of:)) }
+        changes += deletions
         let number = try await opener.history.record(
             changes, author: request.editingState.author, limit: configuration.historyLimit, on: writer.session)
         let result = DataStoreSaveChangesResult(
@@ -106,28 +108,21 @@ extension PostgreSQLStore {
         let (history, limit, author) = (opener.history, configuration.historyLimit, request.editingState.author)
         try database.wait {
             try await self.withWriter("deleting a batch") { writer in
-                let before = try await writer.lockedSnapshots(
-                    of: keysByEntity.flatMap { name, keys in
-                        keys.map {
-                            PersistentIdentifier.identifier(for: storeIdentifier, entityName: name, primaryKey: $0)
-                        }
-                    }, forDeletion: true)
-                var deleted: [PersistentIdentifier] = []
-                for (name, keys) in keysByEntity {
+                var requested: [PersistentIdentifier] = []
+                var tombstones: [StoreHistoryRecord.Change] = []
+                for (name, keys) in keysByEntity.sorted(by: { $0.key < $1.key }) {
                     let layout = try writer.layout(name)
                     var binds = PostgresBindings()
                     binds.append(keys)
                     for join in layout.joinTables {
                         try await writer.session.execute("DELETE FROM \(join.table) WHERE owner = ANY($1)", binds)
                     }
-                    try await writer.session.execute(
-                        "DELETE FROM \(layout.table) WHERE \(TableLayout.key) = ANY($1)", binds)
-                    deleted += keys.map { .identifier(for: storeIdentifier, entityName: name, primaryKey: $0) }
+                    tombstones += try await writer.deleteReturningVersions(layout, where: "= ANY($1)", binds)
+                        .map(\.change)
+                    requested += keys.map { .identifier(for: storeIdentifier, entityName: name, primaryKey: $0) }
                 }
-                _ = try await writer.clearDanglingReferences(changed: [], deleted: deleted)
-                _ = try await history.record(
-                    deleted.compactMap { id in before[id].map(StoreHistoryRecord.Change.deletion(of:)) },
-                    author: author, limit: limit, on: writer.session)
+                _ = try await writer.clearDanglingReferences(changed: [], deleted: requested)
+                _ = try await history.record(tombstones, author: author, limit: limit, on: writer.session)
             }
         }
     }
@@ -147,7 +142,7 @@ extension PostgreSQLStore {
                 let ids = keys.map {
                     PersistentIdentifier.identifier(for: storeIdentifier, entityName: entityName, primaryKey: $0)
                 }
-                let before = try await writer.lockedSnapshots(of: ids, forDeletion: false)
+                let before = try await writer.lockedSnapshots(of: ids)
                 var binds = PostgresBindings()
                 binds.append(keys)
                 var assignments = ["\(TableLayout.version) = \(TableLayout.version) + 1"]

@@ -5,8 +5,10 @@
 //   modelstore-pg-worker setup NAMESPACE COUNTERS    creates counters c0… at zero, then prints them
 //
 // With SECONDS, it runs for that long (at most INCREMENTS increments per context) instead.
-// Prints one line: `acknowledged=N conflicts=C p50us=… p99us=… perCounter=a,b,…`.
-// The URL comes from MODELSTORE_POSTGRES_URL.
+// Prints one line: `acknowledged=N conflicts=C failed=F p50us=… p99us=… perCounter=a,b,…`, where
+// failed counts increments that threw (not acknowledged). The URL comes from MODELSTORE_POSTGRES_URL.
+// With MODELSTORE_PG_WORKER_LATENCIES=FILE it also writes every acknowledged increment's latency
+// (microseconds, one per line) to FILE, so a load test can take percentiles over all processes.
 import Foundation
 import ModelStore
 import ModelStorePostgreSQL
@@ -43,8 +45,8 @@ do {
     configuration.namespace = arguments[1]
     let container = try ModelContainer(for: Counter.schema, configurations: [configuration])
     let deadline = seconds.map { Date().addingTimeInterval($0) }
-    let results = LockedValue<(acknowledged: [Int], conflicts: Int, latencies: [Double])>(
-        (Array(repeating: 0, count: counters), 0, []))
+    let results = LockedValue<(acknowledged: [Int], conflicts: Int, failed: Int, latencies: [Double])>(
+        (Array(repeating: 0, count: counters), 0, 0, []))
     let group = DispatchGroup()
     for worker in 0..<contexts {
         group.enter()
@@ -54,16 +56,20 @@ do {
             for step in 0..<increments {
                 if let deadline, Date() >= deadline { break }
                 let index = (worker + step + Int.random(in: 0..<counters, using: &generator)) % counters
-                let start = Date()
+                let start = ContinuousClock.now
                 do {
                     let conflicts = try increment("c\(index)", in: container)
-                    let elapsed = Date().timeIntervalSince(start) * 1_000_000
+                    let duration = ContinuousClock.now - start
+                    let elapsed =
+                        Double(duration.components.seconds) * 1_000_000
+                        + Double(duration.components.attoseconds) / 1_000_000_000_000
                     results.withLock {
                         $0.acknowledged[index] += 1
                         $0.conflicts += conflicts
                         $0.latencies.append(elapsed)
                     }
                 } catch {
+                    results.withLock { $0.failed += 1 }
                     FileHandle.standardError.write(Data("increment failed: \(error)\n".utf8))
                 }
             }
@@ -75,8 +81,13 @@ do {
     func percentile(_ p: Double) -> Int {
         sorted.isEmpty ? 0 : Int(sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))])
     }
+    if let path = ProcessInfo.processInfo.environment["MODELSTORE_PG_WORKER_LATENCIES"] {
+        let text = final.latencies.map { String(Int($0.rounded())) }.joined(separator: "\n")
+        try Data((text + "\n").utf8).write(to: URL(fileURLWithPath: path))
+    }
     print(
-        "acknowledged=\(final.acknowledged.reduce(0, +)) conflicts=\(final.conflicts) p50us=\(percentile(0.5)) "
+        "acknowledged=\(final.acknowledged.reduce(0, +)) conflicts=\(final.conflicts) failed=\(final.failed) "
+            + "p50us=\(percentile(0.5)) "
             + "p99us=\(percentile(0.99)) perCounter=\(final.acknowledged.map(String.init).joined(separator: ","))")
 } catch {
     FileHandle.standardError.write(Data("modelstore-pg-worker: \(error)\n".utf8))

@@ -132,8 +132,14 @@ final class Database: Sendable {
                 return try await client.withConnection { connection in
                     let session = Session(connection: connection)
                     let value = try await Self.begin("BEGIN ISOLATION LEVEL \(isolation)", session, body)
-                    // The transaction's id, to learn its fate if the connection ends during COMMIT.
-                    let transaction = try await session.integer("SELECT txid_current()")
+                    // The transaction's id, to learn its fate if the connection ends during COMMIT (a
+                    // statement of the body may have read it already).
+                    let transaction: Int64?
+                    if let known = session.transactionID.get() {
+                        transaction = known
+                    } else {
+                        transaction = try await session.integer("SELECT txid_current()")
+                    }
                     do {
                         try await session.execute("COMMIT")
                     } catch  where ModelStoreErrors.endsTheConnection(error) {
@@ -230,6 +236,17 @@ final class Database: Sendable {
 struct Session: @unchecked Sendable {
     // Safety: a session lives only inside the closure its connection was leased for, used by one task.
     let connection: PostgresConnection
+    /// The id of the session's transaction (`txid_current()`), when a statement has read it.
+    let transactionID = TransactionID()
+
+    /// The id of a session's transaction, kept by the statement that read it for the commit.
+    final class TransactionID: @unchecked Sendable {
+        // Safety: every access holds `lock`.
+        private let lock = NSLock()
+        private var value: Int64?
+        func set(_ id: Int64) { lock.withLock { value = id } }
+        func get() -> Int64? { lock.withLock { value } }
+    }
 
     /// Runs a statement and returns its rows.
     ///

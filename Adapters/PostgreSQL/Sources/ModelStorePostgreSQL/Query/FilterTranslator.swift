@@ -48,7 +48,7 @@ struct FilterTranslator {
         var sql: [String] = []
         var residual: [StoreFilter] = []
         for conjunct in filter.conjuncts {
-            if let condition = attempt({ $0.translate(conjunct, in: layout, alias: "t") }) {
+            if let condition = attempt({ $0.translateConjunct(conjunct, in: layout) }) {
                 sql.append(condition)
             } else {
                 residual.append(conjunct)
@@ -58,6 +58,42 @@ struct FilterTranslator {
             }
         }
         return (sql, residual)
+    }
+
+    /// A condition for one conjunct of the `WHERE` clause. `WHERE` keeps only the rows where it is
+    /// true, so there `NULL` means what `false` means and a comparison needs no `coalesce`; bare, it
+    /// is a condition an index on its left side serves (`normalize("email", NFC) COLLATE "C" = …`).
+    private mutating func translateConjunct(_ filter: StoreFilter, in layout: TableLayout) -> String? {
+        switch filter {
+        case .compare(let path, let op, let value) where op != .notEqual:
+            guard let target = expression(path, in: layout, alias: "t") else { return nil }
+            return compare(target.sql, target.type, op, value, inWhere: true)
+        case .range(let path, let range):
+            return bounds(path, range, in: layout, alias: "t", inWhere: true)
+        default:
+            return translate(filter, in: layout, alias: "t")
+        }
+    }
+
+    /// The condition of a range: its bounds' comparisons, ANDed.
+    private mutating func bounds(
+        _ path: StorePath, _ range: StoreRange, in layout: TableLayout, alias: String, inWhere: Bool
+    ) -> String? {
+        guard let target = expression(path, in: layout, alias: alias) else { return nil }
+        var parts: [String] = []
+        if let lower = range.lower {
+            guard let part = compare(target.sql, target.type, .greaterOrEqual, lower, inWhere: inWhere) else {
+                return nil
+            }
+            parts.append(part)
+        }
+        if let upper = range.upper {
+            let op: StoreComparisonOperator = range.includesUpper ? .lessOrEqual : .less
+            guard let part = compare(target.sql, target.type, op, upper, inWhere: inWhere) else { return nil }
+            parts.append(part)
+        }
+        guard !parts.isEmpty, !parts.contains("FALSE") else { return parts.isEmpty ? nil : "FALSE" }
+        return "(" + parts.joined(separator: " AND ") + ")"
     }
 
     /// Runs a translation, undoing the parameters it bound when it fails.
@@ -87,19 +123,7 @@ struct FilterTranslator {
             guard let target = expression(path, in: layout, alias: alias) else { return nil }
             return membership(target.sql, target.type, values)
         case .range(let path, let range):
-            guard let target = expression(path, in: layout, alias: alias) else { return nil }
-            var parts: [String] = []
-            if let lower = range.lower {
-                guard let part = compare(target.sql, target.type, .greaterOrEqual, lower) else { return nil }
-                parts.append(part)
-            }
-            if let upper = range.upper {
-                let op: StoreComparisonOperator = range.includesUpper ? .lessOrEqual : .less
-                guard let part = compare(target.sql, target.type, op, upper) else { return nil }
-                parts.append(part)
-            }
-            guard !parts.isEmpty, !parts.contains("FALSE") else { return parts.isEmpty ? nil : "FALSE" }
-            return "(" + parts.joined(separator: " AND ") + ")"
+            return bounds(path, range, in: layout, alias: alias, inWhere: false)
         case .any(let path, let inner):
             return quantifier(path, inner, in: layout, alias: alias, all: false) { $0.translate($1, in: $2, alias: $3) }
         case .all(let path, let inner):
@@ -232,8 +256,8 @@ struct FilterTranslator {
             }
             binds.append(texts)
             test =
-                "coalesce(normalize(\(name), NFC) COLLATE \"C\" = ANY("
-                + "SELECT normalize(v, NFC) COLLATE \"C\" FROM unnest($\(binds.count)::text[]) v), false)"
+                "coalesce(\(TableLayout.textKey(name)) = ANY("
+                + "SELECT \(TableLayout.textKey("v")) FROM unnest($\(binds.count)::text[]) v), false)"
         case nil:
             // A to-one relationship's key among the models' keys; models of other stores never match.
             var keys: [Int64] = []
@@ -261,8 +285,10 @@ struct FilterTranslator {
             ? "coalesce(\(name) = $\(binds.count), false)" : "(\(name) IS NULL OR \(name) <> $\(binds.count))"
     }
 
+    /// A comparison of a column or path with a value, `NULL`-free unless `inWhere` (a top-level
+    /// `WHERE` conjunct, see ``translateConjunct(_:in:)``), where a bare comparison means the same.
     private mutating func compare(
-        _ name: String, _ type: ColumnType?, _ op: StoreComparisonOperator, _ value: StoreValue
+        _ name: String, _ type: ColumnType?, _ op: StoreComparisonOperator, _ value: StoreValue, inWhere: Bool = false
     ) -> String? {
         if value == .null {
             switch op {
@@ -291,8 +317,8 @@ struct FilterTranslator {
             right = "$\(binds.count)"
         case (.string, .string(let v)):
             binds.append(ColumnType.escapingNUL(v))
-            left = "normalize(\(name), NFC) COLLATE \"C\""
-            right = "normalize($\(binds.count), NFC) COLLATE \"C\""
+            left = TableLayout.textKey(name)
+            right = TableLayout.textKey("$\(binds.count)")
         case (.double, .double(let v)) where !v.isNaN:
             binds.append(v)
             right = "$\(binds.count)"
@@ -327,7 +353,10 @@ struct FilterTranslator {
             // Swift: nil != x and NaN != x are true.
             return "(\(name) IS NULL OR coalesce(\(comparison), true))"
         }
-        if guardNaN && ordering { return "coalesce(\(name) <> 'NaN' AND \(comparison), false)" }
-        return "coalesce(\(comparison), false)"
+        if guardNaN && ordering {
+            return inWhere
+                ? "(\(name) <> 'NaN' AND \(comparison))" : "coalesce(\(name) <> 'NaN' AND \(comparison), false)"
+        }
+        return inWhere ? comparison : "coalesce(\(comparison), false)"
     }
 }

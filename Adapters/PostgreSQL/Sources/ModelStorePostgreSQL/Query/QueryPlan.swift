@@ -58,7 +58,7 @@ struct QueryPlan: Sendable {
             switch type {
             case .int: expression = "t.\(column.quoted)"
             case .string where key.comparison == .binary:
-                expression = "normalize(t.\(column.quoted), NFC) COLLATE \"C\""
+                expression = TableLayout.textKey("t." + column.quoted)
             default: return nil
             }
             terms.append(expression + (key.ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST"))

@@ -28,6 +28,10 @@ import PostgresNIO
 struct HistoryLog: Sendable {
     let namespace: String
     let url: String
+    /// Whether the namespace has deferred foreign keys (to-one columns or join tables) for
+    /// ``takeNumber(_:)`` to check before it takes the counter's lock; without any, it skips
+    /// that statement.
+    var hasDeferredConstraints = true
 
     static let lastKey = "historyLast"
     static let expiredKey = "historyExpiredThrough"
@@ -52,12 +56,16 @@ struct HistoryLog: Sendable {
     private func takeNumber(_ session: Session) async throws -> Int64 {
         // Deferred foreign keys are checked now rather than at COMMIT, so that no check waits for
         // another transaction's row while this one holds the counter every writer needs.
-        try await session.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        if hasDeferredConstraints { try await session.execute("SET CONSTRAINTS ALL IMMEDIATE") }
+        // The transaction's id comes along, so the commit need not ask for it (see `Session.transactionID`).
         guard
-            let number = try await session.integer(
+            let row = try await session.query(
                 "UPDATE \(metaTable) SET value = (value::bigint + 1)::text WHERE key = '\(Self.lastKey)' "
-                    + "RETURNING value::bigint")
+                    + "RETURNING value::bigint, txid_current()"
+            ).first
         else { throw StoreOpener.incompleteMeta(url) }
+        let (number, transaction) = try row.decode((Int64, Int64).self)
+        session.transactionID.set(transaction)
         return number
     }
 

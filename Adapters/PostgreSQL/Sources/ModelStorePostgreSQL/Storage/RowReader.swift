@@ -54,7 +54,9 @@ struct RowReader: Sendable {
         return found
     }
 
-    private func read(_ row: PostgresRow, layout: TableLayout) throws -> Versioned {
+    /// The snapshot in a row's first cells, in the order of ``TableLayout/selectList`` (to-many
+    /// relationships empty: ``rows(_:where:_:)`` loads them).
+    func read(_ row: PostgresRow, layout: TableLayout) throws -> Versioned {
         let entity = layout.entity
         let cells = row.makeRandomAccess()
         let key = try cells[0].decode(Int64.self)

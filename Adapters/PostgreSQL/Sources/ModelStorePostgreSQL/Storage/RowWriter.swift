@@ -1,5 +1,5 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 import PostgresNIO
 
 /// Writes a save's rows inside one transaction: mints keys, deletes, updates (checking each row's
@@ -80,11 +80,10 @@ struct RowWriter: Sendable {
     // MARK: Rows
 
     /// The stored snapshots of these models (those the store has), with their rows locked until
-    /// the transaction ends (`FOR UPDATE` for rows about to be deleted, `FOR NO KEY UPDATE` for
-    /// rows about to change), so that the history records what this transaction replaced.
-    func lockedSnapshots(
-        of ids: [PersistentIdentifier], forDeletion: Bool
-    ) async throws -> [PersistentIdentifier: DefaultSnapshot] {
+    /// the transaction ends (`FOR NO KEY UPDATE`: they are about to change), so that the history
+    /// records what this transaction replaced. (Deletes return their tombstones instead, see
+    /// ``deleteReturningVersions(_:where:_:)``.)
+    func lockedSnapshots(of ids: [PersistentIdentifier]) async throws -> [PersistentIdentifier: DefaultSnapshot] {
         var byEntity: [String: [Int64]] = [:]
         for id in ids {
             if let key = localKey(id), layouts[id.entityName] != nil {
@@ -97,8 +96,7 @@ struct RowWriter: Sendable {
             binds.append(keys.sorted())
             for row in try await reader.rows(
                 try layout(entityName),
-                where: "WHERE t.\(TableLayout.key) = ANY($1) ORDER BY t.\(TableLayout.key) "
-                    + (forDeletion ? "FOR UPDATE" : "FOR NO KEY UPDATE"), binds)
+                where: "WHERE t.\(TableLayout.key) = ANY($1) ORDER BY t.\(TableLayout.key) FOR NO KEY UPDATE", binds)
             {
                 result[row.snapshot.persistentIdentifier] = row.snapshot
             }
@@ -107,84 +105,141 @@ struct RowWriter: Sendable {
     }
 
     /// Deletes rows (their join rows cascade), each only at the version the context read when
-    /// one is known; returns nothing, throws `.conflict` or `.notFound`.
-    func delete(_ ids: [PersistentIdentifier], versions: [PersistentIdentifier: Int64]) async throws {
+    /// one is known; returns their history changes (with tombstones) in order, throws `.conflict`
+    /// or `.notFound`.
+    func delete(
+        _ ids: [PersistentIdentifier], versions: [PersistentIdentifier: Int64]
+    ) async throws -> [StoreHistoryRecord.Change] {
+        var changes: [StoreHistoryRecord.Change] = []
         for id in ids {
             let layout = try layout(id.entityName)
             guard let key = localKey(id) else { throw missing(id) }
             var binds = PostgresBindings()
             binds.append(key)
-            let rows = try await session.query(
-                "DELETE FROM \(layout.table) WHERE \(TableLayout.key) = $1 RETURNING \(TableLayout.version)", binds)
-            guard let row = rows.first else { throw missing(id) }
-            if let read = versions[id], try row.decode(Int64.self) != read { throw Self.conflict([id]) }
+            guard let row = try await deleteReturningVersions(layout, where: "= $1", binds).first else {
+                throw missing(id)
+            }
+            if let read = versions[id], row.version != read { throw Self.conflict([id]) }
             for join in layout.joinTables { try await clearTargets(of: key, in: join) }
+            changes.append(row.change)
         }
+        return changes
     }
 
-    /// Inserts rows; returns each row's version (1).
-    func insert(_ snapshots: [DefaultSnapshot]) async throws -> [PersistentIdentifier: Int64] {
-        var versions: [PersistentIdentifier: Int64] = [:]
+    /// Deletes the rows whose key matches `condition` (`= $1`, `= ANY($1)`) and returns each one's
+    /// key, version and history change, with its tombstone, from the deleted row itself
+    /// (`RETURNING` the key, the version and the `.preserveValueOnDeletion` attributes), so the
+    /// rows are neither read nor locked first. Rows come in the order the server deleted them.
+    func deleteReturningVersions(
+        _ layout: TableLayout, where condition: String, _ binds: PostgresBindings
+    ) async throws -> [(key: Int64, version: Int64, change: StoreHistoryRecord.Change)] {
+        let entity = layout.entity
+        let preserved = entity.attributes.filter { $0.options.contains(.preserveValueOnDeletion) }
+            .compactMap { layout.columnsBySlot[$0.slot] }
+        let returning =
+            [TableLayout.key, TableLayout.version] + preserved.map { $0.type?.selected($0.quoted) ?? $0.quoted }
+        var result: [(key: Int64, version: Int64, change: StoreHistoryRecord.Change)] = []
+        for row in try await session.query(
+            "DELETE FROM \(layout.table) WHERE \(TableLayout.key) \(condition) RETURNING "
+                + returning.joined(separator: ", "), binds)
+        {
+            let cells = row.makeRandomAccess()
+            let key = try cells[0].decode(Int64.self)
+            var values = [StoreValue](repeating: .null, count: entity.properties.count)
+            for (offset, column) in preserved.enumerated() {
+                if let type = column.type { values[column.slot] = try type.decode(cells[offset + 2]) }
+            }
+            let snapshot = DefaultSnapshot(
+                persistentIdentifier: reader.identifier(entity.name, key), entity: entity, values: values)
+            result.append((key, try cells[1].decode(Int64.self), .deletion(of: snapshot)))
+        }
+        return result
+    }
+
+    /// The updated models whose previous values ``update(_:versions:returningPrevious:)`` can return
+    /// from its `UPDATE` (joining the table to itself), so they need not be read and locked first:
+    /// those updated at a known version (a row at that version is the one the statement's snapshot
+    /// holds) of tables no foreign key reaches (nothing else in the save can change them first),
+    /// unless the save first clears their unique values (two or more rows of an entity with
+    /// uniqueness constraints, see ``vacateUniqueValues(of:)``).
+    func previousValuesReturned(
+        by snapshots: [DefaultSnapshot], versions: [PersistentIdentifier: Int64]
+    ) -> Set<PersistentIdentifier> {
+        var counts: [String: Int] = [:]
+        for snapshot in snapshots { counts[snapshot.entity.name, default: 0] += 1 }
+        var result: Set<PersistentIdentifier> = []
         for snapshot in snapshots {
             let id = snapshot.persistentIdentifier
-            let layout = try layout(id.entityName)
-            guard let key = localKey(id) else { throw missing(id) }
-            var binds = PostgresBindings()
-            binds.append(key)
-            binds.append(Int64(1))
-            for column in layout.columns { try bind(snapshot, column, layout: layout, to: &binds) }
-            try await run(layout.insertSQL, binds, writing: snapshot, layout: layout)
-            for join in layout.joinTables {
-                try await insertTargets(of: key, in: join, value: snapshot.values[join.slot], owner: id)
+            guard versions[id] != nil, let layout = layouts[id.entityName], layout.hasNoRelationships else { continue }
+            if !snapshot.entity.uniquenessConstraints.isEmpty && counts[snapshot.entity.name, default: 0] > 1 {
+                continue
             }
-            versions[id] = 1
+            result.insert(id)
         }
-        return versions
+        return result
     }
 
     /// Rewrites rows, raising each version; a row whose version is not the one the context read
-    /// fails the save with `.conflict`. Returns the new versions.
+    /// fails the save with `.conflict`. Returns the new versions, and the previous values of the
+    /// models in `returningPrevious` (see ``previousValuesReturned(by:versions:)``).
     func update(
-        _ snapshots: [DefaultSnapshot], versions: [PersistentIdentifier: Int64]
-    ) async throws -> [PersistentIdentifier: Int64] {
+        _ snapshots: [DefaultSnapshot], versions: [PersistentIdentifier: Int64],
+        returningPrevious: Set<PersistentIdentifier> = []
+    ) async throws -> (versions: [PersistentIdentifier: Int64], previous: [PersistentIdentifier: DefaultSnapshot]) {
         var written: [PersistentIdentifier: Int64] = [:]
+        var previous: [PersistentIdentifier: DefaultSnapshot] = [:]
         try await vacateUniqueValues(of: snapshots)
         for snapshot in snapshots {
             let id = snapshot.persistentIdentifier
             let layout = try layout(id.entityName)
             guard let key = localKey(id) else { throw missing(id) }
+            // Joined to itself as `o`, the statement returns the row as it was (its snapshot's version).
+            let joined = returningPrevious.contains(id)
+            let target = joined ? "t." : ""
             var binds = PostgresBindings()
             binds.append(key)
-            var assignments = ["\(TableLayout.version) = \(TableLayout.version) + 1"]
+            var assignments = ["\(TableLayout.version) = \(target)\(TableLayout.version) + 1"]
             for column in layout.columns {
                 try bind(snapshot, column, layout: layout, to: &binds)
                 assignments.append("\(column.quoted) = \(column.type?.placeholder(binds.count) ?? "$\(binds.count)")")
             }
-            var condition = "\(TableLayout.key) = $1"
+            var condition = "\(target)\(TableLayout.key) = $1"
             if let read = versions[id] {
                 binds.append(read)
-                condition += " AND \(TableLayout.version) = $\(binds.count)"
+                condition += " AND \(target)\(TableLayout.version) = $\(binds.count)"
             }
-            let rows = try await run(
-                "UPDATE \(layout.table) SET " + assignments.joined(separator: ", ") + " WHERE \(condition) "
-                    + "RETURNING \(TableLayout.version)", binds, writing: snapshot, layout: layout)
+            let sql =
+                joined
+                ? "UPDATE \(layout.table) t SET " + assignments.joined(separator: ", ") + " FROM \(layout.table) o "
+                    + "WHERE \(condition) AND o.\(TableLayout.key) = t.\(TableLayout.key) "
+                    + "RETURNING \(layout.selectList(alias: "o")), t.\(TableLayout.version)"
+                : "UPDATE \(layout.table) SET " + assignments.joined(separator: ", ") + " WHERE \(condition) "
+                    + "RETURNING \(TableLayout.version)"
+            let rows = try await run(sql, binds, writing: snapshot, layout: layout)
             guard let row = rows.first else {
                 if versions[id] != nil, try await !reader.existing(layout, keys: [key]).isEmpty {
                     throw Self.conflict([id])
                 }
                 throw missing(id)
             }
-            written[id] = try row.decode(Int64.self)
+            if joined {
+                previous[id] = try reader.read(row, layout: layout).snapshot
+                written[id] = try row.makeRandomAccess()[layout.columns.count + 2].decode(Int64.self)
+            } else {
+                written[id] = try row.decode(Int64.self)
+            }
             for join in layout.joinTables {
                 try await clearTargets(of: key, in: join)
                 try await insertTargets(of: key, in: join, value: snapshot.values[join.slot], owner: id)
             }
         }
-        return written
+        return (written, previous)
     }
 
+    /// Runs a statement that writes `snapshot`'s row; a unique index's refusal becomes
+    /// `.uniqueConstraintViolation` naming the constraint and the snapshot's values.
     @discardableResult
-    private func run(_ sql: String, _ binds: PostgresBindings, writing snapshot: DefaultSnapshot, layout: TableLayout)
+    func run(_ sql: String, _ binds: PostgresBindings, writing snapshot: DefaultSnapshot, layout: TableLayout)
         async throws -> [PostgresRow]
     {
         do {
@@ -240,7 +295,7 @@ struct RowWriter: Sendable {
         }
     }
 
-    private func targetKey(_ target: PersistentIdentifier, owner: PersistentIdentifier, property: String) throws
+    func targetKey(_ target: PersistentIdentifier, owner: PersistentIdentifier, property: String) throws
         -> Int64
     {
         if target.isTemporary {

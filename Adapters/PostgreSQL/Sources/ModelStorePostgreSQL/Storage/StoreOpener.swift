@@ -12,15 +12,23 @@ import PostgresNIO
 /// `identifier` (the store identifier), `schema` (the schema's JSON, with its version) and the
 /// history counters (see ``HistoryLog``); the sequence `"ns"."modelstore_keys"` mints primary keys
 /// for every entity. Format 2 added the history table; a format-1 namespace gets it on open.
+/// Format 3 keys the text columns of indexes by their NFC form, as filters compare them (see
+/// ``TableLayout/indexSQL``); opening an older namespace rebuilds its indexes, once.
 struct StoreOpener: Sendable {
     let schema: Schema
     let layouts: [String: TableLayout]
     let namespace: String
     let url: String
 
-    static let formatVersion = 2
+    static let formatVersion = 3
     var metaTable: String { quote(namespace) + ".\"modelstore_meta\"" }
-    var history: HistoryLog { HistoryLog(namespace: namespace, url: url) }
+    var history: HistoryLog {
+        HistoryLog(
+            namespace: namespace, url: url,
+            hasDeferredConstraints: layouts.values.contains { layout in
+                !layout.joinTables.isEmpty || layout.columns.contains { $0.type == nil }
+            })
+    }
     var keySequence: String { quote(namespace) + ".\"modelstore_keys\"" }
 
     /// Opens (creating or migrating) and returns the store identifier. A migration plan's stages
@@ -41,11 +49,8 @@ struct StoreOpener: Sendable {
                 "the PostgreSQL store '\(url)' has storage format \(format), newer than this build's \(Self.formatVersion)",
                 remedy: "Open it with a newer version of ModelStore")
         }
-        if format < Self.formatVersion {
-            try await history.create(session)
-            try await session.execute(
-                "UPDATE \(metaTable) SET value = '\(Self.formatVersion)' WHERE key = 'format'")
-        }
+        if format < 2 { try await history.create(session) }
+        var indexesBuilt = false
         if stored != schema.storedDescription {
             try check(stored.version)
             let plan = migrationPlan.map { SendablePlan(type: $0) }
@@ -55,6 +60,20 @@ struct StoreOpener: Sendable {
             if !ranStages {
                 try await migrate(session, from: stored)
             }
+            indexesBuilt = ranStages
+        }
+        if format < 3 && !indexesBuilt {
+            // Format 3 keys text columns of indexes by their NFC form (see `TableLayout.indexSQL`).
+            for layout in schema.entities.compactMap({ layouts[$0.name] }) {
+                try await dropIndexes(session, of: layout)
+                for sql in layout.indexSQL { try await session.execute(sql) }
+                // The new expression indexes have no statistics until the table is analyzed.
+                try await session.execute("ANALYZE \(layout.table)")
+            }
+        }
+        if format < Self.formatVersion {
+            try await session.execute(
+                "UPDATE \(metaTable) SET value = '\(Self.formatVersion)' WHERE key = 'format'")
         }
         return identifier
     }
@@ -210,15 +229,10 @@ struct StoreOpener: Sendable {
     private func alter(_ session: Session, _ layout: TableLayout, from old: Schema.EntityDescription) async throws {
         let entity = layout.entity
         // Indexes and foreign keys are rebuilt from the new schema.
+        try await dropIndexes(session, of: layout)
         var tableName = PostgresBindings()
         tableName.append(namespace)
         tableName.append(entity.name)
-        for row in try await session.query(
-            "SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 "
-                + "AND indexname NOT LIKE '%_pkey'", tableName)
-        {
-            try await session.execute("DROP INDEX \(quote(namespace)).\(quote(try row.decode(String.self)))")
-        }
         for row in try await session.query(
             "SELECT c.conname FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid "
                 + "JOIN pg_namespace n ON n.oid = t.relnamespace WHERE n.nspname = $1 AND t.relname = $2 "
@@ -290,6 +304,19 @@ struct StoreOpener: Sendable {
             )
         }
         for sql in layout.foreignKeySQL(layouts: layouts) { try await session.execute(sql) }
+    }
+
+    /// Drops the indexes of an entity's table (not its primary key's), to be built again from `indexSQL`.
+    private func dropIndexes(_ session: Session, of layout: TableLayout) async throws {
+        var tableName = PostgresBindings()
+        tableName.append(namespace)
+        tableName.append(layout.entity.name)
+        for row in try await session.query(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 "
+                + "AND indexname NOT LIKE '%_pkey'", tableName)
+        {
+            try await session.execute("DROP INDEX \(quote(namespace)).\(quote(try row.decode(String.self)))")
+        }
     }
 
     /// Whether stored values of `old` can be read as `property`: the same type, or made optional.

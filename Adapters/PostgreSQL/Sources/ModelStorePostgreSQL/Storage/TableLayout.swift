@@ -8,8 +8,9 @@ import ModelStore
 ///   related model's key, a foreign key to its table), named as the properties are.
 /// - Table `"ns"."Entity.relationship"` per to-many relationship: `owner`, `position`, `target`,
 ///   both keys foreign keys that cascade, so the order of the related models round-trips.
-/// - A unique index per uniqueness constraint, an index per declared index, and an index on each
-///   to-one column and join-table target.
+/// - A unique index per uniqueness constraint (on the stored values) and, when it has a text column,
+///   an index on the constraint's NFC keys; an index per declared index (text columns by their NFC
+///   key, see ``indexSQL``); an index on each to-one column and join-table target.
 struct TableLayout: Sendable {
     struct Column: Sendable {
         let slot: Int
@@ -68,11 +69,21 @@ struct TableLayout: Sendable {
         self.columns = columns
         joinTables = joins
         columnsBySlot = Dictionary(uniqueKeysWithValues: columns.map { ($0.slot, $0) })
-        selectList =
-            (["t.\(Self.key)", "t.\(Self.version)"]
-            + columns.map { column in column.type?.selected("t." + column.quoted) ?? "t." + column.quoted })
+        selectList = Self.selectList(of: columns, alias: "t")
+    }
+
+    /// `a."_pk", a."_version", a."x", …` for the table aliased `alias`: what ``RowReader`` reads.
+    func selectList(alias: String) -> String { Self.selectList(of: columns, alias: alias) }
+
+    private static func selectList(of columns: [Column], alias: String) -> String {
+        ([alias + "." + key, alias + "." + version]
+            + columns.map { column in column.type?.selected(alias + "." + column.quoted) ?? alias + "." + column.quoted
+            })
             .joined(separator: ", ")
     }
+
+    /// Whether the table has no to-one column and no join table: no foreign key reaches its rows.
+    var hasNoRelationships: Bool { joinTables.isEmpty && !columns.contains { $0.type == nil } }
 
     /// The layouts of a schema's entities in a namespace, by entity name.
     static func layouts(of schema: Schema, namespace: String) -> [String: TableLayout] {
@@ -84,15 +95,18 @@ struct TableLayout: Sendable {
         entity.slot(of: name).flatMap { columnsBySlot[$0] }
     }
 
+    /// `INSERT INTO … (key, version, columns in order)`, to be followed by `VALUES`.
+    var insertPrefix: String {
+        "INSERT INTO \(table) (" + ([Self.key, Self.version] + columns.map(\.quoted)).joined(separator: ", ") + ")"
+    }
+
     /// `INSERT` of one row: key, version, then the columns in order.
     var insertSQL: String {
-        let names = [Self.key, Self.version] + columns.map(\.quoted)
         var placeholders = ["$1", "$2"]
         for (index, column) in columns.enumerated() {
             placeholders.append(column.type?.placeholder(index + 3) ?? "$\(index + 3)")
         }
-        return "INSERT INTO \(table) (" + names.joined(separator: ", ") + ") VALUES ("
-            + placeholders.joined(separator: ", ") + ")"
+        return insertPrefix + " VALUES (" + placeholders.joined(separator: ", ") + ")"
     }
 
     /// The statements that create the table, its join tables and indexes (foreign keys come
@@ -117,22 +131,44 @@ struct TableLayout: Sendable {
     }
 
     /// The statements that create the table's indexes.
+    ///
+    /// Filters and sorts compare text as `normalize(col, NFC) COLLATE "C"` (Swift's equality and
+    /// order), which an index on the plain column cannot serve; so a declared index keys its text
+    /// columns by that expression, and a uniqueness constraint with a text column gets a second,
+    /// non-unique index keyed so (`….nfc`). The unique index itself stays on the stored values, so
+    /// the constraint it enforces is unchanged.
     var indexSQL: [String] {
         var sql: [String] = []
         for (number, names) in entity.uniquenessConstraints.enumerated() {
             sql.append(
                 "CREATE UNIQUE INDEX \(quote(uniqueIndexName(number))) ON \(table) ("
                     + names.map(quote).joined(separator: ", ") + ")")
+            if names.contains(where: { column(named: $0)?.type == .string }) {
+                sql.append(
+                    "CREATE INDEX \(quote(indexName("unique.\(number).nfc"))) ON \(table) (\(indexKeys(names)))")
+            }
         }
         for (number, names) in entity.indices.enumerated() {
-            sql.append(
-                "CREATE INDEX \(quote(indexName("index.\(number)"))) ON \(table) ("
-                    + names.map(quote).joined(separator: ", ") + ")")
+            sql.append("CREATE INDEX \(quote(indexName("index.\(number)"))) ON \(table) (\(indexKeys(names)))")
         }
         for column in columns where column.type == nil {
             sql.append("CREATE INDEX \(quote(indexName(column.name + ".key"))) ON \(table) (\(column.quoted))")
         }
         return sql
+    }
+
+    /// The key list of an index on these properties: text columns as the expression filters and
+    /// sorts compare (`(normalize("col", NFC) COLLATE "C")`, see ``textKey(_:)``), others as they are.
+    private func indexKeys(_ names: [String]) -> String {
+        names.map { name in
+            column(named: name)?.type == .string ? "(" + Self.textKey(quote(name)) + ")" : quote(name)
+        }.joined(separator: ", ")
+    }
+
+    /// The form in which filters, sorts and indexes compare a text column or parameter: its NFC form
+    /// in byte order, which is Swift's `==` and `<` on strings.
+    static func textKey(_ expression: String) -> String {
+        "normalize(\(expression), NFC) COLLATE \"C\""
     }
 
     /// Foreign keys of the to-one columns and join tables, deferred to the commit so a save may

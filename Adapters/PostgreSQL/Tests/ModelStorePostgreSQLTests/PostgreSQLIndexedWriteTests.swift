@@ -1,0 +1,174 @@
+import Foundation
+import ModelStore
+import PostgreSQLTestModels
+import Testing
+
+@testable import ModelStorePostgreSQL
+
+/// A patron of the index tests: a unique text attribute, an index on another, and a tombstone value.
+final class Patron: PersistentModel {
+    @Attribute(.unique) var email: String = ""
+    @Attribute(.preserveValueOnDeletion) var name: String = ""
+    @Attribute var age: Int = 0
+
+    static var constraints: [ModelConstraint<Patron>] { [.index(\.name)] }
+
+    let persistentBackingData = BackingData()
+    init() {}
+}
+
+/// What the store does to stay fast on large tables, checked on the server: text lookups that an
+/// index serves, inserts many rows per statement, and batch deletes that do not read the rows.
+@Suite(.enabled(if: PostgreSQLServer.isConfigured, PostgreSQLServer.skipMessage))
+struct PostgreSQLIndexedWriteTests {
+    static let schema = Schema([Patron.self])
+
+    /// A container in a fresh namespace holding `count` patrons (`m<i>@example.com`, named `n<i % 100>`),
+    /// and its store.
+    static func patrons(_ count: Int, namespace: String) throws -> (ModelContainer, PostgreSQLStore) {
+        let container = try ModelContainer(
+            for: schema, configurations: [try PostgreSQLServer.configuration(namespace: namespace)])
+        let context = ModelContext(container)
+        _ = try context.insert(
+            Patron.self,
+            rows: (0..<count).map { [.set(\.email, to: "m\($0)@example.com"), .set(\.name, to: "n\($0 % 100)")] })
+        let store = try #require(container.stores.first as? PostgreSQLStore)
+        return (container, store)
+    }
+
+    /// The first line of PostgreSQL's plan for a fetch.
+    static func plan(_ descriptor: FetchDescriptor<Patron>, on container: ModelContainer, store: PostgreSQLStore)
+        throws -> [String]
+    {
+        let query = try #require(try ModelContext(container).explain(descriptor).storeQuery)
+        return try store.queryPlan(for: query)
+    }
+
+    @Test func equalityOnAUniqueOrIndexedStringUsesAnIndex() throws {
+        let namespace = PostgreSQLServer.freshNamespace("idx")
+        // Inserting this many rows analyzes the table: without statistics for the expression index,
+        // PostgreSQL answers a lookup with a limit by walking the primary key.
+        #expect(3_000 >= RowWriter.analyzeThreshold)
+        let (container, store) = try Self.patrons(3_000, namespace: namespace)
+
+        let email = "m1234@example.com"
+        var unique = FetchDescriptor<Patron>(predicate: #Predicate { $0.email == email })
+        unique.fetchLimit = 1
+        let uniquePlan = try Self.plan(unique, on: container, store: store)
+        #expect(
+            uniquePlan.contains { $0.contains("Index") && $0.contains("Patron.unique.0.nfc") },
+            "the unique lookup does not use the NFC index:\n\(uniquePlan.joined(separator: "\n"))")
+        #expect(try ModelContext(container).fetch(unique).map(\.email) == [email])
+
+        let name = "n7"
+        let indexed = FetchDescriptor<Patron>(
+            predicate: #Predicate { $0.name == name }, sortBy: [SortDescriptor(\.age)])
+        let indexedPlan = try Self.plan(indexed, on: container, store: store)
+        #expect(
+            indexedPlan.contains { $0.contains("Patron.index.0") } && !indexedPlan.contains { $0.contains("Seq Scan") },
+            "the indexed lookup does not use the index:\n\(indexedPlan.joined(separator: "\n"))")
+        #expect(try ModelContext(container).fetchCount(indexed) == 30)
+    }
+
+    @Test func aCanonicallyEquivalentSpellingFindsTheStoredOneThroughTheIndex() throws {
+        let (container, _) = try Self.patrons(0, namespace: PostgreSQLServer.freshNamespace("nfc"))
+        let context = ModelContext(container)
+        let patron = Patron()
+        patron.email = "\u{e9}mile@example.com"
+        context.insert(patron)
+        try context.save()
+        let decomposed = "e\u{301}mile@example.com"
+        let found = try ModelContext(container).fetch(
+            FetchDescriptor<Patron>(predicate: #Predicate { $0.email == decomposed }))
+        #expect(found.map { Array($0.email.unicodeScalars) } == [Array("\u{e9}mile@example.com".unicodeScalars)])
+    }
+
+    @Test func aSaveLargerThanOneStatementRoundTrips() throws {
+        // Counter binds 4 parameters a row, so 16,383 rows fit one statement: 20,000 take two.
+        let count = 20_000
+        #expect(count * 4 > RowWriter.parameterLimit)
+        var configuration = try PostgreSQLServer.configuration(namespace: PostgreSQLServer.freshNamespace("big"))
+        configuration.historyLimit = nil  // keep the one transaction, larger than the default limit
+        let container = try ModelContainer(for: Counter.schema, configurations: [configuration])
+        let context = ModelContext(container)
+        for number in 0..<count {
+            let counter = Counter(name: "c\(number)")
+            counter.value = number * 3
+            context.insert(counter)
+        }
+        try context.save()
+        let reader = ModelContext(container)
+        #expect(try reader.fetchCount(FetchDescriptor<Counter>()) == count)
+        let all = try reader.fetch(FetchDescriptor<Counter>())
+        #expect(all.allSatisfy { "c\($0.value / 3)" == $0.name && $0.value % 3 == 0 })
+        #expect(Set(all.map(\.name)).count == count)
+        let history = try reader.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>())
+        #expect(history.last?.changes.count == count)
+    }
+
+    @Test func aDuplicateInAMultiRowInsertNamesItsValueAndStoresNothing() throws {
+        let configuration = try PostgreSQLServer.configuration(namespace: PostgreSQLServer.freshNamespace("dup"))
+        let container = try ModelContainer(for: Counter.schema, configurations: [configuration])
+        let first = ModelContext(container)
+        first.insert(Counter(name: "taken"))
+        try first.save()
+        let context = ModelContext(container)
+        context.duplicateInsertPolicy = .error  // the index's refusal, not an upsert
+        for name in ["a", "b", "taken", "c"] { context.insert(Counter(name: name)) }
+        let error = try #require(throws: DataStoreError.self) { try context.save() }
+        #expect(error.code == .uniqueConstraintViolation)
+        #expect(error.conflictingValues == [.string("taken")])
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Counter>()) == 1)
+    }
+
+    @Test func aBatchDeleteRecordsTombstonesOfTheDeletedRowsOnly() throws {
+        let (container, _) = try Self.patrons(50, namespace: PostgreSQLServer.freshNamespace("del"))
+        let context = ModelContext(container)
+        try context.delete(model: Patron.self, where: #Predicate { $0.name == "n3" || $0.name == "n4" })
+        #expect(try context.fetchCount(FetchDescriptor<Patron>()) == 48)
+        let last = try #require(try context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).last)
+        #expect(last.changes.count == 2)
+        var tombstoned: [String] = []
+        for change in last.changes {
+            guard case .delete(let deletion as DefaultHistoryDelete<Patron>) = change else {
+                Issue.record("a batch delete recorded \(change)")
+                continue
+            }
+            if let name = deletion.tombstone[\.name] { tombstoned.append(name) }
+        }
+        #expect(tombstoned.sorted() == ["n3", "n4"])
+    }
+
+    @Test func openingAFormat2NamespaceRebuildsItsIndexesByNFCKeys() async throws {
+        let namespace = PostgreSQLServer.freshNamespace("fmt")
+        _ = try Self.patrons(10, namespace: namespace)
+        // What a format-2 build left: plain-column indexes, format 2.
+        let admin = try await AdminConnection.open()
+        try await admin.run("DROP INDEX \"\(namespace)\".\"Patron.unique.0.nfc\"")
+        try await admin.run("DROP INDEX \"\(namespace)\".\"Patron.index.0\"")
+        try await admin.run("CREATE INDEX \"Patron.index.0\" ON \"\(namespace)\".\"Patron\" (\"name\")")
+        try await admin.run("UPDATE \"\(namespace)\".modelstore_meta SET value = '2' WHERE key = 'format'")
+
+        let container = try ModelContainer(
+            for: Self.schema, configurations: [try PostgreSQLServer.configuration(namespace: namespace)])
+        let definitions = try await admin.run(
+            "SELECT indexname || ': ' || indexdef FROM pg_indexes WHERE schemaname = '\(namespace)' "
+                + "AND tablename = 'Patron' ORDER BY indexname")
+        let listed = definitions.joined(separator: "\n")
+        #expect(
+            definitions.contains {
+                $0.hasPrefix("Patron.index.0: ") && $0.contains("NORMALIZE(name, NFC) COLLATE \"C\"")
+            }, "\(listed)")
+        #expect(
+            definitions.contains {
+                $0.hasPrefix("Patron.unique.0.nfc: ") && $0.contains("NORMALIZE(email, NFC) COLLATE \"C\"")
+            },
+            "\(listed)")
+        #expect(definitions.contains { $0.hasPrefix("Patron.unique.0: ") && !$0.contains("NORMALIZE") })
+        #expect(
+            try await admin.run("SELECT value FROM \"\(namespace)\".modelstore_meta WHERE key = 'format'")
+                == [String(StoreOpener.formatVersion)])
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Patron>()) == 10)
+        try await admin.close()
+    }
+}
