@@ -87,6 +87,13 @@ enum StoreContractCases {
         ) { env in
             try withDriver(env) { try $0.checkEnforcedUniqueness() }
         },
+        CaseDefinition(
+            .storeContract, "expectedValuesRefuseAStaleUpdate",
+            "A store that says it checks expected values refuses an update whose expected values differ from what it "
+                + "holds with a conflict, and stores nothing of that save."
+        ) { env in
+            try withDriver(env) { try $0.checkExpectedValues() }
+        },
     ]
 }
 
@@ -105,6 +112,7 @@ protocol StoreDriving {
     func checkCache() throws
     func checkEnforcedUniqueness() throws
     func checkTwoPhaseSave() throws
+    func checkExpectedValues() throws
 }
 
 extension StoreDriver: StoreDriving {
@@ -419,6 +427,45 @@ extension StoreDriver: StoreDriving {
             current.contains { $0["label"] == .string("changed") }
                 && !current.contains { $0.persistentIdentifier == ids[1] },
             "a direct save of an update and a delete was not applied: update dropped or delete ignored")
+    }
+
+    func checkExpectedValues() throws {
+        guard store.checksExpectedValues else {
+            throw CaseNotApplicable(
+                reason: "the store leaves conflict checks to the context (checksExpectedValues is false)")
+        }
+        let ids = try saveEntries([try newEntry(1), try newEntry(2)])
+        let stored = try fetchAll(LogEntry.self)
+        let first = try env.require(stored.first { $0.persistentIdentifier == ids[0] }, "a saved entry was not fetched")
+        let second = try env.require(
+            stored.first { $0.persistentIdentifier == ids[1] }, "a saved entry was not fetched")
+        let labelSlot = try env.require(first.entity.slot(of: "label"), "the fixture 'LogEntry' has no 'label'")
+        // The first entry as another writer last saw it: a label it no longer has.
+        var stale = first.values
+        stale[labelSlot] = .string("changed by someone else")
+        var firstUpdate = first
+        firstUpdate.values[labelSlot] = .string("mine")
+        var secondUpdate = second
+        secondUpdate.values[labelSlot] = .string("also mine")
+        var request = DataStoreSaveChangesRequest<Store.Snapshot>(
+            editingState: editingState, inserted: [],
+            updated: [Store.Snapshot(firstUpdate), Store.Snapshot(secondUpdate)], deleted: [])
+        request.expectedValues = [ids[0]: stale, ids[1]: second.values]
+        do {
+            _ = try store.save(request)
+            throw env.failure(
+                "a save whose expected values for \(ids[0]) differ from the stored ones was accepted: a change "
+                    + "another writer made since the check would have been overwritten (checksExpectedValues is true)")
+        } catch let error as DataStoreError where error.code == .conflict {
+            // Refused, as it must be.
+        }
+        let after = try fetchAll(LogEntry.self)
+        try env.checkEqual(
+            after.map { $0.values[labelSlot] }, stored.map { $0.values[labelSlot] },
+            "a save refused with a conflict changed stored values: not all or nothing")
+        // With expected values that match, the same save goes through.
+        request.expectedValues = [ids[0]: first.values, ids[1]: second.values]
+        try env.step("saving with expected values that match the stored ones") { _ = try store.save(request) }
     }
 
     func checkEnforcedUniqueness() throws {

@@ -78,6 +78,20 @@ struct PostgreSQLFailureTests {
         let namespace = PostgreSQLServer.freshNamespace()
         let container = try counters(2, namespace: namespace)
         let admin = try await AdminConnection.open()
+        // Closed however the test ends: PostgresNIO traps on a connection released unclosed, which
+        // would turn a failed expectation into a crash of the whole test run.
+        do {
+            try await droppedConnection(namespace: namespace, container: container, admin: admin)
+        } catch {
+            try? await admin.close()
+            throw error
+        }
+        try await admin.close()
+    }
+
+    private func droppedConnection(
+        namespace: String, container: ModelContainer, admin: AdminConnection
+    ) async throws {
         // Another session holds c0's row, so the save waits inside its transaction after it has
         // already inserted a counter and updated c1.
         try await admin.run("BEGIN")
@@ -105,7 +119,6 @@ struct PostgreSQLFailureTests {
         context.insert(Counter(name: "after"))
         try context.save()
         #expect(try values(in: container)["after"] == 0)
-        try await admin.close()
     }
 
     @Test func aStatementPastTheTimeoutIsCancelledAndChangesNothing() async throws {

@@ -224,10 +224,20 @@ final class Database: Sendable {
     func read<Value: Sendable>(
         _ doing: String, _ body: @escaping @Sendable (Session) async throws -> Value
     ) async throws -> Value {
-        do {
-            return try await client.withConnection { connection in try await body(Session(connection: connection)) }
-        } catch {
-            throw ModelStoreErrors.translate(error, doing: doing, url: url)
+        var attempt = 0
+        while true {
+            do {
+                return try await client.withConnection { connection in try await body(Session(connection: connection)) }
+            } catch {
+                // A read changes nothing, so one whose pooled connection had already ended (the
+                // server terminated or restarted it, and the pool has not noticed yet) runs once
+                // more, on a connection the pool opens in its place.
+                if attempt == 0 && !(error is DataStoreError) && ModelStoreErrors.endsTheConnection(error) {
+                    attempt += 1
+                    continue
+                }
+                throw ModelStoreErrors.translate(error, doing: doing, url: url)
+            }
         }
     }
 }
