@@ -200,8 +200,8 @@ extension ModelContext {
         /// (``DataStoreSaveChangesRequest/expectedValues``).
         var expected: [PersistentIdentifier: [StoreValue]] = [:]
 
-        /// A save request for these changes (or the part of them `parts` gives), with the expected
-        /// values of its updated models.
+        /// A save request for these snapshots (all of the changes, or one store's part of them),
+        /// with the expected values of its updated models.
         func request(
             _ editingState: EditingState, inserted: [DefaultSnapshot], updated: [DefaultSnapshot],
             deleted: [DefaultSnapshot]

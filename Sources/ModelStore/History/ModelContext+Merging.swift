@@ -126,14 +126,7 @@ extension ModelContext {
                 else { continue }
                 // The store checks again under its write's lock that nothing changed since this read.
                 changes.expected[id] = stored.values
-                var theirs: [Schema.Attribute] = []
-                for attribute in snapshot.entity.attributes
-                where attribute.slot < read.count
-                    && attribute.slot < stored.values.count
-                    && !read[attribute.slot].isIdentical(to: stored.values[attribute.slot])
-                {
-                    theirs.append(attribute)
-                }
+                let theirs = snapshot.entity.attributes(differingBetween: read, and: stored.values)
                 guard !theirs.isEmpty else { continue }
                 switch mergePolicy {
                 case .error:

@@ -149,12 +149,6 @@ public final class BackingData: Observable {
     /// model loads them first (``loadUnfetchedValues(of:)``).
     var unfetchedSlots: [Int]?
 
-    /// Loads the attributes a fetch left out (``unfetchedSlots``) from the model's store, all at
-    /// once, as Core Data fulfils a fault. Does nothing when every value is loaded.
-    ///
-    /// Throws ``DataStoreError/Code/notFound`` when the store no longer has the model (another
-    /// context or process deleted it), or what the store throws; the attributes then stay unloaded
-    /// and a save of the model throws the same error rather than store initial values over them.
     /// Loads the attributes a fetch left out if the attribute at `keyPath` is one of them (reading
     /// an attribute that was fetched loads nothing).
     @inline(never)
@@ -166,6 +160,12 @@ public final class BackingData: Observable {
         try? loadUnfetchedValues(of: model)
     }
 
+    /// Loads the attributes a fetch left out (``unfetchedSlots``) from the model's store, all at
+    /// once, as Core Data fulfils a fault. Does nothing when every value is loaded.
+    ///
+    /// Throws ``DataStoreError/Code/notFound`` when the store no longer has the model (another
+    /// context or process deleted it), or what the store throws; the attributes then stay unloaded
+    /// and a save of the model throws the same error rather than store initial values over them.
     @inline(never)
     func loadUnfetchedValues(of model: any PersistentModel) throws {
         guard let slots = unfetchedSlots else { return }

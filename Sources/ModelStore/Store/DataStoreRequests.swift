@@ -75,6 +75,20 @@ public struct DataStoreSaveChangesRequest<Snapshot: DataStoreSnapshot>: Sendable
     }
 }
 
+extension Schema.Entity {
+    /// The attributes whose values differ, bit for bit, between two value lists in slot order:
+    /// what a conflict check compares (relationships are not).
+    func attributes(
+        differingBetween first: [StoreValue], and second: [StoreValue],
+        skipping skipped: (Schema.Attribute) -> Bool = { _ in false }
+    ) -> [Schema.Attribute] {
+        attributes.filter { attribute in
+            attribute.slot < first.count && attribute.slot < second.count && !skipped(attribute)
+                && !first[attribute.slot].isIdentical(to: second[attribute.slot])
+        }
+    }
+}
+
 extension DataStoreSaveChangesRequest where Snapshot == DefaultSnapshot {
     /// Throws ``DataStoreError/Code/conflict`` naming the models and attributes whose stored values
     /// (`stored`, read under the write's lock) differ from ``expectedValues``; does nothing for
@@ -92,11 +106,8 @@ extension DataStoreSaveChangesRequest where Snapshot == DefaultSnapshot {
         for snapshot in updated {
             let id = snapshot.persistentIdentifier
             guard let expected = expectedValues[id], let current = try stored(id) else { continue }
-            let differing = current.entity.attributes.filter { attribute in
-                attribute.slot < expected.count && attribute.slot < current.values.count
-                    && !skipped(attribute)
-                    && !expected[attribute.slot].isIdentical(to: current.values[attribute.slot])
-            }
+            let differing = current.entity.attributes(
+                differingBetween: expected, and: current.values, skipping: skipped)
             if !differing.isEmpty { conflicts.append((id, current.entity.name, differing.map(\.name))) }
         }
         guard let first = conflicts.first else { return }
