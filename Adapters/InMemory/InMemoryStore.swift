@@ -121,9 +121,20 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStor
     public func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<
         T, DefaultSnapshot
     > {
-        let query = request.query ?? StoreQuery(entityName: Schema.entityName(for: T.self))
-        let snapshots = try table.withLock { try $0.fetch(query) }
+        let snapshots = try table.withLock { try $0.fetch(request.resolvedQuery) }
         return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: snapshots)
+    }
+
+    /// Counts what `fetch` returns, without building snapshots.
+    public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
+        try table.withLock { try $0.fetchCount(request.resolvedQuery) }
+    }
+
+    /// The identifiers of what `fetch` returns, without building snapshots.
+    public func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws
+        -> [PersistentIdentifier]
+    {
+        try table.withLock { try $0.fetchIdentifiers(request.resolvedQuery) }
     }
 
     /// Saves atomically.

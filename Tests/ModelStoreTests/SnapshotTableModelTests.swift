@@ -4,11 +4,12 @@ import ModelStoreTestSupport
 import Testing
 
 /// ``SnapshotTable`` against a plain array of Swift structs: seeded random sequences of inserts,
-/// updates, deletes (one by one, in saves, and of every row), reloads and queries that reach every
-/// access path (unique and hash lookups, ordered ranges and sorted windows, column scans with a
-/// residual filter). After every change, a copy of the table taken before it must still answer as
-/// the array did then (the copy a store keeps to abort a save). A failing sequence is shrunk to the
-/// fewest steps that still fail and printed.
+/// updates, deletes (one by one, in saves, and of every row, enough to make the table compact),
+/// reloads in random order and queries that reach every access path (unique and hash lookups,
+/// ordered ranges and sorted windows, column loops, row tests over typed and optional columns, and
+/// a residual filter). Every row a query returns must carry the model's values exactly. After every
+/// change, a copy of the table taken before it must still answer as the array did then (the copy a
+/// store keeps to abort a save). A failing sequence is shrunk to the fewest steps that still fail and printed.
 struct SnapshotTableModelTests {
     static let schema = Schema([Reading.self])
     static var entity: Schema.Entity { schema.entity(named: "Reading")! }
@@ -21,9 +22,12 @@ struct SnapshotTableModelTests {
         var text: String
         var date: Date
         var note: String?
+        var score: Double?
+        var count: Int64?
 
         var description: String {
-            "(\(code), \(int), \(double), \(text), \(date.timeIntervalSinceReferenceDate), \(note ?? "nil"))"
+            "(\(code), \(int), \(double), \(text), \(date.timeIntervalSinceReferenceDate), \(note ?? "nil"), "
+                + "\(score.map(String.init(describing:)) ?? "nil"), \(count.map(String.init) ?? "nil"))"
         }
 
         static func random(_ rng: inout SplitMix64) -> Values {
@@ -32,7 +36,8 @@ struct SnapshotTableModelTests {
                 double: rng.pick([-1, 0, -0.0, 0.5, 2, .nan, .infinity, 7.25]),
                 text: rng.pick(["", "a", "A", "ab", "b"]),
                 date: Date(timeIntervalSinceReferenceDate: rng.pick([-5, 0, 1_000, 2_000.5])),
-                note: rng.pick([nil, "", "n"]))
+                note: rng.pick([nil, "", "n", "an"]), score: rng.pick([nil, 1.5, -2, .nan]),
+                count: rng.pick([nil, 0, 3, -1]))
         }
 
         func snapshot(_ id: PersistentIdentifier) throws -> DefaultSnapshot {
@@ -41,6 +46,7 @@ struct SnapshotTableModelTests {
                 namedValues: [
                     "code": .string(code), "int": .int(int), "double": .double(double), "text": .string(text),
                     "date": .date(date), "note": note.map(StoreValue.string) ?? .null,
+                    "score": score.map(StoreValue.double) ?? .null, "count": count.map(StoreValue.int) ?? .null,
                 ])
         }
     }
@@ -59,6 +65,16 @@ struct SnapshotTableModelTests {
         case date(StoreComparisonOperator, Date)
         case text(StoreComparisonOperator, String)
         case noteIsNil
+        case note(StoreComparisonOperator, String)
+        case score(StoreComparisonOperator, Double)
+        case count(StoreComparisonOperator, Int64)
+        case textContains(String)
+        case notePrefix(String)
+        case codeIn([String])
+        case countIn([Int64?])
+        case intRange(Int64, Int64, includesUpper: Bool)
+        indirect case either(Condition, Condition)
+        indirect case not(Condition)
 
         var filter: StoreFilter {
             switch self {
@@ -68,6 +84,17 @@ struct SnapshotTableModelTests {
             case .date(let op, let value): .compare("date", op, .date(value))
             case .text(let op, let value): .compare("text", op, .string(value))
             case .noteIsNil: .compare("note", .equal, .null)
+            case .note(let op, let value): .compare("note", op, .string(value))
+            case .score(let op, let value): .compare("score", op, .double(value))
+            case .count(let op, let value): .compare("count", op, .int(value))
+            case .textContains(let value): .text("text", .contains(value))
+            case .notePrefix(let value): .text("note", .hasPrefix(value))
+            case .codeIn(let codes): .isIn("code", codes.map(StoreValue.string))
+            case .countIn(let counts): .isIn("count", counts.map { $0.map(StoreValue.int) ?? .null })
+            case .intRange(let low, let high, let includesUpper):
+                .range("int", StoreRange(lower: .int(low), upper: .int(high), includesUpper: includesUpper))
+            case .either(let a, let b): .or([a.filter, b.filter])
+            case .not(let condition): .not(condition.filter)
             }
         }
 
@@ -79,6 +106,28 @@ struct SnapshotTableModelTests {
             case .date(let op, let value): Self.apply(op, values.date, value)
             case .text(let op, let value): Self.apply(op, values.text, value)
             case .noteIsNil: values.note == nil
+            case .note(let op, let value): Self.apply(op, values.note, value)
+            case .score(let op, let value): Self.apply(op, values.score, value)
+            case .count(let op, let value): Self.apply(op, values.count, value)
+            case .textContains(let value): values.text.contains(value) || value.isEmpty
+            case .notePrefix(let value): values.note?.starts(with: value) ?? false
+            case .codeIn(let codes): codes.contains(values.code)
+            case .countIn(let counts): counts.contains(values.count)
+            case .intRange(let low, let high, let includesUpper):
+                includesUpper ? (low...high).contains(values.int) : (low..<max(low, high)).contains(values.int)
+            case .either(let a, let b): a.holds(values) || b.holds(values)
+            case .not(let condition): !condition.holds(values)
+            }
+        }
+
+        /// An optional compared as `#Predicate` compares it: `==` and `!=` as Swift's, an ordering
+        /// with `nil` false.
+        static func apply<C: Comparable>(_ op: StoreComparisonOperator, _ x: C?, _ y: C) -> Bool {
+            switch (op, x) {
+            case (.equal, _): x == y
+            case (.notEqual, _): x != y
+            case (_, nil): false
+            case (_, let x?): apply(op, x, y)
             }
         }
 
@@ -99,13 +148,25 @@ struct SnapshotTableModelTests {
             let sample = Values.random(&rng)
             let op = rng.pick(
                 [.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual] as [StoreComparisonOperator])
-            switch Int.random(in: 0..<6, using: &rng) {
+            switch Int.random(in: 0..<16, using: &rng) {
             case 0: return .code(sample.code)
             case 1: return .int(op, sample.int)
             case 2: return .double(op, sample.double)
             case 3: return .date(op, sample.date)
             case 4: return .text(op, sample.text)
-            default: return .noteIsNil
+            case 5: return .noteIsNil
+            case 6: return .note(op, sample.note ?? "")
+            case 7: return .score(op, sample.score ?? 0)
+            case 8: return .count(op, sample.count ?? 2)
+            case 9: return .textContains(rng.pick(["", "a", "b", "ab"]))
+            case 10: return .notePrefix(rng.pick(["", "a", "n"]))
+            case 11: return .codeIn((0..<3).map { _ in Values.random(&rng).code })
+            case 12: return .countIn([sample.count, Values.random(&rng).count])
+            case 13:
+                let (a, b) = (sample.int, Values.random(&rng).int)
+                return .intRange(min(a, b), max(a, b), includesUpper: rng.chance(50))
+            case 14: return .either(random(&rng), random(&rng))
+            default: return .not(random(&rng))
             }
         }
     }
@@ -301,11 +362,26 @@ struct SnapshotTableModelTests {
             try reloaded.load(table.snapshots(of: "Reading").shuffled(using: &rng))
             table = reloaded
         case .query(let query):
-            let found = try table.fetch(query.storeQuery).map(\.persistentIdentifier)
+            let snapshots = try table.fetch(query.storeQuery)
+            let found = snapshots.map(\.persistentIdentifier)
             let expected = query.expected(rows)
             if found != expected {
                 return "the table returned \(found.count) rows, the model \(expected.count) "
                     + "(via \(table.accessPath(for: query.storeQuery)))"
+            }
+            // Identifier fetches and counts, which build no snapshots, agree with the fetch.
+            let identifiers = try table.fetchIdentifiers(query.storeQuery)
+            let count = try table.fetchCount(query.storeQuery)
+            if identifiers != found || count != found.count {
+                return "fetchIdentifiers gave \(identifiers.count) and fetchCount \(count), fetch \(found.count)"
+            }
+            // Each row comes back with exactly the values stored (a NaN as a NaN, a nil as a nil).
+            let stored = Dictionary(uniqueKeysWithValues: rows.map { ($0.id, $0.values) })
+            for snapshot in snapshots {
+                let values = try stored[snapshot.persistentIdentifier]!.snapshot(snapshot.persistentIdentifier).values
+                if !zip(values, snapshot.values).allSatisfy({ $0.isIdentical(to: $1) }) {
+                    return "\(snapshot.persistentIdentifier) came back as \(snapshot.values), stored as \(values)"
+                }
             }
         }
         return nil

@@ -47,7 +47,20 @@ import Foundation
     public static func sort(
         _ snapshots: inout [DefaultSnapshot], by keys: [StoreSortKey], entity: Schema.Entity
     ) throws {
-        let slots = try keys.map { key -> Int in
+        let slots = try sortSlots(keys, entity: entity)
+        snapshots.sort { lhs, rhs in
+            for (key, slot) in zip(keys, slots) {
+                let order = ValueSemantics.sortOrder(lhs.values[slot], rhs.values[slot], key.comparison)
+                if order != .orderedSame { return key.ascending == (order == .orderedAscending) }
+            }
+            return lhs.persistentIdentifier < rhs.persistentIdentifier
+        }
+    }
+
+    /// The slots of the sort keys' attributes; throws ``DataStoreError/invalidPredicate`` for a key
+    /// that is not a stored attribute of the entity.
+    static func sortSlots(_ keys: [StoreSortKey], entity: Schema.Entity) throws -> [Int] {
+        try keys.map { key -> Int in
             guard let slot = entity.slot(of: key.property), case .attribute = entity.properties[slot] else {
                 throw DataStoreError(
                     .invalidPredicate,
@@ -56,13 +69,6 @@ import Foundation
                     entityName: entity.name)
             }
             return slot
-        }
-        snapshots.sort { lhs, rhs in
-            for (key, slot) in zip(keys, slots) {
-                let order = ValueSemantics.sortOrder(lhs.values[slot], rhs.values[slot], key.comparison)
-                if order != .orderedSame { return key.ascending == (order == .orderedAscending) }
-            }
-            return lhs.persistentIdentifier < rhs.persistentIdentifier
         }
     }
 

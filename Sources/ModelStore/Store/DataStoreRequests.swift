@@ -18,6 +18,10 @@ public struct DataStoreFetchRequest<T: PersistentModel>: Sendable {
         self.editingState = editingState
         self.query = query
     }
+
+    /// The query a store that runs the whole request answers: ``query``, or every model of `T`'s
+    /// entity when there is none.
+    public var resolvedQuery: StoreQuery { query ?? StoreQuery(entityName: Schema.entityName(for: T.self)) }
 }
 
 /// What a store returns from a fetch. SwiftData's `DataStoreFetchResult`.

@@ -1,136 +1,282 @@
 import Foundation
 
 extension SnapshotTable {
-    /// A typed copy of one attribute's values, row by row: `Int64`s for integers, `Double`s for
-    /// doubles, floats and dates (seconds since the reference date, which is how `Date` keeps them).
-    ///
-    /// Scans test comparisons on these arrays in tight loops (see ``EntityTable/scan(_:evaluator:residual:)``),
-    /// reading machine numbers instead of each row's snapshot, and only the rows that pass are read as
-    /// snapshots. Only non-optional attributes get a column. A column whose rows hold a value of another
-    /// kind, or a date that is not a number, is not used until the table next compacts; a deleted row
-    /// keeps its old value, and scans skip it.
-    struct ScalarColumn: Sendable {
-        enum Kind: Sendable { case int, double, date }
+    /// One bit per row: which rows are deleted, or which hold `nil`. Sized lazily, so a set no row
+    /// is in costs nothing.
+    struct RowBits: Sendable {
+        private var words: [UInt64] = []
+        /// How many rows are in the set.
+        private(set) var count = 0
 
-        let slot: Int
-        let kind: Kind
-        private(set) var ints: [Int64] = []
-        private(set) var doubles: [Double] = []
-        /// Whether every row holds a value the column can compare exactly as the snapshot would.
-        private(set) var isUsable = true
+        var isEmpty: Bool { count == 0 }
 
-        init?(attribute: Schema.Attribute) {
-            guard !attribute.isOptional else { return nil }
-            switch attribute.valueType.unwrapped {
-            case .integer(let bits, let signed) where signed || bits < 64: kind = .int
-            case .double, .float: kind = .double
-            case .date: kind = .date
-            default: return nil
-            }
-            slot = attribute.slot
+        @inline(__always)
+        func contains(_ row: Int) -> Bool {
+            let word = row &>> 6
+            return word < words.count && words[word] & (1 &<< UInt64(row & 63)) != 0
         }
 
-        mutating func reserveCapacity(_ count: Int) {
-            if kind == .int { ints.reserveCapacity(count) } else { doubles.reserveCapacity(count) }
+        mutating func insert(_ row: Int) {
+            let word = row &>> 6
+            if word >= words.count { words.append(contentsOf: repeatElement(0, count: word - words.count + 1)) }
+            let bit: UInt64 = 1 &<< UInt64(row & 63)
+            if words[word] & bit == 0 {
+                words[word] |= bit
+                count += 1
+            }
+        }
+
+        mutating func remove(_ row: Int) {
+            let word = row &>> 6
+            guard word < words.count else { return }
+            let bit: UInt64 = 1 &<< UInt64(row & 63)
+            if words[word] & bit != 0 {
+                words[word] &= ~bit
+                count -= 1
+            }
+        }
+    }
+
+    /// One property's values, row by row, in storage typed by the property's kind: `Int64`s for
+    /// integers, `Double`s for doubles, floats and dates (seconds since the reference date, which is
+    /// all a `Date` holds), `String`s, `Bool`s, and ``StoreValue``s out of line for every other kind
+    /// (composites, to-many lists, references, decimals, data). `nil`s are a bit set beside the
+    /// typed array.
+    ///
+    /// A column gives back exactly the value it was given: a value of another kind than the column
+    /// expects (which no codec produces, but a hand-made snapshot may hold) turns the column into
+    /// one of ``StoreValue``s for good.
+    struct Column: Sendable {
+        enum Kind: Sendable { case int, double, date, string, bool, values }
+
+        private(set) var kind: Kind
+        private(set) var ints: [Int64] = []
+        /// Doubles, or dates as seconds since the reference date.
+        private(set) var doubles: [Double] = []
+        private(set) var strings: [String] = []
+        private(set) var bools: [Bool] = []
+        private(set) var values: [StoreValue] = []
+        /// Rows of a typed column that hold `nil`.
+        private(set) var nulls = RowBits()
+        private(set) var count = 0
+
+        init(property: Schema.Property) {
+            guard case .attribute(let attribute) = property else {
+                kind = .values
+                return
+            }
+            switch SnapshotTable.EntityTable.storedKind(of: attribute.valueType) {
+            case "int": kind = .int
+            case "double": kind = .double
+            case "date": kind = .date
+            case "string": kind = .string
+            case "bool": kind = .bool
+            default: kind = .values
+            }
+        }
+
+        mutating func reserveCapacity(_ capacity: Int) {
+            switch kind {
+            case .int: ints.reserveCapacity(capacity)
+            case .double, .date: doubles.reserveCapacity(capacity)
+            case .string: strings.reserveCapacity(capacity)
+            case .bool: bools.reserveCapacity(capacity)
+            case .values: values.reserveCapacity(capacity)
+            }
+        }
+
+        /// The value of a row, as it was stored.
+        @inline(__always)
+        func value(at row: Int) -> StoreValue {
+            if kind == .values { return values[row] }
+            if !nulls.isEmpty, nulls.contains(row) { return .null }
+            switch kind {
+            case .int: return .int(ints[row])
+            case .double: return .double(doubles[row])
+            case .date: return .date(Date(timeIntervalSinceReferenceDate: doubles[row]))
+            case .string: return .string(strings[row])
+            case .bool: return .bool(bools[row])
+            case .values: return values[row]
+            }
         }
 
         /// Adds the value of a new last row.
-        mutating func append(_ values: [StoreValue]) {
-            switch (kind, values[slot]) {
-            case (.int, .int(let value)): ints.append(value)
-            case (.double, .double(let value)): doubles.append(value)
-            case (.date, .date(let value)):
-                doubles.append(value.timeIntervalSinceReferenceDate)
-                if value.timeIntervalSinceReferenceDate.isNaN { isUsable = false }
-            case (.int, _):
-                ints.append(0)
-                isUsable = false
+        mutating func append(_ value: StoreValue) {
+            if kind != .values, !accepts(value) { becomeValues() }
+            count += 1
+            switch (kind, value) {
+            case (.values, _): values.append(value)
+            case (.int, .int(let x)): ints.append(x)
+            case (.double, .double(let x)): doubles.append(x)
+            case (.date, .date(let x)): doubles.append(x.timeIntervalSinceReferenceDate)
+            case (.string, .string(let x)): strings.append(x)
+            case (.bool, .bool(let x)): bools.append(x)
             default:
-                doubles.append(0)
-                isUsable = false
+                // A `nil` in a typed column: a placeholder under a set bit.
+                nulls.insert(count - 1)
+                appendPlaceholder()
             }
         }
 
         /// Replaces the value of a row.
-        mutating func set(_ values: [StoreValue], at position: Int) {
-            switch (kind, values[slot]) {
-            case (.int, .int(let value)): ints[position] = value
-            case (.double, .double(let value)): doubles[position] = value
-            case (.date, .date(let value)):
-                doubles[position] = value.timeIntervalSinceReferenceDate
-                if value.timeIntervalSinceReferenceDate.isNaN { isUsable = false }
-            default: isUsable = false
-            }
-        }
-
-        /// Refills the column from the rows of a compacted table.
-        mutating func rebuild(from rows: [DefaultSnapshot]) {
-            ints.removeAll(keepingCapacity: true)
-            doubles.removeAll(keepingCapacity: true)
-            isUsable = true
-            reserveCapacity(rows.count)
-            for row in rows { append(row.values) }
-        }
-
-        /// Whether a comparison with `value` can run on this column, with the result the snapshot gives.
-        func accepts(_ value: StoreValue) -> Bool {
-            guard isUsable else { return false }
+        mutating func set(_ value: StoreValue, at row: Int) {
+            if kind != .values, !accepts(value) { becomeValues() }
             switch (kind, value) {
-            case (.int, .int), (.double, .double): return true
-            case (.date, .date(let date)): return !date.timeIntervalSinceReferenceDate.isNaN
-            default: return false
+            case (.values, _): values[row] = value
+            case (.int, .int(let x)): ints[row] = x
+            case (.double, .double(let x)): doubles[row] = x
+            case (.date, .date(let x)): doubles[row] = x.timeIntervalSinceReferenceDate
+            case (.string, .string(let x)): strings[row] = x
+            case (.bool, .bool(let x)): bools[row] = x
+            default:
+                nulls.insert(row)
+                clear(row)
+                return
             }
+            if !nulls.isEmpty { nulls.remove(row) }
         }
 
-        /// Keeps the rows of `selection` (every row when `nil`) whose value satisfies `value op constant`.
-        /// Call it only with a value the column ``accepts(_:)``.
-        func refine(_ selection: inout [Int]?, _ op: StoreComparisonOperator, _ constant: StoreValue) {
-            switch constant {
-            case .int(let constant): ColumnLoops.refine(&selection, ints, op, constant)
-            case .double(let constant): ColumnLoops.refine(&selection, doubles, op, constant)
-            case .date(let constant):
-                ColumnLoops.refine(&selection, doubles, op, constant.timeIntervalSinceReferenceDate)
+        /// Drops what a deleted row's value holds on to (a string's or a list's storage).
+        mutating func clear(_ row: Int) {
+            switch kind {
+            case .string: strings[row] = ""
+            case .values: values[row] = .null
             default: break
             }
         }
-    }
-}
 
-extension SnapshotTable.EntityTable {
-    /// The rows a scan selects, in identifier order.
-    ///
-    /// The filter's top-level comparisons of a column attribute with a constant run first, as typed
-    /// loops over the columns; the remaining conditions (`residual` compiles them) run on the snapshots
-    /// of the rows that passed. Conditions are pure, so testing them in another order selects the same rows.
-    func scan(
-        _ filter: StoreFilter?, evaluator: SnapshotEvaluator?,
-        residual: (StoreFilter) throws -> SnapshotEvaluator
-    ) rethrows -> [DefaultSnapshot] {
-        guard let filter, let evaluator else { return liveRows }
-        var tests: [(column: Int, op: StoreComparisonOperator, value: StoreValue)] = []
-        var rest: [StoreFilter] = []
-        for conjunct in filter.conjuncts {
-            if case .compare(let path, let op, let value) = conjunct, path.isDirect,
-                let slot = entity.slot(of: path.property),
-                let column = scalarColumns.firstIndex(where: { $0.slot == slot && $0.accepts(value) })
-            {
-                tests.append((column, op, value))
-            } else {
-                rest.append(conjunct)
+        /// The column of the rows `kept`, in that order.
+        func gathering(_ kept: [Int]) -> Column {
+            var column = Column(kind: kind)
+            column.count = kept.count
+            switch kind {
+            case .int: column.ints = kept.map { ints[$0] }
+            case .double, .date: column.doubles = kept.map { doubles[$0] }
+            case .string: column.strings = kept.map { strings[$0] }
+            case .bool: column.bools = kept.map { bools[$0] }
+            case .values: column.values = kept.map { values[$0] }
+            }
+            if !nulls.isEmpty {
+                for (row, old) in kept.enumerated() where nulls.contains(old) { column.nulls.insert(row) }
+            }
+            return column
+        }
+
+        private init(kind: Kind) { self.kind = kind }
+
+        /// Whether a value can be kept in this typed column.
+        private func accepts(_ value: StoreValue) -> Bool {
+            switch (kind, value) {
+            case (_, .null), (.int, .int), (.double, .double), (.date, .date), (.string, .string), (.bool, .bool):
+                true
+            default: false
             }
         }
-        var result: [DefaultSnapshot] = []
-        guard !tests.isEmpty else {
-            for case let row? in rows where evaluator.matches(row) { result.append(row) }
-            return result
+
+        private mutating func appendPlaceholder() {
+            switch kind {
+            case .int: ints.append(0)
+            case .double, .date: doubles.append(0)
+            case .string: strings.append("")
+            case .bool: bools.append(false)
+            case .values: values.append(.null)
+            }
         }
-        var selection: [Int]?
-        for test in tests { scalarColumns[test.column].refine(&selection, test.op, test.value) }
-        let remaining = try StoreFilter.conjunction(rest).map(residual)
-        for position in selection ?? [] {
-            guard let row = rows[position], remaining?.matches(row) ?? true else { continue }
-            result.append(row)
+
+        /// Turns a typed column into one of ``StoreValue``s, keeping every value.
+        private mutating func becomeValues() {
+            values = (0..<count).map(value(at:))
+            kind = .values
+            ints = []
+            doubles = []
+            strings = []
+            bools = []
+            nulls = RowBits()
         }
-        return result
+    }
+
+    /// The identifiers of a table's rows. While every row shares the table's entity, one store
+    /// identifier and an integer key (every table the stores load or mint), only the keys are kept.
+    struct RowIdentifiers: Sendable {
+        let entityName: String
+        /// The store identifier every row shares, once a row has been added.
+        private var storeIdentifier: String??
+        private var keys: [Int64] = []
+        /// Every identifier, once one did not fit the shared form.
+        private var general: [PersistentIdentifier]?
+
+        init(entityName: String) { self.entityName = entityName }
+
+        var count: Int { general?.count ?? keys.count }
+
+        @inline(__always)
+        subscript(row: Int) -> PersistentIdentifier {
+            if let general { return general[row] }
+            return PersistentIdentifier(
+                storeIdentifier: storeIdentifier!, entityName: entityName, primaryKey: .int(keys[row]))
+        }
+
+        /// Whether row `row` has identifier `id`.
+        @inline(__always)
+        func matches(_ row: Int, _ id: PersistentIdentifier) -> Bool {
+            if let general { return general[row] == id }
+            guard case .int(let key) = id.primaryKey, keys[row] == key else { return false }
+            return id.storeIdentifier == storeIdentifier! && id.entityName == entityName
+        }
+
+        mutating func reserveCapacity(_ capacity: Int) {
+            if general != nil { general!.reserveCapacity(capacity) } else { keys.reserveCapacity(capacity) }
+        }
+
+        mutating func append(_ id: PersistentIdentifier) {
+            if general != nil {
+                general!.append(id)
+                return
+            }
+            if storeIdentifier == nil { storeIdentifier = .some(id.storeIdentifier) }
+            if case .int(let key) = id.primaryKey, id.entityName == entityName, id.storeIdentifier == storeIdentifier! {
+                keys.append(key)
+            } else {
+                general = (0..<keys.count).map { self[$0] } + [id]
+                keys = []
+            }
+        }
+
+        /// The row whose identifier is `id`, among rows sorted by identifier.
+        func row(of id: PersistentIdentifier) -> Int? {
+            if let general {
+                let row = general.partitioningIndex { !($0 < id) }
+                return row < general.count && general[row] == id ? row : nil
+            }
+            guard case .int(let key) = id.primaryKey, id.entityName == entityName,
+                let storeIdentifier, id.storeIdentifier == storeIdentifier
+            else { return nil }
+            let row = keys.partitioningIndex { $0 >= key }
+            return row < keys.count && keys[row] == key ? row : nil
+        }
+
+        /// Whether row `row`'s identifier orders before `id`'s.
+        func precedes(_ row: Int, _ id: PersistentIdentifier) -> Bool {
+            if general == nil, case .int(let key) = id.primaryKey, id.entityName == entityName,
+                id.storeIdentifier == storeIdentifier!
+            {
+                return keys[row] < key
+            }
+            return self[row] < id
+        }
+
+        /// Whether row `a`'s identifier orders before row `b`'s.
+        func precedes(_ a: Int, _ b: Int) -> Bool {
+            if let general { return general[a] < general[b] }
+            return keys[a] < keys[b]
+        }
+
+        /// The identifiers of the rows `kept`, in that order.
+        func gathering(_ kept: [Int]) -> RowIdentifiers {
+            var copy = RowIdentifiers(entityName: entityName)
+            copy.storeIdentifier = storeIdentifier
+            if let general { copy.general = kept.map { general[$0] } } else { copy.keys = kept.map { keys[$0] } }
+            return copy
+        }
     }
 }

@@ -1,258 +1,6 @@
 import Foundation
 
 extension SnapshotTable {
-    /// The rows of one entity, in identifier order, with their indexes.
-    ///
-    /// Indexes refer to rows by position. Positions follow identifier order (the table re-sorts
-    /// and re-indexes itself if a row arrives out of order), so an index's positions, sorted, are
-    /// already in the order fetches return.
-    struct EntityTable: Sendable {
-        let entity: Schema.Entity
-        /// Rows in identifier order; `nil` where a row was deleted.
-        private(set) var rows: [DefaultSnapshot?] = []
-        /// How often each row was replaced: an ordered index entry is current only if its generation matches.
-        private(set) var generations: [UInt32] = []
-        private(set) var positions: [PersistentIdentifier: Int] = [:]
-        private var deletedRows = 0
-        /// For each uniqueness constraint, the owner of each combination of values.
-        private(set) var uniqueIndexes: [[IndexKey: PersistentIdentifier]]
-        /// For each uniqueness constraint, the slots of its properties.
-        let uniqueSlots: [[Int]]
-        /// One hash index per declared index (``Schema/Entity/indices``).
-        private(set) var hashIndexes: [HashIndex]
-        /// One ordered index per property that starts a declared index or a uniqueness constraint,
-        /// each built on first use (see ``LazyOrderedIndex``).
-        private(set) var orderedIndexes: [LazyOrderedIndex]
-        /// Typed copies of the numeric and date attributes, for scans (see ``ScalarColumn``).
-        private(set) var scalarColumns: [ScalarColumn]
-        private var isSorted = true
-        /// The identifier of the last row appended.
-        private var lastAppended: PersistentIdentifier?
-
-        init(entity: Schema.Entity) {
-            self.entity = entity
-            uniqueIndexes = entity.uniquenessConstraints.map { _ in [:] }
-            uniqueSlots = entity.uniquenessConstraints.map { names in names.map { entity.slot(of: $0)! } }
-            hashIndexes = entity.indices.compactMap { names in
-                let slots = names.compactMap(entity.slot(of:))
-                return slots.count == names.count ? HashIndex(properties: names, slots: slots) : nil
-            }
-            var ordered: [LazyOrderedIndex] = []
-            for names in entity.indices + entity.uniquenessConstraints {
-                guard let name = names.first, !ordered.contains(where: { $0.property == name }),
-                    let attribute = entity.attribute(named: name), OrderedIndex.supports(attribute.valueType)
-                else { continue }
-                ordered.append(LazyOrderedIndex(property: name, slot: attribute.slot))
-            }
-            orderedIndexes = ordered
-            scalarColumns = entity.attributes.compactMap(ScalarColumn.init(attribute:))
-        }
-
-        var count: Int { positions.count }
-
-        func row(at position: Int) -> DefaultSnapshot? { rows[position] }
-
-        func snapshot(for id: PersistentIdentifier) -> DefaultSnapshot? {
-            positions[id].flatMap { rows[$0] }
-        }
-
-        /// Whether `identifiers` name every row of the table, each once.
-        func isEveryRow(_ identifiers: [PersistentIdentifier]) -> Bool {
-            guard identifiers.count == count, count > 0 else { return false }
-            // The usual caller, a delete of every model, lists them as fetches return them: in row
-            // order. Comparing in step costs no hashing; any other order is checked by lookups below.
-            var next = 0
-            for case let row? in rows {
-                guard row.persistentIdentifier == identifiers[next] else { break }
-                next += 1
-            }
-            if next == identifiers.count { return true }
-            var seen = [Bool](repeating: false, count: rows.count)
-            for id in identifiers {
-                guard let position = positions[id], !seen[position] else { return false }
-                seen[position] = true
-            }
-            return true
-        }
-
-        /// Every row, in identifier order.
-        var liveRows: [DefaultSnapshot] { rows.compactMap { $0 } }
-
-        /// Whether an ordered index entry still describes its row.
-        func isCurrent(_ entry: OrderedIndex.Entry) -> Bool {
-            rows[entry.position] != nil && generations[entry.position] == entry.generation
-        }
-
-        /// The values `snapshot` claims under a uniqueness constraint; `nil` if any is `nil` (a
-        /// `nil` never conflicts).
-        func uniqueKey(_ constraint: Int, of snapshot: DefaultSnapshot) -> IndexKey? {
-            let key = IndexKey(slots: uniqueSlots[constraint], of: snapshot.values)
-            return key.containsNull ? nil : key
-        }
-
-        /// Makes room for `count` more rows, so a large batch grows each table once.
-        mutating func reserveCapacity(adding count: Int) {
-            guard count > 16 else { return }
-            rows.reserveCapacity(rows.count + count)
-            generations.reserveCapacity(rows.count + count)
-            for column in scalarColumns.indices { scalarColumns[column].reserveCapacity(rows.count + count) }
-            positions.reserveCapacity(positions.count + count)
-            for constraint in uniqueIndexes.indices {
-                uniqueIndexes[constraint].reserveCapacity(uniqueIndexes[constraint].count + count)
-            }
-        }
-
-        // MARK: Changes
-
-        /// Inserts a row read from disk, checking what a save would have: a new identifier and
-        /// unclaimed unique values. Returns the problem instead of inserting when there is one.
-        /// On a problem the table is left part-changed: a failed load discards it.
-        mutating func insertLoaded(_ snapshot: DefaultSnapshot) -> LoadProblem? {
-            let id = snapshot.persistentIdentifier
-            let position = rows.count
-            if positions.updateValue(position, forKey: id) != nil { return .duplicateIdentifier }
-            for constraint in uniqueIndexes.indices {
-                guard let key = uniqueKey(constraint, of: snapshot) else { continue }
-                if let owner = uniqueIndexes[constraint].updateValue(id, forKey: key), owner != id {
-                    return .duplicateUniqueValue(constraint: constraint)
-                }
-            }
-            appendRow(snapshot)
-            return nil
-        }
-
-        /// Why a row read from disk cannot be loaded.
-        enum LoadProblem {
-            case duplicateIdentifier
-            case duplicateUniqueValue(constraint: Int)
-        }
-
-        mutating func insert(_ snapshot: DefaultSnapshot) {
-            positions[snapshot.persistentIdentifier] = rows.count
-            claimUniqueValues(of: snapshot)
-            appendRow(snapshot)
-        }
-
-        /// Appends a row whose identifier and unique values are already recorded, and indexes its values.
-        private mutating func appendRow(_ snapshot: DefaultSnapshot) {
-            if let lastAppended, lastAppended >= snapshot.persistentIdentifier { isSorted = false }
-            lastAppended = snapshot.persistentIdentifier
-            let position = rows.count
-            rows.append(snapshot)
-            generations.append(0)
-            for column in scalarColumns.indices { scalarColumns[column].append(snapshot.values) }
-            indexValues(of: snapshot, at: position)
-        }
-
-        mutating func remove(_ id: PersistentIdentifier) {
-            guard let position = positions.removeValue(forKey: id), let old = rows[position] else { return }
-            unindex(old, at: position)
-            rows[position] = nil
-            deletedRows += 1
-        }
-
-        mutating func replace(_ snapshot: DefaultSnapshot) {
-            guard let position = positions[snapshot.persistentIdentifier], let old = rows[position] else { return }
-            unindex(old, at: position)
-            rows[position] = snapshot
-            generations[position] &+= 1
-            for column in scalarColumns.indices { scalarColumns[column].set(snapshot.values, at: position) }
-            claimUniqueValues(of: snapshot)
-            indexValues(of: snapshot, at: position)
-        }
-
-        /// Restores the invariants after a batch of changes: identifier order, few deleted rows,
-        /// and ordered indexes whose unsorted tails stay short.
-        mutating func finishChanges() {
-            if !isSorted || (deletedRows > 64 && deletedRows * 2 > rows.count) {
-                compact()
-                return
-            }
-            // The rows as `isCurrent` reads them, without a copy of the table (which would share its boxes).
-            let (rows, generations) = (rows, generations)
-            for index in orderedIndexes.indices {
-                updateOrderedIndex(index) { ordered in
-                    if ordered.needsMerge {
-                        ordered.merge { rows[$0.position] != nil && generations[$0.position] == $0.generation }
-                    }
-                }
-            }
-        }
-
-        /// Drops deleted rows, re-sorts by identifier and rebuilds every index.
-        private mutating func compact() {
-            var live = rows.compactMap { $0 }
-            if !isSorted { live.sort { $0.persistentIdentifier < $1.persistentIdentifier } }
-            rows = live
-            generations = Array(repeating: 0, count: live.count)
-            positions = Dictionary(uniqueKeysWithValues: live.enumerated().map { ($1.persistentIdentifier, $0) })
-            deletedRows = 0
-            isSorted = true
-            lastAppended = live.last?.persistentIdentifier
-            for index in hashIndexes.indices { hashIndexes[index].buckets.removeAll(keepingCapacity: true) }
-            // Ordered indexes are dropped and built again on their next use.
-            orderedIndexes = orderedIndexes.map { LazyOrderedIndex(property: $0.property, slot: $0.slot) }
-            for column in scalarColumns.indices { scalarColumns[column].rebuild(from: live) }
-            for (position, snapshot) in live.enumerated() { indexValues(of: snapshot, at: position) }
-        }
-
-        /// Records `snapshot` as the owner of its unique values.
-        private mutating func claimUniqueValues(of snapshot: DefaultSnapshot) {
-            for constraint in uniqueIndexes.indices {
-                if let key = uniqueKey(constraint, of: snapshot) {
-                    uniqueIndexes[constraint][key] = snapshot.persistentIdentifier
-                }
-            }
-        }
-
-        /// Adds a row's values to the hash and ordered indexes.
-        private mutating func indexValues(of snapshot: DefaultSnapshot, at position: Int) {
-            for index in hashIndexes.indices { hashIndexes[index].add(position, snapshot) }
-            let generation = generations[position]
-            for index in orderedIndexes.indices {
-                updateOrderedIndex(index) { ordered in
-                    ordered.add(snapshot.values[ordered.slot], position: position, generation: generation)
-                }
-            }
-        }
-
-        /// Changes a built ordered index incrementally; one not built yet stays so (it will read the rows as
-        /// they are when it is built). The index gets a box of its own first, so copies of the table that
-        /// share it (a store's copy kept for an abort, say) never see this table's changes.
-        private mutating func updateOrderedIndex(_ index: Int, _ body: (inout OrderedIndex) -> Void) {
-            if !isKnownUniquelyReferenced(&orderedIndexes[index]) {
-                orderedIndexes[index] = orderedIndexes[index].copy()
-            }
-            orderedIndexes[index].update(body)
-        }
-
-        /// The ordered index at `index`, built from the rows now if this is its first use.
-        func orderedIndex(_ index: Int) -> OrderedIndex {
-            let box = orderedIndexes[index]
-            return box.current {
-                var ordered = OrderedIndex(property: box.property, slot: box.slot)
-                for (position, row) in rows.enumerated() {
-                    guard let row else { continue }
-                    ordered.add(row.values[box.slot], position: position, generation: generations[position])
-                }
-                ordered.merge(isCurrent: isCurrent)
-                return ordered
-            }
-        }
-
-        private mutating func unindex(_ old: DefaultSnapshot, at position: Int) {
-            for constraint in uniqueIndexes.indices {
-                if let key = uniqueKey(constraint, of: old),
-                    uniqueIndexes[constraint][key] == old.persistentIdentifier
-                {
-                    uniqueIndexes[constraint][key] = nil
-                }
-            }
-            for index in hashIndexes.indices { hashIndexes[index].remove(position, old) }
-            for index in orderedIndexes.indices { updateOrderedIndex(index) { $0.superseded += 1 } }
-        }
-    }
-
     /// An ordered index that is built on first use, then kept incrementally.
     ///
     /// Loads and large inserts then cost nothing for indexes no query ranges over or sorts by. The
@@ -294,29 +42,6 @@ extension SnapshotTable {
                 guard index != nil else { return }
                 body(&index!)
             }
-        }
-    }
-
-    /// The rows with each combination of values of an index's properties.
-    struct HashIndex: Sendable {
-        let properties: [String]
-        let slots: [Int]
-        /// Row positions by key, ascending.
-        var buckets: [IndexKey: [Int]] = [:]
-
-        func key(of snapshot: DefaultSnapshot) -> IndexKey { IndexKey(slots: slots, of: snapshot.values) }
-
-        mutating func add(_ position: Int, _ snapshot: DefaultSnapshot) {
-            // Mutates the bucket in place: one hash lookup, no copy.
-            buckets[key(of: snapshot), default: []].insertAscending(position)
-        }
-
-        mutating func remove(_ position: Int, _ snapshot: DefaultSnapshot) {
-            let key = key(of: snapshot)
-            guard var bucket = buckets.removeValue(forKey: key) else { return }
-            let index = bucket.partitioningIndex { $0 >= position }
-            if index < bucket.count, bucket[index] == position { bucket.remove(at: index) }
-            if !bucket.isEmpty { buckets[key] = bucket }
         }
     }
 
@@ -490,6 +215,12 @@ struct IndexKey: Hashable, Sendable {
     let first: StoreValue
     let rest: [StoreValue]
 
+    /// A key from its first value and the rest, in the index's property order.
+    init(first: StoreValue, rest: [StoreValue]) {
+        self.first = first
+        self.rest = rest
+    }
+
     /// A key from its values, in the index's property order. `values` is not empty.
     init(_ values: [StoreValue]) {
         first = values[0]
@@ -510,10 +241,10 @@ struct IndexKey: Hashable, Sendable {
     var containsNull: Bool { first.isNull || rest.contains(where: \.isNull) }
 }
 
-extension Array where Element == Int {
+extension Array where Element: BinaryInteger {
     /// Inserts a position into ascending positions; appending, the usual case, costs nothing extra.
     @inline(__always)
-    mutating func insertAscending(_ position: Int) {
+    mutating func insertAscending(_ position: Element) {
         if let last, last > position {
             insert(position, at: partitioningIndex { $0 > position })
         } else {

@@ -3,33 +3,27 @@ import Foundation
 extension SnapshotTable {
     /// The snapshots a query selects, filtered, sorted (ties by identifier), offset and limited.
     ///
-    /// Runs every ``StoreFilter`` (through ``SnapshotEvaluator``, resolving relationships inside the
-    /// table) and uses an index when one applies (see ``accessPath(for:)``). Throws
-    /// ``DataStoreError/notFound`` for an unknown entity and ``DataStoreError/invalidPredicate`` for a
-    /// filter or sort that names a property the entity does not store.
+    /// Runs every ``StoreFilter`` (over the table's columns where it can, through
+    /// ``SnapshotEvaluator`` for paths into other rows) and uses an index when one applies (see
+    /// ``accessPath(for:)``). Throws ``DataStoreError/notFound`` for an unknown entity and
+    /// ``DataStoreError/invalidPredicate`` for a filter or sort that names a property the entity
+    /// does not store.
     public func fetch(_ query: StoreQuery) throws -> [DefaultSnapshot] {
         let table = try entityTable(query.entityName)
-        let evaluator = try query.filter.map { filter in
-            try SnapshotEvaluator(filter: filter, entity: table.entity, schema: schema, resolve: resolver)
-        }
-        let access = table.plan(query)
-        var result: [DefaultSnapshot]
-        switch access.method {
-        case .scan:
-            result = try table.scan(query.filter, evaluator: evaluator) { rest in
-                try SnapshotEvaluator(filter: rest, entity: table.entity, schema: schema, resolve: resolver)
-            }
-        case .positions(let positions):
-            result = positions.compactMap { position in
-                table.row(at: position).flatMap { row in evaluator?.matches(row) ?? true ? row : nil }
-            }
-        case .sortedWindow(let index):
-            return try table.sortedWindow(query, index: index, evaluator: evaluator)
-        }
-        if !query.sort.isEmpty {
-            try SnapshotEvaluator.sort(&result, by: query.sort, entity: table.entity)
-        }
-        return SnapshotEvaluator.window(result, offset: query.offset, limit: query.limit)
+        return try table.rows(query, compile: compiler(for: table.entity)).map(table.snapshot(at:))
+    }
+
+    /// The identifiers of the models ``fetch(_:)`` returns, in the same order, without building
+    /// their snapshots.
+    public func fetchIdentifiers(_ query: StoreQuery) throws -> [PersistentIdentifier] {
+        let table = try entityTable(query.entityName)
+        return try table.rows(query, compile: compiler(for: table.entity)).map { table.ids[$0] }
+    }
+
+    /// How many models ``fetch(_:)`` returns, without building their snapshots.
+    public func fetchCount(_ query: StoreQuery) throws -> Int {
+        let table = try entityTable(query.entityName)
+        return try table.rows(query, compile: compiler(for: table.entity)).count
     }
 
     /// How ``fetch(_:)`` would find the rows of a query: a scan, or which index.
@@ -47,10 +41,13 @@ extension SnapshotTable {
         return table
     }
 
-    /// Related snapshots, for filters through relationships.
-    private var resolver: @Sendable (PersistentIdentifier) -> DefaultSnapshot? {
+    /// Compiles filters over an entity's snapshots, resolving relationships inside the table.
+    private func compiler(for entity: Schema.Entity) -> (StoreFilter) throws -> SnapshotEvaluator {
         let table = self
-        return { id in table.snapshot(for: id) }
+        let schema = schema
+        return { filter in
+            try SnapshotEvaluator(filter: filter, entity: entity, schema: schema) { table.snapshot(for: $0) }
+        }
     }
 }
 
@@ -105,7 +102,7 @@ extension SnapshotTable.EntityTable {
         var smallest: Set<PersistentIdentifier>?
         for case .identifiers(let ids) in conjuncts where ids.count < (smallest?.count ?? .max) { smallest = ids }
         if let smallest {
-            let found = smallest.compactMap { positions[$0] }.sorted()
+            let found = smallest.compactMap { row(of: $0) }.sorted()
             return Access(
                 method: .positions(found), path: StoreAccessPath(kind: .identifiers, estimatedRows: found.count))
         }
@@ -127,8 +124,7 @@ extension SnapshotTable.EntityTable {
             guard let keys = Self.keys(names, equal: equal, members: members),
                 !keys.contains(where: { $0.contains(where: \.isNull) })
             else { continue }
-            let found = Set(keys.compactMap { uniqueIndexes[constraint][IndexKey($0)].flatMap { positions[$0] } })
-                .sorted()
+            let found = Set(keys.compactMap { uniqueIndexes[constraint][IndexKey($0)].map(Int.init) }).sorted()
             return Access(
                 method: .positions(found),
                 path: StoreAccessPath(
@@ -136,7 +132,7 @@ extension SnapshotTable.EntityTable {
         }
         for index in hashIndexes {
             guard let keys = Self.keys(index.properties, equal: equal, members: members) else { continue }
-            let found = Set(keys.flatMap { index.buckets[IndexKey($0)] ?? [] }).sorted()
+            let found = Set(keys.flatMap { index.buckets[IndexKey($0)] ?? [] }).sorted().map(Int.init)
             return Access(
                 method: .positions(found),
                 path: StoreAccessPath(
@@ -243,12 +239,12 @@ extension SnapshotTable.EntityTable {
     /// A sorted, windowed fetch read from an ordered index: rows come in the first key's order
     /// (ties by identifier), whole groups of equal first keys are taken until the window is full,
     /// and those are sorted by every key.
-    func sortedWindow(_ query: StoreQuery, index: Int, evaluator: SnapshotEvaluator?) throws -> [DefaultSnapshot] {
+    func sortedWindow(_ query: StoreQuery, index: Int, matches: RowTest?) throws -> [Int] {
         let ordered = orderedIndex(index)
         let ascending = query.sort[0].ascending
         let wanted = max(query.offset, 0) + max(query.limit ?? 0, 0)
         let tail = SnapshotTable.OrderedIndex.sorted(ordered.pending.filter(isCurrent))
-        var taken: [DefaultSnapshot] = []
+        var taken: [Int] = []
         var lastValue: StoreValue?
         var walker = OrderedWalk(sorted: ordered.sorted, tail: tail, ascending: ascending)
         while let group = walker.nextGroup() {
@@ -257,14 +253,13 @@ extension SnapshotTable.EntityTable {
             {
                 break
             }
-            for entry in group where isCurrent(entry) {
-                guard let row = rows[entry.position], evaluator?.matches(row) ?? true else { continue }
-                taken.append(row)
+            for entry in group where isCurrent(entry) && matches?(entry.position) ?? true {
+                taken.append(entry.position)
                 lastValue = entry.value
             }
             if taken.count >= wanted && query.sort.count == 1 { break }
         }
-        try SnapshotEvaluator.sort(&taken, by: query.sort, entity: entity)
+        try sort(&taken, by: query.sort)
         return SnapshotEvaluator.window(taken, offset: query.offset, limit: query.limit)
     }
 }

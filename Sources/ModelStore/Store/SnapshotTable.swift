@@ -98,14 +98,15 @@ import Foundation
         }
         // Nothing changed since the context checked for conflicts (see `expectedValues`).
         try request.checkExpectedValues { snapshot(for: $0) }
-        // Identifiers minted above are new by construction; only the ones a request brought can clash.
-        for new in request.inserted
-        where remap[new.persistentIdentifier] == nil
-            && snapshot(for: new.persistentIdentifier) != nil
-        {
-            throw DataStoreError(
-                .conflict, "cannot insert \(new.persistentIdentifier): the store already has it",
-                entityName: new.persistentIdentifier.entityName)
+        // Identifiers minted above are new by construction; only the ones a request brought can clash,
+        // with a stored model or with each other.
+        var brought = Set<PersistentIdentifier>()
+        for new in request.inserted where remap[new.persistentIdentifier] == nil {
+            if snapshot(for: new.persistentIdentifier) != nil || !brought.insert(new.persistentIdentifier).inserted {
+                throw DataStoreError(
+                    .conflict, "cannot insert \(new.persistentIdentifier): the store already has it",
+                    entityName: new.persistentIdentifier.entityName)
+            }
         }
         try checkUniqueness(inserted: inserted, updated: updated, deleted: request.deleted.map(\.persistentIdentifier))
         return PreparedSave(
@@ -128,7 +129,19 @@ import Foundation
             for snapshot in run { table.insert(snapshot) }
         }
         nextPrimaryKey = max(nextPrimaryKey, save.nextPrimaryKey)
-        for name in changed { tables[name]?.finishChanges() }
+        finishChanges(changed)
+    }
+
+    /// Ends a change of these entities' tables. The rows a save or batch adds have identifiers that
+    /// ``prepare(_:storeIdentifier:)`` checked are new and distinct, so the table cannot find one twice.
+    private mutating func finishChanges(_ names: Set<String>) {
+        for name in names {
+            do {
+                try tables[name]?.finishChanges()
+            } catch {
+                preconditionFailure("a prepared change of '\(name)' stored an identifier twice")
+            }
+        }
     }
 
     /// Calls `body` with each run of consecutive snapshots of one entity and that entity's table,
@@ -181,7 +194,15 @@ import Foundation
             // callers discard (a failed load opens nothing).
             try Self.load(run, into: &tables[entity.name]!, nextPrimaryKey: &nextPrimaryKey)
         }
-        for name in changed { tables[name]?.finishChanges() }
+        for name in changed {
+            do {
+                try tables[name]?.finishChanges()
+            } catch {
+                throw DataStoreError(
+                    .corrupted, "an identifier of '\(name)' is stored twice",
+                    remedy: "Restore the store from a backup, or remove the repeated model", entityName: name)
+            }
+        }
     }
 
     private static func load(
@@ -243,7 +264,7 @@ import Foundation
                     guard let key = table.uniqueKey(constraint, of: snapshot) else { continue }
                     let id = snapshot.persistentIdentifier
                     var owner = claimed.updateValue(id, forKey: key)
-                    if owner == nil, let existing = table.uniqueIndexes[constraint][key], existing != id,
+                    if owner == nil, let existing = table.owner(constraint, of: key), existing != id,
                         !vacating.contains(existing)
                     {
                         owner = existing
@@ -272,7 +293,7 @@ import Foundation
             tables[id.entityName]?.remove(id)
             changed.insert(id.entityName)
         }
-        for name in changed { tables[name]?.finishChanges() }
+        finishChanges(changed)
     }
 
     /// Validates a batch update: the snapshots it would store.
@@ -296,6 +317,6 @@ import Foundation
         forEachEntityRun(of: snapshots, changed: &changed) { table, run in
             for snapshot in run { table.replace(snapshot) }
         }
-        for name in changed { tables[name]?.finishChanges() }
+        finishChanges(changed)
     }
 }

@@ -5,6 +5,7 @@ struct CompiledFilter {
     typealias Predicate = @Sendable (DefaultSnapshot) -> Bool
     typealias Getter = @Sendable (DefaultSnapshot) -> StoreValue
     typealias Resolver = @Sendable (PersistentIdentifier) -> DefaultSnapshot?
+    typealias ValueTest = @Sendable (StoreValue) -> Bool
 
     let schema: Schema?
     let resolve: Resolver?
@@ -105,17 +106,19 @@ struct CompiledFilter {
     private func membership(_ path: StorePath, _ values: [StoreValue], entity: Schema.Entity) throws -> Predicate {
         let references = values.allSatisfy { $0.isNull || $0.referencedIdentifiers.count == 1 }
         let get = try getter(path, entity: entity, expecting: references ? .attributeOrReference : .attribute)
+        let test = Self.membershipTest(values)
+        return { test(get($0)) }
+    }
+
+    /// Whether a value is one of `values`, by `==` (numbers of different kinds compare numerically).
+    static func membershipTest(_ values: [StoreValue]) -> ValueTest {
         // Hashing agrees with `==` for every kind but decimals, which compare numerically.
         let hashable = !values.contains { if case .decimal = $0 { true } else { false } }
         guard hashable, let first = values.first else {
-            return { snapshot in
-                let value = get(snapshot)
-                return values.contains { ValueSemantics.equals(value, $0) }
-            }
+            return { value in values.contains { ValueSemantics.equals(value, $0) } }
         }
         let set = Set(values)
-        return { snapshot in
-            let value = get(snapshot)
+        return { value in
             if set.contains(value) { return true }
             guard value.isNumber, !value.isSameKind(as: first) else { return false }
             return values.contains { ValueSemantics.equals(value, $0) }
@@ -135,17 +138,23 @@ struct CompiledFilter {
 
     private func text(_ path: StorePath, _ operation: StoreTextOperation, entity: Schema.Entity) throws -> Predicate {
         let get = try getter(path, entity: entity, expecting: .attribute)
+        let test = try Self.textTest(operation, path: path, entity: entity)
+        return { snapshot in
+            guard case .string(let string) = get(snapshot) else { return false }
+            return test(string)
+        }
+    }
+
+    /// A text operation on a string, as `#Predicate` evaluates it. Throws
+    /// ``DataStoreError/invalidPredicate`` for a regular expression that does not compile.
+    static func textTest(
+        _ operation: StoreTextOperation, path: StorePath, entity: Schema.Entity
+    ) throws -> @Sendable (String) -> Bool {
         switch operation {
         case .contains(let text):
-            return { snapshot in
-                guard case .string(let string) = get(snapshot) else { return false }
-                return TextSemantics.contains(string, text)
-            }
+            return { TextSemantics.contains($0, text) }
         case .hasPrefix(let text):
-            return { snapshot in
-                guard case .string(let string) = get(snapshot) else { return false }
-                return TextSemantics.startsWith(string, text)
-            }
+            return { TextSemantics.startsWith($0, text) }
         case .matchesRegex(let pattern):
             let regex: TextSemantics.CompiledRegex
             do {
@@ -155,10 +164,7 @@ struct CompiledFilter {
                     .invalidPredicate, "the regular expression '\(pattern)' on '\(path)' does not compile",
                     remedy: "Fix the pattern", entityName: entity.name, underlyingError: error)
             }
-            return { snapshot in
-                guard case .string(let string) = get(snapshot) else { return false }
-                return regex.matches(in: string)
-            }
+            return { regex.matches(in: $0) }
         }
     }
 

@@ -1,0 +1,337 @@
+import Foundation
+
+extension SnapshotTable {
+    /// The rows of one entity: a column of typed values per property (``Column``), the rows'
+    /// identifiers (``RowIdentifiers``), and indexes that hold row numbers.
+    ///
+    /// Rows are numbered in identifier order: minted keys only grow, so saves append, and a row that
+    /// arrives out of order (a load, or a save that brings its own identifiers) makes the table
+    /// re-sort itself when the change ends. A lookup by identifier is a binary search of the keys,
+    /// and any index's row numbers, sorted, are already in the order fetches return. A deleted row
+    /// stays, marked deleted and emptied, until deleted rows are half the table; then the table
+    /// compacts. Snapshots exist only at the boundary: ``snapshot(at:)`` builds one for a row a
+    /// query returns or a caller asks for.
+    struct EntityTable: Sendable {
+        let entity: Schema.Entity
+        /// One column per property, in slot order.
+        private(set) var columns: [Column]
+        private(set) var ids: RowIdentifiers
+        /// Rows deleted since the last compaction.
+        private(set) var deleted = RowBits()
+        /// How often each row was replaced: an ordered index entry is current only if its generation matches.
+        private(set) var generations: [UInt32] = []
+        /// For each uniqueness constraint, the row that owns each combination of values.
+        private(set) var uniqueIndexes: [[IndexKey: Int32]]
+        /// For each uniqueness constraint, the slots of its properties.
+        let uniqueSlots: [[Int]]
+        /// One hash index per declared index (``Schema/Entity/indices``).
+        private(set) var hashIndexes: [HashIndex]
+        /// One ordered index per property that starts a declared index or a uniqueness constraint,
+        /// each built on first use (see ``LazyOrderedIndex``).
+        private(set) var orderedIndexes: [LazyOrderedIndex]
+        /// Whether rows are in identifier order (always, outside a change that appended out of order).
+        private var isSorted = true
+
+        init(entity: Schema.Entity) {
+            self.entity = entity
+            columns = entity.properties.map(Column.init(property:))
+            ids = RowIdentifiers(entityName: entity.name)
+            uniqueIndexes = entity.uniquenessConstraints.map { _ in [:] }
+            uniqueSlots = entity.uniquenessConstraints.map { names in names.map { entity.slot(of: $0)! } }
+            hashIndexes = entity.indices.compactMap { names in
+                let slots = names.compactMap(entity.slot(of:))
+                return slots.count == names.count ? HashIndex(properties: names, slots: slots) : nil
+            }
+            var ordered: [LazyOrderedIndex] = []
+            for names in entity.indices + entity.uniquenessConstraints {
+                guard let name = names.first, !ordered.contains(where: { $0.property == name }),
+                    let attribute = entity.attribute(named: name), OrderedIndex.supports(attribute.valueType)
+                else { continue }
+                ordered.append(LazyOrderedIndex(property: name, slot: attribute.slot))
+            }
+            orderedIndexes = ordered
+        }
+
+        /// How many rows are stored, deleted ones included: row numbers run below it.
+        var rowCount: Int { ids.count }
+
+        /// How many models the table holds.
+        var count: Int { ids.count - deleted.count }
+
+        @inline(__always)
+        func isLive(_ row: Int) -> Bool { deleted.isEmpty || !deleted.contains(row) }
+
+        /// The live row whose identifier is `id`.
+        func row(of id: PersistentIdentifier) -> Int? {
+            guard let row = ids.row(of: id), isLive(row) else { return nil }
+            return row
+        }
+
+        /// The snapshot of a row: the one place rows become snapshots.
+        func snapshot(at row: Int) -> DefaultSnapshot {
+            let values = [StoreValue](unsafeUninitializedCapacity: columns.count) { buffer, initialized in
+                for (slot, column) in columns.enumerated() {
+                    (buffer.baseAddress! + slot).initialize(to: column.value(at: row))
+                }
+                initialized = columns.count
+            }
+            return DefaultSnapshot(persistentIdentifier: ids[row], entity: entity, values: values)
+        }
+
+        func snapshot(for id: PersistentIdentifier) -> DefaultSnapshot? { row(of: id).map(snapshot(at:)) }
+
+        /// The value of a row's property.
+        @inline(__always)
+        func value(_ slot: Int, at row: Int) -> StoreValue { columns[slot].value(at: row) }
+
+        /// Every live row, in identifier order.
+        var liveRows: [DefaultSnapshot] {
+            var result: [DefaultSnapshot] = []
+            result.reserveCapacity(count)
+            for row in 0..<rowCount where isLive(row) { result.append(snapshot(at: row)) }
+            return result
+        }
+
+        /// Whether `identifiers` name every row of the table, each once.
+        func isEveryRow(_ identifiers: [PersistentIdentifier]) -> Bool {
+            guard identifiers.count == count, count > 0 else { return false }
+            // The usual caller, a delete of every model, lists them as fetches return them: in row
+            // order. Comparing in step costs no lookup; any other order is checked by lookups below.
+            var next = 0
+            for row in 0..<rowCount where isLive(row) {
+                guard ids.matches(row, identifiers[next]) else { break }
+                next += 1
+            }
+            if next == identifiers.count { return true }
+            var seen = RowBits()
+            for id in identifiers {
+                guard let row = row(of: id), !seen.contains(row) else { return false }
+                seen.insert(row)
+            }
+            return true
+        }
+
+        /// Whether an ordered index entry still describes its row.
+        func isCurrent(_ entry: OrderedIndex.Entry) -> Bool {
+            isLive(entry.position) && generations[entry.position] == entry.generation
+        }
+
+        /// The values a snapshot claims under a uniqueness constraint; `nil` if any is `nil` (a
+        /// `nil` never conflicts).
+        func uniqueKey(_ constraint: Int, of snapshot: DefaultSnapshot) -> IndexKey? {
+            let key = IndexKey(slots: uniqueSlots[constraint], of: snapshot.values)
+            return key.containsNull ? nil : key
+        }
+
+        /// The values a row claims under a uniqueness constraint, as ``uniqueKey(_:of:)``.
+        func uniqueKey(_ constraint: Int, ofRow row: Int) -> IndexKey? {
+            let key = key(uniqueSlots[constraint], ofRow: row)
+            return key.containsNull ? nil : key
+        }
+
+        /// The identifier of the row that owns a unique key.
+        func owner(_ constraint: Int, of key: IndexKey) -> PersistentIdentifier? {
+            uniqueIndexes[constraint][key].map { ids[Int($0)] }
+        }
+
+        private func key(_ slots: [Int], ofRow row: Int) -> IndexKey {
+            IndexKey(
+                first: columns[slots[0]].value(at: row), rest: slots.dropFirst().map { columns[$0].value(at: row) })
+        }
+
+        /// Makes room for `count` more rows, so a large batch grows each column once.
+        mutating func reserveCapacity(adding count: Int) {
+            guard count > 16 else { return }
+            let capacity = rowCount + count
+            ids.reserveCapacity(capacity)
+            generations.reserveCapacity(capacity)
+            for slot in columns.indices { columns[slot].reserveCapacity(capacity) }
+            for constraint in uniqueIndexes.indices {
+                uniqueIndexes[constraint].reserveCapacity(uniqueIndexes[constraint].count + count)
+            }
+        }
+
+        // MARK: Changes
+
+        /// Inserts a row read from disk, checking what a save would have: unclaimed unique values
+        /// (and, while rows arrive in order, a new identifier; ``finishChanges()`` finds the rest).
+        /// Returns the problem instead of inserting when there is one. On a problem the table is
+        /// left part-changed: a failed load discards it.
+        mutating func insertLoaded(_ snapshot: DefaultSnapshot) -> LoadProblem? {
+            if isSorted, rowCount > 0, !ids.precedes(rowCount - 1, snapshot.persistentIdentifier),
+                row(of: snapshot.persistentIdentifier) != nil
+            {
+                return .duplicateIdentifier
+            }
+            let row = Int32(rowCount)
+            for constraint in uniqueIndexes.indices {
+                guard let key = uniqueKey(constraint, of: snapshot) else { continue }
+                if uniqueIndexes[constraint].updateValue(row, forKey: key) != nil {
+                    return .duplicateUniqueValue(constraint: constraint)
+                }
+            }
+            appendRow(snapshot)
+            return nil
+        }
+
+        /// Why a row read from disk cannot be loaded.
+        enum LoadProblem: Error {
+            case duplicateIdentifier
+            case duplicateUniqueValue(constraint: Int)
+        }
+
+        mutating func insert(_ snapshot: DefaultSnapshot) {
+            claimUniqueValues(of: snapshot.values, row: rowCount)
+            appendRow(snapshot)
+        }
+
+        /// Appends a row whose unique values are already recorded, and indexes its values.
+        private mutating func appendRow(_ snapshot: DefaultSnapshot) {
+            let row = rowCount
+            if row > 0, isSorted, !ids.precedes(row - 1, snapshot.persistentIdentifier) { isSorted = false }
+            ids.append(snapshot.persistentIdentifier)
+            generations.append(0)
+            for (slot, value) in snapshot.values.enumerated() { columns[slot].append(value) }
+            indexValues(of: snapshot.values, at: row)
+        }
+
+        mutating func remove(_ id: PersistentIdentifier) {
+            guard let row = row(of: id) else { return }
+            unindex(row)
+            deleted.insert(row)
+            for slot in columns.indices { columns[slot].clear(row) }
+        }
+
+        mutating func replace(_ snapshot: DefaultSnapshot) {
+            guard let row = row(of: snapshot.persistentIdentifier) else { return }
+            unindex(row)
+            generations[row] &+= 1
+            for (slot, value) in snapshot.values.enumerated() { columns[slot].set(value, at: row) }
+            claimUniqueValues(of: snapshot.values, row: row)
+            indexValues(of: snapshot.values, at: row)
+        }
+
+        /// Restores the invariants after a batch of changes: identifier order, few deleted rows,
+        /// and ordered indexes whose unsorted tails stay short. Throws ``LoadProblem/duplicateIdentifier``
+        /// if rows that arrived out of order repeat an identifier (only a load can bring such rows).
+        mutating func finishChanges() throws(LoadProblem) {
+            if !isSorted || (deleted.count > 64 && deleted.count * 2 > rowCount) {
+                try compact()
+                return
+            }
+            let (deleted, generations) = (deleted, generations)
+            for index in orderedIndexes.indices {
+                updateOrderedIndex(index) { ordered in
+                    if ordered.needsMerge {
+                        ordered.merge { !deleted.contains($0.position) && generations[$0.position] == $0.generation }
+                    }
+                }
+            }
+        }
+
+        /// Drops deleted rows, re-sorts by identifier and rebuilds every index.
+        private mutating func compact() throws(LoadProblem) {
+            var kept = (0..<rowCount).filter(isLive)
+            if !isSorted {
+                let ids = ids
+                kept.sort { ids.precedes($0, $1) }
+                for (a, b) in zip(kept, kept.dropFirst()) where !ids.precedes(a, b) { throw .duplicateIdentifier }
+            }
+            ids = ids.gathering(kept)
+            columns = columns.map { $0.gathering(kept) }
+            generations = Array(repeating: 0, count: kept.count)
+            deleted = RowBits()
+            isSorted = true
+            for constraint in uniqueIndexes.indices { uniqueIndexes[constraint].removeAll(keepingCapacity: true) }
+            for index in hashIndexes.indices { hashIndexes[index].buckets.removeAll(keepingCapacity: true) }
+            // Ordered indexes are dropped and built again on their next use.
+            orderedIndexes = orderedIndexes.map { LazyOrderedIndex(property: $0.property, slot: $0.slot) }
+            for row in 0..<kept.count {
+                for constraint in uniqueIndexes.indices {
+                    if let key = uniqueKey(constraint, ofRow: row) { uniqueIndexes[constraint][key] = Int32(row) }
+                }
+                for index in hashIndexes.indices {
+                    hashIndexes[index].add(row, key(hashIndexes[index].slots, ofRow: row))
+                }
+            }
+        }
+
+        /// Records row `row` as the owner of these values' unique keys.
+        private mutating func claimUniqueValues(of values: [StoreValue], row: Int) {
+            for constraint in uniqueIndexes.indices {
+                let key = IndexKey(slots: uniqueSlots[constraint], of: values)
+                if !key.containsNull { uniqueIndexes[constraint][key] = Int32(row) }
+            }
+        }
+
+        /// Adds a row's values to the hash and ordered indexes.
+        private mutating func indexValues(of values: [StoreValue], at row: Int) {
+            for index in hashIndexes.indices {
+                hashIndexes[index].add(row, IndexKey(slots: hashIndexes[index].slots, of: values))
+            }
+            let generation = generations[row]
+            for index in orderedIndexes.indices {
+                updateOrderedIndex(index) { ordered in
+                    ordered.add(values[ordered.slot], position: row, generation: generation)
+                }
+            }
+        }
+
+        /// Takes a row's values out of every index, before they change or the row goes.
+        private mutating func unindex(_ row: Int) {
+            for constraint in uniqueIndexes.indices {
+                if let key = uniqueKey(constraint, ofRow: row), uniqueIndexes[constraint][key] == Int32(row) {
+                    uniqueIndexes[constraint][key] = nil
+                }
+            }
+            for index in hashIndexes.indices {
+                hashIndexes[index].remove(row, key(hashIndexes[index].slots, ofRow: row))
+            }
+            for index in orderedIndexes.indices { updateOrderedIndex(index) { $0.superseded += 1 } }
+        }
+
+        /// Changes a built ordered index incrementally; one not built yet stays so (it will read the rows as
+        /// they are when it is built). The index gets a box of its own first, so copies of the table that
+        /// share it (a store's copy kept for an abort, say) never see this table's changes.
+        private mutating func updateOrderedIndex(_ index: Int, _ body: (inout OrderedIndex) -> Void) {
+            if !isKnownUniquelyReferenced(&orderedIndexes[index]) {
+                orderedIndexes[index] = orderedIndexes[index].copy()
+            }
+            orderedIndexes[index].update(body)
+        }
+
+        /// The ordered index at `index`, built from the rows now if this is its first use.
+        func orderedIndex(_ index: Int) -> OrderedIndex {
+            let box = orderedIndexes[index]
+            return box.current {
+                var ordered = OrderedIndex(property: box.property, slot: box.slot)
+                let column = columns[box.slot]
+                for row in 0..<rowCount where isLive(row) {
+                    ordered.add(column.value(at: row), position: row, generation: generations[row])
+                }
+                ordered.merge(isCurrent: isCurrent)
+                return ordered
+            }
+        }
+    }
+
+    /// The rows with each combination of values of an index's properties.
+    struct HashIndex: Sendable {
+        let properties: [String]
+        let slots: [Int]
+        /// Row numbers by key, ascending.
+        var buckets: [IndexKey: [Int32]] = [:]
+
+        mutating func add(_ row: Int, _ key: IndexKey) {
+            // Mutates the bucket in place: one hash lookup, no copy.
+            buckets[key, default: []].insertAscending(Int32(row))
+        }
+
+        mutating func remove(_ row: Int, _ key: IndexKey) {
+            guard var bucket = buckets.removeValue(forKey: key) else { return }
+            let index = bucket.partitioningIndex { $0 >= Int32(row) }
+            if index < bucket.count, bucket[index] == Int32(row) { bucket.remove(at: index) }
+            if !bucket.isEmpty { buckets[key] = bucket }
+        }
+    }
+}
