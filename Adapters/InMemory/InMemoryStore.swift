@@ -141,11 +141,20 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStor
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<
         DefaultSnapshot
     > {
+        try save(request, returning: { _ in })
+    }
+
+    /// Saves, and hands `inserted` the inserted snapshots under their permanent identifiers, in the
+    /// request's order (what a batch insert returns, without looking each one up).
+    private func save(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, returning inserted: ([DefaultSnapshot]) -> Void
+    ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         try table.withSaveLock { table, history in
             let prepared = try table.prepare(request, storeIdentifier: identifier)
             let record = history.nextRecord(table.historyChanges(of: prepared), author: request.editingState.author)
             table.apply(prepared)
             if let record { history.append(record) }
+            inserted(prepared.inserted)
             return DataStoreSaveChangesResult(
                 for: identifier, remappedIdentifiers: prepared.remappedIdentifiers,
                 historyToken: record.map {
@@ -192,10 +201,12 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStor
 
     /// Inserts snapshots atomically, enforcing uniqueness.
     public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
-        let result = try save(
+        var identifiers: [PersistentIdentifier] = []
+        _ = try save(
             DataStoreSaveChangesRequest(
-                editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: []))
-        return request.snapshots.map { result.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier }
+                editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: [])
+        ) { identifiers = $0.map(\.persistentIdentifier) }
+        return identifiers
     }
 
     /// The transactions `descriptor` selects, oldest first unless it sorts otherwise.

@@ -51,7 +51,7 @@ struct DocumentEncoder {
             first = false
             out.key(entity.name)
             out.ascii(" [")
-            writeRecords(table.snapshots(of: entity.name), of: entity, writer)
+            writeRecords(of: entity, in: table, writer)
         }
         for entity in preserved {
             out.ascii(first ? "\n    " : ",\n    ")
@@ -72,9 +72,9 @@ struct DocumentEncoder {
         return out
     }
 
-    private func writeRecords(_ snapshots: [DefaultSnapshot], of entity: Schema.Entity, _ writer: ValueWriter) {
+    private func writeRecords(of entity: Schema.Entity, in table: SnapshotTable, _ writer: ValueWriter) {
         let out = writer.out
-        guard !snapshots.isEmpty else {
+        guard table.count(of: entity.name) > 0 else {
             out.byte(UInt8(ascii: "]"))
             return
         }
@@ -92,14 +92,16 @@ struct DocumentEncoder {
             key.byte(UInt8(ascii: " "))
             return key.bytes
         }
-        for (index, snapshot) in snapshots.enumerated() {
-            out.ascii(index == 0 ? "\n      {\"$id\": " : ",\n      {\"$id\": ")
-            writer.writePrimaryKey(snapshot.persistentIdentifier.primaryKey)
-            snapshot.values.withUnsafeBufferPointer { values in
+        var isFirst = true
+        table.forEachModel(of: entity.name) { id, values in
+            out.ascii(isFirst ? "\n      {\"$id\": " : ",\n      {\"$id\": ")
+            isFirst = false
+            writer.writePrimaryKey(id.primaryKey)
+            values.withUnsafeBufferPointer { values in
                 for slot in 0..<values.count {
                     out.bytes(keys[slot])
                     if hasExternal, isExternal[slot], case .data = values[slot],
-                        let name = externalFiles[ExternalSlot(id: snapshot.persistentIdentifier, slot: slot)]
+                        let name = externalFiles[ExternalSlot(id: id, slot: slot)]
                     {
                         out.ascii("{\"$file\": ")
                         out.string(name)

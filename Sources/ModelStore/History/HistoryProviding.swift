@@ -88,11 +88,21 @@ extension StoreHistoryRecord.Change {
     /// A delete of the model whose last stored values are `snapshot`, with its tombstone: the values
     /// of its `.preserveValueOnDeletion` attributes.
     @_spi(AdapterKit) public static func deletion(of snapshot: DefaultSnapshot) -> Self {
-        var tombstone: [String: StoreValue] = [:]
-        for attribute in snapshot.entity.attributes where attribute.options.contains(.preserveValueOnDeletion) {
-            if attribute.slot < snapshot.values.count { tombstone[attribute.name] = snapshot.values[attribute.slot] }
+        deletion(of: snapshot.persistentIdentifier, entity: snapshot.entity) { slot in
+            slot < snapshot.values.count ? snapshot.values[slot] : nil
         }
-        return Self(.delete, snapshot.persistentIdentifier, tombstone: tombstone)
+    }
+
+    /// A delete of a model of `entity`, with its tombstone read through `value` (the stored value at
+    /// a slot, `nil` if there is none), which is called only for `.preserveValueOnDeletion` attributes.
+    static func deletion(
+        of id: PersistentIdentifier, entity: Schema.Entity, value: (Int) -> StoreValue?
+    ) -> Self {
+        var tombstone: [String: StoreValue] = [:]
+        for attribute in entity.attributes where attribute.options.contains(.preserveValueOnDeletion) {
+            if let stored = value(attribute.slot) { tombstone[attribute.name] = stored }
+        }
+        return Self(.delete, id, tombstone: tombstone)
     }
 
     /// An update of `before` to `after` naming the properties whose stored values differ (bit for
@@ -128,6 +138,10 @@ extension SnapshotTable {
     @_spi(AdapterKit) public func historyChanges(deleting identifiers: [PersistentIdentifier]) -> [StoreHistoryRecord
         .Change]
     {
-        identifiers.compactMap { snapshot(for: $0).map(StoreHistoryRecord.Change.deletion(of:)) }
+        identifiers.compactMap { id in
+            // Read from the columns: only a tombstone's attributes, and no snapshot.
+            guard let table = tables[id.entityName], let row = table.row(of: id) else { return nil }
+            return StoreHistoryRecord.Change.deletion(of: id, entity: table.entity) { table.value($0, at: row) }
+        }
     }
 }

@@ -27,17 +27,32 @@ extension DataStoreSaveChangesRequest {
     public func mintIdentifiers(
         storeIdentifier: String, nextPrimaryKey: inout Int64
     ) -> [PersistentIdentifier: PersistentIdentifier] {
+        mintIdentifiersInOrder(storeIdentifier: storeIdentifier, nextPrimaryKey: &nextPrimaryKey).remapped
+    }
+
+    /// ``mintIdentifiers(storeIdentifier:nextPrimaryKey:)``, also returning each inserted snapshot's
+    /// permanent identifier in the order of ``inserted`` (`nil` for one that keeps its own), so a
+    /// store need not look each one up again.
+    func mintIdentifiersInOrder(
+        storeIdentifier: String, nextPrimaryKey: inout Int64
+    ) -> (remapped: [PersistentIdentifier: PersistentIdentifier], minted: [PersistentIdentifier?]) {
         var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
         remapped.reserveCapacity(inserted.count)
+        var minted: [PersistentIdentifier?] = []
+        minted.reserveCapacity(inserted.count)
         for snapshot in inserted {
             let id = snapshot.persistentIdentifier
             if id.isTemporary || id.storeIdentifier != storeIdentifier {
-                remapped[id] = .identifier(for: storeIdentifier, entityName: id.entityName, primaryKey: nextPrimaryKey)
+                let permanent = PersistentIdentifier.identifier(
+                    for: storeIdentifier, entityName: id.entityName, primaryKey: nextPrimaryKey)
+                remapped[id] = permanent
+                minted.append(permanent)
                 nextPrimaryKey += 1
-            } else if let key = id.primaryKey.intValue, key >= nextPrimaryKey {
-                nextPrimaryKey = key + 1
+            } else {
+                if let key = id.primaryKey.intValue, key >= nextPrimaryKey { nextPrimaryKey = key + 1 }
+                minted.append(nil)
             }
         }
-        return remapped
+        return (remapped, minted)
     }
 }

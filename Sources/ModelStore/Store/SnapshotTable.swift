@@ -47,6 +47,21 @@ import Foundation
         tables[entityName]?.liveRows ?? []
     }
 
+    /// Calls `body` with each model of an entity, in identifier order: its identifier and its values
+    /// in slot order, read from the columns into one array that is refilled for each model, so a
+    /// writer that reads every model (a whole-file format) builds no snapshot. `body` may keep the
+    /// array; the next model then gets a fresh one.
+    public func forEachModel(
+        of entityName: String, _ body: (PersistentIdentifier, [StoreValue]) throws -> Void
+    ) rethrows {
+        guard let table = tables[entityName] else { return }
+        var values = [StoreValue](repeating: .null, count: table.columns.count)
+        for row in 0..<table.rowCount where table.isLive(row) {
+            for slot in values.indices { values[slot] = table.value(slot, at: row) }
+            try body(table.ids[row], values)
+        }
+    }
+
     /// Every snapshot, entity by entity in schema order, each in identifier order.
     public var allSnapshots: [DefaultSnapshot] { schema.entities.flatMap { snapshots(of: $0.name) } }
 
@@ -81,10 +96,16 @@ import Foundation
                 remedy: "Add the model type to this store's configuration", entityName: name)
         }
         var key = nextPrimaryKey
-        let remap = request.mintIdentifiers(storeIdentifier: storeIdentifier, nextPrimaryKey: &key)
-        let inserted = request.inserted.map { snapshot in
-            let id = snapshot.persistentIdentifier
-            return snapshot.copy(persistentIdentifier: remap[id] ?? id, remappedIdentifiers: remap)
+        let (remap, minted) = request.mintIdentifiersInOrder(storeIdentifier: storeIdentifier, nextPrimaryKey: &key)
+        // Identifiers minted above are new by construction; only the ones a request brought can clash,
+        // with a stored model or with each other (checked below).
+        var brought: [PersistentIdentifier] = []
+        let inserted = zip(request.inserted, minted).map { snapshot, minted in
+            guard let minted else {
+                brought.append(snapshot.persistentIdentifier)
+                return snapshot.copy(persistentIdentifier: snapshot.persistentIdentifier, remappedIdentifiers: remap)
+            }
+            return snapshot.copy(persistentIdentifier: minted, remappedIdentifiers: remap)
         }
         let updated = request.updated.map {
             $0.copy(persistentIdentifier: $0.persistentIdentifier, remappedIdentifiers: remap)
@@ -98,15 +119,10 @@ import Foundation
         }
         // Nothing changed since the context checked for conflicts (see `expectedValues`).
         try request.checkExpectedValues { snapshot(for: $0) }
-        // Identifiers minted above are new by construction; only the ones a request brought can clash,
-        // with a stored model or with each other.
-        var brought = Set<PersistentIdentifier>()
-        for new in request.inserted where remap[new.persistentIdentifier] == nil {
-            if snapshot(for: new.persistentIdentifier) != nil || !brought.insert(new.persistentIdentifier).inserted {
-                throw DataStoreError(
-                    .conflict, "cannot insert \(new.persistentIdentifier): the store already has it",
-                    entityName: new.persistentIdentifier.entityName)
-            }
+        var seen = Set<PersistentIdentifier>()
+        for id in brought where tables[id.entityName]?.row(of: id) != nil || !seen.insert(id).inserted {
+            throw DataStoreError(
+                .conflict, "cannot insert \(id): the store already has it", entityName: id.entityName)
         }
         try checkUniqueness(inserted: inserted, updated: updated, deleted: request.deleted.map(\.persistentIdentifier))
         return PreparedSave(
