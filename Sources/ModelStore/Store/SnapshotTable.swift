@@ -1,15 +1,18 @@
 import Foundation
 
-/// The snapshots of one store, held in memory, with unique-constraint enforcement, indexes and
-/// query evaluation: the engine every snapshot-holding adapter (in-memory, JSON file, append log) shares.
+/// The models of one store, held in memory in typed columns, with unique-constraint enforcement,
+/// indexes and query evaluation: the engine every snapshot-holding adapter (in-memory, JSON file,
+/// append log) shares.
 ///
-/// Each entity keeps a hash index per uniqueness constraint and per declared index (used for `==`
-/// and membership; fetching by a unique key costs the same whatever the size of the store) and an
-/// ordered index on the first property of each (used for ranges and for sorted fetches with a
-/// limit). Hash indexes are maintained by every change; an ordered index is built the first time a
-/// query uses it and maintained incrementally from then on, so loads and inserts do not sort.
-/// Scans compare integer, double and date attributes in typed column loops and read only the
-/// matching rows' snapshots. ``accessPath(for:)`` says which index a query uses.
+/// Each entity's rows live in one column per property (integers, doubles and dates as machine
+/// numbers, strings, booleans, `nil`s as a bit set; composites, lists and references out of line),
+/// numbered in identifier order. Each entity keeps a hash index of row numbers per uniqueness
+/// constraint and per declared index (used for `==` and membership; fetching by a unique key costs
+/// the same whatever the size of the store) and an ordered index on the first property of each
+/// (used for ranges and for sorted fetches with a limit). Hash indexes are maintained by every
+/// change; an ordered index is built the first time a query uses it and maintained incrementally
+/// from then on, so loads and inserts do not sort. Filters run over the columns, and snapshots are
+/// built only for the rows a fetch returns. ``accessPath(for:)`` says which index a query uses.
 ///
 /// A table is a value; a store keeps it behind a `Mutex`. Saving is two steps so that a durable
 /// store can write before it applies: ``prepare(_:storeIdentifier:)`` validates a save and mints
@@ -266,20 +269,32 @@ import Foundation
     func checkUniqueness(
         inserted: [DefaultSnapshot], updated: [DefaultSnapshot], deleted: [PersistentIdentifier]
     ) throws {
-        let constrained = Set(
-            (inserted + updated).lazy.filter { !$0.entity.uniquenessConstraints.isEmpty }.map(\.entity.name))
+        // The entities with constraints, found without copying the lists (runs share an entity).
+        var constrained = Set<String>()
+        var last: Schema.Entity?
+        for snapshot in [inserted, updated].joined() where snapshot.entity !== last {
+            last = snapshot.entity
+            if !snapshot.entity.uniquenessConstraints.isEmpty { constrained.insert(snapshot.entity.name) }
+        }
         guard !constrained.isEmpty else { return }
         let vacating = Set(deleted).union(updated.map(\.persistentIdentifier))
+        func claimant(_ position: Int32) -> PersistentIdentifier {
+            let position = Int(position)
+            return position < updated.count
+                ? updated[position].persistentIdentifier : inserted[position - updated.count].persistentIdentifier
+        }
         for name in constrained.sorted() {
             guard let table = tables[name] else { continue }
             for constraint in table.uniqueIndexes.indices {
-                // The values this save claims, and by whom; checked against the stored owners.
-                var claimed: [IndexKey: PersistentIdentifier] = [:]
+                // The values this save claims, and by which of its snapshots (a position: updated,
+                // then inserted); checked against the stored owners.
+                var claimed: [IndexKey: Int32] = [:]
                 claimed.reserveCapacity(inserted.count + updated.count)
-                for snapshot in [updated, inserted].joined() where snapshot.entity.name == name {
+                for (position, snapshot) in [updated, inserted].joined().enumerated() where snapshot.entity.name == name
+                {
                     guard let key = table.uniqueKey(constraint, of: snapshot) else { continue }
                     let id = snapshot.persistentIdentifier
-                    var owner = claimed.updateValue(id, forKey: key)
+                    var owner = claimed.updateValue(Int32(position), forKey: key).map(claimant)
                     if owner == nil, let existing = table.owner(constraint, of: key), existing != id,
                         !vacating.contains(existing)
                     {
