@@ -185,7 +185,9 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStor
     /// Deletes models by identifier.
     public func delete<T: PersistentModel>(_ request: DataStoreBatchDeleteRequest<T>) throws {
         table.withSaveLock { table, history in
-            history.record(table.historyChanges(deleting: request.identifiers), author: request.editingState.author)
+            history.record(count: table.count(existing: request.identifiers), author: request.editingState.author) {
+                table.historyChanges(deleting: request.identifiers)
+            }
             table.delete(request.identifiers)
         }
     }

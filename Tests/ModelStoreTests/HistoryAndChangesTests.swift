@@ -1,5 +1,5 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 import ModelStoreInMemory
 import ModelStoreTestSupport
 import Testing
@@ -111,6 +111,55 @@ struct CoreHistoryTests {
         }
         // A predicate that does not select by token is never refused.
         #expect(try context.fetchHistory(Descriptor(predicate: #Predicate { $0.author == nil })).count == 2)
+    }
+
+    /// `record(count:changes:)` skips building a transaction that alone is over the limit, and leaves
+    /// the history exactly as appending and trimming it does.
+    @Test func aTransactionOverTheLimitIsNumberedAndExpiredWithoutItsChanges() {
+        func change(_ key: Int64) -> StoreHistoryRecord.Change {
+            StoreHistoryRecord.Change(.delete, .identifier(for: "s", entityName: "Trip", primaryKey: key))
+        }
+        for (limit, sizes) in [(3, [2, 4, 1]), (3, [1, 1, 3, 5, 2]), (5, [6, 6])] {
+            var eager = StoreHistory(limit: limit)
+            var lazy = StoreHistory(limit: limit)
+            for size in sizes {
+                let changes = (0..<Int64(size)).map(change)
+                var built = false
+                let number = lazy.record(count: size, author: nil) {
+                    built = true
+                    return changes
+                }
+                #expect(number == eager.record(changes, author: nil))
+                #expect(built == (size <= limit), "limit \(limit), a transaction of \(size)")
+                #expect(lazy.records.map(\.number) == eager.records.map(\.number))
+                #expect(lazy.changeCount == eager.changeCount)
+                #expect(lazy.lastNumber == eager.lastNumber && lazy.expiredThrough == eager.expiredThrough)
+            }
+        }
+        var history = StoreHistory(limit: 3)
+        #expect(history.record(count: 0, author: nil) { [] } == nil)
+    }
+
+    /// A batch delete of more models than the history keeps expires every earlier token, as trimming does.
+    @Test func aBatchDeleteOverTheLimitExpiresTheHistoryBeforeIt() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: InMemoryStoreConfiguration(historyLimit: 3))
+        let context = ModelContext(container)
+        context.insert(Trip(name: "A"))
+        try context.save()
+        let storeIdentifier = try #require(try context.fetchHistory(Descriptor()).first).storeIdentifier
+        for name in ["B", "C", "D"] { context.insert(Trip(name: name)) }
+        try context.save()
+        // Four deletes, over the limit of three: transaction 3, expired at once with 1 and 2.
+        try context.delete(model: Trip.self)
+        #expect(try context.fetchCount(FetchDescriptor<Trip>()) == 0)
+        #expect(try context.fetchHistory(Descriptor()).isEmpty)
+        let first = DefaultHistoryToken(storeIdentifier: storeIdentifier, transactionNumber: 3)
+        expectError(.historyTokenExpired) {
+            try context.fetchHistory(Descriptor(predicate: #Predicate { $0.token >= first }))
+        }
+        context.insert(Trip(name: "E"))
+        try context.save()
+        #expect(try context.fetchHistory(Descriptor()).map(\.transactionIdentifier) == [4])
     }
 
     @Test func aContainerWithSeveralStoresReadsEveryStoresHistory() throws {

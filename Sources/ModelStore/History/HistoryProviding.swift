@@ -138,9 +138,11 @@ extension SnapshotTable {
     @_spi(AdapterKit) public func historyChanges(deleting identifiers: [PersistentIdentifier]) -> [StoreHistoryRecord
         .Change]
     {
-        identifiers.compactMap { id in
-            // Read from the columns: only a tombstone's attributes, and no snapshot.
-            guard let table = tables[id.entityName], let row = table.row(of: id) else { return nil }
+        var table: EntityTable?
+        return identifiers.compactMap { id in
+            // One table look-up per run of an entity; tombstones read from the columns, no snapshot.
+            if table?.entity.name != id.entityName { table = tables[id.entityName] }
+            guard let table, let row = table.row(of: id) else { return nil }
             return StoreHistoryRecord.Change.deletion(of: id, entity: table.entity) { table.value($0, at: row) }
         }
     }

@@ -66,6 +66,25 @@ import Foundation
         return record.number
     }
 
+    /// Records a transaction of `count` changes, which `changes` builds only if the history keeps
+    /// them: a transaction that alone is over ``limit`` is numbered and expires at once, with every
+    /// older one, exactly as appending and trimming it would, and its changes are never built (a
+    /// batch delete of a whole large table, say). Returns its number, or `nil` when `count` is 0.
+    ///
+    /// - Precondition: `changes()` returns `count` changes.
+    @discardableResult
+    public mutating func record(
+        count: Int, author: String?, timestamp: Date = Date(), changes: () -> [StoreHistoryRecord.Change]
+    ) -> Int64? {
+        guard count > 0 else { return nil }
+        guard let limit, count > limit else { return record(changes(), author: author, timestamp: timestamp) }
+        lastNumber += 1
+        records.removeAll()
+        changeCount = 0
+        expiredThrough = lastNumber
+        return lastNumber
+    }
+
     /// The transactions `descriptor` selects, for `schema`, as store `storeIdentifier`'s.
     public func transactions(
         _ descriptor: HistoryDescriptor<DefaultHistoryTransaction>, schema: Schema, storeIdentifier: String

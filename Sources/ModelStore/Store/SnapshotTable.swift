@@ -65,6 +65,15 @@ import Foundation
         }
     }
 
+    /// How many of these identifiers name models the table holds (each counted once per mention).
+    public func count(existing identifiers: [PersistentIdentifier]) -> Int {
+        // A delete of every model lists each row once, in row order: one walk, no look-ups.
+        if let name = identifiers.first?.entityName, tables[name]?.isEveryRow(identifiers) == true {
+            return identifiers.count
+        }
+        return identifiers.reduce(0) { $0 + (tables[$1.entityName]?.row(of: $1) == nil ? 0 : 1) }
+    }
+
     /// Every snapshot, entity by entity in schema order, each in identifier order.
     public var allSnapshots: [DefaultSnapshot] { schema.entities.flatMap { snapshots(of: $0.name) } }
 
