@@ -127,9 +127,18 @@ struct PostgreSQLIndexedWriteTests {
         return names
     }
 
-    @Test func canonicallyEquivalentStringsAreOneValueToAUniqueIndex() throws {
-        let (container, _) = try Self.patrons(0, namespace: PostgreSQLServer.freshNamespace("nfcu"))
+    @Test func canonicallyEquivalentStringsAreOneValueToAUniqueIndex() async throws {
+        let namespace = PostgreSQLServer.freshNamespace("nfcu")
+        let (container, _) = try Self.patrons(0, namespace: namespace)
         try Self.save(email: "\u{e9}mile@example.com", name: "first", in: container)
+        // The server itself refuses the other spelling, whoever writes it.
+        let admin = try await AdminConnection.open()
+        await #expect(throws: (any Error).self) {
+            try await admin.run(
+                "INSERT INTO \"\(namespace)\".\"Patron\" (\"_pk\", email, name, age) "
+                    + "VALUES (999999, U&'e\\0301mile@example.com', 'other', 0)")
+        }
+        try await admin.close()
         // The index refuses the other spelling, as Swift's == calls it equal.
         let error = try #require(throws: DataStoreError.self) {
             try Self.save(email: "e\u{301}mile@example.com", name: "refused", in: container, policy: .error)
