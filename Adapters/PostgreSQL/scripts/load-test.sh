@@ -9,6 +9,8 @@
 #   Adapters/PostgreSQL/scripts/load-test.sh [PROCESSES=8] [CONTEXTS=4] [SECONDS=60] [COUNTERS=16]
 #
 # Starts its own throwaway server with scripts/postgres.sh unless MODELSTORE_POSTGRES_URL is set.
+# MODELSTORE_PG_SCRATCH_PATH builds in that directory (for example the release build directory of
+# Benchmarks/PostgreSQLBenchmarks, which holds every dependency already) instead of the package's own.
 set -euo pipefail
 self="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$0")/../../.."
@@ -16,8 +18,10 @@ processes="${1:-8}" contexts="${2:-4}" seconds="${3:-60}" counters="${4:-16}"
 if [ -z "${MODELSTORE_POSTGRES_URL:-}" ]; then
     exec scripts/postgres.sh run -- "$self" "$@"
 fi
-swift build -c release --package-path Adapters/PostgreSQL --product modelstore-pg-worker >&2
-worker="$(swift build -c release --package-path Adapters/PostgreSQL --show-bin-path)/modelstore-pg-worker"
+scratch=()
+if [ -n "${MODELSTORE_PG_SCRATCH_PATH:-}" ]; then scratch=(--scratch-path "$MODELSTORE_PG_SCRATCH_PATH"); fi
+swift build -c release --package-path Adapters/PostgreSQL "${scratch[@]}" --product modelstore-pg-worker >&2
+worker="$(swift build -c release --package-path Adapters/PostgreSQL "${scratch[@]}" --show-bin-path)/modelstore-pg-worker"
 namespace="load_$(date +%s)"
 "$worker" setup "$namespace" "$counters"
 out="$(mktemp -d)"

@@ -4,6 +4,10 @@ import PostgresNIO
 
 extension PostgreSQLStore {
     /// Fetches by the request's query (or, without one, every model of the entity); see ``QueryPlan``.
+    ///
+    /// When SQL runs the whole query, a query's ``StoreQuery/propertiesToFetch`` is honoured: only
+    /// those attributes (and every relationship) are selected, the others hold their default
+    /// values, and the result says so (``DataStoreFetchResult/omitsUnrequestedProperties``).
     public func fetch<T: PersistentModel>(
         _ request: DataStoreFetchRequest<T>
     ) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
@@ -14,10 +18,13 @@ extension PostgreSQLStore {
     public func fetch<T: PersistentModel>(
         _ request: DataStoreFetchRequest<T>
     ) async throws -> DataStoreFetchResult<T, DefaultSnapshot> {
-        let rows = try await rows(for: query(of: request))
+        let query = query(of: request)
+        let (rows, partial) = try await rows(for: query, honouringPropertiesToFetch: true)
         remember(
             rows.map { ($0.snapshot.persistentIdentifier, $0.version) }, for: request.editingState, replacing: false)
-        return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: rows.map(\.snapshot))
+        var result = DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: rows.map(\.snapshot))
+        result.omitsUnrequestedProperties = partial
+        return result
     }
 
     /// Counts in SQL (`count(*)`) when SQL runs the whole query.
@@ -100,16 +107,29 @@ extension PostgreSQLStore {
 
     /// The rows a query selects, with their versions.
     func rows(for query: StoreQuery) async throws -> [RowReader.Versioned] {
+        try await rows(for: query, honouringPropertiesToFetch: false).rows
+    }
+
+    /// The rows a query selects, with their versions; when `honouringPropertiesToFetch` and SQL runs
+    /// the whole query, only the attributes of its ``StoreQuery/propertiesToFetch`` (see ``fetch(_:)``).
+    /// Also returns whether the rows hold only those attributes.
+    func rows(for query: StoreQuery, honouringPropertiesToFetch: Bool) async throws -> (
+        rows: [RowReader.Versioned], omitsUnrequestedProperties: Bool
+    ) {
         let plan = try QueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+        // Only the requested attributes when nothing in the store reads the others.
+        let reading =
+            honouringPropertiesToFetch && plan.isComplete
+            ? query.propertiesToFetch.map { Set($0.compactMap(plan.layout.entity.slot(of:))) } : nil
         let storeIdentifier = identifier
         let url = configuration.redactedURL
         let rows = try await database.read("fetching '\(query.entityName)'") { session in
             try await RowReader(session: session, storeIdentifier: storeIdentifier, url: url)
-                .rows(plan.layout, where: plan.clause, plan.binds)
+                .rows(plan.layout, where: plan.clause, plan.binds, reading: reading)
         }
         let names = plan.relationshipNames
         let related = names.isEmpty ? [:] : try await relatedSnapshots(of: rows.map(\.snapshot), through: names)
-        return try plan.finish(rows, schema: schema, related: related)
+        return (try plan.finish(rows, schema: schema, related: related), reading != nil)
     }
 
     /// The models reachable from snapshots through the named relationships, however many hops

@@ -7,7 +7,12 @@ extension PostgreSQLStore {
     /// ``HistoryLog``); a save that throws changes nothing and records no history.
     ///
     /// Throws ``DataStoreError/Code/conflict`` when a row changed since the context read it (see
-    /// the type's discussion), ``DataStoreError/Code/uniqueConstraintViolation`` when a unique index
+    /// the type's discussion) or, for a model the request has
+    /// ``DataStoreSaveChangesRequest/expectedValues`` for, when the row's stored attributes differ from
+    /// them: the statement that updates a row returns, or a read under the row's lock gives, the
+    /// values it replaces, and those are compared before the commit. A row at another version than
+    /// the one remembered is then compared instead of refused, so a save conflicts exactly when the
+    /// context's own check would have (the context skips that read, see ``checksExpectedValues``). ``DataStoreError/Code/uniqueConstraintViolation`` when a unique index
     /// refused a value, ``DataStoreError/Code/notFound`` for a change to a model the store does not
     /// have, and ``DataStoreError/Code/io`` when the connection is lost (the server rolls the
     /// transaction back; the next call reconnects). References to models that no longer exist are
@@ -74,8 +79,17 @@ extension PostgreSQLStore {
         var before = try await writer.lockedSnapshots(
             of: minted.updated.map(\.persistentIdentifier).filter { !returned.contains($0) })
         let deletions = try await writer.delete(deleted, versions: read)
-        let updated = try await writer.update(minted.updated, versions: read, returningPrevious: returned)
-        before.merge(updated.previous) { $1 }
+        let expected = request.expectedValues
+        let updated = try await writer.update(
+            minted.updated, versions: read, returningPrevious: returned,
+            comparable: { expected[$0] != nil },
+            takingNumber: takesNumberWithItsUpdate(request, minted.updated, returned) ? opener.history : nil)
+        // A row read and locked first keeps those values: the update may have cleared its unique
+        // values on the way (`vacateUniqueValues`) before it read the row again.
+        before.merge(updated.previous) { first, _ in first }
+        // The rows as they were when each was locked (read first, or returned by its UPDATE): the
+        // context's conflict check, under the lock (see `checksExpectedValues`).
+        try request.checkExpectedValues { before[$0] }
         var written = updated.versions
         written.merge(try await writer.insert(minted.inserted)) { $1 }
         let repaired = try await writer.clearDanglingReferences(
@@ -87,7 +101,8 @@ extension PostgreSQLStore {
         }
         changes += deletions
         let number = try await opener.history.record(
-            changes, author: request.editingState.author, limit: configuration.historyLimit, on: writer.session)
+            changes, author: request.editingState.author, limit: configuration.historyLimit, number: updated.number,
+            on: writer.session)
         let result = DataStoreSaveChangesResult(
             for: writer.storeIdentifier, remappedIdentifiers: minted.remap,
             snapshotsToReregister: repaired.mapValues(\.snapshot),
@@ -97,7 +112,27 @@ extension PostgreSQLStore {
         return (result, written)
     }
 
-    /// Deletes models by identifier, one statement per entity table; unknown identifiers are ignored.
+    /// Whether a save's one write is an `UPDATE` that can take the history's number too (see
+    /// ``HistoryLog/takingNumber(after:)``): it updates one model, of a table no foreign key reaches,
+    /// at the version the context read (its previous values come back from the `UPDATE`), inserts
+    /// and deletes nothing, the namespace has no deferred constraints to check first, and the update
+    /// changes a value of the model as the context read it (so the save records history).
+    func takesNumberWithItsUpdate(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, _ updated: [DefaultSnapshot],
+        _ returned: Set<PersistentIdentifier>
+    ) -> Bool {
+        guard request.inserted.isEmpty, request.deleted.isEmpty, updated.count == 1, let snapshot = updated.first,
+            returned.contains(snapshot.persistentIdentifier), !opener.history.hasDeferredConstraints,
+            let expected = request.expectedValues[snapshot.persistentIdentifier]
+        else { return false }
+        let read = DefaultSnapshot(
+            persistentIdentifier: snapshot.persistentIdentifier, entity: snapshot.entity, values: expected)
+        return StoreHistoryRecord.Change.update(from: read, to: snapshot) != nil
+    }
+
+    /// Deletes models by identifier, one statement per entity table (without naming the rows when
+    /// they are every row of the table, see ``RowWriter/deleteRows(_:keys:)``); unknown identifiers
+    /// are ignored.
     public func delete<T: PersistentModel>(_ request: DataStoreBatchDeleteRequest<T>) throws {
         var byEntity: [String: [Int64]] = [:]
         for id in request.identifiers {
@@ -117,8 +152,7 @@ extension PostgreSQLStore {
                     for join in layout.joinTables {
                         try await writer.session.execute("DELETE FROM \(join.table) WHERE owner = ANY($1)", binds)
                     }
-                    tombstones += try await writer.deleteReturningVersions(layout, where: "= ANY($1)", binds)
-                        .map(\.change)
+                    tombstones += try await writer.deleteRows(layout, keys: keys).map(\.change)
                     requested += keys.map { .identifier(for: storeIdentifier, entityName: name, primaryKey: $0) }
                 }
                 _ = try await writer.clearDanglingReferences(changed: [], deleted: requested)

@@ -50,7 +50,8 @@ extension PostgreSQLStore: DataStoreTwoPhaseSaving {
             let (result, written) = try await apply(request, versions: read, with: writer(on: session))
             // The deferred foreign keys are checked now, not at the commit, which must not fail.
             try await session.execute("SET CONSTRAINTS ALL IMMEDIATE")
-            return .init(connection: connection, result: result, written: written)
+            return .init(
+                connection: connection, result: result, written: written, afterCommit: session.afterCommit.take())
         } catch {
             if !connection.isClosed { _ = try? await session.execute("ROLLBACK") }
             try? await connection.close()
@@ -73,6 +74,8 @@ final class PostgreSQLPreparedSave: PreparedStoreSave, @unchecked Sendable {
         let connection: PostgresConnection
         let result: DataStoreSaveChangesResult<DefaultSnapshot>
         let written: [PersistentIdentifier: Int64]
+        /// What to run once the part has committed (see ``Session/AfterCommit``).
+        let afterCommit: [String]
     }
 
     private enum State { case prepared, committed, ended }
@@ -145,6 +148,13 @@ final class PostgreSQLPreparedSave: PreparedStoreSave, @unchecked Sendable {
         case .committed:
             end(with: "COMMIT PREPARED '\(transactionName)'")
             store.remember(staged.written, of: request)
+            let (connection, statements) = (staged.connection, staged.afterCommit)
+            if !statements.isEmpty {
+                _ = try? store.database.wait {
+                    let session = Session(connection: connection)
+                    for sql in statements where !connection.isClosed { _ = try? await session.execute(sql) }
+                }
+            }
             closeConnection()
         case .prepared:
             // Finished without a commit: nothing is applied.

@@ -147,6 +147,11 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
         }
     }
 
+    /// `true`: a save compares the context's expected values with the rows it updates, as it locks
+    /// them (see ``save(_:)-(DataStoreSaveChangesRequest<DefaultSnapshot>)``), so a context under
+    /// `.error` need not read them before it saves.
+    public var checksExpectedValues: Bool { true }
+
     /// A context starts using the store: its row versions are remembered from now on.
     public func initializeState(for editingState: EditingState) {
         versions.withLock { $0[editingState.id] = $0[editingState.id] ?? [:] }

@@ -18,7 +18,9 @@ final class Patron: PersistentModel {
 }
 
 /// What the store does to stay fast on large tables, checked on the server: text lookups that an
-/// index serves, inserts many rows per statement, and batch deletes that do not read the rows.
+/// index serves, unique indexes that compare strings as Swift does, inserts many rows per statement
+/// and analyzed after their commit, and batch deletes that do not read (or, deleting every row, name)
+/// the rows.
 @Suite(.enabled(if: PostgreSQLServer.isConfigured, PostgreSQLServer.skipMessage))
 struct PostgreSQLIndexedWriteTests {
     static let schema = Schema([Patron.self])
@@ -56,8 +58,8 @@ struct PostgreSQLIndexedWriteTests {
         unique.fetchLimit = 1
         let uniquePlan = try Self.plan(unique, on: container, store: store)
         #expect(
-            uniquePlan.contains { $0.contains("Index") && $0.contains("Patron.unique.0.nfc") },
-            "the unique lookup does not use the NFC index:\n\(uniquePlan.joined(separator: "\n"))")
+            uniquePlan.contains { $0.contains("Index") && $0.contains("Patron.unique.0") },
+            "the unique lookup does not use the unique index:\n\(uniquePlan.joined(separator: "\n"))")
         #expect(try ModelContext(container).fetch(unique).map(\.email) == [email])
 
         let name = "n7"
@@ -81,6 +83,101 @@ struct PostgreSQLIndexedWriteTests {
         let found = try ModelContext(container).fetch(
             FetchDescriptor<Patron>(predicate: #Predicate { $0.email == decomposed }))
         #expect(found.map { Array($0.email.unicodeScalars) } == [Array("\u{e9}mile@example.com".unicodeScalars)])
+    }
+
+    @Test func aBulkInsertLeavesTheTableAnalyzedAfterItsCommit() async throws {
+        let namespace = PostgreSQLServer.freshNamespace("ana")
+        _ = try Self.patrons(RowWriter.analyzeThreshold + 200, namespace: namespace)
+        // The insert has returned: the table and its expression indexes have statistics (the
+        // ANALYZE ran after the commit, on the insert's connection, before the call returned).
+        let admin = try await AdminConnection.open()
+        let tuples = try await admin.run(
+            "SELECT c.reltuples::bigint::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                + "WHERE n.nspname = '\(namespace)' AND c.relname = 'Patron'")
+        #expect(tuples == [String(RowWriter.analyzeThreshold + 200)])
+        let statistics = try await admin.run(
+            "SELECT count(*)::text FROM pg_stats WHERE schemaname = '\(namespace)' AND tablename = 'Patron.unique.0'")
+        #expect(statistics == ["1"])
+        try await admin.close()
+    }
+
+    /// Inserts a patron in a new context of `container` and saves.
+    static func save(email: String, name: String, in container: ModelContainer, policy: DuplicateInsertPolicy? = nil)
+        throws
+    {
+        let context = ModelContext(container)
+        if let policy { context.duplicateInsertPolicy = policy }
+        let patron = Patron()
+        patron.email = email
+        patron.name = name
+        context.insert(patron)
+        try context.save()
+    }
+
+    /// The `name` tombstones of the deletes of a history transaction; records anything else it holds.
+    static func tombstonedNames(in transaction: DefaultHistoryTransaction) -> [String] {
+        var names: [String] = []
+        for change in transaction.changes {
+            guard case .delete(let deletion as DefaultHistoryDelete<Patron>) = change else {
+                Issue.record("a batch delete recorded \(change)")
+                continue
+            }
+            if let name = deletion.tombstone[\.name] { names.append(name) }
+        }
+        return names
+    }
+
+    @Test func canonicallyEquivalentStringsAreOneValueToAUniqueIndex() async throws {
+        let namespace = PostgreSQLServer.freshNamespace("nfcu")
+        let (container, _) = try Self.patrons(0, namespace: namespace)
+        try Self.save(email: "\u{e9}mile@example.com", name: "first", in: container)
+        // The server itself refuses the other spelling, whoever writes it.
+        let admin = try await AdminConnection.open()
+        await #expect(throws: (any Error).self) {
+            try await admin.run(
+                "INSERT INTO \"\(namespace)\".\"Patron\" (\"_pk\", email, name, age) "
+                    + "VALUES (999999, U&'e\\0301mile@example.com', 'other', 0)")
+        }
+        try await admin.close()
+        // The index refuses the other spelling, as Swift's == calls it equal.
+        let error = try #require(throws: DataStoreError.self) {
+            try Self.save(email: "e\u{301}mile@example.com", name: "refused", in: container, policy: .error)
+        }
+        #expect(error.code == .uniqueConstraintViolation)
+        #expect(error.propertyNames == ["email"])
+        // The context's upsert matches it: the stored model is updated, not a second one inserted.
+        try Self.save(email: "e\u{301}mile@example.com", name: "second", in: container)
+        let all = try ModelContext(container).fetch(FetchDescriptor<Patron>())
+        #expect(all.map(\.name) == ["second"])
+    }
+
+    @Test func deletingEveryModelOfAnEntityDeletesEveryRowWithItsTombstones() throws {
+        let count = RowWriter.everyRowThreshold + 100
+        let (container, _) = try Self.patrons(count, namespace: PostgreSQLServer.freshNamespace("all"))
+        let context = ModelContext(container)
+        try context.delete(model: Patron.self)
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Patron>()) == 0)
+        let last = try #require(try context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).last)
+        let names = Self.tombstonedNames(in: last)
+        #expect(names.count == count)
+        #expect(Set(names) == Set((0..<100).map { "n\($0)" }))
+    }
+
+    @Test func keysAsManyAsTheRowsButNotNamingThemAllDeleteOnlyTheirRows() throws {
+        let count = RowWriter.everyRowThreshold + 1
+        let (container, store) = try Self.patrons(count, namespace: PostgreSQLServer.freshNamespace("some"))
+        let context = ModelContext(container)
+        var ids = try context.fetchIdentifiers(FetchDescriptor<Patron>(sortBy: [SortDescriptor(\.email)]))
+        let kept = ids.removeLast()
+        // As many identifiers as rows, one of them naming no row: the table's count matches, yet
+        // the row the request does not name must stay.
+        let missing = PersistentIdentifier.identifier(
+            for: store.identifier, entityName: "Patron", primaryKey: Int64.max - 1)
+        try store.delete(
+            DataStoreBatchDeleteRequest<Patron>(identifiers: ids + [missing], editingState: EditingState()))
+        #expect(try ModelContext(container).fetchIdentifiers(FetchDescriptor<Patron>()) == [kept])
+        let last = try #require(try context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).last)
+        #expect(last.changes.count == count - 1)
     }
 
     @Test func aSaveLargerThanOneStatementRoundTrips() throws {
@@ -128,15 +225,68 @@ struct PostgreSQLIndexedWriteTests {
         #expect(try context.fetchCount(FetchDescriptor<Patron>()) == 48)
         let last = try #require(try context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).last)
         #expect(last.changes.count == 2)
-        var tombstoned: [String] = []
-        for change in last.changes {
-            guard case .delete(let deletion as DefaultHistoryDelete<Patron>) = change else {
-                Issue.record("a batch delete recorded \(change)")
-                continue
-            }
-            if let name = deletion.tombstone[\.name] { tombstoned.append(name) }
+        #expect(Self.tombstonedNames(in: last).sorted() == ["n3", "n4"])
+    }
+
+    /// Turns a namespace's `Patron` indexes into what a format-3 build made: the unique index on
+    /// the stored bytes, beside a non-unique one on the NFC keys.
+    static func makeFormat3(_ namespace: String, _ admin: AdminConnection) async throws {
+        try await admin.run("DROP INDEX \"\(namespace)\".\"Patron.unique.0\"")
+        try await admin.run("CREATE UNIQUE INDEX \"Patron.unique.0\" ON \"\(namespace)\".\"Patron\" (\"email\")")
+        try await admin.run(
+            "CREATE INDEX \"Patron.unique.0.nfc\" ON \"\(namespace)\".\"Patron\" "
+                + "((normalize(\"email\", NFC) COLLATE \"C\"))")
+        try await admin.run("UPDATE \"\(namespace)\".modelstore_meta SET value = '3' WHERE key = 'format'")
+    }
+
+    /// `name: definition` of each index of the namespace's `Patron` table.
+    static func indexes(_ namespace: String, _ admin: AdminConnection) async throws -> [String] {
+        try await admin.run(
+            "SELECT indexname || ': ' || indexdef FROM pg_indexes WHERE schemaname = '\(namespace)' "
+                + "AND tablename = 'Patron' ORDER BY indexname")
+    }
+
+    @Test func openingAFormat3NamespaceMakesItsUniqueIndexCompareNFCKeys() async throws {
+        let namespace = PostgreSQLServer.freshNamespace("fmt3")
+        _ = try Self.patrons(10, namespace: namespace)
+        let admin = try await AdminConnection.open()
+        try await Self.makeFormat3(namespace, admin)
+        let container = try ModelContainer(
+            for: Self.schema, configurations: [try PostgreSQLServer.configuration(namespace: namespace)])
+        let definitions = try await Self.indexes(namespace, admin)
+        #expect(
+            definitions.contains {
+                $0.hasPrefix("Patron.unique.0: CREATE UNIQUE INDEX")
+                    && $0.contains("NORMALIZE(email, NFC) COLLATE \"C\"")
+            }, "\(definitions.joined(separator: "\n"))")
+        #expect(!definitions.contains { $0.hasPrefix("Patron.unique.0.nfc") })
+        #expect(
+            try await admin.run("SELECT value FROM \"\(namespace)\".modelstore_meta WHERE key = 'format'") == ["4"])
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Patron>()) == 10)
+        try await admin.close()
+    }
+
+    @Test func aFormat3NamespaceWithEquivalentUniqueValuesFailsTheOpenAndIsLeftAlone() async throws {
+        let namespace = PostgreSQLServer.freshNamespace("fmt3d")
+        _ = try Self.patrons(2, namespace: namespace)
+        let admin = try await AdminConnection.open()
+        try await Self.makeFormat3(namespace, admin)
+        // Two spellings of one address, which the byte-wise index of format 3 let in.
+        try await admin.run(
+            "UPDATE \"\(namespace)\".\"Patron\" SET email = U&'\\00e9mile' WHERE email = 'm0@example.com'")
+        try await admin.run(
+            "UPDATE \"\(namespace)\".\"Patron\" SET email = U&'e\\0301mile' WHERE email = 'm1@example.com'")
+        let before = try await Self.indexes(namespace, admin)
+        let error = try #require(throws: DataStoreError.self) {
+            try ModelContainer(
+                for: Self.schema, configurations: [try PostgreSQLServer.configuration(namespace: namespace)])
         }
-        #expect(tombstoned.sorted() == ["n3", "n4"])
+        #expect(error.code == .uniqueConstraintViolation)
+        #expect(error.propertyNames == ["email"])
+        #expect(try await Self.indexes(namespace, admin) == before)
+        #expect(
+            try await admin.run("SELECT value FROM \"\(namespace)\".modelstore_meta WHERE key = 'format'") == ["3"])
+        try await admin.close()
     }
 
     @Test func openingAFormat2NamespaceRebuildsItsIndexesByNFCKeys() async throws {
@@ -144,7 +294,8 @@ struct PostgreSQLIndexedWriteTests {
         _ = try Self.patrons(10, namespace: namespace)
         // What a format-2 build left: plain-column indexes, format 2.
         let admin = try await AdminConnection.open()
-        try await admin.run("DROP INDEX \"\(namespace)\".\"Patron.unique.0.nfc\"")
+        try await admin.run("DROP INDEX \"\(namespace)\".\"Patron.unique.0\"")
+        try await admin.run("CREATE UNIQUE INDEX \"Patron.unique.0\" ON \"\(namespace)\".\"Patron\" (\"email\")")
         try await admin.run("DROP INDEX \"\(namespace)\".\"Patron.index.0\"")
         try await admin.run("CREATE INDEX \"Patron.index.0\" ON \"\(namespace)\".\"Patron\" (\"name\")")
         try await admin.run("UPDATE \"\(namespace)\".modelstore_meta SET value = '2' WHERE key = 'format'")
@@ -161,10 +312,10 @@ struct PostgreSQLIndexedWriteTests {
             }, "\(listed)")
         #expect(
             definitions.contains {
-                $0.hasPrefix("Patron.unique.0.nfc: ") && $0.contains("NORMALIZE(email, NFC) COLLATE \"C\"")
+                $0.hasPrefix("Patron.unique.0: CREATE UNIQUE INDEX")
+                    && $0.contains("NORMALIZE(email, NFC) COLLATE \"C\"")
             },
             "\(listed)")
-        #expect(definitions.contains { $0.hasPrefix("Patron.unique.0: ") && !$0.contains("NORMALIZE") })
         #expect(
             try await admin.run("SELECT value FROM \"\(namespace)\".modelstore_meta WHERE key = 'format'")
                 == [String(StoreOpener.formatVersion)])

@@ -147,6 +147,7 @@ final class Database: Sendable {
                         // transaction again could store it twice, so ask the server what became of it.
                         throw CommitInDoubt(transaction: transaction, value: value, underlying: error)
                     }
+                    await session.runAfterCommit()
                     return value
                 }
             } catch let doubt as CommitInDoubt {
@@ -248,6 +249,8 @@ struct Session: @unchecked Sendable {
     let connection: PostgresConnection
     /// The id of the session's transaction (`txid_current()`), when a statement has read it.
     let transactionID = TransactionID()
+    /// Statements to run on the connection once the transaction has committed (see ``AfterCommit``).
+    let afterCommit = AfterCommit()
 
     /// The id of a session's transaction, kept by the statement that read it for the commit.
     final class TransactionID: @unchecked Sendable {
@@ -256,6 +259,32 @@ struct Session: @unchecked Sendable {
         private var value: Int64?
         func set(_ id: Int64) { lock.withLock { value = id } }
         func get() -> Int64? { lock.withLock { value } }
+    }
+
+    /// Statements a transaction asks to run after its commit, on its connection, outside any
+    /// transaction: maintenance that must not hold locks until the commit (an `ANALYZE` of a table
+    /// a save filled), whose failure does not undo the committed save. Each statement runs once.
+    final class AfterCommit: @unchecked Sendable {
+        // Safety: every access holds `lock`.
+        private let lock = NSLock()
+        private var statements: [String] = []
+
+        /// Adds a statement (once, however often it is added).
+        func add(_ sql: String) { lock.withLock { if !statements.contains(sql) { statements.append(sql) } } }
+
+        /// Removes and returns the statements added so far.
+        func take() -> [String] {
+            lock.withLock {
+                defer { statements = [] }
+                return statements
+            }
+        }
+    }
+
+    /// Runs the statements of ``afterCommit``; a failure is ignored (the save has committed, and the
+    /// statements only maintain).
+    func runAfterCommit() async {
+        for sql in afterCommit.take() where !connection.isClosed { _ = try? await execute(sql) }
     }
 
     /// Runs a statement and returns its rows.

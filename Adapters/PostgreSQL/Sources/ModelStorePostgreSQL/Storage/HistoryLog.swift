@@ -69,16 +69,32 @@ struct HistoryLog: Sendable {
         return number
     }
 
+    /// `write` (an `UPDATE … RETURNING` that is the save's last write) as a statement that also
+    /// takes the next number as ``takeNumber(_:)`` does, when `write` returns a row: `WITH w AS
+    /// (write), n AS (UPDATE <counter> … WHERE EXISTS (SELECT 1 FROM w) RETURNING …) SELECT w.*,
+    /// number, transaction id FROM w LEFT JOIN n ON true`. One round trip fewer for a save of one
+    /// row; only where nothing needs `SET CONSTRAINTS ALL IMMEDIATE` first (no deferred constraints
+    /// in the namespace). Pass the number to ``record(_:author:limit:number:on:)``.
+    func takingNumber(after write: String) -> String {
+        "WITH w AS (\(write)), n AS (UPDATE \(metaTable) SET value = (value::bigint + 1)::text "
+            + "WHERE key = '\(Self.lastKey)' AND EXISTS (SELECT 1 FROM w) "
+            + "RETURNING value::bigint AS number, txid_current() AS transaction) "
+            + "SELECT w.*, n.number, n.transaction FROM w LEFT JOIN n ON true"
+    }
+
     /// Records a transaction with these changes, keeps at most `limit` changes, and returns its
-    /// number; records nothing and returns `nil` when there are no changes.
+    /// number; records nothing and returns `nil` when there are no changes (and no `number` was
+    /// taken already, by a statement of ``takingNumber(after:)``).
     ///
     /// A history over its limit is trimmed to nine tenths of it, so that at the limit a save trims
     /// once per tenth of the limit rather than every time.
     func record(
-        _ changes: [StoreHistoryRecord.Change], author: String?, limit: Int?, on session: Session
+        _ changes: [StoreHistoryRecord.Change], author: String?, limit: Int?, number taken: Int64? = nil,
+        on session: Session
     ) async throws -> Int64? {
-        guard !changes.isEmpty else { return nil }
-        let number = try await takeNumber(session)
+        guard !changes.isEmpty || taken != nil else { return nil }
+        let number: Int64
+        if let taken { number = taken } else { number = try await takeNumber(session) }
         var binds = PostgresBindings()
         binds.append(number)
         binds.append(Int64(changes.count))
@@ -183,15 +199,37 @@ struct HistoryLog: Sendable {
         var t: [String: StoreValue]?
     }
 
+    /// The JSON array of the changes' ``Line``s. A line with neither updated properties nor a
+    /// tombstone (every insert, and the deletes of a batch delete) is written directly, with its
+    /// entity name encoded once: a save of many rows would otherwise spend more time in
+    /// `JSONEncoder` than in its statements.
     static func body(of changes: [StoreHistoryRecord.Change]) throws -> String {
-        let lines = changes.map { change in
-            Line(
-                k: change.kind == .insert ? "i" : change.kind == .update ? "u" : "d", e: change.id.entityName,
-                p: change.id.primaryKey.intValue ?? 0,
-                u: change.updatedProperties.isEmpty ? nil : change.updatedProperties,
-                t: change.tombstone.isEmpty ? nil : change.tombstone)
+        let encoder = JSONEncoder()
+        var names: [String: String] = [:]
+        var text = "["
+        text.reserveCapacity(changes.count * 40 + 2)
+        for change in changes {
+            if text.utf8.count > 1 { text += "," }
+            let kind = change.kind == .insert ? "i" : change.kind == .update ? "u" : "d"
+            let entity = change.id.entityName
+            let key = change.id.primaryKey.intValue ?? 0
+            guard change.updatedProperties.isEmpty && change.tombstone.isEmpty else {
+                let line = Line(
+                    k: kind, e: entity, p: key, u: change.updatedProperties.isEmpty ? nil : change.updatedProperties,
+                    t: change.tombstone.isEmpty ? nil : change.tombstone)
+                text += String(decoding: try encoder.encode(line), as: UTF8.self)
+                continue
+            }
+            let name: String
+            if let known = names[entity] {
+                name = known
+            } else {
+                name = String(decoding: try encoder.encode(entity), as: UTF8.self)
+                names[entity] = name
+            }
+            text += "{\"k\":\"\(kind)\",\"e\":\(name),\"p\":\(key)}"
         }
-        return String(decoding: try JSONEncoder().encode(lines), as: UTF8.self)
+        return text + "]"
     }
 
     private func changes(in body: String, storeIdentifier: String) throws -> [StoreHistoryRecord.Change] {

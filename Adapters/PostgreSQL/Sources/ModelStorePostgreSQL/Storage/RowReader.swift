@@ -17,13 +17,19 @@ struct RowReader: Sendable {
 
     /// The rows of `layout`'s table that a query selects (`SELECT <selectList> FROM table t …`),
     /// with their to-many relationships, in the query's order.
-    func rows(_ layout: TableLayout, where clause: String = "", _ binds: PostgresBindings = PostgresBindings())
-        async throws -> [Versioned]
-    {
-        let rows = try await session.query("SELECT \(layout.selectList) FROM \(layout.table) t " + clause, binds)
+    ///
+    /// With `attributes` (slots), only those attributes are selected, and every relationship; the
+    /// other attributes hold their default values.
+    func rows(
+        _ layout: TableLayout, where clause: String = "", _ binds: PostgresBindings = PostgresBindings(),
+        reading attributes: Set<Int>? = nil
+    ) async throws -> [Versioned] {
+        let columns = layout.columns(reading: attributes)
+        let list = attributes == nil ? layout.selectList : TableLayout.selectList(of: columns, alias: "t")
+        let rows = try await session.query("SELECT \(list) FROM \(layout.table) t " + clause, binds)
         var result: [Versioned] = []
         result.reserveCapacity(rows.count)
-        for row in rows { result.append(try read(row, layout: layout)) }
+        for row in rows { result.append(try read(row, layout: layout, columns: columns)) }
         if !layout.joinTables.isEmpty && !result.isEmpty { try await loadToMany(&result, layout: layout) }
         return result
     }
@@ -55,14 +61,15 @@ struct RowReader: Sendable {
     }
 
     /// The snapshot in a row's first cells, in the order of ``TableLayout/selectList`` (to-many
-    /// relationships empty: ``rows(_:where:_:)`` loads them).
-    func read(_ row: PostgresRow, layout: TableLayout) throws -> Versioned {
+    /// relationships empty: ``rows(_:where:_:reading:)`` loads them), or of `columns` when the
+    /// row holds only those (the other attributes then hold their default values).
+    func read(_ row: PostgresRow, layout: TableLayout, columns: [TableLayout.Column]? = nil) throws -> Versioned {
         let entity = layout.entity
         let cells = row.makeRandomAccess()
         let key = try cells[0].decode(Int64.self)
         let version = try cells[1].decode(Int64.self)
-        var values = [StoreValue](repeating: .null, count: entity.properties.count)
-        for (offset, column) in layout.columns.enumerated() {
+        var values = layout.defaultValues
+        for (offset, column) in (columns ?? layout.columns).enumerated() {
             let cell = cells[offset + 2]
             if let type = column.type {
                 do {

@@ -7,8 +7,10 @@ extension RowWriter {
     /// The most parameters one statement may bind (PostgreSQL's protocol counts them in 16 bits).
     static let parameterLimit = 65_535
 
-    /// How many new rows of a table make an insert refresh the table's statistics (`ANALYZE`, in
-    /// the same transaction). An index on an expression, as text columns' indexes are, has no
+    /// How many new rows of a table make an insert refresh the table's statistics (`ANALYZE`, after
+    /// the commit, on the same connection: see ``Session/AfterCommit``; inside the transaction it
+    /// would hold its lock on the table until the commit, where two bulk inserts into two tables in
+    /// opposite orders could deadlock). An index on an expression, as text columns' indexes are, has no
     /// statistics until the table is analyzed; without them PostgreSQL guesses that an equality
     /// matches many rows and may answer `email == x` with `fetchLimit` by walking the primary key
     /// instead of the index, reading every row. Autovacuum analyzes a table only about a minute
@@ -22,7 +24,7 @@ extension RowWriter {
     /// per join table. A batch runs under a savepoint: when a unique index refuses it, the batch is
     /// rolled back to the savepoint and its rows inserted one by one, so that the error names the
     /// model whose values were refused. An entity with ``analyzeThreshold`` new rows or more is
-    /// analyzed afterwards.
+    /// analyzed after the commit.
     func insert(_ snapshots: [DefaultSnapshot]) async throws -> [PersistentIdentifier: Int64] {
         var versions: [PersistentIdentifier: Int64] = [:]
         var order: [String] = []
@@ -49,7 +51,7 @@ extension RowWriter {
                 start = end
             }
             for join in layout.joinTables { try await insertTargets(of: rows, in: join) }
-            if rows.count >= Self.analyzeThreshold { try await session.execute("ANALYZE \(layout.table)") }
+            if rows.count >= Self.analyzeThreshold { session.afterCommit.add("ANALYZE \(layout.table)") }
         }
         return versions
     }

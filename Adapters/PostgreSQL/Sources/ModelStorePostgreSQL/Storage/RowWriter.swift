@@ -116,7 +116,8 @@ struct RowWriter: Sendable {
             guard let key = localKey(id) else { throw missing(id) }
             var binds = PostgresBindings()
             binds.append(key)
-            guard let row = try await deleteReturningVersions(layout, where: "= $1", binds).first else {
+            guard let row = try await deleteReturningVersions(layout, where: "\(TableLayout.key) = $1", binds).first
+            else {
                 throw missing(id)
             }
             if let read = versions[id], row.version != read { throw Self.conflict([id]) }
@@ -126,7 +127,7 @@ struct RowWriter: Sendable {
         return changes
     }
 
-    /// Deletes the rows whose key matches `condition` (`= $1`, `= ANY($1)`) and returns each one's
+    /// Deletes the rows that match `condition` (`"_pk" = $1`, `"_pk" = ANY($1)`) and returns each one's
     /// key, version and history change, with its tombstone, from the deleted row itself
     /// (`RETURNING` the key, the version and the `.preserveValueOnDeletion` attributes), so the
     /// rows are neither read nor locked first. Rows come in the order the server deleted them.
@@ -140,7 +141,7 @@ struct RowWriter: Sendable {
             [TableLayout.key, TableLayout.version] + preserved.map { $0.type?.selected($0.quoted) ?? $0.quoted }
         var result: [(key: Int64, version: Int64, change: StoreHistoryRecord.Change)] = []
         for row in try await session.query(
-            "DELETE FROM \(layout.table) WHERE \(TableLayout.key) \(condition) RETURNING "
+            "DELETE FROM \(layout.table) WHERE \(condition) RETURNING "
                 + returning.joined(separator: ", "), binds)
         {
             let cells = row.makeRandomAccess()
@@ -154,6 +155,36 @@ struct RowWriter: Sendable {
             result.append((key, try cells[1].decode(Int64.self), .deletion(of: snapshot)))
         }
         return result
+    }
+
+    /// How many keys make a batch delete try ``deleteEveryRow(_:naming:)`` first.
+    static let everyRowThreshold = 500
+
+    /// Deletes the rows with these keys (see ``deleteReturningVersions(_:where:_:)``), and when they
+    /// are as many as the table's rows (at least ``everyRowThreshold``), without naming them to the
+    /// server: what a context's `delete(model:)` of every model of an entity asks.
+    ///
+    /// `DELETE FROM t WHERE (SELECT count(*) FROM t) = n` (one statement, so the count and the delete
+    /// see the same rows) deletes every row when the table has as many as there are keys, and then
+    /// every row it deleted must be one of the keys; if one is not (some keys name no row, and other
+    /// rows took their place in the count), the statement is rolled back to a savepoint and the rows
+    /// are deleted by key, as when the count differs.
+    func deleteRows(
+        _ layout: TableLayout, keys: [Int64]
+    ) async throws -> [(key: Int64, version: Int64, change: StoreHistoryRecord.Change)] {
+        let distinct = Set(keys)
+        if distinct.count >= Self.everyRowThreshold {
+            var count = PostgresBindings()
+            count.append(Int64(distinct.count))
+            try await session.execute("SAVEPOINT modelstore_delete_every_row")
+            let deleted = try await deleteReturningVersions(
+                layout, where: "(SELECT count(*) FROM \(layout.table)) = $1", count)
+            if deleted.allSatisfy({ distinct.contains($0.key) }) && !deleted.isEmpty { return deleted }
+            if !deleted.isEmpty { try await session.execute("ROLLBACK TO SAVEPOINT modelstore_delete_every_row") }
+        }
+        var binds = PostgresBindings()
+        binds.append(keys)
+        return try await deleteReturningVersions(layout, where: "\(TableLayout.key) = ANY($1)", binds)
     }
 
     /// The updated models whose previous values ``update(_:versions:returningPrevious:)`` can return
@@ -180,60 +211,110 @@ struct RowWriter: Sendable {
     }
 
     /// Rewrites rows, raising each version; a row whose version is not the one the context read
-    /// fails the save with `.conflict`. Returns the new versions, and the previous values of the
-    /// models in `returningPrevious` (see ``previousValuesReturned(by:versions:)``).
+    /// fails the save with `.conflict`, unless `comparable` says the save has expected values for
+    /// it: then the row is read under its lock, returned as its previous values for the caller to
+    /// compare, and written at the version it has. Returns the new versions, and the previous values
+    /// of the models in `returningPrevious` (see ``previousValuesReturned(by:versions:)``) and of
+    /// those read so.
+    ///
+    /// With `history`, the one snapshot's `UPDATE` also takes the history's next number (see
+    /// ``HistoryLog/takingNumber(after:)``), returned as `number` when it did.
     func update(
         _ snapshots: [DefaultSnapshot], versions: [PersistentIdentifier: Int64],
-        returningPrevious: Set<PersistentIdentifier> = []
-    ) async throws -> (versions: [PersistentIdentifier: Int64], previous: [PersistentIdentifier: DefaultSnapshot]) {
+        returningPrevious: Set<PersistentIdentifier> = [], comparable: (PersistentIdentifier) -> Bool = { _ in false },
+        takingNumber history: HistoryLog? = nil
+    ) async throws -> (
+        versions: [PersistentIdentifier: Int64], previous: [PersistentIdentifier: DefaultSnapshot], number: Int64?
+    ) {
         var written: [PersistentIdentifier: Int64] = [:]
         var previous: [PersistentIdentifier: DefaultSnapshot] = [:]
+        var number: Int64?
         try await vacateUniqueValues(of: snapshots)
         for snapshot in snapshots {
             let id = snapshot.persistentIdentifier
             let layout = try layout(id.entityName)
             guard let key = localKey(id) else { throw missing(id) }
-            // Joined to itself as `o`, the statement returns the row as it was (its snapshot's version).
-            let joined = returningPrevious.contains(id)
-            let target = joined ? "t." : ""
-            var binds = PostgresBindings()
-            binds.append(key)
-            var assignments = ["\(TableLayout.version) = \(target)\(TableLayout.version) + 1"]
-            for column in layout.columns {
-                try bind(snapshot, column, layout: layout, to: &binds)
-                assignments.append("\(column.quoted) = \(column.type?.placeholder(binds.count) ?? "$\(binds.count)")")
-            }
-            var condition = "\(target)\(TableLayout.key) = $1"
-            if let read = versions[id] {
-                binds.append(read)
-                condition += " AND \(target)\(TableLayout.version) = $\(binds.count)"
-            }
-            let sql =
-                joined
-                ? "UPDATE \(layout.table) t SET " + assignments.joined(separator: ", ") + " FROM \(layout.table) o "
-                    + "WHERE \(condition) AND o.\(TableLayout.key) = t.\(TableLayout.key) "
-                    + "RETURNING \(layout.selectList(alias: "o")), t.\(TableLayout.version)"
-                : "UPDATE \(layout.table) SET " + assignments.joined(separator: ", ") + " WHERE \(condition) "
-                    + "RETURNING \(TableLayout.version)"
-            let rows = try await run(sql, binds, writing: snapshot, layout: layout)
-            guard let row = rows.first else {
-                if versions[id] != nil, try await !reader.existing(layout, keys: [key]).isEmpty {
-                    throw Self.conflict([id])
-                }
-                throw missing(id)
-            }
-            if joined {
-                previous[id] = try reader.read(row, layout: layout).snapshot
-                written[id] = try row.makeRandomAccess()[layout.columns.count + 2].decode(Int64.self)
+            if let row = try await updateRow(
+                snapshot, key: key, layout: layout, at: versions[id], returningPrevious: returningPrevious.contains(id),
+                takingNumber: snapshots.count == 1 ? history : nil)
+            {
+                written[id] = row.version
+                previous[id] = row.previous
+                number = row.number
             } else {
-                written[id] = try row.decode(Int64.self)
+                guard versions[id] != nil, comparable(id) else {
+                    if versions[id] != nil, try await !reader.existing(layout, keys: [key]).isEmpty {
+                        throw Self.conflict([id])
+                    }
+                    throw missing(id)
+                }
+                // Changed since the context read it: compared by value (the caller's check), as
+                // the context would have, at the version it has now, locked until the commit.
+                var binds = PostgresBindings()
+                binds.append(key)
+                guard
+                    let current = try await reader.rows(
+                        layout, where: "WHERE t.\(TableLayout.key) = $1 FOR NO KEY UPDATE", binds
+                    ).first,
+                    let row = try await updateRow(
+                        snapshot, key: key, layout: layout, at: current.version, returningPrevious: false)
+                else { throw missing(id) }
+                written[id] = row.version
+                previous[id] = current.snapshot
             }
             for join in layout.joinTables {
                 try await clearTargets(of: key, in: join)
                 try await insertTargets(of: key, in: join, value: snapshot.values[join.slot], owner: id)
             }
         }
-        return (written, previous)
+        return (written, previous, number)
+    }
+
+    /// Rewrites one row (at version `read` when there is one) and returns its new version, with its
+    /// previous values when `returningPrevious` (the table joined to itself as `o` returns the row
+    /// as it was, at its snapshot's version); `nil` when no row has that key and version. With
+    /// `history` (and `returningPrevious`), the statement also takes the history's next number.
+    private func updateRow(
+        _ snapshot: DefaultSnapshot, key: Int64, layout: TableLayout, at read: Int64?, returningPrevious joined: Bool,
+        takingNumber history: HistoryLog? = nil
+    ) async throws -> (version: Int64, previous: DefaultSnapshot?, number: Int64?)? {
+        let target = joined ? "t." : ""
+        var binds = PostgresBindings()
+        binds.append(key)
+        var assignments = ["\(TableLayout.version) = \(target)\(TableLayout.version) + 1"]
+        for column in layout.columns {
+            try bind(snapshot, column, layout: layout, to: &binds)
+            assignments.append("\(column.quoted) = \(column.type?.placeholder(binds.count) ?? "$\(binds.count)")")
+        }
+        var condition = "\(target)\(TableLayout.key) = $1"
+        if let read {
+            binds.append(read)
+            condition += " AND \(target)\(TableLayout.version) = $\(binds.count)"
+        }
+        var sql =
+            joined
+            ? "UPDATE \(layout.table) t SET " + assignments.joined(separator: ", ") + " FROM \(layout.table) o "
+                + "WHERE \(condition) AND o.\(TableLayout.key) = t.\(TableLayout.key) "
+                + "RETURNING \(layout.selectList(alias: "o")), t.\(TableLayout.version) AS modelstore_written"
+            : "UPDATE \(layout.table) SET " + assignments.joined(separator: ", ") + " WHERE \(condition) "
+                + "RETURNING \(TableLayout.version)"
+        let numbered = joined ? history : nil
+        if let numbered { sql = numbered.takingNumber(after: sql) }
+        guard let row = try await run(sql, binds, writing: snapshot, layout: layout).first else { return nil }
+        guard joined else { return (try row.decode(Int64.self), nil, nil) }
+        let cells = row.makeRandomAccess()
+        var number: Int64?
+        if numbered != nil {
+            guard let taken = try cells[layout.columns.count + 3].decode(Int64?.self),
+                let transaction = try cells[layout.columns.count + 4].decode(Int64?.self)
+            else { throw StoreOpener.incompleteMeta(url) }
+            session.transactionID.set(transaction)
+            number = taken
+        }
+        return (
+            try cells[layout.columns.count + 2].decode(Int64.self), try reader.read(row, layout: layout).snapshot,
+            number
+        )
     }
 
     /// Runs a statement that writes `snapshot`'s row; a unique index's refusal becomes

@@ -13,14 +13,17 @@ import PostgresNIO
 /// history counters (see ``HistoryLog``); the sequence `"ns"."modelstore_keys"` mints primary keys
 /// for every entity. Format 2 added the history table; a format-1 namespace gets it on open.
 /// Format 3 keys the text columns of indexes by their NFC form, as filters compare them (see
-/// ``TableLayout/indexSQL``); opening an older namespace rebuilds its indexes, once.
+/// ``TableLayout/indexSQL``); format 4 does so for unique indexes too, so canonically equivalent
+/// strings are one value to the constraint, as to the context. Opening an older namespace rebuilds
+/// its indexes, once (and fails, changing nothing, if its rows hold two canonically equivalent
+/// values of a unique constraint).
 struct StoreOpener: Sendable {
     let schema: Schema
     let layouts: [String: TableLayout]
     let namespace: String
     let url: String
 
-    static let formatVersion = 3
+    static let formatVersion = 4
     var metaTable: String { quote(namespace) + ".\"modelstore_meta\"" }
     var history: HistoryLog {
         HistoryLog(
@@ -62,11 +65,12 @@ struct StoreOpener: Sendable {
             }
             indexesBuilt = ranStages
         }
-        if format < 3 && !indexesBuilt {
-            // Format 3 keys text columns of indexes by their NFC form (see `TableLayout.indexSQL`).
+        if format < 4 && !indexesBuilt {
+            // Format 3 keys text columns of indexes by their NFC form, format 4 those of unique
+            // indexes too (see `TableLayout.indexSQL`).
             for layout in schema.entities.compactMap({ layouts[$0.name] }) {
                 try await dropIndexes(session, of: layout)
-                for sql in layout.indexSQL { try await session.execute(sql) }
+                try await createIndexes(session, of: layout)
                 // The new expression indexes have no statistics until the table is analyzed.
                 try await session.execute("ANALYZE \(layout.table)")
             }
@@ -297,13 +301,37 @@ struct StoreOpener: Sendable {
             try await session.execute(
                 "DROP TABLE IF EXISTS \(quote(namespace)).\(quote(entity.name + "." + property.name)) CASCADE")
         }
-        for sql in layout.indexSQL { try await session.execute(sql) }
+        try await createIndexes(session, of: layout)
         for join in layout.joinTables where keptJoins.contains(join.name) {
             try await session.execute(
                 "CREATE INDEX IF NOT EXISTS \(quote(entity.name + "." + join.name + ".target.m")) ON \(join.table) (target)"
             )
         }
         for sql in layout.foreignKeySQL(layouts: layouts) { try await session.execute(sql) }
+    }
+
+    /// Builds an entity's indexes (``TableLayout/indexSQL``) on its existing rows; a unique index
+    /// the rows break (two canonically equivalent values, which a namespace of format 3 or older could
+    /// hold) fails with ``DataStoreError/Code/uniqueConstraintViolation`` naming the constraint.
+    private func createIndexes(_ session: Session, of layout: TableLayout) async throws {
+        for sql in layout.indexSQL {
+            do {
+                try await session.execute(sql)
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+                let names =
+                    layout.entity.uniquenessConstraints.indices
+                    .first { sql.contains(quote(layout.uniqueIndexName($0))) }
+                    .map { layout.entity.uniquenessConstraints[$0] } ?? []
+                throw DataStoreError(
+                    .uniqueConstraintViolation,
+                    "the PostgreSQL store '\(url)' holds two '\(layout.entity.name)' models with equal "
+                        + names.map { "'\($0)'" }.joined(separator: ", ")
+                        + " (equal as Swift compares strings, though spelled differently), which its unique "
+                        + "index cannot allow",
+                    remedy: "Open it with the previous version of ModelStore and change or delete one of them",
+                    entityName: layout.entity.name, propertyNames: names, underlyingError: error)
+            }
+        }
     }
 
     /// Drops the indexes of an entity's table (not its primary key's), to be built again from `indexSQL`.

@@ -8,9 +8,8 @@ import ModelStore
 ///   related model's key, a foreign key to its table), named as the properties are.
 /// - Table `"ns"."Entity.relationship"` per to-many relationship: `owner`, `position`, `target`,
 ///   both keys foreign keys that cascade, so the order of the related models round-trips.
-/// - A unique index per uniqueness constraint (on the stored values) and, when it has a text column,
-///   an index on the constraint's NFC keys; an index per declared index (text columns by their NFC
-///   key, see ``indexSQL``); an index on each to-one column and join-table target.
+/// - A unique index per uniqueness constraint and an index per declared index, text columns keyed
+///   by their NFC form (see ``indexSQL``); an index on each to-one column and join-table target.
 struct TableLayout: Sendable {
     struct Column: Sendable {
         let slot: Int
@@ -36,6 +35,9 @@ struct TableLayout: Sendable {
     let columnsBySlot: [Int: Column]
     /// `t."_pk", t."_version", t."a", …` for a table aliased `t`.
     let selectList: String
+    /// Each attribute's default value by slot (`.null` for relationships): what a row read with
+    /// fewer attributes holds in the others.
+    let defaultValues: [StoreValue]
 
     static let key = "\"_pk\""
     static let version = "\"_version\""
@@ -70,12 +72,24 @@ struct TableLayout: Sendable {
         joinTables = joins
         columnsBySlot = Dictionary(uniqueKeysWithValues: columns.map { ($0.slot, $0) })
         selectList = Self.selectList(of: columns, alias: "t")
+        defaultValues = entity.properties.map { property in
+            if case .attribute(let attribute) = property { return attribute.defaultValue }
+            return .null
+        }
     }
 
     /// `a."_pk", a."_version", a."x", …` for the table aliased `alias`: what ``RowReader`` reads.
     func selectList(alias: String) -> String { Self.selectList(of: columns, alias: alias) }
 
-    private static func selectList(of columns: [Column], alias: String) -> String {
+    /// The columns a read selects: all of them, or with `attributes` (slots), those attributes and
+    /// every to-one relationship (see ``StoreQuery/propertiesToFetch``).
+    func columns(reading attributes: Set<Int>?) -> [Column] {
+        guard let attributes else { return columns }
+        return columns.filter { $0.type == nil || attributes.contains($0.slot) }
+    }
+
+    /// The select list of `columns` (in order, after the key and the version) for the table aliased `alias`.
+    static func selectList(of columns: [Column], alias: String) -> String {
         ([alias + "." + key, alias + "." + version]
             + columns.map { column in column.type?.selected(alias + "." + column.quoted) ?? alias + "." + column.quoted
             })
@@ -133,20 +147,16 @@ struct TableLayout: Sendable {
     /// The statements that create the table's indexes.
     ///
     /// Filters and sorts compare text as `normalize(col, NFC) COLLATE "C"` (Swift's equality and
-    /// order), which an index on the plain column cannot serve; so a declared index keys its text
-    /// columns by that expression, and a uniqueness constraint with a text column gets a second,
-    /// non-unique index keyed so (`….nfc`). The unique index itself stays on the stored values, so
-    /// the constraint it enforces is unchanged.
+    /// order), which an index on the plain column cannot serve; so every index keys its text columns
+    /// by that expression. For a unique index this is also the constraint Swift's `==` asks for: two
+    /// canonically equivalent spellings (`"é"` and `"e\u{301}"`) are one value, refused as a
+    /// duplicate, as the context's upsert matches them (format 4; before it, the unique index
+    /// compared the stored bytes and a second index served lookups).
     var indexSQL: [String] {
         var sql: [String] = []
         for (number, names) in entity.uniquenessConstraints.enumerated() {
             sql.append(
-                "CREATE UNIQUE INDEX \(quote(uniqueIndexName(number))) ON \(table) ("
-                    + names.map(quote).joined(separator: ", ") + ")")
-            if names.contains(where: { column(named: $0)?.type == .string }) {
-                sql.append(
-                    "CREATE INDEX \(quote(indexName("unique.\(number).nfc"))) ON \(table) (\(indexKeys(names)))")
-            }
+                "CREATE UNIQUE INDEX \(quote(uniqueIndexName(number))) ON \(table) (\(indexKeys(names)))")
         }
         for (number, names) in entity.indices.enumerated() {
             sql.append("CREATE INDEX \(quote(indexName("index.\(number)"))) ON \(table) (\(indexKeys(names)))")
