@@ -151,15 +151,25 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStor
     ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         try table.withSaveLock { table, history in
             let prepared = try table.prepare(request, storeIdentifier: identifier)
-            let record = history.nextRecord(table.historyChanges(of: prepared), author: request.editingState.author)
-            table.apply(prepared)
-            if let record { history.append(record) }
+            // Every insert and delete is a change (prepare found each deleted model), so a save with
+            // more of them than the history keeps is trimmed at once: its changes are not built.
+            var number: Int64?
+            if history.dropsAtOnce(prepared.inserted.count + prepared.deleted.count) {
+                table.apply(prepared)
+                number = history.recordDropped()
+            } else {
+                let record = history.nextRecord(
+                    table.historyChanges(of: prepared), author: request.editingState.author)
+                table.apply(prepared)
+                if let record {
+                    history.append(record)
+                    number = record.number
+                }
+            }
             inserted(prepared.inserted)
             return DataStoreSaveChangesResult(
                 for: identifier, remappedIdentifiers: prepared.remappedIdentifiers,
-                historyToken: record.map {
-                    DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0.number)
-                })
+                historyToken: number.map { DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0) })
         }
     }
 

@@ -162,6 +162,27 @@ struct CoreHistoryTests {
         #expect(try context.fetchHistory(Descriptor()).map(\.transactionIdentifier) == [4])
     }
 
+    /// A save of more models than the history keeps is numbered and expires at once, with every
+    /// transaction before it; the next save is recorded under the next number.
+    @Test func aSaveOverTheLimitExpiresTheHistoryBeforeIt() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: InMemoryStoreConfiguration(historyLimit: 3))
+        let context = ModelContext(container)
+        context.insert(Trip(name: "A"))
+        try context.save()
+        let storeIdentifier = try #require(try context.fetchHistory(Descriptor()).first).storeIdentifier
+        for name in ["B", "C", "D", "E"] { context.insert(Trip(name: name)) }
+        try context.save()
+        #expect(try context.fetchCount(FetchDescriptor<Trip>()) == 5)
+        #expect(try context.fetchHistory(Descriptor()).isEmpty)
+        let second = DefaultHistoryToken(storeIdentifier: storeIdentifier, transactionNumber: 2)
+        expectError(.historyTokenExpired) {
+            try context.fetchHistory(Descriptor(predicate: #Predicate { $0.token >= second }))
+        }
+        context.insert(Trip(name: "F"))
+        try context.save()
+        #expect(try context.fetchHistory(Descriptor()).map(\.transactionIdentifier) == [3])
+    }
+
     @Test func aContainerWithSeveralStoresReadsEveryStoresHistory() throws {
         let tripsStore = InMemoryStoreConfiguration(name: "trips", schema: Schema([Trip.self, Item.self]))
         let container = try ModelContainer(

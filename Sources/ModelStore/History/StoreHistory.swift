@@ -66,18 +66,32 @@ import Foundation
         return record.number
     }
 
-    /// Records a transaction of `count` changes, which `changes` builds only if the history keeps
-    /// them: a transaction that alone is over ``limit`` is numbered and expires at once, with every
-    /// older one, exactly as appending and trimming it would, and its changes are never built (a
-    /// batch delete of a whole large table, say). Returns its number, or `nil` when `count` is 0.
+    /// Records a transaction of at least `count` changes, which `changes` builds only if the history
+    /// keeps them: a transaction that alone is over ``limit`` is numbered and expires at once, with
+    /// every older one, exactly as appending and trimming it would, and its changes are never built
+    /// (a batch delete of a whole large table, say). Returns its number, or `nil` when there are no
+    /// changes.
     ///
-    /// - Precondition: `changes()` returns `count` changes.
+    /// - Precondition: `changes()` returns `count` changes or more.
     @discardableResult
     public mutating func record(
         count: Int, author: String?, timestamp: Date = Date(), changes: () -> [StoreHistoryRecord.Change]
     ) -> Int64? {
-        guard count > 0 else { return nil }
-        guard let limit, count > limit else { return record(changes(), author: author, timestamp: timestamp) }
+        if dropsAtOnce(count) { return recordDropped() }
+        return record(changes(), author: author, timestamp: timestamp)
+    }
+
+    /// Whether a transaction of at least `count` changes is trimmed away as soon as it is appended
+    /// (it alone is over ``limit``), so that a store can leave its changes unbuilt and call
+    /// ``recordDropped()`` instead of ``append(_:)``.
+    public func dropsAtOnce(_ count: Int) -> Bool {
+        guard let limit else { return false }
+        return count > limit
+    }
+
+    /// Records a transaction that ``dropsAtOnce(_:)``: numbers it and expires it with every older
+    /// one, as appending and trimming it would. Returns its number.
+    public mutating func recordDropped() -> Int64 {
         lastNumber += 1
         records.removeAll()
         changeCount = 0
