@@ -208,15 +208,21 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
                 request.deleted.removeAll { base.snapshot(for: $0.persistentIdentifier) == nil }
             }
             let prepared = try base.prepare(request, storeIdentifier: identifier)
-            var changes = base.historyChanges(of: prepared)
             var next = base
             next.apply(prepared)
             let repaired = try clearDanglingReferences(
                 in: &next, changed: prepared.inserted + prepared.updated, deleted: prepared.deleted)
-            let listed = Set(changes.map(\.id))
-            changes += base.historyChanges(
-                updating: repaired.values.filter { !listed.contains($0.persistentIdentifier) })
-            let number = state.history.records.record(changes, author: request.editingState.author)
+            // Every insert and delete is a change (prepare found each deleted model): a save with more
+            // of them than the history keeps is trimmed at once, and its changes are not built.
+            let number = state.history.records.record(
+                count: prepared.inserted.count + prepared.deleted.count, author: request.editingState.author
+            ) {
+                let changes = base.historyChanges(of: prepared)
+                let listed = Set(changes.map(\.id))
+                return changes
+                    + base.historyChanges(
+                        updating: repaired.values.filter { !listed.contains($0.persistentIdentifier) })
+            }
             return (
                 next,
                 DataStoreSaveChangesResult(
@@ -247,9 +253,9 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
             var next = base
             next.delete(present)
             let repaired = try clearDanglingReferences(in: &next, changed: [], deleted: present)
-            state.history.records.record(
-                base.historyChanges(deleting: present) + base.historyChanges(updating: Array(repaired.values)),
-                author: request.editingState.author)
+            state.history.records.record(count: present.count, author: request.editingState.author) {
+                base.historyChanges(deleting: present) + base.historyChanges(updating: Array(repaired.values))
+            }
             return (next, ())
         }
     }
@@ -275,15 +281,12 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
                 DataStoreSaveChangesRequest(
                     editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: []),
                 storeIdentifier: identifier)
-            state.history.records.record(base.historyChanges(of: prepared), author: request.editingState.author)
+            state.history.records.record(count: prepared.inserted.count, author: request.editingState.author) {
+                base.historyChanges(of: prepared)
+            }
             next.apply(prepared)
             _ = try clearDanglingReferences(in: &next, changed: prepared.inserted, deleted: [])
-            return (
-                next,
-                request.snapshots.map {
-                    prepared.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier
-                }
-            )
+            return (next, prepared.inserted.map(\.persistentIdentifier))
         }
     }
 
