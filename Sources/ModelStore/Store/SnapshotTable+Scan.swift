@@ -8,8 +8,8 @@ extension SnapshotTable.EntityTable {
     /// identifier fetch and a count share. `compile` compiles the parts of a filter that read other
     /// rows (see ``matcher(_:compile:)``).
     func rows(_ query: StoreQuery, compile: (StoreFilter) throws -> SnapshotEvaluator) throws -> [Int] {
-        // The whole filter compiles first, so a filter naming an unknown property throws whatever the plan.
-        if let filter = query.filter { _ = try compile(filter) }
+        // A conjunct the columns cannot test (an unknown property among them) goes to `compile`,
+        // which throws for what the entity does not store, whichever way the rows are found.
         var rows: [Int]
         switch plan(query).method {
         case .scan:
