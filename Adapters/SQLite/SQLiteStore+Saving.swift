@@ -31,7 +31,7 @@ extension SQLiteStore {
         try request.checkExpectedValues(
             skipping: { $0.options.contains(.externalStorage) }, stored: { before[$0] })
         try writer.delete(deleted)
-        try writer.write(minted.updated, update: true)
+        try writer.write(minted.updated, update: true, stored: before)
         try writer.write(minted.inserted, update: false)
         let repaired = try writer.clearDanglingReferences(changed: minted.updated + minted.inserted, deleted: deleted)
         var changes = minted.inserted.map { StoreHistoryRecord.Change(.insert, $0.persistentIdentifier) }

@@ -162,7 +162,13 @@ struct RowWriter {
     }
 
     /// Inserts rows (`update == false`) or rewrites existing ones.
-    func write(_ snapshots: [DefaultSnapshot], update: Bool) throws {
+    ///
+    /// `stored` may hold the rows as this transaction read them before the write (as a
+    /// ``RowReader`` reads them); an update then compares with them instead of reading each row
+    /// again, unless the entity keeps values in external files.
+    func write(
+        _ snapshots: [DefaultSnapshot], update: Bool, stored: [PersistentIdentifier: DefaultSnapshot] = [:]
+    ) throws {
         if let undoLog {
             // Before any change, including the unique values vacated below.
             for snapshot in snapshots {
@@ -171,16 +177,30 @@ struct RowWriter {
                 try undoLog.record(id, key: key, layout: try layout(id.entityName), reader: update ? reader : nil)
             }
         }
-        if update { try vacateUniqueValues(of: snapshots) }
+        if update {
+            // Rows whose unique values were vacated no longer hold what was read before.
+            let vacated = try vacateUniqueValues(of: snapshots)
+            for snapshot in snapshots {
+                let id = snapshot.persistentIdentifier
+                let layout = try layout(id.entityName)
+                guard let key = localKey(id) else { throw missing(id) }
+                // A row read by a `RowReader` holds external values as their bytes, not as their files' names.
+                let readAsStored = folder == nil || layout.externalColumns.isEmpty
+                let old = readAsStored && !vacated.contains(id.entityName) ? stored[id] : nil
+                try rewrite(snapshot, key: key, layout: layout, old: old)
+            }
+            return
+        }
+        // Inserts come in runs of one entity: its layout and statement are found once per run.
+        var current: (layout: EntityLayout, statement: SQLiteStatement)?
         for snapshot in snapshots {
             let id = snapshot.persistentIdentifier
-            let layout = try layout(id.entityName)
-            guard let key = localKey(id) else { throw missing(id) }
-            if update {
-                try rewrite(snapshot, key: key, layout: layout)
-                continue
+            if current?.layout.entity.name != id.entityName {
+                let layout = try layout(id.entityName)
+                current = (layout, try connection.statement(layout.insertSQL))
             }
-            let statement = try connection.statement(layout.insertSQL)
+            let (layout, statement) = current!
+            guard let key = localKey(id) else { throw missing(id) }
             statement.bind(1, key)
             var index: Int32 = 2
             for column in layout.columns {
@@ -188,6 +208,7 @@ struct RowWriter {
                 index += 1
             }
             try run(statement, writing: snapshot, layout: layout)
+            statement.reset()
             for join in layout.joinTables {
                 try replaceTargets(of: key, in: join, with: snapshot.values[join.slot], owner: id)
             }
@@ -195,10 +216,10 @@ struct RowWriter {
     }
 
     /// Updates one row: only the columns and join tables whose values changed are written, so an
-    /// unchanged indexed column costs no index maintenance.
-    private func rewrite(_ snapshot: DefaultSnapshot, key: Int64, layout: EntityLayout) throws {
+    /// unchanged indexed column costs no index maintenance. `old` is the stored row, if already read.
+    private func rewrite(_ snapshot: DefaultSnapshot, key: Int64, layout: EntityLayout, old: DefaultSnapshot?) throws {
         let id = snapshot.persistentIdentifier
-        guard let old = try nameReader.snapshot(key, layout: layout) else { throw missing(id) }
+        guard let old = try old ?? nameReader.snapshot(key, layout: layout) else { throw missing(id) }
         var assignments: [String] = []
         var values: [SQLValue] = []
         for column in layout.columns {
@@ -247,7 +268,9 @@ struct RowWriter {
 
     /// Before updates that may swap unique values among themselves, clears the unique columns of
     /// every updated row, so SQLite's per-row checks see only the final values.
-    private func vacateUniqueValues(of snapshots: [DefaultSnapshot]) throws {
+    /// Returns the names of the entities whose rows it cleared.
+    private func vacateUniqueValues(of snapshots: [DefaultSnapshot]) throws -> Set<String> {
+        var vacated: Set<String> = []
         var byEntity: [String: [Int64]] = [:]
         for snapshot in snapshots where !snapshot.entity.uniquenessConstraints.isEmpty {
             if let key = localKey(snapshot.persistentIdentifier) {
@@ -262,7 +285,9 @@ struct RowWriter {
                     + " WHERE \(EntityLayout.primaryKey) IN (SELECT value FROM json_each(?))")
             statement.bind(1, Self.jsonArray(keys))
             try statement.run()
+            vacated.insert(name)
         }
+        return vacated
     }
 
     /// The SQL value of a column of a snapshot.
