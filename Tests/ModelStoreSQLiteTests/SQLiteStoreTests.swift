@@ -129,6 +129,24 @@ struct SQLiteStoreTests {
                 == [ids[1], ids[0]])
     }
 
+    /// A batch delete records in history exactly the models it found, whether its identifiers come
+    /// in ascending order (matched against a scan of the keys) or not, and one that names every
+    /// row empties the table.
+    @Test func aBatchDeleteRecordsTheModelsItFoundInAnyOrder() throws {
+        let (store, ids) = try Self.seeded(nil, count: 10)
+        func delete(_ identifiers: [PersistentIdentifier]) throws -> [PersistentIdentifier] {
+            try store.delete(
+                DataStoreBatchDeleteRequest<SchemaOnlyModel>(identifiers: identifiers, editingState: EditingState()))
+            let last = try #require(try store.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).last)
+            return last.changes.map(\.changedPersistentIdentifier)
+        }
+        #expect(try delete([ids[2]]) == [ids[2]])
+        #expect(try delete([ids[0], ids[2], ids[4], ids[6]]) == [ids[0], ids[4], ids[6]])
+        #expect(try delete([ids[9], ids[7], ids[2], ids[5]]) == [ids[9], ids[7], ids[5]])
+        #expect(try delete([ids[1], ids[2], ids[3], ids[8]]) == [ids[1], ids[3], ids[8]])
+        #expect(try store.identifiers(StoreQuery(entityName: "Item")).isEmpty)
+    }
+
     /// The `SWIFT` collation checks eight bytes at a time for ASCII: text whose non-ASCII bytes sit
     /// past the first eight still sorts and compares as Swift's `String` does, canonical
     /// equivalence included.

@@ -30,10 +30,19 @@ enum HistoryTable {
     static func record(
         _ changes: [StoreHistoryRecord.Change], author: String?, limit: Int?, on connection: SQLiteConnection
     ) throws -> Int64? {
-        guard !changes.isEmpty else { return nil }
+        try record(count: changes.count, author: author, limit: limit, on: connection) { changes }
+    }
+
+    /// ``record(_:author:limit:on:)`` for `count` changes that `changes` lists only if a row is
+    /// written: a bulk change over the limit builds no list.
+    static func record(
+        count changeCount: Int, author: String?, limit: Int?, on connection: SQLiteConnection,
+        changes: () throws -> [StoreHistoryRecord.Change]
+    ) throws -> Int64? {
+        guard changeCount > 0 else { return nil }
         let state = try readState(connection)
         let number = max(state.newest ?? 0, state.last) + 1
-        let count = Int64(changes.count)
+        let count = Int64(changeCount)
         let total = state.cumulative + count
         // The changes before the oldest kept row once this one is written (it is the oldest when
         // there is no row), and what a trim keeps: at most nine tenths of the limit.
@@ -51,8 +60,8 @@ enum HistoryTable {
         let insert = try connection.statement(
             "INSERT INTO \(table) (\(columns)) VALUES (?, ?, ?, ?, ?, ?)")
         insert.bind([
-            .integer(number), .integer(Int64(changes.count)), .integer(total),
-            .real(Date().timeIntervalSince1970), author.map(SQLValue.text) ?? .null, .text(try body(of: changes)),
+            .integer(number), .integer(count), .integer(total),
+            .real(Date().timeIntervalSince1970), author.map(SQLValue.text) ?? .null, .text(try body(of: try changes())),
         ])
         try insert.run()
         guard let limit, let keep, total - oldest > Int64(limit) else { return number }

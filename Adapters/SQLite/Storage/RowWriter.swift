@@ -451,14 +451,50 @@ struct RowWriter {
         }
     }
 
-    /// Whether the keys in `list` (a JSON array) name every row of the entity's table.
+    /// Which of a batch's keys an entity's table holds.
+    struct ExistingKeys {
+        /// How many of the keys (counted once each) the table holds.
+        let count: Int
+        /// Whether the keys name every row of the table, and it has one.
+        let isEveryRow: Bool
+        /// The keys the table lacks.
+        let missing: Set<Int64>
+
+        /// Whether the table holds `key`, one of the keys asked about.
+        func contains(_ key: Int64) -> Bool { !missing.contains(key) }
+    }
+
     /// Which of `keys` the table holds, and whether they are every row it holds: one scan of the
     /// keys when the list is a large part of the table, else one lookup per key in SQL.
-    func existingKeys(_ keys: [Int64], layout: EntityLayout) throws -> (keys: Set<Int64>, isEveryRow: Bool) {
+    ///
+    /// Keys in ascending order (as a fetch of identifiers returns them) are matched against the
+    /// scan, which reads the keys in the same order, without hashing any.
+    func existingKeys(_ keys: [Int64], layout: EntityLayout) throws -> ExistingKeys {
         let total = try connection.statement("SELECT count(*) FROM \(layout.table)")
         try total.step()
         let rows = Int(total.int64(0))
         total.reset()
+        let ascending = zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 }
+        if keys.count * 8 >= rows && ascending {
+            let scan = try connection.statement("SELECT \(EntityLayout.primaryKey) FROM \(layout.table)")
+            defer { scan.reset() }
+            var next = 0
+            var count = 0
+            var missing = Set<Int64>()
+            while next < keys.count, try scan.step() {
+                let key = scan.int64(0)
+                while next < keys.count && keys[next] < key {
+                    missing.insert(keys[next])
+                    next += 1
+                }
+                if next < keys.count && keys[next] == key {
+                    count += 1
+                    next += 1
+                }
+            }
+            missing.formUnion(keys[next...])
+            return ExistingKeys(count: count, isEveryRow: rows > 0 && count == rows, missing: missing)
+        }
         var found = Set<Int64>(minimumCapacity: min(keys.count, rows))
         if keys.count * 8 >= rows {
             let wanted = Set(keys)
@@ -476,7 +512,8 @@ struct RowWriter {
             lookup.bind(1, Self.jsonArray(keys))
             while try lookup.step() { found.insert(lookup.int64(0)) }
         }
-        return (found, rows > 0 && found.count == rows)
+        return ExistingKeys(
+            count: found.count, isEveryRow: rows > 0 && found.count == rows, missing: Set(keys).subtracting(found))
     }
 
     func countsEveryRow(_ list: String, layout: EntityLayout) throws -> Bool {
