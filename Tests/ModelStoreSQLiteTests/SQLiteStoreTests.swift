@@ -133,7 +133,25 @@ struct SQLiteStoreTests {
     /// in ascending order (matched against a scan of the keys) or not, and one that names every
     /// row empties the table.
     @Test func aBatchDeleteRecordsTheModelsItFoundInAnyOrder() throws {
-        let (store, ids) = try Self.seeded(nil, count: 10)
+        // An entity whose only index is on `label`, which falls as the keys rise: SQLite reads
+        // `SELECT _pk` from that smaller index, in its order, unless told to read in key order.
+        var configuration = SQLiteStoreConfiguration(url: nil)
+        configuration.schema = try Schema(
+            Schema.Description(
+                version: Schema.Version(1, 0, 0),
+                entities: [
+                    Schema.EntityDescription(
+                        name: "Row", properties: [.attribute("label", .string)], uniquenessConstraints: [],
+                        indices: [["label"]])
+                ]))
+        let store = try SQLiteStore(configuration, migrationPlan: nil)
+        let entity = try #require(store.schema.entity(named: "Row"))
+        let ids = try store.insert(
+            try (0..<10).map { index in
+                try DefaultSnapshot(
+                    persistentIdentifier: .temporary(entityName: "Row"), entity: entity,
+                    namedValues: ["label": .string("l\(9 - index)")])
+            })
         func delete(_ identifiers: [PersistentIdentifier]) throws -> [PersistentIdentifier] {
             try store.delete(
                 DataStoreBatchDeleteRequest<SchemaOnlyModel>(identifiers: identifiers, editingState: EditingState()))
@@ -144,7 +162,7 @@ struct SQLiteStoreTests {
         #expect(try delete([ids[0], ids[2], ids[4], ids[6]]) == [ids[0], ids[4], ids[6]])
         #expect(try delete([ids[9], ids[7], ids[2], ids[5]]) == [ids[9], ids[7], ids[5]])
         #expect(try delete([ids[1], ids[2], ids[3], ids[8]]) == [ids[1], ids[3], ids[8]])
-        #expect(try store.identifiers(StoreQuery(entityName: "Item")).isEmpty)
+        #expect(try store.identifiers(StoreQuery(entityName: "Row")).isEmpty)
     }
 
     /// The `SWIFT` collation checks eight bytes at a time for ASCII: text whose non-ASCII bytes sit

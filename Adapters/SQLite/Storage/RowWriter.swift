@@ -476,7 +476,9 @@ struct RowWriter {
         total.reset()
         let ascending = zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 }
         if keys.count * 8 >= rows && ascending {
-            let scan = try connection.statement("SELECT \(EntityLayout.primaryKey) FROM \(layout.table)")
+            // In key order: without `ORDER BY`, SQLite may read the keys from a smaller index, in its order.
+            let scan = try connection.statement(
+                "SELECT \(EntityLayout.primaryKey) FROM \(layout.table) ORDER BY \(EntityLayout.primaryKey)")
             defer { scan.reset() }
             var next = 0
             var count = 0
