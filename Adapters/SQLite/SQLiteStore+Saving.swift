@@ -101,10 +101,11 @@ extension SQLiteStore {
             }
             for (name, keys) in byEntity {
                 let layout = try writer.layout(name)
-                let list = RowWriter.jsonArray(keys)
                 // Every row named (a delete without a predicate): `DELETE` without `WHERE` lets SQLite
-                // drop the table's pages at once instead of unindexing row by row.
-                let everyRow = try found[name]?.isEveryRow ?? writer.countsEveryRow(list, layout: layout)
+                // drop the table's pages at once instead of unindexing row by row, and needs no key list.
+                let everyRow =
+                    try found[name]?.isEveryRow ?? writer.countsEveryRow(RowWriter.jsonArray(keys), layout: layout)
+                let list = everyRow ? "" : RowWriter.jsonArray(keys)
                 let condition = everyRow ? "" : " WHERE \(EntityLayout.primaryKey) IN (SELECT value FROM json_each(?))"
                 try writer.releaseExternalFiles(of: layout, where: condition, everyRow ? [] : [.text(list)])
                 let statement = try writer.connection.statement("DELETE FROM \(layout.table)" + condition)
