@@ -31,7 +31,7 @@ extension SQLiteStore {
         try request.checkExpectedValues(
             skipping: { $0.options.contains(.externalStorage) }, stored: { before[$0] })
         try writer.delete(deleted)
-        try writer.write(minted.updated, update: true)
+        try writer.write(minted.updated, update: true, stored: before)
         try writer.write(minted.inserted, update: false)
         let repaired = try writer.clearDanglingReferences(changed: minted.updated + minted.inserted, deleted: deleted)
         var changes = minted.inserted.map { StoreHistoryRecord.Change(.insert, $0.persistentIdentifier) }
@@ -66,12 +66,20 @@ extension SQLiteStore {
     /// are enough.
     public func delete<T: PersistentModel>(_ request: DataStoreBatchDeleteRequest<T>) throws {
         try withWriter { writer in
+            // Identifiers come in runs of one entity: the keys are grouped without hashing each name.
             var byEntity: [String: [Int64]] = [:]
+            var run: (name: String, keys: [Int64])?
             for id in request.identifiers {
-                if let key = localKey(id) { byEntity[id.entityName, default: []].append(key) }
+                guard let key = localKey(id) else { continue }
+                if run?.name != id.entityName {
+                    if let run { byEntity[run.name, default: []] += run.keys }
+                    run = (id.entityName, [])
+                }
+                run!.keys.append(key)
             }
+            if let run { byEntity[run.name, default: []] += run.keys }
             var tombstoned: [PersistentIdentifier] = []
-            var found: [String: (keys: Set<Int64>, isEveryRow: Bool)] = [:]
+            var found: [String: RowWriter.ExistingKeys] = [:]
             for (name, keys) in byEntity {
                 let layout = try writer.layout(name)
                 if layout.entity.attributes.contains(where: { $0.options.contains(.preserveValueOnDeletion) }) {
@@ -82,18 +90,22 @@ extension SQLiteStore {
             }
             let before = try storedSnapshots(of: tombstoned, with: writer)
             _ = try HistoryTable.record(
+                count: before.count + found.values.reduce(0) { $0 + $1.count },
+                author: request.editingState.author, limit: configuration.historyLimit, on: writer.connection
+            ) {
                 request.identifiers.compactMap { id in
                     if let snapshot = before[id] { return .deletion(of: snapshot) }
-                    guard let key = localKey(id), found[id.entityName]?.keys.contains(key) == true else { return nil }
+                    guard let key = localKey(id), found[id.entityName]?.contains(key) == true else { return nil }
                     return StoreHistoryRecord.Change(.delete, id)
-                },
-                author: request.editingState.author, limit: configuration.historyLimit, on: writer.connection)
+                }
+            }
             for (name, keys) in byEntity {
                 let layout = try writer.layout(name)
-                let list = RowWriter.jsonArray(keys)
                 // Every row named (a delete without a predicate): `DELETE` without `WHERE` lets SQLite
-                // drop the table's pages at once instead of unindexing row by row.
-                let everyRow = try found[name]?.isEveryRow ?? writer.countsEveryRow(list, layout: layout)
+                // drop the table's pages at once instead of unindexing row by row, and needs no key list.
+                let everyRow =
+                    try found[name]?.isEveryRow ?? writer.countsEveryRow(RowWriter.jsonArray(keys), layout: layout)
+                let list = everyRow ? "" : RowWriter.jsonArray(keys)
                 let condition = everyRow ? "" : " WHERE \(EntityLayout.primaryKey) IN (SELECT value FROM json_each(?))"
                 try writer.releaseExternalFiles(of: layout, where: condition, everyRow ? [] : [.text(list)])
                 let statement = try writer.connection.statement("DELETE FROM \(layout.table)" + condition)

@@ -175,6 +175,35 @@ struct SQLiteHistoryTests {
         #expect(try context.fetchHistory(descriptor).first?.token.transactionNumber == oldest)
     }
 
+    /// A transaction that the trim would delete at once (it holds more changes than the trim keeps,
+    /// nine tenths of the limit) writes no row; one that fits stays. Numbers go on either way, and
+    /// the tokens of the deleted rows expire.
+    @Test func aTransactionTheTrimWouldDeleteWritesNoRow() throws {
+        let container = try container(historyLimit: 10)
+        let context = ModelContext(container)
+        // Ten changes into an empty history: at the limit, not over it, so the row stays.
+        for index in 1...10 { context.insert(HistoryNote("a\(index)")) }
+        try context.save()
+        #expect(try numbers(container) == [1])
+        context.insert(HistoryNote("b"))
+        try context.save()
+        #expect(try numbers(container) == [2], "the trim keeps nine tenths: one change")
+        // Ten changes after one kept: over the limit, and more than the trim keeps.
+        for index in 1...10 { context.insert(HistoryNote("c\(index)")) }
+        try context.save()
+        #expect(try numbers(container).isEmpty)
+        let store = try #require(container.stores.first)
+        var descriptor = HistoryDescriptor<DefaultHistoryTransaction>()
+        let third = DefaultHistoryToken(storeIdentifier: store.identifier, transactionNumber: 2)
+        descriptor.predicate = #Predicate { $0.token > third }
+        expectError(.historyTokenExpired) { try context.fetchHistory(descriptor) }
+        // A bulk insert alone over the limit, then a small save: numbered after both.
+        _ = try context.insert(HistoryNote.self, rows: (1...11).map { index in [.set(\.title, to: "d\(index)")] })
+        context.insert(HistoryNote("e"))
+        try context.save()
+        #expect(try numbers(container) == [5])
+    }
+
     @Test func anotherContainersSaveReachesTheWatcher() async throws {
         let watching = try container()
         let other = try container()

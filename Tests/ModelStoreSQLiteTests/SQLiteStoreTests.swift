@@ -129,6 +129,85 @@ struct SQLiteStoreTests {
                 == [ids[1], ids[0]])
     }
 
+    /// A batch delete records in history exactly the models it found, whether its identifiers come
+    /// in ascending order (matched against a scan of the keys) or not, and one that names every
+    /// row empties the table.
+    @Test func aBatchDeleteRecordsTheModelsItFoundInAnyOrder() throws {
+        // An entity whose only index is on `label`, which falls as the keys rise: SQLite reads
+        // `SELECT _pk` from that smaller index, in its order, unless told to read in key order.
+        var configuration = SQLiteStoreConfiguration(url: nil)
+        configuration.schema = try Schema(
+            Schema.Description(
+                version: Schema.Version(1, 0, 0),
+                entities: [
+                    Schema.EntityDescription(
+                        name: "Row", properties: [.attribute("label", .string)], uniquenessConstraints: [],
+                        indices: [["label"]])
+                ]))
+        let store = try SQLiteStore(configuration, migrationPlan: nil)
+        let entity = try #require(store.schema.entity(named: "Row"))
+        let ids = try store.insert(
+            try (0..<10).map { index in
+                try DefaultSnapshot(
+                    persistentIdentifier: .temporary(entityName: "Row"), entity: entity,
+                    namedValues: ["label": .string("l\(9 - index)")])
+            })
+        func delete(_ identifiers: [PersistentIdentifier]) throws -> [PersistentIdentifier] {
+            try store.delete(
+                DataStoreBatchDeleteRequest<SchemaOnlyModel>(identifiers: identifiers, editingState: EditingState()))
+            let last = try #require(try store.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).last)
+            return last.changes.map(\.changedPersistentIdentifier)
+        }
+        #expect(try delete([ids[2]]) == [ids[2]])
+        #expect(try delete([ids[0], ids[2], ids[4], ids[6]]) == [ids[0], ids[4], ids[6]])
+        #expect(try delete([ids[9], ids[7], ids[2], ids[5]]) == [ids[9], ids[7], ids[5]])
+        #expect(try delete([ids[1], ids[2], ids[3], ids[8]]) == [ids[1], ids[3], ids[8]])
+        #expect(try store.identifiers(StoreQuery(entityName: "Row")).isEmpty)
+    }
+
+    /// The `SWIFT` collation checks eight bytes at a time for ASCII: text whose non-ASCII bytes sit
+    /// past the first eight still sorts and compares as Swift's `String` does, canonical
+    /// equivalence included.
+    @Test func textLongerThanAWordComparesAsSwiftDoes() throws {
+        let store = try ItemSchema.store(nil)
+        let entity = try #require(store.schema.entity(named: "Item"))
+        let codes = [
+            "abcdefghf", "abcdefgh\u{e9}", "abcdefghe", "abcdefgha\u{301}", "abcdefgh", "abcdefghij_klmnop",
+            "abcdefghij_klmnoq", "abcdefghij_klmn\u{f6}p",
+        ]
+        _ = try store.insert(try codes.map { try Self.item(entity, ["code": .string($0)]) })
+        let sorted = try store.run(StoreQuery(entityName: "Item", sort: [StoreSortKey(property: "code")]))
+        #expect(sorted.map { $0["code"] } == codes.sorted().map { .string($0) })
+        let found = try store.run(
+            StoreQuery(entityName: "Item", filter: .equal("code", .string("abcdefgha\u{301}"))))
+        #expect(found.map { $0["code"] } == [.string("abcdefgha\u{301}")])
+        expectError(.uniqueConstraintViolation) {
+            try store.insert([try Self.item(entity, ["code": .string("abcdefghe\u{301}")])])
+        }
+        expectError(.uniqueConstraintViolation) {
+            try store.insert([try Self.item(entity, ["code": .string("abcdefgh\u{e1}")])])
+        }
+    }
+
+    /// Updating several models of an entity with unique constraints clears their unique columns
+    /// first; a model whose unique value did not change must get it back, though the row read
+    /// before the save already held it.
+    @Test func unchangedUniqueValuesSurviveAnUpdateOfSeveralModels() throws {
+        let (store, ids) = try Self.seeded(nil, count: 3)
+        var changed: [DefaultSnapshot] = []
+        for id in ids[0..<2] {
+            var snapshot = try #require(try store.run(StoreQuery(entityName: "Item", filter: .identifiers([id]))).first)
+            snapshot["n"] = .int(100)
+            changed.append(snapshot)
+        }
+        _ = try store.save(
+            DataStoreSaveChangesRequest(
+                editingState: EditingState(), inserted: [], updated: changed, deleted: []))
+        let stored = try store.run(StoreQuery(entityName: "Item", sort: [StoreSortKey(property: "code")]))
+        #expect(stored.map { $0["code"] } == [.string("c0"), .string("c1"), .string("c2")])
+        #expect(stored.map { $0["n"] } == [.int(100), .int(100), .int(2)])
+    }
+
     @Test func deletingAModelClearsReferencesToItAndReturnsTheChangedSnapshots() throws {
         let store = try ItemSchema.store(nil)
         let entity = try #require(store.schema.entity(named: "Item"))

@@ -73,6 +73,25 @@ struct UpsertTests {
         #expect(try trips().map(\.name) == ["Faro", "Lisbon"])
     }
 
+    /// A save of more models than one lookup query asks for (500): a stored value in a later
+    /// chunk, and a value inserted twice far apart, each fold into one model.
+    @Test func aLargeSaveFoldsAcrossLookupChunks() throws {
+        let context = ModelContext(container)
+        let stored = try #require(try context.fetch(FetchDescriptor<Trip>()).first)
+        for index in 0..<1_200 { context.insert(Trip(name: "T\(index)", budget: Double(index))) }
+        let late = Trip(name: "T5", budget: -5)
+        context.insert(late)
+        let lisbon = Trip(name: "Lisbon", budget: 7)
+        context.insert(lisbon)
+        try context.save()
+        let now = try trips()
+        #expect(now.count == 1_201)
+        #expect(now.first { $0.name == "T5" }?.budget == -5)
+        #expect(now.first { $0.name == "Lisbon" }?.budget == 7)
+        #expect(lisbon.persistentModelID == stored.persistentModelID)
+        #expect(stored.budget == 7)
+    }
+
     @Test func theErrorPolicyRefusesTheSaveAndStoresNothing() throws {
         let context = ModelContext(container)
         context.duplicateInsertPolicy = .error

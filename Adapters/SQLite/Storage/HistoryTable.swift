@@ -30,35 +30,42 @@ enum HistoryTable {
     static func record(
         _ changes: [StoreHistoryRecord.Change], author: String?, limit: Int?, on connection: SQLiteConnection
     ) throws -> Int64? {
-        guard !changes.isEmpty else { return nil }
-        let newest = try pair(connection, "SELECT number, cumulative FROM \(table) ORDER BY number DESC LIMIT 1")
-        var counters = try readCounters(connection)
-        let number = max(newest?.0 ?? 0, counters.last) + 1
-        let total = (newest?.1 ?? 0) + Int64(changes.count)
-        if let limit, changes.count > limit {
-            // Alone over the limit: the trim below would delete this row with every older one, so
-            // write none of them (a bulk insert or delete then builds no body it throws away).
+        try record(count: changes.count, author: author, limit: limit, on: connection) { changes }
+    }
+
+    /// ``record(_:author:limit:on:)`` for `count` changes that `changes` lists only if a row is
+    /// written: a bulk change over the limit builds no list.
+    static func record(
+        count changeCount: Int, author: String?, limit: Int?, on connection: SQLiteConnection,
+        changes: () throws -> [StoreHistoryRecord.Change]
+    ) throws -> Int64? {
+        guard changeCount > 0 else { return nil }
+        let state = try readState(connection)
+        let number = max(state.newest ?? 0, state.last) + 1
+        let count = Int64(changeCount)
+        let total = state.cumulative + count
+        // The changes before the oldest kept row once this one is written (it is the oldest when
+        // there is no row), and what a trim keeps: at most nine tenths of the limit.
+        let oldest = state.beforeOldest ?? (total - count)
+        let keep = limit.map { Int64($0) * 9 / 10 }
+        if let limit, let keep, total - oldest > Int64(limit), count > keep {
+            // The trim below would delete this row with every older one (it holds more than the
+            // trim keeps), so write none of them: a bulk insert or delete then builds no body it
+            // throws away. The counters end as the trim would leave them.
             let trim = try connection.statement("DELETE FROM \(table)")
             try trim.run()
-            counters.last = number
-            counters.expiredThrough = number
-            try writeCounters(counters, connection)
+            try writeCounters(Counters(last: number, expiredThrough: number), connection)
             return number
         }
         let insert = try connection.statement(
             "INSERT INTO \(table) (\(columns)) VALUES (?, ?, ?, ?, ?, ?)")
         insert.bind([
-            .integer(number), .integer(Int64(changes.count)), .integer(total),
-            .real(Date().timeIntervalSince1970), author.map(SQLValue.text) ?? .null, .text(try body(of: changes)),
+            .integer(number), .integer(count), .integer(total),
+            .real(Date().timeIntervalSince1970), author.map(SQLValue.text) ?? .null, .text(try body(of: try changes())),
         ])
         try insert.run()
-        guard let limit,
-            let oldest = try pair(
-                connection, "SELECT number, cumulative - changes FROM \(table) ORDER BY number LIMIT 1"),
-            total - oldest.1 > Int64(limit)
-        else { return number }
+        guard let limit, let keep, total - oldest > Int64(limit) else { return number }
         // Delete the oldest rows until what is left holds at most nine tenths of the limit.
-        let keep = Int64(limit) * 9 / 10
         let cut = try connection.statement(
             "SELECT number FROM \(table) WHERE cumulative >= ? ORDER BY number LIMIT 1")
         cut.bind(1, total - keep)
@@ -67,10 +74,42 @@ enum HistoryTable {
         let trim = try connection.statement("DELETE FROM \(table) WHERE number <= ?")
         trim.bind(1, through)
         try trim.run()
+        var counters = try readCounters(connection)
         counters.last = number
         counters.expiredThrough = max(counters.expiredThrough, through)
         try writeCounters(counters, connection)
         return number
+    }
+
+    /// What a new record is numbered and counted from, read in one statement (a save records one
+    /// transaction, so this runs once per save).
+    struct State {
+        /// The newest row's number, if there is a row.
+        var newest: Int64?
+        /// The newest row's running total of changes (0 without rows).
+        var cumulative: Int64 = 0
+        /// The running total before the oldest row, if there is a row.
+        var beforeOldest: Int64?
+        /// The `historyLast` counter (0 when absent).
+        var last: Int64 = 0
+    }
+
+    static func readState(_ connection: SQLiteConnection) throws -> State {
+        let statement = try connection.statement(
+            "SELECT (SELECT number FROM \(table) ORDER BY number DESC LIMIT 1), "
+                + "(SELECT cumulative FROM \(table) ORDER BY number DESC LIMIT 1), "
+                + "(SELECT cumulative - changes FROM \(table) ORDER BY number LIMIT 1), "
+                + "(SELECT value FROM \(StoreOpener.metaTable) WHERE key = '\(keys.0)')")
+        defer { statement.reset() }
+        try statement.step()
+        var state = State()
+        if !statement.isNull(0) {
+            state.newest = statement.int64(0)
+            state.cumulative = statement.int64(1)
+            state.beforeOldest = statement.int64(2)
+        }
+        if !statement.isNull(3) { state.last = statement.int64(3) }
+        return state
     }
 
     /// The history as a value (every kept record, oldest first), for descriptors to run on. Every

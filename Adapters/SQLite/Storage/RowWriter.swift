@@ -162,7 +162,13 @@ struct RowWriter {
     }
 
     /// Inserts rows (`update == false`) or rewrites existing ones.
-    func write(_ snapshots: [DefaultSnapshot], update: Bool) throws {
+    ///
+    /// `stored` may hold the rows as this transaction read them before the write (as a
+    /// ``RowReader`` reads them); an update then compares with them instead of reading each row
+    /// again, unless the entity keeps values in external files.
+    func write(
+        _ snapshots: [DefaultSnapshot], update: Bool, stored: [PersistentIdentifier: DefaultSnapshot] = [:]
+    ) throws {
         if let undoLog {
             // Before any change, including the unique values vacated below.
             for snapshot in snapshots {
@@ -171,16 +177,30 @@ struct RowWriter {
                 try undoLog.record(id, key: key, layout: try layout(id.entityName), reader: update ? reader : nil)
             }
         }
-        if update { try vacateUniqueValues(of: snapshots) }
+        if update {
+            // Rows whose unique values were vacated no longer hold what was read before.
+            let vacated = try vacateUniqueValues(of: snapshots)
+            for snapshot in snapshots {
+                let id = snapshot.persistentIdentifier
+                let layout = try layout(id.entityName)
+                guard let key = localKey(id) else { throw missing(id) }
+                // A row read by a `RowReader` holds external values as their bytes, not as their files' names.
+                let readAsStored = folder == nil || layout.externalColumns.isEmpty
+                let old = readAsStored && !vacated.contains(id.entityName) ? stored[id] : nil
+                try rewrite(snapshot, key: key, layout: layout, old: old)
+            }
+            return
+        }
+        // Inserts come in runs of one entity: its layout and statement are found once per run.
+        var current: (layout: EntityLayout, statement: SQLiteStatement)?
         for snapshot in snapshots {
             let id = snapshot.persistentIdentifier
-            let layout = try layout(id.entityName)
-            guard let key = localKey(id) else { throw missing(id) }
-            if update {
-                try rewrite(snapshot, key: key, layout: layout)
-                continue
+            if current?.layout.entity.name != id.entityName {
+                let layout = try layout(id.entityName)
+                current = (layout, try connection.statement(layout.insertSQL))
             }
-            let statement = try connection.statement(layout.insertSQL)
+            let (layout, statement) = current!
+            guard let key = localKey(id) else { throw missing(id) }
             statement.bind(1, key)
             var index: Int32 = 2
             for column in layout.columns {
@@ -188,6 +208,7 @@ struct RowWriter {
                 index += 1
             }
             try run(statement, writing: snapshot, layout: layout)
+            statement.reset()
             for join in layout.joinTables {
                 try replaceTargets(of: key, in: join, with: snapshot.values[join.slot], owner: id)
             }
@@ -195,10 +216,10 @@ struct RowWriter {
     }
 
     /// Updates one row: only the columns and join tables whose values changed are written, so an
-    /// unchanged indexed column costs no index maintenance.
-    private func rewrite(_ snapshot: DefaultSnapshot, key: Int64, layout: EntityLayout) throws {
+    /// unchanged indexed column costs no index maintenance. `old` is the stored row, if already read.
+    private func rewrite(_ snapshot: DefaultSnapshot, key: Int64, layout: EntityLayout, old: DefaultSnapshot?) throws {
         let id = snapshot.persistentIdentifier
-        guard let old = try nameReader.snapshot(key, layout: layout) else { throw missing(id) }
+        guard let old = try old ?? nameReader.snapshot(key, layout: layout) else { throw missing(id) }
         var assignments: [String] = []
         var values: [SQLValue] = []
         for column in layout.columns {
@@ -247,7 +268,9 @@ struct RowWriter {
 
     /// Before updates that may swap unique values among themselves, clears the unique columns of
     /// every updated row, so SQLite's per-row checks see only the final values.
-    private func vacateUniqueValues(of snapshots: [DefaultSnapshot]) throws {
+    /// Returns the names of the entities whose rows it cleared.
+    private func vacateUniqueValues(of snapshots: [DefaultSnapshot]) throws -> Set<String> {
+        var vacated: Set<String> = []
         var byEntity: [String: [Int64]] = [:]
         for snapshot in snapshots where !snapshot.entity.uniquenessConstraints.isEmpty {
             if let key = localKey(snapshot.persistentIdentifier) {
@@ -262,7 +285,9 @@ struct RowWriter {
                     + " WHERE \(EntityLayout.primaryKey) IN (SELECT value FROM json_each(?))")
             statement.bind(1, Self.jsonArray(keys))
             try statement.run()
+            vacated.insert(name)
         }
+        return vacated
     }
 
     /// The SQL value of a column of a snapshot.
@@ -426,14 +451,52 @@ struct RowWriter {
         }
     }
 
-    /// Whether the keys in `list` (a JSON array) name every row of the entity's table.
+    /// Which of a batch's keys an entity's table holds.
+    struct ExistingKeys {
+        /// How many of the keys (counted once each) the table holds.
+        let count: Int
+        /// Whether the keys name every row of the table, and it has one.
+        let isEveryRow: Bool
+        /// The keys the table lacks.
+        let missing: Set<Int64>
+
+        /// Whether the table holds `key`, one of the keys asked about.
+        func contains(_ key: Int64) -> Bool { !missing.contains(key) }
+    }
+
     /// Which of `keys` the table holds, and whether they are every row it holds: one scan of the
     /// keys when the list is a large part of the table, else one lookup per key in SQL.
-    func existingKeys(_ keys: [Int64], layout: EntityLayout) throws -> (keys: Set<Int64>, isEveryRow: Bool) {
+    ///
+    /// Keys in ascending order (as a fetch of identifiers returns them) are matched against the
+    /// scan, which reads the keys in the same order, without hashing any.
+    func existingKeys(_ keys: [Int64], layout: EntityLayout) throws -> ExistingKeys {
         let total = try connection.statement("SELECT count(*) FROM \(layout.table)")
         try total.step()
         let rows = Int(total.int64(0))
         total.reset()
+        let ascending = zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 }
+        if keys.count * 8 >= rows && ascending {
+            // In key order: without `ORDER BY`, SQLite may read the keys from a smaller index, in its order.
+            let scan = try connection.statement(
+                "SELECT \(EntityLayout.primaryKey) FROM \(layout.table) ORDER BY \(EntityLayout.primaryKey)")
+            defer { scan.reset() }
+            var next = 0
+            var count = 0
+            var missing = Set<Int64>()
+            while next < keys.count, try scan.step() {
+                let key = scan.int64(0)
+                while next < keys.count && keys[next] < key {
+                    missing.insert(keys[next])
+                    next += 1
+                }
+                if next < keys.count && keys[next] == key {
+                    count += 1
+                    next += 1
+                }
+            }
+            missing.formUnion(keys[next...])
+            return ExistingKeys(count: count, isEveryRow: rows > 0 && count == rows, missing: missing)
+        }
         var found = Set<Int64>(minimumCapacity: min(keys.count, rows))
         if keys.count * 8 >= rows {
             let wanted = Set(keys)
@@ -451,7 +514,8 @@ struct RowWriter {
             lookup.bind(1, Self.jsonArray(keys))
             while try lookup.step() { found.insert(lookup.int64(0)) }
         }
-        return (found, rows > 0 && found.count == rows)
+        return ExistingKeys(
+            count: found.count, isEveryRow: rows > 0 && found.count == rows, missing: Set(keys).subtracting(found))
     }
 
     func countsEveryRow(_ list: String, layout: EntityLayout) throws -> Bool {

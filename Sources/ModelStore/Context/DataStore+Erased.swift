@@ -41,14 +41,14 @@ extension DataStore {
         let result = try save(converted)
         return DataStoreSaveChangesResult(
             for: result.storeIdentifier, remappedIdentifiers: result.remappedIdentifiers,
-            snapshotsToReregister: result.snapshotsToReregister.mapValues(\.defaultSnapshot),
+            snapshotsToReregister: result.snapshotsToReregister.mapValues { $0.defaultSnapshot },
             historyToken: result.historyToken)
     }
 
     func cachedDefault(_ ids: [PersistentIdentifier], editingState: EditingState) throws -> [PersistentIdentifier:
         DefaultSnapshot]
     {
-        try cachedSnapshots(for: ids, editingState: editingState).mapValues(\.defaultSnapshot)
+        try cachedSnapshots(for: ids, editingState: editingState).mapValues { $0.defaultSnapshot }
     }
 
     var queryCapabilitiesIfAny: QueryCapabilities? { (self as? any DataStoreQuerying)?.queryCapabilities }
@@ -81,7 +81,7 @@ extension DataStoreTwoPhaseSaving {
         return ErasedPreparedSave(
             result: DataStoreSaveChangesResult(
                 for: result.storeIdentifier, remappedIdentifiers: result.remappedIdentifiers,
-                snapshotsToReregister: result.snapshotsToReregister.mapValues(\.defaultSnapshot),
+                snapshotsToReregister: result.snapshotsToReregister.mapValues { $0.defaultSnapshot },
                 historyToken: result.historyToken),
             commit: part.commit, abort: part.abort, finish: part.finish)
     }

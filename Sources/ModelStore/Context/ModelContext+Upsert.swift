@@ -70,12 +70,18 @@ extension ModelContext {
     private func duplicateCandidates() throws -> [(String, [any PersistentModel])] {
         guard duplicateInsertPolicy == .upsert else { return [] }
         var candidates: [String: [any PersistentModel]] = [:]
+        // Inserts come in runs of one type: the entity is looked up once per run, not per model.
+        var last: (type: ObjectIdentifier, name: String, entity: Schema.Entity?)?
         for model in insertedModels.models where model.persistentBackingData.state == .inserted {
+            let type = ObjectIdentifier(Swift.type(of: model))
             let name = model.persistentModelID.entityName
-            guard let entity = container.schema.entity(named: name), !entity.uniquenessConstraints.isEmpty else {
-                continue
+            if last?.type != type || last?.name != name {
+                last = (type, name, container.schema.entity(named: name))
+                if let entity = last?.entity, !entity.uniquenessConstraints.isEmpty {
+                    try Self.check(Swift.type(of: model), is: entity)
+                }
             }
-            try Self.check(Swift.type(of: model), is: entity)
+            guard let entity = last?.entity, !entity.uniquenessConstraints.isEmpty else { continue }
             candidates[name, default: []].append(model)
         }
         return candidates.sorted { $0.key < $1.key }
@@ -92,8 +98,8 @@ extension ModelContext {
                 guard let query else { return try self.storedSnapshots(of: entity, in: store) }
                 return try self.snapshots(matching: query, of: entity, in: store)
             }
-            for model in models {
-                guard let kept = try lookup.keptModel(matching: model) else { continue }
+            for (index, model) in models.enumerated() {
+                guard let kept = try lookup.keptModel(matching: model, at: index) else { continue }
                 fold(model, into: kept, layout: entity.layout)
             }
         }
@@ -153,6 +159,11 @@ extension ModelContext {
 /// The stored candidates are read up front, a few queries per constraint whatever the number of
 /// inserted models: their values in chunks (`IN` for one property, `OR` of `AND`s for several)
 /// when the store runs those filters, or every row once when it does not.
+///
+/// A save may insert a hundred thousand models, so each model's keys are computed once, from its
+/// unique attributes alone, and kept by position; each key is hashed three times (deduplicated for
+/// the queries, looked up and recorded among the claimed keys) and stored rows are looked up only
+/// when there are some.
 private struct DuplicateLookup {
     /// One constraint's values in one inserted model.
     struct Key: Hashable {
@@ -165,12 +176,12 @@ private struct DuplicateLookup {
 
     let entity: Schema.Entity
     let context: ModelContext
-    /// Each inserted model's keys, by object.
-    let keysByModel: [ObjectIdentifier: [Key]]
+    /// Each inserted model's keys, in the models' order.
+    let keysOfModels: [[Key]]
     /// The stored row holding each key, among those asked for.
     var stored: [Key: DefaultSnapshot] = [:]
     /// Keys claimed by models inserted earlier in this save.
-    var claimed: [Key: any PersistentModel] = [:]
+    var claimed: [Key: any PersistentModel]
 
     init(
         _ models: [any PersistentModel], entity: Schema.Entity, store: any DataStore, context: ModelContext,
@@ -178,44 +189,75 @@ private struct DuplicateLookup {
     ) throws {
         self.entity = entity
         self.context = context
-        var keysByModel: [ObjectIdentifier: [Key]] = [:]
-        for model in models {
-            keysByModel[ObjectIdentifier(model)] = Self.keys(of: try entity.layout.values(of: model), in: entity)
-        }
-        self.keysByModel = keysByModel
-        let ordered = models.flatMap { keysByModel[ObjectIdentifier($0)] ?? [] }
-        let wanted = Set(ordered)
-        for query in Self.queries(for: ordered, entity: entity, store: store) {
+        let keysOfModels = try Self.keys(of: models, in: entity)
+        self.keysOfModels = keysOfModels
+        claimed = Dictionary(minimumCapacity: keysOfModels.reduce(0) { $0 + $1.count })
+        let slots = Self.constraintSlots(of: entity)
+        // Every row (a store that cannot run the filters) holds keys nobody asked for: only the
+        // wanted ones are kept. A filtered query returns rows that hold a wanted key.
+        var wanted: Set<Key>?
+        for query in Self.queries(for: keysOfModels, entity: entity, store: store) {
+            if query == nil { wanted = Set(keysOfModels.joined()) }
             for row in try rows(query) {
-                for key in Self.keys(of: row.values, in: entity) where wanted.contains(key) && stored[key] == nil {
+                let keys = Self.keys(slots, value: { row.values.indices.contains($0) ? row.values[$0] : nil })
+                for key in keys where stored[key] == nil && wanted?.contains(key) != false {
                     stored[key] = row
                 }
             }
         }
     }
 
-    /// The keys of every model, in the models' order, for the queries that find their stored matches.
-    static func keys(of models: [any PersistentModel], in entity: Schema.Entity) throws -> [Key] {
-        try models.flatMap { Self.keys(of: try entity.layout.values(of: $0), in: entity) }
-    }
-
-    /// A model's keys: one per constraint whose values hold no `nil` (a `nil` never matches).
-    static func keys(of values: [StoreValue], in entity: Schema.Entity) -> [Key] {
-        entity.uniquenessConstraints.enumerated().compactMap { index, names in
+    /// The attribute slots of each constraint of the entity; `nil` for a constraint that names a
+    /// property the entity has no attribute for (it never matches).
+    static func constraintSlots(of entity: Schema.Entity) -> [[Int]?] {
+        entity.uniquenessConstraints.map { names in
             let slots = names.compactMap { name in entity.attributes.first { $0.name == name }?.slot }
-            guard slots.count == names.count, slots.allSatisfy({ $0 < values.count }) else { return nil }
-            let key = slots.map { values[$0] }
-            return key.contains(.null) ? nil : Key(constraint: index, values: key)
+            return slots.count == names.count ? slots : nil
         }
     }
 
-    /// The queries that read the stored rows holding `keys` (in their order, each asked for once);
-    /// `nil` stands for every row of the entity (a store that cannot run the filters), asked for once.
-    static func queries(for keys: [Key], entity: Schema.Entity, store: any DataStore) -> [StoreQuery?] {
+    /// Each model's keys, in the models' order, read from the models' unique attributes alone.
+    ///
+    /// A value that cannot be stored throws the save's own error, which names the property.
+    static func keys(of models: [any PersistentModel], in entity: Schema.Entity) throws -> [[Key]] {
+        let slots = constraintSlots(of: entity)
+        let fields = entity.layout.fields
+        return try models.map { model in
+            do {
+                return try keys(slots) { slot in try fields[slot].storeValue(of: model) }
+            } catch {
+                _ = try entity.layout.values(of: model)
+                throw error
+            }
+        }
+    }
+
+    /// The keys of one set of values: one per constraint whose values hold no `nil` (a `nil` never
+    /// matches), each value read by its slot (`nil`: the values lack the slot).
+    static func keys(_ slots: [[Int]?], value: (Int) throws -> StoreValue?) rethrows -> [Key] {
+        var keys: [Key] = []
+        for (constraint, slots) in slots.enumerated() {
+            guard let slots else { continue }
+            var values: [StoreValue] = []
+            values.reserveCapacity(slots.count)
+            for slot in slots {
+                guard let value = try value(slot) else { break }
+                if case .null = value { break }
+                values.append(value)
+            }
+            if values.count == slots.count { keys.append(Key(constraint: constraint, values: values)) }
+        }
+        return keys
+    }
+
+    /// The queries that read the stored rows holding the models' keys (in their order, each asked
+    /// for once); `nil` stands for every row of the entity (a store that cannot run the filters),
+    /// asked for once.
+    static func queries(for keysOfModels: [[Key]], entity: Schema.Entity, store: any DataStore) -> [StoreQuery?] {
         var queries: [StoreQuery?] = []
         var readsEveryRow = false
-        var seen = Set<Key>()
-        let unique = keys.filter { seen.insert($0).inserted }
+        var seen = Set<Key>(minimumCapacity: keysOfModels.reduce(0) { $0 + $1.count })
+        let unique = keysOfModels.joined().filter { seen.insert($0).inserted }
         for constraint in entity.uniquenessConstraints.indices {
             let names = entity.uniquenessConstraints[constraint]
             let values = unique.filter { $0.constraint == constraint }.map(\.values)
@@ -238,12 +280,12 @@ private struct DuplicateLookup {
         return queries
     }
 
-    /// The model `model` folds into, if any; otherwise records `model`'s keys as claimed.
-    mutating func keptModel(matching model: any PersistentModel) throws -> (any PersistentModel)? {
-        let keys = keysByModel[ObjectIdentifier(model)] ?? []
+    /// The model the inserted model at `index` folds into, if any; otherwise records its keys as claimed.
+    mutating func keptModel(matching model: any PersistentModel, at index: Int) throws -> (any PersistentModel)? {
+        let keys = keysOfModels[index]
         for key in keys {
             if let earlier = claimed[key] { return earlier }
-            if let row = stored[key], let kept = try storedModel(row, key: key) { return kept }
+            if !stored.isEmpty, let row = stored[key], let kept = try storedModel(row, key: key) { return kept }
         }
         for key in keys { claimed[key] = model }
         return nil
@@ -265,7 +307,8 @@ private struct DuplicateLookup {
         try? model.persistentBackingData.loadUnfetchedValues(of: model)
         guard model.persistentBackingData.state == .registered,
             let current = try? entity.layout.values(of: model),
-            Self.keys(of: current, in: entity).contains(key)
+            Self.keys(Self.constraintSlots(of: entity), value: { current.indices.contains($0) ? current[$0] : nil })
+                .contains(key)
         else { return nil }
         return model
     }
