@@ -166,6 +166,43 @@ struct QueryIndexTests {
         #expect(path(nil, sort: [StoreSortKey(property: "int")], limit: 5).kind == .orderedIndexSort)
     }
 
+    /// Identifiers a save brings (a conversion keeps the source's) are stored once: a save that
+    /// brings one twice, or one the table has, stores nothing; out of order, they are sorted in.
+    @Test func broughtIdentifiersAreStoredOnceAndInOrder() throws {
+        var table = SnapshotTable(schema: schema)
+        func brought(_ key: Int64, _ code: String) throws -> DefaultSnapshot {
+            try snapshot(code, int: 1, double: 1, text: code).copy(
+                persistentIdentifier: .identifier(for: "t", entityName: "Reading", primaryKey: key),
+                remappedIdentifiers: nil)
+        }
+        for inserted in [[try brought(5, "A"), try brought(5, "B")]] {
+            let error = try #require(throws: DataStoreError.self) {
+                try table.save(
+                    DataStoreSaveChangesRequest(
+                        editingState: EditingState(), inserted: inserted, updated: [], deleted: []),
+                    storeIdentifier: "t")
+            }
+            #expect(error.code == .conflict)
+            #expect(table.count(of: "Reading") == 0)
+        }
+        _ = try table.save(
+            DataStoreSaveChangesRequest(
+                editingState: EditingState(), inserted: [try brought(9, "C"), try brought(3, "D")], updated: [],
+                deleted: []),
+            storeIdentifier: "t")
+        let again = try #require(throws: DataStoreError.self) {
+            try table.save(
+                DataStoreSaveChangesRequest(
+                    editingState: EditingState(), inserted: [try brought(3, "E")], updated: [], deleted: []),
+                storeIdentifier: "t")
+        }
+        #expect(again.code == .conflict)
+        #expect(table.snapshots(of: "Reading").map(\.persistentIdentifier.primaryKey) == [.int(3), .int(9)])
+        #expect(
+            try table.fetch(StoreQuery(entityName: "Reading", filter: .compare("code", .equal, .string("D")))).count
+                == 1)
+    }
+
     @Test func deletingEveryRowEmptiesTheTableAndItsIndexes() throws {
         var table = SnapshotTable(schema: schema)
         let rows = try (0..<300).map { try snapshot("C\($0)", int: $0 % 7, double: Double($0), text: "t\($0)") }
