@@ -78,6 +78,33 @@ extension AppendLogStore {
         return ticket
     }
 
+    /// Writes the record of deleting every model of an entity, read from the table's columns
+    /// without a snapshot per model, then drops the entity's rows. Returns the deleted identifiers,
+    /// and `nil` for the ticket when there was nothing to delete.
+    func appendDeletingEveryModel(
+        of entity: Schema.Entity, author: String?, to state: inout LogState
+    ) throws -> (identifiers: [PersistentIdentifier], ticket: WriteTicket?) {
+        var record = TransactionRecord(
+            number: state.lastTransaction + 1, timestamp: Date(), author: author, inserted: [], updated: [], deleted: []
+        )
+        let code = shapes.code(of: entity.name)
+        let preserved = entity.attributes.filter { $0.options.contains(.preserveValueOnDeletion) }.map(\.slot)
+        var identifiers: [PersistentIdentifier] = []
+        identifiers.reserveCapacity(state.table.count(of: entity.name))
+        record.deleted.reserveCapacity(identifiers.capacity)
+        var delta = 0
+        state.table.forEachModel(of: entity.name) { id, values in
+            identifiers.append(id)
+            delta -= EncodedSize.row(id, values)
+            record.deleted.append(StoredChange(code: code, id: id, values: preserved.map { ($0, values[$0]) }))
+        }
+        guard !record.isEmpty else { return ([], nil) }
+        let ticket = try write(record, to: &state)
+        state.table.deleteEveryModel(of: entity.name)
+        state.liveBytes += delta
+        return (identifiers, ticket)
+    }
+
     /// The values of a deleted model's `.preserveValueOnDeletion` attributes, for its tombstone.
     private func tombstone(of snapshot: DefaultSnapshot) -> [(slot: Int, value: StoreValue)] {
         snapshot.entity.attributes.compactMap { attribute in

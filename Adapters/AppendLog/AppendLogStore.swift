@@ -211,6 +211,34 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
         }
     }
 
+    /// Deletes every model of `T`'s entity as one transaction, and returns their identifiers.
+    ///
+    /// The record is written from the table's columns, and the entity's rows are dropped at once.
+    /// An entity that relationships touch goes through ``delete(_:)``, which keeps references whole.
+    public func deleteEveryModel<T: PersistentModel>(_ request: DataStoreDeleteEveryModelRequest<T>) throws
+        -> [PersistentIdentifier]
+    {
+        guard configuration.allowsSave else {
+            throw DataStoreError.readOnly(store: directory.path, refusing: "a change")
+        }
+        let name = Schema.entityName(for: T.self)
+        guard let entity = schema.entity(named: name) else { return [] }
+        let referenced = schema.entities.contains { $0.relationships.contains { $0.destination == name } }
+        if !entity.relationships.isEmpty || referenced {
+            let identifiers = state.withLock { $0.table.identifiers(of: name) }
+            guard !identifiers.isEmpty else { return [] }
+            try delete(DataStoreBatchDeleteRequest<T>(identifiers: identifiers, editingState: request.editingState))
+            return identifiers
+        }
+        let (identifiers, ticket) = try state.withLock { state in
+            try checkUsable(state)
+            return try appendDeletingEveryModel(of: entity, author: request.editingState.author, to: &state)
+        }
+        if let ticket { try waitUntilDurable(ticket) }
+        compactInBackgroundIfNeeded()
+        return identifiers
+    }
+
     /// Sets values on models by identifier, as one transaction, enforcing uniqueness.
     public func update<T: PersistentModel>(_ request: DataStoreBatchUpdateRequest<T>) throws {
         _ = try commit(author: request.editingState.author) { table in

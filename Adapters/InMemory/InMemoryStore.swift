@@ -202,6 +202,22 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStor
         }
     }
 
+    /// Deletes every model of `T`'s entity at once and returns their identifiers.
+    public func deleteEveryModel<T: PersistentModel>(_ request: DataStoreDeleteEveryModelRequest<T>) throws
+        -> [PersistentIdentifier]
+    {
+        let name = Schema.entityName(for: T.self)
+        return table.withSaveLock { table, history in
+            let identifiers = table.identifiers(of: name)
+            guard !identifiers.isEmpty else { return [] }
+            history.record(count: identifiers.count, author: request.editingState.author) {
+                table.historyChanges(deletingEveryModelOf: name)
+            }
+            table.deleteEveryModel(of: name)
+            return identifiers
+        }
+    }
+
     /// Updates models by identifier, atomically, enforcing uniqueness.
     public func update<T: PersistentModel>(_ request: DataStoreBatchUpdateRequest<T>) throws {
         try table.withSaveLock { table, history in

@@ -260,6 +260,26 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
         }
     }
 
+    /// Deletes every model of `T`'s entity at once, saves, and returns their identifiers.
+    public func deleteEveryModel<T: PersistentModel>(_ request: DataStoreDeleteEveryModelRequest<T>) throws
+        -> [PersistentIdentifier]
+    {
+        let name = Schema.entityName(for: T.self)
+        return try write { base, _, state in
+            let identifiers = base.identifiers(of: name)
+            guard !identifiers.isEmpty else { return (nil, []) }
+            var next = base
+            next.deleteEveryModel(of: name)
+            let referenced = schema.entities.contains { $0.relationships.contains { $0.destination == name } }
+            let repaired =
+                referenced ? try clearDanglingReferences(in: &next, changed: [], deleted: identifiers) : [:]
+            state.history.records.record(count: identifiers.count, author: request.editingState.author) {
+                base.historyChanges(deletingEveryModelOf: name) + base.historyChanges(updating: Array(repaired.values))
+            }
+            return (next, identifiers)
+        }
+    }
+
     /// Updates models by identifier, atomically, enforcing uniqueness, and saves.
     public func update<T: PersistentModel>(_ request: DataStoreBatchUpdateRequest<T>) throws {
         try write { base, _, state in

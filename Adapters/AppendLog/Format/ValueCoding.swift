@@ -287,6 +287,11 @@ enum EncodedSize {
 
     /// The size of a snapshot as a checkpoint row.
     static func snapshot(_ snapshot: DefaultSnapshot) -> Int {
-        snapshot.values.reduce(identifier(snapshot.persistentIdentifier) + 1) { $0 + value($1) }
+        row(snapshot.persistentIdentifier, snapshot.values)
+    }
+
+    /// The size of a model's identifier and values as a checkpoint row.
+    static func row(_ id: PersistentIdentifier, _ values: [StoreValue]) -> Int {
+        values.reduce(identifier(id) + 1) { $0 + value($1) }
     }
 }

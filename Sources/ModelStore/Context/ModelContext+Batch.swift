@@ -23,7 +23,10 @@ extension ModelContext {
     ///
     /// Runs immediately against the store (it does not wait for ``save()``) and leaves the
     /// context's other pending changes alone. Entities without relationships are deleted by the
-    /// store's batch delete when it has one, without materialising models.
+    /// store's batch delete when it has one, without materialising models; without a predicate,
+    /// the store drops every model of the type at once (``DataStoreBatching/deleteEveryModel(_:)``).
+    /// ``didSave`` names each deleted model; nothing is posted when nothing matched, except that a
+    /// delete without a predicate posts ``willSave`` before it knows.
     public func delete<T: PersistentModel>(
         model type: T.Type, where predicate: Predicate<T>? = nil, includeSubclasses: Bool = true
     ) throws {
@@ -36,21 +39,22 @@ extension ModelContext {
             other.relationships.contains { $0.destination == entity.name }
         }
         if entity.relationships.isEmpty && !referenced, let batching = store as? any DataStoreBatching {
-            let ids = try fetchIdentifiers(descriptor)
-            guard !ids.isEmpty else { return }
-            NotificationCenter.default.post(name: Self.willSave, object: self)
-            try batching.delete(
-                DataStoreBatchDeleteRequest(
-                    predicate: predicate, identifiers: ids, includeSubclasses: includeSubclasses,
-                    editingState: editingState))
-            for id in ids {
-                if let model = registry[id] {
-                    insertedModels.remove(model)
-                    changedModels.remove(model)
-                    deletedModels.remove(model)
-                    detach(model)
-                }
+            let ids: [PersistentIdentifier]
+            if predicate == nil {
+                // Every model: the store drops the entity's rows at once and says which they were.
+                NotificationCenter.default.post(name: Self.willSave, object: self)
+                ids = try batching.deleteEveryModel(DataStoreDeleteEveryModelRequest<T>(editingState: editingState))
+                guard !ids.isEmpty else { return }
+            } else {
+                ids = try fetchIdentifiers(descriptor)
+                guard !ids.isEmpty else { return }
+                NotificationCenter.default.post(name: Self.willSave, object: self)
+                try batching.delete(
+                    DataStoreBatchDeleteRequest(
+                        predicate: predicate, identifiers: ids, includeSubclasses: includeSubclasses,
+                        editingState: editingState))
             }
+            detachDeleted(ids, entityName: entity.name, everyModel: predicate == nil)
             didSave(inserted: [], updated: [], deleted: ids, historyTokens: [])
             return
         }
@@ -58,6 +62,26 @@ extension ModelContext {
         guard !models.isEmpty else { return }
         try commit(inserted: [], changed: [], deleted: models)
         for model in models { deletedModels.remove(model) }
+    }
+
+    /// Detaches the registered models a batch delete removed from the store. After a delete of
+    /// every model, that is each saved model of the entity, found by walking the registry when it
+    /// is the shorter list.
+    private func detachDeleted(_ ids: [PersistentIdentifier], entityName: String, everyModel: Bool) {
+        let doomed: [any PersistentModel]
+        if everyModel && registry.count < ids.count {
+            doomed = registry.values.filter {
+                $0.persistentModelID.entityName == entityName && !$0.persistentModelID.isTemporary
+            }
+        } else {
+            doomed = ids.compactMap { registry[$0] }
+        }
+        for model in doomed {
+            insertedModels.remove(model)
+            changedModels.remove(model)
+            deletedModels.remove(model)
+            detach(model)
+        }
     }
 
     /// Sets the same values on every model of a type that matches the predicate, at once, and

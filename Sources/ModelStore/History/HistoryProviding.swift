@@ -134,6 +134,19 @@ extension SnapshotTable {
         snapshots.compactMap { StoreHistoryRecord.Change.update(from: snapshot(for: $0.persistentIdentifier), to: $0) }
     }
 
+    /// The history changes of deleting every model of an entity, in identifier order.
+    @_spi(AdapterKit) public func historyChanges(deletingEveryModelOf entityName: String) -> [StoreHistoryRecord
+        .Change]
+    {
+        guard let table = tables[entityName] else { return [] }
+        var changes: [StoreHistoryRecord.Change] = []
+        changes.reserveCapacity(table.count)
+        for row in 0..<table.rowCount where table.isLive(row) {
+            changes.append(.deletion(of: table.ids[row], entity: table.entity) { table.value($0, at: row) })
+        }
+        return changes
+    }
+
     /// The history changes of deleting these models (those the table has).
     @_spi(AdapterKit) public func historyChanges(deleting identifiers: [PersistentIdentifier]) -> [StoreHistoryRecord
         .Change]

@@ -9,6 +9,16 @@ public protocol DataStoreBatching: DataStore {
     /// Deletes exactly the models in `request.identifiers`, atomically.
     func delete<T: PersistentModel>(_ request: DataStoreBatchDeleteRequest<T>) throws
 
+    /// Deletes every stored model of `T`'s entity, atomically, and returns their identifiers.
+    ///
+    /// The context sends it for a batch delete without a predicate (`context.delete(model:)`) of
+    /// an entity that no relationship touches, so no delete rule applies. A store can drop the
+    /// entity's rows at once (SQL's `DELETE` without `WHERE`) instead of being sent every
+    /// identifier and checking each. The default fetches the identifiers and calls
+    /// ``delete(_:)``; it is atomic only as far as that fetch and delete are.
+    func deleteEveryModel<T: PersistentModel>(_ request: DataStoreDeleteEveryModelRequest<T>) throws
+        -> [PersistentIdentifier]
+
     /// Sets the given values on exactly the models in `request.identifiers`, atomically.
     func update<T: PersistentModel>(_ request: DataStoreBatchUpdateRequest<T>) throws
 
@@ -37,6 +47,34 @@ public struct DataStoreBatchDeleteRequest<T: PersistentModel>: Sendable {
         self.identifiers = identifiers
         self.includeSubclasses = includeSubclasses
         self.editingState = editingState
+    }
+}
+
+/// A batch delete of every stored model of `T`'s entity: ``DataStoreBatching/deleteEveryModel(_:)``.
+public struct DataStoreDeleteEveryModelRequest<T: PersistentModel>: Sendable {
+    /// The context deleting.
+    public var editingState: EditingState
+
+    /// A request to delete every model of `T`.
+    public init(editingState: EditingState) {
+        self.editingState = editingState
+    }
+}
+
+extension DataStoreBatching {
+    /// Fetches every identifier of `T`'s entity, deletes them with ``delete(_:)``, and returns them.
+    public func deleteEveryModel<T: PersistentModel>(_ request: DataStoreDeleteEveryModelRequest<T>) throws
+        -> [PersistentIdentifier]
+    {
+        var descriptor = FetchDescriptor<T>()
+        descriptor.includePendingChanges = false
+        let identifiers = try fetchIdentifiers(
+            DataStoreFetchRequest(
+                descriptor: descriptor, editingState: request.editingState,
+                query: self is any DataStoreQuerying ? StoreQuery(entityName: Schema.entityName(for: T.self)) : nil))
+        guard !identifiers.isEmpty else { return [] }
+        try delete(DataStoreBatchDeleteRequest<T>(identifiers: identifiers, editingState: request.editingState))
+        return identifiers
     }
 }
 

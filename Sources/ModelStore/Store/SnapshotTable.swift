@@ -336,6 +336,22 @@ import Foundation
         finishChanges(changed)
     }
 
+    /// The identifiers of every model of an entity, in identifier order.
+    public func identifiers(of entityName: String) -> [PersistentIdentifier] {
+        guard let table = tables[entityName] else { return [] }
+        var result: [PersistentIdentifier] = []
+        result.reserveCapacity(table.count)
+        for row in 0..<table.rowCount where table.isLive(row) { result.append(table.ids[row]) }
+        return result
+    }
+
+    /// Deletes every model of an entity at once: the entity's rows and indexes are dropped, not
+    /// unindexed row by row.
+    public mutating func deleteEveryModel(of entityName: String) {
+        guard let table = tables[entityName] else { return }
+        tables[entityName] = EntityTable(entity: table.entity)
+    }
+
     /// Validates a batch update: the snapshots it would store.
     public func prepareUpdate(
         _ identifiers: [PersistentIdentifier], values: [Int: StoreValue]

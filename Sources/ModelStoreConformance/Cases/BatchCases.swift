@@ -27,6 +27,48 @@ enum BatchCases {
                 "a batch delete of notes with 'order == 2' left the wrong notes")
         },
         CaseDefinition(
+            .batch, "batchDeleteEveryModel",
+            "delete(model:) without a predicate deletes every saved model of the type and nothing else, detaches "
+                + "the registered ones, leaves unsaved inserts pending, and names each deleted model in didSave."
+        ) { env in
+            let container = try env.openContainer()
+            let seed = try env.seed(container)
+            let context = env.freshContext(container)
+            let registered = try env.step("fetching every log entry") { try context.fetch(FetchDescriptor<LogEntry>()) }
+            let pending = LogEntry()
+            pending.sequence = 90_001
+            pending.label = "pending"
+            context.insert(pending)
+            let reported = IdentifierBox()
+            let observer = NotificationCenter.default.addObserver(
+                forName: ModelContext.didSave, object: context, queue: nil
+            ) { note in
+                reported.value +=
+                    note.userInfo?[ModelContext.NotificationKey.deletedIdentifiers.rawValue] as? [PersistentIdentifier]
+                    ?? []
+            }
+            defer { NotificationCenter.default.removeObserver(observer) }
+            try env.step("batch-deleting every log entry") { try context.delete(model: LogEntry.self) }
+            try env.checkEqual(
+                try env.count(LogEntry.self, in: container), 0,
+                "log entries remain after a batch delete of every entry: delete incomplete")
+            try env.check(
+                reported.value.count == seed.entries.count
+                    && Set(reported.value) == Set(registered.map(\.persistentModelID)),
+                "didSave after a batch delete of every entry did not name exactly the \(seed.entries.count) deleted entries",
+                found: "\(reported.value.count) identifiers")
+            try env.check(
+                registered.allSatisfy { $0.modelContext == nil },
+                "entries registered in the deleting context are still attached after a batch delete of every entry")
+            try env.checkEqual(
+                try env.count(Note.self, in: container), seed.notes.count,
+                "a batch delete of every log entry deleted notes, another type")
+            try env.step("saving the entry inserted before the batch delete") { try context.save() }
+            try env.checkEqual(
+                try env.all(LogEntry.self, in: container, by: \.label).map(\.label), ["pending"],
+                "an entry inserted but not yet saved before a batch delete of every entry was lost or deleted")
+        },
+        CaseDefinition(
             .batch, "batchUpdateMatchesPredicate",
             "update(_:where:set:) changes exactly the matching models and refreshes registered ones."
         ) { env in
@@ -128,4 +170,11 @@ enum BatchCases {
             try StoreChecks.checkBatching(try env.openStore(), env)
         },
     ]
+}
+
+/// The identifiers `didSave` observers saw (the observer runs synchronously on the saving thread).
+private final class IdentifierBox: @unchecked Sendable {
+    // Safety: written by the didSave observer, which NotificationCenter calls synchronously inside
+    // the batch delete, and read after it returns, on the same thread.
+    var value: [PersistentIdentifier] = []
 }

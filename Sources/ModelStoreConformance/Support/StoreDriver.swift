@@ -161,6 +161,19 @@ extension StoreDriver where Store: DataStoreBatching {
             (20...22).map { [.int(Int64($0)), .string("new-\($0)")] },
             "the identifiers a store batch insert returned do not lead to the inserted snapshots, in their order")
         try env.checkEqual(after.count, expectedSurvivors.count + 3, "a store batch insert stored the wrong number")
+        let everyOne = try env.step("deleting every entry directly (deleteEveryModel)") {
+            try store.deleteEveryModel(DataStoreDeleteEveryModelRequest<LogEntry>(editingState: editingState))
+        }
+        try env.check(
+            everyOne.count == after.count && Set(everyOne) == Set(after.keys),
+            "a store's deleteEveryModel did not return exactly the identifiers of the \(after.count) stored entries",
+            expected: "\(after.count) identifiers", found: "\(everyOne.count) (\(Set(everyOne).count) distinct)")
+        try env.checkEqual(
+            try fetchAll(LogEntry.self).count, 0, "entries remain after a store's deleteEveryModel: delete incomplete")
+        let again = try env.step("deleting every entry directly again, with none left") {
+            try store.deleteEveryModel(DataStoreDeleteEveryModelRequest<LogEntry>(editingState: editingState))
+        }
+        try env.checkEqual(again.count, 0, "a store's deleteEveryModel of an empty entity returned identifiers")
     }
 }
 
