@@ -141,14 +141,20 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStor
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<
         DefaultSnapshot
     > {
-        try save(request, returning: { _ in })
+        try save(request) { prepared, number in
+            DataStoreSaveChangesResult(
+                for: identifier, remappedIdentifiers: prepared.remappedIdentifiers,
+                historyToken: number.map { DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0) })
+        }
     }
 
-    /// Saves, and hands `inserted` the inserted snapshots under their permanent identifiers, in the
-    /// request's order (what a batch insert returns, without looking each one up).
-    private func save(
-        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, returning inserted: ([DefaultSnapshot]) -> Void
-    ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+    /// Saves, and returns what `result` makes of the prepared save and the number of the history
+    /// transaction it recorded (a batch insert takes the inserted snapshots, in the request's
+    /// order, without the mapping by temporary identifier a save returns).
+    private func save<Result>(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>,
+        result: (SnapshotTable.PreparedSave, Int64?) -> Result
+    ) throws -> Result {
         try table.withSaveLock { table, history in
             let prepared = try table.prepare(request, storeIdentifier: identifier)
             // Every insert and delete is a change (prepare found each deleted model), so a save with
@@ -166,10 +172,7 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStor
                     number = record.number
                 }
             }
-            inserted(prepared.inserted)
-            return DataStoreSaveChangesResult(
-                for: identifier, remappedIdentifiers: prepared.remappedIdentifiers,
-                historyToken: number.map { DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0) })
+            return result(prepared, number)
         }
     }
 
@@ -229,12 +232,10 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStor
 
     /// Inserts snapshots atomically, enforcing uniqueness.
     public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
-        var identifiers: [PersistentIdentifier] = []
-        _ = try save(
+        try save(
             DataStoreSaveChangesRequest(
                 editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: [])
-        ) { identifiers = $0.map(\.persistentIdentifier) }
-        return identifiers
+        ) { prepared, _ in prepared.inserted.map(\.persistentIdentifier) }
     }
 
     /// The transactions `descriptor` selects, oldest first unless it sorts otherwise.

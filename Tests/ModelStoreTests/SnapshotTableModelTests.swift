@@ -215,7 +215,8 @@ struct SnapshotTableModelTests {
         static func random(_ rng: inout SplitMix64) -> Query {
             let conditions = (0..<Int.random(in: 0...3, using: &rng)).map { _ in Condition.random(&rng) }
             let sort: (String, Bool)? = rng.chance(50) ? (rng.pick(["int", "text", "date"]), rng.chance(50)) : nil
-            let limit: Int? = sort != nil && rng.chance(70) ? Int.random(in: 0...5, using: &rng) : nil
+            // Limits with and without a sort (an unfiltered, unsorted window lists only its rows).
+            let limit: Int? = rng.chance(sort != nil ? 70 : 30) ? Int.random(in: 0...5, using: &rng) : nil
             return Query(
                 conditions: conditions, sort: sort, offset: rng.chance(20) ? Int.random(in: 0...3, using: &rng) : 0,
                 limit: limit)

@@ -92,6 +92,34 @@ struct UpsertTests {
         #expect(stored.budget == 7)
     }
 
+    /// A save tries its inserts first and folds duplicates only when a unique value is taken; a
+    /// conflict that folding cannot remove (an update into a taken value) still fails the save,
+    /// and nothing is stored.
+    @Test func anUpdateIntoATakenValueFailsTheSaveWithOrWithoutDuplicates() throws {
+        let setup = ModelContext(container)
+        setup.insert(Trip(name: "Porto", budget: 1))
+        try setup.save()
+
+        let context = ModelContext(container)
+        let named = FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "Porto" })
+        let porto = try #require(try context.fetch(named).first)
+        porto.name = "Lisbon"
+        context.insert(Trip(name: "Madrid", budget: 3))
+        let error = expectError(.uniqueConstraintViolation) { try context.save() }
+        #expect(error?.propertyNames == ["name"])
+        #expect(try trips().map(\.name) == ["Lisbon", "Porto"], "nothing of the failed save is stored")
+        #expect(context.insertedModelsArray.count == 1 && context.hasChanges, "the insert is still pending")
+
+        context.insert(Trip(name: "Lisbon", budget: 7))  // folds into the stored Lisbon
+        expectError(.uniqueConstraintViolation) { try context.save() }
+        #expect(try trips().map(\.budget) == [100, 1], "the fold is not stored when the save fails")
+
+        porto.name = "Porto"
+        try context.save()
+        #expect(try trips().map(\.name) == ["Lisbon", "Madrid", "Porto"])
+        #expect(try trips().map(\.budget) == [7, 3, 1])
+    }
+
     @Test func theErrorPolicyRefusesTheSaveAndStoresNothing() throws {
         let context = ModelContext(container)
         context.duplicateInsertPolicy = .error

@@ -149,6 +149,16 @@ extension ModelContext {
     {
         let entity = try self.entity(of: T.self)
         var slotCache: [AnyKeyPath: Int] = [:]
+        // Rows usually set the same key paths in the same order: the slot of the previous row's
+        // key path at each position is tried first, by identity, before hashing a key path.
+        var previous: [(keyPath: AnyKeyPath, slot: Int)] = []
+        func remember(_ keyPath: AnyKeyPath, _ slot: Int, at position: Int) {
+            if position < previous.count {
+                previous[position] = (keyPath, slot)
+            } else {
+                previous.append((keyPath, slot))
+            }
+        }
         let defaults = entity.properties.map { property -> StoreValue in
             switch property {
             case .attribute(let attribute): attribute.defaultValue
@@ -159,10 +169,13 @@ extension ModelContext {
         snapshots.reserveCapacity(rows.count)
         for row in rows {
             var values = defaults
-            for assignment in row {
+            for (position, assignment) in row.enumerated() {
                 let slot: Int
-                if let cached = slotCache[assignment.keyPath] {
+                if position < previous.count, previous[position].keyPath === assignment.keyPath {
+                    slot = previous[position].slot
+                } else if let cached = slotCache[assignment.keyPath] {
                     slot = cached
+                    remember(assignment.keyPath, slot, at: position)
                 } else {
                     guard let name = entity.propertyName(for: assignment.keyPath), let found = entity.slot(of: name)
                     else {
@@ -172,6 +185,7 @@ extension ModelContext {
                     }
                     slotCache[assignment.keyPath] = found
                     slot = found
+                    remember(assignment.keyPath, slot, at: position)
                 }
                 values[slot] = try assignment.value()
             }

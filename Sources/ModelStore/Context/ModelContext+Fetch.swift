@@ -345,6 +345,7 @@ extension ModelContext {
         guard let layout = ModelLayout.of(T.self) else { return [] }
         var models: [T] = []
         models.reserveCapacity(snapshots.count)
+        reserveRegistryCapacity(adding: snapshots.count)
         for snapshot in snapshots {
             let id = snapshot.persistentIdentifier
             if let existing = registry[id] {
@@ -380,6 +381,14 @@ extension ModelContext {
             models.append(model)
         }
         return models
+    }
+
+    /// Grows the registry once for a large fetch instead of doubling it step by step; never to
+    /// less than twice its capacity, so many fetches in a row still grow it geometrically.
+    func reserveRegistryCapacity(adding count: Int) {
+        let needed = registry.count + count
+        guard count > 64, needed > registry.capacity else { return }
+        registry.reserveCapacity(Swift.max(needed, registry.capacity * 2))
     }
 
     /// Refreshes a registered, unchanged model from a snapshot that holds only some attributes:

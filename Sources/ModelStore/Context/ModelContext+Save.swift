@@ -35,7 +35,30 @@ extension ModelContext {
         if automaticallyMergesChanges { mergePendingChanges() }
         processPendingChanges()
         guard hasChanges else { return }
-        try resolveDuplicateInserts()
+        if duplicateInsertPolicy == .upsert && storesEnforceUniqueness {
+            // Upserts are the rare case: save as is, and only when a unique value is taken fold the
+            // inserted duplicates into the models that have them and save again. A failed save
+            // stores nothing, in every store, so the second save starts from the same state.
+            do {
+                return try commitPendingChanges()
+            } catch let error as DataStoreError where error.code == .uniqueConstraintViolation {
+                guard try resolveDuplicateInserts() else { throw error }
+            }
+        } else {
+            try resolveDuplicateInserts()
+        }
+        try commitPendingChanges()
+    }
+
+    /// Whether every store checks uniqueness itself, atomically with its write, and throws
+    /// ``DataStoreError/Code/uniqueConstraintViolation``: then a save can try its inserts before
+    /// looking for stored duplicates.
+    private var storesEnforceUniqueness: Bool {
+        container.stores.allSatisfy { $0.queryCapabilitiesIfAny?.enforcesUniqueness == true }
+    }
+
+    /// Commits every pending insert, change and delete, and clears the lists.
+    private func commitPendingChanges() throws {
         let changed = changedModels.models.filter { $0.persistentBackingData.state == .registered }
         try commit(inserted: insertedModels.models, changed: changed, deleted: deletedModels.models)
         insertedModels.removeAll()

@@ -31,7 +31,9 @@ public enum DuplicateInsertPolicy: Sendable, Hashable, CustomStringConvertible {
 extension ModelContext {
     /// Under ``DuplicateInsertPolicy/upsert``, folds each inserted model whose unique values a
     /// stored model (or an earlier inserted one) has into that model; the first step of a save.
-    func resolveDuplicateInserts() throws {
+    /// Returns whether it folded any.
+    @discardableResult
+    func resolveDuplicateInserts() throws -> Bool {
         try resolveDuplicateInserts(alreadyRead: [:])
     }
 
@@ -89,7 +91,9 @@ extension ModelContext {
 
     /// Folds the duplicates, reading the stored rows each lookup query selects (`nil`: every row)
     /// unless `alreadyRead` holds them.
-    private func resolveDuplicateInserts(alreadyRead: [StoreQuery: [DefaultSnapshot]]) throws {
+    @discardableResult
+    private func resolveDuplicateInserts(alreadyRead: [StoreQuery: [DefaultSnapshot]]) throws -> Bool {
+        var folded = false
         for (name, models) in try duplicateCandidates() {
             let entity = try self.entity(named: name)
             let store = try container.store(for: name)
@@ -101,8 +105,10 @@ extension ModelContext {
             for (index, model) in models.enumerated() {
                 guard let kept = try lookup.keptModel(matching: model, at: index) else { continue }
                 fold(model, into: kept, layout: entity.layout)
+                folded = true
             }
         }
+        return folded
     }
 
     /// The snapshots a querying store returns for `query`, stored state only.

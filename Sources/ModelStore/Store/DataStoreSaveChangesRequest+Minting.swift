@@ -36,23 +36,39 @@ extension DataStoreSaveChangesRequest {
     func mintIdentifiersInOrder(
         storeIdentifier: String, nextPrimaryKey: inout Int64
     ) -> (remapped: [PersistentIdentifier: PersistentIdentifier], minted: [PersistentIdentifier?]) {
-        var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
-        remapped.reserveCapacity(inserted.count)
+        let minted = mintIdentifiersInOrderOnly(storeIdentifier: storeIdentifier, nextPrimaryKey: &nextPrimaryKey)
+        return (Self.remapping(inserted, minted), minted)
+    }
+
+    /// Each inserted snapshot's permanent identifier in the order of ``inserted`` (`nil` for one that
+    /// keeps its own), without the mapping by old identifier (``remapping(_:_:)`` builds it).
+    func mintIdentifiersInOrderOnly(storeIdentifier: String, nextPrimaryKey: inout Int64) -> [PersistentIdentifier?] {
         var minted: [PersistentIdentifier?] = []
         minted.reserveCapacity(inserted.count)
         for snapshot in inserted {
             let id = snapshot.persistentIdentifier
             if id.isTemporary || id.storeIdentifier != storeIdentifier {
-                let permanent = PersistentIdentifier.identifier(
-                    for: storeIdentifier, entityName: id.entityName, primaryKey: nextPrimaryKey)
-                remapped[id] = permanent
-                minted.append(permanent)
+                minted.append(
+                    PersistentIdentifier.identifier(
+                        for: storeIdentifier, entityName: id.entityName, primaryKey: nextPrimaryKey))
                 nextPrimaryKey += 1
             } else {
                 if let key = id.primaryKey.intValue, key >= nextPrimaryKey { nextPrimaryKey = key + 1 }
                 minted.append(nil)
             }
         }
-        return (remapped, minted)
+        return minted
+    }
+
+    /// The permanent identifiers `minted` gave `inserted`, by old identifier.
+    static func remapping(
+        _ inserted: [Snapshot], _ minted: [PersistentIdentifier?]
+    ) -> [PersistentIdentifier: PersistentIdentifier] {
+        var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
+        remapped.reserveCapacity(inserted.count)
+        for (snapshot, permanent) in zip(inserted, minted) {
+            if let permanent { remapped[snapshot.persistentIdentifier] = permanent }
+        }
+        return remapped
     }
 }

@@ -23,6 +23,7 @@ extension SnapshotTable {
     /// How many models ``fetch(_:)`` returns, without building their snapshots.
     public func fetchCount(_ query: StoreQuery) throws -> Int {
         let table = try entityTable(query.entityName)
+        if query.filter == nil, query.offset <= 0, query.limit == nil { return table.count }
         return try table.rows(query, compile: compiler(for: table.entity)).count
     }
 

@@ -10,6 +10,10 @@ extension SnapshotTable.EntityTable {
     func rows(_ query: StoreQuery, compile: (StoreFilter) throws -> SnapshotEvaluator) throws -> [Int] {
         // A conjunct the columns cannot test (an unknown property among them) goes to `compile`,
         // which throws for what the entity does not store, whichever way the rows are found.
+        if query.filter == nil, query.sort.isEmpty {
+            // Every row in identifier order: only the window is listed.
+            return liveRows(offset: query.offset, limit: query.limit)
+        }
         var rows: [Int]
         switch plan(query).method {
         case .scan:
@@ -22,6 +26,27 @@ extension SnapshotTable.EntityTable {
         }
         try sort(&rows, by: query.sort)
         return SnapshotEvaluator.window(rows, offset: query.offset, limit: query.limit)
+    }
+
+    /// The live rows from the `offset`th on, at most `limit` of them, in identifier order.
+    func liveRows(offset: Int, limit: Int?) -> [Int] {
+        let offset = max(offset, 0)
+        let wanted = limit.map { max($0, 0) } ?? .max
+        if deleted.isEmpty {
+            let start = min(offset, rowCount)
+            return Array(start..<(start + min(wanted, rowCount - start)))
+        }
+        var rows: [Int] = []
+        var skipped = 0
+        for row in 0..<rowCount where isLive(row) {
+            guard rows.count < wanted else { break }
+            if skipped < offset {
+                skipped += 1
+            } else {
+                rows.append(row)
+            }
+        }
+        return rows
     }
 
     /// The rows a scan selects, in identifier order.

@@ -87,10 +87,20 @@ import Foundation
         public let updated: [DefaultSnapshot]
         /// Identifiers of deleted models.
         public let deleted: [PersistentIdentifier]
-        /// Permanent identifiers by temporary identifier.
-        public let remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier]
+        /// The save's inserted snapshots as the request had them, and the identifier minted for
+        /// each (`nil`: it kept its own), from which ``remappedIdentifiers`` is built on demand.
+        let requested: [DefaultSnapshot]
+        let minted: [PersistentIdentifier?]
+        /// The mapping when `prepare` needed it to rewrite references.
+        let remapping: [PersistentIdentifier: PersistentIdentifier]?
         /// The key counter after this save.
         public let nextPrimaryKey: Int64
+
+        /// Permanent identifiers by temporary identifier. Built when first asked for (a batch
+        /// insert that returns the identifiers in order never asks), so read it once.
+        public var remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier] {
+            remapping ?? DataStoreSaveChangesRequest.remapping(requested, minted)
+        }
     }
 
     /// Validates a save against the table and mints identifiers, without changing the table.
@@ -108,7 +118,10 @@ import Foundation
                 remedy: "Add the model type to this store's configuration", entityName: name)
         }
         var key = nextPrimaryKey
-        let (remap, minted) = request.mintIdentifiersInOrder(storeIdentifier: storeIdentifier, nextPrimaryKey: &key)
+        let minted = request.mintIdentifiersInOrderOnly(storeIdentifier: storeIdentifier, nextPrimaryKey: &key)
+        // References to rewrite exist only in snapshots of entities with relationships.
+        let refers = [request.inserted, request.updated].joined().contains { !$0.entity.relationships.isEmpty }
+        let remap = refers ? DataStoreSaveChangesRequest.remapping(request.inserted, minted) : nil
         // Identifiers minted above are new by construction; only the ones a request brought can clash,
         // with a stored model or with each other (checked below).
         var brought: [PersistentIdentifier] = []
@@ -139,7 +152,7 @@ import Foundation
         try checkUniqueness(inserted: inserted, updated: updated, deleted: request.deleted.map(\.persistentIdentifier))
         return PreparedSave(
             inserted: inserted, updated: updated, deleted: request.deleted.map(\.persistentIdentifier),
-            remappedIdentifiers: remap, nextPrimaryKey: key)
+            requested: request.inserted, minted: minted, remapping: remap, nextPrimaryKey: key)
     }
 
     /// Applies a prepared save. Call it only with the result of ``prepare(_:storeIdentifier:)`` on this table.
@@ -295,6 +308,8 @@ import Foundation
         for name in constrained.sorted() {
             guard let table = tables[name] else { continue }
             for constraint in table.uniqueIndexes.indices {
+                // An empty index (a table filled by this save) has no owner to look up.
+                let hasOwners = !table.uniqueIndexes[constraint].isEmpty
                 // The values this save claims, and by which of its snapshots (a position: updated,
                 // then inserted); checked against the stored owners.
                 var claimed: [IndexKey: Int32] = [:]
@@ -304,7 +319,7 @@ import Foundation
                     guard let key = table.uniqueKey(constraint, of: snapshot) else { continue }
                     let id = snapshot.persistentIdentifier
                     var owner = claimed.updateValue(Int32(position), forKey: key).map(claimant)
-                    if owner == nil, let existing = table.owner(constraint, of: key), existing != id,
+                    if owner == nil, hasOwners, let existing = table.owner(constraint, of: key), existing != id,
                         !vacating.contains(existing)
                     {
                         owner = existing
