@@ -231,6 +231,7 @@ struct SnapshotTableModelTests {
         case saveDeleting([Int])
         case batchDelete([Int])
         case deleteAll(reversed: Bool)
+        case deleteEveryModel
         case reload(shuffle: UInt64)
         case query(Query)
 
@@ -241,6 +242,7 @@ struct SnapshotTableModelTests {
             case .saveDeleting(let picks): ".saveDeleting(\(picks))"
             case .batchDelete(let picks): ".batchDelete(\(picks))"
             case .deleteAll(let reversed): ".deleteAll(reversed: \(reversed))"
+            case .deleteEveryModel: ".deleteEveryModel"
             case .reload(let seed): ".reload(shuffle: \(seed))"
             case .query(let query): ".query(\(query))"
             }
@@ -262,7 +264,9 @@ struct SnapshotTableModelTests {
             case 9:
                 return .batchDelete(
                     (0..<Int.random(in: 1...40, using: &rng)).map { _ in Int.random(in: 0..<1_000, using: &rng) })
-            case 10: return rng.chance(30) ? .deleteAll(reversed: rng.chance(50)) : .reload(shuffle: rng.next())
+            case 10:
+                if rng.chance(70) { return .reload(shuffle: rng.next()) }
+                return rng.chance(50) ? .deleteAll(reversed: rng.chance(50)) : .deleteEveryModel
             default: return .query(Query.random(&rng))
             }
         }
@@ -357,6 +361,17 @@ struct SnapshotTableModelTests {
             // In row order (a fast path) or not (the checked path): either way every row goes.
             table.delete(reversed ? rows.map(\.id).reversed() : rows.map(\.id))
             rows = []
+        case .deleteEveryModel:
+            // The identifiers, in identifier order, then nothing left (the history walk sees the same rows).
+            let expected = rows.map(\.id).sorted()
+            let listed = table.identifiers(of: "Reading")
+            let changes = table.historyChanges(deletingEveryModelOf: "Reading").filter { $0.kind == .delete }
+                .map(\.id)
+            table.deleteEveryModel(of: "Reading")
+            rows = []
+            if listed != expected || changes != expected {
+                return "listed \(listed.count) identifiers, \(changes.count) history changes, \(expected.count) rows"
+            }
         case .reload(let seed):
             var rng = SplitMix64(seed: seed)
             var reloaded = SnapshotTable(schema: schema)
