@@ -169,7 +169,10 @@ extension ModelContext {
         snapshots.reserveCapacity(rows.count)
         for row in rows {
             var values = defaults
-            for (position, assignment) in row.enumerated() {
+            // Indices, not `enumerated()`: this function is generic, and an unspecialized
+            // enumerated iterator costs more than the rest of the loop.
+            for position in row.indices {
+                let assignment = row[position]
                 let slot: Int
                 if position < previous.count, previous[position].keyPath === assignment.keyPath {
                     slot = previous[position].slot
