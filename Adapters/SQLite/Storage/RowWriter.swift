@@ -518,6 +518,16 @@ struct RowWriter {
             count: found.count, isEveryRow: rows > 0 && found.count == rows, missing: Set(keys).subtracting(found))
     }
 
+    /// Every key the entity's table holds, in no particular order: SQLite reads them from whichever
+    /// of the table's b-trees is smallest.
+    func keys(of layout: EntityLayout) throws -> [Int64] {
+        let statement = try connection.statement("SELECT \(EntityLayout.primaryKey) FROM \(layout.table)")
+        defer { statement.reset() }
+        var keys: [Int64] = []
+        while try statement.step() { keys.append(statement.int64(0)) }
+        return keys
+    }
+
     func countsEveryRow(_ list: String, layout: EntityLayout) throws -> Bool {
         let total = try connection.statement("SELECT count(*) FROM \(layout.table)")
         try total.step()
