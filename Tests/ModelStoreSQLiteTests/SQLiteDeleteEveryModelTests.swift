@@ -109,11 +109,16 @@ struct SQLiteDeleteEveryModelTests {
         #expect(try fresh.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).last?.token == last.token)
     }
 
+    /// Through the context (an entity no relationship touches), with keys that are not one range.
     @Test func theContextsDeleteOfEveryModelRecordsEachAndLeavesOtherEntitiesAlone() throws {
         let container = try container()
         let context = ModelContext(container)
-        for title in ["a", "b"] { context.insert(HistoryNote(title)) }
+        let notes = ["a", "b", "c", "d"].map { HistoryNote($0) }
+        for note in notes { context.insert(note) }
         context.insert(Crate("kept", photo: photo(7)))
+        try context.save()
+        // Keys with a gap: the table's keys are no longer one range from its smallest to its largest.
+        context.delete(notes[1])
         try context.save()
 
         try context.delete(model: HistoryNote.self)
@@ -126,7 +131,7 @@ struct SQLiteDeleteEveryModelTests {
             guard case .delete(let delete as DefaultHistoryDelete<HistoryNote>) = change else { return nil }
             return delete.tombstone[\HistoryNote.title]
         }
-        #expect(titles.sorted() == ["a", "b"] && last.changes.count == 2)
+        #expect(titles.sorted() == ["a", "c", "d"] && last.changes.count == 3)
     }
 
     /// A delete of more models than the trim keeps writes no history row, as a batch delete does;
