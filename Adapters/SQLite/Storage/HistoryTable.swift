@@ -88,9 +88,9 @@ enum HistoryTable {
         return number
     }
 
-    /// What a new record is numbered and counted from, read in one statement (a save records one
-    /// transaction, so this runs once per save).
-    struct State: Equatable {
+    /// What a new record is numbered and counted from, read in one statement when the
+    /// connection's ``Memo`` does not know it (after another connection's commit, or a trim).
+    struct State {
         /// The newest row's number, if there is a row.
         var newest: Int64?
         /// The newest row's running total of changes (0 without rows).
