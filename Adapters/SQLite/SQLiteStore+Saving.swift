@@ -78,49 +78,90 @@ extension SQLiteStore {
                 run!.keys.append(key)
             }
             if let run { byEntity[run.name, default: []] += run.keys }
-            var tombstoned: [PersistentIdentifier] = []
-            var found: [String: RowWriter.ExistingKeys] = [:]
-            for (name, keys) in byEntity {
-                let layout = try writer.layout(name)
-                if layout.entity.attributes.contains(where: { $0.options.contains(.preserveValueOnDeletion) }) {
-                    tombstoned += request.identifiers.filter { $0.entityName == name }
-                } else {
-                    found[name] = try writer.existingKeys(keys, layout: layout)
-                }
-            }
-            let before = try storedSnapshots(of: tombstoned, with: writer)
-            _ = try HistoryTable.record(
-                count: before.count + found.values.reduce(0) { $0 + $1.count },
-                author: request.editingState.author, limit: configuration.historyLimit, on: writer.connection
-            ) {
-                request.identifiers.compactMap { id in
-                    if let snapshot = before[id] { return .deletion(of: snapshot) }
-                    guard let key = localKey(id), found[id.entityName]?.contains(key) == true else { return nil }
-                    return StoreHistoryRecord.Change(.delete, id)
-                }
-            }
-            for (name, keys) in byEntity {
-                let layout = try writer.layout(name)
-                // Every row named (a delete without a predicate): `DELETE` without `WHERE` lets SQLite
-                // drop the table's pages at once instead of unindexing row by row, and needs no key list.
-                let everyRow =
-                    try found[name]?.isEveryRow ?? writer.countsEveryRow(RowWriter.jsonArray(keys), layout: layout)
-                let list = everyRow ? "" : RowWriter.jsonArray(keys)
-                let condition = everyRow ? "" : " WHERE \(EntityLayout.primaryKey) IN (SELECT value FROM json_each(?))"
-                try writer.releaseExternalFiles(of: layout, where: condition, everyRow ? [] : [.text(list)])
-                let statement = try writer.connection.statement("DELETE FROM \(layout.table)" + condition)
-                if !everyRow { statement.bind(1, list) }
-                try statement.run()
-                for join in layout.joinTables {
-                    let rows = try writer.connection.statement(
-                        "DELETE FROM \(join.table)"
-                            + (everyRow ? "" : " WHERE owner IN (SELECT value FROM json_each(?))"))
-                    if !everyRow { rows.bind(1, list) }
-                    try rows.run()
-                }
-            }
-            _ = try writer.clearDanglingReferences(changed: [], deletedKeys: byEntity)
+            try deleteRows(
+                request.identifiers, byEntity: byEntity, everyRowOf: [], author: request.editingState.author,
+                with: &writer)
         }
+    }
+
+    /// Deletes every stored model of `T`'s entity in one write transaction, and returns their
+    /// identifiers (in no particular order).
+    ///
+    /// The keys are read inside the transaction, so nothing a concurrent writer adds is missed or
+    /// deleted unreported, and the table is emptied with `DELETE` without `WHERE`, which lets SQLite
+    /// drop its pages at once. History records each model as ``delete(_:)`` does (tombstones for
+    /// `.preserveValueOnDeletion` attributes); external files are released, and references from
+    /// other entities cleared. Throws ``DataStoreError/notFound`` for an entity the store lacks.
+    public func deleteEveryModel<T: PersistentModel>(
+        _ request: DataStoreDeleteEveryModelRequest<T>
+    ) throws -> [PersistentIdentifier] {
+        let entityName = Schema.entityName(for: T.self)
+        return try withWriter { writer in
+            let keys = try writer.keys(of: try writer.layout(entityName))
+            guard !keys.isEmpty else { return [] }
+            let reader = writer.reader
+            let identifiers = keys.map { reader.identifier(entityName, $0) }
+            try deleteRows(
+                identifiers, byEntity: [entityName: keys], everyRowOf: [entityName],
+                author: request.editingState.author, with: &writer)
+            return identifiers
+        }
+    }
+
+    /// The steps of a batch delete inside its write transaction: history, external files, the rows
+    /// and their join rows, then references to them cleared.
+    ///
+    /// `byEntity` holds the keys of `identifiers` by entity name; for the entities in `everyRowOf`
+    /// the caller read the keys in this transaction, so they are known to be every row the table has.
+    private func deleteRows(
+        _ identifiers: [PersistentIdentifier], byEntity: [String: [Int64]], everyRowOf: Set<String>,
+        author: String?, with writer: inout RowWriter
+    ) throws {
+        var tombstoned: [PersistentIdentifier] = []
+        var found: [String: RowWriter.ExistingKeys] = [:]
+        for (name, keys) in byEntity {
+            let layout = try writer.layout(name)
+            if layout.entity.attributes.contains(where: { $0.options.contains(.preserveValueOnDeletion) }) {
+                tombstoned += identifiers.filter { $0.entityName == name }
+            } else if everyRowOf.contains(name) {
+                found[name] = RowWriter.ExistingKeys(count: keys.count, isEveryRow: true, missing: [])
+            } else {
+                found[name] = try writer.existingKeys(keys, layout: layout)
+            }
+        }
+        let before = try storedSnapshots(of: tombstoned, with: writer)
+        _ = try HistoryTable.record(
+            count: before.count + found.values.reduce(0) { $0 + $1.count }, author: author,
+            limit: configuration.historyLimit, on: writer.connection
+        ) {
+            identifiers.compactMap { id in
+                if let snapshot = before[id] { return .deletion(of: snapshot) }
+                guard let key = localKey(id), found[id.entityName]?.contains(key) == true else { return nil }
+                return StoreHistoryRecord.Change(.delete, id)
+            }
+        }
+        for (name, keys) in byEntity {
+            let layout = try writer.layout(name)
+            // Every row named (a delete without a predicate): `DELETE` without `WHERE` lets SQLite
+            // drop the table's pages at once instead of unindexing row by row, and needs no key list.
+            let everyRow =
+                try everyRowOf.contains(name)
+                || found[name]?.isEveryRow
+                    ?? writer.countsEveryRow(RowWriter.jsonArray(keys), layout: layout)
+            let list = everyRow ? "" : RowWriter.jsonArray(keys)
+            let condition = everyRow ? "" : " WHERE \(EntityLayout.primaryKey) IN (SELECT value FROM json_each(?))"
+            try writer.releaseExternalFiles(of: layout, where: condition, everyRow ? [] : [.text(list)])
+            let statement = try writer.connection.statement("DELETE FROM \(layout.table)" + condition)
+            if !everyRow { statement.bind(1, list) }
+            try statement.run()
+            for join in layout.joinTables {
+                let rows = try writer.connection.statement(
+                    "DELETE FROM \(join.table)" + (everyRow ? "" : " WHERE owner IN (SELECT value FROM json_each(?))"))
+                if !everyRow { rows.bind(1, list) }
+                try rows.run()
+            }
+        }
+        _ = try writer.clearDanglingReferences(changed: [], deletedKeys: byEntity)
     }
 
     /// Sets values on models by identifier: one `UPDATE … WHERE _pk IN (…)` per entity, atomically,

@@ -175,6 +175,31 @@ struct SQLiteHistoryTests {
         #expect(try context.fetchHistory(descriptor).first?.token.transactionNumber == oldest)
     }
 
+    /// A connection keeps the history's state from its own last save (under SQLite's data
+    /// version) only until another connection writes: then it reads it again. A stale state would
+    /// give a taken number (the save fails) or count changes the other deleted (and trim too much).
+    @Test func aConnectionReadsTheHistoryAgainAfterAnotherOneWrites() throws {
+        let first = try container(historyLimit: 10)
+        let second = try container(historyLimit: 10)
+        let a = ModelContext(first)
+        let b = ModelContext(second)
+        func insert(_ context: ModelContext, _ titles: String...) throws {
+            for title in titles { context.insert(HistoryNote(title)) }
+            try context.save()
+        }
+        try insert(a, "a1", "a2", "a3")
+        try insert(b, "b1", "b2", "b3")
+        try insert(a, "a4", "a5")
+        #expect(try numbers(first) == [1, 2, 3])
+        // Eight changes kept; the other connection deletes them all.
+        try b.deleteHistory(HistoryDescriptor<DefaultHistoryTransaction>())
+        try insert(a, "a6", "a7")
+        try insert(a, "a8", "a9")
+        // Four changes kept, under the limit of ten: nothing trimmed.
+        #expect(try numbers(first) == [4, 5])
+        #expect(try numbers(second) == [4, 5])
+    }
+
     /// A transaction that the trim would delete at once (it holds more changes than the trim keeps,
     /// nine tenths of the limit) writes no row; one that fits stays. Numbers go on either way, and
     /// the tokens of the deleted rows expire.

@@ -119,14 +119,37 @@ final class SQLiteConnection {
     }
 
     /// Starts a write transaction (`BEGIN IMMEDIATE`), waiting up to the busy timeout for the lock.
-    func begin() throws { try statement("BEGIN IMMEDIATE").run(during: "starting a write transaction on") }
+    func begin() throws {
+        try statement("BEGIN IMMEDIATE").run(during: "starting a write transaction on")
+        history.pending = .untouched
+    }
 
-    /// Commits the open transaction.
-    func commit() throws { try statement("COMMIT").run(during: "committing a save to") }
+    /// Commits the open transaction, and keeps the history state it recorded with the file's data
+    /// version after the commit.
+    func commit() throws {
+        try statement("COMMIT").run(during: "committing a save to")
+        history.keepCommitted(dataVersion: dataVersion())
+    }
 
     /// Rolls back the open transaction, if there is one.
     func rollBack() {
         if sqlite3_get_autocommit(handle) == 0 { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
+        history.pending = .untouched
+    }
+
+    /// What this connection knows of the history table's state between its transactions, so that
+    /// a save need not read it (``HistoryTable/Memo``).
+    var history = HistoryTable.Memo()
+
+    /// SQLite's data version of the file (`SQLITE_FCNTL_DATA_VERSION`), or `nil` if SQLite cannot
+    /// tell: it changes with every commit to the file, this connection's or another's (in any
+    /// process), and this connection sees another's when its next transaction starts.
+    func dataVersion() -> UInt32? {
+        var version: UInt32 = 0
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_DATA_VERSION, &version) == SQLITE_OK else {
+            return nil
+        }
+        return version
     }
 
     /// Runs `body` in a read transaction, so every statement sees one consistent state of the file.

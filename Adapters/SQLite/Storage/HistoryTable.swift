@@ -40,7 +40,7 @@ enum HistoryTable {
         changes: () throws -> [StoreHistoryRecord.Change]
     ) throws -> Int64? {
         guard changeCount > 0 else { return nil }
-        let state = try readState(connection)
+        let state = try connection.history.state(on: connection) ?? readState(connection)
         let number = max(state.newest ?? 0, state.last) + 1
         let count = Int64(changeCount)
         let total = state.cumulative + count
@@ -55,6 +55,7 @@ enum HistoryTable {
             let trim = try connection.statement("DELETE FROM \(table)")
             try trim.run()
             try writeCounters(Counters(last: number, expiredThrough: number), connection)
+            connection.history.pending = .known(State(last: number))
             return number
         }
         let insert = try connection.statement(
@@ -64,7 +65,13 @@ enum HistoryTable {
             .real(Date().timeIntervalSince1970), author.map(SQLValue.text) ?? .null, .text(try body(of: try changes())),
         ])
         try insert.run()
-        guard let limit, let keep, total - oldest > Int64(limit) else { return number }
+        guard let limit, let keep, total - oldest > Int64(limit) else {
+            connection.history.pending = .known(
+                State(newest: number, cumulative: total, beforeOldest: oldest, last: state.last))
+            return number
+        }
+        // A trim moves the oldest row: the next transaction reads the state again.
+        connection.history.pending = .changed
         // Delete the oldest rows until what is left holds at most nine tenths of the limit.
         let cut = try connection.statement(
             "SELECT number FROM \(table) WHERE cumulative >= ? ORDER BY number LIMIT 1")
@@ -81,8 +88,8 @@ enum HistoryTable {
         return number
     }
 
-    /// What a new record is numbered and counted from, read in one statement (a save records one
-    /// transaction, so this runs once per save).
+    /// What a new record is numbered and counted from, read in one statement when the
+    /// connection's ``Memo`` does not know it (after another connection's commit, or a trim).
     struct State {
         /// The newest row's number, if there is a row.
         var newest: Int64?
@@ -92,6 +99,52 @@ enum HistoryTable {
         var beforeOldest: Int64?
         /// The `historyLast` counter (0 when absent).
         var last: Int64 = 0
+    }
+
+    /// What a connection knows of the history's state between transactions: the state its last
+    /// commit left, under the file's data version right after that commit (``State`` costs a
+    /// statement of four subqueries to read, a fifth of an update's save).
+    ///
+    /// The kept state is used only while the data version is still the one after that commit:
+    /// any later commit, by this connection or by another (in any process), moves the version, and
+    /// the state is read again. A transaction that changes history in another way (a trim, a
+    /// deletion of history) marks it ``Pending/changed``, so its commit forgets the state.
+    struct Memo {
+        /// What the open write transaction did to the history table.
+        enum Pending {
+            /// Nothing: a commit keeps what was known (under an older version, so it is read again).
+            case untouched
+            /// It recorded a transaction, which leaves this state.
+            case known(State)
+            /// It changed the history in a way not followed here.
+            case changed
+        }
+
+        /// The state the last commit that recorded history left, and the data version after it.
+        private var kept: (version: UInt32, state: State)?
+        /// What the open write transaction did to the history table.
+        var pending = Pending.untouched
+
+        /// The state as the open write transaction sees it, if known without reading it.
+        func state(on connection: SQLiteConnection) -> State? {
+            switch pending {
+            case .known(let state): return state
+            case .changed: return nil
+            case .untouched:
+                guard let kept, kept.version == connection.dataVersion() else { return nil }
+                return kept.state
+            }
+        }
+
+        /// Keeps the state the committed transaction left, under the data version after the commit.
+        mutating func keepCommitted(dataVersion: UInt32?) {
+            switch pending {
+            case .known(let state): kept = dataVersion.map { ($0, state) }
+            case .changed: kept = nil
+            case .untouched: break
+            }
+            pending = .untouched
+        }
     }
 
     static func readState(_ connection: SQLiteConnection) throws -> State {
@@ -137,6 +190,7 @@ enum HistoryTable {
     /// Deletes the kept transactions that `history` (loaded from the table, then changed) no
     /// longer holds, and stores its counters.
     static func store(_ history: StoreHistory, replacing old: StoreHistory, on connection: SQLiteConnection) throws {
+        connection.history.pending = .changed
         let kept = Set(history.records.map(\.number))
         let delete = try connection.statement("DELETE FROM \(table) WHERE number = ?")
         for record in old.records where !kept.contains(record.number) {
@@ -149,6 +203,7 @@ enum HistoryTable {
 
     /// Deletes every transaction (an erase): tokens from before it expire.
     static func deleteAll(on connection: SQLiteConnection) throws {
+        connection.history.pending = .changed
         var counters = try readCounters(connection)
         let newest = try pair(connection, "SELECT number, 0 FROM \(table) ORDER BY number DESC LIMIT 1")
         counters.last = max(counters.last, newest?.0 ?? 0)
@@ -159,6 +214,7 @@ enum HistoryTable {
 
     /// Removes one transaction a save across stores undid after committing; its number stays used.
     static func remove(_ number: Int64, on connection: SQLiteConnection) throws {
+        connection.history.pending = .changed
         let delete = try connection.statement("DELETE FROM \(table) WHERE number = ?")
         delete.bind(1, number)
         try delete.run()

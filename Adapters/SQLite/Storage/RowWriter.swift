@@ -518,6 +518,30 @@ struct RowWriter {
             count: found.count, isEveryRow: rows > 0 && found.count == rows, missing: Set(keys).subtracting(found))
     }
 
+    /// Every key the entity's table holds, in no particular order.
+    ///
+    /// Keys minted in a run (a table filled and never thinned) are one range: when the table's
+    /// count equals the span from its smallest to its largest key, the keys are that range, found
+    /// with two steps down the table's b-tree and a count of its pages' cells, without reading a
+    /// row. Otherwise SQLite reads them from whichever of the table's b-trees is smallest.
+    func keys(of layout: EntityLayout) throws -> [Int64] {
+        let key = EntityLayout.primaryKey
+        let bounds = try connection.statement(
+            "SELECT (SELECT min(\(key)) FROM \(layout.table)), (SELECT max(\(key)) FROM \(layout.table)), "
+                + "(SELECT count(*) FROM \(layout.table))")
+        try bounds.step()
+        let (low, high, count) = (bounds.int64(0), bounds.int64(1), bounds.int64(2))
+        bounds.reset()
+        guard count > 0 else { return [] }
+        if high.subtractingReportingOverflow(low) == (count - 1, false) { return Array(low...high) }
+        let statement = try connection.statement("SELECT \(key) FROM \(layout.table)")
+        defer { statement.reset() }
+        var keys: [Int64] = []
+        keys.reserveCapacity(Int(count))
+        while try statement.step() { keys.append(statement.int64(0)) }
+        return keys
+    }
+
     func countsEveryRow(_ list: String, layout: EntityLayout) throws -> Bool {
         let total = try connection.statement("SELECT count(*) FROM \(layout.table)")
         try total.step()
