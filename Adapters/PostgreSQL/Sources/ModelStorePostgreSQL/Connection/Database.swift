@@ -160,6 +160,10 @@ final class Database: Sendable {
                 default:
                     throw ModelStoreErrors.commitOutcomeUnknown(doing, url: url, underlying: doubt.underlying)
                 }
+            } catch is RunUnprepared {
+                // Again from the start: the refused text now runs unprepared, and each retry
+                // refuses another text, so the retries end.
+                continue
             } catch {
                 if ModelStoreErrors.isRetryable(error) && attempt < retries {
                     attempt += 1
@@ -193,13 +197,16 @@ final class Database: Sendable {
     private static func begin<Value: Sendable>(
         _ begin: String, _ session: Session, _ body: @Sendable (Session) async throws -> Value
     ) async throws -> Value {
-        try await session.execute(begin)
+        // Sent with the body's first statement (see `Session.Opening`), so it costs no round trip.
+        session.opening.set(begin)
         do {
             return try await body(session)
         } catch {
             // A connection the server dropped cannot roll back; the server already did, and the
-            // session does not write to a closed connection.
-            if !session.connection.isClosed { _ = try? await session.execute("ROLLBACK") }
+            // session does not write to a closed connection. A transaction never begun needs none.
+            if session.opening.take() == nil && !session.connection.isClosed {
+                _ = try? await session.execute("ROLLBACK")
+            }
             throw error
         }
     }
@@ -229,6 +236,8 @@ final class Database: Sendable {
         while true {
             do {
                 return try await client.withConnection { connection in try await body(Session(connection: connection)) }
+            } catch is RunUnprepared {
+                continue
             } catch {
                 // A read changes nothing, so one whose pooled connection had already ended (the
                 // server terminated or restarted it, and the pool has not noticed yet) runs once
@@ -251,6 +260,28 @@ struct Session: @unchecked Sendable {
     let transactionID = TransactionID()
     /// Statements to run on the connection once the transaction has committed (see ``AfterCommit``).
     let afterCommit = AfterCommit()
+    /// The `BEGIN` the session's next statement sends first (see ``Opening``).
+    let opening = Opening()
+
+    /// A transaction's `BEGIN`, sent right before the transaction's first statement, without
+    /// waiting for its answer: PostgresNIO runs a connection's statements in the order they were
+    /// written, so the statement runs in the transaction, and the transaction costs no round trip
+    /// of its own. `BEGIN` has no operands and cannot fail on a live connection; its answer is
+    /// still checked after the statement's (a failure is the statement's failure).
+    final class Opening: @unchecked Sendable {
+        // Safety: every access holds `lock`.
+        private let lock = NSLock()
+        private var statement: String?
+        func set(_ sql: String) { lock.withLock { statement = sql } }
+
+        /// Removes and returns the pending `BEGIN`, if it was not sent yet.
+        func take() -> String? {
+            lock.withLock {
+                defer { statement = nil }
+                return statement
+            }
+        }
+    }
 
     /// The id of a session's transaction, kept by the statement that read it for the commit.
     final class TransactionID: @unchecked Sendable {
@@ -296,19 +327,69 @@ struct Session: @unchecked Sendable {
     /// connection, lock or thread.
     @discardableResult
     func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws -> [PostgresRow] {
+        try await collect { connection in
+            var result: [PostgresRow] = []
+            for try await row in try await connection.query(
+                PostgresQuery(unsafeSQL: sql, binds: binds), logger: Database.silent)
+            {
+                result.append(row)
+            }
+            return result
+        }
+    }
+
+    /// Runs a statement kept prepared on the connection (see ``PreparedStatements``) and returns
+    /// its rows; as ``query(_:_:)`` once its text is refused or there are too many.
+    ///
+    /// Every value must be a parameter, and each parameter's type must follow from the text (see
+    /// rule 2 of ``PreparedStatements``). Throws ``RunUnprepared`` when the server refuses the
+    /// prepared statement for its types or shape: ``Database`` then runs the read or the
+    /// transaction again, and the text runs unprepared.
+    @discardableResult
+    func query(prepared sql: String, _ binds: PostgresBindings) async throws -> [PostgresRow] {
+        guard let name = PreparedStatements.shared.name(for: sql) else { return try await query(sql, binds) }
+        do {
+            return try await collect { connection in
+                try await NamedStatement.$text.withValue(.init(name: name, sql: sql)) {
+                    var result: [PostgresRow] = []
+                    for try await row in try await connection.execute(
+                        NamedStatement(bindings: binds), logger: Database.silent)
+                    {
+                        result.append(row)
+                    }
+                    return result
+                }
+            }
+        } catch let error as PSQLError {
+            guard let state = error.serverInfo?[.sqlState] else { throw error }
+            if PreparedStatements.refusingStates.contains(state) {
+                PreparedStatements.shared.refuse(sql)
+                throw RunUnprepared(underlying: error)
+            }
+            if PreparedStatements.mayHaveFailedPreparing(state) { PreparedStatements.shared.rename(sql) }
+            throw error
+        }
+    }
+
+    /// Runs `body` on the connection in a task of the bridge, and returns what it collects; fails
+    /// with ``ConnectionClosed`` as soon as the connection closes (see ``query(_:_:)``).
+    private func collect(
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> [PostgresRow]
+    ) async throws -> [PostgresRow] {
         let connection = connection
         if connection.isClosed { throw ConnectionClosed() }
+        let begin = opening.take()
         let outcome = FirstOutcome<[PostgresRow]>()
         return try await withCheckedThrowingContinuation { continuation in
             outcome.start(continuation)
             let watch = CloseWatch.shared.watch(connection) { outcome.finish(.failure(ConnectionClosed())) }
             Task(executorPreference: BridgeExecutor.shared) {
+                // Written before the statement, from this thread, so it reaches the server first.
+                let begun = begin.map { connection.query(PostgresQuery(unsafeSQL: $0), logger: Database.silent) }
                 do {
-                    let rows = try await connection.query(
-                        PostgresQuery(unsafeSQL: sql, binds: binds), logger: Database.silent)
-                    var result: [PostgresRow] = []
-                    for try await row in rows { result.append(row) }
-                    outcome.finish(.success(result))
+                    let rows = try await body(connection)
+                    _ = try await begun?.get()
+                    outcome.finish(.success(rows))
                 } catch {
                     outcome.finish(.failure(error))
                 }
