@@ -52,7 +52,10 @@ struct PostgreSQLPreparedStatementTests {
         #expect(kept.map(\.changes.count) == [20], "the history over its limit was not trimmed to nine tenths")
     }
 
-    @Test func aFetchAndAnUpdateRunPreparedGiveTheirResultsAgainAfterTheTableIsAltered() async throws {
+    /// Synchronous, with the admin statement run on the store's bridge: an `await` here could wait
+    /// for a thread of the cooperative pool (which parallel synchronous tests hold) for longer than
+    /// the pool keeps an idle connection, and a new connection would prepare afresh.
+    @Test func aFetchAndAnUpdateRunPreparedGiveTheirResultsAgainAfterTheTableIsAltered() throws {
         let namespace = PostgreSQLServer.freshNamespace("prep")
         let (container, _) = try Self.container(namespace)
         let context = ModelContext(container)
@@ -68,9 +71,12 @@ struct PostgreSQLPreparedStatementTests {
 
         // Another program changes a column's type: the prepared statements' results change shape
         // (PostgreSQL refuses to run them: "cached plan must not change result type").
-        let admin = try await AdminConnection.open()
-        try await admin.run("ALTER TABLE \"\(namespace)\".\"Patron\" ALTER COLUMN \"name\" TYPE varchar(200)")
-        try await admin.close()
+        try BridgeExecutor.shared.wait(
+            for: {
+                let admin = try await AdminConnection.open()
+                try await admin.run("ALTER TABLE \"\(namespace)\".\"Patron\" ALTER COLUMN \"name\" TYPE varchar(200)")
+                try await admin.close()
+            }, storeURL: "the test server")
 
         #expect(try ModelContext(container).fetch(unique).map { [$0.name, "\($0.age)"] } == [["r3", "41"]])
         #expect(
