@@ -57,7 +57,7 @@ struct PostgreSQLPreparedStatementTests {
     /// the pool keeps an idle connection, and a new connection would prepare afresh.
     @Test func aFetchAndAnUpdateRunPreparedGiveTheirResultsAgainAfterTheTableIsAltered() throws {
         let namespace = PostgreSQLServer.freshNamespace("prep")
-        let (container, _) = try Self.container(namespace)
+        let (container, store) = try Self.container(namespace)
         let context = ModelContext(container)
         _ = try context.insert(
             Patron.self, rows: (0..<10).map { [.set(\.email, to: "a\($0)@example.com"), .set(\.name, to: "r\($0)")] })
@@ -80,7 +80,7 @@ struct PostgreSQLPreparedStatementTests {
 
         #expect(try ModelContext(container).fetch(unique).map { [$0.name, "\($0.age)"] } == [["r3", "41"]])
         #expect(
-            !PreparedStatements.shared.refused(containing: namespace).isEmpty,
+            !store.database.statements.refused(containing: namespace).isEmpty,
             "the server did not refuse a prepared statement after the table changed: the test tests nothing")
         patron.age = 42
         try editing.save()

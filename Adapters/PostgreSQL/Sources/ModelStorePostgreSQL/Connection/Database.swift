@@ -13,6 +13,8 @@ final class Database: Sendable {
     let url: String
     private let runner: Task<Void, Never>
     private let retries: Int
+    /// The statements kept prepared on the pool's connections.
+    let statements = PreparedStatements()
 
     init(_ configuration: PostgreSQLStoreConfiguration) {
         var client: PostgresClient.Configuration
@@ -130,7 +132,7 @@ final class Database: Sendable {
         while true {
             do {
                 return try await client.withConnection { connection in
-                    let session = Session(connection: connection)
+                    let session = Session(connection: connection, statements: statements)
                     let value = try await Self.begin("BEGIN ISOLATION LEVEL \(isolation)", session, body)
                     // The transaction's id, to learn its fate if the connection ends during COMMIT (a
                     // statement of the body may have read it already).
@@ -218,7 +220,7 @@ final class Database: Sendable {
     ) async throws -> Value {
         do {
             return try await client.withConnection { connection in
-                let session = Session(connection: connection)
+                let session = Session(connection: connection, statements: statements)
                 let value = try await Self.begin("BEGIN", session, body)
                 try await session.execute("ROLLBACK")
                 return value
@@ -235,7 +237,9 @@ final class Database: Sendable {
         var attempt = 0
         while true {
             do {
-                return try await client.withConnection { connection in try await body(Session(connection: connection)) }
+                return try await client.withConnection { connection in
+                    try await body(Session(connection: connection, statements: statements))
+                }
             } catch is RunUnprepared {
                 continue
             } catch {
@@ -256,6 +260,9 @@ final class Database: Sendable {
 struct Session: @unchecked Sendable {
     // Safety: a session lives only inside the closure its connection was leased for, used by one task.
     let connection: PostgresConnection
+    /// The names of the statements kept prepared on the connection's pool; `nil` on a connection
+    /// of its own, where ``query(prepared:_:)`` runs statements unprepared.
+    var statements: PreparedStatements? = nil
     /// The id of the session's transaction (`txid_current()`), when a statement has read it.
     let transactionID = TransactionID()
     /// Statements to run on the connection once the transaction has committed (see ``AfterCommit``).
@@ -323,18 +330,25 @@ struct Session: @unchecked Sendable {
     /// Fails with ``ConnectionClosed`` as soon as the connection closes, even when PostgresNIO
     /// would never answer: a query written to a channel whose handlers NIO already removed
     /// (which it does when the channel closes) is dropped with its promise, and waiting for it
-    /// would wait forever. The abandoned query's task then stays suspended; it holds no
-    /// connection, lock or thread.
+    /// would wait forever. The statement's future is answered on the connection's event loop,
+    /// which resumes the caller directly (no task of the bridge in between, as a prepared
+    /// statement needs, see ``collect(_:)``).
     @discardableResult
     func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws -> [PostgresRow] {
-        try await collect { connection in
-            var result: [PostgresRow] = []
-            for try await row in try await connection.query(
-                PostgresQuery(unsafeSQL: sql, binds: binds), logger: Database.silent)
-            {
-                result.append(row)
+        let connection = connection
+        if connection.isClosed { throw ConnectionClosed() }
+        let begin = opening.take()
+        let outcome = FirstOutcome<[PostgresRow]>()
+        return try await withCheckedThrowingContinuation { continuation in
+            outcome.start(continuation)
+            let watch = CloseWatch.shared.watch(connection) { outcome.finish(.failure(ConnectionClosed())) }
+            // Both written from this thread, so the BEGIN reaches the server first (see `Opening`).
+            let begun = begin.map { connection.query(PostgresQuery(unsafeSQL: $0), logger: Database.silent) }
+            let answer = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: Database.silent)
+            (begun.map { $0.and(answer).map(\.1) } ?? answer).whenComplete { result in
+                CloseWatch.shared.forget(watch, on: connection)
+                outcome.finish(result.map(\.rows))
             }
-            return result
         }
     }
 
@@ -347,7 +361,7 @@ struct Session: @unchecked Sendable {
     /// transaction again, and the text runs unprepared.
     @discardableResult
     func query(prepared sql: String, _ binds: PostgresBindings) async throws -> [PostgresRow] {
-        guard let name = PreparedStatements.shared.name(for: sql) else { return try await query(sql, binds) }
+        guard let statements, let name = statements.name(for: sql) else { return try await query(sql, binds) }
         do {
             return try await collect { connection in
                 try await NamedStatement.$text.withValue(.init(name: name, sql: sql)) {
@@ -363,16 +377,18 @@ struct Session: @unchecked Sendable {
         } catch let error as PSQLError {
             guard let state = error.serverInfo?[.sqlState] else { throw error }
             if PreparedStatements.refusingStates.contains(state) {
-                PreparedStatements.shared.refuse(sql)
+                statements.refuse(sql)
                 throw RunUnprepared(underlying: error)
             }
-            if PreparedStatements.mayHaveFailedPreparing(state) { PreparedStatements.shared.rename(sql) }
+            if PreparedStatements.mayHaveFailedPreparing(state) { statements.rename(sql) }
             throw error
         }
     }
 
     /// Runs `body` on the connection in a task of the bridge, and returns what it collects; fails
-    /// with ``ConnectionClosed`` as soon as the connection closes (see ``query(_:_:)``).
+    /// with ``ConnectionClosed`` as soon as the connection closes (see ``query(_:_:)``), while
+    /// `body`'s task, if PostgresNIO never answers it, stays suspended holding no connection, lock
+    /// or thread.
     private func collect(
         _ body: @escaping @Sendable (PostgresConnection) async throws -> [PostgresRow]
     ) async throws -> [PostgresRow] {

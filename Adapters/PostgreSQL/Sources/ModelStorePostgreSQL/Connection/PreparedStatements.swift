@@ -7,8 +7,8 @@ import PostgresNIO
 ///
 /// A statement's text gets a name (`modelstore_<n>`) the first time it is run prepared; PostgresNIO
 /// prepares it on a connection the first time that connection runs it (one extra round trip), and
-/// afterwards sends only its name and parameters. Names are process-wide: the same text has the
-/// same name on every connection, and a connection belongs to one process.
+/// afterwards sends only its name and parameters. Each store's pool has its own names: the same
+/// text has the same name on every connection of the pool.
 ///
 /// ## Rules
 /// 1. Only statements whose text does not depend on values (every value a parameter) are named,
@@ -31,10 +31,7 @@ final class PreparedStatements: @unchecked Sendable {
     private var refused: Set<String> = []
     private var next = 0
 
-    /// The statements of every store of the process.
-    static let shared = PreparedStatements()
-
-    /// How many texts get names; later ones run unprepared.
+    /// How many texts of one pool get names; later ones run unprepared.
     static let capacity = 512
 
     /// The SQLSTATEs after which a text is no longer run prepared: undeterminable parameter type
