@@ -335,20 +335,11 @@ struct Session: @unchecked Sendable {
     /// statement needs, see ``collect(_:)``).
     @discardableResult
     func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws -> [PostgresRow] {
-        let connection = connection
-        if connection.isClosed { throw ConnectionClosed() }
-        let begin = opening.take()
-        let outcome = FirstOutcome<[PostgresRow]>()
-        return try await withCheckedThrowingContinuation { continuation in
-            outcome.start(continuation)
-            let watch = CloseWatch.shared.watch(connection) { outcome.finish(.failure(ConnectionClosed())) }
+        try await answer { connection, begin, finish in
             // Both written from this thread, so the BEGIN reaches the server first (see `Opening`).
             let begun = begin.map { connection.query(PostgresQuery(unsafeSQL: $0), logger: Database.silent) }
             let answer = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: Database.silent)
-            (begun.map { $0.and(answer).map(\.1) } ?? answer).whenComplete { result in
-                CloseWatch.shared.forget(watch, on: connection)
-                outcome.finish(result.map(\.rows))
-            }
+            (begun.map { $0.and(answer).map(\.1) } ?? answer).whenComplete { finish($0.map(\.rows)) }
         }
     }
 
@@ -392,6 +383,29 @@ struct Session: @unchecked Sendable {
     private func collect(
         _ body: @escaping @Sendable (PostgresConnection) async throws -> [PostgresRow]
     ) async throws -> [PostgresRow] {
+        try await answer { connection, begin, finish in
+            Task(executorPreference: BridgeExecutor.shared) {
+                // Written before the statement, from this thread, so it reaches the server first.
+                let begun = begin.map { connection.query(PostgresQuery(unsafeSQL: $0), logger: Database.silent) }
+                do {
+                    let rows = try await body(connection)
+                    _ = try await begun?.get()
+                    finish(.success(rows))
+                } catch {
+                    finish(.failure(error))
+                }
+            }
+        }
+    }
+
+    /// Starts a statement with `start` (given the connection, the pending `BEGIN` to write first,
+    /// and the callback for its outcome) and waits for its outcome, or for the connection to close,
+    /// whichever comes first.
+    private func answer(
+        _ start: (
+            PostgresConnection, String?, @escaping @Sendable (Result<[PostgresRow], any Error>) -> Void
+        ) -> Void
+    ) async throws -> [PostgresRow] {
         let connection = connection
         if connection.isClosed { throw ConnectionClosed() }
         let begin = opening.take()
@@ -399,17 +413,9 @@ struct Session: @unchecked Sendable {
         return try await withCheckedThrowingContinuation { continuation in
             outcome.start(continuation)
             let watch = CloseWatch.shared.watch(connection) { outcome.finish(.failure(ConnectionClosed())) }
-            Task(executorPreference: BridgeExecutor.shared) {
-                // Written before the statement, from this thread, so it reaches the server first.
-                let begun = begin.map { connection.query(PostgresQuery(unsafeSQL: $0), logger: Database.silent) }
-                do {
-                    let rows = try await body(connection)
-                    _ = try await begun?.get()
-                    outcome.finish(.success(rows))
-                } catch {
-                    outcome.finish(.failure(error))
-                }
+            start(connection, begin) { result in
                 CloseWatch.shared.forget(watch, on: connection)
+                outcome.finish(result)
             }
         }
     }
