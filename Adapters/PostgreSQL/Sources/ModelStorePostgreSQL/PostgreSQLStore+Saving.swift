@@ -161,6 +161,37 @@ extension PostgreSQLStore {
         }
     }
 
+    /// Deletes every model of `T`'s entity in one transaction and returns their identifiers:
+    /// `DELETE FROM table RETURNING` the keys (and the `.preserveValueOnDeletion` attributes for
+    /// the tombstones), its join tables emptied, references to the rows from other tables cleared
+    /// (as a batch delete clears them), and one history transaction, as a batch delete of the same
+    /// models records it. Nothing is read first, and no key is sent to the server.
+    public func deleteEveryModel<T: PersistentModel>(
+        _ request: DataStoreDeleteEveryModelRequest<T>
+    ) throws -> [PersistentIdentifier] {
+        let entityName = Schema.entityName(for: T.self)
+        guard let layout = layouts[entityName] else { return [] }
+        let storeIdentifier = identifier
+        let (history, limit, author) = (opener.history, configuration.historyLimit, request.editingState.author)
+        // Whether a to-one column or a join table of any entity may name the deleted rows.
+        let referred = layouts.values.contains { other in
+            other.columns.contains { $0.destination == entityName }
+                || other.joinTables.contains { $0.destination == entityName }
+        }
+        return try database.wait {
+            try await self.withWriter("deleting every '\(entityName)'") { writer in
+                for join in layout.joinTables { try await writer.session.execute("DELETE FROM \(join.table)") }
+                let deleted = try await writer.deleteReturningVersions(layout, where: "true", PostgresBindings())
+                let ids = deleted.map {
+                    PersistentIdentifier.identifier(for: storeIdentifier, entityName: entityName, primaryKey: $0.key)
+                }
+                if referred { _ = try await writer.clearDanglingReferences(changed: [], deleted: ids) }
+                _ = try await history.record(deleted.map(\.change), author: author, limit: limit, on: writer.session)
+                return ids
+            }
+        }
+    }
+
     /// Sets values on models by identifier: one `UPDATE … WHERE _pk = ANY(…)` per entity, atomically,
     /// with uniqueness enforced by the unique indexes.
     public func update<T: PersistentModel>(_ request: DataStoreBatchUpdateRequest<T>) throws {

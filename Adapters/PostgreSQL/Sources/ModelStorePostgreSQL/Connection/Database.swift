@@ -13,6 +13,8 @@ final class Database: Sendable {
     let url: String
     private let runner: Task<Void, Never>
     private let retries: Int
+    /// The statements kept prepared on the pool's connections.
+    let statements = PreparedStatements()
 
     init(_ configuration: PostgreSQLStoreConfiguration) {
         var client: PostgresClient.Configuration
@@ -130,7 +132,7 @@ final class Database: Sendable {
         while true {
             do {
                 return try await client.withConnection { connection in
-                    let session = Session(connection: connection)
+                    let session = Session(connection: connection, statements: statements)
                     let value = try await Self.begin("BEGIN ISOLATION LEVEL \(isolation)", session, body)
                     // The transaction's id, to learn its fate if the connection ends during COMMIT (a
                     // statement of the body may have read it already).
@@ -160,6 +162,10 @@ final class Database: Sendable {
                 default:
                     throw ModelStoreErrors.commitOutcomeUnknown(doing, url: url, underlying: doubt.underlying)
                 }
+            } catch is RunUnprepared {
+                // Again from the start: the refused text now runs unprepared, and each retry
+                // refuses another text, so the retries end.
+                continue
             } catch {
                 if ModelStoreErrors.isRetryable(error) && attempt < retries {
                     attempt += 1
@@ -193,13 +199,16 @@ final class Database: Sendable {
     private static func begin<Value: Sendable>(
         _ begin: String, _ session: Session, _ body: @Sendable (Session) async throws -> Value
     ) async throws -> Value {
-        try await session.execute(begin)
+        // Sent with the body's first statement (see `Session.Opening`), so it costs no round trip.
+        session.opening.set(begin)
         do {
             return try await body(session)
         } catch {
             // A connection the server dropped cannot roll back; the server already did, and the
-            // session does not write to a closed connection.
-            if !session.connection.isClosed { _ = try? await session.execute("ROLLBACK") }
+            // session does not write to a closed connection. A transaction never begun needs none.
+            if session.opening.take() == nil && !session.connection.isClosed {
+                _ = try? await session.execute("ROLLBACK")
+            }
             throw error
         }
     }
@@ -211,7 +220,7 @@ final class Database: Sendable {
     ) async throws -> Value {
         do {
             return try await client.withConnection { connection in
-                let session = Session(connection: connection)
+                let session = Session(connection: connection, statements: statements)
                 let value = try await Self.begin("BEGIN", session, body)
                 try await session.execute("ROLLBACK")
                 return value
@@ -228,7 +237,11 @@ final class Database: Sendable {
         var attempt = 0
         while true {
             do {
-                return try await client.withConnection { connection in try await body(Session(connection: connection)) }
+                return try await client.withConnection { connection in
+                    try await body(Session(connection: connection, statements: statements))
+                }
+            } catch is RunUnprepared {
+                continue
             } catch {
                 // A read changes nothing, so one whose pooled connection had already ended (the
                 // server terminated or restarted it, and the pool has not noticed yet) runs once
@@ -247,10 +260,35 @@ final class Database: Sendable {
 struct Session: @unchecked Sendable {
     // Safety: a session lives only inside the closure its connection was leased for, used by one task.
     let connection: PostgresConnection
+    /// The names of the statements kept prepared on the connection's pool; `nil` on a connection
+    /// of its own, where ``query(prepared:_:)`` runs statements unprepared.
+    var statements: PreparedStatements? = nil
     /// The id of the session's transaction (`txid_current()`), when a statement has read it.
     let transactionID = TransactionID()
     /// Statements to run on the connection once the transaction has committed (see ``AfterCommit``).
     let afterCommit = AfterCommit()
+    /// The `BEGIN` the session's next statement sends first (see ``Opening``).
+    let opening = Opening()
+
+    /// A transaction's `BEGIN`, sent right before the transaction's first statement, without
+    /// waiting for its answer: PostgresNIO runs a connection's statements in the order they were
+    /// written, so the statement runs in the transaction, and the transaction costs no round trip
+    /// of its own. `BEGIN` has no operands and cannot fail on a live connection; its answer is
+    /// still checked after the statement's (a failure is the statement's failure).
+    final class Opening: @unchecked Sendable {
+        // Safety: every access holds `lock`.
+        private let lock = NSLock()
+        private var statement: String?
+        func set(_ sql: String) { lock.withLock { statement = sql } }
+
+        /// Removes and returns the pending `BEGIN`, if it was not sent yet.
+        func take() -> String? {
+            lock.withLock {
+                defer { statement = nil }
+                return statement
+            }
+        }
+    }
 
     /// The id of a session's transaction, kept by the statement that read it for the commit.
     final class TransactionID: @unchecked Sendable {
@@ -292,27 +330,92 @@ struct Session: @unchecked Sendable {
     /// Fails with ``ConnectionClosed`` as soon as the connection closes, even when PostgresNIO
     /// would never answer: a query written to a channel whose handlers NIO already removed
     /// (which it does when the channel closes) is dropped with its promise, and waiting for it
-    /// would wait forever. The abandoned query's task then stays suspended; it holds no
-    /// connection, lock or thread.
+    /// would wait forever. The statement's future is answered on the connection's event loop,
+    /// which resumes the caller directly (no task of the bridge in between, as a prepared
+    /// statement needs, see ``collect(_:)``).
     @discardableResult
     func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws -> [PostgresRow] {
+        try await answer { connection, begin, finish in
+            // Both written from this thread, so the BEGIN reaches the server first (see `Opening`).
+            let begun = begin.map { connection.query(PostgresQuery(unsafeSQL: $0), logger: Database.silent) }
+            let answer = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: Database.silent)
+            (begun.map { $0.and(answer).map(\.1) } ?? answer).whenComplete { finish($0.map(\.rows)) }
+        }
+    }
+
+    /// Runs a statement kept prepared on the connection (see ``PreparedStatements``) and returns
+    /// its rows; as ``query(_:_:)`` once its text is refused or there are too many.
+    ///
+    /// Every value must be a parameter, and each parameter's type must follow from the text (see
+    /// rule 2 of ``PreparedStatements``). Throws ``RunUnprepared`` when the server refuses the
+    /// prepared statement for its types or shape: ``Database`` then runs the read or the
+    /// transaction again, and the text runs unprepared.
+    @discardableResult
+    func query(prepared sql: String, _ binds: PostgresBindings) async throws -> [PostgresRow] {
+        guard let statements, let name = statements.name(for: sql) else { return try await query(sql, binds) }
+        do {
+            return try await collect { connection in
+                try await NamedStatement.$text.withValue(.init(name: name, sql: sql)) {
+                    var result: [PostgresRow] = []
+                    for try await row in try await connection.execute(
+                        NamedStatement(bindings: binds), logger: Database.silent)
+                    {
+                        result.append(row)
+                    }
+                    return result
+                }
+            }
+        } catch let error as PSQLError {
+            guard let state = error.serverInfo?[.sqlState] else { throw error }
+            if PreparedStatements.refusingStates.contains(state) {
+                statements.refuse(sql)
+                throw RunUnprepared(underlying: error)
+            }
+            if PreparedStatements.mayHaveFailedPreparing(state) { statements.rename(sql) }
+            throw error
+        }
+    }
+
+    /// Runs `body` on the connection in a task of the bridge, and returns what it collects; fails
+    /// with ``ConnectionClosed`` as soon as the connection closes (see ``query(_:_:)``), while
+    /// `body`'s task, if PostgresNIO never answers it, stays suspended holding no connection, lock
+    /// or thread.
+    private func collect(
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> [PostgresRow]
+    ) async throws -> [PostgresRow] {
+        try await answer { connection, begin, finish in
+            Task(executorPreference: BridgeExecutor.shared) {
+                // Written before the statement, from this thread, so it reaches the server first.
+                let begun = begin.map { connection.query(PostgresQuery(unsafeSQL: $0), logger: Database.silent) }
+                do {
+                    let rows = try await body(connection)
+                    _ = try await begun?.get()
+                    finish(.success(rows))
+                } catch {
+                    finish(.failure(error))
+                }
+            }
+        }
+    }
+
+    /// Starts a statement with `start` (given the connection, the pending `BEGIN` to write first,
+    /// and the callback for its outcome) and waits for its outcome, or for the connection to close,
+    /// whichever comes first.
+    private func answer(
+        _ start: (
+            PostgresConnection, String?, @escaping @Sendable (Result<[PostgresRow], any Error>) -> Void
+        ) -> Void
+    ) async throws -> [PostgresRow] {
         let connection = connection
         if connection.isClosed { throw ConnectionClosed() }
+        let begin = opening.take()
         let outcome = FirstOutcome<[PostgresRow]>()
         return try await withCheckedThrowingContinuation { continuation in
             outcome.start(continuation)
             let watch = CloseWatch.shared.watch(connection) { outcome.finish(.failure(ConnectionClosed())) }
-            Task(executorPreference: BridgeExecutor.shared) {
-                do {
-                    let rows = try await connection.query(
-                        PostgresQuery(unsafeSQL: sql, binds: binds), logger: Database.silent)
-                    var result: [PostgresRow] = []
-                    for try await row in rows { result.append(row) }
-                    outcome.finish(.success(result))
-                } catch {
-                    outcome.finish(.failure(error))
-                }
+            start(connection, begin) { result in
                 CloseWatch.shared.forget(watch, on: connection)
+                outcome.finish(result)
             }
         }
     }

@@ -50,6 +50,7 @@ enum ModelStoreErrors {
     /// message (which name objects, never the values of a row's columns, for the errors mapped here).
     static func translate(_ error: any Error, doing: String, url: String) -> DataStoreError {
         if let error = error as? DataStoreError { return error }
+        if let refused = error as? RunUnprepared { return translate(refused.underlying, doing: doing, url: url) }
         if error is ConnectionClosed {
             return DataStoreError(
                 .io,

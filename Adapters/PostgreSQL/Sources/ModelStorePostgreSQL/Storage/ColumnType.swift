@@ -65,6 +65,19 @@ enum ColumnType: Sendable, Hashable {
         self == .encoded ? "\(column)::text" : column
     }
 
+    /// Whether ``bind(_:to:)`` sends `value` as a value of the column's own SQL type (or `NULL`),
+    /// which a prepared statement whose parameter took the column's type needs: its first run
+    /// fixed the type, and the server would read another type's bytes as this one's.
+    func bindsAsItself(_ value: StoreValue) -> Bool {
+        switch (self, value) {
+        case (_, .null), (.bool, .bool), (.int, .int), (.int, .uint), (.uint64, .int), (.uint64, .uint),
+            (.double, .double), (.double, .int), (.decimal, .decimal), (.string, .string), (.url, .url),
+            (.date, .date), (.data, .data), (.uuid, .uuid), (.encoded, .array), (.encoded, .dictionary):
+            true
+        default: false
+        }
+    }
+
     /// Appends a value as the column keeps it.
     func bind(_ value: StoreValue, to binds: inout PostgresBindings) throws {
         switch value {

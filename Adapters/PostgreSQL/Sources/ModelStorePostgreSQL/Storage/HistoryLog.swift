@@ -103,10 +103,11 @@ struct HistoryLog: Sendable {
         binds.append(try Self.body(of: changes))
         // The subqueries read the table as it was before this row: the newest total, and what came
         // before the oldest row (this row's start when the table was empty).
+        // Kept prepared, every parameter typed by a cast (rule 2 of `PreparedStatements`).
         let rows = try await session.query(
-            "INSERT INTO \(table) (number, changes, cumulative, committed, author, body) "
-                + "VALUES ($1, $2, $2 + coalesce((SELECT cumulative FROM \(table) ORDER BY number DESC LIMIT 1), 0), "
-                + "$3, $4, $5::json) RETURNING cumulative, "
+            prepared: "INSERT INTO \(table) (number, changes, cumulative, committed, author, body) "
+                + "VALUES ($1::bigint, $2::bigint, $2::bigint + coalesce((SELECT cumulative FROM \(table) "
+                + "ORDER BY number DESC LIMIT 1), 0), $3::double precision, $4::text, $5::text::json) RETURNING cumulative, "
                 + "coalesce((SELECT cumulative - changes FROM \(table) ORDER BY number LIMIT 1), cumulative - changes)",
             binds)
         guard let limit, let row = rows.first else { return number }

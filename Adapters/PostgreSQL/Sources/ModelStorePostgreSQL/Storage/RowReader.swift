@@ -26,7 +26,8 @@ struct RowReader: Sendable {
     ) async throws -> [Versioned] {
         let columns = layout.columns(reading: attributes)
         let list = attributes == nil ? layout.selectList : TableLayout.selectList(of: columns, alias: "t")
-        let rows = try await session.query("SELECT \(list) FROM \(layout.table) t " + clause, binds)
+        // Kept prepared: the clause holds no values (see `PreparedStatements`).
+        let rows = try await session.query(prepared: "SELECT \(list) FROM \(layout.table) t " + clause, binds)
         var result: [Versioned] = []
         result.reserveCapacity(rows.count)
         for row in rows { result.append(try read(row, layout: layout, columns: columns)) }

@@ -282,7 +282,10 @@ struct RowWriter: Sendable {
         var binds = PostgresBindings()
         binds.append(key)
         var assignments = ["\(TableLayout.version) = \(target)\(TableLayout.version) + 1"]
+        // Kept prepared unless a value is not of its column's own type (rule 2 of `PreparedStatements`).
+        var prepared = true
         for column in layout.columns {
+            if let type = column.type, !type.bindsAsItself(snapshot.values[column.slot]) { prepared = false }
             try bind(snapshot, column, layout: layout, to: &binds)
             assignments.append("\(column.quoted) = \(column.type?.placeholder(binds.count) ?? "$\(binds.count)")")
         }
@@ -300,7 +303,8 @@ struct RowWriter: Sendable {
                 + "RETURNING \(TableLayout.version)"
         let numbered = joined ? history : nil
         if let numbered { sql = numbered.takingNumber(after: sql) }
-        guard let row = try await run(sql, binds, writing: snapshot, layout: layout).first else { return nil }
+        guard let row = try await run(sql, binds, writing: snapshot, layout: layout, prepared: prepared).first
+        else { return nil }
         guard joined else { return (try row.decode(Int64.self), nil, nil) }
         let cells = row.makeRandomAccess()
         var number: Int64?
@@ -320,11 +324,12 @@ struct RowWriter: Sendable {
     /// Runs a statement that writes `snapshot`'s row; a unique index's refusal becomes
     /// `.uniqueConstraintViolation` naming the constraint and the snapshot's values.
     @discardableResult
-    func run(_ sql: String, _ binds: PostgresBindings, writing snapshot: DefaultSnapshot, layout: TableLayout)
-        async throws -> [PostgresRow]
-    {
+    func run(
+        _ sql: String, _ binds: PostgresBindings, writing snapshot: DefaultSnapshot, layout: TableLayout,
+        prepared: Bool = false
+    ) async throws -> [PostgresRow] {
         do {
-            return try await session.query(sql, binds)
+            return try await prepared ? session.query(prepared: sql, binds) : session.query(sql, binds)
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
             let names =
                 error.serverInfo?[.constraintName].flatMap(layout.constraint(named:))
