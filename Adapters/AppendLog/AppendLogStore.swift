@@ -223,8 +223,7 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
         }
         let name = Schema.entityName(for: T.self)
         guard let entity = schema.entity(named: name) else { return [] }
-        let referenced = schema.entities.contains { $0.relationships.contains { $0.destination == name } }
-        if !entity.relationships.isEmpty || referenced {
+        if !entity.relationships.isEmpty || schema.isReferenced(name) {
             let identifiers = state.withLock { $0.table.identifiers(of: name) }
             guard !identifiers.isEmpty else { return [] }
             try delete(DataStoreBatchDeleteRequest<T>(identifiers: identifiers, editingState: request.editingState))

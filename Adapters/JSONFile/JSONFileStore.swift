@@ -270,9 +270,9 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
             guard !identifiers.isEmpty else { return (nil, []) }
             var next = base
             next.deleteEveryModel(of: name)
-            let referenced = schema.entities.contains { $0.relationships.contains { $0.destination == name } }
             let repaired =
-                referenced ? try clearDanglingReferences(in: &next, changed: [], deleted: identifiers) : [:]
+                schema.isReferenced(name)
+                ? try clearDanglingReferences(in: &next, changed: [], deleted: identifiers) : [:]
             state.history.records.record(count: identifiers.count, author: request.editingState.author) {
                 base.historyChanges(deletingEveryModelOf: name) + base.historyChanges(updating: Array(repaired.values))
             }

@@ -35,10 +35,8 @@ extension ModelContext {
         let entity = try self.entity(of: T.self)
         let store = try container.store(for: entity.name)
         try store.requireAllowsSave("a batch delete of '\(entity.name)'")
-        let referenced = container.schema.entities.contains { other in
-            other.relationships.contains { $0.destination == entity.name }
-        }
-        if entity.relationships.isEmpty && !referenced, let batching = store as? any DataStoreBatching {
+        let untouched = entity.relationships.isEmpty && !container.schema.isReferenced(entity.name)
+        if untouched, let batching = store as? any DataStoreBatching {
             let ids: [PersistentIdentifier]
             if predicate == nil {
                 // Every model: the store drops the entity's rows at once and says which they were.

@@ -107,6 +107,12 @@ public final class Schema: Sendable, CustomStringConvertible {
     /// The entity with this name, if the schema has it.
     public func entity(named name: String) -> Entity? { entitiesByName[name] }
 
+    /// Whether a relationship of any entity (this one's included) has the named entity as its
+    /// destination: then deleting its models touches other models' references.
+    public func isReferenced(_ entityName: String) -> Bool {
+        entities.contains { $0.relationships.contains { $0.destination == entityName } }
+    }
+
     /// Checks the schema and throws the first problem found, as ``DataStoreError/invalidSchema``.
     ///
     /// Reports: unsupported attribute types (naming the type and the property), duplicate entity
