@@ -77,6 +77,27 @@ struct ObservationTests {
         #expect(trip.name == "Porto" && refreshed.withLock { $0 } == 1)
     }
 
+    /// A model's writes skip observation until one of its properties is read (nothing can observe
+    /// it before): once read, every write notifies, before and after the save.
+    @Test func modelsWrittenBeforeAnyReadNotifyOnceObserved() throws {
+        let container = try ModelContainer(for: Trip.self, configurations: .inMemory())
+        let context = ModelContext(container)
+        let trip = Trip(name: "Lisbon", budget: 100)
+        context.insert(trip)
+        trip.budget = 120
+        let pending = observing { _ = trip.budget }
+        trip.budget = 130
+        #expect(pending.withLock { $0 } == 1, "an inserted model read once notifies its next write")
+        try context.save()
+        let saved = observing { _ = trip.name }
+        trip.name = "Porto"
+        #expect(saved.withLock { $0 } == 1)
+        #expect(context.changedModelsArray.count == 1, "the write after the save is a change to save")
+        try context.save()
+        let stored = try #require(try ModelContext(container).fetch(FetchDescriptor<Trip>()).first)
+        #expect(stored.name == "Porto" && stored.budget == 130)
+    }
+
     @Test func transientPropertiesAreObservedButNotPersisted() throws {
         let model = Kitchen()
         let changed = LockedValue(false)

@@ -9,10 +9,11 @@ import Observation
 @propertyWrapper
 public struct Attribute<Value> {
     @usableFromInline var value: Value
-    let options: Schema.Attribute.Options
-    let originalName: String?
+    @usableFromInline let options: Schema.Attribute.Options
+    @usableFromInline let originalName: String?
 
     /// A persisted attribute with no options.
+    @inlinable
     public init(wrappedValue: Value, originalName: String? = nil) {
         value = wrappedValue
         options = []
@@ -20,6 +21,7 @@ public struct Attribute<Value> {
     }
 
     /// A persisted attribute with options, such as `.unique` or `.externalStorage`.
+    @inlinable
     public init(wrappedValue: Value, _ options: Schema.Attribute.Options, originalName: String? = nil) {
         value = wrappedValue
         self.options = options
@@ -27,6 +29,7 @@ public struct Attribute<Value> {
     }
 
     /// A persisted attribute with two options.
+    @inlinable
     public init(
         wrappedValue: Value, _ first: Schema.Attribute.Options, _ second: Schema.Attribute.Options,
         originalName: String? = nil
@@ -35,6 +38,7 @@ public struct Attribute<Value> {
     }
 
     /// An optional attribute that starts as `nil`.
+    @inlinable
     public init(_ options: Schema.Attribute.Options = [], originalName: String? = nil)
     where Value: ExpressibleByNilLiteral {
         self.init(wrappedValue: nil, options, originalName: originalName)
@@ -48,31 +52,65 @@ public struct Attribute<Value> {
     }
 
     /// Reads and writes the property, with observation and change tracking.
+    ///
+    /// Inlinable so that the common write, of a model nobody has read or observed yet (one being
+    /// built before its insert), compiles to a plain store into the property.
+    @inlinable
     public static subscript<Model: PersistentModel>(
         _enclosingInstance model: Model,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Model, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>
     ) -> Value {
         get {
-            let backing = model.persistentBackingData
-            backing.registrar.access(model, keyPath: wrappedKeyPath)
-            backing.registrar.access(backing, keyPath: \.storedValues)
-            if let probe = backing.probe { probe.record(storage: storageKeyPath, wrapped: wrappedKeyPath) }
-            // A model fetched with propertiesToFetch loads the other attributes on first access.
-            if backing.unfetchedSlots != nil { backing.loadUnfetchedValues(of: model, reading: wrappedKeyPath) }
-            return model[keyPath: storageKeyPath].value
+            read(model, wrapped: wrappedKeyPath, storage: storageKeyPath)
         }
         set {
-            let backing = model.persistentBackingData
-            if backing.unfetchedSlots != nil { try? backing.loadUnfetchedValues(of: model) }
-            if backing.tracksUndo {
-                backing.context?.registerUndo(of: model, wrappedKeyPath, was: model[keyPath: storageKeyPath].value)
+            if model.persistentBackingData.acceptsPlainWrites {
+                model[keyPath: storageKeyPath].value = newValue
+            } else {
+                write(newValue, to: model, wrapped: wrappedKeyPath, storage: storageKeyPath)
             }
-            backing.registrar.withMutation(of: model, keyPath: wrappedKeyPath) {
+        }
+    }
+
+    /// The getter: reports the read to observation, and loads attributes a fetch left out.
+    @usableFromInline
+    static func read<Model: PersistentModel>(
+        _ model: Model,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Model, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>
+    ) -> Value {
+        let backing = model.persistentBackingData
+        let registrar = backing.registrar
+        registrar.access(model, keyPath: wrappedKeyPath)
+        registrar.access(backing, keyPath: \.storedValues)
+        if let probe = backing.probe { probe.record(storage: storageKeyPath, wrapped: wrappedKeyPath) }
+        // A model fetched with propertiesToFetch loads the other attributes on first access.
+        if backing.unfetchedSlots != nil { backing.loadUnfetchedValues(of: model, reading: wrappedKeyPath) }
+        return model[keyPath: storageKeyPath].value
+    }
+
+    /// The setter's full path: loads attributes a fetch left out, records the undo, tells
+    /// observers, and makes the model one of its context's changed models.
+    @usableFromInline
+    static func write<Model: PersistentModel>(
+        _ newValue: Value, to model: Model,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Model, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>
+    ) {
+        let backing = model.persistentBackingData
+        if backing.unfetchedSlots != nil { try? backing.loadUnfetchedValues(of: model) }
+        if backing.tracksUndo {
+            backing.context?.registerUndo(of: model, wrappedKeyPath, was: model[keyPath: storageKeyPath].value)
+        }
+        if let registrar = backing.existingRegistrar {
+            registrar.withMutation(of: model, keyPath: wrappedKeyPath) {
                 model[keyPath: storageKeyPath].value = newValue
             }
-            backing.didMutate(model)
+        } else {
+            model[keyPath: storageKeyPath].value = newValue
         }
+        backing.didMutate(model)
     }
 }
 
@@ -84,6 +122,7 @@ public struct Transient<Value> {
     @usableFromInline var value: Value
 
     /// A transient property with its initial value.
+    @inlinable
     public init(wrappedValue: Value) { value = wrappedValue }
 
     /// Unavailable: `@Transient` works only on properties of a ``PersistentModel`` class.
@@ -104,7 +143,11 @@ public struct Transient<Value> {
             return model[keyPath: storageKeyPath].value
         }
         set {
-            model.persistentBackingData.registrar.withMutation(of: model, keyPath: wrappedKeyPath) {
+            if let registrar = model.persistentBackingData.existingRegistrar {
+                registrar.withMutation(of: model, keyPath: wrappedKeyPath) {
+                    model[keyPath: storageKeyPath].value = newValue
+                }
+            } else {
                 model[keyPath: storageKeyPath].value = newValue
             }
         }

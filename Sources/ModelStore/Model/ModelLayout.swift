@@ -493,8 +493,8 @@ final class TypedRelationshipAccessor<Model: PersistentModel, Value: Relationshi
             wrapper.pointee.value = newValue
             wrapper.pointee.fault = nil
         }
-        if let keyPath = wrappedKeyPath.withLock({ $0 }) {
-            backing.registrar.withMutation(of: typed, keyPath: keyPath, write)
+        if let keyPath = wrappedKeyPath.withLock({ $0 }), let registrar = backing.existingRegistrar {
+            registrar.withMutation(of: typed, keyPath: keyPath, write)
         } else {
             write()
         }

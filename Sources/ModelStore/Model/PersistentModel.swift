@@ -117,6 +117,7 @@ public final class BackingData: Observable {
     public init() {}
 
     /// Where the model stands with respect to its context.
+    @usableFromInline
     enum State: UInt8 {
         /// Not in any context.
         case detached
@@ -128,26 +129,56 @@ public final class BackingData: Observable {
         case deleted
     }
 
-    let registrar = ObservationRegistrar()
-    var persistentIdentifier: PersistentIdentifier?
-    weak var context: ModelContext?
+    /// The model's observation registrar, made by the first read of a wrapped property.
+    ///
+    /// Observation registers an observer only through a registrar's `access`, which the getters
+    /// call, so a model none of whose properties was ever read has no observers, and its writes
+    /// skip the registrar (a lock and a look-up per write) until then. Building a model and
+    /// inserting it, the common case, never makes one.
+    @usableFromInline @exclusivity(unchecked) var existingRegistrar: ObservationRegistrar?
+    @exclusivity(unchecked) var persistentIdentifier: PersistentIdentifier?
+    @exclusivity(unchecked) weak var context: ModelContext?
     /// The container of the context the model joined, which usually outlives the context: a model
     /// whose context is gone loads its relationships through it. Weak, so that models never keep a
     /// store open after the app released its container.
     weak var container: ModelContainer?
-    var state: State = .detached
-    var isChanged = false
+    @usableFromInline @exclusivity(unchecked) var state: State = .detached
+    @usableFromInline @exclusivity(unchecked) var isChanged = false
     /// The values last read from or written to the store, in slot order; `nil` before the first save.
-    var savedValues: [StoreValue]?
+    @exclusivity(unchecked) var savedValues: [StoreValue]?
     /// Set on the probe instance used to resolve key paths.
     var probe: ProbeRecorder?
     /// Whether the model's context has an undo manager, so each write registers how to undo it.
-    var tracksUndo = false
+    @usableFromInline @exclusivity(unchecked) var tracksUndo = false
     /// The slots of the attributes a fetch with ``FetchDescriptor/propertiesToFetch`` left unloaded
     /// (they hold their initial values, and so do those slots of ``savedValues``); `nil` when every
     /// value is loaded. Reading or writing any attribute, changing a relationship or deleting the
     /// model loads them first (``loadUnfetchedValues(of:)``).
-    var unfetchedSlots: [Int]?
+    @usableFromInline @exclusivity(unchecked) var unfetchedSlots: [Int]?
+
+    /// The registrar that observation tracking reads through, made on first use (see ``existingRegistrar``).
+    @usableFromInline
+    var registrar: ObservationRegistrar {
+        if let existingRegistrar { return existingRegistrar }
+        let registrar = ObservationRegistrar()
+        existingRegistrar = registrar
+        return registrar
+    }
+
+    /// Whether a write of an attribute may store its value and do nothing else: no observer can
+    /// be registered (no property was ever read), no undo is recorded, every attribute is loaded,
+    /// and the write changes nothing in the context's bookkeeping (the model is new, or already
+    /// among the changed models).
+    ///
+    /// The state this reads, and the rest a save touches per model, is marked
+    /// `@exclusivity(unchecked)`: a model's state is only used from its context's isolation
+    /// domain and never borrowed across a call, and the dynamic check of each access cost more
+    /// than the write it guarded.
+    @inlinable
+    var acceptsPlainWrites: Bool {
+        existingRegistrar == nil && !tracksUndo && unfetchedSlots == nil
+            && (isChanged || state == .detached || state == .inserted)
+    }
 
     /// Loads the attributes a fetch left out if the attribute at `keyPath` is one of them (reading
     /// an attribute that was fetched loads nothing).
@@ -206,12 +237,12 @@ public final class BackingData: Observable {
     /// Reports that the model's stored values were replaced without their setters, to every
     /// observation that read any of its wrapped properties.
     func storedValuesDidChange() {
-        registrar.withMutation(of: self, keyPath: \.storedValues) {}
+        existingRegistrar?.withMutation(of: self, keyPath: \.storedValues) {}
     }
 
     /// Notes a change of a stored property. A registered model becomes one of its context's changed
     /// models; a deleted one remembers it, so ``ModelContext/rollback()`` restores it.
-    @inline(__always)
+    @usableFromInline
     func didMutate(_ model: AnyObject) {
         guard !isChanged else { return }
         switch state {
