@@ -60,6 +60,8 @@ public final class ModelContext {
     @exclusivity(unchecked) var insertedModels = OrderedModels()
     @exclusivity(unchecked) var changedModels = OrderedModels()
     @exclusivity(unchecked) var deletedModels = OrderedModels()
+    /// The layout ``layout(of:)`` returned last.
+    @exclusivity(unchecked) private var lastLayout: ModelLayout?
     /// Relationships that failed to load, by model and property: the next save throws the first.
     var faultFailures: [FaultKey: DataStoreError] = [:]
 
@@ -118,8 +120,27 @@ public final class ModelContext {
     /// Inserts a model, and every new model its relationships reach, to be stored on the next save.
     public func insert<T: PersistentModel>(_ model: T) {
         register(inserted: model)
-        // Only the new model's graph: walking every pending model on each insert is quadratic.
+        // Only the new model's graph: walking every pending model on each insert is quadratic. A
+        // model type without relationships reaches nothing.
+        guard let layout = layout(of: type(of: model)), !layout.relationships.isEmpty else { return }
         registerReachableModels(from: [model])
+    }
+
+    /// The layout of a model type, remembered for the type this context asked about last: an
+    /// insert or save of many models of one type looks it up once, without the cache's lock.
+    func layout(of type: any PersistentModel.Type) -> ModelLayout? {
+        if let lastLayout, ObjectIdentifier(lastLayout.modelType) == ObjectIdentifier(type) { return lastLayout }
+        let layout = ModelLayout.of(existential: type)
+        lastLayout = layout
+        return layout
+    }
+
+    /// The identifier of a model about to be registered: its own, or a temporary one minted now.
+    private func identifier(of model: any PersistentModel) -> PersistentIdentifier {
+        let backing = model.persistentBackingData
+        if let id = backing.persistentIdentifier { return id }
+        guard let layout = layout(of: type(of: model)) else { return model.persistentModelID }
+        return backing.identifier(entityName: layout.entityName)
     }
 
     func register(inserted model: any PersistentModel) {
@@ -144,9 +165,9 @@ public final class ModelContext {
         backing.state = .inserted
         backing.isChanged = false
         backing.tracksUndo = undoManager != nil
-        registry[model.persistentModelID] = model
+        registry[identifier(of: model)] = model
         insertedModels.append(model)
-        registerUndo { $0.delete(model) }
+        if undoManager != nil { registerUndo { $0.delete(model) } }
         scheduleAutosave()
     }
 
@@ -159,10 +180,11 @@ public final class ModelContext {
     }
 
     private func registerReachableModels(from models: [any PersistentModel]) {
-        var queue = models
+        var queue = models.filter { layout(of: type(of: $0))?.relationships.isEmpty == false }
+        guard !queue.isEmpty else { return }
         var seen = Set(queue.map { ObjectIdentifier($0) })
         while let model = queue.popLast() {
-            guard let layout = ModelLayout.of(existential: type(of: model)) else { continue }
+            guard let layout = layout(of: type(of: model)), !layout.relationships.isEmpty else { continue }
             for relationship in layout.relationships {
                 for related in relationship.loadedModels(of: model) {
                     guard let related = related as? any PersistentModel, seen.insert(ObjectIdentifier(related)).inserted
