@@ -114,6 +114,33 @@ struct TripAppTests {
         #expect(item.trip === spring)
     }
 
+    /// A save of many inserts re-keys the registry in one pass (more than 64 inserts, at least
+    /// half of the registered models): every model stays registered under its one identifier.
+    @Test func aLargeSaveKeepsEveryModelRegisteredUnderItsPermanentIdentifier() throws {
+        let (rome, spring, autumn) = try seed()
+        let trips = (0..<100).map { Trip(name: "Trip \($0)", budget: Double($0)) }
+        for trip in trips { context.insert(trip) }
+        let dropped = Trip(name: "Dropped")
+        context.insert(dropped)
+        let droppedID = dropped.persistentModelID
+        context.delete(dropped)
+        let temporaryIDs = trips.map(\.persistentModelID)
+        try context.save()
+        for (trip, temporary) in zip(trips, temporaryIDs) {
+            let id = trip.persistentModelID
+            #expect(!id.isTemporary && context.registeredModel(for: id, as: Trip.self) === trip)
+            #expect(context.registeredModel(for: temporary, as: Trip.self) == nil)
+        }
+        #expect(context.registeredModel(for: droppedID, as: Trip.self) == nil && dropped.modelContext == nil)
+        #expect(context.registeredModel(for: spring.persistentModelID, as: Trip.self) === spring)
+        #expect(context.registeredModel(for: autumn.persistentModelID, as: Trip.self) === autumn)
+        #expect(context.registeredModel(for: rome.persistentModelID, as: Destination.self) === rome)
+        #expect(try context.fetch(FetchDescriptor<Trip>()).count == 102)
+        trips[7].budget = 70
+        try context.save()
+        #expect(try ModelContext(container).model(for: trips[7].persistentModelID, as: Trip.self)?.budget == 70)
+    }
+
     @Test func relationshipsLoadLazilyAndInversesStayInStep() throws {
         _ = try seed()
         let fresh = ModelContext(container)

@@ -213,6 +213,8 @@ extension ModelContext {
     /// The snapshots a save writes.
     struct Changes {
         var inserted: [DefaultSnapshot] = []
+        /// The model of each of ``inserted``, in the same order.
+        var insertedModels: [any PersistentModel] = []
         var updated: [DefaultSnapshot] = []
         var deleted: [DefaultSnapshot] = []
         /// Models outside the save whose stored references a nullify rule clears, with what is written for them.
@@ -251,8 +253,10 @@ extension ModelContext {
         var layouts: LayoutCache?
         let deleted = deletion.identifiers
         changes.inserted.reserveCapacity(inserted.count)
+        changes.insertedModels.reserveCapacity(inserted.count)
         for model in inserted where deletion.models.isEmpty || !deletion.contains(model) {
             changes.inserted.append(try snapshot(of: model, layouts: &layouts).removingReferences(to: deleted))
+            changes.insertedModels.append(model)
         }
         var updatedIDs = Set<PersistentIdentifier>()
         for model in changed where deletion.models.isEmpty || !deletion.contains(model) {
@@ -402,16 +406,34 @@ extension ModelContext {
         }
         var insertedIDs: [PersistentIdentifier] = []
         insertedIDs.reserveCapacity(changes.inserted.count)
-        for snapshot in changes.inserted {
-            guard let model = registry.removeValue(forKey: snapshot.persistentIdentifier) else { continue }
-            let permanent = remapped[snapshot.persistentIdentifier] ?? snapshot.persistentIdentifier
+        // A save of many inserts into a context holding little else (an import) builds the registry
+        // anew, one insertion per model, instead of removing each temporary key and adding its
+        // permanent one: two look-ups in a large table per model.
+        let rekeysByRebuilding = changes.inserted.count > 64 && changes.inserted.count * 2 >= registry.count
+        for (snapshot, model) in zip(changes.inserted, changes.insertedModels) {
+            let temporary = snapshot.persistentIdentifier
+            if !rekeysByRebuilding && registry.removeValue(forKey: temporary) == nil { continue }
+            let permanent = remapped[temporary] ?? temporary
             let backing = model.persistentBackingData
             backing.persistentIdentifier = permanent
             backing.state = .registered
             backing.isChanged = false
             backing.savedValues = snapshot.copy(persistentIdentifier: permanent, remappedIdentifiers: remapped).values
-            registry[permanent] = model
+            if !rekeysByRebuilding { registry[permanent] = model }
             insertedIDs.append(permanent)
+        }
+        if rekeysByRebuilding {
+            var rebuilt = [PersistentIdentifier: any PersistentModel](minimumCapacity: registry.count)
+            for (id, model) in registry {
+                // A temporary key of a model now registered is one this save inserted.
+                let backing = model.persistentBackingData
+                if id.isTemporary, backing.state == .registered, let permanent = backing.persistentIdentifier {
+                    rebuilt[permanent] = model
+                } else {
+                    rebuilt[id] = model
+                }
+            }
+            registry = rebuilt
         }
         for snapshot in changes.updated where changes.nullifiedOnly[snapshot.persistentIdentifier] == nil {
             guard let model = registry[snapshot.persistentIdentifier] else { continue }
