@@ -418,7 +418,11 @@ extension ModelContext {
             backing.persistentIdentifier = permanent
             backing.state = .registered
             backing.isChanged = false
-            backing.savedValues = snapshot.copy(persistentIdentifier: permanent, remappedIdentifiers: remapped).values
+            // Only references change under the mapping: without relationships the values stand.
+            backing.savedValues =
+                snapshot.entity.relationships.isEmpty
+                ? snapshot.values
+                : snapshot.copy(persistentIdentifier: permanent, remappedIdentifiers: remapped).values
             if !rekeysByRebuilding { registry[permanent] = model }
             insertedIDs.append(permanent)
         }

@@ -166,7 +166,8 @@ public final class ModelContext {
         backing.isChanged = false
         backing.tracksUndo = undoManager != nil
         registry[identifier(of: model)] = model
-        insertedModels.append(model)
+        // New to this context (its state said so above), so not in the list.
+        insertedModels.appendNew(model)
         if undoManager != nil { registerUndo { $0.delete(model) } }
         scheduleAutosave()
     }
@@ -347,27 +348,49 @@ public final class ModelContext {
 }
 
 /// Models in insertion order, with constant-time membership.
+///
+/// The membership set is built on first need: a caller that knows a model is new appends it with
+/// ``appendNew(_:)``, which skips the set while nothing asked about membership (a large import
+/// hashes each model once, into the registry, not twice).
 struct OrderedModels {
     private(set) var models: [any PersistentModel] = []
-    private var members: Set<ObjectIdentifier> = []
+    /// Every model of ``models``, or `nil` until a membership question needs it.
+    private var members: Set<ObjectIdentifier>?
 
-    var isEmpty: Bool { members.isEmpty }
-    var count: Int { members.count }
+    var isEmpty: Bool { models.isEmpty }
+    var count: Int { models.count }
 
     mutating func append(_ model: any PersistentModel) {
-        if members.insert(ObjectIdentifier(model)).inserted { models.append(model) }
+        buildMembersIfNeeded()
+        if members!.insert(ObjectIdentifier(model)).inserted { models.append(model) }
+    }
+
+    /// Appends a model the caller knows is not in the list.
+    mutating func appendNew(_ model: any PersistentModel) {
+        members?.insert(ObjectIdentifier(model))
+        models.append(model)
     }
 
     mutating func remove(_ model: any PersistentModel) {
-        if members.remove(ObjectIdentifier(model)) != nil {
+        buildMembersIfNeeded()
+        if members!.remove(ObjectIdentifier(model)) != nil {
             models.removeAll { $0 === model }
         }
     }
 
-    func contains(_ model: any PersistentModel) -> Bool { members.contains(ObjectIdentifier(model)) }
+    /// Whether the list has the model; a walk of the list while the set is not built (only
+    /// ``appendNew(_:)`` filled it).
+    func contains(_ model: any PersistentModel) -> Bool {
+        members?.contains(ObjectIdentifier(model)) ?? models.contains { $0 === model }
+    }
 
     mutating func removeAll() {
         models.removeAll()
-        members.removeAll()
+        members = nil
+    }
+
+    /// Builds the membership set from ``models`` if no one needed it yet.
+    private mutating func buildMembersIfNeeded() {
+        if members == nil { members = Set(models.lazy.map { ObjectIdentifier($0) }) }
     }
 }

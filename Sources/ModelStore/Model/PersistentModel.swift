@@ -135,7 +135,14 @@ public final class BackingData: Observable {
     /// call, so a model none of whose properties was ever read has no observers, and its writes
     /// skip the registrar (a lock and a look-up per write) until then. Building a model and
     /// inserting it, the common case, never makes one.
-    @usableFromInline @exclusivity(unchecked) var existingRegistrar: ObservationRegistrar?
+    @exclusivity(unchecked) private var madeRegistrar: ObservationRegistrar?
+    /// Whether the registrar was made. A flag of its own: `ObservationRegistrar` is opaque outside
+    /// its library, so even testing the optional for `nil` goes through its value witnesses.
+    @usableFromInline @exclusivity(unchecked) var hasRegistrar = false
+
+    /// The registrar if a read made it, else `nil` (nothing can observe the model yet).
+    @usableFromInline
+    var existingRegistrar: ObservationRegistrar? { hasRegistrar ? madeRegistrar : nil }
     @exclusivity(unchecked) var persistentIdentifier: PersistentIdentifier?
     @exclusivity(unchecked) weak var context: ModelContext?
     /// The container of the context the model joined, which usually outlives the context: a model
@@ -159,9 +166,10 @@ public final class BackingData: Observable {
     /// The registrar that observation tracking reads through, made on first use (see ``existingRegistrar``).
     @usableFromInline
     var registrar: ObservationRegistrar {
-        if let existingRegistrar { return existingRegistrar }
+        if hasRegistrar, let madeRegistrar { return madeRegistrar }
         let registrar = ObservationRegistrar()
-        existingRegistrar = registrar
+        madeRegistrar = registrar
+        hasRegistrar = true
         return registrar
     }
 
@@ -176,7 +184,7 @@ public final class BackingData: Observable {
     /// than the write it guarded.
     @inlinable
     var acceptsPlainWrites: Bool {
-        existingRegistrar == nil && !tracksUndo && unfetchedSlots == nil
+        !hasRegistrar && !tracksUndo && unfetchedSlots == nil
             && (isChanged || state == .detached || state == .inserted)
     }
 
