@@ -35,6 +35,25 @@ struct ContextAsyncTests {
         #expect(try ModelContext(container).fetch(descriptor).map(\.name) == names)
     }
 
+    /// An awaited save tells observers the transaction it recorded, as the synchronous save does.
+    @Test func anAsynchronousSaveCarriesItsHistoryToken() async throws {
+        let (container, store) = try suspendingContainer()
+        let context = ModelContext(container)
+        let seen = LockedValue<[DefaultHistoryToken]>([])
+        let observer = NotificationCenter.default.addObserver(
+            forName: ModelContext.didSave, object: context, queue: nil
+        ) { note in
+            let tokens = note.userInfo?[ModelContext.NotificationKey.historyTokens.rawValue] as? [DefaultHistoryToken]
+            seen.withLock { $0 = tokens ?? [] }
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        context.insert(Trip(name: "Lisbon"))
+        try await context.saveAsync()
+        #expect(store.calls.withLock { $0.async } > 0, "the save was awaited")
+        let tokens = seen.withLock { $0 }
+        #expect(tokens.count == 1 && tokens.first?.storeIdentifier == store.identifier)
+    }
+
     @Test func pendingChangesAreMergedAsTheSynchronousFetchMergesThem() async throws {
         let (container, _) = try suspendingContainer()
         let context = ModelContext(container)

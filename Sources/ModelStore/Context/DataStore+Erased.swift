@@ -33,16 +33,7 @@ extension DataStore {
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
     ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         try requireAllowsSave("a save")
-        var converted = DataStoreSaveChangesRequest<Snapshot>(
-            editingState: request.editingState,
-            inserted: request.inserted.map(Snapshot.init), updated: request.updated.map(Snapshot.init),
-            deleted: request.deleted.map(Snapshot.init))
-        converted.expectedValues = request.expectedValues
-        let result = try save(converted)
-        return DataStoreSaveChangesResult(
-            for: result.storeIdentifier, remappedIdentifiers: result.remappedIdentifiers,
-            snapshotsToReregister: result.snapshotsToReregister.mapValues { $0.defaultSnapshot },
-            historyToken: result.historyToken)
+        return try save(request.converted(to: Snapshot.self)).inDefaultForm
     }
 
     func cachedDefault(_ ids: [PersistentIdentifier], editingState: EditingState) throws -> [PersistentIdentifier:
@@ -71,19 +62,29 @@ extension DataStoreTwoPhaseSaving {
     fileprivate func prepareConverted(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws
         -> ErasedPreparedSave
     {
-        var converted = DataStoreSaveChangesRequest<Snapshot>(
-            editingState: request.editingState,
-            inserted: request.inserted.map(Snapshot.init), updated: request.updated.map(Snapshot.init),
-            deleted: request.deleted.map(Snapshot.init))
-        converted.expectedValues = request.expectedValues
-        let part = try prepareSave(converted)
-        let result = part.result
+        let part = try prepareSave(request.converted(to: Snapshot.self))
         return ErasedPreparedSave(
-            result: DataStoreSaveChangesResult(
-                for: result.storeIdentifier, remappedIdentifiers: result.remappedIdentifiers,
-                snapshotsToReregister: result.snapshotsToReregister.mapValues { $0.defaultSnapshot },
-                historyToken: result.historyToken),
-            commit: part.commit, abort: part.abort, finish: part.finish)
+            result: part.result.inDefaultForm, commit: part.commit, abort: part.abort, finish: part.finish)
+    }
+}
+
+extension DataStoreSaveChangesRequest<DefaultSnapshot> {
+    /// The request in a store's snapshot form, expected values included.
+    func converted<Stored: DataStoreSnapshot>(to type: Stored.Type) -> DataStoreSaveChangesRequest<Stored> {
+        var converted = DataStoreSaveChangesRequest<Stored>(
+            editingState: editingState,
+            inserted: inserted.map(Stored.init), updated: updated.map(Stored.init), deleted: deleted.map(Stored.init))
+        converted.expectedValues = expectedValues
+        return converted
+    }
+}
+
+extension DataStoreSaveChangesResult {
+    /// The result in the context's snapshot form: every field carried over, the history token included.
+    var inDefaultForm: DataStoreSaveChangesResult<DefaultSnapshot> {
+        DataStoreSaveChangesResult<DefaultSnapshot>(
+            for: storeIdentifier, remappedIdentifiers: remappedIdentifiers,
+            snapshotsToReregister: snapshotsToReregister.mapValues { $0.defaultSnapshot }, historyToken: historyToken)
     }
 }
 

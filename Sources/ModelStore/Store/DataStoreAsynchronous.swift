@@ -57,14 +57,7 @@ extension DataStoreAsynchronous {
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
     ) async throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         try requireAllowsSave("a save")
-        var converted = DataStoreSaveChangesRequest<Snapshot>(
-            editingState: request.editingState,
-            inserted: request.inserted.map(Snapshot.init), updated: request.updated.map(Snapshot.init),
-            deleted: request.deleted.map(Snapshot.init))
-        converted.expectedValues = request.expectedValues
-        let result: DataStoreSaveChangesResult<Snapshot> = try await save(converted)
-        return DataStoreSaveChangesResult(
-            for: result.storeIdentifier, remappedIdentifiers: result.remappedIdentifiers,
-            snapshotsToReregister: result.snapshotsToReregister.mapValues(\.defaultSnapshot))
+        let result: DataStoreSaveChangesResult<Snapshot> = try await save(request.converted(to: Snapshot.self))
+        return result.inDefaultForm
     }
 }
