@@ -39,18 +39,11 @@ struct ContextAsyncTests {
     @Test func anAsynchronousSaveCarriesItsHistoryToken() async throws {
         let (container, store) = try suspendingContainer()
         let context = ModelContext(container)
-        let seen = LockedValue<[DefaultHistoryToken]>([])
-        let observer = NotificationCenter.default.addObserver(
-            forName: ModelContext.didSave, object: context, queue: nil
-        ) { note in
-            let tokens = note.userInfo?[ModelContext.NotificationKey.historyTokens.rawValue] as? [DefaultHistoryToken]
-            seen.withLock { $0 = tokens ?? [] }
-        }
-        defer { NotificationCenter.default.removeObserver(observer) }
+        let recorder = HistoryTokenRecorder(context)
         context.insert(Trip(name: "Lisbon"))
         try await context.saveAsync()
         #expect(store.calls.withLock { $0.async } > 0, "the save was awaited")
-        let tokens = seen.withLock { $0 }
+        let tokens = recorder.tokens
         #expect(tokens.count == 1 && tokens.first?.storeIdentifier == store.identifier)
     }
 

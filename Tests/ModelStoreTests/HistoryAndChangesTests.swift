@@ -188,18 +188,11 @@ struct CoreHistoryTests {
         let container = try ModelContainer(
             for: Schema([Trip.self, Author.self]), configurations: [tripsStore, .inMemory(name: "rest")])
         let context = ModelContext(container)
-        let seen = LockedValue<[DefaultHistoryToken]>([])
-        let observer = NotificationCenter.default.addObserver(
-            forName: ModelContext.didSave, object: context, queue: nil
-        ) { note in
-            let tokens = note.userInfo?[ModelContext.NotificationKey.historyTokens.rawValue] as? [DefaultHistoryToken]
-            seen.withLock { $0 = tokens ?? [] }
-        }
-        defer { NotificationCenter.default.removeObserver(observer) }
+        let recorder = HistoryTokenRecorder(context)
         context.insert(Trip(name: "Both"))
         context.insert(Author("Ada", "Lovelace", email: "a@x"))
         try context.save()
-        let tokens = seen.withLock { $0 }
+        let tokens = recorder.tokens
         #expect(Set(tokens.map(\.storeIdentifier)) == Set(container.stores.map(\.identifier)))
         let history = try context.fetchHistory(Descriptor())
         #expect(history.count == 2)
