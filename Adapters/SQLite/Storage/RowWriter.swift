@@ -404,7 +404,7 @@ struct RowWriter {
     }
 
     /// Whether any to-one column or join table of the store can refer to the entity's rows.
-    private func isReferenced(_ entityName: String) -> Bool {
+    func isReferenced(_ entityName: String) -> Bool {
         layouts.values.contains { layout in
             layout.columns.contains { $0.destination == entityName }
                 || layout.joinTables.contains { $0.destination == entityName }
@@ -518,13 +518,28 @@ struct RowWriter {
             count: found.count, isEveryRow: rows > 0 && found.count == rows, missing: Set(keys).subtracting(found))
     }
 
-    /// Every key the entity's table holds, in no particular order.
+    /// The keys of every row of an entity's table, as ``keys(of:)`` reads them.
+    struct TableKeys {
+        /// The keys from the smallest to the largest, when the table holds exactly that run of keys.
+        let range: ClosedRange<Int64>?
+        /// The keys, in no particular order, when they are not one run (empty for a run).
+        let list: [Int64]
+
+        /// How many rows the table holds.
+        var count: Int { range?.count ?? list.count }
+
+        /// Every key as an array (a run is written out only here).
+        var array: [Int64] { range.map { Array($0) } ?? list }
+    }
+
+    /// Every key the entity's table holds.
     ///
     /// Keys minted in a run (a table filled and never thinned) are one range: when the table's
     /// count equals the span from its smallest to its largest key, the keys are that range, found
     /// with two steps down the table's b-tree and a count of its pages' cells, without reading a
-    /// row. Otherwise SQLite reads them from whichever of the table's b-trees is smallest.
-    func keys(of layout: EntityLayout) throws -> [Int64] {
+    /// row or writing out a key. Otherwise SQLite reads them from whichever of the table's b-trees
+    /// is smallest.
+    func keys(of layout: EntityLayout) throws -> TableKeys {
         let key = EntityLayout.primaryKey
         let bounds = try connection.statement(
             "SELECT (SELECT min(\(key)) FROM \(layout.table)), (SELECT max(\(key)) FROM \(layout.table)), "
@@ -532,14 +547,16 @@ struct RowWriter {
         try bounds.step()
         let (low, high, count) = (bounds.int64(0), bounds.int64(1), bounds.int64(2))
         bounds.reset()
-        guard count > 0 else { return [] }
-        if high.subtractingReportingOverflow(low) == (count - 1, false) { return Array(low...high) }
+        guard count > 0 else { return TableKeys(range: nil, list: []) }
+        if high.subtractingReportingOverflow(low) == (count - 1, false) {
+            return TableKeys(range: low...high, list: [])
+        }
         let statement = try connection.statement("SELECT \(key) FROM \(layout.table)")
         defer { statement.reset() }
         var keys: [Int64] = []
         keys.reserveCapacity(Int(count))
         while try statement.step() { keys.append(statement.int64(0)) }
-        return keys
+        return TableKeys(range: nil, list: keys)
     }
 
     func countsEveryRow(_ list: String, layout: EntityLayout) throws -> Bool {
