@@ -220,9 +220,9 @@ struct RowWriter {
     private func rewrite(_ snapshot: DefaultSnapshot, key: Int64, layout: EntityLayout, old: DefaultSnapshot?) throws {
         let id = snapshot.persistentIdentifier
         guard let old = try old ?? nameReader.snapshot(key, layout: layout) else { throw missing(id) }
-        var assignments: [String] = []
+        var changed: [Int] = []
         var values: [SQLValue] = []
-        for column in layout.columns {
+        for (position, column) in layout.columns.enumerated() {
             if column.kind == .data, case .string(let name) = old.values[column.slot] {
                 // A value in an external file: unchanged if the file holds the new bytes.
                 if case .data(let bytes) = snapshot.values[column.slot], folder?.holds(name, bytes) == true { continue }
@@ -230,14 +230,18 @@ struct RowWriter {
             } else if Self.identical(old.values[column.slot], snapshot.values[column.slot]) {
                 continue
             }
-            assignments.append("\(quote(column.name)) = ?")
+            changed.append(position)
             values.append(try value(of: snapshot, column, layout: layout))
         }
-        if !assignments.isEmpty {
-            let statement = try connection.statement(
-                "UPDATE \(layout.table) SET " + assignments.joined(separator: ", ")
-                    + " WHERE \(EntityLayout.primaryKey) = ?")
-            statement.bind(values + [.integer(key)])
+        if !changed.isEmpty {
+            // Found by the columns it sets: the SQL text is written only the first time.
+            let statement = try connection.statement(shape: .init(table: layout.table, columns: changed)) {
+                "UPDATE \(layout.table) SET "
+                    + changed.map { "\(quote(layout.columns[$0].name)) = ?" }.joined(separator: ", ")
+                    + " WHERE \(EntityLayout.primaryKey) = ?"
+            }
+            for (offset, value) in values.enumerated() { statement.bind(Int32(offset + 1), value) }
+            statement.bind(Int32(values.count + 1), key)
             try run(statement, writing: snapshot, layout: layout)
         }
         for join in layout.joinTables where old.values[join.slot] != snapshot.values[join.slot] {
