@@ -11,6 +11,9 @@ import ModelStoreFileIO
 final class SQLiteConnection {
     /// The file, as it appears in error messages (`:memory:` for an in-memory database).
     let path: String
+    /// The folder of external values beside the database (`nil` in memory), worked out once
+    /// rather than by every write transaction.
+    let externalValues: ExternalValueFolder?
     private let handle: OpaquePointer
     private var cache: [String: SQLiteStatement] = [:]
     /// Statements cached by what they do rather than by their text (``statement(shape:sql:)``).
@@ -23,6 +26,7 @@ final class SQLiteConnection {
     /// external values is found from).
     init(path: String, readOnly: Bool, create: Bool, busyTimeout: Duration, shownAs: String? = nil) throws {
         self.path = shownAs ?? path
+        externalValues = ExternalValueFolder(databasePath: shownAs ?? path)
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         flags |= readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }

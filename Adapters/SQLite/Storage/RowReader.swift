@@ -76,7 +76,7 @@ struct RowReader {
         -> Data
     {
         let owner = { "'\(entity.name).\(column.name)' of row \(key) in the SQLite store '\(connection.path)'" }
-        guard let folder = ExternalValueFolder(databasePath: connection.path) else {
+        guard let folder = connection.externalValues else {
             throw DataStoreError(
                 .corrupted, "\(owner()) names an external file, but an in-memory database has none",
                 remedy: "Set the property to another value", entityName: entity.name, propertyNames: [column.name])
