@@ -79,7 +79,7 @@ extension SQLiteStore {
             }
             if let run { byEntity[run.name, default: []] += run.keys }
             try deleteRows(
-                request.identifiers, byEntity: byEntity, everyRowOf: [], author: request.editingState.author,
+                request.identifiers, byEntity: byEntity, everyRowOf: [:], author: request.editingState.author,
                 with: &writer)
         }
     }
@@ -98,12 +98,15 @@ extension SQLiteStore {
         let entityName = Schema.entityName(for: T.self)
         return try withWriter { writer in
             let keys = try writer.keys(of: try writer.layout(entityName))
-            guard !keys.isEmpty else { return [] }
+            guard keys.count > 0 else { return [] }
             let reader = writer.reader
-            let identifiers = keys.map { reader.identifier(entityName, $0) }
+            let identifiers =
+                keys.range.map { reader.identifiers(entityName, $0) } ?? reader.identifiers(entityName, keys.list)
+            // The keys themselves are needed only to clear references to the rows (a run of keys is
+            // written out only then).
             try deleteRows(
-                identifiers, byEntity: [entityName: keys], everyRowOf: [entityName],
-                author: request.editingState.author, with: &writer)
+                identifiers, byEntity: [entityName: writer.isReferenced(entityName) ? keys.array : []],
+                everyRowOf: [entityName: keys.count], author: request.editingState.author, with: &writer)
             return identifiers
         }
     }
@@ -111,10 +114,12 @@ extension SQLiteStore {
     /// The steps of a batch delete inside its write transaction: history, external files, the rows
     /// and their join rows, then references to them cleared.
     ///
-    /// `byEntity` holds the keys of `identifiers` by entity name; for the entities in `everyRowOf`
-    /// the caller read the keys in this transaction, so they are known to be every row the table has.
+    /// `byEntity` holds the keys of `identifiers` by entity name. `everyRowOf` holds the row counts
+    /// of the entities whose keys the caller read in this transaction, so they are known to be every
+    /// row the table has; their keys in `byEntity` are read only to clear references to them, and
+    /// may be left empty for an entity nothing refers to.
     private func deleteRows(
-        _ identifiers: [PersistentIdentifier], byEntity: [String: [Int64]], everyRowOf: Set<String>,
+        _ identifiers: [PersistentIdentifier], byEntity: [String: [Int64]], everyRowOf: [String: Int],
         author: String?, with writer: inout RowWriter
     ) throws {
         var tombstoned: [PersistentIdentifier] = []
@@ -123,8 +128,8 @@ extension SQLiteStore {
             let layout = try writer.layout(name)
             if layout.entity.attributes.contains(where: { $0.options.contains(.preserveValueOnDeletion) }) {
                 tombstoned += identifiers.filter { $0.entityName == name }
-            } else if everyRowOf.contains(name) {
-                found[name] = RowWriter.ExistingKeys(count: keys.count, isEveryRow: true, missing: [])
+            } else if let count = everyRowOf[name] {
+                found[name] = RowWriter.ExistingKeys(count: count, isEveryRow: true, missing: [])
             } else {
                 found[name] = try writer.existingKeys(keys, layout: layout)
             }
@@ -145,7 +150,7 @@ extension SQLiteStore {
             // Every row named (a delete without a predicate): `DELETE` without `WHERE` lets SQLite
             // drop the table's pages at once instead of unindexing row by row, and needs no key list.
             let everyRow =
-                try everyRowOf.contains(name)
+                try everyRowOf[name] != nil
                 || found[name]?.isEveryRow
                     ?? writer.countsEveryRow(RowWriter.jsonArray(keys), layout: layout)
             let list = everyRow ? "" : RowWriter.jsonArray(keys)

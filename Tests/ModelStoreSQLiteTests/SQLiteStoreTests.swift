@@ -303,4 +303,34 @@ struct SQLiteStoreTests {
         #expect(Array(name.unicodeScalars) == ["e", "\u{301}"])
         #expect(d.sign == .minus)
     }
+
+    /// Updates write only the columns that changed, through a statement found by that set of
+    /// columns: saves that change other columns, or the same ones of another row, must each store
+    /// exactly their own values.
+    @Test func updatesOfDifferentColumnsStoreEachTheirOwnValues() throws {
+        let (store, ids) = try Self.seeded(nil, count: 2)
+        func stored(_ index: Int) throws -> DefaultSnapshot {
+            try #require(try store.run(StoreQuery(entityName: "Item", filter: .identifiers([ids[index]]))).first)
+        }
+        func save(_ index: Int, _ values: [String: StoreValue]) throws {
+            var snapshot = try stored(index)
+            for (name, value) in values { snapshot[name] = value }
+            _ = try store.save(
+                DataStoreSaveChangesRequest(
+                    editingState: EditingState(), inserted: [], updated: [snapshot], deleted: []))
+        }
+        try save(0, ["n": .int(10)])
+        try save(1, ["name": .string("renamed")])
+        try save(0, ["n": .int(11), "name": .string("both")])
+        try save(1, ["n": .int(20)])
+        try save(0, ["name": .string("again")])
+        let first = try stored(0)
+        let second = try stored(1)
+        #expect(first["code"] == .string("c0"))
+        #expect(first["n"] == .int(11))
+        #expect(first["name"] == .string("again"))
+        #expect(second["code"] == .string("c1"))
+        #expect(second["n"] == .int(20))
+        #expect(second["name"] == .string("renamed"))
+    }
 }

@@ -11,8 +11,13 @@ import ModelStoreFileIO
 final class SQLiteConnection {
     /// The file, as it appears in error messages (`:memory:` for an in-memory database).
     let path: String
+    /// The folder of external values beside the database (`nil` in memory), worked out once
+    /// rather than by every write transaction.
+    let externalValues: ExternalValueFolder?
     private let handle: OpaquePointer
     private var cache: [String: SQLiteStatement] = [:]
+    /// Statements cached by what they do rather than by their text (``statement(shape:sql:)``).
+    private var shapeCache: [StatementShape: SQLiteStatement] = [:]
 
     /// Opens (or, with `create`, creates) the database and registers the `SWIFT` collation, the
     /// `swift_contains` / `swift_has_prefix` functions and the rows' checksum function.
@@ -21,6 +26,7 @@ final class SQLiteConnection {
     /// external values is found from).
     init(path: String, readOnly: Bool, create: Bool, busyTimeout: Duration, shownAs: String? = nil) throws {
         self.path = shownAs ?? path
+        externalValues = ExternalValueFolder(databasePath: shownAs ?? path)
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         flags |= readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
@@ -55,6 +61,7 @@ final class SQLiteConnection {
 
     deinit {
         for statement in cache.values { statement.finalize() }
+        for statement in shapeCache.values { statement.finalize() }
         sqlite3_close_v2(handle)
     }
 
@@ -88,6 +95,29 @@ final class SQLiteConnection {
         return statement
     }
 
+    /// What a statement whose text depends on its inputs does, as a cache key: the columns (by
+    /// position in the entity's layout) an `UPDATE` of one row of a table sets. Looking it up
+    /// costs a hash of a few integers instead of writing out and hashing the SQL text.
+    struct StatementShape: Hashable {
+        /// The quoted table name.
+        let table: String
+        /// The positions of the columns set, in order.
+        let columns: [Int]
+    }
+
+    /// The cached prepared statement for `shape`, reset and with its bindings cleared; `sql` writes
+    /// its text, called only when the shape is first prepared. The same limit as ``statement(_:)``
+    /// applies.
+    func statement(shape: StatementShape, sql: () -> String) throws -> SQLiteStatement {
+        if let cached = shapeCache[shape] {
+            cached.reset()
+            return cached
+        }
+        let statement = try prepare(sql())
+        if shapeCache.count < Self.cacheLimit { shapeCache[shape] = statement }
+        return statement
+    }
+
     /// A statement prepared for one use (not cached): for SQL whose text changes with its inputs.
     func prepare(_ sql: String) throws -> SQLiteStatement {
         var prepared: OpaquePointer?
@@ -101,7 +131,9 @@ final class SQLiteConnection {
     /// Forgets every cached statement (after the schema changed).
     func clearCache() {
         for statement in cache.values { statement.finalize() }
+        for statement in shapeCache.values { statement.finalize() }
         cache = [:]
+        shapeCache = [:]
     }
 
     /// Runs `body` in a transaction: `BEGIN IMMEDIATE` takes the write lock at once, so two writers

@@ -16,6 +16,9 @@ enum HistoryTable {
     /// The columns a row is written with; its checksum (``RowChecksum``, format 3) covers them.
     static let columns = "number, changes, cumulative, timestamp, author, body"
 
+    /// The statement that writes a row (its text built once, not on every save).
+    static let insertSQL = "INSERT INTO \(table) (\(columns)) VALUES (?, ?, ?, ?, ?, ?)"
+
     /// Creates the table in a database made before history (run in the open's write transaction).
     static let creationSQL =
         "CREATE TABLE IF NOT EXISTS \(table) (number INTEGER PRIMARY KEY, changes INTEGER NOT NULL, "
@@ -58,8 +61,7 @@ enum HistoryTable {
             connection.history.pending = .known(State(last: number))
             return number
         }
-        let insert = try connection.statement(
-            "INSERT INTO \(table) (\(columns)) VALUES (?, ?, ?, ?, ?, ?)")
+        let insert = try connection.statement(insertSQL)
         insert.bind([
             .integer(number), .integer(count), .integer(total),
             .real(Date().timeIntervalSince1970), author.map(SQLValue.text) ?? .null, .text(try body(of: try changes())),

@@ -76,7 +76,7 @@ struct RowReader {
         -> Data
     {
         let owner = { "'\(entity.name).\(column.name)' of row \(key) in the SQLite store '\(connection.path)'" }
-        guard let folder = ExternalValueFolder(databasePath: connection.path) else {
+        guard let folder = connection.externalValues else {
             throw DataStoreError(
                 .corrupted, "\(owner()) names an external file, but an in-memory database has none",
                 remedy: "Set the property to another value", entityName: entity.name, propertyNames: [column.name])
@@ -104,5 +104,18 @@ struct RowReader {
 
     func identifier(_ entityName: String, _ key: Int64) -> PersistentIdentifier {
         .identifier(for: storeIdentifier, entityName: entityName, primaryKey: key)
+    }
+
+    /// The identifiers of an entity's rows with these keys, in their order, written straight into
+    /// one array (a delete of every model returns one per row).
+    func identifiers(_ entityName: String, _ keys: some Collection<Int64>) -> [PersistentIdentifier] {
+        let storeIdentifier = storeIdentifier
+        return [PersistentIdentifier](unsafeUninitializedCapacity: keys.count) { buffer, written in
+            for key in keys where written < buffer.count {
+                buffer.initializeElement(
+                    at: written, to: .identifier(for: storeIdentifier, entityName: entityName, primaryKey: key))
+                written += 1
+            }
+        }
     }
 }

@@ -30,7 +30,7 @@ struct RowWriter {
         self.connection = connection
         self.storeIdentifier = storeIdentifier
         self.layouts = layouts
-        folder = ExternalValueFolder(databasePath: connection.path)
+        folder = connection.externalValues
     }
 
     // MARK: External files
@@ -220,9 +220,9 @@ struct RowWriter {
     private func rewrite(_ snapshot: DefaultSnapshot, key: Int64, layout: EntityLayout, old: DefaultSnapshot?) throws {
         let id = snapshot.persistentIdentifier
         guard let old = try old ?? nameReader.snapshot(key, layout: layout) else { throw missing(id) }
-        var assignments: [String] = []
+        var changed: [Int] = []
         var values: [SQLValue] = []
-        for column in layout.columns {
+        for (position, column) in layout.columns.enumerated() {
             if column.kind == .data, case .string(let name) = old.values[column.slot] {
                 // A value in an external file: unchanged if the file holds the new bytes.
                 if case .data(let bytes) = snapshot.values[column.slot], folder?.holds(name, bytes) == true { continue }
@@ -230,14 +230,18 @@ struct RowWriter {
             } else if Self.identical(old.values[column.slot], snapshot.values[column.slot]) {
                 continue
             }
-            assignments.append("\(quote(column.name)) = ?")
+            changed.append(position)
             values.append(try value(of: snapshot, column, layout: layout))
         }
-        if !assignments.isEmpty {
-            let statement = try connection.statement(
-                "UPDATE \(layout.table) SET " + assignments.joined(separator: ", ")
-                    + " WHERE \(EntityLayout.primaryKey) = ?")
-            statement.bind(values + [.integer(key)])
+        if !changed.isEmpty {
+            // Found by the columns it sets: the SQL text is written only the first time.
+            let statement = try connection.statement(shape: .init(table: layout.table, columns: changed)) {
+                "UPDATE \(layout.table) SET "
+                    + changed.map { "\(quote(layout.columns[$0].name)) = ?" }.joined(separator: ", ")
+                    + " WHERE \(EntityLayout.primaryKey) = ?"
+            }
+            for (offset, value) in values.enumerated() { statement.bind(Int32(offset + 1), value) }
+            statement.bind(Int32(values.count + 1), key)
             try run(statement, writing: snapshot, layout: layout)
         }
         for join in layout.joinTables where old.values[join.slot] != snapshot.values[join.slot] {
@@ -259,10 +263,21 @@ struct RowWriter {
     static func identical(_ a: StoreValue, _ b: StoreValue) -> Bool {
         switch (a, b) {
         case (.double(let x), .double(let y)): return x.bitPattern == y.bitPattern || (x.isNaN && y.isNaN)
-        case (.string(let x), .string(let y)): return x.utf8.elementsEqual(y.utf8)
+        case (.string(let x), .string(let y)): return sameBytes(x, y)
         case (.url(let x), .url(let y)): return x.absoluteString.utf8.elementsEqual(y.absoluteString.utf8)
         case (.array, _), (.dictionary, _), (.decimal, _): return false
         default: return a == b
+        }
+    }
+
+    /// Whether two strings hold the same UTF-8 bytes, compared as two buffers at once rather than
+    /// byte by byte through `String.UTF8View` (every update compares each text column).
+    static func sameBytes(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        var a = a
+        var b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
         }
     }
 
@@ -404,7 +419,7 @@ struct RowWriter {
     }
 
     /// Whether any to-one column or join table of the store can refer to the entity's rows.
-    private func isReferenced(_ entityName: String) -> Bool {
+    func isReferenced(_ entityName: String) -> Bool {
         layouts.values.contains { layout in
             layout.columns.contains { $0.destination == entityName }
                 || layout.joinTables.contains { $0.destination == entityName }
@@ -518,13 +533,28 @@ struct RowWriter {
             count: found.count, isEveryRow: rows > 0 && found.count == rows, missing: Set(keys).subtracting(found))
     }
 
-    /// Every key the entity's table holds, in no particular order.
+    /// The keys of every row of an entity's table, as ``keys(of:)`` reads them.
+    struct TableKeys {
+        /// The keys from the smallest to the largest, when the table holds exactly that run of keys.
+        let range: ClosedRange<Int64>?
+        /// The keys, in no particular order, when they are not one run (empty for a run).
+        let list: [Int64]
+
+        /// How many rows the table holds.
+        var count: Int { range?.count ?? list.count }
+
+        /// Every key as an array (a run is written out only here).
+        var array: [Int64] { range.map { Array($0) } ?? list }
+    }
+
+    /// Every key the entity's table holds.
     ///
     /// Keys minted in a run (a table filled and never thinned) are one range: when the table's
     /// count equals the span from its smallest to its largest key, the keys are that range, found
     /// with two steps down the table's b-tree and a count of its pages' cells, without reading a
-    /// row. Otherwise SQLite reads them from whichever of the table's b-trees is smallest.
-    func keys(of layout: EntityLayout) throws -> [Int64] {
+    /// row or writing out a key. Otherwise SQLite reads them from whichever of the table's b-trees
+    /// is smallest.
+    func keys(of layout: EntityLayout) throws -> TableKeys {
         let key = EntityLayout.primaryKey
         let bounds = try connection.statement(
             "SELECT (SELECT min(\(key)) FROM \(layout.table)), (SELECT max(\(key)) FROM \(layout.table)), "
@@ -532,14 +562,16 @@ struct RowWriter {
         try bounds.step()
         let (low, high, count) = (bounds.int64(0), bounds.int64(1), bounds.int64(2))
         bounds.reset()
-        guard count > 0 else { return [] }
-        if high.subtractingReportingOverflow(low) == (count - 1, false) { return Array(low...high) }
+        guard count > 0 else { return TableKeys(range: nil, list: []) }
+        if high.subtractingReportingOverflow(low) == (count - 1, false) {
+            return TableKeys(range: low...high, list: [])
+        }
         let statement = try connection.statement("SELECT \(key) FROM \(layout.table)")
         defer { statement.reset() }
         var keys: [Int64] = []
         keys.reserveCapacity(Int(count))
         while try statement.step() { keys.append(statement.int64(0)) }
-        return keys
+        return TableKeys(range: nil, list: keys)
     }
 
     func countsEveryRow(_ list: String, layout: EntityLayout) throws -> Bool {
