@@ -34,6 +34,10 @@ final class Database: Sendable {
                 password: configuration.password, database: configuration.database, tls: tls)
         }
         client.options.maximumConnections = configuration.maximumConnections
+        // One connection stays open for the store's life: the pool gives the connections beyond
+        // its minimum an idle timer each time they are released, and cancels it when they are
+        // leased again, which wakes the pool's own task twice for every statement of the store.
+        client.options.minimumConnections = min(1, configuration.maximumConnections)
         client.options.connectTimeout = configuration.connectTimeout
         client.options.keepAliveBehavior = nil
         if let timeout = configuration.statementTimeout {
