@@ -80,10 +80,10 @@ extension PostgreSQLStore {
             of: minted.updated.map(\.persistentIdentifier).filter { !returned.contains($0) })
         let deletions = try await writer.delete(deleted, versions: read)
         let expected = request.expectedValues
+        let recording = oneChangeRecording(request, minted.updated, returned)
         let updated = try await writer.update(
             minted.updated, versions: read, returningPrevious: returned,
-            comparable: { expected[$0] != nil },
-            takingNumber: takesNumberWithItsUpdate(request, minted.updated, returned) ? opener.history : nil)
+            comparable: { expected[$0] != nil }, recording: recording)
         // A row read and locked first keeps those values: the update may have cleared its unique
         // values on the way (`vacateUniqueValues`) before it read the row again.
         before.merge(updated.previous) { first, _ in first }
@@ -100,9 +100,18 @@ extension PostgreSQLStore {
             StoreHistoryRecord.Change.update(from: before[snapshot.persistentIdentifier], to: snapshot)
         }
         changes += deletions
-        let number = try await opener.history.record(
-            changes, author: request.editingState.author, limit: configuration.historyLimit, number: updated.number,
-            on: writer.session)
+        let number: Int64?
+        if let recorded = updated.recorded, let totals = recorded.totals, let recording {
+            // Recorded from the values the context read, which the check above found the row held.
+            guard changes == [recording.change] else { throw recordedAnotherChange() }
+            try await opener.history.trim(
+                total: totals.total, before: totals.before, limit: configuration.historyLimit, on: writer.session)
+            number = recorded.number
+        } else {
+            number = try await opener.history.record(
+                changes, author: request.editingState.author, limit: configuration.historyLimit,
+                number: updated.recorded?.number, on: writer.session)
+        }
         let result = DataStoreSaveChangesResult(
             for: writer.storeIdentifier, remappedIdentifiers: minted.remap,
             snapshotsToReregister: repaired.mapValues(\.snapshot),
@@ -112,22 +121,36 @@ extension PostgreSQLStore {
         return (result, written)
     }
 
-    /// Whether a save's one write is an `UPDATE` that can take the history's number too (see
-    /// ``HistoryLog/takingNumber(after:)``): it updates one model, of a table no foreign key reaches,
-    /// at the version the context read (its previous values come back from the `UPDATE`), inserts
-    /// and deletes nothing, the namespace has no deferred constraints to check first, and the update
-    /// changes a value of the model as the context read it (so the save records history).
-    func takesNumberWithItsUpdate(
+    /// The history change a save's one write records itself, when that write is an `UPDATE` that
+    /// can (see ``HistoryLog/recordingOneChange(after:parameters:)``): it updates one model, of a
+    /// table no foreign key reaches, at the version the context read (its previous values come back
+    /// from the `UPDATE`, and are checked before the commit), inserts and deletes nothing, the
+    /// namespace has no deferred constraints to check first, and the update changes a value of the
+    /// model as the context read it (so the save records history). `nil` otherwise.
+    func oneChangeRecording(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, _ updated: [DefaultSnapshot],
         _ returned: Set<PersistentIdentifier>
-    ) -> Bool {
+    ) -> OneChangeRecording? {
         guard request.inserted.isEmpty, request.deleted.isEmpty, updated.count == 1, let snapshot = updated.first,
             returned.contains(snapshot.persistentIdentifier), !opener.history.hasDeferredConstraints,
             let expected = request.expectedValues[snapshot.persistentIdentifier]
-        else { return false }
+        else { return nil }
         let read = DefaultSnapshot(
             persistentIdentifier: snapshot.persistentIdentifier, entity: snapshot.entity, values: expected)
-        return StoreHistoryRecord.Change.update(from: read, to: snapshot) != nil
+        return StoreHistoryRecord.Change.update(from: read, to: snapshot).map {
+            OneChangeRecording(history: opener.history, change: $0, author: request.editingState.author)
+        }
+    }
+
+    /// The error of a save whose one change, recorded with its `UPDATE`, is not the change the
+    /// row's previous values give: they passed the check against the values the change was
+    /// computed from, so this does not happen; if it did, the save fails and stores nothing.
+    func recordedAnotherChange() -> DataStoreError {
+        DataStoreError(
+            .corrupted,
+            "a save to the PostgreSQL store '\(configuration.redactedURL)' recorded a history change that differs from "
+                + "what its UPDATE replaced; nothing was saved",
+            remedy: "Report this as a bug of ModelStorePostgreSQL, and save again")
     }
 
     /// Deletes models by identifier, one statement per entity table (without naming the rows when
@@ -165,7 +188,9 @@ extension PostgreSQLStore {
     /// `DELETE FROM table RETURNING` the keys (and the `.preserveValueOnDeletion` attributes for
     /// the tombstones), its join tables emptied, references to the rows from other tables cleared
     /// (as a batch delete clears them), and one history transaction, as a batch delete of the same
-    /// models records it. Nothing is read first, and no key is sent to the server.
+    /// models records it. Nothing is read first, and no key is sent to the server. When no other
+    /// table refers to the entity and it keeps no tombstones, the delete and its history row are
+    /// one statement, and the keys come back as one array (see ``HistoryLog/deleteEveryRow(of:author:limit:on:)``).
     public func deleteEveryModel<T: PersistentModel>(
         _ request: DataStoreDeleteEveryModelRequest<T>
     ) throws -> [PersistentIdentifier] {
@@ -178,9 +203,17 @@ extension PostgreSQLStore {
             other.columns.contains { $0.destination == entityName }
                 || other.joinTables.contains { $0.destination == entityName }
         }
+        let tombstones = layout.entity.attributes.contains { $0.options.contains(.preserveValueOnDeletion) }
         return try database.wait {
             try await self.withWriter("deleting every '\(entityName)'") { writer in
                 for join in layout.joinTables { try await writer.session.execute("DELETE FROM \(join.table)") }
+                if !referred && !tombstones {
+                    let keys = try await history.deleteEveryRow(
+                        of: layout, storeIdentifier: storeIdentifier, author: author, limit: limit, on: writer.session)
+                    return keys.map {
+                        PersistentIdentifier.identifier(for: storeIdentifier, entityName: entityName, primaryKey: $0)
+                    }
+                }
                 let deleted = try await writer.deleteReturningVersions(layout, where: "true", PostgresBindings())
                 let ids = deleted.map {
                     PersistentIdentifier.identifier(for: storeIdentifier, entityName: entityName, primaryKey: $0.key)

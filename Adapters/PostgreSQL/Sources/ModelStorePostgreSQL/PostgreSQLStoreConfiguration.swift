@@ -47,7 +47,8 @@ public struct PostgreSQLStoreConfiguration: DataStoreConfiguration, CustomString
     /// `sslrootcert`), instead of the system's roots: for a server with a private or self-signed
     /// certificate.
     public var tlsRootCertificatePath: String?
-    /// The most connections the store's pool opens.
+    /// The most connections the store's pool opens. One of them stays open while the store is
+    /// open; the others close after a minute unused.
     public var maximumConnections: Int
     /// How long opening a connection may take.
     public var connectTimeout: Duration

@@ -171,23 +171,6 @@ struct PostgreSQLFailureTests {
     }
 }
 
-/// Runs synchronous store work on a thread of its own, not on Swift's cooperative pool, which
-/// the synchronous conformance cases running in parallel may keep busy.
-private func onThread(_ work: @escaping @Sendable () throws -> Void) -> Task<Void, any Error> {
-    Task {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            Thread.detachNewThread {
-                do {
-                    try work()
-                    continuation.resume()
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
-        }
-    }
-}
-
 /// Opening: an unreachable server, refused credentials, and where the password may never appear.
 struct PostgreSQLOpeningTests {
     private static let password = "never-show-this-9f2c"

@@ -85,6 +85,82 @@ struct PostgreSQLHistoryTests {
         try expectExpired(context, after: expiredToken)
     }
 
+    @Test func deletingEveryModelRecordsEveryDeletionInOneTransaction() throws {
+        let container = try container(PostgreSQLServer.freshNamespace("hd"))
+        let context = ModelContext(container)
+        for index in 0..<30 { context.insert(Counter(name: "d\(index)")) }
+        try context.save()
+        let ids = try context.fetchIdentifiers(FetchDescriptor<Counter>())
+        try context.delete(model: Counter.self)
+        let history = try context.fetchHistory(HistoryDescriptor<Transaction>())
+        #expect(history.map(\.token.transactionNumber) == [1, 2])
+        let deletions = try #require(history.last).changes
+        #expect(deletions.count == 30)
+        #expect(Set(deletions.map(\.changedPersistentIdentifier)) == Set(ids))
+        #expect(deletions.allSatisfy { if case .delete = $0 { true } else { false } })
+        // Nothing is left to delete: the next delete of every model records nothing.
+        try context.delete(model: Counter.self)
+        #expect(try numbers(context) == [1, 2])
+    }
+
+    @Test func aSaveThatWaitedForTheHistoryCounterCountsTheTransactionCommittedMeanwhile() async throws {
+        let namespace = PostgreSQLServer.freshNamespace("hw")
+        let container = try container(namespace)
+        let context = ModelContext(container)
+        let counter = Counter(name: "w")
+        context.insert(counter)
+        try context.save()
+        counter.value = 1
+        try context.save()
+        let key = try #require(counter.persistentModelID.primaryKey.intValue)
+        let admin = try await AdminConnection.open()
+        // Closed however the test ends (PostgresNIO traps on a connection released unclosed).
+        do {
+            try await waitedForTheCounter(namespace: namespace, key: key, container: container, admin: admin)
+        } catch {
+            try? await admin.close()
+            throw error
+        }
+        try await admin.close()
+    }
+
+    /// Another writer takes number 3 and holds the counter while a save of one changed model starts,
+    /// then commits its history row: the save's statement began before that row existed, yet the
+    /// save records number 4 with the running total that includes it.
+    private func waitedForTheCounter(
+        namespace: String, key: Int64, container: ModelContainer, admin: AdminConnection
+    ) async throws {
+        let meta = "\"\(namespace)\".\"modelstore_meta\""
+        let history = "\"\(namespace)\".\"modelstore_history\""
+        try await admin.run("BEGIN")
+        try await admin.run("UPDATE \(meta) SET value = (value::bigint + 1)::text WHERE key = 'historyLast'")
+        try await admin.run(
+            "INSERT INTO \(history) (number, changes, cumulative, committed, author, body) SELECT 3, 1, "
+                + "cumulative + 1, 0, 'another', '[{\"k\":\"u\",\"e\":\"Counter\",\"p\":\(key),\"u\":[\"value\"]}]' "
+                + "FROM \(history) WHERE number = 2")
+        let save = onThread {
+            let context = ModelContext(container)
+            let counter = try #require(try context.fetch(FetchDescriptor<Counter>()).first)
+            counter.value = 2
+            try context.save()
+        }
+        var waiting: [String] = []
+        for _ in 0..<1200 where waiting.isEmpty {
+            try await Task.sleep(for: .milliseconds(25))
+            waiting = try await admin.backendsWaitingForLocks(in: namespace)
+        }
+        #expect(!waiting.isEmpty, "the save never waited for the history counter")
+        try await admin.run("COMMIT")
+        try await save.value
+        let rows = try await admin.run(
+            "SELECT number::text || ':' || changes::text || ':' || cumulative::text FROM \(history) ORDER BY number")
+        #expect(rows == ["1:1:1", "2:1:2", "3:1:3", "4:1:4"])
+        let context = ModelContext(container)
+        let last = try #require(try context.fetchHistory(HistoryDescriptor<Transaction>()).last)
+        #expect(last.token.transactionNumber == 4)
+        #expect(last.changes.count == 1)
+    }
+
     @Test func anEraseDeletesTheHistoryAndExpiresTheNewestToken() throws {
         let container = try container(PostgreSQLServer.freshNamespace("he"))
         let context = ModelContext(container)

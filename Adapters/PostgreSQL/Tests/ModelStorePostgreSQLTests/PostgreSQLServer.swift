@@ -45,3 +45,20 @@ struct PostgreSQLServerRequiredTests {
             "scripts/postgres.sh started no server, so every PostgreSQL suite would be skipped")
     }
 }
+
+/// Runs synchronous store work on a thread of its own, not on Swift's cooperative pool, which
+/// the synchronous conformance cases running in parallel may keep busy.
+func onThread(_ work: @escaping @Sendable () throws -> Void) -> Task<Void, any Error> {
+    Task {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            Thread.detachNewThread {
+                do {
+                    try work()
+                    continuation.resume()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+}

@@ -34,6 +34,10 @@ final class Database: Sendable {
                 password: configuration.password, database: configuration.database, tls: tls)
         }
         client.options.maximumConnections = configuration.maximumConnections
+        // One connection stays open for the store's life: the pool gives the connections beyond
+        // its minimum an idle timer each time they are released, and cancels it when they are
+        // leased again, which wakes the pool's own task twice for every statement of the store.
+        client.options.minimumConnections = min(1, configuration.maximumConnections)
         client.options.connectTimeout = configuration.connectTimeout
         client.options.keepAliveBehavior = nil
         if let timeout = configuration.statementTimeout {
@@ -110,13 +114,13 @@ final class Database: Sendable {
     /// A logger that logs nothing: the store never logs connection details or credentials.
     static let silent = Logger(label: "ModelStorePostgreSQL", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    /// Runs `body` synchronously on the bridge (see ``BridgeExecutor``).
+    /// Runs `body` synchronously on the calling thread (see ``BridgeExecutor``).
     func wait<Value: Sendable>(_ body: @escaping @Sendable () async throws -> Value) throws -> Value {
         try BridgeExecutor.shared.wait(for: body, storeURL: url)
     }
 
-    /// Runs `body` synchronously on the bridge, lending it the calling thread for synchronous
-    /// code (see ``WaitingThread``).
+    /// Runs `body` synchronously on the calling thread, lent to it for synchronous code too (see
+    /// ``WaitingThread``).
     func wait<Value: Sendable>(lending body: @escaping @Sendable (WaitingThread) async throws -> Value) throws -> Value
     {
         try BridgeExecutor.shared.wait(lending: body, storeURL: url)
@@ -331,8 +335,8 @@ struct Session: @unchecked Sendable {
     /// would never answer: a query written to a channel whose handlers NIO already removed
     /// (which it does when the channel closes) is dropped with its promise, and waiting for it
     /// would wait forever. The statement's future is answered on the connection's event loop,
-    /// which resumes the caller directly (no task of the bridge in between, as a prepared
-    /// statement needs, see ``collect(_:)``).
+    /// which resumes the caller directly (no task in between, as a prepared statement needs, see
+    /// ``collect(_:)``).
     @discardableResult
     func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws -> [PostgresRow] {
         try await answer { connection, begin, finish in
@@ -376,15 +380,15 @@ struct Session: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` on the connection in a task of the bridge, and returns what it collects; fails
-    /// with ``ConnectionClosed`` as soon as the connection closes (see ``query(_:_:)``), while
-    /// `body`'s task, if PostgresNIO never answers it, stays suspended holding no connection, lock
-    /// or thread.
+    /// Runs `body` on the connection in a task on the connection's own event loop (see
+    /// ``EventLoopTaskExecutor``), and returns what it collects; fails with ``ConnectionClosed`` as
+    /// soon as the connection closes (see ``query(_:_:)``), while `body`'s task, if PostgresNIO never
+    /// answers it, stays suspended holding no connection, lock or thread.
     private func collect(
         _ body: @escaping @Sendable (PostgresConnection) async throws -> [PostgresRow]
     ) async throws -> [PostgresRow] {
         try await answer { connection, begin, finish in
-            Task(executorPreference: BridgeExecutor.shared) {
+            Task(executorPreference: EventLoopTaskExecutor(connection.eventLoop)) {
                 // Written before the statement, from this thread, so it reaches the server first.
                 let begun = begin.map { connection.query(PostgresQuery(unsafeSQL: $0), logger: Database.silent) }
                 do {

@@ -54,9 +54,7 @@ struct HistoryLog: Sendable {
     /// Locks the counter of numbers until the transaction ends and returns the next number
     /// (see the type's discussion). Every writer of history takes this lock first.
     private func takeNumber(_ session: Session) async throws -> Int64 {
-        // Deferred foreign keys are checked now rather than at COMMIT, so that no check waits for
-        // another transaction's row while this one holds the counter every writer needs.
-        if hasDeferredConstraints { try await session.execute("SET CONSTRAINTS ALL IMMEDIATE") }
+        try await checkDeferredConstraints(session)
         // The transaction's id comes along, so the commit need not ask for it (see `Session.transactionID`).
         guard
             let row = try await session.query(
@@ -69,22 +67,69 @@ struct HistoryLog: Sendable {
         return number
     }
 
-    /// `write` (an `UPDATE … RETURNING` that is the save's last write) as a statement that also
-    /// takes the next number as ``takeNumber(_:)`` does, when `write` returns a row: `WITH w AS
-    /// (write), n AS (UPDATE <counter> … WHERE EXISTS (SELECT 1 FROM w) RETURNING …) SELECT w.*,
-    /// number, transaction id FROM w LEFT JOIN n ON true`. One round trip fewer for a save of one
-    /// row; only where nothing needs `SET CONSTRAINTS ALL IMMEDIATE` first (no deferred constraints
-    /// in the namespace). Pass the number to ``record(_:author:limit:number:on:)``.
-    func takingNumber(after write: String) -> String {
-        "WITH w AS (\(write)), n AS (UPDATE \(metaTable) SET value = (value::bigint + 1)::text "
-            + "WHERE key = '\(Self.lastKey)' AND EXISTS (SELECT 1 FROM w) "
-            + "RETURNING value::bigint AS number, txid_current() AS transaction) "
-            + "SELECT w.*, n.number, n.transaction FROM w LEFT JOIN n ON true"
+    /// Checks the namespace's deferred foreign keys now rather than at COMMIT, so that no check
+    /// waits for another transaction's row while this one holds the counter every writer needs;
+    /// does nothing in a namespace without any. Runs before the counter is taken.
+    func checkDeferredConstraints(_ session: Session) async throws {
+        if hasDeferredConstraints { try await session.execute("SET CONSTRAINTS ALL IMMEDIATE") }
+    }
+
+    /// `write` (an `UPDATE … RETURNING` that is a save's one write) as a statement that also takes
+    /// the next number (as ``takeNumber(_:)`` does, only where nothing needs `SET CONSTRAINTS ALL
+    /// IMMEDIATE` first: no deferred constraints in the namespace), and records the save's one
+    /// change under it (after its predecessor, see ``predecessor``), its committed time, author and body the parameters
+    /// after `write`'s `parameters`. Returns `write`'s columns, then the number and the transaction
+    /// id (`NULL` when `write` returned no row), then the totals for
+    /// ``trim(total:before:limit:on:)`` (`NULL` when the row was not recorded). A save of one row is
+    /// then two round trips: this statement (with the transaction's `BEGIN`), and `COMMIT`.
+    func recordingOneChange(after write: String, parameters: Int) -> String {
+        "WITH w AS (\(write)), n AS (\(numberTaking(ifAnyRowIn: "w"))), "
+            + "h AS (\(insertInto)SELECT n.number, 1, 1 + p.cumulative, $\(parameters + 1)::double precision, "
+            + "$\(parameters + 2)::text, $\(parameters + 3)::text::json FROM n, \(predecessor) \(returningTotals)) "
+            + "SELECT w.*, n.number, n.transaction, h.cumulative, h.previous_total FROM w LEFT JOIN n ON true "
+            + "LEFT JOIN h ON true"
+    }
+
+    /// The history row `p` numbered just before the number `n` a statement takes, for the running
+    /// total (`p.cumulative`) of the row the statement inserts (`… FROM n, <predecessor>`): the
+    /// statement records its transaction only when its snapshot holds that row.
+    ///
+    /// Why: a statement's snapshot is taken when it starts, and its `UPDATE` of the counter may
+    /// first wait for the lock of a writer that then commits the row numbered just before; that row
+    /// is newer than the snapshot, so the statement cannot read its running total. (A statement run
+    /// after the counter is taken can, see ``record(_:author:limit:number:on:)``.) Numbers grow in
+    /// commit order, so when the row just before is in the snapshot, so is every row before it, and
+    /// it is the newest. When it is not (that wait happened, or the history is empty), the statement
+    /// records nothing, and the caller records the transaction under the taken number by another
+    /// statement.
+    var predecessor: String { "\(table) p WHERE p.number = n.number - 1" }
+
+    /// Appends the parameters of ``recordingOneChange(after:parameters:)``: now, the author, and the
+    /// body of `change`.
+    static func bindRecording(
+        of change: StoreHistoryRecord.Change, author: String?, to binds: inout PostgresBindings
+    ) throws {
+        bindCommitted(author: author, to: &binds)
+        binds.append(try body(of: [change]))
+    }
+
+    /// Appends a history row's committed time (now, in seconds since 1970) and author.
+    static func bindCommitted(author: String?, to binds: inout PostgresBindings) {
+        binds.append(Date().timeIntervalSince1970)
+        if let author { binds.append(author) } else { binds.appendNull() }
+    }
+
+    /// The `UPDATE` that takes the next number (as ``takeNumber(_:)`` does) when the statement's
+    /// common table expression `name` has a row, returning `number` and `transaction` (the id).
+    func numberTaking(ifAnyRowIn name: String) -> String {
+        "UPDATE \(metaTable) SET value = (value::bigint + 1)::text WHERE key = '\(Self.lastKey)' "
+            + "AND EXISTS (SELECT 1 FROM \(name)) RETURNING value::bigint AS number, txid_current() AS transaction"
     }
 
     /// Records a transaction with these changes, keeps at most `limit` changes, and returns its
     /// number; records nothing and returns `nil` when there are no changes (and no `number` was
-    /// taken already, by a statement of ``takingNumber(after:)``).
+    /// taken already, by a statement that could not record the transaction itself, see
+    /// ``predecessor``).
     ///
     /// A history over its limit is trimmed to nine tenths of it, so that at the limit a save trims
     /// once per tenth of the limit rather than every time.
@@ -98,21 +143,39 @@ struct HistoryLog: Sendable {
         var binds = PostgresBindings()
         binds.append(number)
         binds.append(Int64(changes.count))
-        binds.append(Date().timeIntervalSince1970)
-        if let author { binds.append(author) } else { binds.appendNull() }
+        Self.bindCommitted(author: author, to: &binds)
         binds.append(try Self.body(of: changes))
         // The subqueries read the table as it was before this row: the newest total, and what came
         // before the oldest row (this row's start when the table was empty).
         // Kept prepared, every parameter typed by a cast (rule 2 of `PreparedStatements`).
         let rows = try await session.query(
-            prepared: "INSERT INTO \(table) (number, changes, cumulative, committed, author, body) "
-                + "VALUES ($1::bigint, $2::bigint, $2::bigint + coalesce((SELECT cumulative FROM \(table) "
-                + "ORDER BY number DESC LIMIT 1), 0), $3::double precision, $4::text, $5::text::json) RETURNING cumulative, "
-                + "coalesce((SELECT cumulative - changes FROM \(table) ORDER BY number LIMIT 1), cumulative - changes)",
+            prepared: insertInto + "VALUES ($1::bigint, $2::bigint, $2::bigint + \(newestTotal), $3::double precision, "
+                + "$4::text, $5::text::json) " + returningTotals,
             binds)
-        guard let limit, let row = rows.first else { return number }
+        guard let row = rows.first else { return number }
         let (total, before) = try row.decode((Int64, Int64).self)
-        guard total - before > Int64(limit) else { return number }
+        try await trim(total: total, before: before, limit: limit, on: session)
+        return number
+    }
+
+    /// The start of the statement that inserts a history row.
+    var insertInto: String { "INSERT INTO \(table) (number, changes, cumulative, committed, author, body) " }
+
+    /// The newest row's running total of changes (`0` for an empty table), as the table was before
+    /// the statement that inserts a row reads it.
+    var newestTotal: String { "coalesce((SELECT cumulative FROM \(table) ORDER BY number DESC LIMIT 1), 0)" }
+
+    /// The `RETURNING` clause of a history row's insert: the new total, and what came before the
+    /// oldest row (the new row's start when the table was empty), for ``trim(total:before:limit:on:)``.
+    var returningTotals: String {
+        "RETURNING cumulative, coalesce((SELECT cumulative - changes FROM \(table) ORDER BY number LIMIT 1), "
+            + "cumulative - changes) AS previous_total"
+    }
+
+    /// Trims a history whose kept changes (`total` minus `before`, as the newest row's insert
+    /// returned them) are over `limit` to nine tenths of it; does nothing without a limit.
+    func trim(total: Int64, before: Int64, limit: Int?, on session: Session) async throws {
+        guard let limit, total - before > Int64(limit) else { return }
         var cut = PostgresBindings()
         cut.append(total - Int64(limit) * 9 / 10)
         let through = try await session.integer(
@@ -120,7 +183,6 @@ struct HistoryLog: Sendable {
                 + "(SELECT number FROM \(table) WHERE cumulative >= $1 ORDER BY number LIMIT 1), 0) "
                 + "RETURNING number) SELECT max(number) FROM doomed", cut)
         if let through { try await expire(through: through, session) }
-        return number
     }
 
     /// Raises `historyExpiredThrough` to `number` (never lowers it).
@@ -228,9 +290,15 @@ struct HistoryLog: Sendable {
                 name = String(decoding: try encoder.encode(entity), as: UTF8.self)
                 names[entity] = name
             }
-            text += "{\"k\":\"\(kind)\",\"e\":\(name),\"p\":\(key)}"
+            text += line(kind, encodedEntity: name, key: "\(key)")
         }
         return text + "]"
+    }
+
+    /// One change without updated properties or tombstone, as ``body(of:)`` writes it: `kind` is
+    /// `i`, `u` or `d`, `encodedEntity` the entity name as a JSON string, `key` the key's digits.
+    static func line(_ kind: String, encodedEntity: String, key: String) -> String {
+        "{\"k\":\"\(kind)\",\"e\":\(encodedEntity),\"p\":\(key)}"
     }
 
     private func changes(in body: String, storeIdentifier: String) throws -> [StoreHistoryRecord.Change] {

@@ -13,8 +13,8 @@ import PostgresNIO
 /// kept: its transactions name models by entity and key, which a migration keeps.
 ///
 /// The runner calls these methods synchronously, on the thread that waits for the open (lent to it
-/// by ``WaitingThread`` while the open's task is suspended); each blocks that thread, never one of
-/// the bridge's or an event loop, while its statements run on the open's session.
+/// by ``WaitingThread`` while the open's task is suspended); each blocks that thread, never an
+/// event loop, while its statements run on the open's session.
 ///
 /// Safety (`@unchecked Sendable`): the runner calls the methods one after another from one thread;
 /// `tables` is read and written only by those calls.

@@ -217,18 +217,20 @@ struct RowWriter: Sendable {
     /// of the models in `returningPrevious` (see ``previousValuesReturned(by:versions:)``) and of
     /// those read so.
     ///
-    /// With `history`, the one snapshot's `UPDATE` also takes the history's next number (see
-    /// ``HistoryLog/takingNumber(after:)``), returned as `number` when it did.
+    /// With `recording`, the one snapshot's `UPDATE` also records the save's one change in the
+    /// history (see ``HistoryLog/recordingOneChange(after:parameters:)``), and returns what it
+    /// recorded when it did.
     func update(
         _ snapshots: [DefaultSnapshot], versions: [PersistentIdentifier: Int64],
         returningPrevious: Set<PersistentIdentifier> = [], comparable: (PersistentIdentifier) -> Bool = { _ in false },
-        takingNumber history: HistoryLog? = nil
+        recording: OneChangeRecording? = nil
     ) async throws -> (
-        versions: [PersistentIdentifier: Int64], previous: [PersistentIdentifier: DefaultSnapshot], number: Int64?
+        versions: [PersistentIdentifier: Int64], previous: [PersistentIdentifier: DefaultSnapshot],
+        recorded: OneChangeRecording.Recorded?
     ) {
         var written: [PersistentIdentifier: Int64] = [:]
         var previous: [PersistentIdentifier: DefaultSnapshot] = [:]
-        var number: Int64?
+        var recorded: OneChangeRecording.Recorded?
         try await vacateUniqueValues(of: snapshots)
         for snapshot in snapshots {
             let id = snapshot.persistentIdentifier
@@ -236,11 +238,11 @@ struct RowWriter: Sendable {
             guard let key = localKey(id) else { throw missing(id) }
             if let row = try await updateRow(
                 snapshot, key: key, layout: layout, at: versions[id], returningPrevious: returningPrevious.contains(id),
-                takingNumber: snapshots.count == 1 ? history : nil)
+                recording: snapshots.count == 1 ? recording : nil)
             {
                 written[id] = row.version
                 previous[id] = row.previous
-                number = row.number
+                recorded = row.recorded
             } else {
                 guard versions[id] != nil, comparable(id) else {
                     if versions[id] != nil, try await !reader.existing(layout, keys: [key]).isEmpty {
@@ -267,17 +269,17 @@ struct RowWriter: Sendable {
                 try await insertTargets(of: key, in: join, value: snapshot.values[join.slot], owner: id)
             }
         }
-        return (written, previous, number)
+        return (written, previous, recorded)
     }
 
     /// Rewrites one row (at version `read` when there is one) and returns its new version, with its
     /// previous values when `returningPrevious` (the table joined to itself as `o` returns the row
     /// as it was, at its snapshot's version); `nil` when no row has that key and version. With
-    /// `history` (and `returningPrevious`), the statement also takes the history's next number.
+    /// `recording` (and `returningPrevious`), the statement also records the save's one change.
     private func updateRow(
         _ snapshot: DefaultSnapshot, key: Int64, layout: TableLayout, at read: Int64?, returningPrevious joined: Bool,
-        takingNumber history: HistoryLog? = nil
-    ) async throws -> (version: Int64, previous: DefaultSnapshot?, number: Int64?)? {
+        recording: OneChangeRecording? = nil
+    ) async throws -> (version: Int64, previous: DefaultSnapshot?, recorded: OneChangeRecording.Recorded?)? {
         let target = joined ? "t." : ""
         var binds = PostgresBindings()
         binds.append(key)
@@ -301,23 +303,31 @@ struct RowWriter: Sendable {
                 + "RETURNING \(layout.selectList(alias: "o")), t.\(TableLayout.version) AS modelstore_written"
             : "UPDATE \(layout.table) SET " + assignments.joined(separator: ", ") + " WHERE \(condition) "
                 + "RETURNING \(TableLayout.version)"
-        let numbered = joined ? history : nil
-        if let numbered { sql = numbered.takingNumber(after: sql) }
+        let recording = joined ? recording : nil
+        if let recording {
+            sql = recording.history.recordingOneChange(after: sql, parameters: binds.count)
+            try HistoryLog.bindRecording(of: recording.change, author: recording.author, to: &binds)
+        }
         guard let row = try await run(sql, binds, writing: snapshot, layout: layout, prepared: prepared).first
         else { return nil }
         guard joined else { return (try row.decode(Int64.self), nil, nil) }
         let cells = row.makeRandomAccess()
-        var number: Int64?
-        if numbered != nil {
-            guard let taken = try cells[layout.columns.count + 3].decode(Int64?.self),
-                let transaction = try cells[layout.columns.count + 4].decode(Int64?.self)
+        var recorded: OneChangeRecording.Recorded?
+        if recording != nil {
+            let first = layout.columns.count + 3
+            guard let number = try cells[first].decode(Int64?.self),
+                let transaction = try cells[first + 1].decode(Int64?.self)
             else { throw StoreOpener.incompleteMeta(url) }
             session.transactionID.set(transaction)
-            number = taken
+            let total = try cells[first + 2].decode(Int64?.self)
+            let before = try cells[first + 3].decode(Int64?.self)
+            var totals: (total: Int64, before: Int64)?
+            if let total, let before { totals = (total, before) }
+            recorded = OneChangeRecording.Recorded(number: number, totals: totals)
         }
         return (
             try cells[layout.columns.count + 2].decode(Int64.self), try reader.read(row, layout: layout).snapshot,
-            number
+            recorded
         )
     }
 
