@@ -34,11 +34,13 @@ public struct PersistentIdentifier: Hashable, Comparable, Codable, Sendable {
     ///   - storeIdentifier: the minting store's ``DataStore/identifier``.
     ///   - entityName: the model's entity name.
     ///   - primaryKey: the model's key, unique within the entity in that store.
+    @inlinable
     public static func identifier(for storeIdentifier: String, entityName: String, primaryKey: Int64) -> Self {
         PersistentIdentifier(storeIdentifier: storeIdentifier, entityName: entityName, primaryKey: .int(primaryKey))
     }
 
     /// Mints a permanent identifier with a string key (for stores whose keys are text, such as UUIDs).
+    @inlinable
     public static func identifier(for storeIdentifier: String, entityName: String, primaryKey: String) -> Self {
         PersistentIdentifier(storeIdentifier: storeIdentifier, entityName: entityName, primaryKey: .string(primaryKey))
     }

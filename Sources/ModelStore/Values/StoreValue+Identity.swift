@@ -18,20 +18,20 @@ extension StoreValue {
         case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern
         case (.decimal(let a), .decimal(let b)):
             a.exponent == b.exponent && a.significand == b.significand && a.sign == b.sign && a.isNaN == b.isNaN
-        case (.string(let a), .string(let b)): a.utf8.elementsEqual(b.utf8)
+        case (.string(let a), .string(let b)): Self.sameUTF8(a, b)
         case (.date(let a), .date(let b)):
             a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
         case (.data(let a), .data(let b)): a == b
         case (.uuid(let a), .uuid(let b)): a == b
         case (.url(let a), .url(let b)):
-            a.absoluteString.utf8.elementsEqual(b.absoluteString.utf8) && a.baseURL == b.baseURL
+            Self.sameUTF8(a.absoluteString, b.absoluteString) && a.baseURL == b.baseURL
         case (.array(let a), .array(let b)):
             a.count == b.count && zip(a, b).allSatisfy { $0.isIdentical(to: $1) }
         case (.dictionary(let a), .dictionary(let b)):
             a.count == b.count
                 && a.allSatisfy { key, value in
                     // Keys are found by `==`; an equivalent but differently spelled key is a different value.
-                    guard let index = b.index(forKey: key), b[index].key.utf8.elementsEqual(key.utf8) else {
+                    guard let index = b.index(forKey: key), Self.sameUTF8(b[index].key, key) else {
                         return false
                     }
                     return value.isIdentical(to: b[index].value)
@@ -39,6 +39,20 @@ extension StoreValue {
         case (.reference(let a), .reference(let b)): a == b
         case (.references(let a), .references(let b)): a == b
         default: false
+        }
+    }
+
+    /// Whether two strings have the same UTF-8 bytes (not `==`, which equates canonically
+    /// equivalent spellings): one `memcmp` of the contiguous storage native strings have, else a
+    /// walk of the two views.
+    static func sameUTF8(_ a: String, _ b: String) -> Bool {
+        var a = a
+        var b = b
+        guard a.utf8.count == b.utf8.count else { return false }
+        return a.withUTF8 { left in
+            b.withUTF8 { right in
+                left.count == 0 || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0
+            }
         }
     }
 }
