@@ -9,7 +9,8 @@ struct StoreValueIdentityTests {
         let decomposed = "e\u{301}mile"
         #expect(composed == decomposed, "Swift calls them equal")
         #expect(!StoreValue.string(composed).isIdentical(to: .string(decomposed)))
-        #expect(StoreValue.string(composed).isIdentical(to: .string(String(decoding: Array(composed.utf8), as: UTF8.self))))
+        let copied = String(decoding: Array(composed.utf8), as: UTF8.self)
+        #expect(StoreValue.string(composed).isIdentical(to: .string(copied)))
         #expect(StoreValue.string("").isIdentical(to: .string("")))
         #expect(!StoreValue.string("").isIdentical(to: .string("a")))
         let long = String(repeating: "long text past the small-string limit ", count: 4)
