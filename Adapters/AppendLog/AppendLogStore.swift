@@ -182,11 +182,11 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
     public func save(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
     ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
-        let (remapped, number) = try commitRecording(author: request.editingState.author) { table in
+        let (prepared, number) = try commitRecording(author: request.editingState.author) { table in
             try table.prepare(request, storeIdentifier: identifier)
         }
-        return DataStoreSaveChangesResult(
-            for: identifier, remappedIdentifiers: remapped,
+        return prepared.result(
+            for: identifier,
             historyToken: number.map { DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: Int64($0)) })
     }
 
@@ -265,14 +265,14 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
     private func commit(
         author: String?, prepare: (SnapshotTable) throws -> SnapshotTable.PreparedSave
     ) throws -> [PersistentIdentifier: PersistentIdentifier] {
-        try commitRecording(author: author, prepare: prepare).remapped
+        try commitRecording(author: author, prepare: prepare).prepared.remappedIdentifiers
     }
 
     /// ``commit(author:prepare:)``, also returning the number of the transaction it wrote (`nil`
     /// when the change was empty and nothing was written).
     private func commitRecording(
         author: String?, prepare: (SnapshotTable) throws -> SnapshotTable.PreparedSave
-    ) throws -> (remapped: [PersistentIdentifier: PersistentIdentifier], number: UInt64?) {
+    ) throws -> (prepared: SnapshotTable.PreparedSave, number: UInt64?) {
         guard configuration.allowsSave else {
             throw DataStoreError.readOnly(store: directory.path, refusing: "a change")
         }
@@ -283,7 +283,7 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
         }
         if let ticket { try waitUntilDurable(ticket) }
         compactInBackgroundIfNeeded()
-        return (prepared.remappedIdentifiers, ticket?.transaction)
+        return (prepared, ticket?.transaction)
     }
 
     private func waitUntilDurable(_ ticket: WriteTicket) throws {

@@ -142,8 +142,8 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStor
         DefaultSnapshot
     > {
         try save(request) { prepared, number in
-            DataStoreSaveChangesResult(
-                for: identifier, remappedIdentifiers: prepared.remappedIdentifiers,
+            prepared.result(
+                for: identifier,
                 historyToken: number.map { DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0) })
         }
     }
@@ -361,8 +361,8 @@ private final class PreparedInMemorySave: PreparedStoreSave {
         let changes = table.withLock { $0.historyChanges(of: save) }
         record = table.withHistory { $0.nextRecord(changes, author: request.editingState.author) }
         self.table = table
-        result = DataStoreSaveChangesResult(
-            for: storeIdentifier, remappedIdentifiers: prepared.remappedIdentifiers,
+        result = prepared.result(
+            for: storeIdentifier,
             historyToken: record.map {
                 DefaultHistoryToken(storeIdentifier: storeIdentifier, transactionNumber: $0.number)
             })

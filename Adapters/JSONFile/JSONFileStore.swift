@@ -225,8 +225,8 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
             }
             return (
                 next,
-                DataStoreSaveChangesResult(
-                    for: identifier, remappedIdentifiers: prepared.remappedIdentifiers, snapshotsToReregister: repaired,
+                prepared.result(
+                    for: identifier, snapshotsToReregister: repaired,
                     historyToken: number.map { DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0) }
                 )
             )

@@ -82,9 +82,11 @@ extension DataStoreSaveChangesRequest<DefaultSnapshot> {
 extension DataStoreSaveChangesResult {
     /// The result in the context's snapshot form: every field carried over, the history token included.
     var inDefaultForm: DataStoreSaveChangesResult<DefaultSnapshot> {
-        DataStoreSaveChangesResult<DefaultSnapshot>(
-            for: storeIdentifier, remappedIdentifiers: remappedIdentifiers,
-            snapshotsToReregister: snapshotsToReregister.mapValues { $0.defaultSnapshot }, historyToken: historyToken)
+        var result = DataStoreSaveChangesResult<DefaultSnapshot>(
+            for: storeIdentifier, snapshotsToReregister: snapshotsToReregister.mapValues { $0.defaultSnapshot },
+            historyToken: historyToken)
+        result.mapping = mapping
+        return result
     }
 }
 

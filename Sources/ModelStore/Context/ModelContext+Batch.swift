@@ -212,7 +212,8 @@ extension ModelContext {
         } else {
             let result = try store.saveDefault(
                 DataStoreSaveChangesRequest(editingState: editingState, inserted: snapshots, updated: [], deleted: []))
-            ids = snapshots.map { result.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier }
+            let remapped = result.remappedIdentifiers
+            ids = snapshots.map { remapped[$0.persistentIdentifier] ?? $0.persistentIdentifier }
         }
         didSave(inserted: ids, updated: [], deleted: [], historyTokens: [])
         return ids

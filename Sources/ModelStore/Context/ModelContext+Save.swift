@@ -294,19 +294,26 @@ extension ModelContext {
 
     /// What the stores returned.
     struct Written {
-        var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
+        /// Each result's permanent identifiers, read only as far as the models need them.
+        var mappings: [IdentifierMapping] = []
         var reregister: [PersistentIdentifier: DefaultSnapshot] = [:]
         var historyTokens: [DefaultHistoryToken] = []
 
         mutating func add(_ result: DataStoreSaveChangesResult<DefaultSnapshot>) {
             if let token = result.historyToken { historyTokens.append(token) }
-            if remapped.isEmpty {
-                remapped = result.remappedIdentifiers
-            } else {
-                remapped.merge(result.remappedIdentifiers) { $1 }
-            }
+            mappings.append(result.mapping)
             reregister.merge(result.snapshotsToReregister) { $1 }
         }
+
+        /// The permanent identifier of every inserted model by its temporary one, from every store.
+        var remapped: [PersistentIdentifier: PersistentIdentifier] {
+            if mappings.count == 1 { return mappings[0].dictionary }
+            return mappings.reduce(into: [:]) { all, mapping in all.merge(mapping.dictionary) { $1 } }
+        }
+
+        /// When one store took the whole save and listed its permanent identifiers in the request's
+        /// order (which is ``Changes/inserted``'s): that list, `nil` for an insert that kept its own.
+        var mintedInOrder: [PersistentIdentifier?]? { mappings.count == 1 ? mappings[0].minted : nil }
     }
 
     /// Writes the changes: one atomic save when one store is involved; otherwise a two-phase save
@@ -381,7 +388,13 @@ extension ModelContext {
     private func bringModelsInStep(with changes: Changes, written: Written, deletion: Deletion)
         -> [PersistentIdentifier]
     {
-        let remapped = written.remapped
+        // The permanent identifiers by position when the store gave them so; the mapping by
+        // temporary identifier only when references must be rewritten or there is no such list.
+        let minted = written.mintedInOrder.flatMap { $0.count == changes.inserted.count ? $0 : nil }
+        let refers =
+            changes.inserted.contains { !$0.entity.relationships.isEmpty }
+            || changes.updated.contains { !$0.entity.relationships.isEmpty }
+        let remapped = minted == nil || refers ? written.remapped : [:]
         if !deletion.models.isEmpty {
             // No model refers to a deleted one any more, on either side.
             for nullification in deletion.nullifications where !deletion.contains(nullification.model) {
@@ -410,10 +423,11 @@ extension ModelContext {
         // anew, one insertion per model, instead of removing each temporary key and adding its
         // permanent one: two look-ups in a large table per model.
         let rekeysByRebuilding = changes.inserted.count > 64 && changes.inserted.count * 2 >= registry.count
-        for (snapshot, model) in zip(changes.inserted, changes.insertedModels) {
+        for index in changes.inserted.indices {
+            let (snapshot, model) = (changes.inserted[index], changes.insertedModels[index])
             let temporary = snapshot.persistentIdentifier
             if !rekeysByRebuilding && registry.removeValue(forKey: temporary) == nil { continue }
-            let permanent = remapped[temporary] ?? temporary
+            let permanent = (minted.map { $0[index] } ?? remapped[temporary]) ?? temporary
             let backing = model.persistentBackingData
             backing.persistentIdentifier = permanent
             backing.state = .registered

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A fetch a context sends to a store. SwiftData's `DataStoreFetchRequest`, with a public initializer.
 public struct DataStoreFetchRequest<T: PersistentModel>: Sendable {
@@ -125,12 +126,26 @@ public struct DataStoreSaveChangesResult<Snapshot: DataStoreSnapshot>: Sendable 
     /// The identifier of the store that saved.
     public var storeIdentifier: String
     /// The permanent identifier of every inserted model, by its temporary identifier.
-    public var remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier]
+    ///
+    /// A result made with the identifiers in the request's order
+    /// (``init(for:inserted:mintedInOrder:snapshotsToReregister:historyToken:)``) builds this on its
+    /// first read, once.
+    public var remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier] {
+        get { mapping.dictionary }
+        set { mapping = IdentifierMapping(newValue) }
+    }
+    /// The permanent identifier of each of the request's inserted snapshots, in the order of
+    /// ``DataStoreSaveChangesRequest/inserted`` (`nil` for one that kept its own), when the store
+    /// reported them that way; `nil` otherwise. A caller that has the request can read these instead
+    /// of looking each identifier up in ``remappedIdentifiers``.
+    public var mintedIdentifiersInRequestOrder: [PersistentIdentifier?]? { mapping.minted }
     /// Post-save snapshots whose values the store changed (by permanent identifier).
     public var snapshotsToReregister: [PersistentIdentifier: Snapshot]
     /// The token of the transaction the save recorded, for a store that keeps history
     /// (``HistoryProviding``); `nil` otherwise, or when the save changed nothing.
     public var historyToken: DefaultHistoryToken?
+    /// How the permanent identifiers were given: a dictionary, or in the request's order.
+    var mapping: IdentifierMapping
 
     /// A save result.
     public init(
@@ -139,8 +154,62 @@ public struct DataStoreSaveChangesResult<Snapshot: DataStoreSnapshot>: Sendable 
         snapshotsToReregister: [PersistentIdentifier: Snapshot] = [:], historyToken: DefaultHistoryToken? = nil
     ) {
         self.storeIdentifier = storeIdentifier
-        self.remappedIdentifiers = remappedIdentifiers
+        self.mapping = IdentifierMapping(remappedIdentifiers)
         self.snapshotsToReregister = snapshotsToReregister
         self.historyToken = historyToken
+    }
+
+    /// A save result with the permanent identifiers in the request's order, as
+    /// ``DataStoreSaveChangesRequest/mintIdentifiers(storeIdentifier:nextPrimaryKey:)`` mints them:
+    /// a large insert's caller reads them by position, and ``remappedIdentifiers`` is built only if
+    /// someone asks for it.
+    ///
+    /// - Parameters:
+    ///   - storeIdentifier: The store that saved.
+    ///   - inserted: The request's ``DataStoreSaveChangesRequest/inserted`` snapshots.
+    ///   - minted: Each one's permanent identifier, in the same order; `nil` for one that kept its own.
+    ///   - snapshotsToReregister: Post-save snapshots whose values the store changed.
+    ///   - historyToken: The transaction the save recorded, if the store keeps history.
+    public init<Inserted: DataStoreSnapshot>(
+        for storeIdentifier: String, inserted: [Inserted], mintedInOrder minted: [PersistentIdentifier?],
+        snapshotsToReregister: [PersistentIdentifier: Snapshot] = [:], historyToken: DefaultHistoryToken? = nil
+    ) {
+        precondition(inserted.count == minted.count, "one minted identifier (or nil) per inserted snapshot")
+        self.storeIdentifier = storeIdentifier
+        self.mapping = IdentifierMapping(minted: minted) {
+            DataStoreSaveChangesRequest<Inserted>.remapping(inserted, minted)
+        }
+        self.snapshotsToReregister = snapshotsToReregister
+        self.historyToken = historyToken
+    }
+}
+
+/// The permanent identifiers of a save result: a dictionary, or a list in the request's order from
+/// which the dictionary is built on first use (shared by copies of the result, built once).
+final class IdentifierMapping: Sendable {
+    let minted: [PersistentIdentifier?]?
+    private let build: @Sendable () -> [PersistentIdentifier: PersistentIdentifier]
+    private let built: Mutex<[PersistentIdentifier: PersistentIdentifier]?>
+
+    init(_ dictionary: [PersistentIdentifier: PersistentIdentifier]) {
+        minted = nil
+        build = { dictionary }
+        built = Mutex(dictionary)
+    }
+
+    init(minted: [PersistentIdentifier?], build: @escaping @Sendable () -> [PersistentIdentifier: PersistentIdentifier])
+    {
+        self.minted = minted
+        self.build = build
+        built = Mutex(nil)
+    }
+
+    var dictionary: [PersistentIdentifier: PersistentIdentifier] {
+        built.withLock { built in
+            if let built { return built }
+            let dictionary = build()
+            built = dictionary
+            return dictionary
+        }
     }
 }

@@ -101,6 +101,17 @@ import Foundation
         public var remappedIdentifiers: [PersistentIdentifier: PersistentIdentifier] {
             remapping ?? DataStoreSaveChangesRequest.remapping(requested, minted)
         }
+
+        /// The store's result for this save, with the permanent identifiers in the request's
+        /// order (the mapping by temporary identifier is built only if the caller reads it).
+        public func result(
+            for storeIdentifier: String, snapshotsToReregister: [PersistentIdentifier: DefaultSnapshot] = [:],
+            historyToken: DefaultHistoryToken? = nil
+        ) -> DataStoreSaveChangesResult<DefaultSnapshot> {
+            DataStoreSaveChangesResult(
+                for: storeIdentifier, inserted: requested, mintedInOrder: minted,
+                snapshotsToReregister: snapshotsToReregister, historyToken: historyToken)
+        }
     }
 
     /// Validates a save against the table and mints identifiers, without changing the table.
@@ -210,7 +221,7 @@ import Foundation
     ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         let prepared = try prepare(request, storeIdentifier: storeIdentifier)
         apply(prepared)
-        return DataStoreSaveChangesResult(for: storeIdentifier, remappedIdentifiers: prepared.remappedIdentifiers)
+        return prepared.result(for: storeIdentifier)
     }
 
     /// Loads snapshots read from disk, keeping their identifiers. Throws ``DataStoreError/corrupted``
