@@ -263,21 +263,9 @@ struct RowWriter {
     static func identical(_ a: StoreValue, _ b: StoreValue) -> Bool {
         switch (a, b) {
         case (.double(let x), .double(let y)): return x.bitPattern == y.bitPattern || (x.isNaN && y.isNaN)
-        case (.string(let x), .string(let y)): return sameBytes(x, y)
-        case (.url(let x), .url(let y)): return x.absoluteString.utf8.elementsEqual(y.absoluteString.utf8)
+        case (.string, .string), (.url, .url): return a.isIdentical(to: b)
         case (.array, _), (.dictionary, _), (.decimal, _): return false
         default: return a == b
-        }
-    }
-
-    /// Whether two strings hold the same UTF-8 bytes, compared as two buffers at once rather than
-    /// byte by byte through `String.UTF8View` (every update compares each text column).
-    static func sameBytes(_ a: String, _ b: String) -> Bool {
-        guard a.utf8.count == b.utf8.count else { return false }
-        var a = a
-        var b = b
-        return a.withUTF8 { x in
-            b.withUTF8 { y in x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
         }
     }
 
