@@ -141,7 +141,23 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStor
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<
         DefaultSnapshot
     > {
-        try save(request) { prepared, number in
+        if request.updated.isEmpty, request.deleted.isEmpty {
+            // Only new models: the table's batch insert, which appends without copying each snapshot.
+            return try table.withSaveLock { table, history in
+                let ids = try table.insert(
+                    request.inserted, storeIdentifier: identifier, editingState: request.editingState)
+                let number = history.record(count: ids.count, author: request.editingState.author) {
+                    ids.map { StoreHistoryRecord.Change(.insert, $0) }
+                }
+                // `nil` for a snapshot that kept the identifier it brought, as the result expects.
+                let minted = zip(request.inserted, ids).map { $0.persistentIdentifier == $1 ? nil : $1 }
+                return DataStoreSaveChangesResult(
+                    for: identifier, inserted: request.inserted, mintedInOrder: minted,
+                    historyToken: number.map { DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0) }
+                )
+            }
+        }
+        return try save(request) { prepared, number in
             prepared.result(
                 for: identifier,
                 historyToken: number.map { DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0) })
@@ -232,10 +248,15 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStor
 
     /// Inserts snapshots atomically, enforcing uniqueness.
     public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
-        try save(
-            DataStoreSaveChangesRequest(
-                editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: [])
-        ) { prepared, _ in prepared.inserted.map(\.persistentIdentifier) }
+        try table.withSaveLock { table, history in
+            let ids = try table.insert(
+                request.snapshots, storeIdentifier: identifier, editingState: request.editingState)
+            // Every inserted model is a change; the history builds them only if it keeps them.
+            history.record(count: ids.count, author: request.editingState.author) {
+                ids.map { StoreHistoryRecord.Change(.insert, $0) }
+            }
+            return ids
+        }
     }
 
     /// The transactions `descriptor` selects, oldest first unless it sorts otherwise.

@@ -297,16 +297,15 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
     public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
         try write { base, _, state in
             var next = base
-            let prepared = try next.prepare(
-                DataStoreSaveChangesRequest(
-                    editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: []),
-                storeIdentifier: identifier)
-            state.history.records.record(count: prepared.inserted.count, author: request.editingState.author) {
-                base.historyChanges(of: prepared)
+            let ids = try next.insert(
+                request.snapshots, storeIdentifier: identifier, editingState: request.editingState)
+            state.history.records.record(count: ids.count, author: request.editingState.author) {
+                ids.map { StoreHistoryRecord.Change(.insert, $0) }
             }
-            next.apply(prepared)
-            _ = try clearDanglingReferences(in: &next, changed: prepared.inserted, deleted: [])
-            return (next, prepared.inserted.map(\.persistentIdentifier))
+            if request.snapshots.contains(where: { !$0.entity.relationships.isEmpty }) {
+                _ = try clearDanglingReferences(in: &next, changed: ids.compactMap(next.snapshot(for:)), deleted: [])
+            }
+            return (next, ids)
         }
     }
 

@@ -322,6 +322,54 @@ struct BatchTests {
         #expect(try context.fetchCount(FetchDescriptor<Author>()) == 5)
     }
 
+    /// A batch row stores each value exactly as a model's property does, for the types whose
+    /// assignments convert in line (`String`, `Int`, `Double`, `Bool`, `Date`, `Int64`) and for those
+    /// that go through their codec.
+    @Test(arguments: [0, 1, 2])
+    func batchRowsStoreWhatModelsStore(variant: Int) throws {
+        let doubles: [Double] = [.nan, -0.0, .infinity]
+        let strings = ["", "é\u{301}x", String(repeating: "long text ", count: 8)]
+        let ints = [Int.min, 0, Int.max]
+        let dates = [Date(timeIntervalSinceReferenceDate: -1.5), .distantFuture, Date(timeIntervalSince1970: 0)]
+        let container = try ModelContainer(for: Kitchen.self, configurations: .inMemory())
+        let context = ModelContext(container)
+        let model = Kitchen()
+        model.flag = variant == 1
+        model.int = ints[variant]
+        model.int64 = Int64(ints[2 - variant])
+        model.double = doubles[variant]
+        model.string = strings[variant]
+        model.date = dates[variant]
+        model.int32 = Int32(variant - 1) * .max
+        model.optionalString = variant == 0 ? nil : strings[variant]
+        model.uuid = UUID()
+        context.insert(model)
+        try context.save()
+        let ids = try context.insert(
+            Kitchen.self,
+            rows: [
+                [
+                    .set(\.flag, to: model.flag), .set(\.int, to: model.int), .set(\.int64, to: model.int64),
+                    .set(\.double, to: model.double), .set(\.string, to: model.string), .set(\.date, to: model.date),
+                    .set(\.int32, to: model.int32), .set(\.optionalString, to: model.optionalString),
+                    .set(\.uuid, to: model.uuid),
+                ]
+            ])
+        let reader = ModelContext(container)
+        let stored = try #require(try reader.model(for: model.persistentModelID, as: Kitchen.self))
+        let batched = try #require(try reader.model(for: ids[0], as: Kitchen.self))
+        #expect(batched.flag == stored.flag)
+        #expect(batched.int == stored.int && batched.int64 == stored.int64 && batched.int32 == stored.int32)
+        #expect(batched.double.bitPattern == stored.double.bitPattern)
+        #expect(batched.string == stored.string && batched.string.utf8.elementsEqual(stored.string.utf8))
+        #expect(batched.date == stored.date)
+        #expect(batched.optionalString == stored.optionalString)
+        #expect(batched.uuid == stored.uuid)
+        // And both as the model had them.
+        #expect(stored.int == model.int && stored.string == model.string && stored.date == model.date)
+        #expect(stored.double.bitPattern == model.double.bitPattern || (stored.double.isNaN && model.double.isNaN))
+    }
+
     @Test func batchDeleteAppliesDeleteRules() throws {
         let container = try ModelContainer(for: Trip.self, configurations: .inMemory())
         let context = ModelContext(container)

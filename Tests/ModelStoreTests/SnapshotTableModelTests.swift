@@ -227,6 +227,8 @@ struct SnapshotTableModelTests {
     /// so a step still means something when the shrinker removes the steps before it.
     enum Step: CustomStringConvertible {
         case insert([Values])
+        /// The table's batch insert (``SnapshotTable/insert(_:storeIdentifier:editingState:)``).
+        case batchInsert([Values])
         case update([(pick: Int, values: Values)])
         case saveDeleting([Int])
         case batchDelete([Int])
@@ -238,6 +240,7 @@ struct SnapshotTableModelTests {
         var description: String {
             switch self {
             case .insert(let rows): ".insert(\(rows))"
+            case .batchInsert(let rows): ".batchInsert(\(rows))"
             case .update(let changes): ".update(\(changes.map { "#\($0.pick) -> \($0.values)" }))"
             case .saveDeleting(let picks): ".saveDeleting(\(picks))"
             case .batchDelete(let picks): ".batchDelete(\(picks))"
@@ -252,7 +255,8 @@ struct SnapshotTableModelTests {
             switch Int.random(in: 0..<20, using: &rng) {
             case 0..<5:
                 let count = rng.chance(10) ? Int.random(in: 30...300, using: &rng) : Int.random(in: 1...6, using: &rng)
-                return .insert((0..<count).map { _ in Values.random(&rng) })
+                let values = (0..<count).map { _ in Values.random(&rng) }
+                return rng.chance(50) ? .batchInsert(values) : .insert(values)
             case 5..<8:
                 return .update(
                     (0..<Int.random(in: 1...4, using: &rng)).map { _ in
@@ -323,6 +327,22 @@ struct SnapshotTableModelTests {
                     }
                     rows.append(Row(id: id, values: values))
                 }
+            } catch let error as DataStoreError where error.code == .uniqueConstraintViolation {
+                if !violates { return "unexpected uniqueness violation: \(error.message)" }
+            }
+        case .batchInsert(let values):
+            let snapshots = try values.map { try $0.snapshot(.temporary(entityName: "Reading")) }
+            let proposed = rows.map(\.values) + values
+            let violates = Set(proposed.map(\.code)).count != proposed.count
+            let known = Set(rows.map(\.id))
+            do {
+                let ids = try table.insert(snapshots, storeIdentifier: "t", editingState: EditingState())
+                if violates { return "the batch succeeded; the model expected a uniqueness violation" }
+                // New permanent identifiers, one per row, in the batch's order.
+                guard ids.count == values.count, Set(ids).count == ids.count, ids.allSatisfy({ !known.contains($0) }),
+                    ids.allSatisfy({ $0.storeIdentifier == "t" }), ids == ids.sorted()
+                else { return "the batch returned identifiers \(ids)" }
+                for (id, values) in zip(ids, values) { rows.append(Row(id: id, values: values)) }
             } catch let error as DataStoreError where error.code == .uniqueConstraintViolation {
                 if !violates { return "unexpected uniqueness violation: \(error.message)" }
             }
@@ -448,6 +468,27 @@ struct SnapshotTableModelTests {
                 ]),
                 .insert([Values(code: "A", int: 2, double: 0, text: "b", date: zero)]),
                 .query(Query(conditions: [.double(.less, 1)], sort: nil, offset: 0, limit: nil)),
+            ],
+            // A batch insert that repeats a stored unique value, or one of its own, stores nothing and
+            // leaves every value it claimed free: the same values then go in one at a time.
+            [
+                .insert([Values(code: "A", int: 1, double: 1, text: "a", date: zero)]),
+                .batchInsert([
+                    Values(code: "B", int: 2, double: 2, text: "b", date: zero),
+                    Values(code: "C", int: 3, double: 3, text: "c", date: zero),
+                    Values(code: "A", int: 4, double: 4, text: "d", date: zero),
+                ]),
+                .batchInsert([
+                    Values(code: "B", int: 2, double: 2, text: "b", date: zero),
+                    Values(code: "B", int: 5, double: 5, text: "e", date: zero),
+                ]),
+                .query(Query(conditions: [], sort: nil, offset: 0, limit: nil)),
+                .batchInsert([
+                    Values(code: "B", int: 2, double: 2, text: "b", date: zero),
+                    Values(code: "C", int: 3, double: 3, text: "c", date: zero),
+                ]),
+                .query(Query(conditions: [.code("C")], sort: nil, offset: 0, limit: nil)),
+                .query(Query(conditions: [.text(.greaterOrEqual, "b")], sort: ("int", true), offset: 0, limit: nil)),
             ],
             // Two updates that swap unique values succeed; a deleted row's value is free again.
             [

@@ -101,6 +101,10 @@ struct ErasedPreparedSave {
 extension DataStoreBatching {
     func batchInsertDefault(_ snapshots: [DefaultSnapshot], editingState: EditingState) throws -> [PersistentIdentifier]
     {
-        try insert(DataStoreBatchInsertRequest(snapshots: snapshots.map(Snapshot.init), editingState: editingState))
+        // A store of default snapshots takes the array as it is, without a copy of each one.
+        let converted =
+            Snapshot.self == DefaultSnapshot.self
+            ? unsafeBitCast(snapshots, to: [Snapshot].self) : snapshots.map(Snapshot.init)
+        return try insert(DataStoreBatchInsertRequest(snapshots: converted, editingState: editingState))
     }
 }

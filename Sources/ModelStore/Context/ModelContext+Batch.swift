@@ -2,15 +2,46 @@ import Foundation
 
 /// One property assignment of a batch update or insert: `.set(\.isDone, to: true)`.
 public struct BatchAssignment<Model: PersistentModel>: Sendable {
-    let keyPath: any PartialKeyPath<Model> & Sendable
+    @usableFromInline let keyPath: any PartialKeyPath<Model> & Sendable
     /// The stored form, or why the value could not be encoded (thrown when the batch runs).
-    private let encoded: Result<StoreValue, any Error>
+    @usableFromInline let encoded: Result<StoreValue, any Error>
+
+    @usableFromInline
+    init(keyPath: any PartialKeyPath<Model> & Sendable, encoded: Result<StoreValue, any Error>) {
+        self.keyPath = keyPath
+        self.encoded = encoded
+    }
 
     /// The stored form of the value; throws if it failed to encode.
     func value() throws -> StoreValue { try encoded.get() }
 
     /// Sets an attribute to a value.
+    @inlinable
     public static func set<Value>(_ keyPath: any KeyPath<Model, Value> & Sendable, to value: Value) -> Self {
+        // The common scalar types convert in line (the comparisons of metatypes fold away once the
+        // caller's `Value` is known); every other type goes through its registered codec.
+        let plain: StoreValue? =
+            if Value.self == String.self {
+                .string(value as! String)
+            } else if Value.self == Int.self {
+                .int(Int64(value as! Int))
+            } else if Value.self == Double.self {
+                .double(value as! Double)
+            } else if Value.self == Bool.self {
+                .bool(value as! Bool)
+            } else if Value.self == Date.self {
+                .date(value as! Date)
+            } else if Value.self == Int64.self {
+                .int(value as! Int64)
+            } else {
+                nil
+            }
+        if let plain { return BatchAssignment(keyPath: keyPath, encoded: .success(plain)) }
+        return encoding(keyPath, value)
+    }
+
+    @usableFromInline
+    static func encoding<Value>(_ keyPath: any KeyPath<Model, Value> & Sendable, _ value: Value) -> Self {
         guard let codec = ValueCodecs.codec(for: Value.self) else {
             preconditionFailure("'\(Value.self)' is not a storable type")
         }
@@ -165,34 +196,40 @@ extension ModelContext {
         }
         var snapshots: [DefaultSnapshot] = []
         snapshots.reserveCapacity(rows.count)
-        for row in rows {
-            var values = defaults
-            // Indices, not `enumerated()`: this function is generic, and an unspecialized
-            // enumerated iterator costs more than the rest of the loop.
-            for position in row.indices {
-                let assignment = row[position]
-                let slot: Int
-                if position < previous.count, previous[position].keyPath === assignment.keyPath {
-                    slot = previous[position].slot
-                } else if let cached = slotCache[assignment.keyPath] {
-                    slot = cached
-                    remember(assignment.keyPath, slot, at: position)
-                } else {
-                    guard let name = entity.propertyName(for: assignment.keyPath), let found = entity.slot(of: name)
-                    else {
-                        throw DataStoreError(
-                            .invalidValue, "a batch insert of '\(entity.name)' sets a key path that is not stored",
-                            remedy: "Use key paths to @Attribute properties", entityName: entity.name)
+        // Buffers and integer ranges, not iterators and `enumerated()`: this function is generic,
+        // and unspecialized iterators and subscripts cost more than the rest of the loop.
+        try rows.withUnsafeBufferPointer { rows in
+            for index in 0..<rows.count {
+                var values = defaults
+                try rows[index].withUnsafeBufferPointer { row in
+                    for position in 0..<row.count {
+                        let assignment = row.baseAddress! + position
+                        let slot: Int
+                        if position < previous.count, previous[position].keyPath === assignment.pointee.keyPath {
+                            slot = previous[position].slot
+                        } else if let cached = slotCache[assignment.pointee.keyPath] {
+                            slot = cached
+                            remember(assignment.pointee.keyPath, slot, at: position)
+                        } else {
+                            guard let name = entity.propertyName(for: assignment.pointee.keyPath),
+                                let found = entity.slot(of: name)
+                            else {
+                                throw DataStoreError(
+                                    .invalidValue,
+                                    "a batch insert of '\(entity.name)' sets a key path that is not stored",
+                                    remedy: "Use key paths to @Attribute properties", entityName: entity.name)
+                            }
+                            slotCache[assignment.pointee.keyPath] = found
+                            slot = found
+                            remember(assignment.pointee.keyPath, slot, at: position)
+                        }
+                        values[slot] = try assignment.pointee.encoded.get()
                     }
-                    slotCache[assignment.keyPath] = found
-                    slot = found
-                    remember(assignment.keyPath, slot, at: position)
                 }
-                values[slot] = try assignment.value()
+                snapshots.append(
+                    DefaultSnapshot(
+                        persistentIdentifier: .temporary(entityName: entity.name), entity: entity, values: values))
             }
-            snapshots.append(
-                DefaultSnapshot(
-                    persistentIdentifier: .temporary(entityName: entity.name), entity: entity, values: values))
         }
         return try insert(snapshots: snapshots)
     }

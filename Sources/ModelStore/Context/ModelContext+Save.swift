@@ -541,7 +541,11 @@ extension ModelContext {
     func checkUniqueness(inserted: [DefaultSnapshot], updated: [DefaultSnapshot], deleted: [DefaultSnapshot]) throws {
         var unenforced = Set<String>()
         var seen = Set<ObjectIdentifier>()
-        for snapshot in [inserted, updated].joined() where seen.insert(ObjectIdentifier(snapshot.entity)).inserted {
+        var last: Schema.Entity?
+        // Runs of snapshots share an entity: each run's is looked up once.
+        for snapshot in [inserted, updated].joined() where snapshot.entity !== last {
+            last = snapshot.entity
+            guard seen.insert(ObjectIdentifier(snapshot.entity)).inserted else { continue }
             let entity = snapshot.entity
             guard !entity.uniquenessConstraints.isEmpty,
                 try container.store(for: entity.name).queryCapabilitiesIfAny?.enforcesUniqueness != true

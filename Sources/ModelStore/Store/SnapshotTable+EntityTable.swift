@@ -170,7 +170,7 @@ extension SnapshotTable {
                     return .duplicateUniqueValue(constraint: constraint)
                 }
             }
-            appendRow(snapshot)
+            appendRow(snapshot.values, id: snapshot.persistentIdentifier)
             return nil
         }
 
@@ -182,17 +182,68 @@ extension SnapshotTable {
 
         mutating func insert(_ snapshot: DefaultSnapshot) {
             claimUniqueValues(of: snapshot.values, row: rowCount)
-            appendRow(snapshot)
+            appendRow(snapshot.values, id: snapshot.persistentIdentifier)
+        }
+
+        /// Appends new rows under identifiers of `storeIdentifier` with keys counting up from
+        /// `firstKey`, in one pass over the values and without a copy of any snapshot: a batch
+        /// insert. Their unique values are claimed first; if one is claimed twice in the batch or
+        /// already owned by a row, the claims are taken back and the violation is thrown, leaving the
+        /// table as it was.
+        mutating func appendNew(
+            _ snapshots: [DefaultSnapshot], storeIdentifier: String, firstKey: Int64
+        ) throws(DataStoreError) {
+            let first = rowCount
+            reserveCapacity(adding: snapshots.count)
+            if !uniqueIndexes.isEmpty {
+                for offset in snapshots.indices {
+                    let values = snapshots[offset].values
+                    for constraint in uniqueIndexes.indices {
+                        let key = IndexKey(slots: uniqueSlots[constraint], of: values)
+                        if key.containsNull { continue }
+                        guard let owner = uniqueIndexes[constraint].updateValue(Int32(first + offset), forKey: key)
+                        else { continue }
+                        uniqueIndexes[constraint][key] = owner
+                        releaseClaims(of: snapshots[..<offset], andOf: values, before: constraint)
+                        throw DataStoreError.uniqueConstraintViolation(
+                            entityName: entity.name, propertyNames: entity.uniquenessConstraints[constraint],
+                            conflictingValues: key.values)
+                    }
+                }
+            }
+            var key = firstKey
+            for snapshot in snapshots {
+                appendRow(
+                    snapshot.values,
+                    id: PersistentIdentifier.identifier(for: storeIdentifier, entityName: entity.name, primaryKey: key))
+                key += 1
+            }
+        }
+
+        /// Takes back the unique values `appendNew` claimed for `claimed`, and for the snapshot
+        /// with `values` under the constraints before `constraint`: every one was unowned before.
+        private mutating func releaseClaims(
+            of claimed: ArraySlice<DefaultSnapshot>, andOf values: [StoreValue], before constraint: Int
+        ) {
+            for snapshot in claimed {
+                for constraint in uniqueIndexes.indices {
+                    uniqueIndexes[constraint].removeValue(
+                        forKey: IndexKey(slots: uniqueSlots[constraint], of: snapshot.values))
+                }
+            }
+            for earlier in 0..<constraint {
+                uniqueIndexes[earlier].removeValue(forKey: IndexKey(slots: uniqueSlots[earlier], of: values))
+            }
         }
 
         /// Appends a row whose unique values are already recorded, and indexes its values.
-        private mutating func appendRow(_ snapshot: DefaultSnapshot) {
+        private mutating func appendRow(_ values: [StoreValue], id: PersistentIdentifier) {
             let row = rowCount
-            if row > 0, isSorted, !ids.precedes(row - 1, snapshot.persistentIdentifier) { isSorted = false }
-            ids.append(snapshot.persistentIdentifier)
+            if row > 0, isSorted, !ids.precedes(row - 1, id) { isSorted = false }
+            ids.append(id)
             generations.append(0)
-            for (slot, value) in snapshot.values.enumerated() { columns[slot].append(value) }
-            indexValues(of: snapshot.values, at: row)
+            for slot in values.indices { columns[slot].append(values[slot]) }
+            indexValues(of: values, at: row)
         }
 
         mutating func remove(_ id: PersistentIdentifier) {

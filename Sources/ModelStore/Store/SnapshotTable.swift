@@ -224,6 +224,51 @@ import Foundation
         return prepared.result(for: storeIdentifier)
     }
 
+    /// Inserts new models and returns their permanent identifiers in order: a batch insert,
+    /// validated and applied in one step.
+    ///
+    /// Each snapshot with a temporary identifier, or one of another store, gets an identifier of
+    /// `storeIdentifier`, as ``prepare(_:storeIdentifier:)`` mints them. When every snapshot is a
+    /// new model of one entity and none refers to a model by a temporary identifier (so no reference
+    /// needs rewriting), the values go straight into the columns, with no copy of a snapshot;
+    /// otherwise the batch is prepared and applied as a save.
+    ///
+    /// Throws ``DataStoreError/uniqueConstraintViolation(entityName:propertyNames:conflictingValues:file:line:)``
+    /// and the errors of ``prepare(_:storeIdentifier:)``; after a throw the table is unchanged.
+    public mutating func insert(
+        _ snapshots: [DefaultSnapshot], storeIdentifier: String, editingState: EditingState
+    ) throws -> [PersistentIdentifier] {
+        guard let entity = snapshots.first?.entity else { return [] }
+        let references = entity.relationships.map(\.slot)
+        func refersToTemporary(_ value: StoreValue) -> Bool {
+            switch value {
+            case .reference(let id): id.isTemporary
+            case .references(let ids): ids.contains(where: \.isTemporary)
+            default: false
+            }
+        }
+        let plain =
+            tables[entity.name] != nil
+            && !snapshots.contains { snapshot in
+                snapshot.entity !== entity || !snapshot.persistentIdentifier.isTemporary
+                    || references.contains { refersToTemporary(snapshot.values[$0]) }
+            }
+        guard plain else {
+            let prepared = try prepare(
+                DataStoreSaveChangesRequest(editingState: editingState, inserted: snapshots, updated: [], deleted: []),
+                storeIdentifier: storeIdentifier)
+            apply(prepared)
+            return prepared.inserted.map(\.persistentIdentifier)
+        }
+        let first = nextPrimaryKey
+        try tables[entity.name]!.appendNew(snapshots, storeIdentifier: storeIdentifier, firstKey: first)
+        nextPrimaryKey = first + Int64(snapshots.count)
+        finishChanges([entity.name])
+        return (0..<Int64(snapshots.count)).map {
+            PersistentIdentifier.identifier(for: storeIdentifier, entityName: entity.name, primaryKey: first + $0)
+        }
+    }
+
     /// Loads snapshots read from disk, keeping their identifiers. Throws ``DataStoreError/corrupted``
     /// on a duplicate identifier, an unknown entity, or a unique-constraint violation.
     public mutating func load(_ snapshots: [DefaultSnapshot]) throws {
