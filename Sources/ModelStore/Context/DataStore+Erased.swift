@@ -71,6 +71,10 @@ extension DataStoreTwoPhaseSaving {
 extension DataStoreSaveChangesRequest<DefaultSnapshot> {
     /// The request in a store's snapshot form, expected values included.
     func converted<Stored: DataStoreSnapshot>(to type: Stored.Type) -> DataStoreSaveChangesRequest<Stored> {
+        // A store of default snapshots takes the request as it is, without a copy of each snapshot.
+        if Stored.self == DefaultSnapshot.self {
+            return unsafeBitCast(self, to: DataStoreSaveChangesRequest<Stored>.self)
+        }
         var converted = DataStoreSaveChangesRequest<Stored>(
             editingState: editingState,
             inserted: inserted.map(Stored.init), updated: updated.map(Stored.init), deleted: deleted.map(Stored.init))

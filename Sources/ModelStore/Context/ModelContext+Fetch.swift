@@ -140,7 +140,8 @@ extension ModelContext {
             ? snapshots.map(\.persistentIdentifier).filter { registry[$0] == nil } : []
         defer { releaseUnchanged(transient) }
         var models = try materialize(snapshots, as: T.self, unfetched: omitted ? unfetched : nil)
-        if descriptor.includePendingChanges {
+        // Only a registered model can be deleted: a context without pending deletions has none to drop.
+        if descriptor.includePendingChanges, !deletedModels.isEmpty {
             models.removeAll { $0.persistentBackingData.state == .deleted }
         }
         if modelsStage?.filters == true, let predicate = descriptor.predicate {

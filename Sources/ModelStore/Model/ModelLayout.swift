@@ -232,10 +232,35 @@ class AttributeAccessor: FieldAccessor {
 
 final class TypedAttributeAccessor<Value>: AttributeAccessor {
     let codec: ValueCodec<Value>
+    /// The common scalar type `Value` is, if it is one: those are read and written in line,
+    /// without the codec's closures or the generic value witnesses (a fetch and a save touch
+    /// every attribute of every model).
+    private let scalar: InlineScalar?
+
+    /// The scalar types an accessor reads and writes in line.
+    private enum InlineScalar {
+        case string, int, int64, double, bool, date
+    }
 
     /// `nil` when the property's initial value cannot be encoded: such a type cannot be stored.
     init?(name: String, offset: Int, codec: ValueCodec<Value>, probe: UnsafeMutableRawPointer) {
         self.codec = codec
+        scalar =
+            if Value.self == String.self {
+                .string
+            } else if Value.self == Int.self {
+                .int
+            } else if Value.self == Int64.self {
+                .int64
+            } else if Value.self == Double.self {
+                .double
+            } else if Value.self == Bool.self {
+                .bool
+            } else if Value.self == Date.self {
+                .date
+            } else {
+                nil
+            }
         let wrapper = probe.advanced(by: offset).assumingMemoryBound(to: Attribute<Value>.self).pointee
         guard let defaultValue = try? codec.encode(wrapper.value) else { return nil }
         super.init(
@@ -244,16 +269,38 @@ final class TypedAttributeAccessor<Value>: AttributeAccessor {
         )
     }
 
+    // Each inline case reads the wrapper as `Attribute` of the type `scalar` says `Value` is: the
+    // same type, so the same layout. The results are those of the scalar codecs.
     override func storeValue(of model: AnyObject) throws -> StoreValue {
-        try codec.encode(storage(model, as: Attribute<Value>.self).pointee.value)
+        switch scalar {
+        case .string: .string(storage(model, as: Attribute<String>.self).pointee.value)
+        case .int: .int(Int64(storage(model, as: Attribute<Int>.self).pointee.value))
+        case .int64: .int(storage(model, as: Attribute<Int64>.self).pointee.value)
+        case .double: .double(storage(model, as: Attribute<Double>.self).pointee.value)
+        case .bool: .bool(storage(model, as: Attribute<Bool>.self).pointee.value)
+        case .date: .date(storage(model, as: Attribute<Date>.self).pointee.value)
+        case nil: try codec.encode(storage(model, as: Attribute<Value>.self).pointee.value)
+        }
     }
 
     override func load(_ value: StoreValue, into model: AnyObject) throws {
-        do {
-            storage(model, as: Attribute<Value>.self).pointee.value = try codec.decode(value)
-        } catch var error as DataStoreError {
-            error.message = "property '\(name)': \(error.message)"
-            throw error
+        // The stored kind each scalar codec produces goes in line; anything else (an integer read
+        // into a `Double`, say, or a mismatch to report) goes through the codec.
+        switch (scalar, value) {
+        case (.string, .string(let x)): storage(model, as: Attribute<String>.self).pointee.value = x
+        case (.int, .int(let x)) where Int(exactly: x) != nil:
+            storage(model, as: Attribute<Int>.self).pointee.value = Int(x)
+        case (.int64, .int(let x)): storage(model, as: Attribute<Int64>.self).pointee.value = x
+        case (.double, .double(let x)): storage(model, as: Attribute<Double>.self).pointee.value = x
+        case (.bool, .bool(let x)): storage(model, as: Attribute<Bool>.self).pointee.value = x
+        case (.date, .date(let x)): storage(model, as: Attribute<Date>.self).pointee.value = x
+        default:
+            do {
+                storage(model, as: Attribute<Value>.self).pointee.value = try codec.decode(value)
+            } catch var error as DataStoreError {
+                error.message = "property '\(name)': \(error.message)"
+                throw error
+            }
         }
     }
 }
