@@ -291,6 +291,8 @@ struct SnapshotTableModelTests {
                     for query in [
                         Query(conditions: [], sort: nil, offset: 0, limit: nil),
                         Query(conditions: [], sort: ("text", true), offset: 0, limit: 3),
+                        // An equality on an indexed property: the copy builds that hash index from its rows.
+                        Query(conditions: [.int(.equal, 2)], sort: nil, offset: 0, limit: nil),
                     ] {
                         let found = try before.fetch(query.storeQuery).map(\.persistentIdentifier)
                         if found != query.expected(rowsBefore) {

@@ -24,8 +24,8 @@ extension SnapshotTable {
         private(set) var uniqueIndexes: [[IndexKey: Int32]]
         /// For each uniqueness constraint, the slots of its properties.
         let uniqueSlots: [[Int]]
-        /// One hash index per declared index (``Schema/Entity/indices``).
-        private(set) var hashIndexes: [HashIndex]
+        /// One hash index per declared index (``Schema/Entity/indices``), each built on first use.
+        private(set) var hashIndexes: [LazyIndex<HashIndex>]
         /// One ordered index per property that starts a declared index or a uniqueness constraint,
         /// each built on first use (see ``LazyOrderedIndex``).
         private(set) var orderedIndexes: [LazyOrderedIndex]
@@ -40,14 +40,14 @@ extension SnapshotTable {
             uniqueSlots = entity.uniquenessConstraints.map { names in names.map { entity.slot(of: $0)! } }
             hashIndexes = entity.indices.compactMap { names in
                 let slots = names.compactMap(entity.slot(of:))
-                return slots.count == names.count ? HashIndex(properties: names, slots: slots) : nil
+                return slots.count == names.count ? LazyIndex(properties: names, slots: slots) : nil
             }
             var ordered: [LazyOrderedIndex] = []
             for names in entity.indices + entity.uniquenessConstraints {
                 guard let name = names.first, !ordered.contains(where: { $0.property == name }),
                     let attribute = entity.attribute(named: name), OrderedIndex.supports(attribute.valueType)
                 else { continue }
-                ordered.append(LazyOrderedIndex(property: name, slot: attribute.slot))
+                ordered.append(LazyOrderedIndex(properties: [name], slots: [attribute.slot]))
             }
             orderedIndexes = ordered
         }
@@ -272,7 +272,7 @@ extension SnapshotTable {
             }
             let (deleted, generations) = (deleted, generations)
             for index in orderedIndexes.indices {
-                updateOrderedIndex(index) { ordered in
+                Self.updateLazy(&orderedIndexes[index]) { ordered in
                     if ordered.needsMerge {
                         ordered.merge { !deleted.contains($0.position) && generations[$0.position] == $0.generation }
                     }
@@ -294,15 +294,12 @@ extension SnapshotTable {
             deleted = RowBits()
             isSorted = true
             for constraint in uniqueIndexes.indices { uniqueIndexes[constraint].removeAll(keepingCapacity: true) }
-            for index in hashIndexes.indices { hashIndexes[index].buckets.removeAll(keepingCapacity: true) }
-            // Ordered indexes are dropped and built again on their next use.
-            orderedIndexes = orderedIndexes.map { LazyOrderedIndex(property: $0.property, slot: $0.slot) }
+            // Hash and ordered indexes are dropped and built again on their next use.
+            hashIndexes = hashIndexes.map { $0.emptied() }
+            orderedIndexes = orderedIndexes.map { $0.emptied() }
             for row in 0..<kept.count {
                 for constraint in uniqueIndexes.indices {
                     if let key = uniqueKey(constraint, ofRow: row) { uniqueIndexes[constraint][key] = Int32(row) }
-                }
-                for index in hashIndexes.indices {
-                    hashIndexes[index].add(row, key(hashIndexes[index].slots, ofRow: row))
                 }
             }
         }
@@ -318,11 +315,11 @@ extension SnapshotTable {
         /// Adds a row's values to the hash and ordered indexes.
         private mutating func indexValues(of values: [StoreValue], at row: Int) {
             for index in hashIndexes.indices {
-                hashIndexes[index].add(row, IndexKey(slots: hashIndexes[index].slots, of: values))
+                Self.updateLazy(&hashIndexes[index]) { $0.add(row, IndexKey(slots: $0.slots, of: values)) }
             }
             let generation = generations[row]
             for index in orderedIndexes.indices {
-                updateOrderedIndex(index) { ordered in
+                Self.updateLazy(&orderedIndexes[index]) { ordered in
                     ordered.add(values[ordered.slot], position: row, generation: generation)
                 }
             }
@@ -336,19 +333,30 @@ extension SnapshotTable {
                 }
             }
             for index in hashIndexes.indices {
-                hashIndexes[index].remove(row, key(hashIndexes[index].slots, ofRow: row))
+                // The key is read only for a built index; `updateLazy` still gives the box its own.
+                let key = hashIndexes[index].isBuilt ? key(hashIndexes[index].slots, ofRow: row) : nil
+                Self.updateLazy(&hashIndexes[index]) { if let key { $0.remove(row, key) } }
             }
-            for index in orderedIndexes.indices { updateOrderedIndex(index) { $0.superseded += 1 } }
+            for index in orderedIndexes.indices { Self.updateLazy(&orderedIndexes[index]) { $0.superseded += 1 } }
         }
 
-        /// Changes a built ordered index incrementally; one not built yet stays so (it will read the rows as
-        /// they are when it is built). The index gets a box of its own first, so copies of the table that
-        /// share it (a store's copy kept for an abort, say) never see this table's changes.
-        private mutating func updateOrderedIndex(_ index: Int, _ body: (inout OrderedIndex) -> Void) {
-            if !isKnownUniquelyReferenced(&orderedIndexes[index]) {
-                orderedIndexes[index] = orderedIndexes[index].copy()
+        /// Changes a built index incrementally; one not built yet stays so (it will read the rows as
+        /// they are when it is built). The index gets a box of its own first, built or not, so copies
+        /// of the table that share it (a store's copy kept for an abort, say) never see this table's
+        /// changes, nor this table an index one of them builds from its own rows.
+        private static func updateLazy<Index>(_ box: inout LazyIndex<Index>, _ body: (inout Index) -> Void) {
+            if !isKnownUniquelyReferenced(&box) { box = box.copy() }
+            box.update(body)
+        }
+
+        /// The hash index at `index`, built from the rows now if this is its first use.
+        func hashIndex(_ index: Int) -> HashIndex {
+            let box = hashIndexes[index]
+            return box.current {
+                var built = HashIndex(properties: box.properties, slots: box.slots)
+                for row in 0..<rowCount where isLive(row) { built.add(row, key(box.slots, ofRow: row)) }
+                return built
             }
-            orderedIndexes[index].update(body)
         }
 
         /// The ordered index at `index`, built from the rows now if this is its first use.

@@ -1,49 +1,65 @@
 import Foundation
+import Synchronization
 
 extension SnapshotTable {
-    /// An ordered index that is built on first use, then kept incrementally.
+    /// An index that is built on first use, then kept incrementally: the ordered indexes and the
+    /// hash indexes of declared indexes.
     ///
-    /// Loads and large inserts then cost nothing for indexes no query ranges over or sorts by. The
-    /// box is a class so that a fetch, which reads a table it cannot change, can still build it. A box
-    /// is shared only by copies of one table with the same rows (a table gives itself a box of its own
-    /// before any change), so whichever copy builds it builds the same index.
-    final class LazyOrderedIndex: Sendable {
-        let property: String
-        let slot: Int
-        private let state: LockedValue<OrderedIndex?>
+    /// Loads and large inserts then cost nothing for indexes no query uses. The box is a class so
+    /// that a fetch, which reads a table it cannot change, can still build it. A box is shared only
+    /// by copies of one table with the same rows (a table gives itself a box of its own before any
+    /// change), so whichever copy builds it builds the same index.
+    final class LazyIndex<Index: Sendable>: Sendable {
+        /// The indexed properties, in key order, and their slots.
+        let properties: [String]
+        let slots: [Int]
+        private let state: LockedValue<Index?>
+        /// Whether `state` holds an index. Set under the lock; read without it by ``update(_:)``,
+        /// which runs only on a box no other table shares (so no other thread can be building it).
+        private let built: Atomic<Bool>
 
-        init(property: String, slot: Int, index: OrderedIndex? = nil) {
-            self.property = property
-            self.slot = slot
+        init(properties: [String], slots: [Int], index: Index? = nil) {
+            self.properties = properties
+            self.slots = slots
             state = LockedValue(index)
+            built = Atomic(index != nil)
         }
+
+        /// The first indexed property, and its slot (an ordered index has only one).
+        var property: String { properties[0] }
+        var slot: Int { slots[0] }
 
         /// A box of its own with the same state.
-        func copy() -> LazyOrderedIndex {
-            LazyOrderedIndex(property: property, slot: slot, index: state.withLock { $0 })
+        func copy() -> LazyIndex {
+            LazyIndex(properties: properties, slots: slots, index: state.withLock { $0 })
         }
+
+        /// A box for the same properties, not built.
+        func emptied() -> LazyIndex { LazyIndex(properties: properties, slots: slots) }
 
         /// Whether the index has been built.
-        var isBuilt: Bool { state.withLock { $0 != nil } }
+        var isBuilt: Bool { built.load(ordering: .acquiring) }
 
         /// The index, built by `build` if it has not been yet.
-        func current(build: () -> OrderedIndex) -> OrderedIndex {
+        func current(build: () -> Index) -> Index {
             state.withLock { index in
                 if let index { return index }
-                let built = build()
-                index = built
-                return built
+                let made = build()
+                index = made
+                built.store(true, ordering: .releasing)
+                return made
             }
         }
 
-        /// Changes the index if it has been built; does nothing otherwise.
-        func update(_ body: (inout OrderedIndex) -> Void) {
-            state.withLock { index in
-                guard index != nil else { return }
-                body(&index!)
-            }
+        /// Changes the index if it has been built; does nothing otherwise (without taking the lock).
+        func update(_ body: (inout Index) -> Void) {
+            guard isBuilt else { return }
+            state.withLock { index in body(&index!) }
         }
     }
+
+    /// An ordered index over one property, built on first use.
+    typealias LazyOrderedIndex = LazyIndex<OrderedIndex>
 
     /// The rows in the order of one property's values (`nil` first), for ranges and sorted windows.
     ///

@@ -131,8 +131,11 @@ extension SnapshotTable.EntityTable {
                 path: StoreAccessPath(
                     kind: .uniqueIndex, properties: names, estimatedRows: found.count))
         }
-        for index in hashIndexes {
-            guard let keys = Self.keys(index.properties, equal: equal, members: members) else { continue }
+        for position in hashIndexes.indices {
+            guard let keys = Self.keys(hashIndexes[position].properties, equal: equal, members: members) else {
+                continue
+            }
+            let index = hashIndex(position)
             let found = Set(keys.flatMap { index.buckets[IndexKey($0)] ?? [] }).sorted().map(Int.init)
             return Access(
                 method: .positions(found),
