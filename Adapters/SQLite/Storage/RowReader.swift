@@ -172,4 +172,21 @@ struct RowReader {
             }
         }
     }
+
+    /// ``identifiers(_:_:)`` for a run of keys, counted up from its first key without stepping a
+    /// range (a delete of every model of a table filled in one run returns one per row).
+    func identifiers(_ entityName: String, _ keys: ClosedRange<Int64>) -> [PersistentIdentifier] {
+        let storeIdentifier = storeIdentifier
+        let count = keys.count
+        return [PersistentIdentifier](unsafeUninitializedCapacity: count) { buffer, written in
+            guard var pointer = buffer.baseAddress else { return }
+            var key = keys.lowerBound
+            for _ in 0..<count {
+                pointer.initialize(to: .identifier(for: storeIdentifier, entityName: entityName, primaryKey: key))
+                pointer += 1
+                key &+= 1
+            }
+            written = count
+        }
+    }
 }
