@@ -25,11 +25,14 @@ extension SQLiteStore {
         let minted = try writer.mint(request.inserted, updated: request.updated)
         let deleted = request.deleted.map(\.persistentIdentifier)
         // The rows as they were, for history: what an update changed, and a delete's tombstone.
-        let before = try storedSnapshots(of: minted.updated.map(\.persistentIdentifier) + deleted, with: writer)
+        let (before, compared) = try storedSnapshots(
+            of: minted.updated.map(\.persistentIdentifier) + deleted, expecting: request.expectedValues, with: writer)
         // Nothing changed since the context checked for conflicts: the rows were read in this
         // write transaction. External values are read here as file names, so they are not compared.
-        try request.checkExpectedValues(
-            skipping: { $0.options.contains(.externalStorage) }, stored: { before[$0] })
+        if !compared {
+            try request.checkExpectedValues(
+                skipping: { $0.options.contains(.externalStorage) }, stored: { before[$0] })
+        }
         try writer.delete(deleted)
         try writer.write(minted.updated, update: true, stored: before)
         try writer.write(minted.inserted, update: false)
@@ -44,6 +47,38 @@ extension SQLiteStore {
         return DataStoreSaveChangesResult(
             for: identifier, remappedIdentifiers: minted.remap, snapshotsToReregister: repaired,
             historyToken: number.map { DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0) })
+    }
+
+    /// The stored rows of these models (those the store has), read in the open transaction, and
+    /// whether every one with expected values was found identical to them (so there is no conflict
+    /// left to check).
+    ///
+    /// A row whose entity ``EntityLayout/comparesRowsInPlace`` is compared with its expected values
+    /// where it is stored (``RowReader/holds(_:layout:exactly:)``), and when identical its snapshot is
+    /// made of those values instead of read; any other row is read whole.
+    func storedSnapshots(
+        of identifiers: [PersistentIdentifier], expecting expected: [PersistentIdentifier: [StoreValue]],
+        with writer: RowWriter
+    ) throws -> (snapshots: [PersistentIdentifier: DefaultSnapshot], compared: Bool) {
+        guard !expected.isEmpty else { return (try storedSnapshots(of: identifiers, with: writer), false) }
+        let reader = writer.reader
+        var result: [PersistentIdentifier: DefaultSnapshot] = [:]
+        var compared = true
+        for id in identifiers {
+            guard let key = localKey(id), let layout = layouts[id.entityName] else { continue }
+            if layout.comparesRowsInPlace, let values = expected[id] {
+                switch try reader.holds(key, layout: layout, exactly: values) {
+                case nil: continue
+                case true?:
+                    result[id] = DefaultSnapshot(persistentIdentifier: id, entity: layout.entity, values: values)
+                    continue
+                case false?: break
+                }
+            }
+            compared = compared && expected[id] == nil
+            if let snapshot = try reader.snapshot(key, layout: layout) { result[id] = snapshot }
+        }
+        return (result, compared)
     }
 
     /// The stored rows of these models (those the store has), read in the open transaction.

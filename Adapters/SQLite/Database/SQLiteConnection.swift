@@ -18,6 +18,8 @@ final class SQLiteConnection {
     private var cache: [String: SQLiteStatement] = [:]
     /// Statements cached by what they do rather than by their text (``statement(shape:sql:)``).
     private var shapeCache: [StatementShape: SQLiteStatement] = [:]
+    /// Statements cached by the identity of their ``CachedSQL``, which the entry keeps alive.
+    private var keyedCache: [ObjectIdentifier: (sql: CachedSQL, statement: SQLiteStatement)] = [:]
 
     /// Opens (or, with `create`, creates) the database and registers the `SWIFT` collation, the
     /// `swift_contains` / `swift_has_prefix` functions and the rows' checksum function.
@@ -62,6 +64,7 @@ final class SQLiteConnection {
     deinit {
         for statement in cache.values { statement.finalize() }
         for statement in shapeCache.values { statement.finalize() }
+        for entry in keyedCache.values { entry.statement.finalize() }
         sqlite3_close_v2(handle)
     }
 
@@ -94,6 +97,22 @@ final class SQLiteConnection {
         if cache.count < Self.cacheLimit { cache[sql] = statement }
         return statement
     }
+
+    /// The cached prepared statement for `sql`, reset and with its bindings cleared, found without
+    /// hashing its text (``CachedSQL``). The same limit applies as to a statement cached by its text.
+    func statement(_ sql: CachedSQL) throws -> SQLiteStatement {
+        if let cached = keyedCache[ObjectIdentifier(sql)] {
+            cached.statement.reset()
+            return cached.statement
+        }
+        let statement = try prepare(sql.text)
+        if keyedCache.count < Self.cacheLimit { keyedCache[ObjectIdentifier(sql)] = (sql, statement) }
+        return statement
+    }
+
+    /// The statements that start and commit a write transaction.
+    private static let beginSQL = CachedSQL("BEGIN IMMEDIATE")
+    private static let commitSQL = CachedSQL("COMMIT")
 
     /// What a statement whose text depends on its inputs does, as a cache key: the columns (by
     /// position in the entity's layout) an `UPDATE` of one row of a table sets. Looking it up
@@ -132,8 +151,10 @@ final class SQLiteConnection {
     func clearCache() {
         for statement in cache.values { statement.finalize() }
         for statement in shapeCache.values { statement.finalize() }
+        for entry in keyedCache.values { entry.statement.finalize() }
         cache = [:]
         shapeCache = [:]
+        keyedCache = [:]
     }
 
     /// Runs `body` in a transaction: `BEGIN IMMEDIATE` takes the write lock at once, so two writers
@@ -152,14 +173,14 @@ final class SQLiteConnection {
 
     /// Starts a write transaction (`BEGIN IMMEDIATE`), waiting up to the busy timeout for the lock.
     func begin() throws {
-        try statement("BEGIN IMMEDIATE").run(during: "starting a write transaction on")
+        try statement(Self.beginSQL).run(during: "starting a write transaction on")
         history.pending = .untouched
     }
 
     /// Commits the open transaction, and keeps the history state it recorded with the file's data
     /// version after the commit.
     func commit() throws {
-        try statement("COMMIT").run(during: "committing a save to")
+        try statement(Self.commitSQL).run(during: "committing a save to")
         history.keepCommitted(dataVersion: dataVersion())
     }
 

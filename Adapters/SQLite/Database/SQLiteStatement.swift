@@ -51,6 +51,18 @@ final class SQLiteStatement {
             }
         }
     }
+    /// Binds UTF-8 bytes as text, copied (empty bytes bind as empty text, not `NULL`).
+    func bind(_ index: Int32, utf8 bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { buffer in
+            guard let start = buffer.baseAddress, !buffer.isEmpty else {
+                sqlite3_bind_text(handle, index, "", 0, sqliteTransient)
+                return
+            }
+            start.withMemoryRebound(to: CChar.self, capacity: buffer.count) { text in
+                _ = sqlite3_bind_text(handle, index, text, Int32(buffer.count), sqliteTransient)
+            }
+        }
+    }
     /// Binds bytes, copied.
     func bind(_ index: Int32, _ value: Data) {
         value.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> Void in

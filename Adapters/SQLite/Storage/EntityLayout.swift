@@ -52,11 +52,17 @@ final class EntityLayout: Sendable {
     let aliasedSelectList: String
     /// The index of the checksum in ``selectList``: the columns before it are the ones it covers.
     let checksumIndex: Int32
-    let insertSQL: String
-    let selectByKeySQL: String
+    /// `INSERT` of one row with every column (``columnList``).
+    let insertSQL: CachedSQL
+    /// `SELECT` of one row's ``selectList`` by its key.
+    let selectByKeySQL: CachedSQL
     /// Each attribute's default value by slot (`.null` for relationships): what a row read with
     /// fewer attributes holds in the others.
     let defaultValues: [StoreValue]
+    /// Whether a stored row can be compared with a snapshot's values column by column, bit for bit,
+    /// without reading it into a snapshot (``RowReader/holds(_:layout:exactly:)``): the entity has
+    /// no relationships and no external values, and every column is of a kind compared that way.
+    let comparesRowsInPlace: Bool
 
     static let primaryKey = "\"_pk\""
 
@@ -105,10 +111,18 @@ final class EntityLayout: Sendable {
         aliasedSelectList = ([Self.primaryKey] + names + [RowChecksum.column]).map { "\(QueryPlan.alias).\($0)" }
             .joined(separator: ", ")
         checksumIndex = Int32(names.count + 1)
-        insertSQL =
+        insertSQL = CachedSQL(
             "INSERT INTO \(table) (\(columnList)) VALUES ("
-            + Array(repeating: "?", count: names.count + 1).joined(separator: ", ") + ")"
-        selectByKeySQL = "SELECT \(selectList) FROM \(table) WHERE \(Self.primaryKey) = ?"
+                + Array(repeating: "?", count: names.count + 1).joined(separator: ", ") + ")")
+        selectByKeySQL = CachedSQL("SELECT \(selectList) FROM \(table) WHERE \(Self.primaryKey) = ?")
+        comparesRowsInPlace =
+            joins.isEmpty && externalColumns.isEmpty
+            && columns.allSatisfy { column in
+                switch column.kind {
+                case .bool, .int, .uint64, .double, .string, .date, .uuid: true
+                case .decimal, .data, .url, .encoded, nil: false
+                }
+            }
     }
 
     /// The column of a property, if it is an attribute or a to-one relationship.

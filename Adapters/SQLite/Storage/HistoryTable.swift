@@ -16,8 +16,8 @@ enum HistoryTable {
     /// The columns a row is written with; its checksum (``RowChecksum``, format 3) covers them.
     static let columns = "number, changes, cumulative, timestamp, author, body"
 
-    /// The statement that writes a row (its text built once, not on every save).
-    static let insertSQL = "INSERT INTO \(table) (\(columns)) VALUES (?, ?, ?, ?, ?, ?)"
+    /// The statement that writes a row (its text built once, and found in the cache without hashing it).
+    static let insertSQL = CachedSQL("INSERT INTO \(table) (\(columns)) VALUES (?, ?, ?, ?, ?, ?)")
 
     /// Creates the table in a database made before history (run in the open's write transaction).
     static let creationSQL =
@@ -62,10 +62,12 @@ enum HistoryTable {
             return number
         }
         let insert = try connection.statement(insertSQL)
-        insert.bind([
-            .integer(number), .integer(count), .integer(total),
-            .real(Date().timeIntervalSince1970), author.map(SQLValue.text) ?? .null, .text(try body(of: try changes())),
-        ])
+        insert.bind(1, number)
+        insert.bind(2, count)
+        insert.bind(3, total)
+        insert.bind(4, Date().timeIntervalSince1970)
+        if let author { insert.bind(5, author) } else { insert.bindNull(5) }
+        insert.bind(6, utf8: try bodyBytes(of: try changes()))
         try insert.run()
         guard let limit, let keep, total - oldest > Int64(limit) else {
             connection.history.pending = .known(
@@ -242,24 +244,39 @@ enum HistoryTable {
     // whole record cost more than the rest of a one-model save.
 
     static func body(of changes: [StoreHistoryRecord.Change]) throws -> String {
-        var body = ""
+        String(decoding: try bodyBytes(of: changes), as: UTF8.self)
+    }
+
+    /// ``body(of:)`` as UTF-8, written into one buffer (a string built field by field allocated
+    /// several times per change: a third of a one-model save's history row).
+    static func bodyBytes(of changes: [StoreHistoryRecord.Change]) throws -> [UInt8] {
+        let (tab, comma) = (UInt8(ascii: "\t"), UInt8(ascii: ","))
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(changes.count * 24)
         for change in changes {
-            if !body.isEmpty { body += "\n" }
+            if !bytes.isEmpty { bytes.append(UInt8(ascii: "\n")) }
             switch change.kind {
-            case .insert: body += "i\t"
-            case .update: body += "u\t"
-            case .delete: body += "d\t"
+            case .insert: bytes.append(UInt8(ascii: "i"))
+            case .update: bytes.append(UInt8(ascii: "u"))
+            case .delete: bytes.append(UInt8(ascii: "d"))
             }
-            body += change.id.entityName + "\t"
-            body += String(change.id.primaryKey.intValue ?? 0) + "\t"
-            body += change.updatedProperties.joined(separator: ",") + "\t"
+            bytes.append(tab)
+            bytes.append(contentsOf: change.id.entityName.utf8)
+            bytes.append(tab)
+            RowWriter.appendDecimal(change.id.primaryKey.intValue ?? 0, to: &bytes)
+            bytes.append(tab)
+            for (index, name) in change.updatedProperties.enumerated() {
+                if index > 0 { bytes.append(comma) }
+                bytes.append(contentsOf: name.utf8)
+            }
+            bytes.append(tab)
             if !change.tombstone.isEmpty {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
-                body += String(decoding: try encoder.encode(change.tombstone), as: UTF8.self)
+                bytes.append(contentsOf: try encoder.encode(change.tombstone))
             }
         }
-        return body
+        return bytes
     }
 
     static func changes(in body: String, storeIdentifier: String, path: String) throws -> [StoreHistoryRecord.Change] {

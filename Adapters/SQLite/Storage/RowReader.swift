@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import ModelStore
 
@@ -17,6 +18,59 @@ struct RowReader {
         statement.bind(1, key)
         guard try statement.step() else { return nil }
         return try read(statement, layout: layout)
+    }
+
+    /// Whether the row with this key holds exactly `expected` (every property's value, in slot
+    /// order) as the store writes it, bit for bit, with a checksum that matches; `nil` when the
+    /// table has no such row. Only for a layout that ``EntityLayout/comparesRowsInPlace``.
+    ///
+    /// Nothing is decoded or allocated: each column is compared with the value's stored form. Since
+    /// reading a stored form back gives the value it was written from, `true` means that
+    /// ``snapshot(_:layout:)`` would read a row identical to `expected`. `false` says only that this
+    /// comparison could not show it (a value differs, is `NaN`, or is of a case other than the
+    /// column's kind, or the row is damaged): the caller then reads the row whole, which reports
+    /// damage and differences as it always does.
+    func holds(_ key: Int64, layout: EntityLayout, exactly expected: [StoreValue]) throws -> Bool? {
+        let statement = try connection.statement(layout.selectByKeySQL)
+        defer { statement.reset() }
+        statement.bind(1, key)
+        guard try statement.step() else { return nil }
+        guard expected.count == layout.entity.properties.count,
+            RowChecksum.matches(statement, columns: layout.checksumIndex)
+        else { return false }
+        for (offset, column) in layout.columns.enumerated() {
+            let index = Int32(offset + 1)
+            let type = statement.type(index)
+            let same: Bool
+            switch (column.kind, expected[column.slot]) {
+            case (_, .null): same = column.isOptional && type == SQLITE_NULL
+            case (.bool, .bool(let value)): same = type == SQLITE_INTEGER && statement.int64(index) == (value ? 1 : 0)
+            case (.int, .int(let value)): same = type == SQLITE_INTEGER && statement.int64(index) == value
+            case (.uint64, .uint(let value)):
+                same = type == SQLITE_INTEGER && statement.int64(index) == Int64(bitPattern: value)
+            case (.double, .double(let value)):
+                same = !value.isNaN && type == SQLITE_FLOAT && statement.double(index).bitPattern == value.bitPattern
+            case (.date, .date(let value)):
+                same =
+                    type == SQLITE_FLOAT
+                    && statement.double(index).bitPattern == value.timeIntervalSinceReferenceDate.bitPattern
+            case (.string, .string(var value)):
+                same = type == SQLITE_TEXT && value.withUTF8 { Self.same(statement.bytes(index), $0) }
+            case (.uuid, .uuid(let value)):
+                var text = value.uuidString
+                same = type == SQLITE_TEXT && text.withUTF8 { Self.same(statement.bytes(index), $0) }
+            default: same = false
+            }
+            if !same { return false }
+        }
+        return true
+    }
+
+    /// Whether two byte buffers hold the same bytes.
+    private static func same(_ stored: UnsafeRawBufferPointer, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard stored.count == bytes.count else { return false }
+        guard let first = stored.baseAddress, let second = bytes.baseAddress else { return true }
+        return memcmp(first, second, bytes.count) == 0
     }
 
     /// Whether the entity has a row with this key.
@@ -116,6 +170,23 @@ struct RowReader {
                     at: written, to: .identifier(for: storeIdentifier, entityName: entityName, primaryKey: key))
                 written += 1
             }
+        }
+    }
+
+    /// ``identifiers(_:_:)`` for a run of keys, counted up from its first key without stepping a
+    /// range (a delete of every model of a table filled in one run returns one per row).
+    func identifiers(_ entityName: String, _ keys: ClosedRange<Int64>) -> [PersistentIdentifier] {
+        let storeIdentifier = storeIdentifier
+        let count = keys.count
+        return [PersistentIdentifier](unsafeUninitializedCapacity: count) { buffer, written in
+            guard var pointer = buffer.baseAddress else { return }
+            var key = keys.lowerBound
+            for _ in 0..<count {
+                pointer.initialize(to: .identifier(for: storeIdentifier, entityName: entityName, primaryKey: key))
+                pointer += 1
+                key &+= 1
+            }
+            written = count
         }
     }
 }

@@ -102,9 +102,10 @@ struct RowWriter {
     ) throws -> (
         inserted: [DefaultSnapshot], updated: [DefaultSnapshot], remap: [PersistentIdentifier: PersistentIdentifier]
     ) {
+        // An update-only save allocates nothing here (reserving even no capacity allocates).
+        guard !inserted.isEmpty else { return ([], updated, [:]) }
         var remap: [PersistentIdentifier: PersistentIdentifier] = [:]
         remap.reserveCapacity(inserted.count)
-        guard !inserted.isEmpty else { return ([], updated, [:]) }
         var next = try currentNextKey()
         for snapshot in inserted {
             let id = snapshot.persistentIdentifier
@@ -273,6 +274,8 @@ struct RowWriter {
     /// every updated row, so SQLite's per-row checks see only the final values.
     /// Returns the names of the entities whose rows it cleared.
     private func vacateUniqueValues(of snapshots: [DefaultSnapshot]) throws -> Set<String> {
+        // One row cannot swap a value with another: nothing to clear (the common one-model save).
+        guard snapshots.count > 1 else { return [] }
         var vacated: Set<String> = []
         var byEntity: [String: [Int64]] = [:]
         for snapshot in snapshots where !snapshot.entity.uniquenessConstraints.isEmpty {
@@ -581,23 +584,24 @@ struct RowWriter {
         // Digits written straight into one buffer: a string per key costs ten times as much.
         var bytes: [UInt8] = [UInt8(ascii: "[")]
         bytes.reserveCapacity(keys.underestimatedCount * 8 + 2)
-        var digits = [UInt8](repeating: 0, count: 20)
         for key in keys {
             if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
-            if key < 0 { bytes.append(UInt8(ascii: "-")) }
-            var rest = key.magnitude
-            var count = 0
-            repeat {
-                digits[count] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-                count += 1
-            } while rest > 0
-            while count > 0 {
-                count -= 1
-                bytes.append(digits[count])
-            }
+            appendDecimal(key, to: &bytes)
         }
         bytes.append(UInt8(ascii: "]"))
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `value` in decimal (a leading `-` when negative), as `String(value)` writes it.
+    static func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        // Digits from the last, then turned around in place.
+        let start = bytes.count
+        var rest = value.magnitude
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        } while rest > 0
+        bytes[start...].reverse()
     }
 }
