@@ -10,5 +10,5 @@ cd "$(dirname "$0")/.."
 export MODELSTORE_GRAPH_SEEDS="${1:-400}"
 export MODELSTORE_GRAPH_STEPS="${2:-300}"
 swift build --build-tests
-swift test --skip-build --filter GraphRandomizedTests/randomSessionsMatchTheOracle 2>&1 | tee /dev/stderr \
-    | grep -E "^graph oracle:" || true
+# The test's status is the script's: a difference on any store fails the run.
+swift test --skip-build --filter GraphRandomizedTests/randomSessionsMatchTheOracle
