@@ -143,19 +143,12 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStor
     > {
         if request.updated.isEmpty, request.deleted.isEmpty {
             // Only new models: the table's batch insert, which appends without copying each snapshot.
-            return try table.withSaveLock { table, history in
-                let ids = try table.insert(
-                    request.inserted, storeIdentifier: identifier, editingState: request.editingState)
-                let number = history.record(count: ids.count, author: request.editingState.author) {
-                    ids.map { StoreHistoryRecord.Change(.insert, $0) }
-                }
-                // `nil` for a snapshot that kept the identifier it brought, as the result expects.
-                let minted = zip(request.inserted, ids).map { $0.persistentIdentifier == $1 ? nil : $1 }
-                return DataStoreSaveChangesResult(
-                    for: identifier, inserted: request.inserted, mintedInOrder: minted,
-                    historyToken: number.map { DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0) }
-                )
-            }
+            let (ids, number) = try insertRecording(request.inserted, editingState: request.editingState)
+            // `nil` for a snapshot that kept the identifier it brought, as the result expects.
+            let minted = zip(request.inserted, ids).map { $0.persistentIdentifier == $1 ? nil : $1 }
+            return DataStoreSaveChangesResult(
+                for: identifier, inserted: request.inserted, mintedInOrder: minted,
+                historyToken: number.map { DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0) })
         }
         return try save(request) { prepared, number in
             prepared.result(
@@ -248,14 +241,21 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStor
 
     /// Inserts snapshots atomically, enforcing uniqueness.
     public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
+        try insertRecording(request.snapshots, editingState: request.editingState).ids
+    }
+
+    /// Inserts new models with the table's batch insert and records the transaction: every inserted
+    /// model is a change, built only if the history keeps it. Returns the permanent identifiers in
+    /// order and the transaction's number.
+    private func insertRecording(
+        _ snapshots: [DefaultSnapshot], editingState: EditingState
+    ) throws -> (ids: [PersistentIdentifier], number: Int64?) {
         try table.withSaveLock { table, history in
-            let ids = try table.insert(
-                request.snapshots, storeIdentifier: identifier, editingState: request.editingState)
-            // Every inserted model is a change; the history builds them only if it keeps them.
-            history.record(count: ids.count, author: request.editingState.author) {
+            let ids = try table.insert(snapshots, storeIdentifier: identifier, editingState: editingState)
+            let number = history.record(count: ids.count, author: editingState.author) {
                 ids.map { StoreHistoryRecord.Change(.insert, $0) }
             }
-            return ids
+            return (ids, number)
         }
     }
 

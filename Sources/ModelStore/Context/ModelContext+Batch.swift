@@ -223,7 +223,7 @@ extension ModelContext {
                             slot = found
                             remember(assignment.pointee.keyPath, slot, at: position)
                         }
-                        values[slot] = try assignment.pointee.encoded.get()
+                        values[slot] = try assignment.pointee.value()
                     }
                 }
                 snapshots.append(

@@ -333,9 +333,12 @@ extension SnapshotTable {
                 }
             }
             for index in hashIndexes.indices {
-                // The key is read only for a built index; `updateLazy` still gives the box its own.
-                let key = hashIndexes[index].isBuilt ? key(hashIndexes[index].slots, ofRow: row) : nil
-                Self.updateLazy(&hashIndexes[index]) { if let key { $0.remove(row, key) } }
+                // The box is this table's alone first, so no copy can build it between the test and
+                // the removal; the row's key is read only for an index that is built.
+                Self.ownBox(&hashIndexes[index])
+                guard hashIndexes[index].isBuilt else { continue }
+                let key = key(hashIndexes[index].slots, ofRow: row)
+                hashIndexes[index].update { $0.remove(row, key) }
             }
             for index in orderedIndexes.indices { Self.updateLazy(&orderedIndexes[index]) { $0.superseded += 1 } }
         }
@@ -345,8 +348,13 @@ extension SnapshotTable {
         /// of the table that share it (a store's copy kept for an abort, say) never see this table's
         /// changes, nor this table an index one of them builds from its own rows.
         private static func updateLazy<Index>(_ box: inout LazyIndex<Index>, _ body: (inout Index) -> Void) {
-            if !isKnownUniquelyReferenced(&box) { box = box.copy() }
+            ownBox(&box)
             box.update(body)
+        }
+
+        /// Gives the table a box of its own, with the same state, if a copy of the table shares it.
+        private static func ownBox<Index>(_ box: inout LazyIndex<Index>) {
+            if !isKnownUniquelyReferenced(&box) { box = box.copy() }
         }
 
         /// The hash index at `index`, built from the rows now if this is its first use.
