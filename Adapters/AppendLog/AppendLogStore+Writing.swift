@@ -81,27 +81,40 @@ extension AppendLogStore {
     /// Writes the record of deleting every model of an entity, read from the table's columns
     /// without a snapshot per model, then drops the entity's rows. Returns the deleted identifiers,
     /// and `nil` for the ticket when there was nothing to delete.
+    ///
+    /// Without `.preserveValueOnDeletion` attributes a tombstone is the identifier alone, so only
+    /// the identifiers are read per model; the live size drops by the entity's encoded size, summed
+    /// column by column, or to zero when the entity's models were all the store held.
     func appendDeletingEveryModel(
         of entity: Schema.Entity, author: String?, to state: inout LogState
     ) throws -> (identifiers: [PersistentIdentifier], ticket: WriteTicket?) {
+        let identifiers = state.table.identifiers(of: entity.name)
+        guard !identifiers.isEmpty else { return ([], nil) }
+        let code = shapes.code(of: entity.name)
         var record = TransactionRecord(
             number: state.lastTransaction + 1, timestamp: Date(), author: author, inserted: [], updated: [], deleted: []
         )
-        let code = shapes.code(of: entity.name)
+        record.deleted.reserveCapacity(identifiers.count)
         let preserved = entity.attributes.filter { $0.options.contains(.preserveValueOnDeletion) }.map(\.slot)
-        var identifiers: [PersistentIdentifier] = []
-        identifiers.reserveCapacity(state.table.count(of: entity.name))
-        record.deleted.reserveCapacity(identifiers.capacity)
-        var delta = 0
-        state.table.forEachModel(of: entity.name) { id, values in
-            identifiers.append(id)
-            delta -= EncodedSize.row(id, values)
-            record.deleted.append(StoredChange(code: code, id: id, values: preserved.map { ($0, values[$0]) }))
+        if preserved.isEmpty {
+            for id in identifiers { record.deleted.append(StoredChange(code: code, id: id, values: [])) }
+        } else {
+            state.table.forEachModel(of: entity.name) { id, values in
+                record.deleted.append(StoredChange(code: code, id: id, values: preserved.map { ($0, values[$0]) }))
+            }
         }
-        guard !record.isEmpty else { return ([], nil) }
+        // When the entity holds every live model, nothing is live afterwards; otherwise the size
+        // goes as `EncodedSize.row` per model: the identifier, the value count, the values.
+        var size = state.liveBytes
+        if state.table.count != identifiers.count {
+            size = identifiers.reduce(0) { $0 + EncodedSize.identifier($1) + 1 }
+            for slot in entity.properties.indices {
+                state.table.forEachValue(of: entity.name, slot: slot) { size += EncodedSize.value($0) }
+            }
+        }
         let ticket = try write(record, to: &state)
         state.table.deleteEveryModel(of: entity.name)
-        state.liveBytes += delta
+        state.liveBytes -= size
         return (identifiers, ticket)
     }
 

@@ -3,7 +3,9 @@ import ModelStore
 
 /// A model's values as a file stores them, in the slot order of the file's shape table.
 struct StoredRow: Sendable {
-    /// The entity's code in the file's shape table, or `nil` for an entity the table lacks.
+    /// The entity's code in the file's shape table, or `nil` for an entity the table lacks. The
+    /// identifier is written with this code, not looked up again, so it must be the code in the
+    /// shape table of the context the row is encoded with.
     var code: Int?
     /// The model.
     var id: PersistentIdentifier
@@ -14,7 +16,9 @@ struct StoredRow: Sendable {
 /// Some values of a model, by slot of the file's shape table: the changes of an update, or the
 /// preserved values of a deleted model's tombstone.
 struct StoredChange: Sendable {
-    /// The entity's code in the file's shape table, or `nil` for an entity the table lacks.
+    /// The entity's code in the file's shape table, or `nil` for an entity the table lacks. The
+    /// identifier is written with this code, not looked up again, so it must be the code in the
+    /// shape table of the context the row is encoded with.
     var code: Int?
     /// The model.
     var id: PersistentIdentifier
@@ -52,14 +56,17 @@ struct TransactionRecord: Sendable {
         writer.writeOptional(author)
         writer.writeVarint(inserted.count)
         for row in inserted { row.encode(into: &writer, context: context) }
+        // Through buffers, so no change is copied (its identifier and values retained) to be written.
         for changes in [updated, deleted] {
             writer.writeVarint(changes.count)
-            for change in changes {
-                writer.write(change.id, in: context)
-                writer.writeVarint(change.values.count)
-                for (slot, value) in change.values {
-                    writer.writeVarint(slot)
-                    writer.write(value, in: context)
+            changes.withUnsafeBufferPointer { changes in
+                for index in changes.indices {
+                    writer.write(changes[index].id, code: changes[index].code, in: context)
+                    writer.writeVarint(changes[index].values.count)
+                    for (slot, value) in changes[index].values {
+                        writer.writeVarint(slot)
+                        writer.write(value, in: context)
+                    }
                 }
             }
         }
@@ -106,7 +113,7 @@ struct TransactionRecord: Sendable {
 extension StoredRow {
     /// Appends the identifier, the value count and the values.
     func encode(into writer: inout ByteWriter, context: IdentifierContext) {
-        writer.write(id, in: context)
+        writer.write(id, code: code, in: context)
         writer.writeVarint(values.count)
         for value in values { writer.write(value, in: context) }
     }

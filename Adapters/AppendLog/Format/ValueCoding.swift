@@ -61,6 +61,13 @@ let maximumValueDepth = 64
 extension ByteWriter {
     /// Appends an identifier: flags, entity code (or name), key, and the store only if it is foreign.
     mutating func write(_ id: PersistentIdentifier, in context: IdentifierContext) {
+        write(id, code: context.shapes.code(of: id.entityName), in: context)
+    }
+
+    /// Appends an identifier whose entity code the caller already looked up in `context`'s shape
+    /// table (`nil`: the table lacks the entity, so its name is written), which saves a look-up of
+    /// the entity's name per identifier when a record lists many.
+    mutating func write(_ id: PersistentIdentifier, code: Int?, in context: IdentifierContext) {
         var flags: UInt8
         switch id.storeIdentifier {
         case context.storeIdentifier?: flags = IdentifierFlags.ownStore
@@ -68,7 +75,6 @@ extension ByteWriter {
         default: flags = IdentifierFlags.otherStore
         }
         if case .string = id.primaryKey { flags |= IdentifierFlags.stringKey }
-        let code = context.shapes.code(of: id.entityName)
         if code == nil { flags |= IdentifierFlags.inlineEntity }
         write(flags)
         if let code { writeVarint(code) } else { write(id.entityName) }
