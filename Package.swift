@@ -21,7 +21,11 @@ let package = Package(
         // The core: models, schema, snapshots, the DataStore protocols, container, context, queries.
         .target(name: "ModelStore", path: "Sources/ModelStore"),
         // Durable file I/O shared by the file stores, public for adapter authors.
-        .target(name: "ModelStoreFileIO", dependencies: ["ModelStore"], path: "Sources/ModelStoreFileIO"),
+        .target(
+            name: "ModelStoreFileIO", dependencies: ["ModelStore", "CModelStoreCRC32C"],
+            path: "Sources/ModelStoreFileIO"),
+        // CRC-32C with the processor's instruction, which ModelStoreFileIO's CRC32C uses where there is one.
+        .target(name: "CModelStoreCRC32C", path: "Sources/CModelStoreCRC32C"),
         // Adapters, one module each.
         .target(name: "ModelStoreInMemory", dependencies: ["ModelStore"], path: "Adapters/InMemory"),
         .target(

@@ -1,11 +1,17 @@
+import CModelStoreCRC32C
 import ModelStore
 
 /// CRC-32C (Castagnoli): the checksum of every record of an append log and of a JSON store's document.
 ///
 /// The Castagnoli polynomial detects every error of up to 3 flipped bits in blocks much longer
-/// than our records, and every burst of up to 32 bits. This is a table-driven, slicing-by-8
-/// implementation: eight table lookups per eight input bytes, several hundred MB/s in Swift.
+/// than our records, and every burst of up to 32 bits. Where the processor has a CRC-32C
+/// instruction (SSE 4.2 on x86-64, the CRC extension on 64-bit Arm), it computes eight bytes per
+/// instruction; elsewhere a table-driven, slicing-by-8 implementation takes eight table lookups per
+/// eight input bytes. Both give the same checksums.
 public enum CRC32C {
+    /// Whether ``update(_:_:)`` uses the processor's CRC-32C instruction.
+    package static let usesInstruction = modelstore_crc32c_has_instruction() == 1
+
     /// The reflected Castagnoli polynomial.
     private static let polynomial: UInt32 = 0x82F6_3B78
 
@@ -39,6 +45,12 @@ public enum CRC32C {
 
     /// Extends the checksum `crc` of earlier bytes with more bytes.
     public static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        guard usesInstruction, let base = bytes.baseAddress else { return updateWithTable(crc, bytes) }
+        return modelstore_crc32c_update(crc, base, bytes.count)
+    }
+
+    /// ``update(_:_:)`` with the tables alone, whatever the processor has.
+    package static func updateWithTable(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
         var crc = ~crc
         var index = 0
         let count = bytes.count

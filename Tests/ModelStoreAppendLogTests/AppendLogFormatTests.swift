@@ -20,6 +20,28 @@ struct AppendLogFormatTests {
         #expect(whole == split)
     }
 
+    /// The processor's CRC-32C instruction and the tables give the same checksum for every length,
+    /// alignment and earlier checksum, including the tails shorter than eight bytes.
+    @Test func crc32cInstructionAgreesWithTheTables() {
+        #if arch(x86_64)
+            #expect(CRC32C.usesInstruction, "every x86-64 processor since 2008 has SSE 4.2's crc32")
+        #endif
+        var generator = SplitMix64(seed: 0xC5C3_2C)
+        let bytes = (0..<(1 << 16) + 13).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        bytes.withUnsafeBytes { raw in
+            for offset in 0..<8 {
+                for length in [0, 1, 3, 7, 8, 9, 15, 16, 17, 63, 64, 65, 1000, raw.count - offset] {
+                    let slice = UnsafeRawBufferPointer(rebasing: raw[offset..<offset + length])
+                    for earlier: UInt32 in [0, 0xFFFF_FFFF, 0x1234_5678] {
+                        #expect(
+                            CRC32C.update(earlier, slice) == CRC32C.updateWithTable(earlier, slice),
+                            "offset \(offset), length \(length), earlier \(earlier)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test func framesTellCutFromDamaged() throws {
         var writer = ByteWriter()
         let start = Frame.begin(&writer)
