@@ -201,7 +201,26 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
     public func save(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
     ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
-        try write { base, reloadedFrom, state in
+        if request.updated.isEmpty, request.deleted.isEmpty,
+            request.inserted.allSatisfy({ $0.entity.relationships.isEmpty })
+        {
+            // Only new models without relationships: the table's batch insert, which appends
+            // without copying each snapshot, and no reference to repair. No conflict is possible.
+            return try write { base, _, state in
+                let (next, ids, number) = try inserting(request.inserted, request.editingState, into: base, &state)
+                // `nil` for a snapshot that kept the identifier it brought, as the result expects.
+                let minted = zip(request.inserted, ids).map { $0.persistentIdentifier == $1 ? nil : $1 }
+                return (
+                    next,
+                    DataStoreSaveChangesResult(
+                        for: identifier, inserted: request.inserted, mintedInOrder: minted,
+                        historyToken: number.map {
+                            DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0)
+                        })
+                )
+            }
+        }
+        return try write { base, reloadedFrom, state in
             var request = request
             if let reloadedFrom {
                 try Self.checkConflicts(request, loaded: reloadedFrom, current: base, paths: paths)
@@ -296,17 +315,27 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
     /// Inserts snapshots atomically, enforcing uniqueness, saves, and returns their permanent identifiers.
     public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
         try write { base, _, state in
-            var next = base
-            let ids = try next.insert(
-                request.snapshots, storeIdentifier: identifier, editingState: request.editingState)
-            state.history.records.record(count: ids.count, author: request.editingState.author) {
-                ids.map { StoreHistoryRecord.Change(.insert, $0) }
-            }
+            var (next, ids, _) = try inserting(request.snapshots, request.editingState, into: base, &state)
             if request.snapshots.contains(where: { !$0.entity.relationships.isEmpty }) {
                 _ = try clearDanglingReferences(in: &next, changed: ids.compactMap(next.snapshot(for:)), deleted: [])
             }
             return (next, ids)
         }
+    }
+
+    /// `base` with new models appended by the table's batch insert, their permanent identifiers in
+    /// order, and the number of the transaction recorded for them (every inserted model is a
+    /// change, built only if the history keeps it).
+    private func inserting(
+        _ snapshots: [DefaultSnapshot], _ editingState: EditingState, into base: SnapshotTable,
+        _ state: inout WriterState
+    ) throws -> (table: SnapshotTable, ids: [PersistentIdentifier], number: Int64?) {
+        var next = base
+        let ids = try next.insert(snapshots, storeIdentifier: identifier, editingState: editingState)
+        let number = state.history.records.record(count: ids.count, author: editingState.author) {
+            ids.map { StoreHistoryRecord.Change(.insert, $0) }
+        }
+        return (next, ids, number)
     }
 
     /// Reads the file again if another process saved it since this store last read or wrote it.
