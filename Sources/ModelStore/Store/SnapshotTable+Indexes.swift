@@ -255,6 +255,28 @@ struct IndexKey: Hashable, Sendable {
 
     /// Whether any value is `nil`.
     var containsNull: Bool { first.isNull || rest.contains(where: \.isNull) }
+
+    /// Hashes the payloads of the kinds a key usually holds directly, without the case and
+    /// without the synthesized hash's generic copy of the value; equal keys hold the same case
+    /// with equal payloads, so they still hash alike. The rest only when there is one.
+    func hash(into hasher: inout Hasher) {
+        Self.hash(first, into: &hasher)
+        if !rest.isEmpty {
+            for value in rest { Self.hash(value, into: &hasher) }
+        }
+    }
+
+    @inline(__always)
+    private static func hash(_ value: StoreValue, into hasher: inout Hasher) {
+        switch value {
+        case .string(let string): hasher.combine(string)
+        case .int(let int): hasher.combine(int)
+        case .double(let double): hasher.combine(double)
+        case .date(let date): hasher.combine(date)
+        case .uuid(let uuid): hasher.combine(uuid)
+        default: hasher.combine(value)
+        }
+    }
 }
 
 extension Array where Element: BinaryInteger {
