@@ -116,11 +116,56 @@ public struct GoalEvaluator: Sendable {
                     "SQLite: peak RSS during fetch-scan at 1M under 128 MiB", "fetch-scan", system, at: top,
                     label: atTop, limit: 128 << 20))
         }
+        rows += tableEngineGoals(top: top)
         for system in ["inmemory", "inmemory" + Catalog.batchInsertSuffix] {
             rows.append(
                 memory(
                     "peak memory for 1M users in memory: at most 3× the raw size of the data", system, at: top,
                     label: atTop))
+        }
+        return rows
+    }
+
+    /// The goals of issue 15 (the table engine rebuild) for the stores on the table engine, at
+    /// 100k and 1M, or at the sizes of those the run measured.
+    private func tableEngineGoals(top: Int) -> [GoalResult] {
+        let large = sizes.filter { $0 >= 100_000 }
+        let largeLabel = large.isEmpty ? "100k and 1M (neither run)" : large.map(Self.size).joined(separator: " and ")
+        let topLabel = top == 1_000_000 ? "1M" : "\(Self.size(top)) (1M not run)"
+        let engine = ["inmemory", "jsonfile", "appendlog", "appendlog-none"]
+        var rows: [GoalResult] = []
+        for (system, factor) in [("inmemory", 10.0), ("inmemory" + Catalog.batchInsertSuffix, 5)] {
+            let goal = "issue 15: insert at 100k and 1M in memory: within \(Int(factor))× of array-baseline"
+            if large.isEmpty {
+                rows.append(
+                    GoalResult(goal: goal, system: system, status: .notMeasured, evidence: "100k and 1M not run"))
+            }
+            for n in large {
+                rows.append(
+                    withinFactor(
+                        goal, "insert", system, of: Catalog.arrayBaseline, factor: factor, at: n, label: Self.size(n)))
+            }
+        }
+        for system in ["jsonfile", "appendlog", "appendlog-none"] {
+            rows.append(
+                faster(
+                    "issue 15: open + fetch all at 100k and 1M: no slower than grdb-file", "open", system,
+                    than: "grdb-file", factor: 1, at: large, label: largeLabel))
+        }
+        for system in engine {
+            let peer = Catalog.grdbPeer(of: system) ?? "grdb-memory"
+            rows.append(
+                faster(
+                    "issue 15: delete-all at every N: no slower than GRDB of the same durability", "delete-all", system,
+                    than: peer, factor: 1, at: sizes.filter { $0 != Catalog.updateReferenceSize }, label: "every N"))
+            rows.append(
+                faster(
+                    "issue 15: fetch-scan at 100k and 1M: at most 0.5× GRDB's time", "fetch-scan", system, than: peer,
+                    factor: 2, at: large, label: largeLabel))
+            rows.append(
+                faster(
+                    "issue 15: fetch-indexed at 1M: at most 0.5× GRDB's time", "fetch-indexed", system, than: peer,
+                    factor: 2, at: [top], label: topLabel))
         }
         return rows
     }

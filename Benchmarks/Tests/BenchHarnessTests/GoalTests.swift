@@ -68,6 +68,51 @@ struct GoalEvaluatorTests {
         #expect(try row(slow, goal: "fetch-unique", system: "inmemory").status == .missed)
     }
 
+    @Test func issue15OpenMustHoldAtBothLargeSizes() throws {
+        let results = [
+            result("open", "appendlog", 100_000, 0.10), result("open", "grdb-file", 100_000, 0.10),
+            result("open", "appendlog", 1_000_000, 1.2), result("open", "grdb-file", 1_000_000, 1.1),
+            result("open", "appendlog", 10_000, 9), result("open", "grdb-file", 10_000, 0.01),
+        ]
+        let goal = try row(results, goal: "issue 15: open", system: "appendlog")
+        #expect(goal.status == .missed)
+        #expect(goal.evidence.contains("100k and 1M"))
+        // The 10k sizes are not part of the goal.
+        let met = Array(results.prefix(3)) + [result("open", "grdb-file", 1_000_000, 1.2)]
+        #expect(try row(met, goal: "issue 15: open", system: "appendlog").status == .met)
+    }
+
+    @Test func issue15DeleteAllComparesWithGRDBOfTheSameDurability() throws {
+        // The JSON file syncs every save: its peer is grdb-file-sync, not the faster grdb-file.
+        let results = [
+            result("delete-all", "jsonfile", 10_000, 0.002), result("delete-all", "grdb-file-sync", 10_000, 0.003),
+            result("delete-all", "grdb-file", 10_000, 0.001),
+        ]
+        let goal = try row(results, goal: "issue 15: delete-all", system: "jsonfile")
+        #expect(goal.status == .met)
+        #expect(goal.evidence.contains("grdb-file-sync"))
+    }
+
+    @Test func issue15ScanMustTakeAtMostHalfOfGRDBsTime() throws {
+        let half = [
+            result("fetch-scan", "inmemory", 100_000, 0.005), result("fetch-scan", "grdb-memory", 100_000, 0.010),
+        ]
+        #expect(try row(half, goal: "issue 15: fetch-scan", system: "inmemory").status == .met)
+        let more = [
+            result("fetch-scan", "inmemory", 100_000, 0.0051), result("fetch-scan", "grdb-memory", 100_000, 0.010),
+        ]
+        #expect(try row(more, goal: "issue 15: fetch-scan", system: "inmemory").status == .missed)
+    }
+
+    @Test func issue15BatchInsertMustStayWithinFiveTimesTheArray() throws {
+        let results = [
+            result("insert", "inmemory-batch", 100_000, 0.6), result("insert", "array-baseline", 100_000, 0.1),
+            result("insert", "inmemory", 100_000, 0.6),
+        ]
+        #expect(try row(results, goal: "issue 15: insert", system: "inmemory-batch").status == .missed)
+        #expect(try row(results, goal: "issue 15: insert", system: "inmemory").status == .met)
+    }
+
     @Test func appendLogUpdateScalingUsesTheOneThousandReference() throws {
         let results = [
             result("update-one", "appendlog", 1_000, 0.001), result("update-one", "appendlog", 1_000_000, 0.0015),
