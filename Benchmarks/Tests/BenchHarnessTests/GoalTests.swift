@@ -93,15 +93,13 @@ struct GoalEvaluatorTests {
         #expect(goal.evidence.contains("grdb-file-sync"))
     }
 
-    @Test func issue15ScanMustTakeAtMostHalfOfGRDBsTime() throws {
-        let half = [
-            result("fetch-scan", "inmemory", 100_000, 0.005), result("fetch-scan", "grdb-memory", 100_000, 0.010),
+    /// Half of GRDB's time meets the goal; a little more misses it.
+    @Test(arguments: [(0.005, GoalResult.Status.met), (0.0051, .missed)])
+    func issue15ScanMustTakeAtMostHalfOfGRDBsTime(mine: Double, expected: GoalResult.Status) throws {
+        let results = [
+            result("fetch-scan", "inmemory", 100_000, mine), result("fetch-scan", "grdb-memory", 100_000, 0.010),
         ]
-        #expect(try row(half, goal: "issue 15: fetch-scan", system: "inmemory").status == .met)
-        let more = [
-            result("fetch-scan", "inmemory", 100_000, 0.0051), result("fetch-scan", "grdb-memory", 100_000, 0.010),
-        ]
-        #expect(try row(more, goal: "issue 15: fetch-scan", system: "inmemory").status == .missed)
+        #expect(try row(results, goal: "issue 15: fetch-scan", system: "inmemory").status == expected)
     }
 
     @Test func issue15BatchInsertMustStayWithinFiveTimesTheArray() throws {
