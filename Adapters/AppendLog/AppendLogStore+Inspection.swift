@@ -8,7 +8,7 @@ extension AppendLogStore {
         let (counts, checkpoint, segments, last, live, dead) = state.withLock { state in
             (
                 Dictionary(uniqueKeysWithValues: schema.entities.map { ($0.name, state.table.count(of: $0.name)) }),
-                state.checkpoint, state.segments, state.lastTransaction, state.liveBytes,
+                state.checkpoint, state.segments, state.lastTransaction, state.liveBytes.total,
                 state.deadFraction(baseline: baseline)
             )
         }

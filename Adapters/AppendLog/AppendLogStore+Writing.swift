@@ -39,11 +39,11 @@ extension AppendLogStore {
         var record = TransactionRecord(
             number: state.lastTransaction + 1, timestamp: Date(), author: author, inserted: [], updated: [], deleted: []
         )
-        var delta = 0
+        var delta = LiveSize()
         let deleted = prepared.deleted.isEmpty ? [] : Set(prepared.deleted)
         for id in prepared.deleted {
             guard let old = state.table.snapshot(for: id) else { continue }
-            delta -= EncodedSize.snapshot(old)
+            delta.add(-EncodedSize.snapshot(old), for: id.entityName)
             record.deleted.append(
                 StoredChange(code: shapes.code(of: id.entityName), id: id, values: tombstone(of: old)))
         }
@@ -52,7 +52,8 @@ extension AppendLogStore {
             var changes: [(slot: Int, value: StoreValue)] = []
             for slot in new.values.indices where !new.values[slot].isIdentical(to: old.values[slot]) {
                 changes.append((slot, new.values[slot]))
-                delta += EncodedSize.value(new.values[slot]) - EncodedSize.value(old.values[slot])
+                delta.add(
+                    EncodedSize.value(new.values[slot]) - EncodedSize.value(old.values[slot]), for: new.entity.name)
             }
             if !changes.isEmpty {
                 record.updated.append(
@@ -66,7 +67,7 @@ extension AppendLogStore {
                 StoredRow(
                     code: shapes.code(of: snapshot.entity.name), id: snapshot.persistentIdentifier,
                     values: snapshot.values))
-            delta += EncodedSize.snapshot(snapshot)
+            delta.add(EncodedSize.snapshot(snapshot), for: snapshot.entity.name)
         }
         guard !record.isEmpty else {
             state.table.apply(prepared)
@@ -74,7 +75,7 @@ extension AppendLogStore {
         }
         let ticket = try write(record, to: &state)
         state.table.apply(prepared)
-        state.liveBytes += delta
+        state.liveBytes.add(delta)
         return ticket
     }
 
@@ -83,8 +84,8 @@ extension AppendLogStore {
     /// and `nil` for the ticket when there was nothing to delete.
     ///
     /// Without `.preserveValueOnDeletion` attributes a tombstone is the identifier alone, so only
-    /// the identifiers are read per model; the live size drops by the entity's encoded size, summed
-    /// column by column, or to zero when the entity's models were all the store held.
+    /// the identifiers are read per model; the live size drops by the entity's, which the store
+    /// keeps per entity.
     func appendDeletingEveryModel(
         of entity: Schema.Entity, author: String?, to state: inout LogState
     ) throws -> (identifiers: [PersistentIdentifier], ticket: WriteTicket?) {
@@ -103,18 +104,9 @@ extension AppendLogStore {
                 record.deleted.append(StoredChange(code: code, id: id, values: preserved.map { ($0, values[$0]) }))
             }
         }
-        // When the entity holds every live model, nothing is live afterwards; otherwise the size
-        // goes as `EncodedSize.row` per model: the identifier, the value count, the values.
-        var size = state.liveBytes
-        if state.table.count != identifiers.count {
-            size = identifiers.reduce(0) { $0 + EncodedSize.identifier($1) + 1 }
-            for slot in entity.properties.indices {
-                state.table.forEachValue(of: entity.name, slot: slot) { size += EncodedSize.value($0) }
-            }
-        }
         let ticket = try write(record, to: &state)
         state.table.deleteEveryModel(of: entity.name)
-        state.liveBytes -= size
+        state.liveBytes.removeAll(of: entity.name)
         return (identifiers, ticket)
     }
 

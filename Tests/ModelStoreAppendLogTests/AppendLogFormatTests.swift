@@ -42,6 +42,40 @@ struct AppendLogFormatTests {
         }
     }
 
+    /// The per-entity live size against a dictionary kept by hand, over runs of one entity,
+    /// interleavings, merges and the removal of the entity whose run is being added up.
+    @Test func liveSizeKeepsEachEntitysTotal() {
+        var generator = SplitMix64(seed: 0x11FE)
+        var size = LiveSize()
+        var expected: [String: Int] = [:]
+        for step in 0..<2_000 {
+            let entity = ["A", "B", "C"][Int(generator.next() % 3)]
+            switch generator.next() % 10 {
+            case 0:
+                size.removeAll(of: entity)
+                expected[entity] = 0
+            case 1:
+                var other = LiveSize()
+                other.add(step, for: entity)
+                other.add(1, for: "A")
+                size.add(other)
+                expected[entity, default: 0] += step
+                expected["A", default: 0] += 1
+            default:
+                let bytes = Int(generator.next() % 200) - 50
+                size.add(bytes, for: entity)
+                expected[entity, default: 0] += bytes
+            }
+            #expect(size.total == expected.values.reduce(0, +), "step \(step)")
+        }
+        for entity in ["A", "B", "C"] {
+            let before = size.total
+            size.removeAll(of: entity)
+            #expect(before - size.total == expected[entity, default: 0], "entity \(entity)")
+        }
+        #expect(size.total == 0)
+    }
+
     @Test func framesTellCutFromDamaged() throws {
         var writer = ByteWriter()
         let start = Frame.begin(&writer)

@@ -38,7 +38,7 @@ struct ReplayState {
     private var removed: [Bool]?
     private var index: [PersistentIdentifier: Int]?
     /// The estimated encoded size of the live models.
-    private(set) var liveBytes = 0
+    private(set) var liveBytes = LiveSize()
     /// One more than the largest integer key seen.
     private(set) var nextKey: Int64 = 1
 
@@ -71,8 +71,8 @@ struct ReplayState {
             removed!.append(false)
         }
         if let key = id.primaryKey.intValue, key >= nextKey { nextKey = key + 1 }
+        liveBytes.add(size, for: snapshot.entity.name)
         rows.append(snapshot)
-        liveBytes += size
     }
 
     mutating func update(_ id: PersistentIdentifier, changes: [(slot: Int, value: StoreValue)]) throws {
@@ -80,7 +80,8 @@ struct ReplayState {
             throw ReplayProblem(reason: "updates \(id), which does not exist")
         }
         for (slot, value) in changes {
-            liveBytes += EncodedSize.value(value) - EncodedSize.value(rows[position].values[slot])
+            liveBytes.add(
+                EncodedSize.value(value) - EncodedSize.value(rows[position].values[slot]), for: id.entityName)
             rows[position].values[slot] = value
         }
     }
@@ -89,7 +90,7 @@ struct ReplayState {
         guard let position = position(of: id) else {
             throw ReplayProblem(reason: "deletes \(id), which does not exist")
         }
-        liveBytes -= EncodedSize.snapshot(rows[position])
+        liveBytes.add(-EncodedSize.snapshot(rows[position]), for: id.entityName)
         removed![position] = true
         index![id] = nil
     }
@@ -108,7 +109,7 @@ struct LoadedLog {
     /// The number of the last transaction in the log.
     var lastTransaction: UInt64
     /// The estimated encoded size of the live models.
-    var liveBytes: Int
+    var liveBytes: LiveSize
 }
 
 /// Reads a store's checkpoint and replays the segments after it.

@@ -63,7 +63,7 @@ struct LogOpener {
         let state = LogState(
             table: SnapshotTable(schema: schema), active: active,
             segments: [SegmentSummary(number: 1, byteCount: active.end, firstTransaction: 1, transactionCount: 0)],
-            lastTransaction: 0, checkpoint: nil, liveBytes: 0)
+            lastTransaction: 0, checkpoint: nil, liveBytes: LiveSize())
         return Opened(
             storeIdentifier: storeIdentifier, tornTail: nil, state: state, baseline: try baseline(storeIdentifier))
     }

@@ -29,7 +29,7 @@ struct LogState: Sendable {
     /// The current checkpoint.
     var checkpoint: CheckpointSummary?
     /// The estimated encoded size of the live models.
-    var liveBytes: Int
+    var liveBytes: LiveSize
     /// The error that stopped the store, if a write or sync failed.
     var failure: DataStoreError?
     /// The directory lock; released when set to `nil`.
@@ -50,6 +50,48 @@ struct LogState: Sendable {
     func deadFraction(baseline: Int) -> Double {
         let total = logBytes
         guard total > 0 else { return 0 }
-        return min(1, max(0, 1 - Double(liveBytes + baseline) / Double(total)))
+        return min(1, max(0, 1 - Double(liveBytes.total + baseline) / Double(total)))
+    }
+}
+
+/// The estimated encoded size of the live models (as ``EncodedSize`` counts it), in all and per
+/// entity, kept up as saves and replays change models, so that dropping every model of an entity
+/// needs no pass over them.
+struct LiveSize: Sendable {
+    /// The size of every live model.
+    private(set) var total = 0
+    /// Per entity, less the run still being added up.
+    private var byEntity: [String: Int] = [:]
+    /// The entity of the latest changes and their sum: a run of one entity's rows, as a replay or
+    /// a save brings them, costs no look-up per row.
+    private var runEntity = ""
+    private var run = 0
+
+    /// Adds `bytes` (negative for what was removed) to `entity`'s live size.
+    mutating func add(_ bytes: Int, for entity: String) {
+        total += bytes
+        if entity != runEntity {
+            endRun()
+            runEntity = entity
+        }
+        run += bytes
+    }
+
+    /// Adds every entity's size in `other`.
+    mutating func add(_ other: LiveSize) {
+        var other = other
+        other.endRun()
+        for (entity, bytes) in other.byEntity { add(bytes, for: entity) }
+    }
+
+    /// Removes an entity's size: every model of it is gone.
+    mutating func removeAll(of entity: String) {
+        endRun()
+        total -= byEntity.removeValue(forKey: entity) ?? 0
+    }
+
+    private mutating func endRun() {
+        if run != 0 { byEntity[runEntity, default: 0] += run }
+        run = 0
     }
 }

@@ -65,14 +65,6 @@ import Foundation
         }
     }
 
-    /// Calls `body` with the value in `slot` of every model of an entity, in identifier order, read
-    /// from that one column without building a row per model.
-    public func forEachValue(of entityName: String, slot: Int, _ body: (StoreValue) throws -> Void) rethrows {
-        guard let table = tables[entityName] else { return }
-        let column = table.columns[slot]
-        for row in 0..<table.rowCount where table.isLive(row) { try body(column.value(at: row)) }
-    }
-
     /// How many of these identifiers name models the table holds (each counted once per mention).
     public func count(existing identifiers: [PersistentIdentifier]) -> Int {
         // A delete of every model lists each row once, in row order: one walk, no look-ups.
