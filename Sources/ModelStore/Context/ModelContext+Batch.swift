@@ -99,7 +99,7 @@ extension ModelContext {
     private func detachDeleted(_ ids: [PersistentIdentifier], entityName: String, everyModel: Bool) {
         let doomed: [any PersistentModel]
         if everyModel && registry.count < ids.count {
-            doomed = registry.values.filter {
+            doomed = registry.models.filter {
                 $0.persistentModelID.entityName == entityName && !$0.persistentModelID.isTemporary
             }
         } else {

@@ -419,16 +419,14 @@ extension ModelContext {
         }
         var insertedIDs: [PersistentIdentifier] = []
         insertedIDs.reserveCapacity(changes.inserted.count)
-        // A save of many inserts into a context holding little else (an import) builds the registry
-        // anew, one insertion per model, instead of removing each temporary key and adding its
-        // permanent one: two look-ups in a large table per model.
-        let rekeysByRebuilding = changes.inserted.count > 64 && changes.inserted.count * 2 >= registry.count
+        var renamed: [(PersistentIdentifier, any PersistentModel)] = []
         for index in changes.inserted.indices {
             let (snapshot, model) = (changes.inserted[index], changes.insertedModels[index])
             let temporary = snapshot.persistentIdentifier
-            if !rekeysByRebuilding && registry.removeValue(forKey: temporary) == nil { continue }
-            let permanent = (minted.map { $0[index] } ?? remapped[temporary]) ?? temporary
             let backing = model.persistentBackingData
+            // A model no longer registered here (detached during the save) keeps what it has.
+            guard backing.context === self, backing.persistentIdentifier == temporary else { continue }
+            let permanent = (minted.map { $0[index] } ?? remapped[temporary]) ?? temporary
             backing.persistentIdentifier = permanent
             backing.state = .registered
             backing.isChanged = false
@@ -437,22 +435,11 @@ extension ModelContext {
                 snapshot.entity.relationships.isEmpty
                 ? snapshot.values
                 : snapshot.copy(persistentIdentifier: permanent, remappedIdentifiers: remapped).values
-            if !rekeysByRebuilding { registry[permanent] = model }
+            if registry.hasFiledTemporaries { renamed.append((temporary, model)) }
             insertedIDs.append(permanent)
         }
-        if rekeysByRebuilding {
-            var rebuilt = [PersistentIdentifier: any PersistentModel](minimumCapacity: registry.count)
-            for (id, model) in registry {
-                // A temporary key of a model now registered is one this save inserted.
-                let backing = model.persistentBackingData
-                if id.isTemporary, backing.state == .registered, let permanent = backing.persistentIdentifier {
-                    rebuilt[permanent] = model
-                } else {
-                    rebuilt[id] = model
-                }
-            }
-            registry = rebuilt
-        }
+        // New models are filed under their permanent identifiers now, once each (see ModelRegistry).
+        registry.refile(renamed: renamed)
         for snapshot in changes.updated where changes.nullifiedOnly[snapshot.persistentIdentifier] == nil {
             guard let model = registry[snapshot.persistentIdentifier] else { continue }
             let backing = model.persistentBackingData

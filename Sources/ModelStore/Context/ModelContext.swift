@@ -56,7 +56,7 @@ public final class ModelContext {
     // The registry and the lists of changes are touched once or more per model on every insert,
     // fetch and save, from the context's isolation domain only; their dynamic exclusivity checks
     // were a tenth of a large insert's instructions.
-    @exclusivity(unchecked) var registry: [PersistentIdentifier: any PersistentModel] = [:]
+    @exclusivity(unchecked) var registry = ModelRegistry()
     @exclusivity(unchecked) var insertedModels = OrderedModels()
     @exclusivity(unchecked) var changedModels = OrderedModels()
     @exclusivity(unchecked) var deletedModels = OrderedModels()
@@ -77,7 +77,7 @@ public final class ModelContext {
     /// Saving does not: an undo after a save changes the models back, to be saved again.
     public var undoManager: UndoManager? {
         didSet {
-            for model in registry.values { model.persistentBackingData.tracksUndo = undoManager != nil }
+            for model in registry.models { model.persistentBackingData.tracksUndo = undoManager != nil }
         }
     }
 
@@ -165,7 +165,7 @@ public final class ModelContext {
         backing.state = .inserted
         backing.isChanged = false
         backing.tracksUndo = undoManager != nil
-        registry[identifier(of: model)] = model
+        registry.add(new: model, as: identifier(of: model))
         // New to this context (its state said so above), so not in the list.
         insertedModels.appendNew(model)
         if undoManager != nil { registerUndo { $0.delete(model) } }
@@ -338,7 +338,7 @@ public final class ModelContext {
 
     /// Forgets every registered model that has no unsaved changes, so later reads come from the store.
     public func reset() {
-        for (id, model) in registry where !model.hasChanges {
+        for (id, model) in registry.entries() where !model.hasChanges {
             registry[id] = nil
             let backing = model.persistentBackingData
             backing.state = .detached
