@@ -255,12 +255,15 @@ extension ModelContext {
         changes.inserted.reserveCapacity(inserted.count)
         changes.insertedModels.reserveCapacity(inserted.count)
         for model in inserted where deletion.models.isEmpty || !deletion.contains(model) {
-            changes.inserted.append(try snapshot(of: model, layouts: &layouts).removingReferences(to: deleted))
+            var snapshot = try snapshot(of: model, layouts: &layouts)
+            snapshot.removeReferences(to: deleted)
+            changes.inserted.append(snapshot)
             changes.insertedModels.append(model)
         }
         var updatedIDs = Set<PersistentIdentifier>()
         for model in changed where deletion.models.isEmpty || !deletion.contains(model) {
-            let snapshot = try snapshot(of: model, layouts: &layouts).removingReferences(to: deleted)
+            var snapshot = try snapshot(of: model, layouts: &layouts)
+            snapshot.removeReferences(to: deleted)
             if updatedIDs.insert(snapshot.persistentIdentifier).inserted { changes.updated.append(snapshot) }
         }
         for nullification in deletion.nullifications where !deletion.contains(nullification.model) {
@@ -272,8 +275,8 @@ extension ModelContext {
                 let layout = ModelLayout.of(existential: type(of: model)),
                 let entity = container.schema.entity(named: layout.entityName)
             else { continue }
-            let snapshot = DefaultSnapshot(persistentIdentifier: id, entity: entity, values: saved)
-                .removingReferences(to: deleted)
+            var snapshot = DefaultSnapshot(persistentIdentifier: id, entity: entity, values: saved)
+            snapshot.removeReferences(to: deleted)
             updatedIDs.insert(id)
             changes.updated.append(snapshot)
             changes.nullifiedOnly[id] = snapshot
@@ -421,8 +424,9 @@ extension ModelContext {
         insertedIDs.reserveCapacity(changes.inserted.count)
         var renamed: [(PersistentIdentifier, any PersistentModel)] = []
         for index in changes.inserted.indices {
-            let (snapshot, model) = (changes.inserted[index], changes.insertedModels[index])
-            let temporary = snapshot.persistentIdentifier
+            // The snapshot is read in place (`changes.inserted[index]`), not copied out.
+            let model = changes.insertedModels[index]
+            let temporary = changes.inserted[index].persistentIdentifier
             let backing = model.persistentBackingData
             // A model no longer registered here (detached during the save) keeps what it has.
             guard backing.context === self, backing.persistentIdentifier == temporary else { continue }
@@ -432,9 +436,9 @@ extension ModelContext {
             backing.isChanged = false
             // Only references change under the mapping: without relationships the values stand.
             backing.savedValues =
-                snapshot.entity.relationships.isEmpty
-                ? snapshot.values
-                : snapshot.copy(persistentIdentifier: permanent, remappedIdentifiers: remapped).values
+                changes.inserted[index].entity.relationships.isEmpty
+                ? changes.inserted[index].values
+                : changes.inserted[index].copy(persistentIdentifier: permanent, remappedIdentifiers: remapped).values
             if registry.hasFiledTemporaries { renamed.append((temporary, model)) }
             insertedIDs.append(permanent)
         }

@@ -26,13 +26,13 @@ public final class ModelContext {
     /// ``autosaveErrorHandler`` and to standard error, and leaves the changes pending, as a failed
     /// ``save()`` does. Only the main context autosaves: other contexts have no actor ModelStore
     /// knows to save on, so for them the property changes nothing; call ``save()``.
-    public var autosaveEnabled = false {
+    @exclusivity(unchecked) public var autosaveEnabled = false {
         didSet { if autosaveEnabled && hasChanges { scheduleAutosave() } }
     }
     /// Called with the error of each failed autosave (after it is written to standard error).
     public var autosaveErrorHandler: ((any Error) -> Void)?
     /// Whether an autosave is scheduled on the main actor and has not run yet.
-    var autosaveScheduled = false
+    @exclusivity(unchecked) var autosaveScheduled = false
     /// How a save resolves a model that another context or process changed since this context
     /// read it. ``MergePolicy/error`` by default, as in Core Data: the save throws rather than
     /// overwrite what the other side wrote; choose another policy to merge instead.
@@ -51,11 +51,12 @@ public final class ModelContext {
     /// The container's ``ChangeHub`` observation feeding ``pendingMerges``.
     var mergeObservation: UUID?
     /// Whether this is the container's main context, which merges on the main actor as changes come.
-    var mergesOnMainActor = false
+    @exclusivity(unchecked) var mergesOnMainActor = false
 
     // The registry and the lists of changes are touched once or more per model on every insert,
     // fetch and save, from the context's isolation domain only; their dynamic exclusivity checks
-    // were a tenth of a large insert's instructions.
+    // were a tenth of a large insert's instructions. The same holds for the autosave flags and the
+    // undo manager, which every insert reads.
     @exclusivity(unchecked) var registry = ModelRegistry()
     @exclusivity(unchecked) var insertedModels = OrderedModels()
     @exclusivity(unchecked) var changedModels = OrderedModels()
@@ -75,7 +76,7 @@ public final class ModelContext {
     /// context's autosave make) form one group unless you group them yourself with
     /// `beginUndoGrouping()` and `endUndoGrouping()`. ``rollback()`` clears the manager's stacks.
     /// Saving does not: an undo after a save changes the models back, to be saved again.
-    public var undoManager: UndoManager? {
+    @exclusivity(unchecked) public var undoManager: UndoManager? {
         didSet {
             for model in registry.models { model.persistentBackingData.tracksUndo = undoManager != nil }
         }

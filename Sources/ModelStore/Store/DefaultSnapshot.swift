@@ -134,21 +134,20 @@ public struct DefaultSnapshot: DataStoreSnapshot, Hashable {
         return copy
     }
 
-    /// The snapshot without references to these identifiers in its relationships.
-    func removingReferences(to identifiers: Set<PersistentIdentifier>) -> DefaultSnapshot {
-        guard !identifiers.isEmpty else { return self }
-        var copy = self
+    /// Removes references to these identifiers from the snapshot's relationships, in place (a
+    /// save calls it on every snapshot it writes, so no copy is made when there is nothing to do).
+    mutating func removeReferences(to identifiers: Set<PersistentIdentifier>) {
+        guard !identifiers.isEmpty else { return }
         for relationship in entity.relationships {
-            switch copy.values[relationship.slot] {
+            switch values[relationship.slot] {
             case .reference(let id) where identifiers.contains(id):
-                copy.values[relationship.slot] = .null
+                values[relationship.slot] = .null
             case .references(let ids) where ids.contains(where: identifiers.contains):
-                copy.values[relationship.slot] = .references(ids.filter { !identifiers.contains($0) })
+                values[relationship.slot] = .references(ids.filter { !identifiers.contains($0) })
             default:
                 break
             }
         }
-        return copy
     }
 
     /// Snapshots are equal when their identifiers, entities and values are.
