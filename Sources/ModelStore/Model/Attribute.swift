@@ -64,7 +64,7 @@ public struct Attribute<Value> {
         get {
             read(model, wrapped: wrappedKeyPath, storage: storageKeyPath)
         }
-        set {
+        @inline(__always) set {
             if model.persistentBackingData.acceptsPlainWrites {
                 model[keyPath: storageKeyPath].value = newValue
             } else {
