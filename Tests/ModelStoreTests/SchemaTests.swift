@@ -81,3 +81,41 @@ struct SchemaTests {
         #expect(error.message.contains("index of 'BadIndex'"))
     }
 }
+
+/// A model whose attributes declare every shape of `@Attribute`: nothing, options, an original
+/// name, both, and two options.
+private final class Declared: PersistentModel {
+    @Attribute var plain: Int = 0
+    @Attribute(.unique) var code: String = ""
+    @Attribute(originalName: "label") var title: String = ""
+    @Attribute(.preserveValueOnDeletion, originalName: "amount") var total: Double = 0
+    @Attribute(.unique, .preserveValueOnDeletion) var serial: Int = 0
+
+    let persistentBackingData = BackingData()
+    init() {}
+}
+
+struct AttributeDeclarationTests {
+    @Test func everyShapeOfDeclarationReachesTheSchema() throws {
+        let entity = try #require(Schema([Declared.self]).entity(for: Declared.self))
+        func attribute(_ name: String) throws -> Schema.Attribute { try #require(entity.attribute(named: name)) }
+        #expect(try attribute("plain").options == [])
+        #expect(try attribute("plain").originalName == nil)
+        #expect(try attribute("code").options == .unique)
+        #expect(try attribute("code").originalName == nil)
+        #expect(try attribute("title").options == [])
+        #expect(try attribute("title").originalName == "label")
+        #expect(try attribute("total").options == .preserveValueOnDeletion)
+        #expect(try attribute("total").originalName == "amount")
+        #expect(try attribute("serial").options == [.unique, .preserveValueOnDeletion])
+        #expect(try attribute("serial").originalName == nil)
+    }
+
+    /// What a declaration says is one word per attribute in each model, whatever it says: a
+    /// wrapper is its value and that word.
+    @Test func aDeclarationCostsEachModelOneWord() {
+        #expect(MemoryLayout<Attribute<Int>>.size == MemoryLayout<Int>.size + MemoryLayout<Int>.size)
+        #expect(MemoryLayout<Attribute<String>>.size == MemoryLayout<String>.size + MemoryLayout<Int>.size)
+        #expect(MemoryLayout<Attribute<Date?>>.stride == MemoryLayout<Date?>.stride + MemoryLayout<Int>.size)
+    }
+}

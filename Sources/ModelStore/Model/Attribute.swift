@@ -9,23 +9,28 @@ import Observation
 @propertyWrapper
 public struct Attribute<Value> {
     @usableFromInline var value: Value
-    @usableFromInline let options: Schema.Attribute.Options
-    @usableFromInline let originalName: String?
+    /// The options and original name the declaration gave, which every instance of the model
+    /// repeats: `nil` for a plain `@Attribute` (no allocation), else a shared box (see
+    /// ``AttributeDeclaration``), so each model pays one word per attribute for them.
+    @usableFromInline let declaration: AttributeDeclaration?
+
+    /// The options the declaration gave.
+    var options: Schema.Attribute.Options { declaration?.options ?? [] }
+    /// The name the property had in an earlier version of the schema, if the declaration gave one.
+    var originalName: String? { declaration?.originalName }
 
     /// A persisted attribute with no options.
     @inlinable
     public init(wrappedValue: Value, originalName: String? = nil) {
         value = wrappedValue
-        options = []
-        self.originalName = originalName
+        declaration = originalName == nil ? nil : AttributeDeclaration.make([], originalName: originalName)
     }
 
     /// A persisted attribute with options, such as `.unique` or `.externalStorage`.
     @inlinable
     public init(wrappedValue: Value, _ options: Schema.Attribute.Options, originalName: String? = nil) {
         value = wrappedValue
-        self.options = options
-        self.originalName = originalName
+        declaration = AttributeDeclaration.make(options, originalName: originalName)
     }
 
     /// A persisted attribute with two options.
@@ -111,6 +116,34 @@ public struct Attribute<Value> {
             model[keyPath: storageKeyPath].value = newValue
         }
         backing.didMutate(model)
+    }
+}
+
+/// What an `@Attribute` declaration says besides its initial value, shared by every instance.
+///
+/// A declaration with options alone gets one of a fixed set of boxes, one per combination of
+/// options, made once; only a declaration with an original name (a renamed property, kept for a
+/// migration) makes a box per instance.
+@usableFromInline
+final class AttributeDeclaration: Sendable {
+    let options: Schema.Attribute.Options
+    let originalName: String?
+
+    private init(options: Schema.Attribute.Options, originalName: String?) {
+        self.options = options
+        self.originalName = originalName
+    }
+
+    /// A box for every combination of options without an original name, by the options' raw value.
+    private static let shared: [AttributeDeclaration] = (0...Int(UInt8.max)).map {
+        AttributeDeclaration(options: Schema.Attribute.Options(rawValue: UInt8($0)), originalName: nil)
+    }
+
+    /// The declaration's box: `nil` when it says nothing, a shared one for options alone.
+    @usableFromInline
+    static func make(_ options: Schema.Attribute.Options, originalName: String?) -> AttributeDeclaration? {
+        guard let originalName else { return options.isEmpty ? nil : shared[Int(options.rawValue)] }
+        return AttributeDeclaration(options: options, originalName: originalName)
     }
 }
 
