@@ -347,9 +347,12 @@ extension ModelContext {
         var models: [T] = []
         models.reserveCapacity(snapshots.count)
         reserveRegistryCapacity(adding: snapshots.count)
+        // Into a context that has nothing registered (a fresh context's first fetch) every model is
+        // new: each is registered in one hash step, without a look-up before it.
+        let everyModelIsNew = registry.count == 0
         for snapshot in snapshots {
             let id = snapshot.persistentIdentifier
-            if let existing = registry[id] {
+            if !everyModelIsNew, let existing = registry[id] {
                 guard let typed = existing as? T else {
                     throw DataStoreError(
                         .corrupted, "\(id) is registered as a '\(Swift.type(of: existing))', not a '\(T.self)'")
@@ -378,7 +381,13 @@ extension ModelContext {
             backing.state = .registered
             backing.savedValues = snapshot.values
             backing.unfetchedSlots = unfetched
-            registry[id] = model
+            if let earlier = registry.updateValue(model, forKey: id) {
+                // Only when a store returns one identifier twice: keep the object registered first.
+                registry[id] = earlier
+                guard let typed = earlier as? T else { continue }
+                models.append(typed)
+                continue
+            }
             models.append(model)
         }
         return models

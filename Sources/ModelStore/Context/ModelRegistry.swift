@@ -49,6 +49,14 @@ struct ModelRegistry {
         }
     }
 
+    /// Registers `model` under `id`; returns the model registered under it before, if any.
+    mutating func updateValue(_ model: any PersistentModel, forKey id: PersistentIdentifier) -> (any PersistentModel)? {
+        if id.isTemporary { fileUnfiled() }
+        let earlier = table.updateValue(model, forKey: id)
+        if earlier == nil && id.isTemporary { filedTemporaries += 1 }
+        return earlier
+    }
+
     /// Removes and returns the model registered under `id`.
     @discardableResult
     mutating func removeValue(forKey id: PersistentIdentifier) -> (any PersistentModel)? {
@@ -86,8 +94,7 @@ struct ModelRegistry {
     }
 
     private mutating func update(_ model: any PersistentModel, forKey id: PersistentIdentifier) {
-        if id.isTemporary { fileUnfiled() }
-        if table.updateValue(model, forKey: id) == nil && id.isTemporary { filedTemporaries += 1 }
+        _ = updateValue(model, forKey: id)
     }
 
     /// Moves ``unfiled`` into the table, each model under the identifier its backing data holds.
