@@ -370,6 +370,36 @@ struct BatchTests {
         #expect(stored.double.bitPattern == model.double.bitPattern || (stored.double.isNaN && model.double.isNaN))
     }
 
+    /// Rows may set different properties, in different orders: each value lands in its own
+    /// property and the others keep their initial values; a row that sets a property the entity
+    /// does not store fails the whole batch, which stores nothing.
+    @Test func batchRowsSetAnyPropertiesInAnyOrder() throws {
+        let container = try ModelContainer(for: Kitchen.self, configurations: .inMemory())
+        let context = ModelContext(container)
+        let ids = try context.insert(
+            Kitchen.self,
+            rows: [
+                [.set(\.string, to: "a"), .set(\.int, to: 1)],
+                [.set(\.int, to: 2), .set(\.string, to: "b")],
+                [.set(\.double, to: 2.5)],
+                [.set(\.string, to: "d"), .set(\.int, to: 4), .set(\.optionalInt, to: 7)],
+                [.set(\.int, to: 5), .set(\.int, to: 6)],
+            ])
+        let reader = ModelContext(container)
+        let models = try ids.map { try #require(try reader.model(for: $0, as: Kitchen.self)) }
+        #expect(models.map(\.string) == ["a", "b", "", "d", ""])
+        #expect(models.map(\.int) == [1, 2, 0, 4, 6])
+        #expect(models.map(\.double) == [0, 0, 2.5, 0, 0])
+        #expect(models.map(\.optionalInt) == [nil, nil, nil, 7, nil])
+        #expect(models.allSatisfy { $0.url == URL(string: "https://example.com")! && $0.priority == .normal })
+
+        let error = expectError(.invalidValue) {
+            try context.insert(Kitchen.self, rows: [[.set(\.string, to: "e")], [.set(\.shouted, to: "F")]])
+        }
+        #expect(error?.message.contains("not stored") == true)
+        #expect(try context.fetchCount(FetchDescriptor<Kitchen>()) == 5)
+    }
+
     @Test func batchDeleteAppliesDeleteRules() throws {
         let container = try ModelContainer(for: Trip.self, configurations: .inMemory())
         let context = ModelContext(container)
@@ -471,4 +501,9 @@ struct BatchedFetchTests {
             FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "trip 00" }))
         #expect(stored.first?.budget == 1_000, "the kept model's change was saved")
     }
+}
+
+extension Kitchen {
+    /// A computed property: a key path the schema does not store.
+    var shouted: String { string.uppercased() }
 }

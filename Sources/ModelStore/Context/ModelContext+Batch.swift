@@ -13,7 +13,7 @@ public struct BatchAssignment<Model: PersistentModel>: Sendable {
     }
 
     /// The stored form of the value; throws if it failed to encode.
-    func value() throws -> StoreValue { try encoded.get() }
+    @usableFromInline func value() throws -> StoreValue { try encoded.get() }
 
     /// Sets an attribute to a value.
     @inlinable
@@ -173,63 +173,25 @@ extension ModelContext {
     /// Inserts many models of a type at once, from values, without creating model objects.
     /// Properties not assigned take their declared initial value. Returns the new identifiers in order.
     @discardableResult
+    @inlinable
     public func insert<T: PersistentModel>(_ type: T.Type, rows: [[BatchAssignment<T>]]) throws
         -> [PersistentIdentifier]
     {
+        // Inlinable, so that this loop is specialized for the caller's model type: unspecialized, it
+        // looked up the generic metadata of `BatchAssignment<T>` for every row and walked the rows
+        // through unspecialized array code, which cost more than the rest of the loop.
         let entity = try self.entity(of: T.self)
-        var slotCache: [AnyKeyPath: Int] = [:]
-        // Rows usually set the same key paths in the same order: the slot of the previous row's
-        // key path at each position is tried first, by identity, before hashing a key path.
-        var previous: [(keyPath: AnyKeyPath, slot: Int)] = []
-        func remember(_ keyPath: AnyKeyPath, _ slot: Int, at position: Int) {
-            if position < previous.count {
-                previous[position] = (keyPath, slot)
-            } else {
-                previous.append((keyPath, slot))
-            }
-        }
-        let defaults = entity.properties.map { property -> StoreValue in
-            switch property {
-            case .attribute(let attribute): attribute.defaultValue
-            case .relationship(let relationship): relationship.isToOne ? .null : .references([])
-            }
-        }
+        var slots = BatchSlots(entity: entity)
         var snapshots: [DefaultSnapshot] = []
         snapshots.reserveCapacity(rows.count)
-        // Buffers and integer ranges, not iterators and `enumerated()`: this function is generic,
-        // and unspecialized iterators and subscripts cost more than the rest of the loop.
-        try rows.withUnsafeBufferPointer { rows in
-            for index in 0..<rows.count {
-                var values = defaults
-                try rows[index].withUnsafeBufferPointer { row in
-                    for position in 0..<row.count {
-                        let assignment = row.baseAddress! + position
-                        let slot: Int
-                        if position < previous.count, previous[position].keyPath === assignment.pointee.keyPath {
-                            slot = previous[position].slot
-                        } else if let cached = slotCache[assignment.pointee.keyPath] {
-                            slot = cached
-                            remember(assignment.pointee.keyPath, slot, at: position)
-                        } else {
-                            guard let name = entity.propertyName(for: assignment.pointee.keyPath),
-                                let found = entity.slot(of: name)
-                            else {
-                                throw DataStoreError(
-                                    .invalidValue,
-                                    "a batch insert of '\(entity.name)' sets a key path that is not stored",
-                                    remedy: "Use key paths to @Attribute properties", entityName: entity.name)
-                            }
-                            slotCache[assignment.pointee.keyPath] = found
-                            slot = found
-                            remember(assignment.pointee.keyPath, slot, at: position)
-                        }
-                        values[slot] = try assignment.pointee.value()
-                    }
-                }
-                snapshots.append(
-                    DefaultSnapshot(
-                        persistentIdentifier: .temporary(entityName: entity.name), entity: entity, values: values))
+        for row in rows {
+            var values = slots.defaults
+            for position in row.indices {
+                values[try slots.slot(of: row[position].keyPath, at: position)] = try row[position].value()
             }
+            snapshots.append(
+                DefaultSnapshot(
+                    persistentIdentifier: .temporary(entityName: entity.name), entity: entity, values: values))
         }
         return try insert(snapshots: snapshots)
     }
@@ -281,5 +243,58 @@ extension ModelContext {
             try? entity.layout.reload(snapshot.values, into: model)
             model.persistentBackingData.savedValues = snapshot.values
         }
+    }
+}
+
+/// The slots a batch insert's key paths set, and the values of the slots a row leaves alone.
+@usableFromInline
+struct BatchSlots {
+    @usableFromInline let entity: Schema.Entity
+    /// Each property's value on a new model, in slot order.
+    @usableFromInline let defaults: [StoreValue]
+    /// The previous row's key path and slot at each position: rows usually set the same key paths
+    /// in the same order, so the one at a position is tried first, by identity, before hashing it.
+    @usableFromInline var previous: [(keyPath: AnyKeyPath, slot: Int)] = []
+    private var cache: [AnyKeyPath: Int] = [:]
+
+    @usableFromInline
+    init(entity: Schema.Entity) {
+        self.entity = entity
+        defaults = entity.properties.map { property -> StoreValue in
+            switch property {
+            case .attribute(let attribute): attribute.defaultValue
+            case .relationship(let relationship): relationship.isToOne ? .null : .references([])
+            }
+        }
+    }
+
+    /// The slot the key path at `position` of a row sets.
+    @inlinable
+    mutating func slot(of keyPath: AnyKeyPath, at position: Int) throws -> Int {
+        if position < previous.count, previous[position].keyPath === keyPath { return previous[position].slot }
+        return try resolve(keyPath, at: position)
+    }
+
+    /// Finds a key path's slot (cached by key path) and remembers it for `position`.
+    @usableFromInline
+    mutating func resolve(_ keyPath: AnyKeyPath, at position: Int) throws -> Int {
+        let slot: Int
+        if let cached = cache[keyPath] {
+            slot = cached
+        } else {
+            guard let name = entity.propertyName(for: keyPath), let found = entity.slot(of: name) else {
+                throw DataStoreError(
+                    .invalidValue, "a batch insert of '\(entity.name)' sets a key path that is not stored",
+                    remedy: "Use key paths to @Attribute properties", entityName: entity.name)
+            }
+            cache[keyPath] = found
+            slot = found
+        }
+        if position < previous.count {
+            previous[position] = (keyPath, slot)
+        } else {
+            previous.append((keyPath, slot))
+        }
+        return slot
     }
 }

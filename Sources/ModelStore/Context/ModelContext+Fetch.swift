@@ -290,6 +290,7 @@ extension ModelContext {
     }
 
     /// The entity of a model type, found through its cached layout (naming a type is slow).
+    @usableFromInline
     func entity<T: PersistentModel>(of type: T.Type) throws -> Schema.Entity {
         let entity = try entity(named: ModelLayout.of(T.self)?.entityName ?? Schema.entityName(for: T.self))
         try Self.check(T.self, is: entity)
