@@ -20,6 +20,10 @@ final class ModelLayout: @unchecked Sendable {
     /// Wrapped properties whose type cannot be stored: (property name, type name).
     let unsupportedProperties: [(name: String, typeName: String)]
     let fieldsByName: [String: FieldAccessor]
+    /// Each field's storage offset and, for the common scalar attributes, their type: plain data,
+    /// so that the loops over every field of a model (``values(of:)``, ``apply(_:to:)``) read and
+    /// write those in line, with no call through an accessor and no retain of one.
+    private let plan: [(offset: Int, scalar: InlineScalar?)]
 
     private struct State {
         var probe: any PersistentModel
@@ -63,6 +67,7 @@ final class ModelLayout: @unchecked Sendable {
         self.ephemeralAttributes = ephemeral
         self.unsupportedProperties = unsupported
         self.fieldsByName = Dictionary(fields.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.plan = fields.map { ($0.offset, ($0 as? AttributeAccessor)?.inlineScalar) }
         var names: [AnyKeyPath: String] = [:]
         for field in fields + ephemeral { if let keyPath = field.keyPath { names[keyPath] = field.name } }
         state = Locked(State(probe: probe, namesByKeyPath: names))
@@ -156,9 +161,15 @@ final class ModelLayout: @unchecked Sendable {
     /// Throws ``DataStoreError/Code/invalidValue`` naming the entity and the property when a
     /// `Codable` value fails to encode itself: such a model cannot be saved as it is.
     func values(of model: AnyObject) throws -> [StoreValue] {
+        let base = Unmanaged.passUnretained(model).toOpaque().assumingMemoryBound(to: UInt8.self)
         var values: [StoreValue] = []
-        values.reserveCapacity(fields.count)
-        for field in fields {
+        values.reserveCapacity(plan.count)
+        for index in plan.indices {
+            if let scalar = plan[index].scalar {
+                values.append(scalar.value(at: base + plan[index].offset))
+                continue
+            }
+            let field = fields[index]
             do {
                 values.append(try field.storeValue(of: model))
             } catch let error as DataStoreError {
@@ -173,7 +184,11 @@ final class ModelLayout: @unchecked Sendable {
 
     /// Writes stored values into a model, without observation or change tracking (used to load models).
     func apply(_ values: [StoreValue], to model: AnyObject) throws {
-        for (field, value) in zip(fields, values) { try field.load(value, into: model) }
+        let base = Unmanaged.passUnretained(model).toOpaque().assumingMemoryBound(to: UInt8.self)
+        for index in 0..<min(plan.count, values.count) {
+            if let scalar = plan[index].scalar, scalar.load(values[index], at: base + plan[index].offset) { continue }
+            try fields[index].load(values[index], into: model)
+        }
     }
 
     /// Replaces a registered model's values with ones read from the store (a merge, a refresh, a
@@ -215,6 +230,9 @@ class FieldAccessor {
 
 /// A wrapped attribute's accessor.
 class AttributeAccessor: FieldAccessor {
+    /// The scalar type the attribute's values are, if it is one of those read and written in line.
+    var inlineScalar: InlineScalar? { nil }
+
     let attributeType: AttributeType
     let options: Schema.Attribute.Options
     let defaultValue: StoreValue
@@ -235,32 +253,13 @@ final class TypedAttributeAccessor<Value>: AttributeAccessor {
     /// The common scalar type `Value` is, if it is one: those are read and written in line,
     /// without the codec's closures or the generic value witnesses (a fetch and a save touch
     /// every attribute of every model).
-    private let scalar: InlineScalar?
-
-    /// The scalar types an accessor reads and writes in line.
-    private enum InlineScalar {
-        case string, int, int64, double, bool, date
-    }
+    let scalar: InlineScalar?
+    override var inlineScalar: InlineScalar? { scalar }
 
     /// `nil` when the property's initial value cannot be encoded: such a type cannot be stored.
     init?(name: String, offset: Int, codec: ValueCodec<Value>, probe: UnsafeMutableRawPointer) {
         self.codec = codec
-        scalar =
-            if Value.self == String.self {
-                .string
-            } else if Value.self == Int.self {
-                .int
-            } else if Value.self == Int64.self {
-                .int64
-            } else if Value.self == Double.self {
-                .double
-            } else if Value.self == Bool.self {
-                .bool
-            } else if Value.self == Date.self {
-                .date
-            } else {
-                nil
-            }
+        scalar = InlineScalar(Value.self)
         let wrapper = probe.advanced(by: offset).assumingMemoryBound(to: Attribute<Value>.self).pointee
         guard let defaultValue = try? codec.encode(wrapper.value) else { return nil }
         super.init(
@@ -269,39 +268,81 @@ final class TypedAttributeAccessor<Value>: AttributeAccessor {
         )
     }
 
-    // Each inline case reads the wrapper as `Attribute` of the type `scalar` says `Value` is: the
-    // same type, so the same layout. The results are those of the scalar codecs.
     override func storeValue(of model: AnyObject) throws -> StoreValue {
-        switch scalar {
-        case .string: .string(storage(model, as: Attribute<String>.self).pointee.value)
-        case .int: .int(Int64(storage(model, as: Attribute<Int>.self).pointee.value))
-        case .int64: .int(storage(model, as: Attribute<Int64>.self).pointee.value)
-        case .double: .double(storage(model, as: Attribute<Double>.self).pointee.value)
-        case .bool: .bool(storage(model, as: Attribute<Bool>.self).pointee.value)
-        case .date: .date(storage(model, as: Attribute<Date>.self).pointee.value)
-        case nil: try codec.encode(storage(model, as: Attribute<Value>.self).pointee.value)
-        }
+        if let scalar { return scalar.value(at: storage(model, as: UInt8.self)) }
+        return try codec.encode(storage(model, as: Attribute<Value>.self).pointee.value)
     }
 
     override func load(_ value: StoreValue, into model: AnyObject) throws {
-        // The stored kind each scalar codec produces goes in line; anything else (an integer read
-        // into a `Double`, say, or a mismatch to report) goes through the codec.
-        switch (scalar, value) {
-        case (.string, .string(let x)): storage(model, as: Attribute<String>.self).pointee.value = x
-        case (.int, .int(let x)) where Int(exactly: x) != nil:
-            storage(model, as: Attribute<Int>.self).pointee.value = Int(x)
-        case (.int64, .int(let x)): storage(model, as: Attribute<Int64>.self).pointee.value = x
-        case (.double, .double(let x)): storage(model, as: Attribute<Double>.self).pointee.value = x
-        case (.bool, .bool(let x)): storage(model, as: Attribute<Bool>.self).pointee.value = x
-        case (.date, .date(let x)): storage(model, as: Attribute<Date>.self).pointee.value = x
-        default:
-            do {
-                storage(model, as: Attribute<Value>.self).pointee.value = try codec.decode(value)
-            } catch var error as DataStoreError {
-                error.message = "property '\(name)': \(error.message)"
-                throw error
-            }
+        if let scalar, scalar.load(value, at: storage(model, as: UInt8.self)) { return }
+        // Anything else (an integer read into a `Double`, say, or a mismatch to report) goes
+        // through the codec.
+        do {
+            storage(model, as: Attribute<Value>.self).pointee.value = try codec.decode(value)
+        } catch var error as DataStoreError {
+            error.message = "property '\(name)': \(error.message)"
+            throw error
         }
+    }
+}
+
+/// The scalar attribute types read and written in line, by the layout's loops and by their
+/// accessors: `String`, `Int`, `Int64`, `Double`, `Bool` and `Date`.
+///
+/// Each case reads the wrapper as the `Attribute` of the type it names, which is the property's
+/// own type, so the same layout; the values are those of the types' codecs.
+enum InlineScalar {
+    case string, int, int64, double, bool, date
+
+    /// The case for `Value`, or `nil` when it is not one of these types.
+    init?<Value>(_ type: Value.Type) {
+        if Value.self == String.self {
+            self = .string
+        } else if Value.self == Int.self {
+            self = .int
+        } else if Value.self == Int64.self {
+            self = .int64
+        } else if Value.self == Double.self {
+            self = .double
+        } else if Value.self == Bool.self {
+            self = .bool
+        } else if Value.self == Date.self {
+            self = .date
+        } else {
+            return nil
+        }
+    }
+
+    /// The stored form of the property whose wrapper is at `storage`.
+    @inline(__always)
+    func value(at storage: UnsafeMutablePointer<UInt8>) -> StoreValue {
+        let raw = UnsafeMutableRawPointer(storage)
+        return switch self {
+        case .string: .string(raw.assumingMemoryBound(to: Attribute<String>.self).pointee.value)
+        case .int: .int(Int64(raw.assumingMemoryBound(to: Attribute<Int>.self).pointee.value))
+        case .int64: .int(raw.assumingMemoryBound(to: Attribute<Int64>.self).pointee.value)
+        case .double: .double(raw.assumingMemoryBound(to: Attribute<Double>.self).pointee.value)
+        case .bool: .bool(raw.assumingMemoryBound(to: Attribute<Bool>.self).pointee.value)
+        case .date: .date(raw.assumingMemoryBound(to: Attribute<Date>.self).pointee.value)
+        }
+    }
+
+    /// Sets the property whose wrapper is at `storage` when `value` is of the stored kind this
+    /// type's codec produces; returns `false`, changing nothing, for any other value.
+    @inline(__always)
+    func load(_ value: StoreValue, at storage: UnsafeMutablePointer<UInt8>) -> Bool {
+        let raw = UnsafeMutableRawPointer(storage)
+        switch (self, value) {
+        case (.string, .string(let x)): raw.assumingMemoryBound(to: Attribute<String>.self).pointee.value = x
+        case (.int, .int(let x)) where Int(exactly: x) != nil:
+            raw.assumingMemoryBound(to: Attribute<Int>.self).pointee.value = Int(x)
+        case (.int64, .int(let x)): raw.assumingMemoryBound(to: Attribute<Int64>.self).pointee.value = x
+        case (.double, .double(let x)): raw.assumingMemoryBound(to: Attribute<Double>.self).pointee.value = x
+        case (.bool, .bool(let x)): raw.assumingMemoryBound(to: Attribute<Bool>.self).pointee.value = x
+        case (.date, .date(let x)): raw.assumingMemoryBound(to: Attribute<Date>.self).pointee.value = x
+        default: return false
+        }
+        return true
     }
 }
 
