@@ -265,7 +265,11 @@ struct DocumentDecoder {
                 throw scanner.failure("a '\(entity.name)' record must be an object", at: recordStart)
             }
             try scanner.enterObject()
-            var values = reader.defaults
+            // A copy of the defaults of its own, reserved and appended: writing into a shared copy
+            // would copy it on the first write through the array's generic copy, which costs more.
+            var values: [StoreValue] = []
+            values.reserveCapacity(reader.defaults.count)
+            for value in reader.defaults { values.append(value) }
             var primaryKey: PrimaryKey?
             var expected = 0
             var externalNames: [(slot: Int, name: String)] = []
