@@ -185,7 +185,11 @@ extension ModelContext {
         var snapshots: [DefaultSnapshot] = []
         snapshots.reserveCapacity(rows.count)
         for row in rows {
-            var values = slots.defaults
+            // A copy of the defaults of its own, reserved and appended: writing into a shared copy
+            // would copy it on the first write through the array's generic copy, which costs more.
+            var values: [StoreValue] = []
+            values.reserveCapacity(slots.defaults.count)
+            for value in slots.defaults { values.append(value) }
             for position in row.indices {
                 values[try slots.slot(of: row[position].keyPath, at: position)] = try row[position].value()
             }
