@@ -30,7 +30,12 @@ extension PostgreSQLStore {
         let read = versions.withLock { $0[request.editingState.id] ?? [:] }
         let saved: (DataStoreSaveChangesResult<DefaultSnapshot>, [PersistentIdentifier: Int64])
         do {
-            saved = try await write(request, versions: read)
+            // One statement when it can be, else (also when that statement stored nothing) the transaction.
+            if let one = try await updateInOneStatement(request, versions: read) {
+                saved = one
+            } else {
+                saved = try await write(request, versions: read)
+            }
         } catch let error as DataStoreError where error.code == .conflict {
             markStale(request)
             throw error

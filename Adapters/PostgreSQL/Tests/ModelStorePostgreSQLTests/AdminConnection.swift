@@ -44,4 +44,17 @@ struct AdminConnection {
     }
 
     func close() async throws { try await connection.close() }
+
+    /// Runs `body` with a connection that is closed however `body` ends (PostgresNIO traps on a
+    /// connection released unclosed, which would turn a failed expectation into a crash of the run).
+    static func using(_ body: (AdminConnection) async throws -> Void) async throws {
+        let admin = try await open()
+        do {
+            try await body(admin)
+        } catch {
+            try? await admin.close()
+            throw error
+        }
+        try await admin.close()
+    }
 }

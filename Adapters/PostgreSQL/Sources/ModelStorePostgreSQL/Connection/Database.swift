@@ -260,6 +260,25 @@ final class Database: Sendable {
     }
 }
 
+extension Database {
+    /// Runs `body` on one connection outside a transaction, so each of its statements commits on
+    /// its own (see ``OneStatementUpdate``); again from the start when the server refused a prepared
+    /// text (which then ran not at all). Other errors are passed on untranslated: the caller tells a
+    /// statement that stored nothing from one whose outcome the connection's end left unknown.
+    func autocommit<Value: Sendable>(_ body: @escaping @Sendable (Session) async throws -> Value) async throws -> Value
+    {
+        while true {
+            do {
+                return try await client.withConnection { connection in
+                    try await body(Session(connection: connection, statements: statements))
+                }
+            } catch is RunUnprepared {
+                continue
+            }
+        }
+    }
+}
+
 /// One leased connection: statements with parameters, rows collected.
 struct Session: @unchecked Sendable {
     // Safety: a session lives only inside the closure its connection was leased for, used by one task.

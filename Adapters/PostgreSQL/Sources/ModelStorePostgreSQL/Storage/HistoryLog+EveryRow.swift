@@ -10,30 +10,32 @@ extension HistoryLog {
     /// and nothing recorded, when the table was empty).
     ///
     /// Only for an entity whose deletions need no tombstone (no `.preserveValueOnDeletion`
-    /// attribute): each change is then the line ``body(of:)`` writes for it, `{"k":"d","e":…,"p":…}`.
+    /// attribute). The row's body is of format 2 (see ``bodyFormat``): one line for every deletion,
+    /// `{"v":2,"c":[{"k":"d","e":"User","ps":[keys]}]}`, with the keys in the order the server deleted
+    /// the rows, which readers take as the deletions format 1 listed one per line
+    /// (`{"k":"d","e":"User","p":key}`), in the same order; the row counts one change per key.
     /// The statement takes the counter's lock as ``numberTaking(ifAnyRowIn:)`` does, after the
     /// namespace's deferred constraints are checked; when its snapshot was too old to record the
-    /// transaction (see ``predecessor``), the changes are recorded under the taken number by
+    /// transaction (see ``previousTotal``), the changes are recorded under the taken number by
     /// ``record(_:author:limit:number:on:)``. The history is trimmed to `limit` afterwards.
     func deleteEveryRow(
         of layout: TableLayout, storeIdentifier: String, author: String?, limit: Int?, on session: Session
     ) async throws -> [Int64] {
         try await checkDeferredConstraints(session)
         let encodedEntity = String(decoding: try JSONEncoder().encode(layout.entity.name), as: UTF8.self)
-        // The line of key 0, cut around its key: the server writes each key between the two parts.
-        let template = Self.line("d", encodedEntity: encodedEntity, key: "0")
-        let cut = template.index(before: template.index(before: template.endIndex))
+        // The body around its keys, which the server writes between the two parts.
         var binds = PostgresBindings()
         Self.bindCommitted(author: author, to: &binds)
-        binds.append(String(template[..<cut]))
-        binds.append(String(template[template.index(after: cut)...]))
+        binds.append("{\"v\":\(Self.bodyFormat),\"c\":[{\"k\":\"d\",\"e\":\(encodedEntity),\"ps\":[")
+        binds.append("]}]}")
         let key = TableLayout.key
         let rows = try await session.query(
             "WITH d AS (DELETE FROM \(layout.table) RETURNING \(key)), n AS (\(numberTaking(ifAnyRowIn: "d"))), "
-                + "c AS (SELECT count(*) AS changes, '[' || string_agg($3::text || \(key)::text || $4::text, ',') "
-                + "|| ']' AS body FROM d), "
-                + "h AS (\(insertInto)SELECT n.number, c.changes, c.changes + p.cumulative, $1::double precision, "
-                + "$2::text, c.body::json FROM n, c, \(predecessor) \(returningTotals)) "
+                + "c AS (SELECT count(*) AS changes, $3::text || string_agg(\(key)::text, ',') || $4::text "
+                + "AS body FROM d), "
+                + "h AS (\(insertInto)SELECT n.number, c.changes, c.changes + \(previousTotal), $1::double precision, "
+                + "$2::text, c.body::json FROM n CROSS JOIN c \(predecessorJoin) WHERE \(previousTotal) IS NOT NULL "
+                + "\(returningTotals)) "
                 + "SELECT (SELECT array_agg(\(key)) FROM d), n.number, n.transaction, h.cumulative, h.previous_total "
                 + "FROM n LEFT JOIN h ON true", binds)
         guard let row = rows.first else { return [] }

@@ -90,6 +90,23 @@ struct HistoryLog: Sendable {
             + "LEFT JOIN h ON true"
     }
 
+    /// `write` (an `UPDATE … RETURNING "_version"`, a save's one write, run outside a transaction)
+    /// as one statement that also takes the next number when `write` wrote a row, and inserts the
+    /// history row under it, its committed time, author and body the three parameters after
+    /// `write`'s `parameters`. Unlike ``recordingOneChange(after:parameters:)`` it never writes the
+    /// row without the history row: when the statement cannot know the running total before it
+    /// (see ``previousTotal``), the history row's total is `NULL`, and its `NOT NULL` fails the whole
+    /// statement (``OneStatementUpdate/isMissingPredecessor(_:)``). Returns the new
+    /// version, the number, and the totals for ``trim(total:before:limit:on:)``; no row when
+    /// `write` wrote none.
+    func recordingOneChangeOrFailing(after write: String, parameters: Int) -> String {
+        "WITH w AS (\(write)), n AS (\(numberTaking(ifAnyRowIn: "w"))), "
+            + "h AS (\(insertInto)SELECT n.number, 1, 1 + \(previousTotal), $\(parameters + 1)::double precision, "
+            + "$\(parameters + 2)::text, $\(parameters + 3)::text::json FROM n \(predecessorJoin) \(returningTotals)) "
+            + "SELECT w.\(TableLayout.version), n.number, h.cumulative, h.previous_total FROM w LEFT JOIN n ON true "
+            + "LEFT JOIN h ON true"
+    }
+
     /// The history row `p` numbered just before the number `n` a statement takes, for the running
     /// total (`p.cumulative`) of the row the statement inserts (`… FROM n, <predecessor>`): the
     /// statement records its transaction only when its snapshot holds that row.
@@ -103,6 +120,28 @@ struct HistoryLog: Sendable {
     /// records nothing, and the caller records the transaction under the taken number by another
     /// statement.
     var predecessor: String { "\(table) p WHERE p.number = n.number - 1" }
+
+    /// The predecessor `p` of the number `n.number` a statement takes, joined so that the statement
+    /// still has a row when `p` is not in its snapshot (see ``previousTotal``).
+    var predecessorJoin: String { "LEFT JOIN \(table) p ON p.number = n.number - 1" }
+
+    /// The running total of changes before the history row a statement inserts under the number
+    /// `n.number` it took, or `NULL` when the statement cannot know it (the statement then records
+    /// nothing itself). With ``predecessorJoin``.
+    ///
+    /// It is the total of the row `p` numbered just before (see ``predecessor``) when that row is in
+    /// the statement's snapshot. When it is not, it may have been deleted already (trimmed to the
+    /// limit, `deleteHistory`, or the number used up by an erase): then `historyExpiredThrough` in
+    /// the snapshot reaches it, which means every transaction numbered before the statement's had
+    /// committed when its snapshot was taken, and the newest row of the snapshot gives the total
+    /// (`0` for an empty history), as ``record(_:author:limit:number:on:)`` reads it after taking
+    /// the number. Otherwise the statement waited for a transaction newer than its snapshot, and the
+    /// total is `NULL`. (A history trimmed to nothing, which a save past the limit on its own does,
+    /// is the common case: without this, the next save could not record itself in its statement.)
+    var previousTotal: String {
+        "coalesce(p.cumulative, CASE WHEN n.number - 1 <= (SELECT value::bigint FROM \(metaTable) "
+            + "WHERE key = '\(Self.expiredKey)') THEN \(newestTotal) END)"
+    }
 
     /// Appends the parameters of ``recordingOneChange(after:parameters:)``: now, the author, and the
     /// body of `change`.
@@ -253,14 +292,34 @@ struct HistoryLog: Sendable {
     // MARK: The body
 
     /// One change as it is kept: kind (`i`, `u`, `d`), entity, key, updated property names, and
-    /// a delete's tombstone; empty fields are left out.
+    /// a delete's tombstone; empty fields are left out. In a body of format 2 (see
+    /// ``bodyFormat``), a line may name many deletions at once: kind `d`, the entity, and `ps`, the
+    /// keys, instead of `p` (a delete of every model, see ``deleteEveryRow(of:storeIdentifier:author:limit:on:)``).
     private struct Line: Codable {
         var k: String
         var e: String
-        var p: Int64
+        var p: Int64?
         var u: [String]?
         var t: [String: StoreValue]?
+        var ps: [Int64]?
     }
+
+    /// A body of format 2 or later: `{"v":2,"c":[lines]}`.
+    private struct VersionedBody: Decodable {
+        var v: Int
+        var c: [Line]?
+    }
+
+    /// The newest format of a history row's body this build writes and reads.
+    ///
+    /// - Format 1 (no version written): the JSON array of the changes' lines, one per change.
+    /// - Format 2: `{"v":2,"c":[lines]}`, where a line may also name many deletions of one entity
+    ///   (`{"k":"d","e":"User","ps":[1,2,3]}`): the changes of that line, in that order, are the
+    ///   deletions of those keys, as format 1 would have listed them one per line.
+    ///
+    /// A reader takes both; a body of a newer format fails the read with `.corrupted`, saying a newer
+    /// build wrote it, rather than being read wrongly.
+    static let bodyFormat = 2
 
     /// The JSON array of the changes' ``Line``s. A line with neither updated properties nor a
     /// tombstone (every insert, and the deletes of a batch delete) is written directly, with its
@@ -301,14 +360,26 @@ struct HistoryLog: Sendable {
         "{\"k\":\"\(kind)\",\"e\":\(encodedEntity),\"p\":\(key)}"
     }
 
+    /// The changes of a row's body, of format 1 or 2 (see ``bodyFormat``).
     private func changes(in body: String, storeIdentifier: String) throws -> [StoreHistoryRecord.Change] {
         let lines: [Line]
         do {
-            lines = try JSONDecoder().decode([Line].self, from: Data(body.utf8))
+            if body.utf8.first(where: { $0 != UInt8(ascii: " ") }) == UInt8(ascii: "[") {
+                lines = try JSONDecoder().decode([Line].self, from: Data(body.utf8))
+            } else {
+                let versioned = try JSONDecoder().decode(VersionedBody.self, from: Data(body.utf8))
+                guard versioned.v <= Self.bodyFormat else { throw newerFormat(versioned.v) }
+                guard let changes = versioned.c else { throw damaged(nil) }
+                lines = changes
+            }
+        } catch let error as DataStoreError {
+            throw error
         } catch {
             throw damaged(error)
         }
-        return try lines.map { line in
+        var changes: [StoreHistoryRecord.Change] = []
+        changes.reserveCapacity(lines.count)
+        for line in lines {
             let kind: StoreHistoryRecord.Change.Kind
             switch line.k {
             case "i": kind = .insert
@@ -316,10 +387,30 @@ struct HistoryLog: Sendable {
             case "d": kind = .delete
             default: throw damaged(nil)
             }
-            return StoreHistoryRecord.Change(
-                kind, .identifier(for: storeIdentifier, entityName: line.e, primaryKey: line.p),
-                updatedProperties: line.u ?? [], tombstone: line.t ?? [:])
+            switch (line.p, line.ps) {
+            case (let key?, nil):
+                changes.append(
+                    StoreHistoryRecord.Change(
+                        kind, .identifier(for: storeIdentifier, entityName: line.e, primaryKey: key),
+                        updatedProperties: line.u ?? [], tombstone: line.t ?? [:]))
+            case (nil, let keys?) where kind == .delete && line.u == nil && line.t == nil:
+                for key in keys {
+                    changes.append(
+                        StoreHistoryRecord.Change(
+                            .delete, .identifier(for: storeIdentifier, entityName: line.e, primaryKey: key)))
+                }
+            default: throw damaged(nil)
+            }
         }
+        return changes
+    }
+
+    private func newerFormat(_ format: Int) -> DataStoreError {
+        DataStoreError(
+            .corrupted,
+            "a row of the 'modelstore_history' table of the PostgreSQL store '\(url)' is of format \(format), "
+                + "written by a newer build of ModelStorePostgreSQL; this build reads formats 1 to \(Self.bodyFormat)",
+            remedy: "Update this program to the build that writes the store's history")
     }
 
     private func damaged(_ error: (any Error)?) -> DataStoreError {

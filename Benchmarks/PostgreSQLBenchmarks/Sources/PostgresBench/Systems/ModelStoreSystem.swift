@@ -133,7 +133,7 @@ struct ModelStoreSystem: BenchSystem {
         let context = ModelContext(container)
         var user: User?
         return Trial(
-            path: "change one fetched model, context.\(saveAPI) (versioned UPDATE + history row, one transaction)",
+            path: "change one fetched model, context.\(saveAPI) (one statement: versioned UPDATE + history row)",
             prepare: { repetition in
                 user = try context.model(for: ids[data.lookupTarget(repetition)], as: User.self)
                 if user == nil { throw WrongResult("update-one: the user to change is missing") }
