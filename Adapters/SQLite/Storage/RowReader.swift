@@ -93,7 +93,12 @@ struct RowReader {
         guard RowChecksum.matches(statement, columns: layout.checksumIndex) else {
             throw SQLiteDamage(file: connection.path, table: entity.name, row: key).error(entityName: entity.name)
         }
-        var values = [StoreValue](repeating: .null, count: entity.properties.count)
+        // Reserved and appended: `Array(repeating:count:)` allocates through the standard library's
+        // unspecialized buffer initializer, which looks the storage's generic metadata up at run time
+        // on every call (about 300 instructions a row).
+        var values: [StoreValue] = []
+        values.reserveCapacity(entity.properties.count)
+        for _ in 0..<entity.properties.count { values.append(.null) }
         for (offset, column) in layout.columns.enumerated() {
             let index = Int32(offset + 1)
             if let decoding, column.kind != nil, !decoding.contains(column.slot) {
