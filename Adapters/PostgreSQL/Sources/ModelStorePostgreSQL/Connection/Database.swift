@@ -241,11 +241,7 @@ final class Database: Sendable {
         var attempt = 0
         while true {
             do {
-                return try await client.withConnection { connection in
-                    try await body(Session(connection: connection, statements: statements))
-                }
-            } catch is RunUnprepared {
-                continue
+                return try await autocommit(body)
             } catch {
                 // A read changes nothing, so one whose pooled connection had already ended (the
                 // server terminated or restarted it, and the pool has not noticed yet) runs once
