@@ -17,7 +17,7 @@ struct GraphRandomizedTests {
             let steps = GraphStepGenerator.steps(seed: seed &+ 0x5EED, count: Self.steps)
             stepsRun += steps.count
             guard let difference = GraphSession.firstDifference(steps, on: kind) else { continue }
-            let shrunk = GraphShrinker.shrink(steps) { GraphSession.firstDifference($0, on: kind) != nil }
+            let shrunk = Shrinker.shrink(steps) { GraphSession.firstDifference($0, on: kind) != nil }
             let reason = GraphSession.firstDifference(shrunk, on: kind) ?? difference
             Issue.record(
                 """
@@ -109,29 +109,5 @@ enum GraphStepGenerator {
                     offset: random.next() % 3 == 0 ? Int(random.next() % 3) : nil,
                     limit: random.next() % 3 == 0 ? Int(random.next() % 4) : nil))
         }
-    }
-}
-
-/// Shrinks a failing step sequence: drops chunks, then single steps, while it still fails.
-enum GraphShrinker {
-    static func shrink(_ steps: [GraphStep], fails: ([GraphStep]) -> Bool) -> [GraphStep] {
-        var current = steps
-        var chunk = max(current.count / 2, 1)
-        while chunk >= 1 {
-            var start = 0
-            var removedAny = false
-            while start < current.count {
-                var candidate = current
-                candidate.removeSubrange(start..<min(start + chunk, current.count))
-                if fails(candidate) {
-                    current = candidate
-                    removedAny = true
-                } else {
-                    start += chunk
-                }
-            }
-            if !removedAny { chunk /= 2 }
-        }
-        return current
     }
 }

@@ -174,29 +174,12 @@ struct ContextRegistryRandomizedTests {
         }
     }
 
-    static func shrink(_ steps: [Step]) -> [Step] {
-        var current = steps
-        var changed = true
-        while changed {
-            changed = false
-            for index in current.indices.reversed() {
-                var candidate = current
-                candidate.remove(at: index)
-                if run(candidate) != nil {
-                    current = candidate
-                    changed = true
-                }
-            }
-        }
-        return current
-    }
-
     @Test(arguments: seeds)
     func theContextHandsOutTheModelThePlainModelExpects(seed: UInt64) {
         var rng = SplitMix64(seed: seed)
         let steps = (0..<80).map { _ in Step.random(&rng) }
         guard let failure = Self.run(steps) else { return }
-        let shrunk = Self.shrink(steps)
+        let shrunk = Shrinker.shrink(steps) { Self.run($0) != nil }
         Issue.record(
             "seed \(seed): \(failure)\nshrunk to \(shrunk.count) steps: \(shrunk)\nfails with: \(Self.run(shrunk) ?? "?")"
         )

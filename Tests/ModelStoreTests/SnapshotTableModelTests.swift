@@ -425,33 +425,13 @@ struct SnapshotTableModelTests {
         return nil
     }
 
-    /// The shortest sequence, by removing steps one at a time, that still fails.
-    static func shrink(_ steps: [Step]) -> [Step] {
-        var current = steps
-        var changed = true
-        while changed {
-            changed = false
-            var index = current.count - 1
-            while index >= 0 {
-                var candidate = current
-                candidate.remove(at: index)
-                if run(candidate) != nil {
-                    current = candidate
-                    changed = true
-                }
-                index -= 1
-            }
-        }
-        return current
-    }
-
     /// Runs `count` random steps from `seed`; on a disagreement records it with the sequence shrunk,
     /// and returns `false`.
     static func agrees(seed: UInt64, count: Int) -> Bool {
         var rng = SplitMix64(seed: seed)
         let steps = (0..<count).map { _ in Step.random(&rng) }
         guard let failure = run(steps) else { return true }
-        let shrunk = shrink(steps)
+        let shrunk = Shrinker.shrink(steps) { run($0) != nil }
         Issue.record(
             """
             seed \(seed): \(failure)

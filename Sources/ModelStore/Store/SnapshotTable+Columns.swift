@@ -100,6 +100,26 @@ extension SnapshotTable {
             }
         }
 
+        /// Whether a row holds `nil`.
+        @inline(__always)
+        func isNull(at row: Int) -> Bool {
+            kind == .values ? values[row].isNull : !nulls.isEmpty && nulls.contains(row)
+        }
+
+        /// Whether a row holds exactly `value` (as ``StoreValue``'s `==` says), read in place for the
+        /// typed kinds a unique key usually has.
+        @inline(__always)
+        func holds(_ value: StoreValue, at row: Int) -> Bool {
+            switch (kind, value) {
+            case (.string, .string(let x)): strings[row] == x && (nulls.isEmpty || !nulls.contains(row))
+            case (.int, .int(let x)): ints[row] == x && (nulls.isEmpty || !nulls.contains(row))
+            case (.double, .double(let x)): doubles[row] == x && (nulls.isEmpty || !nulls.contains(row))
+            case (.date, .date(let x)):
+                doubles[row] == x.timeIntervalSinceReferenceDate && (nulls.isEmpty || !nulls.contains(row))
+            default: self.value(at: row) == value
+            }
+        }
+
         /// Adds the value of a new last row.
         mutating func append(_ value: StoreValue) {
             if kind != .values, !accepts(value) { becomeValues() }

@@ -21,7 +21,7 @@ extension SnapshotTable {
         /// How often each row was replaced: an ordered index entry is current only if its generation matches.
         private(set) var generations: [UInt32] = []
         /// For each uniqueness constraint, the row that owns each combination of values.
-        private(set) var uniqueIndexes: [[IndexKey: Int32]]
+        private(set) var uniqueIndexes: [UniqueIndex]
         /// For each uniqueness constraint, the slots of its properties.
         let uniqueSlots: [[Int]]
         /// One hash index per declared index (``Schema/Entity/indices``), each built on first use.
@@ -36,7 +36,7 @@ extension SnapshotTable {
             self.entity = entity
             columns = entity.properties.map(Column.init(property:))
             ids = RowIdentifiers(entityName: entity.name)
-            uniqueIndexes = entity.uniquenessConstraints.map { _ in [:] }
+            uniqueIndexes = entity.uniquenessConstraints.map { _ in UniqueIndex() }
             uniqueSlots = entity.uniquenessConstraints.map { names in names.map { entity.slot(of: $0)! } }
             hashIndexes = entity.indices.compactMap { names in
                 let slots = names.compactMap(entity.slot(of:))
@@ -123,15 +123,59 @@ extension SnapshotTable {
             return key.containsNull ? nil : key
         }
 
-        /// The values a row claims under a uniqueness constraint, as ``uniqueKey(_:of:)``.
-        func uniqueKey(_ constraint: Int, ofRow row: Int) -> IndexKey? {
-            let key = key(uniqueSlots[constraint], ofRow: row)
-            return key.containsNull ? nil : key
-        }
-
         /// The identifier of the row that owns a unique key.
         func owner(_ constraint: Int, of key: IndexKey) -> PersistentIdentifier? {
-            uniqueIndexes[constraint][key].map { ids[Int($0)] }
+            uniqueOwner(constraint, count: key.count) { key[$0] }.map { ids[Int($0)] }
+        }
+
+        /// The row that owns the key whose `i`th value (in the constraint's property order) is
+        /// `value(i)`, under a uniqueness constraint.
+        @inline(__always)
+        func uniqueOwner(_ constraint: Int, count: Int, _ value: (Int) -> StoreValue) -> Int32? {
+            let slots = uniqueSlots[constraint]
+            let hash = UniqueIndex.hash(count: count, value)
+            return uniqueIndexes[constraint].owner(hash) { row in
+                for i in 0..<count where !columns[slots[i]].holds(value(i), at: Int(row)) { return false }
+                return true
+            }?.row
+        }
+
+        /// The hash of the key a row's values (by slot) give a uniqueness constraint; `nil` if any
+        /// of them is `nil` (a `nil` never conflicts, so it claims nothing).
+        @inline(__always)
+        private func uniqueHash(_ constraint: Int, of values: [StoreValue]) -> UInt32? {
+            let slots = uniqueSlots[constraint]
+            for slot in slots where values[slot].isNull { return nil }
+            return UniqueIndex.hash(count: slots.count) { values[slots[$0]] }
+        }
+
+        /// The hash of the key a stored row gives a uniqueness constraint, as ``uniqueHash(_:of:)``.
+        @inline(__always)
+        private func uniqueHash(_ constraint: Int, ofRow row: Int) -> UInt32? {
+            let slots = uniqueSlots[constraint]
+            for slot in slots where columns[slot].isNull(at: row) { return nil }
+            return UniqueIndex.hash(count: slots.count) { columns[slots[$0]].value(at: row) }
+        }
+
+        /// The row owning, under a uniqueness constraint, the key that `values` (by slot) give it,
+        /// with the slot of its entry. Rows from `pending.first` on are not in the columns yet: their
+        /// values are `pending.values(row)`.
+        @inline(__always)
+        private func uniqueOwner(
+            _ constraint: Int, of values: [StoreValue], hash: UInt32,
+            pending: (first: Int, values: (Int) -> [StoreValue])? = nil
+        ) -> (row: Int32, position: Int)? {
+            let slots = uniqueSlots[constraint]
+            return uniqueIndexes[constraint].owner(hash) { owner in
+                let row = Int(owner)
+                if let pending, row >= pending.first {
+                    let other = pending.values(row)
+                    for slot in slots where other[slot] != values[slot] { return false }
+                    return true
+                }
+                for slot in slots where !columns[slot].holds(values[slot], at: row) { return false }
+                return true
+            }
         }
 
         private func key(_ slots: [Int], ofRow row: Int) -> IndexKey {
@@ -164,11 +208,13 @@ extension SnapshotTable {
                 return .duplicateIdentifier
             }
             let row = Int32(rowCount)
+            let values = snapshot.values
             for constraint in uniqueIndexes.indices {
-                guard let key = uniqueKey(constraint, of: snapshot) else { continue }
-                if uniqueIndexes[constraint].updateValue(row, forKey: key) != nil {
+                guard let hash = uniqueHash(constraint, of: values) else { continue }
+                if uniqueOwner(constraint, of: values, hash: hash) != nil {
                     return .duplicateUniqueValue(constraint: constraint)
                 }
+                uniqueIndexes[constraint].insertAbsent(row, hash)
             }
             appendRow(snapshot.values, id: snapshot.persistentIdentifier)
             return nil
@@ -181,8 +227,8 @@ extension SnapshotTable {
         }
 
         mutating func insert(_ snapshot: DefaultSnapshot) {
-            claimUniqueValues(of: snapshot.values, row: rowCount)
             appendRow(snapshot.values, id: snapshot.persistentIdentifier)
+            claimUniqueValues(ofRow: rowCount - 1)
         }
 
         /// Appends new rows under identifiers of `storeIdentifier` with keys counting up from
@@ -196,18 +242,21 @@ extension SnapshotTable {
             let first = rowCount
             reserveCapacity(adding: snapshots.count)
             if !uniqueIndexes.isEmpty {
+                // Rows of this batch claim before they are in the columns: a probe that meets one
+                // reads its values from its snapshot.
+                let pending = (first: first, values: { (row: Int) in snapshots[row - first].values })
                 for offset in snapshots.indices {
                     let values = snapshots[offset].values
                     for constraint in uniqueIndexes.indices {
-                        let key = IndexKey(slots: uniqueSlots[constraint], of: values)
-                        if key.containsNull { continue }
-                        guard let owner = uniqueIndexes[constraint].updateValue(Int32(first + offset), forKey: key)
-                        else { continue }
-                        uniqueIndexes[constraint][key] = owner
-                        releaseClaims(of: snapshots[..<offset], andOf: values, before: constraint)
+                        guard let hash = uniqueHash(constraint, of: values) else { continue }
+                        guard uniqueOwner(constraint, of: values, hash: hash, pending: pending) != nil else {
+                            uniqueIndexes[constraint].insertAbsent(Int32(first + offset), hash)
+                            continue
+                        }
+                        releaseClaims(of: snapshots[..<offset], first: first, andOf: values, before: constraint)
                         throw DataStoreError.uniqueConstraintViolation(
                             entityName: entity.name, propertyNames: entity.uniquenessConstraints[constraint],
-                            conflictingValues: key.values)
+                            conflictingValues: uniqueSlots[constraint].map { values[$0] })
                     }
                 }
             }
@@ -223,16 +272,17 @@ extension SnapshotTable {
         /// Takes back the unique values `appendNew` claimed for `claimed`, and for the snapshot
         /// with `values` under the constraints before `constraint`: every one was unowned before.
         private mutating func releaseClaims(
-            of claimed: ArraySlice<DefaultSnapshot>, andOf values: [StoreValue], before constraint: Int
+            of claimed: ArraySlice<DefaultSnapshot>, first: Int, andOf values: [StoreValue], before constraint: Int
         ) {
-            for snapshot in claimed {
+            for offset in claimed.indices {
                 for constraint in uniqueIndexes.indices {
-                    uniqueIndexes[constraint].removeValue(
-                        forKey: IndexKey(slots: uniqueSlots[constraint], of: snapshot.values))
+                    guard let hash = uniqueHash(constraint, of: claimed[offset].values) else { continue }
+                    uniqueIndexes[constraint].remove(Int32(first + offset), hash)
                 }
             }
             for earlier in 0..<constraint {
-                uniqueIndexes[earlier].removeValue(forKey: IndexKey(slots: uniqueSlots[earlier], of: values))
+                guard let hash = uniqueHash(earlier, of: values) else { continue }
+                uniqueIndexes[earlier].remove(Int32(first + claimed.count), hash)
             }
         }
 
@@ -258,7 +308,7 @@ extension SnapshotTable {
             unindex(row)
             generations[row] &+= 1
             for (slot, value) in snapshot.values.enumerated() { columns[slot].set(value, at: row) }
-            claimUniqueValues(of: snapshot.values, row: row)
+            claimUniqueValues(ofRow: row)
             indexValues(of: snapshot.values, at: row)
         }
 
@@ -293,22 +343,30 @@ extension SnapshotTable {
             generations = Array(repeating: 0, count: kept.count)
             deleted = RowBits()
             isSorted = true
-            for constraint in uniqueIndexes.indices { uniqueIndexes[constraint].removeAll(keepingCapacity: true) }
+            for constraint in uniqueIndexes.indices { uniqueIndexes[constraint].removeAll() }
             // Hash and ordered indexes are dropped and built again on their next use.
             hashIndexes = hashIndexes.map { $0.emptied() }
             orderedIndexes = orderedIndexes.map { $0.emptied() }
-            for row in 0..<kept.count {
-                for constraint in uniqueIndexes.indices {
-                    if let key = uniqueKey(constraint, ofRow: row) { uniqueIndexes[constraint][key] = Int32(row) }
-                }
-            }
+            for row in 0..<kept.count { claimUniqueValues(ofRow: row) }
         }
 
-        /// Records row `row` as the owner of these values' unique keys.
-        private mutating func claimUniqueValues(of values: [StoreValue], row: Int) {
+        /// Records row `row`, whose values are in the columns, as the owner of its unique keys
+        /// (taking a key over from another row that owns it).
+        private mutating func claimUniqueValues(ofRow row: Int) {
             for constraint in uniqueIndexes.indices {
-                let key = IndexKey(slots: uniqueSlots[constraint], of: values)
-                if !key.containsNull { uniqueIndexes[constraint][key] = Int32(row) }
+                guard let hash = uniqueHash(constraint, ofRow: row) else { continue }
+                let slots = uniqueSlots[constraint]
+                let found = uniqueIndexes[constraint].owner(hash) { owner in
+                    for slot in slots where !columns[slot].holds(columns[slot].value(at: row), at: Int(owner)) {
+                        return false
+                    }
+                    return true
+                }
+                if let found {
+                    uniqueIndexes[constraint].reassign(at: found.position, to: Int32(row))
+                } else {
+                    uniqueIndexes[constraint].insertAbsent(Int32(row), hash)
+                }
             }
         }
 
@@ -328,9 +386,7 @@ extension SnapshotTable {
         /// Takes a row's values out of every index, before they change or the row goes.
         private mutating func unindex(_ row: Int) {
             for constraint in uniqueIndexes.indices {
-                if let key = uniqueKey(constraint, ofRow: row), uniqueIndexes[constraint][key] == Int32(row) {
-                    uniqueIndexes[constraint][key] = nil
-                }
+                if let hash = uniqueHash(constraint, ofRow: row) { uniqueIndexes[constraint].remove(Int32(row), hash) }
             }
             for index in hashIndexes.indices {
                 // The box is this table's alone first, so no copy can build it between the test and

@@ -253,6 +253,13 @@ struct IndexKey: Hashable, Sendable {
     /// The values, in the index's property order.
     var values: [StoreValue] { [first] + rest }
 
+    /// The value of the index's `i`th property.
+    @inline(__always)
+    subscript(i: Int) -> StoreValue { i == 0 ? first : rest[i - 1] }
+
+    /// How many values the key holds.
+    var count: Int { 1 + rest.count }
+
     /// Whether any value is `nil`.
     var containsNull: Bool { first.isNull || rest.contains(where: \.isNull) }
 
@@ -260,14 +267,15 @@ struct IndexKey: Hashable, Sendable {
     /// without the synthesized hash's generic copy of the value; equal keys hold the same case
     /// with equal payloads, so they still hash alike. The rest only when there is one.
     func hash(into hasher: inout Hasher) {
-        Self.hash(first, into: &hasher)
+        Self.hashPayload(first, into: &hasher)
         if !rest.isEmpty {
-            for value in rest { Self.hash(value, into: &hasher) }
+            for value in rest { Self.hashPayload(value, into: &hasher) }
         }
     }
 
+    /// Hashes one value of a key as ``hash(into:)`` does (the unique indexes hash keys this way too).
     @inline(__always)
-    private static func hash(_ value: StoreValue, into hasher: inout Hasher) {
+    static func hashPayload(_ value: StoreValue, into hasher: inout Hasher) {
         switch value {
         case .string(let string): hasher.combine(string)
         case .int(let int): hasher.combine(int)

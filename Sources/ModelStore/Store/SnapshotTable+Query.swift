@@ -125,7 +125,9 @@ extension SnapshotTable.EntityTable {
             guard let keys = Self.keys(names, equal: equal, members: members),
                 !keys.contains(where: { $0.contains(where: \.isNull) })
             else { continue }
-            let found = Set(keys.compactMap { uniqueIndexes[constraint][IndexKey($0)].map(Int.init) }).sorted()
+            let found = Set(
+                keys.compactMap { key in uniqueOwner(constraint, count: key.count) { key[$0] }.map(Int.init) }
+            ).sorted()
             return Access(
                 method: .positions(found),
                 path: StoreAccessPath(
