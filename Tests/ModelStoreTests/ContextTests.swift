@@ -400,6 +400,43 @@ struct BatchTests {
         #expect(try context.fetchCount(FetchDescriptor<Kitchen>()) == 5)
     }
 
+    /// A batch insert takes its rows from any sequence and reads it once, in order: a lazy map over
+    /// records, or a sequence that can be walked only once.
+    @Test func batchRowsComeFromASequenceReadOnce() throws {
+        final class Walks { var count = 0 }
+        /// Yields `count` rows, and fails the test if it is walked a second time.
+        struct OnePass: Sequence {
+            let count: Int
+            let walks: Walks
+
+            func makeIterator() -> AnyIterator<[BatchAssignment<Kitchen>]> {
+                walks.count += 1
+                #expect(walks.count == 1, "the batch insert walked its rows \(walks.count) times")
+                var next = 0
+                return AnyIterator {
+                    guard next < count else { return nil }
+                    defer { next += 1 }
+                    return [.set(\.int, to: next), .set(\.string, to: "one-pass \(next)")]
+                }
+            }
+        }
+        let container = try ModelContainer(for: Kitchen.self, configurations: .inMemory())
+        let context = ModelContext(container)
+        let records = [("x", 10), ("y", 20), ("z", 30)]
+        let lazyIDs = try context.insert(
+            Kitchen.self, rows: records.lazy.map { [.set(\.string, to: $0.0), .set(\.int, to: $0.1)] })
+        let walks = Walks()
+        let onePassIDs = try context.insert(Kitchen.self, rows: OnePass(count: 4, walks: walks))
+        #expect(walks.count == 1)
+        let reader = ModelContext(container)
+        let lazyModels = try lazyIDs.map { try #require(try reader.model(for: $0, as: Kitchen.self)) }
+        #expect(lazyModels.map(\.string) == ["x", "y", "z"] && lazyModels.map(\.int) == [10, 20, 30])
+        let onePassModels = try onePassIDs.map { try #require(try reader.model(for: $0, as: Kitchen.self)) }
+        #expect(onePassModels.map(\.int) == [0, 1, 2, 3])
+        #expect(onePassModels.map(\.string) == (0..<4).map { "one-pass \($0)" })
+        #expect(try reader.fetchCount(FetchDescriptor<Kitchen>()) == 7)
+    }
+
     @Test func batchDeleteAppliesDeleteRules() throws {
         let container = try ModelContainer(for: Trip.self, configurations: .inMemory())
         let context = ModelContext(container)

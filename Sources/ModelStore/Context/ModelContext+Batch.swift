@@ -172,9 +172,12 @@ extension ModelContext {
 
     /// Inserts many models of a type at once, from values, without creating model objects.
     /// Properties not assigned take their declared initial value. Returns the new identifiers in order.
+    ///
+    /// `rows` is read once, row by row, so a lazy sequence (`records.lazy.map { … }`) inserts a large
+    /// data set without an array of every row's assignments beside it.
     @discardableResult
     @inlinable
-    public func insert<T: PersistentModel>(_ type: T.Type, rows: [[BatchAssignment<T>]]) throws
+    public func insert<T: PersistentModel>(_ type: T.Type, rows: some Sequence<[BatchAssignment<T>]>) throws
         -> [PersistentIdentifier]
     {
         // Inlinable, so that this loop is specialized for the caller's model type: unspecialized, it
@@ -183,7 +186,7 @@ extension ModelContext {
         let entity = try self.entity(of: T.self)
         var slots = BatchSlots(entity: entity)
         var snapshots: [DefaultSnapshot] = []
-        snapshots.reserveCapacity(rows.count)
+        snapshots.reserveCapacity(rows.underestimatedCount)
         for row in rows {
             // A copy of the defaults of its own, reserved and appended: writing into a shared copy
             // would copy it on the first write through the array's generic copy, which costs more.

@@ -25,7 +25,7 @@ struct FoundationPredicateSystem: BenchSystem {
     private func materialise(_ data: Dataset) throws -> Materialised {
         let container = try ModelContainer(for: User.self, configurations: .inMemory())
         let context = ModelContext(container)
-        try context.insert(User.self, rows: data.rows.map(UserQueries.assignments))
+        try context.insert(User.self, rows: data.rows.lazy.map(UserQueries.assignments))
         let users = try context.fetch(FetchDescriptor<User>())
         try Expect.count(users.count, data.count, "materialising the models")
         return Materialised(container: container, context: context, users: users)

@@ -35,7 +35,7 @@ struct ModelStoreSystem: BenchSystem {
     /// A container whose store holds every user, inserted with the batch API; returns the identifiers in row order.
     private func filledContainer(_ data: Dataset, at url: URL) throws -> (ModelContainer, [PersistentIdentifier]) {
         let container = try ModelContainer(for: User.self, configurations: configuration(url))
-        let ids = try ModelContext(container).insert(User.self, rows: data.rows.map(UserQueries.assignments))
+        let ids = try ModelContext(container).insert(User.self, rows: data.rows.lazy.map(UserQueries.assignments))
         try Expect.count(ids.count, data.count, "filling the store")
         return (container, ids)
     }
@@ -70,7 +70,7 @@ struct ModelStoreSystem: BenchSystem {
         if batchInsert {
             return Trial(
                 path: "ModelContext.insert(User.self, rows:) (batch, one atomic store write)", prepare: prepare,
-                run: { _ in try context!.insert(User.self, rows: data.rows.map(UserQueries.assignments)).count },
+                run: { _ in try context!.insert(User.self, rows: data.rows.lazy.map(UserQueries.assignments)).count },
                 check: check)
         }
         return Trial(
