@@ -23,4 +23,13 @@ public enum Shrinker {
         }
         return current
     }
+
+    /// What to print for a seeded run of `steps` that fails: the seed, the first problem `run`
+    /// reports, and the shortest failing sequence found with its problem. `nil` when `run` finds none.
+    public static func failureReport<Step>(seed: UInt64, _ steps: [Step], run: ([Step]) -> String?) -> String? {
+        guard let failure = run(steps) else { return nil }
+        let shortest = shrink(steps) { run($0) != nil }
+        return "seed \(seed): \(failure)\nshrunk to \(shortest.count) steps: \(shortest)\n"
+            + "fails with: \(run(shortest) ?? "?")"
+    }
 }

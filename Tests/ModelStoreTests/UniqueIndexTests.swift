@@ -104,11 +104,9 @@ struct UniqueIndexTests {
     @Test(arguments: 0..<40)
     func randomOperationsAgreeWithADictionary(seed: Int) {
         let operations = Self.randomOperations(seed: UInt64(seed), count: 400)
-        guard let failure = Self.run(operations) else { return }
-        let shortest = Shrinker.shrink(operations) { Self.run($0) != nil }
-        let again = Self.run(shortest) ?? "?"
-        Issue.record(
-            "seed \(seed): \(failure)\nshrunk to \(shortest.count) operations: \(shortest)\nfails with: \(again)")
+        if let report = Shrinker.failureReport(seed: UInt64(seed), operations, run: Self.run) {
+            Issue.record("\(report)")
+        }
     }
 
     /// Removals whose runs wrap around the table's end, where the backward shift must not move an

@@ -347,7 +347,6 @@ extension ModelContext {
         guard let layout = ModelLayout.of(T.self) else { return [] }
         var models: [T] = []
         models.reserveCapacity(snapshots.count)
-        reserveRegistryCapacity(adding: snapshots.count)
         // Into a context that has nothing registered (a fresh context's first fetch) every model is
         // new: each is registered in one hash step, without a look-up before it.
         let everyModelIsNew = registry.count == 0
@@ -392,14 +391,6 @@ extension ModelContext {
             models.append(model)
         }
         return models
-    }
-
-    /// Grows the registry once for a large fetch instead of doubling it step by step; never to
-    /// less than twice its capacity, so many fetches in a row still grow it geometrically.
-    func reserveRegistryCapacity(adding count: Int) {
-        let needed = registry.count + count
-        guard count > 64, needed > registry.capacity else { return }
-        registry.reserveCapacity(Swift.max(needed, registry.capacity * 2))
     }
 
     /// Refreshes a registered, unchanged model from a snapshot that holds only some attributes:

@@ -10,6 +10,9 @@
 /// Invariants: every model in ``unfiled`` is in no other place of the registry and is listed once;
 /// ``filedTemporaries`` counts the table's keys that are temporary identifiers.
 struct ModelRegistry {
+    /// Models under permanent identifiers with integer keys: what fetches and saves register.
+    private var keyed = KeyedModels()
+    /// Models under every other identifier: temporary ones, and string keys.
     private var table: [PersistentIdentifier: any PersistentModel] = [:]
     /// Models registered under a temporary identifier (their backing data's), not yet in ``table``.
     private var unfiled: [any PersistentModel] = []
@@ -17,17 +20,14 @@ struct ModelRegistry {
     private var filedTemporaries = 0
 
     /// How many models are registered.
-    var count: Int { table.count + unfiled.count }
-
-    /// How many models the table can hold without growing.
-    var capacity: Int { table.capacity }
-
-    /// Makes room for `capacity` models.
-    mutating func reserveCapacity(_ capacity: Int) { table.reserveCapacity(capacity) }
+    var count: Int { keyed.count + table.count + unfiled.count }
 
     /// The model registered under `id`, if any; setting `nil` removes it.
     subscript(id: PersistentIdentifier) -> (any PersistentModel)? {
         mutating get {
+            if case .int(let key) = id.primaryKey, let store = id.storeIdentifier {
+                return keyed.model(store: store, entity: id.entityName, key: key)
+            }
             if id.isTemporary { fileUnfiled() }
             return table[id]
         }
@@ -51,6 +51,9 @@ struct ModelRegistry {
 
     /// Registers `model` under `id`; returns the model registered under it before, if any.
     mutating func updateValue(_ model: any PersistentModel, forKey id: PersistentIdentifier) -> (any PersistentModel)? {
+        if case .int(let key) = id.primaryKey, let store = id.storeIdentifier {
+            return keyed.update(model, store: store, entity: id.entityName, key: key)
+        }
         if id.isTemporary { fileUnfiled() }
         let earlier = table.updateValue(model, forKey: id)
         if earlier == nil && id.isTemporary { filedTemporaries += 1 }
@@ -60,21 +63,35 @@ struct ModelRegistry {
     /// Removes and returns the model registered under `id`.
     @discardableResult
     mutating func removeValue(forKey id: PersistentIdentifier) -> (any PersistentModel)? {
+        if case .int(let key) = id.primaryKey, let store = id.storeIdentifier {
+            return keyed.remove(store: store, entity: id.entityName, key: key)
+        }
         if id.isTemporary { fileUnfiled() }
         let removed = table.removeValue(forKey: id)
         if removed != nil && id.isTemporary { filedTemporaries -= 1 }
         return removed
     }
 
-    /// Every registered model with its identifier, as a dictionary the caller may walk while it
-    /// changes the registry.
-    mutating func entries() -> [PersistentIdentifier: any PersistentModel] {
+    /// Every registered model with its identifier, as a list the caller may walk while it changes
+    /// the registry.
+    mutating func entries() -> [(id: PersistentIdentifier, model: any PersistentModel)] {
         fileUnfiled()
-        return table
+        var result: [(id: PersistentIdentifier, model: any PersistentModel)] = []
+        result.reserveCapacity(count)
+        keyed.forEachModel { result.append(($0, $1)) }
+        for (id, model) in table { result.append((id, model)) }
+        return result
     }
 
     /// Every registered model, in no particular order.
-    var models: [any PersistentModel] { Array(table.values) + unfiled }
+    var models: [any PersistentModel] {
+        var result: [any PersistentModel] = []
+        result.reserveCapacity(count)
+        keyed.forEachModel { result.append($1) }
+        result += table.values
+        result += unfiled
+        return result
+    }
 
     /// Whether some model is filed in the table under a temporary identifier (a look-up by one
     /// filed the list), so that ``refile(renamed:)`` needs the models' temporary identifiers.
@@ -97,17 +114,166 @@ struct ModelRegistry {
         _ = updateValue(model, forKey: id)
     }
 
-    /// Moves ``unfiled`` into the table, each model under the identifier its backing data holds.
+    /// Moves ``unfiled`` into the registry, each model under the identifier its backing data holds.
     private mutating func fileUnfiled() {
         guard !unfiled.isEmpty else { return }
         let models = unfiled
         unfiled = []
-        if table.capacity < table.count + models.count { table.reserveCapacity(table.count + models.count) }
         for model in models {
             guard let id = model.persistentBackingData.persistentIdentifier else {
                 preconditionFailure("a model was registered without an identifier")
             }
+            if case .int(let key) = id.primaryKey, let store = id.storeIdentifier {
+                _ = keyed.update(model, store: store, entity: id.entityName, key: key)
+                continue
+            }
+            if table.capacity < table.count + models.count { table.reserveCapacity(table.count + models.count) }
             if table.updateValue(model, forKey: id) == nil && id.isTemporary { filedTemporaries += 1 }
+        }
+    }
+}
+
+/// Models under permanent identifiers with integer keys, kept per store and entity in pages of 256
+/// consecutive keys.
+///
+/// A fetch registers models in key order and a save in the order it minted their keys, so
+/// successive models land side by side in one page, found without hashing (the page of the last
+/// access is remembered), where a hash table puts each at a random place: at a million models,
+/// a cache miss apiece. A page costs a reference's width per key, against a hash table's bucket of
+/// identifier and reference with its spare room.
+struct KeyedModels {
+    private static let shift: Int64 = 8
+    private static let pageSize = 1 << 8
+
+    private struct Page {
+        var models: [(any PersistentModel)?]
+        var count = 0
+    }
+
+    /// The pages of one store's entity.
+    private struct Namespace {
+        let store: String
+        let entity: String
+        var pages: [Page] = []
+        /// The position in ``pages`` of each page, by page number (the key shifted right).
+        var positions: [Int64: Int] = [:]
+        /// The last page looked up: its number and position.
+        var lastNumber: Int64 = .min
+        var lastPosition = 0
+
+        /// The position of page `number`, remembering it.
+        @inline(__always)
+        mutating func position(of number: Int64) -> Int? {
+            if number == lastNumber { return lastPosition }
+            guard let position = positions[number] else { return nil }
+            lastNumber = number
+            lastPosition = position
+            return position
+        }
+    }
+
+    private var namespaces: [Namespace] = []
+    private var lastNamespace = 0
+    /// How many models are registered.
+    private(set) var count = 0
+
+    @inline(__always)
+    private mutating func namespace(store: String, entity: String, creating: Bool) -> Int? {
+        if lastNamespace < namespaces.count, namespaces[lastNamespace].entity == entity,
+            namespaces[lastNamespace].store == store
+        {
+            return lastNamespace
+        }
+        if let found = namespaces.firstIndex(where: { $0.entity == entity && $0.store == store }) {
+            lastNamespace = found
+            return found
+        }
+        guard creating else { return nil }
+        namespaces.append(Namespace(store: store, entity: entity))
+        lastNamespace = namespaces.count - 1
+        return lastNamespace
+    }
+
+    /// The model registered under the key.
+    mutating func model(store: String, entity: String, key: Int64) -> (any PersistentModel)? {
+        guard let space = namespace(store: store, entity: entity, creating: false),
+            let page = namespaces[space].position(of: key >> Self.shift)
+        else { return nil }
+        return namespaces[space].pages[page].models[Int(key & Int64(Self.pageSize - 1))]
+    }
+
+    /// Registers `model` under the key; returns the model registered under it before, if any.
+    mutating func update(
+        _ model: any PersistentModel, store: String, entity: String, key: Int64
+    ) -> (any PersistentModel)? {
+        let space = namespace(store: store, entity: entity, creating: true)!
+        let number = key >> Self.shift
+        let page: Int
+        if let found = namespaces[space].position(of: number) {
+            page = found
+        } else {
+            // Reserved and appended: `Array(repeating:count:)` takes the standard library's slow,
+            // unspecialized allocation path on Linux.
+            var models: [(any PersistentModel)?] = []
+            models.reserveCapacity(Self.pageSize)
+            for _ in 0..<Self.pageSize { models.append(nil) }
+            page = namespaces[space].pages.count
+            namespaces[space].pages.append(Page(models: models))
+            namespaces[space].positions[number] = page
+            namespaces[space].lastNumber = number
+            namespaces[space].lastPosition = page
+        }
+        let slot = Int(key & Int64(Self.pageSize - 1))
+        let earlier = namespaces[space].pages[page].models[slot]
+        namespaces[space].pages[page].models[slot] = model
+        if earlier == nil {
+            namespaces[space].pages[page].count += 1
+            count += 1
+        }
+        return earlier
+    }
+
+    /// Removes and returns the model registered under the key. A page left empty is dropped.
+    mutating func remove(store: String, entity: String, key: Int64) -> (any PersistentModel)? {
+        let number = key >> Self.shift
+        guard let space = namespace(store: store, entity: entity, creating: false),
+            let page = namespaces[space].position(of: number)
+        else { return nil }
+        let slot = Int(key & Int64(Self.pageSize - 1))
+        guard let removed = namespaces[space].pages[page].models[slot] else { return nil }
+        namespaces[space].pages[page].models[slot] = nil
+        namespaces[space].pages[page].count -= 1
+        count -= 1
+        if namespaces[space].pages[page].count == 0 { dropPage(number, at: page, in: space) }
+        return removed
+    }
+
+    /// Drops an empty page: the last page moves into its position.
+    private mutating func dropPage(_ number: Int64, at position: Int, in space: Int) {
+        let last = namespaces[space].pages.count - 1
+        if position != last {
+            let moved = namespaces[space].positions.first { $0.value == last }!.key
+            namespaces[space].pages.swapAt(position, last)
+            namespaces[space].positions[moved] = position
+        }
+        namespaces[space].pages.removeLast()
+        namespaces[space].positions[number] = nil
+        namespaces[space].lastNumber = .min
+    }
+
+    /// Calls `body` with each registered model and its identifier.
+    func forEachModel(_ body: (PersistentIdentifier, any PersistentModel) -> Void) {
+        for space in namespaces {
+            for (number, position) in space.positions {
+                for (slot, model) in space.pages[position].models.enumerated() {
+                    guard let model else { continue }
+                    body(
+                        .identifier(
+                            for: space.store, entityName: space.entity,
+                            primaryKey: number << Self.shift | Int64(slot)),
+                        model)
+                }
+            }
         }
     }
 }
