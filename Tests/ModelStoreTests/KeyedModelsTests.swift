@@ -4,9 +4,10 @@ import Testing
 @testable import ModelStore
 
 /// The registry's pages of models by integer key, driven by seeded random operations and checked
-/// after each against a dictionary. Keys are drawn from a few clusters (around zero, negative, one
-/// far away) in two stores and two entities, so operations cross pages, empty them (which drops the
-/// page and moves the last one into its place) and come back; a failure is shrunk and printed.
+/// after each against a dictionary. Keys are drawn from a few runs (one negative, one far away) in
+/// two stores and two entities, so namespaces move from their hash table to pages, and operations
+/// cross pages, empty them (which drops the page and moves the last one into its place) and come
+/// back; a failure is shrunk and printed.
 struct KeyedModelsTests {
     struct Key: Hashable, CustomStringConvertible {
         let store: String
@@ -31,9 +32,14 @@ struct KeyedModelsTests {
     static func randomKey(_ random: inout SplitMix64) -> Key {
         let stores = ["store-a", "a-much-longer-store-identifier-on-the-heap"]
         let entities = ["Kitchen", "Trip"]
-        let clusters: [Int64] = [0, -600, 1 << 40]
-        let key = clusters[Int(random.next() % 3)] + Int64(random.next() % 700)
-        return Key(store: stores[Int(random.next() % 2)], entity: entities[Int(random.next() % 2)], key: key)
+        // Each namespace mostly draws from its own run of 64 keys, which straddles a page boundary
+        // (so it becomes dense, and paged, after a few registrations); one key in ten comes from
+        // anywhere, so pages are also made far apart, and some namespaces never become dense.
+        let clusters: [Int64] = [220, -290, (1 << 40) + 240, 500]
+        let space = Int(random.next() % 4)
+        let cluster = random.next() % 10 == 0 ? clusters[Int(random.next() % 4)] : clusters[space]
+        let key = cluster + Int64(random.next() % 64)
+        return Key(store: stores[space % 2], entity: entities[space / 2], key: key)
     }
 
     static func randomOperations(seed: UInt64, count: Int) -> [Operation] {
@@ -50,9 +56,10 @@ struct KeyedModelsTests {
         }
     }
 
-    /// Runs the operations; the first disagreement with the dictionary, or `nil`.
-    static func run(_ operations: [Operation]) -> String? {
-        var pages = KeyedModels()
+    /// Runs the operations; the first disagreement with the dictionary, or `nil`. Namespaces move
+    /// from their hash table to pages at `pagingThreshold` models when their keys are dense.
+    static func run(_ operations: [Operation], pagingThreshold: Int = 16) -> String? {
+        var pages = KeyedModels(pagingThreshold: pagingThreshold)
         var model: [Key: Kitchen] = [:]
         for (step, operation) in operations.enumerated() {
             switch operation {
@@ -98,8 +105,12 @@ struct KeyedModelsTests {
     @Test(arguments: 0..<12)
     func randomOperationsAgreeWithADictionary(seed: Int) {
         let operations = Self.randomOperations(seed: UInt64(seed), count: 300)
-        if let report = Shrinker.failureReport(seed: UInt64(seed), operations, run: Self.run) {
-            Issue.record("\(report)")
+        // Paged early (16 models), and never (the registry's own threshold is not reached here).
+        for threshold in [16, 4096] {
+            let run = { Self.run($0, pagingThreshold: threshold) }
+            if let report = Shrinker.failureReport(seed: UInt64(seed), operations, run: run) {
+                Issue.record("paging at \(threshold) models: \(report)")
+            }
         }
     }
 
@@ -108,6 +119,7 @@ struct KeyedModelsTests {
         let a = Key(store: "s", entity: "Kitchen", key: 5)
         let b = Key(store: "s", entity: "Kitchen", key: 300)
         let c = Key(store: "s", entity: "Kitchen", key: 900)
-        #expect(Self.run([.register(a), .register(b), .register(c), .remove(a), .register(a), .remove(b)]) == nil)
+        let operations: [Operation] = [.register(a), .register(b), .register(c), .remove(a), .register(a), .remove(b)]
+        #expect(Self.run(operations, pagingThreshold: 1) == nil)
     }
 }

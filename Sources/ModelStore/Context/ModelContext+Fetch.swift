@@ -347,6 +347,7 @@ extension ModelContext {
         guard let layout = ModelLayout.of(T.self) else { return [] }
         var models: [T] = []
         models.reserveCapacity(snapshots.count)
+        if snapshots.count > 64 { registry.reserveCapacity(snapshots.count, like: snapshots[0].persistentIdentifier) }
         // Into a context that has nothing registered (a fresh context's first fetch) every model is
         // new: each is registered in one hash step, without a look-up before it.
         let everyModelIsNew = registry.count == 0

@@ -40,6 +40,12 @@ struct ModelRegistry {
         }
     }
 
+    /// Makes room for `count` more models under permanent identifiers of `id`'s store and entity.
+    mutating func reserveCapacity(_ count: Int, like id: PersistentIdentifier) {
+        guard case .int = id.primaryKey, let store = id.storeIdentifier else { return }
+        keyed.reserve(count, store: store, entity: id.entityName)
+    }
+
     /// Registers a model the context has not registered before, under its backing data's identifier.
     mutating func add(new model: any PersistentModel, as id: PersistentIdentifier) {
         if id.isTemporary {
@@ -133,14 +139,16 @@ struct ModelRegistry {
     }
 }
 
-/// Models under permanent identifiers with integer keys, kept per store and entity in pages of 256
-/// consecutive keys.
+/// Models under permanent identifiers with integer keys, kept per store and entity: in a hash
+/// table while they are few or their keys scattered, and in pages of 256 consecutive keys once
+/// they are many and dense.
 ///
-/// A fetch registers models in key order and a save in the order it minted their keys, so
-/// successive models land side by side in one page, found without hashing (the page of the last
-/// access is remembered), where a hash table puts each at a random place: at a million models,
-/// a cache miss apiece. A page costs a reference's width per key, against a hash table's bucket of
-/// identifier and reference with its spare room.
+/// A fetch of a whole table registers models in key order, so successive models land side by side
+/// in one page, found without hashing (the page of the last access is remembered), where a hash
+/// table puts each at a random place: at a million models, a cache miss apiece. A page costs a
+/// reference's width per key, against a hash table's bucket with its spare room. A few models, or
+/// models whose keys are far apart (a fetch of one, or of a scattered subset), would leave pages
+/// nearly empty, so they stay in the hash table.
 struct KeyedModels {
     private static let shift: Int64 = 8
     private static let pageSize = 1 << 8
@@ -150,10 +158,16 @@ struct KeyedModels {
         var count = 0
     }
 
-    /// The pages of one store's entity.
+    /// The models of one store's entity.
     private struct Namespace {
         let store: String
         let entity: String
+        /// The models while the namespace is not paged.
+        var table: [Int64: any PersistentModel] = [:]
+        /// The smallest and largest key put in ``table``.
+        var lowest = Int64.max
+        var highest = Int64.min
+        var isPaged = false
         var pages: [Page] = []
         /// The position in ``pages`` of each page, by page number (the key shifted right).
         var positions: [Int64: Int] = [:]
@@ -170,12 +184,55 @@ struct KeyedModels {
             lastPosition = position
             return position
         }
+
+        /// Puts `model` under `key` in a page, making the page if there is none; returns the model
+        /// there before.
+        mutating func place(_ model: any PersistentModel, at key: Int64) -> (any PersistentModel)? {
+            let number = key >> KeyedModels.shift
+            let page: Int
+            if let found = position(of: number) {
+                page = found
+            } else {
+                // Reserved and appended: `Array(repeating:count:)` takes the standard library's
+                // slow, unspecialized allocation path on Linux.
+                var models: [(any PersistentModel)?] = []
+                models.reserveCapacity(KeyedModels.pageSize)
+                for _ in 0..<KeyedModels.pageSize { models.append(nil) }
+                page = pages.count
+                pages.append(Page(models: models))
+                positions[number] = page
+                lastNumber = number
+                lastPosition = page
+            }
+            let slot = Int(key & Int64(KeyedModels.pageSize - 1))
+            let earlier = pages[page].models[slot]
+            pages[page].models[slot] = model
+            if earlier == nil { pages[page].count += 1 }
+            return earlier
+        }
+
+        /// Moves the hash table's models into pages, when they are at least `threshold` and at least
+        /// a quarter of the keys between the smallest and the largest.
+        mutating func pageIfDense(threshold: Int) {
+            guard table.count >= threshold,
+                UInt64(bitPattern: highest &- lowest) / 4 < UInt64(table.count)
+            else { return }
+            let models = table
+            table = [:]
+            isPaged = true
+            for (key, model) in models { _ = place(model, at: key) }
+        }
     }
 
     private var namespaces: [Namespace] = []
     private var lastNamespace = 0
     /// How many models are registered.
     private(set) var count = 0
+    /// How many models a namespace holds in its hash table before it considers pages.
+    let pagingThreshold: Int
+
+    /// An empty registry part; tests lower `pagingThreshold` to reach pages with few models.
+    init(pagingThreshold: Int = 4096) { self.pagingThreshold = pagingThreshold }
 
     @inline(__always)
     private mutating func namespace(store: String, entity: String, creating: Bool) -> Int? {
@@ -196,9 +253,9 @@ struct KeyedModels {
 
     /// The model registered under the key.
     mutating func model(store: String, entity: String, key: Int64) -> (any PersistentModel)? {
-        guard let space = namespace(store: store, entity: entity, creating: false),
-            let page = namespaces[space].position(of: key >> Self.shift)
-        else { return nil }
+        guard let space = namespace(store: store, entity: entity, creating: false) else { return nil }
+        guard namespaces[space].isPaged else { return namespaces[space].table[key] }
+        guard let page = namespaces[space].position(of: key >> Self.shift) else { return nil }
         return namespaces[space].pages[page].models[Int(key & Int64(Self.pageSize - 1))]
     }
 
@@ -207,38 +264,38 @@ struct KeyedModels {
         _ model: any PersistentModel, store: String, entity: String, key: Int64
     ) -> (any PersistentModel)? {
         let space = namespace(store: store, entity: entity, creating: true)!
-        let number = key >> Self.shift
-        let page: Int
-        if let found = namespaces[space].position(of: number) {
-            page = found
+        let earlier: (any PersistentModel)?
+        if namespaces[space].isPaged {
+            earlier = namespaces[space].place(model, at: key)
         } else {
-            // Reserved and appended: `Array(repeating:count:)` takes the standard library's slow,
-            // unspecialized allocation path on Linux.
-            var models: [(any PersistentModel)?] = []
-            models.reserveCapacity(Self.pageSize)
-            for _ in 0..<Self.pageSize { models.append(nil) }
-            page = namespaces[space].pages.count
-            namespaces[space].pages.append(Page(models: models))
-            namespaces[space].positions[number] = page
-            namespaces[space].lastNumber = number
-            namespaces[space].lastPosition = page
+            earlier = namespaces[space].table.updateValue(model, forKey: key)
+            namespaces[space].lowest = min(namespaces[space].lowest, key)
+            namespaces[space].highest = max(namespaces[space].highest, key)
+            if earlier == nil { namespaces[space].pageIfDense(threshold: pagingThreshold) }
         }
-        let slot = Int(key & Int64(Self.pageSize - 1))
-        let earlier = namespaces[space].pages[page].models[slot]
-        namespaces[space].pages[page].models[slot] = model
-        if earlier == nil {
-            namespaces[space].pages[page].count += 1
-            count += 1
-        }
+        if earlier == nil { count += 1 }
         return earlier
+    }
+
+    /// Makes room for `count` more models of one store's entity: a namespace about to hold many
+    /// models in its hash table grows the table once.
+    mutating func reserve(_ count: Int, store: String, entity: String) {
+        let space = namespace(store: store, entity: entity, creating: true)!
+        guard !namespaces[space].isPaged else { return }
+        let needed = min(namespaces[space].table.count + count, pagingThreshold)
+        if namespaces[space].table.capacity < needed { namespaces[space].table.reserveCapacity(needed) }
     }
 
     /// Removes and returns the model registered under the key. A page left empty is dropped.
     mutating func remove(store: String, entity: String, key: Int64) -> (any PersistentModel)? {
+        guard let space = namespace(store: store, entity: entity, creating: false) else { return nil }
+        guard namespaces[space].isPaged else {
+            let removed = namespaces[space].table.removeValue(forKey: key)
+            if removed != nil { count -= 1 }
+            return removed
+        }
         let number = key >> Self.shift
-        guard let space = namespace(store: store, entity: entity, creating: false),
-            let page = namespaces[space].position(of: number)
-        else { return nil }
+        guard let page = namespaces[space].position(of: number) else { return nil }
         let slot = Int(key & Int64(Self.pageSize - 1))
         guard let removed = namespaces[space].pages[page].models[slot] else { return nil }
         namespaces[space].pages[page].models[slot] = nil
@@ -264,6 +321,9 @@ struct KeyedModels {
     /// Calls `body` with each registered model and its identifier.
     func forEachModel(_ body: (PersistentIdentifier, any PersistentModel) -> Void) {
         for space in namespaces {
+            for (key, model) in space.table {
+                body(.identifier(for: space.store, entityName: space.entity, primaryKey: key), model)
+            }
             for (number, position) in space.positions {
                 for (slot, model) in space.pages[position].models.enumerated() {
                     guard let model else { continue }
