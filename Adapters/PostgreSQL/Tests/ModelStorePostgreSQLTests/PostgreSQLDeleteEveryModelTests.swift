@@ -38,13 +38,17 @@ struct PostgreSQLDeleteEveryModelTests {
         try ModelContext(try container(namespace)).fetchIdentifiers(FetchDescriptor<Counter>())
     }
 
-    /// A store with `count` counters, the keys with gaps (so the delete reads several runs).
-    private func filled(_ namespace: String, count: Int) throws -> (ModelContainer, [PersistentIdentifier]) {
+    /// A store with `count` counters; with `gaps`, a tenth of them deleted again, so that the keys
+    /// are several runs (the delete's count then differs from the span of the keys, and it reads
+    /// the runs), else one run.
+    private func filled(
+        _ namespace: String, count: Int, gaps: Bool
+    ) throws -> (ModelContainer, [PersistentIdentifier]) {
         let container = try container(namespace)
         let context = ModelContext(container)
         for index in 0..<count { context.insert(Counter(name: "c\(index)")) }
         try context.save()
-        for counter in try context.fetch(FetchDescriptor<Counter>()) where counter.name.hasSuffix("3") {
+        for counter in try context.fetch(FetchDescriptor<Counter>()) where gaps && counter.name.hasSuffix("3") {
             context.delete(counter)
         }
         try context.save()
@@ -68,9 +72,9 @@ struct PostgreSQLDeleteEveryModelTests {
         }
     }
 
-    @Test func aModelInsertedBeforeTheLockIsDeletedAndReported() async throws {
+    @Test(arguments: [false, true]) func aModelInsertedBeforeTheLockIsDeletedAndReported(gaps: Bool) async throws {
         let namespace = PostgreSQLServer.freshNamespace("dl")
-        let (container, ids) = try filled(namespace, count: 50)
+        let (container, ids) = try filled(namespace, count: 50, gaps: gaps)
         let other = try self.container(namespace)
         try await AdminConnection.using { admin in
             // The other store's insert has written its row and waits for the history's counter,
@@ -96,9 +100,9 @@ struct PostgreSQLDeleteEveryModelTests {
         }
     }
 
-    @Test func aModelInsertedAfterTheLockStaysAndIsNotReported() async throws {
+    @Test(arguments: [false, true]) func aModelInsertedAfterTheLockStaysAndIsNotReported(gaps: Bool) async throws {
         let namespace = PostgreSQLServer.freshNamespace("da")
-        let (container, ids) = try filled(namespace, count: 50)
+        let (container, ids) = try filled(namespace, count: 50, gaps: gaps)
         let other = try self.container(namespace)
         try await AdminConnection.using { admin in
             // The delete of every model has locked the table and waits for the history's counter,
@@ -121,6 +125,27 @@ struct PostgreSQLDeleteEveryModelTests {
             #expect(deletion.changes.count == ids.count)
             #expect(try #require(history.last).changes.map(\.changedPersistentIdentifier) == left)
         }
+    }
+
+    @Test func deletingEveryModelWhoseKeysAreOneRunRecordsThatRun() async throws {
+        let namespace = PostgreSQLServer.freshNamespace("d1")
+        let (container, ids) = try filled(namespace, count: 20, gaps: false)
+        let keys = ids.compactMap(\.primaryKey.intValue).sorted()
+        #expect(keys.count == 20 && keys.last! - keys.first! == 19)
+        let deleted = try deleteEveryCounter(container)
+        #expect(deleted == ids.sorted { $0.primaryKey.intValue! < $1.primaryKey.intValue! })
+        try await AdminConnection.using { admin in
+            let stored = try await admin.run(
+                "SELECT changes::text || ' ' || body::text FROM \"\(namespace)\".\"modelstore_history\" "
+                    + "ORDER BY number DESC LIMIT 1")
+            let body = "{\"v\":3,\"c\":[{\"k\":\"d\",\"e\":\"Counter\",\"rs\":[[\(keys.first!),\(keys.last!)]]}]}"
+            #expect(stored == ["20 " + body])
+        }
+        let history = try ModelContext(try self.container(namespace)).fetchHistory(HistoryDescriptor<Transaction>())
+        let last = try #require(history.last)
+        #expect(last.changes.map(\.changedPersistentIdentifier) == deleted)
+        #expect(last.changes.allSatisfy { if case .delete = $0 { true } else { false } })
+        #expect(try stored(namespace).isEmpty)
     }
 
     @Test func deletingEveryModelOfAnEmptyTableRecordsNothing() throws {

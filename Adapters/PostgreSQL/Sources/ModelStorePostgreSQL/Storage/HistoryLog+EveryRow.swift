@@ -4,29 +4,61 @@ import PostgresNIO
 
 extension HistoryLog {
     /// Deletes every row of `layout`'s table with a plain `DELETE` and records their deletions as
-    /// one history transaction, in one statement; returns the deleted keys as runs of consecutive
-    /// keys, ascending (none, and nothing recorded, when the table was empty).
+    /// one history transaction; returns the deleted keys as runs of consecutive keys, ascending
+    /// (none, and nothing recorded, when the table was empty).
     ///
     /// The caller MUST have locked the table against other writers in this transaction, before
-    /// this statement (``lockAgainstWriters(_:on:)``): the statement reads the keys and deletes the rows
-    /// in one snapshot, but in READ COMMITTED its `DELETE` would also follow a row that another
-    /// transaction updates or deletes meanwhile. Under the lock no other transaction writes the
-    /// table until this one ends, so the keys read are exactly the rows deleted: a row another
+    /// this call (``lockAgainstWriters(_:on:)``): under the lock no other transaction writes the
+    /// table until this one ends, so the keys read are exactly the rows deleted. A row another
     /// session inserted and committed before the lock was granted is deleted and reported, one it
     /// inserts later waits for the lock and stays.
     ///
     /// Only for an entity whose deletions need no tombstone (no `.preserveValueOnDeletion`
-    /// attribute). The keys never travel one by one: the server reads them as runs (`min`, `max`
-    /// and `count` of the key, and when they are not one run, the runs from the primary key's index),
-    /// and the row's body is of format 3 (see ``bodyFormat``), one line for every deletion,
-    /// `{"v":3,"c":[{"k":"d","e":"User","rs":[[1,100000]]}]}`, which readers take as the deletions
-    /// format 1 listed one per line (`{"k":"d","e":"User","p":key}`), in ascending order; the row
-    /// counts one change per key. The statement takes the counter's lock as
-    /// ``numberTaking(ifAnyRowIn:)`` does, after the namespace's deferred constraints are checked;
-    /// when its snapshot was too old to record the transaction (see ``previousTotal``), the same body
-    /// is recorded under the taken number by ``record(body:changes:author:limit:number:on:)``. The
-    /// history is trimmed to `limit` afterwards.
+    /// attribute). The keys never travel one by one. When they are one run (no model of the entity
+    /// was ever deleted alone, the common case), the smallest and largest key come from the primary
+    /// key's index, and the `DELETE`'s own count of rows says whether every key between them was
+    /// there; nothing scans the table but the `DELETE`. Otherwise that `DELETE` is rolled back (to
+    /// a savepoint), and one statement reads the runs and deletes the rows
+    /// (``deleteEveryRowReadingRuns(of:author:limit:on:)``). The row's body is of format 3 (see
+    /// ``bodyFormat``), one line for every deletion, `{"v":3,"c":[{"k":"d","e":"User","rs":[[1,100000]]}]}`,
+    /// which readers take as the deletions format 1 listed one per line
+    /// (`{"k":"d","e":"User","p":key}`), in ascending order; the row counts one change per key.
     func deleteEveryRow(
+        of layout: TableLayout, author: String?, limit: Int?, on session: Session
+    ) async throws -> [ClosedRange<Int64>] {
+        let (key, table) = (TableLayout.key, layout.table)
+        guard let ends = try await session.query("SELECT min(\(key)), max(\(key)) FROM \(table)").first else {
+            return []
+        }
+        let (first, last) = try ends.decode((Int64?, Int64?).self)
+        guard let first, let last else { return [] }
+        // Keys are distinct, so `last - first + 1` rows between them are every key between them.
+        let (span, overflow) = last.subtractingReportingOverflow(first)
+        try await session.execute("SAVEPOINT modelstore_every_row")
+        let deleted = try await session.changedRows("DELETE FROM \(table)")
+        guard !overflow, deleted > 0, Int64(deleted) - 1 == span else {
+            try await session.execute("ROLLBACK TO SAVEPOINT modelstore_every_row")
+            return try await deleteEveryRowReadingRuns(of: layout, author: author, limit: limit, on: session)
+        }
+        let (start, end) = Self.runsBody(entityName: layout.entity.name)
+        _ = try await record(
+            body: start + "[\(first),\(last)]" + end, changes: Int64(deleted), author: author, limit: limit,
+            number: nil, on: session)
+        return [first...last]
+    }
+
+    /// Deletes every row of `layout`'s table and records their deletions as in
+    /// ``deleteEveryRow(of:author:limit:on:)``, in one statement that reads the keys as runs and
+    /// deletes the rows with a plain `DELETE` (one snapshot; the caller holds the table's lock, as
+    /// there, since in READ COMMITTED the `DELETE` would also follow a row that another transaction
+    /// updates or deletes meanwhile). The server reads the runs as `min`, `max` and `count` of the
+    /// key, and when they are not one run, the runs from the primary key's index. The statement
+    /// takes the counter's lock as ``numberTaking(ifAnyRowIn:)`` does, after the namespace's
+    /// deferred constraints are checked; when its snapshot was too old to record the transaction
+    /// (see ``previousTotal``), the same body is recorded under the taken number by
+    /// ``record(body:changes:author:limit:number:on:)``. The history is trimmed to `limit`
+    /// afterwards.
+    func deleteEveryRowReadingRuns(
         of layout: TableLayout, author: String?, limit: Int?, on session: Session
     ) async throws -> [ClosedRange<Int64>] {
         try await checkDeferredConstraints(session)
