@@ -8,7 +8,7 @@ extension PostgreSQLStore: HistoryProviding {
     public func fetchHistory(
         _ descriptor: HistoryDescriptor<DefaultHistoryTransaction>
     ) throws -> [DefaultHistoryTransaction] {
-        let history = opener.history
+        let history = self.history
         let storeIdentifier = identifier
         let loaded = try database.wait {
             try await self.database.read("reading the history") { session in
@@ -21,7 +21,7 @@ extension PostgreSQLStore: HistoryProviding {
     /// Deletes the transactions `descriptor` selects, in one transaction; tokens that point into
     /// them expire.
     public func deleteHistory(_ descriptor: HistoryDescriptor<DefaultHistoryTransaction>) throws {
-        let history = opener.history
+        let history = self.history
         let (schema, storeIdentifier) = (schema, identifier)
         try database.wait {
             try await self.database.transaction("deleting history") { session in

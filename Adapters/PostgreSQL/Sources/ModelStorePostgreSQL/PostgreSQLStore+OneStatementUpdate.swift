@@ -19,17 +19,18 @@ extension PostgreSQLStore {
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, versions read: [PersistentIdentifier: Int64]
     ) throws -> OneStatementUpdate? {
         guard request.inserted.isEmpty, request.deleted.isEmpty, request.updated.count == 1,
-            let snapshot = request.updated.first, !opener.history.hasDeferredConstraints
+            let snapshot = request.updated.first, !self.history.hasDeferredConstraints
         else { return nil }
         let id = snapshot.persistentIdentifier
         guard let version = read[id], version != Self.staleVersion, let key = localKey(id),
-            let layout = layouts[id.entityName], let expected = request.expectedValues[id]
+            let layout = layouts[id.entityName], let sql = oneStatementTexts[id.entityName],
+            let expected = request.expectedValues[id]
         else { return nil }
         let before = DefaultSnapshot(persistentIdentifier: id, entity: snapshot.entity, values: expected)
         guard let change = StoreHistoryRecord.Change.update(from: before, to: snapshot) else { return nil }
         return try OneStatementUpdate(
             snapshot, key: key, read: version, expected: expected, change: change,
-            author: request.editingState.author, layout: layout, history: opener.history)
+            author: request.editingState.author, layout: layout, sql: sql)
     }
 
     /// Saves `request` as one statement, when it can be (``oneStatementUpdate(_:versions:)``): returns
@@ -74,7 +75,7 @@ extension PostgreSQLStore {
             // After the commit, in a transaction of its own, so the deletion and the expiry of the
             // tokens into it are seen together. A failure leaves the history over its limit until
             // the next save that finds it so; the save itself has committed.
-            let history = opener.history
+            let history = self.history
             _ = try? await database.transaction("trimming the history") { session in
                 try await history.trim(total: totals.total, before: totals.before, limit: limit, on: session)
             }
@@ -89,7 +90,7 @@ extension PostgreSQLStore {
     /// ``updateInOneStatement(_:versions:)``): its row and history row, read on another connection.
     func storedInDoubt(_ update: OneStatementUpdate, underlying: any Error) async throws -> OneStatementWritten {
         let url = configuration.redactedURL
-        let history = opener.history
+        let history = self.history
         let found: (version: Int64?, number: Int64?)
         do {
             found = try await database.transaction("checking whether a save was stored") { session in

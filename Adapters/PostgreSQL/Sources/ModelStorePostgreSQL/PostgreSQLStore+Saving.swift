@@ -27,7 +27,9 @@ extension PostgreSQLStore {
     public func save(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
     ) async throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
-        let read = versions.withLock { $0[request.editingState.id] ?? [:] }
+        let read = versionsRead(
+            of: request.updated.map(\.persistentIdentifier) + request.deleted.map(\.persistentIdentifier),
+            in: request.editingState.id)
         let saved: (DataStoreSaveChangesResult<DefaultSnapshot>, [PersistentIdentifier: Int64])
         do {
             // One statement when it can be, else (also when that statement stored nothing) the transaction.
@@ -52,11 +54,9 @@ extension PostgreSQLStore {
 
     /// After a save: the versions it wrote are the ones the context read; deleted rows are forgotten.
     func remember(_ written: [PersistentIdentifier: Int64], of request: DataStoreSaveChangesRequest<DefaultSnapshot>) {
-        versions.withLock { all in
-            guard var book = all[request.editingState.id] else { return }
-            for id in request.deleted.map(\.persistentIdentifier) { book[id] = nil }
+        withBook(of: request.editingState.id) { book in
+            for snapshot in request.deleted { book[snapshot.persistentIdentifier] = nil }
             book.merge(written) { $1 }
-            all[request.editingState.id] = book
         }
     }
 
@@ -109,11 +109,11 @@ extension PostgreSQLStore {
         if let recorded = updated.recorded, let totals = recorded.totals, let recording {
             // Recorded from the values the context read, which the check above found the row held.
             guard changes == [recording.change] else { throw recordedAnotherChange() }
-            try await opener.history.trim(
+            try await self.history.trim(
                 total: totals.total, before: totals.before, limit: configuration.historyLimit, on: writer.session)
             number = recorded.number
         } else {
-            number = try await opener.history.record(
+            number = try await self.history.record(
                 changes, author: request.editingState.author, limit: configuration.historyLimit,
                 number: updated.recorded?.number, on: writer.session)
         }
@@ -137,13 +137,13 @@ extension PostgreSQLStore {
         _ returned: Set<PersistentIdentifier>
     ) -> OneChangeRecording? {
         guard request.inserted.isEmpty, request.deleted.isEmpty, updated.count == 1, let snapshot = updated.first,
-            returned.contains(snapshot.persistentIdentifier), !opener.history.hasDeferredConstraints,
+            returned.contains(snapshot.persistentIdentifier), !self.history.hasDeferredConstraints,
             let expected = request.expectedValues[snapshot.persistentIdentifier]
         else { return nil }
         let read = DefaultSnapshot(
             persistentIdentifier: snapshot.persistentIdentifier, entity: snapshot.entity, values: expected)
         return StoreHistoryRecord.Change.update(from: read, to: snapshot).map {
-            OneChangeRecording(history: opener.history, change: $0, author: request.editingState.author)
+            OneChangeRecording(history: self.history, change: $0, author: request.editingState.author)
         }
     }
 
@@ -168,7 +168,7 @@ extension PostgreSQLStore {
         }
         let keysByEntity = byEntity
         let storeIdentifier = identifier
-        let (history, limit, author) = (opener.history, configuration.historyLimit, request.editingState.author)
+        let (history, limit, author) = (self.history, configuration.historyLimit, request.editingState.author)
         try database.wait {
             try await self.withWriter("deleting a batch") { writer in
                 var requested: [PersistentIdentifier] = []
@@ -194,15 +194,17 @@ extension PostgreSQLStore {
     /// the tombstones), its join tables emptied, references to the rows from other tables cleared
     /// (as a batch delete clears them), and one history transaction, as a batch delete of the same
     /// models records it. Nothing is read first, and no key is sent to the server. When no other
-    /// table refers to the entity and it keeps no tombstones, the delete and its history row are
-    /// one statement, and the keys come back as one array (see ``HistoryLog/deleteEveryRow(of:author:limit:on:)``).
+    /// table refers to the entity and it keeps no tombstones, the table is locked against other
+    /// writers first, and the delete (a plain `DELETE`) and its history row are one statement that
+    /// returns the keys as runs of consecutive keys (see ``HistoryLog/deleteEveryRow(of:author:limit:on:)``):
+    /// a model another process inserts meanwhile is either deleted and returned, or stays.
     public func deleteEveryModel<T: PersistentModel>(
         _ request: DataStoreDeleteEveryModelRequest<T>
     ) throws -> [PersistentIdentifier] {
         let entityName = Schema.entityName(for: T.self)
         guard let layout = layouts[entityName] else { return [] }
         let storeIdentifier = identifier
-        let (history, limit, author) = (opener.history, configuration.historyLimit, request.editingState.author)
+        let (history, limit, author) = (self.history, configuration.historyLimit, request.editingState.author)
         // Whether a to-one column or a join table of any entity may name the deleted rows.
         let referred = layouts.values.contains { other in
             other.columns.contains { $0.destination == entityName }
@@ -211,13 +213,20 @@ extension PostgreSQLStore {
         let tombstones = layout.entity.attributes.contains { $0.options.contains(.preserveValueOnDeletion) }
         return try database.wait {
             try await self.withWriter("deleting every '\(entityName)'") { writer in
+                let plain = !referred && !tombstones
+                if plain { try await history.lockAgainstWriters(layout, on: writer.session) }
                 for join in layout.joinTables { try await writer.session.execute("DELETE FROM \(join.table)") }
-                if !referred && !tombstones {
-                    let keys = try await history.deleteEveryRow(
-                        of: layout, storeIdentifier: storeIdentifier, author: author, limit: limit, on: writer.session)
-                    return keys.map {
-                        PersistentIdentifier.identifier(for: storeIdentifier, entityName: entityName, primaryKey: $0)
+                if plain {
+                    let runs = try await history.deleteEveryRow(
+                        of: layout, author: author, limit: limit, on: writer.session)
+                    var ids: [PersistentIdentifier] = []
+                    ids.reserveCapacity(runs.reduce(0) { $0 + $1.count })
+                    for run in runs {
+                        for key in run {
+                            ids.append(.identifier(for: storeIdentifier, entityName: entityName, primaryKey: key))
+                        }
                     }
+                    return ids
                 }
                 let deleted = try await writer.deleteReturningVersions(layout, where: "true", PostgresBindings())
                 let ids = deleted.map {
@@ -239,7 +248,7 @@ extension PostgreSQLStore {
         guard !keys.isEmpty else { return }
         let values = request.values
         let storeIdentifier = identifier
-        let (history, limit, author) = (opener.history, configuration.historyLimit, request.editingState.author)
+        let (history, limit, author) = (self.history, configuration.historyLimit, request.editingState.author)
         try database.wait {
             try await self.withWriter("updating a batch") { writer in
                 let ids = keys.map {
@@ -298,7 +307,7 @@ extension PostgreSQLStore {
 
     /// Inserts snapshots in one transaction and returns their permanent identifiers in order.
     public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
-        let (history, limit, author) = (opener.history, configuration.historyLimit, request.editingState.author)
+        let (history, limit, author) = (self.history, configuration.historyLimit, request.editingState.author)
         return try database.wait {
             try await self.withWriter("inserting a batch") { writer in
                 let minted = try await writer.mint(request.snapshots, updated: [])

@@ -20,7 +20,9 @@ extension PostgreSQLStore: DataStoreTwoPhaseSaving {
     public func prepareSave(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
     ) throws -> any PreparedStoreSave<DefaultSnapshot> {
-        let read = versions.withLock { $0[request.editingState.id] ?? [:] }
+        let read = versionsRead(
+            of: request.updated.map(\.persistentIdentifier) + request.deleted.map(\.persistentIdentifier),
+            in: request.editingState.id)
         do {
             let staged = try database.wait { try await self.stage(request, versions: read) }
             return PostgreSQLPreparedSave(store: self, request: request, staged: staged)

@@ -45,8 +45,13 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
     let layouts: [String: TableLayout]
     let database: Database
     let opener: StoreOpener
+    /// The namespace's history (``StoreOpener/history``, made once).
+    let history: HistoryLog
     /// The row versions each context read, by editing-state identifier.
     let versions = LockedValue<[UUID: [PersistentIdentifier: Int64]]>([:])
+    /// The text of the one statement that saves a model of an entity (``OneStatementUpdate``), by
+    /// entity name, for the entities without relationships: built once, not at every save.
+    let oneStatementTexts: [String: String]
 
     /// Connects, then creates or migrates the store's tables in one transaction: through the
     /// plan's stages when it has some from the stored version (custom stages' closures run on the
@@ -74,6 +79,9 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
         let opener = StoreOpener(
             schema: schema, layouts: layouts, namespace: configuration.namespace, url: configuration.redactedURL)
         self.opener = opener
+        let history = opener.history
+        self.history = history
+        oneStatementTexts = layouts.compactMapValues { OneStatementUpdate.sql(for: $0, history: history) }
         let plan = migrationPlan.map { SendablePlan(type: $0) }
         do {
             try database.wait { try await Database.probe(configuration) }
@@ -106,7 +114,7 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
 
     func eraseAsync() async throws {
         let tables = layouts.values.flatMap { [$0.table] + $0.joinTables.map(\.table) }
-        let history = opener.history
+        let history = self.history
         try await database.transaction("erasing") { session in
             // The tables first: TRUNCATE waits for the saves under way, which then need the
             // history counter this transaction would otherwise already hold.
@@ -165,12 +173,33 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
     /// Records versions a context read (or wrote), for contexts the store was told about.
     func remember(_ read: [(PersistentIdentifier, Int64)], for editingState: EditingState, replacing: Bool) {
         guard !read.isEmpty else { return }
-        versions.withLock { all in
-            guard var book = all[editingState.id] else { return }
+        withBook(of: editingState.id) { book in
             for (id, version) in read where replacing || (book[id] ?? Self.staleVersion) == Self.staleVersion {
                 book[id] = version
             }
-            all[editingState.id] = book
+        }
+    }
+
+    /// Changes the versions remembered for a context, if the store was told about it, in place: the
+    /// book is taken out of the dictionary while `body` runs, so that a change does not copy every
+    /// version the context read (a context that read 100k models would copy them at every save).
+    func withBook(of context: UUID, _ body: (inout [PersistentIdentifier: Int64]) -> Void) {
+        versions.withLock { all in
+            guard var book = all.removeValue(forKey: context) else { return }
+            body(&book)
+            all[context] = book
+        }
+    }
+
+    /// The versions remembered for these rows of a context (a save's updated and deleted models),
+    /// rather than every version it read, which the context's next change would then copy.
+    func versionsRead(of ids: [PersistentIdentifier], in context: UUID) -> [PersistentIdentifier: Int64] {
+        versions.withLock { all in
+            guard let book = all[context] else { return [:] }
+            var read: [PersistentIdentifier: Int64] = [:]
+            read.reserveCapacity(ids.count)
+            for id in ids { read[id] = book[id] }
+            return read
         }
     }
 

@@ -4,9 +4,10 @@ import ModelStorePostgreSQL
 import PostgreSQLTestModels
 import Testing
 
-/// The history row's body: format 1 (one JSON line per change) as older builds wrote it, and
-/// format 2 (`{"v":2,"c":[…]}`), whose one line for a delete of every model names all the keys.
-/// A reader takes both, and the deletions read are those format 1 gave; a newer format is refused.
+/// The history row's body: format 1 (one JSON line per change) and format 2 (`{"v":2,"c":[…]}`,
+/// whose one line for a delete of every model names all the keys) as older builds wrote them, and
+/// format 3, whose line names the keys as runs of consecutive keys. A reader takes all three, and
+/// the deletions read are those format 1 gave; a newer format is refused.
 @Suite(.enabled(if: PostgreSQLServer.isConfigured, PostgreSQLServer.skipMessage))
 struct PostgreSQLHistoryFormatTests {
     typealias Transaction = DefaultHistoryTransaction
@@ -22,7 +23,23 @@ struct PostgreSQLHistoryFormatTests {
         changes.allSatisfy { if case .delete = $0 { true } else { false } }
     }
 
-    @Test func deletingEveryModelStoresOneLineOfKeysThatReadsAsEveryDeletion() async throws {
+    /// Deletes every counter through the store, as `ModelContext.delete(model:)` does, and returns
+    /// the identifiers the store says it deleted.
+    private func deleteEveryCounter(_ container: ModelContainer) throws -> [PersistentIdentifier] {
+        let store = try #require(container.stores.first as? PostgreSQLStore)
+        return try store.deleteEveryModel(DataStoreDeleteEveryModelRequest<Counter>(editingState: EditingState()))
+    }
+
+    /// The runs of consecutive keys of these identifiers, as a format 3 body writes them.
+    private func runs(_ ids: [PersistentIdentifier]) -> String {
+        var runs: [(Int64, Int64)] = []
+        for key in ids.compactMap(\.primaryKey.intValue).sorted() {
+            if let last = runs.last, last.1 + 1 == key { runs[runs.count - 1].1 = key } else { runs.append((key, key)) }
+        }
+        return runs.map { "[\($0.0),\($0.1)]" }.joined(separator: ",")
+    }
+
+    @Test func deletingEveryModelStoresItsKeysAsRunsThatReadAsEveryDeletion() async throws {
         let namespace = PostgreSQLServer.freshNamespace("fd")
         let container = try container(namespace)
         let context = ModelContext(container)
@@ -35,16 +52,15 @@ struct PostgreSQLHistoryFormatTests {
         try context.save()
         let ids = try context.fetchIdentifiers(FetchDescriptor<Counter>())
         #expect(ids.count == 630)
-        try context.delete(model: Counter.self)
+        let expectedRuns = runs(ids)
+        #expect(expectedRuns.split(separator: "[").count == 71, "the keys are not in 71 runs: \(expectedRuns)")
+        let deleted = try deleteEveryCounter(container)
+        #expect(Set(deleted) == Set(ids) && deleted.count == ids.count)
         try await AdminConnection.using { admin in
             let stored = try await admin.run(
-                "SELECT changes::text || ' ' || length(body::text)::text || ' ' || left(body::text, 60) "
-                    + "FROM \"\(namespace)\".\"modelstore_history\" WHERE number = 3")
-            let fields = try #require(stored.first).split(separator: " ", maxSplits: 2).map(String.init)
-            #expect(fields.first == "630")
-            // Format 1 wrote about 30 bytes per deletion; the keys alone are at most 5 here.
-            #expect((Int(fields[1]) ?? .max) < 630 * 7, "the body is \(fields[1]) bytes")
-            #expect(fields.last?.hasPrefix("{\"v\":2,\"c\":[{\"k\":\"d\",\"e\":\"Counter\",\"ps\":[") == true)
+                "SELECT changes::text || ' ' || body::text FROM \"\(namespace)\".\"modelstore_history\" "
+                    + "WHERE number = 3")
+            #expect(stored == ["630 {\"v\":3,\"c\":[{\"k\":\"d\",\"e\":\"Counter\",\"rs\":[\(expectedRuns)]}]}"])
         }
         // Another store on the namespace (as another process) and this context read the same
         // deletions: one per deleted model, nothing else.
@@ -75,7 +91,7 @@ struct PostgreSQLHistoryFormatTests {
             let stored = try await admin.run(
                 "SELECT number::text || ':' || changes::text || ':' || cumulative::text || ' ' || left(body::text, 7) "
                     + "FROM \"\(namespace)\".\"modelstore_history\" ORDER BY number")
-            #expect(stored == ["3:40:40 {\"v\":2,"])
+            #expect(stored == ["3:40:40 {\"v\":3,"])
         }
         let history = try ModelContext(try self.container(namespace)).fetchHistory(HistoryDescriptor<Transaction>())
         #expect(history.map(\.token.transactionNumber) == [3])
@@ -84,17 +100,18 @@ struct PostgreSQLHistoryFormatTests {
         #expect(deletions.count == 40 && allDeletions(deletions))
     }
 
-    @Test func aRowOfFormatOneStillReads() async throws {
-        let namespace = PostgreSQLServer.freshNamespace("f1")
-        let container = try container(namespace)
-        let context = ModelContext(container)
+    /// Three counters, then their deletion as an older build recorded it: the rows deleted and
+    /// history row 2 written by hand, its body made from the keys (in the order of their
+    /// identifiers). Returns the identifiers.
+    private func deletionRecordedByHand(
+        _ namespace: String, body: ([Int64]) -> String
+    ) async throws -> [PersistentIdentifier] {
+        let context = ModelContext(try container(namespace))
         for index in 0..<3 { context.insert(Counter(name: "o\(index)")) }
         try context.save()
         let ids = try context.fetchIdentifiers(FetchDescriptor<Counter>())
         let keys = ids.compactMap(\.primaryKey.intValue)
         #expect(keys.count == 3)
-        // A delete of every counter as an older build recorded it: one line per deletion.
-        let body = "[" + keys.map { "{\"k\":\"d\",\"e\":\"Counter\",\"p\":\($0)}" }.joined(separator: ",") + "]"
         try await AdminConnection.using { admin in
             let history = "\"\(namespace)\".\"modelstore_history\""
             try await admin.run("BEGIN")
@@ -103,8 +120,17 @@ struct PostgreSQLHistoryFormatTests {
                 "UPDATE \"\(namespace)\".\"modelstore_meta\" SET value = '2' WHERE key = 'historyLast'")
             try await admin.run(
                 "INSERT INTO \(history) (number, changes, cumulative, committed, author, body) "
-                    + "SELECT 2, 3, cumulative + 3, 0, NULL, '\(body)' FROM \(history) WHERE number = 1")
+                    + "SELECT 2, 3, cumulative + 3, 0, NULL, '\(body(keys))' FROM \(history) WHERE number = 1")
             try await admin.run("COMMIT")
+        }
+        return ids
+    }
+
+    @Test func aRowOfFormatOneStillReads() async throws {
+        let namespace = PostgreSQLServer.freshNamespace("f1")
+        // One line per deletion.
+        let ids = try await deletionRecordedByHand(namespace) { keys in
+            "[" + keys.map { "{\"k\":\"d\",\"e\":\"Counter\",\"p\":\($0)}" }.joined(separator: ",") + "]"
         }
         let read = try ModelContext(try self.container(namespace)).fetchHistory(HistoryDescriptor<Transaction>())
         #expect(read.map(\.token.transactionNumber) == [1, 2])
@@ -114,21 +140,48 @@ struct PostgreSQLHistoryFormatTests {
         #expect(read.first?.changes.count == 3)
     }
 
-    @Test func aRowOfANewerFormatFailsTheReadSayingSo() async throws {
-        let namespace = PostgreSQLServer.freshNamespace("f3")
+    @Test func aRowOfFormatTwoStillReads() async throws {
+        let namespace = PostgreSQLServer.freshNamespace("f2")
+        // One line of keys, in the order the server deleted the rows (here the reverse).
+        let ids = try await deletionRecordedByHand(namespace) { keys in
+            let listed = keys.reversed().map(String.init).joined(separator: ",")
+            return "{\"v\":2,\"c\":[{\"k\":\"d\",\"e\":\"Counter\",\"ps\":[\(listed)]}]}"
+        }
+        let read = try ModelContext(try self.container(namespace)).fetchHistory(HistoryDescriptor<Transaction>())
+        #expect(read.map(\.token.transactionNumber) == [1, 2])
+        let deletions = try #require(read.last).changes
+        #expect(deletions.map(\.changedPersistentIdentifier) == ids.reversed())
+        #expect(allDeletions(deletions))
+    }
+
+    /// The error of reading the history of one saved counter after its row's body was replaced by
+    /// `body` (a JSON text, quoted for SQL).
+    private func readError(withBody body: String) async throws -> DataStoreError {
+        let namespace = PostgreSQLServer.freshNamespace("fb")
         let container = try container(namespace)
         let context = ModelContext(container)
         context.insert(Counter(name: "n"))
         try context.save()
         try await AdminConnection.using { admin in
             try await admin.run(
-                "UPDATE \"\(namespace)\".\"modelstore_history\" SET body = '{\"v\":3,\"x\":[]}' WHERE number = 1")
+                "UPDATE \"\(namespace)\".\"modelstore_history\" SET body = '\(body)' WHERE number = 1")
         }
-        let error = try #require(throws: DataStoreError.self) {
+        return try #require(throws: DataStoreError.self) {
             try ModelContext(container).fetchHistory(HistoryDescriptor<Transaction>())
         }
+    }
+
+    @Test func aRowWhoseRunsNameMoreKeysThanItCountsFailsTheRead() async throws {
+        let error = try await readError(
+            withBody: "{\"v\":3,\"c\":[{\"k\":\"d\",\"e\":\"Counter\",\"rs\":[[1,9223372036854775807]]}]}")
         #expect(error.code == .corrupted)
-        #expect("\(error)".contains("format 3"), "\(error)")
+        #expect("\(error)".contains("cannot be read"), "\(error)")
+    }
+
+    @Test func aRowOfANewerFormatFailsTheReadSayingSo() async throws {
+        let error = try await readError(withBody: "{\"v\":4,\"x\":[]}")
+        #expect(error.code == .corrupted)
+        #expect("\(error)".contains("format 4"), "\(error)")
         #expect("\(error)".contains("newer build"), "\(error)")
     }
 }

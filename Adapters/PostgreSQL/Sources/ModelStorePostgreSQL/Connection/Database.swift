@@ -354,11 +354,18 @@ struct Session: @unchecked Sendable {
     /// ``collect(_:)``).
     @discardableResult
     func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws -> [PostgresRow] {
+        try await run(sql, binds) { $0.rows }
+    }
+
+    /// Runs a statement and returns `outcome` of its result (see ``query(_:_:)``).
+    private func run<Value: Sendable>(
+        _ sql: String, _ binds: PostgresBindings, _ outcome: @escaping @Sendable (PostgresQueryResult) -> Value
+    ) async throws -> Value {
         try await answer { connection, begin, finish in
             // Both written from this thread, so the BEGIN reaches the server first (see `Opening`).
             let begun = begin.map { connection.query(PostgresQuery(unsafeSQL: $0), logger: Database.silent) }
             let answer = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: Database.silent)
-            (begun.map { $0.and(answer).map(\.1) } ?? answer).whenComplete { finish($0.map(\.rows)) }
+            (begun.map { $0.and(answer).map(\.1) } ?? answer).whenComplete { finish($0.map(outcome)) }
         }
     }
 
@@ -420,15 +427,15 @@ struct Session: @unchecked Sendable {
     /// Starts a statement with `start` (given the connection, the pending `BEGIN` to write first,
     /// and the callback for its outcome) and waits for its outcome, or for the connection to close,
     /// whichever comes first.
-    private func answer(
+    private func answer<Value: Sendable>(
         _ start: (
-            PostgresConnection, String?, @escaping @Sendable (Result<[PostgresRow], any Error>) -> Void
+            PostgresConnection, String?, @escaping @Sendable (Result<Value, any Error>) -> Void
         ) -> Void
-    ) async throws -> [PostgresRow] {
+    ) async throws -> Value {
         let connection = connection
         if connection.isClosed { throw ConnectionClosed() }
         let begin = opening.take()
-        let outcome = FirstOutcome<[PostgresRow]>()
+        let outcome = FirstOutcome<Value>()
         return try await withCheckedThrowingContinuation { continuation in
             outcome.start(continuation)
             let watch = CloseWatch.shared.watch(connection) { outcome.finish(.failure(ConnectionClosed())) }
@@ -437,6 +444,12 @@ struct Session: @unchecked Sendable {
                 outcome.finish(result)
             }
         }
+    }
+
+    /// Runs a statement and returns how many rows it changed, from its answer's command tag
+    /// (`DELETE 10000`); as ``query(_:_:)`` otherwise.
+    func changedRows(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws -> Int {
+        try await run(sql, binds) { $0.metadata.rows ?? 0 }
     }
 
     /// Runs a statement, discarding rows.

@@ -177,13 +177,23 @@ struct HistoryLog: Sendable {
         on session: Session
     ) async throws -> Int64? {
         guard !changes.isEmpty || taken != nil else { return nil }
+        return try await record(
+            body: try Self.body(of: changes), changes: Int64(changes.count), author: author, limit: limit,
+            number: taken, on: session)
+    }
+
+    /// Records a transaction of `changes` changes whose body is `body` (as ``record(_:author:limit:number:on:)``
+    /// does, see there) and returns its number.
+    func record(
+        body: String, changes: Int64, author: String?, limit: Int?, number taken: Int64?, on session: Session
+    ) async throws -> Int64 {
         let number: Int64
         if let taken { number = taken } else { number = try await takeNumber(session) }
         var binds = PostgresBindings()
         binds.append(number)
-        binds.append(Int64(changes.count))
+        binds.append(changes)
         Self.bindCommitted(author: author, to: &binds)
-        binds.append(try Self.body(of: changes))
+        binds.append(body)
         // The subqueries read the table as it was before this row: the newest total, and what came
         // before the oldest row (this row's start when the table was empty).
         // Kept prepared, every parameter typed by a cast (rule 2 of `PreparedStatements`).
@@ -267,7 +277,7 @@ struct HistoryLog: Sendable {
     /// statement so the rows and the counters are of one moment.
     func load(storeIdentifier: String, on session: Session) async throws -> StoreHistory {
         let rows = try await session.query(
-            "SELECT c.last, c.expired, h.number, h.committed, h.author, h.body::text FROM (SELECT "
+            "SELECT c.last, c.expired, h.number, h.committed, h.author, h.body::text, h.changes FROM (SELECT "
                 + "(SELECT value::bigint FROM \(metaTable) WHERE key = '\(Self.lastKey)') AS last, "
                 + "(SELECT value::bigint FROM \(metaTable) WHERE key = '\(Self.expiredKey)') AS expired) c "
                 + "LEFT JOIN \(table) h ON true ORDER BY h.number")
@@ -276,15 +286,15 @@ struct HistoryLog: Sendable {
         var records: [StoreHistoryRecord] = []
         records.reserveCapacity(rows.count)
         for row in rows {
-            let (counter, expiry, number, committed, author, body) = try row.decode(
-                (Int64?, Int64?, Int64?, Double?, String?, String?).self)
+            let (counter, expiry, number, committed, author, body, count) = try row.decode(
+                (Int64?, Int64?, Int64?, Double?, String?, String?, Int32?).self)
             guard let counter, let expiry else { throw StoreOpener.incompleteMeta(url) }
             (last, expired) = (counter, expiry)
-            guard let number, let committed, let body else { continue }
+            guard let number, let committed, let body, let count else { continue }
             records.append(
                 StoreHistoryRecord(
                     number: number, timestamp: Date(timeIntervalSince1970: committed), author: author,
-                    changes: try changes(in: body, storeIdentifier: storeIdentifier)))
+                    changes: try changes(in: body, counting: Int(count), storeIdentifier: storeIdentifier)))
         }
         return StoreHistory(records: records, lastNumber: last, expiredThrough: expired)
     }
@@ -292,9 +302,10 @@ struct HistoryLog: Sendable {
     // MARK: The body
 
     /// One change as it is kept: kind (`i`, `u`, `d`), entity, key, updated property names, and
-    /// a delete's tombstone; empty fields are left out. In a body of format 2 (see
-    /// ``bodyFormat``), a line may name many deletions at once: kind `d`, the entity, and `ps`, the
-    /// keys, instead of `p` (a delete of every model, see ``deleteEveryRow(of:storeIdentifier:author:limit:on:)``).
+    /// a delete's tombstone; empty fields are left out. In a body of format 2 or later (see
+    /// ``bodyFormat``), a line may name many deletions at once: kind `d`, the entity, and instead of
+    /// `p` either `ps`, the keys (format 2), or `rs` (format 3), runs of consecutive keys, each
+    /// `[first,last]` (a delete of every model, see ``deleteEveryRow(of:author:limit:on:)``).
     private struct Line: Codable {
         var k: String
         var e: String
@@ -302,9 +313,10 @@ struct HistoryLog: Sendable {
         var u: [String]?
         var t: [String: StoreValue]?
         var ps: [Int64]?
+        var rs: [[Int64]]?
     }
 
-    /// A body of format 2 or later: `{"v":2,"c":[lines]}`.
+    /// A body of format 2 or later: `{"v":3,"c":[lines]}`.
     private struct VersionedBody: Decodable {
         var v: Int
         var c: [Line]?
@@ -316,17 +328,22 @@ struct HistoryLog: Sendable {
     /// - Format 2: `{"v":2,"c":[lines]}`, where a line may also name many deletions of one entity
     ///   (`{"k":"d","e":"User","ps":[1,2,3]}`): the changes of that line, in that order, are the
     ///   deletions of those keys, as format 1 would have listed them one per line.
+    /// - Format 3: as format 2, where a line of many deletions may also name its keys as runs of
+    ///   consecutive keys (`{"k":"d","e":"User","rs":[[1,5],[7,9]]}`): the deletions of every key of
+    ///   each run, in that order (1 to 5, then 7 to 9). The row's change count is the number of those
+    ///   keys, and a reader refuses a row whose runs name more keys than it counts.
     ///
-    /// A reader takes both; a body of a newer format fails the read with `.corrupted`, saying a newer
-    /// build wrote it, rather than being read wrongly.
-    static let bodyFormat = 2
+    /// A reader takes all three; a body of a newer format fails the read with `.corrupted`, saying a
+    /// newer build wrote it, rather than being read wrongly.
+    static let bodyFormat = 3
 
-    /// The JSON array of the changes' ``Line``s. A line with neither updated properties nor a
-    /// tombstone (every insert, and the deletes of a batch delete) is written directly, with its
-    /// entity name encoded once: a save of many rows would otherwise spend more time in
-    /// `JSONEncoder` than in its statements.
+    /// The JSON array of the changes' ``Line``s. A line without a tombstone (every insert and
+    /// update, and the deletes of a batch delete) is written directly, with its entity name
+    /// encoded once: a save of many rows would otherwise spend more time in `JSONEncoder` than in
+    /// its statements, and a save of one row a good part of its own time. A tombstone's values
+    /// go through `JSONEncoder`.
     static func body(of changes: [StoreHistoryRecord.Change]) throws -> String {
-        let encoder = JSONEncoder()
+        var encoder: JSONEncoder?
         var names: [String: String] = [:]
         var text = "["
         text.reserveCapacity(changes.count * 40 + 2)
@@ -335,23 +352,55 @@ struct HistoryLog: Sendable {
             let kind = change.kind == .insert ? "i" : change.kind == .update ? "u" : "d"
             let entity = change.id.entityName
             let key = change.id.primaryKey.intValue ?? 0
-            guard change.updatedProperties.isEmpty && change.tombstone.isEmpty else {
+            guard change.tombstone.isEmpty else {
                 let line = Line(
                     k: kind, e: entity, p: key, u: change.updatedProperties.isEmpty ? nil : change.updatedProperties,
-                    t: change.tombstone.isEmpty ? nil : change.tombstone)
-                text += String(decoding: try encoder.encode(line), as: UTF8.self)
+                    t: change.tombstone)
+                let lineEncoder = encoder ?? JSONEncoder()
+                encoder = lineEncoder
+                text += String(decoding: try lineEncoder.encode(line), as: UTF8.self)
                 continue
             }
             let name: String
             if let known = names[entity] {
                 name = known
             } else {
-                name = String(decoding: try encoder.encode(entity), as: UTF8.self)
+                name = jsonString(entity)
                 names[entity] = name
             }
-            text += line(kind, encodedEntity: name, key: "\(key)")
+            if change.updatedProperties.isEmpty {
+                text += line(kind, encodedEntity: name, key: "\(key)")
+            } else {
+                text += "{\"k\":\"\(kind)\",\"e\":\(name),\"p\":\(key),\"u\":["
+                for (index, property) in change.updatedProperties.enumerated() {
+                    if index > 0 { text += "," }
+                    text += jsonString(property)
+                }
+                text += "]}"
+            }
         }
         return text + "]"
+    }
+
+    /// `text` as a JSON string: quoted, with quotation marks, backslashes and control characters escaped.
+    static func jsonString(_ text: String) -> String {
+        let plain = text.utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+        if plain { return "\"" + text + "\"" }
+        var quoted = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": quoted += "\\\""
+            case "\\": quoted += "\\\\"
+            case "\n": quoted += "\\n"
+            case "\r": quoted += "\\r"
+            case "\t": quoted += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                quoted += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: quoted.unicodeScalars.append(scalar)
+            }
+        }
+        return quoted + "\""
     }
 
     /// One change without updated properties or tombstone, as ``body(of:)`` writes it: `kind` is
@@ -360,8 +409,11 @@ struct HistoryLog: Sendable {
         "{\"k\":\"\(kind)\",\"e\":\(encodedEntity),\"p\":\(key)}"
     }
 
-    /// The changes of a row's body, of format 1 or 2 (see ``bodyFormat``).
-    private func changes(in body: String, storeIdentifier: String) throws -> [StoreHistoryRecord.Change] {
+    /// The changes of a row's body, of format 1 to 3 (see ``bodyFormat``); `count` is the row's
+    /// change count, which bounds the keys the runs of a format 3 line may name.
+    private func changes(
+        in body: String, counting count: Int, storeIdentifier: String
+    ) throws -> [StoreHistoryRecord.Change] {
         let lines: [Line]
         do {
             if body.utf8.first(where: { $0 != UInt8(ascii: " ") }) == UInt8(ascii: "[") {
@@ -387,17 +439,30 @@ struct HistoryLog: Sendable {
             case "d": kind = .delete
             default: throw damaged(nil)
             }
-            switch (line.p, line.ps) {
-            case (let key?, nil):
+            let many = kind == .delete && line.u == nil && line.t == nil
+            switch (line.p, line.ps, line.rs) {
+            case (let key?, nil, nil):
                 changes.append(
                     StoreHistoryRecord.Change(
                         kind, .identifier(for: storeIdentifier, entityName: line.e, primaryKey: key),
                         updatedProperties: line.u ?? [], tombstone: line.t ?? [:]))
-            case (nil, let keys?) where kind == .delete && line.u == nil && line.t == nil:
+            case (nil, let keys?, nil) where many:
                 for key in keys {
                     changes.append(
                         StoreHistoryRecord.Change(
                             .delete, .identifier(for: storeIdentifier, entityName: line.e, primaryKey: key)))
+                }
+            case (nil, nil, let runs?) where many:
+                for run in runs {
+                    // A run is `[first,last]`, and names no more keys than the row has changes left.
+                    guard run.count == 2, run[0] <= run[1] else { throw damaged(nil) }
+                    let (span, overflow) = run[1].subtractingReportingOverflow(run[0])
+                    guard !overflow, span < Int64(count - changes.count) else { throw damaged(nil) }
+                    for key in run[0]...run[1] {
+                        changes.append(
+                            StoreHistoryRecord.Change(
+                                .delete, .identifier(for: storeIdentifier, entityName: line.e, primaryKey: key)))
+                    }
                 }
             default: throw damaged(nil)
             }

@@ -41,41 +41,34 @@ struct OneStatementUpdate: Sendable {
     let body: String
 
     /// The statement for a save of `snapshot`, read at version `read` with the stored values
-    /// `expected` and changing `change`; `nil` when a value cannot be compared exactly in SQL.
+    /// `expected` and changing `change`, whose text is `sql` (``sql(for:history:)`` of `layout`);
+    /// `nil` when a value cannot be compared exactly in SQL. Only the parameters are built per save.
     init?(
         _ snapshot: DefaultSnapshot, key: Int64, read: Int64, expected: [StoreValue], change: StoreHistoryRecord.Change,
-        author: String?, layout: TableLayout, history: HistoryLog
+        author: String?, layout: TableLayout, sql: String
     ) throws {
-        guard layout.hasNoRelationships, expected.count == snapshot.values.count else { return nil }
-        var binds = PostgresBindings()
+        guard expected.count == snapshot.values.count else { return nil }
+        let attributes = layout.entity.attributes
+        var binds = PostgresBindings(capacity: 5 + layout.columns.count + attributes.count)
         binds.append(key)
         binds.append(read)
         var prepared = true
-        var assignments = ["\(TableLayout.version) = \(TableLayout.version) + 1"]
         for column in layout.columns {
             guard let type = column.type else { return nil }
             if !type.bindsAsItself(snapshot.values[column.slot]) { prepared = false }
             try type.bind(snapshot.values[column.slot], to: &binds)
-            assignments.append("\(column.quoted) = \(type.placeholder(binds.count))")
         }
-        var conditions = ["\(TableLayout.key) = $1", "\(TableLayout.version) = $2"]
-        for attribute in snapshot.entity.attributes {
-            guard let column = layout.columnsBySlot[attribute.slot], let type = column.type,
-                type.comparesExactly(expected[attribute.slot])
+        for attribute in attributes {
+            guard let type = layout.columnsBySlot[attribute.slot]?.type, type.comparesExactly(expected[attribute.slot])
             else { return nil }
             try type.bind(expected[attribute.slot], to: &binds)
-            conditions.append(type.identical(column.quoted, to: binds.count))
         }
-        let write =
-            "UPDATE \(layout.table) SET " + assignments.joined(separator: ", ") + " WHERE "
-            + conditions.joined(separator: " AND ") + " RETURNING \(TableLayout.version)"
-        let parameters = binds.count
         committed = Date().timeIntervalSince1970
         body = try HistoryLog.body(of: [change])
         binds.append(committed)
         if let author { binds.append(author) } else { binds.appendNull() }
         binds.append(body)
-        sql = history.recordingOneChangeOrFailing(after: write, parameters: parameters)
+        self.sql = sql
         self.binds = binds
         self.prepared = prepared
         self.snapshot = snapshot
@@ -83,6 +76,32 @@ struct OneStatementUpdate: Sendable {
         self.key = key
         self.read = read
         self.author = author
+    }
+
+    /// The text of the statement for a save of one model of `layout`, the same for every save:
+    /// parameters `$1` the key and `$2` the version read, then each column's new value (in the
+    /// order of the layout's columns), then each attribute's value read (in the entity's order),
+    /// then the history row's committed time, author and body. `nil` for a layout with
+    /// relationships. Built once per store (see ``PostgreSQLStore/oneStatementTexts``).
+    static func sql(for layout: TableLayout, history: HistoryLog) -> String? {
+        guard layout.hasNoRelationships else { return nil }
+        var parameters = 2
+        var assignments = ["\(TableLayout.version) = \(TableLayout.version) + 1"]
+        for column in layout.columns {
+            guard let type = column.type else { return nil }
+            parameters += 1
+            assignments.append("\(column.quoted) = \(type.placeholder(parameters))")
+        }
+        var conditions = ["\(TableLayout.key) = $1", "\(TableLayout.version) = $2"]
+        for attribute in layout.entity.attributes {
+            guard let column = layout.columnsBySlot[attribute.slot], let type = column.type else { return nil }
+            parameters += 1
+            conditions.append(type.identical(column.quoted, to: parameters))
+        }
+        let write =
+            "UPDATE \(layout.table) SET " + assignments.joined(separator: ", ") + " WHERE "
+            + conditions.joined(separator: " AND ") + " RETURNING \(TableLayout.version)"
+        return history.recordingOneChangeOrFailing(after: write, parameters: parameters)
     }
 
     /// Whether `error` is the refusal of a history row without its predecessor's running total

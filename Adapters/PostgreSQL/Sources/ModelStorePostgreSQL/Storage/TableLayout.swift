@@ -224,5 +224,8 @@ struct TableLayout: Sendable {
 
 /// An SQL identifier in double quotes, with quotes inside doubled.
 func quote(_ name: String) -> String {
-    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    // Without a quotation mark to double (the common case), no Foundation call: this runs for
+    // every table and column name of a statement built per call.
+    guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + name + "\"" }
+    return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
 }
