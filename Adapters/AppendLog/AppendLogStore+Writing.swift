@@ -92,19 +92,25 @@ extension AppendLogStore {
         let identifiers = state.table.identifiers(of: entity.name)
         guard !identifiers.isEmpty else { return ([], nil) }
         let code = shapes.code(of: entity.name)
-        var record = TransactionRecord(
-            number: state.lastTransaction + 1, timestamp: Date(), author: author, inserted: [], updated: [], deleted: []
-        )
-        record.deleted.reserveCapacity(identifiers.count)
+        let number = state.lastTransaction + 1
         let preserved = entity.attributes.filter { $0.options.contains(.preserveValueOnDeletion) }.map(\.slot)
+        var writer = ByteWriter(capacity: 512)
         if preserved.isEmpty {
-            for id in identifiers { record.deleted.append(StoredChange(code: code, id: id, values: [])) }
+            // No tombstones: the record is written straight from the identifiers, without a change
+            // built (and an identifier copied) per model.
+            try TransactionRecord.encodeDeletion(
+                number: number, timestamp: Date(), author: author, of: identifiers, code: code, into: &writer,
+                context: context)
         } else {
+            var record = TransactionRecord(
+                number: number, timestamp: Date(), author: author, inserted: [], updated: [], deleted: [])
+            record.deleted.reserveCapacity(identifiers.count)
             state.table.forEachModel(of: entity.name) { id, values in
                 record.deleted.append(StoredChange(code: code, id: id, values: preserved.map { ($0, values[$0]) }))
             }
+            try record.encode(into: &writer, context: context)
         }
-        let ticket = try write(record, to: &state)
+        let ticket = try write(encoded: writer, number: number, to: &state)
         state.table.deleteEveryModel(of: entity.name)
         state.liveBytes.removeAll(of: entity.name)
         return (identifiers, ticket)
@@ -123,6 +129,11 @@ extension AppendLogStore {
     private func write(_ record: TransactionRecord, to state: inout LogState) throws -> WriteTicket {
         var writer = ByteWriter(capacity: 512)
         try record.encode(into: &writer, context: context)
+        return try write(encoded: writer, number: record.number, to: &state)
+    }
+
+    /// Appends a record already framed in `writer`, transaction `number`, as ``write(_:to:)`` does.
+    private func write(encoded writer: ByteWriter, number: UInt64, to state: inout LogState) throws -> WriteTicket {
         guard var active = state.active else {
             throw DataStoreError(.io, "the append log '\(directory.path)' is closed")
         }
@@ -152,11 +163,11 @@ extension AppendLogStore {
         }
         active.end += writer.count
         state.active = active
-        state.lastTransaction = record.number
+        state.lastTransaction = number
         state.segments[state.segments.count - 1].byteCount = active.end
         state.segments[state.segments.count - 1].transactionCount += 1
-        commits.noteWritten(record.number, file: active.file)
-        return WriteTicket(transaction: record.number, file: active.file)
+        commits.noteWritten(number, file: active.file)
+        return WriteTicket(transaction: number, file: active.file)
     }
 
     /// Finishes the active segment (synced, whatever the durability, so that only the last

@@ -95,6 +95,41 @@ struct AppendLogFormatTests {
         flipped.withUnsafeBytes { #expect(Frame.read($0, at: 0) == .damagedPayload(declared: 8)) }
     }
 
+    /// A delete of every model writes its record straight from the identifiers: the same bytes as
+    /// the record built change by change, for the store's own integer keys and for every other
+    /// kind of identifier, and it reads back as those deletions.
+    @Test func deletionRecordMatchesTheRecordBuiltChangeByChange() throws {
+        let context = IdentifierContext(storeIdentifier: "log-1234", shapes: ShapeTable(schema: noteSchema))
+        let code = context.shapes.code(of: "Note")
+        let ids: [PersistentIdentifier] = [
+            .identifier(for: "log-1234", entityName: "Note", primaryKey: Int64(1)),
+            .identifier(for: "log-1234", entityName: "Note", primaryKey: Int64(-300)),
+            .identifier(for: "log-1234", entityName: "Note", primaryKey: Int64.max),
+            .identifier(for: "log-1234", entityName: "Note", primaryKey: "text-key"),
+            .identifier(for: "another-store", entityName: "Note", primaryKey: Int64(7)),
+        ]
+        let timestamp = Date(timeIntervalSinceReferenceDate: 42.5)
+        for (code, author) in [(code, "author" as String?), (nil, nil)] {
+            var direct = ByteWriter()
+            try TransactionRecord.encodeDeletion(
+                number: 9, timestamp: timestamp, author: author, of: ids, code: code, into: &direct, context: context)
+            let record = TransactionRecord(
+                number: 9, timestamp: timestamp, author: author, inserted: [], updated: [],
+                deleted: ids.map { StoredChange(code: code, id: $0, values: []) })
+            var built = ByteWriter()
+            try record.encode(into: &built, context: context)
+            #expect(direct.bytes == built.bytes, "code \(code.map(String.init) ?? "nil")")
+            let read = try direct.bytes.withUnsafeBytes { raw -> TransactionRecord in
+                guard case .frame(let payload, _) = Frame.read(raw, at: 0) else {
+                    throw FormatError(reason: "no frame", offset: 0)
+                }
+                return try TransactionRecord.decode(UnsafeRawBufferPointer(rebasing: raw[payload]), context: context)
+            }
+            #expect(read.deleted.map(\.id) == ids && read.deleted.allSatisfy(\.values.isEmpty))
+            #expect(read.number == 9 && read.author == author && read.inserted.isEmpty && read.updated.isEmpty)
+        }
+    }
+
     @Test func integersKeepTheirValueAtTheEdges() throws {
         var writer = ByteWriter()
         let unsigned: [UInt64] = [0, 1, 127, 128, 16_383, 16_384, UInt64(UInt32.max), .max]

@@ -73,6 +73,41 @@ struct TransactionRecord: Sendable {
         try Frame.finish(&writer, at: start)
     }
 
+    /// Appends the framed record of a save that only deletes `identifiers`, none of them keeping
+    /// values (no tombstones): the bytes ``encode(into:context:)`` writes for that record, without a
+    /// ``StoredChange`` built, and its identifier copied, per model. `code` is the entity's code in
+    /// `context`'s shape table, as ``StoredChange/code`` is.
+    static func encodeDeletion(
+        number: UInt64, timestamp: Date, author: String?, of identifiers: [PersistentIdentifier], code: Int?,
+        into writer: inout ByteWriter, context: IdentifierContext
+    ) throws {
+        let start = Frame.begin(&writer)
+        writer.write(Self.kind)
+        writer.writeVarint(number)
+        writer.write(timestamp.timeIntervalSinceReferenceDate)
+        writer.writeOptional(author)
+        writer.writeVarint(0)  // inserted
+        writer.writeVarint(0)  // updated
+        writer.writeVarint(identifiers.count)
+        identifiers.withUnsafeBufferPointer { ids in
+            for index in ids.indices {
+                // The usual identifier, the store's own with an integer key and a coded entity, is
+                // written in place: flags, code, key.
+                if let code, case .int(let key) = ids[index].primaryKey,
+                    ids[index].storeIdentifier == context.storeIdentifier
+                {
+                    writer.write(IdentifierFlags.ownStore)
+                    writer.writeVarint(code)
+                    writer.writeSigned(key)
+                } else {
+                    writer.write(ids[index], code: code, in: context)
+                }
+                writer.writeVarint(0)  // no values
+            }
+        }
+        try Frame.finish(&writer, at: start)
+    }
+
     /// Decodes a record's payload.
     static func decode(_ payload: UnsafeRawBufferPointer, context: IdentifierContext) throws -> TransactionRecord {
         var reader = ByteReader(payload)
