@@ -49,11 +49,7 @@ struct TransactionRecord: Sendable {
 
     /// Appends the framed record to `writer`.
     func encode(into writer: inout ByteWriter, context: IdentifierContext) throws {
-        let start = Frame.begin(&writer)
-        writer.write(Self.kind)
-        writer.writeVarint(number)
-        writer.write(timestamp.timeIntervalSinceReferenceDate)
-        writer.writeOptional(author)
+        let start = Self.begin(&writer, number: number, timestamp: timestamp, author: author)
         writer.writeVarint(inserted.count)
         for row in inserted { row.encode(into: &writer, context: context) }
         // Through buffers, so no change is copied (its identifier and values retained) to be written.
@@ -81,31 +77,28 @@ struct TransactionRecord: Sendable {
         number: UInt64, timestamp: Date, author: String?, of identifiers: [PersistentIdentifier], code: Int?,
         into writer: inout ByteWriter, context: IdentifierContext
     ) throws {
-        let start = Frame.begin(&writer)
-        writer.write(Self.kind)
-        writer.writeVarint(number)
-        writer.write(timestamp.timeIntervalSinceReferenceDate)
-        writer.writeOptional(author)
+        let start = begin(&writer, number: number, timestamp: timestamp, author: author)
         writer.writeVarint(0)  // inserted
         writer.writeVarint(0)  // updated
         writer.writeVarint(identifiers.count)
         identifiers.withUnsafeBufferPointer { ids in
             for index in ids.indices {
-                // The usual identifier, the store's own with an integer key and a coded entity, is
-                // written in place: flags, code, key.
-                if let code, case .int(let key) = ids[index].primaryKey,
-                    ids[index].storeIdentifier == context.storeIdentifier
-                {
-                    writer.write(IdentifierFlags.ownStore)
-                    writer.writeVarint(code)
-                    writer.writeSigned(key)
-                } else {
-                    writer.write(ids[index], code: code, in: context)
-                }
+                writer.write(ids[index], code: code, in: context)
                 writer.writeVarint(0)  // no values
             }
         }
         try Frame.finish(&writer, at: start)
+    }
+
+    /// Begins a record's frame and writes the header every record starts with: the kind, the
+    /// number, the time and the author. Returns the frame's start, for `Frame.finish`.
+    private static func begin(_ writer: inout ByteWriter, number: UInt64, timestamp: Date, author: String?) -> Int {
+        let start = Frame.begin(&writer)
+        writer.write(kind)
+        writer.writeVarint(number)
+        writer.write(timestamp.timeIntervalSinceReferenceDate)
+        writer.writeOptional(author)
+        return start
     }
 
     /// Decodes a record's payload.

@@ -67,7 +67,21 @@ extension ByteWriter {
     /// Appends an identifier whose entity code the caller already looked up in `context`'s shape
     /// table (`nil`: the table lacks the entity, so its name is written), which saves a look-up of
     /// the entity's name per identifier when a record lists many.
+    @inline(__always)
     mutating func write(_ id: PersistentIdentifier, code: Int?, in context: IdentifierContext) {
+        // The usual identifier, the store's own with an integer key and a coded entity, is written in
+        // line: called out of line, every identifier was copied (its names retained) for the call.
+        if let code, case .int(let key) = id.primaryKey, id.storeIdentifier == context.storeIdentifier {
+            write(IdentifierFlags.ownStore)
+            writeVarint(code)
+            writeSigned(key)
+            return
+        }
+        writeAnyIdentifier(id, code: code, in: context)
+    }
+
+    /// Appends any identifier: flags, then the entity (code or name), the key and another store's name.
+    private mutating func writeAnyIdentifier(_ id: PersistentIdentifier, code: Int?, in context: IdentifierContext) {
         var flags: UInt8
         switch id.storeIdentifier {
         case context.storeIdentifier?: flags = IdentifierFlags.ownStore

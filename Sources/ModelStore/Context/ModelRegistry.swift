@@ -125,6 +125,7 @@ struct ModelRegistry {
         guard !unfiled.isEmpty else { return }
         let models = unfiled
         unfiled = []
+        if table.capacity < table.count + models.count { table.reserveCapacity(table.count + models.count) }
         for model in models {
             guard let id = model.persistentBackingData.persistentIdentifier else {
                 preconditionFailure("a model was registered without an identifier")
@@ -133,7 +134,6 @@ struct ModelRegistry {
                 _ = keyed.update(model, store: store, entity: id.entityName, key: key)
                 continue
             }
-            if table.capacity < table.count + models.count { table.reserveCapacity(table.count + models.count) }
             if table.updateValue(model, forKey: id) == nil && id.isTemporary { filedTemporaries += 1 }
         }
     }

@@ -100,12 +100,6 @@ extension SnapshotTable {
             }
         }
 
-        /// Whether a row holds `nil`.
-        @inline(__always)
-        func isNull(at row: Int) -> Bool {
-            kind == .values ? values[row].isNull : !nulls.isEmpty && nulls.contains(row)
-        }
-
         /// Whether a row holds exactly `value` (as ``StoreValue``'s `==` says), read in place for the
         /// typed kinds a unique key usually has.
         @inline(__always)

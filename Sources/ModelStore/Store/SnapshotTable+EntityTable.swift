@@ -133,7 +133,7 @@ extension SnapshotTable {
         @inline(__always)
         func uniqueOwner(_ constraint: Int, count: Int, _ value: (Int) -> StoreValue) -> Int32? {
             let slots = uniqueSlots[constraint]
-            let hash = UniqueIndex.hash(count: count, value)
+            guard let hash = UniqueIndex.hash(count: count, value) else { return nil }
             return uniqueIndexes[constraint].owner(hash) { row in
                 for i in 0..<count where !columns[slots[i]].holds(value(i), at: Int(row)) { return false }
                 return true
@@ -145,7 +145,6 @@ extension SnapshotTable {
         @inline(__always)
         private func uniqueHash(_ constraint: Int, of values: [StoreValue]) -> UInt32? {
             let slots = uniqueSlots[constraint]
-            for slot in slots where values[slot].isNull { return nil }
             return UniqueIndex.hash(count: slots.count) { values[slots[$0]] }
         }
 
@@ -153,7 +152,6 @@ extension SnapshotTable {
         @inline(__always)
         private func uniqueHash(_ constraint: Int, ofRow row: Int) -> UInt32? {
             let slots = uniqueSlots[constraint]
-            for slot in slots where columns[slot].isNull(at: row) { return nil }
             return UniqueIndex.hash(count: slots.count) { columns[slots[$0]].value(at: row) }
         }
 

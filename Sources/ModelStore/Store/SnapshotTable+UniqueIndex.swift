@@ -28,11 +28,16 @@ extension SnapshotTable {
         @inline(__always)
         private static func hash(of entry: UInt64) -> UInt32 { UInt32(truncatingIfNeeded: entry &>> 32) }
 
-        /// The hash of a key of `count` values, the `i`th being `value(i)`, as every probe takes it.
+        /// The hash of a key of `count` values, the `i`th being `value(i)`, as every probe takes it;
+        /// `nil` when a value is `nil` (a key with a `nil` claims nothing and conflicts with nothing).
         @inline(__always)
-        static func hash(count: Int, _ value: (Int) -> StoreValue) -> UInt32 {
+        static func hash(count: Int, _ value: (Int) -> StoreValue) -> UInt32? {
             var hasher = Hasher()
-            for i in 0..<count { IndexKey.hashPayload(value(i), into: &hasher) }
+            for i in 0..<count {
+                let value = value(i)
+                if value.isNull { return nil }
+                IndexKey.hashPayload(value, into: &hasher)
+            }
             return UInt32(truncatingIfNeeded: hasher.finalize())
         }
 
