@@ -88,7 +88,7 @@ extension AppendLogStore {
     /// keeps per entity.
     func appendDeletingEveryModel(
         of entity: Schema.Entity, author: String?, to state: inout LogState
-    ) throws -> (identifiers: [PersistentIdentifier], ticket: WriteTicket?) {
+    ) throws -> (identifiers: PersistentIdentifiers, ticket: WriteTicket?) {
         let identifiers = state.table.identifiers(of: entity.name)
         guard !identifiers.isEmpty else { return ([], nil) }
         let code = shapes.code(of: entity.name)

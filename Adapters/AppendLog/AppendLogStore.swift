@@ -216,7 +216,7 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
     /// The record is written from the table's columns, and the entity's rows are dropped at once.
     /// An entity that relationships touch goes through ``delete(_:)``, which keeps references whole.
     public func deleteEveryModel<T: PersistentModel>(_ request: DataStoreDeleteEveryModelRequest<T>) throws
-        -> [PersistentIdentifier]
+        -> PersistentIdentifiers
     {
         guard configuration.allowsSave else {
             throw DataStoreError.readOnly(store: directory.path, refusing: "a change")
@@ -226,7 +226,8 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
         if !entity.relationships.isEmpty || schema.isReferenced(name) {
             let identifiers = state.withLock { $0.table.identifiers(of: name) }
             guard !identifiers.isEmpty else { return [] }
-            try delete(DataStoreBatchDeleteRequest<T>(identifiers: identifiers, editingState: request.editingState))
+            try delete(
+                DataStoreBatchDeleteRequest<T>(identifiers: Array(identifiers), editingState: request.editingState))
             return identifiers
         }
         let (identifiers, ticket) = try state.withLock { state in
@@ -250,14 +251,19 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
     }
 
     /// Inserts snapshots as one transaction, enforcing uniqueness; returns their permanent identifiers in order.
-    public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
+    ///
+    /// The log's record of the batch is written before the table changes, so the batch is read
+    /// whole first.
+    public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> PersistentIdentifiers {
+        let snapshots = try request.allSnapshots()
         let remapped = try commit(author: request.editingState.author) { table in
             try table.prepare(
                 DataStoreSaveChangesRequest(
-                    editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: []),
+                    editingState: request.editingState, inserted: snapshots, updated: [], deleted: []),
                 storeIdentifier: identifier)
         }
-        return request.snapshots.map { remapped[$0.persistentIdentifier] ?? $0.persistentIdentifier }
+        return PersistentIdentifiers(
+            snapshots.lazy.map { remapped[$0.persistentIdentifier] ?? $0.persistentIdentifier })
     }
 
     /// Prepares a change against the table, appends its record, applies it, then waits until the

@@ -143,7 +143,8 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStor
     > {
         if request.updated.isEmpty, request.deleted.isEmpty {
             // Only new models: the table's batch insert, which appends without copying each snapshot.
-            let (ids, number) = try insertRecording(request.inserted, editingState: request.editingState)
+            let (ids, number) = try insertRecording(
+                DataStoreBatchInsertRequest(snapshots: request.inserted, editingState: request.editingState))
             // `nil` for a snapshot that kept the identifier it brought, as the result expects.
             let minted = zip(request.inserted, ids).map { $0.persistentIdentifier == $1 ? nil : $1 }
             return DataStoreSaveChangesResult(
@@ -216,7 +217,7 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStor
 
     /// Deletes every model of `T`'s entity at once and returns their identifiers.
     public func deleteEveryModel<T: PersistentModel>(_ request: DataStoreDeleteEveryModelRequest<T>) throws
-        -> [PersistentIdentifier]
+        -> PersistentIdentifiers
     {
         let name = Schema.entityName(for: T.self)
         return table.withSaveLock { table, history in
@@ -240,19 +241,22 @@ public final class InMemoryStore: DataStoreQuerying, DataStoreBatching, DataStor
     }
 
     /// Inserts snapshots atomically, enforcing uniqueness.
-    public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
-        try insertRecording(request.snapshots, editingState: request.editingState).ids
+    ///
+    /// The snapshots go into the table's columns a chunk at a time as the request yields them; a
+    /// failure takes back what was appended.
+    public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> PersistentIdentifiers {
+        try insertRecording(request).ids
     }
 
     /// Inserts new models with the table's batch insert and records the transaction: every inserted
     /// model is a change, built only if the history keeps it. Returns the permanent identifiers in
     /// order and the transaction's number.
     private func insertRecording(
-        _ snapshots: [DefaultSnapshot], editingState: EditingState
-    ) throws -> (ids: [PersistentIdentifier], number: Int64?) {
+        _ request: DataStoreBatchInsertRequest<DefaultSnapshot>
+    ) throws -> (ids: PersistentIdentifiers, number: Int64?) {
         try table.withSaveLock { table, history in
-            let ids = try table.insert(snapshots, storeIdentifier: identifier, editingState: editingState)
-            let number = history.record(count: ids.count, author: editingState.author) {
+            let ids = try table.insert(request, storeIdentifier: identifier)
+            let number = history.record(count: ids.count, author: request.editingState.author) {
                 ids.map { StoreHistoryRecord.Change(.insert, $0) }
             }
             return (ids, number)

@@ -207,7 +207,9 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
             // Only new models without relationships: the table's batch insert, which appends
             // without copying each snapshot, and no reference to repair. No conflict is possible.
             return try write { base, _, state in
-                let (next, ids, number) = try inserting(request.inserted, request.editingState, into: base, &state)
+                let (next, ids, number) = try inserting(
+                    DataStoreBatchInsertRequest(snapshots: request.inserted, editingState: request.editingState),
+                    into: base, &state)
                 // `nil` for a snapshot that kept the identifier it brought, as the result expects.
                 let minted = zip(request.inserted, ids).map { $0.persistentIdentifier == $1 ? nil : $1 }
                 return (
@@ -281,7 +283,7 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
 
     /// Deletes every model of `T`'s entity at once, saves, and returns their identifiers.
     public func deleteEveryModel<T: PersistentModel>(_ request: DataStoreDeleteEveryModelRequest<T>) throws
-        -> [PersistentIdentifier]
+        -> PersistentIdentifiers
     {
         let name = Schema.entityName(for: T.self)
         return try write { base, _, state in
@@ -291,7 +293,7 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
             next.deleteEveryModel(of: name)
             let repaired =
                 schema.isReferenced(name)
-                ? try clearDanglingReferences(in: &next, changed: [], deleted: identifiers) : [:]
+                ? try clearDanglingReferences(in: &next, changed: [], deleted: Array(identifiers)) : [:]
             state.history.records.record(count: identifiers.count, author: request.editingState.author) {
                 base.historyChanges(deletingEveryModelOf: name) + base.historyChanges(updating: Array(repaired.values))
             }
@@ -313,10 +315,14 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
     }
 
     /// Inserts snapshots atomically, enforcing uniqueness, saves, and returns their permanent identifiers.
-    public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
+    ///
+    /// The snapshots go into a copy of the table a chunk at a time as the request yields them; the
+    /// file is written from the copy, which replaces the table only once the file is saved.
+    public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> PersistentIdentifiers {
         try write { base, _, state in
-            var (next, ids, _) = try inserting(request.snapshots, request.editingState, into: base, &state)
-            if request.snapshots.contains(where: { !$0.entity.relationships.isEmpty }) {
+            var (next, ids, _) = try inserting(request, into: base, &state)
+            let entities: Set<String> = ids.keyRuns.map { [$0.entityName] } ?? Set(ids.lazy.map(\.entityName))
+            if entities.contains(where: { schema.entity(named: $0)?.relationships.isEmpty == false }) {
                 _ = try clearDanglingReferences(in: &next, changed: ids.compactMap(next.snapshot(for:)), deleted: [])
             }
             return (next, ids)
@@ -327,12 +333,11 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
     /// order, and the number of the transaction recorded for them (every inserted model is a
     /// change, built only if the history keeps it).
     private func inserting(
-        _ snapshots: [DefaultSnapshot], _ editingState: EditingState, into base: SnapshotTable,
-        _ state: inout WriterState
-    ) throws -> (table: SnapshotTable, ids: [PersistentIdentifier], number: Int64?) {
+        _ request: DataStoreBatchInsertRequest<DefaultSnapshot>, into base: SnapshotTable, _ state: inout WriterState
+    ) throws -> (table: SnapshotTable, ids: PersistentIdentifiers, number: Int64?) {
         var next = base
-        let ids = try next.insert(snapshots, storeIdentifier: identifier, editingState: editingState)
-        let number = state.history.records.record(count: ids.count, author: editingState.author) {
+        let ids = try next.insert(request, storeIdentifier: identifier)
+        let number = state.history.records.record(count: ids.count, author: request.editingState.author) {
             ids.map { StoreHistoryRecord.Change(.insert, $0) }
         }
         return (next, ids, number)

@@ -129,14 +129,14 @@ extension SQLiteStore {
     /// other entities cleared. Throws ``DataStoreError/notFound`` for an entity the store lacks.
     public func deleteEveryModel<T: PersistentModel>(
         _ request: DataStoreDeleteEveryModelRequest<T>
-    ) throws -> [PersistentIdentifier] {
+    ) throws -> PersistentIdentifiers {
         let entityName = Schema.entityName(for: T.self)
         return try withWriter { writer in
             let keys = try writer.keys(of: try writer.layout(entityName))
             guard keys.count > 0 else { return [] }
-            let reader = writer.reader
             let identifiers =
-                keys.range.map { reader.identifiers(entityName, $0) } ?? reader.identifiers(entityName, keys.list)
+                keys.range.map { PersistentIdentifiers(storeIdentifier: identifier, entityName: entityName, keys: $0) }
+                ?? PersistentIdentifiers(storeIdentifier: identifier, entityName: entityName, keys: keys.list)
             // The keys themselves are needed only to clear references to the rows (a run of keys is
             // written out only then).
             try deleteRows(
@@ -154,7 +154,7 @@ extension SQLiteStore {
     /// row the table has; their keys in `byEntity` are read only to clear references to them, and
     /// may be left empty for an entity nothing refers to.
     private func deleteRows(
-        _ identifiers: [PersistentIdentifier], byEntity: [String: [Int64]], everyRowOf: [String: Int],
+        _ identifiers: some Collection<PersistentIdentifier>, byEntity: [String: [Int64]], everyRowOf: [String: Int],
         author: String?, with writer: inout RowWriter
     ) throws {
         var tombstoned: [PersistentIdentifier] = []
@@ -275,15 +275,25 @@ extension SQLiteStore {
 
     /// Inserts snapshots in one transaction through a cached statement, and returns their
     /// permanent identifiers in order.
-    public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
+    ///
+    /// The snapshots are written a chunk at a time as the request yields them; a failure rolls the
+    /// transaction back.
+    public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> PersistentIdentifiers {
         try withWriter { writer in
-            let minted = try writer.mint(request.snapshots, updated: [])
-            try writer.write(minted.inserted, update: false)
-            _ = try writer.clearDanglingReferences(changed: minted.inserted, deleted: [])
+            var ids = PersistentIdentifiers()
+            try request.forEachChunk { chunk in
+                let minted = try writer.mint(chunk, updated: [])
+                try writer.write(minted.inserted, update: false)
+                _ = try writer.clearDanglingReferences(changed: minted.inserted, deleted: [])
+                for snapshot in chunk {
+                    ids.append(minted.remap[snapshot.persistentIdentifier] ?? snapshot.persistentIdentifier)
+                }
+            }
             _ = try HistoryTable.record(
-                minted.inserted.map { StoreHistoryRecord.Change(.insert, $0.persistentIdentifier) },
-                author: request.editingState.author, limit: configuration.historyLimit, on: writer.connection)
-            return request.snapshots.map { minted.remap[$0.persistentIdentifier] ?? $0.persistentIdentifier }
+                count: ids.count, author: request.editingState.author, limit: configuration.historyLimit,
+                on: writer.connection
+            ) { ids.map { StoreHistoryRecord.Change(.insert, $0) } }
+            return ids
         }
     }
 

@@ -112,7 +112,8 @@ struct AppendLogFormatTests {
         for (code, author) in [(code, "author" as String?), (nil, nil)] {
             var direct = ByteWriter()
             try TransactionRecord.encodeDeletion(
-                number: 9, timestamp: timestamp, author: author, of: ids, code: code, into: &direct, context: context)
+                number: 9, timestamp: timestamp, author: author, of: PersistentIdentifiers(ids), code: code,
+                into: &direct, context: context)
             let record = TransactionRecord(
                 number: 9, timestamp: timestamp, author: author, inserted: [], updated: [],
                 deleted: ids.map { StoredChange(code: code, id: $0, values: []) })

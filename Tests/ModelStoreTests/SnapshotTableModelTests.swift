@@ -227,8 +227,10 @@ struct SnapshotTableModelTests {
     /// so a step still means something when the shrinker removes the steps before it.
     enum Step: CustomStringConvertible {
         case insert([Values])
-        /// The table's batch insert (``SnapshotTable/insert(_:storeIdentifier:editingState:)``).
-        case batchInsert([Values])
+        /// The table's batch insert (``SnapshotTable/insert(_:storeIdentifier:editingState:)``), or,
+        /// with `chunk` above 0, its chunked insert of a request read `chunk` rows at a time, whose
+        /// source throws when asked for chunk number `failingAt` (counted from 0) if there is one.
+        case batchInsert([Values], chunk: Int = 0, failingAt: Int? = nil)
         case update([(pick: Int, values: Values)])
         case saveDeleting([Int])
         case batchDelete([Int])
@@ -240,7 +242,8 @@ struct SnapshotTableModelTests {
         var description: String {
             switch self {
             case .insert(let rows): ".insert(\(rows))"
-            case .batchInsert(let rows): ".batchInsert(\(rows))"
+            case .batchInsert(let rows, let chunk, let failingAt):
+                ".batchInsert(\(rows), chunk: \(chunk), failingAt: \(failingAt.map(String.init) ?? "nil"))"
             case .update(let changes): ".update(\(changes.map { "#\($0.pick) -> \($0.values)" }))"
             case .saveDeleting(let picks): ".saveDeleting(\(picks))"
             case .batchDelete(let picks): ".batchDelete(\(picks))"
@@ -256,7 +259,12 @@ struct SnapshotTableModelTests {
             case 0..<5:
                 let count = rng.chance(10) ? Int.random(in: 30...300, using: &rng) : Int.random(in: 1...6, using: &rng)
                 let values = (0..<count).map { _ in Values.random(&rng) }
-                return rng.chance(50) ? .batchInsert(values) : .insert(values)
+                guard rng.chance(50) else { return .insert(values) }
+                guard rng.chance(50) else { return .batchInsert(values) }
+                let chunk = Int.random(in: 1...max(1, count / 2), using: &rng)
+                let chunks = (count + chunk - 1) / chunk
+                return .batchInsert(
+                    values, chunk: chunk, failingAt: rng.chance(30) ? Int.random(in: 0..<chunks, using: &rng) : nil)
             case 5..<8:
                 return .update(
                     (0..<Int.random(in: 1...4, using: &rng)).map { _ in
@@ -332,21 +340,42 @@ struct SnapshotTableModelTests {
             } catch let error as DataStoreError where error.code == .uniqueConstraintViolation {
                 if !violates { return "unexpected uniqueness violation: \(error.message)" }
             }
-        case .batchInsert(let values):
+        case .batchInsert(let values, let chunk, let failingAt):
             let snapshots = try values.map { try $0.snapshot(.temporary(entityName: "Reading")) }
             let proposed = rows.map(\.values) + values
             let violates = Set(proposed.map(\.code)).count != proposed.count
             let known = Set(rows.map(\.id))
+            // A source that fails at a chunk fails the batch only if the batch gets that far: a
+            // violation in an earlier chunk stops it first, and a failing chunk past the last is never asked for.
+            let chunks =
+                chunk > 0
+                ? stride(from: 0, to: snapshots.count, by: chunk).map { start in
+                    Array(snapshots[start..<min(start + chunk, snapshots.count)])
+                } : [snapshots]
             do {
-                let ids = try table.insert(snapshots, storeIdentifier: "t", editingState: EditingState())
+                var served = 0
+                let request = DataStoreBatchInsertRequest<DefaultSnapshot>(
+                    expectedCount: snapshots.count, editingState: EditingState()
+                ) {
+                    defer { served += 1 }
+                    if served == failingAt { throw ChunkFailure() }
+                    return served < chunks.count ? chunks[served] : []
+                }
+                let ids =
+                    chunk > 0
+                    ? try table.insert(request, storeIdentifier: "t")
+                    : try table.insert(snapshots, storeIdentifier: "t", editingState: EditingState())
                 if violates { return "the batch succeeded; the model expected a uniqueness violation" }
+                if let failingAt, failingAt < chunks.count { return "the batch succeeded past its failing chunk" }
                 // New permanent identifiers, one per row, in the batch's order.
                 guard ids.count == values.count, Set(ids).count == ids.count, ids.allSatisfy({ !known.contains($0) }),
-                    ids.allSatisfy({ $0.storeIdentifier == "t" }), ids == ids.sorted()
+                    ids.allSatisfy({ $0.storeIdentifier == "t" }), Array(ids) == ids.sorted()
                 else { return "the batch returned identifiers \(ids)" }
                 for (id, values) in zip(ids, values) { rows.append(Row(id: id, values: values)) }
             } catch let error as DataStoreError where error.code == .uniqueConstraintViolation {
                 if !violates { return "unexpected uniqueness violation: \(error.message)" }
+            } catch is ChunkFailure {
+                guard let failingAt, failingAt < chunks.count else { return "the source failed past its last chunk" }
             }
         case .update(let changes):
             var proposed = rows
@@ -386,7 +415,7 @@ struct SnapshotTableModelTests {
         case .deleteEveryModel:
             // The identifiers, in identifier order, then nothing left (the history walk sees the same rows).
             let expected = rows.map(\.id).sorted()
-            let listed = table.identifiers(of: "Reading")
+            let listed = Array(table.identifiers(of: "Reading"))
             let changes = table.historyChanges(deletingEveryModelOf: "Reading").filter { $0.kind == .delete }
                 .map(\.id)
             table.deleteEveryModel(of: "Reading")
@@ -516,3 +545,6 @@ struct SnapshotTableModelTests {
         }
     }
 }
+
+/// The error a chunked batch's source throws at the chunk a step names.
+private struct ChunkFailure: Error {}

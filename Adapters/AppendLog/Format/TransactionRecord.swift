@@ -74,18 +74,16 @@ struct TransactionRecord: Sendable {
     /// ``StoredChange`` built, and its identifier copied, per model. `code` is the entity's code in
     /// `context`'s shape table, as ``StoredChange/code`` is.
     static func encodeDeletion(
-        number: UInt64, timestamp: Date, author: String?, of identifiers: [PersistentIdentifier], code: Int?,
+        number: UInt64, timestamp: Date, author: String?, of identifiers: PersistentIdentifiers, code: Int?,
         into writer: inout ByteWriter, context: IdentifierContext
     ) throws {
         let start = begin(&writer, number: number, timestamp: timestamp, author: author)
         writer.writeVarint(0)  // inserted
         writer.writeVarint(0)  // updated
         writer.writeVarint(identifiers.count)
-        identifiers.withUnsafeBufferPointer { ids in
-            for index in ids.indices {
-                writer.write(ids[index], code: code, in: context)
-                writer.writeVarint(0)  // no values
-            }
+        for id in identifiers {
+            writer.write(id, code: code, in: context)
+            writer.writeVarint(0)  // no values
         }
         try Frame.finish(&writer, at: start)
     }

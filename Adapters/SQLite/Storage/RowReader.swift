@@ -164,34 +164,4 @@ struct RowReader {
     func identifier(_ entityName: String, _ key: Int64) -> PersistentIdentifier {
         .identifier(for: storeIdentifier, entityName: entityName, primaryKey: key)
     }
-
-    /// The identifiers of an entity's rows with these keys, in their order, written straight into
-    /// one array (a delete of every model returns one per row).
-    func identifiers(_ entityName: String, _ keys: some Collection<Int64>) -> [PersistentIdentifier] {
-        let storeIdentifier = storeIdentifier
-        return [PersistentIdentifier](unsafeUninitializedCapacity: keys.count) { buffer, written in
-            for key in keys where written < buffer.count {
-                buffer.initializeElement(
-                    at: written, to: .identifier(for: storeIdentifier, entityName: entityName, primaryKey: key))
-                written += 1
-            }
-        }
-    }
-
-    /// ``identifiers(_:_:)`` for a run of keys, counted up from its first key without stepping a
-    /// range (a delete of every model of a table filled in one run returns one per row).
-    func identifiers(_ entityName: String, _ keys: ClosedRange<Int64>) -> [PersistentIdentifier] {
-        let storeIdentifier = storeIdentifier
-        let count = keys.count
-        return [PersistentIdentifier](unsafeUninitializedCapacity: count) { buffer, written in
-            guard var pointer = buffer.baseAddress else { return }
-            var key = keys.lowerBound
-            for _ in 0..<count {
-                pointer.initialize(to: .identifier(for: storeIdentifier, entityName: entityName, primaryKey: key))
-                pointer += 1
-                key &+= 1
-            }
-            written = count
-        }
-    }
 }

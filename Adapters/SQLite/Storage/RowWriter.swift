@@ -121,7 +121,7 @@ struct RowWriter {
                 if key >= next { next = key + 1 }
             }
         }
-        mintedKeys = next != nextKey
+        if next != nextKey { mintedKeys = true }
         nextKey = next
         let newInserted = inserted.map { snapshot in
             snapshot.copy(

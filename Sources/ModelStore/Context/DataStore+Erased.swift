@@ -103,12 +103,15 @@ struct ErasedPreparedSave {
 }
 
 extension DataStoreBatching {
-    func batchInsertDefault(_ snapshots: [DefaultSnapshot], editingState: EditingState) throws -> [PersistentIdentifier]
-    {
-        // A store of default snapshots takes the array as it is, without a copy of each one.
-        let converted =
-            Snapshot.self == DefaultSnapshot.self
-            ? unsafeBitCast(snapshots, to: [Snapshot].self) : snapshots.map(Snapshot.init)
-        return try insert(DataStoreBatchInsertRequest(snapshots: converted, editingState: editingState))
+    func batchInsertDefault(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> PersistentIdentifiers {
+        // A store of default snapshots takes the request as it is, without a copy of each snapshot;
+        // another store's snapshots are converted a chunk at a time, as the store reads them.
+        if let same = request as? DataStoreBatchInsertRequest<Snapshot> { return try insert(same) }
+        return try insert(
+            DataStoreBatchInsertRequest<Snapshot>(
+                expectedCount: request.expectedCount, editingState: request.editingState
+            ) {
+                try request.nextChunk().map(Snapshot.init)
+            })
     }
 }

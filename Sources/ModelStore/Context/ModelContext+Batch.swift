@@ -68,23 +68,24 @@ extension ModelContext {
         try store.requireAllowsSave("a batch delete of '\(entity.name)'")
         let untouched = entity.relationships.isEmpty && !container.schema.isReferenced(entity.name)
         if untouched, let batching = store as? any DataStoreBatching {
-            let ids: [PersistentIdentifier]
+            let ids: PersistentIdentifiers
             if predicate == nil {
                 // Every model: the store drops the entity's rows at once and says which they were.
                 NotificationCenter.default.post(name: Self.willSave, object: self)
                 ids = try batching.deleteEveryModel(DataStoreDeleteEveryModelRequest<T>(editingState: editingState))
                 guard !ids.isEmpty else { return }
             } else {
-                ids = try fetchIdentifiers(descriptor)
-                guard !ids.isEmpty else { return }
+                let matched = try fetchIdentifiers(descriptor)
+                guard !matched.isEmpty else { return }
                 NotificationCenter.default.post(name: Self.willSave, object: self)
                 try batching.delete(
                     DataStoreBatchDeleteRequest(
-                        predicate: predicate, identifiers: ids, includeSubclasses: includeSubclasses,
+                        predicate: predicate, identifiers: matched, includeSubclasses: includeSubclasses,
                         editingState: editingState))
+                ids = PersistentIdentifiers(matched)
             }
             detachDeleted(ids, entityName: entity.name, everyModel: predicate == nil)
-            didSave(inserted: [], updated: [], deleted: ids, historyTokens: [])
+            didSave(inserted: [], updated: [], deleted: Array(ids), historyTokens: [])
             return
         }
         let models = try fetch(descriptor)
@@ -96,7 +97,7 @@ extension ModelContext {
     /// Detaches the registered models a batch delete removed from the store. After a delete of
     /// every model, that is each saved model of the entity, found by walking the registry when it
     /// is the shorter list.
-    private func detachDeleted(_ ids: [PersistentIdentifier], entityName: String, everyModel: Bool) {
+    private func detachDeleted(_ ids: PersistentIdentifiers, entityName: String, everyModel: Bool) {
         let doomed: [any PersistentModel]
         if everyModel && registry.count < ids.count {
             doomed = registry.models.filter {
@@ -171,57 +172,101 @@ extension ModelContext {
     }
 
     /// Inserts many models of a type at once, from values, without creating model objects.
-    /// Properties not assigned take their declared initial value. Returns the new identifiers in order.
+    /// Properties not assigned take their declared initial value. Returns the new identifiers in
+    /// order (as runs of keys where the store minted them so: see ``PersistentIdentifiers``).
     ///
-    /// `rows` is read once, row by row, so a lazy sequence (`records.lazy.map { … }`) inserts a large
-    /// data set without an array of every row's assignments beside it.
+    /// `rows` is read once, row by row, and a store that can take a batch in chunks (every store that
+    /// ships with ModelStore but the append log) gets the rows as snapshots a few thousand at a
+    /// time, so a large data set from a lazy sequence (`records.lazy.map { … }`) is never all in
+    /// memory as snapshots. The insert is atomic all the same: a row that fails (a value that does
+    /// not encode, a unique value already taken) leaves the store as it was.
     @discardableResult
     @inlinable
     public func insert<T: PersistentModel>(_ type: T.Type, rows: some Sequence<[BatchAssignment<T>]>) throws
-        -> [PersistentIdentifier]
+        -> PersistentIdentifiers
     {
         // Inlinable, so that this loop is specialized for the caller's model type: unspecialized, it
         // looked up the generic metadata of `BatchAssignment<T>` for every row and walked the rows
         // through unspecialized array code, which cost more than the rest of the loop.
         let entity = try self.entity(of: T.self)
         var slots = BatchSlots(entity: entity)
-        var snapshots: [DefaultSnapshot] = []
-        snapshots.reserveCapacity(rows.underestimatedCount)
-        for row in rows {
-            // A copy of the defaults of its own, reserved and appended: writing into a shared copy
-            // would copy it on the first write through the array's generic copy, which costs more.
-            var values: [StoreValue] = []
-            values.reserveCapacity(slots.defaults.count)
-            for value in slots.defaults { values.append(value) }
-            for position in row.indices {
-                values[try slots.slot(of: row[position].keyPath, at: position)] = try row[position].value()
+        let expectedCount = rows.underestimatedCount
+        var rows = rows.makeIterator()
+        return try insert(entity: entity, expectedCount: expectedCount) {
+            var snapshots: [DefaultSnapshot] = []
+            snapshots.reserveCapacity(Swift.min(max(expectedCount, 16), BatchSlots.chunkSize))
+            while snapshots.count < BatchSlots.chunkSize, let row = rows.next() {
+                // A copy of the defaults of its own, reserved and appended: writing into a shared copy
+                // would copy it on the first write through the array's generic copy, which costs more.
+                var values: [StoreValue] = []
+                values.reserveCapacity(slots.defaults.count)
+                for value in slots.defaults { values.append(value) }
+                for position in row.indices {
+                    values[try slots.slot(of: row[position].keyPath, at: position)] = try row[position].value()
+                }
+                snapshots.append(
+                    DefaultSnapshot(
+                        persistentIdentifier: .temporary(entityName: entity.name), entity: entity, values: values))
             }
-            snapshots.append(
-                DefaultSnapshot(
-                    persistentIdentifier: .temporary(entityName: entity.name), entity: entity, values: values))
+            return snapshots
         }
-        return try insert(snapshots: snapshots)
+    }
+
+    /// The batch insert of rows that `nextChunk` turns into snapshots a chunk at a time (an empty
+    /// chunk after the last). A store that enforces uniqueness itself and takes batches reads the
+    /// chunks as it writes; otherwise every chunk is read first and inserted with
+    /// ``insert(snapshots:)``, which checks uniqueness in the context.
+    @usableFromInline
+    func insert(
+        entity: Schema.Entity, expectedCount: Int, nextChunk: @escaping () throws -> [DefaultSnapshot]
+    ) throws -> PersistentIdentifiers {
+        let store = try container.store(for: entity.name)
+        try store.requireAllowsSave("a batch insert of '\(entity.name)'")
+        let first = try nextChunk()
+        guard !first.isEmpty else { return [] }
+        guard let batching = store as? any DataStoreBatching,
+            entity.uniquenessConstraints.isEmpty || store.queryCapabilitiesIfAny?.enforcesUniqueness == true
+        else {
+            var all = first
+            all.reserveCapacity(max(expectedCount, first.count))
+            while case let chunk = try nextChunk(), !chunk.isEmpty { all += chunk }
+            return try insert(snapshots: all)
+        }
+        NotificationCenter.default.post(name: Self.willSave, object: self)
+        var pending: [DefaultSnapshot]? = first
+        let ids = try batching.batchInsertDefault(
+            DataStoreBatchInsertRequest(expectedCount: max(expectedCount, first.count), editingState: editingState) {
+                if let chunk = pending {
+                    pending = nil
+                    return chunk
+                }
+                return try nextChunk()
+            })
+        didSave(inserted: Array(ids), updated: [], deleted: [], historyTokens: [])
+        return ids
     }
 
     /// Inserts snapshots (under temporary identifiers) at once, without creating model objects.
-    /// Returns the permanent identifiers in order.
+    /// Returns the permanent identifiers in order (as runs of keys where the store minted them so).
     @discardableResult
-    public func insert(snapshots: [DefaultSnapshot]) throws -> [PersistentIdentifier] {
+    public func insert(snapshots: [DefaultSnapshot]) throws -> PersistentIdentifiers {
         guard let first = snapshots.first else { return [] }
         let store = try container.store(for: first.entity.name)
         try store.requireAllowsSave("a batch insert of '\(first.entity.name)'")
         try checkUniqueness(inserted: snapshots, updated: [], deleted: [])
         NotificationCenter.default.post(name: Self.willSave, object: self)
-        let ids: [PersistentIdentifier]
+        let ids: PersistentIdentifiers
         if let batching = store as? any DataStoreBatching {
-            ids = try batching.batchInsertDefault(snapshots, editingState: editingState)
+            ids = try batching.batchInsertDefault(
+                DataStoreBatchInsertRequest(snapshots: snapshots, editingState: editingState))
         } else {
             let result = try store.saveDefault(
                 DataStoreSaveChangesRequest(editingState: editingState, inserted: snapshots, updated: [], deleted: []))
             let remapped = result.remappedIdentifiers
-            ids = snapshots.map { remapped[$0.persistentIdentifier] ?? $0.persistentIdentifier }
+            ids = PersistentIdentifiers(
+                snapshots.lazy.map { remapped[$0.persistentIdentifier] ?? $0.persistentIdentifier })
         }
-        didSave(inserted: ids, updated: [], deleted: [], historyTokens: [])
+        didSave(inserted: Array(ids), updated: [], deleted: [], historyTokens: [])
         return ids
     }
 
@@ -256,6 +301,9 @@ extension ModelContext {
 /// The slots a batch insert's key paths set, and the values of the slots a row leaves alone.
 @usableFromInline
 struct BatchSlots {
+    /// How many rows a batch insert turns into snapshots at a time.
+    @usableFromInline static let chunkSize = 4_096
+
     @usableFromInline let entity: Schema.Entity
     /// Each property's value on a new model, in slot order.
     @usableFromInline let defaults: [StoreValue]

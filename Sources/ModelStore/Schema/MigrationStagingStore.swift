@@ -113,10 +113,12 @@ final class MigrationStagingStore: DataStoreQuerying, DataStoreBatching {
         staging.touched.withLock { $0.formUnion(request.identifiers) }
     }
 
-    func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
+    func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> PersistentIdentifiers {
+        let snapshots = try request.allSnapshots()
         let saved = try save(
             DataStoreSaveChangesRequest(
-                editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: []))
-        return request.snapshots.map { saved.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier }
+                editingState: request.editingState, inserted: snapshots, updated: [], deleted: []))
+        return PersistentIdentifiers(
+            snapshots.lazy.map { saved.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier })
     }
 }

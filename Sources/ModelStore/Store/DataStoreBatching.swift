@@ -9,7 +9,8 @@ public protocol DataStoreBatching: DataStore {
     /// Deletes exactly the models in `request.identifiers`, atomically.
     func delete<T: PersistentModel>(_ request: DataStoreBatchDeleteRequest<T>) throws
 
-    /// Deletes every stored model of `T`'s entity, atomically, and returns their identifiers.
+    /// Deletes every stored model of `T`'s entity, atomically, and returns their identifiers (as runs
+    /// of keys where they form them: see ``PersistentIdentifiers``).
     ///
     /// The context sends it for a batch delete without a predicate (`context.delete(model:)`) of
     /// an entity that no relationship touches, so no delete rule applies. A store can drop the
@@ -17,14 +18,20 @@ public protocol DataStoreBatching: DataStore {
     /// identifier and checking each. The default fetches the identifiers and calls
     /// ``delete(_:)``; it is atomic only as far as that fetch and delete are.
     func deleteEveryModel<T: PersistentModel>(_ request: DataStoreDeleteEveryModelRequest<T>) throws
-        -> [PersistentIdentifier]
+        -> PersistentIdentifiers
 
     /// Sets the given values on exactly the models in `request.identifiers`, atomically.
     func update<T: PersistentModel>(_ request: DataStoreBatchUpdateRequest<T>) throws
 
     /// Inserts the snapshots atomically, minting a permanent identifier for each, and returns the
     /// permanent identifiers in the order of `request.snapshots`.
-    func insert(_ request: DataStoreBatchInsertRequest<Snapshot>) throws -> [PersistentIdentifier]
+    ///
+    /// A store that mints a batch's keys one after another returns them as one run of keys (see
+    /// ``PersistentIdentifiers``), so a large batch returns no identifier per model. A store that
+    /// can take a batch back (a transaction, or rows it can truncate) reads it a chunk at a time
+    /// with ``DataStoreBatchInsertRequest/forEachChunk(_:)``; any other reads
+    /// ``DataStoreBatchInsertRequest/allSnapshots()``.
+    func insert(_ request: DataStoreBatchInsertRequest<Snapshot>) throws -> PersistentIdentifiers
 }
 
 /// A batch delete. SwiftData's `DataStoreBatchDeleteRequest`, with the resolved identifiers.
@@ -64,7 +71,7 @@ public struct DataStoreDeleteEveryModelRequest<T: PersistentModel>: Sendable {
 extension DataStoreBatching {
     /// Fetches every identifier of `T`'s entity, deletes them with ``delete(_:)``, and returns them.
     public func deleteEveryModel<T: PersistentModel>(_ request: DataStoreDeleteEveryModelRequest<T>) throws
-        -> [PersistentIdentifier]
+        -> PersistentIdentifiers
     {
         var descriptor = FetchDescriptor<T>()
         descriptor.includePendingChanges = false
@@ -74,7 +81,7 @@ extension DataStoreBatching {
                 query: self is any DataStoreQuerying ? StoreQuery(entityName: Schema.entityName(for: T.self)) : nil))
         guard !identifiers.isEmpty else { return [] }
         try delete(DataStoreBatchDeleteRequest<T>(identifiers: identifiers, editingState: request.editingState))
-        return identifiers
+        return PersistentIdentifiers(identifiers)
     }
 }
 
@@ -95,16 +102,98 @@ public struct DataStoreBatchUpdateRequest<T: PersistentModel>: Sendable {
     }
 }
 
-/// A batch insert: many new models as snapshots under temporary identifiers.
-public struct DataStoreBatchInsertRequest<Snapshot: DataStoreSnapshot>: Sendable {
-    /// The new models.
-    public var snapshots: [Snapshot]
+/// A batch insert: many new models as snapshots under temporary identifiers, read once, a chunk at
+/// a time.
+///
+/// The context builds a large batch's snapshots as the store reads them (``forEachChunk(_:)``), so
+/// a million rows never sit in memory as snapshots all at once: a store that can write a chunk and
+/// take it back if a later one fails (inside a transaction, or by truncating what it appended)
+/// reads chunk by chunk; any other store reads them all with ``allSnapshots()``. Building a chunk
+/// can throw (a value that does not encode); the error comes out of the call that read it, and the
+/// store must then leave itself as it was.
+///
+/// The rows can be read only once: a second read is a programming error and stops the program.
+public struct DataStoreBatchInsertRequest<Snapshot: DataStoreSnapshot> {
     /// The context inserting.
     public var editingState: EditingState
+    /// How many snapshots the batch is expected to hold (exact for an array, an estimate for a
+    /// sequence), for reserving capacity.
+    public let expectedCount: Int
+    private let source: BatchInsertSource<Snapshot>
 
-    /// A batch insert request.
+    /// A batch insert of the snapshots in `snapshots`, read as one chunk.
     public init(snapshots: [Snapshot], editingState: EditingState) {
-        self.snapshots = snapshots
+        var taken = false
+        self.init(expectedCount: snapshots.count, editingState: editingState) {
+            guard !taken else { return [] }
+            taken = true
+            return snapshots
+        }
+    }
+
+    /// A batch insert whose snapshots come from `nextChunk`, which returns the next chunk, and an
+    /// empty array after the last. It is called only while a store reads the request. A snapshot
+    /// may refer by temporary identifier only to snapshots of its own chunk (a store mints and
+    /// rewrites such references a chunk at a time).
+    public init(
+        expectedCount: Int, editingState: EditingState, nextChunk: @escaping () throws -> [Snapshot]
+    ) {
         self.editingState = editingState
+        self.expectedCount = expectedCount
+        source = BatchInsertSource(nextChunk)
+    }
+
+    /// Calls `body` with each chunk of snapshots in order, building each only when `body` has
+    /// returned from the one before. Rethrows the first error, of `body` or of building a chunk.
+    public func forEachChunk(_ body: ([Snapshot]) throws -> Void) throws {
+        try source.read(body)
+    }
+
+    /// The next chunk, or an empty array after the last: for a request that converts this one's
+    /// snapshots a chunk at a time.
+    func nextChunk() throws -> [Snapshot] {
+        try source.pull()
+    }
+
+    /// Every snapshot of the batch, in order, in one array.
+    public func allSnapshots() throws -> [Snapshot] {
+        var all: [Snapshot] = []
+        try source.read { chunk in
+            if all.isEmpty {
+                all = chunk
+                all.reserveCapacity(max(expectedCount, chunk.count))
+            } else {
+                all.append(contentsOf: chunk)
+            }
+        }
+        return all
+    }
+}
+
+/// The chunks of a ``DataStoreBatchInsertRequest``, read once.
+private final class BatchInsertSource<Snapshot> {
+    private var nextChunk: (() throws -> [Snapshot])?
+    private var wasRead = false
+
+    init(_ nextChunk: @escaping () throws -> [Snapshot]) {
+        self.nextChunk = nextChunk
+    }
+
+    func read(_ body: ([Snapshot]) throws -> Void) throws {
+        precondition(!wasRead, "a batch insert request's snapshots were read twice; read them once")
+        wasRead = true
+        while true {
+            let chunk = try pull()
+            if chunk.isEmpty { return }
+            try body(chunk)
+        }
+    }
+
+    /// The next chunk, or an empty array after the last.
+    func pull() throws -> [Snapshot] {
+        guard let next = nextChunk else { return [] }
+        let chunk = try next()
+        if chunk.isEmpty { nextChunk = nil }
+        return chunk
     }
 }

@@ -35,6 +35,12 @@ extension SnapshotTable {
                 count -= 1
             }
         }
+
+        /// Removes every row from `first` on.
+        mutating func removeAll(from first: Int) {
+            guard count > 0 else { return }
+            for row in first..<(words.count &<< 6) where contains(row) { remove(row) }
+        }
     }
 
     /// One property's values, row by row, in storage typed by the property's kind: `Int64`s for
@@ -83,6 +89,19 @@ extension SnapshotTable {
             case .bool: bools.reserveCapacity(capacity)
             case .values: values.reserveCapacity(capacity)
             }
+        }
+
+        /// Drops the rows from `first` on (rows appended by a batch that is taken back).
+        mutating func removeRows(from first: Int) {
+            switch kind {
+            case .int: ints.removeSubrange(first...)
+            case .double, .date: doubles.removeSubrange(first...)
+            case .string: strings.removeSubrange(first...)
+            case .bool: bools.removeSubrange(first...)
+            case .values: values.removeSubrange(first...)
+            }
+            nulls.removeAll(from: first)
+            count = first
         }
 
         /// The value of a row, as it was stored.
@@ -254,6 +273,22 @@ extension SnapshotTable {
                 general = (0..<keys.count).map { self[$0] } + [id]
                 keys = []
             }
+        }
+
+        /// The identifiers of the rows for which `isLive` holds, in row order: runs of keys while the
+        /// rows share the table's form, so no identifier is built per row.
+        func collect(where isLive: (Int) -> Bool) -> PersistentIdentifiers {
+            if let general { return PersistentIdentifiers(general.indices.lazy.filter(isLive).map { general[$0] }) }
+            guard case .some(let shared) = storeIdentifier else { return [] }
+            guard let shared else { return PersistentIdentifiers(keys.indices.lazy.filter(isLive).map { self[$0] }) }
+            return PersistentIdentifiers(
+                storeIdentifier: shared, entityName: entityName,
+                keys: keys.indices.lazy.filter(isLive).map { keys[$0] })
+        }
+
+        /// Drops the identifiers of the rows from `first` on.
+        mutating func removeRows(from first: Int) {
+            if general != nil { general!.removeSubrange(first...) } else { keys.removeSubrange(first...) }
         }
 
         /// The row whose identifier is `id`, among rows sorted by identifier.

@@ -267,6 +267,19 @@ extension SnapshotTable {
             }
         }
 
+        /// Takes back the rows from `first` on, which a batch appended (with ``appendNew(_:storeIdentifier:firstKey:)``)
+        /// since the last ``finishChanges()``: their unique claims and hash index entries are removed,
+        /// and the ordered indexes are emptied, to be built again on their next use (their entries
+        /// for these rows would look current to rows appended later under the same numbers).
+        mutating func removeAppendedRows(from first: Int) {
+            guard first < rowCount else { return }
+            for row in (first..<rowCount).reversed() { unindex(row) }
+            orderedIndexes = orderedIndexes.map { $0.emptied() }
+            ids.removeRows(from: first)
+            generations.removeSubrange(first...)
+            for slot in columns.indices { columns[slot].removeRows(from: first) }
+        }
+
         /// Takes back the unique values `appendNew` claimed for `claimed`, and for the snapshot
         /// with `values` under the constraints before `constraint`: every one was unowned before.
         private mutating func releaseClaims(

@@ -237,8 +237,70 @@ import Foundation
     /// and the errors of ``prepare(_:storeIdentifier:)``; after a throw the table is unchanged.
     public mutating func insert(
         _ snapshots: [DefaultSnapshot], storeIdentifier: String, editingState: EditingState
-    ) throws -> [PersistentIdentifier] {
-        guard let entity = snapshots.first?.entity else { return [] }
+    ) throws -> PersistentIdentifiers {
+        try insert(
+            DataStoreBatchInsertRequest(snapshots: snapshots, editingState: editingState),
+            storeIdentifier: storeIdentifier)
+    }
+
+    /// Inserts a batch read chunk by chunk, atomically, as ``insert(_:storeIdentifier:editingState:)``
+    /// inserts an array, and returns the new identifiers in order.
+    ///
+    /// Chunks of new models of one entity that refer to no model by a temporary identifier go
+    /// straight into its columns as they are read, so the batch's snapshots are never all in memory;
+    /// if a later chunk fails (a unique value claimed twice, or a snapshot that could not be built),
+    /// the rows appended so far are taken back and the error is rethrown, leaving the table as it
+    /// was. From the first chunk that is not of that kind on, the rest of the batch is gathered and
+    /// saved together.
+    public mutating func insert(
+        _ request: DataStoreBatchInsertRequest<DefaultSnapshot>, storeIdentifier: String
+    ) throws -> PersistentIdentifiers {
+        var ids = PersistentIdentifiers()
+        // Where the rows appended straight into the columns began, to take them back.
+        var appended: (entity: String, row: Int, key: Int64)?
+        var gathered: [DefaultSnapshot]?
+        do {
+            try request.forEachChunk { chunk in
+                if gathered == nil, let entity = appendableEntity(of: chunk),
+                    appended.map({ $0.entity == entity.name }) ?? true
+                {
+                    if appended == nil {
+                        appended = (entity.name, tables[entity.name]!.rowCount, nextPrimaryKey)
+                        tables[entity.name]!.reserveCapacity(adding: max(request.expectedCount, chunk.count))
+                    }
+                    let first = nextPrimaryKey
+                    try tables[entity.name]!.appendNew(chunk, storeIdentifier: storeIdentifier, firstKey: first)
+                    nextPrimaryKey = first + Int64(chunk.count)
+                    ids.append(
+                        storeIdentifier: storeIdentifier, entityName: entity.name, keys: first...(nextPrimaryKey - 1))
+                } else {
+                    if gathered == nil { gathered = chunk } else { gathered!.append(contentsOf: chunk) }
+                }
+            }
+            if let gathered {
+                let prepared = try prepare(
+                    DataStoreSaveChangesRequest(
+                        editingState: request.editingState, inserted: gathered, updated: [], deleted: []),
+                    storeIdentifier: storeIdentifier)
+                apply(prepared)
+                for snapshot in prepared.inserted { ids.append(snapshot.persistentIdentifier) }
+            }
+        } catch {
+            if let appended {
+                tables[appended.entity]!.removeAppendedRows(from: appended.row)
+                nextPrimaryKey = appended.key
+            }
+            throw error
+        }
+        if let appended { finishChanges([appended.entity]) }
+        return ids
+    }
+
+    /// The entity of a chunk that can go straight into the columns: new models (temporary
+    /// identifiers) of one entity of this table, none referring to a model by a temporary
+    /// identifier (which a save would have to rewrite).
+    private func appendableEntity(of chunk: [DefaultSnapshot]) -> Schema.Entity? {
+        guard let entity = chunk.first?.entity, tables[entity.name] != nil else { return nil }
         let references = entity.relationships.map(\.slot)
         func refersToTemporary(_ value: StoreValue) -> Bool {
             switch value {
@@ -247,26 +309,11 @@ import Foundation
             default: false
             }
         }
-        let plain =
-            tables[entity.name] != nil
-            && !snapshots.contains { snapshot in
-                snapshot.entity !== entity || !snapshot.persistentIdentifier.isTemporary
-                    || references.contains { refersToTemporary(snapshot.values[$0]) }
-            }
-        guard plain else {
-            let prepared = try prepare(
-                DataStoreSaveChangesRequest(editingState: editingState, inserted: snapshots, updated: [], deleted: []),
-                storeIdentifier: storeIdentifier)
-            apply(prepared)
-            return prepared.inserted.map(\.persistentIdentifier)
+        let appendable = !chunk.contains { snapshot in
+            snapshot.entity !== entity || !snapshot.persistentIdentifier.isTemporary
+                || references.contains { refersToTemporary(snapshot.values[$0]) }
         }
-        let first = nextPrimaryKey
-        try tables[entity.name]!.appendNew(snapshots, storeIdentifier: storeIdentifier, firstKey: first)
-        nextPrimaryKey = first + Int64(snapshots.count)
-        finishChanges([entity.name])
-        return (0..<Int64(snapshots.count)).map {
-            PersistentIdentifier.identifier(for: storeIdentifier, entityName: entity.name, primaryKey: first + $0)
-        }
+        return appendable ? entity : nil
     }
 
     /// Loads snapshots read from disk, keeping their identifiers. Throws ``DataStoreError/corrupted``
@@ -408,12 +455,9 @@ import Foundation
     }
 
     /// The identifiers of every model of an entity, in identifier order.
-    public func identifiers(of entityName: String) -> [PersistentIdentifier] {
+    public func identifiers(of entityName: String) -> PersistentIdentifiers {
         guard let table = tables[entityName] else { return [] }
-        var result: [PersistentIdentifier] = []
-        result.reserveCapacity(table.count)
-        for row in 0..<table.rowCount where table.isLive(row) { result.append(table.ids[row]) }
-        return result
+        return table.ids.collect(where: table.isLive)
     }
 
     /// Deletes every model of an entity at once: the entity's rows and indexes are dropped, not

@@ -65,7 +65,7 @@ extension ForwardingStore where Inner.Store: DataStoreBatching {
         try inner.update(request)
     }
     /// Forwards the batch insert to the wrapped store.
-    public func insert(_ request: DataStoreBatchInsertRequest<Snapshot>) throws -> [PersistentIdentifier] {
+    public func insert(_ request: DataStoreBatchInsertRequest<Snapshot>) throws -> PersistentIdentifiers {
         try inner.insert(request)
     }
 }

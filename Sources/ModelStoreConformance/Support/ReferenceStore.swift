@@ -97,15 +97,17 @@ public final class ReferenceStore: DataStoreQuerying, DataStoreBatching {
     }
 
     /// Inserts the snapshots atomically; returns their permanent identifiers in order.
-    public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
-        try table.withLock { table in
+    public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> PersistentIdentifiers {
+        let snapshots = try request.allSnapshots()
+        return try table.withLock { table in
             let saved = try table.save(
                 DataStoreSaveChangesRequest(
-                    editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: []),
+                    editingState: request.editingState, inserted: snapshots, updated: [], deleted: []),
                 storeIdentifier: identifier)
-            return request.snapshots.map {
-                saved.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier
-            }
+            return PersistentIdentifiers(
+                snapshots.lazy.map {
+                    saved.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier
+                })
         }
     }
 }

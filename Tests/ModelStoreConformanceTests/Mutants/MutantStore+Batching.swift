@@ -46,12 +46,13 @@ extension MutantStore {
         }
     }
 
-    func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
-        try locked(writing: true) { state in
+    func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> PersistentIdentifiers {
+        let snapshots = try request.allSnapshots()
+        return try locked(writing: true) { state in
             let before = state.table
             var next = state.table
             var ids: [PersistentIdentifier] = []
-            let chunks = has(.batchInsertNotAtomic) ? request.snapshots.map { [$0] } : [request.snapshots]
+            let chunks = has(.batchInsertNotAtomic) ? snapshots.map { [$0] } : [snapshots]
             for chunk in chunks {
                 let saved = try next.save(
                     DataStoreSaveChangesRequest(
@@ -64,9 +65,9 @@ extension MutantStore {
                 try commit(next, .batchInsert, from: before, author: request.editingState.author, &state)
             }
             switch mutation {
-            case .batchInsertIdentifiersReversed: return ids.reversed()
-            case .batchInsertTemporaryIdentifiers: return request.snapshots.map(\.persistentIdentifier)
-            default: return ids
+            case .batchInsertIdentifiersReversed: return PersistentIdentifiers(ids.reversed())
+            case .batchInsertTemporaryIdentifiers: return PersistentIdentifiers(snapshots.map(\.persistentIdentifier))
+            default: return PersistentIdentifiers(ids)
             }
         }
     }

@@ -66,7 +66,7 @@ extension SQLiteStore {
     }
 
     func insert(_ snapshots: [DefaultSnapshot]) throws -> [PersistentIdentifier] {
-        try insert(DataStoreBatchInsertRequest(snapshots: snapshots, editingState: EditingState()))
+        Array(try insert(DataStoreBatchInsertRequest(snapshots: snapshots, editingState: EditingState())))
     }
 }
 

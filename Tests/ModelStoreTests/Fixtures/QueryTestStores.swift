@@ -101,11 +101,13 @@ final class LimitedStore: DataStoreQuerying, DataStoreBatching {
         }
     }
 
-    func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
+    func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> PersistentIdentifiers {
+        let snapshots = try request.allSnapshots()
         let save = DataStoreSaveChangesRequest(
-            editingState: request.editingState, inserted: request.snapshots, updated: [], deleted: [])
+            editingState: request.editingState, inserted: snapshots, updated: [], deleted: [])
         let result = try storage.save(save, storeIdentifier: identifier)
-        return request.snapshots.map { result.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier }
+        return PersistentIdentifiers(
+            snapshots.lazy.map { result.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier })
     }
 }
 

@@ -200,7 +200,7 @@ extension PostgreSQLStore {
     /// a model another process inserts meanwhile is either deleted and returned, or stays.
     public func deleteEveryModel<T: PersistentModel>(
         _ request: DataStoreDeleteEveryModelRequest<T>
-    ) throws -> [PersistentIdentifier] {
+    ) throws -> PersistentIdentifiers {
         let entityName = Schema.entityName(for: T.self)
         guard let layout = layouts[entityName] else { return [] }
         let storeIdentifier = identifier
@@ -219,13 +219,8 @@ extension PostgreSQLStore {
                 if plain {
                     let runs = try await history.deleteEveryRow(
                         of: layout, author: author, limit: limit, on: writer.session)
-                    var ids: [PersistentIdentifier] = []
-                    ids.reserveCapacity(runs.reduce(0) { $0 + $1.count })
-                    for run in runs {
-                        for key in run {
-                            ids.append(.identifier(for: storeIdentifier, entityName: entityName, primaryKey: key))
-                        }
-                    }
+                    var ids = PersistentIdentifiers()
+                    for run in runs { ids.append(storeIdentifier: storeIdentifier, entityName: entityName, keys: run) }
                     return ids
                 }
                 let deleted = try await writer.deleteReturningVersions(layout, where: "true", PostgresBindings())
@@ -234,7 +229,7 @@ extension PostgreSQLStore {
                 }
                 if referred { _ = try await writer.clearDanglingReferences(changed: [], deleted: ids) }
                 _ = try await history.record(deleted.map(\.change), author: author, limit: limit, on: writer.session)
-                return ids
+                return PersistentIdentifiers(ids)
             }
         }
     }
@@ -306,17 +301,22 @@ extension PostgreSQLStore {
     }
 
     /// Inserts snapshots in one transaction and returns their permanent identifiers in order.
-    public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> [PersistentIdentifier] {
+    ///
+    /// The batch is read whole before the transaction starts: the transaction runs on the event
+    /// loop, which must not wait on the caller's rows.
+    public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> PersistentIdentifiers {
         let (history, limit, author) = (self.history, configuration.historyLimit, request.editingState.author)
+        let snapshots = try request.allSnapshots()
         return try database.wait {
             try await self.withWriter("inserting a batch") { writer in
-                let minted = try await writer.mint(request.snapshots, updated: [])
+                let minted = try await writer.mint(snapshots, updated: [])
                 _ = try await writer.insert(minted.inserted)
                 _ = try await writer.clearDanglingReferences(changed: minted.inserted, deleted: [])
                 _ = try await history.record(
                     minted.inserted.map { StoreHistoryRecord.Change(.insert, $0.persistentIdentifier) },
                     author: author, limit: limit, on: writer.session)
-                return request.snapshots.map { minted.remap[$0.persistentIdentifier] ?? $0.persistentIdentifier }
+                return PersistentIdentifiers(
+                    snapshots.lazy.map { minted.remap[$0.persistentIdentifier] ?? $0.persistentIdentifier })
             }
         }
     }

@@ -20,7 +20,8 @@ struct PostgreSQLDeleteEveryModelTests {
     /// Deletes every counter through the store and returns the identifiers it says it deleted.
     private func deleteEveryCounter(_ container: ModelContainer) throws -> [PersistentIdentifier] {
         let store = try #require(container.stores.first as? PostgreSQLStore)
-        return try store.deleteEveryModel(DataStoreDeleteEveryModelRequest<Counter>(editingState: EditingState()))
+        return Array(
+            try store.deleteEveryModel(DataStoreDeleteEveryModelRequest<Counter>(editingState: EditingState())))
     }
 
     /// Polls until `count` of the namespace's statements wait for a lock.

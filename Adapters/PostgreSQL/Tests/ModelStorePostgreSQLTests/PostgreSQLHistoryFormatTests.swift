@@ -27,7 +27,8 @@ struct PostgreSQLHistoryFormatTests {
     /// the identifiers the store says it deleted.
     private func deleteEveryCounter(_ container: ModelContainer) throws -> [PersistentIdentifier] {
         let store = try #require(container.stores.first as? PostgreSQLStore)
-        return try store.deleteEveryModel(DataStoreDeleteEveryModelRequest<Counter>(editingState: EditingState()))
+        return Array(
+            try store.deleteEveryModel(DataStoreDeleteEveryModelRequest<Counter>(editingState: EditingState())))
     }
 
     /// The runs of consecutive keys of these identifiers, as a format 3 body writes them.

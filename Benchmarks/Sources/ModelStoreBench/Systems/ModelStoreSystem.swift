@@ -33,7 +33,7 @@ struct ModelStoreSystem: BenchSystem {
     }
 
     /// A container whose store holds every user, inserted with the batch API; returns the identifiers in row order.
-    private func filledContainer(_ data: Dataset, at url: URL) throws -> (ModelContainer, [PersistentIdentifier]) {
+    private func filledContainer(_ data: Dataset, at url: URL) throws -> (ModelContainer, PersistentIdentifiers) {
         let container = try ModelContainer(for: User.self, configurations: configuration(url))
         let ids = try ModelContext(container).insert(User.self, rows: data.rows.lazy.map(UserQueries.assignments))
         try Expect.count(ids.count, data.count, "filling the store")

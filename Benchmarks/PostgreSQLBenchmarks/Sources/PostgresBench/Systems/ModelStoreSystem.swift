@@ -31,7 +31,7 @@ struct ModelStoreSystem: BenchSystem {
 
     /// A container whose store holds every user, inserted with the batch API; the identifiers in row order.
     private func filledContainer(_ data: Dataset, _ namespace: String) async throws -> (
-        ModelContainer, [PersistentIdentifier]
+        ModelContainer, PersistentIdentifiers
     ) {
         let container = try await emptyContainer(namespace)
         let ids = try ModelContext(container).insert(User.self, rows: data.rows.map(UserQueries.assignments))
