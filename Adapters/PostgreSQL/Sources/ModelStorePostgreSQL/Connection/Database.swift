@@ -205,7 +205,7 @@ final class Database: Sendable {
     private static func begin<Value: Sendable>(
         _ begin: String, _ session: Session, _ body: @Sendable (Session) async throws -> Value
     ) async throws -> Value {
-        // Sent with the body's first statement (see `Session.Opening`), so it costs no round trip.
+        // Sent with the body's first statement (see `Session.Opening`), so it costs no wait of its own.
         session.opening.set(begin)
         do {
             return try await body(session)
@@ -293,9 +293,10 @@ struct Session: @unchecked Sendable {
 
     /// A transaction's `BEGIN`, sent right before the transaction's first statement, without
     /// waiting for its answer: PostgresNIO runs a connection's statements in the order they were
-    /// written, so the statement runs in the transaction, and the transaction costs no round trip
-    /// of its own. `BEGIN` has no operands and cannot fail on a live connection; its answer is
-    /// still checked after the statement's (a failure is the statement's failure).
+    /// written, so the statement runs in the transaction, and the transaction costs no wait of its
+    /// own (the server still answers `BEGIN` before PostgresNIO sends the statement: it runs one
+    /// statement at a time). `BEGIN` has no operands and cannot fail on a live connection; its answer
+    /// is still checked after the statement's (a failure is the statement's failure).
     final class Opening: @unchecked Sendable {
         // Safety: every access holds `lock`.
         private let lock = NSLock()
