@@ -122,7 +122,7 @@ extension PostgreSQLStore {
             honouringPropertiesToFetch && plan.isComplete
             ? query.propertiesToFetch.map { Set($0.compactMap(plan.layout.entity.slot(of:))) } : nil
         let storeIdentifier = identifier
-        let url = configuration.redactedURL
+        let url = database.url
         let rows = try await database.read("fetching '\(query.entityName)'") { session in
             try await RowReader(session: session, storeIdentifier: storeIdentifier, url: url)
                 .rows(plan.layout, where: plan.clause, plan.binds, reading: reading)

@@ -47,7 +47,7 @@ extension PostgreSQLStore {
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, versions read: [PersistentIdentifier: Int64]
     ) async throws -> (DataStoreSaveChangesResult<DefaultSnapshot>, [PersistentIdentifier: Int64])? {
         guard let update = try oneStatementUpdate(request, versions: read) else { return nil }
-        let url = configuration.redactedURL
+        let url = database.url
         let written: OneStatementWritten?
         do {
             written = try await database.autocommit { session in
@@ -72,11 +72,12 @@ extension PostgreSQLStore {
         if let totals = written.totals, let limit = configuration.historyLimit,
             totals.total - totals.before > Int64(limit)
         {
-            // After the commit, in a transaction of its own, so the deletion and the expiry of the
-            // tokens into it are seen together. A failure leaves the history over its limit until
-            // the next save that finds it so; the save itself has committed.
+            // After the commit, as one statement committed on its own (see `HistoryLog.trim`), so
+            // the deletion and the expiry of the tokens into it are seen together. A failure leaves
+            // the history over its limit until the next save that finds it so; the save itself has
+            // committed.
             let history = self.history
-            _ = try? await database.transaction("trimming the history") { session in
+            _ = try? await database.autocommit { session in
                 try await history.trim(total: totals.total, before: totals.before, limit: limit, on: session)
             }
         }
@@ -89,7 +90,7 @@ extension PostgreSQLStore {
     /// What became of a one-statement save whose connection ended before its answer (see
     /// ``updateInOneStatement(_:versions:)``): its row and history row, read on another connection.
     func storedInDoubt(_ update: OneStatementUpdate, underlying: any Error) async throws -> OneStatementWritten {
-        let url = configuration.redactedURL
+        let url = database.url
         let history = self.history
         let found: (version: Int64?, number: Int64?)
         do {

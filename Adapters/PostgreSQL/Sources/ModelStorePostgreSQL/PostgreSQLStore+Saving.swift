@@ -195,9 +195,10 @@ extension PostgreSQLStore {
     /// (as a batch delete clears them), and one history transaction, as a batch delete of the same
     /// models records it. Nothing is read first, and no key is sent to the server. When no other
     /// table refers to the entity and it keeps no tombstones, the table is locked against other
-    /// writers first, and the delete (a plain `DELETE`) and its history row are one statement that
-    /// returns the keys as runs of consecutive keys (see ``HistoryLog/deleteEveryRow(of:author:limit:on:)``):
-    /// a model another process inserts meanwhile is either deleted and returned, or stays.
+    /// writers first, the delete (a plain `DELETE`), its history row and the history's trim are one
+    /// statement, sent with the lock in one wait, and the keys come back as runs of consecutive keys
+    /// (see ``HistoryLog/deleteEveryRow(of:emptying:author:limit:on:)``): a model another process
+    /// inserts meanwhile is either deleted and returned, or stays.
     public func deleteEveryModel<T: PersistentModel>(
         _ request: DataStoreDeleteEveryModelRequest<T>
     ) throws -> PersistentIdentifiers {
@@ -213,16 +214,15 @@ extension PostgreSQLStore {
         let tombstones = layout.entity.attributes.contains { $0.options.contains(.preserveValueOnDeletion) }
         return try database.wait {
             try await self.withWriter("deleting every '\(entityName)'") { writer in
-                let plain = !referred && !tombstones
-                if plain { try await history.lockAgainstWriters(layout, on: writer.session) }
-                for join in layout.joinTables { try await writer.session.execute("DELETE FROM \(join.table)") }
-                if plain {
+                if !referred && !tombstones {
                     let runs = try await history.deleteEveryRow(
-                        of: layout, author: author, limit: limit, on: writer.session)
+                        of: layout, emptying: layout.joinTables.map(\.table), author: author, limit: limit,
+                        on: writer.session)
                     var ids = PersistentIdentifiers()
                     for run in runs { ids.append(storeIdentifier: storeIdentifier, entityName: entityName, keys: run) }
                     return ids
                 }
+                for join in layout.joinTables { try await writer.session.execute("DELETE FROM \(join.table)") }
                 let deleted = try await writer.deleteReturningVersions(layout, where: "true", PostgresBindings())
                 let ids = deleted.map {
                     PersistentIdentifier.identifier(for: storeIdentifier, entityName: entityName, primaryKey: $0.key)
@@ -332,6 +332,6 @@ extension PostgreSQLStore {
     func writer(on session: Session) -> RowWriter {
         RowWriter(
             session: session, storeIdentifier: identifier, layouts: layouts, keySequence: opener.keySequence,
-            url: configuration.redactedURL)
+            url: database.url)
     }
 }

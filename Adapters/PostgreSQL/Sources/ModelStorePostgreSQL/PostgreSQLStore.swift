@@ -141,7 +141,7 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
         }
         let layouts = self.layouts
         let storeIdentifier = identifier
-        let url = configuration.redactedURL
+        let url = database.url
         let keysByEntity = byEntity
         return try await database.read("reading models") { session in
             let reader = RowReader(session: session, storeIdentifier: storeIdentifier, url: url)

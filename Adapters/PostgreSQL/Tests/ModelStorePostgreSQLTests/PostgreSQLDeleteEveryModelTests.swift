@@ -12,9 +12,10 @@ import Testing
 struct PostgreSQLDeleteEveryModelTests {
     typealias Transaction = DefaultHistoryTransaction
 
-    private func container(_ namespace: String) throws -> ModelContainer {
-        try ModelContainer(
-            for: Counter.schema, configurations: [try PostgreSQLServer.configuration(namespace: namespace)])
+    private func container(_ namespace: String, historyLimit: Int? = 10_000) throws -> ModelContainer {
+        var configuration = try PostgreSQLServer.configuration(namespace: namespace)
+        configuration.historyLimit = historyLimit
+        return try ModelContainer(for: Counter.schema, configurations: [configuration])
     }
 
     /// Deletes every counter through the store and returns the identifiers it says it deleted.
@@ -154,6 +155,93 @@ struct PostgreSQLDeleteEveryModelTests {
         let container = try container(namespace)
         #expect(try deleteEveryCounter(container).isEmpty)
         #expect(try ModelContext(container).fetchHistory(HistoryDescriptor<Transaction>()).isEmpty)
+    }
+
+    /// The history rows (`number:changes:cumulative`) and the counters (`key=value`) of a namespace.
+    private func historyShape(_ namespace: String) async throws -> [String] {
+        var shape: [String] = []
+        try await AdminConnection.using { admin in
+            shape = try await admin.run(
+                "SELECT number::text || ':' || changes::text || ':' || cumulative::text "
+                    + "FROM \"\(namespace)\".\"modelstore_history\" ORDER BY number")
+            shape += try await admin.run(
+                "SELECT key || '=' || value FROM \"\(namespace)\".\"modelstore_meta\" "
+                    + "WHERE key IN ('historyLast', 'historyExpiredThrough') ORDER BY key")
+        }
+        return shape
+    }
+
+    /// Saves of `saves` new counters each under a history limit of `limit`, then every counter
+    /// deleted: the delete of every model writes its history row and trims the history in its
+    /// `DELETE`'s statement, without seeing that row, and leaves the history as a batch delete of
+    /// the same models (which inserts its row, then trims) does. The cases: nothing to trim, the
+    /// older rows trimmed up to one in the middle, all older rows trimmed, and the new row trimmed
+    /// too (a delete past the limit on its own, as the benchmark's).
+    @Test(
+        arguments: [
+            ([3, 3, 3], 20, ["1:3:3", "2:3:6", "3:3:9", "4:9:18", "historyExpiredThrough=0", "historyLast=4"]),
+            ([3, 3, 3], 15, ["3:3:9", "4:9:18", "historyExpiredThrough=2", "historyLast=4"]),
+            ([8], 10, ["2:8:16", "historyExpiredThrough=1", "historyLast=2"]),
+            ([12], 10, ["historyExpiredThrough=2", "historyLast=2"]),
+        ] as [([Int], Int, [String])])
+    func deletingEveryModelTrimsTheHistoryAsABatchDeleteOfTheSameModels(
+        saves: [Int], limit: Int, expected: [String]
+    ) async throws {
+        for everyModel in [true, false] {
+            let namespace = PostgreSQLServer.freshNamespace(everyModel ? "dt" : "db")
+            let container = try container(namespace, historyLimit: limit)
+            let context = ModelContext(container)
+            for (save, count) in saves.enumerated() {
+                for index in 0..<count { context.insert(Counter(name: "s\(save)c\(index)")) }
+                try context.save()
+            }
+            let ids = try context.fetchIdentifiers(FetchDescriptor<Counter>())
+            if everyModel {
+                let deleted = try deleteEveryCounter(container)
+                #expect(Set(deleted) == Set(ids) && deleted.count == ids.count)
+            } else {
+                let store = try #require(container.stores.first as? PostgreSQLStore)
+                try store.delete(DataStoreBatchDeleteRequest<Counter>(identifiers: ids, editingState: EditingState()))
+            }
+            #expect(try stored(namespace).isEmpty)
+            #expect(try await historyShape(namespace) == expected, "deleting every model: \(everyModel)")
+        }
+    }
+
+    /// Another writer takes the history's next number and holds the counter while the delete of
+    /// every model runs, then commits its row: the `DELETE`'s statement, whose snapshot is older
+    /// than that row, cannot know the running total before its number, fails, and is rolled back to
+    /// its savepoint; the delete then records its run after that row, with the total that includes it.
+    @Test func aDeleteWhoseNumberWaitedForAnotherWriterRecordsItsRunAfterThatWritersRow() async throws {
+        let namespace = PostgreSQLServer.freshNamespace("dw")
+        let (container, stored) = try filled(namespace, count: 20, gaps: false)
+        let ids = stored.sorted { $0.primaryKey.intValue! < $1.primaryKey.intValue! }
+        let keys = ids.compactMap(\.primaryKey.intValue)
+        let update = "[{\"k\":\"u\",\"e\":\"Counter\",\"p\":\(keys[0]),\"u\":[\"value\"]}]"
+        try await AdminConnection.using { admin in
+            let history = "\"\(namespace)\".\"modelstore_history\""
+            try await admin.run("BEGIN")
+            try await admin.run(
+                "UPDATE \"\(namespace)\".\"modelstore_meta\" SET value = (value::bigint + 1)::text "
+                    + "WHERE key = 'historyLast'")
+            try await admin.run(
+                "INSERT INTO \(history) (number, changes, cumulative, committed, author, body) SELECT 2, 1, "
+                    + "cumulative + 1, 0, 'another', '\(update)' FROM \(history) WHERE number = 1")
+            let deleted = Task { try await Self.onThreadValue { try deleteEveryCounter(container) } }
+            try await waitForWaiters(1, in: namespace, admin)
+            try await admin.run("COMMIT")
+            let returned = try await deleted.value
+            #expect(returned == ids)
+            let rows = try await admin.run(
+                "SELECT number::text || ':' || changes::text || ':' || cumulative::text || ' ' || body::text "
+                    + "FROM \(history) ORDER BY number")
+            let run = "{\"v\":3,\"c\":[{\"k\":\"d\",\"e\":\"Counter\",\"rs\":[[\(keys.first!),\(keys.last!)]]}]}"
+            #expect(rows.map { $0.prefix { $0 != " " } } == ["1:20:20", "2:1:21", "3:20:41"])
+            #expect(rows.dropFirst() == ["2:1:21 " + update, "3:20:41 " + run])
+        }
+        #expect(try self.stored(namespace).isEmpty)
+        let last = try #require(try ModelContext(container).fetchHistory(HistoryDescriptor<Transaction>()).last)
+        #expect(last.changes.map(\.changedPersistentIdentifier) == ids)
     }
 
     /// Runs synchronous store work on a thread of its own and returns its value.

@@ -10,6 +10,8 @@ import PostgresNIO
 /// transactions with retries.
 final class Database: Sendable {
     let client: PostgresClient
+    /// The store's URL without its password (``PostgreSQLStoreConfiguration/redactedURL``), made
+    /// once: the store's calls name it in their errors and hand it to their readers and writers.
     let url: String
     private let runner: Task<Void, Never>
     private let retries: Int
@@ -203,7 +205,7 @@ final class Database: Sendable {
     private static func begin<Value: Sendable>(
         _ begin: String, _ session: Session, _ body: @Sendable (Session) async throws -> Value
     ) async throws -> Value {
-        // Sent with the body's first statement (see `Session.Opening`), so it costs no round trip.
+        // Sent with the body's first statement (see `Session.Opening`), so it costs no wait of its own.
         session.opening.set(begin)
         do {
             return try await body(session)
@@ -291,9 +293,10 @@ struct Session: @unchecked Sendable {
 
     /// A transaction's `BEGIN`, sent right before the transaction's first statement, without
     /// waiting for its answer: PostgresNIO runs a connection's statements in the order they were
-    /// written, so the statement runs in the transaction, and the transaction costs no round trip
-    /// of its own. `BEGIN` has no operands and cannot fail on a live connection; its answer is
-    /// still checked after the statement's (a failure is the statement's failure).
+    /// written, so the statement runs in the transaction, and the transaction costs no wait of its
+    /// own (the server still answers `BEGIN` before PostgresNIO sends the statement: it runs one
+    /// statement at a time). `BEGIN` has no operands and cannot fail on a live connection; its answer
+    /// is still checked after the statement's (a failure is the statement's failure).
     final class Opening: @unchecked Sendable {
         // Safety: every access holds `lock`.
         private let lock = NSLock()
@@ -450,6 +453,58 @@ struct Session: @unchecked Sendable {
     /// (`DELETE 10000`); as ``query(_:_:)`` otherwise.
     func changedRows(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws -> Int {
         try await run(sql, binds) { $0.metadata.rows ?? 0 }
+    }
+
+    /// One statement of ``run(together:)``: its text and parameters.
+    struct Queued: Sendable {
+        let sql: String
+        var binds = PostgresBindings()
+    }
+
+    /// What one statement of ``run(together:)`` answered: its rows, and how many rows it changed
+    /// (from its command tag, `DELETE 10000`; `0` for a statement that names none).
+    struct Answered: Sendable {
+        let rows: [PostgresRow]
+        let changed: Int
+    }
+
+    /// Runs `statements` one after another on the connection, written to it all at once (after the
+    /// pending `BEGIN`, see ``Opening``), and waits once for all their answers, in order: the caller
+    /// pays one wait instead of one per statement. PostgresNIO still sends each statement when the
+    /// one before it has been answered, so the server runs them in order, each seeing what the
+    /// ones before it wrote.
+    ///
+    /// When one fails, so do the ones after it in the same transaction (the server refuses every
+    /// statement of an aborted transaction until it is rolled back): the error thrown is the first
+    /// statement's that failed, which is the cause.
+    func run(together statements: [Queued]) async throws -> [Answered] {
+        try await answer { connection, begin, finish in
+            // Written from this thread in order, so they reach the server in that order.
+            var answers: [EventLoopFuture<PostgresQueryResult>] = []
+            answers.reserveCapacity(statements.count + 1)
+            if let begin { answers.append(connection.query(PostgresQuery(unsafeSQL: begin), logger: Database.silent)) }
+            let first = answers.count
+            for statement in statements {
+                answers.append(
+                    connection.query(
+                        PostgresQuery(unsafeSQL: statement.sql, binds: statement.binds), logger: Database.silent))
+            }
+            EventLoopFuture.whenAllComplete(answers, on: connection.eventLoop).whenComplete { all in
+                do {
+                    var answered: [Answered] = []
+                    answered.reserveCapacity(statements.count)
+                    for (index, outcome) in try all.get().enumerated() {
+                        let result = try outcome.get()
+                        if index >= first {
+                            answered.append(Answered(rows: result.rows, changed: result.metadata.rows ?? 0))
+                        }
+                    }
+                    finish(.success(answered))
+                } catch {
+                    finish(.failure(error))
+                }
+            }
+        }
     }
 
     /// Runs a statement, discarding rows.

@@ -5,50 +5,127 @@ import PostgresNIO
 extension HistoryLog {
     /// Deletes every row of `layout`'s table with a plain `DELETE` and records their deletions as
     /// one history transaction; returns the deleted keys as runs of consecutive keys, ascending
-    /// (none, and nothing recorded, when the table was empty).
+    /// (none, and nothing recorded, when the table was empty). `joinTables` (the entity's own, whose
+    /// rows name the deleted ones as owners) are emptied first.
     ///
-    /// The caller MUST have locked the table against other writers in this transaction, before
-    /// this call (``lockAgainstWriters(_:on:)``): under the lock no other transaction writes the
-    /// table until this one ends, so the keys read are exactly the rows deleted. A row another
-    /// session inserted and committed before the lock was granted is deleted and reported, one it
-    /// inserts later waits for the lock and stays.
+    /// First of all it locks the table against other writers until the transaction ends
+    /// (``lockAgainstWriters(_:)``): under the lock no other transaction writes the table, so the
+    /// keys read are exactly the rows deleted. A row another session inserted and committed before
+    /// the lock was granted is deleted and reported, one it inserts later waits for the lock and
+    /// stays. The caller MUST call this first in its transaction (nothing held yet that another
+    /// writer of the table may need while this one waits for the lock).
     ///
     /// Only for an entity whose deletions need no tombstone (no `.preserveValueOnDeletion`
-    /// attribute). The keys never travel one by one. When they are one run (no model of the entity
-    /// was ever deleted alone, the common case), the smallest and largest key come from the primary
-    /// key's index, and the `DELETE`'s own count of rows says whether every key between them was
-    /// there; nothing scans the table but the `DELETE`. Otherwise that `DELETE` is rolled back (to
-    /// a savepoint), and one statement reads the runs and deletes the rows
-    /// (``deleteEveryRowReadingRuns(of:author:limit:on:)``). The row's body is of format 3 (see
-    /// ``bodyFormat``), one line for every deletion, `{"v":3,"c":[{"k":"d","e":"User","rs":[[1,100000]]}]}`,
-    /// which readers take as the deletions format 1 listed one per line
-    /// (`{"k":"d","e":"User","p":key}`), in ascending order; the row counts one change per key.
+    /// attribute) and whose rows nothing else refers to. The keys never travel one by one. When they
+    /// are one run (no model of the entity was ever deleted alone, the common case), the smallest
+    /// and largest key come from the primary key's index, and the `DELETE`'s own count of rows says
+    /// whether every key between them was there; nothing scans the table but the `DELETE`. The
+    /// statements run together (``Session/run(together:)``, one wait): the lock, `joinTables`
+    /// emptied, the ends of the keys, a savepoint, and the `DELETE` with, in the same statement
+    /// (``deletingEveryRow(of:)``), the history's number, the row of that run and the trim to
+    /// `limit`. When the keys are not one run, or that statement could not know the running total
+    /// before its number (see ``previousTotal``), everything after the savepoint is rolled back, and
+    /// one statement reads the runs and deletes the rows (``deleteEveryRowReadingRuns(of:author:limit:on:)``).
+    ///
+    /// The row's body is of format 3 (see ``bodyFormat``), one line for every deletion,
+    /// `{"v":3,"c":[{"k":"d","e":"User","rs":[[1,100000]]}]}`, which readers take as the deletions
+    /// format 1 listed one per line (`{"k":"d","e":"User","p":key}`), in ascending order; the row
+    /// counts one change per key.
     func deleteEveryRow(
-        of layout: TableLayout, author: String?, limit: Int?, on session: Session
+        of layout: TableLayout, emptying joinTables: [String], author: String?, limit: Int?, on session: Session
     ) async throws -> [ClosedRange<Int64>] {
         let (key, table) = (TableLayout.key, layout.table)
-        guard let ends = try await session.query("SELECT min(\(key)), max(\(key)) FROM \(table)").first else {
-            return []
-        }
-        let (first, last) = try ends.decode((Int64?, Int64?).self)
-        guard let first, let last else { return [] }
-        // Keys are distinct, so `last - first + 1` rows between them are every key between them.
-        let (span, overflow) = last.subtractingReportingOverflow(first)
-        try await session.execute("SAVEPOINT modelstore_every_row")
-        let deleted = try await session.changedRows("DELETE FROM \(table)")
-        guard !overflow, deleted > 0, Int64(deleted) - 1 == span else {
+        var statements = [Session.Queued(sql: lockAgainstWriters(layout))]
+        statements += joinTables.map { Session.Queued(sql: "DELETE FROM \($0)") }
+        // Before the number is taken in the DELETE's statement (see `takeNumber`).
+        if hasDeferredConstraints { statements.append(Session.Queued(sql: "SET CONSTRAINTS ALL IMMEDIATE")) }
+        // The transaction's id comes along, so the commit need not ask for it (see `Session.transactionID`).
+        let ends = statements.count
+        statements.append(Session.Queued(sql: "SELECT min(\(key)), max(\(key)), txid_current() FROM \(table)"))
+        statements.append(Session.Queued(sql: "SAVEPOINT modelstore_every_row"))
+        let (start, end) = Self.runsBody(entityName: layout.entity.name)
+        var binds = PostgresBindings()
+        Self.bindCommitted(author: author, to: &binds)
+        binds.append(start)
+        binds.append(end)
+        if let limit { binds.append(Int64(limit)) } else { binds.appendNull() }
+        statements.append(Session.Queued(sql: deletingEveryRow(of: table), binds: binds))
+        let answers: [Session.Answered]
+        do {
+            answers = try await session.run(together: statements)
+        } catch  where OneStatementUpdate.isMissingPredecessor(error) {
+            // Only the DELETE's statement writes history here; what came before the savepoint stands.
             try await session.execute("ROLLBACK TO SAVEPOINT modelstore_every_row")
             return try await deleteEveryRowReadingRuns(of: layout, author: author, limit: limit, on: session)
         }
-        let (start, end) = Self.runsBody(entityName: layout.entity.name)
-        _ = try await record(
-            body: start + "[\(first),\(last)]" + end, changes: Int64(deleted), author: author, limit: limit,
-            number: nil, on: session)
+        guard let row = answers[ends].rows.first, let deleted = answers.last?.changed else {
+            return try await readingRunsInstead(layout, author, limit, session)
+        }
+        let (first, last, transaction) = try row.decode((Int64?, Int64?, Int64).self)
+        session.transactionID.set(transaction)
+        guard let first, let last else {
+            // An empty table (under the lock, the DELETE's too): nothing deleted, nothing recorded.
+            guard deleted == 0 else { return try await readingRunsInstead(layout, author, limit, session) }
+            return []
+        }
+        // Keys are distinct, so `last - first + 1` rows between them are every key between them.
+        let (span, overflow) = last.subtractingReportingOverflow(first)
+        guard !overflow, deleted > 0, Int64(deleted) - 1 == span else {
+            return try await readingRunsInstead(layout, author, limit, session)
+        }
         return [first...last]
     }
 
+    /// Rolls the DELETE's statement of ``deleteEveryRow(of:emptying:author:limit:on:)`` back to its
+    /// savepoint, and deletes every row reading the runs.
+    private func readingRunsInstead(
+        _ layout: TableLayout, _ author: String?, _ limit: Int?, _ session: Session
+    ) async throws -> [ClosedRange<Int64>] {
+        try await session.execute("ROLLBACK TO SAVEPOINT modelstore_every_row")
+        return try await deleteEveryRowReadingRuns(of: layout, author: author, limit: limit, on: session)
+    }
+
+    /// The statement of ``deleteEveryRow(of:emptying:author:limit:on:)`` that deletes every row of
+    /// `table` with a plain `DELETE` (its command tag counts them) and, in data-modifying common
+    /// table expressions of the same statement and snapshot, records them as one run: it reads the
+    /// smallest and largest key (two probes of the primary key's index), takes the next number as
+    /// ``numberTaking(ifAnyRowIn:)`` does when there is a key, and inserts the history row of the
+    /// run `[smallest,largest]` with as many changes as keys in it. Parameters: the committed time,
+    /// the author, the body's start and end around the run (``runsBody(entityName:)``), and the
+    /// history limit (`NULL` for none).
+    ///
+    /// The trim to the limit is in the statement too, with the result of
+    /// ``trim(total:before:limit:on:)`` after the insert, though the statement cannot see its own
+    /// row (one snapshot): when the changes kept, this row's included, are over the limit, it deletes
+    /// the rows up to the first whose running total reaches the cut (this row when no older one
+    /// does), and raises `historyExpiredThrough` to that number; when that is this row's number, the
+    /// row is not inserted at all, as the trim would have deleted it. When the statement cannot know
+    /// the running total before its number (see ``previousTotal``), the row's total is `NULL`, and
+    /// its `NOT NULL` fails the whole statement (``OneStatementUpdate/isMissingPredecessor(_:)``).
+    func deletingEveryRow(of table: String) -> String {
+        let key = TableLayout.key
+        return "WITH s AS (SELECT min(\(key)) AS lo, max(\(key)) AS hi FROM \(table)), "
+            + "r AS (SELECT lo, hi, hi - lo + 1 AS changes FROM s WHERE lo IS NOT NULL), "
+            + "n AS (\(numberTaking(ifAnyRowIn: "r"))), "
+            + "v AS (SELECT n.number, r.lo, r.hi, r.changes, r.changes + \(previousTotal) AS total "
+            + "FROM n CROSS JOIN r \(predecessorJoin)), "
+            // Over the limit: what the history keeps, this row included, is more than the limit.
+            + "k AS (SELECT v.number, v.total - $5::bigint * 9 / 10 AS cut FROM v WHERE v.total - coalesce("
+            + "(SELECT cumulative - changes FROM \(self.table) ORDER BY number LIMIT 1), v.total - v.changes) "
+            + "> $5::bigint), "
+            + "x AS (SELECT coalesce((SELECT number FROM \(self.table) WHERE cumulative >= k.cut ORDER BY number "
+            + "LIMIT 1), k.number) AS through FROM k), "
+            + "d AS (DELETE FROM \(self.table) WHERE number <= (SELECT through FROM x)), "
+            + "e AS (UPDATE \(metaTable) SET value = greatest(value::bigint, (SELECT through FROM x))::text "
+            + "WHERE key = '\(Self.expiredKey)' AND EXISTS (SELECT 1 FROM x)), "
+            + "h AS (\(insertInto)SELECT v.number, v.changes, v.total, $1::double precision, $2::text, "
+            + "($3::text || '[' || v.lo::text || ',' || v.hi::text || ']' || $4::text)::json FROM v "
+            + "WHERE NOT EXISTS (SELECT 1 FROM x WHERE x.through = v.number)) "
+            + "DELETE FROM \(table)"
+    }
+
     /// Deletes every row of `layout`'s table and records their deletions as in
-    /// ``deleteEveryRow(of:author:limit:on:)``, in one statement that reads the keys as runs and
+    /// ``deleteEveryRow(of:emptying:author:limit:on:)``, in one statement that reads the keys as runs and
     /// deletes the rows with a plain `DELETE` (one snapshot; the caller holds the table's lock, as
     /// there, since in READ COMMITTED the `DELETE` would also follow a row that another transaction
     /// updates or deletes meanwhile). The server reads the runs as `min`, `max` and `count` of the
@@ -99,14 +176,14 @@ extension HistoryLog {
         return runs
     }
 
-    /// Locks `layout`'s table until the transaction ends against every other writer (and every
-    /// other lock of this mode), not against readers: `SHARE ROW EXCLUSIVE`, which waits for the
-    /// transactions that are writing the table to end, and makes later writers wait for this one.
-    /// Taken first in the transaction that deletes every row (see
-    /// ``deleteEveryRow(of:author:limit:on:)``), before any row lock, so that it waits for nothing
-    /// while holding anything another writer of the table may need.
-    func lockAgainstWriters(_ layout: TableLayout, on session: Session) async throws {
-        try await session.execute("LOCK TABLE \(layout.table) IN SHARE ROW EXCLUSIVE MODE")
+    /// The statement that locks `layout`'s table until the transaction ends against every other
+    /// writer (and every other lock of this mode), not against readers: `SHARE ROW EXCLUSIVE`, which
+    /// waits for the transactions that are writing the table to end, and makes later writers wait
+    /// for this one. Run first in the transaction that deletes every row (see
+    /// ``deleteEveryRow(of:emptying:author:limit:on:)``), before any row lock, so that it waits for
+    /// nothing while holding anything another writer of the table may need.
+    func lockAgainstWriters(_ layout: TableLayout) -> String {
+        "LOCK TABLE \(layout.table) IN SHARE ROW EXCLUSIVE MODE"
     }
 
     /// The body of a format 3 row of deletions of runs of keys of one entity, before and after the

@@ -222,16 +222,19 @@ struct HistoryLog: Sendable {
     }
 
     /// Trims a history whose kept changes (`total` minus `before`, as the newest row's insert
-    /// returned them) are over `limit` to nine tenths of it; does nothing without a limit.
+    /// returned them) are over `limit` to nine tenths of it; does nothing without a limit. One
+    /// statement deletes the rows and raises `historyExpiredThrough` to the newest of them.
     func trim(total: Int64, before: Int64, limit: Int?, on session: Session) async throws {
         guard let limit, total - before > Int64(limit) else { return }
         var cut = PostgresBindings()
         cut.append(total - Int64(limit) * 9 / 10)
-        let through = try await session.integer(
+        // One statement: the rows up to the first that reaches the cut, and the expiry through them.
+        try await session.execute(
             "WITH doomed AS (DELETE FROM \(table) WHERE number <= coalesce("
                 + "(SELECT number FROM \(table) WHERE cumulative >= $1 ORDER BY number LIMIT 1), 0) "
-                + "RETURNING number) SELECT max(number) FROM doomed", cut)
-        if let through { try await expire(through: through, session) }
+                + "RETURNING number) UPDATE \(metaTable) SET value = greatest(value::bigint, "
+                + "(SELECT max(number) FROM doomed))::text WHERE key = '\(Self.expiredKey)' "
+                + "AND EXISTS (SELECT 1 FROM doomed)", cut)
     }
 
     /// Raises `historyExpiredThrough` to `number` (never lowers it).
@@ -305,7 +308,7 @@ struct HistoryLog: Sendable {
     /// a delete's tombstone; empty fields are left out. In a body of format 2 or later (see
     /// ``bodyFormat``), a line may name many deletions at once: kind `d`, the entity, and instead of
     /// `p` either `ps`, the keys (format 2), or `rs` (format 3), runs of consecutive keys, each
-    /// `[first,last]` (a delete of every model, see ``deleteEveryRow(of:author:limit:on:)``).
+    /// `[first,last]` (a delete of every model, see ``deleteEveryRow(of:emptying:author:limit:on:)``).
     private struct Line: Codable {
         var k: String
         var e: String
