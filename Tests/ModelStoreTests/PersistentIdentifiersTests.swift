@@ -17,6 +17,7 @@ struct PersistentIdentifiersTests {
             return "position \(position): \(ids[position]), expected \(expected[position])"
         }
         if Array(ids) != expected { return "iteration \(Array(ids)), expected \(expected)" }
+        if ids.array != expected { return "array \(ids.array), expected \(expected)" }
         if ids != PersistentIdentifiers(expected) { return "not equal to the same identifiers appended" }
         if let (store, entity, runs) = ids.keyRuns {
             let rebuilt = runs.flatMap { run in run.map { key($0, entity: entity, store: store) } }

@@ -85,7 +85,7 @@ extension ModelContext {
                 ids = PersistentIdentifiers(matched)
             }
             detachDeleted(ids, entityName: entity.name, everyModel: predicate == nil)
-            didSave(inserted: [], updated: [], deleted: Array(ids), historyTokens: [])
+            didSave(inserted: [], updated: [], deleted: ids.array, historyTokens: [])
             return
         }
         let models = try fetch(descriptor)
@@ -189,10 +189,14 @@ extension ModelContext {
         // looked up the generic metadata of `BatchAssignment<T>` for every row and walked the rows
         // through unspecialized array code, which cost more than the rest of the loop.
         let entity = try self.entity(of: T.self)
-        var slots = BatchSlots(entity: entity)
         let expectedCount = rows.underestimatedCount
-        var rows = rows.makeIterator()
+        // What the chunks share, copied into locals for each chunk: a variable the closure captures
+        // lives in a box whose every access is checked for exclusivity at run time, which cost more
+        // per row than building the row.
+        var state = (slots: BatchSlots(entity: entity), rows: rows.makeIterator())
         return try insert(entity: entity, expectedCount: expectedCount) {
+            var (slots, rows) = state
+            defer { state = (slots, rows) }
             var snapshots: [DefaultSnapshot] = []
             snapshots.reserveCapacity(Swift.min(max(expectedCount, 16), BatchSlots.chunkSize))
             while snapshots.count < BatchSlots.chunkSize, let row = rows.next() {
@@ -242,7 +246,7 @@ extension ModelContext {
                 }
                 return try nextChunk()
             })
-        didSave(inserted: Array(ids), updated: [], deleted: [], historyTokens: [])
+        didSave(inserted: ids.array, updated: [], deleted: [], historyTokens: [])
         return ids
     }
 
@@ -266,7 +270,7 @@ extension ModelContext {
             ids = PersistentIdentifiers(
                 snapshots.lazy.map { remapped[$0.persistentIdentifier] ?? $0.persistentIdentifier })
         }
-        didSave(inserted: Array(ids), updated: [], deleted: [], historyTokens: [])
+        didSave(inserted: ids.array, updated: [], deleted: [], historyTokens: [])
         return ids
     }
 

@@ -147,6 +147,28 @@ public struct PersistentIdentifiers: RandomAccessCollection, Equatable, Sendable
         return (storeIdentifier, entityName, runs)
     }
 
+    /// The identifiers in an array, built a run at a time (faster than `Array(_:)`, which reads
+    /// them one by one through the iterator).
+    var array: [PersistentIdentifier] {
+        switch storage {
+        case .list(let list):
+            return list
+        case .runs(let storeIdentifier, let entityName, let starts, let ends):
+            var result: [PersistentIdentifier] = []
+            result.reserveCapacity(ends.last ?? 0)
+            var previous = 0
+            for run in starts.indices {
+                var key = starts[run]
+                for _ in previous..<ends[run] {
+                    result.append(.identifier(for: storeIdentifier, entityName: entityName, primaryKey: key))
+                    key &+= 1
+                }
+                previous = ends[run]
+            }
+            return result
+        }
+    }
+
     /// The position of the first identifier: 0.
     public var startIndex: Int { 0 }
 

@@ -275,12 +275,19 @@ extension SnapshotTable {
             }
         }
 
-        /// The identifiers of the rows for which `isLive` holds, in row order: runs of keys while the
-        /// rows share the table's form, so no identifier is built per row.
-        func collect(where isLive: (Int) -> Bool) -> PersistentIdentifiers {
+        /// The identifiers of the rows for which `isLive` holds (`liveCount` of them), in row order:
+        /// runs of keys while the rows share the table's form, so no identifier is built per row.
+        func collect(liveCount: Int, where isLive: (Int) -> Bool) -> PersistentIdentifiers {
             if let general { return PersistentIdentifiers(general.indices.lazy.filter(isLive).map { general[$0] }) }
             guard case .some(let shared) = storeIdentifier else { return [] }
             guard let shared else { return PersistentIdentifiers(keys.indices.lazy.filter(isLive).map { self[$0] }) }
+            // Rows are in key order, so when every row is live and the first and last keys are as far
+            // apart as the rows are many, the keys are one run.
+            if liveCount == keys.count, let first = keys.first, let last = keys.last,
+                last &- first == Int64(keys.count - 1)
+            {
+                return PersistentIdentifiers(storeIdentifier: shared, entityName: entityName, keys: first...last)
+            }
             return PersistentIdentifiers(
                 storeIdentifier: shared, entityName: entityName,
                 keys: keys.indices.lazy.filter(isLive).map { keys[$0] })

@@ -457,7 +457,7 @@ import Foundation
     /// The identifiers of every model of an entity, in identifier order.
     public func identifiers(of entityName: String) -> PersistentIdentifiers {
         guard let table = tables[entityName] else { return [] }
-        return table.ids.collect(where: table.isLive)
+        return table.ids.collect(liveCount: table.count, where: table.isLive)
     }
 
     /// Deletes every model of an entity at once: the entity's rows and indexes are dropped, not
