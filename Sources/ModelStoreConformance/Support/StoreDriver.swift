@@ -101,6 +101,32 @@ struct StoreDriver<Store: DataStore> {
 }
 
 extension StoreDriver where Store: DataStoreBatching {
+    /// A batch insert read in three chunks whose third fails to build: the store rethrows the error
+    /// and keeps nothing of the first two (DataStoreBatchInsertRequest's contract).
+    private func checkChunkedInsertFailingLate(storedCount: Int) throws {
+        let entries = try (30...35).map { try Store.Snapshot(newEntry($0, label: "chunked-\($0)")) }
+        var served = 0
+        let request = DataStoreBatchInsertRequest<Store.Snapshot>(expectedCount: 9, editingState: editingState) {
+            defer { served += 1 }
+            switch served {
+            case 0: return Array(entries[0..<3])
+            case 1: return Array(entries[3..<6])
+            default:
+                throw DataStoreError(
+                    .invalidValue, "the third chunk of the suite's batch insert could not be built",
+                    entityName: "LogEntry")
+            }
+        }
+        try env.expectError(
+            [.invalidValue], "batch-inserting 9 entries directly in three chunks, the third failing to build",
+            ifItSucceeds: "a store batch insert whose third chunk failed to build succeeded: chunks left unread"
+        ) { _ = try store.insert(request) }
+        try env.checkEqual(
+            try fetchAll(LogEntry.self).count, storedCount,
+            "a store batch insert whose third chunk failed kept rows of the first two: batch insert across chunks "
+                + "was not atomic")
+    }
+
     /// Batch delete, update and insert by identifier, each checked model by model.
     func checkBatching() throws {
         let ids = try saveEntries(try (1...10).map { try newEntry($0, bucket: $0 % 3) })
@@ -161,6 +187,7 @@ extension StoreDriver where Store: DataStoreBatching {
             (20...22).map { [.int(Int64($0)), .string("new-\($0)")] },
             "the identifiers a store batch insert returned do not lead to the inserted snapshots, in their order")
         try env.checkEqual(after.count, expectedSurvivors.count + 3, "a store batch insert stored the wrong number")
+        try checkChunkedInsertFailingLate(storedCount: after.count)
         let everyOne = try env.step("deleting every entry directly (deleteEveryModel)") {
             try store.deleteEveryModel(DataStoreDeleteEveryModelRequest<LogEntry>(editingState: editingState))
         }

@@ -47,6 +47,22 @@ extension MutantStore {
     }
 
     func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> PersistentIdentifiers {
+        if has(.batchInsertKeepsEarlierChunks) {
+            // Each chunk is committed as it is read, so a failing later chunk leaves the earlier ones.
+            var ids: [PersistentIdentifier] = []
+            try request.forEachChunk { chunk in
+                try locked(writing: true) { state in
+                    var next = state.table
+                    let saved = try next.save(
+                        DataStoreSaveChangesRequest(
+                            editingState: request.editingState, inserted: chunk, updated: [], deleted: []),
+                        storeIdentifier: identifier)
+                    ids += chunk.map { saved.remappedIdentifiers[$0.persistentIdentifier] ?? $0.persistentIdentifier }
+                    try commit(next, .batchInsert, from: state.table, author: request.editingState.author, &state)
+                }
+            }
+            return PersistentIdentifiers(ids)
+        }
         let snapshots = try request.allSnapshots()
         return try locked(writing: true) { state in
             let before = state.table

@@ -36,7 +36,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     // DataStoreBatching
     case batchDeleteIgnored, batchDeleteTooBroad, batchUpdateIgnored, batchUpdateAllOfEntity
     case batchUpdateNotAtomic, batchUpdateUnchecked, batchInsertIdentifiersReversed, batchInsertTemporaryIdentifiers
-    case batchInsertNotAtomic, batchInsertStoresNothing
+    case batchInsertNotAtomic, batchInsertStoresNothing, batchInsertKeepsEarlierChunks
     // Durability (over the file-backed store)
     case batchDeleteNotPersisted, batchUpdateNotPersisted, batchInsertNotPersisted
     case updatesPersistedOnlyWithInserts, deletesPersistedOnlyWithInserts, lastSaveLost
@@ -99,7 +99,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case .batchUpdateIgnored, .batchUpdateAllOfEntity, .batchUpdateNotAtomic, .batchUpdateUnchecked:
             "DataStoreBatching.update"
         case .batchInsertIdentifiersReversed, .batchInsertTemporaryIdentifiers, .batchInsertNotAtomic,
-            .batchInsertStoresNothing:
+            .batchInsertStoresNothing, .batchInsertKeepsEarlierChunks:
             "DataStoreBatching.insert"
         case .batchDeleteNotPersisted, .batchUpdateNotPersisted, .batchInsertNotPersisted,
             .updatesPersistedOnlyWithInserts, .deletesPersistedOnlyWithInserts, .lastSaveLost, .keyCounterNotPersisted,
@@ -198,6 +198,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case .batchInsertTemporaryIdentifiers: "temporary or repeated identifiers"
         case .batchInsertNotAtomic: "batch insert was not atomic"
         case .batchInsertStoresNothing: "rows lost"
+        case .batchInsertKeepsEarlierChunks: "across chunks was not atomic"
         case .batchDeleteNotPersisted, .deletesPersistedOnlyWithInserts: "delete was lost on reopen"
         case .batchUpdateNotPersisted: "change was lost on reopen"
         case .updatesPersistedOnlyWithInserts: "lost on reopen"
