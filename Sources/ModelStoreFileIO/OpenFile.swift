@@ -101,7 +101,11 @@ public final class OpenFile: @unchecked Sendable {
 
     /// Reads `count` bytes at `offset`, or fewer if the file ends first.
     public func read(count: Int, at offset: Int) throws -> [UInt8] {
-        try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+        // Nothing to read: the shared empty array. `Array(unsafeUninitializedCapacity: 0)` would store
+        // its count into the standard library's one empty-array buffer, which every thread reads (the
+        // thread sanitizer reported it against an append-log save reading an empty change list).
+        guard count > 0 else { return [] }
+        return try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             var done = 0
             while done < count {
                 let got = pread(descriptor, buffer.baseAddress! + done, count - done, off_t(offset + done))
