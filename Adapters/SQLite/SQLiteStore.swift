@@ -47,11 +47,15 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
     let databasePath: String
 
     /// The version of the storage format this build writes: 2 adds the history table, 3 a checksum
-    /// in every row (``RowChecksum``). Formats 1 and 2 are read too, and raised to 3 by the first
-    /// open, in its transaction.
-    static let formatVersion = 3
+    /// in every row (``RowChecksum``), 4 runs of keys in history bodies (``HistoryTable``). Formats
+    /// 1 to 3 are read too, and raised to 4 by the first open, in its transaction (a format-3 file
+    /// needs nothing else: its bodies are format-4 bodies without runs).
+    static let formatVersion = 4
     /// The oldest format this build opens.
     static let oldestReadableFormat = 1
+    /// The oldest format a read-only open reads without raising it (older ones lack tables or
+    /// columns that only the upgrade adds).
+    static let oldestFormatReadAsIs = 3
 
     /// Opens the database, creating it (with its folder) if it doesn't exist, and migrates a
     /// database of an older schema version in one transaction.

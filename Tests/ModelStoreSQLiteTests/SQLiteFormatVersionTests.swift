@@ -10,7 +10,7 @@ import Testing
 /// as it was.
 struct SQLiteFormatVersionTests {
     @Test(arguments: [
-        (Int64(4), "unsupportedFeature", "newer than this version of ModelStore reads"),
+        (Int64(5), "unsupportedFeature", "newer than this version of ModelStore reads"),
         (Int64(0), "corrupted", "which no version of ModelStore writes"),
         (Int64(-1), "corrupted", "which no version of ModelStore writes"),
     ])

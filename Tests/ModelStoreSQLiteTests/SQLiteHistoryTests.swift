@@ -141,7 +141,7 @@ struct SQLiteHistoryTests {
         try #require(sqlite3_open(url.path, &check) == SQLITE_OK)
         var statement: OpaquePointer?
         sqlite3_prepare_v2(check, "SELECT value FROM modelstore_meta WHERE key = 'format'", -1, &statement, nil)
-        #expect(sqlite3_step(statement) == SQLITE_ROW && sqlite3_column_int64(statement, 0) == 3)
+        #expect(sqlite3_step(statement) == SQLITE_ROW && sqlite3_column_int64(statement, 0) == 4)
         sqlite3_finalize(statement)
         sqlite3_close(check)
         let context = ModelContext(reopened)

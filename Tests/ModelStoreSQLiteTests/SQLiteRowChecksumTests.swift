@@ -105,7 +105,7 @@ struct SQLiteRowChecksumTests {
                     key
                 ])
         }
-        #expect(try Self.format(of: url) == 3)
+        #expect(try Self.format(of: url) == 4)
         try Self.flipCanary(in: url)
         let store = try ItemSchema.store(url)
         expectError(.corrupted) { try store.run(StoreQuery(entityName: "Item")) }

@@ -50,7 +50,8 @@ struct StoreOpener {
             if meta.format < SQLiteStore.formatVersion {
                 // Format 1 (before history) gets its history table; formats 1 and 2 (before row
                 // checksums) get their checksum columns; then the new format, so that an older
-                // build refuses the file instead of writing rows without them.
+                // build refuses the file instead of writing rows without them (or, from format 4,
+                // failing to read history bodies with runs of keys).
                 try connection.execute(HistoryTable.creationSQL, during: "upgrading")
                 if meta.format < 3 { try addChecksums(stored: stored) }
                 let update = try connection.statement("UPDATE \(Self.metaTable) SET value = ? WHERE key = 'format'")
@@ -83,7 +84,9 @@ struct StoreOpener {
             throw DataStoreError(.corrupted, "the SQLite database '\(path)' has no '\(Self.metaTable)' table")
         }
         try check(meta)
-        guard meta.format == SQLiteStore.formatVersion else {
+        // Format 3 differs from 4 only in what this build reads (runs of keys in history bodies),
+        // so it is read as it is; older formats need tables the upgrade adds.
+        guard meta.format >= SQLiteStore.oldestFormatReadAsIs else {
             throw DataStoreError(
                 .readOnly,
                 "the SQLite store '\(path)' has file format \(meta.format), which this build upgrades to "
