@@ -170,14 +170,24 @@ extension SQLiteStore {
             }
         }
         let before = try storedSnapshots(of: tombstoned, with: writer)
-        _ = try HistoryTable.record(
-            count: before.count + found.values.reduce(0) { $0 + $1.count }, author: author,
-            limit: configuration.historyLimit, on: writer.connection
-        ) {
-            identifiers.compactMap { id in
-                if let snapshot = before[id] { return .deletion(of: snapshot) }
-                guard let key = localKey(id), found[id.entityName]?.contains(key) == true else { return nil }
-                return StoreHistoryRecord.Change(.delete, id)
+        if tombstoned.isEmpty, !byEntity.isEmpty, byEntity.keys.allSatisfy({ everyRowOf[$0] != nil }),
+            let identifiers = identifiers as? PersistentIdentifiers
+        {
+            // Every row of the entity, deleted without tombstones (a delete of every model): the
+            // identifiers are every change, written from their runs of keys.
+            _ = try HistoryTable.record(
+                count: identifiers.count, of: .delete, identifiers, author: author, limit: configuration.historyLimit,
+                on: writer.connection)
+        } else {
+            _ = try HistoryTable.record(
+                count: before.count + found.values.reduce(0) { $0 + $1.count }, author: author,
+                limit: configuration.historyLimit, on: writer.connection
+            ) {
+                identifiers.compactMap { id in
+                    if let snapshot = before[id] { return .deletion(of: snapshot) }
+                    guard let key = localKey(id), found[id.entityName]?.contains(key) == true else { return nil }
+                    return StoreHistoryRecord.Change(.delete, id)
+                }
             }
         }
         for (name, keys) in byEntity {
@@ -290,9 +300,8 @@ extension SQLiteStore {
                 }
             }
             _ = try HistoryTable.record(
-                count: ids.count, author: request.editingState.author, limit: configuration.historyLimit,
-                on: writer.connection
-            ) { ids.map { StoreHistoryRecord.Change(.insert, $0) } }
+                count: ids.count, of: .insert, ids, author: request.editingState.author,
+                limit: configuration.historyLimit, on: writer.connection)
             return ids
         }
     }

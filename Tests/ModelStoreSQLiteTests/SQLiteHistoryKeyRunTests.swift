@@ -55,6 +55,24 @@ struct SQLiteHistoryKeyRunTests {
         #expect(read[9].tombstone["code"] == .string("x"))
     }
 
+    @Test func aBatchsIdentifiersAreWrittenFromTheirRunsAsTheirChangesWouldBe() throws {
+        var runs = PersistentIdentifiers(storeIdentifier: "s", entityName: "Plain", keys: 5...9)
+        runs.append(Self.id(11))
+        runs.append(storeIdentifier: "s", entityName: "Plain", keys: -3...(-2))
+        runs.append(Self.id(-1))
+        let mixed = PersistentIdentifiers([Self.id(1), Self.id(2), Self.id(3, "Other")])
+        #expect(runs.keyRuns?.keys.count == 3 && mixed.keyRuns == nil)
+        for kind in [StoreHistoryRecord.Change.Kind.insert, .delete] {
+            for ids in [runs, mixed, []] {
+                let body = try HistoryTable.bodyBytes(of: kind, ids)
+                #expect(body == (try HistoryTable.bodyBytes(of: ids.map { StoreHistoryRecord.Change(kind, $0) })))
+            }
+        }
+        #expect(
+            String(decoding: try HistoryTable.bodyBytes(of: .delete, runs), as: UTF8.self)
+                == "d\tPlain\t5..9\t\t\nd\tPlain\t11\t\t\nd\tPlain\t-3..-1\t\t")
+    }
+
     @Test(arguments: [
         ("i\tPlain\t1..4\t\t", Int64(3)),  // more changes than the row counts
         ("i\tPlain\t1\t\t\ni\tPlain\t2..4\t\t", Int64(3)),  // the run after a line no longer fits

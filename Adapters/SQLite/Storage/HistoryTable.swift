@@ -42,6 +42,29 @@ enum HistoryTable {
         count changeCount: Int, author: String?, limit: Int?, on connection: SQLiteConnection,
         changes: () throws -> [StoreHistoryRecord.Change]
     ) throws -> Int64? {
+        try record(count: changeCount, author: author, limit: limit, on: connection) {
+            try bodyBytes(of: try changes())
+        }
+    }
+
+    /// ``record(count:author:limit:on:changes:)`` for `count` changes of one kind to the models
+    /// `identifiers` names, in order: a batch's identifiers, whose runs of keys are written as the
+    /// body's runs without a change made per model.
+    static func record(
+        count changeCount: Int, of kind: StoreHistoryRecord.Change.Kind, _ identifiers: PersistentIdentifiers,
+        author: String?, limit: Int?, on connection: SQLiteConnection
+    ) throws -> Int64? {
+        try record(count: changeCount, author: author, limit: limit, on: connection) {
+            try bodyBytes(of: kind, identifiers)
+        }
+    }
+
+    /// ``record(count:author:limit:on:changes:)`` with the row's body (``bodyBytes(of:)``), made
+    /// only if a row is written.
+    private static func record(
+        count changeCount: Int, author: String?, limit: Int?, on connection: SQLiteConnection,
+        body: () throws -> [UInt8]
+    ) throws -> Int64? {
         guard changeCount > 0 else { return nil }
         let state = try connection.history.state(on: connection) ?? readState(connection)
         let number = max(state.newest ?? 0, state.last) + 1
@@ -67,7 +90,7 @@ enum HistoryTable {
         insert.bind(3, total)
         insert.bind(4, Date().timeIntervalSince1970)
         if let author { insert.bind(5, author) } else { insert.bindNull(5) }
-        insert.bind(6, utf8: try bodyBytes(of: try changes()))
+        insert.bind(6, utf8: try body())
         try insert.run()
         guard let limit, let keep, total - oldest > Int64(limit) else {
             connection.history.pending = .known(
@@ -296,6 +319,34 @@ enum HistoryTable {
         return bytes
     }
 
+    /// The body of `kind` changes (inserts or plain deletes) to the models `identifiers` names, in
+    /// order, as ``bodyBytes(of:)`` writes them: from the identifiers' runs of keys when they are
+    /// runs of one entity, one line a run, without a change made per model.
+    static func bodyBytes(of kind: StoreHistoryRecord.Change.Kind, _ identifiers: PersistentIdentifiers) throws
+        -> [UInt8]
+    {
+        guard kind != .update, let (_, entityName, runs) = identifiers.keyRuns else {
+            return try bodyBytes(of: identifiers.map { StoreHistoryRecord.Change(kind, $0) })
+        }
+        let tab = UInt8(ascii: "\t")
+        var bytes: [UInt8] = []
+        for run in runs {
+            if !bytes.isEmpty { bytes.append(UInt8(ascii: "\n")) }
+            bytes.append(kind == .insert ? UInt8(ascii: "i") : UInt8(ascii: "d"))
+            bytes.append(tab)
+            bytes.append(contentsOf: entityName.utf8)
+            bytes.append(tab)
+            RowWriter.appendDecimal(run.lowerBound, to: &bytes)
+            if run.lowerBound < run.upperBound {
+                bytes.append(contentsOf: "..".utf8)
+                RowWriter.appendDecimal(run.upperBound, to: &bytes)
+            }
+            bytes.append(tab)
+            bytes.append(tab)
+        }
+        return bytes
+    }
+
     /// The index of the last change of the run that starts at `start`: the changes after it of the
     /// same kind (insert or delete) and entity, without updated properties or tombstones, whose
     /// integer keys follow one another. `start` itself when no run starts there.
@@ -408,10 +459,14 @@ enum HistoryTable {
         return counters
     }
 
+    /// Writes both counters, one row each, through the statement that writes the key counter
+    /// (``StoreOpener/metaWriteSQL``), which the connection has usually prepared already.
     private static func writeCounters(_ counters: Counters, _ connection: SQLiteConnection) throws {
-        let statement = try connection.statement(
-            "INSERT OR REPLACE INTO \(StoreOpener.metaTable) (key, value) VALUES (?, ?), (?, ?)")
-        statement.bind([.text(keys.0), .integer(counters.last), .text(keys.1), .integer(counters.expiredThrough)])
-        try statement.run()
+        let statement = try connection.statement(StoreOpener.metaWriteSQL)
+        for (key, value) in [(keys.0, counters.last), (keys.1, counters.expiredThrough)] {
+            statement.reset()
+            statement.bind([.text(key), .integer(value)])
+            try statement.run()
+        }
     }
 }

@@ -78,9 +78,9 @@ struct RowWriter {
     /// Saves the key counter if it moved; call it last, inside the transaction.
     func storeNextKey() throws {
         guard mintedKeys, let nextKey else { return }
-        let statement = try connection.statement(
-            "UPDATE \(StoreOpener.metaTable) SET value = ? WHERE key = 'nextKey'")
-        statement.bind(1, nextKey)
+        let statement = try connection.statement(StoreOpener.metaWriteSQL)
+        statement.bind(1, "nextKey")
+        statement.bind(2, nextKey)
         try statement.run()
     }
 

@@ -32,6 +32,11 @@ struct StoreOpener {
 
     static let metaTable = "modelstore_meta"
 
+    /// The statement that writes one value of `modelstore_meta` (key, then value), whether or not the
+    /// key is there yet: the key counter and the history's counters share it, so a connection
+    /// prepares it once (a delete of every model after a batch insert finds it prepared).
+    static let metaWriteSQL = CachedSQL("INSERT OR REPLACE INTO \(metaTable) (key, value) VALUES (?, ?)")
+
     /// Opens the store and returns its identifier.
     func open(migrationPlan: (any SchemaMigrationPlan.Type)?) throws -> String {
         if let meta = try Self.readMeta(connection) {
