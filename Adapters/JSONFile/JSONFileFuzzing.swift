@@ -4,7 +4,7 @@ import Foundation
 /// The entry of the JSON fuzz target (`scripts/fuzz.sh json`) and its regression test; not public API.
 package enum JSONFileFuzzing {
     /// Runs `bytes` through the scanner and the document decoder with `schema`; a document that
-    /// decodes is written again and must decode again to as many snapshots (else it traps, which is
+    /// decodes is written again and must decode again to as many models (else it traps, which is
     /// what the fuzzer reports). Errors thrown for bad input are the expected outcome.
     package static func run(_ bytes: [UInt8], schema: Schema) {
         let limits = JSONFileStoreConfiguration.Limits(maximumDepth: 64).readLimits
@@ -17,15 +17,14 @@ package enum JSONFileFuzzing {
             schema: schema, limits: limits, fallbackStoreIdentifier: "json-fuzz",
             loadExternalFile: { _ in Data([1, 2, 3]) })
         guard let document = try? bytes.withUnsafeBufferPointer({ try decoder.decode($0) }) else { return }
-        var table = SnapshotTable(schema: schema)
-        guard (try? table.load(document.snapshots)) != nil else { return }
+        let table = document.table
         let encoder = DocumentEncoder(
             schema: schema, storeIdentifier: document.header.storeIdentifier ?? "json-fuzz",
             nextPrimaryKey: table.nextPrimaryKey, preserved: document.preserved, externalFiles: document.externalFiles)
         let written = encoder.encode(table).bytes
         do {
             let again = try written.withUnsafeBufferPointer { try decoder.decode($0) }
-            precondition(again.snapshots.count == document.snapshots.count, "a written document lost snapshots")
+            precondition(again.table.count == table.count, "a written document lost models")
         } catch {
             preconditionFailure("a document the store wrote does not read back: \(error)")
         }

@@ -48,12 +48,17 @@ extension JSONFileStore {
             schema: schema, limits: configuration.limits.readLimits,
             fallbackStoreIdentifier: "json-" + UUID().uuidString.prefix(8).lowercased(),
             loadExternalFile: { try externals.load($0) })
-        let document: DecodedDocument
+        var document: DecodedDocument
         do {
             document = try file.bytes.withUnsafeBufferPointer { try decoder.decode($0) }
         } catch let error as JSONReadError {
             let backup = FileIO.exists(paths.backup) ? paths.backup : nil
             throw error.storeError(file: paths.document, input: file.bytes, backup: backup)
+        } catch var error as DataStoreError {
+            // What the table refused while the records were read into it.
+            error.message = "cannot open the JSON store '\(paths.document)': \(error.message)"
+            if error.remedy == nil { error.remedy = "Fix the file by hand, or restore its backup '\(paths.backup)'" }
+            throw error
         }
         if let checksum = document.header.checksum, !configuration.acceptsHandEdits {
             let actual = file.bytes.withUnsafeBufferPointer {
@@ -65,15 +70,7 @@ extension JSONFileStore {
                 ).storeError(file: paths.document, input: file.bytes, backup: nil)
             }
         }
-        var table = SnapshotTable(schema: schema)
-        do {
-            try table.load(document.snapshots)
-        } catch var error as DataStoreError {
-            error.message = "cannot open the JSON store '\(paths.document)': \(error.message)"
-            if error.remedy == nil { error.remedy = "Fix the file by hand, or restore its backup '\(paths.backup)'" }
-            throw error
-        }
-        if let next = document.header.nextPrimaryKey { table.reserveKeys(below: next) }
+        if let next = document.header.nextPrimaryKey { document.table.reserveKeys(below: next) }
         var state = WriterState(externals: externals, preserved: document.preserved)
         state.history = try JSONFileHistory(
             document.header.historyJSON, limit: configuration.historyLimit, document: paths.document)
@@ -82,7 +79,7 @@ extension JSONFileStore {
         state.documentSize = file.bytes.count
         return LoadedDocument(
             identifier: document.header.storeIdentifier ?? decoder.fallbackStoreIdentifier,
-            table: table, state: state, header: document.header)
+            table: document.table, state: state, header: document.header)
     }
 
     /// Refuses files from a newer schema version: an old release never rewrites a newer one's data.

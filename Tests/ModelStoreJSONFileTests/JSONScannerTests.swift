@@ -235,4 +235,63 @@ struct JSONScannerTests {
         #expect(Array(uuid.uuidString.lowercased().utf8).withUnsafeBufferPointer { TextScalars.uuid($0) } == uuid)
         #expect(Array("not-a-uuid".utf8).withUnsafeBufferPointer { TextScalars.uuid($0) } == nil)
     }
+
+    /// Strings are scanned and written eight bytes at a time until a word holds a byte that needs
+    /// care; a special byte at any of the eight positions, or straddling words, must be found.
+    @Test func wordAtATimeScanningFindsEverySpecialByte() throws {
+        var state: UInt64 = 0x5EED
+        func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state >> 33
+        }
+        let alphabet: [UInt8] = Array("abcXYZ09 ~{}".utf8) + [0x7F, 0x20, 0x1F, 0x00, 0x0A, 0x22, 0x5C, 0xC3, 0xA9]
+        let limits = JSONReadLimits(maximumDepth: 4, maximumStringLength: 1_000, maximumNumberLength: 40)
+        for _ in 0..<3_000 {
+            let length = Int(next() % 40)
+            // Mostly plain text, with a special byte now and then at a random place.
+            let content: [UInt8] = (0..<length).map { _ in
+                next() % 6 == 0
+                    ? alphabet[Int(next() % UInt64(alphabet.count))] : UInt8(ascii: "a") + UInt8(next() % 26)
+            }
+            // Writing: the output reads back to the same bytes (when they are valid UTF-8).
+            let out = JSONOutput(capacity: 64)
+            content.withUnsafeBufferPointer { out.quoted($0) }
+            var expected: [UInt8] = [UInt8(ascii: "\"")]
+            for byte in content {
+                switch byte {
+                case 0x22: expected += [0x5C, 0x22]
+                case 0x5C: expected += [0x5C, 0x5C]
+                case 0x0A: expected += [0x5C, UInt8(ascii: "n")]
+                case 0x00: expected += Array("\\u0000".utf8)
+                case 0x1F: expected += Array("\\u001f".utf8)
+                default: expected.append(byte)
+                }
+            }
+            expected.append(UInt8(ascii: "\""))
+            #expect(out.bytes == expected, "\(content)")
+            // Scanning the raw bytes: where the string ends, and what it holds.
+            let raw = [UInt8(ascii: "\"")] + content + [UInt8(ascii: "\""), UInt8(ascii: " "), UInt8(ascii: "x")]
+            let firstSpecial = content.firstIndex { $0 == 0x22 || $0 == 0x5C || $0 < 0x20 }
+            let scanned = raw.withUnsafeBufferPointer { buffer -> Result<JSONKey, JSONReadError> in
+                var scanner = JSONScanner(buffer, limits: limits)
+                do { return .success(try scanner.scanString()) } catch { return .failure(error as! JSONReadError) }
+            }
+            let special: UInt8? = firstSpecial.map { content[$0] }
+            switch (special, scanned) {
+            case (nil, .success(let key)):
+                #expect(key.count == content.count && !key.hasEscapes)
+                #expect(key.isASCII == content.allSatisfy { $0 < 0x80 })
+            case (0x22?, .success(let key)):
+                #expect(key.count == firstSpecial!, "\(content)")
+            case (0x5C?, .success(let key)):
+                #expect(key.hasEscapes, "\(content)")
+            case (0x5C?, .failure):
+                break  // what follows the escape decides; escapes have their own tests
+            case (let byte?, .failure(let error)) where byte < 0x20:
+                #expect(error.offset == 1 + firstSpecial!, "\(content)")
+            default:
+                Issue.record("\(content): \(scanned)")
+            }
+        }
+    }
 }

@@ -117,6 +117,14 @@ final class JSONOutput {
         var runStart = 0
         var index = 0
         let end = utf8.count
+        // Plain bytes go eight at a time (``SWAR``), then one at a time from the word with a byte to escape.
+        if let source = utf8.baseAddress {
+            while index &+ 8 <= end,
+                !SWAR.hasStringSpecial(UnsafeRawPointer(source + index).loadUnaligned(as: UInt64.self))
+            {
+                index &+= 8
+            }
+        }
         while index < end {
             let byte = utf8[index]
             if byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {

@@ -190,6 +190,18 @@ struct JSONScanner {
         let start = offset
         var hasEscapes = false
         var nonASCII: UInt8 = 0
+        // Eight bytes at a time while none of them ends the string, starts an escape or is a control
+        // character (``SWAR``); the byte loop below takes over at the word that has one.
+        if let base = input.baseAddress {
+            var high: UInt64 = 0
+            while offset &+ 8 <= input.count {
+                let word = UnsafeRawPointer(base + offset).loadUnaligned(as: UInt64.self)
+                if SWAR.hasStringSpecial(word) { break }
+                high |= word
+                offset &+= 8
+            }
+            if high & SWAR.highBits != 0 { nonASCII = 0x80 }
+        }
         while true {
             guard offset < input.count else { throw truncated() }
             let byte = input[offset]
@@ -561,4 +573,26 @@ struct JSONNumber: Sendable {
     var significand: UInt64 = 0
     /// The power of ten the significand is multiplied by.
     var exponent = 0
+}
+
+/// Byte tests eight bytes at a time, on a `UInt64` loaded from the text ("SIMD within a register").
+enum SWAR {
+    static let lowBits: UInt64 = 0x0101_0101_0101_0101
+    static let highBits: UInt64 = 0x8080_8080_8080_8080
+
+    /// Whether some byte of `word` is zero. A borrow can set a higher byte's flag too, but only above
+    /// a byte that really is zero, so the answer is exact.
+    @inline(__always)
+    static func hasZeroByte(_ word: UInt64) -> Bool { (word &- lowBits) & ~word & highBits != 0 }
+
+    /// Whether some byte of `word` is a quote, a backslash or below 0x20: a byte that a JSON string
+    /// cannot hold as it is.
+    @inline(__always)
+    static func hasStringSpecial(_ word: UInt64) -> Bool {
+        let quote = word ^ (lowBits &* 0x22)
+        let backslash = word ^ (lowBits &* 0x5C)
+        // Some byte below 0x20 (the same borrow argument as for zero bytes).
+        let control = (word &- lowBits &* 0x20) & ~word & highBits
+        return control != 0 || hasZeroByte(quote) || hasZeroByte(backslash)
+    }
 }

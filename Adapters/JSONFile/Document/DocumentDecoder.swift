@@ -1,11 +1,13 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 import ModelStoreFileIO
 
-/// Reads a whole document into snapshots, checking it against the schema as it goes.
+/// Reads a whole document into a table, checking it against the schema as it goes.
 ///
-/// Records are read straight from the bytes into ``DefaultSnapshot`` values, one pass, no tree.
-/// Every problem is a ``JSONReadError`` with the byte offset where it is.
+/// Records are read straight from the bytes into the table's columns, one pass, no tree and no
+/// snapshot per record. Every problem in the text is a ``JSONReadError`` with the byte offset where
+/// it is; a problem the table finds (a repeated identifier, a unique value claimed twice) is its
+/// ``DataStoreError``.
 struct DocumentDecoder {
     let schema: Schema
     let limits: JSONReadLimits
@@ -17,7 +19,7 @@ struct DocumentDecoder {
     /// Reads a document; with `headerOnly`, reads only the header and skips the records.
     func decode(_ bytes: UnsafeBufferPointer<UInt8>, headerOnly: Bool = false) throws -> DecodedDocument {
         var scanner = JSONScanner(bytes, limits: limits)
-        var state = State()
+        var state = State(schema: schema)
         if scanner.isAtEnd() {
             throw scanner.failure(
                 "the file is empty",
@@ -117,7 +119,8 @@ struct DocumentDecoder {
                 remedy: "Add \"formatVersion\": \(JSONFileFormat.version) to the top-level object")
         }
         if headerOnly {
-            return DecodedDocument(header: state.header, snapshots: [], preserved: [], externalFiles: [:])
+            return DecodedDocument(
+                header: state.header, table: SnapshotTable(schema: schema), preserved: [], externalFiles: [:])
         }
         if let deferredRecords {
             scanner.offset = deferredRecords
@@ -131,7 +134,7 @@ struct DocumentDecoder {
         try checkReferences(scanner, state)
         state.header.storeIdentifier = state.header.storeIdentifier ?? fallbackStoreIdentifier
         return DecodedDocument(
-            header: state.header, snapshots: state.snapshots, preserved: state.preserved,
+            header: state.header, table: state.table, preserved: state.preserved,
             externalFiles: state.externalFiles)
     }
 
@@ -145,14 +148,24 @@ struct DocumentDecoder {
     private struct State {
         var header = DocumentHeader()
         var shapes: [String: [UInt8]] = [:]
-        var snapshots: [DefaultSnapshot] = []
-        /// The byte offset of each snapshot's record, for messages about it.
-        var recordOffsets: [Int] = []
+        var table: SnapshotTable
+        /// The references into this store that records hold, checked once every record is read.
+        var references: [PendingReference] = []
         var keys: [String: EntityKeys] = [:]
         var preserved: [PreservedEntity] = []
         var preservedNames: Set<String> = []
         var externalFiles: [ExternalSlot: String] = [:]
         var storeIdentifier = ""
+
+        init(schema: Schema) { table = SnapshotTable(schema: schema) }
+    }
+
+    /// A reference a record holds to a model of this store, with where the record is.
+    private struct PendingReference {
+        let source: PersistentIdentifier
+        let relationship: Schema.Relationship
+        let target: PersistentIdentifier
+        let recordOffset: Int
     }
 
     // MARK: Header
@@ -248,14 +261,43 @@ struct DocumentDecoder {
         _ loader: ExternalLoader
     ) throws {
         let entity = reader.entity
-        var keys = state.keys[entity.name] ?? EntityKeys()
-        var seen = [Int](repeating: -1, count: reader.shapes.count)
-        var recordNumber = 0
-        let identifierKey = Array(JSONFileFormat.identifierKey.utf8)
         scanner.skipWhitespace()
         guard try scanner.peekKind() == .array else {
             throw scanner.failure("the records of '\(entity.name)' must be an array", at: scanner.offset)
         }
+        var keys = state.keys[entity.name] ?? EntityKeys()
+        defer { state.keys[entity.name] = keys }
+        let storeIdentifier = state.storeIdentifier
+        var references = state.references
+        state.references = []
+        defer { state.references = references }
+        var externalFiles = state.externalFiles
+        state.externalFiles = [:]
+        defer { state.externalFiles = externalFiles }
+        // Room for as many rows as keys were minted (a store of one entity that never deleted has
+        // exactly that many), never more than the text could hold, shared among the entities (a
+        // larger share than guessed grows as an array does).
+        let mintedKeys = Int(clamping: max(0, (state.header.nextPrimaryKey ?? 1) - 1))
+        let expectedCount = min(mintedKeys, scanner.input.count / 12) / max(1, schema.entities.count)
+        try state.table.loadRows(of: entity.name, expectedCount: expectedCount) { rows in
+            try readRecords(
+                of: reader, &scanner, into: &rows, keys: &keys, references: &references, externalFiles: &externalFiles,
+                storeIdentifier: storeIdentifier, context, loader)
+        }
+    }
+
+    private func readRecords(
+        of reader: EntityReader, _ scanner: inout JSONScanner, into rows: inout SnapshotTable.LoadingRows,
+        keys: inout EntityKeys, references: inout [PendingReference], externalFiles: inout [ExternalSlot: String],
+        storeIdentifier: String, _ context: ValueContext, _ loader: ExternalLoader
+    ) throws {
+        let entity = reader.entity
+        var seen = [Int](repeating: -1, count: reader.shapes.count)
+        var recordNumber = 0
+        let identifierKey = Array(JSONFileFormat.identifierKey.utf8)
+        // One array of values for every record (the table copies the values into its columns): each
+        // record overwrites the slots it lists, and the others are set to their defaults.
+        var values = reader.defaults
         try scanner.enterArray()
         var first = true
         while try scanner.nextElement(&first) {
@@ -265,13 +307,9 @@ struct DocumentDecoder {
                 throw scanner.failure("a '\(entity.name)' record must be an object", at: recordStart)
             }
             try scanner.enterObject()
-            // A copy of the defaults of its own, reserved and appended: writing into a shared copy
-            // would copy it on the first write through the array's generic copy, which costs more.
-            var values: [StoreValue] = []
-            values.reserveCapacity(reader.defaults.count)
-            for value in reader.defaults { values.append(value) }
             var primaryKey: PrimaryKey?
             var expected = 0
+            var seenCount = 0
             var externalNames: [(slot: Int, name: String)] = []
             var firstKey = true
             while let key = try scanner.nextKey(&firstKey) {
@@ -310,6 +348,7 @@ struct DocumentDecoder {
                         at: key.start - 1)
                 }
                 seen[slot] = recordNumber
+                seenCount += 1
                 do {
                     if reader.isExternal[slot] {
                         loader.lastName = nil
@@ -324,6 +363,10 @@ struct DocumentDecoder {
                 }
                 expected = slot + 1
             }
+            // A property the record leaves out takes its default (records usually list every one).
+            if seenCount < values.count {
+                for slot in values.indices where seen[slot] != recordNumber { values[slot] = reader.defaults[slot] }
+            }
             guard let primaryKey else {
                 throw scanner.failure(
                     "a '\(entity.name)' record has no '$id'", at: recordStart,
@@ -336,16 +379,21 @@ struct DocumentDecoder {
             }
             let id: PersistentIdentifier =
                 switch primaryKey {
-                case .int(let int): .identifier(for: state.storeIdentifier, entityName: entity.name, primaryKey: int)
-                case .string(let string):
-                    .identifier(for: state.storeIdentifier, entityName: entity.name, primaryKey: string)
+                case .int(let int): .identifier(for: storeIdentifier, entityName: entity.name, primaryKey: int)
+                case .string(let string): .identifier(for: storeIdentifier, entityName: entity.name, primaryKey: string)
                 }
-            for (slot, name) in externalNames { state.externalFiles[ExternalSlot(id: id, slot: slot)] = name }
-            state.snapshots.append(DefaultSnapshot(persistentIdentifier: id, entity: entity, values: values))
-            state.recordOffsets.append(recordStart)
+            for (slot, name) in externalNames { externalFiles[ExternalSlot(id: id, slot: slot)] = name }
+            for relationship in entity.relationships {
+                for target in values[relationship.slot].referencedIdentifiers
+                where target.storeIdentifier == storeIdentifier {
+                    references.append(
+                        PendingReference(
+                            source: id, relationship: relationship, target: target, recordOffset: recordStart))
+                }
+            }
+            try rows.append(id, values)
             recordNumber += 1
         }
-        state.keys[entity.name] = keys
     }
 
     private func readPrimaryKey(_ scanner: inout JSONScanner, _ entity: Schema.Entity) throws -> PrimaryKey {
@@ -370,31 +418,23 @@ struct DocumentDecoder {
 
     /// Every reference into this store must point to a record of the relationship's destination.
     private func checkReferences(_ scanner: JSONScanner, _ state: State) throws {
-        for (index, snapshot) in state.snapshots.enumerated() {
-            for relationship in snapshot.entity.relationships {
-                for id in snapshot.values[relationship.slot].referencedIdentifiers
-                where id.storeIdentifier == state.storeIdentifier {
-                    let source =
-                        "the '\(snapshot.entity.name)' record \(Self.quoted(snapshot.persistentIdentifier.primaryKey))"
-                    guard id.entityName == relationship.destination else {
-                        throw scanner.failure(
-                            "\(source) refers through '\(relationship.name)' to a '\(id.entityName)', but "
-                                + "'\(snapshot.entity.name).\(relationship.name)' holds '\(relationship.destination)' "
-                                + "models",
-                            at: state.recordOffsets[index])
-                    }
-                    guard state.keys[id.entityName]?.contains(id.primaryKey) == true else {
-                        throw scanner.failure(
-                            "\(source) refers through '\(relationship.name)' to the '\(id.entityName)' "
-                                + "\(Self.quoted(id.primaryKey)), which the file does not have (a dangling "
-                                + "relationship)",
-                            at: state.recordOffsets[index],
-                            remedy:
-                                "Remove the key from '\(relationship.name)', or restore the missing "
-                                + "'\(id.entityName)' record"
-                        )
-                    }
-                }
+        for reference in state.references {
+            let (source, relationship, id) = (reference.source, reference.relationship, reference.target)
+            let description = "the '\(source.entityName)' record \(Self.quoted(source.primaryKey))"
+            guard id.entityName == relationship.destination else {
+                throw scanner.failure(
+                    "\(description) refers through '\(relationship.name)' to a '\(id.entityName)', but "
+                        + "'\(source.entityName).\(relationship.name)' holds '\(relationship.destination)' models",
+                    at: reference.recordOffset)
+            }
+            guard state.keys[id.entityName]?.contains(id.primaryKey) == true else {
+                throw scanner.failure(
+                    "\(description) refers through '\(relationship.name)' to the '\(id.entityName)' "
+                        + "\(Self.quoted(id.primaryKey)), which the file does not have (a dangling relationship)",
+                    at: reference.recordOffset,
+                    remedy:
+                        "Remove the key from '\(relationship.name)', or restore the missing '\(id.entityName)' record"
+                )
             }
         }
     }

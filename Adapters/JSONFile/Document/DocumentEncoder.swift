@@ -74,16 +74,12 @@ struct DocumentEncoder {
 
     private func writeRecords(of entity: Schema.Entity, in table: SnapshotTable, _ writer: ValueWriter) {
         let out = writer.out
-        guard table.count(of: entity.name) > 0 else {
+        guard table.count(of: entity.name) > 0, let columns = table.storedColumns(of: entity.name) else {
             out.byte(UInt8(ascii: "]"))
             return
         }
+        let slots = entity.properties.indices
         let shapes = entity.properties.map(ValueShape.init)
-        let isExternal = entity.properties.map { property in
-            if case .attribute(let attribute) = property { return attribute.options.contains(.externalStorage) }
-            return false
-        }
-        let hasExternal = isExternal.contains(true)
         // Each key once, as bytes: `, "name": `.
         let keys: [[UInt8]] = entity.properties.map { property in
             let key = JSONOutput(capacity: 64)
@@ -92,28 +88,100 @@ struct DocumentEncoder {
             key.byte(UInt8(ascii: " "))
             return key.bytes
         }
+        // How each property is written: straight from a typed column when the column has one and the
+        // shape writes that kind in its natural form, else through its stored value.
+        var ways: [Way] = []
+        var integers: [[Int64]] = []
+        var doubles: [[Double]] = []
+        var strings: [[String]] = []
+        var booleans: [[Bool]] = []
+        /// Adds `column` to `list` and returns the way that reads it there, or `nil` without a column.
+        func typed<Value>(
+            _ column: [Value]?, _ list: inout [[Value]], _ way: (Int, Bool) -> Way, nullable: Bool
+        ) -> Way? {
+            guard let column else { return nil }
+            list.append(column)
+            return way(list.count - 1, nullable)
+        }
+        for slot in slots {
+            let isExternal =
+                if case .attribute(let attribute) = entity.properties[slot] {
+                    attribute.options.contains(.externalStorage)
+                } else { false }
+            let nullable = columns.mayHoldNull(slot)
+            let way: Way? =
+                switch shapes[slot] {
+                case _ where isExternal: nil
+                case .int: typed(columns.integers(slot), &integers, Way.integer, nullable: nullable)
+                case .double: typed(columns.doubles(slot), &doubles, Way.double, nullable: nullable)
+                case .date: typed(columns.dates(slot), &doubles, Way.double, nullable: nullable)
+                case .string: typed(columns.strings(slot), &strings, Way.string, nullable: nullable)
+                case .bool: typed(columns.booleans(slot), &booleans, Way.bool, nullable: nullable)
+                default: nil
+                }
+            ways.append(way ?? (isExternal ? .external : .value))
+        }
         var isFirst = true
-        table.forEachModel(of: entity.name) { id, values in
+        for row in 0..<columns.rowCount where columns.isLive(row) {
             out.ascii(isFirst ? "\n      {\"$id\": " : ",\n      {\"$id\": ")
             isFirst = false
-            writer.writePrimaryKey(id.primaryKey)
-            values.withUnsafeBufferPointer { values in
-                for slot in 0..<values.count {
-                    out.bytes(keys[slot])
-                    if hasExternal, isExternal[slot], case .data = values[slot],
-                        let name = externalFiles[ExternalSlot(id: id, slot: slot)]
+            writer.writePrimaryKey(columns.primaryKey(at: row))
+            for slot in slots {
+                out.bytes(keys[slot])
+                switch ways[slot] {
+                case .integer(let index, let nullable):
+                    if nullable, columns.isNull(slot, at: row) {
+                        out.ascii("null")
+                    } else {
+                        out.int(integers[index][row])
+                    }
+                case .double(let index, let nullable):
+                    if nullable, columns.isNull(slot, at: row) {
+                        out.ascii("null")
+                    } else {
+                        writer.writeDouble(doubles[index][row])
+                    }
+                case .string(let index, let nullable):
+                    if nullable, columns.isNull(slot, at: row) {
+                        out.ascii("null")
+                    } else {
+                        out.string(strings[index][row])
+                    }
+                case .bool(let index, let nullable):
+                    if nullable, columns.isNull(slot, at: row) {
+                        out.ascii("null")
+                    } else {
+                        booleans[index][row] ? out.ascii("true") : out.ascii("false")
+                    }
+                case .value:
+                    writer.write(columns.value(slot, at: row), as: shapes[slot])
+                case .external:
+                    let value = columns.value(slot, at: row)
+                    if case .data = value,
+                        let name = externalFiles[ExternalSlot(id: columns.identifier(at: row), slot: slot)]
                     {
                         out.ascii("{\"$file\": ")
                         out.string(name)
                         out.byte(UInt8(ascii: "}"))
                     } else {
-                        writer.write(values[slot], as: shapes[slot])
+                        writer.write(value, as: shapes[slot])
                     }
                 }
             }
             out.byte(UInt8(ascii: "}"))
         }
         out.ascii("\n    ]")
+    }
+
+    /// How a property's values are written: from the typed column at an index of its kind's list, or
+    /// through the stored value (an externally stored one possibly as a file reference).
+    private enum Way {
+        case integer(Int, nullable: Bool)
+        case double(Int, nullable: Bool)
+        case string(Int, nullable: Bool)
+        case bool(Int, nullable: Bool)
+        case value
+        case external
     }
 
     /// The entity as a ``Schema/EntityDescription`` (so tools can rebuild the schema from the file), with

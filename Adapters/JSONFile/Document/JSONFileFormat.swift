@@ -1,5 +1,5 @@
 import Foundation
-import ModelStore
+@_spi(AdapterKit) import ModelStore
 
 /// The constants of the document format (see `FORMAT.md`).
 enum JSONFileFormat {
@@ -43,10 +43,11 @@ struct DocumentHeader: Sendable {
     var historyJSON: [UInt8]?
 }
 
-/// A document read from bytes: its header, its snapshots and what else must survive the next save.
+/// A document read from bytes: its header, its models and what else must survive the next save.
 struct DecodedDocument: Sendable {
     var header: DocumentHeader
-    var snapshots: [DefaultSnapshot]
+    /// The records, loaded (the keys the header reserves are not applied yet).
+    var table: SnapshotTable
     var preserved: [PreservedEntity]
     /// The external file each externally stored value came from.
     var externalFiles: [ExternalSlot: String]

@@ -272,7 +272,9 @@ struct ValueWriter {
     // MARK: Numbers
 
     /// A finite double as a number; NaN and the infinities as the strings `"NaN"`, `"Infinity"`, `"-Infinity"`.
-    private func writeDouble(_ double: Double) {
+    /// Writes a `Double` (or a date's seconds) in its natural form: the shortest digits that read back
+    /// to the same bits, or the string of a non-finite value.
+    func writeDouble(_ double: Double) {
         if double.isFinite { out.double(double) } else { writeNonFinite(double) }
     }
 

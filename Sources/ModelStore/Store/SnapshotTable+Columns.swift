@@ -119,6 +119,16 @@ extension SnapshotTable {
             }
         }
 
+        /// Whether a row holds `nil` (for a column of ``StoreValue``s, whether the value is `.null`).
+        @inline(__always)
+        func isNull(at row: Int) -> Bool {
+            if kind == .values { return values[row] == .null }
+            return !nulls.isEmpty && nulls.contains(row)
+        }
+
+        /// Whether any row of a typed column holds `nil`.
+        var hasNulls: Bool { !nulls.isEmpty }
+
         /// Whether a row holds exactly `value` (as ``StoreValue``'s `==` says), read in place for the
         /// typed kinds a unique key usually has.
         @inline(__always)
@@ -247,6 +257,13 @@ extension SnapshotTable {
             if let general { return general[row] }
             return PersistentIdentifier(
                 storeIdentifier: storeIdentifier!, entityName: entityName, primaryKey: .int(keys[row]))
+        }
+
+        /// The primary key of a row's identifier.
+        @inline(__always)
+        func primaryKey(at row: Int) -> PrimaryKey {
+            if let general { return general[row].primaryKey }
+            return .int(keys[row])
         }
 
         /// Whether row `row` has identifier `id`.

@@ -199,14 +199,11 @@ extension SnapshotTable {
         /// (and, while rows arrive in order, a new identifier; ``finishChanges()`` finds the rest).
         /// Returns the problem instead of inserting when there is one. On a problem the table is
         /// left part-changed: a failed load discards it.
-        mutating func insertLoaded(_ snapshot: DefaultSnapshot) -> LoadProblem? {
-            if isSorted, rowCount > 0, !ids.precedes(rowCount - 1, snapshot.persistentIdentifier),
-                row(of: snapshot.persistentIdentifier) != nil
-            {
+        mutating func insertLoaded(_ id: PersistentIdentifier, _ values: [StoreValue]) -> LoadProblem? {
+            if isSorted, rowCount > 0, !ids.precedes(rowCount - 1, id), row(of: id) != nil {
                 return .duplicateIdentifier
             }
             let row = Int32(rowCount)
-            let values = snapshot.values
             for constraint in uniqueIndexes.indices {
                 guard let hash = uniqueHash(constraint, of: values) else { continue }
                 if uniqueOwner(constraint, of: values, hash: hash) != nil {
@@ -214,7 +211,7 @@ extension SnapshotTable {
                 }
                 uniqueIndexes[constraint].insertAbsent(row, hash)
             }
-            appendRow(snapshot.values, id: snapshot.persistentIdentifier)
+            appendRow(values, id: id)
             return nil
         }
 

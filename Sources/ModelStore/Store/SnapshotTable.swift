@@ -320,7 +320,6 @@ import Foundation
     /// on a duplicate identifier, an unknown entity, or a unique-constraint violation.
     public mutating func load(_ snapshots: [DefaultSnapshot]) throws {
         var start = 0
-        var changed = Set<String>()
         while start < snapshots.count {
             let entity = snapshots[start].entity
             var end = start + 1
@@ -333,45 +332,75 @@ import Foundation
                     .corrupted, "the stored model \(id) belongs to an entity the schema does not have",
                     remedy: "Open the store with a schema that includes '\(id.entityName)'")
             }
-            changed.insert(entity.name)
-            // Mutate the entity's table in place; on a throw the table is left part-loaded, which
-            // callers discard (a failed load opens nothing).
-            try Self.load(run, into: &tables[entity.name]!, nextPrimaryKey: &nextPrimaryKey)
-        }
-        for name in changed {
-            do {
-                try tables[name]?.finishChanges()
-            } catch {
-                throw DataStoreError(
-                    .corrupted, "an identifier of '\(name)' is stored twice",
-                    remedy: "Restore the store from a backup, or remove the repeated model", entityName: name)
+            try loadRows(of: entity.name, expectedCount: run.count) { rows in
+                for snapshot in run { try rows.append(snapshot.persistentIdentifier, snapshot.values) }
             }
         }
     }
 
-    private static func load(
-        _ run: ArraySlice<DefaultSnapshot>, into table: inout EntityTable, nextPrimaryKey: inout Int64
-    ) throws {
-        table.reserveCapacity(adding: run.count)
-        for snapshot in run {
-            let id = snapshot.persistentIdentifier
+    /// Loads the rows of one entity as a reader produces them, without a snapshot per row: `body`
+    /// appends each row to `rows`, which checks what ``load(_:)`` checks. A whole-file format
+    /// decodes straight into the table this way. `expectedCount` reserves room for that many rows.
+    ///
+    /// Throws what `body` throws, or ``DataStoreError/corrupted`` on a duplicate identifier, a row
+    /// filed under another entity, or a unique-constraint violation. On a throw the entity's rows are
+    /// part-loaded; callers discard the table (a failed load opens nothing).
+    public mutating func loadRows<Result>(
+        of entityName: String, expectedCount: Int = 0, _ body: (inout LoadingRows) throws -> Result
+    ) throws -> Result {
+        guard let table = tables.removeValue(forKey: entityName) else {
+            throw DataStoreError(
+                .corrupted, "the store has models of '\(entityName)', an entity the schema does not have",
+                remedy: "Open the store with a schema that includes '\(entityName)'")
+        }
+        var rows = LoadingRows(table: table, nextPrimaryKey: nextPrimaryKey)
+        rows.table.reserveCapacity(adding: expectedCount)
+        defer {
+            tables[entityName] = rows.table
+            nextPrimaryKey = rows.nextPrimaryKey
+        }
+        let result = try body(&rows)
+        do {
+            try rows.table.finishChanges()
+        } catch {
+            throw DataStoreError(
+                .corrupted, "an identifier of '\(entityName)' is stored twice",
+                remedy: "Restore the store from a backup, or remove the repeated model", entityName: entityName)
+        }
+        return result
+    }
+
+    /// The rows of one entity while a reader loads them (see ``SnapshotTable/loadRows(of:expectedCount:_:)``).
+    public struct LoadingRows {
+        fileprivate var table: EntityTable
+        fileprivate var nextPrimaryKey: Int64
+
+        /// The entity whose rows these are.
+        public var entity: Schema.Entity { table.entity }
+
+        /// Appends a row read from disk: its identifier, and its values in slot order. The values are
+        /// copied into the columns, so a reader can refill one array for every row.
+        ///
+        /// Throws ``DataStoreError/corrupted`` if the identifier is another entity's or is already
+        /// loaded, or if a unique value is already claimed by a loaded row.
+        public mutating func append(_ id: PersistentIdentifier, _ values: [StoreValue]) throws(DataStoreError) {
             if id.entityName != table.entity.name {
                 throw DataStoreError(
                     .corrupted, "the stored model \(id) is filed under the entity '\(table.entity.name)'",
                     entityName: id.entityName)
             }
-            switch table.insertLoaded(snapshot) {
+            switch table.insertLoaded(id, values) {
             case nil:
                 break
             case .duplicateIdentifier:
                 throw DataStoreError(.corrupted, "the identifier \(id) is stored twice", entityName: id.entityName)
             case .duplicateUniqueValue(let constraint):
-                let names = snapshot.entity.uniquenessConstraints[constraint].map { "'\($0)'" }.joined(separator: ", ")
+                let names = table.entity.uniquenessConstraints[constraint].map { "'\($0)'" }.joined(separator: ", ")
                 throw DataStoreError(
                     .corrupted, "two stored '\(id.entityName)' models share a unique value of \(names)",
                     entityName: id.entityName)
             }
-            if let int = id.primaryKey.intValue, int >= nextPrimaryKey { nextPrimaryKey = int + 1 }
+            if case .int(let int) = id.primaryKey, int >= nextPrimaryKey { nextPrimaryKey = int + 1 }
         }
     }
 
