@@ -89,37 +89,39 @@ struct DocumentEncoder {
             return key.bytes
         }
         // How each property is written: straight from a typed column when the column has one and the
-        // shape writes that kind in its natural form, else through its stored value.
+        // shape writes that kind in its natural form, else through its stored value. A typed column
+        // that may hold `nil` has it looked up in its `nil` bits first.
         var ways: [Way] = []
+        var checksNull: [Bool] = []
         var integers: [[Int64]] = []
         var doubles: [[Double]] = []
         var strings: [[String]] = []
         var booleans: [[Bool]] = []
         /// Adds `column` to `list` and returns the way that reads it there, or `nil` without a column.
         func typed<Value>(
-            _ column: [Value]?, _ list: inout [[Value]], _ way: (Int, Bool) -> Way, nullable: Bool
+            _ column: [Value]?, _ list: inout [[Value]], _ way: (Int) -> Way
         ) -> Way? {
             guard let column else { return nil }
             list.append(column)
-            return way(list.count - 1, nullable)
+            return way(list.count - 1)
         }
         for slot in slots {
             let isExternal =
                 if case .attribute(let attribute) = entity.properties[slot] {
                     attribute.options.contains(.externalStorage)
                 } else { false }
-            let nullable = columns.mayHoldNull(slot)
             let way: Way? =
                 switch shapes[slot] {
                 case _ where isExternal: nil
-                case .int: typed(columns.integers(slot), &integers, Way.integer, nullable: nullable)
-                case .double: typed(columns.doubles(slot), &doubles, Way.double, nullable: nullable)
-                case .date: typed(columns.dates(slot), &doubles, Way.double, nullable: nullable)
-                case .string: typed(columns.strings(slot), &strings, Way.string, nullable: nullable)
-                case .bool: typed(columns.booleans(slot), &booleans, Way.bool, nullable: nullable)
+                case .int: typed(columns.integers(slot), &integers, Way.integer)
+                case .double: typed(columns.doubles(slot), &doubles, Way.double)
+                case .date: typed(columns.dates(slot), &doubles, Way.double)
+                case .string: typed(columns.strings(slot), &strings, Way.string)
+                case .bool: typed(columns.booleans(slot), &booleans, Way.bool)
                 default: nil
                 }
             ways.append(way ?? (isExternal ? .external : .value))
+            checksNull.append(way != nil && columns.mayHoldNull(slot))
         }
         var isFirst = true
         for row in 0..<columns.rowCount where columns.isLive(row) {
@@ -128,31 +130,15 @@ struct DocumentEncoder {
             writer.writePrimaryKey(columns.primaryKey(at: row))
             for slot in slots {
                 out.bytes(keys[slot])
+                if checksNull[slot], columns.isNull(slot, at: row) {
+                    out.ascii("null")
+                    continue
+                }
                 switch ways[slot] {
-                case .integer(let index, let nullable):
-                    if nullable, columns.isNull(slot, at: row) {
-                        out.ascii("null")
-                    } else {
-                        out.int(integers[index][row])
-                    }
-                case .double(let index, let nullable):
-                    if nullable, columns.isNull(slot, at: row) {
-                        out.ascii("null")
-                    } else {
-                        writer.writeDouble(doubles[index][row])
-                    }
-                case .string(let index, let nullable):
-                    if nullable, columns.isNull(slot, at: row) {
-                        out.ascii("null")
-                    } else {
-                        out.string(strings[index][row])
-                    }
-                case .bool(let index, let nullable):
-                    if nullable, columns.isNull(slot, at: row) {
-                        out.ascii("null")
-                    } else {
-                        booleans[index][row] ? out.ascii("true") : out.ascii("false")
-                    }
+                case .integer(let index): out.int(integers[index][row])
+                case .double(let index): writer.writeDouble(doubles[index][row])
+                case .string(let index): out.string(strings[index][row])
+                case .bool(let index): booleans[index][row] ? out.ascii("true") : out.ascii("false")
                 case .value:
                     writer.write(columns.value(slot, at: row), as: shapes[slot])
                 case .external:
@@ -176,10 +162,10 @@ struct DocumentEncoder {
     /// How a property's values are written: from the typed column at an index of its kind's list, or
     /// through the stored value (an externally stored one possibly as a file reference).
     private enum Way {
-        case integer(Int, nullable: Bool)
-        case double(Int, nullable: Bool)
-        case string(Int, nullable: Bool)
-        case bool(Int, nullable: Bool)
+        case integer(Int)
+        case double(Int)
+        case string(Int)
+        case bool(Int)
         case value
         case external
     }

@@ -10,9 +10,6 @@ extension SnapshotTable {
     public struct StoredColumns {
         fileprivate let table: EntityTable
 
-        /// The entity whose rows these are.
-        public var entity: Schema.Entity { table.entity }
-
         /// How many rows are stored, deleted ones included: row numbers run below it.
         public var rowCount: Int { table.rowCount }
 

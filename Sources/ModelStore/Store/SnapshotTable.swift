@@ -375,9 +375,6 @@ import Foundation
         fileprivate var table: EntityTable
         fileprivate var nextPrimaryKey: Int64
 
-        /// The entity whose rows these are.
-        public var entity: Schema.Entity { table.entity }
-
         /// Appends a row read from disk: its identifier, and its values in slot order. The values are
         /// copied into the columns, so a reader can refill one array for every row.
         ///
