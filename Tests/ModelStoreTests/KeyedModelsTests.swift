@@ -65,13 +65,16 @@ struct KeyedModelsTests {
             switch operation {
             case .register(let key):
                 let object = Kitchen()
-                let earlier = pages.update(object, store: key.store, entity: key.entity, key: key.key)
+                let earlier = pages.update(
+                    object, scope: PersistentIdentifier.Scope(storeIdentifier: key.store, entityName: key.entity),
+                    key: key.key)
                 if earlier.map(ObjectIdentifier.init) != model[key].map(ObjectIdentifier.init) {
                     return "step \(step) \(operation): returned a different earlier model"
                 }
                 model[key] = object
             case .remove(let key):
-                let removed = pages.remove(store: key.store, entity: key.entity, key: key.key)
+                let removed = pages.remove(
+                    scope: PersistentIdentifier.Scope(storeIdentifier: key.store, entityName: key.entity), key: key.key)
                 if removed.map(ObjectIdentifier.init) != model.removeValue(forKey: key).map(ObjectIdentifier.init) {
                     return "step \(step) \(operation): removed a different model"
                 }
@@ -80,7 +83,8 @@ struct KeyedModelsTests {
                 return "step \(step) \(operation): \(pages.count) models, the dictionary has \(model.count)"
             }
             for (key, object) in model {
-                let found = pages.model(store: key.store, entity: key.entity, key: key.key)
+                let found = pages.model(
+                    scope: PersistentIdentifier.Scope(storeIdentifier: key.store, entityName: key.entity), key: key.key)
                 if found.map(ObjectIdentifier.init) != ObjectIdentifier(object) {
                     return "step \(step) \(operation): \(key) is not found"
                 }

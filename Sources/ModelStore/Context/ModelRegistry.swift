@@ -25,8 +25,8 @@ struct ModelRegistry {
     /// The model registered under `id`, if any; setting `nil` removes it.
     subscript(id: PersistentIdentifier) -> (any PersistentModel)? {
         mutating get {
-            if case .int(let key) = id.primaryKey, let store = id.storeIdentifier {
-                return keyed.model(store: store, entity: id.entityName, key: key)
+            if case .int(let key) = id.primaryKey, !id.isTemporary {
+                return keyed.model(scope: id.scope, key: key)
             }
             if id.isTemporary { fileUnfiled() }
             return table[id]
@@ -42,8 +42,8 @@ struct ModelRegistry {
 
     /// Makes room for `count` more models under permanent identifiers of `id`'s store and entity.
     mutating func reserveCapacity(_ count: Int, like id: PersistentIdentifier) {
-        guard case .int = id.primaryKey, let store = id.storeIdentifier else { return }
-        keyed.reserve(count, store: store, entity: id.entityName)
+        guard case .int = id.primaryKey, !id.isTemporary else { return }
+        keyed.reserve(count, scope: id.scope)
     }
 
     /// Registers a model the context has not registered before, under its backing data's identifier.
@@ -57,8 +57,8 @@ struct ModelRegistry {
 
     /// Registers `model` under `id`; returns the model registered under it before, if any.
     mutating func updateValue(_ model: any PersistentModel, forKey id: PersistentIdentifier) -> (any PersistentModel)? {
-        if case .int(let key) = id.primaryKey, let store = id.storeIdentifier {
-            return keyed.update(model, store: store, entity: id.entityName, key: key)
+        if case .int(let key) = id.primaryKey, !id.isTemporary {
+            return keyed.update(model, scope: id.scope, key: key)
         }
         if id.isTemporary { fileUnfiled() }
         let earlier = table.updateValue(model, forKey: id)
@@ -69,8 +69,8 @@ struct ModelRegistry {
     /// Removes and returns the model registered under `id`.
     @discardableResult
     mutating func removeValue(forKey id: PersistentIdentifier) -> (any PersistentModel)? {
-        if case .int(let key) = id.primaryKey, let store = id.storeIdentifier {
-            return keyed.remove(store: store, entity: id.entityName, key: key)
+        if case .int(let key) = id.primaryKey, !id.isTemporary {
+            return keyed.remove(scope: id.scope, key: key)
         }
         if id.isTemporary { fileUnfiled() }
         let removed = table.removeValue(forKey: id)
@@ -130,8 +130,8 @@ struct ModelRegistry {
             guard let id = model.persistentBackingData.persistentIdentifier else {
                 preconditionFailure("a model was registered without an identifier")
             }
-            if case .int(let key) = id.primaryKey, let store = id.storeIdentifier {
-                _ = keyed.update(model, store: store, entity: id.entityName, key: key)
+            if case .int(let key) = id.primaryKey, !id.isTemporary {
+                _ = keyed.update(model, scope: id.scope, key: key)
                 continue
             }
             if table.updateValue(model, forKey: id) == nil && id.isTemporary { filedTemporaries += 1 }
@@ -160,8 +160,7 @@ struct KeyedModels {
 
     /// The models of one store's entity.
     private struct Namespace {
-        let store: String
-        let entity: String
+        let scope: PersistentIdentifier.Scope
         /// The models while the namespace is not paged.
         var table: [Int64: any PersistentModel] = [:]
         /// The smallest and largest key put in ``table``.
@@ -235,25 +234,23 @@ struct KeyedModels {
     init(pagingThreshold: Int = 4096) { self.pagingThreshold = pagingThreshold }
 
     @inline(__always)
-    private mutating func namespace(store: String, entity: String, creating: Bool) -> Int? {
-        if lastNamespace < namespaces.count, namespaces[lastNamespace].entity == entity,
-            namespaces[lastNamespace].store == store
-        {
+    private mutating func namespace(scope: PersistentIdentifier.Scope, creating: Bool) -> Int? {
+        if lastNamespace < namespaces.count, namespaces[lastNamespace].scope == scope {
             return lastNamespace
         }
-        if let found = namespaces.firstIndex(where: { $0.entity == entity && $0.store == store }) {
+        if let found = namespaces.firstIndex(where: { $0.scope == scope }) {
             lastNamespace = found
             return found
         }
         guard creating else { return nil }
-        namespaces.append(Namespace(store: store, entity: entity))
+        namespaces.append(Namespace(scope: scope))
         lastNamespace = namespaces.count - 1
         return lastNamespace
     }
 
     /// The model registered under the key.
-    mutating func model(store: String, entity: String, key: Int64) -> (any PersistentModel)? {
-        guard let space = namespace(store: store, entity: entity, creating: false) else { return nil }
+    mutating func model(scope: PersistentIdentifier.Scope, key: Int64) -> (any PersistentModel)? {
+        guard let space = namespace(scope: scope, creating: false) else { return nil }
         guard namespaces[space].isPaged else { return namespaces[space].table[key] }
         guard let page = namespaces[space].position(of: key >> Self.shift) else { return nil }
         return namespaces[space].pages[page].models[Int(key & Int64(Self.pageSize - 1))]
@@ -261,9 +258,9 @@ struct KeyedModels {
 
     /// Registers `model` under the key; returns the model registered under it before, if any.
     mutating func update(
-        _ model: any PersistentModel, store: String, entity: String, key: Int64
+        _ model: any PersistentModel, scope: PersistentIdentifier.Scope, key: Int64
     ) -> (any PersistentModel)? {
-        let space = namespace(store: store, entity: entity, creating: true)!
+        let space = namespace(scope: scope, creating: true)!
         let earlier: (any PersistentModel)?
         if namespaces[space].isPaged {
             earlier = namespaces[space].place(model, at: key)
@@ -279,16 +276,16 @@ struct KeyedModels {
 
     /// Makes room for `count` more models of one store's entity: a namespace about to hold many
     /// models in its hash table grows the table once.
-    mutating func reserve(_ count: Int, store: String, entity: String) {
-        let space = namespace(store: store, entity: entity, creating: true)!
+    mutating func reserve(_ count: Int, scope: PersistentIdentifier.Scope) {
+        let space = namespace(scope: scope, creating: true)!
         guard !namespaces[space].isPaged else { return }
         let needed = min(namespaces[space].table.count + count, pagingThreshold)
         if namespaces[space].table.capacity < needed { namespaces[space].table.reserveCapacity(needed) }
     }
 
     /// Removes and returns the model registered under the key. A page left empty is dropped.
-    mutating func remove(store: String, entity: String, key: Int64) -> (any PersistentModel)? {
-        guard let space = namespace(store: store, entity: entity, creating: false) else { return nil }
+    mutating func remove(scope: PersistentIdentifier.Scope, key: Int64) -> (any PersistentModel)? {
+        guard let space = namespace(scope: scope, creating: false) else { return nil }
         guard namespaces[space].isPaged else {
             let removed = namespaces[space].table.removeValue(forKey: key)
             if removed != nil { count -= 1 }
@@ -321,17 +318,14 @@ struct KeyedModels {
     /// Calls `body` with each registered model and its identifier.
     func forEachModel(_ body: (PersistentIdentifier, any PersistentModel) -> Void) {
         for space in namespaces {
+            let scope = space.scope
             for (key, model) in space.table {
-                body(.identifier(for: space.store, entityName: space.entity, primaryKey: key), model)
+                body(scope.identifier(key), model)
             }
             for (number, position) in space.positions {
                 for (slot, model) in space.pages[position].models.enumerated() {
                     guard let model else { continue }
-                    body(
-                        .identifier(
-                            for: space.store, entityName: space.entity,
-                            primaryKey: number << Self.shift | Int64(slot)),
-                        model)
+                    body(scope.identifier(number << Self.shift | Int64(slot)), model)
                 }
             }
         }

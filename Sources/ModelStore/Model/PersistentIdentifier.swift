@@ -11,21 +11,28 @@ import Synchronization
 /// Unlike SwiftData, the primary key is public, so an adapter can index by it and a tool can
 /// print it.
 public struct PersistentIdentifier: Hashable, Comparable, Codable, Sendable {
-    /// The ``DataStore/identifier`` of the store that minted this identifier, or `nil` while it is temporary.
-    public let storeIdentifier: String?
-    /// The name of the entity (the model type's name, see ``Schema/entityName(for:)``).
-    public let entityName: String
+    /// The store and entity of this identifier, shared by every identifier of them (see ``Scope``).
+    public let scope: Scope
     /// The key of the model within its entity and store.
     public let primaryKey: PrimaryKey
 
+    /// The ``DataStore/identifier`` of the store that minted this identifier, or `nil` while it is temporary.
+    @inlinable public var storeIdentifier: String? { scope.storeIdentifier }
+    /// The name of the entity (the model type's name, see ``Schema/entityName(for:)``).
+    @inlinable public var entityName: String { scope.entityName }
+
     /// Whether a store has yet to mint a permanent identifier for this model.
-    @inlinable public var isTemporary: Bool { storeIdentifier == nil }
+    @inlinable public var isTemporary: Bool { scope.isTemporary }
+
+    @usableFromInline
+    init(scope: Scope, primaryKey: PrimaryKey) {
+        self.scope = scope
+        self.primaryKey = primaryKey
+    }
 
     @usableFromInline
     init(storeIdentifier: String?, entityName: String, primaryKey: PrimaryKey) {
-        self.storeIdentifier = storeIdentifier
-        self.entityName = entityName
-        self.primaryKey = primaryKey
+        self.init(scope: Scope(storeIdentifier: storeIdentifier, entityName: entityName), primaryKey: primaryKey)
     }
 
     /// Mints a permanent identifier: what a store calls when it assigns a key to a new model.
@@ -68,7 +75,7 @@ public struct PersistentIdentifier: Hashable, Comparable, Codable, Sendable {
     /// Mints a temporary identifier, unique in this process, for a model that has not been saved yet.
     public static func temporary(entityName: String) -> Self {
         let key = temporaryCounter.add(1, ordering: .relaxed).newValue
-        return PersistentIdentifier(storeIdentifier: nil, entityName: entityName, primaryKey: .int(key))
+        return PersistentIdentifier(scope: Scope(storeIdentifier: nil, entityName: entityName), primaryKey: .int(key))
     }
 
     /// The same model under another store identifier and key (used when converting between stores).
@@ -77,11 +84,10 @@ public struct PersistentIdentifier: Hashable, Comparable, Codable, Sendable {
     }
 
     /// Identifiers are equal when their keys, entities and stores are (keys compared first: they
-    /// differ most often and cost least).
+    /// differ most often; the entity and store are one comparison of their shared ``scope``).
     @inlinable
     public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.primaryKey == rhs.primaryKey && lhs.entityName == rhs.entityName
-            && lhs.storeIdentifier == rhs.storeIdentifier
+        lhs.primaryKey == rhs.primaryKey && lhs.scope == rhs.scope
     }
 
     /// Hashes the key alone: keys are unique within a store, so the entity and store names would
@@ -96,11 +102,35 @@ public struct PersistentIdentifier: Hashable, Comparable, Codable, Sendable {
 
     /// Orders identifiers by entity, then store, then key (integer keys numerically).
     public static func < (lhs: Self, rhs: Self) -> Bool {
+        if lhs.scope == rhs.scope { return lhs.primaryKey < rhs.primaryKey }
         if lhs.entityName != rhs.entityName { return lhs.entityName < rhs.entityName }
         if lhs.storeIdentifier != rhs.storeIdentifier {
             return (lhs.storeIdentifier ?? "") < (rhs.storeIdentifier ?? "")
         }
         return lhs.primaryKey < rhs.primaryKey
+    }
+}
+
+extension PersistentIdentifier {
+    private enum CodingKeys: String, CodingKey {
+        case storeIdentifier, entityName, primaryKey
+    }
+
+    /// Decodes `storeIdentifier` (absent for a temporary identifier), `entityName` and `primaryKey`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            storeIdentifier: try container.decodeIfPresent(String.self, forKey: .storeIdentifier),
+            entityName: try container.decode(String.self, forKey: .entityName),
+            primaryKey: try container.decode(PrimaryKey.self, forKey: .primaryKey))
+    }
+
+    /// Encodes `storeIdentifier` (left out while temporary), `entityName` and `primaryKey`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(storeIdentifier, forKey: .storeIdentifier)
+        try container.encode(entityName, forKey: .entityName)
+        try container.encode(primaryKey, forKey: .primaryKey)
     }
 }
 

@@ -3,9 +3,9 @@
 ///
 /// A batch names models of one entity in one store, and their integer keys are usually consecutive
 /// (a store mints a batch's keys one after another, and a table's keys are mostly dense). So the
-/// collection keeps the store identifier and entity name once and the keys as runs, and builds each
+/// collection keeps the identifiers' ``PersistentIdentifier/Scope`` once and the keys as runs, and builds each
 /// ``PersistentIdentifier`` when it is read: a million consecutive keys take a few bytes, where an
-/// array of identifiers takes 56 MB. Identifiers of several entities or stores, or with string keys,
+/// array of identifiers takes 32 MB. Identifiers of several entities or stores, or with string keys,
 /// are kept as an array.
 ///
 /// It is a random-access collection of ``PersistentIdentifier``; `Array(identifiers)` makes an
@@ -19,7 +19,7 @@ public struct PersistentIdentifiers: RandomAccessCollection, Equatable, Sendable
     fileprivate enum Storage: Sendable {
         /// Integer keys of one entity in one store: run `i` starts at key `starts[i]` and ends before
         /// position `ends[i]` of the collection.
-        case runs(storeIdentifier: String, entityName: String, starts: [Int64], ends: [Int])
+        case runs(scope: PersistentIdentifier.Scope, starts: [Int64], ends: [Int])
         /// Any identifiers.
         case list([PersistentIdentifier])
     }
@@ -46,8 +46,8 @@ public struct PersistentIdentifiers: RandomAccessCollection, Equatable, Sendable
     /// in `keys`, in ascending order.
     public init(storeIdentifier: String, entityName: String, keys: ClosedRange<Int64>) {
         storage = .runs(
-            storeIdentifier: storeIdentifier, entityName: entityName, starts: [keys.lowerBound],
-            ends: [Int(keys.upperBound - keys.lowerBound) + 1])
+            scope: PersistentIdentifier.Scope(storeIdentifier: storeIdentifier, entityName: entityName),
+            starts: [keys.lowerBound], ends: [Int(keys.upperBound - keys.lowerBound) + 1])
     }
 
     /// The identifiers of the models of `entityName` in the store `storeIdentifier` with the integer
@@ -68,7 +68,10 @@ public struct PersistentIdentifiers: RandomAccessCollection, Equatable, Sendable
         }
         storage =
             ends.isEmpty
-            ? .list([]) : .runs(storeIdentifier: storeIdentifier, entityName: entityName, starts: starts, ends: ends)
+            ? .list([])
+            : .runs(
+                scope: PersistentIdentifier.Scope(storeIdentifier: storeIdentifier, entityName: entityName),
+                starts: starts, ends: ends)
     }
 
     /// Appends an identifier. A key one past the last one of the same entity and store extends the
@@ -77,19 +80,17 @@ public struct PersistentIdentifiers: RandomAccessCollection, Equatable, Sendable
     public mutating func append(_ id: PersistentIdentifier) {
         switch storage {
         case .list(let list) where list.isEmpty:
-            guard let storeIdentifier = id.storeIdentifier, case .int(let key) = id.primaryKey else {
+            guard !id.isTemporary, case .int(let key) = id.primaryKey else {
                 storage = .list([id])
                 return
             }
-            storage = .runs(storeIdentifier: storeIdentifier, entityName: id.entityName, starts: [key], ends: [1])
+            storage = .runs(scope: id.scope, starts: [key], ends: [1])
         case .list(var list):
             storage = .list([])
             list.append(id)
             storage = .list(list)
-        case .runs(let storeIdentifier, let entityName, var starts, var ends):
-            guard case .int(let key) = id.primaryKey, id.entityName == entityName,
-                id.storeIdentifier == storeIdentifier
-            else {
+        case .runs(let scope, var starts, var ends):
+            guard case .int(let key) = id.primaryKey, id.scope == scope else {
                 var list = Array(self)
                 list.append(id)
                 storage = .list(list)
@@ -106,17 +107,18 @@ public struct PersistentIdentifiers: RandomAccessCollection, Equatable, Sendable
                 starts.append(key)
                 ends.append(count + 1)
             }
-            storage = .runs(storeIdentifier: storeIdentifier, entityName: entityName, starts: starts, ends: ends)
+            storage = .runs(scope: scope, starts: starts, ends: ends)
         }
     }
 
     /// Appends the identifiers of the models of `entityName` in the store `storeIdentifier` whose
     /// keys are in `keys`, in ascending order: one run, joined to the last one if it follows it.
     public mutating func append(storeIdentifier: String, entityName: String, keys: ClosedRange<Int64>) {
+        let scope = PersistentIdentifier.Scope(storeIdentifier: storeIdentifier, entityName: entityName)
         switch storage {
         case .list(let list) where list.isEmpty:
             self = PersistentIdentifiers(storeIdentifier: storeIdentifier, entityName: entityName, keys: keys)
-        case .runs(let store, let entity, var starts, var ends) where store == storeIdentifier && entity == entityName:
+        case .runs(scope, var starts, var ends):
             storage = .list([])
             let last = ends.count - 1
             let length = ends[last] - (last == 0 ? 0 : ends[last - 1])
@@ -126,9 +128,9 @@ public struct PersistentIdentifiers: RandomAccessCollection, Equatable, Sendable
                 starts.append(keys.lowerBound)
                 ends.append(ends[last] + keys.count)
             }
-            storage = .runs(storeIdentifier: store, entityName: entity, starts: starts, ends: ends)
+            storage = .runs(scope: scope, starts: starts, ends: ends)
         default:
-            for key in keys { append(.identifier(for: storeIdentifier, entityName: entityName, primaryKey: key)) }
+            for key in keys { append(scope.identifier(key)) }
         }
     }
 
@@ -136,7 +138,7 @@ public struct PersistentIdentifiers: RandomAccessCollection, Equatable, Sendable
     /// in one store and has an integer key; otherwise `nil`. A store that records a batch by key
     /// ranges (a history row, a log record) reads them instead of every identifier.
     public var keyRuns: (storeIdentifier: String, entityName: String, keys: [ClosedRange<Int64>])? {
-        guard case .runs(let storeIdentifier, let entityName, let starts, let ends) = storage else { return nil }
+        guard case .runs(let scope, let starts, let ends) = storage else { return nil }
         var runs: [ClosedRange<Int64>] = []
         runs.reserveCapacity(starts.count)
         var previous = 0
@@ -144,7 +146,7 @@ public struct PersistentIdentifiers: RandomAccessCollection, Equatable, Sendable
             runs.append(starts[run]...(starts[run] + Int64(ends[run] - previous - 1)))
             previous = ends[run]
         }
-        return (storeIdentifier, entityName, runs)
+        return (scope.storeIdentifier ?? "", scope.entityName, runs)
     }
 
     /// The identifiers in an array, built a run at a time (faster than `Array(_:)`, which reads
@@ -153,19 +155,20 @@ public struct PersistentIdentifiers: RandomAccessCollection, Equatable, Sendable
         switch storage {
         case .list(let list):
             return list
-        case .runs(let storeIdentifier, let entityName, let starts, let ends):
-            var result: [PersistentIdentifier] = []
-            result.reserveCapacity(ends.last ?? 0)
-            var previous = 0
-            for run in starts.indices {
-                var key = starts[run]
-                for _ in previous..<ends[run] {
-                    result.append(.identifier(for: storeIdentifier, entityName: entityName, primaryKey: key))
-                    key &+= 1
+        case .runs(let scope, let starts, let ends):
+            // Written in place: appending checks the capacity and uniqueness for every element.
+            return [PersistentIdentifier](unsafeUninitializedCapacity: ends.last ?? 0) { buffer, count in
+                var previous = 0
+                for run in starts.indices {
+                    var key = starts[run]
+                    for position in previous..<ends[run] {
+                        (buffer.baseAddress! + position).initialize(to: scope.identifier(key))
+                        key &+= 1
+                    }
+                    previous = ends[run]
                 }
-                previous = ends[run]
+                count = previous
             }
-            return result
         }
     }
 
@@ -175,7 +178,7 @@ public struct PersistentIdentifiers: RandomAccessCollection, Equatable, Sendable
     /// The number of identifiers.
     public var endIndex: Int {
         switch storage {
-        case .runs(_, _, _, let ends): ends.last ?? 0
+        case .runs(_, _, let ends): ends.last ?? 0
         case .list(let list): list.count
         }
     }
@@ -185,12 +188,12 @@ public struct PersistentIdentifiers: RandomAccessCollection, Equatable, Sendable
         switch storage {
         case .list(let list):
             return list[position]
-        case .runs(let storeIdentifier, let entityName, let starts, let ends):
+        case .runs(let scope, let starts, let ends):
             precondition(position >= 0 && position < (ends.last ?? 0), "identifier position out of range")
             // The run holding `position`: the first whose end is past it.
             let run = ends.count == 1 ? 0 : ends.partitioningIndex { $0 > position }
             let offset = position - (run == 0 ? 0 : ends[run - 1])
-            return .identifier(for: storeIdentifier, entityName: entityName, primaryKey: starts[run] + Int64(offset))
+            return scope.identifier(starts[run] + Int64(offset))
         }
     }
 
@@ -203,8 +206,7 @@ public struct PersistentIdentifiers: RandomAccessCollection, Equatable, Sendable
     public struct Iterator: IteratorProtocol {
         // The storage's parts, unpacked once rather than matched for every identifier.
         private let list: [PersistentIdentifier]
-        private let storeIdentifier: String
-        private let entityName: String
+        private let scope: PersistentIdentifier.Scope?
         private let starts: [Int64]
         private let ends: [Int]
         private var position = 0
@@ -213,20 +215,19 @@ public struct PersistentIdentifiers: RandomAccessCollection, Equatable, Sendable
         fileprivate init(storage: Storage) {
             switch storage {
             case .list(let list):
-                (self.list, storeIdentifier, entityName, starts, ends) = (list, "", "", [], [])
-            case .runs(let storeIdentifier, let entityName, let starts, let ends):
-                (list, self.storeIdentifier, self.entityName, self.starts, self.ends) =
-                    ([], storeIdentifier, entityName, starts, ends)
+                (self.list, scope, starts, ends) = (list, nil, [], [])
+            case .runs(let scope, let starts, let ends):
+                (list, self.scope, self.starts, self.ends) = ([], scope, starts, ends)
             }
         }
 
         /// The next identifier, or `nil` after the last.
         public mutating func next() -> PersistentIdentifier? {
-            if run < ends.count {
+            if run < ends.count, let scope {
                 let key = starts[run] + Int64(position - (run == 0 ? 0 : ends[run - 1]))
                 position += 1
                 if position == ends[run] { run += 1 }
-                return .identifier(for: storeIdentifier, entityName: entityName, primaryKey: key)
+                return scope.identifier(key)
             }
             guard position < list.count else { return nil }
             position += 1
@@ -236,10 +237,10 @@ public struct PersistentIdentifiers: RandomAccessCollection, Equatable, Sendable
 
     /// Whether both hold the same identifiers in the same order, however each keeps them.
     public static func == (lhs: Self, rhs: Self) -> Bool {
-        if case .runs(let s1, let e1, let starts1, let ends1) = lhs.storage,
-            case .runs(let s2, let e2, let starts2, let ends2) = rhs.storage
+        if case .runs(let scope1, let starts1, let ends1) = lhs.storage,
+            case .runs(let scope2, let starts2, let ends2) = rhs.storage
         {
-            return s1 == s2 && e1 == e2 && starts1 == starts2 && ends1 == ends2
+            return scope1 == scope2 && starts1 == starts2 && ends1 == ends2
         }
         return lhs.elementsEqual(rhs)
     }

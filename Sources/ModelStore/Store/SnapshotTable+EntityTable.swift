@@ -255,11 +255,10 @@ extension SnapshotTable {
                     }
                 }
             }
+            let scope = PersistentIdentifier.Scope(storeIdentifier: storeIdentifier, entityName: entity.name)
             var key = firstKey
             for snapshot in snapshots {
-                appendRow(
-                    snapshot.values,
-                    id: PersistentIdentifier.identifier(for: storeIdentifier, entityName: entity.name, primaryKey: key))
+                appendRow(snapshot.values, id: scope.identifier(key))
                 key += 1
             }
         }
