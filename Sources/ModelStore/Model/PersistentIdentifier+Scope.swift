@@ -12,6 +12,11 @@ extension PersistentIdentifier {
     /// which costs little only while the same few pairs come back.
     ///
     /// Two scopes are equal exactly when their store identifiers and entity names are.
+    ///
+    /// Because pairs are never freed, a process that decodes identifiers from untrusted input keeps
+    /// every distinct pair it is sent (about a hundred bytes each, plus the names). A server that
+    /// takes identifiers from clients should read the store identifier and entity name into its own
+    /// type first, and make a `PersistentIdentifier` only for the stores and entities it serves.
     public struct Scope: Hashable, Sendable, CustomStringConvertible {
         @usableFromInline let names: Unmanaged<Names>
 
