@@ -90,20 +90,23 @@ extension HistoryLog {
     }
 
     /// The statement of ``deleteEveryRow(of:emptying:author:limit:on:)`` that deletes every row of
-    /// `table` with a plain `DELETE`, and, first (in a common table expression read once, before
-    /// the `DELETE` scans the table, in the same snapshot), reads the smallest and largest key (two
-    /// probes of the primary key's index) and leaves them in ``everyRowFindings`` for
-    /// ``recordingEveryRow()``, with the server's count of the rows the transaction deleted from
-    /// `table` so far and the table's object id. No parameters. Its plan is the table's alone, so
-    /// that the plan of the statement that records the history does not depend on the table (an
-    /// `ANALYZE` of the table, which a large insert runs, makes PostgreSQL plan this one again).
+    /// `table` with a plain `DELETE` (in a data-modifying common table expression, which PostgreSQL
+    /// runs to its end after the statement's query), and in its query, in the same snapshot, reads
+    /// the smallest and largest key (two probes of the primary key's index) and leaves them in
+    /// ``everyRowFindings`` for ``recordingEveryRow()``, with the server's count of the rows the
+    /// transaction deleted from `table` so far and the table's object id (one row, the findings, is
+    /// its answer). Were that count read after the `DELETE`, the recording statement would find that
+    /// no row was deleted: nothing would be recorded wrongly, the keys would be read as runs instead
+    /// (see ``deleteEveryRow(of:emptying:author:limit:on:)``). No parameters. Its plan is the table's
+    /// alone, so that the plan of the statement that records the history does not depend on the
+    /// table (an `ANALYZE` of the table, which a large insert runs, makes PostgreSQL plan this one
+    /// again).
     func deletingEveryRow(of table: String) -> String {
         let key = TableLayout.key
         let oid = "\(Self.literal(table))::regclass"
-        return "WITH s AS (SELECT min(\(key)) AS lo, max(\(key)) AS hi FROM \(table)), "
-            + "f AS (SELECT set_config('\(Self.everyRowFindings)', concat(lo, ',', hi, ',', "
-            + "pg_stat_get_xact_tuples_deleted(\(oid)), ',', \(oid)::oid), true) AS findings FROM s) "
-            + "DELETE FROM \(table) WHERE (SELECT findings IS NOT NULL FROM f)"
+        return "WITH s AS (SELECT min(\(key)) AS lo, max(\(key)) AS hi FROM \(table)), d AS (DELETE FROM \(table)) "
+            + "SELECT set_config('\(Self.everyRowFindings)', concat(lo, ',', hi, ',', "
+            + "pg_stat_get_xact_tuples_deleted(\(oid)), ',', \(oid)::oid), true) FROM s"
     }
 
     /// The setting (local to the transaction) in which ``deletingEveryRow(of:)`` leaves what it found
