@@ -528,35 +528,17 @@ struct Session: @unchecked Sendable {
 
     /// ``run(together:)`` with prepared statements at the end: the others are written at once, the
     /// prepared ones then in order from one task on the connection's event loop, each when the one
-    /// before it has been answered (which is when PostgresNIO would send it anyway).
+    /// before it has been answered (which is when PostgresNIO would send it anyway). After a
+    /// failure nothing more is sent: the statements after it could only fail for it.
     private func runPreparedLast(_ statements: [Queued], _ names: PreparedStatements) async throws -> [Answered] {
         let split = statements.firstIndex(where: \.prepared) ?? statements.count
         precondition(!statements[split...].contains { !$0.prepared }, "prepared statements go last")
-        let texts = statements[split...].map { statement in
-            names.name(for: statement.sql).map { NamedStatement.Text(name: $0, sql: statement.sql) }
-        }
         return try await onLoop { connection, begin in
-            // Written before the prepared statements, from this task on the loop, so they run first.
+            // Written at once, in order, so they reach the server in that order.
             let begun = begin.map { connection.query(PostgresQuery(unsafeSQL: $0), logger: Database.silent) }
             let written = statements[..<split].map { statement in
                 connection.query(
                     PostgresQuery(unsafeSQL: statement.sql, binds: statement.binds), logger: Database.silent)
-            }
-            var prepared: [Result<Answered, any Error>] = []
-            for (statement, text) in zip(statements[split...], texts) {
-                do {
-                    guard let text else {
-                        let result = try await connection.query(
-                            PostgresQuery(unsafeSQL: statement.sql, binds: statement.binds), logger: Database.silent
-                        ).get()
-                        prepared.append(.success(Answered(rows: result.rows, changed: result.metadata.rows ?? 0)))
-                        continue
-                    }
-                    let rows = try await Self.execute(text, statement.binds, on: connection)
-                    prepared.append(.success(Answered(rows: rows, changed: 0)))
-                } catch {
-                    prepared.append(.failure(text == nil ? error : names.failed(statement.sql, error)))
-                }
             }
             _ = try await begun?.get()
             var answered: [Answered] = []
@@ -564,8 +546,22 @@ struct Session: @unchecked Sendable {
                 let result = try await future.get()
                 answered.append(Answered(rows: result.rows, changed: result.metadata.rows ?? 0))
             }
-            // The first failure in order is the cause; the statements after it failed for it.
-            for outcome in prepared { answered.append(try outcome.get()) }
+            for statement in statements[split...] {
+                guard let name = names.name(for: statement.sql) else {
+                    let result = try await connection.query(
+                        PostgresQuery(unsafeSQL: statement.sql, binds: statement.binds), logger: Database.silent
+                    ).get()
+                    answered.append(Answered(rows: result.rows, changed: result.metadata.rows ?? 0))
+                    continue
+                }
+                do {
+                    let text = NamedStatement.Text(name: name, sql: statement.sql)
+                    let rows = try await Self.execute(text, statement.binds, on: connection)
+                    answered.append(Answered(rows: rows, changed: 0))
+                } catch {
+                    throw names.failed(statement.sql, error)
+                }
+            }
             return answered
         }
     }
