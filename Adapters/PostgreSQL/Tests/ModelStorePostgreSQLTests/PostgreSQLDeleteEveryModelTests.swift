@@ -157,6 +157,55 @@ struct PostgreSQLDeleteEveryModelTests {
         #expect(try ModelContext(container).fetchHistory(HistoryDescriptor<Transaction>()).isEmpty)
     }
 
+    /// One store deletes every model eight times, refilled in between: its `DELETE` and the
+    /// statement that reads what it deleted stay prepared on the store's connection, and PostgreSQL
+    /// plans them generically after five runs. Each delete still returns exactly the models there
+    /// were and records exactly their run; the fourth finds keys with gaps (models deleted alone
+    /// first) and records its runs instead, and the fifth an empty table and records nothing.
+    @Test func deletingEveryModelAgainOnOneStoreRecordsEachTimeExactly() async throws {
+        let namespace = PostgreSQLServer.freshNamespace("dr")
+        let container = try container(namespace, historyLimit: nil)
+        let history = "\"\(namespace)\".\"modelstore_history\""
+        for round in 0..<8 {
+            let context = ModelContext(container)
+            let count = round == 4 ? 0 : 10 + round
+            for index in 0..<count { context.insert(Counter(name: "r\(round)c\(index)")) }
+            try context.save()
+            if round == 3 {
+                for counter in try context.fetch(FetchDescriptor<Counter>()) where counter.name.hasSuffix("3") {
+                    context.delete(counter)
+                }
+                try context.save()
+            }
+            let ids = try context.fetchIdentifiers(FetchDescriptor<Counter>())
+            let keys = ids.compactMap(\.primaryKey.intValue).sorted()
+            let rows = "SELECT count(*)::text FROM \(history)"
+            var before: [String] = []
+            try await AdminConnection.using { admin in before = try await admin.run(rows) }
+            let deleted = try deleteEveryCounter(container)
+            #expect(deleted == ids.sorted { $0.primaryKey.intValue! < $1.primaryKey.intValue! }, "round \(round)")
+            #expect(try stored(namespace).isEmpty)
+            try await AdminConnection.using { admin in
+                let last = try await admin.run(
+                    "SELECT changes::text || ' ' || body::text FROM \(history) ORDER BY number DESC LIMIT 1")
+                guard let first = keys.first, let end = keys.last else {
+                    // Round 4: nothing recorded.
+                    #expect(try await admin.run(rows) == before, "round \(round)")
+                    return
+                }
+                var runs: [String] = []
+                var start = first
+                for (key, next) in zip(keys, keys.dropFirst() + [end + 2]) where next != key + 1 {
+                    runs.append("[\(start),\(key)]")
+                    start = next
+                }
+                #expect(runs.count == (round == 3 ? 2 : 1), "round \(round)")
+                let body = "{\"v\":3,\"c\":[{\"k\":\"d\",\"e\":\"Counter\",\"rs\":[\(runs.joined(separator: ","))]}]}"
+                #expect(last == ["\(keys.count) " + body], "round \(round)")
+            }
+        }
+    }
+
     /// The history rows (`number:changes:cumulative`) and the counters (`key=value`) of a namespace.
     private func historyShape(_ namespace: String) async throws -> [String] {
         var shape: [String] = []

@@ -50,6 +50,14 @@ enum Server {
         try await connection.close()
     }
 
+    /// Vacuums the table `table` of the schema `namespace` (outside a transaction): what the
+    /// repetitions before deleted no longer takes pages a `DELETE` scans.
+    static func vacuum(_ table: String, in namespace: String) async throws {
+        let connection = try await connect()
+        try await connection.query("VACUUM \(unescaped: namespace).\(unescaped: table)", logger: logger)
+        try await connection.close()
+    }
+
     private static var missing: WrongResult {
         WrongResult(
             "no server: run under scripts/postgres.sh run -- …, which exports MODELSTORE_POSTGRES_URL and PG* "

@@ -384,24 +384,23 @@ struct Session: @unchecked Sendable {
         guard let statements, let name = statements.name(for: sql) else { return try await query(sql, binds) }
         do {
             return try await collect { connection in
-                try await NamedStatement.$text.withValue(.init(name: name, sql: sql)) {
-                    var result: [PostgresRow] = []
-                    for try await row in try await connection.execute(
-                        NamedStatement(bindings: binds), logger: Database.silent)
-                    {
-                        result.append(row)
-                    }
-                    return result
-                }
+                try await Self.execute(NamedStatement.Text(name: name, sql: sql), binds, on: connection)
             }
-        } catch let error as PSQLError {
-            guard let state = error.serverInfo?[.sqlState] else { throw error }
-            if PreparedStatements.refusingStates.contains(state) {
-                statements.refuse(sql)
-                throw RunUnprepared(underlying: error)
-            }
-            if PreparedStatements.mayHaveFailedPreparing(state) { statements.rename(sql) }
-            throw error
+        } catch {
+            throw statements.failed(sql, error)
+        }
+    }
+
+    /// Runs the statement `text` names, prepared on `connection` (PostgresNIO prepares it there the
+    /// first time), and returns its rows; from a task on the connection's event loop.
+    private static func execute(
+        _ text: NamedStatement.Text, _ binds: PostgresBindings, on connection: PostgresConnection
+    ) async throws -> [PostgresRow] {
+        try await NamedStatement.$text.withValue(text) {
+            var result: [PostgresRow] = []
+            let rows = try await connection.execute(NamedStatement(bindings: binds), logger: Database.silent)
+            for try await row in rows { result.append(row) }
+            return result
         }
     }
 
@@ -412,14 +411,24 @@ struct Session: @unchecked Sendable {
     private func collect(
         _ body: @escaping @Sendable (PostgresConnection) async throws -> [PostgresRow]
     ) async throws -> [PostgresRow] {
+        try await onLoop { connection, begin in
+            // Written before the statement, from this thread, so it reaches the server first.
+            let begun = begin.map { connection.query(PostgresQuery(unsafeSQL: $0), logger: Database.silent) }
+            let rows = try await body(connection)
+            _ = try await begun?.get()
+            return rows
+        }
+    }
+
+    /// Runs `body` as ``collect(_:)`` does, with the pending `BEGIN` for it to write first (see
+    /// ``Opening``), and returns its value.
+    private func onLoop<Value: Sendable>(
+        _ body: @escaping @Sendable (PostgresConnection, String?) async throws -> Value
+    ) async throws -> Value {
         try await answer { connection, begin, finish in
             Task(executorPreference: EventLoopTaskExecutor(connection.eventLoop)) {
-                // Written before the statement, from this thread, so it reaches the server first.
-                let begun = begin.map { connection.query(PostgresQuery(unsafeSQL: $0), logger: Database.silent) }
                 do {
-                    let rows = try await body(connection)
-                    _ = try await begun?.get()
-                    finish(.success(rows))
+                    finish(.success(try await body(connection, begin)))
                 } catch {
                     finish(.failure(error))
                 }
@@ -455,10 +464,12 @@ struct Session: @unchecked Sendable {
         try await run(sql, binds) { $0.metadata.rows ?? 0 }
     }
 
-    /// One statement of ``run(together:)``: its text and parameters.
+    /// One statement of ``run(together:)``: its text and parameters, and whether it is kept prepared
+    /// (see ``query(prepared:_:)``; its parameters typed as rule 2 of ``PreparedStatements`` says).
     struct Queued: Sendable {
         let sql: String
         var binds = PostgresBindings()
+        var prepared = false
     }
 
     /// What one statement of ``run(together:)`` answered: its rows, and how many rows it changed
@@ -477,8 +488,16 @@ struct Session: @unchecked Sendable {
     /// When one fails, so do the ones after it in the same transaction (the server refuses every
     /// statement of an aborted transaction until it is rolled back): the error thrown is the first
     /// statement's that failed, which is the cause.
+    ///
+    /// Statements kept prepared (``Queued/prepared``) MUST come after every other one: PostgresNIO
+    /// runs a prepared statement only as an `async` call, so they are written one after another
+    /// from a task on the connection's event loop, after the others (see ``runPreparedLast(_:)``).
+    /// A prepared statement's command tag does not come back, so its ``Answered/changed`` is `0`.
     func run(together statements: [Queued]) async throws -> [Answered] {
-        try await answer { connection, begin, finish in
+        if let names = self.statements, statements.contains(where: \.prepared) {
+            return try await runPreparedLast(statements, names)
+        }
+        return try await answer { connection, begin, finish in
             // Written from this thread in order, so they reach the server in that order.
             var answers: [EventLoopFuture<PostgresQueryResult>] = []
             answers.reserveCapacity(statements.count + 1)
@@ -504,6 +523,46 @@ struct Session: @unchecked Sendable {
                     finish(.failure(error))
                 }
             }
+        }
+    }
+
+    /// ``run(together:)`` with prepared statements at the end: the others are written at once, the
+    /// prepared ones then in order from one task on the connection's event loop, each when the one
+    /// before it has been answered (which is when PostgresNIO would send it anyway). After a
+    /// failure nothing more is sent: the statements after it could only fail for it.
+    private func runPreparedLast(_ statements: [Queued], _ names: PreparedStatements) async throws -> [Answered] {
+        let split = statements.firstIndex(where: \.prepared) ?? statements.count
+        precondition(!statements[split...].contains { !$0.prepared }, "prepared statements go last")
+        return try await onLoop { connection, begin in
+            // Written at once, in order, so they reach the server in that order.
+            let begun = begin.map { connection.query(PostgresQuery(unsafeSQL: $0), logger: Database.silent) }
+            let written = statements[..<split].map { statement in
+                connection.query(
+                    PostgresQuery(unsafeSQL: statement.sql, binds: statement.binds), logger: Database.silent)
+            }
+            _ = try await begun?.get()
+            var answered: [Answered] = []
+            for future in written {
+                let result = try await future.get()
+                answered.append(Answered(rows: result.rows, changed: result.metadata.rows ?? 0))
+            }
+            for statement in statements[split...] {
+                guard let name = names.name(for: statement.sql) else {
+                    let result = try await connection.query(
+                        PostgresQuery(unsafeSQL: statement.sql, binds: statement.binds), logger: Database.silent
+                    ).get()
+                    answered.append(Answered(rows: result.rows, changed: result.metadata.rows ?? 0))
+                    continue
+                }
+                do {
+                    let text = NamedStatement.Text(name: name, sql: statement.sql)
+                    let rows = try await Self.execute(text, statement.binds, on: connection)
+                    answered.append(Answered(rows: rows, changed: 0))
+                } catch {
+                    throw names.failed(statement.sql, error)
+                }
+            }
+            return answered
         }
     }
 

@@ -61,6 +61,19 @@ final class PreparedStatements: @unchecked Sendable {
         !sqlState.hasPrefix("23") && sqlState != "40001"
     }
 
+    /// What a failure of the prepared statement `sql` means (rules 2 and 3): returns the error to
+    /// throw, ``RunUnprepared`` after a refusal (the text now runs unprepared), else `error` (after
+    /// one its preparation may have caused, the text gets a new name).
+    func failed(_ sql: String, _ error: any Error) -> any Error {
+        guard let state = (error as? PSQLError)?.serverInfo?[.sqlState] else { return error }
+        if Self.refusingStates.contains(state) {
+            refuse(sql)
+            return RunUnprepared(underlying: error)
+        }
+        if Self.mayHaveFailedPreparing(state) { rename(sql) }
+        return error
+    }
+
     /// The texts that run unprepared after a refusal whose text contains `fragment` (for tests).
     func refused(containing fragment: String) -> [String] {
         lock.withLock { refused.filter { $0.contains(fragment) }.sorted() }

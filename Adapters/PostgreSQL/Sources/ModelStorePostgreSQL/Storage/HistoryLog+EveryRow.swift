@@ -18,14 +18,17 @@ extension HistoryLog {
     /// Only for an entity whose deletions need no tombstone (no `.preserveValueOnDeletion`
     /// attribute) and whose rows nothing else refers to. The keys never travel one by one. When they
     /// are one run (no model of the entity was ever deleted alone, the common case), the smallest
-    /// and largest key come from the primary key's index, and the `DELETE`'s own count of rows says
-    /// whether every key between them was there; nothing scans the table but the `DELETE`. The
-    /// statements run together (``Session/run(together:)``, one wait): the lock, `joinTables`
-    /// emptied, the ends of the keys, a savepoint, and the `DELETE` with, in the same statement
-    /// (``deletingEveryRow(of:)``), the history's number, the row of that run and the trim to
-    /// `limit`. When the keys are not one run, or that statement could not know the running total
-    /// before its number (see ``previousTotal``), everything after the savepoint is rolled back, and
-    /// one statement reads the runs and deletes the rows (``deleteEveryRowReadingRuns(of:author:limit:on:)``).
+    /// and largest key come from the primary key's index, and the server's count of the rows the
+    /// `DELETE` deleted says whether every key between them was there; nothing scans the table but
+    /// the `DELETE`. The statements run together (``Session/run(together:)``, one wait): the lock,
+    /// `joinTables` emptied, a savepoint, the plain `DELETE` that also reads the ends of the keys
+    /// (``deletingEveryRow(of:)``), and the statement that checks the count and records the run:
+    /// the history's number, the row of that run and the trim to `limit` (``recordingEveryRow()``).
+    /// Those two are kept prepared on the connection; the second, which is most of the planning,
+    /// is planned once a connection. When the keys are not one run, or the recording statement could
+    /// not know the running total before its number (see ``previousTotal``), everything after the
+    /// savepoint is rolled back, and one statement reads the runs and deletes the rows
+    /// (``deleteEveryRowReadingRuns(of:author:limit:on:)``).
     ///
     /// The row's body is of format 3 (see ``bodyFormat``), one line for every deletion,
     /// `{"v":3,"c":[{"k":"d","e":"User","rs":[[1,100000]]}]}`, which readers take as the deletions
@@ -34,14 +37,10 @@ extension HistoryLog {
     func deleteEveryRow(
         of layout: TableLayout, emptying joinTables: [String], author: String?, limit: Int?, on session: Session
     ) async throws -> [ClosedRange<Int64>] {
-        let (key, table) = (TableLayout.key, layout.table)
         var statements = [Session.Queued(sql: lockAgainstWriters(layout))]
         statements += joinTables.map { Session.Queued(sql: "DELETE FROM \($0)") }
-        // Before the number is taken in the DELETE's statement (see `takeNumber`).
+        // Before the number is taken in the recording statement (see `takeNumber`).
         if hasDeferredConstraints { statements.append(Session.Queued(sql: "SET CONSTRAINTS ALL IMMEDIATE")) }
-        // The transaction's id comes along, so the commit need not ask for it (see `Session.transactionID`).
-        let ends = statements.count
-        statements.append(Session.Queued(sql: "SELECT min(\(key)), max(\(key)), txid_current() FROM \(table)"))
         statements.append(Session.Queued(sql: "SAVEPOINT modelstore_every_row"))
         let (start, end) = Self.runsBody(entityName: layout.entity.name)
         var binds = PostgresBindings()
@@ -49,28 +48,33 @@ extension HistoryLog {
         binds.append(start)
         binds.append(end)
         if let limit { binds.append(Int64(limit)) } else { binds.appendNull() }
-        statements.append(Session.Queued(sql: deletingEveryRow(of: table), binds: binds))
+        // Both kept prepared: the second's plan, which is most of the planning, is made once a
+        // connection (see `deletingEveryRow`).
+        statements.append(Session.Queued(sql: deletingEveryRow(of: layout.table), prepared: true))
+        statements.append(Session.Queued(sql: recordingEveryRow(), binds: binds, prepared: true))
         let answers: [Session.Answered]
         do {
             answers = try await session.run(together: statements)
         } catch  where OneStatementUpdate.isMissingPredecessor(error) {
-            // Only the DELETE's statement writes history here; what came before the savepoint stands.
+            // Only the recording statement writes history here; what came before the savepoint stands.
             try await session.execute("ROLLBACK TO SAVEPOINT modelstore_every_row")
             return try await deleteEveryRowReadingRuns(of: layout, author: author, limit: limit, on: session)
         }
-        guard let row = answers[ends].rows.first, let deleted = answers.last?.changed else {
+        guard let row = answers.last?.rows.first else {
             return try await readingRunsInstead(layout, author, limit, session)
         }
-        let (first, last, transaction) = try row.decode((Int64?, Int64?, Int64).self)
+        let (first, last, deleted, transaction) = try row.decode((Int64?, Int64?, Int64, Int64).self)
         session.transactionID.set(transaction)
         guard let first, let last else {
             // An empty table (under the lock, the DELETE's too): nothing deleted, nothing recorded.
             guard deleted == 0 else { return try await readingRunsInstead(layout, author, limit, session) }
             return []
         }
-        // Keys are distinct, so `last - first + 1` rows between them are every key between them.
+        // Keys are distinct, so `last - first + 1` rows between them are every key between them, and
+        // then the run was recorded. (A server that counts no rows, `track_counts` off, reads the
+        // runs every time, as exactly.)
         let (span, overflow) = last.subtractingReportingOverflow(first)
-        guard !overflow, deleted > 0, Int64(deleted) - 1 == span else {
+        guard !overflow, deleted > 0, deleted - 1 == span else {
             return try await readingRunsInstead(layout, author, limit, session)
         }
         return [first...last]
@@ -86,13 +90,42 @@ extension HistoryLog {
     }
 
     /// The statement of ``deleteEveryRow(of:emptying:author:limit:on:)`` that deletes every row of
-    /// `table` with a plain `DELETE` (its command tag counts them) and, in data-modifying common
-    /// table expressions of the same statement and snapshot, records them as one run: it reads the
-    /// smallest and largest key (two probes of the primary key's index), takes the next number as
-    /// ``numberTaking(ifAnyRowIn:)`` does when there is a key, and inserts the history row of the
-    /// run `[smallest,largest]` with as many changes as keys in it. Parameters: the committed time,
-    /// the author, the body's start and end around the run (``runsBody(entityName:)``), and the
-    /// history limit (`NULL` for none).
+    /// `table` with a plain `DELETE` (in a data-modifying common table expression, which PostgreSQL
+    /// runs to its end after the statement's query), and in its query, in the same snapshot, reads
+    /// the smallest and largest key (two probes of the primary key's index) and leaves them in
+    /// ``everyRowFindings`` for ``recordingEveryRow()``, with the server's count of the rows the
+    /// transaction deleted from `table` so far and the table's object id (one row, the findings, is
+    /// its answer). Were that count read after the `DELETE`, the recording statement would find that
+    /// no row was deleted: nothing would be recorded wrongly, the keys would be read as runs instead
+    /// (see ``deleteEveryRow(of:emptying:author:limit:on:)``). No parameters. Its plan is the table's
+    /// alone, so that the plan of the statement that records the history does not depend on the
+    /// table (an `ANALYZE` of the table, which a large insert runs, makes PostgreSQL plan this one
+    /// again).
+    func deletingEveryRow(of table: String) -> String {
+        let key = TableLayout.key
+        let oid = "\(Self.literal(table))::regclass"
+        return "WITH s AS (SELECT min(\(key)) AS lo, max(\(key)) AS hi FROM \(table)), d AS (DELETE FROM \(table)) "
+            + "SELECT set_config('\(Self.everyRowFindings)', concat(lo, ',', hi, ',', "
+            + "pg_stat_get_xact_tuples_deleted(\(oid)), ',', \(oid)::oid), true) FROM s"
+    }
+
+    /// The setting (local to the transaction) in which ``deletingEveryRow(of:)`` leaves what it found
+    /// for ``recordingEveryRow()``: `smallest,largest,deleted,table` with the smallest and largest
+    /// key of the table (both empty when it was empty), how many rows of the table the transaction
+    /// had deleted before the statement, and the table's object id.
+    static let everyRowFindings = "modelstore.every_row"
+
+    /// The statement run right after ``deletingEveryRow(of:)``, which records what it deleted when
+    /// that was one run of keys: from ``everyRowFindings`` and the server's count of the rows the
+    /// transaction has deleted from the table (`pg_stat_get_xact_tuples_deleted`, which a prepared
+    /// `DELETE`'s missing command tag leaves the only count), it learns how many rows the `DELETE`
+    /// deleted; when they are every key from the smallest to the largest, it takes the next number
+    /// as ``numberTaking(ifAnyRowIn:)`` does and inserts the history row of the run
+    /// `[smallest,largest]` with as many changes as keys in it. Returns the smallest and largest key
+    /// (`NULL` for an empty table), how many rows the `DELETE` deleted, and the transaction's id: the
+    /// caller tells from them whether the run was recorded. Parameters: the committed time, the
+    /// author, the body's start and end around the run (``runsBody(entityName:)``), and the history
+    /// limit (`NULL` for none). The same text for every table, so one prepared statement serves them all.
     ///
     /// The trim to the limit is in the statement too, with the result of
     /// ``trim(total:before:limit:on:)`` after the insert, though the statement cannot see its own
@@ -102,10 +135,12 @@ extension HistoryLog {
     /// row is not inserted at all, as the trim would have deleted it. When the statement cannot know
     /// the running total before its number (see ``previousTotal``), the row's total is `NULL`, and
     /// its `NOT NULL` fails the whole statement (``OneStatementUpdate/isMissingPredecessor(_:)``).
-    func deletingEveryRow(of table: String) -> String {
-        let key = TableLayout.key
-        return "WITH s AS (SELECT min(\(key)) AS lo, max(\(key)) AS hi FROM \(table)), "
-            + "r AS (SELECT lo, hi, hi - lo + 1 AS changes FROM s WHERE lo IS NOT NULL), "
+    func recordingEveryRow() -> String {
+        "WITH g AS (SELECT nullif(a[1], '')::bigint AS lo, nullif(a[2], '')::bigint AS hi, "
+            + "pg_stat_get_xact_tuples_deleted(a[4]::oid) - a[3]::bigint AS deleted FROM (SELECT "
+            + "string_to_array(current_setting('\(Self.everyRowFindings)'), ',') AS a) c), "
+            // One run: as many rows deleted as keys from the smallest to the largest.
+            + "r AS (SELECT lo, hi, hi - lo + 1 AS changes FROM g WHERE deleted = hi - lo + 1), "
             + "n AS (\(numberTaking(ifAnyRowIn: "r"))), "
             + "v AS (SELECT n.number, r.lo, r.hi, r.changes, r.changes + \(previousTotal) AS total "
             + "FROM n CROSS JOIN r \(predecessorJoin)), "
@@ -121,7 +156,12 @@ extension HistoryLog {
             + "h AS (\(insertInto)SELECT v.number, v.changes, v.total, $1::double precision, $2::text, "
             + "($3::text || '[' || v.lo::text || ',' || v.hi::text || ']' || $4::text)::json FROM v "
             + "WHERE NOT EXISTS (SELECT 1 FROM x WHERE x.through = v.number)) "
-            + "DELETE FROM \(table)"
+            + "SELECT g.lo, g.hi, g.deleted, txid_current() FROM g"
+    }
+
+    /// `text` as an SQL string literal.
+    static func literal(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }
 
     /// Deletes every row of `layout`'s table and records their deletions as in
