@@ -80,4 +80,32 @@ struct PersistentIdentifiersTests {
             #expect(report == nil, "\(report ?? "")")
         }
     }
+
+    /// Seeded random ranges appended with `append(storeIdentifier:entityName:keys:)`: ranges that
+    /// follow the last run join it, others start a run, and a range of another entity or store
+    /// turns the collection into a list; read back every way against the array of the same keys.
+    @Test func appendedRangesReadBackAsTheArray() {
+        for seed in 1...100 as ClosedRange<UInt64> {
+            var random = SplitMix64(seed: seed)
+            var collection = PersistentIdentifiers()
+            var ids: [PersistentIdentifier] = []
+            var next = Int64(random.below(50))
+            for _ in 0..<random.below(12) {
+                let (entity, store) =
+                    random.chance(10) ? ("Post", "s") : random.chance(10) ? ("User", "other") : ("User", "s")
+                if random.chance(40) { next += Int64(random.below(5)) }
+                let keys = next...(next + Int64(random.below(4)))
+                collection.append(storeIdentifier: store, entityName: entity, keys: keys)
+                ids += keys.map { Self.key($0, entity: entity, store: store) }
+                next = keys.upperBound + 1
+            }
+            if let problem = Self.mismatch(collection, ids) {
+                Issue.record("seed \(seed): \(problem)")
+            }
+            if ids.allSatisfy({ $0.entityName == "User" && $0.storeIdentifier == "s" }), !ids.isEmpty {
+                // One entity and store: kept as runs, adjacent ranges joined (checked by `mismatch`).
+                #expect(collection.keyRuns != nil, "seed \(seed)")
+            }
+        }
+    }
 }
