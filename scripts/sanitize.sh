@@ -24,11 +24,14 @@ kind="${1:-all}"
 #   AppendLogCompactionTests   compactions beside saves from other threads
 #   TwoProcessTests            two processes writing one JSON file under its lock (the second is
 #                              this test binary run again, so it is instrumented too)
+#   PersistentIdentifierScopeTests  identifier scopes made from many tasks at once (the table of
+#                              scopes and its slots of recent ones)
 #   ConformanceTests/          every store's conformance suite (in memory, JSON, log, SQLite, the
 #                              sample adapter): cases run in parallel, one saves from 4 threads
 # Not the conformance harness's own tests (the mutants, MutationTests): they check that the
 # suite catches broken stores, not how ModelStore behaves across threads, and take much longer.
 concurrency="ConcurrencyTests|ContextAsyncTests|AppendLogDurabilityTests|AppendLogCompactionTests|TwoProcessTests"
+concurrency+="|PersistentIdentifierScopeTests"
 concurrency+="|ConformanceTests/"
 filter="${2:-}"
 root=".build-sanitize"

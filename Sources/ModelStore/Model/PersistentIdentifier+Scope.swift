@@ -95,13 +95,14 @@ extension PersistentIdentifier {
         }
 
         /// A pair of names as the table's key.
-        private struct Key: Hashable {
+        private struct Key: Hashable, Sendable {
             let storeIdentifier: String?
             let entityName: String
         }
 
-        /// Every pair seen, with its object.
-        private static let table = Mutex<[Key: Unmanaged<Names>]>([:])
+        /// Every pair seen, with its object (behind ModelStore's one lock type, which the thread
+        /// sanitizer can follow).
+        private static let table = LockedValue<[Key: Unmanaged<Names>]>([:])
         /// The addresses of the objects made or found last, one slot per few entity names (by their
         /// length and first byte): a store minting identifiers of a few entities finds them here
         /// without taking the lock or hashing the names. Objects are never freed, so a slot read
