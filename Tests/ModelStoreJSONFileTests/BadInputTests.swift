@@ -131,10 +131,14 @@ struct BadInputTests {
         let error = try #require(
             try openError(
                 "{\"formatVersion\": 1, \"records\": {\"Gadget\": [{\"$id\": 1, \"name\": \"a\"}, {\"$id\": 2, "
-                    + "\"name\": \"a\"}]}}"
+                    + "\"name\": \"b\"}, {\"$id\": 3, \"name\": \"a\"}]}}"
             ))
         #expect(error.code == .corrupted)
         #expect(error.message.contains("share a unique value of 'name'"), "\(error)")
+        // The message names both records and the value they share, and says how to fix it.
+        #expect(error.message.contains(":1) and Gadget("), "\(error)")
+        #expect(error.message.contains(":3) both have \"a\""), "\(error)")
+        #expect(error.remedy?.contains("change or remove one of the two models") == true, "\(error)")
     }
 
     @Test func danglingRelationships() throws {

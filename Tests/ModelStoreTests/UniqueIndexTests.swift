@@ -19,6 +19,9 @@ struct UniqueIndexTests {
         case releaseByStranger(key: Int)
         case clear
         case reserve(Int)
+        /// Claims the keys for new rows at once, as a load does (`insertAbsent(_:matches:)`). A key
+        /// already owned, or listed twice, must be reported, after which the table is discarded.
+        case claimAll(keys: [Int])
 
         var description: String {
             switch self {
@@ -28,6 +31,7 @@ struct UniqueIndexTests {
             case .releaseByStranger(let key): ".releaseByStranger(key: \(key))"
             case .clear: ".clear"
             case .reserve(let n): ".reserve(\(n))"
+            case .claimAll(let keys): ".claimAll(keys: \(keys))"
             }
         }
     }
@@ -70,6 +74,29 @@ struct UniqueIndexTests {
                 model.removeAll()
             case .reserve(let n):
                 index.reserveCapacity(n)
+            case .claimAll(let keys):
+                let first = nextRow
+                for key in keys {
+                    rowOfKey[nextRow] = key
+                    nextRow += 1
+                }
+                let claims = keys.indices.map { UInt64(hash(keys[$0])) << 32 | UInt64(UInt32(first) + UInt32($0)) }
+                let conflict = index.insertAbsent(claims) { rowOfKey[$0] == rowOfKey[$1] }
+                let expectsConflict = Set(keys).count < keys.count || keys.contains { model[$0] != nil }
+                guard let conflict else {
+                    if expectsConflict { return "step \(step) \(operation): a key claimed twice was not reported" }
+                    for (offset, key) in keys.enumerated() { model[key] = first + Int32(offset) }
+                    break
+                }
+                guard expectsConflict, conflict.row != conflict.owner, conflict.row >= first,
+                    rowOfKey[conflict.row] == rowOfKey[conflict.owner]
+                else {
+                    return "step \(step) \(operation): reported rows \(conflict.row) and \(conflict.owner), which do "
+                        + "not share a key"
+                }
+                // A load that fails discards its table; so does the test.
+                index = SnapshotTable.UniqueIndex()
+                model.removeAll()
             }
             if index.count != model.count {
                 return "step \(step) \(operation): \(index.count) owners, the model has \(model.count)"
@@ -96,6 +123,9 @@ struct UniqueIndexTests {
             case 11..<17: return .release(key: key)
             case 17: return .releaseByStranger(key: key)
             case 18: return random.next() % 4 == 0 ? .clear : .claim(key: key)
+            case 19 where random.next() % 2 == 0:
+                // Mostly keys no row owns yet; some batches repeat a key or take an owned one.
+                return .claimAll(keys: (0..<Int(random.next() % 12)).map { _ in Int(random.next() % 40) })
             default: return .reserve(Int(random.next() % 64))
             }
         }
@@ -119,5 +149,34 @@ struct UniqueIndexTests {
             .reassign(key: 4), .release(key: 1), .claim(key: 0), .release(key: 6),
         ]
         #expect(Self.run(operations) == nil)
+    }
+
+    /// Many claims at once into a table larger than the sort's 4,096 stretches (so each stretch
+    /// holds many home slots): every key is then found at its row, and a key planted twice, at
+    /// seeded places among 20,000, is reported with both rows.
+    @Test(arguments: 0..<4)
+    func claimsAtOnceFindEveryOwnerAndReportARepeatedKey(seed: Int) {
+        var random = SplitMix64(seed: UInt64(seed))
+        let count = 20_000
+        // Distinct keys with full 32-bit hashes (some hashes repeat: the key tells rows apart).
+        let keys = (0..<count).map { $0 * 7 + Int(random.next() % 7) }
+        let hashOf = { (key: Int) in UInt32(truncatingIfNeeded: UInt64(key) &* 0x9E37_79B9_7F4A_7C15 >> 40) }
+        var index = SnapshotTable.UniqueIndex()
+        let claims = keys.indices.map { UInt64(hashOf(keys[$0])) << 32 | UInt64($0) }
+        #expect(index.insertAbsent(claims) { keys[Int($0)] == keys[Int($1)] } == nil)
+        #expect(index.count == count)
+        for (row, key) in keys.enumerated()
+        where index.owner(hashOf(key), matches: { keys[Int($0)] == key })?.row != Int32(row) {
+            Issue.record("key \(key) is not owned by its row \(row)")
+            return
+        }
+        // The same keys again, one of them twice.
+        let (original, copy) = (Int(random.next() % UInt64(count)), count)
+        var repeated = keys
+        repeated.append(keys[original])
+        var fresh = SnapshotTable.UniqueIndex()
+        let repeatedClaims = repeated.indices.map { UInt64(hashOf(repeated[$0])) << 32 | UInt64($0) }
+        let conflict = fresh.insertAbsent(repeatedClaims) { repeated[Int($0)] == repeated[Int($1)] }
+        #expect(conflict.map { Set([$0.row, $0.owner]) } == Set([Int32(original), Int32(copy)]))
     }
 }

@@ -31,6 +31,9 @@ extension SnapshotTable {
         private(set) var orderedIndexes: [LazyOrderedIndex]
         /// Whether rows are in identifier order (always, outside a change that appended out of order).
         private var isSorted = true
+        /// The first row a load appended without claiming its unique values; `nil` when every row's
+        /// are claimed (always, outside a load).
+        private var firstUnclaimedRow: Int?
 
         init(entity: Schema.Entity) {
             self.entity = entity
@@ -155,27 +158,6 @@ extension SnapshotTable {
             return UniqueIndex.hash(count: slots.count) { columns[slots[$0]].value(at: row) }
         }
 
-        /// The row owning, under a uniqueness constraint, the key that `values` (by slot) give it,
-        /// with the slot of its entry. Rows from `pending.first` on are not in the columns yet: their
-        /// values are `pending.values(row)`.
-        @inline(__always)
-        private func uniqueOwner(
-            _ constraint: Int, of values: [StoreValue], hash: UInt32,
-            pending: (first: Int, values: (Int) -> [StoreValue])? = nil
-        ) -> (row: Int32, position: Int)? {
-            let slots = uniqueSlots[constraint]
-            return uniqueIndexes[constraint].owner(hash) { owner in
-                let row = Int(owner)
-                if let pending, row >= pending.first {
-                    let other = pending.values(row)
-                    for slot in slots where other[slot] != values[slot] { return false }
-                    return true
-                }
-                for slot in slots where !columns[slot].holds(values[slot], at: row) { return false }
-                return true
-            }
-        }
-
         private func key(_ slots: [Int], ofRow row: Int) -> IndexKey {
             IndexKey(
                 first: columns[slots[0]].value(at: row), rest: slots.dropFirst().map { columns[$0].value(at: row) })
@@ -195,30 +177,53 @@ extension SnapshotTable {
 
         // MARK: Changes
 
-        /// Inserts a row read from disk, checking what a save would have: unclaimed unique values
-        /// (and, while rows arrive in order, a new identifier; ``finishChanges()`` finds the rest).
-        /// Returns the problem instead of inserting when there is one. On a problem the table is
-        /// left part-changed: a failed load discards it.
+        /// Inserts a row read from disk, checking, while rows arrive in order, that its identifier
+        /// is new (``finishChanges()`` finds the rest). Its unique values are claimed, and checked,
+        /// with every other loaded row's by ``claimLoadedUniqueValues()``, which a load must call
+        /// before the table is used. Returns the problem instead of inserting when there is one. On a
+        /// problem the table is left part-changed: a failed load discards it.
         mutating func insertLoaded(_ id: PersistentIdentifier, _ values: [StoreValue]) -> LoadProblem? {
             if isSorted, rowCount > 0, !ids.precedes(rowCount - 1, id), row(of: id) != nil {
                 return .duplicateIdentifier
             }
-            let row = Int32(rowCount)
-            for constraint in uniqueIndexes.indices {
-                guard let hash = uniqueHash(constraint, of: values) else { continue }
-                if uniqueOwner(constraint, of: values, hash: hash) != nil {
-                    return .duplicateUniqueValue(constraint: constraint)
-                }
-                uniqueIndexes[constraint].insertAbsent(row, hash)
-            }
+            if firstUnclaimedRow == nil { firstUnclaimedRow = rowCount }
             appendRow(values, id: id)
             return nil
+        }
+
+        /// Claims the unique values of the rows ``insertLoaded(_:_:)`` appended, for each constraint
+        /// in one pass over its index (``UniqueIndex/insertAbsent(_:matches:)``). Throws
+        /// ``LoadProblem/duplicateUniqueValue(constraint:rows:)`` naming two rows with the same key
+        /// if any loaded row's key is already owned, by a row loaded before or with it.
+        mutating func claimLoadedUniqueValues() throws(LoadProblem) {
+            guard let first = firstUnclaimedRow else { return }
+            firstUnclaimedRow = nil
+            for constraint in uniqueIndexes.indices {
+                var claims: [UInt64] = []
+                claims.reserveCapacity(rowCount - first)
+                for row in first..<rowCount where isLive(row) {
+                    guard let hash = uniqueHash(constraint, ofRow: row) else { continue }
+                    claims.append(UInt64(hash) &<< 32 | UInt64(UInt32(row)))
+                }
+                let slots = uniqueSlots[constraint]
+                let conflict = uniqueIndexes[constraint].insertAbsent(claims) { row, owner in
+                    for slot in slots where !columns[slot].holds(columns[slot].value(at: Int(row)), at: Int(owner)) {
+                        return false
+                    }
+                    return true
+                }
+                if let conflict {
+                    throw .duplicateUniqueValue(constraint: constraint, rows: (Int(conflict.owner), Int(conflict.row)))
+                }
+            }
         }
 
         /// Why a row read from disk cannot be loaded.
         enum LoadProblem: Error {
             case duplicateIdentifier
-            case duplicateUniqueValue(constraint: Int)
+            /// Two rows, the first of which owned the key before the second claimed it, share a key
+            /// of a uniqueness constraint.
+            case duplicateUniqueValue(constraint: Int, rows: (Int, Int))
         }
 
         mutating func insert(_ snapshot: DefaultSnapshot) {
@@ -228,32 +233,48 @@ extension SnapshotTable {
 
         /// Appends new rows under identifiers of `storeIdentifier` with keys counting up from
         /// `firstKey`, in one pass over the values and without a copy of any snapshot: a batch
-        /// insert. Their unique values are claimed first; if one is claimed twice in the batch or
-        /// already owned by a row, the claims are taken back and the violation is thrown, leaving the
-        /// table as it was.
+        /// insert. Their unique values are claimed first, each constraint's at once
+        /// (``UniqueIndex/insertAbsent(_:matches:)``); if one is claimed twice in the batch or already
+        /// owned by a row, the claims are taken back and the violation is thrown, leaving the table as
+        /// it was.
         mutating func appendNew(
             _ snapshots: [DefaultSnapshot], storeIdentifier: String, firstKey: Int64
         ) throws(DataStoreError) {
             let first = rowCount
             reserveCapacity(adding: snapshots.count)
-            if !uniqueIndexes.isEmpty {
-                // Rows of this batch claim before they are in the columns: a probe that meets one
-                // reads its values from its snapshot.
-                let pending = (first: first, values: { (row: Int) in snapshots[row - first].values })
+            for constraint in uniqueIndexes.indices {
+                // Rows of this batch claim before they are in the columns, all at once: a probe that
+                // meets one reads its values from its snapshot.
+                var claims: [UInt64] = []
+                claims.reserveCapacity(snapshots.count)
                 for offset in snapshots.indices {
-                    let values = snapshots[offset].values
-                    for constraint in uniqueIndexes.indices {
-                        guard let hash = uniqueHash(constraint, of: values) else { continue }
-                        guard uniqueOwner(constraint, of: values, hash: hash, pending: pending) != nil else {
-                            uniqueIndexes[constraint].insertAbsent(Int32(first + offset), hash)
-                            continue
-                        }
-                        releaseClaims(of: snapshots[..<offset], first: first, andOf: values, before: constraint)
-                        throw DataStoreError.uniqueConstraintViolation(
-                            entityName: entity.name, propertyNames: entity.uniquenessConstraints[constraint],
-                            conflictingValues: uniqueSlots[constraint].map { values[$0] })
+                    guard let hash = uniqueHash(constraint, of: snapshots[offset].values) else { continue }
+                    claims.append(UInt64(hash) &<< 32 | UInt64(UInt32(first + offset)))
+                }
+                let slots = uniqueSlots[constraint]
+                let conflict = uniqueIndexes[constraint].insertAbsent(claims) { row, owner in
+                    let values = snapshots[Int(row) - first].values
+                    if Int(owner) >= first {
+                        let other = snapshots[Int(owner) - first].values
+                        for slot in slots where other[slot] != values[slot] { return false }
+                        return true
+                    }
+                    for slot in slots where !columns[slot].holds(values[slot], at: Int(owner)) { return false }
+                    return true
+                }
+                guard let conflict else { continue }
+                // Every key this batch claimed was unowned before it: take each back, under this
+                // constraint and the ones before it (a claim that was not entered removes nothing).
+                for earlier in 0...constraint {
+                    for offset in snapshots.indices {
+                        guard let hash = uniqueHash(earlier, of: snapshots[offset].values) else { continue }
+                        uniqueIndexes[earlier].remove(Int32(first + offset), hash)
                     }
                 }
+                let values = snapshots[Int(conflict.row) - first].values
+                throw DataStoreError.uniqueConstraintViolation(
+                    entityName: entity.name, propertyNames: entity.uniquenessConstraints[constraint],
+                    conflictingValues: slots.map { values[$0] })
             }
             let scope = PersistentIdentifier.Scope(storeIdentifier: storeIdentifier, entityName: entity.name)
             var key = firstKey
@@ -274,23 +295,6 @@ extension SnapshotTable {
             ids.removeRows(from: first)
             generations.removeSubrange(first...)
             for slot in columns.indices { columns[slot].removeRows(from: first) }
-        }
-
-        /// Takes back the unique values `appendNew` claimed for `claimed`, and for the snapshot
-        /// with `values` under the constraints before `constraint`: every one was unowned before.
-        private mutating func releaseClaims(
-            of claimed: ArraySlice<DefaultSnapshot>, first: Int, andOf values: [StoreValue], before constraint: Int
-        ) {
-            for offset in claimed.indices {
-                for constraint in uniqueIndexes.indices {
-                    guard let hash = uniqueHash(constraint, of: claimed[offset].values) else { continue }
-                    uniqueIndexes[constraint].remove(Int32(first + offset), hash)
-                }
-            }
-            for earlier in 0..<constraint {
-                guard let hash = uniqueHash(earlier, of: values) else { continue }
-                uniqueIndexes[earlier].remove(Int32(first + claimed.count), hash)
-            }
         }
 
         /// Appends a row whose unique values are already recorded, and indexes its values.

@@ -69,6 +69,56 @@ extension SnapshotTable {
             count &+= 1
         }
 
+        /// Records the owners of many keys at once, as a load does: each claim is a row's key hash in
+        /// the high 32 bits and its row number in the low 32. The claims are entered in the order of
+        /// their home slots, so the entries are walked about once from start to end: entered in row
+        /// order, every claim was a probe at a random place, and once the entries outgrow the core's
+        /// cache nearly every probe waited for memory.
+        ///
+        /// `matches(row, owner)` says whether two rows hold the same key. Returns the first claim
+        /// whose key a row already owns (an earlier claim or an entry from before), with that owner;
+        /// the claims entered before it stay entered. `nil` when every claim was entered.
+        mutating func insertAbsent(
+            _ claims: [UInt64], matches: (_ row: Int32, _ owner: Int32) -> Bool
+        ) -> (row: Int32, owner: Int32)? {
+            guard !claims.isEmpty else { return nil }
+            reserveCapacity(count &+ claims.count)
+            let mask = mask
+            // A counting sort by the top bits of the home slot: within one of at most 4,096 stretches
+            // of the entries (512 bytes of them for every 4,096 claims), the order is the rows'.
+            let slotBits = entries.count.trailingZeroBitCount
+            let shift = slotBits - min(12, slotBits)
+            var starts: [Int] = []
+            starts.reserveCapacity((mask >> shift) &+ 2)
+            for _ in 0..<((mask >> shift) &+ 2) { starts.append(0) }
+            for claim in claims { starts[(Int(truncatingIfNeeded: claim >> 32) & mask) >> shift &+ 1] &+= 1 }
+            for bucket in starts.indices.dropFirst() { starts[bucket] &+= starts[bucket &- 1] }
+            var ordered: [UInt64] = []
+            ordered.reserveCapacity(claims.count)
+            for _ in claims.indices { ordered.append(0) }
+            for claim in claims {
+                let bucket = (Int(truncatingIfNeeded: claim >> 32) & mask) >> shift
+                ordered[starts[bucket]] = claim
+                starts[bucket] &+= 1
+            }
+            for claim in ordered {
+                let hash = UInt32(truncatingIfNeeded: claim >> 32)
+                let row = Int32(truncatingIfNeeded: claim)
+                var position = Int(hash) & mask
+                while true {
+                    let entry = entries[position]
+                    if entry == 0 { break }
+                    if Self.hash(of: entry) == hash, matches(row, Self.row(of: entry)) {
+                        return (row, Self.row(of: entry))
+                    }
+                    position = (position &+ 1) & mask
+                }
+                entries[position] = Self.entry(row, hash)
+                count &+= 1
+            }
+            return nil
+        }
+
         /// Makes `row` the owner of the key found at `position` by ``owner(_:matches:)``.
         mutating func reassign(at position: Int, to row: Int32) {
             entries[position] = Self.entry(row, Self.hash(of: entries[position]))

@@ -361,7 +361,18 @@ import Foundation
         }
         let result = try body(&rows)
         do {
+            try rows.table.claimLoadedUniqueValues()
             try rows.table.finishChanges()
+        } catch .duplicateUniqueValue(let constraint, let pair) {
+            let (table, owner, claimant) = (rows.table, pair.0, pair.1)
+            let names = table.entity.uniquenessConstraints[constraint].map { "'\($0)'" }.joined(separator: ", ")
+            let value = table.uniqueSlots[constraint].map { "\(table.value($0, at: owner))" }.joined(separator: ", ")
+            throw DataStoreError(
+                .corrupted,
+                "two stored '\(entityName)' models share a unique value of \(names): \(table.ids[owner]) and "
+                    + "\(table.ids[claimant]) both have \(value)",
+                remedy: "Restore the store from a backup, or change or remove one of the two models",
+                entityName: entityName)
         } catch {
             throw DataStoreError(
                 .corrupted, "an identifier of '\(entityName)' is stored twice",
@@ -379,7 +390,8 @@ import Foundation
         /// copied into the columns, so a reader can refill one array for every row.
         ///
         /// Throws ``DataStoreError/corrupted`` if the identifier is another entity's or is already
-        /// loaded, or if a unique value is already claimed by a loaded row.
+        /// loaded. Unique values are checked once every row is in: ``SnapshotTable/loadRows(of:expectedCount:_:)``
+        /// throws if two loaded rows share one.
         public mutating func append(_ id: PersistentIdentifier, _ values: [StoreValue]) throws(DataStoreError) {
             if id.entityName != table.entity.name {
                 throw DataStoreError(
@@ -391,11 +403,8 @@ import Foundation
                 break
             case .duplicateIdentifier:
                 throw DataStoreError(.corrupted, "the identifier \(id) is stored twice", entityName: id.entityName)
-            case .duplicateUniqueValue(let constraint):
-                let names = table.entity.uniquenessConstraints[constraint].map { "'\($0)'" }.joined(separator: ", ")
-                throw DataStoreError(
-                    .corrupted, "two stored '\(id.entityName)' models share a unique value of \(names)",
-                    entityName: id.entityName)
+            case .duplicateUniqueValue:
+                preconditionFailure("a load claims unique values once its rows are in")
             }
             if case .int(let int) = id.primaryKey, int >= nextPrimaryKey { nextPrimaryKey = int + 1 }
         }
