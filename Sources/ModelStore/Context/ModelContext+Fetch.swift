@@ -247,7 +247,7 @@ extension ModelContext {
     func scratchModel<T: PersistentModel>(of type: T.Type, values: [StoreValue]) throws -> T {
         let model = T()
         try ModelLayout.of(T.self)?.apply(values, to: model)
-        model.persistentBackingData.context = self
+        model.persistentBackingData.membership = membership
         return model
     }
 
@@ -257,7 +257,7 @@ extension ModelContext {
             guard let model = registry[id], !model.hasChanges else { continue }
             registry[id] = nil
             model.persistentBackingData.state = .detached
-            model.persistentBackingData.context = nil
+            model.persistentBackingData.membership = containerMembership
         }
     }
 
@@ -376,8 +376,7 @@ extension ModelContext {
             try layout.apply(snapshot.values, to: model)
             let backing = model.persistentBackingData
             backing.persistentIdentifier = id
-            backing.context = self
-            backing.container = container
+            backing.membership = membership
             backing.tracksUndo = undoManager != nil
             backing.state = .registered
             backing.savedValues = snapshot.values

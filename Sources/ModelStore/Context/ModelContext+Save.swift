@@ -429,7 +429,7 @@ extension ModelContext {
             let temporary = changes.inserted[index].persistentIdentifier
             let backing = model.persistentBackingData
             // A model no longer registered here (detached during the save) keeps what it has.
-            guard backing.context === self, backing.persistentIdentifier == temporary else { continue }
+            guard backing.membership === membership, backing.persistentIdentifier == temporary else { continue }
             let permanent = (minted.map { $0[index] } ?? remapped[temporary]) ?? temporary
             backing.persistentIdentifier = permanent
             backing.state = .registered

@@ -94,12 +94,21 @@ public final class ModelContext {
         undoManager?.registerUndo(withTarget: model) { $0[keyPath: keyPath] = value }
     }
 
+    /// What the models in this context hold: the context and its container, weakly.
+    let membership: ContextMembership
+    /// What the models this context let go of but that may still load relationships hold: the
+    /// container alone (``reset()``).
+    let containerMembership: ContextMembership
+
     /// A new context on a container.
     public init(_ container: ModelContainer) {
         self.container = container
+        membership = ContextMembership(context: nil, container: container)
+        containerMembership = ContextMembership(context: nil, container: container)
         self.editingState = EditingState()
         self.duplicateInsertPolicy = container.duplicateInsertPolicy
         for store in container.stores { store.initializeState(for: editingState) }
+        membership.context = self
     }
 
     deinit {
@@ -148,9 +157,9 @@ public final class ModelContext {
         let backing = model.persistentBackingData
         switch backing.state {
         case .inserted, .registered:
-            if backing.context === self { return }
+            if backing.membership === membership { return }
         case .deleted:
-            if backing.context === self {
+            if backing.membership === membership {
                 backing.state = backing.savedValues == nil ? .inserted : .registered
                 deletedModels.remove(model)
                 if backing.state == .inserted { insertedModels.append(model) }
@@ -161,8 +170,7 @@ public final class ModelContext {
         case .detached:
             break
         }
-        backing.context = self
-        backing.container = container
+        backing.membership = membership
         backing.state = .inserted
         backing.isChanged = false
         backing.tracksUndo = undoManager != nil
@@ -208,7 +216,7 @@ public final class ModelContext {
     /// and removes it from every relationship that lists it, following the delete rules.
     public func delete<T: PersistentModel>(_ model: T) {
         let backing = model.persistentBackingData
-        guard backing.context === self else { return }
+        guard backing.membership === membership else { return }
         switch backing.state {
         case .inserted:
             insertedModels.remove(model)
@@ -233,8 +241,7 @@ public final class ModelContext {
         backing.state = .detached
         backing.isChanged = false
         backing.tracksUndo = false
-        backing.context = nil
-        backing.container = nil
+        backing.membership = nil
     }
 
     func modelDidChange(_ model: AnyObject) {
@@ -343,7 +350,7 @@ public final class ModelContext {
             registry[id] = nil
             let backing = model.persistentBackingData
             backing.state = .detached
-            backing.context = nil
+            backing.membership = containerMembership
         }
     }
 }

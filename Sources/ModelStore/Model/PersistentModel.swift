@@ -103,6 +103,18 @@ public struct ModelConstraint<Model: PersistentModel>: Sendable {
     }
 }
 
+/// A context and its container, held weakly, for the models in the context to share: see
+/// ``BackingData/membership``.
+final class ContextMembership {
+    weak var context: ModelContext?
+    weak var container: ModelContainer?
+
+    init(context: ModelContext?, container: ModelContainer) {
+        self.context = context
+        self.container = container
+    }
+}
+
 /// The framework's state for one model object: its identity, its context, and its last saved values.
 ///
 /// Every model declares one: `let persistentBackingData = BackingData()`. Its contents are the
@@ -144,11 +156,17 @@ public final class BackingData: Observable {
     @usableFromInline
     var existingRegistrar: ObservationRegistrar? { hasRegistrar ? madeRegistrar : nil }
     @exclusivity(unchecked) var persistentIdentifier: PersistentIdentifier?
-    @exclusivity(unchecked) weak var context: ModelContext?
+    /// The context the model is in and its container, in one object that every model of the
+    /// context shares (``ModelContext/membership``): joining a context costs one reference count,
+    /// where a weak reference to each cost two updates of their side tables per model.
+    @exclusivity(unchecked) var membership: ContextMembership?
+    /// The model's context; `nil` when it is in none, or its context is gone.
+    var context: ModelContext? { membership?.context }
     /// The container of the context the model joined, which usually outlives the context: a model
-    /// whose context is gone loads its relationships through it. Weak, so that models never keep a
-    /// store open after the app released its container.
-    weak var container: ModelContainer?
+    /// whose context is gone, or that the context let go of (``ModelContext/reset()``), loads its
+    /// relationships through it. Weak, so that models never keep a store open after the app
+    /// released its container.
+    var container: ModelContainer? { membership?.container }
     @usableFromInline @exclusivity(unchecked) var state: State = .detached
     @usableFromInline @exclusivity(unchecked) var isChanged = false
     /// The values last read from or written to the store, in slot order; `nil` before the first save.
