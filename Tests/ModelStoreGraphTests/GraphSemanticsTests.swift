@@ -158,6 +158,28 @@ struct GraphSemanticsTests {
         #expect(ann.pets.first?.owner?.name == "Ann")
     }
 
+    // 7b. A model its context let go of (reset) has no context, reads its relationships through the
+    // container, and joins the context again when inserted.
+    @Test(arguments: StoreKind.allCases)
+    func aModelTheContextLetGoOfStillReadsItsRelationships(kind: StoreKind) throws {
+        let store = try StoreUnderTest(kind)
+        do {
+            let context = ModelContext(store.container)
+            let ann = Owner("Ann")
+            context.insert(ann)
+            context.insert(Pet("Rex", owner: ann))
+            try context.save()
+        }
+        let context = ModelContext(store.container)
+        let ann = try #require(try context.fetch(FetchDescriptor<Owner>()).first)
+        #expect(ann.modelContext === context)
+        context.reset()
+        #expect(ann.modelContext == nil)
+        #expect(ann.pets.map(\.name) == ["Rex"])
+        context.insert(ann)
+        #expect(ann.modelContext === context)
+    }
+
     // 9. A Codable value that cannot encode itself fails the save, naming entity, property and cause.
     @Test(arguments: StoreKind.allCases)
     func aValueThatFailsToEncodeFailsTheSave(kind: StoreKind) throws {

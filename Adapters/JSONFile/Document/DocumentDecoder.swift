@@ -295,6 +295,8 @@ struct DocumentDecoder {
         var seen = [Int](repeating: -1, count: reader.shapes.count)
         var recordNumber = 0
         let identifierKey = Array(JSONFileFormat.identifierKey.utf8)
+        // Made once: every record's identifier shares it.
+        let scope = PersistentIdentifier.Scope(storeIdentifier: storeIdentifier, entityName: entity.name)
         // One array of values for every record (the table copies the values into its columns): each
         // record overwrites the slots it lists, and the others are set to their defaults.
         var values = reader.defaults
@@ -379,8 +381,8 @@ struct DocumentDecoder {
             }
             let id: PersistentIdentifier =
                 switch primaryKey {
-                case .int(let int): .identifier(for: storeIdentifier, entityName: entity.name, primaryKey: int)
-                case .string(let string): .identifier(for: storeIdentifier, entityName: entity.name, primaryKey: string)
+                case .int(let int): scope.identifier(int)
+                case .string(let string): scope.identifier(string)
                 }
             for (slot, name) in externalNames { externalFiles[ExternalSlot(id: id, slot: slot)] = name }
             for relationship in entity.relationships {
