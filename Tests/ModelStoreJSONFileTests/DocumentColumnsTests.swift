@@ -91,6 +91,30 @@ struct DocumentColumnsTests {
         #expect(decoded.table.nextPrimaryKey == table.nextPrimaryKey)
     }
 
+    /// The decoder reads the writer's own layout on a fast path (each key one comparison with its
+    /// literal); the same records spaced otherwise, or with a key spelled with an escape, go through
+    /// the general path, and every form reads back the same models.
+    @Test func otherSpacingAndEscapedKeysReadTheSameAsTheWritersLayout() throws {
+        let snapshots = Self.gadgets(count: 120, seed: 5, wrongKinds: false)
+        var table = SnapshotTable(schema: Self.schema)
+        try table.load(snapshots)
+        let written = String(decoding: document(of: table), as: UTF8.self)
+        #expect(written.contains("{\"$id\": 1, \"name\": "), "the layout the fast path expects")
+        let variants = [
+            written,
+            written.replacingOccurrences(of: "\": ", with: "\":"),
+            written.replacingOccurrences(of: ", \"", with: ",\n\t\""),
+            written.replacingOccurrences(of: "{\"$id\": ", with: "{ \"$id\" : "),
+            written.replacingOccurrences(of: "\"name\": ", with: "\"n\\u0061me\": "),
+            written.replacingOccurrences(of: "\"int\": ", with: "\"\\u0069nt\": "),
+        ]
+        for (index, variant) in variants.enumerated() {
+            #expect(index == 0 || variant != written, "variant \(index) changed the text")
+            let decoded = try decode(Array(variant.utf8))
+            expectSameModels(decoded.table.snapshots(of: "Gadget"), snapshots)
+        }
+    }
+
     @Test func storedColumnsDescribeNullsAndKinds() throws {
         let snapshots = Self.gadgets(count: 50, seed: 9, wrongKinds: false)
         var table = SnapshotTable(schema: Self.schema)

@@ -139,6 +139,19 @@ struct JSONScanner {
         return key
     }
 
+    /// Consumes `literal` if the input goes on with exactly its bytes; otherwise consumes nothing.
+    ///
+    /// The decoder's fast path for text as ModelStore writes it (a record's `, "name": ` between two
+    /// values): one comparison where ``nextKey(_:)`` scans the separator, the key and the colon.
+    @inline(__always)
+    mutating func consume(literal: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = input.baseAddress, let bytes = literal.baseAddress, !literal.isEmpty,
+            literal.count <= input.count &- offset, memcmp(base + offset, bytes, literal.count) == 0
+        else { return false }
+        offset &+= literal.count
+        return true
+    }
+
     /// Moves to the next element of an array, or consumes the closing `]` and returns `false`.
     mutating func nextElement(_ isFirst: inout Bool) throws -> Bool {
         if try consume(UInt8(ascii: "]")) {

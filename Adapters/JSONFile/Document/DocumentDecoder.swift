@@ -295,6 +295,8 @@ struct DocumentDecoder {
         var seen = [Int](repeating: -1, count: reader.shapes.count)
         var recordNumber = 0
         let identifierKey = Array(JSONFileFormat.identifierKey.utf8)
+        // What ModelStore writes before a record's identifier.
+        let identifierLiteral = Array("\"\(JSONFileFormat.identifierKey)\": ".utf8)
         // Made once: every record's identifier shares it.
         let scope = PersistentIdentifier.Scope(storeIdentifier: storeIdentifier, entityName: entity.name)
         // One array of values for every record (the table copies the values into its columns): each
@@ -314,40 +316,58 @@ struct DocumentDecoder {
             var seenCount = 0
             var externalNames: [(slot: Int, name: String)] = []
             var firstKey = true
-            while let key = try scanner.nextKey(&firstKey) {
+            // Text as ModelStore writes it (`{"$id": 1, "name": …`) is read on a fast path: each key
+            // the record lists in slot order is one comparison with its literal. Anything else (other
+            // spacing, keys out of order, escapes) goes through the general path below, key by key.
+            if identifierLiteral.withUnsafeBufferPointer({ scanner.consume(literal: $0) }) {
+                primaryKey = try readPrimaryKey(&scanner, entity)
+                firstKey = false
+            }
+            while true {
                 let slot: Int
-                if expected < reader.names.count
-                    && reader.names[expected].withUnsafeBufferPointer({ scanner.matches(key, $0) })
+                // Where the key's text starts, for errors.
+                let keyStart: Int
+                if !firstKey, expected < reader.literals.count,
+                    reader.literals[expected].withUnsafeBufferPointer({ scanner.consume(literal: $0) })
                 {
                     slot = expected
-                } else if identifierKey.withUnsafeBufferPointer({ scanner.matches(key, $0) }) {
-                    guard primaryKey == nil else {
-                        throw scanner.failure("a '\(entity.name)' record has two '$id' keys", at: key.start - 1)
-                    }
-                    primaryKey = try readPrimaryKey(&scanner, entity)
-                    continue
+                    keyStart = scanner.offset - reader.literals[expected].count + 3
                 } else {
-                    let name = try scanner.string(of: key)
-                    if let found = reader.slots[name] {
-                        slot = found
-                    } else if reader.droppedNames.contains(name) {
-                        try scanner.skipValue()
+                    guard let key = try scanner.nextKey(&firstKey) else { break }
+                    keyStart = key.start
+                    if expected < reader.names.count
+                        && reader.names[expected].withUnsafeBufferPointer({ scanner.matches(key, $0) })
+                    {
+                        slot = expected
+                    } else if identifierKey.withUnsafeBufferPointer({ scanner.matches(key, $0) }) {
+                        guard primaryKey == nil else {
+                            throw scanner.failure("a '\(entity.name)' record has two '$id' keys", at: key.start - 1)
+                        }
+                        primaryKey = try readPrimaryKey(&scanner, entity)
                         continue
                     } else {
-                        throw scanner.failure(
-                            "a '\(entity.name)' record has the property '\(name)', which '\(entity.name)' does not "
-                                + "have",
-                            at: key.start - 1,
-                            remedy:
-                                "Remove it, or add the property to the model (stored properties: "
-                                + "\(entity.properties.map { "'\($0.name)'" }.joined(separator: ", ")))"
-                        )
+                        let name = try scanner.string(of: key)
+                        if let found = reader.slots[name] {
+                            slot = found
+                        } else if reader.droppedNames.contains(name) {
+                            try scanner.skipValue()
+                            continue
+                        } else {
+                            throw scanner.failure(
+                                "a '\(entity.name)' record has the property '\(name)', which '\(entity.name)' does "
+                                    + "not have",
+                                at: key.start - 1,
+                                remedy:
+                                    "Remove it, or add the property to the model (stored properties: "
+                                    + "\(entity.properties.map { "'\($0.name)'" }.joined(separator: ", ")))"
+                            )
+                        }
                     }
                 }
                 if seen[slot] == recordNumber {
                     throw scanner.failure(
                         "a '\(entity.name)' record has the property '\(entity.properties[slot].name)' twice",
-                        at: key.start - 1)
+                        at: keyStart - 1)
                 }
                 seen[slot] = recordNumber
                 seenCount += 1
@@ -494,6 +514,9 @@ private struct EntityReader {
     let shapes: [ValueShape]
     /// The UTF-8 of each property name, by slot, to match keys in slot order without decoding them.
     let names: [[UInt8]]
+    /// What ModelStore writes before each property's value after another value (`, "name": `), by
+    /// slot; empty for a name the writer would escape, which the fast path then never matches.
+    let literals: [[UInt8]]
     /// Slots by property name and by original name (renamed properties).
     let slots: [String: Int]
     let isExternal: [Bool]
@@ -505,6 +528,10 @@ private struct EntityReader {
         self.droppedNames = droppedNames
         shapes = entity.properties.map(ValueShape.init)
         names = entity.properties.map { Array($0.name.utf8) }
+        literals = names.map { name in
+            let plain = name.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+            return plain ? Array(", \"".utf8) + name + Array("\": ".utf8) : []
+        }
         var slots: [String: Int] = [:]
         for property in entity.properties { slots[property.name] = property.slot }
         for attribute in entity.attributes {
