@@ -242,8 +242,9 @@ extension SnapshotTable {
     /// identifier and an integer key (every table the stores load or mint), only the keys are kept.
     struct RowIdentifiers: Sendable {
         let entityName: String
-        /// The store identifier every row shares, once a row has been added.
-        private var storeIdentifier: String??
+        /// The store identifier and entity name every row shares, once a row has been added: a
+        /// row's identifier is this scope and its key, built and compared without a string.
+        private var scope: PersistentIdentifier.Scope?
         private var keys: [Int64] = []
         /// Every identifier, once one did not fit the shared form.
         private var general: [PersistentIdentifier]?
@@ -255,8 +256,7 @@ extension SnapshotTable {
         @inline(__always)
         subscript(row: Int) -> PersistentIdentifier {
             if let general { return general[row] }
-            return PersistentIdentifier(
-                storeIdentifier: storeIdentifier!, entityName: entityName, primaryKey: .int(keys[row]))
+            return scope!.identifier(keys[row])
         }
 
         /// The primary key of a row's identifier.
@@ -271,7 +271,7 @@ extension SnapshotTable {
         func matches(_ row: Int, _ id: PersistentIdentifier) -> Bool {
             if let general { return general[row] == id }
             guard case .int(let key) = id.primaryKey, keys[row] == key else { return false }
-            return id.storeIdentifier == storeIdentifier! && id.entityName == entityName
+            return id.scope == scope!
         }
 
         mutating func reserveCapacity(_ capacity: Int) {
@@ -283,8 +283,8 @@ extension SnapshotTable {
                 general!.append(id)
                 return
             }
-            if storeIdentifier == nil { storeIdentifier = .some(id.storeIdentifier) }
-            if case .int(let key) = id.primaryKey, id.entityName == entityName, id.storeIdentifier == storeIdentifier! {
+            if scope == nil, id.entityName == entityName { scope = id.scope }
+            if case .int(let key) = id.primaryKey, id.scope == scope {
                 keys.append(key)
             } else {
                 general = (0..<keys.count).map { self[$0] } + [id]
@@ -296,8 +296,10 @@ extension SnapshotTable {
         /// runs of keys while the rows share the table's form, so no identifier is built per row.
         func collect(liveCount: Int, where isLive: (Int) -> Bool) -> PersistentIdentifiers {
             if let general { return PersistentIdentifiers(general.indices.lazy.filter(isLive).map { general[$0] }) }
-            guard case .some(let shared) = storeIdentifier else { return [] }
-            guard let shared else { return PersistentIdentifiers(keys.indices.lazy.filter(isLive).map { self[$0] }) }
+            guard let scope else { return [] }
+            guard let shared = scope.storeIdentifier else {
+                return PersistentIdentifiers(keys.indices.lazy.filter(isLive).map { self[$0] })
+            }
             // Rows are in key order, so when every row is live and the first and last keys are as far
             // apart as the rows are many, the keys are one run.
             if liveCount == keys.count, let first = keys.first, let last = keys.last,
@@ -321,18 +323,14 @@ extension SnapshotTable {
                 let row = general.partitioningIndex { !($0 < id) }
                 return row < general.count && general[row] == id ? row : nil
             }
-            guard case .int(let key) = id.primaryKey, id.entityName == entityName,
-                let storeIdentifier, id.storeIdentifier == storeIdentifier
-            else { return nil }
+            guard case .int(let key) = id.primaryKey, let scope, id.scope == scope else { return nil }
             let row = keys.partitioningIndex { $0 >= key }
             return row < keys.count && keys[row] == key ? row : nil
         }
 
         /// Whether row `row`'s identifier orders before `id`'s.
         func precedes(_ row: Int, _ id: PersistentIdentifier) -> Bool {
-            if general == nil, case .int(let key) = id.primaryKey, id.entityName == entityName,
-                id.storeIdentifier == storeIdentifier!
-            {
+            if general == nil, case .int(let key) = id.primaryKey, id.scope == scope! {
                 return keys[row] < key
             }
             return self[row] < id
@@ -347,7 +345,7 @@ extension SnapshotTable {
         /// The identifiers of the rows `kept`, in that order.
         func gathering(_ kept: [Int]) -> RowIdentifiers {
             var copy = RowIdentifiers(entityName: entityName)
-            copy.storeIdentifier = storeIdentifier
+            copy.scope = scope
             if let general { copy.general = kept.map { general[$0] } } else { copy.keys = kept.map { keys[$0] } }
             return copy
         }
