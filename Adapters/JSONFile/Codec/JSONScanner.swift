@@ -392,7 +392,15 @@ struct JSONScanner {
         }
         var significand: UInt64 = 0
         var overflowed = false
-        func take(_ byte: UInt8) {
+        // Nineteen digits always fit in a `UInt64` (below 10^19 < 2^64), leading zeros counted: only
+        // the digits after them need the overflow checks.
+        var digits = 0
+        @inline(__always) func take(_ byte: UInt8) {
+            if digits < 19 {
+                significand = significand &* 10 &+ UInt64(byte &- UInt8(ascii: "0"))
+                digits &+= 1
+                return
+            }
             guard !overflowed else { return }
             let (product, multiplyOverflow) = significand.multipliedReportingOverflow(by: 10)
             let (sum, addOverflow) = product.addingReportingOverflow(UInt64(byte &- UInt8(ascii: "0")))

@@ -385,6 +385,13 @@ import Foundation
     public struct LoadingRows {
         fileprivate var table: EntityTable
         fileprivate var nextPrimaryKey: Int64
+        /// The scope of the last identifier appended, whose entity name was checked.
+        private var checkedScope: PersistentIdentifier.Scope?
+
+        fileprivate init(table: EntityTable, nextPrimaryKey: Int64) {
+            self.table = table
+            self.nextPrimaryKey = nextPrimaryKey
+        }
 
         /// Appends a row read from disk: its identifier, and its values in slot order. The values are
         /// copied into the columns, so a reader can refill one array for every row.
@@ -393,11 +400,13 @@ import Foundation
         /// loaded. Unique values are checked once every row is in: ``SnapshotTable/loadRows(of:expectedCount:_:)``
         /// throws if two loaded rows share one.
         public mutating func append(_ id: PersistentIdentifier, _ values: [StoreValue]) throws(DataStoreError) {
-            if id.entityName != table.entity.name {
+            // Rows of one load share a scope: the entity's name is compared once per scope, not per row.
+            if id.scope != checkedScope, id.entityName != table.entity.name {
                 throw DataStoreError(
                     .corrupted, "the stored model \(id) is filed under the entity '\(table.entity.name)'",
                     entityName: id.entityName)
             }
+            checkedScope = id.scope
             switch table.insertLoaded(id, values) {
             case nil:
                 break
