@@ -1,4 +1,5 @@
 import Foundation
+import ModelStoreTestSupport
 import Testing
 
 @testable import ModelStoreJSONFile
@@ -96,6 +97,33 @@ struct JSONScannerTests {
             readError("18446744073709551616") { _ = try $0.readUInt64() }?.message.contains(
                 "outside the range of UInt64") == true)
         #expect(readError("1.5") { _ = try $0.readInt64() }?.message.contains("expected an integer") == true)
+    }
+
+    /// Seeded numbers of 1 to 25 digits, with and without fractions and leading zeros, read as the
+    /// standard library reads them: integers exactly (or refused past `UInt64`), doubles to the same
+    /// nearest value. The scanner takes the first nineteen digits without overflow checks.
+    @Test(arguments: 0..<4)
+    func numbersOfEveryLengthReadAsTheStandardLibraryReadsThem(seed: Int) throws {
+        var random = SplitMix64(seed: UInt64(seed))
+        for _ in 0..<500 {
+            let length = Int(random.next() % 25) + 1
+            var digits = String(Int(random.next() % 9) + 1)
+            for _ in 1..<length { digits.append(String(random.next() % 10)) }
+            if let exact = UInt64(digits) {
+                #expect(try scan(digits) { try $0.readUInt64() } == exact, "\(digits)")
+            } else {
+                #expect(readError(digits) { _ = try $0.readUInt64() } != nil, "\(digits) does not fit")
+            }
+            // At most 40 characters, the default limit: leading zeros after the point, or a point
+            // inside the digits (with at least one digit after it).
+            let zeros = String(repeating: "0", count: Int(random.next() % 14))
+            let split = Int(random.next() % UInt64(length))
+            let decimal =
+                random.next() % 2 == 0 || split == length - 1
+                ? "0.\(zeros)\(digits)" : "\(digits.prefix(split + 1)).\(digits.dropFirst(split + 1))"
+            let expected = try #require(Double(decimal))
+            #expect(try scan(decimal) { try $0.readDouble() } == expected, "\(decimal)")
+        }
     }
 
     @Test func numberSyntaxIsStrict() {
