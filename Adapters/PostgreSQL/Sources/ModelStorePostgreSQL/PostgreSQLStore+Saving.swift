@@ -195,10 +195,13 @@ extension PostgreSQLStore {
     /// (as a batch delete clears them), and one history transaction, as a batch delete of the same
     /// models records it. Nothing is read first, and no key is sent to the server. When no other
     /// table refers to the entity and it keeps no tombstones, the table is locked against other
-    /// writers first, the delete (a plain `DELETE`), its history row and the history's trim are one
-    /// statement, sent with the lock in one wait, and the keys come back as runs of consecutive keys
-    /// (see ``HistoryLog/deleteEveryRow(of:emptying:author:limit:on:)``): a model another process
-    /// inserts meanwhile is either deleted and returned, or stays.
+    /// writers first, the rows are deleted with a plain `DELETE`, the history row of their keys'
+    /// runs is written and the history trimmed, and the keys come back as runs of consecutive keys:
+    /// a model another process inserts meanwhile is either deleted and returned, or stays. That is
+    /// one call of the namespace's function, one statement outside a transaction
+    /// (``deleteEveryRowInOneCall(of:author:limit:)``), or, when the namespace has no function, the
+    /// same steps as a transaction of separate statements
+    /// (``HistoryLog/deleteEveryRow(of:emptying:author:limit:on:)``).
     public func deleteEveryModel<T: PersistentModel>(
         _ request: DataStoreDeleteEveryModelRequest<T>
     ) throws -> PersistentIdentifiers {
@@ -213,7 +216,14 @@ extension PostgreSQLStore {
         }
         let tombstones = layout.entity.attributes.contains { $0.options.contains(.preserveValueOnDeletion) }
         return try database.wait {
-            try await self.withWriter("deleting every '\(entityName)'") { writer in
+            if !referred && !tombstones,
+                let runs = try await self.deleteEveryRowInOneCall(of: layout, author: author, limit: limit)
+            {
+                var ids = PersistentIdentifiers()
+                for run in runs { ids.append(storeIdentifier: storeIdentifier, entityName: entityName, keys: run) }
+                return ids
+            }
+            return try await self.withWriter("deleting every '\(entityName)'") { writer in
                 if !referred && !tombstones {
                     let runs = try await history.deleteEveryRow(
                         of: layout, emptying: layout.joinTables.map(\.table), author: author, limit: limit,

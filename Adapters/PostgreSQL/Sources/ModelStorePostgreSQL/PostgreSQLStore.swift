@@ -52,6 +52,10 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
     /// The text of the one statement that saves a model of an entity (``OneStatementUpdate``), by
     /// entity name, for the entities without relationships: built once, not at every save.
     let oneStatementTexts: [String: String]
+    /// Whether the namespace has the function that deletes every row of a table in one call
+    /// (``HistoryLog/everyRowFunctionSQL()``): created at the open when missing; turned off when a
+    /// call finds it gone.
+    let hasEveryRowFunction = LockedValue(false)
 
     /// Connects, then creates or migrates the store's tables in one transaction: through the
     /// plan's stages when it has some from the stored version (custom stages' closures run on the
@@ -85,11 +89,15 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
         let plan = migrationPlan.map { SendablePlan(type: $0) }
         do {
             try database.wait { try await Database.probe(configuration) }
-            identifier = try database.wait { thread in
+            let opened = try database.wait { thread in
                 try await database.transaction("opening") { session in
-                    try await opener.open(session, migrationPlan: plan?.type, stagesOn: thread)
+                    let identifier = try await opener.open(session, migrationPlan: plan?.type, stagesOn: thread)
+                    // Under the namespace's lock, which the open took.
+                    return (identifier, try await history.createEveryRowFunctionIfMissing(session))
                 }
             }
+            identifier = opened.0
+            hasEveryRowFunction.withLock { $0 = opened.1 }
         } catch {
             database.close()
             throw error
