@@ -351,8 +351,11 @@ extension ModelContext {
         // Into a context that has nothing registered (a fresh context's first fetch) every model is
         // new: each is registered in one hash step, without a look-up before it.
         let everyModelIsNew = registry.count == 0
-        for snapshot in snapshots {
-            let id = snapshot.persistentIdentifier
+        let (membership, tracksUndo) = (membership, undoManager != nil)
+        // By index, reading only the fields each model needs: a copy of each snapshot (`for snapshot
+        // in snapshots`) retained and released its entity and its values once more per model.
+        for index in snapshots.indices {
+            let id = snapshots[index].persistentIdentifier
             if !everyModelIsNew, let existing = registry[id] {
                 guard let typed = existing as? T else {
                     throw DataStoreError(
@@ -361,25 +364,26 @@ extension ModelContext {
                 let backing = typed.persistentBackingData
                 if let unfetched {
                     if backing.state == .registered && !backing.isChanged {
-                        try Self.refresh(typed, layout: layout, from: snapshot, unfetched: unfetched)
+                        try Self.refresh(typed, layout: layout, from: snapshots[index], unfetched: unfetched)
                     }
                 } else if backing.state == .registered && !backing.isChanged
-                    && !Self.isStored(snapshot.values, as: backing.savedValues)
+                    && !Self.isStored(snapshots[index].values, as: backing.savedValues)
                 {
-                    try layout.reload(snapshot.values, into: typed)
-                    backing.savedValues = snapshot.values
+                    try layout.reload(snapshots[index].values, into: typed)
+                    backing.savedValues = snapshots[index].values
                 }
                 models.append(typed)
                 continue
             }
             let model = T()
-            try layout.apply(snapshot.values, to: model)
+            let values = snapshots[index].values
+            try layout.apply(values, to: model)
             let backing = model.persistentBackingData
             backing.persistentIdentifier = id
             backing.membership = membership
-            backing.tracksUndo = undoManager != nil
+            backing.tracksUndo = tracksUndo
             backing.state = .registered
-            backing.savedValues = snapshot.values
+            backing.savedValues = values
             backing.unfetchedSlots = unfetched
             if let earlier = registry.updateValue(model, forKey: id) {
                 // Only when a store returns one identifier twice: keep the object registered first.
