@@ -103,8 +103,8 @@ public final class ModelContext {
     /// A new context on a container.
     public init(_ container: ModelContainer) {
         self.container = container
-        membership = ContextMembership(context: nil, container: container)
-        containerMembership = ContextMembership(context: nil, container: container)
+        membership = ContextMembership(container: container)
+        containerMembership = ContextMembership(container: container)
         self.editingState = EditingState()
         self.duplicateInsertPolicy = container.duplicateInsertPolicy
         for store in container.stores { store.initializeState(for: editingState) }

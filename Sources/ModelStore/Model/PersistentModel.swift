@@ -106,13 +106,12 @@ public struct ModelConstraint<Model: PersistentModel>: Sendable {
 /// A context and its container, held weakly, for the models in the context to share: see
 /// ``BackingData/membership``.
 final class ContextMembership {
+    /// Set by the context once it is initialized; left `nil` in a membership that holds the
+    /// container alone.
     weak var context: ModelContext?
     weak var container: ModelContainer?
 
-    init(context: ModelContext?, container: ModelContainer) {
-        self.context = context
-        self.container = container
-    }
+    init(container: ModelContainer) { self.container = container }
 }
 
 /// The framework's state for one model object: its identity, its context, and its last saved values.

@@ -180,15 +180,13 @@ extension SnapshotTable {
         /// Inserts a row read from disk, checking, while rows arrive in order, that its identifier
         /// is new (``finishChanges()`` finds the rest). Its unique values are claimed, and checked,
         /// with every other loaded row's by ``claimLoadedUniqueValues()``, which a load must call
-        /// before the table is used. Returns the problem instead of inserting when there is one. On a
-        /// problem the table is left part-changed: a failed load discards it.
-        mutating func insertLoaded(_ id: PersistentIdentifier, _ values: [StoreValue]) -> LoadProblem? {
-            if isSorted, rowCount > 0, !ids.precedes(rowCount - 1, id), row(of: id) != nil {
-                return .duplicateIdentifier
-            }
+        /// before the table is used. Returns `false`, inserting nothing, when the identifier is
+        /// already loaded. A failed load discards the table.
+        mutating func insertLoaded(_ id: PersistentIdentifier, _ values: [StoreValue]) -> Bool {
+            if isSorted, rowCount > 0, !ids.precedes(rowCount - 1, id), row(of: id) != nil { return false }
             if firstUnclaimedRow == nil { firstUnclaimedRow = rowCount }
             appendRow(values, id: id)
-            return nil
+            return true
         }
 
         /// Claims the unique values of the rows ``insertLoaded(_:_:)`` appended, for each constraint

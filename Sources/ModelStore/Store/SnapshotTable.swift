@@ -407,13 +407,8 @@ import Foundation
                     entityName: id.entityName)
             }
             checkedScope = id.scope
-            switch table.insertLoaded(id, values) {
-            case nil:
-                break
-            case .duplicateIdentifier:
+            guard table.insertLoaded(id, values) else {
                 throw DataStoreError(.corrupted, "the identifier \(id) is stored twice", entityName: id.entityName)
-            case .duplicateUniqueValue:
-                preconditionFailure("a load claims unique values once its rows are in")
             }
             if case .int(let int) = id.primaryKey, int >= nextPrimaryKey { nextPrimaryKey = int + 1 }
         }

@@ -47,14 +47,7 @@ struct PostgreSQLDeleteEveryModelTests {
         _ namespace: String, count: Int, gaps: Bool
     ) throws -> (ModelContainer, [PersistentIdentifier]) {
         let container = try container(namespace)
-        let context = ModelContext(container)
-        for index in 0..<count { context.insert(Counter(name: "c\(index)")) }
-        try context.save()
-        for counter in try context.fetch(FetchDescriptor<Counter>()) where gaps && counter.name.hasSuffix("3") {
-            context.delete(counter)
-        }
-        try context.save()
-        return (container, try context.fetchIdentifiers(FetchDescriptor<Counter>()))
+        return (container, try container.insertCounters(count: count, gaps: gaps))
     }
 
     /// Takes the history's counter in a transaction of `admin`, as a save does, so the next writer

@@ -24,19 +24,6 @@ struct PostgreSQLEveryRowFunctionTests {
         try container(try PostgreSQLServer.configuration(namespace: namespace))
     }
 
-    /// Inserts `count` counters; with `gaps`, deletes a tenth of them again, so that the keys are
-    /// several runs. Returns every counter's identifier.
-    private func fill(_ container: ModelContainer, count: Int, gaps: Bool) throws -> [PersistentIdentifier] {
-        let context = ModelContext(container)
-        for index in 0..<count { context.insert(Counter(name: "c\(index)")) }
-        try context.save()
-        for counter in try context.fetch(FetchDescriptor<Counter>()) where gaps && counter.name.hasSuffix("3") {
-            context.delete(counter)
-        }
-        try context.save()
-        return try context.fetchIdentifiers(FetchDescriptor<Counter>())
-    }
-
     /// Deletes every counter through the store; returns the identifiers it says it deleted.
     private func deleteEveryCounter(_ container: ModelContainer) throws -> [PersistentIdentifier] {
         let store = try #require(container.stores.first as? PostgreSQLStore)
@@ -48,7 +35,7 @@ struct PostgreSQLEveryRowFunctionTests {
     /// model promises: the identifiers of exactly the models there were, ascending, none left, and a
     /// last history transaction of exactly their deletions.
     private func deletesExactly(_ container: ModelContainer, gaps: Bool) throws {
-        let ids = try fill(container, count: 30, gaps: gaps)
+        let ids = try container.insertCounters(count: 30, gaps: gaps)
             .sorted { $0.primaryKey.intValue! < $1.primaryKey.intValue! }
         let deleted = try deleteEveryCounter(container)
         #expect(deleted == ids)
@@ -109,7 +96,7 @@ struct PostgreSQLEveryRowFunctionTests {
     @Test func theDeleteOfEveryModelIsOneCallOfTheNamespacesFunction() async throws {
         let namespace = PostgreSQLServer.freshNamespace("fc")
         let container = try container(namespace)
-        let ids = try fill(container, count: 20, gaps: false)
+        let ids = try container.insertCounters(count: 20, gaps: false)
         try await AdminConnection.using { admin in
             #expect(try await functions(in: namespace, admin) == 1)
             let (deleted, statement) = try await deleteWaitingForTheCounter(container, namespace, admin)
@@ -123,7 +110,7 @@ struct PostgreSQLEveryRowFunctionTests {
 
     @Test func aNamespaceWithoutTheFunctionGetsItAtItsNextOpen() async throws {
         let namespace = PostgreSQLServer.freshNamespace("fo")
-        _ = try fill(try container(namespace), count: 5, gaps: false)
+        _ = try container(namespace).insertCounters(count: 5, gaps: false)
         try await AdminConnection.using { admin in
             try await dropFunction(in: namespace, admin)
             #expect(try await functions(in: namespace, admin) == 0)
@@ -148,7 +135,7 @@ struct PostgreSQLEveryRowFunctionTests {
     func concurrentOpensCreateTheFunctionOnce(existing: Bool) async throws {
         let namespace = PostgreSQLServer.freshNamespace("fx")
         if existing {
-            _ = try fill(try container(namespace), count: 5, gaps: false)
+            _ = try container(namespace).insertCounters(count: 5, gaps: false)
             try await AdminConnection.using { admin in try await dropFunction(in: namespace, admin) }
         }
         let opens = (0..<4).map { _ in
@@ -183,7 +170,7 @@ struct PostgreSQLEveryRowFunctionTests {
         try await AdminConnection.using { admin in try await dropFunction(in: namespace, admin) }
         try deletesExactly(container, gaps: false)
         try deletesExactly(container, gaps: true)
-        let ids = try fill(container, count: 10, gaps: false)
+        let ids = try container.insertCounters(count: 10, gaps: false)
         try await AdminConnection.using { admin in
             let (deleted, statement) = try await deleteWaitingForTheCounter(container, namespace, admin)
             #expect(!statement.contains(Self.function), "\(statement)")
@@ -226,7 +213,7 @@ struct PostgreSQLEveryRowFunctionTests {
     @Test func aCallWhoseConnectionEndsFailsAndChangesNothing() async throws {
         let namespace = PostgreSQLServer.freshNamespace("ft")
         let container = try container(namespace)
-        let ids = try fill(container, count: 20, gaps: false)
+        let ids = try container.insertCounters(count: 20, gaps: false)
         let recorded = try ModelContext(container).fetchHistory(HistoryDescriptor<Transaction>()).count
         try await AdminConnection.using { admin in
             let (deleted, statement) = try await deleteWaitingForTheCounter(container, namespace, admin)
