@@ -51,10 +51,16 @@ final class JSONOutput {
         if state.pointee.count &+ extra > state.pointee.capacity { grow(state.pointee.count + extra) }
     }
 
+    /// Makes room for at least `total` bytes in all, so a document whose size is known ahead grows once.
+    func reserveCapacity(_ total: Int) {
+        if total > state.pointee.capacity { grow(total) }
+    }
+
     @inline(never)
     private func grow(_ needed: Int) {
         var newCapacity = state.pointee.capacity * 2
         while newCapacity < needed { newCapacity *= 2 }
+        newCapacity = Swift.max(newCapacity, needed)
         let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
         newBase.update(from: state.pointee.base, count: state.pointee.count)
         state.pointee.base.deallocate()
@@ -105,6 +111,8 @@ final class JSONOutput {
 
     /// Writes a JSON string: quotes, with `"`, `\` and the control characters escaped.
     func string(_ text: String) {
+        // A native string lends its bytes in place; only another kind is copied into contiguous form.
+        if text.utf8.withContiguousStorageIfAvailable({ quoted($0) }) != nil { return }
         var text = text
         text.withUTF8 { quoted($0) }
     }

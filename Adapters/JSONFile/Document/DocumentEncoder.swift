@@ -123,40 +123,83 @@ struct DocumentEncoder {
             ways.append(way ?? (isExternal ? .external : .value))
             checksNull.append(way != nil && columns.mayHoldNull(slot))
         }
-        var isFirst = true
-        for row in 0..<columns.rowCount where columns.isLive(row) {
-            out.ascii(isFirst ? "\n      {\"$id\": " : ",\n      {\"$id\": ")
-            isFirst = false
-            writer.writePrimaryKey(columns.primaryKey(at: row))
-            for slot in slots {
-                out.bytes(keys[slot])
-                if checksNull[slot], columns.isNull(slot, at: row) {
-                    out.ascii("null")
-                    continue
-                }
-                switch ways[slot] {
-                case .integer(let index): out.int(integers[index][row])
-                case .double(let index): writer.writeDouble(doubles[index][row])
-                case .string(let index): out.string(strings[index][row])
-                case .bool(let index): booleans[index][row] ? out.ascii("true") : out.ascii("false")
-                case .value:
-                    writer.write(columns.value(slot, at: row), as: shapes[slot])
-                case .external:
-                    let value = columns.value(slot, at: row)
-                    if case .data = value,
-                        let name = externalFiles[ExternalSlot(id: columns.identifier(at: row), slot: slot)]
-                    {
-                        out.ascii("{\"$file\": ")
-                        out.string(name)
-                        out.byte(UInt8(ascii: "}"))
-                    } else {
-                        writer.write(value, as: shapes[slot])
+        // The row loop reads every list through buffer pointers taken once: reading `strings[index][row]`
+        // or `keys[slot]` from the arrays retained and released the inner array on every row.
+        let keyBytes = keys.flatMap { $0 }
+        var keyStarts = [0]
+        for key in keys { keyStarts.append(keyStarts[keyStarts.count - 1] + key.count) }
+        keyBytes.withUnsafeBufferPointer { keyBytes in
+            withBuffers(of: integers) { integers in
+                withBuffers(of: doubles) { doubles in
+                    withBuffers(of: strings) { strings in
+                        withBuffers(of: booleans) { booleans in
+                            var isFirst = true
+                            // Once the first rows are written, room for the rest at their size: a document
+                            // larger than the capacity hint (a first save of many rows) then grows once,
+                            // not by doubling and copying.
+                            let sampleEnd = Swift.min(columns.rowCount, 256)
+                            let sampleStart = out.count
+                            for row in 0..<columns.rowCount where columns.isLive(row) {
+                                if row == sampleEnd {
+                                    let rest = columns.rowCount - row
+                                    let perRow = (out.count - sampleStart) / sampleEnd + 1
+                                    out.reserveCapacity(out.count + rest * perRow + rest / 16 + 4_096)
+                                }
+                                out.ascii(isFirst ? "\n      {\"$id\": " : ",\n      {\"$id\": ")
+                                isFirst = false
+                                writer.writePrimaryKey(columns.primaryKey(at: row))
+                                for slot in slots {
+                                    out.bytes(
+                                        UnsafeBufferPointer(rebasing: keyBytes[keyStarts[slot]..<keyStarts[slot + 1]]))
+                                    if checksNull[slot], columns.isNull(slot, at: row) {
+                                        out.ascii("null")
+                                        continue
+                                    }
+                                    switch ways[slot] {
+                                    case .integer(let index): out.int(integers[index][row])
+                                    case .double(let index): writer.writeDouble(doubles[index][row])
+                                    case .string(let index): out.string(strings[index][row])
+                                    case .bool(let index): booleans[index][row] ? out.ascii("true") : out.ascii("false")
+                                    case .value: writer.write(columns.value(slot, at: row), as: shapes[slot])
+                                    case .external: writeExternal(columns, slot: slot, row: row, shapes[slot], writer)
+                                    }
+                                }
+                                out.byte(UInt8(ascii: "}"))
+                            }
+                        }
                     }
                 }
             }
-            out.byte(UInt8(ascii: "}"))
         }
         out.ascii("\n    ]")
+    }
+
+    /// Writes an externally stored value: a reference to its file when it has one, else the value.
+    private func writeExternal(
+        _ columns: SnapshotTable.StoredColumns, slot: Int, row: Int, _ shape: ValueShape, _ writer: ValueWriter
+    ) {
+        let value = columns.value(slot, at: row)
+        if case .data = value, let name = externalFiles[ExternalSlot(id: columns.identifier(at: row), slot: slot)] {
+            writer.out.ascii("{\"$file\": ")
+            writer.out.string(name)
+            writer.out.byte(UInt8(ascii: "}"))
+        } else {
+            writer.write(value, as: shape)
+        }
+    }
+
+    /// Calls `body` with a buffer over each array's elements, all valid during the call.
+    private func withBuffers<Element>(of arrays: [[Element]], _ body: ([UnsafeBufferPointer<Element>]) -> Void) {
+        var buffers: [UnsafeBufferPointer<Element>] = []
+        buffers.reserveCapacity(arrays.count)
+        func open(_ index: Int) {
+            guard index < arrays.count else { return body(buffers) }
+            arrays[index].withUnsafeBufferPointer { buffer in
+                buffers.append(buffer)
+                open(index + 1)
+            }
+        }
+        open(0)
     }
 
     /// How a property's values are written: from the typed column at an index of its kind's list, or

@@ -126,6 +126,27 @@ extension SnapshotTable {
             return !nulls.isEmpty && nulls.contains(row)
         }
 
+        /// Appends the unique-index claim (``UniqueIndex/insertAbsent(_:matches:)``: the key's hash over
+        /// the row) of each row of `rows` not in `deleted` and not `nil`, for a key of this one column.
+        /// The hash is ``UniqueIndex/hash(count:_:)``'s, with each value read in place.
+        func appendClaims(rows: Range<Int>, skipping deleted: RowBits, to claims: inout [UInt64]) {
+            for row in rows where deleted.isEmpty || !deleted.contains(row) {
+                if kind != .values, !nulls.isEmpty, nulls.contains(row) { continue }
+                var hasher = Hasher()
+                switch kind {
+                case .string: hasher.combine(strings[row])
+                case .int: hasher.combine(ints[row])
+                case .double: hasher.combine(doubles[row])
+                case .date: hasher.combine(Date(timeIntervalSinceReferenceDate: doubles[row]))
+                case .bool, .values:
+                    let value = value(at: row)
+                    if value.isNull { continue }
+                    IndexKey.hashPayload(value, into: &hasher)
+                }
+                claims.append(UInt64(UInt32(truncatingIfNeeded: hasher.finalize())) &<< 32 | UInt64(UInt32(row)))
+            }
+        }
+
         /// Whether any row of a typed column holds `nil`.
         var hasNulls: Bool { !nulls.isEmpty }
 
@@ -144,16 +165,21 @@ extension SnapshotTable {
         }
 
         /// Adds the value of a new last row.
-        mutating func append(_ value: StoreValue) {
+        mutating func append(_ value: consuming StoreValue) {
             if kind != .values, !accepts(value) { becomeValues() }
             count += 1
-            switch (kind, value) {
-            case (.values, _): values.append(value)
-            case (.int, .int(let x)): ints.append(x)
-            case (.double, .double(let x)): doubles.append(x)
-            case (.date, .date(let x)): doubles.append(x.timeIntervalSinceReferenceDate)
-            case (.string, .string(let x)): strings.append(x)
-            case (.bool, .bool(let x)): bools.append(x)
+            if kind == .values {
+                values.append(value)
+                return
+            }
+            // A typed column now holds values of its kind or `nil` only. Switching on the value itself
+            // (not on a pair of the kind and a copy) moves a string in without a retain.
+            switch consume value {
+            case .int(let x): ints.append(x)
+            case .double(let x): doubles.append(x)
+            case .date(let x): doubles.append(x.timeIntervalSinceReferenceDate)
+            case .string(let x): strings.append(x)
+            case .bool(let x): bools.append(x)
             default:
                 // A `nil` in a typed column: a placeholder under a set bit.
                 nulls.insert(count - 1)

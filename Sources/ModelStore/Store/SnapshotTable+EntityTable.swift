@@ -199,11 +199,15 @@ extension SnapshotTable {
             for constraint in uniqueIndexes.indices {
                 var claims: [UInt64] = []
                 claims.reserveCapacity(rowCount - first)
-                for row in first..<rowCount where isLive(row) {
-                    guard let hash = uniqueHash(constraint, ofRow: row) else { continue }
-                    claims.append(UInt64(hash) &<< 32 | UInt64(UInt32(row)))
-                }
                 let slots = uniqueSlots[constraint]
+                if slots.count == 1 {
+                    columns[slots[0]].appendClaims(rows: first..<rowCount, skipping: deleted, to: &claims)
+                } else {
+                    for row in first..<rowCount where isLive(row) {
+                        guard let hash = uniqueHash(constraint, ofRow: row) else { continue }
+                        claims.append(UInt64(hash) &<< 32 | UInt64(UInt32(row)))
+                    }
+                }
                 let conflict = uniqueIndexes[constraint].insertAbsent(claims) { row, owner in
                     for slot in slots where !columns[slot].holds(columns[slot].value(at: Int(row)), at: Int(owner)) {
                         return false
