@@ -96,3 +96,35 @@ struct LoadedUniqueKeysTests {
         #expect(table.count(of: "UniqueKinds") == Self.rowCount + 2)
     }
 }
+
+/// A batch insert moves each property's values into its typed column, one column at a time; a value
+/// of another kind than the column's (which only a hand-made snapshot holds) or `nil` must come back
+/// exactly as it went in.
+struct BatchColumnsTests {
+    @Test func valuesOfEveryKindComeBackAsTheyWentIn() throws {
+        let entity = LoadedUniqueKeysTests.entity
+        var rows: [[String: StoreValue]] = (0..<40).map { LoadedUniqueKeysTests.values($0) }
+        rows[3]["int"] = .string("not an int")
+        rows[5]["double"] = .int(3)
+        rows[7]["date"] = .double(1.5)
+        rows[9]["text"] = .null
+        rows[11]["int"] = .null
+        let snapshots = try rows.map {
+            try DefaultSnapshot(
+                persistentIdentifier: .temporary(entityName: "UniqueKinds"), entity: entity, namedValues: $0)
+        }
+        var table = SnapshotTable(schema: LoadedUniqueKeysTests.schema)
+        let ids = try table.insert(
+            DataStoreBatchInsertRequest(snapshots: snapshots, editingState: EditingState()), storeIdentifier: "t")
+        #expect(ids.count == rows.count)
+        let stored = table.snapshots(of: "UniqueKinds")
+        try #require(stored.count == rows.count)
+        for (row, snapshot) in zip(snapshots, stored) {
+            #expect(row.values.count == snapshot.values.count)
+            for slot in row.values.indices {
+                #expect(
+                    row.values[slot].isIdentical(to: snapshot.values[slot]), "slot \(slot): \(snapshot.values[slot])")
+            }
+        }
+    }
+}

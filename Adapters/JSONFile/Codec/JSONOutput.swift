@@ -199,29 +199,29 @@ final class JSONOutput {
         var position = count &+ digits
         var rest = value
         let base = self.base
-        Self.digitPairs.withUnsafeBufferPointer { pairs in
-            while rest >= 100 {
-                let (quotient, remainder) = rest.quotientAndRemainder(dividingBy: 100)
-                position &-= 2
-                base[position] = pairs[Int(remainder) &* 2]
-                base[position &+ 1] = pairs[Int(remainder) &* 2 &+ 1]
-                rest = quotient
-            }
-            if rest >= 10 {
-                position &-= 2
-                base[position] = pairs[Int(rest) &* 2]
-                base[position &+ 1] = pairs[Int(rest) &* 2 &+ 1]
-            } else {
-                position &-= 1
-                base[position] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest)
-            }
+        // "00" through "99" in constant memory: no array to look up and retain per number.
+        let pairs: StaticString = """
+            00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+            40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+            8081828384858687888990919293949596979899
+            """
+        let pair = pairs.utf8Start
+        while rest >= 100 {
+            let (quotient, remainder) = rest.quotientAndRemainder(dividingBy: 100)
+            position &-= 2
+            base[position] = pair[Int(remainder) &* 2]
+            base[position &+ 1] = pair[Int(remainder) &* 2 &+ 1]
+            rest = quotient
+        }
+        if rest >= 10 {
+            position &-= 2
+            base[position] = pair[Int(rest) &* 2]
+            base[position &+ 1] = pair[Int(rest) &* 2 &+ 1]
+        } else {
+            position &-= 1
+            base[position] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest)
         }
         count &+= digits
-    }
-
-    /// "00" through "99".
-    private static let digitPairs: [UInt8] = (0..<100).flatMap {
-        [UInt8(ascii: "0") + UInt8($0 / 10), UInt8(ascii: "0") + UInt8($0 % 10)]
     }
 
     @inline(__always)

@@ -145,10 +145,24 @@ struct JSONScanner {
     /// values): one comparison where ``nextKey(_:)`` scans the separator, the key and the colon.
     @inline(__always)
     mutating func consume(literal: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let base = input.baseAddress, let bytes = literal.baseAddress, !literal.isEmpty,
-            literal.count <= input.count &- offset, memcmp(base + offset, bytes, literal.count) == 0
+        let count = literal.count
+        guard let base = input.baseAddress, let bytes = literal.baseAddress, count > 0, count <= input.count &- offset
         else { return false }
-        offset &+= literal.count
+        let here = UnsafeRawPointer(base + offset)
+        let there = UnsafeRawPointer(bytes)
+        if count >= 8 {
+            // The first eight bytes and the last eight (which overlap below sixteen) in two word
+            // comparisons, without a call; only a longer literal's middle goes to `memcmp`.
+            let tail = count &- 8
+            guard here.loadUnaligned(as: UInt64.self) == there.loadUnaligned(as: UInt64.self),
+                here.loadUnaligned(fromByteOffset: tail, as: UInt64.self)
+                    == there.loadUnaligned(fromByteOffset: tail, as: UInt64.self)
+            else { return false }
+            if count > 16, memcmp(here + 8, there + 8, count &- 16) != 0 { return false }
+        } else if memcmp(here, there, count) != 0 {
+            return false
+        }
+        offset &+= count
         return true
     }
 

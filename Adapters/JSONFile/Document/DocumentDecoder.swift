@@ -295,8 +295,11 @@ struct DocumentDecoder {
         var seen = [Int](repeating: -1, count: reader.shapes.count)
         var recordNumber = 0
         let identifierKey = Array(JSONFileFormat.identifierKey.utf8)
-        // What ModelStore writes before a record's identifier.
-        let identifierLiteral = Array("\"\(JSONFileFormat.identifierKey)\": ".utf8)
+        // What ModelStore writes before a record's identifier, and before each property's value, in
+        // one buffer for the whole read: reading them from arrays of arrays retained and released an
+        // inner array for every key.
+        let literals = FlatLiterals(identifier: Array("\"\(JSONFileFormat.identifierKey)\": ".utf8), reader.literals)
+        defer { literals.deallocate() }
         // Made once: every record's identifier shares it.
         let scope = PersistentIdentifier.Scope(storeIdentifier: storeIdentifier, entityName: entity.name)
         // One array of values for every record (the table copies the values into its columns): each
@@ -319,7 +322,7 @@ struct DocumentDecoder {
             // Text as ModelStore writes it (`{"$id": 1, "name": …`) is read on a fast path: each key
             // the record lists in slot order is one comparison with its literal. Anything else (other
             // spacing, keys out of order, escapes) goes through the general path below, key by key.
-            if identifierLiteral.withUnsafeBufferPointer({ scanner.consume(literal: $0) }) {
+            if scanner.consume(literal: literals.identifier) {
                 primaryKey = try readPrimaryKey(&scanner, entity)
                 firstKey = false
             }
@@ -327,11 +330,11 @@ struct DocumentDecoder {
                 let slot: Int
                 // Where the key's text starts, for errors.
                 let keyStart: Int
-                if !firstKey, expected < reader.literals.count,
-                    reader.literals[expected].withUnsafeBufferPointer({ scanner.consume(literal: $0) })
+                if !firstKey, expected < literals.count, case let literal = literals[expected],
+                    scanner.consume(literal: literal)
                 {
                     slot = expected
-                    keyStart = scanner.offset - reader.literals[expected].count + 3
+                    keyStart = scanner.offset - literal.count + 3
                 } else {
                     guard let key = try scanner.nextKey(&firstKey) else { break }
                     keyStart = key.start
@@ -506,6 +509,37 @@ private struct EntityKeys {
             return low < sorted.count && sorted[low] == int
         }
     }
+}
+
+/// The literals a read's fast path compares records with, copied into one buffer it owns until
+/// ``deallocate()``.
+private struct FlatLiterals {
+    private let bytes: UnsafeMutableBufferPointer<UInt8>
+    /// Where each slot's literal starts in `bytes`, and after the last, where the identifier's starts.
+    private let starts: [Int]
+    /// The literal before a record's identifier.
+    let identifier: UnsafeBufferPointer<UInt8>
+
+    init(identifier: [UInt8], _ slots: [[UInt8]]) {
+        var starts = [0]
+        for literal in slots { starts.append(starts[starts.count - 1] + literal.count) }
+        bytes = .allocate(capacity: starts[starts.count - 1] + identifier.count)
+        var end = bytes.initialize(fromContentsOf: slots.joined())
+        end = bytes[end...].initialize(fromContentsOf: identifier)
+        self.identifier = UnsafeBufferPointer(rebasing: bytes[starts[starts.count - 1]..<end])
+        self.starts = starts
+    }
+
+    /// How many slots have a literal (empty for a name the writer would escape).
+    var count: Int { starts.count - 1 }
+
+    /// The literal of a slot.
+    @inline(__always)
+    subscript(slot: Int) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(rebasing: bytes[starts[slot]..<starts[slot + 1]])
+    }
+
+    func deallocate() { bytes.deallocate() }
 }
 
 /// The per-entity lookups a record needs, built once per read.

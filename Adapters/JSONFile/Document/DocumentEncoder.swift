@@ -126,8 +126,13 @@ struct DocumentEncoder {
         // The row loop reads every list through buffer pointers taken once: reading `strings[index][row]`
         // or `keys[slot]` from the arrays retained and released the inner array on every row.
         let keyBytes = keys.flatMap { $0 }
-        var keyStarts = [0]
-        for key in keys { keyStarts.append(keyStarts[keyStarts.count - 1] + key.count) }
+        // Each slot's key (where it is in `keyBytes`), way and `nil` check, in one list.
+        var plans: [(key: Range<Int>, way: Way, checksNull: Bool)] = []
+        var keyEnd = 0
+        for slot in slots {
+            plans.append((keyEnd..<keyEnd + keys[slot].count, ways[slot], checksNull[slot]))
+            keyEnd += keys[slot].count
+        }
         keyBytes.withUnsafeBufferPointer { keyBytes in
             withBuffers(of: integers) { integers in
                 withBuffers(of: doubles) { doubles in
@@ -149,13 +154,13 @@ struct DocumentEncoder {
                                 isFirst = false
                                 writer.writePrimaryKey(columns.primaryKey(at: row))
                                 for slot in slots {
-                                    out.bytes(
-                                        UnsafeBufferPointer(rebasing: keyBytes[keyStarts[slot]..<keyStarts[slot + 1]]))
-                                    if checksNull[slot], columns.isNull(slot, at: row) {
+                                    let plan = plans[slot]
+                                    out.bytes(UnsafeBufferPointer(rebasing: keyBytes[plan.key]))
+                                    if plan.checksNull, columns.isNull(slot, at: row) {
                                         out.ascii("null")
                                         continue
                                     }
-                                    switch ways[slot] {
+                                    switch plan.way {
                                     case .integer(let index): out.int(integers[index][row])
                                     case .double(let index): writer.writeDouble(doubles[index][row])
                                     case .string(let index): out.string(strings[index][row])

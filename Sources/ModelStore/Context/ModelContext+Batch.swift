@@ -197,49 +197,62 @@ extension ModelContext {
         return try insert(entity: entity, expectedCount: expectedCount) {
             var (slots, rows) = state
             defer { state = (slots, rows) }
-            var snapshots: [DefaultSnapshot] = []
-            snapshots.reserveCapacity(Swift.min(max(expectedCount, 16), BatchSlots.chunkSize))
-            while snapshots.count < BatchSlots.chunkSize, let row = rows.next() {
-                // A copy of the defaults of its own, reserved and appended: writing into a shared copy
-                // would copy it on the first write through the array's generic copy, which costs more.
-                var values: [StoreValue] = []
-                values.reserveCapacity(slots.defaults.count)
-                for value in slots.defaults { values.append(value) }
-                for position in row.indices {
-                    values[try slots.slot(of: row[position].keyPath, at: position)] = try row[position].value()
+            // Every row's values go into one array for the chunk. A row starts as `nil`s (no copy to
+            // make or release), takes the values it sets, and then the defaults of the slots it left
+            // alone, which the bits of `set` name (for a model of more than 64 properties, the
+            // defaults go in first).
+            let width = slots.defaults.count
+            var chunk = BatchRows(entity: entity, capacity: Swift.min(max(expectedCount, 16), BatchSlots.chunkSize))
+            while chunk.count < BatchSlots.chunkSize, let row = rows.next() {
+                let start = chunk.values.count
+                var set: UInt64 = 0
+                if width <= 64 {
+                    for _ in 0..<width { chunk.values.append(.null) }
+                } else {
+                    chunk.values.append(contentsOf: slots.defaults)
                 }
-                snapshots.append(
-                    DefaultSnapshot(
-                        persistentIdentifier: .temporary(entityName: entity.name), entity: entity, values: values))
+                for position in row.indices {
+                    let slot = try slots.slot(of: row[position].keyPath, at: position)
+                    chunk.values[start + slot] = try row[position].value()
+                    set |= 1 &<< UInt64(slot & 63)
+                }
+                if width <= 64, set != (width == 64 ? ~0 : (1 &<< UInt64(width)) &- 1) {
+                    for slot in 0..<width where set & (1 &<< UInt64(slot)) == 0 {
+                        chunk.values[start + slot] = slots.defaults[slot]
+                    }
+                }
+                chunk.count += 1
             }
-            return snapshots
+            return chunk
         }
     }
 
-    /// The batch insert of rows that `nextChunk` turns into snapshots a chunk at a time (an empty
-    /// chunk after the last). A store that enforces uniqueness itself and takes batches reads the
-    /// chunks as it writes; otherwise every chunk is read first and inserted with
-    /// ``insert(snapshots:)``, which checks uniqueness in the context.
+    /// The batch insert of rows that `nextChunk` makes a chunk at a time (an empty chunk after the
+    /// last). A store that enforces uniqueness itself and takes batches reads the chunks as it
+    /// writes; otherwise every chunk is read first and inserted with ``insert(snapshots:)``, which
+    /// checks uniqueness in the context.
     @usableFromInline
     func insert(
-        entity: Schema.Entity, expectedCount: Int, nextChunk: @escaping () throws -> [DefaultSnapshot]
+        entity: Schema.Entity, expectedCount: Int, nextChunk: @escaping () throws -> BatchRows
     ) throws -> PersistentIdentifiers {
         let store = try container.store(for: entity.name)
         try store.requireAllowsSave("a batch insert of '\(entity.name)'")
         let first = try nextChunk()
-        guard !first.isEmpty else { return [] }
+        guard first.count > 0 else { return [] }
         guard let batching = store as? any DataStoreBatching,
             entity.uniquenessConstraints.isEmpty || store.queryCapabilitiesIfAny?.enforcesUniqueness == true
         else {
-            var all = first
+            var all = first.snapshots()
             all.reserveCapacity(max(expectedCount, first.count))
-            while case let chunk = try nextChunk(), !chunk.isEmpty { all += chunk }
+            while case let chunk = try nextChunk(), chunk.count > 0 { all += chunk.snapshots() }
             return try insert(snapshots: all)
         }
         NotificationCenter.default.post(name: Self.willSave, object: self)
-        var pending: [DefaultSnapshot]? = first
+        var pending: BatchRows? = first
         let ids = try batching.batchInsertDefault(
-            DataStoreBatchInsertRequest(expectedCount: max(expectedCount, first.count), editingState: editingState) {
+            DataStoreBatchInsertRequest(
+                expectedCount: max(expectedCount, first.count), editingState: editingState
+            ) { () throws -> BatchRows in
                 if let chunk = pending {
                     pending = nil
                     return chunk

@@ -120,6 +120,9 @@ public struct DataStoreBatchInsertRequest<Snapshot: DataStoreSnapshot> {
     /// sequence), for reserving capacity.
     public let expectedCount: Int
     private let source: BatchInsertSource<Snapshot>
+    /// The chunks as values, for a request the context made from rows (``ModelContext/insert(_:rows:)``):
+    /// ``SnapshotTable`` takes them as they are, and every other reader gets snapshots made from them.
+    private var rows: BatchRowSource? = nil
 
     /// A batch insert of the snapshots in `snapshots`, read as one chunk.
     public init(snapshots: [Snapshot], editingState: EditingState) {
@@ -149,6 +152,15 @@ public struct DataStoreBatchInsertRequest<Snapshot: DataStoreSnapshot> {
         try source.read(body)
     }
 
+    /// For a request made from rows, calls `body` with each chunk as the context made it, with no
+    /// snapshot built, and returns `true`; returns `false`, reading nothing, for any other request.
+    func forEachRowChunk(_ body: (inout BatchRows) throws -> Void) throws -> Bool {
+        guard let rows else { return false }
+        source.markRead()
+        while var chunk = try rows.pull() { try body(&chunk) }
+        return true
+    }
+
     /// The next chunk, or an empty array after the last: for a request that converts this one's
     /// snapshots a chunk at a time.
     func nextChunk() throws -> [Snapshot] {
@@ -170,6 +182,81 @@ public struct DataStoreBatchInsertRequest<Snapshot: DataStoreSnapshot> {
     }
 }
 
+extension DataStoreBatchInsertRequest where Snapshot == DefaultSnapshot {
+    /// A batch insert whose chunks `nextChunk` makes from values, a chunk at a time (an empty one
+    /// after the last). A reader that takes snapshots gets each chunk's rows as snapshots of new
+    /// models; ``SnapshotTable`` takes the values as they are.
+    @usableFromInline
+    init(expectedCount: Int, editingState: EditingState, nextRows: @escaping () throws -> BatchRows) {
+        let rows = BatchRowSource(nextRows)
+        self.init(expectedCount: expectedCount, editingState: editingState) {
+            try rows.pull()?.snapshots() ?? []
+        }
+        self.rows = rows
+    }
+}
+
+/// A chunk of a batch insert made from values (``ModelContext/insert(_:rows:)``): new models of one
+/// entity, their values in slot order, row after row, in one array. No row is an array or a
+/// snapshot of its own until a store that takes snapshots asks for them.
+@usableFromInline
+struct BatchRows {
+    @usableFromInline let entity: Schema.Entity
+    /// Every row's values, ``width`` of them per row.
+    @usableFromInline var values: [StoreValue] = []
+    /// How many rows the chunk holds.
+    @usableFromInline var count = 0
+
+    /// An empty chunk with room for `capacity` rows.
+    @usableFromInline
+    init(entity: Schema.Entity, capacity: Int) {
+        self.entity = entity
+        values.reserveCapacity(capacity * entity.properties.count)
+    }
+
+    /// The rows of snapshots of `entity`, in order.
+    init(entity: Schema.Entity, snapshots: [DefaultSnapshot]) {
+        self.init(entity: entity, capacity: snapshots.count)
+        for snapshot in snapshots { values.append(contentsOf: snapshot.values) }
+        count = snapshots.count
+    }
+
+    /// How many values a row has: one per property.
+    var width: Int { entity.properties.count }
+
+    /// The value of `slot` in row `row`.
+    @inline(__always)
+    subscript(row: Int, slot: Int) -> StoreValue { values[row &* width &+ slot] }
+
+    /// The rows as snapshots of new models (temporary identifiers), for a store that takes snapshots.
+    func snapshots() -> [DefaultSnapshot] {
+        let width = width
+        return (0..<count).map { row in
+            DefaultSnapshot(
+                persistentIdentifier: .temporary(entityName: entity.name), entity: entity,
+                values: Array(values[row * width..<(row + 1) * width]))
+        }
+    }
+}
+
+/// The chunks of a batch insert made from values, read once.
+private final class BatchRowSource {
+    private var nextRows: (() throws -> BatchRows)?
+
+    init(_ nextRows: @escaping () throws -> BatchRows) { self.nextRows = nextRows }
+
+    /// The next chunk, or `nil` after the last.
+    func pull() throws -> BatchRows? {
+        guard let next = nextRows else { return nil }
+        let chunk = try next()
+        if chunk.count == 0 {
+            nextRows = nil
+            return nil
+        }
+        return chunk
+    }
+}
+
 /// The chunks of a ``DataStoreBatchInsertRequest``, read once.
 private final class BatchInsertSource<Snapshot> {
     private var nextChunk: (() throws -> [Snapshot])?
@@ -179,9 +266,14 @@ private final class BatchInsertSource<Snapshot> {
         self.nextChunk = nextChunk
     }
 
-    func read(_ body: ([Snapshot]) throws -> Void) throws {
+    /// Records that the request is being read, which it may be once.
+    func markRead() {
         precondition(!wasRead, "a batch insert request's snapshots were read twice; read them once")
         wasRead = true
+    }
+
+    func read(_ body: ([Snapshot]) throws -> Void) throws {
+        markRead()
         while true {
             let chunk = try pull()
             if chunk.isEmpty { return }

@@ -187,6 +187,36 @@ extension SnapshotTable {
             }
         }
 
+        /// Appends `count` values moved out of `source`, which holds `nil` in their place after: the
+        /// first at `start`, each next one `stride` further on (one property of a batch's rows).
+        mutating func append(takingFrom source: inout [StoreValue], start: Int, stride: Int, count: Int) {
+            source.withUnsafeMutableBufferPointer { buffer in
+                guard let base = buffer.baseAddress else { return }
+                var position = base + start
+                for _ in 0..<count {
+                    let value = position.move()
+                    position.initialize(to: .null)
+                    // The common case inline: a value of the column's own kind.
+                    switch (kind, value) {
+                    case (.string, .string(let x)):
+                        strings.append(x)
+                        self.count += 1
+                    case (.int, .int(let x)):
+                        ints.append(x)
+                        self.count += 1
+                    case (.double, .double(let x)):
+                        doubles.append(x)
+                        self.count += 1
+                    case (.date, .date(let x)):
+                        doubles.append(x.timeIntervalSinceReferenceDate)
+                        self.count += 1
+                    default: append(value)
+                    }
+                    position += stride
+                }
+            }
+        }
+
         /// Replaces the value of a row.
         mutating func set(_ value: StoreValue, at row: Int) {
             if kind != .values, !accepts(value) { becomeValues() }
@@ -302,6 +332,16 @@ extension SnapshotTable {
 
         mutating func reserveCapacity(_ capacity: Int) {
             if general != nil { general!.reserveCapacity(capacity) } else { keys.reserveCapacity(capacity) }
+        }
+
+        /// Appends the identifiers of `scope` with the keys `keys`, in order, without building one.
+        mutating func append(_ scope: PersistentIdentifier.Scope, keys newKeys: Range<Int64>) {
+            if general == nil, self.scope == nil, scope.entityName == entityName { self.scope = scope }
+            guard general == nil, scope == self.scope else {
+                for key in newKeys { append(scope.identifier(key)) }
+                return
+            }
+            keys.append(contentsOf: newKeys)
         }
 
         mutating func append(_ id: PersistentIdentifier) {

@@ -240,49 +240,70 @@ extension SnapshotTable {
         /// owned by a row, the claims are taken back and the violation is thrown, leaving the table as
         /// it was.
         mutating func appendNew(
-            _ snapshots: [DefaultSnapshot], storeIdentifier: String, firstKey: Int64
+            _ rows: inout BatchRows, storeIdentifier: String, firstKey: Int64
         ) throws(DataStoreError) {
             let first = rowCount
-            reserveCapacity(adding: snapshots.count)
+            let width = rows.width
+            reserveCapacity(adding: rows.count)
             for constraint in uniqueIndexes.indices {
                 // Rows of this batch claim before they are in the columns, all at once: a probe that
-                // meets one reads its values from its snapshot.
+                // meets one reads its values from the batch.
+                let slots = uniqueSlots[constraint]
+                func hash(_ offset: Int) -> UInt32? {
+                    UniqueIndex.hash(count: slots.count) { rows[offset, slots[$0]] }
+                }
                 var claims: [UInt64] = []
-                claims.reserveCapacity(snapshots.count)
-                for offset in snapshots.indices {
-                    guard let hash = uniqueHash(constraint, of: snapshots[offset].values) else { continue }
+                claims.reserveCapacity(rows.count)
+                for offset in 0..<rows.count {
+                    guard let hash = hash(offset) else { continue }
                     claims.append(UInt64(hash) &<< 32 | UInt64(UInt32(first + offset)))
                 }
-                let slots = uniqueSlots[constraint]
                 let conflict = uniqueIndexes[constraint].insertAbsent(claims) { row, owner in
-                    let values = snapshots[Int(row) - first].values
+                    let offset = Int(row) - first
                     if Int(owner) >= first {
-                        let other = snapshots[Int(owner) - first].values
-                        for slot in slots where other[slot] != values[slot] { return false }
+                        for slot in slots where rows[Int(owner) - first, slot] != rows[offset, slot] { return false }
                         return true
                     }
-                    for slot in slots where !columns[slot].holds(values[slot], at: Int(owner)) { return false }
+                    for slot in slots where !columns[slot].holds(rows[offset, slot], at: Int(owner)) { return false }
                     return true
                 }
                 guard let conflict else { continue }
                 // Every key this batch claimed was unowned before it: take each back, under this
                 // constraint and the ones before it (a claim that was not entered removes nothing).
                 for earlier in 0...constraint {
-                    for offset in snapshots.indices {
-                        guard let hash = uniqueHash(earlier, of: snapshots[offset].values) else { continue }
+                    let earlierSlots = uniqueSlots[earlier]
+                    for offset in 0..<rows.count {
+                        guard let hash = UniqueIndex.hash(count: earlierSlots.count, { rows[offset, earlierSlots[$0]] })
+                        else { continue }
                         uniqueIndexes[earlier].remove(Int32(first + offset), hash)
                     }
                 }
-                let values = snapshots[Int(conflict.row) - first].values
+                let offset = Int(conflict.row) - first
                 throw DataStoreError.uniqueConstraintViolation(
                     entityName: entity.name, propertyNames: entity.uniquenessConstraints[constraint],
-                    conflictingValues: slots.map { values[$0] })
+                    conflictingValues: slots.map { rows[offset, $0] })
             }
             let scope = PersistentIdentifier.Scope(storeIdentifier: storeIdentifier, entityName: entity.name)
-            var key = firstKey
-            for snapshot in snapshots {
-                appendRow(snapshot.values, id: scope.identifier(key))
-                key += 1
+            // Indexes not built yet are built from the columns on first use: only a built one takes rows.
+            // Each box becomes this table's own first all the same, so that a copy taken before (which
+            // shares it) never sees an index built from these rows.
+            for index in hashIndexes.indices { Self.ownBox(&hashIndexes[index]) }
+            for index in orderedIndexes.indices { Self.ownBox(&orderedIndexes[index]) }
+            let updatesIndexes = hashIndexes.contains { $0.isBuilt } || orderedIndexes.contains { $0.isBuilt }
+            let keys = firstKey..<firstKey + Int64(rows.count)
+            // Keys count up from the last row's when the rows stay in identifier order.
+            if first > 0, isSorted, !ids.precedes(first - 1, scope.identifier(firstKey)) { isSorted = false }
+            ids.append(scope, keys: keys)
+            generations.append(contentsOf: repeatElement(0, count: rows.count))
+            if updatesIndexes {
+                for offset in 0..<rows.count {
+                    indexValues(of: Array(rows.values[offset * width..<(offset + 1) * width]), at: first + offset)
+                }
+            }
+            // Each property's values move out of the chunk into its column, one column at a time: no
+            // retain for the column's copy, and each column is reached once per chunk, not per value.
+            for slot in 0..<width {
+                columns[slot].append(takingFrom: &rows.values, start: slot, stride: width, count: rows.count)
             }
         }
 

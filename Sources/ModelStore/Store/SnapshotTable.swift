@@ -259,22 +259,39 @@ import Foundation
         // Where the rows appended straight into the columns began, to take them back.
         var appended: (entity: String, row: Int, key: Int64)?
         var gathered: [DefaultSnapshot]?
+        /// Appends a chunk's rows straight into the columns, unless the batch is being gathered.
+        func append(_ rows: inout BatchRows) throws -> Bool {
+            let entity = rows.entity
+            guard gathered == nil, isAppendable(rows), appended.map({ $0.entity == entity.name }) ?? true else {
+                return false
+            }
+            if appended == nil {
+                appended = (entity.name, tables[entity.name]!.rowCount, nextPrimaryKey)
+                tables[entity.name]!.reserveCapacity(adding: max(request.expectedCount, rows.count))
+            }
+            let first = nextPrimaryKey
+            try tables[entity.name]!.appendNew(&rows, storeIdentifier: storeIdentifier, firstKey: first)
+            nextPrimaryKey = first + Int64(rows.count)
+            ids.append(storeIdentifier: storeIdentifier, entityName: entity.name, keys: first...(nextPrimaryKey - 1))
+            return true
+        }
+        func gather(_ chunk: [DefaultSnapshot]) {
+            if gathered == nil { gathered = chunk } else { gathered!.append(contentsOf: chunk) }
+        }
         do {
-            try request.forEachChunk { chunk in
-                if gathered == nil, let entity = appendableEntity(of: chunk),
-                    appended.map({ $0.entity == entity.name }) ?? true
-                {
-                    if appended == nil {
-                        appended = (entity.name, tables[entity.name]!.rowCount, nextPrimaryKey)
-                        tables[entity.name]!.reserveCapacity(adding: max(request.expectedCount, chunk.count))
+            // Rows the context made from values go in as they are; snapshots as rows of one entity.
+            let tookRows = try request.forEachRowChunk { rows in
+                if try !append(&rows) { gather(rows.snapshots()) }
+            }
+            if !tookRows {
+                try request.forEachChunk { chunk in
+                    if let entity = chunk.first?.entity,
+                        chunk.allSatisfy({ $0.entity === entity && $0.persistentIdentifier.isTemporary })
+                    {
+                        var rows = BatchRows(entity: entity, snapshots: chunk)
+                        if try append(&rows) { return }
                     }
-                    let first = nextPrimaryKey
-                    try tables[entity.name]!.appendNew(chunk, storeIdentifier: storeIdentifier, firstKey: first)
-                    nextPrimaryKey = first + Int64(chunk.count)
-                    ids.append(
-                        storeIdentifier: storeIdentifier, entityName: entity.name, keys: first...(nextPrimaryKey - 1))
-                } else {
-                    if gathered == nil { gathered = chunk } else { gathered!.append(contentsOf: chunk) }
+                    gather(chunk)
                 }
             }
             if let gathered {
@@ -296,24 +313,20 @@ import Foundation
         return ids
     }
 
-    /// The entity of a chunk that can go straight into the columns: new models (temporary
-    /// identifiers) of one entity of this table, none referring to a model by a temporary
-    /// identifier (which a save would have to rewrite).
-    private func appendableEntity(of chunk: [DefaultSnapshot]) -> Schema.Entity? {
-        guard let entity = chunk.first?.entity, tables[entity.name] != nil else { return nil }
-        let references = entity.relationships.map(\.slot)
-        func refersToTemporary(_ value: StoreValue) -> Bool {
-            switch value {
-            case .reference(let id): id.isTemporary
-            case .references(let ids): ids.contains(where: \.isTemporary)
-            default: false
+    /// Whether a chunk can go straight into the columns: new models of an entity of this table, none
+    /// referring to a model by a temporary identifier (which a save would have to rewrite).
+    private func isAppendable(_ rows: BatchRows) -> Bool {
+        guard tables[rows.entity.name] != nil else { return false }
+        for row in 0..<rows.count {
+            for relationship in rows.entity.relationships {
+                switch rows[row, relationship.slot] {
+                case .reference(let id) where id.isTemporary: return false
+                case .references(let ids) where ids.contains(where: \.isTemporary): return false
+                default: continue
+                }
             }
         }
-        let appendable = !chunk.contains { snapshot in
-            snapshot.entity !== entity || !snapshot.persistentIdentifier.isTemporary
-                || references.contains { refersToTemporary(snapshot.values[$0]) }
-        }
-        return appendable ? entity : nil
+        return true
     }
 
     /// Loads snapshots read from disk, keeping their identifiers. Throws ``DataStoreError/corrupted``
