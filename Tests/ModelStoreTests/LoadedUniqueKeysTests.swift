@@ -127,4 +127,41 @@ struct BatchColumnsTests {
             }
         }
     }
+
+    /// One chunk of many snapshots (a save hands over every inserted model at once) goes into the
+    /// columns a few thousand rows at a time; a value repeated in a later stretch takes every
+    /// stretch back, and the table is as it was.
+    @Test func aRepeatInALaterStretchTakesTheWholeChunkBack() throws {
+        let entity = LoadedUniqueKeysTests.entity
+        var table = try LoadedUniqueKeysTests.loadedTable()
+        let before = table.snapshots(of: "UniqueKinds")
+        let count = 10_000
+        var rows = (0..<count).map { LoadedUniqueKeysTests.values(LoadedUniqueKeysTests.rowCount + $0) }
+        rows[9_000]["text"] = rows[10]["text"]
+        let snapshots = try rows.map {
+            try DefaultSnapshot(
+                persistentIdentifier: .temporary(entityName: "UniqueKinds"), entity: entity, namedValues: $0)
+        }
+        #expect {
+            try table.insert(
+                DataStoreBatchInsertRequest(snapshots: snapshots, editingState: EditingState()), storeIdentifier: "t")
+        } throws: { error in
+            (error as? DataStoreError)?.code == .uniqueConstraintViolation
+        }
+        #expect(
+            table.snapshots(of: "UniqueKinds").elementsEqual(before) { a, b in
+                a.persistentIdentifier == b.persistentIdentifier
+                    && a.values.elementsEqual(b.values) { $0.isIdentical(to: $1) }
+            })
+        // Without the repeat, every row goes in, after the loaded ones.
+        rows[9_000]["text"] = .string("no longer a repeat")
+        let fixed = try rows.map {
+            try DefaultSnapshot(
+                persistentIdentifier: .temporary(entityName: "UniqueKinds"), entity: entity, namedValues: $0)
+        }
+        let ids = try table.insert(
+            DataStoreBatchInsertRequest(snapshots: fixed, editingState: EditingState()), storeIdentifier: "t")
+        #expect(ids.count == count)
+        #expect(table.count(of: "UniqueKinds") == LoadedUniqueKeysTests.rowCount + count)
+    }
 }

@@ -215,7 +215,7 @@ struct BatchRows {
     }
 
     /// The rows of snapshots of `entity`, in order.
-    init(entity: Schema.Entity, snapshots: [DefaultSnapshot]) {
+    init(entity: Schema.Entity, snapshots: some Collection<DefaultSnapshot>) {
         self.init(entity: entity, capacity: snapshots.count)
         for snapshot in snapshots { values.append(contentsOf: snapshot.values) }
         count = snapshots.count

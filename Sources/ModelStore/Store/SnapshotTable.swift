@@ -285,13 +285,17 @@ import Foundation
             }
             if !tookRows {
                 try request.forEachChunk { chunk in
-                    if let entity = chunk.first?.entity,
-                        chunk.allSatisfy({ $0.entity === entity && $0.persistentIdentifier.isTemporary })
-                    {
-                        var rows = BatchRows(entity: entity, snapshots: chunk)
-                        if try append(&rows) { return }
+                    guard gathered == nil, let entity = chunk.first?.entity, tables[entity.name] != nil,
+                        appended.map({ $0.entity == entity.name }) ?? true,
+                        chunk.allSatisfy({ isNew($0, of: entity) })
+                    else { return gather(chunk) }
+                    // A few thousand rows at a time, so that the rows' flat copy stays small beside
+                    // the snapshots (a save hands over every inserted model in one chunk).
+                    for start in stride(from: 0, to: chunk.count, by: BatchSlots.chunkSize) {
+                        var rows = BatchRows(
+                            entity: entity, snapshots: chunk[start..<min(start + BatchSlots.chunkSize, chunk.count)])
+                        guard try append(&rows) else { return gather(Array(chunk[start...])) }
                     }
-                    gather(chunk)
                 }
             }
             if let gathered {
@@ -317,16 +321,24 @@ import Foundation
     /// referring to a model by a temporary identifier (which a save would have to rewrite).
     private func isAppendable(_ rows: BatchRows) -> Bool {
         guard tables[rows.entity.name] != nil else { return false }
-        for row in 0..<rows.count {
-            for relationship in rows.entity.relationships {
-                switch rows[row, relationship.slot] {
-                case .reference(let id) where id.isTemporary: return false
-                case .references(let ids) where ids.contains(where: \.isTemporary): return false
-                default: continue
-                }
-            }
+        return !(0..<rows.count).contains { row in
+            rows.entity.relationships.contains { Self.refersToTemporary(rows[row, $0.slot]) }
         }
-        return true
+    }
+
+    /// Whether a snapshot is of a new model of `entity` (a temporary identifier) that refers to no
+    /// model by a temporary identifier, so that it can go straight into the columns.
+    private func isNew(_ snapshot: DefaultSnapshot, of entity: Schema.Entity) -> Bool {
+        snapshot.entity === entity && snapshot.persistentIdentifier.isTemporary
+            && !entity.relationships.contains { Self.refersToTemporary(snapshot.values[$0.slot]) }
+    }
+
+    private static func refersToTemporary(_ value: StoreValue) -> Bool {
+        switch value {
+        case .reference(let id): id.isTemporary
+        case .references(let ids): ids.contains(where: \.isTemporary)
+        default: false
+        }
     }
 
     /// Loads snapshots read from disk, keeping their identifiers. Throws ``DataStoreError/corrupted``
