@@ -143,15 +143,15 @@ extension SnapshotTable {
             }?.row
         }
 
-        /// The hash of the key a row's values (by slot) give a uniqueness constraint; `nil` if any
-        /// of them is `nil` (a `nil` never conflicts, so it claims nothing).
+        /// The hash of the key row `offset` of a batch gives a uniqueness constraint; `nil` if any of
+        /// its values is `nil` (a `nil` never conflicts, so it claims nothing).
         @inline(__always)
-        private func uniqueHash(_ constraint: Int, of values: [StoreValue]) -> UInt32? {
+        private func uniqueHash(_ constraint: Int, ofRow offset: Int, in rows: BatchRows) -> UInt32? {
             let slots = uniqueSlots[constraint]
-            return UniqueIndex.hash(count: slots.count) { values[slots[$0]] }
+            return UniqueIndex.hash(count: slots.count) { rows[offset, slots[$0]] }
         }
 
-        /// The hash of the key a stored row gives a uniqueness constraint, as ``uniqueHash(_:of:)``.
+        /// The hash of the key a stored row gives a uniqueness constraint, as ``uniqueHash(_:ofRow:in:)``.
         @inline(__always)
         private func uniqueHash(_ constraint: Int, ofRow row: Int) -> UInt32? {
             let slots = uniqueSlots[constraint]
@@ -249,13 +249,10 @@ extension SnapshotTable {
                 // Rows of this batch claim before they are in the columns, all at once: a probe that
                 // meets one reads its values from the batch.
                 let slots = uniqueSlots[constraint]
-                func hash(_ offset: Int) -> UInt32? {
-                    UniqueIndex.hash(count: slots.count) { rows[offset, slots[$0]] }
-                }
                 var claims: [UInt64] = []
                 claims.reserveCapacity(rows.count)
                 for offset in 0..<rows.count {
-                    guard let hash = hash(offset) else { continue }
+                    guard let hash = uniqueHash(constraint, ofRow: offset, in: rows) else { continue }
                     claims.append(UInt64(hash) &<< 32 | UInt64(UInt32(first + offset)))
                 }
                 let conflict = uniqueIndexes[constraint].insertAbsent(claims) { row, owner in
@@ -271,10 +268,8 @@ extension SnapshotTable {
                 // Every key this batch claimed was unowned before it: take each back, under this
                 // constraint and the ones before it (a claim that was not entered removes nothing).
                 for earlier in 0...constraint {
-                    let earlierSlots = uniqueSlots[earlier]
                     for offset in 0..<rows.count {
-                        guard let hash = UniqueIndex.hash(count: earlierSlots.count, { rows[offset, earlierSlots[$0]] })
-                        else { continue }
+                        guard let hash = uniqueHash(earlier, ofRow: offset, in: rows) else { continue }
                         uniqueIndexes[earlier].remove(Int32(first + offset), hash)
                     }
                 }
