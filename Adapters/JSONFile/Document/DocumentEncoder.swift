@@ -80,19 +80,14 @@ struct DocumentEncoder {
         }
         let slots = entity.properties.indices
         let shapes = entity.properties.map(ValueShape.init)
-        // Each key once, as bytes: `, "name": `.
-        let keys: [[UInt8]] = entity.properties.map { property in
-            let key = JSONOutput(capacity: 64)
-            key.ascii(", ")
-            key.key(property.name)
-            key.byte(UInt8(ascii: " "))
-            return key.bytes
-        }
-        // How each property is written: straight from a typed column when the column has one and the
-        // shape writes that kind in its natural form, else through its stored value. A typed column
-        // that may hold `nil` has it looked up in its `nil` bits first.
-        var ways: [Way] = []
-        var checksNull: [Bool] = []
+        // Each key once, as bytes (`, "name": `), all in one buffer that the row loop reads through one
+        // pointer: reading `keys[slot]` or `strings[index][row]` from arrays of arrays retained and
+        // released the inner array on every row.
+        var keyBytes: [UInt8] = []
+        // How each property is written: its key's place in `keyBytes`; straight from a typed column
+        // when the column has one and the shape writes that kind in its natural form, else through
+        // its stored value; and whether a typed column that may hold `nil` has it looked up first.
+        var plans: [(key: Range<Int>, way: Way, checksNull: Bool)] = []
         var integers: [[Int64]] = []
         var doubles: [[Double]] = []
         var strings: [[String]] = []
@@ -106,6 +101,12 @@ struct DocumentEncoder {
             return way(list.count - 1)
         }
         for slot in slots {
+            let key = JSONOutput(capacity: 64)
+            key.ascii(", ")
+            key.key(entity.properties[slot].name)
+            key.byte(UInt8(ascii: " "))
+            let keyStart = keyBytes.count
+            keyBytes += key.bytes
             let isExternal =
                 if case .attribute(let attribute) = entity.properties[slot] {
                     attribute.options.contains(.externalStorage)
@@ -120,18 +121,11 @@ struct DocumentEncoder {
                 case .bool: typed(columns.booleans(slot), &booleans, Way.bool)
                 default: nil
                 }
-            ways.append(way ?? (isExternal ? .external : .value))
-            checksNull.append(way != nil && columns.mayHoldNull(slot))
-        }
-        // The row loop reads every list through buffer pointers taken once: reading `strings[index][row]`
-        // or `keys[slot]` from the arrays retained and released the inner array on every row.
-        let keyBytes = keys.flatMap { $0 }
-        // Each slot's key (where it is in `keyBytes`), way and `nil` check, in one list.
-        var plans: [(key: Range<Int>, way: Way, checksNull: Bool)] = []
-        var keyEnd = 0
-        for slot in slots {
-            plans.append((keyEnd..<keyEnd + keys[slot].count, ways[slot], checksNull[slot]))
-            keyEnd += keys[slot].count
+            plans.append(
+                (
+                    keyStart..<keyBytes.count, way ?? (isExternal ? .external : .value),
+                    way != nil && columns.mayHoldNull(slot)
+                ))
         }
         keyBytes.withUnsafeBufferPointer { keyBytes in
             withBuffers(of: integers) { integers in

@@ -165,21 +165,27 @@ extension SnapshotTable {
         }
 
         /// Adds the value of a new last row.
+        @inline(__always)
         mutating func append(_ value: consuming StoreValue) {
+            // The common case in line: a value of the column's own kind.
+            switch (kind, value) {
+            case (.string, .string(let x)): strings.append(x)
+            case (.int, .int(let x)): ints.append(x)
+            case (.double, .double(let x)): doubles.append(x)
+            case (.date, .date(let x)): doubles.append(x.timeIntervalSinceReferenceDate)
+            default: return appendOther(value)
+            }
+            count += 1
+        }
+
+        /// ``append(_:)`` for every other value: into a column of stored values, a `Bool`, a `nil`, or
+        /// a value of another kind than the column's (which turns it into stored values).
+        private mutating func appendOther(_ value: StoreValue) {
             if kind != .values, !accepts(value) { becomeValues() }
             count += 1
-            if kind == .values {
-                values.append(value)
-                return
-            }
-            // A typed column now holds values of its kind or `nil` only. Switching on the value itself
-            // (not on a pair of the kind and a copy) moves a string in without a retain.
-            switch consume value {
-            case .int(let x): ints.append(x)
-            case .double(let x): doubles.append(x)
-            case .date(let x): doubles.append(x.timeIntervalSinceReferenceDate)
-            case .string(let x): strings.append(x)
-            case .bool(let x): bools.append(x)
+            switch (kind, value) {
+            case (.values, _): values.append(value)
+            case (.bool, .bool(let x)): bools.append(x)
             default:
                 // A `nil` in a typed column: a placeholder under a set bit.
                 nulls.insert(count - 1)
@@ -196,22 +202,7 @@ extension SnapshotTable {
                 for _ in 0..<count {
                     let value = position.move()
                     position.initialize(to: .null)
-                    // The common case inline: a value of the column's own kind.
-                    switch (kind, value) {
-                    case (.string, .string(let x)):
-                        strings.append(x)
-                        self.count += 1
-                    case (.int, .int(let x)):
-                        ints.append(x)
-                        self.count += 1
-                    case (.double, .double(let x)):
-                        doubles.append(x)
-                        self.count += 1
-                    case (.date, .date(let x)):
-                        doubles.append(x.timeIntervalSinceReferenceDate)
-                        self.count += 1
-                    default: append(value)
-                    }
+                    append(value)
                     position += stride
                 }
             }
