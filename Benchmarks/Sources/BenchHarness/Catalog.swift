@@ -88,8 +88,8 @@ public enum Catalog {
 
     /// The workloads, in report order.
     public static let workloads = [
-        "insert", "fetch-indexed", "fetch-unique", "fetch-scan", "update-one", "update-live", "open", "open-page",
-        "delete-all",
+        "insert", "fetch-indexed", "fetch-unique", "fetch-scan", "fetch-all", "update-one", "update-live", "open",
+        "open-page", "delete-all",
     ]
 
     /// The extra size at which `update-one` also runs: the append log's reference point.

@@ -166,8 +166,38 @@ public struct GoalEvaluator: Sendable {
                 faster(
                     "issue 15: fetch-indexed at 1M: at most 0.5× GRDB's time", "fetch-indexed", system, than: peer,
                     factor: 2, at: [top], label: topLabel))
+            rows.append(
+                perModel(
+                    "issue 15: materializing a model: at most 0.5 µs (fetch-all's time over N, at 100k and 1M)",
+                    "fetch-all", system, limit: 0.5e-6, at: large, label: largeLabel))
         }
         return rows
+    }
+
+    /// `system`'s time per item (its median over N) at most `limit` seconds at each size.
+    private func perModel(
+        _ goal: String, _ workload: String, _ system: String, limit: Double, at sizes: [Int], label: String
+    ) -> GoalResult {
+        if sizes.isEmpty {
+            return GoalResult(goal: goal, system: system, status: .notMeasured, evidence: "no size measured")
+        }
+        var notes: [String] = []
+        var missed = false
+        for n in sizes {
+            switch median(workload, system, n) {
+            case .success(let time):
+                let each = time / Double(n)
+                let ok = each <= limit
+                if !ok { missed = true }
+                notes.append(
+                    "\(Self.size(n)): \(Report.seconds(time)), \(Report.seconds(each)) each\(ok ? "" : " ✗")")
+            case .failure(let why):
+                return GoalResult(goal: goal, system: system, status: .notMeasured, evidence: why.description)
+            }
+        }
+        return GoalResult(
+            goal: goal, system: system, status: missed ? .missed : .met,
+            evidence: "at \(label), against \(Report.seconds(limit)): " + notes.joined(separator: "; "))
     }
 
     // MARK: Kinds of goal

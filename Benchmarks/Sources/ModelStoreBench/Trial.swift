@@ -7,6 +7,8 @@ enum Workload: String, CaseIterable, Sendable {
     case fetchIndexed = "fetch-indexed"
     case fetchUnique = "fetch-unique"
     case fetchScan = "fetch-scan"
+    /// Every model or record of a store of N, with no predicate: what making N models costs.
+    case fetchAll = "fetch-all"
     case updateOne = "update-one"
     /// `update-one` with a live query over every model open on the main context: the save plus
     /// the query's update, so `update-live − update-one` is the live query's work.
@@ -84,6 +86,7 @@ protocol BenchSystem {
     func fetchIndexed(_ data: Dataset, _ directory: URL) throws -> Trial
     func fetchUnique(_ data: Dataset, _ directory: URL) throws -> Trial
     func fetchScan(_ data: Dataset, _ directory: URL) throws -> Trial
+    func fetchAll(_ data: Dataset, _ directory: URL) throws -> Trial
     func updateOne(_ data: Dataset, _ directory: URL) throws -> Trial
     func updateLive(_ data: Dataset, _ directory: URL) throws -> Trial
     func open(_ data: Dataset, _ directory: URL) throws -> Trial
@@ -101,6 +104,7 @@ extension BenchSystem {
         case .fetchIndexed: return try fetchIndexed(data, directory)
         case .fetchUnique: return try fetchUnique(data, directory)
         case .fetchScan: return try fetchScan(data, directory)
+        case .fetchAll: return try fetchAll(data, directory)
         case .updateOne: return try updateOne(data, directory)
         case .updateLive: return try updateLive(data, directory)
         case .open: return try open(data, directory)
@@ -121,6 +125,7 @@ extension BenchSystem {
     func fetchIndexed(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.fetchIndexed) }
     func fetchUnique(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.fetchUnique) }
     func fetchScan(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.fetchScan) }
+    func fetchAll(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.fetchAll) }
     func updateOne(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.updateOne) }
     func updateLive(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.updateLive) }
     func open(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.open) }
@@ -138,6 +143,20 @@ enum Expect {
     static func firstPage(_ names: [String], of data: Dataset) throws {
         let expected = Array(data.rows.lazy.map(\.name).sorted().prefix(Dataset.pageSize))
         if names != expected { throw WrongResult("open-page: got \(names), expected \(expected)") }
+    }
+
+    /// What `fetch-all` must return: every user once. Every repetition checks the count; the first
+    /// also checks the unique emails and the sum of the ages.
+    static func everyUser<U>(
+        _ users: [U], email: (U) -> String, age: (U) -> Int, repetition: Int, of data: Dataset
+    ) throws {
+        try count(users.count, data.count, "fetch-all")
+        guard repetition == 0 else { return }
+        if Set(users.lazy.map(email)) != Set(data.rows.lazy.map(\.email)) {
+            throw WrongResult("fetch-all: the emails are not those of the data set")
+        }
+        let (sum, expected) = (users.reduce(0) { $0 + age($1) }, data.rows.reduce(0) { $0 + $1.age })
+        if sum != expected { throw WrongResult("fetch-all: ages sum to \(sum), expected \(expected)") }
     }
 
     static func sortedByAge(_ ages: [Int]) throws {

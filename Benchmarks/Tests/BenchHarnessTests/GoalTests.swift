@@ -102,6 +102,21 @@ struct GoalEvaluatorTests {
         #expect(try row(results, goal: "issue 15: fetch-scan", system: "inmemory").status == expected)
     }
 
+    /// Half a microsecond per model meets the goal at both large sizes; more at either misses it.
+    @Test(arguments: [(0.050, 0.5, GoalResult.Status.met), (0.051, 0.5, .missed), (0.050, 0.51, .missed)])
+    func issue15MaterializingMustTakeAtMostHalfAMicrosecondPerModel(
+        at100k: Double, at1M: Double, expected: GoalResult.Status
+    ) throws {
+        let results = [
+            result("fetch-all", "jsonfile", 100_000, at100k), result("fetch-all", "jsonfile", 1_000_000, at1M),
+        ]
+        let goal = try row(results, goal: "issue 15: materializing", system: "jsonfile")
+        #expect(goal.status == expected)
+        #expect(goal.evidence.contains("100k and 1M"))
+        let missing = try row(Array(results.prefix(1)), goal: "issue 15: materializing", system: "inmemory")
+        #expect(missing.status == .notMeasured)
+    }
+
     @Test func issue15BatchInsertMustStayWithinFiveTimesTheArray() throws {
         let results = [
             result("insert", "inmemory-batch", 100_000, 0.6), result("insert", "array-baseline", 100_000, 0.1),

@@ -84,6 +84,16 @@ struct ArrayBaselineSystem: BenchSystem {
             check: { users, _ in try Expect.count(users.count, data.scanMatchCount, "fetch-scan") })
     }
 
+    func fetchAll(_ data: Dataset, _ directory: URL) throws -> Trial {
+        let store = try filledStore(data)
+        return Trial(
+            path: "copy every struct into a new array",
+            run: { _ in store.users.map { $0 } },
+            check: { users, repetition in
+                try Expect.everyUser(users, email: \.email, age: \.age, repetition: repetition, of: data)
+            })
+    }
+
     func updateOne(_ data: Dataset, _ directory: URL) throws -> Trial {
         var store = try filledStore(data)
         return Trial(

@@ -11,6 +11,7 @@ struct FoundationPredicateSystem: BenchSystem {
         case .updateLive: "live queries are ModelStore's (LiveQuery)"
         case .insert, .updateOne, .open, .openPage, .deleteAll:
             "Predicate.evaluate filters objects already in memory; it stores nothing"
+        case .fetchAll: "with no predicate there is nothing for Predicate.evaluate to do"
         case .fetchIndexed, .fetchUnique, .fetchScan: nil
         }
     }

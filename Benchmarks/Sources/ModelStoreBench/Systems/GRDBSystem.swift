@@ -178,6 +178,16 @@ struct GRDBSystem: BenchSystem {
             check: { users, _ in try Expect.count(users.count, data.scanMatchCount, "fetch-scan") })
     }
 
+    func fetchAll(_ data: Dataset, _ directory: URL) throws -> Trial {
+        let writer = try filledDatabase(data, directory)
+        return Trial(
+            path: "\(pathPrefix): UserRecord.fetchAll",
+            run: { _ in try writer.read { try UserRecord.fetchAll($0) } },
+            check: { users, repetition in
+                try Expect.everyUser(users, email: \.email, age: \.age, repetition: repetition, of: data)
+            })
+    }
+
     func updateOne(_ data: Dataset, _ directory: URL) throws -> Trial {
         let writer = try filledDatabase(data, directory)
         var record: UserRecord?

@@ -136,6 +136,15 @@ struct ModelStoreSystem: BenchSystem {
             })
     }
 
+    func fetchAll(_ data: Dataset, _ directory: URL) throws -> Trial {
+        try fetchTrial(
+            data, directory, path: "context.fetch(FetchDescriptor<User>()) of every model",
+            run: { context, _ in try context.fetch(FetchDescriptor<User>()) },
+            check: { users, repetition in
+                try Expect.everyUser(users, email: \.email, age: \.age, repetition: repetition, of: data)
+            })
+    }
+
     func updateOne(_ data: Dataset, _ directory: URL) throws -> Trial {
         let (container, ids) = try filledContainer(data, at: directory.appendingPathComponent("store"))
         let context = ModelContext(container)
