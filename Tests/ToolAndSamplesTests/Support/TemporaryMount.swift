@@ -30,9 +30,22 @@ final class TemporaryMount {
     }
 
     /// Remounts the file system read-only or writable, or with a new size.
+    ///
+    /// The kernel refuses a read-only remount ("mount point is busy") while any file on it is open
+    /// for writing, and a store just closed may still have a file open for a moment (a handle
+    /// released on another thread). A busy remount is tried again for up to two seconds; any other
+    /// failure, or one still busy then, is thrown.
     func remount(readOnly: Bool, kibibytes: Int? = nil) throws {
         let size = kibibytes.map { ",size=\($0)k" } ?? ""
-        try Self.mount(["-o", "remount,\(readOnly ? "ro" : "rw")\(size)", url.path])
+        let arguments = ["-o", "remount,\(readOnly ? "ro" : "rw")\(size)", url.path]
+        for _ in 0..<40 {
+            do {
+                return try Self.mount(arguments)
+            } catch let failure as MountFailure where failure.message.contains("busy") {
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+        try Self.mount(arguments)
     }
 
     deinit {
