@@ -228,13 +228,17 @@ struct BatchRows {
     @inline(__always)
     subscript(row: Int, slot: Int) -> StoreValue { values[row &* width &+ slot] }
 
+    /// The values of row `row`, in slot order, as an array of their own.
+    func values(ofRow row: Int) -> [StoreValue] {
+        let width = width
+        return Array(values[row &* width..<(row &+ 1) &* width])
+    }
+
     /// The rows as snapshots of new models (temporary identifiers), for a store that takes snapshots.
     func snapshots() -> [DefaultSnapshot] {
-        let width = width
-        return (0..<count).map { row in
+        (0..<count).map { row in
             DefaultSnapshot(
-                persistentIdentifier: .temporary(entityName: entity.name), entity: entity,
-                values: Array(values[row * width..<(row + 1) * width]))
+                persistentIdentifier: .temporary(entityName: entity.name), entity: entity, values: values(ofRow: row))
         }
     }
 }

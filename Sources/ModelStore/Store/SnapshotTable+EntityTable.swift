@@ -292,7 +292,7 @@ extension SnapshotTable {
             generations.append(contentsOf: repeatElement(0, count: rows.count))
             if updatesIndexes {
                 for offset in 0..<rows.count {
-                    indexValues(of: Array(rows.values[offset * width..<(offset + 1) * width]), at: first + offset)
+                    indexValues(of: rows.values(ofRow: offset), at: first + offset)
                 }
             }
             // Each property's values move out of the chunk into its column, one column at a time: no
