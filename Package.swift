@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "ModelStore", targets: ["ModelStore"]),
+        .library(name: "ModelStoreAdapterKit", targets: ["ModelStoreAdapterKit"]),
         .library(name: "ModelStoreInMemory", targets: ["ModelStoreInMemory"]),
         .library(name: "ModelStoreJSONFile", targets: ["ModelStoreJSONFile"]),
         .library(name: "ModelStoreAppendLog", targets: ["ModelStoreAppendLog"]),
@@ -20,6 +21,9 @@ let package = Package(
     targets: [
         // The core: models, schema, snapshots, the DataStore protocols, container, context, queries.
         .target(name: "ModelStore", path: "Sources/ModelStore"),
+        // What adapters build on: the table engine, the snapshot evaluator, store history records, the
+        // migration runner and identifier minting.
+        .target(name: "ModelStoreAdapterKit", dependencies: ["ModelStore"], path: "Sources/ModelStoreAdapterKit"),
         // Durable file I/O shared by the file stores, public for adapter authors.
         .target(
             name: "ModelStoreFileIO", dependencies: ["ModelStore", "CModelStoreCRC32C"],
@@ -27,19 +31,23 @@ let package = Package(
         // CRC-32C with the processor's instruction, which ModelStoreFileIO's CRC32C uses where there is one.
         .target(name: "CModelStoreCRC32C", path: "Sources/CModelStoreCRC32C"),
         // Adapters, one module each.
-        .target(name: "ModelStoreInMemory", dependencies: ["ModelStore"], path: "Adapters/InMemory"),
         .target(
-            name: "ModelStoreJSONFile", dependencies: ["ModelStore", "ModelStoreFileIO"], path: "Adapters/JSONFile",
+            name: "ModelStoreInMemory", dependencies: ["ModelStore", "ModelStoreAdapterKit"], path: "Adapters/InMemory"),
+        .target(
+            name: "ModelStoreJSONFile", dependencies: ["ModelStore", "ModelStoreAdapterKit", "ModelStoreFileIO"],
+            path: "Adapters/JSONFile",
             exclude: ["FORMAT.md"]),  // the file format, bound for the DocC catalog
         .target(
-            name: "ModelStoreAppendLog", dependencies: ["ModelStore", "ModelStoreFileIO"], path: "Adapters/AppendLog",
+            name: "ModelStoreAppendLog", dependencies: ["ModelStore", "ModelStoreAdapterKit", "ModelStoreFileIO"],
+            path: "Adapters/AppendLog",
             exclude: ["FORMAT.md"]),  // the file format, bound for the DocC catalog
         // SQLite's C library, as the system provides it (Debian: libsqlite3-dev), and the adapter over it.
         .systemLibrary(
             name: "CSQLite", path: "Adapters/SQLite/CSQLite",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         .target(
-            name: "ModelStoreSQLite", dependencies: ["ModelStore", "ModelStoreFileIO", "CSQLite"],
+            name: "ModelStoreSQLite",
+            dependencies: ["ModelStore", "ModelStoreAdapterKit", "ModelStoreFileIO", "CSQLite"],
             path: "Adapters/SQLite", exclude: ["CSQLite", "FORMAT.md"]),
         // Registers the built-in adapters' URL schemes (memory:, json:, log:, sqlite:) and the default
         // store when a program that links it starts (the C target is the load hook), and SwiftData's
@@ -54,11 +62,12 @@ let package = Package(
             path: "Sources/ModelStoreAdapters"),
         // The conformance suite any adapter runs with one test.
         .target(
-            name: "ModelStoreConformance", dependencies: ["ModelStore"], path: "Sources/ModelStoreConformance",
+            name: "ModelStoreConformance", dependencies: ["ModelStore", "ModelStoreAdapterKit"],
+            path: "Sources/ModelStoreConformance",
             exclude: ["RUNNING.md", "WRITING-AN-ADAPTER.md"]),  // article drafts, bound for the DocC catalog
         // The command-line tool; it reaches the adapters through their schemes only.
         .executableTarget(
-            name: "ModelStoreTool", dependencies: ["ModelStore", "ModelStoreAdapters"],
+            name: "ModelStoreTool", dependencies: ["ModelStore", "ModelStoreAdapterKit", "ModelStoreAdapters"],
             path: "Sources/modelstore"),
         // The crash test's writer and checker (scripts/crash-test.sh).
         .executableTarget(
@@ -74,41 +83,51 @@ let package = Package(
         // and the `trips` executable that runs it.
         .target(name: "TripsSample", dependencies: ["ModelStore", "ModelStoreAdapters"], path: "Samples/Trips/App"),
         .executableTarget(name: "Trips", dependencies: ["TripsSample"], path: "Samples/Trips", exclude: ["App"]),
-        .target(name: "CustomAdapterSample", dependencies: ["ModelStore"], path: "Samples/CustomAdapter/Sources"),
+        .target(
+            name: "CustomAdapterSample", dependencies: ["ModelStore", "ModelStoreAdapterKit"],
+            path: "Samples/CustomAdapter/Sources"),
         // Tests, and the helpers they share (temporary folders, a seeded generator, error checks).
         .target(name: "ModelStoreTestSupport", dependencies: ["ModelStore"], path: "Tests/ModelStoreTestSupport"),
         .testTarget(
-            name: "ModelStoreTests", dependencies: ["ModelStore", "ModelStoreInMemory", "ModelStoreTestSupport"]),
+            name: "ModelStoreTests",
+            dependencies: ["ModelStore", "ModelStoreAdapterKit", "ModelStoreInMemory", "ModelStoreTestSupport"]),
         .testTarget(
             name: "ModelStoreGraphTests",
             dependencies: [
-                "ModelStore", "ModelStoreInMemory", "ModelStoreJSONFile", "ModelStoreAppendLog", "ModelStoreSQLite",
+                "ModelStore", "ModelStoreAdapterKit", "ModelStoreInMemory", "ModelStoreJSONFile", "ModelStoreAppendLog",
+                "ModelStoreSQLite",
                 "ModelStoreTestSupport",
             ]),
         .testTarget(
             name: "ModelStoreJSONFileTests",
             dependencies: [
-                "ModelStore", "ModelStoreJSONFile", "ModelStoreFileIO", "ModelStoreConformance",
+                "ModelStore", "ModelStoreAdapterKit", "ModelStoreJSONFile", "ModelStoreFileIO", "ModelStoreConformance",
                 "ModelStoreTestSupport",
             ]),
         .testTarget(
             name: "ModelStoreAppendLogTests",
             dependencies: [
-                "ModelStore", "ModelStoreAppendLog", "ModelStoreFileIO", "ModelStoreConformance",
+                "ModelStore", "ModelStoreAdapterKit", "ModelStoreAppendLog", "ModelStoreFileIO",
+                "ModelStoreConformance",
                 "ModelStoreTestSupport",
             ]),
         .testTarget(
             name: "ModelStoreSQLiteTests",
             dependencies: [
-                "ModelStore", "ModelStoreSQLite", "ModelStoreConformance", "CSQLite", "ModelStoreTestSupport",
+                "ModelStore", "ModelStoreAdapterKit", "ModelStoreSQLite", "ModelStoreConformance", "CSQLite",
+                "ModelStoreTestSupport",
             ]),
         .testTarget(
             name: "ModelStoreConformanceTests",
-            dependencies: ["ModelStore", "ModelStoreInMemory", "ModelStoreConformance", "ModelStoreTestSupport"]),
+            dependencies: [
+                "ModelStore", "ModelStoreAdapterKit", "ModelStoreInMemory", "ModelStoreConformance",
+                "ModelStoreTestSupport",
+            ]),
         .testTarget(
             name: "ToolAndSamplesTests",
             dependencies: [
-                "ModelStore", "ModelStoreAdapters", "ModelStoreInMemory", "ModelStoreJSONFile", "ModelStoreAppendLog",
+                "ModelStore", "ModelStoreAdapterKit", "ModelStoreAdapters", "ModelStoreInMemory", "ModelStoreJSONFile",
+                "ModelStoreAppendLog",
                 "ModelStoreSQLite", "ModelStoreConformance", "CustomAdapterSample", "ModelStoreTestSupport",
             ]),
         // A small SwiftData app's model and query code ported to ModelStore and run; the lines the port changed are
@@ -121,7 +140,10 @@ let package = Package(
             exclude: ["Fixtures"]),
         .testTarget(
             name: "CustomAdapterSampleTests",
-            dependencies: ["CustomAdapterSample", "ModelStore", "ModelStoreConformance", "ModelStoreTestSupport"],
+            dependencies: [
+                "CustomAdapterSample", "ModelStore", "ModelStoreAdapterKit", "ModelStoreConformance",
+                "ModelStoreTestSupport",
+            ],
             path: "Samples/CustomAdapter/Tests"),
     ],
     swiftLanguageModes: [.v6]

@@ -4,8 +4,7 @@
 #
 # The docc plugin package would make this `swift package generate-documentation`, but the main
 # package takes no dependencies, so this script does the plugin's two steps itself:
-#   1. compile the module with the compiler's symbol-graph output turned on (adapter-kit SPI
-#      symbols included: adapter authors read their docs here too);
+#   1. compile the module with the compiler's symbol-graph output turned on;
 #   2. run `docc convert` on the catalog with those symbol graphs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,8 +30,7 @@ fi
 swift build --scratch-path "$scratch" --target ModelStore \
     -Xswiftc -emit-symbol-graph \
     -Xswiftc -emit-symbol-graph-dir -Xswiftc "$graphs" \
-    -Xswiftc -symbol-graph-minimum-access-level -Xswiftc public \
-    -Xswiftc -include-spi-symbols
+    -Xswiftc -symbol-graph-minimum-access-level -Xswiftc public
 
 rm -rf "$archive"
 status=0

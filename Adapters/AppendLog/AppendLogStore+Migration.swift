@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 import ModelStoreFileIO
 
 /// The steps of a migration's commit, in order; a test hook runs after each.

@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 import ModelStoreFileIO
 
 /// A durable store whose saves append only what changed to a log: a save costs what it changes,

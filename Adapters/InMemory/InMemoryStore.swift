@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 
 /// The settings of an ``InMemoryStore``.
 public struct InMemoryStoreConfiguration: DataStoreConfiguration {

@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 
 /// The entry of the JSON fuzz target (`scripts/fuzz.sh json`) and its regression test; not public API.
 package enum JSONFileFuzzing {

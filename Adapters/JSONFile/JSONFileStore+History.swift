@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 
 extension JSONFileStore {
     /// The transactions `descriptor` selects, from the file as it is now (reloaded first if another

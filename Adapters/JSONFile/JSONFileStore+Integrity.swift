@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 
 extension JSONFileStore {
     /// Refuses a save that touches a model another process changed or deleted since this store read the file.

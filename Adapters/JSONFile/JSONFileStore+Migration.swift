@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 import ModelStoreFileIO
 
 /// How ``SchemaMigrationRunner`` reads and commits a JSON store.

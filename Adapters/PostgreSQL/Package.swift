@@ -22,6 +22,7 @@ let package = Package(
             dependencies: [
                 "CModelStorePostgreSQLLoad",
                 .product(name: "ModelStore", package: "ModelStore"),
+                .product(name: "ModelStoreAdapterKit", package: "ModelStore"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Sources/ModelStorePostgreSQL"),
@@ -42,6 +43,7 @@ let package = Package(
             dependencies: [
                 "ModelStorePostgreSQL", "PostgreSQLTestModels", "modelstore-pg-worker", "trips-postgres",
                 .product(name: "ModelStore", package: "ModelStore"),
+                .product(name: "ModelStoreAdapterKit", package: "ModelStore"),
                 .product(name: "ModelStoreConformance", package: "ModelStore"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],

@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 
 extension SQLiteStore {
     /// Fetches by the request's query (or, without one, every model of the entity) in SQL, reading
@@ -14,7 +15,7 @@ extension SQLiteStore {
     ) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
         let query = request.query ?? StoreQuery(entityName: Schema.entityName(for: T.self))
         let (snapshots, partial) = try database.withLock { connection -> ([DefaultSnapshot], Bool) in
-            let plan = try QueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+            let plan = try SQLiteQueryPlan(query, layouts: layouts, storeIdentifier: identifier)
             // Only the requested attributes when nothing in Swift reads the others.
             let decoded = plan.isComplete ? query.propertiesToFetch.map { plan.layout.slots(of: $0) } : nil
             // One statement reads one state of the file by itself; a fetch that also reads join
@@ -40,7 +41,7 @@ extension SQLiteStore {
     public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
         let query = request.query ?? StoreQuery(entityName: Schema.entityName(for: T.self))
         return try database.withLock { connection in
-            let plan = try QueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+            let plan = try SQLiteQueryPlan(query, layouts: layouts, storeIdentifier: identifier)
             guard plan.isComplete else {
                 return try connection.readTransaction {
                     try snapshots(for: query, plan: plan, connection: connection).count
@@ -63,14 +64,14 @@ extension SQLiteStore {
     ) throws -> [PersistentIdentifier] {
         let query = request.query ?? StoreQuery(entityName: Schema.entityName(for: T.self))
         return try database.withLock { connection in
-            let plan = try QueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+            let plan = try SQLiteQueryPlan(query, layouts: layouts, storeIdentifier: identifier)
             guard plan.isComplete else {
                 return try connection.readTransaction {
                     try snapshots(for: query, plan: plan, connection: connection).map(\.persistentIdentifier)
                 }
             }
             // One statement: it reads one state of the file without a transaction around it.
-            let select = plan.selectSQL(columns: "\(QueryPlan.alias).\(EntityLayout.primaryKey)")
+            let select = plan.selectSQL(columns: "\(SQLiteQueryPlan.alias).\(EntityLayout.primaryKey)")
             let statement = try connection.statement(select.sql)
             defer { statement.reset() }
             statement.bind(select.parameters)
@@ -93,7 +94,7 @@ extension SQLiteStore {
     /// it: what `explain` shows to say which index SQLite uses.
     public func queryPlan(for query: StoreQuery) throws -> [String] {
         try database.withLock { connection in
-            let plan = try QueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+            let plan = try SQLiteQueryPlan(query, layouts: layouts, storeIdentifier: identifier)
             let select = plan.selectSQL(columns: plan.rowColumns)
             let statement = try connection.prepare("EXPLAIN QUERY PLAN " + select.sql)
             statement.bind(select.parameters)
@@ -109,7 +110,7 @@ extension SQLiteStore {
     ///
     /// With `decoding`, only those attribute slots are decoded (see ``RowReader/read(_:layout:decoding:)``).
     func snapshots(
-        for query: StoreQuery, plan: QueryPlan, connection: SQLiteConnection, decoding: Set<Int>? = nil
+        for query: StoreQuery, plan: SQLiteQueryPlan, connection: SQLiteConnection, decoding: Set<Int>? = nil
     ) throws -> [DefaultSnapshot] {
         let reader = RowReader(connection: connection, storeIdentifier: identifier)
         let evaluator = try plan.residual.map { filter in

@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 
 extension SQLiteStore: HistoryProviding {
     /// The transactions `descriptor` selects, read from the database as it is now, so that other

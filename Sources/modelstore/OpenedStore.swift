@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 
 /// A store opened with a schema built from its stored description: read entity by entity and
 /// written as snapshots, with no model types.

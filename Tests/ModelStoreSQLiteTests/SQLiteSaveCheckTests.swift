@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 import ModelStoreTestSupport
 import Testing
 

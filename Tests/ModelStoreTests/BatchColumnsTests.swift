@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 import Testing
 
 /// A batch insert moves each property's values into its typed column, one column at a time; a value

@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 import Testing
 
 /// A model with a one-column uniqueness constraint on each kind of column the table keeps typed, and

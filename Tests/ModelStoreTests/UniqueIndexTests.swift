@@ -1,7 +1,8 @@
 import ModelStoreTestSupport
 import Testing
 
-@_spi(AdapterKit) @testable import ModelStore
+@testable import ModelStore
+@testable import ModelStoreAdapterKit
 
 /// The unique index's open-addressed table of row numbers, driven by seeded random operations and
 /// checked after each against a dictionary from keys to rows. Keys hash into a few values on

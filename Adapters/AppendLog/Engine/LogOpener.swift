@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 import ModelStoreFileIO
 
 /// Opens or creates an append log: checks the directory, takes the lock, loads the checkpoint,

@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 import ModelStoreFileIO
 
 /// Reads a whole document into a table, checking it against the schema as it goes.
@@ -296,8 +297,8 @@ struct DocumentDecoder {
         var recordNumber = 0
         let identifierKey = Array(JSONFileFormat.identifierKey.utf8)
         // What ModelStore writes before a record's identifier, and before each property's value, in
-        // one buffer for the whole read: reading them from arrays of arrays retained and released an
-        // inner array for every key.
+        // one buffer for the whole read: reading them from arrays of arrays would retain and release
+        // an inner array for every key.
         let literals = FlatLiterals(identifier: Array("\"\(JSONFileFormat.identifierKey)\": ".utf8), reader.literals)
         defer { literals.deallocate() }
         // Made once: every record's identifier shares it.

@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 
 /// Writes a whole document: the header, then every entity's records, one record per line.
 struct DocumentEncoder {

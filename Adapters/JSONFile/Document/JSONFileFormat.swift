@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 
 /// The constants of the document format (see `FORMAT.md`).
 enum JSONFileFormat {

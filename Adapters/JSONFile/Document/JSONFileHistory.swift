@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 
 /// The history a JSON document keeps under its top-level `history` key, bounded by the
 /// configuration's ``JSONFileStoreConfiguration/historyLimit``, with each transaction's encoded

@@ -48,7 +48,7 @@ final class EntityLayout: Sendable {
     /// `"_pk", "a", "b", …, "_crc"`: the columns a row is read with, its checksum last
     /// (``RowChecksum``).
     let selectList: String
-    /// `t0."_pk", t0."a", …, t0."_crc"`: the select list qualified by ``QueryPlan/alias``.
+    /// `t0."_pk", t0."a", …, t0."_crc"`: the select list qualified by ``SQLiteQueryPlan/alias``.
     let aliasedSelectList: String
     /// The index of the checksum in ``selectList``: the columns before it are the ones it covers.
     let checksumIndex: Int32
@@ -108,7 +108,7 @@ final class EntityLayout: Sendable {
         let names = columns.map { quote($0.name) }
         columnList = ([Self.primaryKey] + names).joined(separator: ", ")
         selectList = ([Self.primaryKey] + names + [RowChecksum.column]).joined(separator: ", ")
-        aliasedSelectList = ([Self.primaryKey] + names + [RowChecksum.column]).map { "\(QueryPlan.alias).\($0)" }
+        aliasedSelectList = ([Self.primaryKey] + names + [RowChecksum.column]).map { "\(SQLiteQueryPlan.alias).\($0)" }
             .joined(separator: ", ")
         checksumIndex = Int32(names.count + 1)
         insertSQL = CachedSQL(

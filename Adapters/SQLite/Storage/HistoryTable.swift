@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 
 /// The store's history in its database: one row per transaction in `modelstore_history`, written
 /// in the transaction of the save it records, and two counters in `modelstore_meta`.

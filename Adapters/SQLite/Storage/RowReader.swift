@@ -95,7 +95,7 @@ struct RowReader {
         }
         // Reserved and appended: `Array(repeating:count:)` allocates through the standard library's
         // unspecialized buffer initializer, which looks the storage's generic metadata up at run time
-        // on every call (about 300 instructions a row).
+        // on every call.
         var values: [StoreValue] = []
         values.reserveCapacity(entity.properties.count)
         for _ in 0..<entity.properties.count { values.append(.null) }

@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 
 /// How ``SchemaMigrationRunner`` reads and commits an SQLite store: inside the open's one write
 /// transaction, so the whole migration commits with it or not at all.

@@ -1,8 +1,9 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 
 /// A store that keeps one JSON file per entity in a directory: a third-party adapter written
-/// only against ModelStore's public API, in SwiftData's style.
+/// only against public API (`ModelStore` and `ModelStoreAdapterKit`, no SPI), in SwiftData's style.
 ///
 /// It shows what the `DataStore` contract asks of an adapter, without shortcuts:
 ///

@@ -26,8 +26,8 @@ public final class LockedValue<Value: Sendable>: Sendable {
     #if MODELSTORE_THREAD_SANITIZER
         // Safety: the value is read and written only in `withLock`, holding `mutex`. It has an
         // allocation of its own (never empty: a stride is at least one byte), so its address is no
-        // other field's. Stored in the object, an empty value (`LockedValue<Void>`) had the address
-        // of `mutex`, and reading `mutex` to take the lock was reported as a race with its use.
+        // other field's. Stored in the object, an empty value (`LockedValue<Void>`) would share the
+        // address of `mutex`, and the sanitizer would take the lock's read for a race with its use.
         private nonisolated(unsafe) let value: UnsafeMutablePointer<Value>
         private nonisolated(unsafe) let mutex: UnsafeMutablePointer<pthread_mutex_t>
 

@@ -1,8 +1,9 @@
 import Foundation
 
-// Calls the context makes on `any DataStore`, converting to and from the context's snapshot form.
+// Calls the context makes on `any DataStore`, with the store's snapshot type erased: each converts to and
+// from ``DefaultSnapshot``, the context's snapshot form (`…Erased`).
 extension DataStore {
-    func fetchDefault<T: PersistentModel>(
+    func fetchErased<T: PersistentModel>(
         _ request: DataStoreFetchRequest<T>
     ) throws -> (
         snapshots: [DefaultSnapshot], related: [PersistentIdentifier: DefaultSnapshot], omitsUnrequested: Bool
@@ -29,14 +30,14 @@ extension DataStore {
         }
     }
 
-    func saveDefault(
+    func saveErased(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
     ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         try requireAllowsSave("a save")
         return try save(request.converted(to: Snapshot.self)).inDefaultForm
     }
 
-    func cachedDefault(_ ids: [PersistentIdentifier], editingState: EditingState) throws -> [PersistentIdentifier:
+    func cachedErased(_ ids: [PersistentIdentifier], editingState: EditingState) throws -> [PersistentIdentifier:
         DefaultSnapshot]
     {
         try cachedSnapshots(for: ids, editingState: editingState).mapValues { $0.defaultSnapshot }
@@ -48,7 +49,7 @@ extension DataStore {
     var takesPartInTwoPhaseSaves: Bool { self is any DataStoreTwoPhaseSaving }
 
     /// Prepares this store's part of a save across stores, in the context's snapshot form.
-    func prepareDefault(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> ErasedPreparedSave {
+    func prepareErased(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> ErasedPreparedSave {
         try requireAllowsSave("a save")
         guard let twoPhase = self as? any DataStoreTwoPhaseSaving else {
             throw DataStoreError(
@@ -103,7 +104,7 @@ struct ErasedPreparedSave {
 }
 
 extension DataStoreBatching {
-    func batchInsertDefault(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> PersistentIdentifiers {
+    func batchInsertErased(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> PersistentIdentifiers {
         // A store of default snapshots takes the request as it is, without a copy of each snapshot;
         // another store's snapshots are converted a chunk at a time, as the store reads them.
         if let same = request as? DataStoreBatchInsertRequest<Snapshot> { return try insert(same) }

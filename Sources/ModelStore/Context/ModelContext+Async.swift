@@ -16,7 +16,7 @@ extension ModelContext {
         guard descriptor.relationshipKeyPathsForPrefetching.isEmpty,
             let request = try storeOnlyRequest(descriptor, store: store)
         else { return try await offloaded { try $0.fetch(descriptor) } }
-        let snapshots = try await store.fetchDefaultAsync(request)
+        let snapshots = try await store.fetchErasedAsync(request)
         let entityName = request.query?.entityName ?? Schema.entityName(for: T.self)
         for snapshot in snapshots where snapshot.entity.name != entityName {
             throw DataStoreError(
@@ -71,7 +71,7 @@ extension ModelContext {
             let changes = prepared.changes
             if !(changes.inserted.isEmpty && changes.updated.isEmpty && changes.deleted.isEmpty) {
                 written.add(
-                    try await store.saveDefaultAsync(
+                    try await store.saveErasedAsync(
                         changes.request(
                             editingState, inserted: changes.inserted, updated: changes.updated,
                             deleted: changes.deleted)))

@@ -146,7 +146,7 @@ extension ModelContext {
             if store.queryCapabilitiesIfAny?.enforcesUniqueness != true,
                 entity.uniquenessConstraints.contains(where: { $0.contains { values[entity.slot(of: $0)!] != nil } })
             {
-                let current = try store.cachedDefault(ids, editingState: editingState)
+                let current = try store.cachedErased(ids, editingState: editingState)
                 let updated = current.values.map { snapshot -> DefaultSnapshot in
                     var snapshot = snapshot
                     for (slot, value) in values { snapshot.values[slot] = value }
@@ -163,7 +163,7 @@ extension ModelContext {
                 return snapshot
             }
             try checkUniqueness(inserted: [], updated: snapshots, deleted: [])
-            _ = try store.saveDefault(
+            _ = try store.saveErased(
                 DataStoreSaveChangesRequest(editingState: editingState, inserted: [], updated: snapshots, deleted: []))
         }
         refreshRegistered(ids, entity: entity, store: store)
@@ -249,7 +249,7 @@ extension ModelContext {
         }
         NotificationCenter.default.post(name: Self.willSave, object: self)
         var pending: BatchRows? = first
-        let ids = try batching.batchInsertDefault(
+        let ids = try batching.batchInsertErased(
             DataStoreBatchInsertRequest(
                 expectedCount: max(expectedCount, first.count), editingState: editingState
             ) { () throws -> BatchRows in
@@ -274,10 +274,10 @@ extension ModelContext {
         NotificationCenter.default.post(name: Self.willSave, object: self)
         let ids: PersistentIdentifiers
         if let batching = store as? any DataStoreBatching {
-            ids = try batching.batchInsertDefault(
+            ids = try batching.batchInsertErased(
                 DataStoreBatchInsertRequest(snapshots: snapshots, editingState: editingState))
         } else {
-            let result = try store.saveDefault(
+            let result = try store.saveErased(
                 DataStoreSaveChangesRequest(editingState: editingState, inserted: snapshots, updated: [], deleted: []))
             let remapped = result.remappedIdentifiers
             ids = PersistentIdentifiers(
@@ -290,7 +290,7 @@ extension ModelContext {
     private func loadSnapshots(_ ids: [PersistentIdentifier], entity: Schema.Entity, store: any DataStore) throws
         -> [DefaultSnapshot]
     {
-        var found = try store.cachedDefault(ids, editingState: editingState)
+        var found = try store.cachedErased(ids, editingState: editingState)
         if found.count < ids.count {
             for snapshot in try storedSnapshots(of: entity, in: store) where found[snapshot.persistentIdentifier] == nil
             {
@@ -317,9 +317,9 @@ extension ModelContext {
 
 /// The slots a batch insert's key paths set, and the values of the slots a row leaves alone.
 @usableFromInline
-struct BatchSlots {
+package struct BatchSlots {
     /// How many rows a batch insert turns into snapshots at a time.
-    @usableFromInline static let chunkSize = 4_096
+    @usableFromInline package static let chunkSize = 4_096
 
     @usableFromInline let entity: Schema.Entity
     /// Each property's value on a new model, in slot order.
@@ -330,7 +330,7 @@ struct BatchSlots {
     private var cache: [AnyKeyPath: Int] = [:]
 
     @usableFromInline
-    init(entity: Schema.Entity) {
+    package init(entity: Schema.Entity) {
         self.entity = entity
         defaults = entity.properties.map { property -> StoreValue in
             switch property {
@@ -342,14 +342,14 @@ struct BatchSlots {
 
     /// The slot the key path at `position` of a row sets.
     @inlinable
-    mutating func slot(of keyPath: AnyKeyPath, at position: Int) throws -> Int {
+    package mutating func slot(of keyPath: AnyKeyPath, at position: Int) throws -> Int {
         if position < previous.count, previous[position].keyPath === keyPath { return previous[position].slot }
         return try resolve(keyPath, at: position)
     }
 
     /// Finds a key path's slot (cached by key path) and remembers it for `position`.
     @usableFromInline
-    mutating func resolve(_ keyPath: AnyKeyPath, at position: Int) throws -> Int {
+    package mutating func resolve(_ keyPath: AnyKeyPath, at position: Int) throws -> Int {
         let slot: Int
         if let cached = cache[keyPath] {
             slot = cached

@@ -126,7 +126,7 @@ extension ModelContext {
         let stages = plan.stages
         let modelsStage = plan.modelsStage
         if stages.contains(.window(.snapshots)) {
-            snapshots = SnapshotEvaluator.window(
+            snapshots = SnapshotOrdering.window(
                 snapshots, offset: descriptor.fetchOffset ?? 0, limit: descriptor.fetchLimit)
         }
         if (countOnly || identifiersOnly) && modelsStage == nil {
@@ -178,7 +178,7 @@ extension ModelContext {
             Self.sort(&models, by: descriptor.sortBy)
         }
         if stages.contains(.window(.models)) {
-            models = SnapshotEvaluator.window(models, offset: descriptor.fetchOffset ?? 0, limit: descriptor.fetchLimit)
+            models = SnapshotOrdering.window(models, offset: descriptor.fetchOffset ?? 0, limit: descriptor.fetchLimit)
         }
         if !countOnly && !identifiersOnly { try prefetchRelationships(of: models, for: descriptor) }
         let ids = identifiersOnly ? models.map(\.persistentModelID) : []
@@ -189,7 +189,7 @@ extension ModelContext {
     func plan<T: PersistentModel>(
         _ descriptor: FetchDescriptor<T>, entity: Schema.Entity, store: any DataStore, hasPending: Bool,
         mergesPending: Bool
-    ) throws -> QueryPlan<T> {
+    ) throws -> FetchPlan<T> {
         var pendingEntities: Set<String> = []
         if descriptor.includePendingChanges {
             for model in insertedModels.models + changedModels.models + deletedModels.models {
@@ -210,10 +210,10 @@ extension ModelContext {
     /// Also returns whether the store left out the attributes the query's `propertiesToFetch` does
     /// not name (see ``DataStoreFetchResult/omitsUnrequestedProperties``).
     private func fetchSnapshots<T: PersistentModel>(
-        _ descriptor: FetchDescriptor<T>, plan: inout QueryPlan<T>, store: any DataStore
+        _ descriptor: FetchDescriptor<T>, plan: inout FetchPlan<T>, store: any DataStore
     ) throws -> (snapshots: [DefaultSnapshot], omitsUnrequested: Bool) {
         func fetch() throws -> (snapshots: [DefaultSnapshot], omitsUnrequested: Bool) {
-            let result = try store.fetchDefault(plan.request(descriptor, editingState: editingState))
+            let result = try store.fetchErased(plan.request(descriptor, editingState: editingState))
             return (result.snapshots, result.omitsUnrequested)
         }
         do {
@@ -353,7 +353,7 @@ extension ModelContext {
         let everyModelIsNew = registry.count == 0
         let (membership, tracksUndo) = (membership, undoManager != nil)
         // By index, reading only the fields each model needs: a copy of each snapshot (`for snapshot
-        // in snapshots`) retained and released its entity and its values once more per model.
+        // in snapshots`) would retain and release its entity and its values once more per model.
         for index in snapshots.indices {
             let id = snapshots[index].persistentIdentifier
             if !everyModelIsNew, let existing = registry[id] {
@@ -431,7 +431,7 @@ extension ModelContext {
         if !missing.isEmpty {
             let entityName = Schema.entityName(for: T.self)
             let store = try container.store(for: entityName)
-            var found = try store.cachedDefault(missing, editingState: editingState)
+            var found = try store.cachedErased(missing, editingState: editingState)
             let stillMissing = missing.filter { found[$0] == nil }
             if !stillMissing.isEmpty {
                 let idSet = Set(stillMissing)
@@ -445,14 +445,14 @@ extension ModelContext {
                 }
                 var snapshots: [DefaultSnapshot]
                 do {
-                    snapshots = try store.fetchDefault(
+                    snapshots = try store.fetchErased(
                         DataStoreFetchRequest(descriptor: descriptor, editingState: editingState, query: query)
                     ).snapshots
                     if query != nil && query?.filter == nil {
                         snapshots = snapshots.filter { idSet.contains($0.persistentIdentifier) }
                     }
                 } catch DataStoreError.preferInMemoryFilter {
-                    snapshots = try store.fetchDefault(
+                    snapshots = try store.fetchErased(
                         DataStoreFetchRequest(descriptor: FetchDescriptor<T>(), editingState: editingState)
                     ).snapshots
                     snapshots = snapshots.filter { idSet.contains($0.persistentIdentifier) }

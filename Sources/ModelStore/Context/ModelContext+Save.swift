@@ -328,7 +328,7 @@ extension ModelContext {
             let request = changes.request(
                 editingState, inserted: changes.inserted, updated: changes.updated, deleted: changes.deleted)
             if !(request.inserted.isEmpty && request.updated.isEmpty && request.deleted.isEmpty) {
-                written.add(try stores[0].saveDefault(request))
+                written.add(try stores[0].saveErased(request))
             }
             return written
         }
@@ -353,7 +353,7 @@ extension ModelContext {
             )
         }
         if requests.count == 1, let only = requests.first {
-            written.add(try stores[only.store].saveDefault(only.request))
+            written.add(try stores[only.store].saveErased(only.request))
             return written
         }
         guard !requests.isEmpty else { return written }
@@ -372,7 +372,7 @@ extension ModelContext {
         }
         var prepared: [ErasedPreparedSave] = []
         do {
-            for (index, request) in requests { prepared.append(try stores[index].prepareDefault(request)) }
+            for (index, request) in requests { prepared.append(try stores[index].prepareErased(request)) }
             for part in prepared { try part.commit() }
         } catch {
             for part in prepared.reversed() { part.abort() }
@@ -555,12 +555,9 @@ extension ModelContext {
             let kept = try storedSnapshots(of: entity, in: store).filter {
                 !vacated.contains($0.persistentIdentifier) && changing[$0.persistentIdentifier] == nil
             }
-            var table = SnapshotTable(schema: container.schema)
-            try table.load(kept.sorted { $0.persistentIdentifier < $1.persistentIdentifier })
-            try table.checkUniqueness(
-                inserted: changing.values.filter { $0.entity.name == entityName }
-                    .sorted { $0.persistentIdentifier < $1.persistentIdentifier },
-                updated: [], deleted: [])
+            let claims = changing.values.filter { $0.entity.name == entityName }
+                .sorted { $0.persistentIdentifier < $1.persistentIdentifier }
+            try UniquenessCheck(entity: entity).check(claims: claims, kept: kept)
         }
     }
 
@@ -569,7 +566,7 @@ extension ModelContext {
             var descriptor = FetchDescriptor<M>()
             descriptor.includePendingChanges = false
             let query = store.queryCapabilitiesIfAny.map { _ in StoreQuery(entityName: entity.name) }
-            return try store.fetchDefault(
+            return try store.fetchErased(
                 DataStoreFetchRequest(descriptor: descriptor, editingState: editingState, query: query)
             ).snapshots
         }

@@ -55,7 +55,7 @@ extension ModelContext {
                 func fetch<M: PersistentModel>(_ type: M.Type) async throws -> [DefaultSnapshot] {
                     var descriptor = FetchDescriptor<M>()
                     descriptor.includePendingChanges = false
-                    return try await asynchronous.fetchDefaultAsync(
+                    return try await asynchronous.fetchErasedAsync(
                         DataStoreFetchRequest(descriptor: descriptor, editingState: editingState, query: query))
                 }
                 read[query] = try await fetch(entity.modelType)
@@ -118,7 +118,7 @@ extension ModelContext {
         func open<M: PersistentModel>(_ type: M.Type) throws -> [DefaultSnapshot] {
             var descriptor = FetchDescriptor<M>()
             descriptor.includePendingChanges = false
-            return try store.fetchDefault(
+            return try store.fetchErased(
                 DataStoreFetchRequest(descriptor: descriptor, editingState: editingState, query: query)
             ).snapshots
         }

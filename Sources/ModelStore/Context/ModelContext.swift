@@ -54,9 +54,9 @@ public final class ModelContext {
     @exclusivity(unchecked) var mergesOnMainActor = false
 
     // The registry and the lists of changes are touched once or more per model on every insert,
-    // fetch and save, from the context's isolation domain only; their dynamic exclusivity checks
-    // were a tenth of a large insert's instructions. The same holds for the autosave flags and the
-    // undo manager, which every insert reads.
+    // fetch and save, from the context's isolation domain only, so a dynamic exclusivity check on
+    // each access would guard nothing and cost a check per model on the hottest paths. The same holds
+    // for the autosave flags and the undo manager, which every insert reads.
     @exclusivity(unchecked) var registry = ModelRegistry()
     @exclusivity(unchecked) var insertedModels = OrderedModels()
     @exclusivity(unchecked) var changedModels = OrderedModels()

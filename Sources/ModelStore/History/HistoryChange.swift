@@ -68,6 +68,14 @@ public struct DefaultHistoryInsert<Model: PersistentModel>: HistoryInsert {
     public let changeIdentifier: Int64
     /// The number of the transaction.
     public let transactionIdentifier: Int64
+    /// The insert of `changedPersistentIdentifier`, change `changeIdentifier` of transaction `transactionIdentifier`.
+    package init(
+        changedPersistentIdentifier: PersistentIdentifier, changeIdentifier: Int64, transactionIdentifier: Int64
+    ) {
+        self.changedPersistentIdentifier = changedPersistentIdentifier
+        self.changeIdentifier = changeIdentifier
+        self.transactionIdentifier = transactionIdentifier
+    }
     /// `Model.self`.
     public var changedModelType: any PersistentModel.Type { Model.self }
 }
@@ -82,6 +90,16 @@ public struct DefaultHistoryUpdate<Model: PersistentModel>: HistoryUpdate {
     public let transactionIdentifier: Int64
     /// The attributes and relationships the update changed: `update.updatedAttributes.contains(\.name)`.
     public let updatedAttributes: HistoryUpdatedAttributes<Model>
+    /// The update of `changedPersistentIdentifier`, change `changeIdentifier` of transaction `transactionIdentifier`.
+    package init(
+        changedPersistentIdentifier: PersistentIdentifier, changeIdentifier: Int64, transactionIdentifier: Int64,
+        updatedAttributes: HistoryUpdatedAttributes<Model>
+    ) {
+        self.changedPersistentIdentifier = changedPersistentIdentifier
+        self.changeIdentifier = changeIdentifier
+        self.transactionIdentifier = transactionIdentifier
+        self.updatedAttributes = updatedAttributes
+    }
     /// `Model.self`.
     public var changedModelType: any PersistentModel.Type { Model.self }
 }
@@ -96,6 +114,16 @@ public struct DefaultHistoryDelete<Model: PersistentModel>: HistoryDelete {
     public let transactionIdentifier: Int64
     /// The values kept for history.
     public let tombstone: HistoryTombstone<Model>
+    /// The delete of `changedPersistentIdentifier`, change `changeIdentifier` of transaction `transactionIdentifier`.
+    package init(
+        changedPersistentIdentifier: PersistentIdentifier, changeIdentifier: Int64, transactionIdentifier: Int64,
+        tombstone: HistoryTombstone<Model>
+    ) {
+        self.changedPersistentIdentifier = changedPersistentIdentifier
+        self.changeIdentifier = changeIdentifier
+        self.transactionIdentifier = transactionIdentifier
+        self.tombstone = tombstone
+    }
     /// `Model.self`.
     public var changedModelType: any PersistentModel.Type { Model.self }
 }

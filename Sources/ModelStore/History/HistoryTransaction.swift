@@ -85,7 +85,7 @@ public struct DefaultHistoryTransaction: HistoryTransaction, CustomStringConvert
     /// What it inserted, updated and deleted, of the models the container's schema knows.
     public let changes: [HistoryChange]
 
-    /// A transaction; stores build them through ``StoreHistory``.
+    /// A transaction; stores build them through `StoreHistory`.
     public init(token: DefaultHistoryToken, author: String?, timestamp: Date, changes: [HistoryChange]) {
         self.token = token
         self.author = author

@@ -25,7 +25,7 @@ extension ModelContext {
             if descriptor.sortBy.isEmpty {
                 transactions.sort { ($0.timestamp, $0.token) < ($1.timestamp, $1.token) }
             }
-            transactions = StoreHistory.arrange(transactions, descriptor)
+            transactions = descriptor.arrange(transactions)
         }
         // `historyStores` checked that T is DefaultHistoryTransaction.
         return transactions as! [T]

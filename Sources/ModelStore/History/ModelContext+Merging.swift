@@ -54,7 +54,7 @@ extension ModelContext {
         }
         for (index, ids) in byStore {
             let store = container.stores[index]
-            guard let current = try? store.cachedDefault(ids, editingState: editingState) else { continue }
+            guard let current = try? store.cachedErased(ids, editingState: editingState) else { continue }
             for id in ids {
                 guard let model = registry[id] else { continue }
                 let backing = model.persistentBackingData
@@ -116,7 +116,7 @@ extension ModelContext {
                 continue
             }
             let ids = positions.map { changes.updated[$0].persistentIdentifier }
-            let current = try store.cachedDefault(ids, editingState: editingState)
+            let current = try store.cachedErased(ids, editingState: editingState)
             guard !current.isEmpty else { continue }  // a store without a cache: nothing to compare with
             for position in positions {
                 var snapshot = changes.updated[position]

@@ -25,12 +25,14 @@ final class ModelLayout: @unchecked Sendable {
     /// write those in line, with no call through an accessor and no retain of one.
     private let plan: [(offset: Int, scalar: InlineScalar?)]
 
-    private struct State {
+    // Safety: the probe model is read and written only inside the layout's lock (`state`), and never
+    // leaves it; the dictionaries are values.
+    private struct State: @unchecked Sendable {
         var probe: any PersistentModel
         var namesByKeyPath: [AnyKeyPath: String] = [:]
         var fieldsByStorageKeyPath: [AnyKeyPath: RelationshipAccessor] = [:]
     }
-    private let state: Locked<State>
+    private let state: LockedValue<State>
 
     private init<M: PersistentModel>(_ type: M.Type) {
         modelType = type
@@ -70,7 +72,7 @@ final class ModelLayout: @unchecked Sendable {
         self.plan = fields.map { ($0.offset, ($0 as? AttributeAccessor)?.inlineScalar) }
         var names: [AnyKeyPath: String] = [:]
         for field in fields + ephemeral { if let keyPath = field.keyPath { names[keyPath] = field.name } }
-        state = Locked(State(probe: probe, namesByKeyPath: names))
+        state = LockedValue(State(probe: probe, namesByKeyPath: names))
     }
 
     // MARK: Cache
@@ -371,9 +373,10 @@ class RelationshipAccessor: FieldAccessor {
     let maximumModelCount: Int
     let destinationType: any PersistentModel.Type
     let declaredInverse: AnyKeyPath?
-    private let inverseState = Locked<InverseState>(.unresolved)
+    private let inverseState = LockedValue<InverseState>(.unresolved)
 
-    private enum InverseState {
+    // Safety: the accessor it resolves to is immutable once made, and read only through the lock.
+    private enum InverseState: @unchecked Sendable {
         case unresolved
         case resolved(RelationshipAccessor?)
     }
@@ -490,7 +493,12 @@ class RelationshipAccessor: FieldAccessor {
 }
 
 final class TypedRelationshipAccessor<Model: PersistentModel, Value: RelationshipValue>: RelationshipAccessor {
-    private let wrappedKeyPath = Locked<ReferenceWritableKeyPath<Model, Value>?>(nil)
+    private let wrappedKeyPath = LockedValue<WrappedKeyPath?>(nil)
+
+    // Safety: a key path is an immutable object; it is set once, under the lock.
+    private struct WrappedKeyPath: @unchecked Sendable {
+        let keyPath: ReferenceWritableKeyPath<Model, Value>
+    }
 
     init(name: String, offset: Int, probe: UnsafeMutableRawPointer) {
         let wrapper = probe.advanced(by: offset).assumingMemoryBound(to: Relationship<Value>.self).pointee
@@ -504,7 +512,7 @@ final class TypedRelationshipAccessor<Model: PersistentModel, Value: Relationshi
 
     override func noteWrappedKeyPath(_ keyPath: AnyKeyPath) {
         guard let typed = keyPath as? ReferenceWritableKeyPath<Model, Value> else { return }
-        wrappedKeyPath.withLock { if $0 == nil { $0 = typed } }
+        wrappedKeyPath.withLock { if $0 == nil { $0 = WrappedKeyPath(keyPath: typed) } }
     }
 
     override func storeValue(of model: AnyObject) throws -> StoreValue { references(of: model) }
@@ -581,7 +589,7 @@ final class TypedRelationshipAccessor<Model: PersistentModel, Value: Relationshi
             wrapper.pointee.value = newValue
             wrapper.pointee.fault = nil
         }
-        if let keyPath = wrappedKeyPath.withLock({ $0 }), let registrar = backing.existingRegistrar {
+        if let keyPath = wrappedKeyPath.withLock({ $0 })?.keyPath, let registrar = backing.existingRegistrar {
             registrar.withMutation(of: typed, keyPath: keyPath, write)
         } else {
             write()

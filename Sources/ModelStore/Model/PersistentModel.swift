@@ -239,7 +239,7 @@ public final class BackingData: Observable {
                     + "load them from", remedy: "Keep the model's container open while the model is used")
         }
         let store = try container.store(for: id.entityName)
-        guard let snapshot = try store.cachedDefault([id], editingState: context?.editingState ?? EditingState())[id]
+        guard let snapshot = try store.cachedErased([id], editingState: context?.editingState ?? EditingState())[id]
         else {
             let names = slots.map { "'\(layout.fields[$0].name)'" }.joined(separator: ", ")
             throw DataStoreError(

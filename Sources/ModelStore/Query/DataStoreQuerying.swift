@@ -17,7 +17,7 @@ import Foundation
 ///    or limit unless ``QueryCapabilities/offsetAndLimit`` is `true`; without a sort it returns
 ///    snapshots in identifier order.
 ///
-/// Stores built on ``SnapshotTable`` declare ``QueryCapabilities/all`` and implement
+/// Stores built on `SnapshotTable` declare ``QueryCapabilities/all`` and implement
 /// ``accessPath(for:)`` by asking the table.
 public protocol DataStoreQuerying: DataStore {
     /// What the store runs natively.
@@ -61,7 +61,7 @@ public struct QueryCapabilities: Sendable, Hashable, CustomStringConvertible {
         self.enforcesUniqueness = enforcesUniqueness
     }
 
-    /// Everything, uniqueness included: what stores built on ``SnapshotTable`` declare.
+    /// Everything, uniqueness included: what stores built on `SnapshotTable` declare.
     public static let all = QueryCapabilities(enforcesUniqueness: true)
 
     /// Nothing: the store returns every snapshot of an entity, and the context does the rest.

@@ -1,7 +1,7 @@
 import Foundation
 
 /// How one fetch is split between the store, the snapshots it returns, and the models.
-struct QueryPlan<T: PersistentModel> {
+struct FetchPlan<T: PersistentModel> {
     let entity: Schema.Entity
     /// Whether the store runs store-neutral queries (``DataStoreQuerying``).
     let isQuerying: Bool
@@ -95,10 +95,10 @@ struct QueryPlan<T: PersistentModel> {
     func refine(_ snapshots: [DefaultSnapshot], schema: Schema) throws -> [DefaultSnapshot] {
         var result = snapshots
         if let snapshotFilter {
-            let evaluator = try SnapshotEvaluator(filter: snapshotFilter, entity: entity, schema: schema)
-            result = result.filter(evaluator.matches)
+            let matches = try CompiledFilter(schema: schema, resolve: nil).compile(snapshotFilter, entity: entity)
+            result = result.filter(matches)
         }
-        if let snapshotSort { try SnapshotEvaluator.sort(&result, by: snapshotSort, entity: entity) }
+        if let snapshotSort { try SnapshotOrdering.sort(&result, by: snapshotSort, entity: entity) }
         return result
     }
 }
@@ -115,7 +115,7 @@ struct ConjunctPlacement {
 ///
 /// The predicate's top-level conjunction is split: each conjunct that translates goes to the store
 /// if the store runs its kinds (exactly, or inexactly with a re-check on snapshots), else to the
-/// context's ``SnapshotEvaluator``; a conjunct that does not translate makes the context evaluate
+/// context's `SnapshotEvaluator`; a conjunct that does not translate makes the context evaluate
 /// the whole predicate on models. Conjuncts after one that may throw on models stay on models too,
 /// so that a fetch fails exactly where the Swift predicate would. SwiftData-style stores receive
 /// the descriptor unchanged.
@@ -134,7 +134,7 @@ enum QueryPlanner {
 
     static func plan<T: PersistentModel>(
         _ descriptor: FetchDescriptor<T>, entity: Schema.Entity, store: any DataStore, schema: Schema, context: Context
-    ) throws -> QueryPlan<T> {
+    ) throws -> FetchPlan<T> {
         var plan = try planWithoutContext(descriptor, entity: entity, store: store, schema: schema, context: context)
         plan.hasPendingChanges = context.hasPendingChanges
         plan.mergesPendingModels = context.mergesPendingModels
@@ -144,12 +144,12 @@ enum QueryPlanner {
 
     private static func planWithoutContext<T: PersistentModel>(
         _ descriptor: FetchDescriptor<T>, entity: Schema.Entity, store: any DataStore, schema: Schema, context: Context
-    ) throws -> QueryPlan<T> {
+    ) throws -> FetchPlan<T> {
         // Translating checks the predicate for every store: a bad key path fails the same way everywhere.
         let translation = try descriptor.predicate.map { try TranslatedPredicate($0, entity: entity, schema: schema) }
         guard let capabilities = store.queryCapabilitiesIfAny else {
             // A SwiftData-style store gets the whole descriptor, or throws preferInMemory*.
-            var plan = QueryPlan<T>(
+            var plan = FetchPlan<T>(
                 entity: entity, isQuerying: false, query: nil, storeDescriptor: descriptor, snapshotFilter: nil,
                 snapshotSort: nil, filtersModels: false, sortsModels: false, windowsInMemory: false, placements: [],
                 translation: translation)
@@ -251,7 +251,7 @@ enum QueryPlanner {
                 windowsInMemory = true
             }
         }
-        return QueryPlan(
+        return FetchPlan(
             entity: entity, isQuerying: true, query: query, storeDescriptor: descriptor, snapshotFilter: snapshotFilter,
             snapshotSort: snapshotSort, filtersModels: filtersModels, sortsModels: sortsModels,
             windowsInMemory: windowsInMemory, placements: placements, translation: translation)

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A store-neutral condition over stored property names: what the context pushes to a
-/// ``DataStoreQuerying`` store, and what ``SnapshotEvaluator`` runs on snapshots.
+/// ``DataStoreQuerying`` store, and what `SnapshotEvaluator` runs on snapshots.
 ///
 /// The context translates a `#Predicate` into this form (see ``FetchDescriptor``); an adapter
 /// reads it to run as much of a fetch as it can natively, and declares what it runs in

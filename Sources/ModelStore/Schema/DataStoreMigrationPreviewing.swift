@@ -9,7 +9,7 @@ import Foundation
 ///    a lock file's contents, not a backup. A test compares the files byte for byte.
 /// 2. It MUST report exactly what opening the store with the same plan would do: run the same
 ///    stages (custom ones included, on a copy in memory) and report the result. Stores that
-///    migrate through ``SchemaMigrationRunner`` get this by calling its `preview`.
+///    migrate through `SchemaMigrationRunner` get this by calling its `preview`.
 /// 3. It MUST throw what opening would throw when a stage fails, naming the stage.
 public protocol DataStoreMigrationPreviewing: DataStore {
     /// What opening the store of `configuration` with `migrationPlan` would change; writes nothing.

@@ -8,7 +8,7 @@ import Foundation
 /// gives a stored `nil` the new default; to-one to to-many wraps the reference; to-many to to-one
 /// works for models with at most one related model. A changed attribute type is refused for any
 /// model that stores a value: that change needs a custom stage.
-struct LightweightMapping {
+package struct LightweightMapping {
     /// Where each property of a new entity takes its value from.
     private enum Source {
         case copy(slot: Int)
@@ -26,11 +26,11 @@ struct LightweightMapping {
 
     private let plans: [String: EntityPlan]
     /// The entities whose stored shape changes, and how.
-    let changes: [EntityMigrationReport]
+    package let changes: [EntityMigrationReport]
     /// Names the step in errors: `stage from '1.0.0' to '2.0.0'`.
-    let stageName: String
+    package let stageName: String
 
-    init(from old: Schema, to new: Schema, stageName: String) {
+    package init(from old: Schema, to new: Schema, stageName: String) {
         self.stageName = stageName
         var plans: [String: EntityPlan] = [:]
         var changes: [EntityMigrationReport] = []
@@ -84,7 +84,7 @@ struct LightweightMapping {
     }
 
     /// The models rewritten for the new schema; models of removed entities are dropped.
-    func map(_ snapshots: [DefaultSnapshot]) throws -> [DefaultSnapshot] {
+    package func map(_ snapshots: [DefaultSnapshot]) throws -> [DefaultSnapshot] {
         var mapped: [DefaultSnapshot] = []
         mapped.reserveCapacity(snapshots.count)
         for snapshot in snapshots {

@@ -26,3 +26,10 @@ public enum MigrationStage: Sendable {
         willMigrate: (@Sendable (ModelContext) throws -> Void)?, didMigrate: (@Sendable (ModelContext) throws -> Void)?
     )
 }
+
+extension DataStoreError.Code {
+    /// A migration stage failed: its closure threw something that is not a ``DataStoreError``, or
+    /// the stored models do not fit the stage's new version (for example a new unique constraint
+    /// that stored duplicates violate). The store is unchanged.
+    public static let migrationFailed = DataStoreError.Code("migrationFailed")
+}

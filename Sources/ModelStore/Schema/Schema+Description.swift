@@ -179,7 +179,7 @@ extension Schema {
 /// The stand-in model type of entities built from a stored ``Schema/Description``.
 ///
 /// It has no properties of its own; stores read and write the entity's snapshots normally.
-@_spi(AdapterKit) public final class SchemaOnlyModel: PersistentModel {
+public final class SchemaOnlyModel: PersistentModel {
     /// The framework's state.
     public let persistentBackingData = BackingData()
     /// Creates an empty stand-in.

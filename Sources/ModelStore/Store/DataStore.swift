@@ -86,7 +86,7 @@ public protocol DataStore: AnyObject, Sendable {
     ///
     /// MUST NOT modify existing data when it throws: a failed open never overwrites a file. A store
     /// that records a schema version MUST run `migrationPlan`'s stages from that version, custom ones
-    /// included (``SchemaMigrationRunner`` does it through the store's `SchemaMigrationStorage`), or
+    /// included (`SchemaMigrationRunner` does it through the store's `SchemaMigrationStorage`), or
     /// refuse a plan it cannot run with ``DataStoreError/Code/unsupportedFeature``; it MUST NOT skip
     /// a stage.
     init(_ configuration: Configuration, migrationPlan: (any SchemaMigrationPlan.Type)?) throws

@@ -38,7 +38,7 @@ public protocol DataStoreAsynchronous: DataStore {
 
 // Calls the context makes on an asynchronous store, in the context's snapshot form.
 extension DataStoreAsynchronous {
-    func fetchDefaultAsync<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) async throws -> [DefaultSnapshot] {
+    func fetchErasedAsync<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) async throws -> [DefaultSnapshot] {
         let result: DataStoreFetchResult<T, Snapshot> = try await fetch(request)
         return result.fetchedSnapshots.map(\.defaultSnapshot)
     }
@@ -53,7 +53,7 @@ extension DataStoreAsynchronous {
         try await fetchIdentifiers(request)
     }
 
-    func saveDefaultAsync(
+    func saveErasedAsync(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
     ) async throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         try requireAllowsSave("a save")

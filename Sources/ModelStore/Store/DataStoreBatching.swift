@@ -121,7 +121,7 @@ public struct DataStoreBatchInsertRequest<Snapshot: DataStoreSnapshot> {
     public let expectedCount: Int
     private let source: BatchInsertSource<Snapshot>
     /// The chunks as values, for a request the context made from rows (``ModelContext/insert(_:rows:)``):
-    /// ``SnapshotTable`` takes them as they are, and every other reader gets snapshots made from them.
+    /// `SnapshotTable` takes them as they are, and every other reader gets snapshots made from them.
     private var rows: BatchRowSource? = nil
 
     /// A batch insert of the snapshots in `snapshots`, read as one chunk.
@@ -154,7 +154,7 @@ public struct DataStoreBatchInsertRequest<Snapshot: DataStoreSnapshot> {
 
     /// For a request made from rows, calls `body` with each chunk as the context made it, with no
     /// snapshot built, and returns `true`; returns `false`, reading nothing, for any other request.
-    func forEachRowChunk(_ body: (inout BatchRows) throws -> Void) throws -> Bool {
+    package func forEachRowChunk(_ body: (inout BatchRows) throws -> Void) throws -> Bool {
         guard let rows else { return false }
         source.markRead()
         while var chunk = try rows.pull() { try body(&chunk) }
@@ -185,7 +185,7 @@ public struct DataStoreBatchInsertRequest<Snapshot: DataStoreSnapshot> {
 extension DataStoreBatchInsertRequest where Snapshot == DefaultSnapshot {
     /// A batch insert whose chunks `nextChunk` makes from values, a chunk at a time (an empty one
     /// after the last). A reader that takes snapshots gets each chunk's rows as snapshots of new
-    /// models; ``SnapshotTable`` takes the values as they are.
+    /// models; `SnapshotTable` takes the values as they are.
     @usableFromInline
     init(expectedCount: Int, editingState: EditingState, nextRows: @escaping () throws -> BatchRows) {
         let rows = BatchRowSource(nextRows)
@@ -200,42 +200,42 @@ extension DataStoreBatchInsertRequest where Snapshot == DefaultSnapshot {
 /// entity, their values in slot order, row after row, in one array. No row is an array or a
 /// snapshot of its own until a store that takes snapshots asks for them.
 @usableFromInline
-struct BatchRows {
-    @usableFromInline let entity: Schema.Entity
+package struct BatchRows {
+    @usableFromInline package let entity: Schema.Entity
     /// Every row's values, ``width`` of them per row.
-    @usableFromInline var values: [StoreValue] = []
+    @usableFromInline package var values: [StoreValue] = []
     /// How many rows the chunk holds.
-    @usableFromInline var count = 0
+    @usableFromInline package var count = 0
 
     /// An empty chunk with room for `capacity` rows.
     @usableFromInline
-    init(entity: Schema.Entity, capacity: Int) {
+    package init(entity: Schema.Entity, capacity: Int) {
         self.entity = entity
         values.reserveCapacity(capacity * entity.properties.count)
     }
 
     /// The rows of snapshots of `entity`, in order.
-    init(entity: Schema.Entity, snapshots: some Collection<DefaultSnapshot>) {
+    package init(entity: Schema.Entity, snapshots: some Collection<DefaultSnapshot>) {
         self.init(entity: entity, capacity: snapshots.count)
         for snapshot in snapshots { values.append(contentsOf: snapshot.values) }
         count = snapshots.count
     }
 
     /// How many values a row has: one per property.
-    var width: Int { entity.properties.count }
+    package var width: Int { entity.properties.count }
 
     /// The value of `slot` in row `row`.
     @inline(__always)
-    subscript(row: Int, slot: Int) -> StoreValue { values[row &* width &+ slot] }
+    package subscript(row: Int, slot: Int) -> StoreValue { values[row &* width &+ slot] }
 
     /// The values of row `row`, in slot order, as an array of their own.
-    func values(ofRow row: Int) -> [StoreValue] {
+    package func values(ofRow row: Int) -> [StoreValue] {
         let width = width
         return Array(values[row &* width..<(row &+ 1) &* width])
     }
 
     /// The rows as snapshots of new models (temporary identifiers), for a store that takes snapshots.
-    func snapshots() -> [DefaultSnapshot] {
+    package func snapshots() -> [DefaultSnapshot] {
         (0..<count).map { row in
             DefaultSnapshot(
                 persistentIdentifier: .temporary(entityName: entity.name), entity: entity, values: values(ofRow: row))

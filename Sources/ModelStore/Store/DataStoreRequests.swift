@@ -160,7 +160,7 @@ public struct DataStoreSaveChangesResult<Snapshot: DataStoreSnapshot>: Sendable 
     }
 
     /// A save result with the permanent identifiers in the request's order, as
-    /// ``DataStoreSaveChangesRequest/mintIdentifiers(storeIdentifier:nextPrimaryKey:)`` mints them:
+    /// `DataStoreSaveChangesRequest.mintIdentifiers(storeIdentifier:nextPrimaryKey:)` mints them:
     /// a large insert's caller reads them by position, and ``remappedIdentifiers`` is built only if
     /// someone asks for it.
     ///
@@ -211,5 +211,19 @@ final class IdentifierMapping: Sendable {
             built = dictionary
             return dictionary
         }
+    }
+}
+
+extension DataStoreSaveChangesRequest {
+    /// The permanent identifiers `minted` gave `inserted`, by old identifier.
+    package static func remapping(
+        _ inserted: [Snapshot], _ minted: [PersistentIdentifier?]
+    ) -> [PersistentIdentifier: PersistentIdentifier] {
+        var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
+        remapped.reserveCapacity(inserted.count)
+        for (snapshot, permanent) in zip(inserted, minted) {
+            if let permanent { remapped[snapshot.persistentIdentifier] = permanent }
+        }
+        return remapped
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 
 /// Batch delete, update and insert, with the batching mutants.
 extension MutantStore {

@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 
 /// External storage: the durable store keeps every `.externalStorage` `Data` value outside its JSON
 /// file, one file per model and attribute in a folder beside it (`mutant.json.external/`), and keeps an

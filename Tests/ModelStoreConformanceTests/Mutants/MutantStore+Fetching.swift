@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 
 /// Fetching, counting and listing identifiers, with the query mutants.
 extension MutantStore {

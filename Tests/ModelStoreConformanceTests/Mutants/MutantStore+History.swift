@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 
 /// History through the adapter kit's `StoreHistory`, kept in the store's file with the changes it
 /// records, with the history mutants.

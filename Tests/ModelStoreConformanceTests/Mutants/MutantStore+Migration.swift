@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 
 /// Migration through the adapter kit's `SchemaMigrationRunner`: the durable store records its schema
 /// version in its file, and opening it with a plan runs the stages from that version before the open

@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 
 /// The settings of a ``MutantStore``: which bug it has (none for the baseline) and, for a durable
 /// store, the file it keeps its data in.

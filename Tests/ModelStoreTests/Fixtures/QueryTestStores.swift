@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 
 /// A snapshot table behind a lock: the storage both test stores share.
 final class LockedTable: Sendable {

@@ -1,9 +1,10 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 import PostgresNIO
 
 extension PostgreSQLStore {
-    /// Fetches by the request's query (or, without one, every model of the entity); see ``QueryPlan``.
+    /// Fetches by the request's query (or, without one, every model of the entity); see ``PostgreSQLQueryPlan``.
     ///
     /// When SQL runs the whole query, a query's ``StoreQuery/propertiesToFetch`` is honoured: only
     /// those attributes (and every relationship) are selected, the others hold their default
@@ -35,7 +36,7 @@ extension PostgreSQLStore {
     /// Counts without blocking a thread.
     public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) async throws -> Int {
         let query = query(of: request)
-        let plan = try QueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+        let plan = try PostgreSQLQueryPlan(query, layouts: layouts, storeIdentifier: identifier)
         guard plan.isComplete else { return try await rows(for: query).count }
         let total =
             try await database.read("counting '\(query.entityName)'") { session in
@@ -57,7 +58,7 @@ extension PostgreSQLStore {
         _ request: DataStoreFetchRequest<T>
     ) async throws -> [PersistentIdentifier] {
         let query = query(of: request)
-        let plan = try QueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+        let plan = try PostgreSQLQueryPlan(query, layouts: layouts, storeIdentifier: identifier)
         guard plan.isComplete else { return try await rows(for: query).map(\.snapshot.persistentIdentifier) }
         let storeIdentifier = identifier
         return try await database.read("listing '\(query.entityName)'") { session in
@@ -74,7 +75,9 @@ extension PostgreSQLStore {
     /// key, a unique index, or another index.
     public func accessPath(for query: StoreQuery) -> StoreAccessPath? {
         guard let lines = try? queryPlan(for: query), let first = lines.first else { return nil }
-        guard let plan = try? QueryPlan(query, layouts: layouts, storeIdentifier: identifier) else { return nil }
+        guard let plan = try? PostgreSQLQueryPlan(query, layouts: layouts, storeIdentifier: identifier) else {
+            return nil
+        }
         if first.contains("Seq Scan") { return StoreAccessPath(kind: .scan) }
         if first.contains("_pkey") { return StoreAccessPath(kind: .identifiers) }
         for (number, names) in plan.layout.entity.uniquenessConstraints.enumerated()
@@ -88,7 +91,7 @@ extension PostgreSQLStore {
     /// PostgreSQL's `EXPLAIN` of the SQL a query sends, one line per plan node, then what the store
     /// does on the rows afterwards.
     public func queryPlan(for query: StoreQuery) throws -> [String] {
-        let plan = try QueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+        let plan = try PostgreSQLQueryPlan(query, layouts: layouts, storeIdentifier: identifier)
         var lines = try database.wait {
             try await self.database.read("explaining '\(query.entityName)'") { session in
                 try await session.query(
@@ -116,7 +119,7 @@ extension PostgreSQLStore {
     func rows(for query: StoreQuery, honouringPropertiesToFetch: Bool) async throws -> (
         rows: [RowReader.Versioned], omitsUnrequestedProperties: Bool
     ) {
-        let plan = try QueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+        let plan = try PostgreSQLQueryPlan(query, layouts: layouts, storeIdentifier: identifier)
         // Only the requested attributes when nothing in the store reads the others.
         let reading =
             honouringPropertiesToFetch && plan.isComplete

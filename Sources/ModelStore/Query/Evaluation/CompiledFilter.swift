@@ -1,16 +1,23 @@
 import Foundation
 
 /// Compiles a ``StoreFilter`` into closures over snapshots, with every slot resolved up front.
-struct CompiledFilter {
-    typealias Predicate = @Sendable (DefaultSnapshot) -> Bool
+package struct CompiledFilter {
+    package typealias Predicate = @Sendable (DefaultSnapshot) -> Bool
     typealias Getter = @Sendable (DefaultSnapshot) -> StoreValue
-    typealias Resolver = @Sendable (PersistentIdentifier) -> DefaultSnapshot?
-    typealias ValueTest = @Sendable (StoreValue) -> Bool
+    package typealias Resolver = @Sendable (PersistentIdentifier) -> DefaultSnapshot?
+    package typealias ValueTest = @Sendable (StoreValue) -> Bool
 
     let schema: Schema?
     let resolve: Resolver?
 
-    func compile(_ filter: StoreFilter, entity: Schema.Entity) throws -> Predicate {
+    /// A compiler for filters over entities of `schema`, reading related snapshots through `resolve`.
+    package init(schema: Schema?, resolve: Resolver?) {
+        self.schema = schema
+        self.resolve = resolve
+    }
+
+    /// The filter as a closure over snapshots of `entity`, every slot resolved.
+    package func compile(_ filter: StoreFilter, entity: Schema.Entity) throws -> Predicate {
         switch filter {
         case .constant(let value):
             return { _ in value }
@@ -111,7 +118,7 @@ struct CompiledFilter {
     }
 
     /// Whether a value is one of `values`, by `==` (numbers of different kinds compare numerically).
-    static func membershipTest(_ values: [StoreValue]) -> ValueTest {
+    package static func membershipTest(_ values: [StoreValue]) -> ValueTest {
         // Hashing agrees with `==` for every kind but decimals, which compare numerically.
         let hashable = !values.contains { if case .decimal = $0 { true } else { false } }
         guard hashable, let first = values.first else {
@@ -127,7 +134,7 @@ struct CompiledFilter {
 
     /// `range.contains(value)` as Swift's range types define it: `lower <= value`, `value <= upper`
     /// or `value < upper`.
-    static func contains(_ range: StoreRange, _ value: StoreValue) -> Bool {
+    package static func contains(_ range: StoreRange, _ value: StoreValue) -> Bool {
         if value.isNull { return false }
         if let lower = range.lower, !ValueSemantics.holds(.lessOrEqual, lower, value) { return false }
         if let upper = range.upper {
@@ -147,7 +154,7 @@ struct CompiledFilter {
 
     /// A text operation on a string, as `#Predicate` evaluates it. Throws
     /// ``DataStoreError/invalidPredicate`` for a regular expression that does not compile.
-    static func textTest(
+    package static func textTest(
         _ operation: StoreTextOperation, path: StorePath, entity: Schema.Entity
     ) throws -> @Sendable (String) -> Bool {
         switch operation {

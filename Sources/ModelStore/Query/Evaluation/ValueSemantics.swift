@@ -1,22 +1,22 @@
 import Foundation
 
 /// Comparisons of stored values with the semantics of the Swift types they came from, shared by
-/// the translator (folding), ``SnapshotEvaluator`` and ``SnapshotTable``'s indexes.
+/// the translator (folding), `SnapshotEvaluator` and `SnapshotTable`'s indexes.
 ///
 /// Values of one attribute are of one kind, so most comparisons call the Swift type's own operator
 /// (`Double`'s IEEE `<=`, `Decimal`'s `<`, `String`'s `<`); numbers of different kinds (a stored
 /// `.int` read as a `Double`) compare numerically.
-enum ValueSemantics {
+package enum ValueSemantics {
     /// Swift's `==` on the values.
     @inline(__always)
-    static func equals(_ a: StoreValue, _ b: StoreValue) -> Bool {
+    package static func equals(_ a: StoreValue, _ b: StoreValue) -> Bool {
         if a == b { return true }
         guard a.isNumber, b.isNumber, !a.isSameKind(as: b) else { return false }
         return numericOrder(a, b) == .orderedSame
     }
 
     /// Whether `a op b` holds. Ordering comparisons involving `null` are false.
-    static func holds(_ op: StoreComparisonOperator, _ a: StoreValue, _ b: StoreValue) -> Bool {
+    package static func holds(_ op: StoreComparisonOperator, _ a: StoreValue, _ b: StoreValue) -> Bool {
         switch op {
         case .equal: return equals(a, b)
         case .notEqual: return !equals(a, b)
@@ -46,8 +46,8 @@ enum ValueSemantics {
     }
 
     /// The operator applied by the type's own `Comparable` witness, as `#Predicate` does.
-    @inline(__always)
-    static func apply<C: Comparable>(_ op: StoreComparisonOperator, _ x: C, _ y: C) -> Bool {
+    @inlinable @inline(__always)
+    package static func apply<C: Comparable>(_ op: StoreComparisonOperator, _ x: C, _ y: C) -> Bool {
         switch op {
         case .equal: x == y
         case .notEqual: x != y
@@ -60,7 +60,9 @@ enum ValueSemantics {
 
     /// The order `SortDescriptor` gives two values: `nil` first, then the type's `<` both ways
     /// (`NaN` ties with everything), strings by the comparison.
-    static func sortOrder(_ a: StoreValue, _ b: StoreValue, _ comparison: StoreSortKey.Comparison) -> ComparisonResult {
+    package static func sortOrder(
+        _ a: StoreValue, _ b: StoreValue, _ comparison: StoreSortKey.Comparison
+    ) -> ComparisonResult {
         switch (a, b) {
         case (.null, .null): return .orderedSame
         case (.null, _): return .orderedAscending
@@ -88,13 +90,13 @@ enum ValueSemantics {
         }
     }
 
-    @inline(__always)
-    static func comparableOrder<C: Comparable>(_ x: C, _ y: C) -> ComparisonResult {
+    @inlinable @inline(__always)
+    package static func comparableOrder<C: Comparable>(_ x: C, _ y: C) -> ComparisonResult {
         x < y ? .orderedAscending : (y < x ? .orderedDescending : .orderedSame)
     }
 
     /// Numbers of different kinds, compared exactly where possible.
-    static func numericOrder(_ a: StoreValue, _ b: StoreValue) -> ComparisonResult {
+    package static func numericOrder(_ a: StoreValue, _ b: StoreValue) -> ComparisonResult {
         switch (a, b) {
         case (.int(let x), .uint(let y)): return x < 0 ? .orderedAscending : comparableOrder(UInt64(x), y)
         case (.uint(let x), .int(let y)): return y < 0 ? .orderedDescending : comparableOrder(x, UInt64(y))

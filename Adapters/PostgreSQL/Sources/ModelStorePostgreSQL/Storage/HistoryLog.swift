@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 import PostgresNIO
 
 /// The store's history in its namespace: table `"ns"."modelstore_history"`, one row per committed

@@ -1,4 +1,5 @@
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 
 /// A save's one change, recorded in the history by the statement that writes its row (see
 /// ``HistoryLog/recordingOneChange(after:parameters:)``), computed before the row is written from

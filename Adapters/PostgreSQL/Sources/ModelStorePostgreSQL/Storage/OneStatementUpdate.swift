@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 import PostgresNIO
 
 /// A save that updates one model, written as one statement outside a transaction (the server

@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 import PostgresNIO
 
 /// How ``SchemaMigrationRunner`` reads and commits a PostgreSQL store: on the open's connection,

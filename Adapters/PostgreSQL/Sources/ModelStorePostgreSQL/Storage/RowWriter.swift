@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 import PostgresNIO
 
 /// Writes a save's rows inside one transaction: mints keys, deletes, updates (checking each row's

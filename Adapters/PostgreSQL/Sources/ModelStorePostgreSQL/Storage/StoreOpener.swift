@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 import PostgresNIO
 
 /// Opens a store's namespace: creates its tables on first use, checks the recorded schema, and

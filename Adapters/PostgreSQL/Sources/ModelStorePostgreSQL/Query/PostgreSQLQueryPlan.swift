@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 import PostgresNIO
 
 /// How the store runs one query: the SQL it sends, and what it does on the rows afterwards.
@@ -20,7 +21,7 @@ import PostgresNIO
 /// no total order PostgreSQL can reproduce), unsigned 64-bit integers (stored by bit pattern),
 /// decimals, booleans, UUIDs and the `lexical`, `localizedStandard` and `caseInsensitive`
 /// comparisons (Foundation's rules, not a PostgreSQL collation).
-struct QueryPlan: Sendable {
+struct PostgreSQLQueryPlan: Sendable {
     let layout: TableLayout
     let whereClause: String
     let binds: PostgresBindings

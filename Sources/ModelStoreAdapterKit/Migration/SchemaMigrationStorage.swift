@@ -1,7 +1,8 @@
 import Foundation
+import ModelStore
 
 /// A store's models at one schema version, as a migration moves them from stage to stage.
-@_spi(AdapterKit) public struct MigrationData: Sendable {
+public struct MigrationData: Sendable {
     /// The schema the snapshots belong to.
     public var schema: Schema
     /// Every stored model of the schema's entities.
@@ -34,7 +35,7 @@ import Foundation
 ///    in with a durable rename; a database commits one transaction.
 /// 4. A store MUST NOT call ``commit(_:)`` itself and MUST NOT write between ``read(as:)`` and the
 ///    runner's ``commit(_:)``: hold the store's lock across ``SchemaMigrationRunner/migrate(_:)``.
-@_spi(AdapterKit) public protocol SchemaMigrationStorage {
+public protocol SchemaMigrationStorage {
     /// How the store's messages name it, for example `the JSON store '/path/trips.json'`.
     var storeDescription: String { get }
     /// The identifier the store's models carry.

@@ -1,4 +1,5 @@
 import Foundation
+import ModelStore
 
 /// A store's history as a value: its records, the newest transaction number, and how far history
 /// was deleted. Stores keep one (and persist its records) to implement ``HistoryProviding``.
@@ -6,7 +7,7 @@ import Foundation
 /// It numbers transactions, trims to an optional limit, turns records into
 /// ``DefaultHistoryTransaction``s for a schema, evaluates ``HistoryDescriptor``s, and refuses a
 /// fetch that would silently skip deleted history (requirement 4 of ``HistoryProviding``).
-@_spi(AdapterKit) public struct StoreHistory: Sendable {
+public struct StoreHistory: Sendable {
     /// The transactions still kept, oldest first.
     public private(set) var records: [StoreHistoryRecord]
     /// The number of the newest transaction ever recorded (0 before the first).
@@ -172,21 +173,7 @@ import Foundation
     public static func arrange(
         _ transactions: [DefaultHistoryTransaction], _ descriptor: HistoryDescriptor<DefaultHistoryTransaction>
     ) -> [DefaultHistoryTransaction] {
-        var result = transactions
-        if !descriptor.sortBy.isEmpty {
-            result = result.enumerated().sorted { lhs, rhs in
-                for sort in descriptor.sortBy {
-                    switch sort.compare(lhs.element, rhs.element) {
-                    case .orderedAscending: return true
-                    case .orderedDescending: return false
-                    case .orderedSame: continue
-                    }
-                }
-                return lhs.offset < rhs.offset
-            }.map(\.element)
-        }
-        if let limit = descriptor.fetchLimit, result.count > limit { result.removeLast(result.count - max(limit, 0)) }
-        return result
+        descriptor.arrange(transactions)
     }
 
     /// Throws ``DataStoreError/Code/historyTokenExpired`` when the descriptor's predicate selects by

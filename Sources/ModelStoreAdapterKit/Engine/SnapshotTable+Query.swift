@@ -1,4 +1,5 @@
 import Foundation
+import ModelStore
 
 extension SnapshotTable {
     /// The snapshots a query selects, filtered, sorted (ties by identifier), offset and limited.

@@ -1,4 +1,5 @@
 import Foundation
+import ModelStore
 
 extension SnapshotTable {
     /// One bit per row: which rows are deleted, or which hold `nil`. Sized lazily, so a set no row

@@ -1,4 +1,5 @@
 import Foundation
+import ModelStore
 
 extension SnapshotTable.EntityTable {
     /// A test of a row number against the table's columns.
@@ -95,7 +96,7 @@ extension SnapshotTable.EntityTable {
     /// sorts their snapshots.
     func sort(_ rows: inout [Int], by keys: [StoreSortKey]) throws {
         guard !keys.isEmpty else { return }
-        let slots = try SnapshotEvaluator.sortSlots(keys, entity: entity)
+        let slots = try SnapshotOrdering.sortSlots(keys, entity: entity)
         let columns = zip(keys, slots).map { ($0.comparison, $0.ascending, self.columns[$1]) }
         rows.sort { a, b in
             for (comparison, ascending, column) in columns {

@@ -3,7 +3,7 @@ import ModelStore
 
 /// How the store runs one ``StoreQuery``: the SQL part, and what is left for the store to do on
 /// the rows SQL returns. Fetch, count, identifiers and `EXPLAIN QUERY PLAN` all read one plan.
-struct QueryPlan {
+struct SQLiteQueryPlan {
     let layout: EntityLayout
     /// `FROM "Entity" t0 WHERE …`, without `SELECT`, `ORDER BY` or `LIMIT`.
     let from: String

@@ -1,4 +1,5 @@
 import Foundation
+import ModelStore
 
 extension SnapshotTable {
     /// Read access to one entity's rows as the table stores them, for a writer that encodes every

@@ -1,11 +1,13 @@
+import ModelStore
+
 extension SnapshotTable {
     /// The row that owns each combination of values under one uniqueness constraint.
     ///
     /// An open-addressed table of row numbers, probed linearly from a key's hash. It keeps no copy
     /// of any value: each entry is the key's 32-bit hash and the owner's row number, and a probe
     /// compares a candidate by reading the row's own values (``EntityTable`` passes that comparison
-    /// in). A million rows cost 16 MiB at most, where a dictionary from keys to rows cost about six
-    /// times that. Deletion shifts the entries after a removed one back, so no tombstone stays.
+    /// in). A million rows cost 16 MiB at most, where a dictionary from keys to rows would hold a copy
+    /// of every key besides. Deletion shifts the entries after a removed one back, so no tombstone stays.
     struct UniqueIndex: Sendable {
         /// `0` for an empty slot; otherwise the key's hash in the high 32 bits and the row number
         /// plus one in the low 32 bits.

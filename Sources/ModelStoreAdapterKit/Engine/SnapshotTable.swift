@@ -1,4 +1,5 @@
 import Foundation
+import ModelStore
 
 /// The models of one store, held in memory in typed columns, with unique-constraint enforcement,
 /// indexes and query evaluation: the engine every snapshot-holding adapter (in-memory, JSON file,
@@ -18,8 +19,8 @@ import Foundation
 /// store can write before it applies: ``prepare(_:storeIdentifier:)`` validates a save and mints
 /// identifiers without changing the table, and ``apply(_:)`` cannot fail.
 ///
-/// Adapter machinery, kept out of the app's way: reach it with `@_spi(AdapterKit) import ModelStore`.
-@_spi(AdapterKit) public struct SnapshotTable: Sendable {
+/// Part of the adapter kit (`import ModelStoreAdapterKit`).
+public struct SnapshotTable: Sendable {
     /// The schema of the snapshots.
     public let schema: Schema
     private(set) var tables: [String: EntityTable]

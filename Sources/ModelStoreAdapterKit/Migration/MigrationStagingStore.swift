@@ -1,4 +1,5 @@
 import Foundation
+import ModelStore
 
 /// The models a custom stage works on, shared between the migration runner and the store its
 /// context saves to, and which models the stage's saves touched.

@@ -1,4 +1,5 @@
 import Foundation
+import ModelStore
 
 extension SnapshotTable {
     /// The rows of one entity: a column of typed values per property (``Column``), the rows'
@@ -74,7 +75,7 @@ extension SnapshotTable {
         func snapshot(at row: Int) -> DefaultSnapshot {
             // Reserved, then appended: `Array(unsafeUninitializedCapacity:)` and `Array(repeating:count:)`
             // allocate through the standard library's unspecialized buffer initializer, which looks the
-            // storage's generic metadata up at run time on every call (about 300 instructions here).
+            // storage's generic metadata up at run time on every call.
             var values: [StoreValue] = []
             values.reserveCapacity(columns.count)
             for column in columns { values.append(column.value(at: row)) }

@@ -1,8 +1,10 @@
+import ModelStore
+
 /// Comparisons run over a typed column in tight loops: the scan half of a filter compiled to columns.
 ///
 /// Each loop reads machine values from contiguous storage, with the operator chosen once outside
 /// the loop, no allocation per row and no reference counting per value. The operators are the
-/// type's own, as ``ValueSemantics/apply(_:_:_:)`` applies them to snapshots, so a row passes here
+/// type's own, as `ValueSemantics.apply(_:_:_:)` applies them to snapshots, so a row passes here
 /// exactly when its snapshot would.
 enum ColumnLoops {
     /// Keeps the positions of `selection` (every position of `column` when `nil`) whose value

@@ -1,4 +1,5 @@
 import Foundation
+import ModelStore
 
 extension DataStoreSaveChangesRequest {
     /// Mints the permanent identifiers of a save's inserted snapshots: the first thing a `save`
@@ -41,7 +42,7 @@ extension DataStoreSaveChangesRequest {
     }
 
     /// Each inserted snapshot's permanent identifier in the order of ``inserted`` (`nil` for one that
-    /// keeps its own), without the mapping by old identifier (``remapping(_:_:)`` builds it).
+    /// keeps its own), without the mapping by old identifier (`remapping(_:_:)` builds it).
     func mintIdentifiersInOrderOnly(storeIdentifier: String, nextPrimaryKey: inout Int64) -> [PersistentIdentifier?] {
         var minted: [PersistentIdentifier?] = []
         minted.reserveCapacity(inserted.count)
@@ -58,17 +59,5 @@ extension DataStoreSaveChangesRequest {
             }
         }
         return minted
-    }
-
-    /// The permanent identifiers `minted` gave `inserted`, by old identifier.
-    static func remapping(
-        _ inserted: [Snapshot], _ minted: [PersistentIdentifier?]
-    ) -> [PersistentIdentifier: PersistentIdentifier] {
-        var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
-        remapped.reserveCapacity(inserted.count)
-        for (snapshot, permanent) in zip(inserted, minted) {
-            if let permanent { remapped[snapshot.persistentIdentifier] = permanent }
-        }
-        return remapped
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ModelStore
 
 /// Evaluates store-neutral filters and sorts directly on snapshots, without materialising models.
 ///
@@ -16,7 +17,7 @@ import Foundation
 /// The filter is compiled into closures with every property slot resolved, so evaluation does no
 /// name lookups; its results are those of the Swift predicate it was translated from (see
 /// ``StoreFilter``).
-@_spi(AdapterKit) public struct SnapshotEvaluator: Sendable {
+public struct SnapshotEvaluator: Sendable {
     private let predicate: CompiledFilter.Predicate
 
     /// Compiles a filter over an entity.
@@ -47,29 +48,7 @@ import Foundation
     public static func sort(
         _ snapshots: inout [DefaultSnapshot], by keys: [StoreSortKey], entity: Schema.Entity
     ) throws {
-        let slots = try sortSlots(keys, entity: entity)
-        snapshots.sort { lhs, rhs in
-            for (key, slot) in zip(keys, slots) {
-                let order = ValueSemantics.sortOrder(lhs.values[slot], rhs.values[slot], key.comparison)
-                if order != .orderedSame { return key.ascending == (order == .orderedAscending) }
-            }
-            return lhs.persistentIdentifier < rhs.persistentIdentifier
-        }
-    }
-
-    /// The slots of the sort keys' attributes; throws ``DataStoreError/invalidPredicate`` for a key
-    /// that is not a stored attribute of the entity.
-    static func sortSlots(_ keys: [StoreSortKey], entity: Schema.Entity) throws -> [Int] {
-        try keys.map { key -> Int in
-            guard let slot = entity.slot(of: key.property), case .attribute = entity.properties[slot] else {
-                throw DataStoreError(
-                    .invalidPredicate,
-                    "cannot sort by '\(key.property)': it is not a stored attribute of '\(entity.name)'",
-                    remedy: "Sort by one of: \(entity.attributes.map { "'\($0.name)'" }.joined(separator: ", "))",
-                    entityName: entity.name)
-            }
-            return slot
-        }
+        try SnapshotOrdering.sort(&snapshots, by: keys, entity: entity)
     }
 
     /// Compares two stored values as `SortDescriptor` compares the Swift values they came from:
@@ -82,9 +61,6 @@ import Foundation
 
     /// Applies an offset and a limit.
     public static func window<Element>(_ items: [Element], offset: Int, limit: Int?) -> [Element] {
-        let start = min(max(offset, 0), items.count)
-        let end = limit.map { min(start + max($0, 0), items.count) } ?? items.count
-        if start == 0 && end == items.count { return items }
-        return Array(items[start..<end])
+        SnapshotOrdering.window(items, offset: offset, limit: limit)
     }
 }

@@ -1,11 +1,5 @@
 import Foundation
-
-extension DataStoreError.Code {
-    /// A migration stage failed: its closure threw something that is not a ``DataStoreError``, or
-    /// the stored models do not fit the stage's new version (for example a new unique constraint
-    /// that stored duplicates violate). The store is unchanged.
-    public static let migrationFailed = DataStoreError.Code("migrationFailed")
-}
+import ModelStore
 
 /// Runs a ``SchemaMigrationPlan`` on a store's data, once, for every adapter: the stages in order
 /// from the version the store recorded to the app's, then one atomic commit through the store's
@@ -28,7 +22,7 @@ extension DataStoreError.Code {
 ///    was, and the error names the stage.
 ///
 /// A dry run (``preview(_:)``) does steps 1–3 and reports instead of committing.
-@_spi(AdapterKit) public struct SchemaMigrationRunner: Sendable {
+public struct SchemaMigrationRunner: Sendable {
     /// The schema the store opens with: where the migration ends.
     public let schema: Schema
     /// The plan, if the app gave one.
