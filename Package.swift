@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "ModelStore", targets: ["ModelStore"]),
         .library(name: "ModelStoreAdapterKit", targets: ["ModelStoreAdapterKit"]),
+        .library(name: "ModelStoreTooling", targets: ["ModelStoreTooling"]),
         .library(name: "ModelStoreInMemory", targets: ["ModelStoreInMemory"]),
         .library(name: "ModelStoreJSONFile", targets: ["ModelStoreJSONFile"]),
         .library(name: "ModelStoreAppendLog", targets: ["ModelStoreAppendLog"]),
@@ -24,6 +25,9 @@ let package = Package(
         // What adapters build on: the table engine, the snapshot evaluator, store history records, the
         // migration runner and identifier minting.
         .target(name: "ModelStoreAdapterKit", dependencies: ["ModelStore"], path: "Sources/ModelStoreAdapterKit"),
+        // What tools build on: the maintenance protocol each adapter implements for its scheme, its
+        // report types, and the text helpers of reports.
+        .target(name: "ModelStoreTooling", dependencies: ["ModelStore"], path: "Sources/ModelStoreTooling"),
         // Durable file I/O shared by the file stores, public for adapter authors.
         .target(
             name: "ModelStoreFileIO", dependencies: ["ModelStore", "CModelStoreCRC32C"],
@@ -34,11 +38,13 @@ let package = Package(
         .target(
             name: "ModelStoreInMemory", dependencies: ["ModelStore", "ModelStoreAdapterKit"], path: "Adapters/InMemory"),
         .target(
-            name: "ModelStoreJSONFile", dependencies: ["ModelStore", "ModelStoreAdapterKit", "ModelStoreFileIO"],
+            name: "ModelStoreJSONFile",
+            dependencies: ["ModelStore", "ModelStoreAdapterKit", "ModelStoreFileIO", "ModelStoreTooling"],
             path: "Adapters/JSONFile",
             exclude: ["FORMAT.md"]),  // the file format, bound for the DocC catalog
         .target(
-            name: "ModelStoreAppendLog", dependencies: ["ModelStore", "ModelStoreAdapterKit", "ModelStoreFileIO"],
+            name: "ModelStoreAppendLog",
+            dependencies: ["ModelStore", "ModelStoreAdapterKit", "ModelStoreFileIO", "ModelStoreTooling"],
             path: "Adapters/AppendLog",
             exclude: ["FORMAT.md"]),  // the file format, bound for the DocC catalog
         // SQLite's C library, as the system provides it (Debian: libsqlite3-dev), and the adapter over it.
@@ -47,7 +53,7 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         .target(
             name: "ModelStoreSQLite",
-            dependencies: ["ModelStore", "ModelStoreAdapterKit", "ModelStoreFileIO", "CSQLite"],
+            dependencies: ["ModelStore", "ModelStoreAdapterKit", "ModelStoreFileIO", "ModelStoreTooling", "CSQLite"],
             path: "Adapters/SQLite", exclude: ["CSQLite", "FORMAT.md"]),
         // Registers the built-in adapters' URL schemes (memory:, json:, log:, sqlite:) and the default
         // store when a program that links it starts (the C target is the load hook), and SwiftData's
@@ -57,7 +63,7 @@ let package = Package(
             name: "ModelStoreAdapters",
             dependencies: [
                 "CModelStoreAdaptersLoad", "ModelStore", "ModelStoreInMemory", "ModelStoreJSONFile",
-                "ModelStoreAppendLog", "ModelStoreSQLite",
+                "ModelStoreAppendLog", "ModelStoreSQLite", "ModelStoreTooling",
             ],
             path: "Sources/ModelStoreAdapters"),
         // The conformance suite any adapter runs with one test.
@@ -67,7 +73,8 @@ let package = Package(
             exclude: ["RUNNING.md", "WRITING-AN-ADAPTER.md"]),  // article drafts, bound for the DocC catalog
         // The command-line tool; it reaches the adapters through their schemes only.
         .executableTarget(
-            name: "ModelStoreTool", dependencies: ["ModelStore", "ModelStoreAdapterKit", "ModelStoreAdapters"],
+            name: "ModelStoreTool",
+            dependencies: ["ModelStore", "ModelStoreAdapterKit", "ModelStoreAdapters", "ModelStoreTooling"],
             path: "Sources/modelstore"),
         // The crash test's writer and checker (scripts/crash-test.sh).
         .executableTarget(
@@ -84,13 +91,16 @@ let package = Package(
         .target(name: "TripsSample", dependencies: ["ModelStore", "ModelStoreAdapters"], path: "Samples/Trips/App"),
         .executableTarget(name: "Trips", dependencies: ["TripsSample"], path: "Samples/Trips", exclude: ["App"]),
         .target(
-            name: "CustomAdapterSample", dependencies: ["ModelStore", "ModelStoreAdapterKit"],
+            name: "CustomAdapterSample", dependencies: ["ModelStore", "ModelStoreAdapterKit", "ModelStoreTooling"],
             path: "Samples/CustomAdapter/Sources"),
         // Tests, and the helpers they share (temporary folders, a seeded generator, error checks).
         .target(name: "ModelStoreTestSupport", dependencies: ["ModelStore"], path: "Tests/ModelStoreTestSupport"),
         .testTarget(
             name: "ModelStoreTests",
-            dependencies: ["ModelStore", "ModelStoreAdapterKit", "ModelStoreInMemory", "ModelStoreTestSupport"]),
+            dependencies: [
+                "ModelStore", "ModelStoreAdapterKit", "ModelStoreInMemory", "ModelStoreTestSupport",
+                "ModelStoreTooling",
+            ]),
         .testTarget(
             name: "ModelStoreGraphTests",
             dependencies: [
@@ -129,6 +139,7 @@ let package = Package(
                 "ModelStore", "ModelStoreAdapterKit", "ModelStoreAdapters", "ModelStoreInMemory", "ModelStoreJSONFile",
                 "ModelStoreAppendLog",
                 "ModelStoreSQLite", "ModelStoreConformance", "CustomAdapterSample", "ModelStoreTestSupport",
+                "ModelStoreTooling",
             ]),
         // A small SwiftData app's model and query code ported to ModelStore and run; the lines the port changed are
         // counted against the SwiftData original (SwiftDataOriginal/, kept as text) and quoted in the README.
@@ -136,13 +147,14 @@ let package = Package(
             name: "PortedAppTests", dependencies: ["ModelStore", "ModelStoreAdapters"], exclude: ["SwiftDataOriginal"]),
         // The schema tools' golden files (generated models and plan, compiled here) and their tests.
         .testTarget(
-            name: "SchemaToolTests", dependencies: ["ModelStore", "ModelStoreTool", "ModelStoreTestSupport"],
+            name: "SchemaToolTests",
+            dependencies: ["ModelStore", "ModelStoreTool", "ModelStoreTestSupport", "ModelStoreTooling"],
             exclude: ["Fixtures"]),
         .testTarget(
             name: "CustomAdapterSampleTests",
             dependencies: [
                 "CustomAdapterSample", "ModelStore", "ModelStoreAdapterKit", "ModelStoreConformance",
-                "ModelStoreTestSupport",
+                "ModelStoreTestSupport", "ModelStoreTooling",
             ],
             path: "Samples/CustomAdapter/Tests"),
     ],

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreTooling
 
 /// What the append log offers tools such as `modelstore`: inspection and verification without
 /// opening the log, repair, and compaction into a new checkpoint. The `log:` scheme registers it.

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreTooling
 
 /// What the JSON file store offers tools such as `modelstore`: its stored schema, damage named by
 /// line and column, and sealing a file edited by hand. The `json:` scheme registers it.

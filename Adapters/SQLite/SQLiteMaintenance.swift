@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreTooling
 
 /// What the SQLite store offers tools such as `modelstore`: its stored schema, SQLite's own
 /// integrity check before the store is read, and compaction (`VACUUM`). The `sqlite:` scheme

@@ -3,6 +3,7 @@ import ModelStoreAppendLog
 import ModelStoreInMemory
 import ModelStoreJSONFile
 import ModelStoreSQLite
+import ModelStoreTooling
 
 extension StoreScheme {
     /// `memory:` or `memory:NAME`: an `InMemoryStore` that forgets everything when the container goes away.

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreTooling
 
 /// `modelstore compact URL`: rewrites an append log's live models as a new checkpoint.
 enum CompactCommand: Command {

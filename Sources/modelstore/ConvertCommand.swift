@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreTooling
 
 /// `modelstore convert SRC DST`: copies a store into another of any kind, keeping identifiers
 /// and relationships.
@@ -93,7 +94,7 @@ enum ConvertCommand: Command {
         guard held == 0 else {
             throw ToolError(
                 .destinationNotEmpty, code: "destinationNotEmpty",
-                "the destination '\(destination.string)' already holds \(Formatting.count(held, "model"))",
+                "the destination '\(destination.string)' already holds \(ReportFormat.count(held, "model"))",
                 remedy: "Give a path that does not exist yet, or an empty store; convert never merges or overwrites")
         }
     }
@@ -203,9 +204,9 @@ struct ConvertReport: CommandReport {
             keptPrimaryKeys
             ? "every primary key kept" : "the destination assigned new primary keys, and references follow them"
         var lines = [
-            "Copied \(Formatting.count(modelCount, "model")) from \(source) to \(destination) "
+            "Copied \(ReportFormat.count(modelCount, "model")) from \(source) to \(destination) "
                 + "(store '\(destinationStoreIdentifier)'): \(keys), "
-                + "\(Formatting.count(referenceCount, "reference")) rewritten.",
+                + "\(ReportFormat.count(referenceCount, "reference")) rewritten.",
             "",
             "Entities:",
         ]

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreTooling
 
 /// `modelstore inspect URL`: what a store holds and what it occupies on disk.
 enum InspectCommand: Command {
@@ -75,8 +76,8 @@ struct InspectReport: CommandReport {
     var text: String {
         var lines = ["\(url)  (store '\(storeIdentifier)', schema version \(schemaVersion ?? "unknown"))", ""]
         lines += ["Entities:"] + EntityCount.lines(entities)
-        lines += ["", "On disk: \(Formatting.count(files.count, "file")), \(Formatting.bytes(byteCount))"]
-        lines += Formatting.table(files.map { [$0.path, Formatting.bytes($0.byteCount)] })
+        lines += ["", "On disk: \(ReportFormat.count(files.count, "file")), \(ReportFormat.bytes(byteCount))"]
+        lines += ReportFormat.table(files.map { [$0.path, ReportFormat.bytes($0.byteCount)] })
         if let details { lines += [""] + details.lines }
         if !damage.isEmpty {
             lines += ["", "Damaged (run 'modelstore verify \(url)' for details):"] + damage.map { "  \($0)" }

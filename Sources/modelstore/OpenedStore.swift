@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import ModelStoreAdapterKit
+import ModelStoreTooling
 
 /// A store opened with a schema built from its stored description: read entity by entity and
 /// written as snapshots, with no model types.

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreTooling
 
 /// `modelstore repair URL`: mends a damaged append log, setting the damage aside.
 enum RepairCommand: Command {

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreTooling
 
 /// An entity and how many models of it a store holds (the core's `StoreEntityCount`).
 typealias EntityCount = StoreEntityCount
@@ -21,6 +22,6 @@ extension EntityCount {
     static func lines(_ entities: [EntityCount]) -> [String] {
         let total = entities.reduce(0) { $0 + $1.modelCount }
         let rows = entities.map { [$0.name, String($0.modelCount)] } + [["total", String(total)]]
-        return Formatting.table(rows)
+        return ReportFormat.table(rows)
     }
 }

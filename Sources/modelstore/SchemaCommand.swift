@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreTooling
 
 /// `modelstore schema URL [--mermaid]`: the schema a store records, or a schema file's.
 enum SchemaCommand: Command {
@@ -65,7 +66,7 @@ struct SchemaReport: CommandReport {
                     notes.joined(separator: ", "),
                 ]
             }
-            lines += Formatting.table(rows)
+            lines += ReportFormat.table(rows)
             for constraint in entity.uniquenessConstraints where constraint.count > 1 {
                 lines.append("  unique: " + constraint.joined(separator: ", "))
             }

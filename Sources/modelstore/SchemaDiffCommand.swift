@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreTooling
 
 /// `modelstore schema diff --old SOURCE --new SOURCE [--out FILE]`: what changed between two
 /// schemas, and a migration plan for it.
@@ -89,7 +90,7 @@ struct SchemaDiffReport: CommandReport {
         var lines = ["\(old) (\(oldVersion)) -> \(new) (\(newVersion)): a \(stage) stage"]
         lines += notes.map { "note: \($0)" }
         if changes.isEmpty { lines.append("  no changes") }
-        lines += Formatting.table(changes.map { ["\($0.mark) \($0.subject)", $0.summary, $0.stage] })
+        lines += ReportFormat.table(changes.map { ["\($0.mark) \($0.subject)", $0.summary, $0.stage] })
         for change in changes where change.reason != nil {
             lines.append("\(change.subject): \(change.reason ?? "")")
         }

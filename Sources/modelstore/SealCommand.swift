@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreTooling
 
 /// `modelstore seal URL`: accepts a JSON store edited by hand, by writing its new checksum.
 enum SealCommand: Command {

@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import ModelStoreAdapters
+import ModelStoreTooling
 
 /// A store named on the command line: its URL checked against the registry, and what the tool
 /// can learn about it without the app's model types.

@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import ModelStoreAdapters
+import ModelStoreTooling
 
 /// The `modelstore` command: finds the subcommand, parses its command line, runs it, prints its
 /// report or its error, and returns the exit status.
@@ -116,7 +117,7 @@ enum Tool {
                 CommandOption(name: "--json", summary: "print a JSON object instead of text (errors too, on stdout)"),
                 CommandOption(name: "--help", summary: "print this help"),
             ]
-        lines += ["", "Options:"] + Formatting.table(options.map { [$0.name, $0.summary] })
+        lines += ["", "Options:"] + ReportFormat.table(options.map { [$0.name, $0.summary] })
         lines += ["", "Exit statuses are listed by 'modelstore --help'."]
         return lines.joined(separator: "\n")
     }
@@ -136,7 +137,7 @@ enum Tool {
             ([command.name] + command.arguments + command.options.map(\.usage)).joined(separator: " ")
         }
         let rows = zip(synopses, allCommands).map { [$0, $1.summary] } + [["help COMMAND", "describe a command"]]
-        lines += Formatting.table(rows)
+        lines += ReportFormat.table(rows)
         lines += ["", "Stores are named by URL:"]
         StoreRegistry.shared.registerBuiltInSchemes()
         lines += StoreRegistry.shared.schemes.flatMap { ["  \($0.usage)", "      \($0.summary)"] }
@@ -148,7 +149,7 @@ enum Tool {
             "",
             "Exit status:",
         ]
-        lines += Formatting.table(ExitStatus.allCases.map { [String($0.rawValue), $0.meaning] })
+        lines += ReportFormat.table(ExitStatus.allCases.map { [String($0.rawValue), $0.meaning] })
         return lines.joined(separator: "\n")
     }
 }

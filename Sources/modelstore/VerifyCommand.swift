@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreTooling
 
 /// `modelstore verify URL`: an integrity check that says where any damage is.
 enum VerifyCommand: Command {
@@ -141,10 +142,10 @@ struct VerifyReport: CommandReport {
     var text: String {
         var lines: [String]
         if healthy {
-            let models = entities.map { " (\(Formatting.count($0.reduce(0) { $0 + $1.modelCount }, "model")))" } ?? ""
+            let models = entities.map { " (\(ReportFormat.count($0.reduce(0) { $0 + $1.modelCount }, "model")))" } ?? ""
             lines = ["\(url): healthy\(models)"]
         } else {
-            lines = ["\(url): damaged, \(Formatting.count(problems.count, "problem")):"] + problems.map { "  \($0)" }
+            lines = ["\(url): damaged, \(ReportFormat.count(problems.count, "problem")):"] + problems.map { "  \($0)" }
             if let remedy { lines.append(remedy) }
         }
         if let tornTail { lines.append("Torn tail (not damage): \(tornTail)") }

@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import ModelStoreInMemory
 import ModelStoreTestSupport
+import ModelStoreTooling
 import Testing
 
 /// A scheme's maintenance: the defaults a scheme that only reads its stored schema gets, and the

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreTooling
 
 /// What the entity-files store offers tools such as `modelstore`: its schema, its files, counts
 /// read from the manifest's files without opening the store, and a check that every file the

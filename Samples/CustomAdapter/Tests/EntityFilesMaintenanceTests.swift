@@ -2,6 +2,7 @@ import CustomAdapterSample
 import Foundation
 import ModelStore
 import ModelStoreTestSupport
+import ModelStoreTooling
 import Testing
 
 /// A third-party store's maintenance, reached the way `modelstore` reaches every store: through

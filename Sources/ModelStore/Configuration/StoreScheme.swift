@@ -35,12 +35,6 @@ public struct StoreScheme: Sendable {
     /// model types for. The reader MUST NOT create or change anything, and MUST throw
     /// ``DataStoreError/Code/notFound`` when there is no store at the URL.
     public private(set) var readStoredSchema: (@Sendable (StoreURL) throws -> Schema.Description)?
-    /// What the scheme's adapter offers tools for its stores (see ``DataStoreMaintenance``); set
-    /// with ``maintained(by:)``. A scheme that only reads its stored schema gets the defaults.
-    public var maintenance: (any DataStoreMaintenance)? {
-        explicitMaintenance ?? readStoredSchema.map(SchemaReadingMaintenance.init(read:))
-    }
-    private var explicitMaintenance: (any DataStoreMaintenance)?
 
     /// Whether a scheme takes a location, and what to call it in usage text.
     public enum Location: Sendable, Hashable {
@@ -106,19 +100,6 @@ public struct StoreScheme: Sendable {
         return scheme
     }
 
-    /// The same scheme, with what its adapter offers tools (see ``DataStoreMaintenance``); its
-    /// ``readStoredSchema`` becomes the maintenance's ``DataStoreMaintenance/storedSchema(_:)``.
-    public func maintained(by maintenance: any DataStoreMaintenance) -> StoreScheme {
-        var scheme = self
-        scheme.explicitMaintenance = maintenance
-        let makeConfiguration = self.makeConfiguration
-        scheme.readStoredSchema = { url in
-            try maintenance.storedSchema(
-                StoreMaintenanceRequest(name: url.description, url: url, configuration: try makeConfiguration(url)))
-        }
-        return scheme
-    }
-
     /// The form of the scheme's URLs, such as `log:DIR[?durability=none|batched|everySave]`.
     public var usage: String {
         var text = name + ":"
@@ -170,14 +151,5 @@ public struct StoreScheme: Sendable {
                     remedy: "Use one of: " + option.allowedValues.map { "'\($0)'" }.joined(separator: ", "))
             }
         }
-    }
-}
-
-/// The maintenance of a scheme that only reads its stored schema: the defaults for the rest.
-private struct SchemaReadingMaintenance: DataStoreMaintenance {
-    let read: @Sendable (StoreURL) throws -> Schema.Description
-
-    func storedSchema(_ request: StoreMaintenanceRequest) throws -> Schema.Description {
-        try read(request.url)
     }
 }

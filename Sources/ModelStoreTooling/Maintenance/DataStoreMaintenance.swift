@@ -1,4 +1,5 @@
 import Foundation
+import ModelStore
 
 /// What a store's adapter offers tools such as `modelstore`, which have no model types: the schema
 /// its stores record, the files they keep, and inspection, verification, repair, compaction and

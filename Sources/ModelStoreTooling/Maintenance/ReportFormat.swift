@@ -1,4 +1,5 @@
 import Foundation
+import ModelStore
 
 /// Small text helpers for the reports people read, shared by tools and the maintenance reports of
 /// adapters (``DataStoreMaintenance``).
