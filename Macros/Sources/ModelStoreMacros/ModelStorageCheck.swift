@@ -1,0 +1,31 @@
+import ModelStore
+
+/// Compile-time checks that `@Model`'s expansion calls, so that a property it stores the wrong
+/// way is an error with a message, not a failure at run time.
+///
+/// Each check is an empty function with an unavailable overload that the compiler picks for the
+/// wrong kind of type: calling it costs nothing.
+public enum ModelStorageCheck {
+    /// Accepts the type of a property stored as an attribute.
+    @inlinable @inline(__always)
+    public static func attribute<Value>(_ type: Value.Type) {}
+
+    /// Rejects a model type as an attribute.
+    @available(
+        *, unavailable,
+        message: "this property holds a model: a to-one relationship is optional ('Trip?'), a to-many one an array"
+    )
+    public static func attribute<Value: PersistentModel>(_ type: Value.Type) {}
+
+    /// Accepts the type of a relationship: an optional model or an array of models.
+    @inlinable @inline(__always)
+    public static func relationship<Value: RelationshipValue>(_ type: Value.Type) {}
+
+    /// Rejects a type that is not an optional model or an array of models as a relationship.
+    @available(
+        *, unavailable,
+        message:
+            "this property does not hold models: mark it '@Attribute' to store its value (@Model takes an optional or an array of a type it does not know for a relationship)"
+    )
+    public static func relationship<Value>(_ type: Value.Type) {}
+}

@@ -1,0 +1,231 @@
+import SwiftDiagnostics
+import SwiftSyntax
+import SwiftSyntaxBuilder
+import SwiftSyntaxMacros
+
+/// `@Model`: makes a final class a `PersistentModel` whose stored properties are persisted.
+///
+/// The expansion is the hand-written form of a model, which the runtime already reads through
+/// storage offsets found once per type:
+/// - each stored property becomes a computed one over a `ModelStore.Attribute`, `Relationship` or
+///   `Transient` stored beside it (`_name`), whose init accessor lets the class's own initializers
+///   set it, so no initial value is needed;
+/// - `persistentBackingData`, and the `init()` the framework makes models with (each property
+///   without an initial value gets a placeholder, which a fetch overwrites);
+/// - `constraints` from `#Unique` and `#Index`;
+/// - relationships an initializer sets are linked to their inverses when the model is first used:
+///   `persistentBackingData`, which every read, write and insert goes through first, links them.
+public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
+    public static func expansion(
+        of node: AttributeSyntax, providingMembersOf declaration: some DeclGroupSyntax,
+        conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        guard let model = ModelClass(declaration, attribute: node, context: context, report: true) else { return [] }
+        return model.generatedMembers()
+    }
+
+    public static func expansion(
+        of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
+        providingAttributesFor member: some DeclSyntaxProtocol, in context: some MacroExpansionContext
+    ) throws -> [AttributeSyntax] {
+        guard ModelClass(declaration, attribute: node, context: context, report: false) != nil else { return [] }
+        if case .property(let property) = ModelPropertyReader.read(member), property.kind != .transient {
+            return ["@_PersistedProperty"]
+        }
+        return []
+    }
+
+    public static func expansion(
+        of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
+        providingExtensionsOf type: some TypeSyntaxProtocol, conformingTo protocols: [TypeSyntax],
+        in context: some MacroExpansionContext
+    ) throws -> [ExtensionDeclSyntax] {
+        guard declaration.is(ClassDeclSyntax.self), !protocols.isEmpty else { return [] }
+        return [try ExtensionDeclSyntax("extension \(type.trimmed): ModelStore.PersistentModel {}")]
+    }
+}
+
+/// A `@Model` class as the macro reads it.
+struct ModelClass {
+    let name: String
+    /// `public ` or `package ` when the class is, so the members the protocol requires are too.
+    let access: String
+    let properties: [ModelProperty]
+    let members: MemberBlockItemListSyntax
+
+    var hasRelationships: Bool { properties.contains { $0.kind == .relationship } }
+
+    /// `nil` when the declaration is not a class `@Model` can expand (reported when `report` is set).
+    init?(
+        _ declaration: some DeclGroupSyntax, attribute: AttributeSyntax, context: some MacroExpansionContext,
+        report: Bool
+    ) {
+        guard let type = declaration.as(ClassDeclSyntax.self) else {
+            if report { context.diagnose(Self.notAClass(declaration)) }
+            return nil
+        }
+        let modifiers = type.modifiers.map(\.name.tokenKind)
+        guard modifiers.contains(.keyword(.final)) else {
+            if report {
+                let fixed = type.with(\.modifiers, type.modifiers + [DeclModifierSyntax(name: .keyword(.final))])
+                    .with(\.classKeyword.leadingTrivia, .space)
+                context.diagnose(
+                    ModelDiagnostic.notFinal(type.name.text).diagnose(
+                        at: type.classKeyword,
+                        fixIts: [
+                            FixIt(
+                                message: ModelFixIt("add 'final'"),
+                                changes: [
+                                    .replace(
+                                        oldNode: Syntax(type.modifiers),
+                                        newNode: Syntax(fixed.modifiers.with(\.trailingTrivia, .space)))
+                                ])
+                        ]))
+            }
+            return nil
+        }
+        name = type.name.text
+        access =
+            modifiers.contains(.keyword(.public)) || modifiers.contains(.keyword(.open))
+            ? "public " : modifiers.contains(.keyword(.package)) ? "package " : ""
+        members = type.memberBlock.members
+        var properties: [ModelProperty] = []
+        for member in type.memberBlock.members {
+            switch ModelPropertyReader.read(member.decl) {
+            case .ignored: break
+            case .property(let property): properties.append(property)
+            case .invalid(let diagnostics): if report { diagnostics.forEach(context.diagnose) }
+            }
+        }
+        self.properties = properties
+    }
+
+    private static func notAClass(_ declaration: some DeclGroupSyntax) -> Diagnostic {
+        if let structure = declaration.as(StructDeclSyntax.self) {
+            let replacement = TokenSyntax.keyword(.class, leadingTrivia: structure.structKeyword.leadingTrivia)
+            return ModelDiagnostic.notAClass(kind: "struct").diagnose(
+                at: structure.structKeyword,
+                fixIts: [
+                    FixIt(
+                        message: ModelFixIt("make it a 'final class'"),
+                        changes: [
+                            .replace(
+                                oldNode: Syntax(structure.structKeyword),
+                                newNode: Syntax(
+                                    TokenSyntax.identifier(
+                                        "final class", leadingTrivia: replacement.leadingTrivia,
+                                        trailingTrivia: structure.structKeyword.trailingTrivia)))
+                        ])
+                ])
+        }
+        let kind =
+            declaration.is(EnumDeclSyntax.self)
+            ? "enum"
+            : declaration.is(ActorDeclSyntax.self)
+                ? "actor"
+                : declaration.is(ProtocolDeclSyntax.self)
+                    ? "protocol" : "extension"
+        return ModelDiagnostic.notAClass(kind: kind).diagnose(at: declaration.introducer)
+    }
+
+    /// The members the expansion adds.
+    func generatedMembers() -> [DeclSyntax] {
+        var result: [DeclSyntax] = []
+        if hasRelationships {
+            result.append(
+                """
+                private let _$backingData = ModelStore.BackingData()
+                """)
+            result.append(
+                """
+                /// The framework's state for the model; reading it first links the relationships the
+                /// class's initializer set.
+                \(raw: access)var persistentBackingData: ModelStore.BackingData {
+                    if !_$relationshipsToLink.isEmpty { _$linkRelationships() }
+                    return _$backingData
+                }
+                """)
+            result.append(
+                """
+                /// What the class's initializers set in relationships, to link to the inverses.
+                private var _$relationshipsToLink: [(\(raw: name)) -> Void] = []
+                """)
+            result.append(
+                """
+                /// Sets the relationships an initializer set once more, through their setters, which
+                /// keep the inverse side of each related model in step.
+                private func _$linkRelationships() {
+                    let links = _$relationshipsToLink
+                    _$relationshipsToLink = []
+                    for link in links { link(self) }
+                }
+                """)
+        } else {
+            result.append("\(raw: access)let persistentBackingData = ModelStore.BackingData()")
+        }
+        if !declaresInitWithoutArguments {
+            var lines: [String] = []
+            for property in properties where property.initialValue == nil && !property.isOptional {
+                if let value = Placeholder.literal(for: property.type) {
+                    lines.append("self.\(property.name) = \(value)")
+                } else {
+                    let storage = "_$placeholder_\(property.name)"
+                    result.append(
+                        """
+                        private static let \(raw: storage) = ModelStoreMacros.ModelPlaceholder<\(property.type)>(\
+                        model: \(literal: name), property: \(literal: property.name))
+                        """)
+                    lines.append("self.\(property.name) = Self.\(storage).value")
+                }
+            }
+            result.append(
+                """
+                /// Creates a model for the framework to load stored values into; each property without an
+                /// initial value starts as a placeholder.
+                \(raw: access)init() {
+                \(raw: lines.joined(separator: "\n"))
+                }
+                """)
+        }
+        let constraints = ConstraintMacro.constraints(in: members)
+        if !constraints.isEmpty {
+            result.append(
+                """
+                /// The model's compound uniqueness constraints and indexes, from its `#Unique` and `#Index`.
+                \(raw: access)static var constraints: [ModelStore.ModelConstraint<\(raw: name)>] {
+                    [\(raw: constraints.joined(separator: ", "))]
+                }
+                """)
+        }
+        return result
+    }
+
+    /// Whether the class declares an `init()` of its own, which the framework then uses.
+    private var declaresInitWithoutArguments: Bool {
+        members.contains { member in
+            guard let initializer = member.decl.as(InitializerDeclSyntax.self) else { return false }
+            return initializer.signature.parameterClause.parameters.isEmpty && initializer.optionalMark == nil
+        }
+    }
+}
+
+/// The value a property without an initial value starts with in the framework's `init()`.
+enum Placeholder {
+    /// A literal of the type, for the types that have an obvious one; `nil` for the others, which
+    /// get theirs from `ModelPlaceholder` at run time.
+    static func literal(for type: TypeSyntax) -> String? {
+        if type.is(ArrayTypeSyntax.self) { return "[]" }
+        if type.is(DictionaryTypeSyntax.self) { return "[:]" }
+        guard type.is(IdentifierTypeSyntax.self) || type.is(MemberTypeSyntax.self) else { return nil }
+        switch TypeNames.baseName(type) {
+        case "String", "Substring": return "\"\""
+        case "Bool": return "false"
+        case "Int", "Int8", "Int16", "Int32", "Int64", "UInt", "UInt8", "UInt16", "UInt32", "UInt64", "Double",
+            "Float", "Float16", "CGFloat", "Decimal":
+            return "0"
+        case "Date": return "\(type.trimmedDescription)(timeIntervalSinceReferenceDate: 0)"
+        case "Data": return "\(type.trimmedDescription)()"
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import SwiftDiagnostics
+import SwiftSyntax
+
+/// One stored property of a `@Model` class, as its declaration spells it: what the macros persist.
+struct ModelProperty {
+    /// How the property is kept.
+    enum Kind {
+        /// A value, stored in a `ModelStore.Attribute`.
+        case attribute
+        /// An optional model or an array of models, stored in a `ModelStore.Relationship`.
+        case relationship
+        /// Observed, never stored (`@Transient`), in a `ModelStore.Transient`.
+        case transient
+    }
+
+    let name: String
+    /// The declared type, or the one the initial value spells (`= 0` is an `Int`).
+    let type: TypeSyntax
+    let initialValue: ExprSyntax?
+    let kind: Kind
+    /// The arguments of the property's `@Attribute(...)` or `@Relationship(...)`, if it has one.
+    let arguments: LabeledExprListSyntax?
+
+    /// The name of the storage the macros declare beside the property.
+    var storageName: String { "_" + name }
+
+    /// Whether the property starts as `nil` when an initializer does not set it, as a stored optional does.
+    var isOptional: Bool { TypeNames.optionalWrapped(type) != nil }
+}
+
+/// Reads a `var` declaration of a `@Model` class.
+enum ModelPropertyReader {
+    /// What a member declaration is to `@Model`.
+    enum Reading {
+        /// Not a stored instance property (a computed or static property, or not a property).
+        case ignored
+        /// A stored property the macros keep.
+        case property(ModelProperty)
+        /// A stored property the macros cannot keep, with the diagnostics that say why.
+        case invalid([Diagnostic])
+    }
+
+    /// The reading of one member declaration.
+    static func read(_ declaration: some SyntaxProtocol) -> Reading {
+        guard let variable = declaration.as(VariableDeclSyntax.self) else { return .ignored }
+        let modifiers = variable.modifiers.map(\.name.tokenKind)
+        if modifiers.contains(.keyword(.static)) || modifiers.contains(.keyword(.class)) { return .ignored }
+        // Accessors of its own: a computed property, or a stored one with observers.
+        if let binding = variable.bindings.first, let accessors = binding.accessorBlock {
+            guard case .accessors(let list) = accessors.accessors,
+                list.allSatisfy({ [.keyword(.willSet), .keyword(.didSet)].contains($0.accessorSpecifier.tokenKind) })
+            else { return .ignored }
+            return .invalid([
+                ModelDiagnostic.observers.diagnose(at: list.first.map(Syntax.init) ?? Syntax(accessors.leftBrace))
+            ])
+        }
+        if modifiers.contains(.keyword(.lazy)) {
+            return .invalid([ModelDiagnostic.lazyProperty.diagnose(at: Syntax(variable.bindingSpecifier))])
+        }
+        if variable.bindingSpecifier.tokenKind == .keyword(.let) {
+            return .invalid([ModelDiagnostic.letProperty.diagnose(at: variable)])
+        }
+        guard variable.bindings.count == 1, let binding = variable.bindings.first,
+            let identifier = binding.pattern.as(IdentifierPatternSyntax.self)
+        else {
+            return .invalid([ModelDiagnostic.severalBindings.diagnose(at: Syntax(variable.bindings))])
+        }
+        let name = identifier.identifier.trimmedDescription
+        let initialValue = binding.initializer?.value
+        guard let type = binding.typeAnnotation?.type.trimmed ?? initialValue.flatMap(TypeNames.inferredType) else {
+            return .invalid([ModelDiagnostic.missingType(name).diagnose(at: binding)])
+        }
+        if let reason = TypeNames.unstorableReason(type) {
+            return .invalid([ModelDiagnostic.unstorableType(name, type.trimmedDescription, reason).diagnose(at: type)])
+        }
+        let attribute = MarkerAttribute.find(in: variable.attributes)
+        let kind: ModelProperty.Kind
+        switch attribute?.marker {
+        case .transient: kind = .transient
+        case .relationship:
+            if let problem = relationshipProblem(name: name, type: type, attribute: attribute!.syntax) {
+                return .invalid([problem])
+            }
+            kind = .relationship
+        case .attribute: kind = .attribute
+        case nil: kind = TypeNames.looksLikeRelationship(type) ? .relationship : .attribute
+        }
+        let arguments = attribute?.syntax.arguments?.as(LabeledExprListSyntax.self)
+        return .property(
+            ModelProperty(name: name, type: type, initialValue: initialValue, kind: kind, arguments: arguments))
+    }
+
+    /// What is wrong with an `@Relationship` that can be seen in its declaration alone: a type that is
+    /// not an optional model or an array of models, or an inverse on a type that is not the destination.
+    private static func relationshipProblem(name: String, type: TypeSyntax, attribute: AttributeSyntax) -> Diagnostic? {
+        guard let destination = TypeNames.relationshipDestination(type) else {
+            return ModelDiagnostic.relationshipShape(name, type.trimmedDescription).diagnose(
+                at: type, fixIts: [ModelDiagnostic.removeAttributeFixIt(attribute)])
+        }
+        if TypeNames.isKnownValueType(destination) {
+            return ModelDiagnostic.relationshipToValue(name, destination.trimmedDescription).diagnose(
+                at: type, fixIts: [ModelDiagnostic.removeAttributeFixIt(attribute)])
+        }
+        guard let arguments = attribute.arguments?.as(LabeledExprListSyntax.self),
+            let inverse = arguments.first(where: { $0.label?.text == "inverse" })?.expression
+        else { return nil }
+        guard let keyPath = inverse.as(KeyPathExprSyntax.self) else { return nil }
+        guard let root = keyPath.root else {
+            let fixed = keyPath.with(\.root, destination.trimmed)
+            return ModelDiagnostic.inverseWithoutRoot(name, destination.trimmedDescription).diagnose(
+                at: keyPath,
+                fixIts: [
+                    FixIt(
+                        message: ModelFixIt("write '\(fixed.trimmedDescription)'"),
+                        changes: [.replace(oldNode: Syntax(keyPath), newNode: Syntax(fixed))])
+                ])
+        }
+        if keyPath.components.count != 1 {
+            return ModelDiagnostic.inverseNotAProperty(name, keyPath.trimmedDescription).diagnose(at: keyPath)
+        }
+        if TypeNames.baseName(root) != TypeNames.baseName(destination) {
+            return ModelDiagnostic.inverseOnOtherType(
+                name, keyPath.trimmedDescription, root.trimmedDescription, destination.trimmedDescription
+            ).diagnose(at: keyPath)
+        }
+        return nil
+    }
+}
+
+/// The attributes of ModelStoreMacros that mark a property: `@Attribute`, `@Relationship`, `@Transient`.
+enum MarkerAttribute: String {
+    case attribute = "Attribute"
+    case relationship = "Relationship"
+    case transient = "Transient"
+
+    /// The first marker among a declaration's attributes.
+    static func find(in attributes: AttributeListSyntax) -> (marker: MarkerAttribute, syntax: AttributeSyntax)? {
+        for element in attributes {
+            guard let attribute = element.as(AttributeSyntax.self),
+                let marker = MarkerAttribute(rawValue: TypeNames.baseName(attribute.attributeName))
+            else { continue }
+            return (marker, attribute)
+        }
+        return nil
+    }
+}

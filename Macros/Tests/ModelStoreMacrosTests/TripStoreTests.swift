@@ -1,0 +1,64 @@
+import Foundation
+import ModelStoreAdapters
+import ModelStoreMacros
+import Testing
+
+/// The Trips models in SwiftData's spelling, saved, reopened and fetched through every built-in store.
+struct TripStoreTests {
+    static let stores = ["memory", "json", "log", "sqlite"]
+
+    private func url(_ store: String, in directory: TemporaryDirectory) -> String {
+        directory.storeURLs[Self.stores.firstIndex(of: store)!]
+    }
+
+    private func container(_ url: String) throws -> ModelContainer {
+        try ModelContainer(for: Trip.self, Item.self, Destination.self, url: url)
+    }
+
+    @Test(arguments: stores)
+    func modelsSaveReopenAndFetch(store: String) throws {
+        let directory = try TemporaryDirectory()
+        let url = url(store, in: directory)
+        var first: ModelContainer? = try container(url)
+        do {
+            let context = ModelContext(try #require(first))
+            let lisbon = Destination("Lisbon", location: Coordinate(latitude: 38.7, longitude: -9.1))
+            let passport = Item("Passport")
+            let socks = Item("Socks", quantity: 4)
+            let trip = Trip(
+                name: "Spring", start: Date(timeIntervalSince1970: 1_000), budget: 900, kind: .business,
+                destination: lisbon, items: [passport, socks])
+            trip.photo = Data([1, 2, 3])
+            trip.isExpanded = true
+            context.insert(trip)
+            context.insert(Trip(name: "Autumn", start: Date(timeIntervalSince1970: 5_000), budget: 300))
+            try context.save()
+            #expect(passport.trip === trip, "the initializer's relationship reached its inverse")
+            #expect(lisbon.trips.map(\.name) == ["Spring"])
+        }
+        // memory: keeps nothing across containers, so it is read through the same container; the
+        // others are closed and opened again.
+        if store != "memory" { first = nil }
+        let reopened = try first ?? container(url)
+        let context = ModelContext(reopened)
+        let trips = try context.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.start)]))
+        #expect(trips.map(\.name) == ["Spring", "Autumn"])
+        let spring = try #require(trips.first)
+        #expect(spring.budget == 900 && spring.kind == .business && spring.photo == Data([1, 2, 3]))
+        #expect(spring.isExpanded == false, "a transient property is not stored")
+        #expect(spring.items.map(\.title).sorted() == ["Passport", "Socks"])
+        #expect(spring.items.allSatisfy { $0.trip === spring })
+        #expect(spring.destination?.city == "Lisbon")
+        #expect(spring.destination?.location == Coordinate(latitude: 38.7, longitude: -9.1))
+
+        let cheap = try context.fetch(
+            FetchDescriptor<Trip>(
+                predicate: #Predicate { $0.budget < 500 && !$0.isDone }, sortBy: [SortDescriptor(\.name)]))
+        #expect(cheap.map(\.name) == ["Autumn"])
+        let packed = try context.fetch(
+            FetchDescriptor<Item>(
+                predicate: #Predicate { $0.trip?.name == "Spring" },
+                sortBy: [SortDescriptor(\.quantity, order: .reverse)]))
+        #expect(packed.map(\.title) == ["Socks", "Passport"])
+    }
+}
