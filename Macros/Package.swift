@@ -38,6 +38,7 @@ let package = Package(
             dependencies: [
                 "ModelStoreMacrosPlugin",
                 .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
             ]),
         // Models in SwiftData's spelling, saved and fetched through every built-in store.
         .testTarget(

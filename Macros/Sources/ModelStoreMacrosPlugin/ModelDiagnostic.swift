@@ -98,7 +98,11 @@ enum ModelDiagnostic {
     static func removeAttributeFixIt(_ attribute: AttributeSyntax) -> FixIt {
         FixIt(
             message: ModelFixIt("remove '\(attribute.trimmedDescription)'"),
-            changes: [.replace(oldNode: Syntax(attribute), newNode: Syntax(TokenSyntax.identifier("")))])
+            changes: [
+                .replace(
+                    oldNode: Syntax(attribute),
+                    newNode: Syntax(TokenSyntax.identifier("", leadingTrivia: attribute.leadingTrivia)))
+            ])
     }
 }
 

@@ -20,7 +20,8 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         of node: AttributeSyntax, providingMembersOf declaration: some DeclGroupSyntax,
         conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {
-        guard let model = ModelClass(declaration, attribute: node, context: context, report: true) else { return [] }
+        guard let model = ModelClass(declaration, attribute: node, context: context, report: true), model.isValid
+        else { return [] }
         return model.generatedMembers()
     }
 
@@ -28,7 +29,9 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
         providingAttributesFor member: some DeclSyntaxProtocol, in context: some MacroExpansionContext
     ) throws -> [AttributeSyntax] {
-        guard ModelClass(declaration, attribute: node, context: context, report: false) != nil else { return [] }
+        guard ModelClass(declaration, attribute: node, context: context, report: false)?.isValid == true else {
+            return []
+        }
         if case .property(let property) = ModelPropertyReader.read(member), property.kind != .transient {
             return ["@_PersistedProperty"]
         }
@@ -40,7 +43,9 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         providingExtensionsOf type: some TypeSyntaxProtocol, conformingTo protocols: [TypeSyntax],
         in context: some MacroExpansionContext
     ) throws -> [ExtensionDeclSyntax] {
-        guard declaration.is(ClassDeclSyntax.self), !protocols.isEmpty else { return [] }
+        guard !protocols.isEmpty, let model = ModelClass(declaration, attribute: node, context: context, report: false),
+            model.isValid
+        else { return [] }
         return [try ExtensionDeclSyntax("extension \(type.trimmed): ModelStore.PersistentModel {}")]
     }
 }
@@ -52,6 +57,9 @@ struct ModelClass {
     let access: String
     let properties: [ModelProperty]
     let members: MemberBlockItemListSyntax
+    /// Whether every stored property can be kept. When one cannot, the macro adds nothing, so that its
+    /// diagnostics are the only errors.
+    let isValid: Bool
 
     var hasRelationships: Bool { properties.contains { $0.kind == .relationship } }
 
@@ -67,19 +75,16 @@ struct ModelClass {
         let modifiers = type.modifiers.map(\.name.tokenKind)
         guard modifiers.contains(.keyword(.final)) else {
             if report {
-                let fixed = type.with(\.modifiers, type.modifiers + [DeclModifierSyntax(name: .keyword(.final))])
-                    .with(\.classKeyword.leadingTrivia, .space)
+                let keyword = type.classKeyword
+                let finalClass = TokenSyntax.identifier(
+                    "final class", leadingTrivia: keyword.leadingTrivia, trailingTrivia: keyword.trailingTrivia)
                 context.diagnose(
                     ModelDiagnostic.notFinal(type.name.text).diagnose(
-                        at: type.classKeyword,
+                        at: keyword,
                         fixIts: [
                             FixIt(
                                 message: ModelFixIt("add 'final'"),
-                                changes: [
-                                    .replace(
-                                        oldNode: Syntax(type.modifiers),
-                                        newNode: Syntax(fixed.modifiers.with(\.trailingTrivia, .space)))
-                                ])
+                                changes: [.replace(oldNode: Syntax(keyword), newNode: Syntax(finalClass))])
                         ]))
             }
             return nil
@@ -90,14 +95,18 @@ struct ModelClass {
             ? "public " : modifiers.contains(.keyword(.package)) ? "package " : ""
         members = type.memberBlock.members
         var properties: [ModelProperty] = []
+        var isValid = true
         for member in type.memberBlock.members {
             switch ModelPropertyReader.read(member.decl) {
             case .ignored: break
             case .property(let property): properties.append(property)
-            case .invalid(let diagnostics): if report { diagnostics.forEach(context.diagnose) }
+            case .invalid(let diagnostics):
+                isValid = false
+                if report { diagnostics.forEach(context.diagnose) }
             }
         }
         self.properties = properties
+        self.isValid = isValid
     }
 
     private static func notAClass(_ declaration: some DeclGroupSyntax) -> Diagnostic {

@@ -58,7 +58,16 @@ enum ModelPropertyReader {
             return .invalid([ModelDiagnostic.lazyProperty.diagnose(at: Syntax(variable.bindingSpecifier))])
         }
         if variable.bindingSpecifier.tokenKind == .keyword(.let) {
-            return .invalid([ModelDiagnostic.letProperty.diagnose(at: variable)])
+            let fixed = variable.bindingSpecifier.with(\.tokenKind, .keyword(.var))
+            return .invalid([
+                ModelDiagnostic.letProperty.diagnose(
+                    at: variable.bindingSpecifier,
+                    fixIts: [
+                        FixIt(
+                            message: ModelFixIt("replace 'let' with 'var'"),
+                            changes: [.replace(oldNode: Syntax(variable.bindingSpecifier), newNode: Syntax(fixed))])
+                    ])
+            ])
         }
         guard variable.bindings.count == 1, let binding = variable.bindings.first,
             let identifier = binding.pattern.as(IdentifierPatternSyntax.self)
@@ -67,18 +76,22 @@ enum ModelPropertyReader {
         }
         let name = identifier.identifier.trimmedDescription
         let initialValue = binding.initializer?.value
-        guard let type = binding.typeAnnotation?.type.trimmed ?? initialValue.flatMap(TypeNames.inferredType) else {
+        // The written type, where diagnostics point; the trimmed copy goes into the expansion.
+        let writtenType = binding.typeAnnotation?.type
+        guard let type = writtenType?.trimmed ?? initialValue.flatMap(TypeNames.inferredType) else {
             return .invalid([ModelDiagnostic.missingType(name).diagnose(at: binding)])
         }
         if let reason = TypeNames.unstorableReason(type) {
-            return .invalid([ModelDiagnostic.unstorableType(name, type.trimmedDescription, reason).diagnose(at: type)])
+            return .invalid([
+                ModelDiagnostic.unstorableType(name, type.trimmedDescription, reason).diagnose(at: writtenType ?? type)
+            ])
         }
         let attribute = MarkerAttribute.find(in: variable.attributes)
         let kind: ModelProperty.Kind
         switch attribute?.marker {
         case .transient: kind = .transient
         case .relationship:
-            if let problem = relationshipProblem(name: name, type: type, attribute: attribute!.syntax) {
+            if let problem = relationshipProblem(name: name, type: writtenType ?? type, attribute: attribute!.syntax) {
                 return .invalid([problem])
             }
             kind = .relationship
