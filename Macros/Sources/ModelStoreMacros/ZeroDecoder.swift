@@ -3,7 +3,7 @@ import Foundation
 /// A decoder that answers every request with a zero, an empty string, `false` or an empty
 /// container: what ``ModelPlaceholder`` decodes a `Decodable` struct's placeholder from.
 ///
-/// A nested value of a `CaseIterable` type gets its first case, and one of a Foundation type that
+/// A nested enum gets its first case where ``FirstCase`` finds one, and one of a Foundation type that
 /// decodes from a string gets a valid zero of its own; any other failure (an enum whose raw values
 /// exclude zero and the empty string, say) is thrown.
 struct ZeroDecoder: Decoder {
@@ -18,7 +18,7 @@ struct ZeroDecoder: Decoder {
 
     /// A zero of `type`, or the error that decoding one threw.
     static func zero<T: Decodable>(_ type: T.Type, codingPath: [any CodingKey]) throws -> T {
-        if let cases = T.self as? any CaseIterable.Type, let first = firstCase(cases) as? T { return first }
+        if let first = FirstCase.of(T.self) { return first }
         switch T.self {
         case is Date.Type: return Date(timeIntervalSinceReferenceDate: 0) as! T
         case is UUID.Type: return UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) as! T
@@ -28,8 +28,6 @@ struct ZeroDecoder: Decoder {
         default: return try T(from: ZeroDecoder(codingPath: codingPath))
         }
     }
-
-    private static func firstCase<C: CaseIterable>(_ type: C.Type) -> Any? { C.allCases.first }
 
     private struct Single: SingleValueDecodingContainer {
         let codingPath: [any CodingKey]

@@ -61,4 +61,60 @@ struct TripStoreTests {
                 sortBy: [SortDescriptor(\.quantity, order: .reverse)]))
         #expect(packed.map(\.title) == ["Socks", "Passport"])
     }
+
+    @Test(arguments: stores)
+    func deleteRulesCascadeToItemsAndNullifyTheDestination(store: String) throws {
+        let directory = try TemporaryDirectory()
+        let container = try container(url(store, in: directory))
+        let context = ModelContext(container)
+        let rome = Destination("Rome")
+        context.insert(Trip(name: "Easter", start: .now, destination: rome, items: [Item("Map"), Item("Hat")]))
+        context.insert(Trip(name: "June", start: .now, destination: rome))
+        try context.save()
+
+        let easter = try #require(
+            try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == "Easter" })).first)
+        context.delete(easter)
+        try context.save()
+
+        let fresh = ModelContext(container)
+        #expect(try fresh.fetchCount(FetchDescriptor<Item>()) == 0, "the cascade deleted the trip's items")
+        let destinations = try fresh.fetch(FetchDescriptor<Destination>())
+        #expect(destinations.map(\.city) == ["Rome"], "nullify kept the destination")
+        #expect(destinations.first?.trips.map(\.name) == ["June"])
+    }
+
+    @Test(arguments: stores)
+    func aSecondTripWithAUniqueNameUpdatesTheFirst(store: String) throws {
+        let directory = try TemporaryDirectory()
+        let container = try container(url(store, in: directory))
+        let context = ModelContext(container)
+        context.insert(Trip(name: "Oslo", start: Date(timeIntervalSince1970: 0), budget: 100))
+        try context.save()
+        context.insert(Trip(name: "Oslo", start: Date(timeIntervalSince1970: 0), budget: 250))
+        try context.save()
+        let trips = try ModelContext(container).fetch(FetchDescriptor<Trip>())
+        #expect(trips.map(\.budget) == [250], "SwiftData's upsert on a unique attribute")
+
+        context.duplicateInsertPolicy = .error
+        context.insert(Trip(name: "Oslo", start: Date(timeIntervalSince1970: 0), budget: 1))
+        #expect(throws: DataStoreError.self) { try context.save() }
+    }
+
+    @Test(arguments: stores)
+    func relationshipsSetAfterInsertAreSaved(store: String) throws {
+        let directory = try TemporaryDirectory()
+        let container = try container(url(store, in: directory))
+        let context = ModelContext(container)
+        let trip = Trip(name: "Ski", start: .now)
+        context.insert(trip)
+        try context.save()
+        let skis = Item("Skis", quantity: 2)
+        skis.trip = trip
+        trip.destination = Destination("Chamonix")
+        try context.save()
+        let fetched = try ModelContext(container).fetch(FetchDescriptor<Trip>())
+        #expect(fetched.first?.items.map(\.title) == ["Skis"])
+        #expect(fetched.first?.destination?.trips.map(\.name) == ["Ski"])
+    }
 }
