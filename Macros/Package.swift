@@ -9,7 +9,8 @@ let package = Package(
     name: "ModelStoreMacros",
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
-        .library(name: "ModelStoreMacros", targets: ["ModelStoreMacros"])
+        .library(name: "ModelStoreMacros", targets: ["ModelStoreMacros"]),
+        .executable(name: "trips-macro", targets: ["TripsMacro"]),
     ],
     dependencies: [
         .package(name: "ModelStore", path: ".."),
@@ -47,5 +48,24 @@ let package = Package(
                 "ModelStoreMacros",
                 .product(name: "ModelStoreAdapters", package: "ModelStore"),
             ]),
+        // The SwiftData app that Tests/PortedAppTests ports by hand, ported with the macros instead.
+        .testTarget(
+            name: "PortedAppMacroTests",
+            dependencies: [
+                "ModelStoreMacros",
+                .product(name: "ModelStoreAdapters", package: "ModelStore"),
+            ]),
+        // The Trips sample with its models in SwiftData's spelling: App/ links the sample's other
+        // files, so only Models.swift differs; `trips-macro` runs it.
+        .target(
+            name: "TripsMacroSample",
+            dependencies: ["ModelStoreMacros", .product(name: "ModelStoreAdapters", package: "ModelStore")],
+            path: "Samples/TripsMacro/App"),
+        .executableTarget(
+            name: "TripsMacro", dependencies: ["TripsMacroSample"], path: "Samples/TripsMacro", exclude: ["App"]),
+        // Runs `trips` and `trips-macro` on the same command lines on every store: same output.
+        .testTarget(
+            name: "TripsMacroTests",
+            dependencies: ["TripsMacro", .product(name: "trips", package: "ModelStore")]),
     ]
 )

@@ -28,10 +28,7 @@
 ///
 /// The class must be `final` (model inheritance is not supported yet), and it gets an `init()`
 /// for the framework to create models with unless it declares one.
-@attached(
-    member,
-    names: named(persistentBackingData), named(init), named(constraints), named(_$relationshipsToLink),
-    named(_$linkRelationships), named(_$backingData), arbitrary)
+@attached(member, names: named(persistentBackingData), named(init), named(constraints), arbitrary)
 @attached(memberAttribute)
 @attached(extension, conformances: PersistentModel)
 public macro Model() = #externalMacro(module: "ModelStoreMacrosPlugin", type: "ModelMacro")

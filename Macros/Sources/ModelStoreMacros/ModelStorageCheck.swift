@@ -11,10 +11,7 @@ public enum ModelStorageCheck {
     public static func attribute<Value>(_ type: Value.Type) {}
 
     /// Rejects a model type as an attribute.
-    @available(
-        *, unavailable,
-        message: "this property holds a model: a to-one relationship is optional ('Trip?'), a to-many one an array"
-    )
+    @available(*, unavailable, message: "a model is stored in an optional ('Trip?') or an array ('[Trip]')")
     public static func attribute<Value: PersistentModel>(_ type: Value.Type) {}
 
     /// Accepts the type of a relationship: an optional model or an array of models.
@@ -22,10 +19,6 @@ public enum ModelStorageCheck {
     public static func relationship<Value: RelationshipValue>(_ type: Value.Type) {}
 
     /// Rejects a type that is not an optional model or an array of models as a relationship.
-    @available(
-        *, unavailable,
-        message:
-            "this property does not hold models: mark it '@Attribute' to store its value (@Model takes an optional or an array of a type it does not know for a relationship)"
-    )
+    @available(*, unavailable, message: "not a model: mark the property '@Attribute' to store its value")
     public static func relationship<Value>(_ type: Value.Type) {}
 }

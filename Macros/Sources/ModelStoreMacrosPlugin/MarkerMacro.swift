@@ -4,6 +4,7 @@ import SwiftSyntaxMacros
 /// `@Attribute(...)` and `@Relationship(...)`: they expand to nothing; `@Model` reads their
 /// arguments. Outside a `@Model` class they are an error, since nothing would be stored.
 public struct MarkerMacro: PeerMacro {
+    /// Reports an `@Attribute` or `@Relationship` outside a `@Model` class; adds nothing.
     public static func expansion(
         of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol,
         in context: some MacroExpansionContext
@@ -28,6 +29,7 @@ public struct MarkerMacro: PeerMacro {
 /// `#Unique<Trip>([\.name, \.start])` and `#Index<Trip>([\.start])`: they expand to nothing;
 /// `@Model` turns them into the model's `constraints`.
 public struct ConstraintMacro: DeclarationMacro {
+    /// Reports a `#Unique` or `#Index` without a model type or with arguments that are not key path arrays; adds nothing.
     public static func expansion(
         of node: some FreestandingMacroExpansionSyntax, in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {

@@ -5,6 +5,7 @@ import SwiftSyntaxMacros
 /// `@ModelActor`: an actor with a container, a context of its own, and `init(modelContainer:)`,
 /// conforming to `ModelActor`. The actor runs on its own default serial executor.
 public struct ModelActorMacro: MemberMacro, ExtensionMacro {
+    /// Adds the container, the context and `init(modelContainer:)`.
     public static func expansion(
         of node: AttributeSyntax, providingMembersOf declaration: some DeclGroupSyntax,
         conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
@@ -35,6 +36,7 @@ public struct ModelActorMacro: MemberMacro, ExtensionMacro {
         ]
     }
 
+    /// Adds the `ModelActor` conformance.
     public static func expansion(
         of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
         providingExtensionsOf type: some TypeSyntaxProtocol, conformingTo protocols: [TypeSyntax],

@@ -16,6 +16,7 @@ import SwiftSyntaxMacros
 /// - relationships an initializer sets are linked to their inverses when the model is first used:
 ///   `persistentBackingData`, which every read, write and insert goes through first, links them.
 public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
+    /// Adds `persistentBackingData`, `init()`, `constraints` and what linking relationships needs.
     public static func expansion(
         of node: AttributeSyntax, providingMembersOf declaration: some DeclGroupSyntax,
         conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
@@ -25,6 +26,7 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         return model.generatedMembers()
     }
 
+    /// Puts `@_PersistedProperty` on each stored property that is not `@Transient`.
     public static func expansion(
         of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
         providingAttributesFor member: some DeclSyntaxProtocol, in context: some MacroExpansionContext
@@ -38,6 +40,7 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         return []
     }
 
+    /// Adds the `PersistentModel` conformance.
     public static func expansion(
         of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
         providingExtensionsOf type: some TypeSyntaxProtocol, conformingTo protocols: [TypeSyntax],

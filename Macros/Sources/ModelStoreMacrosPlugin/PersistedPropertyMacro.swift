@@ -8,6 +8,7 @@ import SwiftSyntaxMacros
 /// The accessors call the same subscripts the compiler calls for a property wrapper, so a
 /// `@Model` property and a hand-written `@Attribute var` compile to the same code.
 public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
+    /// The property's init accessor, getter and setter.
     public static func expansion(
         of node: AttributeSyntax, providingAccessorsOf declaration: some DeclSyntaxProtocol,
         in context: some MacroExpansionContext
@@ -16,6 +17,7 @@ public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
         return PropertyStorage(property).accessors()
     }
 
+    /// The property's storage.
     public static func expansion(
         of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol,
         in context: some MacroExpansionContext
@@ -27,6 +29,7 @@ public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
 
 /// `@Transient`: an observed property that is never stored. Outside a `@Model` class it is an error.
 public struct TransientMacro: AccessorMacro, PeerMacro {
+    /// The transient property's init accessor, getter and setter.
     public static func expansion(
         of node: AttributeSyntax, providingAccessorsOf declaration: some DeclSyntaxProtocol,
         in context: some MacroExpansionContext
@@ -36,6 +39,7 @@ public struct TransientMacro: AccessorMacro, PeerMacro {
         return PropertyStorage(property).accessors()
     }
 
+    /// The transient property's storage; outside a `@Model` class, an error.
     public static func expansion(
         of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol,
         in context: some MacroExpansionContext

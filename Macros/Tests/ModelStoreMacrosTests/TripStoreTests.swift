@@ -117,4 +117,28 @@ struct TripStoreTests {
         #expect(fetched.first?.items.map(\.title) == ["Skis"])
         #expect(fetched.first?.destination?.trips.map(\.name) == ["Ski"])
     }
+
+    @Test(arguments: stores)
+    func localizedStandardContainsFindsTextIgnoringCaseAndDiacritics(store: String) throws {
+        let directory = try TemporaryDirectory()
+        let container = try container(url(store, in: directory))
+        let context = ModelContext(container)
+        context.insert(Trip(name: "Musée d'Orsay", start: .now, budget: 50))
+        context.insert(Trip(name: "MUSEUM night", start: .now, budget: 500))
+        context.insert(Trip(name: "Beach", start: .now, budget: 500))
+        try context.save()
+        func names(containing text: String) throws -> [String] {
+            try ModelContext(container).fetch(
+                FetchDescriptor<Trip>(
+                    predicate: #Predicate { $0.name.localizedStandardContains(text) }, sortBy: [SortDescriptor(\.name)])
+            ).map(\.name)
+        }
+        #expect(try names(containing: "musee") == ["Musée d'Orsay"])
+        #expect(try names(containing: "muse") == ["MUSEUM night", "Musée d'Orsay"])
+        #expect(try names(containing: "Orsay") == ["Musée d'Orsay"])
+        let expensive = try ModelContext(container).fetch(
+            FetchDescriptor<Trip>(
+                predicate: #Predicate { $0.budget > 100 && $0.name.localizedStandardContains("MUSE") }))
+        #expect(expensive.map(\.name) == ["MUSEUM night"])
+    }
 }
