@@ -20,6 +20,8 @@ enum ModelDiagnostic {
     case constraintWithoutType(String)
     case constraintArgument(String)
     case modelActorOnNonActor
+    case genericModel(String)
+    case optionalToMany(String, String)
 
     var message: String {
         switch self {
@@ -64,6 +66,11 @@ enum ModelDiagnostic {
             "the arguments of '#\(macro)' are arrays of key paths of the model, such as '[\\.name, \\.start]'"
         case .modelActorOnNonActor:
             "'@ModelActor' applies to actors: declare the type as an 'actor'"
+        case .genericModel(let name):
+            "'@Model' class '\(name)' cannot be generic: a model type is one entity of the schema"
+        case .optionalToMany(let name, let element):
+            "'\(name)' is an optional array of '\(element)': ModelStore does not support optional to-many "
+                + "relationships yet; declare it '[\(element)]' with an initial value of '[]'"
         }
     }
 
@@ -91,6 +98,8 @@ enum ModelDiagnostic {
         case .constraintWithoutType: "constraintWithoutType"
         case .constraintArgument: "constraintArgument"
         case .modelActorOnNonActor: "modelActorOnNonActor"
+        case .genericModel: "genericModel"
+        case .optionalToMany: "optionalToMany"
         }
     }
 

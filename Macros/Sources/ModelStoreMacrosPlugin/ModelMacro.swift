@@ -92,6 +92,10 @@ struct ModelClass {
             }
             return nil
         }
+        if let generics = type.genericParameterClause {
+            if report { context.diagnose(ModelDiagnostic.genericModel(type.name.text).diagnose(at: generics)) }
+            return nil
+        }
         name = type.name.text
         access =
             modifiers.contains(.keyword(.public)) || modifiers.contains(.keyword(.open))

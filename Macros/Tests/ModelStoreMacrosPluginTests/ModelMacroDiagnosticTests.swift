@@ -332,4 +332,49 @@ struct ModelMacroFixItTests {
                 }
                 """#)
     }
+
+    @Test func anOptionalToManyRelationshipBecomesAnArray() {
+        assertExpansion(
+            """
+            @Model
+            final class Trip {
+                var items: [Item]? = []
+                @Relationship(deleteRule: .cascade) var stops: [Stop]?
+            }
+            """,
+            expandedSource: """
+                final class Trip {
+                    var items: [Item]? = []
+                    var stops: [Stop]?
+                }
+                """,
+            diagnostics: [
+                DiagnosticSpec(
+                    message: "'items' is an optional array of 'Item': ModelStore does not support optional to-many "
+                        + "relationships yet; declare it '[Item]' with an initial value of '[]'", line: 3, column: 16,
+                    fixIts: [FixItSpec(message: "remove the '?'")]),
+                DiagnosticSpec(
+                    message: "'stops' is an optional array of 'Stop': ModelStore does not support optional to-many "
+                        + "relationships yet; declare it '[Stop]' with an initial value of '[]'", line: 4, column: 52,
+                    fixIts: [FixItSpec(message: "remove the '?'")]),
+            ],
+            fixedSource: """
+                @Model
+                final class Trip {
+                    var items: [Item] = []
+                    @Relationship(deleteRule: .cascade) var stops: [Stop]
+                }
+                """)
+    }
+
+    @Test func aGenericModelIsAnError() {
+        assertExpansion(
+            "@Model\nfinal class Box<Value> {\n    var value: Int\n}",
+            expandedSource: "final class Box<Value> {\n    var value: Int\n}",
+            diagnostics: [
+                DiagnosticSpec(
+                    message: "'@Model' class 'Box' cannot be generic: a model type is one entity of the schema",
+                    line: 2, column: 16)
+            ])
+    }
 }

@@ -143,3 +143,39 @@ final class Locked<Value: Sendable>: @unchecked Sendable {
     var value: Value { lock.withLock { stored } }
     func set(_ value: Value) { lock.withLock { stored = value } }
 }
+
+/// A model with a property of a type no placeholder can be made for: an enum with payloads.
+@Model
+final class Sketch {
+    var shape: Shape
+
+    init(shape: Shape) { self.shape = shape }
+}
+
+enum Shape: Codable {
+    case circle(radius: Double)
+    case square(side: Double)
+}
+
+/// What a property without an initial value and without a placeholder does.
+struct PlaceholderFailureTests {
+    @Test func aTypeWithoutAPlaceholderStopsTheProgramNamingThePropertyAndTheFix() async throws {
+        let result = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = Sketch()
+        }
+        let message = String(decoding: result.standardErrorContent, as: UTF8.self)
+        #expect(message.contains("'Sketch.shape' has no initial value"))
+        #expect(message.contains("give 'shape' an initial value in its declaration"))
+    }
+
+    @Test func theClassesOwnInitializerNeedsNoPlaceholder() {
+        #expect(Sketch(shape: .square(side: 2)).shape.isSquare)
+    }
+}
+
+extension Shape {
+    var isSquare: Bool {
+        if case .square = self { return true }
+        return false
+    }
+}
