@@ -1,7 +1,7 @@
 import Foundation
 
 /// A decoder that answers every request with a zero, an empty string, `false` or an empty
-/// container: what ``ModelPlaceholder`` decodes a `Decodable` struct's placeholder from.
+/// container: what ``_ModelPlaceholder`` decodes a `Decodable` struct's placeholder from.
 ///
 /// A nested enum gets its first case where ``FirstCase`` finds one, and one of a Foundation type that
 /// decodes from a string gets a valid zero of its own; any other failure (an enum whose raw values

@@ -209,7 +209,7 @@ struct ModelMacroDiagnosticTests {
                     var name: String {
                         @storageRestrictions(initializes: _name)
                         init(initialValue) {
-                            ModelStoreMacros.ModelStorageCheck.attribute(String.self)
+                            ModelStoreMacros._ModelStorageCheck.attribute(String.self)
                             _name = ModelStore.Attribute<String>(wrappedValue: initialValue)
                         }
                         get {

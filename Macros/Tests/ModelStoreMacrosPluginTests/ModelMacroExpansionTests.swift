@@ -28,7 +28,7 @@ struct ModelMacroExpansionTests {
                     var name: String {
                         @storageRestrictions(initializes: _name)
                         init(initialValue) {
-                            ModelStoreMacros.ModelStorageCheck.attribute(String.self)
+                            ModelStoreMacros._ModelStorageCheck.attribute(String.self)
                             _name = ModelStore.Attribute<String>(wrappedValue: initialValue, [.unique])
                         }
                         get {
@@ -43,7 +43,7 @@ struct ModelMacroExpansionTests {
                     var start: Date {
                         @storageRestrictions(initializes: _start)
                         init(initialValue) {
-                            ModelStoreMacros.ModelStorageCheck.attribute(Date.self)
+                            ModelStoreMacros._ModelStorageCheck.attribute(Date.self)
                             _start = ModelStore.Attribute<Date>(wrappedValue: initialValue)
                         }
                         get {
@@ -58,7 +58,7 @@ struct ModelMacroExpansionTests {
                     var count {
                         @storageRestrictions(initializes: _count)
                         init(initialValue) {
-                            ModelStoreMacros.ModelStorageCheck.attribute(Int.self)
+                            ModelStoreMacros._ModelStorageCheck.attribute(Int.self)
                             _count = ModelStore.Attribute<Int>(wrappedValue: initialValue)
                         }
                         get {
@@ -73,7 +73,7 @@ struct ModelMacroExpansionTests {
                     var note: String? {
                         @storageRestrictions(initializes: _note)
                         init(initialValue) {
-                            ModelStoreMacros.ModelStorageCheck.attribute(String?.self)
+                            ModelStoreMacros._ModelStorageCheck.attribute(String?.self)
                             _note = ModelStore.Attribute<String?>(wrappedValue: initialValue)
                         }
                         get {
@@ -88,7 +88,7 @@ struct ModelMacroExpansionTests {
                     var photo: Data {
                         @storageRestrictions(initializes: _photo)
                         init(initialValue) {
-                            ModelStoreMacros.ModelStorageCheck.attribute(Data.self)
+                            ModelStoreMacros._ModelStorageCheck.attribute(Data.self)
                             _photo = ModelStore.Attribute<Data>(wrappedValue: initialValue, [.externalStorage, .preserveValueOnDeletion], originalName: "picture")
                         }
                         get {
@@ -103,7 +103,7 @@ struct ModelMacroExpansionTests {
                     var kind: Kind {
                         @storageRestrictions(initializes: _kind)
                         init(initialValue) {
-                            ModelStoreMacros.ModelStorageCheck.attribute(Kind.self)
+                            ModelStoreMacros._ModelStorageCheck.attribute(Kind.self)
                             _kind = ModelStore.Attribute<Kind>(wrappedValue: initialValue)
                         }
                         get {
@@ -126,7 +126,7 @@ struct ModelMacroExpansionTests {
 
                     let persistentBackingData = ModelStore.BackingData()
 
-                    private static let _$placeholder_kind = ModelStoreMacros.ModelPlaceholder<Kind>(model: "Trip", property: "kind")
+                    private static let _$placeholder_kind = ModelStoreMacros._ModelPlaceholder<Kind>(model: "Trip", property: "kind")
 
                     /// Creates a model for the framework to load stored values into; each property without an
                     /// initial value starts as a placeholder.
@@ -162,7 +162,7 @@ struct ModelMacroExpansionTests {
                     var items: [Item] {
                         @storageRestrictions(initializes: _items, accesses: _$relationshipsToLink)
                         init(initialValue) {
-                            ModelStoreMacros.ModelStorageCheck.relationship([Item].self)
+                            ModelStoreMacros._ModelStorageCheck.relationship([Item].self)
                             _items = ModelStore.Relationship<[Item]>(wrappedValue: initialValue, deleteRule: .cascade, minimumModelCount: 0, maximumModelCount: 10, originalName: "things", inverse: \Item.trip)
                             if !initialValue.relatedModels.isEmpty {
                                 _$relationshipsToLink.append { model in
@@ -183,7 +183,7 @@ struct ModelMacroExpansionTests {
                     var destination: Destination? {
                         @storageRestrictions(initializes: _destination, accesses: _$relationshipsToLink)
                         init(initialValue) {
-                            ModelStoreMacros.ModelStorageCheck.relationship(Destination?.self)
+                            ModelStoreMacros._ModelStorageCheck.relationship(Destination?.self)
                             _destination = ModelStore.Relationship<Destination?>(wrappedValue: initialValue)
                             if !initialValue.relatedModels.isEmpty {
                                 _$relationshipsToLink.append { model in
@@ -204,7 +204,7 @@ struct ModelMacroExpansionTests {
                     var tags: [String] {
                         @storageRestrictions(initializes: _tags)
                         init(initialValue) {
-                            ModelStoreMacros.ModelStorageCheck.attribute([String].self)
+                            ModelStoreMacros._ModelStorageCheck.attribute([String].self)
                             _tags = ModelStore.Attribute<[String]>(wrappedValue: initialValue)
                         }
                         get {
@@ -271,7 +271,7 @@ struct ModelMacroExpansionTests {
                     var name: String {
                         @storageRestrictions(initializes: _name)
                         init(initialValue) {
-                            ModelStoreMacros.ModelStorageCheck.attribute(String.self)
+                            ModelStoreMacros._ModelStorageCheck.attribute(String.self)
                             _name = ModelStore.Attribute<String>(wrappedValue: initialValue)
                         }
                         get {
@@ -286,7 +286,7 @@ struct ModelMacroExpansionTests {
                     var start: Date {
                         @storageRestrictions(initializes: _start)
                         init(initialValue) {
-                            ModelStoreMacros.ModelStorageCheck.attribute(Date.self)
+                            ModelStoreMacros._ModelStorageCheck.attribute(Date.self)
                             _start = ModelStore.Attribute<Date>(wrappedValue: initialValue)
                         }
                         get {
@@ -301,7 +301,7 @@ struct ModelMacroExpansionTests {
                     var code: Int {
                         @storageRestrictions(initializes: _code)
                         init(initialValue) {
-                            ModelStoreMacros.ModelStorageCheck.attribute(Int.self)
+                            ModelStoreMacros._ModelStorageCheck.attribute(Int.self)
                             _code = ModelStore.Attribute<Int>(wrappedValue: initialValue)
                         }
                         get {

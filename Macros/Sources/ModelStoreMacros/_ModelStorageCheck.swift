@@ -5,7 +5,7 @@ import ModelStore
 ///
 /// Each check is an empty function with an unavailable overload that the compiler picks for the
 /// wrong kind of type: calling it costs nothing.
-public enum ModelStorageCheck {
+public enum _ModelStorageCheck {
     /// Accepts the type of a property stored as an attribute.
     @inlinable @inline(__always)
     public static func attribute<Value>(_ type: Value.Type) {}

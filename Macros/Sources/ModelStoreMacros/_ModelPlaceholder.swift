@@ -9,7 +9,7 @@ import ModelStore
 /// value decoded from zeros, empty strings and empty containers (and first cases for the enums in
 /// it). A type none of these make stops the program when its model type is first used, naming the
 /// property and the fix: give it an initial value.
-public final class ModelPlaceholder<Value>: @unchecked Sendable {
+public final class _ModelPlaceholder<Value>: @unchecked Sendable {
     // Safety: immutable after init. A value of a reference type is not kept (it would be shared
     // by every model); `value` makes a new one each time instead.
     private let stored: Value?
