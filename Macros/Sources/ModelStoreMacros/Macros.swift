@@ -67,9 +67,10 @@ public macro Unique<Model>(_ constraints: [PartialKeyPath<Model>]...) =
 public macro Index<Model>(_ indexes: [PartialKeyPath<Model>]...) =
     #externalMacro(module: "ModelStoreMacrosPlugin", type: "ConstraintMacro")
 
-/// Makes an actor a `ModelActor` with `modelContainer`, its own `modelContext` and
-/// `init(modelContainer:)`, as SwiftData's `@ModelActor` does.
-@attached(member, names: named(modelContainer), named(modelContext), named(init))
+/// Makes an actor a `ModelActor` with `modelContainer`, its own `modelContext`, the
+/// `modelExecutor` that holds the context and runs the actor's jobs, and `init(modelContainer:)`,
+/// as SwiftData's `@ModelActor` does.
+@attached(member, names: named(modelExecutor), named(modelContainer), named(modelContext), arbitrary)
 @attached(extension, conformances: ModelActor)
 public macro ModelActor() = #externalMacro(module: "ModelStoreMacrosPlugin", type: "ModelActorMacro")
 

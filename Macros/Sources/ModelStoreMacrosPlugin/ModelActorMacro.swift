@@ -2,10 +2,10 @@ import SwiftSyntax
 import SwiftSyntaxBuilder
 import SwiftSyntaxMacros
 
-/// `@ModelActor`: an actor with a container, a context of its own, and `init(modelContainer:)`,
-/// conforming to `ModelActor`. The actor runs on its own default serial executor.
+/// `@ModelActor`: an actor with a container, a context of its own held by a serial model executor
+/// that runs the actor's jobs, and `init(modelContainer:)`, conforming to `ModelActor`.
 public struct ModelActorMacro: MemberMacro, ExtensionMacro {
-    /// Adds the container, the context and `init(modelContainer:)`.
+    /// Adds the executor, the container, the context and `init(modelContainer:)`.
     public static func expansion(
         of node: AttributeSyntax, providingMembersOf declaration: some DeclGroupSyntax,
         conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
@@ -19,18 +19,29 @@ public struct ModelActorMacro: MemberMacro, ExtensionMacro {
             modifiers.contains(.keyword(.public)) ? "public " : modifiers.contains(.keyword(.package)) ? "package " : ""
         return [
             """
+            /// The executor that runs the actor's jobs and holds its context.
+            \(raw: access)nonisolated let modelExecutor: any ModelStoreMacros.SerialModelExecutor
+            """,
+            """
             /// The container the actor's context uses.
             \(raw: access)nonisolated let modelContainer: ModelStore.ModelContainer
             """,
             """
             /// The actor's own context, used only on the actor.
-            \(raw: access)let modelContext: ModelStore.ModelContext
+            \(raw: access)var modelContext: ModelStore.ModelContext { modelExecutor.modelContext }
+            """,
+            """
+            /// The actor runs on its model executor.
+            \(raw: access)nonisolated var unownedExecutor: UnownedSerialExecutor {
+                modelExecutor.asUnownedSerialExecutor()
+            }
             """,
             """
             /// Creates the actor with a new context on `modelContainer`.
             \(raw: access)init(modelContainer: ModelStore.ModelContainer) {
+                let modelContext = ModelStore.ModelContext(modelContainer)
+                self.modelExecutor = ModelStoreMacros.DefaultSerialModelExecutor(modelContext: modelContext)
                 self.modelContainer = modelContainer
-                self.modelContext = ModelStore.ModelContext(modelContainer)
             }
             """,
         ]

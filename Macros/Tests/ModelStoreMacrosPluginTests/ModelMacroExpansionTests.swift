@@ -377,16 +377,27 @@ struct ModelMacroExpansionTests {
                 actor Importer {
                     func count() -> Int { 0 }
 
+                    /// The executor that runs the actor's jobs and holds its context.
+                    nonisolated let modelExecutor: any ModelStoreMacros.SerialModelExecutor
+
                     /// The container the actor's context uses.
                     nonisolated let modelContainer: ModelStore.ModelContainer
 
                     /// The actor's own context, used only on the actor.
-                    let modelContext: ModelStore.ModelContext
+                    var modelContext: ModelStore.ModelContext {
+                        modelExecutor.modelContext
+                    }
+
+                    /// The actor runs on its model executor.
+                    nonisolated var unownedExecutor: UnownedSerialExecutor {
+                        modelExecutor.asUnownedSerialExecutor()
+                    }
 
                     /// Creates the actor with a new context on `modelContainer`.
                     init(modelContainer: ModelStore.ModelContainer) {
+                        let modelContext = ModelStore.ModelContext(modelContainer)
+                        self.modelExecutor = ModelStoreMacros.DefaultSerialModelExecutor(modelContext: modelContext)
                         self.modelContainer = modelContainer
-                        self.modelContext = ModelStore.ModelContext(modelContainer)
                     }
                 }
 

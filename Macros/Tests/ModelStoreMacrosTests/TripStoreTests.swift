@@ -136,9 +136,12 @@ struct TripStoreTests {
         #expect(try names(containing: "musee") == ["Musée d'Orsay"])
         #expect(try names(containing: "muse") == ["MUSEUM night", "Musée d'Orsay"])
         #expect(try names(containing: "Orsay") == ["Musée d'Orsay"])
-        let expensive = try ModelContext(container).fetch(
-            FetchDescriptor<Trip>(
-                predicate: #Predicate { $0.budget > 100 && $0.name.localizedStandardContains("MUSE") }))
+        let expensiveOnes = FetchDescriptor<Trip>(
+            predicate: #Predicate { $0.budget > 100 && $0.name.localizedStandardContains("MUSE") })
+        let expensive = try ModelContext(container).fetch(expensiveOnes)
+        let plan = try ModelContext(container).explain(expensiveOnes).description
+        #expect(plan.contains("[store] $0.budget > 100.0"), "the budget test runs in the store: \(plan)")
+        #expect(plan.contains("[models] <StringLocalizedStandardContains>"), "the search runs in memory: \(plan)")
         #expect(expensive.map(\.name) == ["MUSEUM night"])
     }
 }
