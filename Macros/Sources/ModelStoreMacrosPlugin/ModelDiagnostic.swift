@@ -26,7 +26,7 @@ enum ModelDiagnostic {
     var message: String {
         switch self {
         case .notAClass(let kind):
-            "'@Model' applies to classes, and this is \(kind == "enum" ? "an" : "a") \(kind): "
+            "'@Model' applies to classes, and this is \("aeiou".contains(kind.first ?? "x") ? "an" : "a") \(kind): "
                 + "declare the model as a 'final class'"
         case .notFinal(let name):
             "'@Model' class '\(name)' must be 'final' until ModelStore supports model inheritance (issue 45): "

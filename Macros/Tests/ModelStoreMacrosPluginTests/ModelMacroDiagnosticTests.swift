@@ -377,4 +377,18 @@ struct ModelMacroFixItTests {
                     line: 2, column: 16)
             ])
     }
+
+    @Test func modelOnAnActorOrAnExtensionIsAnError() {
+        assertExpansion(
+            "@Model\nactor Trip {}\n@Model\nextension Item {}",
+            expandedSource: "actor Trip {}\nextension Item {}",
+            diagnostics: [
+                DiagnosticSpec(
+                    message: "'@Model' applies to classes, and this is an actor: declare the model as a 'final class'",
+                    line: 2, column: 1),
+                DiagnosticSpec(
+                    message: "'@Model' applies to classes, and this is an extension: declare the model as a "
+                        + "'final class'", line: 4, column: 1),
+            ])
+    }
 }
