@@ -1,0 +1,1 @@
+../../../../Samples/Trips/App/TripsApp.swift

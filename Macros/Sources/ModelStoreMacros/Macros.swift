@@ -1,0 +1,80 @@
+@_exported import ModelStore
+
+/// Makes a final class a persistent model, as SwiftData's `@Model` does.
+///
+/// ```swift
+/// @Model
+/// final class Trip {
+///     #Unique<Trip>([\.name, \.start])
+///     @Attribute(.unique) var name: String
+///     var start: Date
+///     @Relationship(deleteRule: .cascade, inverse: \Item.trip) var items: [Item] = []
+///     @Transient var isExpanded = false
+///
+///     init(name: String, start: Date) {
+///         self.name = name
+///         self.start = start
+///     }
+/// }
+/// ```
+///
+/// Every stored `var` is persisted: as a relationship when it is marked `@Relationship`, or when
+/// its type is an optional or an array of a type that is not a standard value type (`Trip?`,
+/// `[Item]`); otherwise as an attribute. A property of an enum or struct type written as an
+/// optional or an array (`Category?`) needs `@Attribute` to be stored as a value. `@Transient`
+/// properties are observed and never stored. No property needs an initial value; the class's
+/// initializers set them, and may set relationships: those are linked to their inverses when
+/// the model is first used (inserted, or any of its properties read or written).
+///
+/// The class must be `final` (model inheritance is not supported yet), and it gets an `init()`
+/// for the framework to create models with unless it declares one.
+@attached(member, names: named(persistentBackingData), named(init), named(constraints), arbitrary)
+@attached(memberAttribute)
+@attached(extension, conformances: PersistentModel)
+public macro Model() = #externalMacro(module: "ModelStoreMacrosPlugin", type: "ModelMacro")
+
+/// Configures how a `@Model` property is stored, in SwiftData's spelling: `@Attribute(.unique) var name: String`.
+///
+/// `hashModifier` is accepted and has no effect: it versions SwiftData's own schemas.
+@attached(peer)
+public macro Attribute(
+    _ options: Schema.Attribute.Options..., originalName: String? = nil, hashModifier: String? = nil
+) = #externalMacro(module: "ModelStoreMacrosPlugin", type: "MarkerMacro")
+
+/// Makes a `@Model` property a relationship, in SwiftData's spelling:
+/// `@Relationship(deleteRule: .cascade, inverse: \Item.trip) var items: [Item]`.
+///
+/// `hashModifier` is accepted and has no effect: it versions SwiftData's own schemas.
+@attached(peer)
+public macro Relationship(
+    deleteRule: Schema.Relationship.DeleteRule = .nullify, minimumModelCount: Int = 0,
+    maximumModelCount: Int = 0, originalName: String? = nil, inverse: AnyKeyPath? = nil, hashModifier: String? = nil
+) = #externalMacro(module: "ModelStoreMacrosPlugin", type: "MarkerMacro")
+
+/// Makes a `@Model` property observed but never stored.
+@attached(accessor, names: named(init), named(get), named(set))
+@attached(peer, names: prefixed(_))
+public macro Transient() = #externalMacro(module: "ModelStoreMacrosPlugin", type: "TransientMacro")
+
+/// Declares compound uniqueness constraints of a `@Model` class: each array of key paths must be
+/// unique as a combination, as SwiftData's `#Unique`.
+@freestanding(declaration)
+public macro Unique<Model>(_ constraints: [PartialKeyPath<Model>]...) =
+    #externalMacro(module: "ModelStoreMacrosPlugin", type: "ConstraintMacro")
+
+/// Declares indexes of a `@Model` class, one for each array of key paths, as SwiftData's `#Index`.
+@freestanding(declaration)
+public macro Index<Model>(_ indexes: [PartialKeyPath<Model>]...) =
+    #externalMacro(module: "ModelStoreMacrosPlugin", type: "ConstraintMacro")
+
+/// Makes an actor a `ModelActor` with `modelContainer`, its own `modelContext`, the
+/// `modelExecutor` that holds the context and runs the actor's jobs, and `init(modelContainer:)`,
+/// as SwiftData's `@ModelActor` does.
+@attached(member, names: named(modelExecutor), named(modelContainer), named(modelContext), arbitrary)
+@attached(extension, conformances: ModelActor)
+public macro ModelActor() = #externalMacro(module: "ModelStoreMacrosPlugin", type: "ModelActorMacro")
+
+/// Stores a property of a `@Model` class; `@Model` adds it to each stored property.
+@attached(accessor, names: named(init), named(get), named(set))
+@attached(peer, names: prefixed(_))
+public macro _PersistedProperty() = #externalMacro(module: "ModelStoreMacrosPlugin", type: "PersistedPropertyMacro")

@@ -1,0 +1,134 @@
+import SwiftDiagnostics
+import SwiftSyntax
+
+/// The errors the macros report: each says what is wrong, on what, and how to fix it.
+enum ModelDiagnostic {
+    case notAClass(kind: String)
+    case notFinal(String)
+    case letProperty
+    case lazyProperty
+    case observers
+    case severalBindings
+    case missingType(String)
+    case unstorableType(String, String, String)
+    case relationshipShape(String, String)
+    case relationshipToValue(String, String)
+    case inverseWithoutRoot(String, String)
+    case inverseNotAProperty(String, String)
+    case inverseOnOtherType(String, String, String, String)
+    case markerOutsideModel(String)
+    case constraintWithoutType(String)
+    case constraintArgument(String)
+    case modelActorOnNonActor
+    case genericModel(String)
+    case optionalToMany(String, String)
+
+    var message: String {
+        switch self {
+        case .notAClass(let kind):
+            "'@Model' applies to classes, and this is \("aeiou".contains(kind.first ?? "x") ? "an" : "a") \(kind): "
+                + "declare the model as a 'final class'"
+        case .notFinal(let name):
+            "'@Model' class '\(name)' must be 'final' until ModelStore supports model inheritance (issue 45): "
+                + "add 'final'"
+        case .letProperty:
+            "'@Model' cannot store a 'let' property: make it a 'var', or a computed property if it is derived"
+        case .lazyProperty:
+            "'@Model' cannot store a 'lazy' property: make it a stored 'var' with an initial value, or computed"
+        case .observers:
+            "'@Model' cannot store a property with 'willSet' or 'didSet' yet: "
+                + "move the observer's work into the code that sets the property"
+        case .severalBindings:
+            "'@Model' stores one property per declaration: declare each property on a line of its own"
+        case .missingType(let name):
+            "'@Model' needs the type of '\(name)' written out (it declares the property's storage from it): "
+                + "add ': Type' after the name"
+        case .unstorableType(let name, let type, let reason):
+            "'\(name)' is of type '\(type)' and \(reason): mark it '@Transient', or store a Codable value instead"
+        case .relationshipShape(let name, let type):
+            "'@Relationship' property '\(name)' is of type '\(type)': a relationship is an optional model "
+                + "('Trip?') or an array of models ('[Trip]')"
+        case .relationshipToValue(let name, let type):
+            "'@Relationship' property '\(name)' holds '\(type)' values, which are not models: "
+                + "remove '@Relationship' to store them as an attribute"
+        case .inverseWithoutRoot(let name, let type):
+            "the inverse of '\(name)' must name its model type: write '\\\(type).property'"
+        case .inverseNotAProperty(let name, let keyPath):
+            "the inverse of '\(name)', '\(keyPath)', must be a single property of the related model"
+        case .inverseOnOtherType(let name, let keyPath, let root, let destination):
+            "the inverse of '\(name)', '\(keyPath)', is a property of '\(root)', but '\(name)' holds "
+                + "'\(destination)' models: name a relationship of '\(destination)' that points back"
+        case .markerOutsideModel(let attribute):
+            "'@\(attribute)' only works on a property of a '@Model' class: add '@Model' to the class"
+        case .constraintWithoutType(let macro):
+            "'#\(macro)' needs the model type: write '#\(macro)<Trip>([\\.name])'"
+        case .constraintArgument(let macro):
+            "the arguments of '#\(macro)' are arrays of key paths of the model, such as '[\\.name, \\.start]'"
+        case .modelActorOnNonActor:
+            "'@ModelActor' applies to actors: declare the type as an 'actor'"
+        case .genericModel(let name):
+            "'@Model' class '\(name)' cannot be generic: a model type is one entity of the schema"
+        case .optionalToMany(let name, let element):
+            "'\(name)' is an optional array of '\(element)': ModelStore does not support optional to-many "
+                + "relationships yet; declare it '[\(element)]' with an initial value of '[]'"
+        }
+    }
+
+    /// The diagnostic at `node`, with fix-its.
+    func diagnose(at node: some SyntaxProtocol, fixIts: [FixIt] = []) -> Diagnostic {
+        Diagnostic(node: Syntax(node), message: ModelDiagnosticMessage(message: message, id: id), fixIts: fixIts)
+    }
+
+    private var id: String {
+        switch self {
+        case .notAClass: "notAClass"
+        case .notFinal: "notFinal"
+        case .letProperty: "letProperty"
+        case .lazyProperty: "lazyProperty"
+        case .observers: "observers"
+        case .severalBindings: "severalBindings"
+        case .missingType: "missingType"
+        case .unstorableType: "unstorableType"
+        case .relationshipShape: "relationshipShape"
+        case .relationshipToValue: "relationshipToValue"
+        case .inverseWithoutRoot: "inverseWithoutRoot"
+        case .inverseNotAProperty: "inverseNotAProperty"
+        case .inverseOnOtherType: "inverseOnOtherType"
+        case .markerOutsideModel: "markerOutsideModel"
+        case .constraintWithoutType: "constraintWithoutType"
+        case .constraintArgument: "constraintArgument"
+        case .modelActorOnNonActor: "modelActorOnNonActor"
+        case .genericModel: "genericModel"
+        case .optionalToMany: "optionalToMany"
+        }
+    }
+
+    /// A fix-it that removes `attribute` from its declaration.
+    static func removeAttributeFixIt(_ attribute: AttributeSyntax) -> FixIt {
+        FixIt(
+            message: ModelFixIt("remove '\(attribute.trimmedDescription)'"),
+            changes: [
+                .replace(
+                    oldNode: Syntax(attribute),
+                    newNode: Syntax(TokenSyntax.identifier("", leadingTrivia: attribute.leadingTrivia)))
+            ])
+    }
+}
+
+/// An error of the macros.
+struct ModelDiagnosticMessage: DiagnosticMessage {
+    let message: String
+    let id: String
+    var diagnosticID: MessageID { MessageID(domain: "ModelStoreMacros", id: id) }
+    var severity: DiagnosticSeverity { .error }
+}
+
+/// A fix-it's title.
+struct ModelFixIt: FixItMessage {
+    let message: String
+    init(_ message: String) { self.message = message }
+    var fixItID: MessageID { MessageID(domain: "ModelStoreMacros", id: message) }
+}
+
+/// Thrown by a macro that reported its own diagnostics, so the expansion stops without another.
+struct DiagnosticsReported: Error {}

@@ -1,0 +1,47 @@
+import SwiftDiagnostics
+import SwiftSyntax
+
+/// One stored property of a `@Model` class, as its declaration spells it: what the macros persist.
+struct ModelProperty {
+    /// How the property is kept.
+    enum Kind {
+        /// A value, stored in a `ModelStore.Attribute`.
+        case attribute
+        /// An optional model or an array of models, stored in a `ModelStore.Relationship`.
+        case relationship
+        /// Observed, never stored (`@Transient`), in a `ModelStore.Transient`.
+        case transient
+    }
+
+    let name: String
+    /// The declared type, or the one the initial value spells (`= 0` is an `Int`).
+    let type: TypeSyntax
+    let initialValue: ExprSyntax?
+    let kind: Kind
+    /// The arguments of the property's `@Attribute(...)` or `@Relationship(...)`, if it has one.
+    let arguments: LabeledExprListSyntax?
+
+    /// The name of the storage the macros declare beside the property.
+    var storageName: String { "_" + name }
+
+    /// Whether the property starts as `nil` when an initializer does not set it, as a stored optional does.
+    var isOptional: Bool { TypeNames.optionalWrapped(type) != nil }
+}
+
+/// The attributes of ModelStoreMacros that mark a property: `@Attribute`, `@Relationship`, `@Transient`.
+enum MarkerAttribute: String {
+    case attribute = "Attribute"
+    case relationship = "Relationship"
+    case transient = "Transient"
+
+    /// The first marker among a declaration's attributes.
+    static func find(in attributes: AttributeListSyntax) -> (marker: MarkerAttribute, syntax: AttributeSyntax)? {
+        for element in attributes {
+            guard let attribute = element.as(AttributeSyntax.self),
+                let marker = MarkerAttribute(rawValue: TypeNames.baseName(attribute.attributeName))
+            else { continue }
+            return (marker, attribute)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,27 @@
+import ModelStoreMacrosPlugin
+import SwiftSyntaxMacroExpansion
+import SwiftSyntaxMacrosGenericTestSupport
+import Testing
+
+/// The macros by the names the library declares them with, for `assertMacroExpansion`.
+let macroSpecs: [String: MacroSpec] = [
+    "Model": MacroSpec(type: ModelMacro.self, conformances: ["PersistentModel"]),
+    "_PersistedProperty": MacroSpec(type: PersistedPropertyMacro.self),
+    "Attribute": MacroSpec(type: MarkerMacro.self),
+    "Relationship": MacroSpec(type: MarkerMacro.self),
+    "Transient": MacroSpec(type: TransientMacro.self),
+    "Unique": MacroSpec(type: ConstraintMacro.self),
+    "Index": MacroSpec(type: ConstraintMacro.self),
+    "ModelActor": MacroSpec(type: ModelActorMacro.self, conformances: ["ModelActor"]),
+]
+
+/// Expands `source` and checks the result, the diagnostics and, when given, the source with every fix-it applied.
+func assertExpansion(
+    _ source: String, expandedSource: String, diagnostics: [DiagnosticSpec] = [], fixedSource: String? = nil,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
+    assertMacroExpansion(
+        source, expandedSource: expandedSource, diagnostics: diagnostics, macroSpecs: macroSpecs,
+        applyFixIts: nil, fixedSource: fixedSource,
+        failureHandler: { Issue.record("\($0.message)", sourceLocation: sourceLocation) })
+}

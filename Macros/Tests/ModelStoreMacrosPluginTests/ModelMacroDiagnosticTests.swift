@@ -1,0 +1,394 @@
+import SwiftSyntaxMacrosGenericTestSupport
+import Testing
+
+/// Every diagnostic of the macros, where it points, and its fix-its.
+struct ModelMacroDiagnosticTests {
+    @Test func modelOnAnEnumIsAnError() {
+        assertExpansion(
+            #"""
+            @Model
+            enum Trip {
+                case a
+            }
+            """#,
+            expandedSource: #"""
+                enum Trip {
+                    case a
+                }
+                """#,
+            diagnostics: [
+                DiagnosticSpec(
+                    message: #"'@Model' applies to classes, and this is an enum: declare the model as a 'final class'"#,
+                    line: 2, column: 1)
+            ]
+        )
+    }
+
+    @Test func propertiesOfTypesThatCannotBeStoredAreErrors() {
+        assertExpansion(
+            #"""
+            @Model
+            final class Trip {
+                var action: () -> Void
+                var pair: (Int, Int)
+                var shape: any Shape
+            }
+            """#,
+            expandedSource: #"""
+                final class Trip {
+                    var action: () -> Void
+                    var pair: (Int, Int)
+                    var shape: any Shape
+                }
+                """#,
+            diagnostics: [
+                DiagnosticSpec(
+                    message:
+                        #"'action' is of type '() -> Void' and a function cannot be stored: mark it '@Transient', or store a Codable value instead"#,
+                    line: 3, column: 17),
+                DiagnosticSpec(
+                    message:
+                        #"'pair' is of type '(Int, Int)' and a tuple cannot be stored: mark it '@Transient', or store a Codable value instead"#,
+                    line: 4, column: 15),
+                DiagnosticSpec(
+                    message:
+                        #"'shape' is of type 'any Shape' and 'any' types cannot be stored: mark it '@Transient', or store a Codable value instead"#,
+                    line: 5, column: 16),
+            ]
+        )
+    }
+
+    @Test func inversesThatCannotPointBackAreErrors() {
+        assertExpansion(
+            #"""
+            @Model
+            final class Trip {
+                @Relationship(inverse: \Destination.trips) var items: [Item]
+                @Relationship(inverse: \.trip) var stops: [Stop]
+                @Relationship(inverse: \Leg.trip.name) var legs: [Leg]
+            }
+            """#,
+            expandedSource: #"""
+                final class Trip {
+                    var items: [Item]
+                    var stops: [Stop]
+                    var legs: [Leg]
+                }
+                """#,
+            diagnostics: [
+                DiagnosticSpec(
+                    message:
+                        #"the inverse of 'items', '\Destination.trips', is a property of 'Destination', but 'items' holds 'Item' models: name a relationship of 'Item' that points back"#,
+                    line: 3, column: 28),
+                DiagnosticSpec(
+                    message: #"the inverse of 'stops' must name its model type: write '\Stop.property'"#, line: 4,
+                    column: 28, fixIts: [FixItSpec(message: #"write '\Stop.trip'"#)]),
+                DiagnosticSpec(
+                    message:
+                        #"the inverse of 'legs', '\Leg.trip.name', must be a single property of the related model"#,
+                    line: 5, column: 28),
+            ]
+        )
+    }
+
+    @Test func relationshipsToValuesAreErrors() {
+        assertExpansion(
+            #"""
+            @Model
+            final class Trip {
+                @Relationship var tags: [String]
+                @Relationship var owner: Person
+            }
+            """#,
+            expandedSource: #"""
+                final class Trip {
+                    var tags: [String]
+                    var owner: Person
+                }
+                """#,
+            diagnostics: [
+                DiagnosticSpec(
+                    message:
+                        #"'@Relationship' property 'tags' holds 'String' values, which are not models: remove '@Relationship' to store them as an attribute"#,
+                    line: 3, column: 29, fixIts: [FixItSpec(message: #"remove '@Relationship'"#)]),
+                DiagnosticSpec(
+                    message:
+                        #"'@Relationship' property 'owner' is of type 'Person': a relationship is an optional model ('Trip?') or an array of models ('[Trip]')"#,
+                    line: 4, column: 30, fixIts: [FixItSpec(message: #"remove '@Relationship'"#)]),
+            ]
+        )
+    }
+
+    @Test func letLazyObservedAndUntypedPropertiesAreErrors() {
+        assertExpansion(
+            #"""
+            @Model
+            final class Trip {
+                let id: UUID
+                lazy var cache = 0
+                var name: String = "" {
+                    didSet { print(name) }
+                }
+                var a, b: Int
+                var unknown = makeValue()
+            }
+            """#,
+            expandedSource: #"""
+                final class Trip {
+                    let id: UUID
+                    lazy var cache = 0
+                    var name: String = "" {
+                        didSet { print(name) }
+                    }
+                    var a, b: Int
+                    var unknown = makeValue()
+                }
+                """#,
+            diagnostics: [
+                DiagnosticSpec(
+                    message:
+                        #"'@Model' cannot store a 'let' property: make it a 'var', or a computed property if it is derived"#,
+                    line: 3, column: 5, fixIts: [FixItSpec(message: #"replace 'let' with 'var'"#)]),
+                DiagnosticSpec(
+                    message:
+                        #"'@Model' cannot store a 'lazy' property: make it a stored 'var' with an initial value, or computed"#,
+                    line: 4, column: 10),
+                DiagnosticSpec(
+                    message:
+                        #"'@Model' cannot store a property with 'willSet' or 'didSet' yet: move the observer's work into the code that sets the property"#,
+                    line: 6, column: 9),
+                DiagnosticSpec(
+                    message:
+                        #"'@Model' stores one property per declaration: declare each property on a line of its own"#,
+                    line: 8, column: 9),
+                DiagnosticSpec(
+                    message:
+                        #"'@Model' needs the type of 'unknown' written out (it declares the property's storage from it): add ': Type' after the name"#,
+                    line: 9, column: 9),
+            ]
+        )
+    }
+
+    @Test func attributesOutsideAModelAreErrors() {
+        assertExpansion(
+            #"""
+            final class Trip {
+                @Attribute(.unique) var name: String = ""
+                @Transient var isExpanded = false
+            }
+            """#,
+            expandedSource: #"""
+                final class Trip {
+                    var name: String = ""
+                    var isExpanded = false
+                }
+                """#,
+            diagnostics: [
+                DiagnosticSpec(
+                    message: #"'@Attribute' only works on a property of a '@Model' class: add '@Model' to the class"#,
+                    line: 2, column: 5),
+                DiagnosticSpec(
+                    message: #"'@Transient' only works on a property of a '@Model' class: add '@Model' to the class"#,
+                    line: 3, column: 5),
+            ]
+        )
+    }
+
+    @Test func constraintsNeedATypeAndKeyPathArrays() {
+        assertExpansion(
+            #"""
+            @Model
+            final class Trip {
+                #Unique([\.name])
+                #Index<Trip>(names)
+                var name: String
+            }
+            """#,
+            expandedSource: #"""
+                final class Trip {
+                    var name: String {
+                        @storageRestrictions(initializes: _name)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute(String.self)
+                            _name = ModelStore.Attribute<String>(wrappedValue: initialValue)
+                        }
+                        get {
+                            ModelStore.Attribute<String> [_enclosingInstance: self, wrapped: \.name, storage: \._name]
+                        }
+                        set {
+                            ModelStore.Attribute<String> [_enclosingInstance: self, wrapped: \.name, storage: \._name] = newValue
+                        }
+                    }
+
+                    private var _name: ModelStore.Attribute<String>
+
+                    let persistentBackingData = ModelStore.BackingData()
+
+                    /// Creates a model for the framework to load stored values into; each property without an
+                    /// initial value starts as a placeholder.
+                    init() {
+                        self.name = ""
+                    }
+
+                    /// The model's compound uniqueness constraints and indexes, from its `#Unique` and `#Index`.
+                    static var constraints: [ModelStore.ModelConstraint<Trip>] {
+                        [.unique(\.name)]
+                    }
+                }
+
+                extension Trip: ModelStore.PersistentModel {
+                }
+                """#,
+            diagnostics: [
+                DiagnosticSpec(
+                    message: #"'#Unique' needs the model type: write '#Unique<Trip>([\.name])'"#, line: 3, column: 5),
+                DiagnosticSpec(
+                    message:
+                        #"the arguments of '#Index' are arrays of key paths of the model, such as '[\.name, \.start]'"#,
+                    line: 4, column: 18),
+            ]
+        )
+    }
+
+    @Test func modelActorOnAClassIsAnError() {
+        assertExpansion(
+            #"""
+            @ModelActor
+            final class Importer {}
+            """#,
+            expandedSource: #"""
+                final class Importer {}
+                """#,
+            diagnostics: [
+                DiagnosticSpec(
+                    message: #"'@ModelActor' applies to actors: declare the type as an 'actor'"#, line: 2, column: 7)
+            ]
+        )
+    }
+}
+
+/// The fix-its, applied.
+struct ModelMacroFixItTests {
+    @Test func aStructBecomesAFinalClass() {
+        assertExpansion(
+            "@Model\nstruct Trip {\n    var name: String\n}",
+            expandedSource: "struct Trip {\n    var name: String\n}",
+            diagnostics: [
+                DiagnosticSpec(
+                    message: "'@Model' applies to classes, and this is a struct: declare the model as a 'final class'",
+                    line: 2, column: 1, fixIts: [FixItSpec(message: "make it a 'final class'")])
+            ],
+            fixedSource: "@Model\nfinal class Trip {\n    var name: String\n}")
+    }
+
+    @Test func aClassBecomesFinal() {
+        assertExpansion(
+            "@Model\nclass Trip {\n    var name: String\n}",
+            expandedSource: "class Trip {\n    var name: String\n}",
+            diagnostics: [
+                DiagnosticSpec(
+                    message: "'@Model' class 'Trip' must be 'final' until ModelStore supports model inheritance "
+                        + "(issue 45): add 'final'",
+                    line: 2, column: 1, fixIts: [FixItSpec(message: "add 'final'")])
+            ],
+            fixedSource: "@Model\nfinal class Trip {\n    var name: String\n}")
+    }
+
+    @Test func letBecomesVarAndTheInverseGetsItsType() {
+        assertExpansion(
+            #"""
+            @Model
+            final class Trip {
+                let code: Int
+                @Relationship(inverse: \.trip) var stops: [Stop]
+                @Relationship var tags: [String]
+            }
+            """#,
+            expandedSource: #"""
+                final class Trip {
+                    let code: Int
+                    var stops: [Stop]
+                    var tags: [String]
+                }
+                """#,
+            diagnostics: [
+                DiagnosticSpec(
+                    message: "'@Model' cannot store a 'let' property: make it a 'var', or a computed property if it "
+                        + "is derived", line: 3, column: 5, fixIts: [FixItSpec(message: "replace 'let' with 'var'")]),
+                DiagnosticSpec(
+                    message: #"the inverse of 'stops' must name its model type: write '\Stop.property'"#, line: 4,
+                    column: 28, fixIts: [FixItSpec(message: #"write '\Stop.trip'"#)]),
+                DiagnosticSpec(
+                    message: "'@Relationship' property 'tags' holds 'String' values, which are not models: remove "
+                        + "'@Relationship' to store them as an attribute", line: 5, column: 29,
+                    fixIts: [FixItSpec(message: "remove '@Relationship'")]),
+            ],
+            fixedSource: #"""
+                @Model
+                final class Trip {
+                    var code: Int
+                    @Relationship(inverse: \Stop.trip) var stops: [Stop]
+                    var tags: [String]
+                }
+                """#)
+    }
+
+    @Test func anOptionalToManyRelationshipBecomesAnArray() {
+        assertExpansion(
+            """
+            @Model
+            final class Trip {
+                var items: [Item]? = []
+                @Relationship(deleteRule: .cascade) var stops: [Stop]?
+            }
+            """,
+            expandedSource: """
+                final class Trip {
+                    var items: [Item]? = []
+                    var stops: [Stop]?
+                }
+                """,
+            diagnostics: [
+                DiagnosticSpec(
+                    message: "'items' is an optional array of 'Item': ModelStore does not support optional to-many "
+                        + "relationships yet; declare it '[Item]' with an initial value of '[]'", line: 3, column: 16,
+                    fixIts: [FixItSpec(message: "remove the '?'")]),
+                DiagnosticSpec(
+                    message: "'stops' is an optional array of 'Stop': ModelStore does not support optional to-many "
+                        + "relationships yet; declare it '[Stop]' with an initial value of '[]'", line: 4, column: 52,
+                    fixIts: [FixItSpec(message: "remove the '?'")]),
+            ],
+            fixedSource: """
+                @Model
+                final class Trip {
+                    var items: [Item] = []
+                    @Relationship(deleteRule: .cascade) var stops: [Stop]
+                }
+                """)
+    }
+
+    @Test func aGenericModelIsAnError() {
+        assertExpansion(
+            "@Model\nfinal class Box<Value> {\n    var value: Int\n}",
+            expandedSource: "final class Box<Value> {\n    var value: Int\n}",
+            diagnostics: [
+                DiagnosticSpec(
+                    message: "'@Model' class 'Box' cannot be generic: a model type is one entity of the schema",
+                    line: 2, column: 16)
+            ])
+    }
+
+    @Test func modelOnAnActorOrAnExtensionIsAnError() {
+        assertExpansion(
+            "@Model\nactor Trip {}\n@Model\nextension Item {}",
+            expandedSource: "actor Trip {}\nextension Item {}",
+            diagnostics: [
+                DiagnosticSpec(
+                    message: "'@Model' applies to classes, and this is an actor: declare the model as a 'final class'",
+                    line: 2, column: 1),
+                DiagnosticSpec(
+                    message: "'@Model' applies to classes, and this is an extension: declare the model as a "
+                        + "'final class'", line: 4, column: 1),
+            ])
+    }
+}

@@ -1,0 +1,409 @@
+import Testing
+
+/// What each SwiftData form expands to: golden expansions of `@Model`, its attributes and `@ModelActor`.
+struct ModelMacroExpansionTests {
+    @Test func attributesWithAndWithoutInitialValuesAndOptions() {
+        assertExpansion(
+            #"""
+            @Model
+            final class Trip {
+                @Attribute(.unique) var name: String
+                var start: Date = .now
+                var count = 0
+                var note: String?
+                @Attribute(.externalStorage, .preserveValueOnDeletion, originalName: "picture", hashModifier: "v2") var photo: Data
+                var kind: Kind
+                static var shared = 1
+                var computed: Int { count + 1 }
+
+                init(name: String, kind: Kind) {
+                    self.name = name
+                    self.photo = Data()
+                    self.kind = kind
+                }
+            }
+            """#,
+            expandedSource: #"""
+                final class Trip {
+                    var name: String {
+                        @storageRestrictions(initializes: _name)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute(String.self)
+                            _name = ModelStore.Attribute<String>(wrappedValue: initialValue, [.unique])
+                        }
+                        get {
+                            ModelStore.Attribute<String> [_enclosingInstance: self, wrapped: \.name, storage: \._name]
+                        }
+                        set {
+                            ModelStore.Attribute<String> [_enclosingInstance: self, wrapped: \.name, storage: \._name] = newValue
+                        }
+                    }
+
+                    private var _name: ModelStore.Attribute<String>
+                    var start: Date {
+                        @storageRestrictions(initializes: _start)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute(Date.self)
+                            _start = ModelStore.Attribute<Date>(wrappedValue: initialValue)
+                        }
+                        get {
+                            ModelStore.Attribute<Date> [_enclosingInstance: self, wrapped: \.start, storage: \._start]
+                        }
+                        set {
+                            ModelStore.Attribute<Date> [_enclosingInstance: self, wrapped: \.start, storage: \._start] = newValue
+                        }
+                    }
+
+                    private var _start: ModelStore.Attribute<Date>
+                    var count {
+                        @storageRestrictions(initializes: _count)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute(Int.self)
+                            _count = ModelStore.Attribute<Int>(wrappedValue: initialValue)
+                        }
+                        get {
+                            ModelStore.Attribute<Int> [_enclosingInstance: self, wrapped: \.count, storage: \._count]
+                        }
+                        set {
+                            ModelStore.Attribute<Int> [_enclosingInstance: self, wrapped: \.count, storage: \._count] = newValue
+                        }
+                    }
+
+                    private var _count: ModelStore.Attribute<Int>
+                    var note: String? {
+                        @storageRestrictions(initializes: _note)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute(String?.self)
+                            _note = ModelStore.Attribute<String?>(wrappedValue: initialValue)
+                        }
+                        get {
+                            ModelStore.Attribute<String?> [_enclosingInstance: self, wrapped: \.note, storage: \._note]
+                        }
+                        set {
+                            ModelStore.Attribute<String?> [_enclosingInstance: self, wrapped: \.note, storage: \._note] = newValue
+                        }
+                    }
+
+                    private var _note: ModelStore.Attribute<String?>
+                    var photo: Data {
+                        @storageRestrictions(initializes: _photo)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute(Data.self)
+                            _photo = ModelStore.Attribute<Data>(wrappedValue: initialValue, [.externalStorage, .preserveValueOnDeletion], originalName: "picture")
+                        }
+                        get {
+                            ModelStore.Attribute<Data> [_enclosingInstance: self, wrapped: \.photo, storage: \._photo]
+                        }
+                        set {
+                            ModelStore.Attribute<Data> [_enclosingInstance: self, wrapped: \.photo, storage: \._photo] = newValue
+                        }
+                    }
+
+                    private var _photo: ModelStore.Attribute<Data>
+                    var kind: Kind {
+                        @storageRestrictions(initializes: _kind)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute(Kind.self)
+                            _kind = ModelStore.Attribute<Kind>(wrappedValue: initialValue)
+                        }
+                        get {
+                            ModelStore.Attribute<Kind> [_enclosingInstance: self, wrapped: \.kind, storage: \._kind]
+                        }
+                        set {
+                            ModelStore.Attribute<Kind> [_enclosingInstance: self, wrapped: \.kind, storage: \._kind] = newValue
+                        }
+                    }
+
+                    private var _kind: ModelStore.Attribute<Kind>
+                    static var shared = 1
+                    var computed: Int { count + 1 }
+
+                    init(name: String, kind: Kind) {
+                        self.name = name
+                        self.photo = Data()
+                        self.kind = kind
+                    }
+
+                    let persistentBackingData = ModelStore.BackingData()
+
+                    private static let _$placeholder_kind = ModelStoreMacros._ModelPlaceholder<Kind>(model: "Trip", property: "kind")
+
+                    /// Creates a model for the framework to load stored values into; each property without an
+                    /// initial value starts as a placeholder.
+                    init() {
+                        self.name = ""
+                        self.photo = Data()
+                        self.kind = Self._$placeholder_kind.value
+                    }
+                }
+
+                extension Trip: ModelStore.PersistentModel {
+                }
+                """#
+        )
+    }
+
+    @Test func relationshipsWithSwiftDataArgumentsAndAPublicClass() {
+        assertExpansion(
+            #"""
+            @Model
+            public final class Trip {
+                @Relationship(deleteRule: .cascade, minimumModelCount: 0, maximumModelCount: 10, originalName: "things", inverse: \Item.trip, hashModifier: "x") var items: [Item] = []
+                var destination: Destination?
+                var tags: [String]
+
+                public init() {
+                    tags = []
+                }
+            }
+            """#,
+            expandedSource: #"""
+                public final class Trip {
+                    var items: [Item] {
+                        @storageRestrictions(initializes: _items, accesses: _$relationshipsToLink)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.relationship([Item].self)
+                            _items = ModelStore.Relationship<[Item]>(wrappedValue: initialValue, deleteRule: .cascade, minimumModelCount: 0, maximumModelCount: 10, originalName: "things", inverse: \Item.trip)
+                            if !initialValue.relatedModels.isEmpty {
+                                _$relationshipsToLink.append { model in
+                                    model._items = ModelStore.Relationship<[Item]>(wrappedValue: .init(relatedModels: []), deleteRule: .cascade, minimumModelCount: 0, maximumModelCount: 10, originalName: "things", inverse: \Item.trip)
+                                    model.items = initialValue
+                                }
+                            }
+                        }
+                        get {
+                            ModelStore.Relationship<[Item]> [_enclosingInstance: self, wrapped: \.items, storage: \._items]
+                        }
+                        set {
+                            ModelStore.Relationship<[Item]> [_enclosingInstance: self, wrapped: \.items, storage: \._items] = newValue
+                        }
+                    }
+
+                    private var _items: ModelStore.Relationship<[Item]>
+                    var destination: Destination? {
+                        @storageRestrictions(initializes: _destination, accesses: _$relationshipsToLink)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.relationship(Destination?.self)
+                            _destination = ModelStore.Relationship<Destination?>(wrappedValue: initialValue)
+                            if !initialValue.relatedModels.isEmpty {
+                                _$relationshipsToLink.append { model in
+                                    model._destination = ModelStore.Relationship<Destination?>(wrappedValue: .init(relatedModels: []))
+                                    model.destination = initialValue
+                                }
+                            }
+                        }
+                        get {
+                            ModelStore.Relationship<Destination?> [_enclosingInstance: self, wrapped: \.destination, storage: \._destination]
+                        }
+                        set {
+                            ModelStore.Relationship<Destination?> [_enclosingInstance: self, wrapped: \.destination, storage: \._destination] = newValue
+                        }
+                    }
+
+                    private var _destination: ModelStore.Relationship<Destination?>
+                    var tags: [String] {
+                        @storageRestrictions(initializes: _tags)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute([String].self)
+                            _tags = ModelStore.Attribute<[String]>(wrappedValue: initialValue)
+                        }
+                        get {
+                            ModelStore.Attribute<[String]> [_enclosingInstance: self, wrapped: \.tags, storage: \._tags]
+                        }
+                        set {
+                            ModelStore.Attribute<[String]> [_enclosingInstance: self, wrapped: \.tags, storage: \._tags] = newValue
+                        }
+                    }
+
+                    private var _tags: ModelStore.Attribute<[String]>
+
+                    public init() {
+                        tags = []
+                    }
+
+                    private let _$backingData = ModelStore.BackingData()
+
+                    /// The framework's state for the model; reading it first links the relationships the
+                    /// class's initializer set.
+                    public var persistentBackingData: ModelStore.BackingData {
+                        if !_$relationshipsToLink.isEmpty {
+                            _$linkRelationships()
+                        }
+                        return _$backingData
+                    }
+
+                    /// What the class's initializers set in relationships, to link to the inverses.
+                    private var _$relationshipsToLink: [(Trip) -> Void] = []
+
+                    /// Sets the relationships an initializer set once more, through their setters, which
+                    /// keep the inverse side of each related model in step.
+                    private func _$linkRelationships() {
+                        let links = _$relationshipsToLink
+                        _$relationshipsToLink = []
+                        for link in links {
+                            link(self)
+                        }
+                    }
+                }
+
+                extension Trip: ModelStore.PersistentModel {
+                }
+                """#
+        )
+    }
+
+    @Test func transientPropertiesAndUniqueAndIndexConstraints() {
+        assertExpansion(
+            #"""
+            @Model
+            final class Trip {
+                #Unique<Trip>([\.name, \.start], [\.code])
+                #Index<Trip>([\.start])
+                var name: String
+                var start: Date
+                var code: Int
+                @Transient var isExpanded = false
+                @Transient var cache: [String: Int]
+            }
+            """#,
+            expandedSource: #"""
+                final class Trip {
+                    var name: String {
+                        @storageRestrictions(initializes: _name)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute(String.self)
+                            _name = ModelStore.Attribute<String>(wrappedValue: initialValue)
+                        }
+                        get {
+                            ModelStore.Attribute<String> [_enclosingInstance: self, wrapped: \.name, storage: \._name]
+                        }
+                        set {
+                            ModelStore.Attribute<String> [_enclosingInstance: self, wrapped: \.name, storage: \._name] = newValue
+                        }
+                    }
+
+                    private var _name: ModelStore.Attribute<String>
+                    var start: Date {
+                        @storageRestrictions(initializes: _start)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute(Date.self)
+                            _start = ModelStore.Attribute<Date>(wrappedValue: initialValue)
+                        }
+                        get {
+                            ModelStore.Attribute<Date> [_enclosingInstance: self, wrapped: \.start, storage: \._start]
+                        }
+                        set {
+                            ModelStore.Attribute<Date> [_enclosingInstance: self, wrapped: \.start, storage: \._start] = newValue
+                        }
+                    }
+
+                    private var _start: ModelStore.Attribute<Date>
+                    var code: Int {
+                        @storageRestrictions(initializes: _code)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute(Int.self)
+                            _code = ModelStore.Attribute<Int>(wrappedValue: initialValue)
+                        }
+                        get {
+                            ModelStore.Attribute<Int> [_enclosingInstance: self, wrapped: \.code, storage: \._code]
+                        }
+                        set {
+                            ModelStore.Attribute<Int> [_enclosingInstance: self, wrapped: \.code, storage: \._code] = newValue
+                        }
+                    }
+
+                    private var _code: ModelStore.Attribute<Int>
+                    var isExpanded {
+                        @storageRestrictions(initializes: _isExpanded)
+                        init(initialValue) {
+                            _isExpanded = ModelStore.Transient<Bool>(wrappedValue: initialValue)
+                        }
+                        get {
+                            ModelStore.Transient<Bool> [_enclosingInstance: self, wrapped: \.isExpanded, storage: \._isExpanded]
+                        }
+                        set {
+                            ModelStore.Transient<Bool> [_enclosingInstance: self, wrapped: \.isExpanded, storage: \._isExpanded] = newValue
+                        }
+                    }
+
+                    private var _isExpanded: ModelStore.Transient<Bool>
+                    var cache: [String: Int] {
+                        @storageRestrictions(initializes: _cache)
+                        init(initialValue) {
+                            _cache = ModelStore.Transient<[String: Int]>(wrappedValue: initialValue)
+                        }
+                        get {
+                            ModelStore.Transient<[String: Int]> [_enclosingInstance: self, wrapped: \.cache, storage: \._cache]
+                        }
+                        set {
+                            ModelStore.Transient<[String: Int]> [_enclosingInstance: self, wrapped: \.cache, storage: \._cache] = newValue
+                        }
+                    }
+
+                    private var _cache: ModelStore.Transient<[String: Int]>
+
+                    let persistentBackingData = ModelStore.BackingData()
+
+                    /// Creates a model for the framework to load stored values into; each property without an
+                    /// initial value starts as a placeholder.
+                    init() {
+                        self.name = ""
+                        self.start = Date(timeIntervalSinceReferenceDate: 0)
+                        self.code = 0
+                        self.cache = [:]
+                    }
+
+                    /// The model's compound uniqueness constraints and indexes, from its `#Unique` and `#Index`.
+                    static var constraints: [ModelStore.ModelConstraint<Trip>] {
+                        [.unique(\.name, \.start), .unique(\.code), .index(\.start)]
+                    }
+                }
+
+                extension Trip: ModelStore.PersistentModel {
+                }
+                """#
+        )
+    }
+
+    @Test func modelActorGetsContainerContextAndInitializer() {
+        assertExpansion(
+            #"""
+            @ModelActor
+            actor Importer {
+                func count() -> Int { 0 }
+            }
+            """#,
+            expandedSource: #"""
+                actor Importer {
+                    func count() -> Int { 0 }
+
+                    /// The executor that runs the actor's jobs and holds its context.
+                    nonisolated let modelExecutor: any ModelStoreMacros.SerialModelExecutor
+
+                    /// The container the actor's context uses.
+                    nonisolated let modelContainer: ModelStore.ModelContainer
+
+                    /// The actor's own context, used only on the actor.
+                    var modelContext: ModelStore.ModelContext {
+                        modelExecutor.modelContext
+                    }
+
+                    /// The actor runs on its model executor.
+                    nonisolated var unownedExecutor: UnownedSerialExecutor {
+                        modelExecutor.asUnownedSerialExecutor()
+                    }
+
+                    /// Creates the actor with a new context on `modelContainer`.
+                    init(modelContainer: ModelStore.ModelContainer) {
+                        let modelContext = ModelStore.ModelContext(modelContainer)
+                        self.modelExecutor = ModelStoreMacros.DefaultSerialModelExecutor(modelContext: modelContext)
+                        self.modelContainer = modelContainer
+                    }
+                }
+
+                extension Importer: ModelStore.ModelActor {
+                }
+                """#
+        )
+    }
+}
