@@ -50,7 +50,7 @@ struct InspectReport: CommandReport {
     let schemaVersion: String?
     let entities: [EntityCount]
     let modelCount: Int
-    let files: [StoredFile]
+    let files: [StoreFile]
     let byteCount: Int
     /// What only this kind of store has (an append log's segments and dead fraction), under its own key.
     let details: StoreReportDetails?

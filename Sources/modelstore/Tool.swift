@@ -16,6 +16,9 @@ enum Tool {
 
     /// Runs the tool on its arguments (without the program name) and returns the exit status.
     static func run(_ words: [String]) -> Int32 {
+        // Store URLs name the built-in schemes (the load hook registers them too; this keeps a tool
+        // that links the adapters but runs before it, such as a test, from depending on that).
+        StoreRegistry.shared.registerBuiltInSchemes()
         let json = Invocation.split(words).flags.contains("--json")
         let console = Console(json: json)
         guard let first = words.first(where: { !$0.hasPrefix("-") }) else {

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreTooling
 
 /// Where a schema command reads a schema: a store URL (`json:trips.json`, read through its
 /// scheme's maintenance) or a schema file's path (`schema.json`, `./v2.json`).

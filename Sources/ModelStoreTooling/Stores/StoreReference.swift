@@ -1,30 +1,29 @@
 import Foundation
 import ModelStore
-import ModelStoreAdapters
-import ModelStoreTooling
 
-/// A store named on the command line: its URL checked against the registry, and what the tool
-/// can learn about it without the app's model types.
+/// A store named by a URL (on a command line, in a tool): its URL checked against the registry, and
+/// what a tool can learn about it without the app's model types.
 ///
 /// A scheme with maintenance (``StoreScheme/maintenance``: the built-in `json:`, `log:` and
 /// `sqlite:`, or any scheme that reads its stored schema) is taken to name a file or a directory by
 /// its location, and every command goes through that maintenance.
-struct StoreReference {
+public struct StoreReference {
     /// The URL as typed.
-    let string: String
+    public let string: String
     /// The parsed URL.
-    let url: StoreURL
+    public let url: StoreURL
     /// The URL's registered scheme.
-    let scheme: StoreScheme
+    public let scheme: StoreScheme
 
-    /// Parses and checks a store URL; throws `invalidConfiguration` naming the string and listing
-    /// the registered schemes.
-    init(_ string: String, registry: StoreRegistry = .shared) throws {
-        registry.registerBuiltInSchemes()
+    /// Parses and checks a store URL against `registry`; throws `invalidConfiguration` naming the
+    /// string and listing the registered schemes. A program that links `ModelStoreAdapters` has the
+    /// built-in schemes registered.
+    public init(_ string: String, registry: StoreRegistry = .shared) throws {
         url = try registry.url(string)
         guard let scheme = registry.scheme(named: url.scheme) else {
-            throw ToolError.unsupported(
-                "the scheme '\(url.scheme):' of '\(string)' is not registered", remedy: "Use 'json:PATH' or 'log:DIR'")
+            throw DataStoreError(
+                .unsupportedFeature, "the scheme '\(url.scheme):' of '\(string)' is not registered",
+                remedy: "Use 'json:PATH' or 'log:DIR'")
         }
         self.string = string
         self.scheme = scheme
@@ -32,45 +31,47 @@ struct StoreReference {
 
     /// Whether the URL names a store that lives only in one process's memory: `memory:`, or the
     /// private in-memory database `sqlite::memory:` (whose location is SQLite's name, not a path).
-    var isInMemory: Bool {
+    public var isInMemory: Bool {
         scheme.name == "memory" || (scheme.name == "sqlite" && url.location == ":memory:")
     }
 
     /// The file or directory the store lives at; `nil` for schemes that keep no stored data.
-    var path: URL? {
+    public var path: URL? {
         scheme.maintenance != nil && !url.location.isEmpty && !isInMemory ? url.fileURL : nil
     }
 
     /// Whether something exists at ``path``.
-    var exists: Bool {
+    public var exists: Bool {
         path.map { FileManager.default.fileExists(atPath: $0.path) } ?? false
     }
 
     /// The configuration the URL names.
-    func configuration() throws -> any DataStoreConfiguration {
+    public func configuration() throws -> any DataStoreConfiguration {
         try scheme.makeConfiguration(url)
     }
 
     /// The store's path, which must exist; `command` names what the tool was asked to do.
     ///
-    /// Throws ``ExitStatus/unsupported`` for a scheme whose stores keep nothing the tool can read
-    /// (such as `memory:`) and ``ExitStatus/notFound`` when nothing is at the path.
-    func existingPath(for command: String) throws -> URL {
+    /// Throws ``DataStoreError/Code/unsupportedFeature`` for a scheme whose stores keep nothing a tool
+    /// can read (such as `memory:`) and ``DataStoreError/Code/notFound`` when nothing is at the path.
+    public func existingPath(for command: String) throws -> URL {
         guard let path else {
             if isInMemory {
-                throw ToolError.unsupported(
+                throw DataStoreError(
+                    .unsupportedFeature,
                     "'\(string)' names an in-memory store, which keeps nothing between processes: there is nothing to "
                         + command,
                     remedy: "Name a store on disk, such as 'json:PATH', 'log:DIR' or 'sqlite:PATH'")
             }
-            throw ToolError.unsupported(
+            throw DataStoreError(
+                .unsupportedFeature,
                 "the scheme '\(scheme.name):' does not tell tools how to read the schema its stores keep, so "
                     + "'\(string)' cannot be opened without the app's model types",
                 remedy: "Its adapter can set one with StoreScheme.readingStoredSchema(_:)")
         }
         guard FileManager.default.fileExists(atPath: path.path) else {
-            throw ToolError(
-                .notFound, code: DataStoreError.Code.notFound.name,
+            throw DataStoreError(
+                .notFound,
                 "there is no store at '\(path.path)' (named by '\(string)')",
                 remedy: "Check the path; a relative path starts from the current directory, "
                     + "'\(FileManager.default.currentDirectoryPath)'")
@@ -80,16 +81,16 @@ struct StoreReference {
 
     /// The scheme's maintenance and the request for this store, which must exist; `command`
     /// names what the tool was asked to do (see ``existingPath(for:)``).
-    func maintenance(for command: String) throws -> (any DataStoreMaintenance, StoreMaintenanceRequest) {
+    public func maintenance(for command: String) throws -> (any DataStoreMaintenance, StoreMaintenanceRequest) {
         _ = try existingPath(for: command)
         guard let maintenance = scheme.maintenance else {
-            throw ToolError.unsupported("'\(string)' keeps no schema", remedy: "Name a store on disk")
+            throw DataStoreError(.unsupportedFeature, "'\(string)' keeps no schema", remedy: "Name a store on disk")
         }
         return (maintenance, StoreMaintenanceRequest(name: string, url: url, configuration: try configuration()))
     }
 
     /// The schema the store was last written with, read from its own files.
-    func storedSchema(for command: String) throws -> Schema.Description {
+    public func storedSchema(for command: String) throws -> Schema.Description {
         let (maintenance, request) = try maintenance(for: command)
         return try maintenance.storedSchema(request)
     }
@@ -97,7 +98,7 @@ struct StoreReference {
     /// Opens the store with a schema built from a stored description, so that it is read and
     /// written as snapshots without the app's model types, with the configuration the scheme's
     /// maintenance asks for (an append log's manual compaction: the tool decides when to compact).
-    func open(schema: Schema) throws -> OpenedStore {
+    public func open(schema: Schema) throws -> OpenedStore {
         let maintenance = scheme.maintenance
         var configuration = try configuration()
         configuration = maintenance?.configurationForMaintenance(configuration) ?? configuration
@@ -105,11 +106,8 @@ struct StoreReference {
     }
 
     /// The files the store keeps, with their sizes, as its scheme's maintenance lists them.
-    func filesOnDisk() -> [StoredFile] {
+    public func filesOnDisk() -> [StoreFile] {
         guard exists, let maintenance = scheme.maintenance, let configuration = try? configuration() else { return [] }
         return maintenance.files(StoreMaintenanceRequest(name: string, url: url, configuration: configuration))
     }
 }
-
-/// A file a store keeps (the core's `StoreFile`).
-typealias StoredFile = StoreFile

@@ -1,26 +1,27 @@
 import Foundation
 import ModelStore
-import ModelStoreAdapterKit
-import ModelStoreTooling
 
 /// A store opened with a schema built from its stored description: read entity by entity and
 /// written as snapshots, with no model types.
 ///
 /// Reading goes through ``StoreQuery`` (`DataStoreFetchRequest<SchemaOnlyModel>` carrying the
 /// entity's name), so the store must conform to `DataStoreQuerying`, as the built-in ones do.
-final class OpenedStore {
+/// ``StoreReference/open(schema:)`` opens one from a store URL.
+public final class OpenedStore {
     /// The container that opened the store, kept so the store stays open.
     private var container: ModelContainer?
     /// The store.
-    let store: any DataStore
+    public let store: any DataStore
     /// The schema it was opened with.
-    let schema: Schema
+    public let schema: Schema
     private let editingState = EditingState(author: "modelstore")
     /// The adapter's maintenance, which closes the store.
     private let maintenance: (any DataStoreMaintenance)?
 
     /// Opens the store a configuration names with `schema`; `name` is the URL, for errors.
-    init(
+    ///
+    /// Throws ``DataStoreError/Code/unsupportedFeature`` for a store that does not run store queries.
+    public init(
         configuration: any DataStoreConfiguration, schema: Schema, name: String,
         maintenance: (any DataStoreMaintenance)?
     ) throws {
@@ -30,34 +31,35 @@ final class OpenedStore {
         self.container = container
         self.schema = schema
         guard store is any DataStoreQuerying else {
-            throw ToolError.unsupported(
-                "the store '\(name)' (\(type(of: store))) does not run store queries, so modelstore cannot read it "
+            throw DataStoreError(
+                .unsupportedFeature,
+                "the store '\(name)' (\(type(of: store))) does not run store queries, so it cannot be read "
                     + "entity by entity without the app's model types",
                 remedy: "Its adapter can conform to DataStoreQuerying, as every built-in store does")
         }
     }
 
     /// The store's identifier, which goes into every identifier it mints.
-    var identifier: String { store.identifier }
+    public var identifier: String { store.identifier }
 
     /// Every snapshot of an entity, in identifier order.
-    func snapshots(of entityName: String) throws -> [DefaultSnapshot] {
+    public func snapshots(of entityName: String) throws -> [DefaultSnapshot] {
         try Self.fetch(entityName, from: store, editingState: editingState)
     }
 
     /// How many models of an entity the store holds.
-    func count(of entityName: String) throws -> Int {
+    public func count(of entityName: String) throws -> Int {
         try Self.count(entityName, in: store, editingState: editingState)
     }
 
     /// Saves snapshots as new models in one save, and returns the identifiers the store changed
     /// (empty when it kept every identifier it was given).
-    func insert(_ snapshots: [DefaultSnapshot]) throws -> [PersistentIdentifier: PersistentIdentifier] {
+    public func insert(_ snapshots: [DefaultSnapshot]) throws -> [PersistentIdentifier: PersistentIdentifier] {
         try Self.insert(snapshots, into: store, editingState: editingState)
     }
 
     /// Closes the store as its adapter's maintenance says (releasing a lock at once), or by releasing it.
-    func close() {
+    public func close() {
         maintenance?.close(store)
         container = nil
     }
