@@ -3,6 +3,7 @@ import Foundation
 extension RandomAccessCollection {
     /// The index of the first element for which `predicate` is true, in a collection where it is
     /// false for a prefix and true for the rest.
+    @inlinable
     package func partitioningIndex(where predicate: (Element) throws -> Bool) rethrows -> Index {
         var low = startIndex
         var count = distance(from: startIndex, to: endIndex)

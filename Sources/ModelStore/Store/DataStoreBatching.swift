@@ -214,7 +214,9 @@ package struct BatchRows {
         values.reserveCapacity(capacity * entity.properties.count)
     }
 
-    /// The rows of snapshots of `entity`, in order.
+    /// The rows of snapshots of `entity`, in order. Inlinable, so a caller in another module (the
+    /// adapter kit's table) gets it specialized for its collection.
+    @inlinable
     package init(entity: Schema.Entity, snapshots: some Collection<DefaultSnapshot>) {
         self.init(entity: entity, capacity: snapshots.count)
         for snapshot in snapshots { values.append(contentsOf: snapshot.values) }

@@ -36,6 +36,7 @@ package enum SnapshotOrdering {
     }
 
     /// Applies an offset and a limit.
+    @inlinable
     package static func window<Element>(_ items: [Element], offset: Int, limit: Int?) -> [Element] {
         let start = min(max(offset, 0), items.count)
         let end = limit.map { min(start + max($0, 0), items.count) } ?? items.count
