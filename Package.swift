@@ -26,7 +26,8 @@ let package = Package(
         // migration runner and identifier minting.
         .target(name: "ModelStoreAdapterKit", dependencies: ["ModelStore"], path: "Sources/ModelStoreAdapterKit"),
         // What tools build on: the maintenance protocol each adapter implements for its scheme, its
-        // report types, and the text helpers of reports.
+        // report types and text helpers, store references opened without model types, and the schema
+        // documents, diff, model-code and migration-plan writers and package export of the schema tools.
         .target(name: "ModelStoreTooling", dependencies: ["ModelStore"], path: "Sources/ModelStoreTooling"),
         // Durable file I/O shared by the file stores, public for adapter authors.
         .target(

@@ -1,4 +1,5 @@
 import Foundation
+import ModelStoreTooling
 
 /// A subcommand of `modelstore`: its command line, its help, and what it does.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import ModelStoreTooling
 
 #if canImport(Glibc)
     import Glibc

@@ -1,3 +1,5 @@
+import ModelStoreTooling
+
 /// A command line, parsed for one command: its positional arguments, the flags given and the
 /// values of its options.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreTooling
 
 /// `modelstore schema export SOURCE [--out FILE]`: a store's or a file's schema as a schema file;
 /// `schema export --package PATH --target TARGET --models A,B [--out FILE]`: a package's models'.

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreTooling
 
 /// `modelstore schema generate --schema SOURCE [--out FILE]`: model declarations from a schema.
 enum SchemaGenerateCommand: Command {

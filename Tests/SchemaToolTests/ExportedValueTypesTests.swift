@@ -3,6 +3,7 @@ import ModelStore
 import Testing
 
 @testable import ModelStoreTool
+@testable import ModelStoreTooling
 
 /// The export driver's `ExportedValueTypes.swift`, compiled here from `Golden/`: it lists enums'
 /// cases and structs' fields from compiled types, and names what it cannot list.

@@ -3,7 +3,7 @@ import ModelStore
 import ModelStoreTestSupport
 import Testing
 
-@testable import ModelStoreTool
+@testable import ModelStoreTooling
 
 /// `schema diff --out`: the committed `Golden/MigrationPlan.swift` is what the tool writes for
 /// `Fixtures/v1.json` and `Fixtures/v2.json`, it compiles, and its versions are those files.

@@ -2,7 +2,7 @@ import Foundation
 import ModelStore
 import Testing
 
-@testable import ModelStoreTool
+@testable import ModelStoreTooling
 
 /// `schema generate`: the committed `Golden/Models.swift` is what the tool writes for
 /// `Fixtures/schema.json`, it compiles (it is part of this target), and the schema of the

@@ -2,7 +2,7 @@ import Foundation
 import ModelStore
 import Testing
 
-@testable import ModelStoreTool
+@testable import ModelStoreTooling
 
 /// What `schema generate` writes for particular declarations, and what it refuses to declare.
 struct ModelCodeWriterTests {

@@ -2,7 +2,7 @@ import Foundation
 import ModelStore
 import Testing
 
-@testable import ModelStoreTool
+@testable import ModelStoreTooling
 
 /// Renamed models in `schema diff`: marked with `"originalName"` or inferred from the same
 /// attributes and relationships, reported as renames, and copied by a custom stage, since the

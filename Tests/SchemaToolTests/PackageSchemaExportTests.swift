@@ -4,6 +4,7 @@ import ModelStoreTestSupport
 import Testing
 
 @testable import ModelStoreTool
+@testable import ModelStoreTooling
 
 /// `schema export --package`: the driver package it writes, the errors it gives before and after
 /// building, and one real export of a package whose models are the golden ones.

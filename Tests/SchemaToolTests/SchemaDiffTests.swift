@@ -2,7 +2,7 @@ import Foundation
 import ModelStore
 import Testing
 
-@testable import ModelStoreTool
+@testable import ModelStoreTooling
 
 /// How `schema diff` classifies changes: lightweight when the store can make them by itself,
 /// custom when they need code.

@@ -2,7 +2,7 @@ import Foundation
 import ModelStore
 import Testing
 
-@testable import ModelStoreTool
+@testable import ModelStoreTooling
 
 /// Bad schema files: each error names the file, the path in the document and what is wrong.
 struct SchemaFileErrorTests {

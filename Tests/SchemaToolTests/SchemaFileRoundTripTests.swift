@@ -3,7 +3,7 @@ import ModelStore
 import ModelStoreTestSupport
 import Testing
 
-@testable import ModelStoreTool
+@testable import ModelStoreTooling
 
 /// Seeded random schema files: what the tool writes it reads back as the same schema, the core
 /// accepts their stored form, and the stored form converts back without loss but for initial

@@ -2,7 +2,7 @@ import Foundation
 import ModelStore
 import Testing
 
-@testable import ModelStoreTool
+@testable import ModelStoreTooling
 
 /// The schema files and golden files of these tests, read from the source tree.
 enum SchemaToolFixtures {

@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import ModelStoreJSONFile
 import ModelStoreTestSupport
+import ModelStoreTooling
 import Testing
 
 /// The `modelstore` command line: help, usage errors, bad URLs, missing paths and exit statuses.

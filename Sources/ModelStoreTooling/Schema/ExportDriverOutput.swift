@@ -4,35 +4,35 @@ import ModelStore
 /// What the export driver prints (its `ExportSchemaOutput`): the schema of the models with their
 /// initial values, and the enums' cases and the structs' fields in the schema file's form, with
 /// the enums and structs whose cases or fields the compiled types do not tell.
-struct ExportDriverOutput: Decodable {
+package struct ExportDriverOutput: Decodable {
     /// The schema, with initial values.
-    let schema: Schema.Description
+    package let schema: Schema.Description
     /// The enums and structs the attributes store.
-    let valueTypes: ValueTypes
+    package let valueTypes: ValueTypes
 
     /// The enums and structs, as the schema file's `"enums"` and `"structs"` write them.
-    struct ValueTypes: Decodable {
+    package struct ValueTypes: Decodable {
         /// The enums, each `{"name", "rawType", "cases"}`.
-        var enums: [JSONValue]
+        package var enums: [JSONValue]
         /// The structs, each `{"name", "fields"}`.
-        var structs: [JSONValue]
+        package var structs: [JSONValue]
         /// The ones the driver could not list.
-        var unlisted: [Unlisted]
+        package var unlisted: [Unlisted]
     }
 
     /// An enum or struct whose cases or fields the driver could not list.
-    struct Unlisted: Decodable, Equatable {
+    package struct Unlisted: Decodable, Equatable {
         /// The type's name.
-        var type: String
+        package var type: String
         /// `enum` or `struct`.
-        var kind: String
+        package var kind: String
         /// The first attribute that stores it (`Project.mood`).
-        var attribute: String
+        package var attribute: String
         /// Why its cases or fields are not listed.
-        var reason: String
+        package var reason: String
 
         /// The warning `schema export` prints for it.
-        var warning: String {
+        package var warning: String {
             let (what, parts, section) =
                 kind == "enum" ? ("the enum", "cases", "enums") : ("the Codable struct", "fields", "structs")
             let fix =
@@ -47,7 +47,7 @@ struct ExportDriverOutput: Decodable {
     /// The schema file for the output: the models, and the enums and structs the driver listed.
     /// Those it could not list stay undeclared (`generate` then refuses them by name), each with a
     /// warning in `warnings`.
-    func document(source: String) throws(ToolError) -> (document: SchemaDocument, warnings: [String]) {
+    package func document(source: String) throws(ToolError) -> (document: SchemaDocument, warnings: [String]) {
         var document = SchemaDocument(schema)
         let declared = JSONValue.object([
             "models": .array([]), "enums": .array(valueTypes.enums), "structs": .array(valueTypes.structs),

@@ -4,7 +4,7 @@ import ModelStore
 extension SchemaDocument {
     /// The document for a schema description, with the initial values it records (a store's
     /// records none; ``Schema/descriptionWithInitialValues`` records them).
-    init(_ description: Schema.Description) {
+    package init(_ description: Schema.Description) {
         self.init(
             version: description.version,
             models: description.entities.map { entity in
@@ -36,7 +36,7 @@ extension SchemaDocument {
     }
 
     /// The document for a schema built from model types, with each attribute's initial value.
-    init(_ schema: Schema) { self.init(schema.descriptionWithInitialValues) }
+    package init(_ schema: Schema) { self.init(schema.descriptionWithInitialValues) }
 
     /// The file's default for an attribute's initial value: `"now"` for a date new per model, none
     /// for a UUID new per model or a zero value, and none for a value a file cannot spell (a
@@ -48,7 +48,7 @@ extension SchemaDocument {
     }
 
     /// The core's stored form of this document: what a store records, without initial values.
-    var storedDescription: Schema.Description {
+    package var storedDescription: Schema.Description {
         Schema.Description(
             version: version,
             entities: models.map { model in

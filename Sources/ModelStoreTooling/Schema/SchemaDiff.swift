@@ -6,26 +6,26 @@ import ModelStore
 /// Models match by name, or by `originalName` in the new file, or by having the same attributes
 /// and relationships as a model that only the other file has (a rename); properties by name, or
 /// by `originalName` in the new file.
-struct SchemaDiff {
+package struct SchemaDiff {
     /// One difference.
-    struct Change: Equatable {
+    package struct Change: Equatable {
         /// `+` added, `-` removed, `~` changed, `>` renamed.
-        var mark: Character
+        package var mark: Character
         /// `Model` or `Model.property`.
-        var subject: String
+        package var subject: String
         /// What changed, for people.
-        var summary: String
+        package var summary: String
         /// Why it needs a custom stage and what its code should do; `nil` when the store can make it by itself.
-        var customReason: String?
+        package var customReason: String?
         /// The custom stage's closures that do that work: `willMigrate` (old schema), `didMigrate` (new), or both.
-        var customSteps: [CustomStep] = []
+        package var customSteps: [CustomStep] = []
 
         /// Whether it needs a custom stage.
-        var needsCustomStage: Bool { customReason != nil }
+        package var needsCustomStage: Bool { customReason != nil }
     }
 
     /// The closure of a custom stage that handles a change.
-    enum CustomStep: String {
+    package enum CustomStep: String {
         /// Runs on the old schema, before the store changes.
         case willMigrate
         /// Runs on the new schema, after the store changed.
@@ -33,26 +33,26 @@ struct SchemaDiff {
     }
 
     /// A model of the old file that is a model of another name in the new one.
-    struct ModelRename: Equatable {
+    package struct ModelRename: Equatable {
         /// Its name in the old file.
-        var old: String
+        package var old: String
         /// Its name in the new file.
-        var new: String
+        package var new: String
         /// Whether the diff inferred it (same attributes and relationships) rather than read it
         /// from the new file's `"originalName"`.
-        var isInferred: Bool
+        package var isInferred: Bool
     }
 
     /// The changes, in the new file's order (removals after the models they belong to).
-    let changes: [Change]
+    package let changes: [Change]
     /// The models renamed, in the new file's order.
-    let modelRenames: [ModelRename]
+    package let modelRenames: [ModelRename]
 
     /// Whether any change needs a custom stage.
-    var needsCustomStage: Bool { changes.contains(where: \.needsCustomStage) }
+    package var needsCustomStage: Bool { changes.contains(where: \.needsCustomStage) }
 
     /// Compares two schema files.
-    init(old: SchemaDocument, new: SchemaDocument) {
+    package init(old: SchemaDocument, new: SchemaDocument) {
         let renames = Self.modelRenames(old: old, new: new)
         var changes: [Change] = []
         for model in new.models {
@@ -77,7 +77,7 @@ struct SchemaDiff {
     /// The renamed models: those the new file marks with `"originalName"`, then each model only
     /// the old file has whose attributes and relationships are those of exactly one model only the
     /// new file has (and no other old model's).
-    static func modelRenames(old: SchemaDocument, new: SchemaDocument) -> [ModelRename] {
+    package static func modelRenames(old: SchemaDocument, new: SchemaDocument) -> [ModelRename] {
         var renames: [ModelRename] = []
         for model in new.models {
             guard let original = model.originalName, original != model.name, old.model(named: original) != nil,

@@ -5,10 +5,10 @@ import ModelStore
 ///
 /// A default equal to the type's zero value (`0`, `false`, `""`, `nil`, 2001-01-01 for a date) is
 /// the same as none, so it is dropped: two files that mean the same thing compare equal.
-struct DefaultValueReading {
-    let problems: SchemaFileProblems
+package struct DefaultValueReading {
+    package let problems: SchemaFileProblems
 
-    func read(_ json: JSONValue, type: AttributeType, at path: String) throws(SchemaFileError)
+    package func read(_ json: JSONValue, type: AttributeType, at path: String) throws(SchemaFileError)
         -> SchemaDocument.DefaultValue?
     {
         let value = try storeValue(json, type: type, at: path)
@@ -92,10 +92,10 @@ struct DefaultValueReading {
 }
 
 /// Default values as text: JSON for schema files, Swift for generated code.
-enum DefaultValueText {
+package enum DefaultValueText {
     /// Whether a schema file can spell a default of `type`: a scalar other than `Data`, an enum of
     /// one, or an optional of either.
-    static func canSpell(_ type: AttributeType) -> Bool {
+    package static func canSpell(_ type: AttributeType) -> Bool {
         switch type.unwrapped {
         case .bool, .integer, .double, .float, .decimal, .string, .date, .uuid, .url: true
         case .enumeration(_, let raw): canSpell(raw)
@@ -104,7 +104,7 @@ enum DefaultValueText {
     }
 
     /// The JSON for a default of an attribute of `type`.
-    static func json(_ value: SchemaDocument.DefaultValue, type: AttributeType) -> String {
+    package static func json(_ value: SchemaDocument.DefaultValue, type: AttributeType) -> String {
         guard case .value(let stored) = value else { return "\"now\"" }
         switch stored {
         case .null: return "null"
@@ -123,7 +123,7 @@ enum DefaultValueText {
 
     /// The Swift expression of a default for an attribute of `type`; `nil` for a value Swift
     /// code cannot spell here (an enum's or a struct's).
-    static func swift(_ value: SchemaDocument.DefaultValue?, type: AttributeType) -> String? {
+    package static func swift(_ value: SchemaDocument.DefaultValue?, type: AttributeType) -> String? {
         guard let value else { return zero(type) }
         guard case .value(let stored) = value else { return ".now" }
         switch stored {
@@ -147,7 +147,7 @@ enum DefaultValueText {
 
     /// An integer literal with its digits in groups of three (`1_706_702_400`) when it has seven or
     /// more, as a person writes it and `swift format` leaves it.
-    static func grouped(_ literal: String) -> String {
+    package static func grouped(_ literal: String) -> String {
         let sign = literal.hasPrefix("-") ? "-" : ""
         let digits = Array(literal.dropFirst(sign.count))
         guard digits.count >= 7 else { return literal }
@@ -179,7 +179,7 @@ enum DefaultValueText {
     }
 
     /// An ISO 8601 date, in UTC, with milliseconds when it has any.
-    static func iso(_ date: Date) -> String {
+    package static func iso(_ date: Date) -> String {
         let formatter = ISO8601DateFormatter()
         if date.timeIntervalSince1970.rounded() != date.timeIntervalSince1970 {
             formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
@@ -188,7 +188,7 @@ enum DefaultValueText {
     }
 
     /// A date from ISO 8601 text, to the millisecond.
-    static func date(_ text: String) -> Date? {
+    package static func date(_ text: String) -> Date? {
         let formatter = ISO8601DateFormatter()
         var date = formatter.date(from: text)
         if date == nil {

@@ -2,18 +2,18 @@ import ModelStore
 
 /// A schema file that cannot be used: which file, where in the document (`models[2].name`), what
 /// is wrong and how to fix it.
-struct SchemaFileError: Error, Equatable {
+package struct SchemaFileError: Error, Equatable {
     /// The file as named on the command line.
-    var file: String
+    package var file: String
     /// The path in the document, such as `models[2].relationships[0].inverse`; empty for the whole file.
-    var path: String
+    package var path: String
     /// What is wrong, with names quoted in single quotes.
-    var problem: String
+    package var problem: String
     /// How to fix it.
-    var remedy: String
+    package var remedy: String
 
     /// The failure the tool reports: exit status 7, code `invalidSchema`.
-    var toolError: ToolError {
+    package var toolError: ToolError {
         let place = path.isEmpty ? "" : " at '\(path)'"
         return ToolError(
             .failure, code: DataStoreError.Code.invalidSchema.name,
@@ -22,12 +22,12 @@ struct SchemaFileError: Error, Equatable {
 }
 
 /// Builds the errors of one file.
-struct SchemaFileProblems {
+package struct SchemaFileProblems {
     /// The file as named on the command line.
-    let file: String
+    package let file: String
 
     /// An error at `path`.
-    func error(_ path: String, _ problem: String, remedy: String) -> SchemaFileError {
+    package func error(_ path: String, _ problem: String, remedy: String) -> SchemaFileError {
         SchemaFileError(file: file, path: path, problem: problem, remedy: remedy)
     }
 }

@@ -6,25 +6,25 @@ import Foundation
 /// of the `Codable` structs that the attributes store (``valueTypesSource``).
 ///
 /// The tool cannot load Swift types itself; the driver is compiled against the user's code instead.
-struct ExportDriver: Equatable {
+package struct ExportDriver: Equatable {
     /// The folder of the user's package (absolute).
-    let packagePath: String
+    package let packagePath: String
     /// The package's identity, as `.product(name:package:)` names it: its folder's name.
-    let packageIdentity: String
+    package let packageIdentity: String
     /// The library product that holds the target.
-    let product: String
+    package let product: String
     /// The target's module name (the target's name with characters Swift cannot use replaced).
-    let module: String
+    package let module: String
     /// The model types, as named on the command line.
-    let models: [String]
+    package let models: [String]
     /// The package's platforms, as `Package.swift` writes them (`.macOS("15.0")`).
-    var platforms: [String] = []
+    package var platforms: [String] = []
 
     /// The driver's executable target.
-    static let executable = "ExportSchema"
+    package static let executable = "ExportSchema"
 
     /// The driver's `Package.swift`.
-    var manifest: String {
+    package var manifest: String {
         var lines = [
             "// swift-tools-version: 6.0",
             "// Written by `modelstore schema export --package`; it reads the models of '\(module)' and prints their schema.",
@@ -48,11 +48,11 @@ struct ExportDriver: Equatable {
 
     /// The first line of `main.swift` that names a model; model `i` is on line `firstModelLine + i`,
     /// so a compiler error there names the model.
-    static let firstModelLine = 7
+    package static let firstModelLine = 7
 
     /// The driver's `main.swift`. The models are qualified by their module, and the framework's
     /// types by theirs, so that a model named like a framework type (`Schema`) is no problem.
-    var mainSource: String {
+    package var mainSource: String {
         let header = [
             "// Written by `modelstore schema export --package`: the schema of these models, as JSON.",
             "import Foundation",
@@ -78,20 +78,20 @@ struct ExportDriver: Equatable {
     }
 
     /// The model named on a line of `main.swift`, if that line names one.
-    func model(atLine line: Int) -> String? {
+    package func model(atLine line: Int) -> String? {
         let index = line - Self.firstModelLine
         return models.indices.contains(index) ? models[index] : nil
     }
 
     /// The module name SwiftPM gives a target: letters, digits and `_`, not starting with a digit.
-    static func moduleName(ofTarget target: String) -> String {
+    package static func moduleName(ofTarget target: String) -> String {
         let name = String(target.map { $0.isLetter || $0.isNumber || $0 == "_" ? $0 : "_" })
         return name.first?.isNumber == true ? "_" + name : name
     }
 
     /// Whether `name` can be written in the driver as a type name: an identifier, or several
     /// joined by dots (`Library.Book`, for a nested type).
-    static func isTypeName(_ name: String) -> Bool {
+    package static func isTypeName(_ name: String) -> Bool {
         let parts = name.split(separator: ".", omittingEmptySubsequences: false)
         return parts.allSatisfy { part in
             part.first.map { $0.isLetter || $0 == "_" } == true
@@ -101,7 +101,7 @@ struct ExportDriver: Equatable {
 
     /// A platform of a manifest dump (`macos`, `15.0`) as `Package.swift` writes it, or `nil` for
     /// one this tool does not know (the driver then leaves it out).
-    static func platform(_ name: String, version: String) -> String? {
+    package static func platform(_ name: String, version: String) -> String? {
         let spelled = [
             "macos": "macOS", "ios": "iOS", "tvos": "tvOS", "watchos": "watchOS", "visionos": "visionOS",
             "maccatalyst": "macCatalyst", "driverkit": "driverKit",

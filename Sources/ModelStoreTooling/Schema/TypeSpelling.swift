@@ -4,9 +4,9 @@ import ModelStore
 /// Attribute types as schema files spell them: in Swift (`String`, `Int32?`, `[UUID]`,
 /// `[String: Double]`). A name that is not one of Swift's types is an enum (with `"rawType"`) or a
 /// `Codable` struct (with `"codable": true`).
-enum TypeSpelling {
+package enum TypeSpelling {
     /// The types a schema file may name, by spelling.
-    static let builtIn: [String: AttributeType] = [
+    package static let builtIn: [String: AttributeType] = [
         "Bool": .bool, "Int": .integer(bits: 64, signed: true), "Int8": .integer(bits: 8, signed: true),
         "Int16": .integer(bits: 16, signed: true), "Int32": .integer(bits: 32, signed: true),
         "Int64": .integer(bits: 64, signed: true), "UInt": .integer(bits: 64, signed: false),
@@ -17,7 +17,7 @@ enum TypeSpelling {
     ]
 
     /// What a named type that is not built in stands for.
-    enum Named {
+    package enum Named {
         /// A `RawRepresentable` enum with this raw type.
         case enumeration(rawValue: AttributeType)
         /// A `Codable` struct.
@@ -26,7 +26,8 @@ enum TypeSpelling {
 
     /// Parses a spelling; `named` says what a name that is not built in is, or `nil` if it is unknown.
     /// Throws a message (without the path) when the spelling is not a type.
-    static func parse(_ spelling: String, named: (String) -> Named?) throws(TypeSpellingError) -> AttributeType {
+    package static func parse(_ spelling: String, named: (String) -> Named?) throws(TypeSpellingError) -> AttributeType
+    {
         let text = spelling.trimmingCharacters(in: .whitespaces)
         if text.hasSuffix("?") {
             let wrapped = try parse(String(text.dropLast()), named: named)
@@ -57,10 +58,10 @@ enum TypeSpelling {
     }
 
     /// The spelling of a type, as Swift writes it (`Int` for 64-bit integers).
-    static func spelling(_ type: AttributeType) -> String { type.description }
+    package static func spelling(_ type: AttributeType) -> String { type.description }
 
     /// The enum or struct a type names, if any, with what it is.
-    static func namedType(in type: AttributeType) -> (name: String, kind: Named)? {
+    package static func namedType(in type: AttributeType) -> (name: String, kind: Named)? {
         switch type {
         case .optional(let wrapped), .array(let wrapped): namedType(in: wrapped)
         case .dictionary(let key, let value): namedType(in: key) ?? namedType(in: value)
@@ -85,8 +86,8 @@ enum TypeSpelling {
 }
 
 /// A spelling that is not a type, and why.
-struct TypeSpellingError: Error {
+package struct TypeSpellingError: Error {
     /// What is wrong.
-    let message: String
-    init(_ message: String) { self.message = message }
+    package let message: String
+    package init(_ message: String) { self.message = message }
 }

@@ -1,7 +1,7 @@
 import ModelStore
 
 /// The exit statuses of `modelstore`, as `modelstore --help` documents them.
-enum ExitStatus: Int32, CaseIterable {
+package enum ExitStatus: Int32, CaseIterable {
     /// The command did what was asked (for `verify`: the store is healthy).
     case success = 0
     /// The store is damaged: `verify` found corruption, or another command met damaged data.
@@ -21,7 +21,7 @@ enum ExitStatus: Int32, CaseIterable {
     case failure = 7
 
     /// What the status means, for `--help`.
-    var meaning: String {
+    package var meaning: String {
         switch self {
         case .success: "success (for verify: the store is healthy)"
         case .damaged: "the store is damaged (verify found corruption, or damaged data stopped the command)"
@@ -35,7 +35,7 @@ enum ExitStatus: Int32, CaseIterable {
     }
 
     /// The status for a store error, by its code.
-    init(_ code: DataStoreError.Code) {
+    package init(_ code: DataStoreError.Code) {
         switch code {
         case .corrupted: self = .damaged
         case .invalidConfiguration, .unsupportedFeature: self = .unsupported

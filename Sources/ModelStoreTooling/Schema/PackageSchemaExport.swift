@@ -7,24 +7,32 @@ import ModelStore
 ///
 /// Nothing is written into the user's package: the driver's folder (kept between runs, so a
 /// second export only rebuilds what changed) holds the driver and its `.build`.
-struct PackageSchemaExport {
+package struct PackageSchemaExport {
+    /// An export of the models `models` of the target `target` of the package at `package`.
+    package init(package: String, target: String, models: [String], workFolder: URL? = nil) {
+        self.package = package
+        self.target = target
+        self.models = models
+        self.workFolder = workFolder
+    }
+
     /// The package's folder, as given.
-    let package: String
+    package let package: String
     /// The target that declares the models.
-    let target: String
+    package let target: String
     /// The model types' names.
-    let models: [String]
+    package let models: [String]
     /// Where the driver is written; by default a folder per package under the temporary directory.
-    var workFolder: URL? = nil
+    package var workFolder: URL? = nil
 
     /// The package's folder, absolute and without `..`.
-    var packageURL: URL {
+    package var packageURL: URL {
         URL(fileURLWithPath: package, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
             .standardizedFileURL
     }
 
     /// The schema of the models, with their initial values and the enums and structs they store.
-    func output() throws(ToolError) -> ExportDriverOutput {
+    package func output() throws(ToolError) -> ExportDriverOutput {
         let driver = try makeDriver()
         let folder = workFolder ?? Self.defaultWorkFolder(for: packageURL.path)
         try write(driver, into: folder)
@@ -54,7 +62,7 @@ struct PackageSchemaExport {
     }
 
     /// The driver for the package's manifest; throws when the package or the target is not there.
-    func makeDriver() throws(ToolError) -> ExportDriver {
+    package func makeDriver() throws(ToolError) -> ExportDriver {
         let path = packageURL.path
         guard FileManager.default.fileExists(atPath: packageURL.appendingPathComponent("Package.swift").path) else {
             throw ToolError(
@@ -95,7 +103,7 @@ struct PackageSchemaExport {
 
     /// The error for a driver that did not build: a model the compiler rejects, or the package's
     /// own errors, with the compiler's lines.
-    func buildFailure(_ output: String, driver: ExportDriver) -> ToolError {
+    package func buildFailure(_ output: String, driver: ExportDriver) -> ToolError {
         // The compiler's own lines (`file:line:col: error: ...`), once each, without its source excerpts.
         var errors: [String] = []
         for line in output.split(separator: "\n").map(String.init)
@@ -124,7 +132,7 @@ struct PackageSchemaExport {
     }
 
     /// A folder of the temporary directory for the package at `path`, the same on every run.
-    static func defaultWorkFolder(for path: String) -> URL {
+    package static func defaultWorkFolder(for path: String) -> URL {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in path.utf8 {
             hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
@@ -133,22 +141,22 @@ struct PackageSchemaExport {
             "modelstore-schema-export-" + String(hash, radix: 16))
     }
 
-    static func quoted(_ names: [String]) -> String {
+    package static func quoted(_ names: [String]) -> String {
         names.map { "'\($0)'" }.joined(separator: ", ")
     }
 }
 
 /// What `swift package dump-package` says of a package: its targets, library products and platforms.
-struct PackageManifest {
+package struct PackageManifest {
     /// The targets' names and types (`regular`, `executable`, `test`, ...).
-    var targets: [(name: String, type: String)]
+    package var targets: [(name: String, type: String)]
     /// The library products' names and targets.
-    var libraries: [(name: String, targets: [String])]
+    package var libraries: [(name: String, targets: [String])]
     /// The platforms, as `Package.swift` writes them.
-    var platforms: [String]
+    package var platforms: [String]
 
     /// Reads the manifest of the package at `path`; SwiftPM's scratch files go under `scratch`.
-    static func read(_ path: String, scratch: URL) throws(ToolError) -> PackageManifest {
+    package static func read(_ path: String, scratch: URL) throws(ToolError) -> PackageManifest {
         let dump = try SwiftCommand.run(
             [
                 "package", "--package-path", path, "--scratch-path", scratch.appendingPathComponent(".build").path,
@@ -165,7 +173,7 @@ struct PackageManifest {
     }
 
     /// The manifest in a `dump-package` JSON.
-    static func parse(_ data: Data, path: String) throws(ToolError) -> PackageManifest {
+    package static func parse(_ data: Data, path: String) throws(ToolError) -> PackageManifest {
         guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw ToolError(
                 .failure, code: "buildFailed", "'swift package dump-package' printed no manifest for '\(path)'",
@@ -190,7 +198,7 @@ struct PackageManifest {
 
     /// The driver that exports `models` of `target`; throws when the package has no such target or
     /// no library product holds it.
-    func driver(target: String, models: [String], packagePath: String) throws(ToolError) -> ExportDriver {
+    package func driver(target: String, models: [String], packagePath: String) throws(ToolError) -> ExportDriver {
         guard targets.contains(where: { $0.name == target }) else {
             let names = targets.filter { $0.type == "regular" }.map(\.name)
             throw ToolError(
@@ -214,20 +222,20 @@ struct PackageManifest {
 }
 
 /// Runs `swift` (the one on PATH) and collects what it prints.
-enum SwiftCommand {
+package enum SwiftCommand {
     /// What a run printed and how it ended.
-    struct Result {
+    package struct Result {
         /// The exit status.
-        var status: Int32
+        package var status: Int32
         /// Standard output (with standard error too, unless kept apart).
-        var output: String
+        package var output: String
         /// Standard error, when kept apart.
-        var errors: String
+        package var errors: String
     }
 
     /// Runs `swift ARGUMENTS`; with `separateErrors` standard error is collected on its own (in a
     /// temporary file, so that neither stream can fill while the other is read).
-    static func run(_ arguments: [String], separateErrors: Bool = false) throws(ToolError) -> Result {
+    package static func run(_ arguments: [String], separateErrors: Bool = false) throws(ToolError) -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["swift"] + arguments

@@ -3,7 +3,7 @@ import ModelStore
 extension SchemaDocument {
     /// The file's text: one model per block and one property per line, fields in a fixed order,
     /// and fields at their defaults left out; ends with a newline.
-    var jsonText: String {
+    package var jsonText: String {
         var lines = ["{"]
         if version != Schema.Version(1, 0, 0) { lines.append("  \"version\": \"\(version)\",") }
         lines.append("  \"models\": [")

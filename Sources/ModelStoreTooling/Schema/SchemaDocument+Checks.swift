@@ -3,7 +3,7 @@ import ModelStore
 extension SchemaDocument {
     /// Checks what the fields alone cannot: unique names, destinations and inverses that exist
     /// and match, and constraints on stored properties. Throws the first problem, with its path.
-    func check(_ problems: SchemaFileProblems) throws(SchemaFileError) {
+    package func check(_ problems: SchemaFileProblems) throws(SchemaFileError) {
         var seen: [String: Int] = [:]
         for (index, model) in models.enumerated() {
             if let first = seen[model.name] {

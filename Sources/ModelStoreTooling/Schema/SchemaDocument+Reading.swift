@@ -8,7 +8,7 @@ extension SchemaDocument {
     ///
     /// Throws ``ToolError``: not found (exit 4) for a missing file, and `invalidSchema` (exit 7)
     /// naming the file, the path in the document and the problem for anything else.
-    static func read(file: String, relativeTo directory: URL? = nil) throws(ToolError) -> SchemaDocument {
+    package static func read(file: String, relativeTo directory: URL? = nil) throws(ToolError) -> SchemaDocument {
         let url = URL(fileURLWithPath: file, relativeTo: directory)
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw ToolError(
@@ -32,7 +32,7 @@ extension SchemaDocument {
     }
 
     /// Parses and checks the contents of a schema file named `file`.
-    static func parse(_ data: Data, file: String) throws(SchemaFileError) -> SchemaDocument {
+    package static func parse(_ data: Data, file: String) throws(SchemaFileError) -> SchemaDocument {
         let problems = SchemaFileProblems(file: file)
         let root: JSONValue
         do {
@@ -58,7 +58,7 @@ extension SchemaDocument {
 
     /// What `modelstore schema URL --json` prints: the stored form under `"schema"`.
     private struct SchemaReportFile: Decodable {
-        let schema: Schema.Description
+        package let schema: Schema.Description
     }
 
     /// A file in the core's `Schema.Description` form, alone or `inReport` as `schema URL --json` prints it.
@@ -116,7 +116,7 @@ extension SchemaDocument {
     }
 
     /// The document with each inverse named on both sides: a file may name it on one side only.
-    func withImpliedInverses() -> SchemaDocument {
+    package func withImpliedInverses() -> SchemaDocument {
         var document = self
         for (m, entity) in models.enumerated() {
             for (r, relationship) in entity.relationships.enumerated() where relationship.inverse == nil {
@@ -132,9 +132,9 @@ extension SchemaDocument {
 
 /// Reads this tool's form of a schema file, field by field, with the path of each.
 private struct SchemaFileReader {
-    let problems: SchemaFileProblems
+    package let problems: SchemaFileProblems
 
-    func document(_ root: JSONValue) throws(SchemaFileError) -> SchemaDocument {
+    package func document(_ root: JSONValue) throws(SchemaFileError) -> SchemaDocument {
         let fields = try object(root, at: "", allowed: ["version", "models", "enums", "structs"])
         var document = SchemaDocument(models: [])
         if let version = try string(fields, "version", at: "") {

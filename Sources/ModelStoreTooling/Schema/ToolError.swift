@@ -1,18 +1,18 @@
 import ModelStore
 
 /// A failure `modelstore` reports: what failed, on what, how to fix it, and the exit status.
-struct ToolError: Error, Encodable, CustomStringConvertible {
+package struct ToolError: Error, Encodable, CustomStringConvertible {
     /// The exit status the failure ends the tool with.
-    var status: ExitStatus
+    package var status: ExitStatus
     /// A short name for the kind of failure: a ``DataStoreError`` code, or `usage` and the like.
-    var code: String
+    package var code: String
     /// What failed and on what, with names quoted in single quotes.
-    var message: String
+    package var message: String
     /// How to fix it, when there is something to do.
-    var remedy: String?
+    package var remedy: String?
 
     /// A failure.
-    init(_ status: ExitStatus, code: String, _ message: String, remedy: String? = nil) {
+    package init(_ status: ExitStatus, code: String, _ message: String, remedy: String? = nil) {
         self.status = status
         self.code = code
         self.message = message
@@ -20,29 +20,29 @@ struct ToolError: Error, Encodable, CustomStringConvertible {
     }
 
     /// A store error, keeping its code, message and remedy.
-    init(_ error: DataStoreError) {
+    package init(_ error: DataStoreError) {
         self.init(ExitStatus(error.code), code: error.code.name, error.message, remedy: error.remedy)
     }
 
     /// A wrong command line.
-    static func usage(_ message: String, remedy: String) -> ToolError {
+    package static func usage(_ message: String, remedy: String) -> ToolError {
         ToolError(.usage, code: "usage", message, remedy: remedy)
     }
 
     /// A command that does not apply to a store's scheme.
-    static func unsupported(_ message: String, remedy: String) -> ToolError {
+    package static func unsupported(_ message: String, remedy: String) -> ToolError {
         ToolError(.unsupported, code: DataStoreError.Code.unsupportedFeature.name, message, remedy: remedy)
     }
 
     /// `message. remedy`.
-    var description: String {
+    package var description: String {
         remedy.map { "\(message). \($0)" } ?? message
     }
 
     private enum CodingKeys: String, CodingKey { case status, code, message, remedy }
 
     /// Encodes the status as its number, with the code, message and remedy.
-    func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(status.rawValue, forKey: .status)
         try container.encode(code, forKey: .code)

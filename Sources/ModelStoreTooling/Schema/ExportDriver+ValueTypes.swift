@@ -5,7 +5,7 @@ extension ExportDriver {
     ///
     /// The tool's tests compile the same text (`Tests/SchemaToolTests/Golden/ExportedValueTypes.swift`)
     /// and check that the two agree.
-    static let valueTypesSource = #"""
+    package static let valueTypesSource = #"""
         // Written by `modelstore schema export --package`: the cases of the enums and the fields of the
         // Codable structs that the models' attributes store, learned from the compiled types.
 
@@ -371,5 +371,5 @@ extension ExportDriver {
         """#
 
     /// The file name of ``valueTypesSource`` in the driver's sources.
-    static let valueTypesFile = "ExportedValueTypes.swift"
+    package static let valueTypesFile = "ExportedValueTypes.swift"
 }

@@ -2,7 +2,7 @@ import Foundation
 
 /// A JSON value as read, so that a schema file can be checked field by field with the path of
 /// each field (`models[2].relationships[0].inverse`) in its errors.
-enum JSONValue: Codable, Equatable {
+package enum JSONValue: Codable, Equatable {
     case null
     case bool(Bool)
     case integer(Int64)
@@ -12,7 +12,7 @@ enum JSONValue: Codable, Equatable {
     case object([String: JSONValue])
 
     /// Decodes any JSON value; integers that fit in `Int64` stay integers.
-    init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
@@ -32,7 +32,7 @@ enum JSONValue: Codable, Equatable {
     }
 
     /// Encodes the value as it was read.
-    func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
         case .null: try container.encodeNil()
@@ -46,7 +46,7 @@ enum JSONValue: Codable, Equatable {
     }
 
     /// What kind of value this is, for errors: `a string`, `an array`.
-    var kind: String {
+    package var kind: String {
         switch self {
         case .null: "null"
         case .bool: "a boolean"
@@ -58,7 +58,7 @@ enum JSONValue: Codable, Equatable {
     }
 
     /// The value as JSON text on one line, with a string escaped as JSON escapes it.
-    static func literal(_ string: String) -> String {
+    package static func literal(_ string: String) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
         return (try? encoder.encode(string)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""

@@ -1,7 +1,7 @@
 /// Swift's rules for the names and literals that generated code contains.
-enum SwiftNames {
+package enum SwiftNames {
     /// Words that cannot name a type or property without backticks.
-    static let keywords: Set<String> = [
+    package static let keywords: Set<String> = [
         "associatedtype", "class", "deinit", "enum", "extension", "fileprivate", "func", "import", "init", "inout",
         "internal", "let", "open", "operator", "private", "precedencegroup", "protocol", "public", "rethrows",
         "static", "struct", "subscript", "typealias", "var", "break", "case", "catch", "continue", "default", "defer",
@@ -11,7 +11,7 @@ enum SwiftNames {
 
     /// Whether `name` can be a Swift type or property name as it is: ASCII letters, digits and `_`,
     /// not starting with a digit, and not a keyword.
-    static func isIdentifier(_ name: String) -> Bool {
+    package static func isIdentifier(_ name: String) -> Bool {
         guard let first = name.unicodeScalars.first, !keywords.contains(name) else { return false }
         let allowed = { (scalar: Unicode.Scalar) in
             scalar.isASCII && (scalar.properties.isAlphabetic || scalar == "_" || ("0"..."9").contains(scalar))
@@ -20,7 +20,7 @@ enum SwiftNames {
     }
 
     /// A Swift string literal for `text`, with quotes, backslashes and control characters escaped.
-    static func stringLiteral(_ text: String) -> String {
+    package static func stringLiteral(_ text: String) -> String {
         var literal = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

@@ -4,22 +4,29 @@ import ModelStore
 /// nested inside, and a `SchemaMigrationPlan` with one stage, lightweight when every change is one
 /// the store makes by itself, custom (with `willMigrate`/`didMigrate` stubs saying what to do)
 /// otherwise.
-struct MigrationPlanWriter {
+package struct MigrationPlanWriter {
+    /// A writer of the plan that migrates `old` to `new`, whose differences are `diff`.
+    package init(old: SchemaDocument, new: SchemaDocument, diff: SchemaDiff) {
+        self.old = old
+        self.new = new
+        self.diff = diff
+    }
+
     /// The old schema.
-    let old: SchemaDocument
+    package let old: SchemaDocument
     /// The new schema; its version is newer than the old one's.
-    let new: SchemaDocument
+    package let new: SchemaDocument
     /// What changed.
-    let diff: SchemaDiff
+    package let diff: SchemaDiff
 
     /// The type name of a version: `SchemaV2`, or `SchemaV2_1_0` when minor or patch is set.
-    static func typeName(_ version: Schema.Version) -> String {
+    package static func typeName(_ version: Schema.Version) -> String {
         version.minor == 0 && version.patch == 0
             ? "SchemaV\(version.major)" : "SchemaV\(version.major)_\(version.minor)_\(version.patch)"
     }
 
     /// The source file for `diff --out`.
-    func file(oldSource: String, newSource: String) throws(ToolError) -> String {
+    package func file(oldSource: String, newSource: String) throws(ToolError) -> String {
         let oldName = Self.typeName(old.version)
         let newName = Self.typeName(new.version)
         var lines = [
@@ -200,7 +207,7 @@ struct MigrationPlanWriter {
     }
 
     /// The class that carries a renamed model's values from willMigrate to didMigrate.
-    static let carriedRowsDeclaration = [
+    package static let carriedRowsDeclaration = [
         "/// The values a custom stage carries from willMigrate to didMigrate: the rows of a renamed model.",
         "final class CarriedRows<Row>: @unchecked Sendable {",
         "    // Safety: the rows are read and written under the lock only.",
