@@ -216,6 +216,7 @@ final class IdentifierMapping: Sendable {
 
 extension DataStoreSaveChangesRequest {
     /// The permanent identifiers `minted` gave `inserted`, by old identifier.
+    @inlinable
     package static func remapping(
         _ inserted: [Snapshot], _ minted: [PersistentIdentifier?]
     ) -> [PersistentIdentifier: PersistentIdentifier] {

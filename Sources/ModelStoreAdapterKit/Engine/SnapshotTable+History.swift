@@ -23,8 +23,9 @@ extension SnapshotTable {
         guard let table = tables[entityName] else { return [] }
         var changes: [StoreHistoryRecord.Change] = []
         changes.reserveCapacity(table.count)
+        let kept = StoreHistoryRecord.Change.tombstoneAttributes(of: table.entity)
         for row in 0..<table.rowCount where table.isLive(row) {
-            changes.append(.deletion(of: table.ids[row], entity: table.entity) { table.value($0, at: row) })
+            changes.append(.deletion(of: table.ids[row], keeping: kept) { table.value($0, at: row) })
         }
         return changes
     }
@@ -34,11 +35,15 @@ extension SnapshotTable {
         .Change]
     {
         var table: EntityTable?
+        var kept: [(slot: Int, name: String)] = []
         return identifiers.compactMap { id in
             // One table look-up per run of an entity; tombstones read from the columns, no snapshot.
-            if table?.entity.name != id.entityName { table = tables[id.entityName] }
+            if table?.entity.name != id.entityName {
+                table = tables[id.entityName]
+                kept = table.map { StoreHistoryRecord.Change.tombstoneAttributes(of: $0.entity) } ?? []
+            }
             guard let table, let row = table.row(of: id) else { return nil }
-            return StoreHistoryRecord.Change.deletion(of: id, entity: table.entity) { table.value($0, at: row) }
+            return StoreHistoryRecord.Change.deletion(of: id, keeping: kept) { table.value($0, at: row) }
         }
     }
 }

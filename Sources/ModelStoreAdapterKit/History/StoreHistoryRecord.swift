@@ -68,9 +68,23 @@ extension StoreHistoryRecord.Change {
     static func deletion(
         of id: PersistentIdentifier, entity: Schema.Entity, value: (Int) -> StoreValue?
     ) -> Self {
+        deletion(of: id, keeping: tombstoneAttributes(of: entity), value: value)
+    }
+
+    /// The slots and names of an entity's `.preserveValueOnDeletion` attributes: what a tombstone keeps.
+    /// Found once for many deletes, so a delete does not walk the entity's attributes.
+    static func tombstoneAttributes(of entity: Schema.Entity) -> [(slot: Int, name: String)] {
+        entity.attributes.filter { $0.options.contains(.preserveValueOnDeletion) }.map { ($0.slot, $0.name) }
+    }
+
+    /// A delete whose tombstone keeps the values of `kept` (``tombstoneAttributes(of:)``), read through
+    /// `value`.
+    static func deletion(
+        of id: PersistentIdentifier, keeping kept: [(slot: Int, name: String)], value: (Int) -> StoreValue?
+    ) -> Self {
         var tombstone: [String: StoreValue] = [:]
-        for attribute in entity.attributes where attribute.options.contains(.preserveValueOnDeletion) {
-            if let stored = value(attribute.slot) { tombstone[attribute.name] = stored }
+        for (slot, name) in kept {
+            if let stored = value(slot) { tombstone[name] = stored }
         }
         return Self(.delete, id, tombstone: tombstone)
     }
