@@ -69,6 +69,15 @@ extension MutantStore {
             }
             if has(.reversesTies) { rows = Self.reversingTies(rows, by: query.sort.map(\.property)) }
         }
+        if has(.unsortedInWriteOrder), query.sort.isEmpty {
+            // As a heap table without ORDER BY: the rows the last save updated come last.
+            let updated = try locked(writing: false) { $0.previous }
+            rows =
+                rows.filter { updated[$0.persistentIdentifier] == nil }
+                + rows.filter {
+                    updated[$0.persistentIdentifier] != nil
+                }
+        }
         if has(.mixesInOtherEntity), let other = schema.entities.first(where: { $0.name != entityName }) {
             rows += state.withLock { $0.table.snapshots(of: other.name) }
         }

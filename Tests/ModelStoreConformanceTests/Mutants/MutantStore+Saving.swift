@@ -16,6 +16,7 @@ extension MutantStore {
         }
         request.inserted = request.inserted.map(transformValues)
         request.updated = request.updated.map(transformValues)
+        if has(.racesBetweenReadAndWrite) { return try saveBetweenTwoLocks(request) }
         return try locked(writing: true) { state in
             do {
                 return try save(request, &state)
@@ -24,6 +25,18 @@ extension MutantStore {
                 throw error
             }
         }
+    }
+
+    /// Reads the table under the lock and writes it back under another: a save that overlaps this one in
+    /// between is lost, and both mint the same keys.
+    private func saveBetweenTwoLocks(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
+    ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        var next = state.withLock { $0.table }
+        Thread.sleep(forTimeInterval: 0.002)
+        let result = try next.save(request, storeIdentifier: identifier)
+        state.withLock { $0.table = next }
+        return result
     }
 
     /// Saves under the lock, with the save mutants.

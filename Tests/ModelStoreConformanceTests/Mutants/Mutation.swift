@@ -12,6 +12,10 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     // DataStore.save: minting and remapping (rule 3)
     case mintsTemporaryIdentifiers, mintsSameIdentifierTwice, mintsForAnotherStore
     case remapsNothingInInserted, remapsNothingInUpdated, remapsToOneOnly
+    // DataStore rule 1: safe from any thread
+    case racesBetweenReadAndWrite
+    // DataStoreQuerying rule 3: identifier order without a sort
+    case unsortedInWriteOrder
     // DataStore.save: what is stored (rule 2)
     case dropsUpdates, dropsDeletes, dropsInsertsAfterFirst, shiftsUpdates, swapsInsertedRows
     case dropsNilUpdates, dropsRelationshipUpdates, dropsToManyUpdates, dropsClearedReferences, cascadesEveryRule
@@ -76,6 +80,8 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case .mintsTemporaryIdentifiers, .mintsSameIdentifierTwice, .mintsForAnotherStore, .remapsNothingInInserted,
             .remapsNothingInUpdated, .remapsToOneOnly:
             "DataStore.save (identifiers)"
+        case .racesBetweenReadAndWrite: "DataStore 1 (safe to call from any thread)"
+        case .unsortedInWriteOrder: "DataStoreQuerying 3 (identifier order without a sort)"
         case .dropsUpdates, .dropsDeletes, .dropsInsertsAfterFirst, .shiftsUpdates, .swapsInsertedRows,
             .dropsNilUpdates, .dropsRelationshipUpdates, .dropsToManyUpdates, .dropsClearedReferences,
             .cascadesEveryRule, .skipsUpdatesEqualToStored, .uniquenessCheckedOnInsertOnly, .notAtomicOnUniqueViolation,
@@ -152,6 +158,8 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     /// would look for it, and pointing at the right cause.
     var symptom: String {
         switch self {
+        case .racesBetweenReadAndWrite: "not safe to call from any thread"
+        case .unsortedInWriteOrder: "did not return identifier order"
         case .mintsTemporaryIdentifiers: "temporary identifiers"
         case .mintsSameIdentifierTwice: "the same identifier for two"
         case .mintsForAnotherStore: "do not carry the store's identifier"
@@ -261,6 +269,8 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     var focus: [ConformanceGroup] {
         switch requirement {
         case "DataStore.save (identifiers)": [.storeContract, .identifiers]
+        case "DataStore 1 (safe to call from any thread)": [.storeContract, .contexts]
+        case "DataStoreQuerying 3 (identifier order without a sort)": [.storeContract]
         case "DataStore.save (changes)": [.crud, .storeContract, .relationships, .uniqueness]
         case "DataStore.save (values)": [.storeContract, .crud]
         case "DataStore.fetch", "DataStore.fetchCount", "DataStore.fetchIdentifiers": [.storeContract, .fetch]
