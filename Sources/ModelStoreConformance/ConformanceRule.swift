@@ -54,7 +54,7 @@ extension ConformanceSuite {
             "a fetch returns only the requested entity and honours predicate, sort, offset and limit (or refuses)",
             [
                 "storeContract.fetchReturnsOnlyRequestedEntity", "storeContract.fetchHonoursWindow",
-                "storeContract.sortedWindowsAgree", "fetch.predicatesFilter",
+                "storeContract.sortedWindowsAgree", "fetch.predicatesFilter", "values.integers", "values.strings",
             ]),
         ConformanceRule(
             "DataStore", 5, "a store keeps no reference to models or contexts",

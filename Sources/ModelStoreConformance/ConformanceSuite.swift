@@ -52,7 +52,7 @@ public enum ConformanceSuite {
         RelationshipCases.all, UniquenessCases.all, BatchCases.all, PersistenceCases.all, EraseCases.all,
         ContextCases.all, ErrorCases.all, StoreContractCases.all, QueryingCases.all, PushDownCases.all,
         ExternalStorageCases.all, MultiProcessCases.all, HistoryCases.all, MigrationCases.all,
-        GraphIntegrityCases.all, ContractRuleCases.all,
+        GraphIntegrityCases.all, ContractRuleCases.all, ValueCases.all,
     ]
 
     /// Every case definition, group by group.
@@ -65,6 +65,9 @@ public enum ConformanceGroup: String, CaseIterable, Sendable, Hashable {
     case declarations
     /// Insert, fetch, update and delete, and every value type round-tripping.
     case crud
+    /// The value corpus: extreme, precise, equivalent and empty values of every attribute type, round-tripping
+    /// exactly and going through every operator, membership list, sort and count as Swift evaluates them.
+    case values
     /// Temporary identifiers remapped to permanent ones, references to models saved together, cycles.
     case identifiers
     /// Predicates, stable sorts, offset and limit, counts and identifiers that agree with fetch.

@@ -111,6 +111,12 @@ extension MutantStore {
             range.includesUpper = true
             return .range(path, range)
         case (.membershipIgnored, .isIn): return .constant(true)
+        case (.membershipNeverMatchesNil, .isIn(let path, let values)):
+            // As SQL's `x IN (NULL, …)`, which is never true for a NULL `x`.
+            return .isIn(path, values.filter { $0 != .null })
+        case (.unsignedComparedAsSigned, .compare(let path, let op, .uint(let number)))
+        where number > UInt64(Int64.max):
+            return .compare(path, op, .int(Int64(bitPattern: number)))
         case (.identifierFilterIgnored, .identifiers): return .constant(true)
         case (.nilRelationshipMatchesEverything, .compare(let path, let op, let value)) where !path.isDirect:
             let first = StorePath([path.components[0]])

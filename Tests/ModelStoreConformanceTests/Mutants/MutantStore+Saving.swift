@@ -210,9 +210,17 @@ extension MutantStore {
 
     /// For the value mutants: the snapshot with its values changed the way the bug changes them.
     private func transformValues(_ snapshot: DefaultSnapshot) -> DefaultSnapshot {
-        guard mutation?.requirement == "DataStore.save (values)" else { return snapshot }
+        guard let requirement = mutation?.requirement,
+            requirement == "DataStore.save (values)" || requirement.hasPrefix("value corpus")
+        else { return snapshot }
         var changed = snapshot
         changed.values = snapshot.values.map(transform)
+        if has(.emptyStringStoredAsNil) {
+            for case .attribute(let attribute) in snapshot.entity.properties
+            where attribute.isOptional && changed.values[attribute.slot] == .string("") {
+                changed.values[attribute.slot] = .null
+            }
+        }
         return changed
     }
 
@@ -227,6 +235,16 @@ extension MutantStore {
         case (.decimalsThroughDouble, .decimal(let decimal)):
             .decimal(Decimal(NSDecimalNumber(decimal: decimal).doubleValue))
         case (.clampsLargeUnsigned, .uint(let number)): .uint(min(number, UInt64(Int64.max)))
+        case (.integersThroughDouble, .int(let number)): .int(Int64(exactly: Double(number)) ?? number)
+        case (.nanStoredAsZero, .double(let number)) where number.isNaN: .double(0)
+        case (.subnormalsFlushedToZero, .double(let number)) where number.isSubnormal:
+            .double(number.sign == .minus ? -0.0 : 0)
+        case (.stringsCutAtNUL, .string(let string)): .string(String(string.prefix { $0 != "\u{0}" }))
+        case (.byteOrderMarkStripped, .string(let string)) where string.hasPrefix("\u{FEFF}"):
+            .string(String(string.unicodeScalars.dropFirst()))
+        case (.datesToMicroseconds, .date(let date)):
+            .date(Date(timeIntervalSinceReferenceDate: (date.timeIntervalSinceReferenceDate * 1e6).rounded() / 1e6))
+        case (.largeDataCutAt64KiB, .data(let data)) where data.count > 65_536: .data(data.prefix(65_536))
         case (_, .array(let items)): .array(items.map(transform))
         case (_, .dictionary(let items)): .dictionary(items.mapValues(transform))
         default: value

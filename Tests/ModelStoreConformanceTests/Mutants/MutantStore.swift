@@ -117,6 +117,8 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
     static func decode(_ data: Data, schema: Schema) throws -> Image {
         let decoder = JSONDecoder()
         decoder.userInfo[.modelStoreSchema] = schema
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+            positiveInfinity: "+Infinity", negativeInfinity: "-Infinity", nan: "NaN")
         return try decoder.decode(Image.self, from: data)
     }
 
@@ -170,7 +172,11 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
                 snapshots: try Self.movingExternalValuesOut(written.allSnapshots, configuration: configuration),
                 schemaVersion: schema.version, history: has(.historyLostOnReopen) ? [] : history.records,
                 lastTransaction: history.lastNumber, expiredThrough: history.expiredThrough)
-            let data = try JSONEncoder().encode(image)
+            // NaN and the infinities, which JSON numbers cannot hold, as strings.
+            let encoder = JSONEncoder()
+            encoder.nonConformingFloatEncodingStrategy = .convertToString(
+                positiveInfinity: "+Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+            let data = try encoder.encode(image)
             try data.write(to: file, options: .atomic)
             state.lastData = data
         } catch {

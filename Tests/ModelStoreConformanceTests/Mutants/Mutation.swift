@@ -16,6 +16,10 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     case racesBetweenReadAndWrite
     // DataStoreQuerying rule 3: identifier order without a sort
     case unsortedInWriteOrder
+    // The value corpus: one realistic mistake per family
+    case integersThroughDouble, nanStoredAsZero, subnormalsFlushedToZero, stringsCutAtNUL, byteOrderMarkStripped
+    case datesToMicroseconds, largeDataCutAt64KiB, emptyStringStoredAsNil
+    case membershipNeverMatchesNil, unsignedComparedAsSigned
     // DataStore.save: what is stored (rule 2)
     case dropsUpdates, dropsDeletes, dropsInsertsAfterFirst, shiftsUpdates, swapsInsertedRows
     case dropsNilUpdates, dropsRelationshipUpdates, dropsToManyUpdates, dropsClearedReferences, cascadesEveryRule
@@ -80,6 +84,10 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case .mintsTemporaryIdentifiers, .mintsSameIdentifierTwice, .mintsForAnotherStore, .remapsNothingInInserted,
             .remapsNothingInUpdated, .remapsToOneOnly:
             "DataStore.save (identifiers)"
+        case .integersThroughDouble, .nanStoredAsZero, .subnormalsFlushedToZero, .stringsCutAtNUL,
+            .byteOrderMarkStripped, .datesToMicroseconds, .largeDataCutAt64KiB, .emptyStringStoredAsNil:
+            "value corpus (round trip)"
+        case .membershipNeverMatchesNil, .unsignedComparedAsSigned: "value corpus (operators)"
         case .racesBetweenReadAndWrite: "DataStore 1 (safe to call from any thread)"
         case .unsortedInWriteOrder: "DataStoreQuerying 3 (identifier order without a sort)"
         case .dropsUpdates, .dropsDeletes, .dropsInsertsAfterFirst, .shiftsUpdates, .swapsInsertedRows,
@@ -158,6 +166,10 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     /// would look for it, and pointing at the right cause.
     var symptom: String {
         switch self {
+        case .integersThroughDouble, .nanStoredAsZero, .subnormalsFlushedToZero, .stringsCutAtNUL,
+            .byteOrderMarkStripped, .datesToMicroseconds, .largeDataCutAt64KiB, .emptyStringStoredAsNil:
+            "did not round-trip exactly"
+        case .membershipNeverMatchesNil, .unsignedComparedAsSigned: "not applied exactly"
         case .racesBetweenReadAndWrite: "not safe to call from any thread"
         case .unsortedInWriteOrder: "did not return identifier order"
         case .mintsTemporaryIdentifiers: "temporary identifiers"
@@ -270,6 +282,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         switch requirement {
         case "DataStore.save (identifiers)": [.storeContract, .identifiers]
         case "DataStore 1 (safe to call from any thread)": [.storeContract, .contexts]
+        case "value corpus (round trip)", "value corpus (operators)": [.values]
         case "DataStoreQuerying 3 (identifier order without a sort)": [.storeContract]
         case "DataStore.save (changes)": [.crud, .storeContract, .relationships, .uniqueness]
         case "DataStore.save (values)": [.storeContract, .crud]
