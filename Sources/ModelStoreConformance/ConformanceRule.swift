@@ -48,6 +48,7 @@ extension ConformanceSuite {
             "DataStore", 3, "a save mints a permanent identifier per insert and remaps references to temporary ones",
             [
                 "storeContract.saveMintsPermanentIdentifiers", "storeContract.saveRemapsReferences",
+                "identifiers.neverReusedAfterDeletingTheNewest", "identifiers.neverReusedAfterErase",
             ]),
         ConformanceRule(
             "DataStore", 4,
@@ -108,15 +109,20 @@ extension ConformanceSuite {
             [
                 "history.transactionsCarryAuthorAndOrder", "history.tokensResumeAfterReopen",
                 "history.everyKindOfChangeKeepsItsHistoryAfterReopen",
+                "history.everyDetailSurvivesReopenAndASecondStore",
             ]),
         ConformanceRule(
             "HistoryProviding", 3, "inserts under permanent identifiers, updates with changed properties, tombstones",
             [
                 "history.transactionsRecordEveryChange", "history.tombstonesKeepPreservedValues",
+                "history.equivalentValueChangesAreRecorded",
             ]),
         ConformanceRule(
             "HistoryProviding", 4, "a token into deleted history expires, never a silent gap",
-            ["history.deletingHistoryExpiresTokens", "history.deletedHistoryStaysDeletedAfterReopen"]),
+            [
+                "history.deletingHistoryExpiresTokens", "history.deletedHistoryStaysDeletedAfterReopen",
+                "history.tokensFromBeforeEraseExpire",
+            ]),
         ConformanceRule(
             "HistoryProviding", 5, "the saving context's author is recorded",
             ["history.transactionsCarryAuthorAndOrder"]),

@@ -52,7 +52,7 @@ public enum ConformanceSuite {
         RelationshipCases.all, UniquenessCases.all, BatchCases.all, PersistenceCases.all, EraseCases.all,
         ContextCases.all, ErrorCases.all, StoreContractCases.all, QueryingCases.all, PushDownCases.all,
         ExternalStorageCases.all, MultiProcessCases.all, HistoryCases.all, MigrationCases.all,
-        GraphIntegrityCases.all, ContractRuleCases.all, ValueCases.all,
+        GraphIntegrityCases.all, ContractRuleCases.all, ValueCases.all, FidelityCases.all,
     ]
 
     /// Every case definition, group by group.

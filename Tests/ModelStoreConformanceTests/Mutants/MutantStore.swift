@@ -210,6 +210,13 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
             var table = SnapshotTable(schema: schema)
             try table.load(try Self.readingExternalValuesIn(image.snapshots, from: configuration))
             table.reserveKeys(below: image.nextKey)
+            if has(.takesInOnlyInsertsFromOthers) {
+                // As a store that tails another's inserts: rows it already has keep its own values.
+                let others = table.allSnapshots.filter { state.table.snapshot(for: $0.persistentIdentifier) == nil }
+                table = state.table
+                try table.load(others)
+                table.reserveKeys(below: image.nextKey)
+            }
             state.table = table
             state.history = Self.history(in: image, mutation: mutation)
             state.lastData = data
@@ -241,9 +248,10 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
             var next = state.table
             let kept = has(.eraseKeepsLogEntries) ? next.snapshots(of: "LogEntry") : []
             next.removeAll()
+            if has(.eraseResetsKeys) { next = SnapshotTable(schema: schema) }
             try next.load(kept)
             var history = state.history
-            history.delete(throughNumber: history.lastNumber)
+            if !has(.historyKeptOnErase) { history.delete(throughNumber: history.lastNumber) }
             try persist(next, history, .erase, &state)
             state.table = next
             state.history = history

@@ -20,6 +20,9 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     case integersThroughDouble, nanStoredAsZero, subnormalsFlushedToZero, stringsCutAtNUL, byteOrderMarkStripped
     case datesToMicroseconds, largeDataCutAt64KiB, emptyStringStoredAsNil
     case membershipNeverMatchesNil, unsignedComparedAsSigned
+    // Identity, history fidelity and multi-process access
+    case mintsAfterLargestStored, eraseResetsKeys, historyKeptOnErase, historySkipsEquivalentValues
+    case takesInOnlyInsertsFromOthers
     // DataStore.save: what is stored (rule 2)
     case dropsUpdates, dropsDeletes, dropsInsertsAfterFirst, shiftsUpdates, swapsInsertedRows
     case dropsNilUpdates, dropsRelationshipUpdates, dropsToManyUpdates, dropsClearedReferences, cascadesEveryRule
@@ -88,6 +91,10 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
             .byteOrderMarkStripped, .datesToMicroseconds, .largeDataCutAt64KiB, .emptyStringStoredAsNil:
             "value corpus (round trip)"
         case .membershipNeverMatchesNil, .unsignedComparedAsSigned: "value corpus (operators)"
+        case .mintsAfterLargestStored, .eraseResetsKeys: "identity (identifiers never reused)"
+        case .historyKeptOnErase: "HistoryProviding 4 (deleted history expires tokens)"
+        case .historySkipsEquivalentValues: "HistoryProviding 3 (inserts, updated properties, tombstones)"
+        case .takesInOnlyInsertsFromOthers: "multi-process access (two stores, one file)"
         case .racesBetweenReadAndWrite: "DataStore 1 (safe to call from any thread)"
         case .unsortedInWriteOrder: "DataStoreQuerying 3 (identifier order without a sort)"
         case .dropsUpdates, .dropsDeletes, .dropsInsertsAfterFirst, .shiftsUpdates, .swapsInsertedRows,
@@ -170,6 +177,10 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
             .byteOrderMarkStripped, .datesToMicroseconds, .largeDataCutAt64KiB, .emptyStringStoredAsNil:
             "did not round-trip exactly"
         case .membershipNeverMatchesNil, .unsignedComparedAsSigned: "not applied exactly"
+        case .mintsAfterLargestStored, .eraseResetsKeys: "identifier reused"
+        case .historyKeptOnErase: "silent gap"
+        case .historySkipsEquivalentValues: "not recorded as Swift sees it"
+        case .takesInOnlyInsertsFromOthers: "did not see the first store's save"
         case .racesBetweenReadAndWrite: "not safe to call from any thread"
         case .unsortedInWriteOrder: "did not return identifier order"
         case .mintsTemporaryIdentifiers: "temporary identifiers"
@@ -282,6 +293,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         switch requirement {
         case "DataStore.save (identifiers)": [.storeContract, .identifiers]
         case "DataStore 1 (safe to call from any thread)": [.storeContract, .contexts]
+        case "identity (identifiers never reused)": [.identifiers, .persistence]
         case "value corpus (round trip)", "value corpus (operators)": [.values]
         case "DataStoreQuerying 3 (identifier order without a sort)": [.storeContract]
         case "DataStore.save (changes)": [.crud, .storeContract, .relationships, .uniqueness]
