@@ -228,6 +228,36 @@ enum FidelityCases {
                     "refusing a store at a newer schema version changed its files: a failed open MUST NOT write")
             }
         },
+        CaseDefinition(
+            .uniqueness, "compoundComparedValueByValue",
+            "A compound constraint compares each property's value: models whose values would join into the same "
+                + "text ('a1' and 1, 'a' and 11) are both stored, and models equal in every value are refused."
+        ) { env in
+            let container = try env.openContainer()
+            let context = env.freshContext(container)
+            let pairs: [(String, Int)] = [("a1", 1), ("a", 11), ("a|1", 1), ("a|", 11), ("", 111), ("1", 11)]
+            for (index, pair) in pairs.enumerated() {
+                let specimen = Specimen()
+                specimen.code = "pair-\(index)"
+                (specimen.series, specimen.serial) = pair
+                context.insert(specimen)
+            }
+            try env.step(
+                "saving specimens whose ('series', 'serial') differ but join into the same text "
+                    + "('a1' 1 and 'a' 11 give 'a11')"
+            ) { try context.save() }
+            let stored = try env.storedSnapshots(Specimen.self, in: container).count
+            try env.checkEqual(stored, pairs.count, "specimens with distinct ('series', 'serial') were lost")
+            let clash = Specimen()
+            clash.code = "clash"
+            (clash.series, clash.serial) = ("a", 11)
+            context.insert(clash)
+            try env.expectError(
+                [.uniqueConstraintViolation], "saving a duplicate ('series', 'serial')",
+                ifItSucceeds: "a specimen equal in 'series' and 'serial' to a stored one was saved: compound unique "
+                    + "constraint not enforced"
+            ) { try context.save() }
+        },
     ]
 
     // MARK: Helpers

@@ -50,6 +50,7 @@ extension MutantStore {
             request.updated.removeAll { table.snapshot(for: $0.persistentIdentifier)?.values == $0.values }
         }
         if has(.uniquenessCaseInsensitive) { try refuseCaseInsensitiveDuplicates(request, state.table) }
+        if has(.compoundKeyJoined) { try refuseJoinedKeyDuplicates(request, state.table) }
         if has(.cascadesEveryRule) { cascadeEverything(&request, state.table) }
         var next = state.table
         var result: DataStoreSaveChangesResult<DefaultSnapshot>
@@ -280,6 +281,32 @@ extension MutantStore {
                     throw DataStoreError(
                         .uniqueConstraintViolation, "a unique value is taken", entityName: snapshot.entity.name,
                         propertyNames: [attribute.name])
+                }
+            }
+        }
+    }
+
+    /// Compares compound constraints through their values' texts joined end to end, as an index on a
+    /// concatenated column would.
+    private func refuseJoinedKeyDuplicates(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, _ table: SnapshotTable
+    ) throws {
+        var seen: Set<String> = []
+        for snapshot in table.allSnapshots + request.inserted {
+            for names in snapshot.entity.uniquenessConstraints where names.count > 1 {
+                let joined = names.map { name -> String in
+                    switch snapshot[name] {
+                    case .string(let text)?: text
+                    case .int(let number)?: String(number)
+                    case let value?: "\(value)"
+                    case nil: ""
+                    }
+                }
+                .joined()
+                if !seen.insert("\(snapshot.entity.name).\(names)=\(joined)").inserted {
+                    throw DataStoreError(
+                        .uniqueConstraintViolation, "a unique value is taken", entityName: snapshot.entity.name,
+                        propertyNames: names)
                 }
             }
         }

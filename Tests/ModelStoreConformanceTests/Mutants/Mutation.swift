@@ -27,7 +27,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     case dropsUpdates, dropsDeletes, dropsInsertsAfterFirst, shiftsUpdates, swapsInsertedRows
     case dropsNilUpdates, dropsRelationshipUpdates, dropsToManyUpdates, dropsClearedReferences, cascadesEveryRule
     case skipsUpdatesEqualToStored, uniquenessCheckedOnInsertOnly
-    case notAtomicOnUniqueViolation, acceptsUniqueViolations, uniquenessCaseInsensitive
+    case notAtomicOnUniqueViolation, acceptsUniqueViolations, uniquenessCaseInsensitive, compoundKeyJoined
     // DataStore.save: values round-tripping
     case normalizesStrings, dropsSignOfZero, truncatesDates, decimalsThroughDouble, clampsLargeUnsigned
     // DataStore.fetch (rule 4)
@@ -100,7 +100,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case .dropsUpdates, .dropsDeletes, .dropsInsertsAfterFirst, .shiftsUpdates, .swapsInsertedRows,
             .dropsNilUpdates, .dropsRelationshipUpdates, .dropsToManyUpdates, .dropsClearedReferences,
             .cascadesEveryRule, .skipsUpdatesEqualToStored, .uniquenessCheckedOnInsertOnly, .notAtomicOnUniqueViolation,
-            .acceptsUniqueViolations, .uniquenessCaseInsensitive:
+            .acceptsUniqueViolations, .uniquenessCaseInsensitive, .compoundKeyJoined:
             "DataStore.save (changes)"
         case .normalizesStrings, .dropsSignOfZero, .truncatesDates, .decimalsThroughDouble, .clampsLargeUnsigned:
             "DataStore.save (values)"
@@ -199,6 +199,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case .fetchServesValuesBeforeLastSave: "update dropped"
         case .notAtomicOnUniqueViolation: "not atomic"
         case .acceptsUniqueViolations: "unique constraint not enforced"
+        case .compoundKeyJoined: "join into the same text"
         case .uniquenessCaseInsensitive: "case-sensitive"
         case .normalizesStrings, .dropsSignOfZero: "normalized"
         case .truncatesDates, .decimalsThroughDouble, .clampsLargeUnsigned: "round-trip exactly"
