@@ -69,8 +69,7 @@ enum ContractRuleCases {
         },
         CaseDefinition(
             .storeContract, "synchronousWorksFromAnyThread",
-            "An asynchronous store's synchronous requirements work from a plain thread and from a task of Swift's "
-                + "cooperative pool."
+            "An asynchronous store's synchronous requirements work from a plain thread and from a task."
         ) { env in
             try StoreContractCases.withDriver(env) { try $0.checkSynchronousFromAnyThread() }
         },

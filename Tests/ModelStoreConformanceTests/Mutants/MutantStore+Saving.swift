@@ -17,6 +17,9 @@ extension MutantStore {
         request.inserted = request.inserted.map(transformValues)
         request.updated = request.updated.map(transformValues)
         if has(.racesBetweenReadAndWrite) { return try saveBetweenTwoLocks(request) }
+        // A prepared two-phase save holds the write lock until it finishes or aborts.
+        writeLock.lock()
+        defer { writeLock.unlock() }
         return try locked(writing: true) { state in
             do {
                 return try save(request, &state)

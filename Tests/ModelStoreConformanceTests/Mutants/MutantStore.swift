@@ -65,6 +65,8 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
     let identifier: String
     let schema: Schema
     let state: LockedValue<State>
+    /// Held by a save, and by a prepared two-phase save from its prepare to its finish or abort.
+    let writeLock = NSLock()
     var mutation: Mutation? { configuration.mutation }
     func has(_ mutation: Mutation) -> Bool { configuration.mutation == mutation }
 

@@ -23,6 +23,9 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     // Identity, history fidelity and multi-process access
     case mintsAfterLargestStored, eraseResetsKeys, historyKeptOnErase, historySkipsEquivalentValues
     case takesInOnlyInsertsFromOthers
+    // DataStoreAsynchronous rules 1 and 2, DataStoreTwoPhaseSaving rules 1 to 4
+    case asyncIgnoresWindow, asyncBlocksItsThread
+    case preparedSaveVisible, preparedSaveLetsOthersIn, commitAppliesNothing, abortKeepsCommittedPart
     // DataStore.save: what is stored (rule 2)
     case dropsUpdates, dropsDeletes, dropsInsertsAfterFirst, shiftsUpdates, swapsInsertedRows
     case dropsNilUpdates, dropsRelationshipUpdates, dropsToManyUpdates, dropsClearedReferences, cascadesEveryRule
@@ -95,6 +98,12 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case .historyKeptOnErase: "HistoryProviding 4 (deleted history expires tokens)"
         case .historySkipsEquivalentValues: "HistoryProviding 3 (inserts, updated properties, tombstones)"
         case .takesInOnlyInsertsFromOthers: "multi-process access (two stores, one file)"
+        case .asyncIgnoresWindow: "DataStoreAsynchronous 1 (as the synchronous twin)"
+        case .asyncBlocksItsThread: "DataStoreAsynchronous 2 (suspends, never blocks)"
+        case .preparedSaveVisible: "DataStoreTwoPhaseSaving 1 (prepare changes nothing visible)"
+        case .preparedSaveLetsOthersIn: "DataStoreTwoPhaseSaving 2 (other saves kept out)"
+        case .commitAppliesNothing: "DataStoreTwoPhaseSaving 3 (commit applies the part)"
+        case .abortKeepsCommittedPart: "DataStoreTwoPhaseSaving 4 (abort restores)"
         case .racesBetweenReadAndWrite: "DataStore 1 (safe to call from any thread)"
         case .unsortedInWriteOrder: "DataStoreQuerying 3 (identifier order without a sort)"
         case .dropsUpdates, .dropsDeletes, .dropsInsertsAfterFirst, .shiftsUpdates, .swapsInsertedRows,
@@ -181,6 +190,12 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case .historyKeptOnErase: "silent gap"
         case .historySkipsEquivalentValues: "not recorded as Swift sees it"
         case .takesInOnlyInsertsFromOthers: "did not see the first store's save"
+        case .asyncIgnoresWindow: "the asynchronous fetch returned other models"
+        case .asyncBlocksItsThread: "block their thread instead of suspending"
+        case .preparedSaveVisible: "fetches saw a prepared save"
+        case .preparedSaveLetsOthersIn: "while a two-phase save was prepared"
+        case .commitAppliesNothing: "did not store the prepared save"
+        case .abortKeepsCommittedPart: "abort after commit did not restore"
         case .racesBetweenReadAndWrite: "not safe to call from any thread"
         case .unsortedInWriteOrder: "did not return identifier order"
         case .mintsTemporaryIdentifiers: "temporary identifiers"
@@ -294,6 +309,8 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         switch requirement {
         case "DataStore.save (identifiers)": [.storeContract, .identifiers]
         case "DataStore 1 (safe to call from any thread)": [.storeContract, .contexts]
+        case let name where name.hasPrefix("DataStoreAsynchronous"): [.storeContract]
+        case let name where name.hasPrefix("DataStoreTwoPhaseSaving"): [.graphIntegrity]
         case "identity (identifiers never reused)": [.identifiers, .persistence]
         case "value corpus (round trip)", "value corpus (operators)": [.values]
         case "DataStoreQuerying 3 (identifier order without a sort)": [.storeContract]

@@ -12,10 +12,13 @@ struct MutationTests {
         let backend = shared ? "shared file" : durable ? "file" : "memory"
         let capabilities: ConformanceCapabilities =
             shared
-            ? [.batching, .erase, .durability, .multiProcessAccess, .externalStorage, .history]
+            ? [.batching, .erase, .durability, .multiProcessAccess, .externalStorage, .history, .twoPhaseSaves]
             : durable
-                ? [.batching, .erase, .durability, .externalStorage, .history, .migrations, .customMigrationStages]
-                : [.batching, .erase, .history]
+                ? [
+                    .batching, .erase, .durability, .externalStorage, .history, .migrations, .customMigrationStages,
+                    .twoPhaseSaves,
+                ]
+                : [.batching, .erase, .history, .twoPhaseSaves]
         return ConformanceAdapter(
             name: "MutantStore(\(mutation?.rawValue ?? "no mutation"), \(backend))",
             capabilities: capabilities,
