@@ -16,6 +16,12 @@ extension MutantStore {
         }
         request.inserted = request.inserted.map(transformValues)
         request.updated = request.updated.map(transformValues)
+        if has(.syncRefusedInsideTasks), withUnsafeCurrentTask(body: { $0 != nil }) {
+            // As a store that keeps its blocking calls away from tasks instead of only off its own threads.
+            throw DataStoreError(
+                .unsupportedFeature, "the mutant store's synchronous save cannot be called from a task",
+                remedy: "Call the asynchronous save")
+        }
         if has(.racesBetweenReadAndWrite) { return try saveBetweenTwoLocks(request) }
         // A prepared two-phase save holds the write lock until it finishes or aborts.
         writeLock.lock()

@@ -24,7 +24,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     case mintsAfterLargestStored, eraseResetsKeys, historyKeptOnErase, historySkipsEquivalentValues
     case takesInOnlyInsertsFromOthers
     // DataStoreAsynchronous rules 1 and 2, DataStoreTwoPhaseSaving rules 1 to 4
-    case asyncIgnoresWindow, asyncBlocksItsThread
+    case asyncIgnoresWindow, asyncBlocksItsThread, syncRefusedInsideTasks
     case preparedSaveVisible, preparedSaveLetsOthersIn, commitAppliesNothing, abortKeepsCommittedPart
     // DataStore.save: what is stored (rule 2)
     case dropsUpdates, dropsDeletes, dropsInsertsAfterFirst, shiftsUpdates, swapsInsertedRows
@@ -100,6 +100,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case .takesInOnlyInsertsFromOthers: "multi-process access (two stores, one file)"
         case .asyncIgnoresWindow: "DataStoreAsynchronous 1 (as the synchronous twin)"
         case .asyncBlocksItsThread: "DataStoreAsynchronous 2 (suspends, never blocks)"
+        case .syncRefusedInsideTasks: "DataStoreAsynchronous 3 (synchronous calls from any thread)"
         case .preparedSaveVisible: "DataStoreTwoPhaseSaving 1 (prepare changes nothing visible)"
         case .preparedSaveLetsOthersIn: "DataStoreTwoPhaseSaving 2 (other saves kept out)"
         case .commitAppliesNothing: "DataStoreTwoPhaseSaving 3 (commit applies the part)"
@@ -192,6 +193,9 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case .takesInOnlyInsertsFromOthers: "did not see the first store's save"
         case .asyncIgnoresWindow: "the asynchronous fetch returned other models"
         case .asyncBlocksItsThread: "block their thread instead of suspending"
+        // Run inside a task (as Swift Testing runs a test), every case's save throws; on a thread of its
+        // own only synchronousWorksFromAnyThread's task does. Either failure says the save threw.
+        case .syncRefusedInsideTasks: "threw"
         case .preparedSaveVisible: "fetches saw a prepared save"
         case .preparedSaveLetsOthersIn: "while a two-phase save was prepared"
         case .commitAppliesNothing: "did not store the prepared save"
