@@ -112,6 +112,19 @@ enum ValueCases {
                 case "payload": "\(specimen.payload.count) bytes, hash \(specimen.payload.hashValue)"
                 case "rank": specimen.rank.map { "\($0)" } ?? "nil"
                 case "grade": specimen.grade.map { "\($0)" } ?? "nil"
+                case "isActive": specimen.isActive
+                case "token": specimen.token
+                case "homepage": specimen.homepage.absoluteString
+                case "kind": specimen.kind
+                case "tags": specimen.tags.map(scalars)
+                case "measurements":
+                    specimen.measurements.map {
+                        "\(scalars($0.key)): \($0.value) (bits \(String($0.value.bitPattern, radix: 16)))"
+                    }
+                    .sorted()
+                case "labelsByNumber": specimen.labelsByNumber.map { "\($0.key): \(scalars($0.value))" }.sorted()
+                case "origin":
+                    "\(specimen.origin.latitude.bitPattern) \(specimen.origin.longitude.bitPattern) \(scalars(specimen.origin.label))"
                 default: "?"
                 }
             return "\(name): \(value)"

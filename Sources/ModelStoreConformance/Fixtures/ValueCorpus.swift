@@ -22,7 +22,9 @@ struct ValueFamily: Sendable {
 
 /// The corpus: one family per kind of attribute.
 enum ValueCorpus {
-    static let families: [ValueFamily] = [integers, floatingPoint, decimalFamily, strings, dates, data, optionals]
+    static let families: [ValueFamily] = [
+        integers, floatingPoint, decimalFamily, strings, dates, data, optionals, composites,
+    ]
 
     /// The specimens of a family, as Swift holds them: the ground truth of every check.
     static func specimens(of family: ValueFamily) -> [Specimen] {

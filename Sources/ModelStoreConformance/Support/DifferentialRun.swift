@@ -232,6 +232,9 @@ final class DifferentialRun {
         ],
         "floatingPoint": ["weight", "ratio"], "decimals": ["price"], "strings": ["title"],
         "dates": ["createdAt", "reviewedAt"], "data": ["payload"], "optionals": ["nickname", "rank", "grade"],
+        "composites": [
+            "isActive", "token", "homepage", "kind", "tags", "measurements", "labelsByNumber", "origin",
+        ],
     ]
 }
 

@@ -255,6 +255,10 @@ extension MutantStore {
         case (.datesToMicroseconds, .date(let date)):
             .date(Date(timeIntervalSinceReferenceDate: (date.timeIntervalSinceReferenceDate * 1e6).rounded() / 1e6))
         case (.largeDataCutAt64KiB, .data(let data)) where data.count > 65_536: .data(data.prefix(65_536))
+        case (.arraysDeduplicated, .array(let items)):
+            // As a store that keeps an array in a set-like table.
+            .array(items.reduce(into: []) { kept, item in if !kept.contains(item) { kept.append(item) } })
+        case (.urlsLowercased, .url(let url)): .url(URL(string: url.absoluteString.lowercased()) ?? url)
         case (_, .array(let items)): .array(items.map(transform))
         case (_, .dictionary(let items)): .dictionary(items.mapValues(transform))
         default: value

@@ -18,7 +18,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     case unsortedInWriteOrder
     // The value corpus: one realistic mistake per family
     case integersThroughDouble, nanStoredAsZero, subnormalsFlushedToZero, stringsCutAtNUL, byteOrderMarkStripped
-    case datesToMicroseconds, largeDataCutAt64KiB, emptyStringStoredAsNil
+    case datesToMicroseconds, largeDataCutAt64KiB, emptyStringStoredAsNil, arraysDeduplicated, urlsLowercased
     case membershipNeverMatchesNil, unsignedComparedAsSigned
     // Identity, history fidelity and multi-process access
     case mintsAfterLargestStored, eraseResetsKeys, historyKeptOnErase, historySkipsEquivalentValues
@@ -91,7 +91,8 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
             .remapsNothingInUpdated, .remapsToOneOnly:
             "DataStore.save (identifiers)"
         case .integersThroughDouble, .nanStoredAsZero, .subnormalsFlushedToZero, .stringsCutAtNUL,
-            .byteOrderMarkStripped, .datesToMicroseconds, .largeDataCutAt64KiB, .emptyStringStoredAsNil:
+            .byteOrderMarkStripped, .datesToMicroseconds, .largeDataCutAt64KiB, .emptyStringStoredAsNil,
+            .arraysDeduplicated, .urlsLowercased:
             "value corpus (round trip)"
         case .membershipNeverMatchesNil, .unsignedComparedAsSigned: "value corpus (operators)"
         case .mintsAfterLargestStored, .eraseResetsKeys: "identity (identifiers never reused)"
@@ -184,7 +185,8 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     var symptom: String {
         switch self {
         case .integersThroughDouble, .nanStoredAsZero, .subnormalsFlushedToZero, .stringsCutAtNUL,
-            .byteOrderMarkStripped, .datesToMicroseconds, .largeDataCutAt64KiB, .emptyStringStoredAsNil:
+            .byteOrderMarkStripped, .datesToMicroseconds, .largeDataCutAt64KiB, .emptyStringStoredAsNil,
+            .arraysDeduplicated, .urlsLowercased:
             "did not round-trip exactly"
         case .membershipNeverMatchesNil, .unsignedComparedAsSigned: "not applied exactly"
         case .mintsAfterLargestStored, .eraseResetsKeys: "identifier reused"
