@@ -67,7 +67,8 @@ extension ConformanceSuite {
             "DataStoreAsynchronous", 2, "the asynchronous requirements suspend instead of blocking the thread",
             ["storeContract.asynchronousCallsSuspend"]),
         ConformanceRule(
-            "DataStoreAsynchronous", 3, "the synchronous requirements work from any thread, the pool's included",
+            "DataStoreAsynchronous", 3,
+            "the synchronous requirements work from any thread but the store's own, in a task too",
             ["storeContract.synchronousWorksFromAnyThread"]),
         ConformanceRule(
             "DataStoreTwoPhaseSaving", 1, "prepareSave does all that can fail and changes nothing fetches see",
