@@ -7,13 +7,13 @@ enum ValueProbe {
     typealias Probe = (name: String, predicate: Predicate<Specimen>)
 
     /// `==` and `!=` against every distinct value, membership in a list of some, and `<`, `<=`, `>` and
-    /// `>=` against the first six distinct values (each list starts with its extremes and its traps,
+    /// `>=` against the first `pivots` distinct values (each list starts with its extremes and its traps,
     /// and sorts order every value), so a store that answers each query with a round trip stays fast.
     static func ordered<Value: Comparable & Codable & Sendable>(
-        _ keyPath: any KeyPath<Specimen, Value> & Sendable, _ name: String, _ values: [Value]
+        _ keyPath: any KeyPath<Specimen, Value> & Sendable, _ name: String, _ values: [Value], pivots: Int = 6
     ) -> [Probe] {
         var probes = equatable(keyPath, name, values)
-        for value in distinct(values).prefix(6) {
+        for value in distinct(values).prefix(pivots) {
             let shown = String(reflecting: value)
             probes += [
                 ("\(name) < \(shown)", compare(keyPath, .lessThan, value)),
