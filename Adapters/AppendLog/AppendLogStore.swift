@@ -74,7 +74,8 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
     /// Throws ``DataStoreError/Code/locked`` if another store has it open,
     /// ``DataStoreError/Code/corrupted`` (with an ``AppendLogDamage``) if it is damaged,
     /// ``DataStoreError/Code/invalidConfiguration`` if the directory is not an append log, and
-    /// ``DataStoreError/Code/invalidSchema`` if it holds models of an entity the schema lacks.
+    /// ``DataStoreError/Code/invalidSchema`` if it holds models of an entity the schema lacks or was
+    /// written with a newer schema version.
     /// A failed open writes nothing. Properties are matched by name (or `originalName`) when the
     /// schema has changed. With a `migrationPlan`, a log recorded at an older schema version the
     /// plan lists is migrated first, stage by stage, custom stages included, and committed as one
@@ -91,6 +92,7 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
         let shapes = ShapeTable(schema: schema)
         let opener = LogOpener(directory: directory, schema: schema, shapes: shapes)
         let opened: LogOpener.Opened
+        try Self.refuseNewerSchema(directory: directory, schema: schema)
         if configuration.allowsSave {
             try Self.migrate(directory: directory, schema: schema, migrationPlan: migrationPlan)
             opened = try opener.open()
@@ -116,6 +118,20 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
     }
 
     deinit { close() }
+
+    /// Refuses a log written with a newer schema version than `schema`'s: an old release never reads a
+    /// newer one's data as if it were its own, nor rewrites it. A log whose headers cannot be read is
+    /// left to the opener, which reports the damage.
+    static func refuseNewerSchema(directory: URL, schema: Schema) throws {
+        guard FileIO.exists(LogLayout(directory: directory).manifestURL),
+            let stored = try? storedSchema(at: directory).version, stored > schema.version
+        else { return }
+        throw DataStoreError(
+            .invalidSchema,
+            "the append log '\(directory.path)' was written with schema version \(stored), newer than this app's "
+                + "\(schema.version)",
+            remedy: "Open it with the version of the app that wrote it")
+    }
 
     /// Sets a hook the group-commit leader calls before each sync (for tests).
     package func setBeforeSyncHook(_ hook: @escaping @Sendable (UInt64) -> Void) {

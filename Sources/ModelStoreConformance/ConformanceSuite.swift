@@ -52,7 +52,7 @@ public enum ConformanceSuite {
         RelationshipCases.all, UniquenessCases.all, BatchCases.all, PersistenceCases.all, EraseCases.all,
         ContextCases.all, ErrorCases.all, StoreContractCases.all, QueryingCases.all, PushDownCases.all,
         ExternalStorageCases.all, MultiProcessCases.all, HistoryCases.all, MigrationCases.all,
-        GraphIntegrityCases.all,
+        GraphIntegrityCases.all, ContractRuleCases.all, ValueCases.all, FidelityCases.all, RandomizedCases.all,
     ]
 
     /// Every case definition, group by group.
@@ -65,6 +65,9 @@ public enum ConformanceGroup: String, CaseIterable, Sendable, Hashable {
     case declarations
     /// Insert, fetch, update and delete, and every value type round-tripping.
     case crud
+    /// The value corpus: extreme, precise, equivalent and empty values of every attribute type, round-tripping
+    /// exactly and going through every operator, membership list, sort and count as Swift evaluates them.
+    case values
     /// Temporary identifiers remapped to permanent ones, references to models saved together, cycles.
     case identifiers
     /// Predicates, stable sorts, offset and limit, counts and identifiers that agree with fetch.
@@ -87,6 +90,9 @@ public enum ConformanceGroup: String, CaseIterable, Sendable, Hashable {
     case errors
     /// The `DataStore` contract, driving the store directly with requests.
     case storeContract
+    /// A seeded random run of inserts, updates, deletes, relationship changes, batches, reopens and queries
+    /// over the value corpus, compared step by step with the reference store and shrunk on a difference.
+    case differential
     /// The differential oracle: a predicate corpus run pushed, through the fallback, and on a
     /// reference store, with identical results.
     case pushDown

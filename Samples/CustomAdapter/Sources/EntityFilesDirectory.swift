@@ -67,6 +67,15 @@ struct EntityFilesDirectory {
         return manifest
     }
 
+    /// NaN and the infinities, which JSON numbers cannot hold, as strings in a `double` value's place: a
+    /// stored `Double` or `Float` may be any value Swift has.
+    static let nonConformingFloats = (
+        encoding: JSONEncoder.NonConformingFloatEncodingStrategy.convertToString(
+            positiveInfinity: "+Infinity", negativeInfinity: "-Infinity", nan: "NaN"),
+        decoding: JSONDecoder.NonConformingFloatDecodingStrategy.convertFromString(
+            positiveInfinity: "+Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+    )
+
     /// The snapshots in an entity's file.
     func readSnapshots(of entityName: String, file: String) throws -> [DefaultSnapshot] {
         guard schema.entity(named: entityName) != nil else {
@@ -78,6 +87,7 @@ struct EntityFilesDirectory {
         let fileURL = url.appendingPathComponent(file)
         let decoder = JSONDecoder()
         decoder.userInfo[.modelStoreSchema] = schema
+        decoder.nonConformingFloatDecodingStrategy = Self.nonConformingFloats.decoding
         do {
             let snapshots = try decoder.decode([DefaultSnapshot].self, from: Data(contentsOf: fileURL))
             if let stray = snapshots.first(where: { $0.entity.name != entityName }) {
@@ -102,6 +112,7 @@ struct EntityFilesDirectory {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            encoder.nonConformingFloatEncodingStrategy = Self.nonConformingFloats.encoding
             for (entityName, snapshots) in changed {
                 guard let file = manifest.files[entityName] else { continue }
                 try Self.writeDurably(encoder.encode(snapshots), to: url.appendingPathComponent(file))

@@ -113,6 +113,12 @@ protocol StoreDriving {
     func checkEnforcedUniqueness() throws
     func checkTwoPhaseSave() throws
     func checkExpectedValues() throws
+    func checkConcurrentRequests() throws
+    func checkUnsortedOrder() throws
+    func checkPreparedSaveHoldsTheLock() throws
+    func checkAsynchronousTwins() throws
+    func checkAsynchronousSuspension() throws
+    func checkSynchronousFromAnyThread() throws
 }
 
 extension StoreDriver: StoreDriving {

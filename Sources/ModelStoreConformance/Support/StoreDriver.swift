@@ -285,7 +285,7 @@ extension StoreDriver {
 }
 
 /// A prepared part of any store, with its snapshots converted.
-private struct ErasedTwoPhasePart {
+struct ErasedTwoPhasePart {
     let commit: () throws -> Void
     let abort: () -> Void
     let finish: () -> Void

@@ -70,6 +70,15 @@ extension MutantStore {
             }
             if has(.reversesTies) { rows = Self.reversingTies(rows, by: query.sort.map(\.property)) }
         }
+        if has(.unsortedInWriteOrder), query.sort.isEmpty {
+            // As a heap table without ORDER BY: the rows the last save updated come last.
+            let updated = try locked(writing: false) { $0.previous }
+            rows =
+                rows.filter { updated[$0.persistentIdentifier] == nil }
+                + rows.filter {
+                    updated[$0.persistentIdentifier] != nil
+                }
+        }
         if has(.mixesInOtherEntity), let other = schema.entities.first(where: { $0.name != entityName }) {
             rows += state.withLock { $0.table.snapshots(of: other.name) }
         }
@@ -103,6 +112,12 @@ extension MutantStore {
             range.includesUpper = true
             return .range(path, range)
         case (.membershipIgnored, .isIn): return .constant(true)
+        case (.membershipNeverMatchesNil, .isIn(let path, let values)):
+            // As SQL's `x IN (NULL, …)`, which is never true for a NULL `x`.
+            return .isIn(path, values.filter { $0 != .null })
+        case (.unsignedComparedAsSigned, .compare(let path, let op, .uint(let number)))
+        where number > UInt64(Int64.max):
+            return .compare(path, op, .int(Int64(bitPattern: number)))
         case (.identifierFilterIgnored, .identifiers): return .constant(true)
         case (.nilRelationshipMatchesEverything, .compare(let path, let op, let value)) where !path.isDirect:
             let first = StorePath([path.components[0]])

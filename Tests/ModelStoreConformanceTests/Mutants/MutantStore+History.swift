@@ -69,6 +69,13 @@ extension MutantStore: HistoryProviding {
         let token = record(
             historyChanges(from: before, to: next, remapped: remapped, isBatch: isBatch), author: author,
             isBatch: isBatch, in: &history)
+        var next = next
+        if has(.mintsAfterLargestStored) {
+            // As a table whose next key is the largest stored key plus one.
+            var rebuilt = SnapshotTable(schema: schema)
+            try rebuilt.load(next.allSnapshots)
+            next = rebuilt
+        }
         try persist(next, history, change, &state)
         state.table = next
         state.history = history
@@ -123,6 +130,20 @@ extension MutantStore: HistoryProviding {
                 continue
             }
             guard var update = StoreHistoryRecord.Change.update(from: old, to: snapshot) else { continue }
+            if has(.historySkipsEquivalentValues) {
+                // As a store that asks Swift's == whether a value changed.
+                update.updatedProperties.removeAll { name in
+                    guard let slot = snapshot.entity.properties.first(where: { $0.name == name })?.slot else {
+                        return false
+                    }
+                    switch (old.values[slot], snapshot.values[slot]) {
+                    case (.string(let before), .string(let after)): return before == after
+                    case (.double(let before), .double(let after)): return before == after
+                    default: return false
+                    }
+                }
+                if update.updatedProperties.isEmpty { continue }
+            }
             let names = snapshot.entity.properties.map(\.name)
             switch mutation {
             case .historyUpdatesListEveryProperty: update.updatedProperties = names

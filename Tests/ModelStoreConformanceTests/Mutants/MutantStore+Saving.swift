@@ -17,6 +17,16 @@ extension MutantStore {
         }
         request.inserted = request.inserted.map(transformValues)
         request.updated = request.updated.map(transformValues)
+        if has(.syncRefusedInsideTasks), withUnsafeCurrentTask(body: { $0 != nil }) {
+            // As a store that keeps its blocking calls away from tasks instead of only off its own threads.
+            throw DataStoreError(
+                .unsupportedFeature, "the mutant store's synchronous save cannot be called from a task",
+                remedy: "Call the asynchronous save")
+        }
+        if has(.racesBetweenReadAndWrite) { return try saveBetweenTwoLocks(request) }
+        // A prepared two-phase save holds the write lock until it finishes or aborts.
+        writeLock.lock()
+        defer { writeLock.unlock() }
         return try locked(writing: true) { state in
             do {
                 return try save(request, &state)
@@ -25,6 +35,18 @@ extension MutantStore {
                 throw error
             }
         }
+    }
+
+    /// Reads the table under the lock and writes it back under another: a save that overlaps this one in
+    /// between is lost, and both mint the same keys.
+    private func saveBetweenTwoLocks(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
+    ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        var next = state.withLock { $0.table }
+        Thread.sleep(forTimeInterval: 0.002)
+        let result = try next.save(request, storeIdentifier: identifier)
+        state.withLock { $0.table = next }
+        return result
     }
 
     /// Saves under the lock, with the save mutants.
@@ -38,6 +60,7 @@ extension MutantStore {
             request.updated.removeAll { table.snapshot(for: $0.persistentIdentifier)?.values == $0.values }
         }
         if has(.uniquenessCaseInsensitive) { try refuseCaseInsensitiveDuplicates(request, state.table) }
+        if has(.compoundKeyJoined) { try refuseJoinedKeyDuplicates(request, state.table) }
         if has(.cascadesEveryRule) { cascadeEverything(&request, state.table) }
         var next = state.table
         var result: DataStoreSaveChangesResult<DefaultSnapshot>
@@ -198,9 +221,17 @@ extension MutantStore {
 
     /// For the value mutants: the snapshot with its values changed the way the bug changes them.
     private func transformValues(_ snapshot: DefaultSnapshot) -> DefaultSnapshot {
-        guard mutation?.requirement == "DataStore.save (values)" else { return snapshot }
+        guard let requirement = mutation?.requirement,
+            requirement == "DataStore.save (values)" || requirement.hasPrefix("value corpus")
+        else { return snapshot }
         var changed = snapshot
         changed.values = snapshot.values.map(transform)
+        if has(.emptyStringStoredAsNil) {
+            for case .attribute(let attribute) in snapshot.entity.properties
+            where attribute.isOptional && changed.values[attribute.slot] == .string("") {
+                changed.values[attribute.slot] = .null
+            }
+        }
         return changed
     }
 
@@ -215,6 +246,20 @@ extension MutantStore {
         case (.decimalsThroughDouble, .decimal(let decimal)):
             .decimal(Decimal(NSDecimalNumber(decimal: decimal).doubleValue))
         case (.clampsLargeUnsigned, .uint(let number)): .uint(min(number, UInt64(Int64.max)))
+        case (.integersThroughDouble, .int(let number)): .int(Int64(exactly: Double(number)) ?? number)
+        case (.nanStoredAsZero, .double(let number)) where number.isNaN: .double(0)
+        case (.subnormalsFlushedToZero, .double(let number)) where number.isSubnormal:
+            .double(number.sign == .minus ? -0.0 : 0)
+        case (.stringsCutAtNUL, .string(let string)): .string(String(string.prefix { $0 != "\u{0}" }))
+        case (.byteOrderMarkStripped, .string(let string)) where string.hasPrefix("\u{FEFF}"):
+            .string(String(string.unicodeScalars.dropFirst()))
+        case (.datesToMicroseconds, .date(let date)):
+            .date(Date(timeIntervalSinceReferenceDate: (date.timeIntervalSinceReferenceDate * 1e6).rounded() / 1e6))
+        case (.largeDataCutAt64KiB, .data(let data)) where data.count > 65_536: .data(data.prefix(65_536))
+        case (.arraysDeduplicated, .array(let items)):
+            // As a store that keeps an array in a set-like table.
+            .array(items.reduce(into: []) { kept, item in if !kept.contains(item) { kept.append(item) } })
+        case (.urlsLowercased, .url(let url)): .url(URL(string: url.absoluteString.lowercased()) ?? url)
         case (_, .array(let items)): .array(items.map(transform))
         case (_, .dictionary(let items)): .dictionary(items.mapValues(transform))
         default: value
@@ -250,6 +295,32 @@ extension MutantStore {
                     throw DataStoreError(
                         .uniqueConstraintViolation, "a unique value is taken", entityName: snapshot.entity.name,
                         propertyNames: [attribute.name])
+                }
+            }
+        }
+    }
+
+    /// Compares compound constraints through their values' texts joined end to end, as an index on a
+    /// concatenated column would.
+    private func refuseJoinedKeyDuplicates(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, _ table: SnapshotTable
+    ) throws {
+        var seen: Set<String> = []
+        for snapshot in table.allSnapshots + request.inserted {
+            for names in snapshot.entity.uniquenessConstraints where names.count > 1 {
+                let joined = names.map { name -> String in
+                    switch snapshot[name] {
+                    case .string(let text)?: text
+                    case .int(let number)?: String(number)
+                    case let value?: "\(value)"
+                    case nil: ""
+                    }
+                }
+                .joined()
+                if !seen.insert("\(snapshot.entity.name).\(names)=\(joined)").inserted {
+                    throw DataStoreError(
+                        .uniqueConstraintViolation, "a unique value is taken", entityName: snapshot.entity.name,
+                        propertyNames: names)
                 }
             }
         }

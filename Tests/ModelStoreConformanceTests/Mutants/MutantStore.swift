@@ -66,6 +66,8 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
     let identifier: String
     let schema: Schema
     let state: LockedValue<State>
+    /// Held by a save, and by a prepared two-phase save from its prepare to its finish or abort.
+    let writeLock = NSLock()
     var mutation: Mutation? { configuration.mutation }
     func has(_ mutation: Mutation) -> Bool { configuration.mutation == mutation }
 
@@ -118,6 +120,8 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
     static func decode(_ data: Data, schema: Schema) throws -> Image {
         let decoder = JSONDecoder()
         decoder.userInfo[.modelStoreSchema] = schema
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+            positiveInfinity: "+Infinity", negativeInfinity: "-Infinity", nan: "NaN")
         return try decoder.decode(Image.self, from: data)
     }
 
@@ -171,7 +175,11 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
                 snapshots: try Self.movingExternalValuesOut(written.allSnapshots, configuration: configuration),
                 schemaVersion: schema.version, history: has(.historyLostOnReopen) ? [] : history.records,
                 lastTransaction: history.lastNumber, expiredThrough: history.expiredThrough)
-            let data = try JSONEncoder().encode(image)
+            // NaN and the infinities, which JSON numbers cannot hold, as strings.
+            let encoder = JSONEncoder()
+            encoder.nonConformingFloatEncodingStrategy = .convertToString(
+                positiveInfinity: "+Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+            let data = try encoder.encode(image)
             try data.write(to: file, options: .atomic)
             state.lastData = data
         } catch {
@@ -205,6 +213,13 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
             var table = SnapshotTable(schema: schema)
             try table.load(try Self.readingExternalValuesIn(image.snapshots, from: configuration))
             table.reserveKeys(below: image.nextKey)
+            if has(.takesInOnlyInsertsFromOthers) {
+                // As a store that tails another's inserts: rows it already has keep its own values.
+                let others = table.allSnapshots.filter { state.table.snapshot(for: $0.persistentIdentifier) == nil }
+                table = state.table
+                try table.load(others)
+                table.reserveKeys(below: image.nextKey)
+            }
             state.table = table
             state.history = Self.history(in: image, mutation: mutation)
             state.lastData = data
@@ -236,9 +251,10 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
             var next = state.table
             let kept = has(.eraseKeepsLogEntries) ? next.snapshots(of: "LogEntry") : []
             next.removeAll()
+            if has(.eraseResetsKeys) { next = SnapshotTable(schema: schema) }
             try next.load(kept)
             var history = state.history
-            history.delete(throughNumber: history.lastNumber)
+            if !has(.historyKeptOnErase) { history.delete(throughNumber: history.lastNumber) }
             try persist(next, history, .erase, &state)
             state.table = next
             state.history = history

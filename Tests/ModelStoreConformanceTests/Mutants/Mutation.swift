@@ -12,11 +12,25 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     // DataStore.save: minting and remapping (rule 3)
     case mintsTemporaryIdentifiers, mintsSameIdentifierTwice, mintsForAnotherStore
     case remapsNothingInInserted, remapsNothingInUpdated, remapsToOneOnly
+    // DataStore rule 1: safe from any thread
+    case racesBetweenReadAndWrite
+    // DataStoreQuerying rule 3: identifier order without a sort
+    case unsortedInWriteOrder
+    // The value corpus: one realistic mistake per family
+    case integersThroughDouble, nanStoredAsZero, subnormalsFlushedToZero, stringsCutAtNUL, byteOrderMarkStripped
+    case datesToMicroseconds, largeDataCutAt64KiB, emptyStringStoredAsNil, arraysDeduplicated, urlsLowercased
+    case membershipNeverMatchesNil, unsignedComparedAsSigned
+    // Identity, history fidelity and multi-process access
+    case mintsAfterLargestStored, eraseResetsKeys, historyKeptOnErase, historySkipsEquivalentValues
+    case takesInOnlyInsertsFromOthers
+    // DataStoreAsynchronous rules 1 and 2, DataStoreTwoPhaseSaving rules 1 to 4
+    case asyncIgnoresWindow, asyncBlocksItsThread, syncRefusedInsideTasks
+    case preparedSaveVisible, preparedSaveLetsOthersIn, commitAppliesNothing, abortKeepsCommittedPart
     // DataStore.save: what is stored (rule 2)
     case dropsUpdates, dropsDeletes, dropsInsertsAfterFirst, shiftsUpdates, swapsInsertedRows
     case dropsNilUpdates, dropsRelationshipUpdates, dropsToManyUpdates, dropsClearedReferences, cascadesEveryRule
     case skipsUpdatesEqualToStored, uniquenessCheckedOnInsertOnly
-    case notAtomicOnUniqueViolation, acceptsUniqueViolations, uniquenessCaseInsensitive
+    case notAtomicOnUniqueViolation, acceptsUniqueViolations, uniquenessCaseInsensitive, compoundKeyJoined
     // DataStore.save: values round-tripping
     case normalizesStrings, dropsSignOfZero, truncatesDates, decimalsThroughDouble, clampsLargeUnsigned
     // DataStore.fetch (rule 4)
@@ -76,10 +90,28 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case .mintsTemporaryIdentifiers, .mintsSameIdentifierTwice, .mintsForAnotherStore, .remapsNothingInInserted,
             .remapsNothingInUpdated, .remapsToOneOnly:
             "DataStore.save (identifiers)"
+        case .integersThroughDouble, .nanStoredAsZero, .subnormalsFlushedToZero, .stringsCutAtNUL,
+            .byteOrderMarkStripped, .datesToMicroseconds, .largeDataCutAt64KiB, .emptyStringStoredAsNil,
+            .arraysDeduplicated, .urlsLowercased:
+            "value corpus (round trip)"
+        case .membershipNeverMatchesNil, .unsignedComparedAsSigned: "value corpus (operators)"
+        case .mintsAfterLargestStored, .eraseResetsKeys: "identity (identifiers never reused)"
+        case .historyKeptOnErase: "HistoryProviding 4 (deleted history expires tokens)"
+        case .historySkipsEquivalentValues: "HistoryProviding 3 (inserts, updated properties, tombstones)"
+        case .takesInOnlyInsertsFromOthers: "multi-process access (two stores, one file)"
+        case .asyncIgnoresWindow: "DataStoreAsynchronous 1 (as the synchronous twin)"
+        case .asyncBlocksItsThread: "DataStoreAsynchronous 2 (suspends, never blocks)"
+        case .syncRefusedInsideTasks: "DataStoreAsynchronous 3 (synchronous calls from any thread)"
+        case .preparedSaveVisible: "DataStoreTwoPhaseSaving 1 (prepare changes nothing visible)"
+        case .preparedSaveLetsOthersIn: "DataStoreTwoPhaseSaving 2 (other saves kept out)"
+        case .commitAppliesNothing: "DataStoreTwoPhaseSaving 3 (commit applies the part)"
+        case .abortKeepsCommittedPart: "DataStoreTwoPhaseSaving 4 (abort restores)"
+        case .racesBetweenReadAndWrite: "DataStore 1 (safe to call from any thread)"
+        case .unsortedInWriteOrder: "DataStoreQuerying 3 (identifier order without a sort)"
         case .dropsUpdates, .dropsDeletes, .dropsInsertsAfterFirst, .shiftsUpdates, .swapsInsertedRows,
             .dropsNilUpdates, .dropsRelationshipUpdates, .dropsToManyUpdates, .dropsClearedReferences,
             .cascadesEveryRule, .skipsUpdatesEqualToStored, .uniquenessCheckedOnInsertOnly, .notAtomicOnUniqueViolation,
-            .acceptsUniqueViolations, .uniquenessCaseInsensitive:
+            .acceptsUniqueViolations, .uniquenessCaseInsensitive, .compoundKeyJoined:
             "DataStore.save (changes)"
         case .normalizesStrings, .dropsSignOfZero, .truncatesDates, .decimalsThroughDouble, .clampsLargeUnsigned:
             "DataStore.save (values)"
@@ -152,6 +184,26 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     /// would look for it, and pointing at the right cause.
     var symptom: String {
         switch self {
+        case .integersThroughDouble, .nanStoredAsZero, .subnormalsFlushedToZero, .stringsCutAtNUL,
+            .byteOrderMarkStripped, .datesToMicroseconds, .largeDataCutAt64KiB, .emptyStringStoredAsNil,
+            .arraysDeduplicated, .urlsLowercased:
+            "did not round-trip exactly"
+        case .membershipNeverMatchesNil, .unsignedComparedAsSigned: "not applied exactly"
+        case .mintsAfterLargestStored, .eraseResetsKeys: "identifier reused"
+        case .historyKeptOnErase: "silent gap"
+        case .historySkipsEquivalentValues: "not recorded as Swift sees it"
+        case .takesInOnlyInsertsFromOthers: "did not see the first store's save"
+        case .asyncIgnoresWindow: "the asynchronous fetch returned other models"
+        case .asyncBlocksItsThread: "block their thread instead of suspending"
+        // Run inside a task (as Swift Testing runs a test), every case's save throws; on a thread of its
+        // own only synchronousWorksFromAnyThread's task does. Either failure says the save threw.
+        case .syncRefusedInsideTasks: "threw"
+        case .preparedSaveVisible: "fetches saw a prepared save"
+        case .preparedSaveLetsOthersIn: "while a two-phase save was prepared"
+        case .commitAppliesNothing: "did not store the prepared save"
+        case .abortKeepsCommittedPart: "abort after commit did not restore"
+        case .racesBetweenReadAndWrite: "not safe to call from any thread"
+        case .unsortedInWriteOrder: "did not return identifier order"
         case .mintsTemporaryIdentifiers: "temporary identifiers"
         case .mintsSameIdentifierTwice: "the same identifier for two"
         case .mintsForAnotherStore: "do not carry the store's identifier"
@@ -168,6 +220,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case .fetchServesValuesBeforeLastSave: "update dropped"
         case .notAtomicOnUniqueViolation: "not atomic"
         case .acceptsUniqueViolations: "unique constraint not enforced"
+        case .compoundKeyJoined: "join into the same text"
         case .uniquenessCaseInsensitive: "case-sensitive"
         case .normalizesStrings, .dropsSignOfZero: "normalized"
         case .truncatesDates, .decimalsThroughDouble, .clampsLargeUnsigned: "round-trip exactly"
@@ -261,6 +314,12 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     var focus: [ConformanceGroup] {
         switch requirement {
         case "DataStore.save (identifiers)": [.storeContract, .identifiers]
+        case "DataStore 1 (safe to call from any thread)": [.storeContract, .contexts]
+        case let name where name.hasPrefix("DataStoreAsynchronous"): [.storeContract]
+        case let name where name.hasPrefix("DataStoreTwoPhaseSaving"): [.graphIntegrity]
+        case "identity (identifiers never reused)": [.identifiers, .persistence]
+        case "value corpus (round trip)", "value corpus (operators)": [.values]
+        case "DataStoreQuerying 3 (identifier order without a sort)": [.storeContract]
         case "DataStore.save (changes)": [.crud, .storeContract, .relationships, .uniqueness]
         case "DataStore.save (values)": [.storeContract, .crud]
         case "DataStore.fetch", "DataStore.fetchCount", "DataStore.fetchIdentifiers": [.storeContract, .fetch]

@@ -12,10 +12,13 @@ struct MutationTests {
         let backend = shared ? "shared file" : durable ? "file" : "memory"
         let capabilities: ConformanceCapabilities =
             shared
-            ? [.batching, .erase, .durability, .multiProcessAccess, .externalStorage, .history]
+            ? [.batching, .erase, .durability, .multiProcessAccess, .externalStorage, .history, .twoPhaseSaves]
             : durable
-                ? [.batching, .erase, .durability, .externalStorage, .history, .migrations, .customMigrationStages]
-                : [.batching, .erase, .history]
+                ? [
+                    .batching, .erase, .durability, .externalStorage, .history, .migrations, .customMigrationStages,
+                    .twoPhaseSaves,
+                ]
+                : [.batching, .erase, .history, .twoPhaseSaves]
         return ConformanceAdapter(
             name: "MutantStore(\(mutation?.rawValue ?? "no mutation"), \(backend))",
             capabilities: capabilities,
@@ -158,5 +161,53 @@ struct FailureCauseTests {
             ConformanceSuite.cases(for: adapter).first { $0.id == "relationships.nullifiedReferencesAreStored" })
         let failure = #expect(throws: ConformanceFailure.self) { try testCase.run() }
         #expect(failure?.message.contains("references to deleted models") == true, "\(failure?.description ?? "")")
+    }
+}
+
+/// Every numbered MUST rule of the store protocols has a mutant that breaks it, or the reason none can.
+struct RuleMutantTests {
+    /// The mutants that break each rule (``ConformanceRule/id``).
+    static let mutantsByRule: [String: [Mutation]] = [
+        "DataStore 1": [.racesBetweenReadAndWrite],
+        "DataStore 2": [.notAtomicOnUniqueViolation, .dropsInsertsAfterFirst],
+        "DataStore 3": [.mintsTemporaryIdentifiers, .remapsNothingInInserted, .mintsAfterLargestStored],
+        "DataStore 4": [.mixesInOtherEntity, .ignoresFilter, .ignoresSort, .ignoresOffset],
+        "DataStoreAsynchronous 1": [.asyncIgnoresWindow],
+        "DataStoreAsynchronous 2": [.asyncBlocksItsThread],
+        "DataStoreAsynchronous 3": [.syncRefusedInsideTasks],
+        "DataStoreTwoPhaseSaving 1": [.preparedSaveVisible],
+        "DataStoreTwoPhaseSaving 2": [.preparedSaveLetsOthersIn],
+        "DataStoreTwoPhaseSaving 3": [.commitAppliesNothing],
+        "DataStoreTwoPhaseSaving 4": [.abortKeepsCommittedPart],
+        "DataStoreQuerying 1": [.caseInsensitiveEquality, .inexactOrderingReturnsSubset, .refusesDeclaredTextFilters],
+        "DataStoreQuerying 2": [.ignoresOffset, .countIgnoresWindow, .identifiersIgnoreSort],
+        "DataStoreQuerying 3": [.unsortedInWriteOrder],
+        "HistoryProviding 1": [.historySavesNotRecorded, .historyRecordsFailedSaves],
+        "HistoryProviding 2": [.historyTokensRepeat, .historyLostOnReopen],
+        "HistoryProviding 3": [
+            .historyUpdatesListEveryProperty, .historyTombstonesEmpty, .historySkipsEquivalentValues,
+        ],
+        "HistoryProviding 4": [.historyDeleteDoesNotExpireTokens, .historyKeptOnErase],
+        "HistoryProviding 5": [.historyAuthorDropped],
+    ]
+
+    /// Rules no mutant can break, with the reason.
+    static let unmutatable: [String: String] = [
+        "DataStore 5":
+            "a store receives no model or context through any requirement (only snapshots, identifiers and requests), "
+            + "so a mutant cannot keep one; contexts.storeKeepsNoModels still checks that models are freed"
+    ]
+
+    @Test func everyRuleHasAMutantOrAReason() {
+        for rule in ConformanceSuite.contractRules {
+            let mutants = Self.mutantsByRule[rule.id] ?? []
+            #expect(
+                !mutants.isEmpty || Self.unmutatable[rule.id] != nil,
+                "the rule '\(rule.id)' has no mutant and no reason why none can break it")
+        }
+        let known = Set(ConformanceSuite.contractRules.map(\.id))
+        for rule in Set(Self.mutantsByRule.keys).union(Self.unmutatable.keys) {
+            #expect(known.contains(rule), "'\(rule)' is not a rule of ConformanceSuite.contractRules")
+        }
     }
 }
