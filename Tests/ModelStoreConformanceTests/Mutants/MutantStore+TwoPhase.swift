@@ -1,5 +1,6 @@
 import Foundation
-@_spi(AdapterKit) import ModelStore
+import ModelStore
+import ModelStoreAdapterKit
 
 /// Two-phase saves and the asynchronous twins, with the mutants of `DataStoreTwoPhaseSaving` and
 /// `DataStoreAsynchronous`.
