@@ -196,6 +196,13 @@ extension AppendLogStore: HistoryProviding {
                     + "descriptor selects \(doomed.count) of the \(olderOrSame) transactions up to \(newest)",
                 remedy: "Delete by token, for example #Predicate { $0.token <= token }")
         }
+        try expireHistory(through: newest)
+    }
+
+    /// Deletes history through the transaction numbered `newest`: records it in
+    /// `history/deleted-through` (atomically), so those transactions are never returned again and
+    /// tokens into them expire, then removes the history segments that hold only deleted transactions.
+    func expireHistory(through newest: Int64) throws {
         let marker = layout.historyDirectory.appendingPathComponent(Self.deletedThroughFileName).path
         try FileIO.createDirectory(layout.historyDirectory.path)
         try FileIO.writeAtomically(Array("\(newest)\n".utf8), to: marker)

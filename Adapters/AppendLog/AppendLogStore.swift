@@ -207,14 +207,20 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
             historyToken: number.map { DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: Int64($0)) })
     }
 
-    /// Deletes every model, as one transaction.
+    /// Deletes every model, as one transaction, and the history through it: as on every store,
+    /// tokens from before `erase()` expire.
+    ///
+    /// The models go first; a crash before the history is deleted leaves an empty store that still
+    /// keeps its history, which a later `erase()` or ``deleteHistory(_:)`` deletes.
     public func erase() throws {
-        _ = try commit(author: nil) { table in
+        let (_, number) = try commitRecording(author: nil) { table in
             let all = table.allSnapshots
             return try table.prepare(
                 DataStoreSaveChangesRequest(editingState: EditingState(), inserted: [], updated: [], deleted: all),
                 storeIdentifier: identifier)
         }
+        let newest = try number.map(Int64.init) ?? transactions(after: nil).last.map { Int64($0.number) }
+        if let newest { try expireHistory(through: newest) }
     }
 
     /// Deletes models by identifier, as one transaction; unknown identifiers are ignored.

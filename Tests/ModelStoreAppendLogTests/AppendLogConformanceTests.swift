@@ -9,13 +9,7 @@ extension ConformanceAdapter {
     static let appendLog = ConformanceAdapter(
         name: "AppendLogStore",
         capabilities: [.batching, .durability, .erase, .migrations, .customMigrationStages, .history],
-        nativeFilters: Set(ConformanceFilterKind.allCases),
-        expectedFailures: [
-            "history.tokensFromBeforeEraseExpire":
-                "erase() is recorded as one transaction deleting every model and keeps the history before it (its "
-                + "history lives in whole segments), so a token from before erase() still reads the later "
-                + "transactions; the other stores delete history on erase() and expire those tokens"
-        ]
+        nativeFilters: Set(ConformanceFilterKind.allCases)
     ) { directory in
         AppendLogStoreConfiguration(directory: directory.appendingPathComponent("store.log"))
     }

@@ -10,7 +10,8 @@ struct ContractRulesTests {
     /// The files whose protocols number their implementation requirements.
     static let protocolSources = [
         "Sources/ModelStore/Store/DataStore.swift", "Sources/ModelStore/Store/DataStoreAsynchronous.swift",
-        "Sources/ModelStore/Store/DataStoreBatching.swift", "Sources/ModelStore/Store/DataStoreMaintenance.swift",
+        "Sources/ModelStore/Store/DataStoreBatching.swift",
+        "Sources/ModelStoreTooling/Maintenance/DataStoreMaintenance.swift",
         "Sources/ModelStore/Store/DataStoreRequests.swift", "Sources/ModelStore/Store/DataStoreTwoPhaseSaving.swift",
         "Sources/ModelStore/Query/DataStoreQuerying.swift", "Sources/ModelStore/History/HistoryProviding.swift",
     ]
