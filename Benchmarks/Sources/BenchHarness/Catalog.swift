@@ -43,6 +43,12 @@ public enum Catalog {
             name: "sqlite-sync", durability: .synced, isModelStore: true,
             summary: "ModelStore, SQLite adapter, durability .everySave (WAL, synchronous=FULL: fsync per save)"),
         System(
+            name: "sqlite-raw", durability: .osBuffered, isModelStore: false,
+            summary: "the SQLite C API, prepared statements, the adapter's tables and durability: SQLite's limit"),
+        System(
+            name: "sqlite-raw-history", durability: .osBuffered, isModelStore: false,
+            summary: "sqlite-raw also writing the adapter's history rows and next key"),
+        System(
             name: "grdb-memory", durability: .memory, isModelStore: false,
             summary: "GRDB 7.10 Codable records, in-memory DatabaseQueue"),
         System(
@@ -81,6 +87,14 @@ public enum Catalog {
         case .osBuffered: return "grdb-file"
         case .synced: return "grdb-file-sync"
         }
+    }
+
+    /// The system that does a ModelStore system's work with nothing above its engine: what the
+    /// report divides its times by as "× limit". The SQLite adapter's limit is `sqlite-raw`; the
+    /// stores on the table engine have the array of structs.
+    public static func limit(of name: String) -> String? {
+        guard let system = system(named: name), system.isModelStore else { return nil }
+        return system.name.hasPrefix("sqlite") ? "sqlite-raw" : arrayBaseline
     }
 
     /// The baseline every system's times are also divided by.
