@@ -89,12 +89,19 @@ public enum Catalog {
         }
     }
 
-    /// The system that does a ModelStore system's work with nothing above its engine: what the
-    /// report divides its times by as "× limit". The SQLite adapter's limit is `sqlite-raw`; the
-    /// stores on the table engine have the array of structs.
-    public static func limit(of name: String) -> String? {
+    /// The system that does a ModelStore system's work of `workload` with nothing above its
+    /// engine: what the report divides its times by as "× limit". For the SQLite adapter it is
+    /// `sqlite-raw`, or `sqlite-raw-history` for the workloads that write (which write history);
+    /// for the stores on the table engine, the array of structs. A write has a limit only in its
+    /// system's durability class (none for the stores that fsync); a read has one whatever it is.
+    public static func limit(of name: String, workload: String) -> String? {
         guard let system = system(named: name), system.isModelStore else { return nil }
-        return system.name.hasPrefix("sqlite") ? "sqlite-raw" : arrayBaseline
+        let writes = ["insert", "update-one", "update-live", "delete-all"].contains(workload)
+        if system.name.hasPrefix("sqlite") {
+            guard !writes else { return system.durability == .osBuffered ? "sqlite-raw-history" : nil }
+            return "sqlite-raw"
+        }
+        return !writes || system.durability == .memory ? arrayBaseline : nil
     }
 
     /// The baseline every system's times are also divided by.
