@@ -40,7 +40,21 @@ public enum Page {
 
     /// The generated part: the run, a table per family, the goals, and the charts' images.
     public static func section(_ results: [BenchmarkResult], run: String) -> String {
-        var lines = ["## The run", "", run.trimmingCharacters(in: .whitespacesAndNewlines), ""]
+        let runs = run.components(separatedBy: "\n\n").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            .filter { !$0.isEmpty }
+        var lines = ["## The run", ""]
+        if runs.count > 1 {
+            lines += [
+                "The page joins \(runs.count) runs, one after the other; where two measured the same benchmark, the later",
+                "one's result is shown.", "",
+            ]
+        }
+        lines += runs.flatMap { [$0, ""] }
+        lines += [
+            "A load average above the number of cores means other work shared them: times are then longer and",
+            "noisier than on a quiet machine, and a median of few repetitions (the `reps` a run allowed) more so.",
+            "",
+        ]
         let sizes = Array(Set(results.map(\.n))).sorted().filter {
             $0 != Catalog.updateReferenceSize || onlySize(results)
         }
@@ -50,7 +64,8 @@ public enum Page {
             "Medians. × GRDB divides by the GRDB system of the same durability class; × limit by the system",
             "that does the same work with nothing above its engine: `sqlite-raw` for the SQLite adapter",
             "(`sqlite-raw-history` for the workloads that write), `array-baseline` for the other stores (for",
-            "writes only in memory: no limit here fsyncs). Both at \(Report.size(top)); below 1 is faster.",
+            "writes only in memory: no limit here fsyncs). Both at \(Report.size(top)), or at the largest size",
+            "both were measured, in brackets; below 1 is faster. The peak is at the largest size measured.",
             "",
         ]
         var notApplicable: [String] = []
@@ -67,7 +82,7 @@ public enum Page {
             lines += ["### \(family.title)", ""]
             let header =
                 ["workload", "system"] + sizes.map(Report.size) + [
-                    "× GRDB", "× limit", "peak RSS at \(Report.size(top))",
+                    "× GRDB", "× limit", "peak RSS",
                 ]
             lines.append("| " + header.joined(separator: " | ") + " |")
             lines.append("| --- | --- |" + String(repeating: " ---: |", count: header.count - 2))
@@ -91,14 +106,17 @@ public enum Page {
                     case .failed: cells.append("**failed**")
                     }
                 }
-                let mine = index[key(result.workload, result.system, top)]?.median
-                let grdb = Catalog.grdbPeer(of: result.system).flatMap { index[key(result.workload, $0, top)]?.median }
-                let limit = Catalog.limit(of: result.system, workload: result.workload).flatMap {
-                    index[key(result.workload, $0, top)]?.median
-                }
-                cells.append(ratio(mine, grdb))
-                cells.append(ratio(mine, limit))
-                cells.append(index[key(result.workload, result.system, top)]?.peakResidentBytes.map(Report.bytes) ?? "")
+                let peer = Catalog.grdbPeer(of: result.system)
+                let limit = Catalog.limit(of: result.system, workload: result.workload)
+                cells.append(ratio(result.workload, result.system, over: peer, sizes: sizes, index: index))
+                cells.append(ratio(result.workload, result.system, over: limit, sizes: sizes, index: index))
+                let largest = sizes.reversed().lazy.compactMap { index[key(result.workload, result.system, $0)] }.first
+                cells.append(
+                    largest.flatMap { one in
+                        one.peakResidentBytes.map {
+                            Report.bytes($0) + (one.n == top ? "" : " (\(Report.size(one.n)))")
+                        }
+                    } ?? "")
                 lines.append("| " + cells.joined(separator: " | ") + " |")
             }
             lines.append("")
@@ -226,8 +244,19 @@ public enum Page {
 
     private static func key(_ workload: String, _ system: String, _ n: Int) -> String { "\(workload)|\(system)|\(n)" }
 
-    private static func ratio(_ value: Double?, _ reference: Double?) -> String {
-        guard let value, let reference, reference > 0 else { return "–" }
-        return Report.factor(value / reference)
+    /// `system`'s median over `other`'s at the largest size both were measured, with that size
+    /// when it is not the largest of the run.
+    private static func ratio(
+        _ workload: String, _ system: String, over other: String?, sizes: [Int], index: [String: BenchmarkResult]
+    ) -> String {
+        guard let other else { return "–" }
+        for n in sizes.reversed() {
+            guard let mine = index[key(workload, system, n)]?.median,
+                let theirs = index[key(workload, other, n)]?.median, theirs > 0
+            else { continue }
+            let factor = Report.factor(mine / theirs)
+            return n == sizes.last ? factor : "\(factor) (\(Report.size(n)))"
+        }
+        return "–"
     }
 }

@@ -49,7 +49,10 @@ struct PageTests {
 
     @Test func theSectionHasATablePerFamilyWithRatiosToTheLimit() {
         let section = Page.section(run, run: "Machine: a test.")
-        #expect(section.contains("## The run\n\nMachine: a test."))
+        #expect(section.contains("## The run\n\nMachine: a test.\n\nA load average"))
+        let joined = Page.section(run, run: "Machine: one.\nRun: first.\n\n\nMachine: two.\nRun: second.\n")
+        #expect(joined.contains("The page joins 2 runs"))
+        #expect(joined.contains("Machine: one.\nRun: first.\n\nMachine: two.\nRun: second.\n\n"))
         #expect(section.contains("### Inserting"))
         #expect(section.contains("### Fetching"))
         #expect(!section.contains("### Opening"), "a family with only n/a rows has no table")
@@ -61,6 +64,13 @@ struct PageTests {
         #expect(section.contains("## Goals"))
         #expect(section.contains("![Time over the limit"))
         #expect(section.contains("(results/time-insert.svg)"))
+    }
+
+    @Test func aRatioFallsBackToTheLargestSizeBothWereMeasuredAtAndSaysSo() {
+        let results = run + [result("insert", "inmemory", 1_000_000, 1.5)]
+        let section = Page.section(results, run: "")
+        #expect(section.contains("| `insert` | `inmemory` | 10 ms | 120 ms | 1.5 s | – | 4× (100k) | 10.0 MiB |"))
+        #expect(section.contains("| `insert` | `array-baseline` | 2 ms | 30 ms |  | – | – | 10.0 MiB (100k) |"))
     }
 
     @Test func theGeneratedPartReplacesOnlyWhatIsBetweenTheMarkers() throws {
