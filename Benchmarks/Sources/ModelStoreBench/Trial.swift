@@ -1,7 +1,7 @@
 import BenchHarness
 import Foundation
 
-/// The workloads of issue 8.
+/// The workloads every system runs (`Catalog.workloads` names them in report order).
 enum Workload: String, CaseIterable, Sendable {
     case insert
     case fetchIndexed = "fetch-indexed"
