@@ -18,12 +18,15 @@ let package = Package(
     targets: [
         // Statistics, options, child processes, goals and reports: no storage code, so it is unit-tested quickly.
         .target(name: "BenchHarness", path: "Sources/BenchHarness"),
+        // SQLite's C library as the system provides it, for the baselines that call it directly.
+        .systemLibrary(name: "CSQLiteRaw", path: "Sources/CSQLiteRaw", providers: [.apt(["libsqlite3-dev"])]),
         // The workloads over every system, and the command-line entry point.
         .executableTarget(
             name: "ModelStoreBench",
             dependencies: [
-                "BenchHarness",
+                "BenchHarness", "CSQLiteRaw",
                 .product(name: "ModelStore", package: "ModelStore"),
+                .product(name: "ModelStoreFileIO", package: "ModelStore"),
                 .product(name: "ModelStoreInMemory", package: "ModelStore"),
                 .product(name: "ModelStoreJSONFile", package: "ModelStore"),
                 .product(name: "ModelStoreAppendLog", package: "ModelStore"),

@@ -19,7 +19,7 @@ enum ConvertCommand: Command {
         Examples:
           modelstore convert json:trips.json log:trips-log
           modelstore convert log:trips-log json:copy.json --json
-          modelstore convert json:trips.json memory:      (reads and rewrites everything, keeps nothing)
+          modelstore convert json:trips.json memory:   (rewrites all, keeps nothing)
         """
 
     static func run(_ invocation: Invocation, console: Console) throws -> any CommandReport {

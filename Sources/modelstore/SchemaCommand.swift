@@ -24,7 +24,7 @@ enum SchemaCommand: Command {
         diagram's text is included as "mermaid".
 
         Subcommands ('modelstore help schema export' and so on describe them):
-          schema export      write a store's, a file's or a package's schema as a schema file (JSON)
+          schema export      write the schema of a store, a file or a package as JSON
           schema generate    write model declarations (Swift) from a schema file
           schema diff        compare two schemas and write a migration plan (Swift)
 

@@ -40,8 +40,10 @@ enum SchemaDiffCommand: Command {
 
         Examples:
           modelstore schema diff --old v1.json --new v2.json
-          modelstore schema diff --old v1.json --new v2-renamed-models.json --out MigrationPlan.swift
-          modelstore schema diff --old json:trips.json --new schema.json --out MigrationPlan.swift
+          modelstore schema diff --old v1.json --new v2-renamed-models.json \\
+              --out MigrationPlan.swift
+          modelstore schema diff --old json:trips.json --new schema.json \\
+              --out MigrationPlan.swift
         """
 
     static func run(_ invocation: Invocation, console: Console) throws -> any CommandReport {

@@ -41,7 +41,8 @@ enum SchemaExportCommand: Command {
         Examples:
           modelstore schema export json:trips.json --out schema.json
           modelstore schema export log:trips-log > schema.json
-          modelstore schema export --package . --target App --models Project,Task --out schema.json
+          modelstore schema export --package . --target App --models Project,Task \\
+              --out schema.json
           modelstore schema export description.json --out schema.json
         """
 

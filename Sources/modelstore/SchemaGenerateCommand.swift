@@ -27,7 +27,8 @@ enum SchemaGenerateCommand: Command {
         Examples:
           modelstore schema generate --schema schema.json --out Sources/App/Models.swift
           modelstore schema generate --schema json:trips.json > Models.swift
-          modelstore schema export --package . --target App --models Book --out book.json
+          modelstore schema export --package . --target App --models Book \\
+              --out book.json
           modelstore schema generate --schema book.json --out Sources/NewApp/Book.swift
         """
 

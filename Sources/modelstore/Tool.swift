@@ -109,50 +109,48 @@ enum Tool {
 
     /// What `modelstore help COMMAND` prints.
     static func help(for command: any Command.Type) -> String {
-        var lines = [
-            "usage: modelstore \(command.usage)", "",
-            command.summary.prefix(1).uppercased()
-                + command.summary.dropFirst() + ".",
-        ]
-        lines += ["", command.details]
+        var lines = HelpLayout.fill("usage: modelstore \(command.usage)", indent: "         ", first: "")
+        lines += [""] + HelpLayout.reflow(command.summary.prefix(1).uppercased() + command.summary.dropFirst() + ".")
+        lines += [""] + HelpLayout.reflow(command.details)
         let options =
             command.options + [
                 CommandOption(name: "--json", summary: "print a JSON object instead of text (errors too, on stdout)"),
                 CommandOption(name: "--help", summary: "print this help"),
             ]
-        lines += ["", "Options:"] + ReportFormat.table(options.map { [$0.name, $0.summary] })
+        lines += ["", "Options:"] + HelpLayout.definitions(options.map { ($0.name, $0.summary) })
         lines += ["", "Exit statuses are listed by 'modelstore --help'."]
         return lines.joined(separator: "\n")
     }
 
     /// What `modelstore --help` prints.
     static var overview: String {
-        var lines = [
-            "usage: modelstore COMMAND ARGUMENTS [--json]",
-            "",
-            "Inspects, checks, converts and maintains ModelStore stores without the app's model types:",
-            "each store records its schema, and the tool reads it from there. The schema commands also",
-            "read schema files (JSON), write model code from them and migration plans from two of them.",
-            "",
-            "Commands:",
-        ]
+        var lines = ["usage: modelstore COMMAND ARGUMENTS [--json]", ""]
+        lines += HelpLayout.reflow(
+            """
+            Inspects, checks, converts and maintains ModelStore stores without the app's model types: \
+            each store records its schema, and the tool reads it from there. The schema commands also \
+            read schema files (JSON), write model code from them and migration plans from two of them.
+            """)
+        lines += ["", "Commands:"]
         let synopses = allCommands.map { command in
             ([command.name] + command.arguments + command.options.map(\.usage)).joined(separator: " ")
         }
-        let rows = zip(synopses, allCommands).map { [$0, $1.summary] } + [["help COMMAND", "describe a command"]]
-        lines += ReportFormat.table(rows)
+        let rows = zip(synopses, allCommands).map { ($0, $1.summary) } + [("help COMMAND", "describe a command")]
+        lines += HelpLayout.definitions(rows)
         lines += ["", "Stores are named by URL:"]
         StoreRegistry.shared.registerBuiltInSchemes()
-        lines += StoreRegistry.shared.schemes.flatMap { ["  \($0.usage)", "      \($0.summary)"] }
-        lines += [
-            "",
-            "Every command takes --json, printing one JSON object on stdout (errors too, as {\"error\": {...}}).",
-            "Long operations (convert, verify, compact) draw a progress bar on stderr when it is a terminal,",
-            "never with --json.",
-            "",
-            "Exit status:",
-        ]
-        lines += ReportFormat.table(ExitStatus.allCases.map { [String($0.rawValue), $0.meaning] })
+        lines += StoreRegistry.shared.schemes.flatMap {
+            HelpLayout.fill($0.usage, indent: "    ", first: "  ") + HelpLayout.fill($0.summary, indent: "      ")
+        }
+        lines += [""]
+        lines += HelpLayout.reflow(
+            """
+            Every command takes --json, printing one JSON object on stdout (errors too, as {"error": {...}}). \
+            Long operations (convert, verify, compact) draw a progress bar on stderr when it is a terminal, \
+            never with --json.
+            """)
+        lines += ["", "Exit status:"]
+        lines += HelpLayout.definitions(ExitStatus.allCases.map { (String($0.rawValue), $0.meaning) })
         return lines.joined(separator: "\n")
     }
 }

@@ -112,6 +112,18 @@ struct TripsCommandTests {
         #expect(try run("list", "--city", "Atlantis").standardOutput == "No trips match.\n")
     }
 
+    @Test func searchIgnoresCaseAndDiacriticsAndRunsInTheStore() throws {
+        try run()
+        #expect(names(try run("list", "--search", "lisbon")) == ["Lisbon weekend", "Lisbon food tour"])
+        #expect(names(try run("list", "--search", "LISBÓN FOOD")) == ["Lisbon food tour"])
+        try run("rename", "Kyoto in autumn", "Kyōto in autumn")
+        #expect(names(try run("list", "--search", "kyoto")) == ["Kyōto in autumn"])
+        #expect(try run("list", "--search", "oslo").standardOutput == "No trips match.\n")
+        let explained = try run("list", "--search", "Lisbon", "--explain").standardOutput
+        #expect(explained.contains("nameKey.contains(\"lisbon\")"))
+        #expect(explained.contains("predicate on models: no"))
+    }
+
     @Test func explainShowsTheFiltersThatReachTheStore() throws {
         try run()
         let explained = try run("list", "--city", "Lisbon", "--min-budget", "500", "--explain").standardOutput

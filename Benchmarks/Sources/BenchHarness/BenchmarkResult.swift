@@ -36,6 +36,16 @@ public struct BenchmarkResult: Sendable, Hashable, Codable {
     public var timedStartResidentBytes: Int?
     /// The peak resident size during the timed repetitions alone; `nil` where the peak could not be reset.
     public var timedPeakResidentBytes: Int?
+    /// What the memory ModelStore holds is measured against, where the child measured it (the
+    /// `insert` through models of the in-memory store): the resident growth of making the same N
+    /// model objects without a store.
+    public var objectsResidentBytes: Int?
+    /// The peak resident growth of inserting the N models and saving them, from a fresh store, less
+    /// ``objectsResidentBytes``: what ModelStore holds at its peak.
+    public var heldPeakBytes: Int?
+    /// The resident growth once the save returned (the models still referenced), less
+    /// ``objectsResidentBytes``: what ModelStore keeps.
+    public var heldAfterSaveBytes: Int?
     /// The API path the system's timed code takes, as shown in the report.
     public var path: String
 

@@ -43,6 +43,12 @@ public enum Catalog {
             name: "sqlite-sync", durability: .synced, isModelStore: true,
             summary: "ModelStore, SQLite adapter, durability .everySave (WAL, synchronous=FULL: fsync per save)"),
         System(
+            name: "sqlite-raw", durability: .osBuffered, isModelStore: false,
+            summary: "the SQLite C API, prepared statements, the adapter's tables and durability: SQLite's limit"),
+        System(
+            name: "sqlite-raw-history", durability: .osBuffered, isModelStore: false,
+            summary: "sqlite-raw also writing the adapter's history rows and next key"),
+        System(
             name: "grdb-memory", durability: .memory, isModelStore: false,
             summary: "GRDB 7.10 Codable records, in-memory DatabaseQueue"),
         System(
@@ -81,6 +87,21 @@ public enum Catalog {
         case .osBuffered: return "grdb-file"
         case .synced: return "grdb-file-sync"
         }
+    }
+
+    /// The system that does a ModelStore system's work of `workload` with nothing above its
+    /// engine: what the report divides its times by as "× limit". For the SQLite adapter it is
+    /// `sqlite-raw`, or `sqlite-raw-history` for the workloads that write (which write history);
+    /// for the stores on the table engine, the array of structs. A write has a limit only in its
+    /// system's durability class (none for the stores that fsync); a read has one whatever it is.
+    public static func limit(of name: String, workload: String) -> String? {
+        guard let system = system(named: name), system.isModelStore else { return nil }
+        let writes = ["insert", "update-one", "update-live", "delete-all"].contains(workload)
+        if system.name.hasPrefix("sqlite") {
+            guard !writes else { return system.durability == .osBuffered ? "sqlite-raw-history" : nil }
+            return "sqlite-raw"
+        }
+        return !writes || system.durability == .memory ? arrayBaseline : nil
     }
 
     /// The baseline every system's times are also divided by.

@@ -40,13 +40,16 @@ public struct Options: Sendable, Hashable {
     public var saveFile: String?
     /// Files of saved results to report on instead of running (later results replace earlier ones).
     public var fromFiles: [String] = []
+    /// The results page whose generated part is written from the run (with its charts and saved
+    /// results in the `results` folder beside it).
+    public var pageFile: String?
 
     /// The usage text.
     public static let usage = """
         usage: modelstore-bench [--quick | --smoke | --sizes N,N,...] [--json]
                                 [--workloads a,b] [--systems x,y] [--budget SECONDS]
                                 [--min-reps K] [--max-reps K] [--cap SECONDS] [--timeout SECONDS]
-                                [--scratch DIR] [--save FILE] [--from FILE,FILE]
+                                [--scratch DIR] [--save FILE] [--from FILE,FILE] [--page FILE]
                modelstore-bench --list
 
           (no size flag)  N = 10k, 100k and 1M
@@ -58,6 +61,8 @@ public struct Options: Sendable, Hashable {
           --timeout       seconds before a benchmark's child process is stopped (default 1200)
           --save FILE     also append every full result to FILE as it arrives
           --from FILES    report on results saved with --save instead of running (later files win)
+          --page FILE     write the run into FILE's generated part, its charts (SVG) and results
+                          into the folder results/ beside FILE (Benchmarks/README.md)
         Build in release mode: swift run -c release --package-path Benchmarks modelstore-bench --quick
         """
 
@@ -110,6 +115,7 @@ public struct Options: Sendable, Hashable {
             case "--scratch": scratchDirectory = try value(for: argument)
             case "--save": saveFile = try value(for: argument)
             case "--from": fromFiles = try value(for: argument).split(separator: ",").map(String.init)
+            case "--page": pageFile = try value(for: argument)
             case "--list": mode = .list
             case "--help", "-h": mode = .help
             case "--child":

@@ -51,6 +51,7 @@ public enum Report {
                 case .met: "met"
                 case .missed: "**missed**"
                 case .notMeasured: "not measured"
+                case .reported: "reported"
                 }
             lines.append(
                 "| "

@@ -39,13 +39,22 @@ enum Child {
                 measurement.timedPeakResidentBytes = ProcessMemory.peakResidentBytes()
             }
             measurement.timing = TimingSummary(seconds: samples)
+            if let probe = trial.memoryProbe {
+                measurement.peakResidentBytes = max(setUpPeak, ProcessMemory.peakResidentBytes())
+                let held = try probe()
+                measurement.objectsResidentBytes = held.objects
+                measurement.heldPeakBytes = max(held.peak - held.objects, 0)
+                measurement.heldAfterSaveBytes = max(held.afterwards - held.objects, 0)
+            }
             measurement.status = .measured
         } catch let error as NotApplicable {
             measurement.status = .notApplicable(error.reason)
         } catch {
             measurement.status = .failed("\(error)")
         }
-        measurement.peakResidentBytes = max(setUpPeak, ProcessMemory.peakResidentBytes())
+        if measurement.objectsResidentBytes == nil {
+            measurement.peakResidentBytes = max(setUpPeak, ProcessMemory.peakResidentBytes())
+        }
         return measurement
     }
 }

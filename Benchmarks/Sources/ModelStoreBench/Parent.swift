@@ -39,17 +39,26 @@ enum Parent {
     static func report(_ options: Options) -> Int32 {
         var latest: [String: BenchmarkResult] = [:]
         var order: [String] = []
+        var runs: [String] = []
         for file in options.fromFiles {
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
                 FileHandle.standardError.write(Data("modelstore-bench: cannot read '\(file)'\n".utf8))
                 return 66
             }
+            if let described = runDescription(in: text), !runs.contains(described) { runs.append(described) }
             for result in ChildProcess.parseAll(text) {
                 let key = "\(result.workload)|\(result.system)|\(result.n)"
                 if latest.updateValue(result, forKey: key) == nil { order.append(key) }
             }
         }
         let results = order.compactMap { latest[$0] }
+        if let page = options.pageFile {
+            let described =
+                runs.isEmpty
+                ? "Results from \(options.fromFiles.joined(separator: ", ")) (the runs were not described)."
+                : runs.joined(separator: "\n\n")
+            return writePage(results, run: described, to: page)
+        }
         if options.json {
             for result in Report.sorted(results) { print(result.jsonLine) }
         } else {
@@ -91,15 +100,66 @@ enum Parent {
             progress(index + 1, of: jobs.count, measurement, since: started)
             if options.json { FileHandle.standardOutput.write(Data((measurement.jsonLine + "\n").utf8)) }
         }
+        let run = Environment.describe(command: CommandLine.arguments.dropFirst().joined(separator: " "))
+        if let saveFile = options.saveFile { appendLine(runLine(run), to: saveFile) }
         if !options.json {
-            print(Environment.describe(command: CommandLine.arguments.dropFirst().joined(separator: " ")))
+            print(run)
             print(Report.markdown(results))
+        }
+        if let page = options.pageFile {
+            let status = writePage(results, run: run, to: page)
+            if status != 0 { return status }
         }
         return results.contains { if case .failed = $0.status { true } else { false } } ? 1 : 0
     }
 
+    /// The run's description saved in a results file (its `RUN` line), if it has one.
+    private static func runDescription(in text: String) -> String? {
+        for line in text.split(separator: "\n") where line.hasPrefix(Page.runPrefix) {
+            return try? JSONDecoder().decode(String.self, from: Data(line.dropFirst(Page.runPrefix.count).utf8))
+        }
+        return nil
+    }
+
+    /// Writes the page's generated part, its charts, and the run's results (to draw it again with
+    /// `--from`); returns the exit status.
+    static func writePage(_ results: [BenchmarkResult], run: String, to page: String) -> Int32 {
+        let pageURL = URL(fileURLWithPath: page)
+        let folder = pageURL.deletingLastPathComponent().appendingPathComponent(Page.folder)
+        do {
+            let text = try String(contentsOf: pageURL, encoding: .utf8)
+            let updated = try Page.replacingSection(in: text, with: Page.section(results, run: run))
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            for old in try FileManager.default.contentsOfDirectory(atPath: folder.path) where old.hasSuffix(".svg") {
+                try FileManager.default.removeItem(at: folder.appendingPathComponent(old))
+            }
+            for chart in Page.charts(results) {
+                try Data(chart.svg.utf8).write(to: folder.appendingPathComponent(chart.file))
+            }
+            var saved = run.components(separatedBy: "\n\n").filter { !$0.isEmpty }.map(runLine)
+            saved += try Report.sorted(results).map(ChildProcess.resultLine)
+            try Data((saved.joined(separator: "\n") + "\n").utf8).write(
+                to: folder.appendingPathComponent(Page.resultsFile))
+            try Data(updated.utf8).write(to: pageURL)
+        } catch {
+            FileHandle.standardError.write(Data("modelstore-bench: cannot write the page '\(page)': \(error)\n".utf8))
+            return 73
+        }
+        FileHandle.standardError.write(Data("modelstore-bench: wrote \(page) and \(folder.path)/\n".utf8))
+        return 0
+    }
+
+    /// The line of a results file that describes a run (the machine, the command, the load).
+    private static func runLine(_ run: String) -> String {
+        Page.runPrefix + String(decoding: (try? JSONEncoder().encode(run)) ?? Data("\"\"".utf8), as: UTF8.self)
+    }
+
     private static func append(_ result: BenchmarkResult, to file: String) {
         guard let line = try? ChildProcess.resultLine(result) else { return }
+        appendLine(line, to: file)
+    }
+
+    private static func appendLine(_ line: String, to file: String) {
         if !FileManager.default.fileExists(atPath: file) {
             _ = FileManager.default.createFile(atPath: file, contents: nil)
         }

@@ -1,7 +1,7 @@
 import BenchHarness
 import Foundation
 
-/// The workloads of issue 8.
+/// The workloads every system runs (`Catalog.workloads` names them in report order).
 enum Workload: String, CaseIterable, Sendable {
     case insert
     case fetchIndexed = "fetch-indexed"
@@ -36,6 +36,9 @@ struct Trial {
     let path: String
     /// Runs one repetition and returns its time in seconds.
     let repeatOnce: (_ repetition: Int) throws -> Double
+    /// Measures, untimed, the memory the system holds doing the trial's work beyond the caller's
+    /// own objects; `nil` for trials that do not measure it.
+    var memoryProbe: (() throws -> HeldMemory)?
 
     /// A trial.
     /// - Parameters:
@@ -73,6 +76,16 @@ struct Trial {
         }
         return samples
     }
+}
+
+/// What a store holds of the memory a workload takes, the caller's objects left out (``Trial/memoryProbe``).
+struct HeldMemory {
+    /// The resident growth of making the caller's objects alone.
+    var objects: Int
+    /// The peak resident growth of the work, objects included.
+    var peak: Int
+    /// The resident growth when the work returned, objects included.
+    var afterwards: Int
 }
 
 /// A system under test: builds a trial for each workload it can do over a data set.
@@ -157,6 +170,12 @@ enum Expect {
         }
         let (sum, expected) = (users.reduce(0) { $0 + age($1) }, data.rows.reduce(0) { $0 + $1.age })
         if sum != expected { throw WrongResult("fetch-all: ages sum to \(sum), expected \(expected)") }
+    }
+
+    /// What `fetch-unique` must return: the one user a repetition looks up.
+    static func uniqueUser(_ emails: [String], repetition: Int, of data: Dataset) throws {
+        try count(emails.count, 1, "fetch-unique")
+        if emails[0] != data.rows[data.lookupTarget(repetition)].email { throw WrongResult("fetch-unique: wrong user") }
     }
 
     static func sortedByAge(_ ages: [Int]) throws {

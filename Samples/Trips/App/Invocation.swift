@@ -99,34 +99,47 @@ struct Invocation {
     }
 
     /// The help text, listing the store schemes that are registered.
+    ///
+    /// A scheme's summary starts in the column of the commands' descriptions, on the line of its
+    /// URL when the URL leaves room, else on the next line.
     static var help: String {
+        let column = 30
         let schemes = StoreRegistry.shared.schemes.map { scheme in
-            "  " + scheme.usage.padding(toLength: 28, withPad: " ", startingAt: 0) + scheme.summary
+            let url = "  " + scheme.usage
+            let pad = String(repeating: " ", count: max(column - url.count, 0))
+            return url.count + 2 <= column
+                ? url + pad + scheme.summary
+                : url + "\n" + String(repeating: " ", count: column) + scheme.summary
         }
         return """
             trips: a small trip planner on ModelStore.
 
             Usage: trips [--store URL] [COMMAND]
 
-            With no command, trips opens the store (creating it if needed), adds a few demo trips
-            when it is empty, and lists the trips.
+            With no command, trips opens the store (creating it if needed), adds a few
+            demo trips when it is empty, and lists the trips.
 
             Commands:
-              list [--city CITY] [--open | --done] [--search TEXT] [--min-budget N] [--max-budget N]
-                   [--sort name|start|budget] [--limit N] [--explain]
-                                          list trips, filtered and sorted (or how the store runs it)
+              list [--city CITY] [--open | --done] [--search TEXT]
+                   [--min-budget N] [--max-budget N] [--sort name|start|budget]
+                   [--limit N] [--explain]
+                                          list trips, filtered and sorted (or how the
+                                          store runs it); --search ignores case and
+                                          accents
               add NAME [--to CITY] [--start YYYY-MM-DD] [--budget N] [--item TITLE]...
                                           plan a trip
               pack TRIP ITEM [--quantity N]
                                           add something to pack to a trip
               complete NAME               mark a trip as done
               rename OLD NEW              rename a trip (names are unique)
-              delete NAME                 delete a trip and its items (its destination stays)
+              delete NAME                 delete a trip and its items (its destination
+                                          stays)
               stats                       counts, budgets and the next trip
               watch [--seconds N] [--changes N]
-                                          list the trips again each time they change, also when
-                                          another process changes them (for N seconds, 60 by
-                                          default, or until N changes were listed)
+                                          list the trips again each time they change,
+                                          also when another process changes them (for
+                                          N seconds, 60 by default, or until N changes
+                                          were listed)
               help                        show this help
 
             Stores (--store URL; default \(defaultStoreURL)):

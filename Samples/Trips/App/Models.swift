@@ -3,7 +3,12 @@ import ModelStore
 
 /// A trip: a unique name, a start date, a budget, the items to pack, and where it goes.
 final class Trip: PersistentModel {
-    @Attribute(.unique) var name: String = ""
+    @Attribute(.unique) var name: String = "" {
+        didSet { nameKey = name.foldedForSearch }
+    }
+    /// The name folded for search (no case, diacritics or width), which `trips list --search`
+    /// matches in the store: Linux has no `localizedStandardContains`.
+    @Attribute var nameKey: String = ""
     @Attribute var start: Date = Date(timeIntervalSince1970: 0)
     @Attribute var budget: Double = 0
     @Attribute var isDone: Bool = false

@@ -22,6 +22,7 @@ struct TripPlanner {
 
     /// The trips a query selects, as a table.
     func list(_ query: TripQuery) throws -> String {
+        if query.search != nil { try foldNamesForSearch() }
         if query.explains { return try context.explain(query.descriptor).description }
         let trips = try context.fetch(query.descriptor)
         guard !trips.isEmpty else {
@@ -157,6 +158,15 @@ struct TripPlanner {
         context.delete(trip)
         try context.save()
         return "Deleted '\(name)' and its \(items) item\(items == 1 ? "" : "s")."
+    }
+
+    /// Gives the trips of a store written before `Trip.nameKey` existed their folded names, so a
+    /// search finds them: the store adds the new attribute empty, and only a name set since fills it.
+    private func foldNamesForSearch() throws {
+        let unfolded = try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.nameKey == "" }))
+        guard !unfolded.isEmpty else { return }
+        for trip in unfolded { trip.nameKey = trip.name.foldedForSearch }
+        try context.save()
     }
 
     // MARK: Helpers

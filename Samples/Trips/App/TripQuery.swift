@@ -53,7 +53,7 @@ struct TripQuery {
         let byStatus = status != nil
         let isDone = status == .done
         let bySearch = search != nil
-        let search = self.search ?? ""
+        let search = (self.search ?? "").foldedForSearch
         let byMinimum = minimumBudget != nil
         let minimum = minimumBudget ?? 0
         let byMaximum = maximumBudget != nil
@@ -61,7 +61,7 @@ struct TripQuery {
         return #Predicate<Trip> { trip in
             (!byCity || trip.destination?.city == city)
                 && (!byStatus || trip.isDone == isDone)
-                && (!bySearch || trip.name.contains(search))
+                && (!bySearch || trip.nameKey.contains(search))
                 && (!byMinimum || trip.budget >= minimum)
                 && (!byMaximum || trip.budget <= maximum)
         }

@@ -52,7 +52,8 @@ extension ModelContext {
             let names = container.configurations.map { "'\($0.name)'" }.joined(separator: ", ")
             throw DataStoreError(
                 .unsupportedFeature, "no store of the container (\(names)) keeps history",
-                remedy: "Use a store whose adapter conforms to HistoryProviding (memory:, json:, log:, sqlite:)")
+                remedy:
+                    "Use a store whose adapter conforms to HistoryProviding (memory:, json:, log:, sqlite:, postgres:)")
         }
         return (stores, descriptor)
     }

@@ -1,7 +1,7 @@
 import BenchHarness
 import Foundation
 
-/// The workloads of issue 17: the main benchmarks' workloads that apply to a database server.
+/// The workloads: the main benchmarks' workloads that apply to a database server.
 enum Workload: String, CaseIterable, Sendable {
     case insert
     case fetchIndexed = "fetch-indexed"

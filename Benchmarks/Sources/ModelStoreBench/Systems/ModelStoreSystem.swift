@@ -1,3 +1,4 @@
+import BenchHarness
 import Foundation
 import ModelStore
 
@@ -73,7 +74,7 @@ struct ModelStoreSystem: BenchSystem {
                 run: { _ in try context!.insert(User.self, rows: data.rows.lazy.map(UserQueries.assignments)).count },
                 check: check)
         }
-        return Trial(
+        var trial = Trial(
             path: "User models, context.insert each, one save()", prepare: prepare,
             run: { _ in
                 let context = context!
@@ -82,6 +83,47 @@ struct ModelStoreSystem: BenchSystem {
                 return data.count
             },
             check: check)
+        if !isDurable {
+            trial.memoryProbe = {
+                context = nil
+                container = nil
+                return try heldMemory(data, directory)
+            }
+        }
+        return trial
+    }
+
+    /// The resident growth of making N `User` models without a store, then, from the same start, of
+    /// inserting N models made the same way and saving them: the peak, and once the save returned
+    /// with the models still referenced.
+    private func heldMemory(_ data: Dataset, _ directory: URL) throws -> HeldMemory {
+        ProcessMemory.resetPeak()
+        guard let start = ProcessMemory.currentResidentBytes() else {
+            throw WrongResult("the resident size cannot be read (Linux's /proc/self/status)")
+        }
+        var objects: [User]? = data.rows.map(User.init)
+        let objectsGrowth = (ProcessMemory.currentResidentBytes() ?? start) - start
+        try Expect.count(objects?.count ?? 0, data.count, "the models made without a store")
+        objects = nil
+        ProcessMemory.resetPeak()
+        guard let before = ProcessMemory.currentResidentBytes() else { throw WrongResult("no resident size") }
+        let container = try ModelContainer(for: User.self, configurations: configuration(directory))
+        let context = ModelContext(container)
+        var models: [User] = []
+        models.reserveCapacity(data.count)
+        for row in data.rows {
+            let user = User(row)
+            context.insert(user)
+            models.append(user)
+        }
+        try context.save()
+        let peak = ProcessMemory.peakResidentBytes() - before
+        // What the save freed goes back to the kernel first, so the growth left is what stays.
+        ProcessMemory.resetPeak()
+        let afterwards = (ProcessMemory.currentResidentBytes() ?? before) - before
+        try Expect.count(try storedCount(container), data.count, "insert for the memory probe, counted back")
+        withExtendedLifetime((container, context, models)) {}
+        return HeldMemory(objects: objectsGrowth, peak: peak, afterwards: afterwards)
     }
 
     /// A fetch from a store holding every user, each repetition in a fresh context (so no model is registered yet).
@@ -115,12 +157,7 @@ struct ModelStoreSystem: BenchSystem {
             run: { context, repetition in
                 try context.fetch(UserQueries.unique(email: data.rows[data.lookupTarget(repetition)].email))
             },
-            check: { users, repetition in
-                try Expect.count(users.count, 1, "fetch-unique")
-                if users[0].email != data.rows[data.lookupTarget(repetition)].email {
-                    throw WrongResult("fetch-unique: wrong user")
-                }
-            })
+            check: { users, repetition in try Expect.uniqueUser(users.map(\.email), repetition: repetition, of: data) })
     }
 
     func fetchScan(_ data: Dataset, _ directory: URL) throws -> Trial {

@@ -35,6 +35,8 @@ enum Registry {
                     .sqlite(at: $0.appendingPathExtension("sqlite"), durability: .everySave)
                 },
                 isDurable: true, batchInsert: batch)
+        case "sqlite-raw" where !batch: return SQLiteRawSystem(history: false)
+        case "sqlite-raw-history" where !batch: return SQLiteRawSystem(history: true)
         case "grdb-memory" where !batch: return GRDBSystem(kind: .memory)
         case "grdb-file" where !batch: return GRDBSystem(kind: .file)
         case "grdb-file-sync" where !batch: return GRDBSystem(kind: .fileSynced)

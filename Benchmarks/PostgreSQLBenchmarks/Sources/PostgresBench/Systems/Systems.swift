@@ -26,6 +26,10 @@ enum Systems {
             summary: "Fluent 4 (fluent-kit 1.57) with fluent-postgres-driver 2.14, through its models",
             make: { FluentSystem() }),
         Entry(
+            name: "postgres-nio-same-work", isModelStore: false,
+            summary: "raw PostgresNIO sending the adapter's own statements, prepared: its limit (3 workloads)",
+            make: { PostgresNIOSameWorkSystem() }),
+        Entry(
             name: "postgres-nio", isModelStore: false,
             summary: "raw PostgresNIO 1.33, one connection, prepared statements: the floor",
             make: { PostgresNIOSystem() }),
@@ -36,4 +40,6 @@ enum Systems {
     /// The peers every ModelStore time is divided by.
     static let fluent = "fluent-postgres"
     static let floor = "postgres-nio"
+    /// The system that does exactly the adapter's statements' work: the goals' limit.
+    static let sameWork = "postgres-nio-same-work"
 }
