@@ -60,7 +60,11 @@ lost=0 partial=0 failed_opens=0 failures=0 migrated=0 acknowledged_earlier=0
 started=$SECONDS
 for trial in $(seq 1 "$trials"); do
     if [ "$mode" = migrate ]; then
-        acknowledged_earlier=$((acknowledged_earlier + $(tail -1 "$acknowledgements" 2>/dev/null || echo 0)))
+        # The last trial's count: none when its writer was killed before it acknowledged anything (the
+        # file missing, or empty if the kill came between creating it and the first write).
+        last_count="$(tail -1 "$acknowledgements" 2>/dev/null || true)"
+        [[ "$last_count" =~ ^[0-9]+$ ]] || last_count=0
+        acknowledged_earlier=$((acknowledged_earlier + last_count))
         clear_store
         kill_after 100 400 "$binary" write "$url" "$acknowledgements" "$compact"
         if ! result="$("$binary" check "$url" "$acknowledgements")"; then
@@ -106,7 +110,9 @@ for trial in $(seq 1 "$trials"); do
         fi
     fi
 done
-acknowledged=$((acknowledged_earlier + $(tail -1 "$acknowledgements" 2>/dev/null || echo 0)))
+last_count="$(tail -1 "$acknowledgements" 2>/dev/null || true)"
+[[ "$last_count" =~ ^[0-9]+$ ]] || last_count=0
+acknowledged=$((acknowledged_earlier + last_count))
 summary="crash-test $url: $trials trials, $acknowledged transactions acknowledged, lost acknowledged $lost,"
 summary+=" partial $partial, failed opens $failed_opens"
 [ "$mode" = migrate ] && summary+=", $migrated found migrated and $((trials - migrated)) at the old version"
