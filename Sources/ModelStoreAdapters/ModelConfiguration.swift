@@ -20,8 +20,35 @@ import ModelStoreSQLite
 ///   folder; any other: an `SQLiteStore`, as SwiftData's default store is SQLite;
 /// - no URL: the default store, ``defaultStoreURL``, or `MODELSTORE_URL` when it is set.
 ///
+/// SwiftData's `groupContainer:` and `cloudKitDatabase:` arguments compile too. A group container
+/// (``GroupContainer/identifier(_:)``) moves the default store into a folder that every program
+/// naming the same identifier shares (``groupStoreURL(identifier:)``). ModelStore does not sync with
+/// CloudKit: ``CloudKitDatabase/none`` is accepted, and a configuration that asks for CloudKit fails
+/// to open with ``DataStoreError/Code/unsupportedFeature`` rather than run without the sync it asked for.
+///
 /// For any other option, pass the adapter's own configuration (`.sqlite(at:)`, `.jsonFile(at:)`, …).
 public struct ModelConfiguration: Hashable, Sendable {
+    /// Where the default store of a configuration lives: SwiftData's app-group choice.
+    public enum GroupContainer: Hashable, Sendable {
+        /// No group: the program's own default store (as SwiftData without an app-group entitlement).
+        case automatic
+        /// A folder shared by every program that names this identifier (``groupStoreURL(identifier:)``).
+        case identifier(String)
+        /// No group.
+        case none
+    }
+
+    /// The CloudKit database SwiftData would mirror the store to. ModelStore mirrors to none.
+    public enum CloudKitDatabase: Hashable, Sendable {
+        /// SwiftData's default: CloudKit when the app has the entitlement. A configuration with it
+        /// fails to open here; pass ``none``.
+        case automatic
+        /// A named private CloudKit database. A configuration with it fails to open here; pass ``none``.
+        case `private`(String)
+        /// No CloudKit: the store stays local, the only kind ModelStore opens.
+        case none
+    }
+
     /// The configuration's name, unique within a container (`"default"` unless given).
     public let name: String
     /// The entities this store holds; the container's whole schema when `nil`.
@@ -34,6 +61,10 @@ public struct ModelConfiguration: Hashable, Sendable {
     /// (a missing store is refused, not created, and one that would need migrating is refused), and
     /// every save, batch operation or erase throws ``DataStoreError/Code/readOnly``.
     public let allowsSave: Bool
+    /// Where the default store lives (``GroupContainer/automatic`` unless given).
+    public let groupContainer: GroupContainer
+    /// The CloudKit database asked for (``CloudKitDatabase/none`` unless given; see the type's overview).
+    public let cloudKitDatabase: CloudKitDatabase
     /// Whether the name was given rather than defaulted (a named in-memory store is shared).
     private let isNamed: Bool
 
@@ -44,8 +75,11 @@ public struct ModelConfiguration: Hashable, Sendable {
     ///   - schema: The entities this store holds; the container's whole schema when `nil`.
     ///   - isStoredInMemoryOnly: Whether the store keeps nothing on disk.
     ///   - allowsSave: Whether saves are allowed; `false` opens the store read-only.
+    ///   - groupContainer: Where the default store lives; ``GroupContainer/identifier(_:)`` shares it.
+    ///   - cloudKitDatabase: ``CloudKitDatabase/none``; any other fails when the container opens.
     public init(
-        _ name: String? = nil, schema: Schema? = nil, isStoredInMemoryOnly: Bool = false, allowsSave: Bool = true
+        _ name: String? = nil, schema: Schema? = nil, isStoredInMemoryOnly: Bool = false, allowsSave: Bool = true,
+        groupContainer: GroupContainer = .automatic, cloudKitDatabase: CloudKitDatabase = .none
     ) {
         self.name = name ?? "default"
         self.isNamed = name != nil
@@ -53,6 +87,8 @@ public struct ModelConfiguration: Hashable, Sendable {
         self.url = nil
         self.isStoredInMemoryOnly = isStoredInMemoryOnly
         self.allowsSave = allowsSave
+        self.groupContainer = groupContainer
+        self.cloudKitDatabase = cloudKitDatabase
     }
 
     /// A configuration for the store at a file URL.
@@ -63,19 +99,26 @@ public struct ModelConfiguration: Hashable, Sendable {
     ///   - url: The store's file (`.json` for a JSON file, `.log` for an append-log folder, any
     ///     other name for an SQLite database).
     ///   - allowsSave: Whether saves are allowed; `false` opens the store read-only.
-    public init(_ name: String? = nil, schema: Schema? = nil, url: URL, allowsSave: Bool = true) {
+    ///   - cloudKitDatabase: ``CloudKitDatabase/none``; any other fails when the container opens.
+    public init(
+        _ name: String? = nil, schema: Schema? = nil, url: URL, allowsSave: Bool = true,
+        cloudKitDatabase: CloudKitDatabase = .none
+    ) {
         self.name = name ?? "default"
         self.isNamed = name != nil
         self.schema = schema
         self.url = url
         self.isStoredInMemoryOnly = false
         self.allowsSave = allowsSave
+        self.groupContainer = .automatic
+        self.cloudKitDatabase = cloudKitDatabase
     }
 
     /// Configurations are equal when they name the same store the same way; the schema is left out.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.name == rhs.name && lhs.url == rhs.url && lhs.isStoredInMemoryOnly == rhs.isStoredInMemoryOnly
-            && lhs.allowsSave == rhs.allowsSave
+            && lhs.allowsSave == rhs.allowsSave && lhs.groupContainer == rhs.groupContainer
+            && lhs.cloudKitDatabase == rhs.cloudKitDatabase
     }
 
     /// Hashes what ``==`` compares.
@@ -84,32 +127,59 @@ public struct ModelConfiguration: Hashable, Sendable {
         hasher.combine(url)
         hasher.combine(isStoredInMemoryOnly)
         hasher.combine(allowsSave)
+        hasher.combine(groupContainer)
+        hasher.combine(cloudKitDatabase)
     }
 
     /// The default store's URL: an SQLite database `default.store` in the application-support
     /// folder (`$XDG_DATA_HOME/<executable>`, else `~/.local/share/<executable>`, on Linux).
     public static var defaultStoreURL: URL {
+        userDataFolder.appending(path: ProcessInfo.processInfo.processName, directoryHint: .isDirectory)
+            .appending(path: "default.store")
+    }
+
+    /// The default store of the group container `identifier`: `default.store` in the folder
+    /// `ModelStore Groups/<identifier>` of the user's data folder (`$XDG_DATA_HOME`, else
+    /// `~/.local/share`, on Linux; Application Support on Apple platforms), which every program of the
+    /// user that names the same identifier opens.
+    public static func groupStoreURL(identifier: String) -> URL {
+        userDataFolder.appending(path: "ModelStore Groups", directoryHint: .isDirectory)
+            .appending(path: identifier, directoryHint: .isDirectory).appending(path: "default.store")
+    }
+
+    /// The user's data folder: Application Support on Apple platforms, `$XDG_DATA_HOME` or
+    /// `~/.local/share` elsewhere.
+    private static var userDataFolder: URL {
         #if canImport(Darwin)
-            let folder = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
+            FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
         #else
-            let environment = ProcessInfo.processInfo.environment
-            let data =
-                environment["XDG_DATA_HOME"].flatMap {
-                    $0.isEmpty ? nil : URL(filePath: $0, directoryHint: .isDirectory)
-                }
+            ProcessInfo.processInfo.environment["XDG_DATA_HOME"].flatMap {
+                $0.isEmpty ? nil : URL(filePath: $0, directoryHint: .isDirectory)
+            }
                 ?? FileManager.default.homeDirectoryForCurrentUser.appending(
                     path: ".local/share", directoryHint: .isDirectory)
-            let folder = data.appending(path: ProcessInfo.processInfo.processName, directoryHint: .isDirectory)
         #endif
-        return folder.appending(path: "default.store")
     }
 
     /// The adapter configuration this configuration opens (see the type's overview).
     ///
     /// Throws what ``StoreRegistry/defaultConfiguration()`` throws for the default store, and
-    /// ``DataStoreError/Code/unsupportedFeature`` for `allowsSave: false` when `MODELSTORE_URL` names
-    /// a store whose adapter cannot open read-only.
+    /// ``DataStoreError/Code/unsupportedFeature`` for a CloudKit database other than
+    /// ``CloudKitDatabase/none``, for a group container with an identifier that is not a folder name,
+    /// and for `allowsSave: false` when `MODELSTORE_URL` names a store whose adapter cannot open
+    /// read-only.
     public func storeConfiguration() throws -> any DataStoreConfiguration {
+        if cloudKitDatabase != .none {
+            let asked =
+                if case .private(let identifier) = cloudKitDatabase { ".private('\(identifier)')" } else {
+                    ".automatic"
+                }
+            throw DataStoreError(
+                .unsupportedFeature,
+                "the configuration '\(name)' asks for CloudKit sync (cloudKitDatabase: \(asked)), which ModelStore "
+                    + "does not do: its stores stay where they are opened",
+                remedy: "Pass cloudKitDatabase: .none to keep the store local")
+        }
         var configuration: any DataStoreConfiguration
         if isStoredInMemoryOnly {
             configuration = InMemoryStoreConfiguration(name: name, isShared: isNamed)
@@ -119,6 +189,20 @@ public struct ModelConfiguration: Hashable, Sendable {
             case "log": configuration = AppendLogStoreConfiguration(directory: url, name: name)
             default: configuration = SQLiteStoreConfiguration(name: name, url: url)
             }
+        } else if case .identifier(let identifier) = groupContainer {
+            guard !identifier.isEmpty, !identifier.contains("/"), identifier != ".", identifier != ".." else {
+                throw DataStoreError(
+                    .unsupportedFeature,
+                    "the configuration '\(name)' names the group container '\(identifier)', which is not a folder name",
+                    remedy: "Name the group with letters, digits and dots, such as 'group.com.example.trips'")
+            }
+            let url = Self.groupStoreURL(identifier: identifier)
+            // A read-only configuration writes nothing: a missing group folder is a missing store.
+            if allowsSave {
+                try FileManager.default.createDirectory(
+                    at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            }
+            configuration = SQLiteStoreConfiguration(name: name, url: url)
         } else {
             StoreRegistry.shared.registerBuiltInSchemes()
             configuration = try StoreRegistry.shared.defaultConfiguration()

@@ -128,4 +128,56 @@ import Testing
         #expect(error.message.contains("no default store"))
         #expect(error.remedy?.contains("MODELSTORE_URL") == true)
     }
+
+    @Test func cloudKitDatabaseNoneOpensAndTheOthersAreRefusedBeforeAnythingIsWritten() throws {
+        // SwiftData's full spelling compiles, and `.none` keeps the store local.
+        let local = try ModelContainer(
+            for: Trip.self,
+            configurations: ModelConfiguration(
+                isStoredInMemoryOnly: true, allowsSave: true, groupContainer: .none, cloudKitDatabase: .none))
+        try addTrip("Lisbon", to: local)
+        #expect(try tripNames(in: local) == ["Lisbon"])
+
+        let directory = try TemporaryDirectory()
+        for database in [ModelConfiguration.CloudKitDatabase.automatic, .private("iCloud.com.example.trips")] {
+            let url = directory.file("trips-\(database.hashValue).store")
+            let error = try #require(throws: DataStoreError.self) {
+                _ = try ModelContainer(
+                    for: Trip.self, configurations: ModelConfiguration(url: url, cloudKitDatabase: database))
+            }
+            #expect(error.code == .unsupportedFeature)
+            #expect(error.message.contains("cloudKitDatabase"))
+            #expect(error.remedy?.contains("cloudKitDatabase: .none") == true)
+            #expect(!FileManager.default.fileExists(atPath: url.path))
+        }
+    }
+
+    @Test func aGroupContainerSharesOneDefaultStoreUnderTheUsersDataFolder() throws {
+        let directory = try TemporaryDirectory()
+        let previous = ProcessInfo.processInfo.environment["XDG_DATA_HOME"]
+        setenv("XDG_DATA_HOME", directory.url.path, 1)
+        defer {
+            if let previous { setenv("XDG_DATA_HOME", previous, 1) } else { unsetenv("XDG_DATA_HOME") }
+        }
+        let group = "group.com.example.trips"
+        let url = ModelConfiguration.groupStoreURL(identifier: group)
+        #expect(url.path == directory.url.path + "/ModelStore Groups/group.com.example.trips/default.store")
+        do {
+            let first = try ModelContainer(
+                for: Trip.self, configurations: ModelConfiguration(groupContainer: .identifier(group)))
+            try addTrip("Kyoto", to: first)
+        }
+        #expect(FileManager.default.fileExists(atPath: url.path))
+        // A second program naming the group opens the same store.
+        let second = try ModelContainer(
+            for: Trip.self, configurations: ModelConfiguration(groupContainer: .identifier(group)))
+        #expect(try tripNames(in: second) == ["Kyoto"])
+        // An identifier that is not a folder name is refused, naming it.
+        let error = try #require(throws: DataStoreError.self) {
+            _ = try ModelContainer(
+                for: Trip.self, configurations: ModelConfiguration(groupContainer: .identifier("../elsewhere")))
+        }
+        #expect(error.code == .unsupportedFeature)
+        #expect(error.message.contains("'../elsewhere'"))
+    }
 }
