@@ -1,0 +1,72 @@
+import Foundation
+import ModelStore
+
+/// The store's history as a timeline, newest first: each transaction's number, time and author,
+/// the models it inserted, updated (with the properties that changed) and deleted (with the values
+/// their tombstones kept).
+struct HistoryPage {
+    /// Transactions on a page.
+    static let pageSize = 50
+
+    let store: StudioStore
+    /// Show transactions older than this number, if given.
+    let before: Int64?
+
+    func render() throws -> String {
+        guard store.keepsHistory else {
+            return
+                "<h1>History</h1><p class=\"muted\">The store (\(HTML.escape(store.storeTypeName))) keeps no history.</p>"
+        }
+        let transactions = try store.history(before: before, limit: Self.pageSize + 1)
+        let shown = transactions.prefix(Self.pageSize)
+        var items = ""
+        for transaction in shown {
+            var changes = ""
+            for change in transaction.changes {
+                switch change {
+                case .insert(let insert):
+                    changes +=
+                        "<li><span class=\"kind insert\">insert</span> \(ModelLink.anchor(insert.changedPersistentIdentifier))</li>"
+                case .update(let update):
+                    let names = Self.updatedNames(update).map { "<code>\(HTML.escape($0))</code>" }.joined(
+                        separator: ", ")
+                    changes +=
+                        "<li><span class=\"kind update\">update</span> \(ModelLink.anchor(update.changedPersistentIdentifier)): \(names)</li>"
+                case .delete(let delete):
+                    let tombstone = Self.tombstone(delete).sorted { $0.key < $1.key }
+                        .map { "\(HTML.escape($0.key)) was \(HTML.value($0.value))" }.joined(separator: ", ")
+                    changes +=
+                        "<li><span class=\"kind delete\">delete</span> \(HTML.escape(delete.changedPersistentIdentifier.description))"
+                        + (tombstone.isEmpty ? "" : " (kept: \(tombstone))") + "</li>"
+                }
+            }
+            items += """
+                <div class="tx" data-transaction="\(transaction.transactionIdentifier)">
+                <h3>#\(transaction.transactionIdentifier) · \(HTML.escape(transaction.timestamp.formatted(.iso8601))) · \
+                author <code>\(HTML.escape(transaction.author ?? "none"))</code> · \(transaction.changes.count) change\(transaction.changes.count == 1 ? "" : "s")</h3>
+                <ul>\(changes)</ul></div>
+                """
+        }
+        if items.isEmpty { items = "<p class=\"muted\">No transactions.</p>" }
+        var pager = ""
+        if transactions.count > Self.pageSize, let last = shown.last {
+            pager = "<div class=\"pager\"><a href=\"/history?before=\(last.transactionIdentifier)\">older →</a></div>"
+        }
+        return """
+            <h1>History</h1>
+            <p class="muted">Updates list the properties that changed; the history keeps no earlier values, only the
+            attributes marked preserveValueOnDeletion of deleted models.</p>
+            <div id="timeline">\(items)</div>\(pager)
+            """
+    }
+
+    private static func updatedNames(_ update: any HistoryUpdate) -> [String] {
+        func names<U: HistoryUpdate>(_ update: U) -> [String] { update.updatedAttributes.names }
+        return names(update)
+    }
+
+    private static func tombstone(_ delete: any HistoryDelete) -> [String: StoreValue] {
+        func values<D: HistoryDelete>(_ delete: D) -> [String: StoreValue] { delete.tombstone.values }
+        return values(delete)
+    }
+}
