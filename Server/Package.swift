@@ -14,6 +14,7 @@ let package = Package(
     dependencies: [
         .package(name: "ModelStore", path: ".."),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // The store browser: opens any store by URL through its recorded schema and serves its pages.
@@ -23,6 +24,7 @@ let package = Package(
                 .product(name: "ModelStore", package: "ModelStore"),
                 .product(name: "ModelStoreAdapters", package: "ModelStore"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Sources/ModelStoreStudio"),
         // `modelstore-studio URL [--host H] [--port N] [--write]`.

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import ModelStore
+import ServiceLifecycle
 
 /// ModelStore Studio: a store browser served over HTTP, as a router an app or a test can mount and
 /// as an application ``run(host:port:onRunning:)`` serves.
@@ -43,7 +44,7 @@ public final class Studio: Sendable {
         router.get("/") { request, _ in
             try self.html("Entities") {
                 try EntityListPage(
-                    store: self.store, exactCountOf: request.uri.queryParameters["exact"].map(String.init)
+                    store: self.store, exactCountOf: Self.query(request).fields["exact"]
                 )
                 .render()
             }
@@ -51,12 +52,12 @@ public final class Studio: Sendable {
         router.get("/entities/:entity") { request, context in
             let name = try context.parameters.require("entity")
             return try self.html(name) {
-                let query = request.uri.queryParameters
+                let query = Self.query(request).fields
                 return try ModelListPage(
                     store: self.store, entity: try self.store.entity(named: name),
-                    filterText: query["filter"].map(String.init) ?? "",
-                    sortProperty: query["sort"].map(String.init).flatMap { $0.isEmpty ? nil : $0 },
-                    descending: query["order"] == "desc", cursorToken: query["after"].map(String.init),
+                    filterText: query["filter"] ?? "",
+                    sortProperty: query["sort"].flatMap { $0.isEmpty ? nil : $0 },
+                    descending: query["order"] == "desc", cursorToken: query["after"],
                     countsExactly: query["count"] == "exact"
                 ).render()
             }
@@ -72,7 +73,7 @@ public final class Studio: Sendable {
                 }
                 return try ModelPage(
                     store: self.store, snapshot: snapshot, formToken: self.allowsWrites ? self.token : nil,
-                    notice: request.uri.queryParameters["notice"].map(String.init)
+                    notice: Self.query(request).fields["notice"]
                 ).render()
             }
         }
@@ -126,7 +127,7 @@ public final class Studio: Sendable {
         router.get("/history") { request, _ in
             try self.html("History") {
                 try HistoryPage(
-                    store: self.store, before: request.uri.queryParameters["before"].flatMap { Int64(String($0)) }
+                    store: self.store, before: Self.query(request).fields["before"].flatMap { Int64($0) }
                 ).render()
             }
         }
@@ -135,7 +136,8 @@ public final class Studio: Sendable {
             return Response(
                 status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
                 body: ResponseBody { writer in
-                    for await number in stream {
+                    // Ends when the server shuts down, which otherwise waits for open streams to end.
+                    for await number in stream.cancelOnGracefulShutdown() {
                         try await writer.write(ByteBuffer(string: "event: change\ndata: \(number)\n\n"))
                     }
                     try await writer.finish(nil)
@@ -169,6 +171,11 @@ public final class Studio: Sendable {
         try ModelLink.identifier(
             entity: try context.parameters.require("entity"), key: try context.parameters.require("key"),
             storeIdentifier: store.storeIdentifier)
+    }
+
+    /// The query's fields, decoded as a browser encodes a form sent with GET (`+` for a space).
+    private static func query(_ request: Request) -> FormBody {
+        FormBody(request.uri.query ?? "")
     }
 
     /// A posted form (at most 1 MiB).

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# ModelStore Studio (the Server/ package): the house format, the build, the package's tests (pages
+# through the real router, the filter language, keyset paging, the change watcher), then the browser
+# test: Debian's chromium driven by Selenium (scripts/install-browser.sh installs both) against the real
+# modelstore-studio on loopback and a real SQLite store, with a change made by another process.
+# Screenshots go to .ci/artifacts/studio/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+started=$SECONDS
+swift format lint --strict -r --parallel Server/Sources Server/Tests Server/Package.swift
+python3 scripts/check-docs.py Server/Sources
+swift build --package-path Server --build-tests
+swift test --package-path Server --skip-build
+python="$(scripts/install-browser.sh | tail -n 1)"
+bin="$(swift build --package-path Server --show-bin-path)"
+"$python" Server/BrowserTests/studio_browser_test.py "$bin" .ci/artifacts/studio
+echo "ci-studio: passed in $((SECONDS - started)) s"
