@@ -7,6 +7,8 @@ import ModelStore
 struct HistoryPage {
     /// Transactions on a page.
     static let pageSize = 50
+    /// Changes listed per transaction (a batch insert may hold a million).
+    static let changesShown = 100
 
     let store: StudioStore
     /// Show transactions older than this number, if given.
@@ -22,7 +24,7 @@ struct HistoryPage {
         var items = ""
         for transaction in shown {
             var changes = ""
-            for change in transaction.changes {
+            for change in transaction.changes.prefix(Self.changesShown) {
                 switch change {
                 case .insert(let insert):
                     changes +=
@@ -44,7 +46,7 @@ struct HistoryPage {
                 <div class="tx" data-transaction="\(transaction.transactionIdentifier)">
                 <h3>#\(transaction.transactionIdentifier) · \(HTML.escape(transaction.timestamp.formatted(.iso8601))) · \
                 author <code>\(HTML.escape(transaction.author ?? "none"))</code> · \(transaction.changes.count) change\(transaction.changes.count == 1 ? "" : "s")</h3>
-                <ul>\(changes)</ul></div>
+                <ul>\(changes)</ul>\(more(transaction))</div>
                 """
         }
         if items.isEmpty { items = "<p class=\"muted\">No transactions.</p>" }
@@ -58,6 +60,11 @@ struct HistoryPage {
             attributes marked preserveValueOnDeletion of deleted models.</p>
             <div id="timeline">\(items)</div>\(pager)
             """
+    }
+
+    private func more(_ transaction: DefaultHistoryTransaction) -> String {
+        let hidden = transaction.changes.count - Self.changesShown
+        return hidden > 0 ? "<p class=\"muted\">… and \(hidden.formatted()) more changes</p>" : ""
     }
 
     private static func updatedNames(_ update: any HistoryUpdate) -> [String] {
