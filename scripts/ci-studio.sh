@@ -14,4 +14,7 @@ swift test --package-path Server --skip-build
 python="$(scripts/install-browser.sh | tail -n 1)"
 bin="$(swift build --package-path Server --show-bin-path)"
 "$python" Server/BrowserTests/studio_browser_test.py "$bin" .ci/artifacts/studio
+# The speed script at a small size, so it never rots (its goals are for a million models:
+# `Server/BrowserTests/studio_speed.py "$bin" 1000000`, about 2 min with the store's creation).
+"$python" Server/BrowserTests/studio_speed.py "$bin" 20000
 echo "ci-studio: passed in $((SECONDS - started)) s"
