@@ -173,7 +173,7 @@ import Testing
             #expect(newest.author == "studio")
             let history = try await page(client, "/history")
             #expect(history.contains("author <code>studio</code>"))
-            #expect(history.contains("<code>born</code>"))
+            #expect(history.contains("<code>born</code> 1907 → 1999"))
             // The same expected values again: the model changed since, so the edit is a conflict.
             let stale = try await post(
                 client, path + "/edit", ["token": token, "attribute": "born", "value": "2001", "expected": expected])

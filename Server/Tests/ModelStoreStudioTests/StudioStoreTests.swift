@@ -108,3 +108,16 @@ import Testing
         #expect(try store.history(limit: 1).first?.author == "other")
     }
 }
+
+@Suite struct HistoryPageTests {
+    @Test func listsAtMostAHundredChangesOfATransaction() throws {
+        let fixture = try LibraryFixture(authors: 130)
+        defer { fixture.remove() }
+        let store = try StudioStore(url: fixture.url)
+        defer { store.close() }
+        let html = try HistoryPage(store: store, before: nil).render()
+        #expect(html.matches(of: /<span class="kind insert">/).count == HistoryPage.changesShown)
+        #expect(html.contains("… and 40 more changes"))
+        #expect(html.contains("140 changes"))
+    }
+}

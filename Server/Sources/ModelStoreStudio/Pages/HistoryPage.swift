@@ -30,8 +30,14 @@ struct HistoryPage {
                     changes +=
                         "<li><span class=\"kind insert\">insert</span> \(ModelLink.anchor(insert.changedPersistentIdentifier))</li>"
                 case .update(let update):
-                    let names = Self.updatedNames(update).map { "<code>\(HTML.escape($0))</code>" }.joined(
-                        separator: ", ")
+                    let edited = store.editedValue(inTransaction: transaction.transactionIdentifier)
+                    let names = Self.updatedNames(update).map { name in
+                        var text = "<code>\(HTML.escape(name))</code>"
+                        if let edited, edited.attribute == name {
+                            text += " \(HTML.value(edited.before)) → \(HTML.value(edited.after))"
+                        }
+                        return text
+                    }.joined(separator: ", ")
                     changes +=
                         "<li><span class=\"kind update\">update</span> \(ModelLink.anchor(update.changedPersistentIdentifier)): \(names)</li>"
                 case .delete(let delete):
@@ -56,8 +62,9 @@ struct HistoryPage {
         }
         return """
             <h1>History</h1>
-            <p class="muted">Updates list the properties that changed; the history keeps no earlier values, only the
-            attributes marked preserveValueOnDeletion of deleted models.</p>
+            <p class="muted">Updates list the properties that changed. The store's history keeps no earlier values
+            (only the attributes of deleted models marked preserveValueOnDeletion); edits made through this studio since
+            it started show their values before and after.</p>
             <div id="timeline">\(items)</div>\(pager)
             """
     }

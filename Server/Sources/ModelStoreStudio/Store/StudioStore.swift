@@ -27,6 +27,9 @@ public final class StudioStore: @unchecked Sendable {
 
     private let lock = NSLock()
     private var container: ModelContainer?
+    /// The values before and after of the edits made through this studio, by transaction number:
+    /// the store's history records which properties changed, not their values.
+    private var editedValues: [Int64: EditedValue] = [:]
     private let store: any DataStore
     private let maintenance: (any DataStoreMaintenance)?
     private let maintenanceRequest: StoreMaintenanceRequest
@@ -255,7 +258,30 @@ public final class StudioStore: @unchecked Sendable {
                     + differing.map { "'\($0.name)'" }.joined(separator: ", ") + " no longer hold what was shown",
                 remedy: "Reload the page and make the change again")
         }
-        try guarded { try Self.save(request, to: store) }
+        // A store that keeps no history, or does not return the token, gets no values before and after.
+        let number = try guarded { try Self.save(request, to: store) }?.transactionNumber
+        if let number {
+            lock.withLock {
+                editedValues[number] = EditedValue(
+                    attribute: name, before: current.values[attribute.slot], after: value)
+            }
+        }
+    }
+
+    /// One attribute an edit through this studio changed, with its values before and after.
+    public struct EditedValue: Sendable, Hashable {
+        /// The attribute's name.
+        public var attribute: String
+        /// Its value before the edit.
+        public var before: StoreValue
+        /// Its value after.
+        public var after: StoreValue
+    }
+
+    /// The values before and after of the edit that made a transaction, if this studio made it since it
+    /// started.
+    public func editedValue(inTransaction number: Int64) -> EditedValue? {
+        lock.withLock { editedValues[number] }
     }
 
     /// Deletes a model as author `studio`; refuses one that still has related models, since the studio
@@ -275,7 +301,7 @@ public final class StudioStore: @unchecked Sendable {
         }
         let request = DataStoreSaveChangesRequest<DefaultSnapshot>(
             editingState: EditingState(author: Self.author), inserted: [], updated: [], deleted: [current])
-        try guarded { try Self.save(request, to: store) }
+        _ = try guarded { try Self.save(request, to: store) }
     }
 
     /// The author the studio's writes are recorded with in history.
@@ -309,13 +335,14 @@ public final class StudioStore: @unchecked Sendable {
         try store.fetchCount(request(query))
     }
 
-    private static func save<S: DataStore>(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>, to store: S) throws
-    {
-        let converted = DataStoreSaveChangesRequest<S.Snapshot>(
+    /// Saves a request in the store's snapshot type; returns the token of the transaction it recorded.
+    private static func save<S: DataStore>(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, to store: S
+    ) throws -> DefaultHistoryToken? {
+        var withExpected = DataStoreSaveChangesRequest<S.Snapshot>(
             editingState: request.editingState, inserted: request.inserted.map(S.Snapshot.init),
             updated: request.updated.map(S.Snapshot.init), deleted: request.deleted.map(S.Snapshot.init))
-        var withExpected = converted
         withExpected.expectedValues = request.expectedValues
-        _ = try store.save(withExpected)
+        return try store.save(withExpected).historyToken
     }
 }
