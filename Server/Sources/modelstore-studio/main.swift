@@ -29,9 +29,8 @@ while !arguments.isEmpty {
         exit(0)
     case "--write": allowsWrites = true
     case "--host":
-        guard let value = arguments.first else { fail("'--host' needs a value, such as '--host 127.0.0.1'") }
+        guard !arguments.isEmpty else { fail("'--host' needs a value, such as '--host 127.0.0.1'") }
         host = arguments.removeFirst()
-        _ = value
     case "--port":
         guard let value = arguments.first.flatMap(Int.init), (0...65535).contains(value) else {
             fail("'--port' needs a port number from 0 to 65535, such as '--port 8642'")
