@@ -33,6 +33,7 @@ struct ModelPage {
                     <input type="hidden" name="attribute" value="\(HTML.escape(attribute.name))">
                     <input type="hidden" name="expected" value="\(expected)">
                     <input type="text" name="value" id="edit-\(HTML.escape(attribute.name))"
+                     oninput="if (this.form.nil) this.form.nil.checked = false"
                      value="\(HTML.escape(ValueText.editText(value)))"> \(nilBox) <button type="submit">Save</button></form>
                     """
             }
