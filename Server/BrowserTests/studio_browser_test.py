@@ -4,8 +4,9 @@
 Starts the real `modelstore-studio` on loopback against a real SQLite store written by
 `studio-fixture`, drives Debian's chromium through chromium-driver with Selenium, and checks what a
 user sees: the entity list, a filter and its explanation, a malformed filter's message, following a
-relationship, and a change made by another process appearing on the open page. Screenshots go to
-the artifacts folder.
+relationship, a change made by another process appearing on the open page, and (in a second studio
+started with --write) an edit through a model's form recorded in history. Screenshots go to the
+artifacts folder.
 
 usage: studio_browser_test.py BIN_DIR ARTIFACTS_DIR
 """
@@ -36,9 +37,9 @@ def check(condition, message):
     print(f"ok: {message}")
 
 
-def start_studio(binary, url):
+def start_studio(binary, url, *options):
     process = subprocess.Popen(
-        [binary, url, "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [binary, url, "--port", "0", *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = process.stdout.readline()
     match = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=([0-9a-f]+)", line)
     if not match:
@@ -145,6 +146,28 @@ def main():
         timeline = driver.find_element(By.ID, "timeline").text
         check("author fixture" in timeline and "update Person" in timeline, "the history shows the other process's update")
         driver.save_screenshot(os.path.join(artifacts, "7-history.png"))
+
+        # With --write (a second studio on the same store): an edit through the page's form, recorded
+        # in history as author studio with its values before and after.
+        writer, write_base, write_token = start_studio(os.path.join(bin_dir, "modelstore-studio"), url, "--write")
+        try:
+            driver.get(f"{write_base}/entities/Person?token={write_token}&filter="
+                       + urllib.request.quote('name == "Ada Lovelace 0"'))
+            driver.find_element(By.CSS_SELECTOR, "#models tr td a").click()
+            field = wait.until(lambda d: d.find_elements(By.ID, "edit-age"))[0]
+            field.clear()
+            field.send_keys("42")
+            field.submit()
+            notice = wait.until(lambda d: d.find_elements(By.ID, "notice"))[0].text
+            check("Saved 'age'" in notice and driver.find_element(By.ID, "edit-age").get_attribute("value") == "42",
+                  "an edit with --write is saved")
+            driver.save_screenshot(os.path.join(artifacts, "8-edit.png"))
+            driver.get(f"{write_base}/history")
+            newest = driver.find_element(By.CSS_SELECTOR, "#timeline .tx").text
+            check("author studio" in newest and "age 99 → 42" in newest, "the edit is in history as author studio")
+        finally:
+            writer.terminate()
+            writer.wait(timeout=10)
     finally:
         if driver:
             driver.quit()
