@@ -32,7 +32,9 @@ final class ChangeWatcher: @unchecked Sendable {
         let id = UUID()
         let (stream, continuation) = AsyncStream<Int64>.makeStream(bufferingPolicy: .bufferingNewest(1))
         continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
-        let current = (try? store.newestTransactionNumber()) ?? 0
+        // While the watch runs, the number it holds is current up to one turn; a newer one reaches this
+        // subscriber at the watch's next turn. Reading the history costs more (SQLite's reads all of it).
+        let current = lock.withLock { state.newest } ?? (try? store.newestTransactionNumber()) ?? 0
         continuation.yield(current)
         lock.withLock {
             state.subscribers[id] = continuation
