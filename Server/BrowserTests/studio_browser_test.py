@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""End-to-end test of ModelStore Studio in a real browser.
+
+Starts the real `modelstore-studio` on loopback against a real SQLite store written by
+`studio-fixture`, drives Debian's chromium through chromium-driver with Selenium, and checks what a
+user sees: the entity list, a filter and its explanation, a malformed filter's message, following a
+relationship, a change made by another process appearing on the open page, and (in a second studio
+started with --write) an edit through a model's form recorded in history. Screenshots go to the
+artifacts folder.
+
+usage: studio_browser_test.py BIN_DIR ARTIFACTS_DIR
+"""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+
+def fail(message):
+    print(f"FAIL: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def check(condition, message):
+    if not condition:
+        fail(message)
+    print(f"ok: {message}")
+
+
+def start_studio(binary, url, *options):
+    process = subprocess.Popen(
+        [binary, url, "--port", "0", *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = process.stdout.readline()
+    match = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=([0-9a-f]+)", line)
+    if not match:
+        process.kill()
+        fail(f"modelstore-studio printed no address: {line!r} {process.stderr.read()!r}")
+    return process, match.group(1), match.group(2)
+
+
+def main():
+    bin_dir, artifacts = sys.argv[1], sys.argv[2]
+    os.makedirs(artifacts, exist_ok=True)
+    folder = tempfile.mkdtemp(prefix="studio-browser-")
+    url = f"sqlite:{folder}/demo.sqlite"
+    fixture = os.path.join(bin_dir, "studio-fixture")
+    subprocess.run([fixture, "demo", url], check=True)
+    process, base, token = start_studio(os.path.join(bin_dir, "modelstore-studio"), url)
+    driver = None
+    try:
+        try:
+            urllib.request.urlopen(base + "/")
+            fail("a request without the token was answered")
+        except urllib.error.HTTPError as error:
+            check(error.code == 401, "a request without the token gets 401")
+
+        options = webdriver.ChromeOptions()
+        options.binary_location = "/usr/bin/chromium"
+        for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                         "--window-size=1400,1000"]:
+            options.add_argument(argument)
+        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+        wait = WebDriverWait(driver, 10)
+
+        # The entity list, with counts.
+        driver.get(f"{base}/?token={token}")
+        wait.until(lambda d: d.find_elements(By.ID, "entities"))
+        check(driver.current_url == base + "/", "the token leaves the address after the first visit")
+        count = driver.find_element(By.CSS_SELECTOR, "td[data-count='Person']").text
+        check(count.startswith("120"), f"Person shows 120 models (shows {count!r})")
+        driver.save_screenshot(os.path.join(artifacts, "1-entities.png"))
+
+        # The model list, then a filter, with the explanation beside the results.
+        driver.find_element(By.LINK_TEXT, "Person").click()
+        wait.until(lambda d: d.find_elements(By.ID, "models"))
+        rows = driver.find_elements(By.CSS_SELECTOR, "#models tr td[data-property='name']")
+        check(len(rows) == 50, f"the first page shows 50 people (shows {len(rows)})")
+        first = {cell.text for cell in rows}
+        driver.find_element(By.ID, "next").click()
+        wait.until(lambda d: "after=" in d.current_url)
+        second = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "td[data-property='name']")]
+        check(len(second) == 50 and not set(second) & first, "the next page shows 50 other people")
+        box = driver.find_element(By.ID, "filter")
+        box.clear()
+        box.send_keys('age >= 65 && name.contains("a")')
+        box.submit()
+        wait.until(lambda d: d.find_elements(By.ID, "explain"))
+        ages = [int(cell.text) for cell in driver.find_elements(By.CSS_SELECTOR, "td[data-property='age']")]
+        names = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "td[data-property='name']")]
+        check(ages and all(age >= 65 for age in ages), f"the filter keeps ages >= 65 ({len(ages)} people)")
+        check(all("a" in name for name in names), "the filter keeps names containing 'a'")
+        explain = driver.find_element(By.ID, "explain").text
+        check("Person where" in explain and "access path" in explain, "the fetch's explanation is beside the results")
+        driver.save_screenshot(os.path.join(artifacts, "2-filter.png"))
+
+        # A malformed filter points at the error.
+        box = driver.find_element(By.ID, "filter")
+        box.clear()
+        box.send_keys("age >= 65 && nmae == 3")
+        box.submit()
+        error = wait.until(lambda d: d.find_elements(By.ID, "filter-error"))[0].text
+        check("'Person' has no property 'nmae'" in error and "^" in error, "a malformed filter gets a pointed message")
+        driver.save_screenshot(os.path.join(artifacts, "3-filter-error.png"))
+
+        # A model, and a relationship followed to the related model.
+        driver.get(f"{base}/entities/Person?filter=" + urllib.request.quote('name == "Ada Lovelace 0"'))
+        driver.find_element(By.CSS_SELECTOR, "#models tr td a").click()
+        wait.until(lambda d: d.find_elements(By.ID, "attributes"))
+        city_link = driver.find_element(By.CSS_SELECTOR, "#rel-city a")
+        check(city_link.text.startswith("City"), "the person's city is a link")
+        driver.save_screenshot(os.path.join(artifacts, "4-model.png"))
+        city_link.click()
+        wait.until(lambda d: d.find_element(By.TAG_NAME, "h1").text.startswith("City"))
+        city = driver.find_element(By.ID, "value-name").text
+        people = driver.find_element(By.ID, "rel-people").text
+        check(city == "Rome" and people.startswith("30 models"), f"the related city is Rome with 30 people ({people[:20]!r})")
+
+        # A change made by another process appears on the open page.
+        driver.get(f"{base}/entities/Person?filter=" + urllib.request.quote('name == "Ada Lovelace 0"'))
+        age_cell = lambda d: d.find_element(By.CSS_SELECTOR, "td[data-property='age']").text
+        check(age_cell(driver) == "18", "Ada Lovelace 0 is 18")
+        wait.until(lambda d: d.find_element(By.ID, "live").text == "live")
+        time.sleep(0.5)  # the page's event stream connects and reads the current transaction
+        started = time.monotonic()
+        subprocess.run([fixture, "set-age", url, "Ada Lovelace 0", "99"], check=True)
+        # The page reloads itself, so an element read during the reload is stale: read again.
+        reloading = [StaleElementReferenceException, NoSuchElementException]
+        WebDriverWait(driver, 10, poll_frequency=0.05, ignored_exceptions=reloading).until(
+            lambda d: age_cell(d) == "99")
+        print(f"   the page showed the other process's change {time.monotonic() - started:.2f} s after it started")
+        check(True, "a change made by another process appears on the open page")
+        driver.save_screenshot(os.path.join(artifacts, "5-live.png"))
+
+        # The schema diagram and the history timeline.
+        driver.get(f"{base}/schema")
+        check(driver.find_elements(By.ID, "entity-Person"), "the schema diagram draws Person")
+        driver.save_screenshot(os.path.join(artifacts, "6-schema.png"))
+        driver.get(f"{base}/history")
+        timeline = driver.find_element(By.ID, "timeline").text
+        check("author fixture" in timeline and "update Person" in timeline, "the history shows the other process's update")
+        driver.save_screenshot(os.path.join(artifacts, "7-history.png"))
+
+        # With --write (a second studio on the same store): an edit through the page's form, recorded
+        # in history as author studio with its values before and after.
+        writer, write_base, write_token = start_studio(os.path.join(bin_dir, "modelstore-studio"), url, "--write")
+        try:
+            driver.get(f"{write_base}/entities/Person?token={write_token}&filter="
+                       + urllib.request.quote('name == "Ada Lovelace 0"'))
+            driver.find_element(By.CSS_SELECTOR, "#models tr td a").click()
+            field = wait.until(lambda d: d.find_elements(By.ID, "edit-age"))[0]
+            field.clear()
+            field.send_keys("42")
+            field.submit()
+            notice = wait.until(lambda d: d.find_elements(By.ID, "notice"))[0].text
+            check("Saved 'age'" in notice and driver.find_element(By.ID, "edit-age").get_attribute("value") == "42",
+                  "an edit with --write is saved")
+            driver.save_screenshot(os.path.join(artifacts, "8-edit.png"))
+            driver.get(f"{write_base}/history")
+            newest = driver.find_element(By.CSS_SELECTOR, "#timeline .tx").text
+            check("author studio" in newest and "age 99 → 42" in newest, "the edit is in history as author studio")
+        finally:
+            writer.terminate()
+            writer.wait(timeout=10)
+    finally:
+        if driver:
+            driver.quit()
+        process.terminate()
+        process.wait(timeout=10)
+    print("browser test passed")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+import ModelStore
+
+/// The first page: every entity with its number of models, bounded so that no count reads a whole
+/// large table unless asked to.
+struct EntityListPage {
+    /// Counts up to this many models are exact; past it the page says "more than" and offers an exact count.
+    static let countBound = 10_000
+
+    let store: StudioStore
+    /// The entity whose exact count was asked for, if any.
+    let exactCountOf: String?
+
+    func render() throws -> String {
+        var rows = ""
+        for entity in store.entities {
+            let countCell: String
+            if exactCountOf == entity.name {
+                let count = try store.count(StoreQuery(entityName: entity.name))
+                countCell = "\(count.formatted()) <span class=\"muted\">exact</span>"
+            } else {
+                let seen = try store.identifiers(StoreQuery(entityName: entity.name, limit: Self.countBound + 1)).count
+                if seen > Self.countBound {
+                    let link = "/" + HTML.query([("exact", entity.name)])
+                    countCell =
+                        "more than \(Self.countBound.formatted()) <a class=\"muted\" href=\"\(link)\">count exactly</a>"
+                } else {
+                    countCell = seen.formatted()
+                }
+            }
+            let relationships = entity.relationships.map { relationship in
+                "\(HTML.escape(relationship.name)) → \(HTML.escape(relationship.destination))"
+                    + (relationship.isToOne ? "" : " (many)")
+            }
+            rows += """
+                <tr><td><a href="/entities/\(HTML.component(entity.name))">\(HTML.escape(entity.name))</a></td>
+                <td class="num" data-count="\(HTML.escape(entity.name))">\(countCell)</td>
+                <td>\(entity.attributes.map { HTML.escape($0.name) }.joined(separator: ", "))</td>
+                <td>\(relationships.joined(separator: ", "))</td></tr>
+                """
+        }
+        return """
+            <h1>Entities</h1>
+            <p class="muted">Store '\(HTML.escape(store.storeIdentifier))' (\(HTML.escape(store.storeTypeName))),
+            schema version \(HTML.escape(store.schema.version.description)).</p>
+            <table id="entities"><tr><th>Entity</th><th>Models</th><th>Attributes</th><th>Relationships</th></tr>
+            \(rows)</table>
+            """
+    }
+}

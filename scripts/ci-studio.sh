@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# ModelStore Studio (the Server/ package): the house format, the build, the package's tests (pages
+# through the real router, the filter language, keyset paging, the change watcher), then the browser
+# test: Debian's chromium driven by Selenium (scripts/install-browser.sh installs both) against the real
+# modelstore-studio on loopback and a real SQLite store, with a change made by another process.
+# Screenshots go to .ci/artifacts/studio/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+started=$SECONDS
+swift format lint --strict -r --parallel Server/Sources Server/Tests Server/Package.swift
+python3 scripts/check-docs.py Server/Sources
+# The PostgreSQL adapter's build directory, where .ci/run's earlier steps already built SwiftNIO,
+# BoringSSL, swift-crypto and ModelStore in debug (same versions, same flags): then only Hummingbird,
+# AsyncHTTPClient and the studio compile (80 s here at load ~12, against about 13 min for the adapter's
+# own cold build of those packages). A machine without that build gets a cold one there.
+scratch=Adapters/PostgreSQL/.build
+swift build --package-path Server --scratch-path "$scratch" --build-tests
+swift test --package-path Server --scratch-path "$scratch" --skip-build
+python="$(scripts/install-browser.sh | tail -n 1)"
+bin="$(swift build --package-path Server --scratch-path "$scratch" --show-bin-path)"
+"$python" Server/BrowserTests/studio_browser_test.py "$bin" .ci/artifacts/studio
+# The speed script at a small size, so it never rots (its goals are for a million models:
+# `Server/BrowserTests/studio_speed.py "$bin" 1000000`, about 2 min with the store's creation).
+"$python" Server/BrowserTests/studio_speed.py "$bin" 20000
+echo "ci-studio: passed in $((SECONDS - started)) s"
