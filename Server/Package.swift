@@ -23,6 +23,7 @@ let package = Package(
             dependencies: [
                 .product(name: "ModelStore", package: "ModelStore"),
                 .product(name: "ModelStoreAdapters", package: "ModelStore"),
+                .product(name: "ModelStoreTooling", package: "ModelStore"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import ModelStoreAdapters
+import ModelStoreTooling
 
 /// A store opened by URL with the schema it recorded, read and written as snapshots, with no model types.
 ///
