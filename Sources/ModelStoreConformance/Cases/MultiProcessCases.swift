@@ -76,5 +76,52 @@ enum MultiProcessCases {
                     + "not enforced across stores"
             ) { try later.save() }
         },
+        CaseDefinition(
+            .multiProcess, "migrationIsSeen",
+            "A migration made through one store (a plan's custom stage included) is seen by a second store opened "
+                + "on the same files at the new version while the first is open, which neither migrates again nor "
+                + "asks for the plan, and a save through the second is stored at the new version.",
+            requires: [.multiProcessAccess, .durability, .migrations, .customMigrationStages]
+        ) { env in
+            let configuration = try env.configuration()
+            try env.step("saving notes at schema version 1.0.0") { try MigrationFixtures.seed(configuration) }
+            let newSchema = Schema(versionedSchema: MigrationFixtures.V2.self)
+            let migrating = try env.step("opening the store at 2.0.0 with the plan, which migrates it") {
+                try ModelContainer(
+                    for: newSchema, migrationPlan: MigrationFixtures.Plan.self, configurations: [configuration])
+            }
+            let second = try env.step("opening a second store on the same files at 2.0.0, with no plan") {
+                try ModelContainer(for: newSchema, configurations: [try env.configuration()])
+            }
+            func notes(in container: ModelContainer) throws -> [String] {
+                try ModelContext(container).fetch(
+                    FetchDescriptor<MigrationFixtures.V2.Note>(sortBy: [SortDescriptor(\.heading)])
+                ).map { "\($0.heading):\($0.words)" }
+            }
+            let expected = MigrationFixtures.seededNotes.sorted { $0.0 < $1.0 }.map {
+                "\($0.0):\($0.1.split(separator: " ").count)"
+            }
+            try env.checkEqual(
+                try env.step("fetching the notes through the migrating store") { try notes(in: migrating) }, expected,
+                "the store that migrated does not hold the migrated notes (headings and word counts)")
+            try env.checkEqual(
+                try env.step("fetching the notes through the second store") { try notes(in: second) }, expected,
+                "a second store on the same files did not see the migration the first store made")
+            let context = ModelContext(second)
+            let note = MigrationFixtures.V2.Note()
+            note.heading = "zeta"
+            note.words = 9
+            context.insert(note)
+            try env.step("saving a note at 2.0.0 through the second store") { try context.save() }
+            env.releaseContexts()
+            let reopened = try env.step("reopening the store at 2.0.0 with the plan") {
+                try ModelContainer(
+                    for: newSchema, migrationPlan: MigrationFixtures.Plan.self, configurations: [configuration])
+            }
+            try env.checkEqual(
+                try notes(in: reopened), expected + ["zeta:9"],
+                "after a second store saved at the new version, reopening with the plan did not find the migrated "
+                    + "notes and the new one (the migration ran again, or the save was lost)")
+        },
     ]
 }
