@@ -18,6 +18,15 @@ import Foundation
 ///
 /// A filter never fails to evaluate: the context keeps anything that could (force unwraps, casts)
 /// out of it and evaluates that on models instead.
+///
+/// Room to grow: a later version may add a case here or to ``StoreTextOperation`` (for a new kind of
+/// condition, such as a test of a model's class), always with a new ``Kinds`` bit. The context sends
+/// a store only the kinds its ``QueryCapabilities/filters`` name, so an adapter that switches over
+/// these enums keeps building and keeps its results right when it:
+/// 1. ends each such switch with `@unknown default` (it compiles without a warning today, and turns a
+///    new case into a warning instead of a build failure), handling it as "not run here";
+/// 2. declares the kinds it runs by name (`[.equality, .ordering, …]`) rather than ``Kinds/all``,
+///    which grows with each version.
 public indirect enum StoreFilter: Sendable, Hashable {
     /// Matches everything (`true`) or nothing (`false`).
     case constant(Bool)
@@ -138,7 +147,9 @@ public indirect enum StoreFilter: Sendable, Hashable {
         /// ``StoreFilter/any(_:_:)`` and ``StoreFilter/all(_:_:)`` over to-many relationships.
         public static let quantifiers = Kinds(rawValue: 1 << 11)
 
-        /// Every kind.
+        /// Every kind of the ModelStore version the adapter is built against; a later version adds its
+        /// new kinds here. Declare it only if the adapter handles every case of ``StoreFilter`` (the
+        /// built-in stores do); see the type's note on room to grow.
         public static let all: Kinds = [
             .identifiers, .equality, .ordering, .membership, .range, .textContains, .textPrefix, .regex, .negation,
             .disjunction, .toOneTraversal, .quantifiers,
