@@ -147,6 +147,8 @@ struct TripPlanner {
     func rename(from old: String, to new: String) throws -> String {
         let trip = try trip(named: old)
         trip.name = new
+        // The key follows the name (the hand-written model's didSet does it too; a @Model one has none).
+        trip.nameKey = new.foldedForSearch
         try saveNaming(new)
         return "Renamed '\(old)' to '\(new)'."
     }

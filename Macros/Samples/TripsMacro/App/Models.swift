@@ -8,6 +8,10 @@ import ModelStoreMacros
 @Model
 final class Trip {
     @Attribute(.unique) var name: String
+    /// The name folded for search (no case, diacritics or width), which `trips list --search` matches
+    /// in the store. Set where the name is (in `init`, and by the planner on a rename): SwiftData's
+    /// `@Model` takes no `didSet` on a stored property.
+    var nameKey: String = ""
     var start: Date
     var budget: Double
     var isDone: Bool = false
@@ -18,6 +22,7 @@ final class Trip {
 
     init(name: String, start: Date, budget: Double, destination: Destination?, items: [Item] = []) {
         self.name = name
+        self.nameKey = name.foldedForSearch
         self.start = start
         self.budget = budget
         self.destination = destination
