@@ -68,7 +68,12 @@ extension StoreHistoryRecord.Change {
     static func deletion(
         of id: PersistentIdentifier, entity: Schema.Entity, value: (Int) -> StoreValue?
     ) -> Self {
-        deletion(of: id, keeping: tombstoneAttributes(of: entity), value: value)
+        // One delete: read the attributes in place rather than build the list many deletes share.
+        var tombstone: [String: StoreValue] = [:]
+        for attribute in entity.attributes where attribute.options.contains(.preserveValueOnDeletion) {
+            if let stored = value(attribute.slot) { tombstone[attribute.name] = stored }
+        }
+        return Self(.delete, id, tombstone: tombstone)
     }
 
     /// The slots and names of an entity's `.preserveValueOnDeletion` attributes: what a tombstone keeps.
