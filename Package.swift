@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "ModelStoreFileIO", targets: ["ModelStoreFileIO"]),
         .library(name: "ModelStoreAdapters", targets: ["ModelStoreAdapters"]),
         .library(name: "ModelStoreConformance", targets: ["ModelStoreConformance"]),
+        .library(name: "ModelStoreSync", targets: ["ModelStoreSync"]),
         .executable(name: "modelstore", targets: ["ModelStoreTool"]),
         .executable(name: "trips", targets: ["Trips"]),
         .library(name: "TripsSample", targets: ["TripsSample"]),
@@ -72,6 +73,9 @@ let package = Package(
             name: "ModelStoreConformance", dependencies: ["ModelStore", "ModelStoreAdapterKit"],
             path: "Sources/ModelStoreConformance",
             exclude: ["RUNNING.md", "WRITING-AN-ADAPTER.md"]),  // article drafts, bound for the DocC catalog
+        // Sync between a local store and a remote one: the engine, the host a remote runs, and the
+        // in-process transport.
+        .target(name: "ModelStoreSync", dependencies: ["ModelStore"], path: "Sources/ModelStoreSync"),
         // The command-line tool; it reaches the adapters through their schemes only.
         .executableTarget(
             name: "ModelStoreTool",
@@ -102,6 +106,9 @@ let package = Package(
                 "ModelStore", "ModelStoreAdapterKit", "ModelStoreInMemory", "ModelStoreTestSupport",
                 "ModelStoreTooling",
             ]),
+        .testTarget(
+            name: "ModelStoreSyncTests",
+            dependencies: ["ModelStore", "ModelStoreSync", "ModelStoreAdapters", "ModelStoreTestSupport"]),
         .testTarget(
             name: "ModelStoreGraphTests",
             dependencies: [

@@ -3,7 +3,7 @@ import Foundation
 // Calls the context makes on `any DataStore`, with the store's snapshot type erased: each converts to and
 // from ``DefaultSnapshot``, the context's snapshot form (`…Erased`).
 extension DataStore {
-    func fetchErased<T: PersistentModel>(
+    package func fetchErased<T: PersistentModel>(
         _ request: DataStoreFetchRequest<T>
     ) throws -> (
         snapshots: [DefaultSnapshot], related: [PersistentIdentifier: DefaultSnapshot], omitsUnrequested: Bool
@@ -30,7 +30,7 @@ extension DataStore {
         }
     }
 
-    func saveErased(
+    package func saveErased(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
     ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         try requireAllowsSave("a save")

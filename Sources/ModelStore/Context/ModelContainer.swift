@@ -19,7 +19,7 @@ public final class ModelContainer: Sendable {
     public let stores: [any DataStore]
     private let storeIndexByEntity: [String: Int]
     /// The subscribers to ``changes``.
-    let changeHub = ChangeHub()
+    package let changeHub = ChangeHub()
     private let duplicateInserts = LockedValue(DuplicateInsertPolicy.upsert)
 
     /// What the saves of contexts made from now on do with an inserted model whose unique values

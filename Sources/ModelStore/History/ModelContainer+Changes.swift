@@ -122,7 +122,7 @@ public struct ModelContainerChanges: AsyncSequence, Sendable {
 
 /// The subscribers to a container's changes, and what the external-change watchers need to tell
 /// this container's own transactions from other processes'.
-final class ChangeHub: Sendable {
+package final class ChangeHub: Sendable {
     private let subscribers = LockedValue<[UUID: AsyncStream<ModelContainerChange>.Continuation]>([:])
     private let local = LockedValue(LocalTransactions())
     private let observers = LockedValue<[UUID: @Sendable (ModelContainerChange) -> Void]>([:])
@@ -156,7 +156,7 @@ final class ChangeHub: Sendable {
     /// Stops calling an ``observe(_:)`` handler.
     func unobserve(_ id: UUID) { _ = observers.withLock { $0.removeValue(forKey: id) } }
 
-    func publish(_ change: ModelContainerChange) {
+    package func publish(_ change: ModelContainerChange) {
         guard !change.isEmpty else { return }
         if case .context = change.origin {
             local.withLock { local in

@@ -111,7 +111,7 @@ extension Schema {
         }
 
         /// An entity from a stored description, with ``SchemaOnlyModel`` as its model type.
-        init(description: EntityDescription) throws {
+        package init(description: EntityDescription) throws {
             guard let layout = ModelLayout.of(SchemaOnlyModel.self) else {
                 throw DataStoreError.invalidSchema(
                     "the schema-only model has no layout", remedy: "Report this as a bug")

@@ -80,7 +80,7 @@ public final class Schema: Sendable, CustomStringConvertible {
         self.init(entities: entities, version: version, problems: problems)
     }
 
-    init(entities: [Entity], version: Version, problems: [DataStoreError] = []) {
+    package init(entities: [Entity], version: Version, problems: [DataStoreError] = []) {
         self.version = version
         self.entities = entities
         self.entitiesByName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })

@@ -1,0 +1,117 @@
+import Foundation
+import ModelStore
+
+/// The records of the models a step works on, found by global identifier or by model, and the
+/// records the step adds or changes, written with its save.
+struct RecordIndex {
+    private(set) var byGlobal: [String: SyncRecord] = [:]
+    private var modelByGlobal: [String: PersistentIdentifier] = [:]
+    private var globalByModel: [PersistentIdentifier: String] = [:]
+    /// Records made for models that had none, to save with the step.
+    var derivedRecordInserts: [DefaultSnapshot] = []
+    /// Records the step changed outside its own lists.
+    var recordUpdates: [DefaultSnapshot] = []
+    /// Records the step deletes outside its own lists.
+    var recordDeletes: [DefaultSnapshot] = []
+    /// Pulled models that a local model took over because it held the same unique values.
+    var adoptedByUnique = Set<String>()
+
+    /// The records of these global identifiers, in whichever record entity holds them.
+    static func load(globalIDs: [String], store: SyncStore) throws -> RecordIndex {
+        var index = RecordIndex()
+        try index.add(globalIDs: globalIDs, store: store)
+        return index
+    }
+
+    mutating func add(globalIDs: [String], store: SyncStore) throws {
+        let wanted = Array(Set(globalIDs).subtracting(byGlobal.keys))
+        guard !wanted.isEmpty else { return }
+        let values = wanted.map(StoreValue.string)
+        for entity in store.schema.syncedEntities {
+            let recordEntity = SyncMetadata.recordEntityName(for: entity.name)
+            for snapshot in try store.fetch(recordEntity, where: "globalID", in: values) {
+                remember(SyncRecord(snapshot: snapshot))
+            }
+        }
+    }
+
+    mutating func remember(_ record: SyncRecord) {
+        byGlobal[record.globalID] = record
+        if let model = record.model {
+            modelByGlobal[record.globalID] = model
+            globalByModel[model] = record.globalID
+        }
+    }
+
+    func record(of global: String) -> SyncRecord? { byGlobal[global] }
+    func model(of global: String) -> PersistentIdentifier? { modelByGlobal[global] }
+    func global(of model: PersistentIdentifier) -> String? { globalByModel[model] }
+
+    /// The local model a global reference names, if this side has it.
+    func localID(_ reference: PersistentIdentifier) -> PersistentIdentifier? {
+        guard case .string(let global) = reference.primaryKey else { return nil }
+        return modelByGlobal[global]
+    }
+
+    /// Gives a model about to be inserted a temporary identifier under its global identifier.
+    mutating func assignTemporary(_ global: String, entity: String) {
+        let id = PersistentIdentifier.temporary(entityName: entity)
+        modelByGlobal[global] = id
+        globalByModel[id] = global
+    }
+
+    /// Points a global identifier at a model (after a save gave it its permanent identifier).
+    mutating func link(_ global: String, to model: PersistentIdentifier) {
+        if let old = modelByGlobal[global] { globalByModel[old] = nil }
+        modelByGlobal[global] = model
+        globalByModel[model] = global
+    }
+
+    /// The live models the loaded records point at, by identifier.
+    func models(store: SyncStore) throws -> [PersistentIdentifier: DefaultSnapshot] {
+        var found: [PersistentIdentifier: DefaultSnapshot] = [:]
+        let live = modelByGlobal.values.filter { !$0.isTemporary }
+        for (entity, ids) in Dictionary(grouping: live, by: \.entityName) {
+            found.merge(try store.snapshots(ids, entityName: entity)) { $1 }
+        }
+        return found
+    }
+
+    /// The global identifiers of these models, from their records; a model without one gets
+    /// `mint(model)`, and a record for it is added to ``derivedRecordInserts``.
+    mutating func globalIDs(
+        for ids: [PersistentIdentifier], store: SyncStore, mint: (PersistentIdentifier) -> String
+    ) throws -> [PersistentIdentifier: String] {
+        let unknown = Array(Set(ids.filter { globalByModel[$0] == nil && !$0.isTemporary }))
+        for (entity, models) in Dictionary(grouping: unknown, by: \.entityName) {
+            let recordEntity = SyncMetadata.recordEntityName(for: entity)
+            for snapshot in try store.fetch(recordEntity, where: "model", in: models.map(StoreValue.reference)) {
+                remember(SyncRecord(snapshot: snapshot))
+            }
+            for model in models where globalByModel[model] == nil {
+                let global = mint(model)
+                let record = try SyncRecord.new(
+                    entity: try store.entity(recordEntity), globalID: global, model: model, base: nil, stamps: [:])
+                derivedRecordInserts.append(record.snapshot)
+                remember(record)
+            }
+        }
+        var result: [PersistentIdentifier: String] = [:]
+        for id in ids { if let global = globalByModel[id] { result[id] = global } }
+        return result
+    }
+
+    /// Models' values in sync form, by identifier.
+    mutating func syncValues(
+        of models: [PersistentIdentifier: DefaultSnapshot], store: SyncStore, mint: (PersistentIdentifier) -> String
+    ) throws -> [PersistentIdentifier: [String: StoreValue]] {
+        let related = models.values.flatMap(SyncValues.localReferences)
+        let globals = try globalIDs(for: related, store: store, mint: mint)
+        return models.mapValues { SyncValues.values(of: $0) { globals[$0] } }
+    }
+}
+
+extension SyncRecord {
+    /// The app entity the record belongs to.
+    var entityName: String { String(snapshot.entity.name.dropFirst(SyncMetadata.recordPrefix.count)) }
+}

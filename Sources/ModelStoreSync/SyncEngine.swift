@@ -1,0 +1,578 @@
+import Foundation
+import ModelStore
+
+/// Keeps a local store and a remote one converging: offline first, merging field by field, and
+/// keeping every clash as a conflict the app can see.
+///
+/// ```swift
+/// let schema = Schema([Trip.self, Stop.self]).includingSyncMetadata()
+/// let local = try ModelContainer(for: schema, configurations: [ModelConfiguration(url: localURL)])
+/// let remote = try SyncHost(container: ModelContainer(for: schema, configurations: [shared]))
+/// let engine = try SyncEngine(container: local, transport: InProcessSyncTransport(host: remote))
+/// try await engine.syncNow()      // one round now
+/// await engine.start()            // or keep syncing after every save
+/// ```
+///
+/// A round says hello (and stops with ``SyncError/Code/schemaMismatch`` if the two schemas differ),
+/// pulls the remote's changes page by page, merges each page into the local store in one save
+/// together with the cursor it reached, and then pushes the local changes made since the last push,
+/// recording the new base and the push cursor in one save when the remote has stored them. A crash
+/// at any instant therefore repeats work but never loses or duplicates a change, and the engine's
+/// own saves are never pushed back.
+///
+/// Merging is three-way against the values both sides last agreed on: properties changed on one
+/// side only take that side's value; to-many relationships merge as sets (both sides' additions
+/// and removals); a property both sides changed to different values is decided by the policy of
+/// ``SyncConfiguration`` and recorded as a ``SyncConflict``.
+public actor SyncEngine {
+    /// The local container.
+    public nonisolated let container: ModelContainer
+    /// What the engine is doing, for an app to show.
+    public nonisolated let status = SyncStatus()
+    private let transport: any SyncTransport
+    private let configuration: SyncConfiguration
+    private let local: SyncStore
+    private let hub = SyncEventHub()
+    private var loop: Task<Void, Never>?
+    private var replica: String?
+
+    /// The author of the engine's own saves, which it never pushes.
+    public static let author = "modelstore-sync"
+
+    /// An engine syncing the first store of `container` through `transport`.
+    ///
+    /// Throws ``SyncError/Code/missingMetadata`` when the container's schema lacks the sync entities.
+    public init(
+        container: ModelContainer, transport: any SyncTransport, configuration: SyncConfiguration = SyncConfiguration()
+    ) throws {
+        guard container.schema.hasSyncMetadata else {
+            throw SyncError(
+                .missingMetadata, "the local container's schema has no sync entities",
+                remedy: "Create it with Schema(...).includingSyncMetadata()")
+        }
+        self.container = container
+        self.transport = transport
+        self.configuration = configuration
+        self.local = SyncStore(store: container.stores[0], schema: container.schema, author: Self.author)
+    }
+
+    /// The engine's events from the moment of the call: an `AsyncSequence` that ends when the
+    /// engine is stopped.
+    public nonisolated var events: AsyncStream<SyncEvent> { hub.subscribe() }
+
+    // MARK: Rounds
+
+    /// Runs one round now: pull, merge, push. Returns what moved.
+    @discardableResult
+    public func syncNow() async throws -> SyncSummary {
+        hub.emit(.started)
+        status.update(phase: .syncing)
+        do {
+            let summary = try await round()
+            status.finished(at: Date())
+            hub.emit(.upToDate(summary))
+            return summary
+        } catch {
+            let failure = error as? SyncError ?? SyncError.store(error, while: "a sync round")
+            status.failed(failure, retryAt: nil)
+            hub.emit(.failed(failure, retryAt: nil))
+            throw failure
+        }
+    }
+
+    /// Keeps syncing until ``stop()``: a round after every local save and every change the remote
+    /// announces (after ``SyncConfiguration/debounce``), at least every
+    /// ``SyncConfiguration/pollInterval``, and after a transient failure with growing, jittered
+    /// waits. A failure that is not transient stops nothing: the next save or poll tries again.
+    public func start() {
+        guard loop == nil else { return }
+        let saves = container.changes
+        let configuration = configuration
+        let remoteChanges = transport.remoteChanges()
+        loop = Task { [weak self] in
+            let wake = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+            let watcher = Task {
+                for await change in saves where change.author != SyncEngine.author { wake.continuation.yield() }
+            }
+            let remoteWatcher = Task {
+                guard let remoteChanges else { return }
+                for await _ in remoteChanges { wake.continuation.yield() }
+            }
+            let ticker = Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: configuration.pollInterval)
+                    wake.continuation.yield()
+                }
+            }
+            defer {
+                watcher.cancel()
+                remoteWatcher.cancel()
+                ticker.cancel()
+            }
+            var failures = 0
+            var iterator = wake.stream.makeAsyncIterator()
+            wake.continuation.yield()
+            while !Task.isCancelled {
+                guard await iterator.next() != nil else { return }
+                try? await Task.sleep(for: configuration.debounce)  // a burst of saves makes one round
+                guard let self, !Task.isCancelled else { return }
+                do {
+                    try await self.syncNow()
+                    failures = 0
+                } catch let error as SyncError where error.isTransient {
+                    failures += 1
+                    let delay = Self.retryDelay(after: failures, configuration: configuration)
+                    let (seconds, attoseconds) = delay.components
+                    let retryAt = Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
+                    self.status.failed(error, retryAt: retryAt)
+                    await self.emit(.failed(error, retryAt: retryAt))
+                    try? await Task.sleep(for: delay)
+                    wake.continuation.yield()
+                } catch {
+                    // Not transient: the status says why; the next save or poll tries again.
+                }
+            }
+        }
+    }
+
+    /// Stops the rounds ``start()`` began, after the current one, and ends ``events``.
+    public func stop() {
+        loop?.cancel()
+        loop = nil
+        hub.finish()
+    }
+
+    private func emit(_ event: SyncEvent) { hub.emit(event) }
+
+    /// The wait before retry number `failures`: doubling from the first delay up to the maximum,
+    /// with up to half of it random.
+    static func retryDelay(after failures: Int, configuration: SyncConfiguration) -> Duration {
+        let first =
+            Double(configuration.retryDelay.components.seconds)
+            + Double(configuration.retryDelay.components.attoseconds) / 1e18
+        let maximum = Double(configuration.maximumRetryDelay.components.seconds)
+        let base = min(maximum, first * pow(2, Double(max(0, failures - 1))))
+        return .milliseconds(Int((base * Double.random(in: 0.5...1.0)) * 1000))
+    }
+
+    private func round() async throws -> SyncSummary {
+        let replica = try replicaID()
+        let hello = try await transport.hello(
+            SyncHello(
+                replica: replica, schemaVersion: "\(local.schema.version)",
+                schemaFingerprint: SyncCoding.fingerprint(local.schema)))
+        try checkSchema(hello)
+        var state = try loadState(remote: hello.remote, replica: replica)
+        var summary = SyncSummary()
+        for _ in 0..<8 {
+            while true {
+                let reply = try await transport.pull(
+                    SyncPullRequest(replica: replica, cursor: state.cursor, limit: configuration.pageSize))
+                let merged = try await merge(reply, state: &state)
+                summary.pulled += merged.pulled
+                summary.conflicts += merged.conflicts
+                if merged.pulled > 0 { hub.emit(.pulled(merged.pulled)) }
+                if !reply.hasMore { break }
+            }
+            switch try await push(state: &state, replica: replica) {
+            case .pushed(let count, let conflicts):
+                summary.pushed += count
+                summary.conflicts += conflicts
+                return summary
+            case .stale:
+                continue  // the remote moved on: pull what changed, merge, push again
+            }
+        }
+        throw SyncError(
+            .busy, "the remote kept changing the models this replica pushes", remedy: "The engine retries",
+            isTransient: true)
+    }
+
+    private func checkSchema(_ hello: SyncHelloReply) throws {
+        let mine = SyncCoding.fingerprint(local.schema)
+        guard hello.schemaFingerprint != mine else { return }
+        let localVersion = "\(local.schema.version)"
+        let behind: String
+        if localVersion == hello.schemaVersion {
+            behind = "both say version \(localVersion), but their models differ"
+        } else if localVersion.compare(hello.schemaVersion, options: .numeric) == .orderedAscending {
+            behind = "this replica (version \(localVersion)) is behind the remote (version \(hello.schemaVersion))"
+        } else {
+            behind = "the remote (version \(hello.schemaVersion)) is behind this replica (version \(localVersion))"
+        }
+        throw SyncError(
+            .schemaMismatch, "the schemas of '\(local.store.identifier)' and '\(hello.remote)' differ: \(behind)",
+            remedy: "Migrate the store that is behind to the same models (open it with the new schema, or run "
+                + "'modelstore migrate'), then sync again; nothing was exchanged")
+    }
+
+    // MARK: State
+
+    struct State {
+        var snapshot: DefaultSnapshot
+        var cursor: SyncCursor
+        var pushed: Int64
+    }
+
+    private func replicaID() throws -> String {
+        if let replica { return replica }
+        let rows = try local.fetch(SyncMetadata.stateEntityName, filter: .equal("remote", .string("")))
+        if let existing = rows.first?["replica"]?.stringValue {
+            replica = existing
+            return existing
+        }
+        let id = UUID().uuidString
+        let row = try DefaultSnapshot(
+            persistentIdentifier: .temporary(entityName: SyncMetadata.stateEntityName),
+            entity: try local.entity(SyncMetadata.stateEntityName),
+            namedValues: ["remote": .string(""), "replica": .string(id), "pushed": .int(0), "pulled": .data(Data())])
+        try local.save(inserted: [row], updated: [], deleted: [])
+        replica = id
+        return id
+    }
+
+    private func loadState(remote: String, replica: String) throws -> State {
+        let entity = try local.entity(SyncMetadata.stateEntityName)
+        if let row = try local.fetch(SyncMetadata.stateEntityName, filter: .equal("remote", .string(remote))).first {
+            let cursor = row["pulled"]?.dataValue.flatMap { try? JSONDecoder().decode(SyncCursor.self, from: $0) }
+            return State(snapshot: row, cursor: cursor ?? .start, pushed: row["pushed"]?.int64Value ?? 0)
+        }
+        let row = try DefaultSnapshot(
+            persistentIdentifier: .temporary(entityName: entity.name), entity: entity,
+            namedValues: [
+                "remote": .string(remote), "replica": .string(replica), "pushed": .int(0),
+                "pulled": .data(SyncCoding.encode(SyncCursor.start)),
+            ])
+        let result = try local.save(inserted: [row], updated: [], deleted: [])
+        var saved = row
+        if let id = result.remappedIdentifiers[row.persistentIdentifier] { saved.persistentIdentifier = id }
+        return State(snapshot: saved, cursor: .start, pushed: 0)
+    }
+
+    private func stateRow(_ state: State) -> DefaultSnapshot {
+        var row = state.snapshot
+        if let slot = row.entity.slot(of: "pulled") { row.values[slot] = .data(SyncCoding.encode(state.cursor)) }
+        if let slot = row.entity.slot(of: "pushed") { row.values[slot] = .int(state.pushed) }
+        return row
+    }
+
+    // MARK: Local changes
+
+    /// What this replica changed since its last push.
+    struct LocalChanges {
+        /// The newest local transaction read.
+        var head: Int64 = 0
+        /// Models inserted or updated by the app, with when.
+        var changed: [PersistentIdentifier: SyncStamp] = [:]
+        /// Models the app deleted.
+        var deleted: [PersistentIdentifier] = []
+        /// Whether any transaction in the range was the app's (not the engine's).
+        var hasAppTransactions = false
+        /// How many transactions the range held.
+        var transactions = 0
+    }
+
+    private func localChanges(after pushed: Int64, replica: String) throws -> LocalChanges {
+        var changes = LocalChanges()
+        changes.head = try local.newestTransaction()
+        guard pushed > 0 else { return try everyModel(head: changes.head, replica: replica) }
+        let transactions: [DefaultHistoryTransaction]
+        do {
+            transactions = try local.transactions(after: pushed, limit: Int.max)
+        } catch DataStoreError.historyTokenExpired {
+            // The local history was trimmed past the last push: compare every model with its base.
+            return try everyModel(head: changes.head, replica: replica)
+        }
+        changes.transactions = transactions.count
+        for transaction in transactions where transaction.author != Self.author {
+            changes.hasAppTransactions = true
+            let stamp = SyncStamp(
+                milliseconds: Int64(transaction.timestamp.timeIntervalSince1970 * 1000), counter: 0, replica: replica)
+            for change in transaction.changes {
+                let id = change.changedPersistentIdentifier
+                guard !SyncMetadata.isMetadata(id.entityName) else { continue }
+                if case .delete = change {
+                    changes.deleted.append(id)
+                    changes.changed[id] = nil
+                } else {
+                    changes.changed[id] = max(changes.changed[id] ?? .zero, stamp)
+                }
+            }
+        }
+        return changes
+    }
+
+    private func everyModel(head: Int64, replica: String) throws -> LocalChanges {
+        var changes = LocalChanges()
+        changes.head = head
+        changes.hasAppTransactions = true
+        let stamp = SyncStamp(milliseconds: 0, counter: 0, replica: replica)
+        for entity in local.schema.syncedEntities {
+            for snapshot in try local.fetch(entity.name) { changes.changed[snapshot.persistentIdentifier] = stamp }
+        }
+        return changes
+    }
+
+    // MARK: Pull and merge
+
+    private struct Merged {
+        var pulled = 0
+        var conflicts = 0
+    }
+
+    private func merge(_ reply: SyncPullReply, state: inout State) async throws -> Merged {
+        var models = reply.models
+        var index = try RecordIndex.load(globalIDs: models.map(\.globalID), store: local)
+        // Models the page refers to that this replica lacks: fetch them, so references hold.
+        var wanted = Set<String>()
+        for _ in 0..<4 {
+            let known = Set(models.map(\.globalID))
+            var missing: [String] = []
+            for model in models {
+                for value in model.values?.values ?? [:].values {
+                    for reference in SyncValues.referencedGlobalIDs(value) {
+                        guard case .string(let global) = reference.primaryKey, !known.contains(global),
+                            wanted.insert(global).inserted
+                        else { continue }
+                        missing.append(global)
+                    }
+                }
+            }
+            try index.add(globalIDs: missing, store: local)
+            let absent = missing.filter { index.model(of: $0) == nil }
+            guard !absent.isEmpty else { break }
+            models += try await transport.fetch(SyncFetchRequest(globalIDs: absent)).filter { $0.values != nil }
+        }
+        try index.add(globalIDs: models.map(\.globalID), store: local)
+        let replica = try replicaID()
+        let changes = try localChanges(after: state.pushed, replica: replica)
+        var plan = MergePlan(configuration: configuration)
+        // New models first get temporary identifiers, so references among them resolve.
+        for model in models where model.values != nil && index.record(of: model.globalID) == nil {
+            if let adopted = try uniqueMatch(for: model, index: &index) {
+                index.link(model.globalID, to: adopted)
+            } else {
+                index.assignTemporary(model.globalID, entity: model.entity)
+            }
+        }
+        let current = try index.models(store: local)
+        let currentValues = try index.syncValues(of: current, store: local) { _ in UUID().uuidString }
+        for model in models {
+            try plan.merge(
+                model, index: &index, current: current, currentValues: currentValues, changes: changes, store: local)
+        }
+        let conflictEntity = try local.entity(SyncMetadata.conflictEntityName)
+        let conflictRows = try plan.conflicts.map { try $0.snapshot(entity: conflictEntity) }
+        state.cursor = reply.cursor
+        let result: DataStoreSaveChangesResult<DefaultSnapshot>
+        do {
+            result = try local.save(
+                inserted: plan.inserted + plan.recordInserts + index.derivedRecordInserts + conflictRows,
+                updated: plan.updated + plan.recordUpdates + index.recordUpdates + [stateRow(state)],
+                deleted: plan.deleted + plan.recordDeletes + index.recordDeletes)
+        } catch {
+            throw SyncError.store(
+                error, while: "storing \(models.count) pulled model(s) in '\(local.store.identifier)'")
+        }
+        let inserted = plan.inserted.map { (snapshot: DefaultSnapshot) in
+            result.remappedIdentifiers[snapshot.persistentIdentifier] ?? snapshot.persistentIdentifier
+        }
+        if !inserted.isEmpty || !plan.updated.isEmpty || !plan.deleted.isEmpty {
+            container.changeHub.publish(
+                ModelContainerChange(
+                    inserted: inserted, updated: plan.updated.map { $0.persistentIdentifier },
+                    deleted: plan.deleted.map { $0.persistentIdentifier }, author: Self.author,
+                    historyTokens: result.historyToken.map { [$0] } ?? [], origin: .external))
+        }
+        for conflict in plan.conflicts { hub.emit(.conflict(conflict)) }
+        // Keep the saved state row's identifier for the next save.
+        if let id = result.remappedIdentifiers[state.snapshot.persistentIdentifier] {
+            state.snapshot.persistentIdentifier = id
+        }
+        return Merged(pulled: plan.applied, conflicts: plan.conflicts.count)
+    }
+
+    /// A local model that holds every unique value of a pulled new model and was never synced:
+    /// the two become one model under the pulled identifier.
+    private func uniqueMatch(for model: SyncModelState, index: inout RecordIndex) throws -> PersistentIdentifier? {
+        guard let entity = local.schema.entity(named: model.entity), let values = model.values else { return nil }
+        for constraint in entity.uniquenessConstraints {
+            let filters = constraint.compactMap { name -> StoreFilter? in
+                guard entity.attribute(named: name) != nil, let value = values[name] else { return nil }
+                return .compare(StorePath(name), .equal, value)
+            }
+            guard filters.count == constraint.count, let filter = StoreFilter.conjunction(filters),
+                let match = try local.fetch(entity.name, filter: filter, limit: 1).first
+            else { continue }
+            let id = match.persistentIdentifier
+            let known = try index.globalIDs(for: [id], store: local) { _ in UUID().uuidString }
+            guard let global = known[id], index.record(of: global)?.base == nil else { continue }
+            // The local model was never synced: it takes the pulled identifier. Its own record goes.
+            if let record = index.record(of: global), !record.snapshot.persistentIdentifier.isTemporary {
+                index.recordDeletes.append(record.snapshot)
+            }
+            index.derivedRecordInserts.removeAll { $0["globalID"]?.stringValue == global }
+            index.adoptedByUnique.insert(model.globalID)
+            return id
+        }
+        return nil
+    }
+
+    // MARK: Push
+
+    private enum PushOutcome {
+        case pushed(Int, conflicts: Int)
+        case stale
+    }
+
+    private func push(state: inout State, replica: String) async throws -> PushOutcome {
+        let changes = try localChanges(after: state.pushed, replica: replica)
+        var index = RecordIndex()
+        let ids = Array(changes.changed.keys)
+        let globals = try index.globalIDs(for: ids, store: local) { _ in UUID().uuidString }
+        // Records whose model was deleted here: the reference was cleared, or still names it.
+        var deletedRecords: [SyncRecord] = []
+        for entity in local.schema.syncedEntities {
+            let recordEntity = SyncMetadata.recordEntityName(for: entity.name)
+            deletedRecords += try local.fetch(recordEntity, filter: .compare("model", .equal, .null)).map(
+                SyncRecord.init)
+            let gone = changes.deleted.filter { $0.entityName == entity.name }
+            deletedRecords += try local.fetch(recordEntity, where: "model", in: gone.map(StoreValue.reference)).map(
+                SyncRecord.init)
+        }
+        var pending: [SyncRecord] = []
+        for entity in local.schema.syncedEntities {
+            pending += try local.fetch(
+                SyncMetadata.recordEntityName(for: entity.name), filter: .compare("pending", .equal, .bool(true))
+            ).map(SyncRecord.init)
+        }
+        for record in pending { index.remember(record) }
+        let pendingModels = pending.compactMap(\.model).filter { changes.changed[$0] == nil }
+        var current: [PersistentIdentifier: DefaultSnapshot] = [:]
+        for (entity, group) in Dictionary(grouping: ids + pendingModels, by: \.entityName) {
+            current.merge(try local.snapshots(group, entityName: entity)) { $1 }
+        }
+        let values = try index.syncValues(of: current, store: local) { _ in UUID().uuidString }
+        var out: [SyncChange] = []
+        var pushedModels: [(global: String, model: PersistentIdentifier)] = []
+        let now = SyncStamp.zero.next(replica: replica, now: Date())
+        for (id, snapshot) in current {
+            guard let global = globals[id] ?? index.global(of: id), let modelValues = values[id] else { continue }
+            let stamp = max(changes.changed[id] ?? now, SyncStamp(milliseconds: 0, counter: 0, replica: replica))
+            guard let base = index.record(of: global)?.base else {
+                out.append(
+                    SyncChange(
+                        globalID: global, entity: snapshot.entity.name, kind: .insert, values: modelValues, stamp: stamp
+                    ))
+                pushedModels.append((global, id))
+                continue
+            }
+            var changed: [String: StoreValue] = [:]
+            var was: [String: StoreValue] = [:]
+            for (name, value) in modelValues where base[name] != value {
+                changed[name] = value
+                was[name] = base[name] ?? .null
+            }
+            pushedModels.append((global, id))
+            guard !changed.isEmpty else { continue }
+            out.append(
+                SyncChange(
+                    globalID: global, entity: snapshot.entity.name, kind: .update, values: changed, base: was,
+                    stamp: stamp))
+        }
+        var seenDeletes = Set<String>()
+        for record in deletedRecords where seenDeletes.insert(record.globalID).inserted {
+            guard record.base != nil else { continue }  // never reached the remote
+            out.append(SyncChange(globalID: record.globalID, entity: record.entityName, kind: .delete, stamp: now))
+        }
+        status.update(pendingChanges: out.count)
+        // New global identifiers are stored before they leave, so a repeated push reuses them.
+        if !index.derivedRecordInserts.isEmpty {
+            let result = try local.save(inserted: index.derivedRecordInserts, updated: [], deleted: [])
+            _ = result
+            index = RecordIndex()
+            _ = try index.globalIDs(for: ids + pendingModels, store: local) { _ in UUID().uuidString }
+        }
+        guard !out.isEmpty else {
+            // Nothing to push. Move the push cursor past the engine's own transactions only now and
+            // then, so a quiet round writes nothing.
+            if state.pushed < changes.head && (changes.hasAppTransactions || changes.transactions >= 64)
+                || !deletedRecords.isEmpty || !pending.isEmpty
+            {
+                state.pushed = changes.head
+                try local.save(
+                    inserted: [], updated: [stateRow(state)] + pending.map { clearPending($0) },
+                    deleted: deletedRecords.map(\.snapshot))
+            }
+            return .pushed(0, conflicts: 0)
+        }
+        var total = 0
+        var conflicts = 0
+        for batch in out.chunked(configuration.pageSize) {
+            let reply = try await transport.push(SyncPushRequest(replica: replica, changes: Array(batch)))
+            guard reply.applied else { return .stale }
+            let last = batch.endIndex == out.endIndex
+            if last { state.pushed = changes.head }
+            conflicts += try acknowledge(
+                Array(batch), reply: reply, index: &index, state: last ? state : nil, deletedRecords: deletedRecords)
+            total += batch.count
+            hub.emit(.pushed(batch.count))
+        }
+        status.update(pendingChanges: 0)
+        return .pushed(total, conflicts: conflicts)
+    }
+
+    private func clearPending(_ record: SyncRecord) -> DefaultSnapshot {
+        var record = record
+        record.set("pending", .bool(false))
+        return record.snapshot
+    }
+
+    /// Stores what the remote now holds as the base of every pushed model, in one save with the
+    /// push cursor (on the last batch).
+    private func acknowledge(
+        _ batch: [SyncChange], reply: SyncPushReply, index: inout RecordIndex, state: State?,
+        deletedRecords: [SyncRecord]
+    ) throws -> Int {
+        try index.add(globalIDs: batch.map(\.globalID) + reply.merged.values, store: local)
+        let states = Dictionary(reply.states.map { ($0.globalID, $0) }, uniquingKeysWith: { $1 })
+        var updated: [DefaultSnapshot] = []
+        var deleted: [DefaultSnapshot] = []
+        var conflicts: [SyncConflict] = []
+        let deletedByGlobal = Dictionary(deletedRecords.map { ($0.globalID, $0) }, uniquingKeysWith: { $1 })
+        for change in batch {
+            if change.kind == .delete {
+                if let record = deletedByGlobal[change.globalID] ?? index.record(of: change.globalID) {
+                    deleted.append(record.snapshot)
+                }
+                continue
+            }
+            guard var record = index.record(of: change.globalID) else { continue }
+            if let existing = reply.merged[change.globalID], let remote = states[existing]?.values {
+                // Folded into a model the remote had with the same unique values: this model becomes
+                // that one; what differs is pushed on the next round, and kept as a conflict.
+                record.set("globalID", .string(existing))
+                for (name, value) in change.values where remote[name] != value {
+                    conflicts.append(
+                        SyncConflict(
+                            kind: .unique, globalID: existing, entity: change.entity, property: name, base: nil,
+                            local: value, remote: remote[name], chosen: value, outcome: "localWins"))
+                }
+                record.set("base", .data(SyncCoding.encode(remote)))
+                record.set("pending", .bool(true))
+                updated.append(record.snapshot)
+                continue
+            }
+            let remote = states[change.globalID]
+            record.set("base", .data(SyncCoding.encode(remote?.values ?? change.values)))
+            record.set("stamps", .data(SyncCoding.encode(remote?.stamps ?? [:])))
+            record.set("pending", .bool(false))
+            updated.append(record.snapshot)
+        }
+        let conflictEntity = try local.entity(SyncMetadata.conflictEntityName)
+        let rows = try conflicts.map { try $0.snapshot(entity: conflictEntity) }
+        try local.save(inserted: rows, updated: updated + (state.map { [stateRow($0)] } ?? []), deleted: deleted)
+        for conflict in conflicts { hub.emit(.conflict(conflict)) }
+        return conflicts.count
+    }
+}

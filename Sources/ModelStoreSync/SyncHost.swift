@@ -1,0 +1,387 @@
+import Foundation
+import ModelStore
+import Synchronization
+
+/// The remote side of sync: a store that replicas push their changes to and pull others' from.
+///
+/// A host serves any store the process can open (a file store, SQLite, PostgreSQL) whose schema
+/// includes the sync entities (``ModelStore/Schema/includingSyncMetadata()``). It keeps no state of
+/// its own: everything it needs is in the store, so several hosts, in one process or many, can
+/// serve one shared store, and a push that meets a concurrent write is refused whole and retried.
+///
+/// - A push applies each change only if the properties it changes still hold the values the
+///   replica based it on (or already hold the pushed values, so a repeated push is harmless);
+///   otherwise nothing is stored and the reply names the stale models, which the replica pulls,
+///   merges and pushes again. A new model whose unique values another model already has is not
+///   inserted: the reply names the existing model, which the pushing replica's model becomes.
+/// - A pull reads the store whole the first time, then follows its history, leaving out the
+///   replica's own pushes. Models written to the store without the engine get a global identifier
+///   derived from their identity, the same for every replica.
+public final class SyncHost: Sendable {
+    /// The container that holds the store open.
+    public let container: ModelContainer
+    private let store: SyncStore
+    private let fingerprint: String
+    /// Serializes this host's writes; other hosts on the same store are caught by the store's own
+    /// conflict checks.
+    private let writing = Mutex<Void>(())
+
+    /// The author the host records its saves under: `modelstore-sync:` and the pushing replica.
+    public static func author(forReplica replica: String) -> String { "modelstore-sync:" + replica }
+
+    /// A host for the first store of `container`.
+    ///
+    /// Throws ``SyncError/Code/missingMetadata`` when the container's schema lacks the sync entities.
+    public init(container: ModelContainer) throws {
+        guard container.schema.hasSyncMetadata else {
+            throw SyncError(
+                .missingMetadata, "the remote container's schema has no sync entities",
+                remedy: "Create it with Schema(...).includingSyncMetadata()")
+        }
+        self.container = container
+        self.store = SyncStore(store: container.stores[0], schema: container.schema, author: "modelstore-sync")
+        self.fingerprint = SyncCoding.fingerprint(container.schema)
+    }
+
+    /// The host's identity and schema digest.
+    public func hello(_ request: SyncHello) throws -> SyncHelloReply {
+        SyncHelloReply(
+            remote: store.store.identifier, schemaVersion: "\(store.schema.version)", schemaFingerprint: fingerprint)
+    }
+
+    // MARK: Push
+
+    /// Applies a replica's changes all or nothing; see the type's description for when it refuses.
+    public func push(_ request: SyncPushRequest) throws -> SyncPushReply {
+        try writing.withLock { _ in try applyPush(request) }
+    }
+
+    private func applyPush(_ request: SyncPushRequest) throws -> SyncPushReply {
+        let writer = SyncStore(
+            store: store.store, schema: store.schema, author: Self.author(forReplica: request.replica))
+        // The changed models, and the models the changes refer to.
+        var globalIDs = request.changes.map(\.globalID)
+        for change in request.changes {
+            for value in change.values.values {
+                for id in SyncValues.referencedGlobalIDs(value) {
+                    if case .string(let global) = id.primaryKey { globalIDs.append(global) }
+                }
+            }
+        }
+        var index = try RecordIndex.load(globalIDs: globalIDs, store: writer)
+        let current = try index.models(store: writer)
+
+        var inserted: [DefaultSnapshot] = []
+        var updated: [DefaultSnapshot] = []
+        var deleted: [DefaultSnapshot] = []
+        var expected: [PersistentIdentifier: [StoreValue]] = [:]
+        var recordInserts: [DefaultSnapshot] = []
+        var recordUpdates: [DefaultSnapshot] = []
+        var stale: [String] = []
+        var merged: [String: String] = [:]
+        var pendingInserts: [(change: SyncChange, snapshot: DefaultSnapshot)] = []
+        // New models' temporary identifiers, so changes in the same push can refer to them.
+        for change in request.changes where change.kind == .insert && index.model(of: change.globalID) == nil {
+            index.assignTemporary(change.globalID, entity: change.entity)
+        }
+        let currentValues = try index.syncValues(of: current, store: writer, mint: SyncCoding.derivedGlobalID)
+
+        for change in request.changes {
+            let entity = try writer.entity(change.entity)
+            let record = index.record(of: change.globalID)
+            let modelID = index.model(of: change.globalID)
+            let model = modelID.flatMap { current[$0] }
+            switch change.kind {
+            case .insert:
+                if let model, let values = currentValues[model.persistentIdentifier] {
+                    // The model is here already: a repeated push, fine when nothing differs.
+                    if change.values.contains(where: { values[$0.key] != $0.value }) { stale.append(change.globalID) }
+                    continue
+                }
+                if let existing = try uniqueMatch(for: change, entity: entity, store: writer, index: &index) {
+                    merged[change.globalID] = existing
+                    continue
+                }
+                guard let temporary = index.model(of: change.globalID) else { continue }
+                var snapshot = try DefaultSnapshot(persistentIdentifier: temporary, entity: entity, namedValues: [:])
+                SyncValues.write(change.values, into: &snapshot, localID: index.localID)
+                pendingInserts.append((change, snapshot))
+                let stamps = Dictionary(change.values.keys.map { ($0, change.stamp) }, uniquingKeysWith: { $1 })
+                if var record {
+                    record.set("model", .reference(temporary))
+                    record.set("stamps", .data(SyncCoding.encode(stamps)))
+                    record.set("key", .string(""))
+                    record.set("deletedAt", .int(0))
+                    recordUpdates.append(record.snapshot)
+                } else {
+                    let recordEntity = try writer.entity(SyncMetadata.recordEntityName(for: change.entity))
+                    recordInserts.append(
+                        try SyncRecord.new(
+                            entity: recordEntity, globalID: change.globalID, model: temporary, base: nil,
+                            stamps: stamps
+                        ).snapshot)
+                }
+            case .update:
+                guard var model, let values = currentValues[model.persistentIdentifier], var record else {
+                    stale.append(change.globalID)  // deleted here: the replica pulls the delete and decides
+                    continue
+                }
+                var patch: [String: StoreValue] = [:]
+                var clashes = false
+                for (name, value) in change.values where values[name] != value {
+                    if values[name] == change.base[name] { patch[name] = value } else { clashes = true }
+                }
+                if clashes {
+                    stale.append(change.globalID)
+                    continue
+                }
+                guard !patch.isEmpty else { continue }
+                expected[model.persistentIdentifier] = model.values
+                SyncValues.write(patch, into: &model, localID: index.localID)
+                updated.append(model)
+                var stamps = record.stamps
+                for name in patch.keys { stamps[name] = change.stamp }
+                record.set("stamps", .data(SyncCoding.encode(stamps)))
+                recordUpdates.append(record.snapshot)
+            case .delete:
+                guard let model, var record else { continue }  // gone already
+                deleted.append(model)
+                record.set("model", .null)
+                record.set("key", .string("\(model.persistentIdentifier.primaryKey)"))
+                record.set("deletedAt", .int(-1))
+                recordUpdates.append(record.snapshot)
+            }
+        }
+        guard stale.isEmpty else {
+            return SyncPushReply(applied: false, stale: stale, merged: [:], states: [])
+        }
+        inserted = pendingInserts.map(\.snapshot)
+        inserted += index.derivedRecordInserts
+        do {
+            let result = try writer.save(
+                inserted: inserted + recordInserts, updated: updated + recordUpdates, deleted: deleted,
+                expected: expected)
+            let insertedIDs = pendingInserts.map { result.remappedIdentifiers[$0.snapshot.persistentIdentifier] }
+            container.changeHub.publish(
+                ModelContainerChange(
+                    inserted: insertedIDs.compactMap { $0 }, updated: updated.map { $0.persistentIdentifier },
+                    deleted: deleted.map { $0.persistentIdentifier }, author: writer.editingState.author,
+                    historyTokens: result.historyToken.map { [$0] } ?? [], origin: .external))
+        } catch {
+            throw SyncError.store(
+                error, while: "applying \(request.changes.count) change(s) to '\(store.store.identifier)'")
+        }
+        let touched = request.changes.map(\.globalID) + merged.values
+        return SyncPushReply(applied: true, stale: [], merged: merged, states: try states(of: touched))
+    }
+
+    /// The global identifier of a model that already holds every unique value a new model has.
+    private func uniqueMatch(
+        for change: SyncChange, entity: Schema.Entity, store: SyncStore, index: inout RecordIndex
+    ) throws -> String? {
+        for constraint in entity.uniquenessConstraints {
+            let filters = constraint.compactMap { name -> StoreFilter? in
+                guard entity.attribute(named: name) != nil, let value = change.values[name] else { return nil }
+                return .compare(StorePath(name), .equal, value)
+            }
+            guard filters.count == constraint.count, let filter = StoreFilter.conjunction(filters),
+                let match = try store.fetch(entity.name, filter: filter, limit: 1).first
+            else { continue }
+            let ids = [match.persistentIdentifier]
+            return try index.globalIDs(for: ids, store: store, mint: SyncCoding.derivedGlobalID)[ids[0]]
+        }
+        return nil
+    }
+
+    // MARK: Pull
+
+    /// A page of changes after the replica's cursor.
+    public func pull(_ request: SyncPullRequest) throws -> SyncPullReply {
+        let limit = max(1, request.limit)
+        if let snapshot = request.cursor.snapshot {
+            return try writing.withLock { _ in try pullSnapshot(snapshot, limit: limit) }
+        }
+        return try writing.withLock { _ in try pullHistory(request, limit: limit) }
+    }
+
+    private func pullSnapshot(_ position: SyncCursor.SnapshotPosition, limit: Int) throws -> SyncPullReply {
+        var position = position
+        if position.head < 0 { position.head = try store.newestTransaction() }
+        let entities = store.schema.syncedEntities.map(\.name)
+        var entityIndex = entities.firstIndex(of: position.entity) ?? 0
+        if position.entity.isEmpty || !entities.contains(position.entity) {
+            position.entity = entities.first ?? ""
+            position.offset = 0
+            position.after = nil
+        }
+        var rows: [DefaultSnapshot] = []
+        while rows.count < limit, entityIndex < entities.count {
+            let name = entities[entityIndex]
+            let page = try pageAfter(position, entity: name, limit: limit - rows.count)
+            rows += page
+            if let last = page.last {
+                position.after = last.persistentIdentifier.primaryKey
+                position.offset += page.count
+            }
+            if page.count < limit - rows.count + page.count {
+                entityIndex += 1
+                if entityIndex < entities.count {
+                    position = .init(head: position.head, entity: entities[entityIndex], after: nil, offset: 0)
+                }
+            }
+        }
+        var index = RecordIndex()
+        let states = try currentStates(rows, index: &index)
+        try saveDerivedRecords(index)
+        if entityIndex >= entities.count {
+            return SyncPullReply(models: states, cursor: SyncCursor(transaction: position.head), hasMore: true)
+        }
+        return SyncPullReply(
+            models: states, cursor: SyncCursor(transaction: 0, snapshot: position), hasMore: true)
+    }
+
+    /// The next models of an entity in identifier order after `position`, however many before it
+    /// were deleted since the last page.
+    private func pageAfter(
+        _ position: SyncCursor.SnapshotPosition, entity: String, limit: Int
+    ) throws -> [DefaultSnapshot] {
+        guard let after = position.after, position.entity == entity else {
+            return try store.fetch(entity, offset: 0, limit: limit)
+        }
+        // Read one model before the page: it should be the last one read. If models before it were
+        // deleted, it moved back: scan back until it is found, or start over past it.
+        var start = max(0, position.offset - 1)
+        while true {
+            let page = try store.fetch(entity, offset: start, limit: limit + 1)
+            if let first = page.first, first.persistentIdentifier.primaryKey <= after {
+                return Array(page.drop { $0.persistentIdentifier.primaryKey <= after }.prefix(limit))
+            }
+            if start == 0 { return Array(page.drop { $0.persistentIdentifier.primaryKey <= after }.prefix(limit)) }
+            start = max(0, start - limit)
+        }
+    }
+
+    private func pullHistory(_ request: SyncPullRequest, limit: Int) throws -> SyncPullReply {
+        let own = Self.author(forReplica: request.replica)
+        let transactions: [DefaultHistoryTransaction]
+        do {
+            transactions = try store.transactions(after: request.cursor.transaction, limit: limit)
+        } catch DataStoreError.historyTokenExpired {
+            // The history this replica needs is gone: read the store whole again; the replica merges
+            // it against what it has, so nothing local is lost.
+            return try pullSnapshot(.init(head: -1, entity: "", after: nil, offset: 0), limit: limit)
+        }
+        var changed: [PersistentIdentifier] = []
+        var deletions: [(id: PersistentIdentifier, transaction: Int64)] = []
+        var seen = Set<PersistentIdentifier>()
+        for transaction in transactions where transaction.author != own {
+            for change in transaction.changes {
+                let id = change.changedPersistentIdentifier
+                guard !SyncMetadata.isMetadata(id.entityName) else { continue }
+                if case .delete = change {
+                    deletions.append((id, transaction.transactionIdentifier))
+                } else if seen.insert(id).inserted {
+                    changed.append(id)
+                }
+            }
+        }
+        let cursor = SyncCursor(transaction: transactions.last?.transactionIdentifier ?? request.cursor.transaction)
+        var rows: [DefaultSnapshot] = []
+        for (entity, ids) in Dictionary(grouping: changed, by: \.entityName) {
+            let found = try store.snapshots(ids, entityName: entity)
+            rows += ids.compactMap { found[$0] }
+            for id in ids where found[id] == nil { deletions.append((id, cursor.transaction)) }
+        }
+        var index = RecordIndex()
+        var states = try currentStates(rows, index: &index)
+        states += try deletedStates(deletions, index: &index)
+        try saveDerivedRecords(index)
+        return SyncPullReply(models: states, cursor: cursor, hasMore: transactions.count >= limit)
+    }
+
+    /// The global identifiers of models deleted in these transactions.
+    private func deletedStates(
+        _ deletions: [(id: PersistentIdentifier, transaction: Int64)], index: inout RecordIndex
+    ) throws -> [SyncModelState] {
+        var states: [SyncModelState] = []
+        var reported = Set<String>()
+        for (entity, items) in Dictionary(grouping: deletions, by: { $0.id.entityName }) {
+            let recordEntity = SyncMetadata.recordEntityName(for: entity)
+            var found: [SyncRecord] = []
+            // Deleted through a push: the record kept the key.
+            found += try store.fetch(
+                recordEntity, where: "key", in: items.map { .string("\($0.id.primaryKey)") }
+            ).map(SyncRecord.init)
+            // Deleted directly, by a store that leaves the record's reference in place.
+            found += try store.fetch(recordEntity, where: "model", in: items.map { .reference($0.id) })
+                .map(SyncRecord.init)
+            // Deleted directly, by a store that cleared the reference: claim them for this
+            // transaction, so every replica reading it finds them.
+            let newest = items.map(\.transaction).max() ?? 0
+            let anonymous = try store.fetch(
+                recordEntity,
+                filter: .and([
+                    .compare("model", .equal, .null), .compare("key", .equal, .string("")),
+                    .compare("deletedAt", .equal, .int(0)),
+                ]))
+            for var record in anonymous.map(SyncRecord.init) {
+                record.set("deletedAt", .int(newest))
+                index.recordUpdates.append(record.snapshot)
+                found.append(record)
+            }
+            found += try store.fetch(
+                recordEntity, where: "deletedAt", in: Set(items.map(\.transaction)).map { .int($0) }
+            ).map(SyncRecord.init)
+            for record in found where reported.insert(record.globalID).inserted {
+                states.append(SyncModelState(globalID: record.globalID, entity: entity, values: nil))
+            }
+        }
+        return states
+    }
+
+    /// The current state of models by global identifier.
+    public func fetch(_ request: SyncFetchRequest) throws -> [SyncModelState] {
+        try writing.withLock { _ in try states(of: request.globalIDs) }
+    }
+
+    /// The states of these models: deleted ones without values; unknown ones left out.
+    private func states(of globalIDs: [String]) throws -> [SyncModelState] {
+        var index = try RecordIndex.load(globalIDs: globalIDs, store: store)
+        let current = try index.models(store: store)
+        var rows: [DefaultSnapshot] = []
+        var deleted: [SyncModelState] = []
+        for global in Set(globalIDs) {
+            guard let record = index.record(of: global) else { continue }
+            if let id = index.model(of: global), let row = current[id] {
+                rows.append(row)
+            } else {
+                deleted.append(SyncModelState(globalID: global, entity: record.entityName, values: nil))
+            }
+        }
+        let found = try currentStates(rows, index: &index)
+        try saveDerivedRecords(index)
+        return found + deleted
+    }
+
+    /// Models' states with global identifiers for them and every model they refer to.
+    private func currentStates(_ rows: [DefaultSnapshot], index: inout RecordIndex) throws -> [SyncModelState] {
+        let ids = rows.map(\.persistentIdentifier) + rows.flatMap(SyncValues.localReferences)
+        let globals = try index.globalIDs(for: ids, store: store, mint: SyncCoding.derivedGlobalID)
+        return rows.map { row in
+            let global = globals[row.persistentIdentifier] ?? SyncCoding.derivedGlobalID(for: row.persistentIdentifier)
+            return SyncModelState(
+                globalID: global, entity: row.entity.name,
+                values: SyncValues.values(of: row) { globals[$0] },
+                stamps: index.record(of: global)?.stamps ?? [:])
+        }
+    }
+
+    private func saveDerivedRecords(_ index: RecordIndex) throws {
+        guard !index.derivedRecordInserts.isEmpty || !index.recordUpdates.isEmpty else { return }
+        do {
+            try store.save(inserted: index.derivedRecordInserts, updated: index.recordUpdates, deleted: [])
+        } catch {
+            throw SyncError.store(error, while: "recording global identifiers in '\(store.store.identifier)'")
+        }
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+import ModelStore
+
+/// The local writes one pulled page turns into: the three-way merge of each remote model with the
+/// local one against their last agreed values.
+struct MergePlan {
+    let configuration: SyncConfiguration
+    var inserted: [DefaultSnapshot] = []
+    var updated: [DefaultSnapshot] = []
+    var deleted: [DefaultSnapshot] = []
+    var recordInserts: [DefaultSnapshot] = []
+    var recordUpdates: [DefaultSnapshot] = []
+    var recordDeletes: [DefaultSnapshot] = []
+    var conflicts: [SyncConflict] = []
+    /// Remote models that changed something here.
+    var applied = 0
+
+    init(configuration: SyncConfiguration) { self.configuration = configuration }
+
+    mutating func merge(
+        _ remoteModel: SyncModelState, index: inout RecordIndex, current: [PersistentIdentifier: DefaultSnapshot],
+        currentValues: [PersistentIdentifier: [String: StoreValue]], changes: SyncEngine.LocalChanges,
+        store: SyncStore
+    ) throws {
+        let global = remoteModel.globalID
+        let entity = try store.entity(remoteModel.entity)
+        let recordEntity = try store.entity(SyncMetadata.recordEntityName(for: entity.name))
+        let record = index.record(of: global)
+        let modelID = index.model(of: global)
+        let live = modelID.flatMap { current[$0] }
+        let deletedHere = record != nil && live == nil && !(modelID?.isTemporary ?? false)
+
+        guard let remote = remoteModel.values else {
+            guard let record else { return }
+            guard let live, let localValues = currentValues[live.persistentIdentifier] else {
+                recordDeletes.append(record.snapshot)  // deleted on both sides
+                return
+            }
+            applied += 1
+            let base = record.base
+            let editedHere = base.map { base in localValues.contains { base[$0.key] != $0.value } } ?? true
+            guard editedHere else {
+                deleted.append(live)
+                recordDeletes.append(record.snapshot)
+                return
+            }
+            if configuration.editBeatsDelete {
+                // Kept, and pushed again as a new model under the same identifier.
+                var kept = record
+                kept.set("base", .data(Data()))
+                kept.set("pending", .bool(true))
+                recordUpdates.append(kept.snapshot)
+                conflicts.append(
+                    SyncConflict(
+                        kind: .updateDeleted, globalID: global, entity: entity.name, base: nil, local: nil,
+                        remote: nil, chosen: nil, outcome: "editBeatsDelete"))
+            } else {
+                deleted.append(live)
+                recordDeletes.append(record.snapshot)
+                conflicts.append(
+                    SyncConflict(
+                        kind: .updateDeleted, globalID: global, entity: entity.name, base: nil, local: nil,
+                        remote: nil, chosen: nil, outcome: "deleteBeatsEdit"))
+            }
+            return
+        }
+
+        if deletedHere, var record {
+            // Deleted here, not yet pushed.
+            guard record.base != remote else { return }  // unchanged there: the delete goes out next push
+            guard configuration.editBeatsDelete else {
+                conflicts.append(
+                    SyncConflict(
+                        kind: .deleteUpdated, globalID: global, entity: entity.name, base: nil, local: nil,
+                        remote: nil, chosen: nil, outcome: "deleteBeatsEdit"))
+                return
+            }
+            index.assignTemporary(global, entity: entity.name)
+            guard let temporary = index.model(of: global) else { return }
+            var snapshot = try DefaultSnapshot(persistentIdentifier: temporary, entity: entity, namedValues: [:])
+            SyncValues.write(remote, into: &snapshot, localID: index.localID)
+            inserted.append(snapshot)
+            record.set("model", .reference(temporary))
+            record.set("base", .data(SyncCoding.encode(remote)))
+            record.set("stamps", .data(SyncCoding.encode(remoteModel.stamps)))
+            record.set("pending", .bool(false))
+            recordUpdates.append(record.snapshot)
+            conflicts.append(
+                SyncConflict(
+                    kind: .deleteUpdated, globalID: global, entity: entity.name, base: nil, local: nil, remote: nil,
+                    chosen: nil, outcome: "editBeatsDelete"))
+            applied += 1
+            return
+        }
+
+        guard var live, let localValues = currentValues[live.persistentIdentifier] else {
+            // New here.
+            guard let temporary = modelID, temporary.isTemporary else { return }
+            var snapshot = try DefaultSnapshot(persistentIdentifier: temporary, entity: entity, namedValues: [:])
+            SyncValues.write(remote, into: &snapshot, localID: index.localID)
+            inserted.append(snapshot)
+            recordInserts.append(
+                try SyncRecord.new(
+                    entity: recordEntity, globalID: global, model: temporary, base: remote,
+                    stamps: remoteModel.stamps
+                ).snapshot)
+            applied += 1
+            return
+        }
+
+        // On both sides: merge property by property.
+        let adopted = index.adoptedByUnique.contains(global)
+        let base = adopted ? nil : record?.base
+        var merged = localValues
+        var pending = false
+        let localStamp = changes.changed[live.persistentIdentifier] ?? .zero
+        for property in entity.properties {
+            let name = property.name
+            let mine = localValues[name] ?? .null
+            let theirs = remote[name] ?? .null
+            guard mine != theirs else { continue }
+            let agreed = base?[name]
+            if case .references(let theirList) = theirs, case .references(let myList) = mine {
+                let baseList: [PersistentIdentifier] =
+                    if case .references(let list)? = agreed { list } else { [] }
+                let added = Set(myList).subtracting(baseList)
+                let removed = Set(baseList).subtracting(myList)
+                let result = Set(theirList).union(added).subtracting(removed).sorted()
+                merged[name] = .references(result)
+                if result != theirList.sorted() { pending = true }
+                continue
+            }
+            if let agreed, agreed == mine {
+                merged[name] = theirs
+            } else if let agreed, agreed == theirs {
+                pending = true
+            } else {
+                let policy = configuration.policy(entity: entity.name, property: name)
+                let clash = SyncClash(
+                    globalID: global, entity: entity.name, property: name, base: agreed, local: mine,
+                    remote: theirs, localStamp: localStamp, remoteStamp: remoteModel.stamps[name] ?? .zero)
+                let chosen = policy.decide(clash)
+                merged[name] = chosen
+                if chosen != theirs { pending = true }
+                conflicts.append(
+                    SyncConflict(
+                        kind: adopted ? .unique : .property, globalID: global, entity: entity.name, property: name,
+                        base: agreed, local: mine, remote: theirs, chosen: chosen, outcome: policy.name))
+            }
+        }
+        if merged != localValues {
+            SyncValues.write(merged, into: &live, localID: index.localID)
+            updated.append(live)
+            applied += 1
+        }
+        if var record, !adopted {
+            record.set("base", .data(SyncCoding.encode(remote)))
+            record.set("stamps", .data(SyncCoding.encode(remoteModel.stamps)))
+            record.set("pending", .bool(pending))
+            recordUpdates.append(record.snapshot)
+        } else {
+            recordInserts.append(
+                try SyncRecord.new(
+                    entity: recordEntity, globalID: global, model: live.persistentIdentifier, base: remote,
+                    stamps: remoteModel.stamps, pending: pending
+                ).snapshot)
+        }
+    }
+}

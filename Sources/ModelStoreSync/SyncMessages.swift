@@ -1,0 +1,216 @@
+import Foundation
+import ModelStore
+
+/// A hybrid logical clock reading: wall-clock milliseconds, a counter for readings in the same
+/// millisecond, and the replica that took it, so that every two readings are ordered and no two
+/// replicas' readings are equal. The last-writer-wins policy compares them.
+public struct SyncStamp: Codable, Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// Milliseconds since 1970, never behind any reading this replica has seen.
+    public var milliseconds: Int64
+    /// Orders readings within one millisecond.
+    public var counter: Int32
+    /// The replica that took the reading; breaks ties between replicas.
+    public var replica: String
+
+    /// A reading.
+    public init(milliseconds: Int64, counter: Int32, replica: String) {
+        self.milliseconds = milliseconds
+        self.counter = counter
+        self.replica = replica
+    }
+
+    /// The earliest reading: what a value written before anyone kept stamps has.
+    public static let zero = SyncStamp(milliseconds: 0, counter: 0, replica: "")
+
+    /// Orders by time, then counter, then replica.
+    public static func < (lhs: Self, rhs: Self) -> Bool {
+        (lhs.milliseconds, lhs.counter, lhs.replica) < (rhs.milliseconds, rhs.counter, rhs.replica)
+    }
+
+    /// `milliseconds.counter@replica`.
+    public var description: String { "\(milliseconds).\(counter)@\(replica)" }
+
+    /// The next reading after `self` on `replica` at wall time `now`, also after `seen` (the newest
+    /// reading received from elsewhere), so causality survives skewed clocks.
+    func next(replica: String, now: Date, seen: SyncStamp = .zero) -> SyncStamp {
+        let wall = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
+        let newest = max(self, seen)
+        if wall > newest.milliseconds { return SyncStamp(milliseconds: wall, counter: 0, replica: replica) }
+        return SyncStamp(milliseconds: newest.milliseconds, counter: newest.counter + 1, replica: replica)
+    }
+}
+
+/// One model's state as it travels between replicas: its global identifier, its entity, and its
+/// values by property name, with relationships holding global identifiers
+/// (``SyncModelState/reference(to:entity:)``). A deleted model has no values.
+public struct SyncModelState: Codable, Sendable, Hashable {
+    /// The model's identifier on every replica.
+    public var globalID: String
+    /// The model's entity.
+    public var entity: String
+    /// Every stored property's value, or `nil` for a deleted model.
+    public var values: [String: StoreValue]?
+    /// When each property was last written, for the last-writer-wins policy.
+    public var stamps: [String: SyncStamp]
+
+    /// A model state.
+    public init(globalID: String, entity: String, values: [String: StoreValue]?, stamps: [String: SyncStamp] = [:]) {
+        self.globalID = globalID
+        self.entity = entity
+        self.values = values
+        self.stamps = stamps
+    }
+
+    /// How a relationship names a model in a change set: the global identifier as the primary key
+    /// of an identifier in the pseudo-store `sync`.
+    public static func reference(to globalID: String, entity: String) -> PersistentIdentifier {
+        .identifier(for: "sync", entityName: entity, primaryKey: globalID)
+    }
+}
+
+/// One local change a replica pushes: the changed properties' new values and the values it based
+/// them on, so the receiver can tell a clean change from a clash.
+public struct SyncChange: Codable, Sendable, Hashable {
+    /// What happened to the model.
+    public enum Kind: String, Codable, Sendable {
+        /// The model is new: ``SyncChange/values`` holds every property.
+        case insert
+        /// Some properties changed: ``SyncChange/values`` holds those, ``SyncChange/base`` what they were.
+        case update
+        /// The model was deleted.
+        case delete
+    }
+
+    /// The model's identifier on every replica.
+    public var globalID: String
+    /// The model's entity.
+    public var entity: String
+    /// What happened.
+    public var kind: Kind
+    /// New values by property name (relationships as global references).
+    public var values: [String: StoreValue]
+    /// For an update, the values the pushing replica last synced for the same properties.
+    public var base: [String: StoreValue]
+    /// When the change was made, on the pushing replica's clock.
+    public var stamp: SyncStamp
+
+    /// A change.
+    public init(
+        globalID: String, entity: String, kind: Kind, values: [String: StoreValue] = [:],
+        base: [String: StoreValue] = [:], stamp: SyncStamp
+    ) {
+        self.globalID = globalID
+        self.entity = entity
+        self.kind = kind
+        self.values = values
+        self.base = base
+        self.stamp = stamp
+    }
+}
+
+/// Where a replica stands in a remote's changes.
+///
+/// A first pull reads the remote whole, entity by entity in identifier order (``snapshot``), and
+/// then follows its history from the transaction that was newest when the snapshot began.
+public struct SyncCursor: Codable, Sendable, Hashable, CustomStringConvertible {
+    /// A position inside a whole read of the remote.
+    public struct SnapshotPosition: Codable, Sendable, Hashable {
+        /// The remote's newest transaction when the read began: history is followed from there.
+        public var head: Int64
+        /// The entity being read.
+        public var entity: String
+        /// The last primary key read in that entity, or `nil` at its start.
+        public var after: PrimaryKey?
+        /// How many models of that entity were read (where the next page starts, unless models
+        /// before it were deleted meanwhile, which ``after`` detects).
+        public var offset: Int
+    }
+
+    /// The remote's last transaction whose changes this replica has.
+    public var transaction: Int64
+    /// The whole read under way, if any.
+    public var snapshot: SnapshotPosition?
+
+    /// The position of a replica that has nothing yet: a whole read comes first.
+    public static let start = SyncCursor(
+        transaction: 0, snapshot: SnapshotPosition(head: -1, entity: "", after: nil, offset: 0))
+
+    /// A cursor.
+    public init(transaction: Int64, snapshot: SnapshotPosition? = nil) {
+        self.transaction = transaction
+        self.snapshot = snapshot
+    }
+
+    /// `#N`, or `snapshot of E after K`.
+    public var description: String {
+        guard let snapshot else { return "#\(transaction)" }
+        return "snapshot of '\(snapshot.entity)'" + (snapshot.after.map { " after \($0)" } ?? "")
+    }
+}
+
+/// The first message of a round: who is asking, with which schema.
+public struct SyncHello: Codable, Sendable {
+    /// The asking replica.
+    public var replica: String
+    /// Its schema version.
+    public var schemaVersion: String
+    /// A digest of its synced entities and their properties.
+    public var schemaFingerprint: String
+}
+
+/// The remote's answer to ``SyncHello``.
+public struct SyncHelloReply: Codable, Sendable {
+    /// The remote store's identifier.
+    public var remote: String
+    /// Its schema version.
+    public var schemaVersion: String
+    /// A digest of its synced entities and their properties.
+    public var schemaFingerprint: String
+}
+
+/// Local changes sent to the remote, applied there all or nothing.
+public struct SyncPushRequest: Codable, Sendable {
+    /// The pushing replica.
+    public var replica: String
+    /// The changes.
+    public var changes: [SyncChange]
+}
+
+/// The remote's answer to a push.
+public struct SyncPushReply: Codable, Sendable {
+    /// Whether the changes were stored. When not, ``stale`` says why and nothing was stored.
+    public var applied: Bool
+    /// Models whose remote values no longer match the pushed base: pull, merge, and push again.
+    public var stale: [String]
+    /// Pushed new models that the remote folded into a model it already had with the same unique
+    /// values, by pushed global identifier: the local model takes the existing one's identifier.
+    public var merged: [String: String]
+    /// The remote models' states after the push, for each model the push touched.
+    public var states: [SyncModelState]
+}
+
+/// A request for the remote's changes after a cursor.
+public struct SyncPullRequest: Codable, Sendable {
+    /// The pulling replica, whose own pushes are left out.
+    public var replica: String
+    /// Where it stands.
+    public var cursor: SyncCursor
+    /// At most this many models per reply.
+    public var limit: Int
+}
+
+/// A page of the remote's changes.
+public struct SyncPullReply: Codable, Sendable {
+    /// The current state of every model that changed in the page (deleted ones without values).
+    public var models: [SyncModelState]
+    /// Where the replica stands once it has stored them.
+    public var cursor: SyncCursor
+    /// Whether more pages follow.
+    public var hasMore: Bool
+}
+
+/// A request for the current state of models by global identifier.
+public struct SyncFetchRequest: Codable, Sendable {
+    /// The models.
+    public var globalIDs: [String]
+}

@@ -1,0 +1,274 @@
+import Foundation
+import ModelStore
+
+/// One side's store as the engine and the host read and write it: snapshots by entity, saves of
+/// snapshot lists, and the history, with no model types.
+struct SyncStore {
+    let store: any DataStore
+    let schema: Schema
+    let editingState: EditingState
+
+    init(store: any DataStore, schema: Schema, author: String) {
+        self.store = store
+        self.schema = schema
+        self.editingState = EditingState(author: author)
+    }
+
+    func entity(_ name: String) throws -> Schema.Entity {
+        guard let entity = schema.entity(named: name) else {
+            throw SyncError(
+                .schemaMismatch, "the store '\(store.identifier)' has no entity '\(name)'",
+                remedy: "Open both stores with the same models")
+        }
+        return entity
+    }
+
+    func fetch(
+        _ entityName: String, filter: StoreFilter? = nil, offset: Int = 0, limit: Int? = nil
+    ) throws -> [DefaultSnapshot] {
+        let request = DataStoreFetchRequest<SchemaOnlyModel>(
+            descriptor: FetchDescriptor(), editingState: editingState,
+            query: StoreQuery(entityName: entityName, filter: filter, offset: offset, limit: limit))
+        return try store.fetchErased(request).snapshots
+    }
+
+    func count(_ entityName: String, filter: StoreFilter? = nil) throws -> Int {
+        let request = DataStoreFetchRequest<SchemaOnlyModel>(
+            descriptor: FetchDescriptor(), editingState: editingState,
+            query: StoreQuery(entityName: entityName, filter: filter))
+        return try store.fetchCount(request)
+    }
+
+    /// The models with these identifiers, by identifier (all of one entity).
+    func snapshots(_ ids: [PersistentIdentifier], entityName: String) throws -> [PersistentIdentifier: DefaultSnapshot]
+    {
+        guard !ids.isEmpty else { return [:] }
+        var found: [PersistentIdentifier: DefaultSnapshot] = [:]
+        for chunk in ids.chunked(500) {
+            for snapshot in try fetch(entityName, filter: .identifiers(Set(chunk))) {
+                found[snapshot.persistentIdentifier] = snapshot
+            }
+        }
+        return found
+    }
+
+    /// Rows of `entityName` whose `property` is one of `values`.
+    func fetch(_ entityName: String, where property: String, in values: [StoreValue]) throws -> [DefaultSnapshot] {
+        guard !values.isEmpty else { return [] }
+        var found: [DefaultSnapshot] = []
+        for chunk in values.chunked(500) {
+            found += try fetch(entityName, filter: .isIn(StorePath(property), Array(chunk)))
+        }
+        return found
+    }
+
+    @discardableResult
+    func save(
+        inserted: [DefaultSnapshot], updated: [DefaultSnapshot], deleted: [DefaultSnapshot],
+        expected: [PersistentIdentifier: [StoreValue]] = [:]
+    ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        var request = DataStoreSaveChangesRequest<DefaultSnapshot>(
+            editingState: editingState, inserted: inserted, updated: updated, deleted: deleted)
+        request.expectedValues = expected
+        return try store.saveErased(request)
+    }
+
+    var history: (any HistoryProviding)? { store as? any HistoryProviding }
+
+    /// The transactions after number `after`, oldest first, at most `limit`.
+    func transactions(after: Int64, limit: Int) throws -> [DefaultHistoryTransaction] {
+        guard let history else {
+            throw SyncError(
+                .store, "the store '\(store.identifier)' (\(type(of: store))) keeps no history",
+                remedy: "Sync stores whose adapter conforms to HistoryProviding, as every built-in one does")
+        }
+        let token = DefaultHistoryToken(storeIdentifier: store.identifier, transactionNumber: after)
+        var descriptor = HistoryDescriptor<DefaultHistoryTransaction>(predicate: #Predicate { $0.token > token })
+        descriptor.fetchLimit = limit
+        return try history.fetchHistory(descriptor)
+    }
+
+    /// The number of the newest transaction, or 0 when there is none.
+    func newestTransaction() throws -> Int64 {
+        guard let history else { return 0 }
+        var descriptor = HistoryDescriptor<DefaultHistoryTransaction>(
+            sortBy: [SortDescriptor(\.transactionIdentifier, order: .reverse)])
+        descriptor.fetchLimit = 1
+        return try history.fetchHistory(descriptor).first?.transactionIdentifier ?? 0
+    }
+}
+
+extension Array {
+    func chunked(_ size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
+    }
+}
+
+/// The engine's record of one model, decoded from a record snapshot.
+struct SyncRecord {
+    var snapshot: DefaultSnapshot
+
+    var globalID: String { snapshot["globalID"]?.stringValue ?? "" }
+    var model: PersistentIdentifier? {
+        if case .reference(let id)? = snapshot["model"] { return id }
+        return nil
+    }
+    var key: String { snapshot["key"]?.stringValue ?? "" }
+    var deletedAt: Int64 { snapshot["deletedAt"]?.int64Value ?? 0 }
+    var pending: Bool { snapshot["pending"]?.boolValue ?? false }
+    var base: [String: StoreValue]? { snapshot["base"]?.dataValue.flatMap(SyncCoding.decodeValues) }
+    var stamps: [String: SyncStamp] { snapshot["stamps"]?.dataValue.flatMap(SyncCoding.decodeStamps) ?? [:] }
+
+    mutating func set(_ name: String, _ value: StoreValue) {
+        if let slot = snapshot.entity.slot(of: name) { snapshot.values[slot] = value }
+    }
+
+    static func new(
+        entity: Schema.Entity, globalID: String, model: PersistentIdentifier?, base: [String: StoreValue]?,
+        stamps: [String: SyncStamp], pending: Bool = false, key: String = ""
+    ) throws -> SyncRecord {
+        let snapshot = try DefaultSnapshot(
+            persistentIdentifier: .temporary(entityName: entity.name), entity: entity,
+            namedValues: [
+                "globalID": .string(globalID), "model": model.map(StoreValue.reference) ?? .null,
+                "base": base.map { .data(SyncCoding.encode($0)) } ?? .data(Data()),
+                "stamps": .data(SyncCoding.encode(stamps)), "pending": .bool(pending), "key": .string(key),
+                "deletedAt": .int(0),
+            ])
+        return SyncRecord(snapshot: snapshot)
+    }
+}
+
+enum SyncCoding {
+    static func encode<T: Encodable>(_ value: T) -> Data {
+        // Encoding StoreValue dictionaries and stamps cannot fail: every case encodes.
+        (try? JSONEncoder().encode(value)) ?? Data()
+    }
+    static func decodeValues(_ data: Data) -> [String: StoreValue]? {
+        data.isEmpty ? nil : try? JSONDecoder().decode([String: StoreValue].self, from: data)
+    }
+    static func decodeStamps(_ data: Data) -> [String: SyncStamp]? {
+        data.isEmpty ? nil : try? JSONDecoder().decode([String: SyncStamp].self, from: data)
+    }
+    static func decodeValue(_ data: Data) -> StoreValue? {
+        data.isEmpty ? nil : try? JSONDecoder().decode(StoreValue.self, from: data)
+    }
+
+    /// A digest of the synced entities' shape, equal on two replicas exactly when they store the
+    /// same properties with the same types under the same names.
+    static func fingerprint(_ schema: Schema) -> String {
+        let entities = schema.storedDescription.entities.filter { !SyncMetadata.isMetadata($0.name) }
+            .sorted { $0.name < $1.name }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let data = (try? encoder.encode(entities)) ?? Data()
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in data {
+            hash ^= UInt64(byte)
+            hash &*= 0x100_0000_01b3
+        }
+        return String(hash, radix: 16)
+    }
+
+    /// A global identifier derived from a model's identity in the store it was first written to,
+    /// for models that reached a remote without the engine (written there directly): every replica
+    /// that pulls it derives the same one.
+    static func derivedGlobalID(for id: PersistentIdentifier) -> String {
+        let text = "\(id.storeIdentifier ?? "")/\(id.entityName)/\(id.primaryKey)"
+        var first: UInt64 = 0xcbf2_9ce4_8422_2325
+        var second: UInt64 = 0x8422_2325_cbf2_9ce4
+        for byte in text.utf8 {
+            first = (first ^ UInt64(byte)) &* 0x100_0000_01b3
+            second = (second ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 &+ 0x9e37_79b9
+        }
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for index in 0..<8 {
+            bytes[index] = UInt8(truncatingIfNeeded: first >> (8 * index))
+            bytes[8 + index] = UInt8(truncatingIfNeeded: second >> (8 * index))
+        }
+        bytes[6] = (bytes[6] & 0x0F) | 0x80  // version 8: a custom, derived identifier
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        let uuid = UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
+                bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            ))
+        return uuid.uuidString
+    }
+}
+
+extension StoreValue {
+    var stringValue: String? { if case .string(let value) = self { value } else { nil } }
+    var int64Value: Int64? { if case .int(let value) = self { value } else { nil } }
+    var boolValue: Bool? { if case .bool(let value) = self { value } else { nil } }
+    var dataValue: Data? { if case .data(let value) = self { value } else { nil } }
+}
+
+/// Converts between a store's snapshots and the engine's values by name, where relationships name
+/// models by global identifier.
+struct SyncValues {
+    /// Every stored property's value, relationships through `globalID(of:)`; `nil` when a related
+    /// model has no global identifier (the caller mints them first).
+    static func values(
+        of snapshot: DefaultSnapshot, globalID: (PersistentIdentifier) -> String?
+    ) -> [String: StoreValue] {
+        var values: [String: StoreValue] = [:]
+        values.reserveCapacity(snapshot.entity.properties.count)
+        for attribute in snapshot.entity.attributes {
+            values[attribute.name] = snapshot.values[attribute.slot]
+        }
+        for relationship in snapshot.entity.relationships {
+            switch snapshot.values[relationship.slot] {
+            case .reference(let id):
+                values[relationship.name] =
+                    globalID(id).map { .reference(SyncModelState.reference(to: $0, entity: id.entityName)) } ?? .null
+            case .references(let ids):
+                let mapped = ids.compactMap { id in
+                    globalID(id).map { SyncModelState.reference(to: $0, entity: id.entityName) }
+                }
+                values[relationship.name] = .references(mapped.sorted())
+            default:
+                values[relationship.name] = relationship.isToOne ? .null : .references([])
+            }
+        }
+        return values
+    }
+
+    /// The global identifiers a value of a relationship names.
+    static func referencedGlobalIDs(_ value: StoreValue) -> [PersistentIdentifier] {
+        switch value {
+        case .reference(let id): [id]
+        case .references(let ids): ids
+        default: []
+        }
+    }
+
+    /// The related models' local identifiers a snapshot names.
+    static func localReferences(of snapshot: DefaultSnapshot) -> [PersistentIdentifier] {
+        snapshot.entity.relationships.flatMap { referencedGlobalIDs(snapshot.values[$0.slot]) }
+    }
+
+    /// Writes values by name into `snapshot`, relationships through `localID(of:)`; references to
+    /// models this side does not have are dropped.
+    static func write(
+        _ values: [String: StoreValue], into snapshot: inout DefaultSnapshot,
+        localID: (PersistentIdentifier) -> PersistentIdentifier?
+    ) {
+        for (name, value) in values {
+            guard let property = snapshot.entity.property(named: name) else { continue }
+            switch property {
+            case .attribute(let attribute):
+                snapshot.values[attribute.slot] = value
+            case .relationship(let relationship):
+                switch value {
+                case .reference(let global):
+                    snapshot.values[relationship.slot] = localID(global).map(StoreValue.reference) ?? .null
+                case .references(let globals):
+                    snapshot.values[relationship.slot] = .references(globals.compactMap(localID))
+                default:
+                    snapshot.values[relationship.slot] = relationship.isToOne ? .null : .references([])
+                }
+            }
+        }
+    }
+}
