@@ -79,7 +79,9 @@ let package = Package(
         // The command-line tool; it reaches the adapters through their schemes only.
         .executableTarget(
             name: "ModelStoreTool",
-            dependencies: ["ModelStore", "ModelStoreAdapterKit", "ModelStoreAdapters", "ModelStoreTooling"],
+            dependencies: [
+                "ModelStore", "ModelStoreAdapterKit", "ModelStoreAdapters", "ModelStoreTooling", "ModelStoreSync",
+            ],
             path: "Sources/modelstore"),
         // The crash test's writer and checker (scripts/crash-test.sh).
         .executableTarget(

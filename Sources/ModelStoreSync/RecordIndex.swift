@@ -15,6 +15,8 @@ struct RecordIndex {
     var recordDeletes: [DefaultSnapshot] = []
     /// Pulled models that a local model took over because it held the same unique values.
     var adoptedByUnique = Set<String>()
+    /// Pulled models that an equal local model took over when this replica first joined.
+    var adoptedAsEqual = Set<String>()
 
     /// The records of these global identifiers, in whichever record entity holds them.
     static func load(globalIDs: [String], store: SyncStore) throws -> RecordIndex {

@@ -347,10 +347,19 @@ public actor SyncEngine {
         let replica = try replicaID()
         let changes = try localChanges(after: state.pushed, replica: replica)
         var plan = MergePlan(configuration: configuration)
+        // A replica that never pushed and reads the remote whole for the first time may hold the
+        // same models already (seeded alike, or its bookkeeping was lost): equal models become one
+        // instead of two.
+        let joining = state.pushed == 0 && state.cursor.snapshot != nil
+        var taken = Set<PersistentIdentifier>()
         // New models first get temporary identifiers, so references among them resolve.
         for model in models where model.values != nil && index.record(of: model.globalID) == nil {
             if let adopted = try uniqueMatch(for: model, index: &index) {
                 index.link(model.globalID, to: adopted)
+                taken.insert(adopted)
+            } else if joining, let equal = try equalMatch(for: model, index: &index, taken: taken) {
+                index.link(model.globalID, to: equal)
+                taken.insert(equal)
             } else {
                 index.assignTemporary(model.globalID, entity: model.entity)
             }
@@ -413,6 +422,31 @@ public actor SyncEngine {
             }
             index.derivedRecordInserts.removeAll { $0["globalID"]?.stringValue == global }
             index.adoptedByUnique.insert(model.globalID)
+            return id
+        }
+        return nil
+    }
+
+    /// A local model, never synced and not yet taken, whose every attribute equals the pulled
+    /// model's: the two become one model under the pulled identifier, agreeing on those values.
+    private func equalMatch(
+        for model: SyncModelState, index: inout RecordIndex, taken: Set<PersistentIdentifier>
+    ) throws -> PersistentIdentifier? {
+        guard let entity = local.schema.entity(named: model.entity), let values = model.values else { return nil }
+        let filters = entity.attributes.map { attribute in
+            StoreFilter.compare(StorePath(attribute.name), .equal, values[attribute.name] ?? .null)
+        }
+        let filter = StoreFilter.conjunction(filters)
+        for candidate in try local.fetch(entity.name, filter: filter, limit: taken.count + 8) {
+            let id = candidate.persistentIdentifier
+            guard !taken.contains(id) else { continue }
+            let known = try index.globalIDs(for: [id], store: local) { _ in UUID().uuidString }
+            guard let global = known[id], index.record(of: global)?.base == nil else { continue }
+            if let record = index.record(of: global), !record.snapshot.persistentIdentifier.isTemporary {
+                index.recordDeletes.append(record.snapshot)
+            }
+            index.derivedRecordInserts.removeAll { $0["globalID"]?.stringValue == global }
+            index.adoptedAsEqual.insert(model.globalID)
             return id
         }
         return nil

@@ -110,7 +110,8 @@ struct MergePlan {
 
         // On both sides: merge property by property.
         let adopted = index.adoptedByUnique.contains(global)
-        let base = adopted ? nil : record?.base
+        // A model taken over as equal agrees with the remote on what the remote holds.
+        let base = adopted ? nil : index.adoptedAsEqual.contains(global) ? remote : record?.base
         var merged = localValues
         var pending = false
         let localStamp = changes.changed[live.persistentIdentifier] ?? .zero

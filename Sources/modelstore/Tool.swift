@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import ModelStoreAdapters
+import ModelStoreSync
 import ModelStoreTooling
 
 /// The `modelstore` command: finds the subcommand, parses its command line, runs it, prints its
@@ -10,7 +11,7 @@ enum Tool {
     static var commands: [any Command.Type] {
         [
             InspectCommand.self, VerifyCommand.self, ConvertCommand.self, CompactCommand.self, RepairCommand.self,
-            SchemaCommand.self, SealCommand.self,
+            SchemaCommand.self, SealCommand.self, SyncCommand.self, ConflictsCommand.self,
         ]
     }
 
@@ -84,6 +85,11 @@ enum Tool {
         switch error {
         case let error as ToolError: error
         case let error as DataStoreError: ToolError(error)
+        case let error as SyncError:
+            ToolError(
+                error.isTransient ? .failure : .unsupported, code: error.code.name,
+                error.message
+                    + (error.underlyingError.map { " (\($0))" } ?? ""), remedy: error.remedy)
         default: ToolError(.failure, code: "error", "\(error)")
         }
     }
