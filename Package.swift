@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "ModelStoreFileIO", targets: ["ModelStoreFileIO"]),
         .library(name: "ModelStoreAdapters", targets: ["ModelStoreAdapters"]),
         .library(name: "ModelStoreConformance", targets: ["ModelStoreConformance"]),
+        .library(name: "ModelStoreCommandLine", targets: ["ModelStoreCommandLine"]),
         .executable(name: "modelstore", targets: ["ModelStoreTool"]),
         .executable(name: "trips", targets: ["Trips"]),
         .library(name: "TripsSample", targets: ["TripsSample"]),
@@ -72,11 +73,16 @@ let package = Package(
             name: "ModelStoreConformance", dependencies: ["ModelStore", "ModelStoreAdapterKit"],
             path: "Sources/ModelStoreConformance",
             exclude: ["RUNNING.md", "WRITING-AN-ADAPTER.md"]),  // article drafts, bound for the DocC catalog
-        // The command-line tool; it reaches the adapters through their schemes only.
-        .executableTarget(
-            name: "ModelStoreTool",
+        // The command-line tool's commands, in a library so that a package that links more adapters (the
+        // PostgreSQL package) builds the same tool with their schemes registered; it reaches the adapters
+        // through their schemes only.
+        .target(
+            name: "ModelStoreCommandLine",
             dependencies: ["ModelStore", "ModelStoreAdapterKit", "ModelStoreAdapters", "ModelStoreTooling"],
-            path: "Sources/modelstore"),
+            path: "Sources/ModelStoreCommandLine"),
+        // `modelstore`: the commands above over the built-in adapters.
+        .executableTarget(
+            name: "ModelStoreTool", dependencies: ["ModelStoreCommandLine"], path: "Sources/ModelStoreTool"),
         // The crash test's writer and checker (scripts/crash-test.sh).
         .executableTarget(
             name: "ModelStoreCrashTest", dependencies: ["ModelStore", "ModelStoreAdapters", "ModelStoreAppendLog"],
@@ -149,7 +155,7 @@ let package = Package(
         // The schema tools' golden files (generated models and plan, compiled here) and their tests.
         .testTarget(
             name: "SchemaToolTests",
-            dependencies: ["ModelStore", "ModelStoreTool", "ModelStoreTestSupport", "ModelStoreTooling"],
+            dependencies: ["ModelStore", "ModelStoreCommandLine", "ModelStoreTestSupport", "ModelStoreTooling"],
             exclude: ["Fixtures"]),
         .testTarget(
             name: "CustomAdapterSampleTests",
