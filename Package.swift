@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "ModelStoreAdapters", targets: ["ModelStoreAdapters"]),
         .library(name: "ModelStoreConformance", targets: ["ModelStoreConformance"]),
         .library(name: "ModelStoreSync", targets: ["ModelStoreSync"]),
+        .library(name: "ModelStoreCommandLine", targets: ["ModelStoreCommandLine"]),
         .executable(name: "modelstore", targets: ["ModelStoreTool"]),
         .executable(name: "trips", targets: ["Trips"]),
         .library(name: "TripsSample", targets: ["TripsSample"]),
@@ -76,13 +77,18 @@ let package = Package(
         // Sync between a local store and a remote one: the engine, the host a remote runs, and the
         // in-process transport.
         .target(name: "ModelStoreSync", dependencies: ["ModelStore"], path: "Sources/ModelStoreSync"),
-        // The command-line tool; it reaches the adapters through their schemes only.
-        .executableTarget(
-            name: "ModelStoreTool",
+        // The command-line tool's commands, in a library so that a package that links more adapters (the
+        // PostgreSQL package) builds the same tool with their schemes registered; it reaches the adapters
+        // through their schemes only.
+        .target(
+            name: "ModelStoreCommandLine",
             dependencies: [
                 "ModelStore", "ModelStoreAdapterKit", "ModelStoreAdapters", "ModelStoreTooling", "ModelStoreSync",
             ],
-            path: "Sources/modelstore"),
+            path: "Sources/ModelStoreCommandLine"),
+        // `modelstore`: the commands above over the built-in adapters.
+        .executableTarget(
+            name: "ModelStoreTool", dependencies: ["ModelStoreCommandLine"], path: "Sources/ModelStoreTool"),
         // The crash test's writer and checker (scripts/crash-test.sh).
         .executableTarget(
             name: "ModelStoreCrashTest", dependencies: ["ModelStore", "ModelStoreAdapters", "ModelStoreAppendLog"],
@@ -158,7 +164,7 @@ let package = Package(
         // The schema tools' golden files (generated models and plan, compiled here) and their tests.
         .testTarget(
             name: "SchemaToolTests",
-            dependencies: ["ModelStore", "ModelStoreTool", "ModelStoreTestSupport", "ModelStoreTooling"],
+            dependencies: ["ModelStore", "ModelStoreCommandLine", "ModelStoreTestSupport", "ModelStoreTooling"],
             exclude: ["Fixtures"]),
         .testTarget(
             name: "CustomAdapterSampleTests",

@@ -2,7 +2,7 @@ import Foundation
 import ModelStore
 import Testing
 
-@testable import ModelStoreTool
+@testable import ModelStoreCommandLine
 @testable import ModelStoreTooling
 
 /// The export driver's `ExportedValueTypes.swift`, compiled here from `Golden/`: it lists enums'

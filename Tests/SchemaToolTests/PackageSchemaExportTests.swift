@@ -3,7 +3,7 @@ import ModelStore
 import ModelStoreTestSupport
 import Testing
 
-@testable import ModelStoreTool
+@testable import ModelStoreCommandLine
 @testable import ModelStoreTooling
 
 /// `schema export --package`: the driver package it writes, the errors it gives before and after

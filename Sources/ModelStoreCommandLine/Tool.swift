@@ -6,7 +6,11 @@ import ModelStoreTooling
 
 /// The `modelstore` command: finds the subcommand, parses its command line, runs it, prints its
 /// report or its error, and returns the exit status.
-enum Tool {
+///
+/// A program that links more adapters runs the same tool over their schemes too: it links their
+/// modules (each registers its scheme, and the maintenance tools use, when the program starts) and
+/// calls ``run(_:)``, as the PostgreSQL package's `modelstore` does.
+public enum Tool {
     /// Every subcommand, in the order `--help` lists them.
     static var commands: [any Command.Type] {
         [
@@ -16,7 +20,7 @@ enum Tool {
     }
 
     /// Runs the tool on its arguments (without the program name) and returns the exit status.
-    static func run(_ words: [String]) -> Int32 {
+    public static func run(_ words: [String]) -> Int32 {
         // Store URLs name the built-in schemes (the load hook registers them too; this keeps a tool
         // that links the adapters but runs before it, such as a test, from depending on that).
         StoreRegistry.shared.registerBuiltInSchemes()
