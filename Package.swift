@@ -76,7 +76,8 @@ let package = Package(
             exclude: ["RUNNING.md", "WRITING-AN-ADAPTER.md"]),  // article drafts, bound for the DocC catalog
         // Sync between a local store and a remote one: the engine, the host a remote runs, and the
         // in-process transport.
-        .target(name: "ModelStoreSync", dependencies: ["ModelStore"], path: "Sources/ModelStoreSync"),
+        .target(
+            name: "ModelStoreSync", dependencies: ["ModelStore", "ModelStoreAdapterKit"], path: "Sources/ModelStoreSync"),
         // The command-line tool's commands, in a library so that a package that links more adapters (the
         // PostgreSQL package) builds the same tool with their schemes registered; it reaches the adapters
         // through their schemes only.

@@ -22,6 +22,7 @@ public final class SyncHost: Sendable {
     public let container: ModelContainer
     private let store: SyncStore
     private let fingerprint: String
+    private let scope: SyncScope?
     /// Serializes this host's writes; other hosts on the same store are caught by the store's own
     /// conflict checks.
     private let writing = Mutex<Void>(())
@@ -29,10 +30,11 @@ public final class SyncHost: Sendable {
     /// The author the host records its saves under: `modelstore-sync:` and the pushing replica.
     public static func author(forReplica replica: String) -> String { "modelstore-sync:" + replica }
 
-    /// A host for the first store of `container`.
+    /// A host for the first store of `container`, which gives each replica what `scope` lets it
+    /// hold (everything when `nil`).
     ///
     /// Throws ``SyncError/Code/missingMetadata`` when the container's schema lacks the sync entities.
-    public init(container: ModelContainer) throws {
+    public init(container: ModelContainer, scope: SyncScope? = nil) throws {
         guard container.schema.hasSyncMetadata else {
             throw SyncError(
                 .missingMetadata, "the remote container's schema has no sync entities",
@@ -41,6 +43,7 @@ public final class SyncHost: Sendable {
         self.container = container
         self.store = SyncStore(store: container.stores[0], schema: container.schema, author: "modelstore-sync")
         self.fingerprint = SyncCoding.fingerprint(container.schema)
+        self.scope = scope
     }
 
     /// The host's identity and schema digest.
@@ -52,11 +55,13 @@ public final class SyncHost: Sendable {
     // MARK: Push
 
     /// Applies a replica's changes all or nothing; see the type's description for when it refuses.
-    public func push(_ request: SyncPushRequest) throws -> SyncPushReply {
-        try writing.withLock { _ in try applyPush(request) }
+    /// `access` is who asks, for the host's scope.
+    public func push(_ request: SyncPushRequest, access: SyncAccess = .unrestricted) throws -> SyncPushReply {
+        let check = try ScopeCheck(scope, access: access, schema: store.schema)
+        return try writing.withLock { _ in try applyPush(request, check: check) }
     }
 
-    private func applyPush(_ request: SyncPushRequest) throws -> SyncPushReply {
+    private func applyPush(_ request: SyncPushRequest, check: ScopeCheck) throws -> SyncPushReply {
         let writer = SyncStore(
             store: store.store, schema: store.schema, author: Self.author(forReplica: request.replica))
         // The changed models, and the models the changes refer to.
@@ -105,6 +110,7 @@ public final class SyncHost: Sendable {
                 guard let temporary = index.model(of: change.globalID) else { continue }
                 var snapshot = try DefaultSnapshot(persistentIdentifier: temporary, entity: entity, namedValues: [:])
                 SyncValues.write(change.values, into: &snapshot, localID: index.localID)
+                guard check.allows(snapshot) else { throw check.refusal(change.globalID, entity: entity.name, "adds") }
                 pendingInserts.append((change, snapshot))
                 let stamps = Dictionary(change.values.keys.map { ($0, change.stamp) }, uniquingKeysWith: { $1 })
                 if var record {
@@ -126,10 +132,22 @@ public final class SyncHost: Sendable {
                     stale.append(change.globalID)  // deleted here: the replica pulls the delete and decides
                     continue
                 }
+                guard check.allows(model) else { throw check.refusal(change.globalID, entity: entity.name, "changes") }
                 var patch: [String: StoreValue] = [:]
                 var clashes = false
                 for (name, value) in change.values where values[name] != value {
-                    if values[name] == change.base[name] { patch[name] = value } else { clashes = true }
+                    if case .references(let pushed) = value, case .references(let here)? = values[name] {
+                        // To-many relationships change as sets: the replica's additions and removals.
+                        let was: [PersistentIdentifier] =
+                            if case .references(let list)? = change.base[name] { list } else { [] }
+                        let result = Set(here).union(Set(pushed).subtracting(was)).subtracting(
+                            Set(was).subtracting(pushed))
+                        patch[name] = .references(result.sorted())
+                    } else if values[name] == change.base[name] {
+                        patch[name] = value
+                    } else {
+                        clashes = true
+                    }
                 }
                 if clashes {
                     stale.append(change.globalID)
@@ -138,6 +156,7 @@ public final class SyncHost: Sendable {
                 guard !patch.isEmpty else { continue }
                 expected[model.persistentIdentifier] = model.values
                 SyncValues.write(patch, into: &model, localID: index.localID)
+                guard check.allows(model) else { throw check.refusal(change.globalID, entity: entity.name, "moves") }
                 updated.append(model)
                 var stamps = record.stamps
                 for name in patch.keys { stamps[name] = change.stamp }
@@ -145,6 +164,7 @@ public final class SyncHost: Sendable {
                 recordUpdates.append(record.snapshot)
             case .delete:
                 guard let model, var record else { continue }  // gone already
+                guard check.allows(model) else { throw check.refusal(change.globalID, entity: entity.name, "deletes") }
                 deleted.append(model)
                 record.set("model", .null)
                 record.set("key", .string("\(model.persistentIdentifier.primaryKey)"))
@@ -195,16 +215,19 @@ public final class SyncHost: Sendable {
 
     // MARK: Pull
 
-    /// A page of changes after the replica's cursor.
-    public func pull(_ request: SyncPullRequest) throws -> SyncPullReply {
+    /// A page of changes after the replica's cursor, of the models `access` may hold.
+    public func pull(_ request: SyncPullRequest, access: SyncAccess = .unrestricted) throws -> SyncPullReply {
         let limit = max(1, request.limit)
+        let check = try ScopeCheck(scope, access: access, schema: store.schema)
         if let snapshot = request.cursor.snapshot {
-            return try writing.withLock { _ in try pullSnapshot(snapshot, limit: limit) }
+            return try writing.withLock { _ in try pullSnapshot(snapshot, limit: limit, check: check) }
         }
-        return try writing.withLock { _ in try pullHistory(request, limit: limit) }
+        return try writing.withLock { _ in try pullHistory(request, limit: limit, check: check) }
     }
 
-    private func pullSnapshot(_ position: SyncCursor.SnapshotPosition, limit: Int) throws -> SyncPullReply {
+    private func pullSnapshot(
+        _ position: SyncCursor.SnapshotPosition, limit: Int, check: ScopeCheck
+    ) throws -> SyncPullReply {
         var position = position
         if position.head < 0 { position.head = try store.newestTransaction() }
         let entities = store.schema.syncedEntities.map(\.name)
@@ -217,7 +240,7 @@ public final class SyncHost: Sendable {
         var rows: [DefaultSnapshot] = []
         while rows.count < limit, entityIndex < entities.count {
             let name = entities[entityIndex]
-            let page = try pageAfter(position, entity: name, limit: limit - rows.count)
+            let page = try pageAfter(position, entity: name, limit: limit - rows.count, filter: check.filter(for: name))
             rows += page
             if let last = page.last {
                 position.after = last.persistentIdentifier.primaryKey
@@ -243,16 +266,16 @@ public final class SyncHost: Sendable {
     /// The next models of an entity in identifier order after `position`, however many before it
     /// were deleted since the last page.
     private func pageAfter(
-        _ position: SyncCursor.SnapshotPosition, entity: String, limit: Int
+        _ position: SyncCursor.SnapshotPosition, entity: String, limit: Int, filter: StoreFilter?
     ) throws -> [DefaultSnapshot] {
         guard let after = position.after, position.entity == entity else {
-            return try store.fetch(entity, offset: 0, limit: limit)
+            return try store.fetch(entity, filter: filter, offset: 0, limit: limit)
         }
         // Read one model before the page: it should be the last one read. If models before it were
         // deleted, it moved back: scan back until it is found, or start over past it.
         var start = max(0, position.offset - 1)
         while true {
-            let page = try store.fetch(entity, offset: start, limit: limit + 1)
+            let page = try store.fetch(entity, filter: filter, offset: start, limit: limit + 1)
             if let first = page.first, first.persistentIdentifier.primaryKey <= after {
                 return Array(page.drop { $0.persistentIdentifier.primaryKey <= after }.prefix(limit))
             }
@@ -261,7 +284,7 @@ public final class SyncHost: Sendable {
         }
     }
 
-    private func pullHistory(_ request: SyncPullRequest, limit: Int) throws -> SyncPullReply {
+    private func pullHistory(_ request: SyncPullRequest, limit: Int, check: ScopeCheck) throws -> SyncPullReply {
         let own = Self.author(forReplica: request.replica)
         let transactions: [DefaultHistoryTransaction]
         do {
@@ -269,7 +292,7 @@ public final class SyncHost: Sendable {
         } catch DataStoreError.historyTokenExpired {
             // The history this replica needs is gone: read the store whole again; the replica merges
             // it against what it has, so nothing local is lost.
-            return try pullSnapshot(.init(head: -1, entity: "", after: nil, offset: 0), limit: limit)
+            return try pullSnapshot(.init(head: -1, entity: "", after: nil, offset: 0), limit: limit, check: check)
         }
         var changed: [PersistentIdentifier] = []
         var deletions: [(id: PersistentIdentifier, transaction: Int64)] = []
@@ -293,7 +316,15 @@ public final class SyncHost: Sendable {
             for id in ids where found[id] == nil { deletions.append((id, cursor.transaction)) }
         }
         var index = RecordIndex()
+        // A model outside the requester's scope (or that just left it) arrives as a deletion.
+        let outside = rows.filter { !check.allows($0) }
+        rows.removeAll { !check.allows($0) }
         var states = try currentStates(rows, index: &index)
+        let left = try index.globalIDs(
+            for: outside.map(\.persistentIdentifier), store: store, mint: SyncCoding.derivedGlobalID)
+        states += outside.compactMap { row in
+            left[row.persistentIdentifier].map { SyncModelState(globalID: $0, entity: row.entity.name, values: nil) }
+        }
         states += try deletedStates(deletions, index: &index)
         try saveDerivedRecords(index)
         return SyncPullReply(models: states, cursor: cursor, hasMore: transactions.count >= limit)
@@ -340,12 +371,14 @@ public final class SyncHost: Sendable {
     }
 
     /// The current state of models by global identifier.
-    public func fetch(_ request: SyncFetchRequest) throws -> [SyncModelState] {
-        try writing.withLock { _ in try states(of: request.globalIDs) }
+    /// Models outside the scope of `access` are left out.
+    public func fetch(_ request: SyncFetchRequest, access: SyncAccess = .unrestricted) throws -> [SyncModelState] {
+        let check = try ScopeCheck(scope, access: access, schema: store.schema)
+        return try writing.withLock { _ in try states(of: request.globalIDs, check: check) }
     }
 
     /// The states of these models: deleted ones without values; unknown ones left out.
-    private func states(of globalIDs: [String]) throws -> [SyncModelState] {
+    private func states(of globalIDs: [String], check: ScopeCheck = .everything) throws -> [SyncModelState] {
         var index = try RecordIndex.load(globalIDs: globalIDs, store: store)
         let current = try index.models(store: store)
         var rows: [DefaultSnapshot] = []
@@ -353,6 +386,7 @@ public final class SyncHost: Sendable {
         for global in Set(globalIDs) {
             guard let record = index.record(of: global) else { continue }
             if let id = index.model(of: global), let row = current[id] {
+                guard check.allows(row) else { continue }
                 rows.append(row)
             } else {
                 deleted.append(SyncModelState(globalID: global, entity: record.entityName, values: nil))

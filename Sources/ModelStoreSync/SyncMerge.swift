@@ -17,6 +17,18 @@ struct MergePlan {
 
     init(configuration: SyncConfiguration) { self.configuration = configuration }
 
+    /// Remote values as this replica can hold them: references to models it does not have (outside
+    /// its scope) left out, so that leaving them out is not taken for a local change.
+    static func resolvable(_ values: [String: StoreValue], index: RecordIndex) -> [String: StoreValue] {
+        values.mapValues { value in
+            switch value {
+            case .reference(let global): index.localID(global) == nil ? .null : value
+            case .references(let globals): .references(globals.filter { index.localID($0) != nil })
+            default: value
+            }
+        }
+    }
+
     mutating func merge(
         _ remoteModel: SyncModelState, index: inout RecordIndex, current: [PersistentIdentifier: DefaultSnapshot],
         currentValues: [PersistentIdentifier: [String: StoreValue]], changes: SyncEngine.LocalChanges,
@@ -81,7 +93,7 @@ struct MergePlan {
             SyncValues.write(remote, into: &snapshot, localID: index.localID)
             inserted.append(snapshot)
             record.set("model", .reference(temporary))
-            record.set("base", .data(SyncCoding.encode(remote)))
+            record.set("base", .data(SyncCoding.encode(Self.resolvable(remote, index: index))))
             record.set("stamps", .data(SyncCoding.encode(remoteModel.stamps)))
             record.set("pending", .bool(false))
             recordUpdates.append(record.snapshot)
@@ -101,7 +113,8 @@ struct MergePlan {
             inserted.append(snapshot)
             recordInserts.append(
                 try SyncRecord.new(
-                    entity: recordEntity, globalID: global, model: temporary, base: remote,
+                    entity: recordEntity, globalID: global, model: temporary,
+                    base: Self.resolvable(remote, index: index),
                     stamps: remoteModel.stamps
                 ).snapshot)
             applied += 1
@@ -155,14 +168,15 @@ struct MergePlan {
             applied += 1
         }
         if var record, !adopted {
-            record.set("base", .data(SyncCoding.encode(remote)))
+            record.set("base", .data(SyncCoding.encode(Self.resolvable(remote, index: index))))
             record.set("stamps", .data(SyncCoding.encode(remoteModel.stamps)))
             record.set("pending", .bool(pending))
             recordUpdates.append(record.snapshot)
         } else {
             recordInserts.append(
                 try SyncRecord.new(
-                    entity: recordEntity, globalID: global, model: live.persistentIdentifier, base: remote,
+                    entity: recordEntity, globalID: global, model: live.persistentIdentifier,
+                    base: Self.resolvable(remote, index: index),
                     stamps: remoteModel.stamps, pending: pending
                 ).snapshot)
         }

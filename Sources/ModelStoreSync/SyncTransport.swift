@@ -33,9 +33,14 @@ extension SyncTransport {
 public struct InProcessSyncTransport: SyncTransport {
     /// The remote side.
     public let host: SyncHost
+    /// Who the requests come from, for the host's scope.
+    public let access: SyncAccess
 
-    /// A transport to `host`.
-    public init(host: SyncHost) { self.host = host }
+    /// A transport to `host`, asking as `access`.
+    public init(host: SyncHost, access: SyncAccess = .unrestricted) {
+        self.host = host
+        self.access = access
+    }
 
     /// Answers with the host's identity and schema digest.
     public func hello(_ request: SyncHello) async throws -> SyncHelloReply {
@@ -44,17 +49,17 @@ public struct InProcessSyncTransport: SyncTransport {
 
     /// Applies the changes to the host's store.
     public func push(_ request: SyncPushRequest) async throws -> SyncPushReply {
-        try Self.roundTrip(host.push(Self.roundTrip(request)))
+        try Self.roundTrip(host.push(Self.roundTrip(request), access: access))
     }
 
     /// Reads a page of the host's changes.
     public func pull(_ request: SyncPullRequest) async throws -> SyncPullReply {
-        try Self.roundTrip(host.pull(Self.roundTrip(request)))
+        try Self.roundTrip(host.pull(Self.roundTrip(request), access: access))
     }
 
     /// Reads models from the host's store.
     public func fetch(_ request: SyncFetchRequest) async throws -> [SyncModelState] {
-        try Self.roundTrip(host.fetch(Self.roundTrip(request)))
+        try Self.roundTrip(host.fetch(Self.roundTrip(request), access: access))
     }
 
     /// A signal after every change committed to the host's container.

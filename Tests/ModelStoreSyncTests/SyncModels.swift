@@ -48,6 +48,11 @@ struct Replica {
 
     static let schema = Schema([Journey.self, Leg.self]).includingSyncMetadata()
 
+    init(container: ModelContainer, engine: SyncEngine) {
+        self.container = container
+        self.engine = engine
+    }
+
     init(url: String, host: SyncHost, configuration: SyncConfiguration = SyncConfiguration()) throws {
         container = try ModelContainer(for: Self.schema, url: url)
         engine = try SyncEngine(

@@ -5,7 +5,7 @@ import ModelStoreSync
 import ModelStoreTestSupport
 import Testing
 
-/// Three replicas (in memory, a JSON file, SQLite) make random offline edits against a shared
+/// Four replicas (in memory, a JSON file, SQLite, an append log) make random offline edits against a shared
 /// SQLite store and sync at random points. Afterwards every replica and the shared store hold what
 /// a plain-Swift model of the documented merge says, and all agree. Seeded; a failure shrinks to a
 /// short sequence of steps. `MODELSTORE_SYNC_RUNS` and `MODELSTORE_SYNC_STEPS` make the long run
@@ -33,7 +33,7 @@ import Testing
         var random = SplitMix64(seed: seed)
         var names = 0
         return (0..<count).map { _ in
-            let replica = random.below(3)
+            let replica = random.below(4)
             switch random.below(10) {
             case 0, 1:
                 names += 1
@@ -89,6 +89,7 @@ import Testing
             try Replica(url: "memory:", host: host, configuration: configuration),
             try Replica(url: "json:" + directory.path("r1.json"), host: host, configuration: configuration),
             try Replica(url: "sqlite:" + directory.path("r2.sqlite"), host: host, configuration: configuration),
+            try Replica(url: "log:" + directory.path("r3-log"), host: host, configuration: configuration),
         ]
         var model = MergeModel(replicas: replicas.count)
         let finish = (0..<2).flatMap { _ in (0..<replicas.count).map { Step.sync(replica: $0) } }
