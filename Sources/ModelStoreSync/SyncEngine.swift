@@ -372,6 +372,8 @@ public actor SyncEngine {
         }
         let conflictEntity = try local.entity(SyncMetadata.conflictEntityName)
         let conflictRows = try plan.conflicts.map { try $0.snapshot(entity: conflictEntity) }
+        let deletedIDs = Set(plan.deleted.map(\.persistentIdentifier))
+        plan.updated.removeAll { deletedIDs.contains($0.persistentIdentifier) }
         state.cursor = reply.cursor
         let result: DataStoreSaveChangesResult<DefaultSnapshot>
         do {

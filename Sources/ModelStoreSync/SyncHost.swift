@@ -166,6 +166,7 @@ public final class SyncHost: Sendable {
                 guard let model, var record else { continue }  // gone already
                 guard check.allows(model) else { throw check.refusal(change.globalID, entity: entity.name, "deletes") }
                 deleted.append(model)
+                try writer.removeReferences(to: model, from: &updated)
                 record.set("model", .null)
                 record.set("key", .string("\(model.persistentIdentifier.primaryKey)"))
                 record.set("deletedAt", .int(-1))
@@ -175,6 +176,8 @@ public final class SyncHost: Sendable {
         guard stale.isEmpty else {
             return SyncPushReply(applied: false, stale: stale, merged: [:], states: [])
         }
+        let deletedIDs = Set(deleted.map(\.persistentIdentifier))
+        updated.removeAll { deletedIDs.contains($0.persistentIdentifier) }
         inserted = pendingInserts.map(\.snapshot)
         inserted += index.derivedRecordInserts
         do {

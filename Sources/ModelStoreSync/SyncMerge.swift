@@ -17,6 +17,13 @@ struct MergePlan {
 
     init(configuration: SyncConfiguration) { self.configuration = configuration }
 
+    /// Deletes a model the remote deleted, and removes the references local models hold to it
+    /// (see ``SyncStore/removeReferences(to:from:)``).
+    mutating func delete(_ model: DefaultSnapshot, store: SyncStore) throws {
+        deleted.append(model)
+        try store.removeReferences(to: model, from: &updated)
+    }
+
     /// Remote values as this replica can hold them: references to models it does not have (outside
     /// its scope) left out, so that leaving them out is not taken for a local change.
     static func resolvable(_ values: [String: StoreValue], index: RecordIndex) -> [String: StoreValue] {
@@ -50,9 +57,12 @@ struct MergePlan {
             }
             applied += 1
             let base = record.base
-            let editedHere = base.map { base in localValues.contains { base[$0.key] != $0.value } } ?? true
+            // Only a changed attribute keeps a model the remote deleted; a new or removed
+            // relationship alone does not (the related models stay either way).
+            let editedHere =
+                base.map { base in entity.attributes.contains { localValues[$0.name] != base[$0.name] } } ?? true
             guard editedHere else {
-                deleted.append(live)
+                try delete(live, store: store)
                 recordDeletes.append(record.snapshot)
                 return
             }
@@ -67,7 +77,7 @@ struct MergePlan {
                         kind: .updateDeleted, globalID: global, entity: entity.name, base: nil, local: nil,
                         remote: nil, chosen: nil, outcome: "editBeatsDelete"))
             } else {
-                deleted.append(live)
+                try delete(live, store: store)
                 recordDeletes.append(record.snapshot)
                 conflicts.append(
                     SyncConflict(
@@ -79,7 +89,9 @@ struct MergePlan {
 
         if deletedHere, var record {
             // Deleted here, not yet pushed.
-            guard record.base != remote else { return }  // unchanged there: the delete goes out next push
+            // Unchanged there (relationships aside): the delete goes out with the next push.
+            guard let base = record.base, entity.attributes.contains(where: { base[$0.name] != remote[$0.name] })
+            else { return }
             guard configuration.editBeatsDelete else {
                 conflicts.append(
                     SyncConflict(

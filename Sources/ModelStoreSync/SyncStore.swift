@@ -75,6 +75,31 @@ struct SyncStore {
 
     var history: (any HistoryProviding)? { store as? any HistoryProviding }
 
+    /// Removes the references that models related to `model` hold to it through its
+    /// relationships' inverses, as a nullify rule would, so that deleting it leaves none pointing at
+    /// nothing. Changed models go into `updated` (an entry already there is changed in place).
+    func removeReferences(to model: DefaultSnapshot, from updated: inout [DefaultSnapshot]) throws {
+        let id = model.persistentIdentifier
+        for relationship in model.entity.relationships {
+            guard let inverse = relationship.inverseName else { continue }
+            let related = SyncValues.referencedGlobalIDs(model.values[relationship.slot])
+            guard !related.isEmpty else { continue }
+            let found = try snapshots(related, entityName: relationship.destination)
+            for var holder in related.compactMap({ found[$0] }) {
+                if let index = updated.firstIndex(where: { $0.persistentIdentifier == holder.persistentIdentifier }) {
+                    holder = updated.remove(at: index)
+                }
+                guard let slot = holder.entity.slot(of: inverse) else { continue }
+                switch holder.values[slot] {
+                case .reference(let target) where target == id: holder.values[slot] = .null
+                case .references(let targets): holder.values[slot] = .references(targets.filter { $0 != id })
+                default: break
+                }
+                updated.append(holder)
+            }
+        }
+    }
+
     /// The transactions after number `after`, oldest first, at most `limit`.
     func transactions(after: Int64, limit: Int) throws -> [DefaultHistoryTransaction] {
         guard let history else {

@@ -182,3 +182,40 @@ import Testing
         }
     }
 }
+
+@Suite struct SyncDeletedReferenceTests {
+    let directory: TemporaryDirectory
+
+    init() throws { directory = try TemporaryDirectory() }
+
+    @Test func aReferenceToAModelDeletedElsewhereIsRemovedAndItsHolderStays() async throws {
+        let host = try makeHost(url: "sqlite:" + directory.path("shared.sqlite"))
+        let a = try Replica(url: "sqlite:" + directory.path("a.sqlite"), host: host)
+        let b = try Replica(url: "json:" + directory.path("b.json"), host: host)
+        let onA = a.context()
+        onA.insert(Journey("Bergen"))
+        try onA.save()
+        try await a.engine.syncNow()
+        try await b.engine.syncNow()
+
+        // B adds a leg to the journey while A deletes the journey.
+        let onB = b.context()
+        let journey = try #require(try onB.fetch(FetchDescriptor<Journey>()).first)
+        let leg = Leg("Fjord")
+        onB.insert(leg)
+        leg.journey = journey
+        try onB.save()
+        let doomed = try #require(try onA.fetch(FetchDescriptor<Journey>()).first)
+        onA.delete(doomed)
+        try onA.save()
+
+        try await a.engine.syncNow()
+        try await b.engine.syncNow()
+        try await a.engine.syncNow()
+        let legs = try b.context().fetch(FetchDescriptor<Leg>())
+        #expect(legs.map(\.place) == ["Fjord"])
+        #expect(legs.first?.journey == nil)
+        #expect(try b.journeys().isEmpty)
+        #expect(try a.context().fetch(FetchDescriptor<Leg>()).map(\.place) == ["Fjord"])
+    }
+}
