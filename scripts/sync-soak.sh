@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODELSTORE_SYNC_RUNS="${1:-200}" MODELSTORE_SYNC_STEPS="${2:-120}" MODELSTORE_SYNC_SEED="${3:-1}" \
-    swift test --filter SyncRandomizedTests
+    swift test --filter "SyncRandomizedTests|SyncRelationshipRandomizedTests"

@@ -69,6 +69,12 @@ struct RecordIndex {
         globalByModel[model] = global
     }
 
+    /// Forgets that a global identifier names `model` (a model deleted here).
+    mutating func unlink(model: PersistentIdentifier) {
+        guard let global = globalByModel.removeValue(forKey: model) else { return }
+        modelByGlobal[global] = nil
+    }
+
     /// The live models the loaded records point at, by identifier.
     func models(store: SyncStore) throws -> [PersistentIdentifier: DefaultSnapshot] {
         var found: [PersistentIdentifier: DefaultSnapshot] = [:]
@@ -107,9 +113,13 @@ struct RecordIndex {
     mutating func syncValues(
         of models: [PersistentIdentifier: DefaultSnapshot], store: SyncStore, mint: (PersistentIdentifier) -> String
     ) throws -> [PersistentIdentifier: [String: StoreValue]] {
-        let related = models.values.flatMap(SyncValues.localReferences)
+        let related = models.values.flatMap {
+            SyncValues.localReferences(of: $0, carrying: store.owning[$0.entity.name] ?? [])
+        }
         let globals = try globalIDs(for: related, store: store, mint: mint)
-        return models.mapValues { SyncValues.values(of: $0) { globals[$0] } }
+        return models.mapValues { model in
+            SyncValues.values(of: model, carrying: store.owning[model.entity.name] ?? []) { globals[$0] }
+        }
     }
 }
 

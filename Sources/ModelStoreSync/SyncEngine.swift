@@ -346,6 +346,9 @@ public actor SyncEngine {
         try index.add(globalIDs: models.map(\.globalID), store: local)
         let replica = try replicaID()
         let changes = try localChanges(after: state.pushed, replica: replica)
+        // A model deleted here since the last push may still be named by its record (a store that
+        // leaves the reference in place): it is not there to write to.
+        for id in changes.deleted { index.unlink(model: id) }
         var plan = MergePlan(configuration: configuration)
         // A replica that never pushed and reads the remote whole for the first time may hold the
         // same models already (seeded alike, or its bookkeeping was lost): equal models become one
@@ -372,6 +375,11 @@ public actor SyncEngine {
         }
         let conflictEntity = try local.entity(SyncMetadata.conflictEntityName)
         let conflictRows = try plan.conflicts.map { try $0.snapshot(entity: conflictEntity) }
+        // The other ends of changed links follow the carried ends.
+        var written = plan.inserted + plan.updated
+        let holders = try local.maintainInverses(of: &written, before: current)
+        plan.inserted = Array(written.prefix(plan.inserted.count))
+        plan.updated = Array(written.dropFirst(plan.inserted.count)) + holders
         let deletedIDs = Set(plan.deleted.map(\.persistentIdentifier))
         plan.updated.removeAll { deletedIDs.contains($0.persistentIdentifier) }
         state.cursor = reply.cursor
@@ -599,9 +607,16 @@ public actor SyncEngine {
                 updated.append(record.snapshot)
                 continue
             }
-            let remote = states[change.globalID]
-            record.set("base", .data(SyncCoding.encode(remote?.values ?? change.values)))
-            record.set("stamps", .data(SyncCoding.encode(remote?.stamps ?? [:])))
+            // The base becomes what was pushed; what else the remote holds arrives with the next pull,
+            // which reads this push's transaction too.
+            var base = change.kind == .insert ? [:] : (record.base ?? [:])
+            var stamps = record.stamps
+            for (name, value) in change.values {
+                base[name] = value
+                stamps[name] = change.stamp
+            }
+            record.set("base", .data(SyncCoding.encode(base)))
+            record.set("stamps", .data(SyncCoding.encode(stamps)))
             record.set("pending", .bool(false))
             updated.append(record.snapshot)
         }

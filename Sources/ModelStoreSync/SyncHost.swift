@@ -14,8 +14,7 @@ import Synchronization
 ///   otherwise nothing is stored and the reply names the stale models, which the replica pulls,
 ///   merges and pushes again. A new model whose unique values another model already has is not
 ///   inserted: the reply names the existing model, which the pushing replica's model becomes.
-/// - A pull reads the store whole the first time, then follows its history, leaving out the
-///   replica's own pushes. Models written to the store without the engine get a global identifier
+/// - A pull reads the store whole the first time, then follows its history. Models written to the store without the engine get a global identifier
 ///   derived from their identity, the same for every replica.
 public final class SyncHost: Sendable {
     /// The container that holds the store open.
@@ -176,9 +175,13 @@ public final class SyncHost: Sendable {
         guard stale.isEmpty else {
             return SyncPushReply(applied: false, stale: stale, merged: [:], states: [])
         }
+        // The other ends of changed links follow the carried ends.
+        var written = pendingInserts.map(\.snapshot) + updated
+        let holders = try writer.maintainInverses(of: &written, before: current)
+        inserted = Array(written.prefix(pendingInserts.count))
+        updated = Array(written.dropFirst(pendingInserts.count)) + holders
         let deletedIDs = Set(deleted.map(\.persistentIdentifier))
         updated.removeAll { deletedIDs.contains($0.persistentIdentifier) }
-        inserted = pendingInserts.map(\.snapshot)
         inserted += index.derivedRecordInserts
         do {
             let result = try writer.save(
@@ -288,7 +291,6 @@ public final class SyncHost: Sendable {
     }
 
     private func pullHistory(_ request: SyncPullRequest, limit: Int, check: ScopeCheck) throws -> SyncPullReply {
-        let own = Self.author(forReplica: request.replica)
         let transactions: [DefaultHistoryTransaction]
         do {
             transactions = try store.transactions(after: request.cursor.transaction, limit: limit)
@@ -300,7 +302,10 @@ public final class SyncHost: Sendable {
         var changed: [PersistentIdentifier] = []
         var deletions: [(id: PersistentIdentifier, transaction: Int64)] = []
         var seen = Set<PersistentIdentifier>()
-        for transaction in transactions where transaction.author != own {
+        // The replica's own pushes are included: a push can change models it did not send (the
+        // other ends of links, references to a model it deleted), and what others changed since; the
+        // replica finds the rest equal to what it has and writes nothing for them.
+        for transaction in transactions {
             for change in transaction.changes {
                 let id = change.changedPersistentIdentifier
                 guard !SyncMetadata.isMetadata(id.entityName) else { continue }
@@ -402,13 +407,15 @@ public final class SyncHost: Sendable {
 
     /// Models' states with global identifiers for them and every model they refer to.
     private func currentStates(_ rows: [DefaultSnapshot], index: inout RecordIndex) throws -> [SyncModelState] {
-        let ids = rows.map(\.persistentIdentifier) + rows.flatMap(SyncValues.localReferences)
+        let ids =
+            rows.map(\.persistentIdentifier)
+            + rows.flatMap { SyncValues.localReferences(of: $0, carrying: store.owning[$0.entity.name] ?? []) }
         let globals = try index.globalIDs(for: ids, store: store, mint: SyncCoding.derivedGlobalID)
         return rows.map { row in
             let global = globals[row.persistentIdentifier] ?? SyncCoding.derivedGlobalID(for: row.persistentIdentifier)
             return SyncModelState(
                 globalID: global, entity: row.entity.name,
-                values: SyncValues.values(of: row) { globals[$0] },
+                values: SyncValues.values(of: row, carrying: store.owning[row.entity.name] ?? []) { globals[$0] },
                 stamps: index.record(of: global)?.stamps ?? [:])
         }
     }

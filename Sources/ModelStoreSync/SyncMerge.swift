@@ -180,7 +180,12 @@ struct MergePlan {
             applied += 1
         }
         if var record, !adopted {
-            record.set("base", .data(SyncCoding.encode(Self.resolvable(remote, index: index))))
+            let newBase = Self.resolvable(remote, index: index)
+            // An echo of this replica's own push changes nothing: no write.
+            guard newBase != record.base || pending != record.pending || remoteModel.stamps != record.stamps else {
+                return
+            }
+            record.set("base", .data(SyncCoding.encode(newBase)))
             record.set("stamps", .data(SyncCoding.encode(remoteModel.stamps)))
             record.set("pending", .bool(pending))
             recordUpdates.append(record.snapshot)

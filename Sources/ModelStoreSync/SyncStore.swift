@@ -7,11 +7,31 @@ struct SyncStore {
     let store: any DataStore
     let schema: Schema
     let editingState: EditingState
+    /// The relationships sync carries, by entity: of each inverse pair one side (the to-one side,
+    /// or the first by entity and name), and every relationship without an inverse. The other
+    /// side follows from it (``maintainInverses(of:before:)``), so concurrent edits of a link can
+    /// never leave its two ends disagreeing.
+    let owning: [String: Set<String>]
 
     init(store: any DataStore, schema: Schema, author: String) {
         self.store = store
         self.schema = schema
         self.editingState = EditingState(author: author)
+        var owning: [String: Set<String>] = [:]
+        for entity in schema.entities {
+            owning[entity.name] = Set(
+                entity.relationships.filter { Self.isOwning($0, of: entity, schema: schema) }.map(\.name))
+        }
+        self.owning = owning
+    }
+
+    private static func isOwning(_ relationship: Schema.Relationship, of entity: Schema.Entity, schema: Schema) -> Bool
+    {
+        guard let inverseName = relationship.inverseName,
+            let inverse = schema.entity(named: relationship.destination)?.relationship(named: inverseName)
+        else { return true }
+        if relationship.isToOne != inverse.isToOne { return relationship.isToOne }
+        return (entity.name, relationship.name) <= (relationship.destination, inverse.name)
     }
 
     func entity(_ name: String) throws -> Schema.Entity {
@@ -74,6 +94,66 @@ struct SyncStore {
     }
 
     var history: (any HistoryProviding)? { store as? any HistoryProviding }
+
+    /// Brings the other ends of links in line after the carried sides of `written` changed (their
+    /// stored state was `before`; a model missing there is new): a model that now points at a
+    /// target is listed by it, and one that no longer does is not. Targets among `written` change
+    /// in place; the others are loaded and returned, to be saved with `written`.
+    func maintainInverses(
+        of written: inout [DefaultSnapshot], before: [PersistentIdentifier: DefaultSnapshot]
+    ) throws -> [DefaultSnapshot] {
+        var position: [PersistentIdentifier: Int] = [:]
+        for (index, snapshot) in written.enumerated() { position[snapshot.persistentIdentifier] = index }
+        var loaded: [PersistentIdentifier: DefaultSnapshot] = [:]
+        var order: [PersistentIdentifier] = []
+        func edit(_ id: PersistentIdentifier, _ change: (inout DefaultSnapshot) -> Void) throws {
+            if let index = position[id] {
+                change(&written[index])
+            } else if var snapshot = loaded[id] {
+                change(&snapshot)
+                loaded[id] = snapshot
+            } else if var snapshot = try snapshots([id], entityName: id.entityName)[id] {
+                change(&snapshot)
+                loaded[id] = snapshot
+                order.append(id)
+            }
+        }
+        for index in written.indices {
+            let model = written[index]
+            let id = model.persistentIdentifier
+            for relationship in model.entity.relationships
+            where owning[model.entity.name]?.contains(relationship.name) ?? false {
+                guard let inverseName = relationship.inverseName else { continue }
+                let now = Set(SyncValues.referencedGlobalIDs(model.values[relationship.slot]))
+                let was = Set(before[id].map { SyncValues.referencedGlobalIDs($0.values[relationship.slot]) } ?? [])
+                for target in was.subtracting(now) {
+                    try edit(target) { holder in
+                        guard let slot = holder.entity.slot(of: inverseName) else { return }
+                        switch holder.values[slot] {
+                        case .reference(let other) where other == id: holder.values[slot] = .null
+                        case .references(let others): holder.values[slot] = .references(others.filter { $0 != id })
+                        default: break
+                        }
+                    }
+                }
+                for target in now.subtracting(was) {
+                    try edit(target) { holder in
+                        guard let slot = holder.entity.slot(of: inverseName),
+                            case .relationship(let inverse)? = holder.entity.property(named: inverseName)
+                        else { return }
+                        if inverse.isToOne {
+                            holder.values[slot] = .reference(id)
+                        } else if case .references(let others) = holder.values[slot] {
+                            if !others.contains(id) { holder.values[slot] = .references(others + [id]) }
+                        } else {
+                            holder.values[slot] = .references([id])
+                        }
+                    }
+                }
+            }
+        }
+        return order.compactMap { loaded[$0] }
+    }
 
     /// Removes the references that models related to `model` hold to it through its
     /// relationships' inverses, as a nullify rule would, so that deleting it leaves none pointing at
@@ -235,14 +315,14 @@ struct SyncValues {
     /// Every stored property's value, relationships through `globalID(of:)`; `nil` when a related
     /// model has no global identifier (the caller mints them first).
     static func values(
-        of snapshot: DefaultSnapshot, globalID: (PersistentIdentifier) -> String?
+        of snapshot: DefaultSnapshot, carrying owning: Set<String>, globalID: (PersistentIdentifier) -> String?
     ) -> [String: StoreValue] {
         var values: [String: StoreValue] = [:]
         values.reserveCapacity(snapshot.entity.properties.count)
         for attribute in snapshot.entity.attributes {
             values[attribute.name] = snapshot.values[attribute.slot]
         }
-        for relationship in snapshot.entity.relationships {
+        for relationship in snapshot.entity.relationships where owning.contains(relationship.name) {
             switch snapshot.values[relationship.slot] {
             case .reference(let id):
                 values[relationship.name] =
@@ -268,9 +348,11 @@ struct SyncValues {
         }
     }
 
-    /// The related models' local identifiers a snapshot names.
-    static func localReferences(of snapshot: DefaultSnapshot) -> [PersistentIdentifier] {
-        snapshot.entity.relationships.flatMap { referencedGlobalIDs(snapshot.values[$0.slot]) }
+    /// The related models' local identifiers a snapshot names through the relationships sync carries.
+    static func localReferences(of snapshot: DefaultSnapshot, carrying owning: Set<String>) -> [PersistentIdentifier] {
+        snapshot.entity.relationships.filter { owning.contains($0.name) }.flatMap {
+            referencedGlobalIDs(snapshot.values[$0.slot])
+        }
     }
 
     /// Writes values by name into `snapshot`, relationships through `localID(of:)`; references to
