@@ -146,7 +146,7 @@ public actor SyncEngine {
 
     /// The wait before retry number `failures`: doubling from the first delay up to the maximum,
     /// with up to half of it random.
-    static func retryDelay(after failures: Int, configuration: SyncConfiguration) -> Duration {
+    public static func retryDelay(after failures: Int, configuration: SyncConfiguration) -> Duration {
         let first =
             Double(configuration.retryDelay.components.seconds)
             + Double(configuration.retryDelay.components.attoseconds) / 1e18
