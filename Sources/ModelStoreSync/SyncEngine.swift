@@ -321,6 +321,8 @@ public actor SyncEngine {
     }
 
     private func merge(_ reply: SyncPullReply, state: inout State) async throws -> Merged {
+        // An empty page that moves no cursor writes nothing: a quiet round touches no rows.
+        guard !reply.models.isEmpty || reply.cursor != state.cursor else { return Merged() }
         var models = reply.models
         var index = try RecordIndex.load(globalIDs: models.map(\.globalID), store: local)
         // Models the page refers to that this replica lacks: fetch them, so references hold.

@@ -136,8 +136,15 @@ import Testing
         try context.save()
         try await a.engine.syncNow()
         try await a.engine.syncNow()
+        func transactions(_ container: ModelContainer) throws -> Int {
+            try ModelContext(container).fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).count
+        }
+        let before = (try transactions(a.container), try transactions(host.container))
         let quiet = try await a.engine.syncNow()
         #expect(quiet == SyncSummary())
+        // Nothing was written on either side.
+        #expect(try transactions(a.container) == before.0)
+        #expect(try transactions(host.container) == before.1)
     }
 
     @Test func twoOfflineModelsWithOneUniqueValueBecomeOne() async throws {

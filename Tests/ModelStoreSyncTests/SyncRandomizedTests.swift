@@ -144,6 +144,12 @@ import Testing
             let expected = model.local[r].map { "\($0.key): \($0.value.budget) \($0.value.notes) []" }.sorted()
             if actual != expected { return "r\(r) holds \(actual), the model says \(expected)" }
         }
+        for (r, replica) in replicas.enumerated() {
+            let recorded = try replica.engine.conflicts.list(includingResolved: true).count
+            if recorded != model.conflicts[r] {
+                return "r\(r) recorded \(recorded) conflict(s), the model met \(model.conflicts[r]) clash(es)"
+            }
+        }
         let shared = try ModelContext(host.container).fetch(FetchDescriptor<Journey>()).map {
             "\($0.name): \($0.budget) \($0.notes) []"
         }.sorted()
@@ -168,6 +174,8 @@ struct MergeModel {
     /// Models each replica deleted and has not pushed.
     var deleted: [Set<String>]
     var cursor: [Int]
+    /// The clashes each replica met: every one must be in its conflict records.
+    var conflicts: [Int]
     var server: [String: Values] = [:]
     /// Which replica wrote which model, in order.
     var log: [(writer: Int, name: String)] = []
@@ -177,6 +185,7 @@ struct MergeModel {
         base = Array(repeating: [:], count: replicas)
         deleted = Array(repeating: [], count: replicas)
         cursor = Array(repeating: 0, count: replicas)
+        conflicts = Array(repeating: 0, count: replicas)
     }
 
     /// The `pick`-th model of a replica in name order, if it has any.
@@ -217,6 +226,7 @@ struct MergeModel {
                     base[r][name] = nil
                 } else if let mine = local[r][name], base[r][name] != .some(mine) {
                     base[r][name] = .some(nil)  // edit beats delete: pushed again as new
+                    conflicts[r] += 1
                 } else {
                     local[r][name] = nil
                     base[r][name] = nil
@@ -225,6 +235,7 @@ struct MergeModel {
             }
             if deleted[r].contains(name) {
                 if base[r][name] == .some(remote) { continue }
+                conflicts[r] += 1  // an edit there beats the delete here
                 deleted[r].remove(name)
                 local[r][name] = remote
                 base[r][name] = .some(remote)
@@ -237,8 +248,8 @@ struct MergeModel {
             }
             let agreed = base[r][name] ?? nil
             var merged = mine
-            merged.budget = Self.merge(agreed?.budget, mine.budget, remote.budget)
-            merged.notes = Self.merge(agreed?.notes, mine.notes, remote.notes)
+            merged.budget = Self.merge(agreed?.budget, mine.budget, remote.budget, clashes: &conflicts[r])
+            merged.notes = Self.merge(agreed?.notes, mine.notes, remote.notes, clashes: &conflicts[r])
             local[r][name] = merged
             base[r][name] = .some(remote)
         }
@@ -246,10 +257,11 @@ struct MergeModel {
 
     /// One property, three ways: a side that did not change it takes the other's value; a clash
     /// goes the remote's way.
-    static func merge<Value: Equatable>(_ agreed: Value?, _ mine: Value, _ theirs: Value) -> Value {
+    static func merge<Value: Equatable>(_ agreed: Value?, _ mine: Value, _ theirs: Value, clashes: inout Int) -> Value {
         if mine == theirs { return theirs }
         if let agreed, agreed == mine { return theirs }
         if let agreed, agreed == theirs { return mine }
+        clashes += 1
         return theirs
     }
 
