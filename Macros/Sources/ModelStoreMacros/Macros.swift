@@ -30,7 +30,7 @@
 /// for the framework to create models with unless it declares one.
 @attached(member, names: named(persistentBackingData), named(init), named(constraints), arbitrary)
 @attached(memberAttribute)
-@attached(extension, conformances: PersistentModel)
+@attached(extension, conformances: PersistentModel, RelationshipContent)
 public macro Model() = #externalMacro(module: "ModelStoreMacrosPlugin", type: "ModelMacro")
 
 /// Configures how a `@Model` property is stored, in SwiftData's spelling: `@Attribute(.unique) var name: String`.

@@ -21,7 +21,6 @@ enum ModelDiagnostic {
     case constraintArgument(String)
     case modelActorOnNonActor
     case genericModel(String)
-    case optionalToMany(String, String)
 
     var message: String {
         switch self {
@@ -68,9 +67,6 @@ enum ModelDiagnostic {
             "'@ModelActor' applies to actors: declare the type as an 'actor'"
         case .genericModel(let name):
             "'@Model' class '\(name)' cannot be generic: a model type is one entity of the schema"
-        case .optionalToMany(let name, let element):
-            "'\(name)' is an optional array of '\(element)': ModelStore does not support optional to-many "
-                + "relationships yet; declare it '[\(element)]' with an initial value of '[]'"
         }
     }
 
@@ -99,7 +95,6 @@ enum ModelDiagnostic {
         case .constraintArgument: "constraintArgument"
         case .modelActorOnNonActor: "modelActorOnNonActor"
         case .genericModel: "genericModel"
-        case .optionalToMany: "optionalToMany"
         }
     }
 

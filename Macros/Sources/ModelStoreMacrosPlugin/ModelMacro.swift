@@ -47,7 +47,9 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         return []
     }
 
-    /// Adds the `PersistentModel` conformance.
+    /// Adds the `PersistentModel` conformance, and names `RelationshipContent` (which it implies)
+    /// too, so that relationships to the class (`Trip?`, `[Trip]?`) type-check in expansions that the
+    /// compiler checks before it has seen the implied conformance.
     public static func expansion(
         of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
         providingExtensionsOf type: some TypeSyntaxProtocol, conformingTo protocols: [TypeSyntax],
@@ -56,6 +58,9 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         guard !protocols.isEmpty, let model = ModelClass(declaration, attribute: node, context: context, report: false),
             model.isValid
         else { return [] }
-        return [try ExtensionDeclSyntax("extension \(type.trimmed): ModelStore.PersistentModel {}")]
+        return [
+            try ExtensionDeclSyntax(
+                "extension \(type.trimmed): ModelStore.PersistentModel, ModelStore.RelationshipContent {}")
+        ]
     }
 }

@@ -60,24 +60,6 @@ enum ModelPropertyReader {
             ])
         }
         let attribute = MarkerAttribute.find(in: variable.attributes)
-        if attribute?.marker != .attribute, attribute?.marker != .transient, let writtenType,
-            let optional = writtenType.as(OptionalTypeSyntax.self),
-            let element = TypeNames.arrayElement(optional.wrappedType),
-            attribute?.marker == .relationship || TypeNames.looksLikeRelationship(optional.wrappedType)
-        {
-            let fixIts = [
-                FixIt(
-                    message: ModelFixIt("remove the '?'"),
-                    changes: [
-                        .replace(
-                            oldNode: Syntax(optional),
-                            newNode: Syntax(optional.wrappedType.with(\.trailingTrivia, optional.trailingTrivia)))
-                    ])
-            ]
-            return .invalid([
-                ModelDiagnostic.optionalToMany(name, element.trimmedDescription).diagnose(at: optional, fixIts: fixIts)
-            ])
-        }
         let kind: ModelProperty.Kind
         switch attribute?.marker {
         case .transient: kind = .transient

@@ -42,9 +42,11 @@ enum TypeNames {
         return nil
     }
 
-    /// The model type of a relationship's type: `Trip` for `Trip?` and `[Trip]`; `nil` for any other shape.
+    /// The model type of a relationship's type: `Trip` for `Trip?`, `[Trip]` and `[Trip]?`; `nil` for
+    /// any other shape.
     static func relationshipDestination(_ type: TypeSyntax) -> TypeSyntax? {
-        optionalWrapped(type) ?? arrayElement(type)
+        if let wrapped = optionalWrapped(type) { return arrayElement(wrapped) ?? wrapped }
+        return arrayElement(type)
     }
 
     /// Whether the type names one of ``knownValueTypes``.

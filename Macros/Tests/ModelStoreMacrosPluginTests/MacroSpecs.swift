@@ -5,7 +5,7 @@ import Testing
 
 /// The macros by the names the library declares them with, for `assertMacroExpansion`.
 let macroSpecs: [String: MacroSpec] = [
-    "Model": MacroSpec(type: ModelMacro.self, conformances: ["PersistentModel"]),
+    "Model": MacroSpec(type: ModelMacro.self, conformances: ["PersistentModel", "RelationshipContent"]),
     "_PersistedProperty": MacroSpec(type: PersistedPropertyMacro.self),
     "Attribute": MacroSpec(type: MarkerMacro.self),
     "Relationship": MacroSpec(type: MarkerMacro.self),

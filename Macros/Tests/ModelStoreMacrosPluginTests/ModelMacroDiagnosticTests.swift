@@ -236,7 +236,7 @@ struct ModelMacroDiagnosticTests {
                     }
                 }
 
-                extension Trip: ModelStore.PersistentModel {
+                extension Trip: ModelStore.PersistentModel, ModelStore.RelationshipContent {
                 }
                 """#,
             diagnostics: [
@@ -331,40 +331,6 @@ struct ModelMacroFixItTests {
                     var tags: [String]
                 }
                 """#)
-    }
-
-    @Test func anOptionalToManyRelationshipBecomesAnArray() {
-        assertExpansion(
-            """
-            @Model
-            final class Trip {
-                var items: [Item]? = []
-                @Relationship(deleteRule: .cascade) var stops: [Stop]?
-            }
-            """,
-            expandedSource: """
-                final class Trip {
-                    var items: [Item]? = []
-                    var stops: [Stop]?
-                }
-                """,
-            diagnostics: [
-                DiagnosticSpec(
-                    message: "'items' is an optional array of 'Item': ModelStore does not support optional to-many "
-                        + "relationships yet; declare it '[Item]' with an initial value of '[]'", line: 3, column: 16,
-                    fixIts: [FixItSpec(message: "remove the '?'")]),
-                DiagnosticSpec(
-                    message: "'stops' is an optional array of 'Stop': ModelStore does not support optional to-many "
-                        + "relationships yet; declare it '[Stop]' with an initial value of '[]'", line: 4, column: 52,
-                    fixIts: [FixItSpec(message: "remove the '?'")]),
-            ],
-            fixedSource: """
-                @Model
-                final class Trip {
-                    var items: [Item] = []
-                    @Relationship(deleteRule: .cascade) var stops: [Stop]
-                }
-                """)
     }
 
     @Test func aGenericModelIsAnError() {

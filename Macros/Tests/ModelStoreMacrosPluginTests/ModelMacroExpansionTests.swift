@@ -137,7 +137,7 @@ struct ModelMacroExpansionTests {
                     }
                 }
 
-                extension Trip: ModelStore.PersistentModel {
+                extension Trip: ModelStore.PersistentModel, ModelStore.RelationshipContent {
                 }
                 """#
         )
@@ -246,7 +246,7 @@ struct ModelMacroExpansionTests {
                     }
                 }
 
-                extension Trip: ModelStore.PersistentModel {
+                extension Trip: ModelStore.PersistentModel, ModelStore.RelationshipContent {
                 }
                 """#
         )
@@ -359,7 +359,7 @@ struct ModelMacroExpansionTests {
                     }
                 }
 
-                extension Trip: ModelStore.PersistentModel {
+                extension Trip: ModelStore.PersistentModel, ModelStore.RelationshipContent {
                 }
                 """#
         )

@@ -29,7 +29,8 @@ import Observation
 /// Models are `Observable`: reads and writes of wrapped properties go through an
 /// `ObservationRegistrar`, so `withObservationTracking` sees them. Models are not `Sendable`;
 /// pass ``persistentModelID`` between isolation domains instead.
-public protocol PersistentModel: AnyObject, Observable, Hashable, Identifiable, SendableMetatype {
+public protocol PersistentModel: AnyObject, Observable, Hashable, Identifiable, SendableMetatype, RelationshipContent
+where RelatedModel == Self {
     /// Creates a model with every property at its initial value.
     init()
 

@@ -1,7 +1,8 @@
 import Foundation
 import Observation
 
-/// The Swift types a relationship can have: an optional model (to-one) or an array of models (to-many).
+/// The Swift types a relationship can have: an optional model (to-one), or an array of models or
+/// an optional array of models (to-many).
 public protocol RelationshipValue {
     /// The related model type.
     associatedtype Destination: PersistentModel
@@ -13,13 +14,49 @@ public protocol RelationshipValue {
     init(relatedModels: [Destination])
 }
 
-extension Optional: RelationshipValue where Wrapped: PersistentModel {
-    /// `false`: an optional is a to-one relationship.
-    public static var isToMany: Bool { false }
-    /// The related model, if any.
-    public var relatedModels: [Wrapped] { self.map { [$0] } ?? [] }
-    /// The first model, or `nil`.
-    public init(relatedModels: [Wrapped]) { self = relatedModels.first }
+/// What an optional relationship can wrap: a model (`Trip?`, to-one) or an array of models
+/// (`[Item]?`, to-many, the spelling SwiftData apps that sync through CloudKit use).
+///
+/// Every ``PersistentModel`` and every array of models conforms; nothing else needs to.
+public protocol RelationshipContent {
+    /// The related model type.
+    associatedtype RelatedModel: PersistentModel
+    /// Whether the content is many models.
+    static var holdsMany: Bool { get }
+    /// The models it holds, in order.
+    var relatedContent: [RelatedModel] { get }
+    /// The content holding these models: the first for a model (`nil` when there is none), all of
+    /// them for an array.
+    static func content(holding models: [RelatedModel]) -> Self?
+}
+
+extension PersistentModel {
+    /// `false`: a model is one.
+    public static var holdsMany: Bool { false }
+    /// The model itself.
+    public var relatedContent: [Self] { [self] }
+    /// The first model, if any.
+    public static func content(holding models: [Self]) -> Self? { models.first }
+}
+
+extension Array: RelationshipContent where Element: PersistentModel {
+    /// `true`: an array holds many.
+    public static var holdsMany: Bool { true }
+    /// The array's models.
+    public var relatedContent: [Element] { self }
+    /// The models themselves.
+    public static func content(holding models: [Element]) -> [Element]? { models }
+}
+
+extension Optional: RelationshipValue where Wrapped: RelationshipContent {
+    /// The wrapped content's model type.
+    public typealias Destination = Wrapped.RelatedModel
+    /// Whether the optional wraps an array (to-many) rather than a model (to-one).
+    public static var isToMany: Bool { Wrapped.holdsMany }
+    /// The related models, if any.
+    public var relatedModels: [Wrapped.RelatedModel] { self.map(\.relatedContent) ?? [] }
+    /// For to-one, the first model or `nil`; for to-many, the models (an empty array, not `nil`).
+    public init(relatedModels: [Wrapped.RelatedModel]) { self = Wrapped.content(holding: relatedModels) }
 }
 
 extension Array: RelationshipValue where Element: PersistentModel {
@@ -34,7 +71,9 @@ extension Array: RelationshipValue where Element: PersistentModel {
 /// Marks a property as a persisted relationship:
 /// `@Relationship(deleteRule: .cascade, inverse: \Item.trip) var items: [Item] = []`.
 ///
-/// A to-one relationship is an optional model; a to-many relationship is an array of models.
+/// A to-one relationship is an optional model; a to-many relationship is an array of models, or an
+/// optional one (`[Item]? = []`, as SwiftData apps that sync through CloudKit declare them), which
+/// reads back as an array, empty rather than `nil` when nothing is related.
 /// Related models load lazily on first access unless prefetched. Setting either side of a
 /// relationship with an inverse updates the other side at once, in memory, even before the
 /// models are inserted into a context.
