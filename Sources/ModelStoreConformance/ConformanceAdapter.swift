@@ -7,8 +7,7 @@ import ModelStore
 /// extension ConformanceAdapter {
 ///     static let myStore = ConformanceAdapter(
 ///         name: "MyStore",
-///         capabilities: [.batching, .durability, .erase],
-///         nativeFilters: [.equality, .comparison, .logical]
+///         capabilities: [.batching, .durability, .erase]
 ///     ) { directory in
 ///         MyStoreConfiguration(url: directory.appending(path: "data.mystore"))
 ///     }
@@ -24,12 +23,15 @@ public struct ConformanceAdapter: Sendable {
     public var name: String
     /// What the adapter declares it supports. Cases that need anything else are reported as skipped.
     public var capabilities: ConformanceCapabilities
-    /// The predicate kinds the adapter runs natively, without asking the context to filter in memory.
+    /// The predicate kinds the adapter runs natively, without asking the context to filter in memory;
+    /// `nil` (the default) reads them from the store itself: every kind whose filters
+    /// (``ConformanceFilterKind/storeFilterKinds``) its `queryCapabilities` run.
     ///
     /// The suite checks that a store never refuses a predicate made only of these kinds, and runs
     /// every predicate of its corpus pushed, forced through the in-memory fallback, and on a
-    /// reference store, requiring the same results (``ConformanceGroup/pushDown``).
-    public var nativeFilters: Set<ConformanceFilterKind>
+    /// reference store, requiring the same results (``ConformanceGroup/pushDown``). Declare them
+    /// only to test fewer kinds than the store claims.
+    public var nativeFilters: Set<ConformanceFilterKind>?
     /// Known divergences: case identifiers (``ConformanceCase/id``) or whole group names
     /// (``ConformanceGroup/rawValue``), each with the reason the adapter differs.
     ///
@@ -49,13 +51,14 @@ public struct ConformanceAdapter: Sendable {
     /// - Parameters:
     ///   - name: the adapter's name, for messages.
     ///   - capabilities: what the adapter supports; see ``ConformanceCapabilities``.
-    ///   - nativeFilters: the predicate kinds it runs natively; empty for a store that filters nothing itself.
+    ///   - nativeFilters: the predicate kinds it runs natively; `nil` reads them from the store's
+    ///     `queryCapabilities`.
     ///   - expectedFailures: known divergences by case identifier or group name, with reasons.
     ///   - makeConfiguration: the configuration of a store kept in the given directory.
     public init(
         name: String,
         capabilities: ConformanceCapabilities,
-        nativeFilters: Set<ConformanceFilterKind> = [],
+        nativeFilters: Set<ConformanceFilterKind>? = nil,
         expectedFailures: [String: String] = [:],
         makeConfiguration: @escaping @Sendable (_ directory: URL) throws -> any DataStoreConfiguration
     ) {
@@ -64,6 +67,17 @@ public struct ConformanceAdapter: Sendable {
         self.nativeFilters = nativeFilters
         self.expectedFailures = expectedFailures
         self.makeConfiguration = makeConfiguration
+    }
+
+    /// The predicate kinds the suite takes `store` to run natively: the declared ones, or else those
+    /// its query capabilities run (none for a store that does not run store queries).
+    func nativeFilters(of store: any DataStore) -> Set<ConformanceFilterKind> {
+        if let nativeFilters { return nativeFilters }
+        guard let capabilities = (store as? any DataStoreQuerying)?.queryCapabilities else { return [] }
+        let runs = capabilities.filters.union(capabilities.inexactFilters)
+        let kinds = ConformanceFilterKind.allCases.filter { runs.isSuperset(of: $0.storeFilterKinds) }
+        // A store that runs no filter at all has no native kinds, arithmetic (which needs none) included.
+        return capabilities.filters.isEmpty && capabilities.inexactFilters.isEmpty ? [] : Set(kinds)
     }
 
     /// The reason a case is declared to fail, if it is (by its identifier, else by its group).

@@ -8,8 +8,7 @@ extension ConformanceAdapter {
     /// The append log, with its default group commit, as an app would configure it.
     static let appendLog = ConformanceAdapter(
         name: "AppendLogStore",
-        capabilities: [.batching, .durability, .erase, .migrations, .customMigrationStages, .history],
-        nativeFilters: Set(ConformanceFilterKind.allCases)
+        capabilities: [.batching, .durability, .erase, .migrations, .customMigrationStages, .history]
     ) { directory in
         AppendLogStoreConfiguration(directory: directory.appendingPathComponent("store.log"))
     }

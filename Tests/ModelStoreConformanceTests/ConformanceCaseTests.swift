@@ -44,7 +44,8 @@ struct ConformanceCaseTests {
     }
 
     @Test func checkThatDoesNotApplyIsSkippedWithReason() throws {
-        let adapter = ConformanceAdapter(name: "fallback only", capabilities: [.batching, .erase]) { _ in
+        let adapter = ConformanceAdapter(name: "fallback only", capabilities: [.batching, .erase], nativeFilters: []) {
+            _ in
             InMemoryStoreConfiguration()
         }
         let testCase = try Self.testCase("pushDown.nativeFiltersAreNotRefused", of: adapter)
@@ -52,7 +53,26 @@ struct ConformanceCaseTests {
             Issue.record("a check that cannot apply passed silently")
             return
         }
-        #expect(reason.contains("no native filter kinds"))
+        #expect(reason.contains("no filter kinds natively"))
+    }
+
+    @Test func nativeFilterKindsAreReadFromTheStoreUnlessDeclared() throws {
+        let adapter = ConformanceAdapter(name: "in memory", capabilities: [.batching, .erase]) { _ in
+            InMemoryStoreConfiguration()
+        }
+        #expect(adapter.nativeFilters == nil)
+        let testCase = try Self.testCase("pushDown.nativeFiltersAreNotRefused", of: adapter)
+        let outcome = try testCase.run()
+        guard case .passed = outcome else {
+            Issue.record("every kind the in-memory store runs is checked, and none is refused: \(outcome)")
+            return
+        }
+        let declarations = try Self.testCase("declarations.nativeFiltersMatchQueryCapabilities", of: adapter)
+        guard case .skipped(let reason) = try declarations.run() else {
+            Issue.record("an adapter that declares nothing has no declaration to check")
+            return
+        }
+        #expect(reason.contains("reads them from its queryCapabilities"))
     }
 
     @Test func declaredFailureIsReportedAsExpected() throws {

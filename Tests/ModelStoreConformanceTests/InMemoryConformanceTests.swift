@@ -9,8 +9,7 @@ extension ConformanceAdapter {
     /// multi-process access, and every predicate kind run natively.
     static let inMemory = ConformanceAdapter(
         name: "InMemoryStore",
-        capabilities: [.batching, .erase, .twoPhaseSaves, .history],
-        nativeFilters: Set(ConformanceFilterKind.allCases)
+        capabilities: [.batching, .erase, .twoPhaseSaves, .history]
     ) { _ in
         InMemoryStoreConfiguration()
     }

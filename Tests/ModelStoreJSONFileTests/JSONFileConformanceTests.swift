@@ -12,7 +12,6 @@ extension ConformanceAdapter {
             .batching, .durability, .erase, .externalStorage, .multiProcessAccess, .migrations, .customMigrationStages,
             .history,
         ],
-        nativeFilters: Set(ConformanceFilterKind.allCases),
         expectedFailures: [
             "multiProcess.secondStoreSeesSaves": JSONFileConformanceTests.readsItsFileOnce,
             "multiProcess.everyKindOfChangeIsSeen": JSONFileConformanceTests.readsItsFileOnce,

@@ -11,8 +11,7 @@ extension ConformanceAdapter {
         capabilities: [
             .batching, .durability, .erase, .externalStorage, .history, .multiProcessAccess, .migrations,
             .customMigrationStages, .twoPhaseSaves,
-        ],
-        nativeFilters: Set(ConformanceFilterKind.allCases)
+        ]
     ) { directory in
         SQLiteStoreConfiguration(url: directory.appendingPathComponent("store.sqlite"))
     }
