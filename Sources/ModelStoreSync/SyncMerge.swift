@@ -27,10 +27,16 @@ struct MergePlan {
     /// Remote values as this replica can hold them: references to models it does not have (outside
     /// its scope) left out, so that leaving them out is not taken for a local change.
     static func resolvable(_ values: [String: StoreValue], index: RecordIndex) -> [String: StoreValue] {
-        values.mapValues { value in
+        // A model this replica knows (it has its record, even if it deleted the model and has not
+        // pushed that yet) stays in the base; only models it never held are left out.
+        func known(_ reference: PersistentIdentifier) -> Bool {
+            guard case .string(let global) = reference.primaryKey else { return false }
+            return index.localID(reference) != nil || index.record(of: global) != nil
+        }
+        return values.mapValues { value in
             switch value {
-            case .reference(let global): index.localID(global) == nil ? .null : value
-            case .references(let globals): .references(globals.filter { index.localID($0) != nil })
+            case .reference(let global): known(global) ? value : .null
+            case .references(let globals): .references(globals.filter(known))
             default: value
             }
         }
