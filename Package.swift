@@ -77,7 +77,8 @@ let package = Package(
         // Sync between a local store and a remote one: the engine, the host a remote runs, and the
         // in-process transport.
         .target(
-            name: "ModelStoreSync", dependencies: ["ModelStore", "ModelStoreAdapterKit"], path: "Sources/ModelStoreSync"),
+            name: "ModelStoreSync", dependencies: ["ModelStore", "ModelStoreAdapterKit"], path: "Sources/ModelStoreSync"
+        ),
         // The command-line tool's commands, in a library so that a package that links more adapters (the
         // PostgreSQL package) builds the same tool with their schemes registered; it reaches the adapters
         // through their schemes only.

@@ -179,8 +179,13 @@ public actor SyncEngine {
                 summary.pushed += count
                 summary.conflicts += conflicts
                 return summary
-            case .stale:
-                continue  // the remote moved on: pull what changed, merge, push again
+            case .stale(let models):
+                // The remote moved on: merge the current state of the refused models at once (so a
+                // base that went wrong cannot refuse every retry), then pull the rest and push again.
+                let current = try await transport.fetch(SyncFetchRequest(globalIDs: models))
+                let merged = try await merge(
+                    SyncPullReply(models: current, cursor: state.cursor, hasMore: false), state: &state)
+                summary.conflicts += merged.conflicts
             }
         }
         throw SyncError(
@@ -468,7 +473,7 @@ public actor SyncEngine {
 
     private enum PushOutcome {
         case pushed(Int, conflicts: Int)
-        case stale
+        case stale([String])
     }
 
     private func push(state: inout State, replica: String) async throws -> PushOutcome {
@@ -556,7 +561,7 @@ public actor SyncEngine {
         var conflicts = 0
         for batch in out.chunked(configuration.pageSize) {
             let reply = try await transport.push(SyncPushRequest(replica: replica, changes: Array(batch)))
-            guard reply.applied else { return .stale }
+            guard reply.applied else { return .stale(reply.stale) }
             let last = batch.endIndex == out.endIndex
             if last { state.pushed = changes.head }
             conflicts += try acknowledge(
