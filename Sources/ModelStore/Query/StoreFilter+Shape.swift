@@ -24,6 +24,38 @@ public struct StoreFilterShape: Sendable, Hashable {
         self.operands = operands
     }
 
+    /// The filter of this shape with other operands, given in the order of ``operands`` (as many,
+    /// each of the kind the skeleton names; a store's cached translation assumes so).
+    public func filter(operands: [StoreValue]) -> StoreFilter {
+        var next = operands.makeIterator()
+        return Self.fill(skeleton, from: &next)
+    }
+
+    private static func fill(_ skeleton: StoreFilter, from next: inout IndexingIterator<[StoreValue]>) -> StoreFilter {
+        func take() -> StoreValue { next.next() ?? .null }
+        func text() -> String {
+            if case .string(let text) = take() { return text }
+            return ""
+        }
+        switch skeleton {
+        case .constant, .identifiers: return skeleton
+        case .compare(let path, let op, _): return .compare(path, op, take())
+        case .isIn(let path, let values): return .isIn(path, values.map { _ in take() })
+        case .range(let path, let range):
+            let lower = range.lower.map { _ in take() }
+            let upper = range.upper.map { _ in take() }
+            return .range(path, StoreRange(lower: lower, upper: upper, includesUpper: range.includesUpper))
+        case .text(let path, .contains): return .text(path, .contains(text()))
+        case .text(let path, .hasPrefix): return .text(path, .hasPrefix(text()))
+        case .text(let path, .matchesRegex): return .text(path, .matchesRegex(text()))
+        case .any(let path, let inner): return .any(path, fill(inner, from: &next))
+        case .all(let path, let inner): return .all(path, fill(inner, from: &next))
+        case .and(let items): return .and(items.map { fill($0, from: &next) })
+        case .or(let items): return .or(items.map { fill($0, from: &next) })
+        case .not(let item): return .not(fill(item, from: &next))
+        }
+    }
+
     /// Equal when the skeletons are: the operands are what may differ.
     public static func == (lhs: StoreFilterShape, rhs: StoreFilterShape) -> Bool { lhs.skeleton == rhs.skeleton }
 
