@@ -23,9 +23,16 @@ final class FetchPlanCache: Sendable {
         // mutated after they are made, so sharing them between threads is safe.
         let model: ObjectIdentifier
         let predicate: PredicateShape?
-        let sort: AnyHashable
+        /// The descriptor's sort, `nil` when it has none.
+        let sort: AnyHashable?
         let hasLimit: Bool
         let hasOffset: Bool
+    }
+
+    /// A descriptor's sort as a key part: compared as its own type, not element by element through
+    /// `AnyHashable` (which boxes every `SortDescriptor` again on each comparison).
+    struct SortShape<T>: Hashable {
+        let descriptors: [SortDescriptor<T>]
     }
 
     /// A kept plan: where each conjunct goes, and how its filter is made from the constants.
@@ -53,7 +60,8 @@ final class FetchPlanCache: Sendable {
             shape = predicateShape
         }
         let key = Key(
-            model: ObjectIdentifier(T.self), predicate: shape, sort: AnyHashable(descriptor.sortBy),
+            model: ObjectIdentifier(T.self), predicate: shape,
+            sort: descriptor.sortBy.isEmpty ? nil : AnyHashable(SortShape(descriptors: descriptor.sortBy)),
             hasLimit: descriptor.fetchLimit != nil, hasOffset: (descriptor.fetchOffset ?? 0) > 0)
         return (key, shape)
     }

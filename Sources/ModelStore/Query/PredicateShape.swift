@@ -11,14 +11,23 @@ import Foundation
 /// throw) leaves the predicate to be translated on every fetch.
 struct PredicateShape: Hashable {
     /// One piece of the shape besides the expression's type.
-    enum Token: Hashable {
+    enum Token: Equatable {
+        /// A key path, compared by identity: the shape keeps it, so its address is never reused
+        /// while the shape exists, and a key path made elsewhere only misses the cache.
         case keyPath(AnyKeyPath)
-        /// A variable, numbered by first appearance.
-        case variable(Int)
-        /// An operator that is a stored property of its node, not part of its type.
-        case comparison(StoreComparisonOperator)
-        /// A constant, by ``StoreValue/shapeKind`` (`nil`: a value ModelStore cannot store).
-        case constant(String?)
+        /// A variable (numbered by first appearance), an operator, or a constant's kind.
+        case code(Int)
+        /// A constant's kind that a number does not capture (a reference names its entity and store).
+        case kind(String)
+
+        static func == (lhs: Token, rhs: Token) -> Bool {
+            switch (lhs, rhs) {
+            case (.keyPath(let a), .keyPath(let b)): a === b
+            case (.code(let a), .code(let b)): a == b
+            case (.kind(let a), .kind(let b)): a == b
+            default: false
+            }
+        }
     }
 
     let expressionType: ObjectIdentifier
@@ -26,23 +35,71 @@ struct PredicateShape: Hashable {
     /// The constants in the order the walk met them, as stored values (`nil`: not storable).
     private(set) var operands: [StoreValue?] = []
     private var variables: [PredicateExpressions.VariableID] = []
+    /// The hash of the type and the tokens, combined as the walk adds them.
+    private var hasher = Hasher()
+    private var hashCode = 0
 
     /// The shape of a predicate, or `nil` when it has a node without one.
     init?<T>(_ predicate: Predicate<T>) {
         expressionType = ObjectIdentifier(type(of: predicate.expression))
+        hasher.combine(expressionType)
         variable(predicate.variable.key)
         guard visit(predicate.expression) else { return nil }
+        hashCode = hasher.finalize()
     }
 
     /// Equal when everything but the constants' values is.
     static func == (lhs: PredicateShape, rhs: PredicateShape) -> Bool {
-        lhs.expressionType == rhs.expressionType && lhs.tokens == rhs.tokens
+        lhs.hashCode == rhs.hashCode && lhs.expressionType == rhs.expressionType && lhs.tokens == rhs.tokens
     }
 
     /// Hashes everything but the constants' values.
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(expressionType)
-        hasher.combine(tokens)
+    func hash(into hasher: inout Hasher) { hasher.combine(hashCode) }
+
+    private mutating func append(_ token: Token) {
+        tokens.append(token)
+        switch token {
+        case .keyPath(let keyPath): hasher.combine(ObjectIdentifier(keyPath))
+        case .code(let code): hasher.combine(code)
+        case .kind(let kind): hasher.combine(kind)
+        }
+    }
+
+    mutating func variable(_ key: PredicateExpressions.VariableID) {
+        if let index = variables.firstIndex(of: key) {
+            append(.code(Code.variable + index))
+        } else {
+            variables.append(key)
+            append(.code(Code.variable + variables.count - 1))
+        }
+    }
+
+    mutating func keyPath(_ keyPath: AnyKeyPath) { append(.keyPath(keyPath)) }
+
+    mutating func comparison(_ op: StoreComparisonOperator) {
+        append(.code(Code.comparison + (StoreComparisonOperator.allCases.firstIndex(of: op) ?? 0)))
+    }
+
+    mutating func constant<Value>(_ value: Value) {
+        let stored = try? ValueCodecs.codec(for: Value.self)?.encode(value)
+        operands.append(stored)
+        guard let stored else {
+            append(.code(Code.unstorable))
+            return
+        }
+        if let code = stored.shapeCode {
+            append(.code(Code.constant + code))
+        } else {
+            append(.kind(stored.shapeKind))
+        }
+    }
+
+    /// The ranges of token codes.
+    private enum Code {
+        static let unstorable = 1
+        static let comparison = 1_000
+        static let variable = 2_000
+        static let constant = 1_000_000
     }
 
     /// Visits a node; `false` when it has no shape.
@@ -63,23 +120,6 @@ struct PredicateShape: Hashable {
         variable(key)
         return visit(input, body)
     }
-
-    mutating func variable(_ key: PredicateExpressions.VariableID) {
-        if let index = variables.firstIndex(of: key) {
-            tokens.append(.variable(index))
-        } else {
-            variables.append(key)
-            tokens.append(.variable(variables.count - 1))
-        }
-    }
-
-    mutating func constant<Value>(_ value: Value) {
-        let stored = try? ValueCodecs.codec(for: Value.self)?.encode(value)
-        operands.append(stored)
-        tokens.append(.constant(stored?.shapeKind))
-    }
-
-    mutating func append(_ token: Token) { tokens.append(token) }
 }
 
 /// A predicate node with a shape: it adds its own pieces and visits its operands, in a fixed order.
@@ -108,7 +148,7 @@ extension PredicateExpressions.Variable: ShapedExpression {
 
 extension PredicateExpressions.KeyPath: ShapedExpression {
     func collect(into shape: inout PredicateShape) -> Bool {
-        shape.append(.keyPath(keyPath))
+        shape.keyPath(keyPath)
         return shape.visit(root)
     }
 }
@@ -123,7 +163,7 @@ extension PredicateExpressions.NotEqual: ShapedExpression {
 
 extension PredicateExpressions.Comparison: ShapedExpression {
     func collect(into shape: inout PredicateShape) -> Bool {
-        shape.append(.comparison(storeOperator))
+        shape.comparison(storeOperator)
         return shape.visit(lhs, rhs)
     }
 }

@@ -10,7 +10,7 @@ import Foundation
 /// (a comparison's value; a membership's values; a range's lower, then upper bound; a text test's
 /// text, as a ``StoreValue/string(_:)``).
 public struct StoreFilterShape: Sendable, Hashable {
-    /// The filter with each operand replaced by a placeholder naming its kind.
+    /// The filter with each operand replaced by a placeholder for its kind.
     public let skeleton: StoreFilter
     /// The operands, in the order described on the type.
     public let operands: [StoreValue]
@@ -65,7 +65,7 @@ public struct StoreFilterShape: Sendable, Hashable {
     private static func skeleton(_ filter: StoreFilter, operands: inout [StoreValue]) -> StoreFilter? {
         func take(_ value: StoreValue) -> StoreValue {
             operands.append(value)
-            return .string(value.shapeKind)
+            return value.shapeCode.map { .int(Int64($0)) } ?? .string(value.shapeKind)
         }
         switch filter {
         case .constant: return filter
@@ -110,6 +110,28 @@ public struct StoreFilterShape: Sendable, Hashable {
 }
 
 extension StoreValue {
+    /// ``shapeKind`` as a number, with the same distinctions, or `nil` for a reference (whose kind
+    /// names its entity and store): cheaper to hash and compare.
+    var shapeCode: Int? {
+        switch self {
+        case .null: 0
+        case .bool: 1
+        case .int: 2
+        case .uint(let value): value > UInt64(Int64.max) ? 4 : 3
+        case .double(let value): value.isNaN ? 6 : 5
+        case .decimal(let value): value.isNaN ? 8 : 7
+        case .string: 9
+        case .date: 10
+        case .data: 11
+        case .uuid: 12
+        case .url: 13
+        case .array: 14
+        case .dictionary: 15
+        case .references: 16
+        case .reference: nil
+        }
+    }
+
     /// The operand's kind as a ``StoreFilterShape`` keeps it: the case, and what a store's
     /// translation may decide by besides the case (a `NaN`; an unsigned value past `Int64.max`; the
     /// entity and store of a reference).
