@@ -15,20 +15,21 @@ extension SQLiteStore {
     ) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
         let query = request.query ?? StoreQuery(entityName: Schema.entityName(for: T.self))
         let (snapshots, partial) = try database.withLock { connection -> ([DefaultSnapshot], Bool) in
-            let plan = try SQLiteQueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+            let prepared = try connection.queries.prepare(query, layouts: layouts, storeIdentifier: identifier)
+            let plan = prepared.plan
             // Only the requested attributes when nothing in Swift reads the others.
             let decoded = plan.isComplete ? query.propertiesToFetch.map { plan.layout.slots(of: $0) } : nil
             // One statement reads one state of the file by itself; a fetch that also reads join
             // tables or related rows takes a read transaction, so every statement sees the same state.
             if plan.residual == nil && plan.layout.joinTables.isEmpty {
                 return (
-                    try self.snapshots(for: query, plan: plan, connection: connection, decoding: decoded),
+                    try self.snapshots(for: query, prepared: prepared, connection: connection, decoding: decoded),
                     decoded != nil
                 )
             }
             return (
                 try connection.readTransaction {
-                    try self.snapshots(for: query, plan: plan, connection: connection, decoding: decoded)
+                    try self.snapshots(for: query, prepared: prepared, connection: connection, decoding: decoded)
                 }, decoded != nil
             )
         }
@@ -41,15 +42,18 @@ extension SQLiteStore {
     public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
         let query = request.query ?? StoreQuery(entityName: Schema.entityName(for: T.self))
         return try database.withLock { connection in
-            let plan = try SQLiteQueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+            let prepared = try connection.queries.prepare(query, layouts: layouts, storeIdentifier: identifier)
+            let plan = prepared.plan
             guard plan.isComplete else {
                 return try connection.readTransaction {
-                    try snapshots(for: query, plan: plan, connection: connection).count
+                    try snapshots(for: query, prepared: prepared, connection: connection).count
                 }
             }
             // One statement: it reads one state of the file without a transaction around it.
-            let statement = try connection.statement("SELECT count(*) \(plan.from)")
-            statement.bind(plan.parameters)
+            let statement =
+                try prepared.compiled.map { try connection.statement($0.count) }
+                ?? connection.statement("SELECT count(*) \(plan.from)")
+            statement.bind(prepared.values)
             try statement.step()
             let total = Int(statement.int64(0))
             statement.reset()
@@ -64,17 +68,20 @@ extension SQLiteStore {
     ) throws -> [PersistentIdentifier] {
         let query = request.query ?? StoreQuery(entityName: Schema.entityName(for: T.self))
         return try database.withLock { connection in
-            let plan = try SQLiteQueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+            let prepared = try connection.queries.prepare(query, layouts: layouts, storeIdentifier: identifier)
+            let plan = prepared.plan
             guard plan.isComplete else {
                 return try connection.readTransaction {
-                    try snapshots(for: query, plan: plan, connection: connection).map(\.persistentIdentifier)
+                    try snapshots(for: query, prepared: prepared, connection: connection).map(\.persistentIdentifier)
                 }
             }
             // One statement: it reads one state of the file without a transaction around it.
-            let select = plan.selectSQL(columns: "\(SQLiteQueryPlan.alias).\(EntityLayout.primaryKey)")
-            let statement = try connection.statement(select.sql)
+            let statement =
+                try prepared.compiled.map { try connection.statement($0.keys) }
+                ?? connection.statement(
+                    plan.selectSQL(columns: "\(SQLiteQueryPlan.alias).\(EntityLayout.primaryKey)"))
             defer { statement.reset() }
-            statement.bind(select.parameters)
+            statement.bind(plan.selectValues(prepared.values, query: query))
             var ids: [PersistentIdentifier] = []
             while try statement.step() {
                 ids.append(.identifier(for: identifier, entityName: query.entityName, primaryKey: statement.int64(0)))
@@ -95,9 +102,8 @@ extension SQLiteStore {
     public func queryPlan(for query: StoreQuery) throws -> [String] {
         try database.withLock { connection in
             let plan = try SQLiteQueryPlan(query, layouts: layouts, storeIdentifier: identifier)
-            let select = plan.selectSQL(columns: plan.rowColumns)
-            let statement = try connection.prepare("EXPLAIN QUERY PLAN " + select.sql)
-            statement.bind(select.parameters)
+            let statement = try connection.prepare("EXPLAIN QUERY PLAN " + plan.selectSQL(columns: plan.rowColumns))
+            statement.bind(plan.selectValues(plan.translatedValues, query: query))
             var lines: [String] = []
             while try statement.step() { lines.append(statement.text(3)) }
             if plan.residual != nil { lines.append("then evaluated by the store: \(plan.residual!)") }
@@ -110,19 +116,21 @@ extension SQLiteStore {
     ///
     /// With `decoding`, only those attribute slots are decoded (see ``RowReader/read(_:layout:decoding:)``).
     func snapshots(
-        for query: StoreQuery, plan: SQLiteQueryPlan, connection: SQLiteConnection, decoding: Set<Int>? = nil
+        for query: StoreQuery, prepared: SQLitePreparedQuery, connection: SQLiteConnection, decoding: Set<Int>? = nil
     ) throws -> [DefaultSnapshot] {
+        let plan = prepared.plan
         let reader = RowReader(connection: connection, storeIdentifier: identifier)
         let evaluator = try plan.residual.map { filter in
             let resolver = RelatedRowResolver(reader: reader, layouts: layouts)
             return try SnapshotEvaluator(
                 filter: filter, entity: plan.layout.entity, schema: schema, resolve: { resolver.snapshot($0) })
         }
-        let select = plan.selectSQL(columns: plan.rowColumns)
-        let statement = try connection.statement(select.sql)
+        let statement =
+            try prepared.compiled.map { try connection.statement($0.rows) }
+            ?? connection.statement(plan.selectSQL(columns: plan.rowColumns))
         // Reset however the loop ends, so no statement keeps the read transaction open.
         defer { statement.reset() }
-        statement.bind(select.parameters)
+        statement.bind(plan.selectValues(prepared.values, query: query))
         // With a residual filter but an SQL sort, stop once the window is full.
         let wanted = plan.sortsInSwift ? nil : query.limit.map { $0 + max(query.offset, 0) }
         var result: [DefaultSnapshot] = []

@@ -91,6 +91,31 @@ struct PushDownRandomizedTests {
             }
         }
 
+        /// The filter with new operands: the same shape unless an operand's kind changes (`nil`
+        /// operands stay `nil`), so a store that keeps plans per shape binds the new operands.
+        mutating func revalued(_ filter: StoreFilter) -> StoreFilter {
+            switch filter {
+            case .compare(let path, let op, let operand):
+                return .compare(path, op, operand.isNull ? .null : value(of: path.property))
+            case .isIn(let path, let values):
+                return .isIn(path, values.map { $0.isNull ? .null : value(of: path.property) })
+            case .range(let path, let range):
+                return .range(
+                    path,
+                    StoreRange(
+                        lower: range.lower.map { _ in value(of: path.property) },
+                        upper: range.upper.map { _ in value(of: path.property) }, includesUpper: range.includesUpper))
+            case .text(let path, .contains): return .text(path, .contains(pick(PushDownRandomizedTests.strings)))
+            case .text(let path, .hasPrefix): return .text(path, .hasPrefix(pick(PushDownRandomizedTests.strings)))
+            case .not(let item): return .not(revalued(item))
+            case .and(let items): return .and(items.map { revalued($0) })
+            case .or(let items): return .or(items.map { revalued($0) })
+            case .any(let path, let inner): return .any(path, revalued(inner))
+            case .all(let path, let inner): return .all(path, revalued(inner))
+            case .constant, .identifiers, .text: return filter
+            }
+        }
+
         mutating func sort() -> [StoreSortKey] {
             (0..<Int(random.next() % 3)).map { _ in
                 StoreSortKey(
@@ -102,6 +127,28 @@ struct PushDownRandomizedTests {
 
     @Test(arguments: [1, 2, 3, 4] as [UInt64])
     func pushedQueriesMatchTheReference(seed: UInt64) throws {
+        try Self.compareWithReference(seed: seed) { generator, query in [query] }
+    }
+
+    /// Each query runs again with new operands of the same kinds: the second run reuses the plan the
+    /// store kept for the shape, and must bind the new operands, not the first query's.
+    @Test(arguments: [5, 6] as [UInt64])
+    func queriesOfOneShapeWithOtherOperandsMatchTheReference(seed: UInt64) throws {
+        try Self.compareWithReference(seed: seed) { generator, query in
+            var again = query
+            again.filter = query.filter.map { generator.revalued($0) }
+            var third = query
+            third.filter = query.filter.map { generator.revalued($0) }
+            third.limit = query.limit.map { $0 + 1 }
+            return [query, again, third]
+        }
+    }
+
+    /// Fills a store with random rows, then checks fetch, count and identifiers of random queries
+    /// (each expanded into the queries `variants` gives) against `SnapshotTable`.
+    static func compareWithReference(
+        seed: UInt64, variants: (inout Generator, StoreQuery) -> [StoreQuery]
+    ) throws {
         let directory = try TemporaryDirectory()
         let schema = try ItemSchema.schema()
         let store = try ItemSchema.store(directory.file("items.sqlite"), schema: schema)
@@ -136,21 +183,23 @@ struct PushDownRandomizedTests {
         var reference = SnapshotTable(schema: schema)
         try reference.load(stored)
         for round in 0..<250 {
-            let query = StoreQuery(
+            let first = StoreQuery(
                 entityName: "Item", filter: generator.chance(90) ? generator.filter(0) : nil, sort: generator.sort(),
                 offset: generator.chance(20) ? Int(generator.random.next() % 5) : 0,
                 limit: generator.chance(30) ? Int(generator.random.next() % 10) : nil)
-            let expected = try reference.fetch(query).map(\.persistentIdentifier)
-            let found = try store.run(query).map(\.persistentIdentifier)
-            if query.sort.isEmpty || !Self.hasAmbiguousOrder(query, in: stored) {
-                #expect(found == expected, "seed \(seed) round \(round): \(query)")
-                #expect(try store.identifiers(query) == expected, "seed \(seed) round \(round): \(query)")
-            } else {
-                #expect(
-                    Set(found).count == found.count && found.count == expected.count,
-                    "seed \(seed) round \(round): \(query)")
+            for query in variants(&generator, first) {
+                let expected = try reference.fetch(query).map(\.persistentIdentifier)
+                let found = try store.run(query).map(\.persistentIdentifier)
+                if query.sort.isEmpty || !Self.hasAmbiguousOrder(query, in: stored) {
+                    #expect(found == expected, "seed \(seed) round \(round): \(query)")
+                    #expect(try store.identifiers(query) == expected, "seed \(seed) round \(round): \(query)")
+                } else {
+                    #expect(
+                        Set(found).count == found.count && found.count == expected.count,
+                        "seed \(seed) round \(round): \(query)")
+                }
+                #expect(try store.count(query) == expected.count, "seed \(seed) round \(round): \(query)")
             }
-            #expect(try store.count(query) == expected.count, "seed \(seed) round \(round): \(query)")
         }
     }
 

@@ -20,6 +20,8 @@ final class SQLiteConnection {
     private var shapeCache: [StatementShape: SQLiteStatement] = [:]
     /// Statements cached by the identity of their ``CachedSQL``, which the entry keeps alive.
     private var keyedCache: [ObjectIdentifier: (sql: CachedSQL, statement: SQLiteStatement)] = [:]
+    /// The fetch plans and push-down answers kept per shape for this connection's store.
+    var queries = SQLiteQueryCache()
 
     /// Opens (or, with `create`, creates) the database and registers the `SWIFT` collation, the
     /// `swift_contains` / `swift_has_prefix` functions and the rows' checksum function.

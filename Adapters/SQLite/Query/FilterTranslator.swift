@@ -5,11 +5,45 @@ import ModelStore
 /// would keep `NULL`, where Swift's `!` gives `true`).
 struct SQLFragment {
     var sql: String
-    var parameters: [SQLValue] = []
+    var parameters: [SQLParameter] = []
     var nullable = false
 
     static let alwaysTrue = SQLFragment(sql: "1")
     static let alwaysFalse = SQLFragment(sql: "0")
+}
+
+/// One parameter of a translated filter: its value, and how the value comes from the filter's
+/// operands, so a plan kept per ``StoreFilterShape`` binds the operands of another filter of that shape.
+struct SQLParameter {
+    /// How a parameter's value is made from an operand.
+    enum Source {
+        /// Not from an operand: the same for every filter of the shape.
+        case fixed
+        /// The operand at this index of ``StoreFilterShape/operands``, as a column of this kind keeps it.
+        case encoded(Int, ColumnKind, optional: Bool)
+        /// The operand at this index, a ``StoreValue/reference(_:)``: its row's key.
+        case referenceKey(Int)
+        /// The operand at this index, a ``StoreValue/string(_:)``, as text.
+        case text(Int)
+    }
+
+    var value: SQLValue
+    var source: Source
+
+    /// The parameter's value for a filter of the same shape with these operands, or `nil` when an
+    /// operand does not give one.
+    func value(for operands: [StoreValue]) -> SQLValue? {
+        switch source {
+        case .fixed: return value
+        case .encoded(let index, let kind, let optional): return try? kind.encode(operands[index], optional: optional)
+        case .referenceKey(let index):
+            guard case .reference(let id) = operands[index], let key = id.primaryKey.intValue else { return nil }
+            return .integer(key)
+        case .text(let index):
+            guard case .string(let text) = operands[index] else { return nil }
+            return .text(text)
+        }
+    }
 }
 
 /// Translates a ``StoreFilter`` into an SQL condition that SQLite evaluates exactly as Swift
@@ -34,10 +68,18 @@ struct FilterTranslator {
     let layouts: [String: EntityLayout]
     let storeIdentifier: String
     private var aliases = 0
+    /// How many operands the conditions translated so far read, in the order of ``StoreFilterShape/operands``.
+    private var operandsRead = 0
 
     init(layouts: [String: EntityLayout], storeIdentifier: String) {
         self.layouts = layouts
         self.storeIdentifier = storeIdentifier
+    }
+
+    /// The index of the next operand in ``StoreFilterShape/operands``.
+    private mutating func nextOperand() -> Int {
+        operandsRead += 1
+        return operandsRead - 1
     }
 
     /// A fresh table alias.
@@ -58,22 +100,27 @@ struct FilterTranslator {
             guard !keys.isEmpty else { return .alwaysFalse }
             return SQLFragment(
                 sql: "\(alias).\(EntityLayout.primaryKey) IN (SELECT value FROM json_each(?))",
-                parameters: [.text(RowWriter.jsonArray(keys))])
+                parameters: [SQLParameter(value: .text(RowWriter.jsonArray(keys)), source: .fixed)])
         case .compare(let path, let op, let value):
+            let operand = nextOperand()
             guard let column = resolve(path, layout: layout, alias: alias) else { return nil }
-            return compare(column, op, value)
+            return compare(column, op, value, operand: operand)
         case .isIn(let path, let values):
+            let operands = values.map { _ in nextOperand() }
             guard let column = resolve(path, layout: layout, alias: alias) else { return nil }
-            return membership(column, values)
+            return membership(column, values, operands: operands)
         case .range(let path, let range):
+            let lowerOperand = range.lower.map { _ in nextOperand() }
+            let upperOperand = range.upper.map { _ in nextOperand() }
             guard let column = resolve(path, layout: layout, alias: alias) else { return nil }
             var parts: [SQLFragment] = []
             if let lower = range.lower {
-                guard let part = compare(column, .greaterOrEqual, lower) else { return nil }
+                guard let part = compare(column, .greaterOrEqual, lower, operand: lowerOperand) else { return nil }
                 parts.append(part)
             }
             if let upper = range.upper {
-                guard let part = compare(column, range.includesUpper ? .lessOrEqual : .less, upper) else { return nil }
+                let op: StoreComparisonOperator = range.includesUpper ? .lessOrEqual : .less
+                guard let part = compare(column, op, upper, operand: upperOperand) else { return nil }
                 parts.append(part)
             }
             if parts.isEmpty {
@@ -81,18 +128,21 @@ struct FilterTranslator {
             }
             return join(parts, with: "AND")
         case .text(let path, let operation):
+            let operand = nextOperand()
             guard let column = resolve(path, layout: layout, alias: alias), column.column.kind == .string else {
                 return nil
             }
             switch operation {
             case .contains(let text):
                 return SQLFragment(
-                    sql: "swift_contains(\(column.sql), ?)", parameters: column.parameters + [.text(text)],
+                    sql: "swift_contains(\(column.sql), ?)",
+                    parameters: column.parameters + [SQLParameter(value: .text(text), source: .text(operand))],
                     nullable: true)
             case .hasPrefix(let text):
                 return SQLFragment(
                     sql: "swift_has_prefix(\(column.sql), ?)",
-                    parameters: column.parameters + [.text(text)], nullable: true)
+                    parameters: column.parameters + [SQLParameter(value: .text(text), source: .text(operand))],
+                    nullable: true)
             case .matchesRegex:
                 return nil
             }
@@ -147,7 +197,7 @@ struct FilterTranslator {
     /// whether the path went through a relationship (whose emptiness reads as `NULL`).
     struct ColumnReference {
         var sql: String
-        var parameters: [SQLValue]
+        var parameters: [SQLParameter]
         var column: EntityLayout.Column
         var traversed: Bool
     }
@@ -174,8 +224,10 @@ struct FilterTranslator {
 
     // MARK: Comparisons
 
-    private func compare(_ column: ColumnReference, _ op: StoreComparisonOperator, _ value: StoreValue) -> SQLFragment?
-    {
+    /// `operand` is the value's index in ``StoreFilterShape/operands``, `nil` for a value the translator made.
+    private func compare(
+        _ column: ColumnReference, _ op: StoreComparisonOperator, _ value: StoreValue, operand: Int?
+    ) -> SQLFragment? {
         let ordering = op != .equal && op != .notEqual
         let kind = column.column.kind
         // NULL operands: only `nil` reads as NULL (a stored NaN of a non-optional double is NULL too).
@@ -191,11 +243,14 @@ struct FilterTranslator {
             return op == .notEqual ? .alwaysTrue : .alwaysFalse
         }
         let bound: SQLValue
+        let source: SQLParameter.Source
         if let kind {
-            guard kind.comparesExactly(value, ordering: ordering, optional: column.column.isOptional),
-                let encoded = try? kind.encode(value, optional: column.column.isOptional)
+            let optional = column.column.isOptional
+            guard kind.comparesExactly(value, ordering: ordering, optional: optional),
+                let encoded = try? kind.encode(value, optional: optional)
             else { return nil }
             bound = encoded
+            source = operand.map { .encoded($0, kind, optional: optional) } ?? .fixed
         } else {
             // A to-one relationship compared with a model.
             guard !ordering, case .reference(let target) = value else { return nil }
@@ -203,6 +258,7 @@ struct FilterTranslator {
                 let key = target.primaryKey.intValue
             else { return op == .equal ? .alwaysFalse : .alwaysTrue }
             bound = .integer(key)
+            source = operand.map { .referenceKey($0) } ?? .fixed
         }
         let sqlOperator =
             switch op {
@@ -214,18 +270,19 @@ struct FilterTranslator {
             case .greaterOrEqual: ">="
             }
         return SQLFragment(
-            sql: "\(column.sql) \(sqlOperator) ?", parameters: column.parameters + [bound], nullable: ordering)
+            sql: "\(column.sql) \(sqlOperator) ?",
+            parameters: column.parameters + [SQLParameter(value: bound, source: source)], nullable: ordering)
     }
 
-    private func membership(_ column: ColumnReference, _ values: [StoreValue]) -> SQLFragment? {
-        var bound: [SQLValue] = []
+    private func membership(_ column: ColumnReference, _ values: [StoreValue], operands: [Int]) -> SQLFragment? {
+        var bound: [SQLParameter] = []
         var includesNull = false
-        for value in values {
+        for (value, operand) in zip(values, operands) {
             if value.isNull {
                 includesNull = true
                 continue
             }
-            guard let part = compare(column, .equal, value) else { return nil }
+            guard let part = compare(column, .equal, value, operand: operand) else { return nil }
             if part.sql == "0" { continue }
             bound.append(part.parameters.last!)
         }
@@ -237,7 +294,7 @@ struct FilterTranslator {
                     parameters: column.parameters + bound, nullable: true))
         }
         if includesNull {
-            guard let part = compare(column, .equal, .null) else { return nil }
+            guard let part = compare(column, .equal, .null, operand: nil) else { return nil }
             parts.append(part)
         }
         if parts.isEmpty { return .alwaysFalse }

@@ -3,18 +3,23 @@ import ModelStore
 
 /// How the store runs one ``StoreQuery``: the SQL part, and what is left for the store to do on
 /// the rows SQL returns. Fetch, count, identifiers and `EXPLAIN QUERY PLAN` all read one plan.
+///
+/// A plan depends only on the query's shape (``SQLiteQueryShape``): its parameters say which of
+/// the filter's operands each binds, so the store keeps one plan per shape
+/// (``SQLiteCompiledQueries``) and binds the operands of every later query of that shape.
 struct SQLiteQueryPlan {
     let layout: EntityLayout
     /// `FROM "Entity" t0 WHERE …`, without `SELECT`, `ORDER BY` or `LIMIT`.
     let from: String
-    let parameters: [SQLValue]
+    let parameters: [SQLParameter]
     /// `ORDER BY …` with the key tie-break, or only the key when the sort is done in Swift.
     let orderBy: String
     /// The conjuncts SQL cannot run exactly; the store evaluates them on each row.
     let residual: StoreFilter?
     /// Whether the sort is done in Swift (a key SQL cannot order exactly).
     let sortsInSwift: Bool
-    let query: StoreQuery
+    /// Whether the query has an offset or a limit.
+    let hasWindow: Bool
 
     static let alias = "t0"
 
@@ -28,7 +33,7 @@ struct SQLiteQueryPlan {
                 remedy: "Add the model type to the container's schema")
         }
         self.layout = layout
-        self.query = query
+        hasWindow = query.limit != nil || query.offset > 0
         var translator = FilterTranslator(layouts: layouts, storeIdentifier: storeIdentifier)
         var conditions: [SQLFragment] = []
         var residual: [StoreFilter] = []
@@ -48,9 +53,7 @@ struct SQLiteQueryPlan {
         var terms: [String] = []
         var inSwift = false
         for sortKey in query.sort {
-            guard let column = layout.column(named: sortKey.property), let kind = column.kind,
-                kind.sortsExactly(sortKey.comparison, optional: column.isOptional)
-            else {
+            guard let column = Self.exactSortColumn(sortKey, layout: layout) else {
                 inSwift = true
                 break
             }
@@ -60,15 +63,40 @@ struct SQLiteQueryPlan {
         orderBy = "ORDER BY " + ((inSwift ? [] : terms) + [key]).joined(separator: ", ")
     }
 
-    /// `SELECT <columns> … ORDER BY … [LIMIT … OFFSET …]`: the window is in SQL when SQL does everything.
-    func selectSQL(columns: String) -> (sql: String, parameters: [SQLValue]) {
-        var sql = "SELECT \(columns) \(from) \(orderBy)"
-        var parameters = self.parameters
-        if isComplete && (query.limit != nil || query.offset > 0) {
-            sql += " LIMIT ? OFFSET ?"
-            parameters += [.integer(Int64(query.limit ?? -1)), .integer(Int64(max(query.offset, 0)))]
+    /// The column `ORDER BY` sorts a key by in `SortDescriptor`'s order, or `nil` when it cannot.
+    static func exactSortColumn(_ key: StoreSortKey, layout: EntityLayout) -> EntityLayout.Column? {
+        guard let column = layout.column(named: key.property), let kind = column.kind,
+            kind.sortsExactly(key.comparison, optional: column.isOptional)
+        else { return nil }
+        return column
+    }
+
+    /// The parameters' values as translated: those of the query the plan was made from.
+    var translatedValues: [SQLValue] { parameters.map(\.value) }
+
+    /// The parameters' values for another query of the plan's shape, with these filter operands
+    /// (``StoreFilterShape/operands``); `nil` when one operand gives no value.
+    func values(for operands: [StoreValue]) -> [SQLValue]? {
+        var values: [SQLValue] = []
+        values.reserveCapacity(parameters.count)
+        for parameter in parameters {
+            guard let value = parameter.value(for: operands) else { return nil }
+            values.append(value)
         }
-        return (sql, parameters)
+        return values
+    }
+
+    /// `SELECT <columns> … ORDER BY … [LIMIT ? OFFSET ?]`: the window is in SQL when SQL does everything.
+    func selectSQL(columns: String) -> String {
+        var sql = "SELECT \(columns) \(from) \(orderBy)"
+        if isComplete && hasWindow { sql += " LIMIT ? OFFSET ?" }
+        return sql
+    }
+
+    /// The values for ``selectSQL(columns:)``: the filter's, then the query's window when SQL applies it.
+    func selectValues(_ filterValues: [SQLValue], query: StoreQuery) -> [SQLValue] {
+        guard isComplete && hasWindow else { return filterValues }
+        return filterValues + [.integer(Int64(query.limit ?? -1)), .integer(Int64(max(query.offset, 0)))]
     }
 
     /// Every column of the entity, qualified by the query's alias (built once per entity).

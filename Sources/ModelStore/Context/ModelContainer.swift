@@ -20,6 +20,8 @@ public final class ModelContainer: Sendable {
     private let storeIndexByEntity: [String: Int]
     /// The subscribers to ``changes``.
     package let changeHub = ChangeHub()
+    /// The fetch plans kept per descriptor shape (the schema and stores never change).
+    let fetchPlans = FetchPlanCache()
     private let duplicateInserts = LockedValue(DuplicateInsertPolicy.upsert)
 
     /// What the saves of contexts made from now on do with an inserted model whose unique values

@@ -89,7 +89,8 @@ extension ModelContext {
         let pending = descriptor.includePendingChanges ? pendingModels(of: T.self) : []
         let hasPending = !pending.isEmpty || (descriptor.includePendingChanges && hasDeletions(of: entityName))
         var plan = try plan(
-            descriptor, entity: entity, store: store, hasPending: hasPending, mergesPending: !pending.isEmpty)
+            descriptor, entity: entity, store: store, hasPending: hasPending, mergesPending: !pending.isEmpty,
+            reusing: container.fetchPlans)
 
         // The store does all of it: count and identifiers need no snapshots or models.
         if plan.storeDoesEverything && !hasPending && (countOnly || identifiersOnly) {
@@ -186,9 +187,12 @@ extension ModelContext {
     }
 
     /// The plan of a fetch given this context's pending changes.
+    ///
+    /// With `cache`, a fetch without unsaved changes taking part reuses the plan kept for its
+    /// descriptor's shape, or keeps the one it makes (see ``FetchPlanCache``).
     func plan<T: PersistentModel>(
         _ descriptor: FetchDescriptor<T>, entity: Schema.Entity, store: any DataStore, hasPending: Bool,
-        mergesPending: Bool
+        mergesPending: Bool, reusing cache: FetchPlanCache? = nil
     ) throws -> FetchPlan<T> {
         var pendingEntities: Set<String> = []
         if descriptor.includePendingChanges {
@@ -196,6 +200,25 @@ extension ModelContext {
                 pendingEntities.insert(model.persistentModelID.entityName)
             }
         }
+        let keyed = cache != nil && !hasPending && pendingEntities.isEmpty ? FetchPlanCache.key(descriptor) : nil
+        if let cache, let (key, shape) = keyed {
+            if let kept = cache.plan(key, shape: shape, descriptor: descriptor, entity: entity) {
+                var plan = kept
+                plan.isSorted = !descriptor.sortBy.isEmpty
+                return plan
+            }
+        }
+        let plan = try plan(
+            descriptor, entity: entity, store: store, pendingEntities: pendingEntities,
+            hasPending: hasPending, mergesPending: mergesPending)
+        if let cache, let (key, shape) = keyed { cache.keep(plan, key: key, shape: shape) }
+        return plan
+    }
+
+    private func plan<T: PersistentModel>(
+        _ descriptor: FetchDescriptor<T>, entity: Schema.Entity, store: any DataStore, pendingEntities: Set<String>,
+        hasPending: Bool, mergesPending: Bool
+    ) throws -> FetchPlan<T> {
         let container = self.container
         let context = QueryPlanner.Context(
             hasPendingChanges: hasPending, mergesPendingModels: mergesPending, pendingEntities: pendingEntities,

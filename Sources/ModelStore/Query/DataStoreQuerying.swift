@@ -9,7 +9,13 @@ import Foundation
 ///    semantics documented on ``StoreFilter``. **Why:** the context does not re-check what it
 ///    pushes exactly, so a store that approximates silently changes results. **Practical advice:**
 ///    declare a kind the store can only approximate in ``QueryCapabilities/inexactFilters``; the
-///    context then re-checks it on what the store returns.
+///    context then re-checks it on what the store returns. A store whose answer depends on more
+///    than the kinds (the properties' types, the operands' kinds) says so per condition in
+///    ``pushDown(_:entityName:)`` and per sort in ``sortsExactly(by:entityName:)``: what it calls
+///    exact MUST be applied exactly, and both answers MUST depend only on the entity and the
+///    condition's ``StoreFilterShape`` (its structure and each operand's kind, not the operands'
+///    values), without changing the store. **Why:** the answer is the split the fetch runs and
+///    ``QueryExplanation`` prints, and the store may keep it (and its translation) per shape.
 /// 2. When ``DataStoreFetchRequest/query`` is set, `fetch`, `fetchCount` and `fetchIdentifiers`
 ///    MUST apply it (filter, then sort with ties broken by identifier, then offset and limit) and
 ///    MUST NOT apply the descriptor's predicate, sort, offset or limit.
@@ -23,6 +29,17 @@ public protocol DataStoreQuerying: DataStore {
     /// What the store runs natively.
     var queryCapabilities: QueryCapabilities { get }
 
+    /// How the store runs one top-level condition of a fetch of an entity: exactly, inexactly (it
+    /// returns a superset of the matches, which the context re-checks), or not at all (the context
+    /// evaluates it). The context pushes the condition only when the answer is not
+    /// ``StorePushDown/unsupported``; see rule 1.
+    func pushDown(_ filter: StoreFilter, entityName: String) -> StorePushDown
+
+    /// Whether the store sorts an entity's models by these keys exactly as `SortDescriptor` would;
+    /// when it does not, the context sorts the snapshots the store returns. Asked only when
+    /// ``QueryCapabilities/sorting`` is `true`; see rule 1.
+    func sortsExactly(by keys: [StoreSortKey], entityName: String) -> Bool
+
     /// How the store would run a query (which index it would use), for ``QueryExplanation``;
     /// `nil` when the store does not say. It MUST NOT change the store.
     func accessPath(for query: StoreQuery) -> StoreAccessPath?
@@ -31,6 +48,37 @@ public protocol DataStoreQuerying: DataStore {
 extension DataStoreQuerying {
     /// The store does not say how it runs queries.
     public func accessPath(for query: StoreQuery) -> StoreAccessPath? { nil }
+
+    /// By the filter's kinds: exactly when ``QueryCapabilities/filters`` holds them all, inexactly
+    /// when ``QueryCapabilities/inexactFilters`` holds the rest.
+    public func pushDown(_ filter: StoreFilter, entityName: String) -> StorePushDown {
+        StorePushDown(filter.kinds, capabilities: queryCapabilities)
+    }
+
+    /// ``QueryCapabilities/sorting``: every key sorts exactly when the store sorts.
+    public func sortsExactly(by keys: [StoreSortKey], entityName: String) -> Bool { queryCapabilities.sorting }
+}
+
+/// How a ``DataStoreQuerying`` store runs one condition: the store's answer to
+/// ``DataStoreQuerying/pushDown(_:entityName:)``, which decides where the condition runs.
+public enum StorePushDown: Sendable, Hashable {
+    /// The store applies the condition exactly: the context does not check it again.
+    case exact
+    /// The store returns a superset of the condition's matches: the context re-checks it.
+    case inexact
+    /// The store does not run the condition: the context evaluates it, on snapshots or models.
+    case unsupported
+
+    /// The answer a store gives by kinds alone: what its capabilities declare.
+    public init(_ kinds: StoreFilter.Kinds, capabilities: QueryCapabilities) {
+        if capabilities.filters.isSuperset(of: kinds) {
+            self = .exact
+        } else if capabilities.filters.union(capabilities.inexactFilters).isSuperset(of: kinds) {
+            self = .inexact
+        } else {
+            self = .unsupported
+        }
+    }
 }
 
 /// What a ``DataStoreQuerying`` store runs natively: the context pushes exactly that, and

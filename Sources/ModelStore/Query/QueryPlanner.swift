@@ -147,7 +147,7 @@ enum QueryPlanner {
     ) throws -> FetchPlan<T> {
         // Translating checks the predicate for every store: a bad key path fails the same way everywhere.
         let translation = try descriptor.predicate.map { try TranslatedPredicate($0, entity: entity, schema: schema) }
-        guard let capabilities = store.queryCapabilitiesIfAny else {
+        guard let querying = store as? any DataStoreQuerying else {
             // A SwiftData-style store gets the whole descriptor, or throws preferInMemory*.
             var plan = FetchPlan<T>(
                 entity: entity, isQuerying: false, query: nil, storeDescriptor: descriptor, snapshotFilter: nil,
@@ -156,6 +156,7 @@ enum QueryPlanner {
             if context.hasPendingChanges { plan.keepWindowInMemory() }
             return plan
         }
+        let capabilities = querying.queryCapabilities
 
         var pushed: [StoreFilter] = []
         var onSnapshots: [StoreFilter] = []
@@ -190,11 +191,13 @@ enum QueryPlanner {
                 place(.models, "reads related models held by another store")
                 continue
             }
-            let kinds = filter.kinds
-            if capabilities.filters.isSuperset(of: kinds) {
+            // The store's own answer is the split: it receives exactly what it said it runs.
+            let missing = filter.kinds.subtracting(capabilities.filters)
+            switch querying.pushDown(filter, entityName: entity.name) {
+            case .exact:
                 pushed.append(filter)
                 place(.store)
-            } else if capabilities.filters.union(capabilities.inexactFilters).isSuperset(of: kinds) {
+            case .inexact:
                 pushed.append(filter)
                 if filter.traversesRelationships {
                     // Re-checking it needs related models: the whole predicate runs on models.
@@ -202,14 +205,16 @@ enum QueryPlanner {
                 } else {
                     onSnapshots.append(filter)
                 }
-                place(.storeInexact, "the store runs \(kinds.subtracting(capabilities.filters)) inexactly")
-            } else if !filter.traversesRelationships {
-                onSnapshots.append(filter)
-                place(.snapshots, "the store does not run \(kinds.subtracting(capabilities.filters))")
-            } else {
-                filtersModels = true
-                let missing = kinds.subtracting(capabilities.filters)
-                place(.models, "the store does not run \(missing) through relationships")
+                place(.storeInexact, "the store runs \(missing.isEmpty ? "this condition" : "\(missing)") inexactly")
+            case .unsupported:
+                let what = missing.isEmpty ? "this condition on these properties and operands" : "\(missing)"
+                if !filter.traversesRelationships {
+                    onSnapshots.append(filter)
+                    place(.snapshots, "the store does not run \(what)")
+                } else {
+                    filtersModels = true
+                    place(.models, "the store does not run \(what) through relationships")
+                }
             }
         }
 
@@ -228,7 +233,9 @@ enum QueryPlanner {
                     }
                 }
                 let filteredLater = snapshotFilter != nil || filtersModels
-                if capabilities.sorting && !(floating && filteredLater) {
+                let storeSorts =
+                    capabilities.sorting && querying.sortsExactly(by: keys, entityName: entity.name)
+                if storeSorts && !(floating && filteredLater) {
                     query.sort = keys
                 } else if floating && filtersModels {
                     sortsModels = true

@@ -1,0 +1,167 @@
+import Foundation
+
+/// The fetch plans a container keeps per descriptor shape, so that repeated fetches with one
+/// predicate shape skip translating the predicate and asking the store again.
+///
+/// A plan is kept only for a ``DataStoreQuerying`` store, a context without unsaved changes that
+/// take part, no `propertiesToFetch`, and a predicate with a ``PredicateShape`` whose constants
+/// each become exactly one operand of the translated filters (and every operand comes from one
+/// constant): then a later predicate of that shape translates into the same filters with its own
+/// constants in their places, which is what a kept plan produces. Anything else is planned anew.
+final class FetchPlanCache: Sendable {
+    /// The most plans kept; past it, new shapes are planned on every fetch.
+    static let limit = 256
+
+    private let plans = LockedValue<[Key: Entry]>([:])
+
+    /// How many plans are kept.
+    var count: Int { plans.withLock { $0.count } }
+
+    /// What a plan depends on besides the predicate's constants.
+    struct Key: Hashable, @unchecked Sendable {
+        // Safety: every part is an immutable value; key paths and sort descriptors are never
+        // mutated after they are made, so sharing them between threads is safe.
+        let model: ObjectIdentifier
+        let predicate: PredicateShape?
+        /// The descriptor's sort, `nil` when it has none.
+        let sort: AnyHashable?
+        let hasLimit: Bool
+        let hasOffset: Bool
+    }
+
+    /// A descriptor's sort as a key part: compared as its own type, not element by element through
+    /// `AnyHashable` (which boxes every `SortDescriptor` again on each comparison).
+    struct SortShape<T>: Hashable {
+        let descriptors: [SortDescriptor<T>]
+    }
+
+    /// A kept plan: where each conjunct goes, and how its filter is made from the constants.
+    struct Entry: Sendable {
+        /// Per top-level conjunct of the predicate: its filter's shape (without its operands) and
+        /// the index in ``PredicateShape/operands`` of each operand; `nil` for a conjunct without a filter.
+        let conjuncts: [(skeleton: StoreFilterShape, sources: [Int])?]
+        let pushed: [Int]
+        let onSnapshots: [Int]
+        let sort: [StoreSortKey]
+        let snapshotSort: [StoreSortKey]?
+        let filtersModels: Bool
+        let sortsModels: Bool
+        let windowsInMemory: Bool
+        let pushesWindow: Bool
+        let placements: [ConjunctPlacement]
+    }
+
+    /// The key of a fetch, or `nil` when its plan is not kept.
+    static func key<T>(_ descriptor: FetchDescriptor<T>) -> (Key, PredicateShape?)? {
+        guard descriptor.propertiesToFetch.isEmpty else { return nil }
+        var shape: PredicateShape?
+        if let predicate = descriptor.predicate {
+            guard let predicateShape = PredicateShape(predicate) else { return nil }
+            shape = predicateShape
+        }
+        let key = Key(
+            model: ObjectIdentifier(T.self), predicate: shape,
+            sort: descriptor.sortBy.isEmpty ? nil : AnyHashable(SortShape(descriptors: descriptor.sortBy)),
+            hasLimit: descriptor.fetchLimit != nil, hasOffset: (descriptor.fetchOffset ?? 0) > 0)
+        return (key, shape)
+    }
+
+    /// The kept plan for a key, made for this descriptor's constants and window.
+    func plan<T>(
+        _ key: Key, shape: PredicateShape?, descriptor: FetchDescriptor<T>, entity: Schema.Entity
+    ) -> FetchPlan<T>? {
+        guard let entry = plans.withLock({ $0[key] }),
+            let filters = Self.rebuild(entry, operands: shape?.operands ?? [])
+        else { return nil }
+        var query = StoreQuery(entityName: entity.name, filter: filters.pushed)
+        query.sort = entry.sort
+        if entry.pushesWindow {
+            query.offset = descriptor.fetchOffset ?? 0
+            query.limit = descriptor.fetchLimit
+        }
+        return FetchPlan(
+            entity: entity, isQuerying: true, query: query, storeDescriptor: descriptor,
+            snapshotFilter: filters.onSnapshots,
+            snapshotSort: entry.snapshotSort, filtersModels: entry.filtersModels, sortsModels: entry.sortsModels,
+            windowsInMemory: entry.windowsInMemory, placements: entry.placements, translation: nil)
+    }
+
+    /// Keeps a plan the planner made, when its filters come from the predicate's constants one to one.
+    func keep<T>(_ plan: FetchPlan<T>, key: Key, shape: PredicateShape?) {
+        guard plan.isQuerying, let query = plan.query, query.propertiesToFetch == nil else { return }
+        let conjuncts = plan.translation?.conjuncts ?? []
+        let operands = shape?.operands ?? []
+        var used = Array(repeating: false, count: operands.count)
+        var kept: [(skeleton: StoreFilterShape, sources: [Int])?] = []
+        for conjunct in conjuncts {
+            guard let filter = conjunct.filter else {
+                kept.append(nil)
+                continue
+            }
+            guard let filterShape = StoreFilterShape(filter) else { return }
+            var sources: [Int] = []
+            for operand in filterShape.operands {
+                // Exactly one constant gives the operand, and no other operand took it.
+                let matches = operands.indices.filter { operands[$0] == operand }
+                guard matches.count == 1, !used[matches[0]] else { return }
+                used[matches[0]] = true
+                sources.append(matches[0])
+            }
+            kept.append((filterShape, sources))
+        }
+        // Every constant is an operand: none was folded into the filters' structure.
+        guard !used.contains(false) else { return }
+        var pushed: [Int] = []
+        var onSnapshots: [Int] = []
+        for placement in plan.placements {
+            switch placement.place {
+            case .store: pushed.append(placement.index)
+            case .storeInexact:
+                pushed.append(placement.index)
+                // Re-checked on snapshots, unless it reads through relationships (then on models).
+                if conjuncts[placement.index].filter?.traversesRelationships == false {
+                    onSnapshots.append(placement.index)
+                }
+            case .snapshots: onSnapshots.append(placement.index)
+            case .models: break
+            }
+        }
+        let entry = Entry(
+            conjuncts: kept, pushed: pushed, onSnapshots: onSnapshots, sort: query.sort,
+            snapshotSort: plan.snapshotSort, filtersModels: plan.filtersModels, sortsModels: plan.sortsModels,
+            windowsInMemory: plan.windowsInMemory, pushesWindow: query.limit != nil || query.offset > 0,
+            placements: plan.placements)
+        // The entry must give back the plan it was made from.
+        guard let rebuilt = Self.rebuild(entry, operands: operands), rebuilt.pushed == query.filter,
+            rebuilt.onSnapshots == plan.snapshotFilter
+        else { return }
+        plans.withLock { plans in
+            if plans.count < Self.limit { plans[key] = entry }
+        }
+    }
+
+    /// The pushed and snapshot filters an entry makes from constants.
+    private static func rebuild(
+        _ entry: Entry, operands: [StoreValue?]
+    ) -> (pushed: StoreFilter?, onSnapshots: StoreFilter?)? {
+        var filters: [StoreFilter?] = []
+        filters.reserveCapacity(entry.conjuncts.count)
+        for conjunct in entry.conjuncts {
+            guard let conjunct else {
+                filters.append(nil)
+                continue
+            }
+            var values: [StoreValue] = []
+            values.reserveCapacity(conjunct.sources.count)
+            for source in conjunct.sources {
+                guard let value = operands[source] else { return nil }
+                values.append(value)
+            }
+            filters.append(conjunct.skeleton.filter(operands: values))
+        }
+        return (
+            StoreFilter.conjunction(entry.pushed.compactMap { filters[$0] }),
+            StoreFilter.conjunction(entry.onSnapshots.compactMap { filters[$0] })
+        )
+    }
+}
