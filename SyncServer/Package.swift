@@ -60,6 +60,7 @@ let package = Package(
                 .product(name: "ModelStoreSync", package: "ModelStore"),
                 .product(name: "ModelStoreAdapters", package: "ModelStore"),
                 .product(name: "ModelStorePostgreSQL", package: "ModelStorePostgreSQL"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ],
             path: "Tests/ModelStoreSyncServerTests"),
     ],

@@ -27,12 +27,11 @@ public struct SyncTokenVerifier: Sendable {
         return SyncTokenVerifier(keys: keys, algorithm: "HS256")
     }
 
-    /// A verifier for ES256 tokens, from a PEM public key (or a private key, whose public half is used).
+    /// A verifier for ES256 tokens, from a PEM public key, or a private key (which can also sign).
     public static func es256(pem: String) async throws -> SyncTokenVerifier {
         let keys = JWTKeyCollection()
         if pem.contains("PRIVATE KEY") {
-            let key = try ES256PrivateKey(pem: pem)
-            await keys.add(ecdsa: key.publicKey)
+            await keys.add(ecdsa: try ES256PrivateKey(pem: pem))
         } else {
             await keys.add(ecdsa: try ES256PublicKey(pem: pem))
         }
