@@ -52,6 +52,11 @@ let package = Package(
             path: "Sources/SyncTestModels"),
         .executableTarget(
             name: "sync-test-client", dependencies: ["SyncTestModels"], path: "Sources/sync-test-client"),
+        // The load run: clients on local SQLite stores saving and syncing through two server processes.
+        .executableTarget(
+            name: "modelstore-sync-load",
+            dependencies: ["ModelStoreSyncServer", "SyncTestModels", "modelstore-sync-server"],
+            path: "Sources/modelstore-sync-load"),
         .testTarget(
             name: "ModelStoreSyncServerTests",
             dependencies: [
