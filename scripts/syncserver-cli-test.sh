@@ -4,6 +4,9 @@
 # notes and syncs them; the tool then creates a JSON store from the server's schema and pulls them
 # with the token from the environment, then from --token-file; a wrong token fails with the server's
 # message; neither the token nor the database password appears in any output or the server's log.
+# Then PostgreSQL is restarted (pg_ctl restart) while a client pushes 400 notes through the running
+# server: the round may fail (transient), the next one succeeds through the same server process, and
+# the other client then pulls each note exactly once.
 # MODELSTORE_SYNC_BIN is the SyncServer package's bin directory, MODELSTORE_TOOL the modelstore binary.
 set -euo pipefail
 bin="${MODELSTORE_SYNC_BIN:?}"
@@ -52,4 +55,30 @@ password="$(python3 -c 'import sys, urllib.parse; print(urllib.parse.urlparse(sy
 if grep -qF -e "$token" -e "$password" "$dir/server.log" "$dir/second.json"; then
     fail "a token or the database password was printed"
 fi
+
+# PostgreSQL restarted mid-push: the same server process serves the next round.
+pg_bin="$(dirname "$(command -v pg_ctl 2>/dev/null || ls /usr/lib/postgresql/*/bin/pg_ctl | head -n 1)")"
+pg_data="${MODELSTORE_POSTGRES_SOCKET:?}/data"
+restart() {
+    if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$pg_bin/pg_ctl" -D "$pg_data" -m fast -w restart >/dev/null
+    else sudo -u postgres "$pg_bin/pg_ctl" -D "$pg_data" -m fast -w restart >/dev/null; fi
+}
+titles=()
+for i in $(seq 1 400); do titles+=("batch-$i"); done
+"$bin/sync-test-client" "sqlite:$dir/phone.sqlite" "$url" "$dir/token" 10 add alice "${titles[@]}" >/dev/null
+"$bin/sync-test-client" "sqlite:$dir/phone.sqlite" "$url" "$dir/token" 10 sync >"$dir/cut.txt" 2>&1 &
+client_pid=$!
+sleep 0.3
+restart
+wait "$client_pid" || true
+echo "round during the restart: $(cat "$dir/cut.txt")"
+out="$("$bin/sync-test-client" "sqlite:$dir/phone.sqlite" "$url" "$dir/token" 10 sync)"
+if [[ "$out" != synced* ]]; then
+    sleep 1
+    out="$("$bin/sync-test-client" "sqlite:$dir/phone.sqlite" "$url" "$dir/token" 10 sync)"
+fi
+[[ "$out" == synced* ]] || fail "the round after PostgreSQL restarted failed: $out"
+out="$("$tool" sync "json:$dir/laptop.json" "$url" --token-file "$dir/token" 2>&1)" || fail "the pull failed: $out"
+[[ "$out" == *"pulled 400 changes"* ]] || fail "expected the 400 notes pulled once each: $out"
+kill -0 "$server_pid" || fail "the server exited when PostgreSQL restarted"
 echo "syncserver-cli-test: passed"
