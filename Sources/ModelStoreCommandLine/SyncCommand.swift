@@ -12,6 +12,9 @@ enum SyncCommand: Command {
         CommandOption(
             name: "--policy", value: "POLICY",
             summary: "how a clash is decided: last-writer (default), remote or local"),
+        CommandOption(
+            name: "--token-file", value: "FILE",
+            summary: "with an http(s) REMOTE: the file holding the bearer token (else MODELSTORE_SYNC_TOKEN)"),
     ]
     static let summary = "sync a local store with a remote one: pull, merge, push"
     static let details = """
@@ -23,15 +26,21 @@ enum SyncCommand: Command {
         the sync engine's bookkeeping beside their models (a lightweight migration the first time).
         Stores whose models differ are refused before anything moves, naming the one that is behind.
 
+        An http:// or https:// REMOTE is a sync server ('modelstore-sync-server'): the URL is where
+        its hello, push, pull, fetch and changes paths live, and the bearer token comes from the
+        file --token-file names or, without it, the environment variable MODELSTORE_SYNC_TOKEN
+        (never from the command line, which other users can read, and never printed). A missing
+        LOCAL is created with the server's schema.
+
         Examples:
           modelstore sync json:trips.json sqlite:shared.sqlite
           modelstore sync sqlite:phone.sqlite sqlite:shared.sqlite --json
           modelstore sync log:trips-log sqlite:shared.sqlite --watch
+          MODELSTORE_SYNC_TOKEN=… modelstore sync json:trips.json https://sync.example.com/sync
         """
 
     static func run(_ invocation: Invocation, console: Console) throws -> any CommandReport {
         let local = try StoreReference(invocation.arguments[0])
-        let remote = try StoreReference(invocation.arguments[1])
         var configuration = SyncConfiguration()
         switch invocation.value("--policy") ?? "last-writer" {
         case "last-writer": configuration.defaultPolicy = .lastWriterWins
@@ -42,19 +51,32 @@ enum SyncCommand: Command {
                 "'\(other)' is not a policy",
                 remedy: "Use '--policy last-writer', '--policy remote' or '--policy local'")
         }
-        let (localSchema, remoteSchema) = try schemas(local, remote)
+        let remoteName = invocation.arguments[1]
+        let transport: any SyncTransport
+        let localSchema: Schema
+        if let server = try RemoteServer.url(remoteName) {
+            let http = HTTPSyncTransport(baseURL: server, token: try RemoteServer.token(invocation))
+            transport = http
+            localSchema =
+                local.exists || local.isInMemory
+                ? try Schema(local.storedSchema(for: "sync")).includingSyncMetadata()
+                : try Schema(Blocking.run { try await http.schema() }).includingSyncMetadata()
+        } else {
+            let remote = try StoreReference(remoteName)
+            let (ownSchema, remoteSchema) = try schemas(local, remote)
+            let remoteContainer = try SyncStores.container(remote, schema: remoteSchema)
+            transport = InProcessSyncTransport(host: try SyncHost(container: remoteContainer))
+            localSchema = ownSchema
+        }
         let localContainer = try SyncStores.container(local, schema: localSchema)
-        let remoteContainer = try SyncStores.container(remote, schema: remoteSchema)
-        let host = try SyncHost(container: remoteContainer)
-        let engine = try SyncEngine(
-            container: localContainer, transport: InProcessSyncTransport(host: host), configuration: configuration)
+        let engine = try SyncEngine(container: localContainer, transport: transport, configuration: configuration)
         if invocation.has("--watch") {
             try Blocking.run { try await watch(engine, console: console) }
             return SyncEventLine(event: "stopped")
         }
         let progress = console.progress()
         defer { progress.finish() }
-        progress.phase("syncing \(local.string) with \(remote.string)")
+        progress.phase("syncing \(local.string) with \(remoteName)")
         let events = engine.events
         let counter = Task {
             for await event in events {
@@ -68,7 +90,7 @@ enum SyncCommand: Command {
         defer { counter.cancel() }
         let summary = try Blocking.run { try await engine.syncNow() }
         let open = try engine.conflicts.list().count
-        return SyncReport(local: local.string, remote: remote.string, summary: summary, openConflicts: open)
+        return SyncReport(local: local.string, remote: remoteName, summary: summary, openConflicts: open)
     }
 
     /// The stored schemas of the two stores with the sync entities added; a missing store takes
@@ -103,6 +125,49 @@ enum SyncCommand: Command {
                 print(event.description)
             }
         }
+    }
+}
+
+/// A sync server as the remote: its URL and the token to present.
+enum RemoteServer {
+    /// The environment variable the token is read from when no --token-file is given.
+    static let tokenVariable = "MODELSTORE_SYNC_TOKEN"
+
+    /// The server URL `remote` names, or `nil` when it is a store URL; one with a user or password
+    /// in it is refused, since the report would print it.
+    static func url(_ remote: String) throws -> URL? {
+        let lowered = remote.lowercased()
+        guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://") else { return nil }
+        guard let url = URL(string: remote), let parts = URLComponents(url: url, resolvingAgainstBaseURL: false),
+            parts.host?.isEmpty == false
+        else {
+            throw ToolError.usage(
+                "'\(remote)' is not a server URL", remedy: "Write it as https://HOST:PORT/PATH")
+        }
+        guard parts.user == nil, parts.password == nil else {
+            throw ToolError.usage(
+                "the server URL has a user or password in it",
+                remedy: "Put the bearer token in the file --token-file names, or in \(tokenVariable)")
+        }
+        return url
+    }
+
+    /// The bearer token from --token-file or the environment; `nil` when neither gives one.
+    static func token(_ invocation: Invocation) throws -> String? {
+        if let file = invocation.value("--token-file") {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw ToolError.usage(
+                    "the token file '\(file)' cannot be read",
+                    remedy: "Check the path and its permissions; it holds the bearer token alone")
+            }
+            let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !token.isEmpty else {
+                throw ToolError.usage("the token file '\(file)' is empty", remedy: "Write the bearer token into it")
+            }
+            return token
+        }
+        let token = ProcessInfo.processInfo.environment[tokenVariable]?.trimmingCharacters(in: .whitespacesAndNewlines)
+        return token?.isEmpty == false ? token : nil
     }
 }
 

@@ -1,0 +1,73 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// The sync server in its own package, so that the main package stays dependency-free: the sync
+// engine's change sets over HTTP, on Hummingbird, with PostgreSQL (the adapter's package) as the one
+// shared store and bearer JWTs (jwt-kit) deciding who sees what.
+let package = Package(
+    name: "ModelStoreSyncServer",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "ModelStoreSyncServer", targets: ["ModelStoreSyncServer"]),
+        .executable(name: "modelstore-sync-server", targets: ["modelstore-sync-server"]),
+    ],
+    dependencies: [
+        .package(name: "ModelStore", path: ".."),
+        .package(name: "ModelStorePostgreSQL", path: "../Adapters/PostgreSQL"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    ],
+    targets: [
+        // The routes (mountable in any Hummingbird app), token verification, scopes and limits.
+        .target(
+            name: "ModelStoreSyncServer",
+            dependencies: [
+                .product(name: "ModelStore", package: "ModelStore"),
+                .product(name: "ModelStoreSync", package: "ModelStore"),
+                .product(name: "ModelStoreTooling", package: "ModelStore"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Sources/ModelStoreSyncServer"),
+        // `modelstore-sync-server --store postgres://… --jwt-key-file F [--port N] [--scope-attribute A]`.
+        .executableTarget(
+            name: "modelstore-sync-server",
+            dependencies: [
+                "ModelStoreSyncServer",
+                .product(name: "ModelStorePostgreSQL", package: "ModelStorePostgreSQL"),
+                .product(name: "ModelStoreAdapters", package: "ModelStore"),
+            ],
+            path: "Sources/modelstore-sync-server"),
+        // The model the tests sync, and a client process for tests that run clients in other
+        // network namespaces or kill them.
+        .target(
+            name: "SyncTestModels",
+            dependencies: [
+                .product(name: "ModelStore", package: "ModelStore"),
+                .product(name: "ModelStoreSync", package: "ModelStore"),
+                .product(name: "ModelStoreAdapters", package: "ModelStore"),
+            ],
+            path: "Sources/SyncTestModels"),
+        .executableTarget(
+            name: "sync-test-client", dependencies: ["SyncTestModels"], path: "Sources/sync-test-client"),
+        // The load run: clients on local SQLite stores saving and syncing through two server processes.
+        .executableTarget(
+            name: "modelstore-sync-load",
+            dependencies: ["ModelStoreSyncServer", "SyncTestModels", "modelstore-sync-server"],
+            path: "Sources/modelstore-sync-load"),
+        .testTarget(
+            name: "ModelStoreSyncServerTests",
+            dependencies: [
+                "ModelStoreSyncServer", "SyncTestModels", "modelstore-sync-server", "sync-test-client",
+                .product(name: "ModelStore", package: "ModelStore"),
+                .product(name: "ModelStoreSync", package: "ModelStore"),
+                .product(name: "ModelStoreAdapters", package: "ModelStore"),
+                .product(name: "ModelStorePostgreSQL", package: "ModelStorePostgreSQL"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            path: "Tests/ModelStoreSyncServerTests"),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,292 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import ModelStore
+import ModelStoreSync
+import NIOCore
+
+/// The sync routes over one shared store, for any Hummingbird app to mount: `POST hello`, `push`,
+/// `pull` and `fetch` take the sync engine's JSON messages; `GET changes` is a stream of
+/// server-sent events, one each time the store changes; `GET schema` is the store's schema, for a
+/// new replica.
+///
+/// ```swift
+/// let server = SyncServer(host: try SyncHost(container: shared, scope: scope), verifier: verifier)
+/// let router = Router()
+/// server.addRoutes(to: router.group("sync"))
+/// ```
+///
+/// Every request needs a bearer token the ``SyncTokenVerifier`` accepts; its subject and claims
+/// decide, through the host's ``ModelStoreSync/SyncScope``, which models the client reads and may
+/// change. The server keeps no state between requests: several processes can serve one store.
+/// Push, pull and fetch must carry the schema digest of the client's hello
+/// (``ModelStoreSync/HTTPSyncTransport/schemaHeader``) and are refused (409) when it is not the
+/// server's. Requests too large, malformed or naming what the schema does not have are refused
+/// with a 4xx answer and nothing stored; no answer or log line quotes a token or a stored value.
+public struct SyncServer: Sendable {
+    /// The sync host every request goes to.
+    public let host: SyncHost
+    /// The limits.
+    public let configuration: SyncServerConfiguration
+    private let verifier: SyncTokenVerifier
+    private let feed: SyncChangeFeed
+    private let limiter: SyncRateLimiter
+    private let fingerprint: String
+    private let schema: Schema.Description
+    private let entities: [String: [String: PropertyKind]]
+
+    /// What a property holds, for checking pushed values.
+    enum PropertyKind: Sendable {
+        case attribute(AttributeType)
+        case toOne
+        case toMany
+    }
+
+    /// The properties of a synced entity, or `nil` when the schema syncs no entity of that name.
+    func entityProperties(_ entity: String) -> [String: PropertyKind]? { entities[entity] }
+
+    /// A server for `host`, admitting requests whose token `verifier` accepts.
+    public init(host: SyncHost, verifier: SyncTokenVerifier, configuration: SyncServerConfiguration = .init()) {
+        self.host = host
+        self.verifier = verifier
+        self.configuration = configuration
+        self.feed = SyncChangeFeed(
+            container: host.container, interval: configuration.changePollInterval,
+            keepAlive: configuration.keepAliveInterval)
+        self.limiter = SyncRateLimiter(rate: configuration.requestsPerSecond, burst: configuration.requestBurst)
+        let schema = host.container.schema
+        let probe = #"{"replica":"","schemaVersion":"","schemaFingerprint":""}"#
+        let hello = (try? JSONDecoder().decode(SyncHello.self, from: Data(probe.utf8))).flatMap { try? host.hello($0) }
+        self.fingerprint = hello?.schemaFingerprint ?? ""
+        let description = schema.storedDescription
+        self.schema = Schema.Description(
+            version: description.version,
+            entities: description.entities.filter { !SyncMetadata.isMetadata($0.name) })
+        var entities: [String: [String: PropertyKind]] = [:]
+        for entity in schema.entities where !SyncMetadata.isMetadata(entity.name) {
+            var properties: [String: PropertyKind] = [:]
+            for attribute in entity.attributes { properties[attribute.name] = .attribute(attribute.valueType) }
+            for relationship in entity.relationships {
+                properties[relationship.name] = relationship.isToOne ? .toOne : .toMany
+            }
+            entities[entity.name] = properties
+        }
+        self.entities = entities
+    }
+
+    /// Adds the sync routes to `router` (a router or a group under a path such as `sync`).
+    public func addRoutes<Context: RequestContext>(to router: some RouterMethods<Context>) {
+        router.post("hello") { request, context in
+            try await handle("hello", request, context, checkSchema: false) { (hello: SyncHello, access) in
+                try validate(hello)
+                return try await run { try host.hello(hello) }
+            }
+        }
+        router.post("push") { request, context in
+            try await handle("push", request, context) { (push: SyncPushRequest, access) in
+                try validate(push)
+                context.logger.info("push", metadata: ["changes": "\(push.changes.count)"])
+                return try await run { try host.push(push, access: access) }
+            }
+        }
+        router.post("pull") { request, context in
+            try await handle("pull", request, context) { (pull: SyncPullRequest, access) in
+                var page = pull
+                try validateIdentifier(page.replica, "replica", path: "pull")
+                page.limit = min(max(1, page.limit), configuration.maximumPullLimit)
+                let request = page
+                return try await run { try host.pull(request, access: access) }
+            }
+        }
+        router.post("fetch") { request, context in
+            try await handle("fetch", request, context) { (fetch: SyncFetchRequest, access) in
+                guard fetch.globalIDs.count <= configuration.maximumFetchIdentifiers else {
+                    throw SyncServerFailure.tooLarge(
+                        "the fetch names \(fetch.globalIDs.count) models, more than the "
+                            + "\(configuration.maximumFetchIdentifiers) allowed",
+                        remedy: "Fetch in smaller batches")
+                }
+                for id in fetch.globalIDs { try validateIdentifier(id, "global identifier", path: "fetch") }
+                return try await run { try host.fetch(fetch, access: access) }
+            }
+        }
+        router.get("schema") { request, context in
+            do {
+                _ = try await authenticate(request)
+                return try json(schema)
+            } catch {
+                return try failure(error, path: "schema", request: request, context: context)
+            }
+        }
+        router.get("changes") { request, context in
+            do {
+                _ = try await authenticate(request)
+            } catch {
+                return try failure(error, path: "changes", request: request, context: context)
+            }
+            let events = feed.listen()
+            var headers = HTTPFields()
+            headers[.contentType] = "text/event-stream"
+            headers[.cacheControl] = "no-store"
+            return Response(
+                status: .ok, headers: headers,
+                body: ResponseBody { writer in
+                    try await writer.write(ByteBuffer(string: "retry: 1000\n: open\n\n"))
+                    for await event in events {
+                        switch event {
+                        case .change(let transaction):
+                            try await writer.write(ByteBuffer(string: "event: change\ndata: \(transaction)\n\n"))
+                        case .keepAlive:
+                            try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+                        }
+                    }
+                    try await writer.finish(nil)
+                })
+        }
+    }
+
+    // MARK: Handling
+
+    private func handle<Message: Decodable & Sendable, Reply: Encodable>(
+        _ path: String, _ request: Request, _ context: some RequestContext, checkSchema: Bool = true,
+        _ body: (Message, SyncAccess) async throws -> Reply
+    ) async throws -> Response {
+        let started = ContinuousClock.now
+        do {
+            let access = try await authenticate(request)
+            if checkSchema { try self.checkSchema(request, path: path) }
+            let message: Message = try await decode(request, path: path)
+            let response = try json(try await body(message, access))
+            log(path, status: response.status, since: started, context: context)
+            return response
+        } catch {
+            return try failure(error, path: path, request: request, context: context, since: started)
+        }
+    }
+
+    private func failure(
+        _ error: any Error, path: String, request: Request, context: some RequestContext,
+        since started: ContinuousClock.Instant = .now
+    ) throws -> Response {
+        let failure = SyncServerFailure.from(error, path: path)
+        if failure.status.code >= 500 {
+            // The error's type and code only: its message may quote stored values.
+            context.logger.error(
+                "sync request failed",
+                metadata: ["path": "\(path)", "error": "\(Self.redacted(error))"])
+        }
+        log(path, status: failure.status, since: started, context: context, code: failure.code)
+        return try failure.response(from: request, context: context)
+    }
+
+    private func log(
+        _ path: String, status: HTTPResponse.Status, since started: ContinuousClock.Instant,
+        context: some RequestContext, code: String? = nil
+    ) {
+        var metadata: Logger.Metadata = [
+            "path": "\(path)", "status": "\(status.code)",
+            "ms": "\(Self.milliseconds(ContinuousClock.now - started))",
+        ]
+        if let code { metadata["refusal"] = "\(code)" }
+        context.logger.info("sync request", metadata: metadata)
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+    }
+
+    /// An error described without its message: type and code.
+    static func redacted(_ error: any Error) -> String {
+        if let error = error as? SyncError {
+            return "SyncError(\(error.code))" + (error.underlyingError.map { " over " + redacted($0) } ?? "")
+        }
+        if let error = error as? DataStoreError { return "DataStoreError(\(error.code))" }
+        return String(describing: type(of: error))
+    }
+
+    private func authenticate(_ request: Request) async throws -> SyncAccess {
+        guard let header = request.headers[.authorization] else {
+            throw SyncServerFailure.unauthorized("the request has no bearer token")
+        }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer", !parts[1].isEmpty else {
+            throw SyncServerFailure.unauthorized("the Authorization header is not 'Bearer TOKEN'")
+        }
+        guard parts[1].utf8.count <= 16_384 else {
+            throw SyncServerFailure.unauthorized("the bearer token is longer than 16 KiB")
+        }
+        let access = try await verifier.access(for: String(parts[1]))
+        if let wait = limiter.take(access.subject ?? "") {
+            throw SyncServerFailure(
+                .tooManyRequests, code: "rateLimited",
+                "the client makes more than \(Int(configuration.requestsPerSecond)) requests a second",
+                remedy: "Retry after \(wait) s", retryAfter: wait)
+        }
+        return access
+    }
+
+    private func checkSchema(_ request: Request, path: String) throws {
+        guard let name = HTTPField.Name(HTTPSyncTransport.schemaHeader), let sent = request.headers[name] else {
+            throw SyncServerFailure(
+                .badRequest, code: "badRequest",
+                "the '\(path)' request has no '\(HTTPSyncTransport.schemaHeader)' header",
+                remedy: "Send the schema digest of the hello with every request, as HTTPSyncTransport does")
+        }
+        guard sent == fingerprint else {
+            throw SyncServerFailure(
+                .conflict, code: "schemaMismatch",
+                "the client's schema differs from the server's store (schema version \(schema.version))",
+                remedy: "Update the app, or migrate the server's store, so both use the same models; nothing was stored"
+            )
+        }
+    }
+
+    private func decode<Message: Decodable>(_ request: Request, path: String) async throws -> Message {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: configuration.maximumRequestBytes)
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            throw SyncServerFailure.tooLarge(
+                "the '\(path)' request is larger than \(configuration.maximumRequestBytes) bytes",
+                remedy: "Send fewer changes per request")
+        } catch is NIOTooManyBytesError {
+            throw SyncServerFailure.tooLarge(
+                "the '\(path)' request is larger than \(configuration.maximumRequestBytes) bytes",
+                remedy: "Send fewer changes per request")
+        }
+        do {
+            return try JSONDecoder().decode(Message.self, from: Data(buffer: buffer))
+        } catch let DecodingError.keyNotFound(key, context) {
+            throw SyncServerFailure.malformed(path, "no '\(key.stringValue)' at '\(Self.path(context))'")
+        } catch let DecodingError.typeMismatch(type, context) {
+            throw SyncServerFailure.malformed(path, "'\(Self.path(context))' is not \(type)")
+        } catch let DecodingError.valueNotFound(type, context) {
+            throw SyncServerFailure.malformed(path, "'\(Self.path(context))' is null where \(type) is needed")
+        } catch let DecodingError.dataCorrupted(context) where !context.codingPath.isEmpty {
+            throw SyncServerFailure.malformed(path, "'\(Self.path(context))' holds a value of the wrong form")
+        } catch {
+            throw SyncServerFailure.malformed(path, "it is not JSON")
+        }
+    }
+
+    private static func path(_ context: DecodingError.Context) -> String {
+        context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+    }
+
+    private func json(_ value: some Encodable) throws -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        headers[.cacheControl] = "no-store"
+        let data = try JSONEncoder().encode(value)
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// Runs the host's blocking work on a thread of its own, off the server's event loops and the
+    /// cooperative pool.
+    private func run<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Swift.Result { try work() }) }
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import ModelStore
+import ModelStoreSync
+
+/// The limits and timings of a ``SyncServer``; the defaults suit a server of a few hundred clients.
+public struct SyncServerConfiguration: Sendable {
+    /// The largest request body accepted, in bytes; a larger one is answered 413.
+    public var maximumRequestBytes = 8 << 20
+    /// The most changes one push may carry.
+    public var maximumChangesPerPush = 5_000
+    /// The most models one pull reply holds; a larger requested limit is lowered to this.
+    public var maximumPullLimit = 1_000
+    /// The most global identifiers one fetch may name.
+    public var maximumFetchIdentifiers = 5_000
+    /// The longest replica name or global identifier accepted, in characters.
+    public var maximumIdentifierLength = 200
+    /// Requests each subject may make per second, on average; more are answered 429.
+    public var requestsPerSecond: Double = 50
+    /// Requests a subject may make at once above the average.
+    public var requestBurst: Double = 100
+    /// How often the store's newest transaction is read, to tell clients of every server process
+    /// when to pull.
+    public var changePollInterval: Duration = .milliseconds(100)
+    /// How often an idle change stream gets a comment, so proxies and clients keep it open.
+    public var keepAliveInterval: Duration = .seconds(15)
+
+    /// The defaults.
+    public init() {}
+}
+
+extension SyncScope {
+    /// A scope where each model of an entity that has the string attribute `attribute` belongs to
+    /// the subject it names: a client holds and changes only models whose `attribute` equals its
+    /// token's subject. Entities without that attribute are shared whole.
+    public static func owner(attribute: String, schema: Schema) -> SyncScope {
+        let owned = schema.entities.filter { entity in
+            guard !SyncMetadata.isMetadata(entity.name) else { return false }
+            let type = entity.attribute(named: attribute)?.valueType
+            return type == .string || type == .optional(.string)
+        }.map(\.name)
+        return SyncScope { access in
+            Dictionary(
+                uniqueKeysWithValues: owned.map { name in
+                    (name, access.subject.map { StoreFilter.equal(attribute, .string($0)) } ?? .constant(false))
+                })
+        }
+    }
+}

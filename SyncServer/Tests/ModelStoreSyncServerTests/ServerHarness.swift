@@ -1,0 +1,210 @@
+import Foundation
+import ModelStore
+import ModelStoreAdapters
+import ModelStorePostgreSQL
+import ModelStoreSync
+import ModelStoreSyncServer
+import SyncTestModels
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The PostgreSQL server the tests run against: `MODELSTORE_POSTGRES_URL` (set by `scripts/postgres.sh run`).
+enum Database {
+    static let url = ProcessInfo.processInfo.environment["MODELSTORE_POSTGRES_URL"]
+    static let isConfigured = url != nil
+    static let skipMessage: Comment =
+        "MODELSTORE_POSTGRES_URL is not set: run 'scripts/postgres.sh run -- swift test --package-path SyncServer'"
+
+    /// A store URL in a PostgreSQL namespace no other test uses.
+    static func freshStore() throws -> String {
+        let namespace = "sync_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
+        return try #require(url) + "?namespace=" + namespace
+    }
+}
+
+/// The guard that keeps a run meant for a server from passing without one.
+struct DatabaseRequiredTests {
+    @Test func aRunThatRequiresAServerHasOne() {
+        guard ProcessInfo.processInfo.environment["MODELSTORE_POSTGRES_REQUIRED"] == "1" else { return }
+        #expect(Database.isConfigured, "scripts/postgres.sh started no server, so every suite here would be skipped")
+    }
+}
+
+/// A test's directory, key, schema file and shared store.
+struct Fixture {
+    let directory: URL
+    let store: String
+    let keyFile: URL
+    let schemaFile: URL
+    let verifier: SyncTokenVerifier
+
+    init() async throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("sync-server-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        store = try Database.freshStore()
+        keyFile = directory.appendingPathComponent("jwt.key")
+        let secret = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        try Data((secret + "\n").utf8).write(to: keyFile)
+        schemaFile = directory.appendingPathComponent("schema.json")
+        try SyncTestSchema.write(to: schemaFile)
+        verifier = try await SyncTokenVerifier.reading(keyFile: keyFile.path)
+    }
+
+    /// A token for `subject`, valid for an hour unless told otherwise.
+    func token(_ subject: String, expiresIn seconds: TimeInterval = 3600) async throws -> String {
+        try await verifier.sign(subject: subject, expires: Date().addingTimeInterval(seconds))
+    }
+
+    /// A file holding a token for `subject`.
+    func tokenFile(_ subject: String) async throws -> URL {
+        let file = directory.appendingPathComponent("token-\(subject)-\(UUID().uuidString.prefix(6))")
+        try Data(try await token(subject).utf8).write(to: file)
+        return file
+    }
+
+    /// A local replica for `subject` through `server`.
+    func client(
+        _ name: String, scheme: String = "sqlite", subject: String, through server: ServerProcess,
+        configuration: SyncConfiguration = SyncConfiguration()
+    ) async throws -> Client {
+        let path = directory.appendingPathComponent(name + (scheme == "json" ? ".json" : ".sqlite")).path
+        let container = try ModelContainer(for: SyncTestSchema.schema, url: "\(scheme):\(path)")
+        let transport = HTTPSyncTransport(baseURL: server.baseURL, token: try await token(subject), timeout: 10)
+        let engine = try SyncEngine(container: container, transport: transport, configuration: configuration)
+        return Client(container: container, engine: engine, owner: subject)
+    }
+
+    /// The shared store opened directly, to see what the servers stored.
+    func sharedNotes() throws -> [String] {
+        try SyncTestSchema.notes(in: ModelContainer(for: SyncTestSchema.schema, url: store))
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: directory) }
+}
+
+/// One client replica.
+struct Client {
+    let container: ModelContainer
+    let engine: SyncEngine
+    let owner: String
+
+    func add(_ titles: String..., body: String = "") throws {
+        let context = ModelContext(container)
+        for title in titles { context.insert(Note(owner: owner, title: title, body: body)) }
+        try context.save()
+    }
+
+    func edit(_ title: String, _ change: (Note) -> Void) throws {
+        let context = ModelContext(container)
+        let note = try #require(try context.fetch(FetchDescriptor<Note>()).first { $0.title == title })
+        change(note)
+        try context.save()
+    }
+
+    func notes() throws -> [String] { try SyncTestSchema.notes(in: container) }
+}
+
+/// A `modelstore-sync-server` process, started with `--port 0`, its output kept for inspection.
+final class ServerProcess: @unchecked Sendable {
+    // Safety: `output` is written by the pipe's reader thread and read by the test, both under `lock`.
+    let process = Process()
+    let port: Int
+    let host: String
+    private let lock = NSLock()
+    private var output = Data()
+
+    /// The server built beside the test bundle.
+    static var executable: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("modelstore-sync-server")
+    }
+
+    var baseURL: URL { URL(string: "http://\(host):\(port)/sync")! }
+
+    /// Starts a server on `fixture`'s store and waits until it listens.
+    init(_ fixture: Fixture, host: String = "127.0.0.1", extra: [String] = [], scope: String? = "owner") throws {
+        self.host = host
+        process.executableURL = Self.executable
+        process.arguments =
+            [
+                "--store", fixture.store, "--schema", fixture.schemaFile.path, "--jwt-key-file", fixture.keyFile.path,
+                "--host", host, "--port", "0",
+            ] + (scope.map { ["--scope-attribute", $0] } ?? []) + extra
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let reader = pipe.fileHandleForReading
+        let started = Date()
+        var port: Int?
+        var buffer = Data()
+        while port == nil, Date().timeIntervalSince(started) < 60, process.isRunning {
+            let chunk = reader.availableData
+            if chunk.isEmpty { break }
+            buffer.append(chunk)
+            let text = String(decoding: buffer, as: UTF8.self)
+            if let range = text.range(of: "listening on http://\(host):") {
+                let digits = text[range.upperBound...].prefix { $0.isNumber }
+                port = Int(digits)
+            }
+        }
+        guard let port else {
+            process.terminate()
+            throw ServerFailure(output: String(decoding: buffer, as: UTF8.self))
+        }
+        self.port = port
+        output = buffer
+        Thread.detachNewThread { [self] in
+            while true {
+                let chunk = reader.availableData
+                if chunk.isEmpty { return }
+                lock.withLock { output.append(chunk) }
+            }
+        }
+    }
+
+    /// Everything the server printed so far.
+    var log: String { String(decoding: lock.withLock { output }, as: UTF8.self) }
+
+    /// Kills the process with `signal` and waits for it.
+    func stop(_ signal: Int32 = SIGTERM) {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+    }
+
+    deinit { stop(SIGKILL) }
+}
+
+struct ServerFailure: Error, CustomStringConvertible {
+    let output: String
+    var description: String { "the server did not start:\n\(output)" }
+}
+
+/// A raw HTTP request, for what a well-behaved client never sends.
+func raw(
+    _ server: ServerProcess, _ path: String, method: String = "POST", body: Data? = nil, token: String?,
+    headers: [String: String] = [:]
+) async throws -> (status: Int, body: String) {
+    var request = URLRequest(url: server.baseURL.appendingPathComponent(path))
+    request.httpMethod = method
+    request.httpBody = body
+    request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+    if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+    let (data, response) = try await URLSession.shared.data(for: request)
+    return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+}
+
+/// Waits up to `seconds` for `condition`.
+func eventually(_ seconds: Double = 15, _ condition: () throws -> Bool) async throws -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if try condition() { return true }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    return try condition()
+}

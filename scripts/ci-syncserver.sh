@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The sync server (the SyncServer/ package): the house format, doc comments, the build, then its
+# tests against a throwaway PostgreSQL 15 (scripts/postgres.sh): two real server processes on
+# loopback, clients syncing through them, token, scope and input refusals, and (where the machine
+# lets it create network namespaces, as root can) clients in a namespace of their own whose link is
+# throttled and cut mid-push and mid-pull. Then `modelstore sync` against a running server.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+started=$SECONDS
+swift format lint --strict -r --parallel SyncServer/Sources SyncServer/Tests SyncServer/Package.swift
+python3 scripts/check-docs.py SyncServer/Sources
+# The PostgreSQL adapter's build directory, where .ci/run's earlier steps built SwiftNIO, swift-crypto,
+# PostgresNIO, Hummingbird and ModelStore in debug with the same versions and flags: only jwt-kit (with
+# swift-certificates) and this package compile here.
+scratch=Adapters/PostgreSQL/.build
+swift build --package-path SyncServer --scratch-path "$scratch" --build-tests
+MODELSTORE_POSTGRES_REQUIRED=1 scripts/postgres.sh run -- \
+    swift test --package-path SyncServer --scratch-path "$scratch" --skip-build
+# The command-line client against a real server: a new JSON store created from the server's schema.
+bin="$(swift build --package-path SyncServer --scratch-path "$scratch" --show-bin-path)"
+swift build --product modelstore
+MODELSTORE_SYNC_BIN="$bin" MODELSTORE_TOOL="$(swift build --show-bin-path)/modelstore" \
+    scripts/postgres.sh run -- scripts/syncserver-cli-test.sh
+echo "ci-syncserver: passed in $((SECONDS - started)) s"
