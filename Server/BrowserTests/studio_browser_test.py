@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """End-to-end test of ModelStore Studio in a real browser.
 
-Starts the real `modelstore-studio` on loopback against a real SQLite store written by
-`studio-fixture`, drives Debian's chromium through chromium-driver with Selenium, and checks what a
+Starts the real `modelstore-studio` on loopback against a real store written by `studio-fixture`
+(SQLite in a temporary folder, or the store URL given, such as a PostgreSQL namespace), drives
+Debian's chromium through chromium-driver with Selenium, and checks what a
 user sees: the entity list, a filter and its explanation, a malformed filter's message, following a
 relationship, a change made by another process appearing on the open page, and (in a second studio
 started with --write) an edit through a model's form recorded in history. Screenshots go to the
 artifacts folder.
 
-usage: studio_browser_test.py BIN_DIR ARTIFACTS_DIR
+usage: studio_browser_test.py BIN_DIR ARTIFACTS_DIR [STORE_URL]
 """
 
 import os
@@ -52,8 +53,11 @@ def start_studio(binary, url, *options):
 def main():
     bin_dir, artifacts = sys.argv[1], sys.argv[2]
     os.makedirs(artifacts, exist_ok=True)
-    folder = tempfile.mkdtemp(prefix="studio-browser-")
-    url = f"sqlite:{folder}/demo.sqlite"
+    if len(sys.argv) > 3:
+        url = sys.argv[3]
+    else:
+        folder = tempfile.mkdtemp(prefix="studio-browser-")
+        url = f"sqlite:{folder}/demo.sqlite"
     fixture = os.path.join(bin_dir, "studio-fixture")
     subprocess.run([fixture, "demo", url], check=True)
     process, base, token = start_studio(os.path.join(bin_dir, "modelstore-studio"), url)

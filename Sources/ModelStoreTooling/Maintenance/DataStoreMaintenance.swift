@@ -49,6 +49,11 @@ public protocol DataStoreMaintenance: Sendable {
     /// it at once (a store browser's first page).
     func estimatedCounts(_ request: StoreMaintenanceRequest) throws -> [StoreEntityCount]?
 
+    /// The store's own account of how it runs a query, one line per step (an SQL store's `EXPLAIN`,
+    /// then what the store does on the rows afterwards), for a store of this scheme that a tool
+    /// opened; `nil` (the default) when the adapter gives none. It MUST NOT change anything.
+    func queryPlan(for query: StoreQuery, in store: any DataStore) throws -> [String]?
+
     /// Checks the store's files. A result that is not ``StoreVerification/isComplete`` (the
     /// default: no problems) lets the tool go on to open the store and read it in full.
     func verify(_ request: StoreMaintenanceRequest) throws -> StoreVerification
@@ -94,6 +99,9 @@ extension DataStoreMaintenance {
 
     /// `nil`: the store keeps no statistics, and the tool bounds its counts itself.
     public func estimatedCounts(_ request: StoreMaintenanceRequest) throws -> [StoreEntityCount]? { nil }
+
+    /// `nil`: the adapter gives no plan.
+    public func queryPlan(for query: StoreQuery, in store: any DataStore) throws -> [String]? { nil }
 
     /// No problems, and not complete: the tool opens the store and reads it in full.
     public func verify(_ request: StoreMaintenanceRequest) throws -> StoreVerification {

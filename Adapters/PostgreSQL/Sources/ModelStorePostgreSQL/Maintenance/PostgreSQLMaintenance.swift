@@ -112,6 +112,12 @@ public struct PostgreSQLMaintenance: DataStoreMaintenance {
         }
     }
 
+    /// PostgreSQL's `EXPLAIN` of the query, then what the store does on the rows afterwards
+    /// (``PostgreSQLStore/queryPlan(for:)``); `nil` for a store of another type.
+    public func queryPlan(for query: StoreQuery, in store: any DataStore) throws -> [String]? {
+        try (store as? PostgreSQLStore)?.queryPlan(for: query)
+    }
+
     /// Closes the store's connections at once.
     public func close(_ store: any DataStore) {
         (store as? PostgreSQLStore)?.close()
