@@ -23,7 +23,7 @@ import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -75,7 +75,8 @@ def main():
                          "--window-size=1400,1000"]:
             options.add_argument(argument)
         driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-        wait = WebDriverWait(driver, 10)
+        # Generous: pages answer in milliseconds, but chromium on a loaded CI machine can take seconds.
+        wait = WebDriverWait(driver, 30)
 
         # The entity list, with counts.
         driver.get(f"{base}/?token={token}")
@@ -173,8 +174,10 @@ def main():
             # the notice and the field together, again if the page went stale meanwhile.
             saved = lambda d: ("Saved 'age'" in d.find_element(By.ID, "notice").text
                                and d.find_element(By.ID, "edit-age").get_attribute("value") == "42")
-            reloading = [StaleElementReferenceException, NoSuchElementException]
-            check(WebDriverWait(driver, 10, ignored_exceptions=reloading).until(saved), "an edit with --write is saved")
+            # Any error of an element read while the page is replaced (stale, missing, or "node does not
+            # belong to the document").
+            check(WebDriverWait(driver, 10, ignored_exceptions=[WebDriverException]).until(saved),
+                  "an edit with --write is saved")
             driver.save_screenshot(os.path.join(artifacts, "8-edit.png"))
             driver.get(f"{write_base}/history")
             newest = driver.find_element(By.CSS_SELECTOR, "#timeline .tx").text
@@ -182,6 +185,13 @@ def main():
         finally:
             writer.terminate()
             writer.wait(timeout=10)
+    except Exception:
+        if driver:
+            # What the browser showed when the test failed, for the CI artifacts.
+            driver.save_screenshot(os.path.join(artifacts, "failure.png"))
+            with open(os.path.join(artifacts, "failure.html"), "w") as page:
+                page.write(f"<!-- {driver.current_url} -->\n" + driver.page_source)
+        raise
     finally:
         if driver:
             driver.quit()
