@@ -40,15 +40,17 @@ def check(condition, message):
 
 
 def load(driver, address):
-    """Opens an address, again (up to 3 times) when chromium shows its own error page instead: it
-    drops a navigation with ERR_NETWORK_CHANGED when the machine's network interfaces change, as they
-    do when other jobs create network namespaces."""
-    for _ in range(3):
+    """Opens an address, again (for up to 30 s) while chromium shows its own error page instead: it
+    drops a navigation with ERR_NETWORK_CHANGED, and calls itself offline for a while
+    (ERR_INTERNET_DISCONNECTED), when the machine's network interfaces change, as they do when other
+    jobs create network namespaces."""
+    deadline = time.monotonic() + 30
+    while True:
         driver.get(address)
-        if not driver.find_elements(By.ID, "main-frame-error"):
+        if not driver.find_elements(By.ID, "main-frame-error") or time.monotonic() > deadline:
             return
         print(f"   chromium showed its error page for {address}; opening it again")
-        time.sleep(0.5)
+        time.sleep(1)
 
 
 def start_studio(binary, url, *options):
