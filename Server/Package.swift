@@ -13,6 +13,7 @@ let package = Package(
     ],
     dependencies: [
         .package(name: "ModelStore", path: ".."),
+        .package(name: "ModelStorePostgreSQL", path: "../Adapters/PostgreSQL"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
@@ -28,15 +29,22 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Sources/ModelStoreStudio"),
-        // `modelstore-studio URL [--host H] [--port N] [--write]`.
+        // `modelstore-studio URL [--host H] [--port N] [--write]`, with the PostgreSQL adapter linked so that
+        // it opens `postgres://` stores too (the library leaves the choice of adapters to the app).
         .executableTarget(
-            name: "modelstore-studio", dependencies: ["ModelStoreStudio"], path: "Sources/modelstore-studio"),
+            name: "modelstore-studio",
+            dependencies: [
+                "ModelStoreStudio", .product(name: "ModelStore", package: "ModelStore"),
+                .product(name: "ModelStorePostgreSQL", package: "ModelStorePostgreSQL"),
+            ],
+            path: "Sources/modelstore-studio"),
         // Writes the stores the tests and the speed script browse, and changes them from another process.
         .executableTarget(
             name: "studio-fixture",
             dependencies: [
                 .product(name: "ModelStore", package: "ModelStore"),
                 .product(name: "ModelStoreAdapters", package: "ModelStore"),
+                .product(name: "ModelStorePostgreSQL", package: "ModelStorePostgreSQL"),
             ],
             path: "Sources/studio-fixture"),
         .testTarget(
@@ -45,6 +53,7 @@ let package = Package(
                 "ModelStoreStudio",
                 .product(name: "ModelStore", package: "ModelStore"),
                 .product(name: "ModelStoreAdapters", package: "ModelStore"),
+                .product(name: "ModelStorePostgreSQL", package: "ModelStorePostgreSQL"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],

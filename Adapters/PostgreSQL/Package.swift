@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .library(name: "ModelStorePostgreSQL", targets: ["ModelStorePostgreSQL"]),
         .executable(name: "trips-postgres", targets: ["trips-postgres"]),
+        .executable(name: "modelstore-postgres", targets: ["ModelStorePostgreSQLTool"]),
     ],
     dependencies: [
         .package(name: "ModelStore", path: "../.."),
@@ -23,9 +24,22 @@ let package = Package(
                 "CModelStorePostgreSQLLoad",
                 .product(name: "ModelStore", package: "ModelStore"),
                 .product(name: "ModelStoreAdapterKit", package: "ModelStore"),
+                .product(name: "ModelStoreTooling", package: "ModelStore"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Sources/ModelStorePostgreSQL"),
+        // The main package's `modelstore` tool with this adapter linked, so that `inspect`, `verify`,
+        // `schema` and `convert` reach `postgres://` stores:
+        // `swift run --package-path Adapters/PostgreSQL modelstore-postgres inspect postgres://…`. Named as
+        // `trips-postgres` is: a product named `modelstore` here would share its path in the build directory
+        // with the main package's, which is built beside it, and one would overwrite the other.
+        .executableTarget(
+            name: "ModelStorePostgreSQLTool",
+            dependencies: [
+                "ModelStorePostgreSQL", .product(name: "ModelStore", package: "ModelStore"),
+                .product(name: "ModelStoreCommandLine", package: "ModelStore"),
+            ],
+            path: "Sources/ModelStorePostgreSQLTool"),
         // The Trips sample with this adapter linked: `MODELSTORE_URL=postgres://… swift run trips-postgres`.
         .executableTarget(
             name: "trips-postgres",
@@ -42,9 +56,12 @@ let package = Package(
             name: "ModelStorePostgreSQLTests",
             dependencies: [
                 "ModelStorePostgreSQL", "PostgreSQLTestModels", "modelstore-pg-worker", "trips-postgres",
+                "ModelStorePostgreSQLTool",
                 .product(name: "ModelStore", package: "ModelStore"),
                 .product(name: "ModelStoreAdapterKit", package: "ModelStore"),
                 .product(name: "ModelStoreConformance", package: "ModelStore"),
+                .product(name: "ModelStoreTooling", package: "ModelStore"),
+                .product(name: "ModelStoreAdapters", package: "ModelStore"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/ModelStorePostgreSQLTests"),

@@ -45,6 +45,12 @@ public struct SQLiteMaintenance: DataStoreMaintenance {
         }
     }
 
+    /// SQLite's `EXPLAIN QUERY PLAN` of the query, then what the store does on the rows afterwards
+    /// (``SQLiteStore/queryPlan(for:)``); `nil` for a store of another type.
+    public func queryPlan(for query: StoreQuery, in store: any DataStore) throws -> [String]? {
+        try (store as? SQLiteStore)?.queryPlan(for: query)
+    }
+
     /// Opens the store with the schema it records, checkpoints its write-ahead log and rebuilds the
     /// file without free pages (``SQLiteStore/compact()``).
     public func compact(_ request: StoreMaintenanceRequest) throws -> StoreMaintenanceReport {

@@ -25,10 +25,11 @@ enum ConvertCommand: Command {
     static func run(_ invocation: Invocation, console: Console) throws -> any CommandReport {
         let source = try StoreReference(invocation.arguments[0])
         let destination = try StoreReference(invocation.arguments[1])
-        let sourcePath = try source.existingPath(for: "convert")
-        if let destinationPath = destination.path,
-            destinationPath.standardizedFileURL == sourcePath.standardizedFileURL
-        {
+        // A store a server keeps has no path; the rest must exist at theirs.
+        let isServerStore = source.scheme.maintenance != nil && !source.storesFiles
+        let sourcePath = isServerStore ? nil : try source.existingPath(for: "convert")
+        let samePath = destination.path.map { $0.standardizedFileURL == sourcePath?.standardizedFileURL } ?? false
+        if samePath || (isServerStore && source.url.string == destination.url.string) {
             throw ToolError.usage(
                 "'\(source.string)' and '\(destination.string)' are the same store",
                 remedy: "Give the copy another path")
@@ -75,20 +76,30 @@ enum ConvertCommand: Command {
         }
     }
 
-    /// Refuses a destination that holds models, or that is something other than a store.
+    /// Refuses a destination that holds models, or that is something other than a store. A store a
+    /// server keeps is empty when the server holds none at the URL yet.
     private static func requireEmpty(_ destination: StoreReference) throws {
-        guard let path = destination.path, destination.exists else { return }
-        if let entries = try? FileManager.default.contentsOfDirectory(atPath: path.path), entries.isEmpty { return }
+        let place: String
+        if destination.storesFiles {
+            guard let path = destination.path, destination.exists else { return }
+            if let entries = try? FileManager.default.contentsOfDirectory(atPath: path.path), entries.isEmpty { return }
+            place = path.path
+        } else {
+            guard destination.scheme.maintenance != nil else { return }
+            place = destination.string
+        }
         let held: Int
         do {
             let description = try destination.storedSchema(for: "convert")
             let store = try destination.open(schema: try Schema(description))
             defer { store.close() }
             held = try description.entities.reduce(0) { $0 + (try store.count(of: $1.name)) }
+        } catch let error as DataStoreError where error.code == .notFound && !destination.storesFiles {
+            return
         } catch let error as DataStoreError where error.code != .locked {
             throw ToolError(
                 .destinationNotEmpty, code: "destinationNotEmpty",
-                "the destination '\(path.path)' exists and is not a store modelstore can read (\(error.message))",
+                "the destination '\(place)' exists and is not a store modelstore can read (\(error.message))",
                 remedy: "Give a path that does not exist yet; convert never overwrites")
         }
         guard held == 0 else {

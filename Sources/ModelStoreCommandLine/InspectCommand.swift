@@ -6,6 +6,9 @@ import ModelStoreTooling
 enum InspectCommand: Command {
     static let name = "inspect"
     static let arguments = ["URL"]
+    static let options = [
+        CommandOption(name: "--exact", summary: "count every model, where the store would estimate large tables")
+    ]
     static let summary = "entities, counts, schema version and sizes on disk; for a log, segments and dead fraction"
     static let details = """
         Reads the store's schema from its own files, so no model types are needed, and changes
@@ -14,6 +17,9 @@ enum InspectCommand: Command {
         taken, so it can be inspected while an app has it open), and its checkpoint, segments,
         history and dead fraction (the share of the log that no longer describes live models) are
         listed. Damage met while reading is reported; 'modelstore verify' locates all of it.
+        A store on a server (PostgreSQL) gives the counts of large tables from its statistics,
+        marked as estimates, and lists its tables, indexes and history with their sizes; --exact
+        counts every table's rows instead.
 
         Examples:
           modelstore inspect json:trips.json
@@ -22,7 +28,8 @@ enum InspectCommand: Command {
 
     static func run(_ invocation: Invocation, console: Console) throws -> any CommandReport {
         let reference = try StoreReference(invocation.arguments[0])
-        let (maintenance, request) = try reference.maintenance(for: name)
+        var (maintenance, request) = try reference.maintenance(for: name)
+        request.countsExactly = invocation.has("--exact")
         let progress = console.progress()
         defer { progress.finish() }
         progress.phase("reading")
@@ -56,6 +63,8 @@ struct InspectReport: CommandReport {
     let details: StoreReportDetails?
     /// Damage met while reading (append logs); `verify` locates all of it.
     let damage: [Problem]
+    /// Whether the store is files (a server's store has no files to list).
+    let storesFiles: Bool
 
     init(
         reference: StoreReference, storeIdentifier: String, schemaVersion: String?, entities: [EntityCount],
@@ -71,13 +80,16 @@ struct InspectReport: CommandReport {
         byteCount = files.reduce(0) { $0 + $1.byteCount }
         self.details = details
         self.damage = damage
+        storesFiles = reference.storesFiles
     }
 
     var text: String {
         var lines = ["\(url)  (store '\(storeIdentifier)', schema version \(schemaVersion ?? "unknown"))", ""]
         lines += ["Entities:"] + EntityCount.lines(entities)
-        lines += ["", "On disk: \(ReportFormat.count(files.count, "file")), \(ReportFormat.bytes(byteCount))"]
-        lines += ReportFormat.table(files.map { [$0.path, ReportFormat.bytes($0.byteCount)] })
+        if storesFiles {
+            lines += ["", "On disk: \(ReportFormat.count(files.count, "file")), \(ReportFormat.bytes(byteCount))"]
+            lines += ReportFormat.table(files.map { [$0.path, ReportFormat.bytes($0.byteCount)] })
+        }
         if let details { lines += [""] + details.lines }
         if !damage.isEmpty {
             lines += ["", "Damaged (run 'modelstore verify \(url)' for details):"] + damage.map { "  \($0)" }

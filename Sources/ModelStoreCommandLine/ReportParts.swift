@@ -18,10 +18,13 @@ extension EntityCount {
         }
     }
 
-    /// The lines of a count table, with a total.
+    /// The lines of a count table, with a total; an estimate reads `about N (estimated)`.
     static func lines(_ entities: [EntityCount]) -> [String] {
         let total = entities.reduce(0) { $0 + $1.modelCount }
-        let rows = entities.map { [$0.name, String($0.modelCount)] } + [["total", String(total)]]
+        let estimated = entities.contains(where: \.isEstimate)
+        let rows =
+            entities.map { [$0.name, $0.isEstimate ? "about \($0.modelCount) (estimated)" : String($0.modelCount)] }
+            + [["total", estimated ? "about \(total)" : String(total)]]
         return ReportFormat.table(rows)
     }
 }

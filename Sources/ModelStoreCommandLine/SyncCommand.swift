@@ -58,7 +58,7 @@ enum SyncCommand: Command {
             let http = HTTPSyncTransport(baseURL: server, token: try RemoteServer.token(invocation))
             transport = http
             localSchema =
-                local.exists || local.isInMemory
+                try isPresent(local)
                 ? try Schema(local.storedSchema(for: "sync")).includingSyncMetadata()
                 : try Schema(Blocking.run { try await http.schema() }).includingSyncMetadata()
         } else {
@@ -96,7 +96,7 @@ enum SyncCommand: Command {
     /// The stored schemas of the two stores with the sync entities added; a missing store takes
     /// the other's.
     private static func schemas(_ local: StoreReference, _ remote: StoreReference) throws -> (Schema, Schema) {
-        switch (local.exists || local.isInMemory, remote.exists || remote.isInMemory) {
+        switch (try isPresent(local), try isPresent(remote)) {
         case (true, true):
             return (
                 try Schema(local.storedSchema(for: "sync")).includingSyncMetadata(),
@@ -112,6 +112,19 @@ enum SyncCommand: Command {
             throw DataStoreError(
                 .notFound, "neither '\(local.string)' nor '\(remote.string)' exists, so there is no schema to sync",
                 remedy: "Create one of them with the app first")
+        }
+    }
+
+    /// Whether a store is there to read its schema from: files at its path, or, for a store a
+    /// server keeps (PostgreSQL), a schema the server has recorded.
+    private static func isPresent(_ reference: StoreReference) throws -> Bool {
+        if reference.exists || reference.isInMemory { return true }
+        guard !reference.storesFiles, reference.scheme.maintenance != nil else { return false }
+        do {
+            _ = try reference.storedSchema(for: "sync")
+            return true
+        } catch let error as DataStoreError where error.code == .notFound {
+            return false
         }
     }
 

@@ -1,11 +1,13 @@
 import Foundation
+import ModelStore
+import ModelStorePostgreSQL
 import ModelStoreStudio
 
 /// `modelstore-studio URL [--host H] [--port N] [--write]`: serves ModelStore Studio for the store at URL.
 let usage = """
     usage: modelstore-studio URL [--host HOST] [--port N] [--write]
 
-    Serves a browser for the store at URL (sqlite:PATH, json:PATH, log:DIR, …), read through the
+    Serves a browser for the store at URL (sqlite:PATH, json:PATH, log:DIR, postgres://…), read through the
     schema it recorded, on HOST (default 127.0.0.1) and port N (default 8642; 0 picks a free one).
     Open the address it prints: it carries a random access token. Read-only unless --write, which
     allows editing attributes and deleting models, recorded in history with the author 'studio'.
@@ -45,6 +47,7 @@ while !arguments.isEmpty {
 }
 guard let url else { fail("name the store to browse\n\n\(usage)") }
 
+StoreRegistry.shared.registerPostgreSQLSchemes()
 let store: StudioStore
 do {
     store = try StudioStore(url: url)
@@ -52,7 +55,7 @@ do {
     fail("\(error)")
 }
 let studio = Studio(store: store, allowsWrites: allowsWrites)
-let banner = "ModelStore Studio for '\(url)' (\(allowsWrites ? "read-write" : "read-only")) at"
+let banner = "ModelStore Studio for '\(store.url)' (\(allowsWrites ? "read-write" : "read-only")) at"
 do {
     try await studio.run(host: host, port: port) { address in
         FileHandle.standardOutput.write(Data("\(banner) \(address)\n".utf8))

@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import ModelStoreAdapters
+import ModelStorePostgreSQL
 
 // The stores the studio's tests and its speed script browse, and the changes "another process"
 // makes to them:
@@ -17,6 +18,8 @@ func fail(_ message: String) -> Never {
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count >= 2 else { fail("usage: studio-fixture demo|bulk|set-age|add URL …") }
 let schema = Schema([Person.self, City.self, Visit.self])
+// `postgres://` URLs too, for the browser test on PostgreSQL.
+StoreRegistry.shared.registerPostgreSQLSchemes()
 
 do {
     let container = try ModelContainer(for: schema, url: arguments[1])

@@ -84,6 +84,9 @@ import Testing
             #expect(html.contains("id=\"explain\""))
             #expect(html.contains("Author where (born &gt;= 1925 &amp;&amp; active == true) sorted by name ascending"))
             #expect(html.contains("<dt>access path</dt><dd>orderedIndexSort(name)</dd>"))
+            // SQLite's own EXPLAIN QUERY PLAN of the statement, naming the index it reads.
+            #expect(html.contains("<pre id=\"plan\">"), "\(html)")
+            #expect(html.firstMatch(of: /<pre id="plan">[^<]*INDEX[^<]*<\/pre>/) != nil, "\(html)")
             // A browser sends a form's spaces as '+'.
             let submitted = try await page(client, "/entities/Author?filter=born+%3E%3D+1925+%26%26+active")
             #expect(submitted.matches(of: /author (\d{3})/).count == names.count)

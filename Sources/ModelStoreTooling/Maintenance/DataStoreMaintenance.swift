@@ -18,6 +18,13 @@ public protocol DataStoreMaintenance: Sendable {
     /// The schema the store was last written with, read from its own files.
     func storedSchema(_ request: StoreMaintenanceRequest) throws -> Schema.Description
 
+    /// Whether the scheme's stores are files at the URL's location (the default), rather than data
+    /// a server keeps (PostgreSQL): tools look for the path, and list and remove files, only for
+    /// stores that are files. An implementation for a server MUST throw
+    /// ``DataStoreError/Code/notFound`` from ``storedSchema(_:)`` when the server holds no store
+    /// at the URL, since no path tells the tool that first.
+    var storesFiles: Bool { get }
+
     /// The files the store keeps, with their sizes, relative to its directory (or to the folder of
     /// its file); empty when there is nothing at the location. The default lists everything under
     /// a directory, or a file and the files beside it whose names start with its name and a dot.
@@ -34,6 +41,18 @@ public protocol DataStoreMaintenance: Sendable {
     /// What the store holds, read without opening it; `nil` (the default) lets the tool open the
     /// store and count its models.
     func inspect(_ request: StoreMaintenanceRequest) throws -> StoreInspection?
+
+    /// How many models of each entity the store holds, found without reading a large table whole:
+    /// counted where that is cheap, estimated from the store's statistics past that (marked
+    /// ``StoreEntityCount/isEstimate``); `nil` (the default) for a store without statistics, whose
+    /// tool then bounds its counts itself. It MUST NOT read a whole large table, since a tool shows
+    /// it at once (a store browser's first page).
+    func estimatedCounts(_ request: StoreMaintenanceRequest) throws -> [StoreEntityCount]?
+
+    /// The store's own account of how it runs a query, one line per step (an SQL store's `EXPLAIN`,
+    /// then what the store does on the rows afterwards), for a store of this scheme that a tool
+    /// opened; `nil` (the default) when the adapter gives none. It MUST NOT change anything.
+    func queryPlan(for query: StoreQuery, in store: any DataStore) throws -> [String]?
 
     /// Checks the store's files. A result that is not ``StoreVerification/isComplete`` (the
     /// default: no problems) lets the tool go on to open the store and read it in full.
@@ -56,9 +75,13 @@ public protocol DataStoreMaintenance: Sendable {
 }
 
 extension DataStoreMaintenance {
-    /// Everything under the store's directory, or its file and the files beside it.
+    /// `true`: the stores are files at the URL's location.
+    public var storesFiles: Bool { true }
+
+    /// Everything under the store's directory, or its file and the files beside it; nothing for a
+    /// store that is not files.
     public func files(_ request: StoreMaintenanceRequest) -> [StoreFile] {
-        StoreFile.all(at: request.location)
+        storesFiles ? StoreFile.all(at: request.location) : []
     }
 
     /// `configuration` itself.
@@ -73,6 +96,12 @@ extension DataStoreMaintenance {
 
     /// `nil`: the tool opens the store and counts its models.
     public func inspect(_ request: StoreMaintenanceRequest) throws -> StoreInspection? { nil }
+
+    /// `nil`: the store keeps no statistics, and the tool bounds its counts itself.
+    public func estimatedCounts(_ request: StoreMaintenanceRequest) throws -> [StoreEntityCount]? { nil }
+
+    /// `nil`: the adapter gives no plan.
+    public func queryPlan(for query: StoreQuery, in store: any DataStore) throws -> [String]? { nil }
 
     /// No problems, and not complete: the tool opens the store and reads it in full.
     public func verify(_ request: StoreMaintenanceRequest) throws -> StoreVerification {
@@ -108,12 +137,19 @@ public struct StoreMaintenanceRequest: Sendable {
     public let url: StoreURL
     /// The configuration the URL names.
     public let configuration: any DataStoreConfiguration
+    /// Whether ``DataStoreMaintenance/inspect(_:)`` must count every model exactly, even where that
+    /// reads every row of a large table; when `false` (the default) an adapter may give the counts
+    /// of large tables from its statistics, marked ``StoreEntityCount/isEstimate``.
+    public var countsExactly: Bool
 
     /// A request for the store a URL names.
-    public init(name: String, url: StoreURL, configuration: any DataStoreConfiguration) {
+    public init(
+        name: String, url: StoreURL, configuration: any DataStoreConfiguration, countsExactly: Bool = false
+    ) {
         self.name = name
         self.url = url
         self.configuration = configuration
+        self.countsExactly = countsExactly
     }
 
     /// The file or directory the store lives at.
@@ -211,17 +247,33 @@ public struct StoreProblem: Encodable, Hashable, Sendable, CustomStringConvertib
     }
 }
 
-/// An entity and how many models of it a store holds.
+/// An entity and how many models of it a store holds, counted or estimated.
 public struct StoreEntityCount: Encodable, Hashable, Sendable {
     /// The entity's name.
     public let name: String
-    /// How many models of it the store holds.
+    /// How many models of it the store holds, or about how many when ``isEstimate``.
     public let modelCount: Int
+    /// Whether ``modelCount`` is an estimate from the store's statistics rather than a count (see
+    /// ``StoreMaintenanceRequest/countsExactly``).
+    public let isEstimate: Bool
 
-    /// A count.
-    public init(name: String, modelCount: Int) {
+    /// A count, or an estimate.
+    public init(name: String, modelCount: Int, isEstimate: Bool = false) {
         self.name = name
         self.modelCount = modelCount
+        self.isEstimate = isEstimate
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, modelCount, estimated
+    }
+
+    /// `name` and `modelCount`, and `"estimated": true` for an estimate.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(modelCount, forKey: .modelCount)
+        if isEstimate { try container.encode(true, forKey: .estimated) }
     }
 }
 

@@ -6,9 +6,12 @@ import ModelStore
 ///
 /// A scheme with maintenance (``StoreScheme/maintenance``: the built-in `json:`, `log:` and
 /// `sqlite:`, or any scheme that reads its stored schema) is taken to name a file or a directory by
-/// its location, and every command goes through that maintenance.
+/// its location, unless its maintenance says its stores are not files
+/// (``DataStoreMaintenance/storesFiles``, as for `postgres:`), and every command goes through that
+/// maintenance.
 public struct StoreReference {
-    /// The URL as typed.
+    /// The URL as typed, with a password in it replaced by `***` (``StoreURL/redacted``): what
+    /// reports and messages show.
     public let string: String
     /// The parsed URL.
     public let url: StoreURL
@@ -25,7 +28,7 @@ public struct StoreReference {
                 .unsupportedFeature, "the scheme '\(url.scheme):' of '\(string)' is not registered",
                 remedy: "Use 'json:PATH' or 'log:DIR'")
         }
-        self.string = string
+        self.string = url.redacted
         self.scheme = scheme
     }
 
@@ -35,9 +38,17 @@ public struct StoreReference {
         scheme.name == "memory" || (scheme.name == "sqlite" && url.location == ":memory:")
     }
 
-    /// The file or directory the store lives at; `nil` for schemes that keep no stored data.
+    /// Whether the store is files at the URL's location, as its scheme's maintenance says
+    /// (``DataStoreMaintenance/storesFiles``); `false` for a server's store and for a scheme with no
+    /// maintenance.
+    public var storesFiles: Bool {
+        scheme.maintenance?.storesFiles ?? false
+    }
+
+    /// The file or directory the store lives at; `nil` for schemes that keep no stored data, and for
+    /// stores a server keeps.
     public var path: URL? {
-        scheme.maintenance != nil && !url.location.isEmpty && !isInMemory ? url.fileURL : nil
+        storesFiles && !url.location.isEmpty && !isInMemory ? url.fileURL : nil
     }
 
     /// Whether something exists at ``path``.
@@ -56,6 +67,11 @@ public struct StoreReference {
     /// can read (such as `memory:`) and ``DataStoreError/Code/notFound`` when nothing is at the path.
     public func existingPath(for command: String) throws -> URL {
         guard let path else {
+            if scheme.maintenance != nil && !storesFiles {
+                throw DataStoreError(
+                    .unsupportedFeature, "'\(string)' names a store a server keeps, which has no path to " + command,
+                    remedy: "Name a store on disk, such as 'json:PATH', 'log:DIR' or 'sqlite:PATH'")
+            }
             if isInMemory {
                 throw DataStoreError(
                     .unsupportedFeature,
@@ -80,8 +96,13 @@ public struct StoreReference {
     }
 
     /// The scheme's maintenance and the request for this store, which must exist; `command`
-    /// names what the tool was asked to do (see ``existingPath(for:)``).
+    /// names what the tool was asked to do (see ``existingPath(for:)``). A store a server keeps is
+    /// not looked for here: the maintenance's operations throw ``DataStoreError/Code/notFound`` when
+    /// the server holds none at the URL.
     public func maintenance(for command: String) throws -> (any DataStoreMaintenance, StoreMaintenanceRequest) {
+        if let maintenance = scheme.maintenance, !maintenance.storesFiles {
+            return (maintenance, StoreMaintenanceRequest(name: string, url: url, configuration: try configuration()))
+        }
         _ = try existingPath(for: command)
         guard let maintenance = scheme.maintenance else {
             throw DataStoreError(.unsupportedFeature, "'\(string)' keeps no schema", remedy: "Name a store on disk")

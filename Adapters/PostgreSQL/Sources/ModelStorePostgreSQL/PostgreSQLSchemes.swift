@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreTooling
 
 extension StoreScheme {
     /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?namespace=…&sslmode=…&statement_timeout=…]`:
@@ -10,6 +11,8 @@ extension StoreScheme {
     public static let postgres = postgreSQLScheme(named: "postgres")
 
     /// `postgresql://…`: the same as ``postgres``.
+    ///
+    /// Both schemes carry ``PostgreSQLMaintenance``, which tools such as `modelstore` use.
     public static let postgresql = postgreSQLScheme(named: "postgresql")
 
     private static func postgreSQLScheme(named name: String) -> StoreScheme {
@@ -31,6 +34,7 @@ extension StoreScheme {
         ) { url in
             try PostgreSQLStoreConfiguration(url: url.string)
         }
+        .maintained(by: PostgreSQLMaintenance())
     }
 }
 

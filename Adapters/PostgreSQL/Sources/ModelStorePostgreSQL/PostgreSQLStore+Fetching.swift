@@ -71,10 +71,12 @@ extension PostgreSQLStore {
         }
     }
 
-    /// The access path PostgreSQL chose for a query, from `EXPLAIN`: a sequential scan, the primary
-    /// key, a unique index, or another index.
+    /// The access path PostgreSQL chose for a query, from `EXPLAIN`'s first scan node (under a sort
+    /// or a limit): a sequential scan, the primary key, a unique index, or another index.
     public func accessPath(for query: StoreQuery) -> StoreAccessPath? {
-        guard let lines = try? queryPlan(for: query), let first = lines.first else { return nil }
+        guard let lines = try? queryPlan(for: query),
+            let first = lines.first(where: { $0.contains("Scan") }) ?? lines.first
+        else { return nil }
         guard let plan = try? PostgreSQLQueryPlan(query, layouts: layouts, storeIdentifier: identifier) else {
             return nil
         }

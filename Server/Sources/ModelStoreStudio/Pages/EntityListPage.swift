@@ -1,7 +1,8 @@
 import ModelStore
 
-/// The first page: every entity with its number of models, bounded so that no count reads a whole
-/// large table unless asked to.
+/// The first page: every entity with its number of models, found so that no count reads a whole
+/// large table unless asked to: the estimates of the store's adapter where it keeps statistics
+/// (PostgreSQL's), otherwise a count bounded at ``countBound``; either offers an exact count.
 struct EntityListPage {
     /// Counts up to this many models are exact; past it the page says "more than" and offers an exact count.
     static let countBound = 10_000
@@ -12,17 +13,23 @@ struct EntityListPage {
 
     func render() throws -> String {
         var rows = ""
+        let estimates = try store.estimatedCounts()
         for entity in store.entities {
             let countCell: String
+            let exactLink =
+                "<a class=\"muted\" href=\"/" + HTML.query([("exact", entity.name)]) + "\">count exactly</a>"
             if exactCountOf == entity.name {
                 let count = try store.count(StoreQuery(entityName: entity.name))
                 countCell = "\(count.formatted()) <span class=\"muted\">exact</span>"
+            } else if let estimate = estimates?[entity.name] {
+                countCell =
+                    estimate.isEstimate
+                    ? "about \(estimate.modelCount.formatted()) <span class=\"muted\">estimated</span> \(exactLink)"
+                    : estimate.modelCount.formatted()
             } else {
                 let seen = try store.identifiers(StoreQuery(entityName: entity.name, limit: Self.countBound + 1)).count
                 if seen > Self.countBound {
-                    let link = "/" + HTML.query([("exact", entity.name)])
-                    countCell =
-                        "more than \(Self.countBound.formatted()) <a class=\"muted\" href=\"\(link)\">count exactly</a>"
+                    countCell = "more than \(Self.countBound.formatted()) \(exactLink)"
                 } else {
                     countCell = seen.formatted()
                 }

@@ -97,6 +97,7 @@ enum HTML {
         .error{background:#fde8e8;border:1px solid #e0a0a0;padding:8px 12px;white-space:pre;font-family:ui-monospace,monospace}
         .layout{display:flex;gap:18px;align-items:flex-start}.explain{background:#fff;padding:10px 14px;min-width:300px;
         box-shadow:0 1px 2px #0002;font-size:13px}.explain dt{font-weight:600;margin-top:6px}.explain dd{margin:0;font-family:ui-monospace,monospace}
+        .explain pre{margin:0;white-space:pre-wrap;font-size:12px}
         .pager{margin:10px 0}.pager a{margin-right:14px}
         .tx{background:#fff;margin:0 0 10px;padding:8px 12px;box-shadow:0 1px 2px #0002}.tx h3{margin:0 0 4px;font-size:14px}
         .kind{display:inline-block;width:52px;font-size:12px;font-weight:600}.insert{color:#187a32}.update{color:#a66300}.delete{color:#b3261e}

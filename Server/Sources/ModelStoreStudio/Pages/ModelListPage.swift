@@ -157,6 +157,10 @@ struct ModelListPage {
 
     private func explanation(query: StoreQuery, sorted: Bool) -> String {
         let access = store.accessPath(for: query)
+        let plan =
+            store.queryPlan(for: query).map { lines in
+                "<dt>plan</dt><dd><pre id=\"plan\">" + HTML.escape(lines.joined(separator: "\n")) + "</pre></dd>"
+            } ?? ""
         let paging =
             sorted
             ? "keyset on '\(query.sort[0].property)' (skips \(query.offset) tied model\(query.offset == 1 ? "" : "s"))"
@@ -165,6 +169,7 @@ struct ModelListPage {
             <dl class="explain" id="explain"><dt>Explain</dt>
             <dt>store query</dt><dd>\(HTML.escape(query.description))</dd>
             <dt>access path</dt><dd>\(HTML.escape(access?.description ?? "not reported by the store"))</dd>
+            \(plan)
             <dt>runs in</dt><dd>the store (\(HTML.escape(store.storeTypeName))): filter, sort and limit</dd>
             <dt>paging</dt><dd>\(HTML.escape(paging))</dd>
             <dt>store capabilities</dt><dd>\(HTML.escape(store.capabilities.description))</dd></dl>

@@ -13,7 +13,7 @@ import ModelStoreTooling
 /// Calls are serialized by a lock: the store is used from the server's tasks.
 public final class StudioStore: @unchecked Sendable {
     // Safety: `store` and `container` are only touched under `lock`; the rest is immutable.
-    /// The URL as given.
+    /// The URL as given, with a password in it replaced by `***`.
     public let url: String
     /// The schema the store recorded, as opened.
     public let schema: Schema
@@ -39,11 +39,13 @@ public final class StudioStore: @unchecked Sendable {
     ///
     /// Throws ``StudioError`` when the URL's scheme is not registered, the scheme cannot read a stored
     /// schema (`memory:`), nothing is at the URL, or the store does not run store queries.
-    public init(url string: String, registry: StoreRegistry = .shared) throws {
+    public init(url typed: String, registry: StoreRegistry = .shared) throws {
+        // Pages, errors and the maintenance's messages name the store without a password in its URL.
+        let string = StoreURL.redactingPassword(in: typed)
         registry.registerBuiltInSchemes()
         let url: StoreURL
         do {
-            url = try registry.url(string)
+            url = try registry.url(typed)
         } catch {
             throw StudioError(.store, String(describing: error))
         }
@@ -63,7 +65,7 @@ public final class StudioStore: @unchecked Sendable {
         let description: Schema.Description
         do {
             configuration = try scheme.makeConfiguration(url)
-            if url.scheme != "postgres" && url.scheme != "postgresql" && !url.location.isEmpty
+            if maintenance.storesFiles && !url.location.isEmpty
                 && !FileManager.default.fileExists(atPath: url.fileURL.path)
             {
                 throw StudioError(
@@ -143,6 +145,19 @@ public final class StudioStore: @unchecked Sendable {
         return try guarded { try Self.count(query, in: store) }
     }
 
+    /// How many models of each entity the store holds, by entity name, as its adapter's maintenance
+    /// finds them without reading a large table whole (counted, or estimated from its statistics:
+    /// ``StoreEntityCount/isEstimate``); `nil` when the adapter keeps no statistics.
+    public func estimatedCounts() throws -> [String: StoreEntityCount]? {
+        guard let maintenance else { return nil }
+        do {
+            guard let counts = try maintenance.estimatedCounts(maintenanceRequest) else { return nil }
+            return Dictionary(counts.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        } catch {
+            throw StudioError.from(error)
+        }
+    }
+
     /// The model with an identifier, or `nil` if the store does not have it.
     public func snapshot(_ id: PersistentIdentifier) throws -> DefaultSnapshot? {
         try fetch(StoreQuery(entityName: id.entityName, filter: .identifiers([id]))).first
@@ -151,6 +166,13 @@ public final class StudioStore: @unchecked Sendable {
     /// How the store would reach the rows of a query (scan or index), if it says.
     public func accessPath(for query: StoreQuery) -> StoreAccessPath? {
         lock.withLock { (store as? any DataStoreQuerying)?.accessPath(for: query) }
+    }
+
+    /// The store's own account of how it runs a query (an SQL store's `EXPLAIN`), as its adapter's
+    /// maintenance gives it; `nil` when the adapter gives none or the plan cannot be read.
+    public func queryPlan(for query: StoreQuery) -> [String]? {
+        guard let maintenance else { return nil }
+        return lock.withLock { try? maintenance.queryPlan(for: query, in: store) }
     }
 
     /// Throws ``StudioError/Kind/badRequest`` when the store cannot run a query exactly as asked:

@@ -113,12 +113,17 @@ struct StoreOpener: Sendable {
 
     /// The meta table's rows, or `nil` when the namespace has none.
     func readMeta(_ session: Session) async throws -> [String: String]? {
+        try await Self.readMeta(session, namespace: namespace)
+    }
+
+    /// The rows of the meta table of `namespace`, or `nil` when the namespace has none.
+    static func readMeta(_ session: Session, namespace: String) async throws -> [String: String]? {
         var binds = PostgresBindings()
         binds.append("\(quote(namespace)).modelstore_meta")
         let exists = try await session.query("SELECT to_regclass($1) IS NOT NULL", binds)
         guard try exists.first?.decode(Bool.self) == true else { return nil }
         var meta: [String: String] = [:]
-        for row in try await session.query("SELECT key, value FROM \(metaTable)") {
+        for row in try await session.query("SELECT key, value FROM \(quote(namespace)).\"modelstore_meta\"") {
             let (key, value) = try row.decode((String, String).self)
             meta[key] = value
         }
@@ -126,7 +131,12 @@ struct StoreOpener: Sendable {
     }
 
     func decodeSchema(_ json: String?) throws -> Schema.Description {
-        guard let json else { throw incomplete() }
+        try Self.decodeSchema(json, url: url)
+    }
+
+    /// The schema recorded in `modelstore_meta` (its `schema` row), of the store at `url` (for errors).
+    static func decodeSchema(_ json: String?, url: String) throws -> Schema.Description {
+        guard let json else { throw incompleteMeta(url) }
         do {
             return try JSONDecoder().decode(Schema.Description.self, from: Data(json.utf8))
         } catch {

@@ -203,6 +203,13 @@ struct TableLayout: Sendable {
         return sql
     }
 
+    /// The names of the indexes ``indexSQL`` creates, each with whether it is unique.
+    var indexNames: [(name: String, isUnique: Bool)] {
+        entity.uniquenessConstraints.indices.map { (uniqueIndexName($0), true) }
+            + entity.indices.indices.map { (indexName("index.\($0)"), false) }
+            + columns.filter { $0.type == nil }.map { (indexName($0.name + ".key"), false) }
+    }
+
     /// The name of the unique index of constraint `number`.
     func uniqueIndexName(_ number: Int) -> String { indexName("unique.\(number)") }
 
