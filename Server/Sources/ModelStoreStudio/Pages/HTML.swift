@@ -47,7 +47,7 @@ enum HTML {
             <style>\(style)</style></head>
             <body>
             <header><a class="brand" href="/">ModelStore Studio</a>
-            <nav><a href="/">Entities</a><a href="/schema">Schema</a><a href="/history">History</a></nav>
+            <nav><a href="/">Entities</a><a href="/schema">Schema</a><a href="/history">History</a><a href="/conflicts">Conflicts</a></nav>
             <span class="store" title="\(escape(store.storeTypeName))">\(escape(store.url))</span> \(mode)
             <span id="live" class="live">\(live ? "live" : "")</span></header>
             <main>

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import ModelStore
+import ModelStoreSync
 import ServiceLifecycle
 
 /// ModelStore Studio: a store browser served over HTTP, as a router an app or a test can mount and
@@ -129,6 +130,31 @@ public final class Studio: Sendable {
                 try HistoryPage(
                     store: self.store, before: Self.query(request).fields["before"].flatMap { Int64($0) }
                 ).render()
+            }
+        }
+        router.get("/conflicts") { request, _ in
+            try self.html("Conflicts") {
+                let fields = Self.query(request).fields
+                return try ConflictsPage(
+                    store: self.store, includingResolved: fields["all"] == "1",
+                    formToken: self.allowsWrites ? self.token : nil, notice: fields["notice"]
+                ).render()
+            }
+        }
+        router.post("/conflicts/:id/resolve") { request, context in
+            let form = try await self.form(request)
+            return try self.html("Resolve") {
+                try self.checkWrite(form, request)
+                let id = try context.parameters.require("id")
+                guard let side = SyncConflicts.Side(rawValue: try form.required("take")) else {
+                    throw StudioError(.badRequest, "'take' is 'local' or 'remote'")
+                }
+                do {
+                    try self.store.resolveConflict(id, take: side)
+                } catch let error as DataStoreError where error.code == .notFound {
+                    throw StudioError(.notFound, error.message)
+                }
+                throw Redirect("/conflicts" + HTML.query([("notice", "Resolved: kept the \(side.rawValue) value.")]))
             }
         }
         router.get("/events") { _, _ in

@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import ModelStoreAdapters
+import ModelStoreSync
 import ModelStoreTooling
 
 /// A store opened by URL with the schema it recorded, read and written as snapshots, with no model types.
@@ -102,6 +103,31 @@ public final class StudioStore: @unchecked Sendable {
         storeIdentifier = store.identifier
         storeTypeName = String(describing: type(of: store))
         keepsHistory = store is any HistoryProviding
+    }
+
+    /// The sync conflicts the store keeps, oldest first (resolved ones too when asked), or `nil` for a
+    /// store that was never synced (its schema has no sync entities).
+    public func conflicts(includingResolved: Bool) throws -> [SyncConflict]? {
+        guard let container = lock.withLock({ container }), schema.entity(named: SyncMetadata.conflictEntityName) != nil
+        else { return nil }
+        return try SyncConflicts(container: container).list(includingResolved: includingResolved)
+    }
+
+    /// Resolves a sync conflict by keeping one side's value, as `modelstore conflicts --resolve` does.
+    public func resolveConflict(_ id: String, take side: SyncConflicts.Side) throws {
+        guard let container = lock.withLock({ container }) else {
+            throw StudioError(.store, "the store '\(url)' is closed")
+        }
+        try SyncConflicts(container: container).resolve(id, take: side)
+    }
+
+    /// The model a sync global identifier names in this store, if it has it.
+    public func model(forGlobalID globalID: String, entity: String) throws -> PersistentIdentifier? {
+        let records = SyncMetadata.recordEntityName(for: entity)
+        guard schema.entity(named: records) != nil else { return nil }
+        let found = try fetch(StoreQuery(entityName: records, filter: .equal("globalID", .string(globalID)), limit: 1))
+        if case .reference(let id)? = found.first?["model"] { return id }
+        return nil
     }
 
     /// Closes the store as its adapter says (releasing its locks at once).
