@@ -64,7 +64,7 @@ let package = Package(
             name: "ModelStoreAdapters",
             dependencies: [
                 "CModelStoreAdaptersLoad", "ModelStore", "ModelStoreInMemory", "ModelStoreJSONFile",
-                "ModelStoreAppendLog", "ModelStoreSQLite", "ModelStoreTooling",
+                "ModelStoreAppendLog", "ModelStoreSQLite", "ModelStoreTooling", "ModelStoreFileIO",
             ],
             path: "Sources/ModelStoreAdapters"),
         // The conformance suite any adapter runs with one test.

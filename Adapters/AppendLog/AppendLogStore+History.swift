@@ -204,8 +204,8 @@ extension AppendLogStore: HistoryProviding {
     /// tokens into them expire, then removes the history segments that hold only deleted transactions.
     func expireHistory(through newest: Int64) throws {
         let marker = layout.historyDirectory.appendingPathComponent(Self.deletedThroughFileName).path
-        try FileIO.createDirectory(layout.historyDirectory.path)
-        try FileIO.writeAtomically(Array("\(newest)\n".utf8), to: marker)
+        try FileIO.createDirectory(layout.historyDirectory.path, permissions: layout.permissions)
+        try FileIO.writeAtomically(Array("\(newest)\n".utf8), to: marker, permissions: layout.permissions)
         let positions = try transactions(after: nil)
         if let firstKept = positions.first(where: { Int64($0.number) > newest }) {
             try deleteHistory(before: firstKept.token)

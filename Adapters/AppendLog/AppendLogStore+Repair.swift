@@ -26,14 +26,17 @@ extension AppendLogStore {
     /// Throws ``DataStoreError/Code/locked`` if the store is open, and
     /// ``DataStoreError/Code/notFound`` if the directory holds no append log.
     public static func repair(at directory: URL) throws -> AppendLogRepairReport {
-        let layout = LogLayout(directory: directory.standardizedFileURL)
+        // What repair writes keeps the bits of the log's manifest.
+        let manifest = directory.standardizedFileURL.appendingPathComponent(Manifest.fileName).path
+        let layout = LogLayout(
+            directory: directory.standardizedFileURL, permissions: .matching(fileAt: manifest))
         let listing = try layout.list()
         guard listing.hasManifest || !listing.segments.isEmpty || !listing.checkpoints.isEmpty else {
             throw DataStoreError(
                 .notFound, "'\(layout.directory.path)' is not an append log: it has no manifest, checkpoint or segment",
                 remedy: "Check the path")
         }
-        let lock = try DirectoryLock.acquire(directory: layout.directory)
+        let lock = try DirectoryLock.acquire(directory: layout.directory, permissions: layout.permissions)
         defer { withExtendedLifetime(lock) {} }
         var repairer = LogRepairer(layout: layout)
         return try repairer.run()
@@ -61,7 +64,8 @@ struct LogRepairer {
             }
             // The transactions after the damage are gone: the 'synced' mark must not ask for them.
             if let synced = SyncedMark.read(directory: layout.directory), synced > analysis.lastTransaction {
-                try SyncedMark.replace(directory: layout.directory, with: analysis.lastTransaction)
+                try SyncedMark.replace(
+                    directory: layout.directory, with: analysis.lastTransaction, permissions: layout.permissions)
             }
             analysis = try LogAnalysis.run(directory: layout.directory, keepValues: false)
             if let left = analysis.firstDamage {
@@ -99,7 +103,7 @@ struct LogRepairer {
         if listing.hasManifest {
             setAside.append(try layout.setAside(Manifest.fileName, from: 0, intact: (0, nil)))
         }
-        try FileIO.writeAtomically(manifest.encoded(), to: layout.manifestURL)
+        try FileIO.writeAtomically(manifest.encoded(), to: layout.manifestURL, permissions: layout.permissions)
         rebuiltManifest = true
     }
 
@@ -167,7 +171,7 @@ struct LogRepairer {
         }
         try FileIO.syncDirectory(layout.historyDirectory)
         let rebuilt = Manifest(storeIdentifier: manifest.storeIdentifier, checkpoint: nil, firstSegment: 1)
-        try FileIO.writeAtomically(rebuilt.encoded(), to: layout.manifestURL)
+        try FileIO.writeAtomically(rebuilt.encoded(), to: layout.manifestURL, permissions: layout.permissions)
         rebuiltFromHistory = true
     }
 

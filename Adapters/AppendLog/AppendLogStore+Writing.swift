@@ -15,7 +15,7 @@ extension ActiveSegment {
         let bytes = try header.encoded()
         let url = layout.segmentURL(number)
         do {
-            let file = try OpenFile(url, writable: true, create: true, exclusive: true)
+            let file = try OpenFile(url, writable: true, create: true, exclusive: true, permissions: layout.permissions)
             try file.write(bytes, at: 0)
             try file.sync()
             try FileIO.syncDirectory(layout.directory)

@@ -90,11 +90,13 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
         }
         let directory = configuration.directory.standardizedFileURL
         let shapes = ShapeTable(schema: schema)
-        let opener = LogOpener(directory: directory, schema: schema, shapes: shapes)
+        let permissions = configuration.filePermissions
+        let opener = LogOpener(directory: directory, schema: schema, shapes: shapes, permissions: permissions)
         let opened: LogOpener.Opened
         try Self.refuseNewerSchema(directory: directory, schema: schema)
         if configuration.allowsSave {
-            try Self.migrate(directory: directory, schema: schema, migrationPlan: migrationPlan)
+            try Self.migrate(
+                directory: directory, schema: schema, migrationPlan: migrationPlan, permissions: permissions)
             opened = try opener.open()
         } else {
             if migrationPlan != nil, FileIO.exists(LogLayout(directory: directory).manifestURL) {
@@ -108,12 +110,14 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
         self.directory = directory
         self.identifier = opened.storeIdentifier
         self.tornTail = opened.tornTail
-        self.layout = LogLayout(directory: directory)
+        self.layout = LogLayout(directory: directory, permissions: permissions)
         self.shapes = shapes
         self.context = IdentifierContext(storeIdentifier: opened.storeIdentifier, shapes: shapes)
         self.baseline = opened.baseline
         self.commits = GroupCommit(durable: opened.state.lastTransaction)
-        if configuration.allowsSave { commits.mark = try? SyncedMarkFile(directory: directory) }
+        if configuration.allowsSave {
+            commits.mark = try? SyncedMarkFile(directory: directory, permissions: permissions)
+        }
         self.state = LockedValue(opened.state)
     }
 

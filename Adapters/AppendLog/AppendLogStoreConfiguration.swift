@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 /// The settings of an ``AppendLogStore``: where its directory is, how durable a save is, and
 /// when the log is compacted.
@@ -63,6 +64,10 @@ public struct AppendLogStoreConfiguration: DataStoreConfiguration {
     /// open), refuses a directory with no log or a log the migration plan would migrate, and every
     /// save throws ``DataStoreError/Code/readOnly``. It reads the log as it was when it opened.
     public var allowsSave = true
+    /// The permission bits of the files and folders the log creates: its directory, manifest,
+    /// segments, checkpoints, lock and `synced` files, `history/` and `damaged/`
+    /// (``FilePermissions/private``, owner only, by default; `?mode=0640` in a `log:` URL).
+    public var filePermissions: FilePermissions = .private
 
     /// A configuration for the append log in `directory`.
     public init(

@@ -44,7 +44,7 @@ extension JSONFileStore {
             throw error.inContext("opening the JSON store '\(paths.document)'")
         }
         guard let file else { return nil }
-        let externals = ExternalFiles(directory: paths.external)
+        let externals = ExternalFiles(directory: paths.external, permissions: configuration.filePermissions)
         let decoder = DocumentDecoder(
             schema: schema, limits: configuration.limits.readLimits,
             fallbackStoreIdentifier: "json-" + UUID().uuidString.prefix(8).lowercased(),

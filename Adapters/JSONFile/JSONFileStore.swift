@@ -99,8 +99,8 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
         }
         let fileLock: FileLock
         do {
-            try FileIO.createDirectory(paths.folder)
-            fileLock = try FileLock(path: paths.lock)
+            try FileIO.createDirectory(paths.folder, permissions: configuration.filePermissions)
+            fileLock = try FileLock(path: paths.lock, permissions: configuration.filePermissions)
             self.fileLock = fileLock
         } catch let error as DataStoreError where error.code == .io {
             throw error.inContext("opening the JSON store '\(paths.document)'")
@@ -121,7 +121,8 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
                 )
             }
             let identifier = "json-" + UUID().uuidString.prefix(8).lowercased()
-            var state = WriterState(externals: ExternalFiles(directory: paths.external))
+            var state = WriterState(
+                externals: ExternalFiles(directory: paths.external, permissions: configuration.filePermissions))
             state.history = JSONFileHistory(limit: configuration.historyLimit)
             let empty = SnapshotTable(schema: schema)
             try Self.persist(

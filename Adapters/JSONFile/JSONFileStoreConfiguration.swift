@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 /// The settings of a ``JSONFileStore``: where its file is, and how it guards the file.
 ///
@@ -40,6 +41,10 @@ public struct JSONFileStoreConfiguration: DataStoreConfiguration {
     /// every save throws ``DataStoreError/Code/readOnly``. Other processes may still save the file;
     /// ``JSONFileStore/reloadIfChanged()`` reads their saves.
     public var allowsSave = true
+    /// The permission bits of the files and folders the store creates: the document, its backup,
+    /// lock and temporary files, and the `.externalStorage` folder (``FilePermissions/private``,
+    /// owner only, by default; `?mode=0640` in a `json:` URL).
+    public var filePermissions: FilePermissions = .private
     /// The default ``historyLimit``: 1,000 changes.
     public static let defaultHistoryLimit = 1_000
 

@@ -145,6 +145,12 @@ enum Tool {
         lines += [""]
         lines += HelpLayout.reflow(
             """
+            The json:, log: and sqlite: stores create their files for their owner only (0600, folders 0700); \
+            'mode=0640' in the URL chooses other bits.
+            """)
+        lines += [""]
+        lines += HelpLayout.reflow(
+            """
             Every command takes --json, printing one JSON object on stdout (errors too, as {"error": {...}}). \
             Long operations (convert, verify, compact) draw a progress bar on stderr when it is a terminal, \
             never with --json.

@@ -26,14 +26,14 @@ enum CheckpointFile {
     ///
     /// `encodeRow` appends row `index` (identifier, value count, values) against `context`.
     static func write(
-        header: CheckpointHeader, count rowCount: Int, to url: URL,
+        header: CheckpointHeader, count rowCount: Int, to url: URL, permissions: FilePermissions = .private,
         encodeRow: (_ index: Int, _ writer: inout ByteWriter) -> Void
     ) throws -> Int {
         let temporary = url.deletingLastPathComponent().appendingPathComponent(url.lastPathComponent + ".tmp")
         try FileIO.remove(temporary)
         var size = 0
         do {
-            let file = try OpenFile(temporary, writable: true, create: true, exclusive: true)
+            let file = try OpenFile(temporary, writable: true, create: true, exclusive: true, permissions: permissions)
             var writer = ByteWriter(capacity: chunkSize + 64 * 1024)
             writer.append(raw: try header.encoded())
             var chunks = 0

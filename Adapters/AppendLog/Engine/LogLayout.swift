@@ -16,6 +16,13 @@ import ModelStoreFileIO
 struct LogLayout {
     /// The store's directory.
     let directory: URL
+    /// The bits of the files and folders the log creates in it.
+    var permissions: FilePermissions = .private
+
+    init(directory: URL, permissions: FilePermissions = .private) {
+        self.directory = directory
+        self.permissions = permissions
+    }
 
     static let segmentPrefix = "segment-"
     static let segmentSuffix = ".mslog"
@@ -129,9 +136,9 @@ extension LogLayout {
         let dropped = try file.read(count: byteCount - offset, at: offset)
         var savedAs: String?
         if dropped.contains(where: { $0 != 0 }) {
-            try FileIO.createDirectory(damagedDirectory)
+            try FileIO.createDirectory(damagedDirectory, permissions: permissions)
             let destination = damagedURL(for: "torn-\(name)-at-\(offset)")
-            try FileIO.writeAtomically(dropped, to: destination)
+            try FileIO.writeAtomically(dropped, to: destination, permissions: permissions)
             savedAs = Self.damagedDirectoryName + "/" + destination.lastPathComponent
         }
         if case .incompleteSegmentHeader = reason {
@@ -153,7 +160,7 @@ extension LogLayout {
         throws -> AppendLogRepairReport.SetAside
     {
         let url = directory.appendingPathComponent(relativePath)
-        try FileIO.createDirectory(damagedDirectory)
+        try FileIO.createDirectory(damagedDirectory, permissions: permissions)
         let baseName = relativePath.replacingOccurrences(of: "/", with: "-")
         let size = FileIO.size(of: url)
         let destination: URL
@@ -164,7 +171,8 @@ extension LogLayout {
         } else {
             destination = damagedURL(for: "\(baseName).from-\(offset)")
             let file = try OpenFile(url, writable: true)
-            try FileIO.writeAtomically(try file.read(count: size - offset, at: offset), to: destination)
+            try FileIO.writeAtomically(
+                try file.read(count: size - offset, at: offset), to: destination, permissions: permissions)
             try file.truncate(to: offset)
             try file.sync()
         }

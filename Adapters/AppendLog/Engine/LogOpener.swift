@@ -10,6 +10,8 @@ struct LogOpener {
     let directory: URL
     let schema: Schema
     let shapes: ShapeTable
+    /// The bits of the files and folders the log creates.
+    var permissions: FilePermissions = .private
 
     /// An opened log.
     struct Opened {
@@ -19,12 +21,12 @@ struct LogOpener {
         var baseline: Int
     }
 
-    private var layout: LogLayout { LogLayout(directory: directory) }
+    private var layout: LogLayout { LogLayout(directory: directory, permissions: permissions) }
 
     func open() throws -> Opened {
         try checkIsLogOrEmpty(try layout.list())
-        try FileIO.createDirectory(directory)
-        let lock = try DirectoryLock.acquire(directory: directory)
+        try FileIO.createDirectory(directory, permissions: permissions)
+        let lock = try DirectoryLock.acquire(directory: directory, permissions: permissions)
         // Listed again under the lock: another process may have created the store meanwhile.
         let listing = try layout.list()
         try checkIsLogOrEmpty(listing)
@@ -58,7 +60,7 @@ struct LogOpener {
     private func create() throws -> Opened {
         let storeIdentifier = "log-" + UUID().uuidString.prefix(8).lowercased()
         let manifest = Manifest(storeIdentifier: storeIdentifier, checkpoint: nil, firstSegment: 1)
-        try FileIO.writeAtomically(manifest.encoded(), to: layout.manifestURL)
+        try FileIO.writeAtomically(manifest.encoded(), to: layout.manifestURL, permissions: permissions)
         let active = try ActiveSegment.create(
             layout: layout, number: 1, storeIdentifier: storeIdentifier, firstTransaction: 1, shapes: shapes)
         let state = LogState(
@@ -175,7 +177,7 @@ struct LogOpener {
     private func finishInterruptedCompaction(_ listing: LogLayout.Listing, manifest: Manifest) throws {
         let replaced = listing.segments.filter { $0 < manifest.firstSegment }
         if !replaced.isEmpty {
-            try FileIO.createDirectory(layout.historyDirectory)
+            try FileIO.createDirectory(layout.historyDirectory, permissions: permissions)
             for number in replaced {
                 try FileIO.rename(layout.segmentURL(number), to: layout.historyURL(number))
             }

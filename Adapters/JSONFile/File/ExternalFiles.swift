@@ -11,6 +11,8 @@ import ModelStoreFileIO
 struct ExternalFiles: Sendable {
     /// The folder, `<document>.external`.
     let directory: String
+    /// The bits of the folder and files it creates.
+    var permissions: FilePermissions = .private
     /// The file of each externally stored value that the current document refers to.
     var current: [ExternalSlot: String] = [:]
 
@@ -87,14 +89,16 @@ struct ExternalFiles: Sendable {
     func write(_ plan: Plan) throws {
         guard !plan.newFiles.isEmpty else { return }
         if !FileIO.exists(directory) {
-            try FileIO.createDirectory(directory)
+            try FileIO.createDirectory(directory, permissions: permissions)
             try FileIO.syncDirectory(FileIO.parent(of: directory))
         }
         for file in plan.newFiles {
             let path = directory + "/" + file.name
             let temporary = path + ".tmp"
             do {
-                try file.data.withUnsafeBytes { try FileIO.write($0, to: temporary, sync: true) }
+                try file.data.withUnsafeBytes {
+                    try FileIO.write($0, to: temporary, sync: true, permissions: permissions)
+                }
                 try FileIO.rename(temporary, to: path)
             } catch {
                 try? FileIO.remove(temporary)
