@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "ModelStoreAppendLog", targets: ["ModelStoreAppendLog"]),
         .library(name: "ModelStoreSQLite", targets: ["ModelStoreSQLite"]),
         .library(name: "ModelStoreFileIO", targets: ["ModelStoreFileIO"]),
+        .library(name: "ModelStoreCrypto", targets: ["ModelStoreCrypto"]),
         .library(name: "ModelStoreAdapters", targets: ["ModelStoreAdapters"]),
         .library(name: "ModelStoreConformance", targets: ["ModelStoreConformance"]),
         .executable(name: "modelstore", targets: ["ModelStoreTool"]),
@@ -33,6 +34,14 @@ let package = Package(
         .target(
             name: "ModelStoreFileIO", dependencies: ["ModelStore", "CModelStoreCRC32C"],
             path: "Sources/ModelStoreFileIO"),
+        // OpenSSL's libcrypto, as the system provides it (Debian: libssl-dev; scripts/install-deps.sh installs
+        // it), and the key handling and authenticated encryption the file stores use, public for adapter authors.
+        .systemLibrary(
+            name: "CModelStoreCrypto", path: "Sources/CModelStoreCrypto",
+            providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
+        .target(
+            name: "ModelStoreCrypto", dependencies: ["ModelStore", "CModelStoreCrypto"],
+            path: "Sources/ModelStoreCrypto"),
         // CRC-32C with the processor's instruction, which ModelStoreFileIO's CRC32C uses where there is one.
         .target(name: "CModelStoreCRC32C", path: "Sources/CModelStoreCRC32C"),
         // Adapters, one module each.
@@ -102,6 +111,8 @@ let package = Package(
                 "ModelStore", "ModelStoreAdapterKit", "ModelStoreInMemory", "ModelStoreTestSupport",
                 "ModelStoreTooling",
             ]),
+        .testTarget(
+            name: "ModelStoreCryptoTests", dependencies: ["ModelStore", "ModelStoreCrypto", "ModelStoreTestSupport"]),
         .testTarget(
             name: "ModelStoreGraphTests",
             dependencies: [
