@@ -49,7 +49,9 @@ let package = Package(
             name: "ModelStoreInMemory", dependencies: ["ModelStore", "ModelStoreAdapterKit"], path: "Adapters/InMemory"),
         .target(
             name: "ModelStoreJSONFile",
-            dependencies: ["ModelStore", "ModelStoreAdapterKit", "ModelStoreFileIO", "ModelStoreTooling"],
+            dependencies: [
+                "ModelStore", "ModelStoreAdapterKit", "ModelStoreFileIO", "ModelStoreTooling", "ModelStoreCrypto",
+            ],
             path: "Adapters/JSONFile",
             exclude: ["FORMAT.md"]),  // the file format, bound for the DocC catalog
         .target(
@@ -73,7 +75,7 @@ let package = Package(
             name: "ModelStoreAdapters",
             dependencies: [
                 "CModelStoreAdaptersLoad", "ModelStore", "ModelStoreInMemory", "ModelStoreJSONFile",
-                "ModelStoreAppendLog", "ModelStoreSQLite", "ModelStoreTooling", "ModelStoreFileIO",
+                "ModelStoreAppendLog", "ModelStoreSQLite", "ModelStoreTooling", "ModelStoreFileIO", "ModelStoreCrypto",
             ],
             path: "Sources/ModelStoreAdapters"),
         // The conformance suite any adapter runs with one test.
@@ -124,7 +126,7 @@ let package = Package(
             name: "ModelStoreJSONFileTests",
             dependencies: [
                 "ModelStore", "ModelStoreAdapterKit", "ModelStoreJSONFile", "ModelStoreFileIO", "ModelStoreConformance",
-                "ModelStoreTestSupport",
+                "ModelStoreTestSupport", "ModelStoreCrypto",
             ]),
         .testTarget(
             name: "ModelStoreAppendLogTests",

@@ -13,7 +13,8 @@ public struct JSONFileMaintenance: DataStoreMaintenance {
 
     /// The schema in the file's header (``JSONFileStore/storedSchema(at:)``).
     public func storedSchema(_ request: StoreMaintenanceRequest) throws -> Schema.Description {
-        try JSONFileStore.storedSchema(at: request.location)
+        let configuration = request.configuration as? JSONFileStoreConfiguration
+        return try JSONFileStore.storedSchema(at: request.location, encryption: configuration?.encryption)
     }
 
     /// The damaged place a ``JSONFileDamage`` names, by line, column and byte.

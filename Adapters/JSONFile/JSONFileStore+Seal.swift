@@ -26,6 +26,15 @@ extension JSONFileStore {
         let permissions = FilePermissions.matching(fileAt: paths.document)
         let lock = try FileLock(path: paths.lock, permissions: permissions)
         return try lock.withLock(timeout: lockTimeout, document: paths.document) {
+            if let prefix = try FileIO.read(paths.document, limit: limits.maximumFileSize)?.bytes,
+                DocumentEncryption.isEncrypted(prefix)
+            {
+                throw DataStoreError(
+                    .unsupportedFeature,
+                    "the JSON store '\(paths.document)' is encrypted: it cannot be edited by hand, so there is nothing "
+                        + "to seal",
+                    remedy: "Decrypt it first ('modelstore decrypt'), edit it, seal it, and encrypt it again")
+            }
             let (original, header) = try readHeader(paths, limits: limits)
             var bytes = original
             let contents: Range<Int>

@@ -1,5 +1,6 @@
 import ModelStore
 import ModelStoreAppendLog
+import ModelStoreCrypto
 import ModelStoreFileIO
 import ModelStoreInMemory
 import ModelStoreJSONFile
@@ -19,7 +20,7 @@ extension StoreScheme {
             : InMemoryStoreConfiguration(name: url.location, isShared: true)
     }
 
-    /// `json:PATH[?backup=true|false&mode=0600]`: a `JSONFileStore` in one human-readable JSON file.
+    /// `json:PATH[?backup=true|false&mode=0600&key-env=NAME]`: a `JSONFileStore` in one human-readable JSON file.
     ///
     /// `backup` (default `true`) keeps the previous file beside it on every save. Its stored schema
     /// is read from the file's header, and
@@ -29,11 +30,12 @@ extension StoreScheme {
         options: [
             .init("backup", allowedValues: ["true", "false"], summary: "keep the previous file on save"),
             .fileMode,
-        ],
+        ] + StoreScheme.Option.encryptionKey,
         example: "json:trips.json"
     ) { url in
         var configuration = JSONFileStoreConfiguration(url: url.fileURL, keepsBackup: url.option("backup") != "false")
         configuration.filePermissions = try url.filePermissions()
+        configuration.encryption = try url.encryptionKeySource()
         return configuration
     }
     .maintained(by: JSONFileMaintenance())
@@ -107,7 +109,36 @@ extension StoreScheme.Option {
     }()
 }
 
+extension StoreScheme.Option {
+    /// `key-env=NAME`, `key-file=PATH` and `passphrase-env=NAME`: where an encrypted store's key comes from.
+    static let encryptionKey: [StoreScheme.Option] = [
+        ("key-env", "the environment variable holding the key (64 hex digits)"),
+        ("key-file", "the file holding the key"),
+        ("passphrase-env", "the environment variable holding a passphrase"),
+    ].map { name, summary in
+        var option = StoreScheme.Option(name, summary: summary)
+        option.isOmittedFromUsage = true
+        return option
+    }
+}
+
 extension StoreURL {
+    /// The key source the URL's `key-env`, `key-file` or `passphrase-env` option names, or `nil`
+    /// for a plaintext store; more than one is an error.
+    func encryptionKeySource() throws -> EncryptionKeySource? {
+        let given = [
+            option("key-env").map(EncryptionKeySource.environment), option("key-file").map(EncryptionKeySource.file),
+            option("passphrase-env").map(EncryptionKeySource.passphraseEnvironment),
+        ].compactMap { $0 }
+        guard given.count <= 1 else {
+            throw DataStoreError(
+                .invalidConfiguration,
+                "the store URL gives more than one of 'key-env', 'key-file' and 'passphrase-env'",
+                remedy: "Give the store's key one way only")
+        }
+        return given.first
+    }
+
     /// The `mode` option as permissions: owner only when the URL gives none.
     func filePermissions() throws -> FilePermissions {
         guard let mode = option("mode") else { return .private }

@@ -146,7 +146,8 @@ enum Tool {
         lines += HelpLayout.reflow(
             """
             The json:, log: and sqlite: stores create their files for their owner only (0600, folders 0700); \
-            'mode=0640' in the URL chooses other bits.
+            'mode=0640' in the URL chooses other bits. An encrypted json: or log: store takes its key from \
+            'key-env=NAME' (64 hex digits), 'key-file=PATH' or 'passphrase-env=NAME'.
             """)
         lines += [""]
         lines += HelpLayout.reflow(
