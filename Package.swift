@@ -56,7 +56,9 @@ let package = Package(
             exclude: ["FORMAT.md"]),  // the file format, bound for the DocC catalog
         .target(
             name: "ModelStoreAppendLog",
-            dependencies: ["ModelStore", "ModelStoreAdapterKit", "ModelStoreFileIO", "ModelStoreTooling"],
+            dependencies: [
+                "ModelStore", "ModelStoreAdapterKit", "ModelStoreFileIO", "ModelStoreTooling", "ModelStoreCrypto",
+            ],
             path: "Adapters/AppendLog",
             exclude: ["FORMAT.md"]),  // the file format, bound for the DocC catalog
         // SQLite's C library, as the system provides it (Debian: libsqlite3-dev), and the adapter over it.
@@ -132,7 +134,7 @@ let package = Package(
             name: "ModelStoreAppendLogTests",
             dependencies: [
                 "ModelStore", "ModelStoreAdapterKit", "ModelStoreAppendLog", "ModelStoreFileIO",
-                "ModelStoreConformance",
+                "ModelStoreConformance", "ModelStoreCrypto",
                 "ModelStoreTestSupport",
             ]),
         .testTarget(

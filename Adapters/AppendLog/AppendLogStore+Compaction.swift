@@ -69,7 +69,8 @@ extension AppendLogStore {
             storeIdentifier: identifier, baseSegment: capture.base, lastTransaction: capture.lastTransaction,
             nextPrimaryKey: capture.table.nextPrimaryKey, created: Date(), modelCount: snapshots.count, shapes: shapes)
         let size = try CheckpointFile.write(
-            header: header, count: snapshots.count, to: layout.url(name), permissions: layout.permissions
+            header: header, count: snapshots.count, to: layout.url(name), permissions: layout.permissions,
+            cipher: layout.cipher
         ) {
             index, writer in
             StoredRow.encode(snapshots[index], into: &writer, context: context)

@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import ModelStoreAdapterKit
+import ModelStoreCrypto
 import ModelStoreFileIO
 
 extension ActiveSegment {
@@ -134,14 +135,18 @@ extension AppendLogStore {
     }
 
     /// Appends a record already framed in `writer`, transaction `number`, as ``write(_:to:)`` does.
-    private func write(encoded writer: ByteWriter, number: UInt64, to state: inout LogState) throws -> WriteTicket {
+    private func write(encoded record: ByteWriter, number: UInt64, to state: inout LogState) throws -> WriteTicket {
         guard var active = state.active else {
             throw DataStoreError(.io, "the append log '\(directory.path)' is closed")
         }
-        if active.end > active.headerEnd && active.end + writer.count > configuration.segmentSize {
+        let size = record.count + (layout.cipher == nil ? 0 : AES256GCM.overhead)
+        if active.end > active.headerEnd && active.end + size > configuration.segmentSize {
             try roll(&state)
             active = state.active!
         }
+        var writer = record
+        try layout.cipher?.seal(
+            frameIn: &writer, from: 0, associatedData: LogCipher.segmentData(store: identifier, segment: active.number))
         // A segment replaced or removed under the open store would take this write into a file that
         // no open reads again: refuse it instead of acknowledging it.
         guard try active.file.isStillAtItsPath() else {

@@ -91,17 +91,22 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
         let directory = configuration.directory.standardizedFileURL
         let shapes = ShapeTable(schema: schema)
         let permissions = configuration.filePermissions
-        let opener = LogOpener(directory: directory, schema: schema, shapes: shapes, permissions: permissions)
+        var opener = LogOpener(
+            directory: directory, schema: schema, shapes: shapes, permissions: permissions,
+            encryption: configuration.encryption)
         let opened: LogOpener.Opened
         try Self.refuseNewerSchema(directory: directory, schema: schema)
         if configuration.allowsSave {
             try Self.migrate(
-                directory: directory, schema: schema, migrationPlan: migrationPlan, permissions: permissions)
+                directory: directory, schema: schema, migrationPlan: migrationPlan, permissions: permissions,
+                encryption: configuration.encryption)
             opened = try opener.open()
         } else {
             if migrationPlan != nil, FileIO.exists(LogLayout(directory: directory).manifestURL) {
                 try SchemaMigrationRunner(schema: schema, plan: migrationPlan)
-                    .requireNoMigration(try AppendLogMigrationStorage(directory: directory))
+                    .requireNoMigration(
+                        try AppendLogMigrationStorage(
+                            directory: directory, cipher: try Self.cipher(directory, configuration.encryption)))
             }
             opened = try opener.openReadOnly()
         }
@@ -110,7 +115,7 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
         self.directory = directory
         self.identifier = opened.storeIdentifier
         self.tornTail = opened.tornTail
-        self.layout = LogLayout(directory: directory, permissions: permissions)
+        self.layout = LogLayout(directory: directory, permissions: permissions, cipher: opener.cipher)
         self.shapes = shapes
         self.context = IdentifierContext(storeIdentifier: opened.storeIdentifier, shapes: shapes)
         self.baseline = opened.baseline

@@ -53,7 +53,7 @@ extension StoreScheme {
                 summary: "what a save guarantees when it returns"),
             .init("compaction", allowedValues: ["automatic", "manual"], summary: "when the log is compacted"),
             .fileMode,
-        ],
+        ] + StoreScheme.Option.encryptionKey,
         example: "log:trips-log"
     ) { url in
         let durability = url.option("durability").flatMap(AppendLogStoreConfiguration.Durability.init(rawValue:))
@@ -61,6 +61,7 @@ extension StoreScheme {
             directory: url.fileURL, durability: durability ?? .batched,
             compaction: url.option("compaction") == "manual" ? .manual : .default)
         configuration.filePermissions = try url.filePermissions()
+        configuration.encryption = try url.encryptionKeySource()
         return configuration
     }
     .maintained(by: AppendLogMaintenance())

@@ -18,10 +18,13 @@ struct LogLayout {
     let directory: URL
     /// The bits of the files and folders the log creates in it.
     var permissions: FilePermissions = .private
+    /// The cipher of an encrypted log (see ``LogCipher``), `nil` for a plaintext one.
+    var cipher: LogCipher?
 
-    init(directory: URL, permissions: FilePermissions = .private) {
+    init(directory: URL, permissions: FilePermissions = .private, cipher: LogCipher? = nil) {
         self.directory = directory
         self.permissions = permissions
+        self.cipher = cipher
     }
 
     static let segmentPrefix = "segment-"
@@ -97,7 +100,8 @@ struct LogLayout {
                 listing.checkpoints.append(name)
             } else if name.hasSuffix(".tmp") {
                 listing.temporaries.append(name)
-            } else if name != DirectoryLock.fileName && name != SyncedMark.fileName && name != Self.historyDirectoryName
+            } else if name != DirectoryLock.fileName && name != SyncedMark.fileName && name != LogCipher.fileName
+                && name != Self.historyDirectoryName
                 && name != Self.damagedDirectoryName && !name.hasPrefix(".")
             {
                 listing.others.append(name)
