@@ -153,6 +153,7 @@ let package = Package(
             name: "ToolAndSamplesTests",
             dependencies: [
                 "ModelStore", "ModelStoreAdapterKit", "ModelStoreAdapters", "ModelStoreInMemory", "ModelStoreJSONFile",
+                "ModelStoreCrypto",
                 "ModelStoreAppendLog",
                 "ModelStoreSQLite", "ModelStoreConformance", "CustomAdapterSample", "ModelStoreTestSupport",
                 "ModelStoreTooling",

@@ -208,6 +208,41 @@ struct CompactDetails: Encodable {
     }
 }
 
+extension AppendLogMaintenance {
+    /// Rewrites the log under the key `target` names (``AppendLogStore/changeEncryption(at:from:to:progress:)``).
+    public func changeEncryption(
+        _ request: StoreMaintenanceRequest, to target: StoreMaintenanceRequest,
+        progress: (_ done: Int, _ total: Int) -> Void
+    ) throws -> StoreMaintenanceReport {
+        try AppendLogStore.changeEncryption(
+            at: request.location, from: request.encryption, to: target.encryption, progress: progress)
+        return StoreMaintenanceReport(
+            text: "\(request.name): " + EncryptionChangeDetails(from: request.encryption, to: target.encryption).text,
+            details: EncryptionChangeDetails(from: request.encryption, to: target.encryption))
+    }
+}
+
+/// What `encrypt`, `decrypt` and `rekey` report as data.
+struct EncryptionChangeDetails: Encodable {
+    /// Whether the store was encrypted before.
+    let wasEncrypted: Bool
+    /// Whether it is encrypted now.
+    let isEncrypted: Bool
+
+    init(from: EncryptionKeySource?, to: EncryptionKeySource?) {
+        wasEncrypted = from != nil
+        isEncrypted = to != nil
+    }
+
+    var text: String {
+        switch (wasEncrypted, isEncrypted) {
+        case (false, _): "encrypted (AES-256-GCM); it now opens only with its key"
+        case (true, false): "decrypted; it now opens without a key"
+        case (true, true): "re-encrypted under the new key; the old key no longer opens it"
+        }
+    }
+}
+
 extension StoreMaintenanceRequest {
     /// The key source of the log the request names (from its URL's `key-env`, `key-file` or
     /// `passphrase-env`), if any.

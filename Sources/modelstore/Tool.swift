@@ -10,7 +10,7 @@ enum Tool {
     static var commands: [any Command.Type] {
         [
             InspectCommand.self, VerifyCommand.self, ConvertCommand.self, CompactCommand.self, RepairCommand.self,
-            SchemaCommand.self, SealCommand.self,
+            SchemaCommand.self, SealCommand.self, EncryptCommand.self, DecryptCommand.self, RekeyCommand.self,
         ]
     }
 
