@@ -25,7 +25,7 @@ enum DocumentEncryption {
     static func header(of bytes: [UInt8], document: String) throws -> (line: String, header: EncryptionHeader, box: Int)
     {
         let start = signature.count
-        guard let newline = bytes[start...].prefix(4096).firstIndex(of: UInt8(ascii: "\n")) else {
+        guard isEncrypted(bytes), let newline = bytes[start...].prefix(4096).firstIndex(of: UInt8(ascii: "\n")) else {
             throw DataStoreError(
                 .corrupted, "the encrypted JSON store '\(document)' has no encryption header",
                 remedy: "Restore the file from its backup ('\(document).backup')")
