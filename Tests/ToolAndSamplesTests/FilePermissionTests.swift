@@ -66,6 +66,10 @@ struct FilePermissionTests {
     @Test(arguments: [0, 1, 2]) func everyFileAndFolderIsPrivateByDefault(_ index: Int) throws {
         let store = Self.stores[index]
         try fill(store.url)
+        if !store.url.hasPrefix("json:") {
+            // What the tool writes (a checkpoint and history/, a vacuumed database) is private too.
+            try tool.run("compact", store.url)
+        }
         let modes = try modes(store.name)
         for path in store.expected { #expect(modes[path] != nil, "\(path) was not created") }
         #expect(modes.count >= store.expected.count)
