@@ -54,6 +54,28 @@ public struct AES256GCM: Sendable {
         }
     }
 
+    /// Seals `box` in place: on entry its first 12 bytes are free, then comes the plaintext, then
+    /// 16 free bytes; on return it is the sealed box (nonce, ciphertext, tag). No copy of the
+    /// plaintext is made, for records that are large.
+    public func seal(inPlace box: UnsafeMutableRawBufferPointer, associatedData: UnsafeRawBufferPointer) throws {
+        precondition(box.count >= Self.overhead, "a box has room for a nonce and a tag")
+        let length = box.count - Self.overhead
+        let nonce = box.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        guard RAND_bytes(nonce, Int32(Self.nonceSize)) == 1 else {
+            throw DataStoreError(
+                .io, "the system's random generator (OpenSSL RAND_bytes) failed",
+                remedy: "Check that the system has an entropy source (/dev/urandom) and try again")
+        }
+        let text = nonce + Self.nonceSize
+        let ok = key.withUnsafeBytes { keyBytes in
+            modelstore_aes256gcm_seal(
+                keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self), nonce,
+                associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(associatedData.count),
+                text, Int32(length), text, text + length)
+        }
+        guard ok == 1 else { throw DataStoreError(.io, "OpenSSL could not encrypt \(length) bytes with AES-256-GCM") }
+    }
+
     /// The sealed box of `plaintext`.
     public func seal(_ plaintext: [UInt8], associatedData: [UInt8] = []) throws -> [UInt8] {
         var output: [UInt8] = []

@@ -8,7 +8,9 @@ import ModelStore
 /// memory when the last copy goes away. Make one from bytes the app holds (a key service, the
 /// Keychain), or let ``EncryptionKeySource`` read it from the environment or a file or derive it
 /// from a passphrase.
-public struct EncryptionKey: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct EncryptionKey: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
     /// The key's size in bytes.
     public static let byteCount = 32
 
@@ -59,6 +61,8 @@ public struct EncryptionKey: Sendable, Hashable, CustomStringConvertible, Custom
     public var description: String { "EncryptionKey(256 bits, redacted)" }
     /// The same as ``description``.
     public var debugDescription: String { description }
+    /// No children, so that `dump` and debuggers never show the bytes.
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
 
     /// Keys are equal when their bytes are (compared in constant time).
     public static func == (lhs: EncryptionKey, rhs: EncryptionKey) -> Bool {

@@ -9,7 +9,9 @@ import ModelStore
 /// (a passphrase itself never goes in a URL). The key is read when the store opens and kept only
 /// in memory; it is never written beside the data, and ``description`` names the source, never
 /// the secret.
-public enum EncryptionKeySource: Sendable, Hashable, CustomStringConvertible {
+public enum EncryptionKeySource: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
     /// A key the app holds (from a key service or the Keychain, for example).
     case key(EncryptionKey)
     /// A key written in the environment variable `name`, as 64 hexadecimal digits or Base64.
@@ -29,6 +31,11 @@ public enum EncryptionKeySource: Sendable, Hashable, CustomStringConvertible {
         case .key, .environment, .file: false
         }
     }
+
+    /// The same as ``description``: never the secret.
+    public var debugDescription: String { description }
+    /// No children, so that `dump` and debuggers never show a key or a passphrase.
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .enum) }
 
     /// Where the key comes from, in words, without the secret: for messages.
     public var description: String {

@@ -68,7 +68,12 @@ struct EncryptionKeyTests {
             #expect(!text.contains("0001020304"), "\(text)")
         }
         let passphrase = EncryptionKeySource.passphrase("my secret phrase")
-        #expect(!"\(passphrase)".contains("secret"))
+        var dumped = ""
+        dump([passphrase, .key(key)], to: &dumped)
+        #expect(!dumped.contains("KeyStorage") && !dumped.contains("bytes"), "\(dumped)")
+        for text in ["\(passphrase)", String(reflecting: passphrase), dumped, "\(Optional(passphrase) as Any)"] {
+            #expect(!text.contains("secret") && !text.contains("0001020304"), "\(text)")
+        }
         let (header, _) = try EncryptionHeader.create(for: .key(key))
         let wrong = try #require(throws: DataStoreError.self) {
             try header.unlock(with: .key(try EncryptionKey.random()), store: "trips.json")

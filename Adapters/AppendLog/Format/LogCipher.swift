@@ -42,16 +42,19 @@ struct LogCipher: Sendable {
     }
 
     /// Replaces the frame that starts at `start` in `writer` (and runs to its end) with its sealed form.
+    ///
+    /// The payload is encrypted where it is: room for the nonce is made before it and for the tag
+    /// after it, so a large record is not copied.
     func seal(frameIn writer: inout ByteWriter, from start: Int, associatedData: [UInt8]) throws {
-        let payload = Array(writer.bytes[(start + Frame.headerSize)...])
-        writer.bytes.removeSubrange(start...)
-        let frame = Frame.begin(&writer)
-        try payload.withUnsafeBytes { plaintext in
+        let payload = start + Frame.headerSize
+        writer.bytes.insert(contentsOf: repeatElement(0, count: AES256GCM.nonceSize), at: payload)
+        writer.bytes.append(contentsOf: repeatElement(0, count: AES256GCM.tagSize))
+        try writer.bytes.withUnsafeMutableBytes { raw in
             try associatedData.withUnsafeBytes {
-                try cipher.seal(plaintext, associatedData: $0, appendingTo: &writer.bytes)
+                try cipher.seal(inPlace: UnsafeMutableRawBufferPointer(rebasing: raw[payload...]), associatedData: $0)
             }
         }
-        try Frame.finish(&writer, at: frame)
+        try Frame.finish(&writer, at: start)
     }
 
     /// The plaintext of the sealed payload at `payload` in `raw`, or `nil` when it fails authentication.
