@@ -26,31 +26,24 @@ public struct AES256GCM: Sendable {
     /// A cipher with `key`.
     public init(key: EncryptionKey) { self.key = key }
 
-    /// Appends the sealed box of `plaintext` to `output`.
+    /// Appends the sealed box of `plaintext` to `output`: the plaintext is copied in once and
+    /// encrypted where it lands.
     public func seal(
         _ plaintext: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]
     ) throws {
         let start = output.count
-        output.append(contentsOf: repeatElement(0, count: plaintext.count + Self.overhead))
-        let ok = try output.withUnsafeMutableBytes { raw -> Int32 in
-            let box = UnsafeMutableRawBufferPointer(rebasing: raw[start...])
-            let nonce = box.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            guard RAND_bytes(nonce, Int32(Self.nonceSize)) == 1 else {
-                throw DataStoreError(
-                    .io, "the system's random generator (OpenSSL RAND_bytes) failed",
-                    remedy: "Check that the system has an entropy source (/dev/urandom) and try again")
+        let nonce = [UInt8](repeating: 0, count: Self.nonceSize)
+        output.append(contentsOf: nonce)
+        output.append(contentsOf: plaintext)
+        output.append(contentsOf: nonce + [UInt8](repeating: 0, count: Self.tagSize - Self.nonceSize))
+        do {
+            try output.withUnsafeMutableBytes { raw in
+                try seal(
+                    inPlace: UnsafeMutableRawBufferPointer(rebasing: raw[start...]), associatedData: associatedData)
             }
-            return key.withUnsafeBytes { keyBytes in
-                modelstore_aes256gcm_seal(
-                    keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self), nonce,
-                    associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(associatedData.count),
-                    plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(plaintext.count),
-                    nonce + Self.nonceSize, nonce + Self.nonceSize + plaintext.count)
-            }
-        }
-        guard ok == 1 else {
+        } catch {
             output.removeSubrange(start...)
-            throw DataStoreError(.io, "OpenSSL could not encrypt \(plaintext.count) bytes with AES-256-GCM")
+            throw error
         }
     }
 
