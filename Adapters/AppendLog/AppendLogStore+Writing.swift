@@ -112,7 +112,7 @@ extension AppendLogStore {
             }
             try record.encode(into: &writer, context: context)
         }
-        let ticket = try write(encoded: writer, number: number, to: &state)
+        let ticket = try write(encoded: &writer, number: number, to: &state)
         state.table.deleteEveryModel(of: entity.name)
         state.liveBytes.removeAll(of: entity.name)
         return (identifiers, ticket)
@@ -131,20 +131,22 @@ extension AppendLogStore {
     private func write(_ record: TransactionRecord, to state: inout LogState) throws -> WriteTicket {
         var writer = ByteWriter(capacity: 512)
         try record.encode(into: &writer, context: context)
-        return try write(encoded: writer, number: record.number, to: &state)
+        return try write(encoded: &writer, number: record.number, to: &state)
     }
 
-    /// Appends a record already framed in `writer`, transaction `number`, as ``write(_:to:)`` does.
-    private func write(encoded record: ByteWriter, number: UInt64, to state: inout LogState) throws -> WriteTicket {
+    /// Appends a record already framed in `writer`, transaction `number`, as ``write(_:to:)`` does;
+    /// an encrypted log seals it in `writer` first (in place, so a large record is not copied).
+    private func write(encoded writer: inout ByteWriter, number: UInt64, to state: inout LogState) throws
+        -> WriteTicket
+    {
         guard var active = state.active else {
             throw DataStoreError(.io, "the append log '\(directory.path)' is closed")
         }
-        let size = record.count + (layout.cipher == nil ? 0 : AES256GCM.overhead)
+        let size = writer.count + (layout.cipher == nil ? 0 : AES256GCM.overhead)
         if active.end > active.headerEnd && active.end + size > configuration.segmentSize {
             try roll(&state)
             active = state.active!
         }
-        var writer = record
         try layout.cipher?.seal(
             frameIn: &writer, from: 0, associatedData: LogCipher.segmentData(store: identifier, segment: active.number))
         // A segment replaced or removed under the open store would take this write into a file that

@@ -47,6 +47,7 @@ struct LogCipher: Sendable {
     /// after it, so a large record is not copied.
     func seal(frameIn writer: inout ByteWriter, from start: Int, associatedData: [UInt8]) throws {
         let payload = start + Frame.headerSize
+        writer.bytes.reserveCapacity(writer.count + AES256GCM.overhead)
         writer.bytes.insert(contentsOf: repeatElement(0, count: AES256GCM.nonceSize), at: payload)
         writer.bytes.append(contentsOf: repeatElement(0, count: AES256GCM.tagSize))
         try writer.bytes.withUnsafeMutableBytes { raw in
