@@ -21,10 +21,14 @@ public struct AES256GCM: Sendable {
     /// The tag's size.
     public static let tagSize = 16
 
-    private let key: EncryptionKey
+    private let sealing: CipherContexts
+    private let opening: CipherContexts
 
     /// A cipher with `key`.
-    public init(key: EncryptionKey) { self.key = key }
+    public init(key: EncryptionKey) {
+        sealing = CipherContexts(key: key, encrypting: true)
+        opening = CipherContexts(key: key, encrypting: false)
+    }
 
     /// Appends the sealed box of `plaintext` to `output`: the plaintext is copied in once and
     /// encrypted where it lands.
@@ -60,11 +64,10 @@ public struct AES256GCM: Sendable {
                 remedy: "Check that the system has an entropy source (/dev/urandom) and try again")
         }
         let text = nonce + Self.nonceSize
-        let ok = key.withUnsafeBytes { keyBytes in
-            modelstore_aes256gcm_seal(
-                keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self), nonce,
-                associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(associatedData.count),
-                text, Int32(length), text, text + length)
+        let ok = sealing.with { context in
+            modelstore_aes256gcm_seal_with(
+                context, nonce, associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                Int32(associatedData.count), text, Int32(length), text, text + length)
         }
         guard ok == 1 else { throw DataStoreError(.io, "OpenSSL could not encrypt \(length) bytes with AES-256-GCM") }
     }
@@ -88,12 +91,13 @@ public struct AES256GCM: Sendable {
         var ok: Int32 = 0
         let plaintext = [UInt8](unsafeUninitializedCapacity: max(length, 1)) { buffer, initialized in
             let nonce = box.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            ok = key.withUnsafeBytes { keyBytes in
-                modelstore_aes256gcm_open(
-                    keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self), nonce,
-                    associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(associatedData.count),
-                    nonce + Self.nonceSize, Int32(length), nonce + Self.nonceSize + length, buffer.baseAddress!)
-            }
+            ok =
+                opening.with { context in
+                    modelstore_aes256gcm_open_with(
+                        context, nonce, associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                        Int32(associatedData.count), nonce + Self.nonceSize, Int32(length),
+                        nonce + Self.nonceSize + length, buffer.baseAddress!)
+                } ?? 0
             initialized = length
         }
         return ok == 1 ? plaintext : nil

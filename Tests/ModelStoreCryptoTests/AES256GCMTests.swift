@@ -22,6 +22,24 @@ struct AES256GCMTests {
         }
     }
 
+    @Test func threadsSealAndOpenAtOnce() throws {
+        let cipher = self.cipher
+        let failures = LockedValue(0)
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            for index in 0..<300 {
+                let plaintext = [UInt8](repeating: UInt8(thread), count: index)
+                let data = Array("thread \(thread) record \(index)".utf8)
+                guard let box = try? cipher.seal(plaintext, associatedData: data),
+                    cipher.open(box, associatedData: data) == plaintext
+                else {
+                    failures.withLock { $0 += 1 }
+                    continue
+                }
+            }
+        }
+        #expect(failures.withLock { $0 } == 0)
+    }
+
     @Test func twoSealsOfTheSameBytesDiffer() throws {
         let plaintext = Array("same".utf8)
         #expect(try cipher.seal(plaintext) != cipher.seal(plaintext))
