@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "ModelStoreAppendLog", targets: ["ModelStoreAppendLog"]),
         .library(name: "ModelStoreSQLite", targets: ["ModelStoreSQLite"]),
         .library(name: "ModelStoreFileIO", targets: ["ModelStoreFileIO"]),
+        .library(name: "ModelStoreCrypto", targets: ["ModelStoreCrypto"]),
         .library(name: "ModelStoreAdapters", targets: ["ModelStoreAdapters"]),
         .library(name: "ModelStoreConformance", targets: ["ModelStoreConformance"]),
         .library(name: "ModelStoreSync", targets: ["ModelStoreSync"]),
@@ -35,6 +36,14 @@ let package = Package(
         .target(
             name: "ModelStoreFileIO", dependencies: ["ModelStore", "CModelStoreCRC32C"],
             path: "Sources/ModelStoreFileIO"),
+        // OpenSSL's libcrypto, as the system provides it (Debian: libssl-dev; scripts/install-deps.sh installs
+        // it), and the key handling and authenticated encryption the file stores use, public for adapter authors.
+        .systemLibrary(
+            name: "CModelStoreCrypto", path: "Sources/CModelStoreCrypto",
+            providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
+        .target(
+            name: "ModelStoreCrypto", dependencies: ["ModelStore", "CModelStoreCrypto"],
+            path: "Sources/ModelStoreCrypto"),
         // CRC-32C with the processor's instruction, which ModelStoreFileIO's CRC32C uses where there is one.
         .target(name: "CModelStoreCRC32C", path: "Sources/CModelStoreCRC32C"),
         // Adapters, one module each.
@@ -42,12 +51,16 @@ let package = Package(
             name: "ModelStoreInMemory", dependencies: ["ModelStore", "ModelStoreAdapterKit"], path: "Adapters/InMemory"),
         .target(
             name: "ModelStoreJSONFile",
-            dependencies: ["ModelStore", "ModelStoreAdapterKit", "ModelStoreFileIO", "ModelStoreTooling"],
+            dependencies: [
+                "ModelStore", "ModelStoreAdapterKit", "ModelStoreFileIO", "ModelStoreTooling", "ModelStoreCrypto",
+            ],
             path: "Adapters/JSONFile",
             exclude: ["FORMAT.md"]),  // the file format, bound for the DocC catalog
         .target(
             name: "ModelStoreAppendLog",
-            dependencies: ["ModelStore", "ModelStoreAdapterKit", "ModelStoreFileIO", "ModelStoreTooling"],
+            dependencies: [
+                "ModelStore", "ModelStoreAdapterKit", "ModelStoreFileIO", "ModelStoreTooling", "ModelStoreCrypto",
+            ],
             path: "Adapters/AppendLog",
             exclude: ["FORMAT.md"]),  // the file format, bound for the DocC catalog
         // SQLite's C library, as the system provides it (Debian: libsqlite3-dev), and the adapter over it.
@@ -66,7 +79,7 @@ let package = Package(
             name: "ModelStoreAdapters",
             dependencies: [
                 "CModelStoreAdaptersLoad", "ModelStore", "ModelStoreInMemory", "ModelStoreJSONFile",
-                "ModelStoreAppendLog", "ModelStoreSQLite", "ModelStoreTooling",
+                "ModelStoreAppendLog", "ModelStoreSQLite", "ModelStoreTooling", "ModelStoreFileIO", "ModelStoreCrypto",
             ],
             path: "Sources/ModelStoreAdapters"),
         // The conformance suite any adapter runs with one test.
@@ -120,6 +133,8 @@ let package = Package(
             name: "ModelStoreSyncTests",
             dependencies: ["ModelStore", "ModelStoreSync", "ModelStoreAdapters", "ModelStoreTestSupport"]),
         .testTarget(
+            name: "ModelStoreCryptoTests", dependencies: ["ModelStore", "ModelStoreCrypto", "ModelStoreTestSupport"]),
+        .testTarget(
             name: "ModelStoreGraphTests",
             dependencies: [
                 "ModelStore", "ModelStoreAdapterKit", "ModelStoreInMemory", "ModelStoreJSONFile", "ModelStoreAppendLog",
@@ -130,13 +145,13 @@ let package = Package(
             name: "ModelStoreJSONFileTests",
             dependencies: [
                 "ModelStore", "ModelStoreAdapterKit", "ModelStoreJSONFile", "ModelStoreFileIO", "ModelStoreConformance",
-                "ModelStoreTestSupport",
+                "ModelStoreTestSupport", "ModelStoreCrypto",
             ]),
         .testTarget(
             name: "ModelStoreAppendLogTests",
             dependencies: [
                 "ModelStore", "ModelStoreAdapterKit", "ModelStoreAppendLog", "ModelStoreFileIO",
-                "ModelStoreConformance",
+                "ModelStoreConformance", "ModelStoreCrypto",
                 "ModelStoreTestSupport",
             ]),
         .testTarget(
@@ -155,6 +170,7 @@ let package = Package(
             name: "ToolAndSamplesTests",
             dependencies: [
                 "ModelStore", "ModelStoreAdapterKit", "ModelStoreAdapters", "ModelStoreInMemory", "ModelStoreJSONFile",
+                "ModelStoreCrypto",
                 "ModelStoreAppendLog",
                 "ModelStoreSQLite", "ModelStoreConformance", "CustomAdapterSample", "ModelStoreTestSupport",
                 "ModelStoreTooling",

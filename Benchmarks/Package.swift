@@ -27,6 +27,7 @@ let package = Package(
                 "BenchHarness", "CSQLiteRaw",
                 .product(name: "ModelStore", package: "ModelStore"),
                 .product(name: "ModelStoreFileIO", package: "ModelStore"),
+                .product(name: "ModelStoreCrypto", package: "ModelStore"),
                 .product(name: "ModelStoreInMemory", package: "ModelStore"),
                 .product(name: "ModelStoreJSONFile", package: "ModelStore"),
                 .product(name: "ModelStoreAppendLog", package: "ModelStore"),

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreCrypto
 import ModelStoreTooling
 
 /// What the append log offers tools such as `modelstore`: inspection and verification without
@@ -30,7 +31,7 @@ public struct AppendLogMaintenance: DataStoreMaintenance {
     /// The log read without opening it (no lock): counts, checkpoint, segments, history and dead
     /// fraction, and the damage met. Throws ``DataStoreError/Code/corrupted`` when nothing can be read.
     public func inspect(_ request: StoreMaintenanceRequest) throws -> StoreInspection? {
-        let verification = try AppendLogStore.verify(at: request.location)
+        let verification = try AppendLogStore.verify(at: request.location, encryption: request.encryption)
         guard let info = verification.info else {
             throw DataStoreError(
                 .corrupted,
@@ -47,7 +48,7 @@ public struct AppendLogMaintenance: DataStoreMaintenance {
 
     /// Every file of the log checked without opening it (``AppendLogStore/verify(at:)``); complete.
     public func verify(_ request: StoreMaintenanceRequest) throws -> StoreVerification {
-        let verification = try AppendLogStore.verify(at: request.location)
+        let verification = try AppendLogStore.verify(at: request.location, encryption: request.encryption)
         return StoreVerification(
             problems: verification.problems.map(\.problem),
             entities: verification.info?.entities.map { StoreEntityCount(name: $0.name, modelCount: $0.modelCount) },
@@ -65,7 +66,7 @@ public struct AppendLogMaintenance: DataStoreMaintenance {
     /// ``AppendLogStore/repair(at:)``: keeps every transaction before the first damage and moves the
     /// rest into `damaged/`.
     public func repair(_ request: StoreMaintenanceRequest) throws -> StoreMaintenanceReport {
-        let report = try AppendLogStore.repair(at: request.location)
+        let report = try AppendLogStore.repair(at: request.location, encryption: request.encryption)
         let heading = report.changedAnything ? "Repaired \(request.name):" : "\(request.name):"
         return StoreMaintenanceReport(
             text: ([heading] + report.description.split(separator: "\n").map { "  \($0)" }).joined(separator: "\n"),
@@ -75,7 +76,7 @@ public struct AppendLogMaintenance: DataStoreMaintenance {
     /// Opens the log with the schema it records (taking its lock) and writes a new checkpoint
     /// (``AppendLogStore/compact()``).
     public func compact(_ request: StoreMaintenanceRequest) throws -> StoreMaintenanceReport {
-        let before = try AppendLogStore.inspect(at: request.location)
+        let before = try AppendLogStore.inspect(at: request.location, encryption: request.encryption)
         let schema = try Schema(try storedSchema(request))
         let container = try ModelContainer(
             for: schema, configurations: [configurationForMaintenance(request.configuration)])
@@ -204,5 +205,48 @@ struct CompactDetails: Encodable {
             "  moved to history/: "
                 + (archivedSegments.isEmpty ? "nothing" : archivedSegments.map { "'\($0)'" }.joined(separator: ", ")),
         ].joined(separator: "\n")
+    }
+}
+
+extension AppendLogMaintenance {
+    /// Rewrites the log under the key `target` names (``AppendLogStore/changeEncryption(at:from:to:progress:)``).
+    public func changeEncryption(
+        _ request: StoreMaintenanceRequest, to target: StoreMaintenanceRequest,
+        progress: (_ done: Int, _ total: Int) -> Void
+    ) throws -> StoreMaintenanceReport {
+        try AppendLogStore.changeEncryption(
+            at: request.location, from: request.encryption, to: target.encryption, progress: progress)
+        return StoreMaintenanceReport(
+            text: "\(request.name): " + EncryptionChangeDetails(from: request.encryption, to: target.encryption).text,
+            details: EncryptionChangeDetails(from: request.encryption, to: target.encryption))
+    }
+}
+
+/// What `encrypt`, `decrypt` and `rekey` report as data.
+struct EncryptionChangeDetails: Encodable {
+    /// Whether the store was encrypted before.
+    let wasEncrypted: Bool
+    /// Whether it is encrypted now.
+    let isEncrypted: Bool
+
+    init(from: EncryptionKeySource?, to: EncryptionKeySource?) {
+        wasEncrypted = from != nil
+        isEncrypted = to != nil
+    }
+
+    var text: String {
+        switch (wasEncrypted, isEncrypted) {
+        case (false, _): "encrypted (AES-256-GCM); it now opens only with its key"
+        case (true, false): "decrypted; it now opens without a key"
+        case (true, true): "re-encrypted under the new key; the old key no longer opens it"
+        }
+    }
+}
+
+extension StoreMaintenanceRequest {
+    /// The key source of the log the request names (from its URL's `key-env`, `key-file` or
+    /// `passphrase-env`), if any.
+    fileprivate var encryption: EncryptionKeySource? {
+        (configuration as? AppendLogStoreConfiguration)?.encryption
     }
 }

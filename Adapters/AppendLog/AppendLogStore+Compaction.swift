@@ -68,12 +68,15 @@ extension AppendLogStore {
         let header = CheckpointHeader(
             storeIdentifier: identifier, baseSegment: capture.base, lastTransaction: capture.lastTransaction,
             nextPrimaryKey: capture.table.nextPrimaryKey, created: Date(), modelCount: snapshots.count, shapes: shapes)
-        let size = try CheckpointFile.write(header: header, count: snapshots.count, to: layout.url(name)) {
+        let size = try CheckpointFile.write(
+            header: header, count: snapshots.count, to: layout.url(name), permissions: layout.permissions,
+            cipher: layout.cipher
+        ) {
             index, writer in
             StoredRow.encode(snapshots[index], into: &writer, context: context)
         }
         let manifest = Manifest(storeIdentifier: identifier, checkpoint: name, firstSegment: capture.base)
-        try FileIO.writeAtomically(manifest.encoded(), to: layout.manifestURL)
+        try FileIO.writeAtomically(manifest.encoded(), to: layout.manifestURL, permissions: layout.permissions)
         let bytesAfter = state.withLock { state in
             state.checkpoint = CheckpointSummary(
                 name: name, byteCount: size, lastTransaction: capture.lastTransaction, modelCount: snapshots.count,
@@ -96,7 +99,7 @@ extension AppendLogStore {
     /// Moves replaced segments into `history/`.
     private func archive(_ numbers: [UInt64]) throws {
         guard !numbers.isEmpty else { return }
-        try FileIO.createDirectory(layout.historyDirectory)
+        try FileIO.createDirectory(layout.historyDirectory, permissions: layout.permissions)
         for number in numbers { try FileIO.rename(layout.segmentURL(number), to: layout.historyURL(number)) }
         try FileIO.syncDirectory(layout.historyDirectory)
         try FileIO.syncDirectory(directory)

@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import ModelStoreAdapterKit
+import ModelStoreCrypto
 import ModelStoreFileIO
 
 /// One saved transaction, read back from the log: the history the store keeps.
@@ -63,10 +64,14 @@ extension AppendLogStore {
 
     /// The saved transactions of the append log in `directory`, read without opening it; see
     /// ``transactions(after:)``. A torn tail is not read.
+    ///
+    /// An encrypted log needs its key (`encryption`).
     public static func transactions(
-        at directory: URL, after token: AppendLogPosition? = nil
+        at directory: URL, after token: AppendLogPosition? = nil, encryption: EncryptionKeySource? = nil
     ) throws -> [AppendLogTransaction] {
-        let layout = LogLayout(directory: directory.standardizedFileURL)
+        let cipher = try LogCipher.unlock(
+            directory: directory.standardizedFileURL, source: encryption, hasManifest: true, creating: false)
+        let layout = LogLayout(directory: directory.standardizedFileURL, cipher: cipher)
         let listing = try layout.list()
         guard listing.hasManifest else {
             throw DataStoreError(.notFound, "'\(layout.directory.path)' is not an append log: it has no manifest")
@@ -118,7 +123,7 @@ extension AppendLogStore {
             let name = (inHistory ? LogLayout.historyDirectoryName + "/" : "") + LogLayout.segmentName(number)
             let scanner = SegmentScanner(
                 name: name, number: number, isLast: index == segments.count - 1, storeIdentifier: nil,
-                firstTransaction: nil)
+                firstTransaction: nil, cipher: layout.cipher)
             do {
                 _ = try scanner.scan(bytes) { record, offset, _, context in
                     let position = AppendLogPosition(segment: number, offset: offset)
@@ -204,8 +209,8 @@ extension AppendLogStore: HistoryProviding {
     /// tokens into them expire, then removes the history segments that hold only deleted transactions.
     func expireHistory(through newest: Int64) throws {
         let marker = layout.historyDirectory.appendingPathComponent(Self.deletedThroughFileName).path
-        try FileIO.createDirectory(layout.historyDirectory.path)
-        try FileIO.writeAtomically(Array("\(newest)\n".utf8), to: marker)
+        try FileIO.createDirectory(layout.historyDirectory.path, permissions: layout.permissions)
+        try FileIO.writeAtomically(Array("\(newest)\n".utf8), to: marker, permissions: layout.permissions)
         let positions = try transactions(after: nil)
         if let firstKept = positions.first(where: { Int64($0.number) > newest }) {
             try deleteHistory(before: firstKept.token)

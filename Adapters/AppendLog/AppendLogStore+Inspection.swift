@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import ModelStoreAdapterKit
+import ModelStoreCrypto
 import ModelStoreFileIO
 
 extension AppendLogStore {
@@ -24,8 +25,12 @@ extension AppendLogStore {
     /// Throws ``DataStoreError/Code/notFound`` if the directory is not an append log, and
     /// ``DataStoreError/Code/corrupted`` if its manifest is unreadable. Damage further in is not
     /// thrown: counts then reflect the log up to the damage; ``verify(at:)`` reports it.
-    public static func inspect(at directory: URL) throws -> AppendLogInfo {
-        let analysis = try LogAnalysis.run(directory: directory, keepValues: true, checkHistory: false)
+    ///
+    /// An encrypted log needs its key (`encryption`).
+    public static func inspect(at directory: URL, encryption: EncryptionKeySource? = nil) throws -> AppendLogInfo {
+        let analysis = try LogAnalysis.run(
+            directory: directory, keepValues: true, checkHistory: false,
+            cipher: try cipher(directory, encryption))
         return try info(of: analysis)
     }
 
@@ -35,8 +40,13 @@ extension AppendLogStore {
     ///
     /// Throws ``DataStoreError/Code/notFound`` if the directory is not an append log. Damage is
     /// reported in the result, not thrown.
-    public static func verify(at directory: URL) throws -> AppendLogVerification {
-        let analysis = try LogAnalysis.run(directory: directory, keepValues: true, checkHistory: true)
+    ///
+    /// An encrypted log needs its key (`encryption`): every record is authenticated as well.
+    public static func verify(
+        at directory: URL, encryption: EncryptionKeySource? = nil
+    ) throws -> AppendLogVerification {
+        let analysis = try LogAnalysis.run(
+            directory: directory, keepValues: true, checkHistory: true, cipher: try cipher(directory, encryption))
         let info = try? info(of: analysis)
         var torn: AppendLogTornTail?
         if let tail = analysis.torn {
@@ -96,5 +106,16 @@ extension AppendLogStore {
             counts: counts,
             checkpoint: analysis.checkpoint, segments: analysis.segments, history: analysis.history,
             transactionCount: analysis.lastTransaction, liveByteCount: live, deadFraction: dead)
+    }
+}
+
+extension AppendLogStore {
+    /// The cipher of the log in `directory` for a tool that reads it: `nil` for a plaintext log
+    /// (or no log), a typed error for an encrypted log and no key or a wrong one.
+    static func cipher(_ directory: URL, _ encryption: EncryptionKeySource?) throws -> LogCipher? {
+        let directory = directory.standardizedFileURL
+        return try LogCipher.unlock(
+            directory: directory, source: encryption,
+            hasManifest: FileIO.exists(directory.appendingPathComponent(Manifest.fileName)), creating: false)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import ModelStoreAdapterKit
+import ModelStoreCrypto
 import ModelStoreFileIO
 
 /// The steps of a migration's commit, in order; a test hook runs after each.
@@ -27,8 +28,8 @@ final class AppendLogMigrationStorage: SchemaMigrationStorage {
     private let stored: Schema.Version?
 
     /// Reads the manifest and the recorded schema version, if the directory is an append log; writes nothing.
-    init(directory: URL) throws {
-        layout = LogLayout(directory: directory)
+    init(directory: URL, permissions: FilePermissions = .private, cipher: LogCipher? = nil) throws {
+        layout = LogLayout(directory: directory, permissions: permissions, cipher: cipher)
         let url = layout.manifestURL
         guard FileIO.exists(url) else {
             manifest = Manifest(storeIdentifier: "", checkpoint: nil, firstSegment: 1)
@@ -64,13 +65,16 @@ final class AppendLogMigrationStorage: SchemaMigrationStorage {
         let header = CheckpointHeader(
             storeIdentifier: manifest.storeIdentifier, baseSegment: base, lastTransaction: loaded.lastTransaction,
             nextPrimaryKey: data.nextPrimaryKey, created: Date(), modelCount: data.snapshots.count, shapes: shapes)
-        _ = try CheckpointFile.write(header: header, count: data.snapshots.count, to: layout.url(name)) {
+        _ = try CheckpointFile.write(
+            header: header, count: data.snapshots.count, to: layout.url(name), permissions: layout.permissions,
+            cipher: layout.cipher
+        ) {
             index, writer in
             StoredRow.encode(data.snapshots[index], into: &writer, context: context)
         }
         try hook?(.wroteCheckpoint)
         let next = Manifest(storeIdentifier: manifest.storeIdentifier, checkpoint: name, firstSegment: base)
-        try FileIO.writeAtomically(next.encoded(), to: layout.manifestURL)
+        try FileIO.writeAtomically(next.encoded(), to: layout.manifestURL, permissions: layout.permissions)
         try hook?(.wroteManifest)
     }
 }
@@ -82,11 +86,15 @@ extension AppendLogStore {
 
     /// Runs the plan's stages from the log's recorded version (see ``SchemaMigrationRunner``),
     /// holding the directory's lock; the open that follows takes the lock again.
-    static func migrate(directory: URL, schema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
+    static func migrate(
+        directory: URL, schema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)?,
+        permissions: FilePermissions = .private, encryption: EncryptionKeySource? = nil
+    ) throws {
         guard migrationPlan != nil, FileIO.exists(LogLayout(directory: directory).manifestURL) else { return }
-        let lock = try DirectoryLock.acquire(directory: directory)
+        let lock = try DirectoryLock.acquire(directory: directory, permissions: permissions)
         defer { withExtendedLifetime(lock) {} }
-        let storage = try AppendLogMigrationStorage(directory: directory)
+        let cipher = try LogCipher.unlock(directory: directory, source: encryption, hasManifest: true, creating: false)
+        let storage = try AppendLogMigrationStorage(directory: directory, permissions: permissions, cipher: cipher)
         try SchemaMigrationRunner(schema: schema, plan: migrationPlan).migrate(storage)
     }
 }
@@ -102,7 +110,9 @@ extension AppendLogStore: DataStoreMigrationPreviewing {
                 .invalidConfiguration, "the append log '\(configuration.directory.path)' has no schema",
                 remedy: "Preview through ModelContainer.previewMigration, or set the configuration's schema")
         }
-        let storage = try AppendLogMigrationStorage(directory: configuration.directory.standardizedFileURL)
+        let directory = configuration.directory.standardizedFileURL
+        let storage = try AppendLogMigrationStorage(
+            directory: directory, cipher: try cipher(directory, configuration.encryption))
         return try SchemaMigrationRunner(schema: schema, plan: migrationPlan).preview(storage)
     }
 }

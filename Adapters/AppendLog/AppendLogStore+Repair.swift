@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreCrypto
 import ModelStoreFileIO
 
 extension AppendLogStore {
@@ -25,15 +26,23 @@ extension AppendLogStore {
     ///
     /// Throws ``DataStoreError/Code/locked`` if the store is open, and
     /// ``DataStoreError/Code/notFound`` if the directory holds no append log.
-    public static func repair(at directory: URL) throws -> AppendLogRepairReport {
-        let layout = LogLayout(directory: directory.standardizedFileURL)
+    ///
+    /// An encrypted log needs its key (`encryption`): a record that fails authentication is damage.
+    public static func repair(
+        at directory: URL, encryption: EncryptionKeySource? = nil
+    ) throws -> AppendLogRepairReport {
+        // What repair writes keeps the bits of the log's manifest.
+        let manifest = directory.standardizedFileURL.appendingPathComponent(Manifest.fileName).path
+        let layout = LogLayout(
+            directory: directory.standardizedFileURL, permissions: .matching(fileAt: manifest),
+            cipher: try cipher(directory, encryption))
         let listing = try layout.list()
         guard listing.hasManifest || !listing.segments.isEmpty || !listing.checkpoints.isEmpty else {
             throw DataStoreError(
                 .notFound, "'\(layout.directory.path)' is not an append log: it has no manifest, checkpoint or segment",
                 remedy: "Check the path")
         }
-        let lock = try DirectoryLock.acquire(directory: layout.directory)
+        let lock = try DirectoryLock.acquire(directory: layout.directory, permissions: layout.permissions)
         defer { withExtendedLifetime(lock) {} }
         var repairer = LogRepairer(layout: layout)
         return try repairer.run()
@@ -51,7 +60,7 @@ struct LogRepairer {
 
     mutating func run() throws -> AppendLogRepairReport {
         try ensureManifest()
-        var analysis = try LogAnalysis.run(directory: layout.directory, keepValues: false)
+        var analysis = try LogAnalysis.run(directory: layout.directory, keepValues: false, cipher: layout.cipher)
         let found = analysis.firstDamage
         if let damage = found {
             if let segment = analysis.damagedSegment {
@@ -61,9 +70,10 @@ struct LogRepairer {
             }
             // The transactions after the damage are gone: the 'synced' mark must not ask for them.
             if let synced = SyncedMark.read(directory: layout.directory), synced > analysis.lastTransaction {
-                try SyncedMark.replace(directory: layout.directory, with: analysis.lastTransaction)
+                try SyncedMark.replace(
+                    directory: layout.directory, with: analysis.lastTransaction, permissions: layout.permissions)
             }
-            analysis = try LogAnalysis.run(directory: layout.directory, keepValues: false)
+            analysis = try LogAnalysis.run(directory: layout.directory, keepValues: false, cipher: layout.cipher)
             if let left = analysis.firstDamage {
                 throw left.error(directory: layout.directory)
             }
@@ -99,7 +109,7 @@ struct LogRepairer {
         if listing.hasManifest {
             setAside.append(try layout.setAside(Manifest.fileName, from: 0, intact: (0, nil)))
         }
-        try FileIO.writeAtomically(manifest.encoded(), to: layout.manifestURL)
+        try FileIO.writeAtomically(manifest.encoded(), to: layout.manifestURL, permissions: layout.permissions)
         rebuiltManifest = true
     }
 
@@ -111,7 +121,7 @@ struct LogRepairer {
         let checkpoints = listing.checkpoints.sorted { number($0) > number($1) }
         for name in checkpoints {
             guard let bytes = try? OpenFile(layout.url(name), writable: false).readAll(),
-                let (header, _) = try? CheckpointFile.read(bytes, name: name, visit: { _, _ in })
+                let (header, _) = try? CheckpointFile.read(bytes, name: name, cipher: layout.cipher, visit: { _, _ in })
             else { continue }
             return Manifest(storeIdentifier: header.storeIdentifier, checkpoint: name, firstSegment: header.baseSegment)
         }
@@ -167,7 +177,7 @@ struct LogRepairer {
         }
         try FileIO.syncDirectory(layout.historyDirectory)
         let rebuilt = Manifest(storeIdentifier: manifest.storeIdentifier, checkpoint: nil, firstSegment: 1)
-        try FileIO.writeAtomically(rebuilt.encoded(), to: layout.manifestURL)
+        try FileIO.writeAtomically(rebuilt.encoded(), to: layout.manifestURL, permissions: layout.permissions)
         rebuiltFromHistory = true
     }
 
@@ -186,7 +196,9 @@ struct LogRepairer {
             let context = header.map {
                 IdentifierContext(storeIdentifier: $0.header.storeIdentifier, shapes: $0.header.shapes)
             }
-            let intact = SegmentScanner.intactRecords(from: header?.end ?? 0, in: bytes, context: context)
+            let intact = SegmentScanner.intactRecords(
+                from: header?.end ?? 0, in: bytes, context: context, segment: header?.header.number ?? 0,
+                cipher: layout.cipher)
             setAside.append(try layout.setAside(name, from: 0, intact: intact))
         }
         try FileIO.syncDirectory(layout.directory)
@@ -205,10 +217,13 @@ struct LogRepairer {
             IdentifierContext(storeIdentifier: $0.header.storeIdentifier, shapes: $0.header.shapes)
         }
         guard let header, offset >= header.end else {
-            let intact = SegmentScanner.intactRecords(from: header?.end ?? 0, in: bytes, context: context)
+            let intact = SegmentScanner.intactRecords(
+                from: header?.end ?? 0, in: bytes, context: context, segment: header?.header.number ?? 0,
+                cipher: layout.cipher)
             return try layout.setAside(relativePath, from: 0, intact: intact)
         }
-        let intact = SegmentScanner.intactRecords(from: offset + 1, in: bytes, context: context)
+        let intact = SegmentScanner.intactRecords(
+            from: offset + 1, in: bytes, context: context, segment: header.header.number, cipher: layout.cipher)
         return try layout.setAside(relativePath, from: offset, intact: intact)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import ModelStoreAdapterKit
+import ModelStoreCrypto
 import ModelStoreFileIO
 
 extension ActiveSegment {
@@ -15,7 +16,7 @@ extension ActiveSegment {
         let bytes = try header.encoded()
         let url = layout.segmentURL(number)
         do {
-            let file = try OpenFile(url, writable: true, create: true, exclusive: true)
+            let file = try OpenFile(url, writable: true, create: true, exclusive: true, permissions: layout.permissions)
             try file.write(bytes, at: 0)
             try file.sync()
             try FileIO.syncDirectory(layout.directory)
@@ -111,7 +112,7 @@ extension AppendLogStore {
             }
             try record.encode(into: &writer, context: context)
         }
-        let ticket = try write(encoded: writer, number: number, to: &state)
+        let ticket = try write(encoded: &writer, number: number, to: &state)
         state.table.deleteEveryModel(of: entity.name)
         state.liveBytes.removeAll(of: entity.name)
         return (identifiers, ticket)
@@ -130,18 +131,24 @@ extension AppendLogStore {
     private func write(_ record: TransactionRecord, to state: inout LogState) throws -> WriteTicket {
         var writer = ByteWriter(capacity: 512)
         try record.encode(into: &writer, context: context)
-        return try write(encoded: writer, number: record.number, to: &state)
+        return try write(encoded: &writer, number: record.number, to: &state)
     }
 
-    /// Appends a record already framed in `writer`, transaction `number`, as ``write(_:to:)`` does.
-    private func write(encoded writer: ByteWriter, number: UInt64, to state: inout LogState) throws -> WriteTicket {
+    /// Appends a record already framed in `writer`, transaction `number`, as ``write(_:to:)`` does;
+    /// an encrypted log seals it in `writer` first (in place, so a large record is not copied).
+    private func write(encoded writer: inout ByteWriter, number: UInt64, to state: inout LogState) throws
+        -> WriteTicket
+    {
         guard var active = state.active else {
             throw DataStoreError(.io, "the append log '\(directory.path)' is closed")
         }
-        if active.end > active.headerEnd && active.end + writer.count > configuration.segmentSize {
+        let size = writer.count + (layout.cipher == nil ? 0 : AES256GCM.overhead)
+        if active.end > active.headerEnd && active.end + size > configuration.segmentSize {
             try roll(&state)
             active = state.active!
         }
+        try layout.cipher?.seal(
+            frameIn: &writer, from: 0, associatedData: LogCipher.segmentData(store: identifier, segment: active.number))
         // A segment replaced or removed under the open store would take this write into a file that
         // no open reads again: refuse it instead of acknowledging it.
         guard try active.file.isStillAtItsPath() else {

@@ -90,16 +90,23 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
         }
         let directory = configuration.directory.standardizedFileURL
         let shapes = ShapeTable(schema: schema)
-        let opener = LogOpener(directory: directory, schema: schema, shapes: shapes)
+        let permissions = configuration.filePermissions
+        var opener = LogOpener(
+            directory: directory, schema: schema, shapes: shapes, permissions: permissions,
+            encryption: configuration.encryption)
         let opened: LogOpener.Opened
         try Self.refuseNewerSchema(directory: directory, schema: schema)
         if configuration.allowsSave {
-            try Self.migrate(directory: directory, schema: schema, migrationPlan: migrationPlan)
+            try Self.migrate(
+                directory: directory, schema: schema, migrationPlan: migrationPlan, permissions: permissions,
+                encryption: configuration.encryption)
             opened = try opener.open()
         } else {
             if migrationPlan != nil, FileIO.exists(LogLayout(directory: directory).manifestURL) {
                 try SchemaMigrationRunner(schema: schema, plan: migrationPlan)
-                    .requireNoMigration(try AppendLogMigrationStorage(directory: directory))
+                    .requireNoMigration(
+                        try AppendLogMigrationStorage(
+                            directory: directory, cipher: try Self.cipher(directory, configuration.encryption)))
             }
             opened = try opener.openReadOnly()
         }
@@ -108,12 +115,14 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
         self.directory = directory
         self.identifier = opened.storeIdentifier
         self.tornTail = opened.tornTail
-        self.layout = LogLayout(directory: directory)
+        self.layout = LogLayout(directory: directory, permissions: permissions, cipher: opener.cipher)
         self.shapes = shapes
         self.context = IdentifierContext(storeIdentifier: opened.storeIdentifier, shapes: shapes)
         self.baseline = opened.baseline
         self.commits = GroupCommit(durable: opened.state.lastTransaction)
-        if configuration.allowsSave { commits.mark = try? SyncedMarkFile(directory: directory) }
+        if configuration.allowsSave {
+            commits.mark = try? SyncedMarkFile(directory: directory, permissions: permissions)
+        }
         self.state = LockedValue(opened.state)
     }
 

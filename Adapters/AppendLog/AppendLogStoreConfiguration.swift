@@ -1,5 +1,7 @@
 import Foundation
 import ModelStore
+import ModelStoreCrypto
+import ModelStoreFileIO
 
 /// The settings of an ``AppendLogStore``: where its directory is, how durable a save is, and
 /// when the log is compacted.
@@ -63,6 +65,21 @@ public struct AppendLogStoreConfiguration: DataStoreConfiguration {
     /// open), refuses a directory with no log or a log the migration plan would migrate, and every
     /// save throws ``DataStoreError/Code/readOnly``. It reads the log as it was when it opened.
     public var allowsSave = true
+    /// The permission bits of the files and folders the log creates: its directory, manifest,
+    /// segments, checkpoints, lock and `synced` files, `history/` and `damaged/`
+    /// (``FilePermissions/private``, owner only, by default; `?mode=0640` in a `log:` URL).
+    public var filePermissions: FilePermissions = .private
+    /// Where the key of an encrypted log comes from, or `nil` (the default) for a plaintext log.
+    ///
+    /// With a key every transaction, and every chunk of a checkpoint, is sealed on its own with
+    /// AES-256-GCM, so a save costs what it costs in a plaintext log plus one seal of its record;
+    /// the log's `encryption` file records the cipher, the key derivation and a key check. Opening
+    /// with a wrong key throws `DataStoreError.Code.wrongKey`, an encrypted log opened without one
+    /// `DataStoreError.Code.keyRequired`, and a plaintext log opened with one
+    /// ``DataStoreError/Code/invalidConfiguration``, each before anything is read or written.
+    /// Several processes open an encrypted log together as they do a plaintext one. In a `log:`
+    /// URL: `key-env=NAME`, `key-file=PATH` or `passphrase-env=NAME`.
+    public var encryption: EncryptionKeySource?
 
     /// A configuration for the append log in `directory`.
     public init(

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreCrypto
 import ModelStoreTooling
 
 /// What the JSON file store offers tools such as `modelstore`: its stored schema, damage named by
@@ -13,7 +14,8 @@ public struct JSONFileMaintenance: DataStoreMaintenance {
 
     /// The schema in the file's header (``JSONFileStore/storedSchema(at:)``).
     public func storedSchema(_ request: StoreMaintenanceRequest) throws -> Schema.Description {
-        try JSONFileStore.storedSchema(at: request.location)
+        let configuration = request.configuration as? JSONFileStoreConfiguration
+        return try JSONFileStore.storedSchema(at: request.location, encryption: configuration?.encryption)
     }
 
     /// The damaged place a ``JSONFileDamage`` names, by line, column and byte.
@@ -48,6 +50,32 @@ public struct JSONFileMaintenance: DataStoreMaintenance {
                 : "\(request.name): already sealed (the checksum matched)",
             details: SealDetails(changed: changed))
     }
+}
+
+extension JSONFileMaintenance {
+    /// Rewrites the file under the key `target` names (``JSONFileStore/changeEncryption(at:from:to:lockTimeout:limits:)``).
+    public func changeEncryption(
+        _ request: StoreMaintenanceRequest, to target: StoreMaintenanceRequest,
+        progress: (_ done: Int, _ total: Int) -> Void
+    ) throws -> StoreMaintenanceReport {
+        let from = (request.configuration as? JSONFileStoreConfiguration)?.encryption
+        let to = (target.configuration as? JSONFileStoreConfiguration)?.encryption
+        progress(0, 1)
+        try JSONFileStore.changeEncryption(at: request.location, from: from, to: to)
+        progress(1, 1)
+        let text =
+            from == nil
+            ? "encrypted (AES-256-GCM); it now opens only with its key"
+            : to == nil ? "decrypted; it now opens without a key" : "re-encrypted under the new key"
+        return StoreMaintenanceReport(
+            text: "\(request.name): \(text)", details: EncryptionDetails(isEncrypted: to != nil))
+    }
+}
+
+/// What `encrypt`, `decrypt` and `rekey` report as data.
+private struct EncryptionDetails: Encodable {
+    /// Whether the store is encrypted now.
+    let isEncrypted: Bool
 }
 
 /// What `seal` reports as data.

@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import ModelStoreAdapterKit
+import ModelStoreCrypto
 import ModelStoreFileIO
 
 /// What the writers of a store share: what they know about the file on disk.
@@ -44,17 +45,26 @@ extension JSONFileStore {
             throw error.inContext("opening the JSON store '\(paths.document)'")
         }
         guard let file else { return nil }
-        let externals = ExternalFiles(directory: paths.external)
+        let bytes: [UInt8]
+        if DocumentEncryption.isEncrypted(file.bytes) {
+            bytes = try DocumentEncryption.open(file.bytes, document: paths.document, keys: configuration.keys)
+        } else if configuration.keys != nil {
+            throw DocumentEncryption.notEncrypted(file.bytes, document: paths.document)
+        } else {
+            bytes = file.bytes
+        }
+        let externals = ExternalFiles(
+            directory: paths.external, permissions: configuration.filePermissions, keys: configuration.keys)
         let decoder = DocumentDecoder(
             schema: schema, limits: configuration.limits.readLimits,
             fallbackStoreIdentifier: "json-" + UUID().uuidString.prefix(8).lowercased(),
             loadExternalFile: { try externals.load($0) })
         var document: DecodedDocument
         do {
-            document = try file.bytes.withUnsafeBufferPointer { try decoder.decode($0) }
+            document = try bytes.withUnsafeBufferPointer { try decoder.decode($0) }
         } catch let error as JSONReadError {
             let backup = FileIO.exists(paths.backup) ? paths.backup : nil
-            throw error.storeError(file: paths.document, input: file.bytes, backup: backup)
+            throw error.storeError(file: paths.document, input: bytes, backup: backup)
         } catch var error as DataStoreError {
             // What the table refused while the records were read into it.
             error.message = "cannot open the JSON store '\(paths.document)': \(error.message)"
@@ -62,13 +72,13 @@ extension JSONFileStore {
             throw error
         }
         if let checksum = document.header.checksum, !configuration.acceptsHandEdits {
-            let actual = file.bytes.withUnsafeBufferPointer {
+            let actual = bytes.withUnsafeBufferPointer {
                 DocumentChecksum.compute($0, excluding: checksum.contents)
             }
             if actual != checksum.value {
                 throw DocumentChecksum.mismatch(
                     expected: checksum.value, actual: actual, at: checksum.contents, document: paths.document
-                ).storeError(file: paths.document, input: file.bytes, backup: nil)
+                ).storeError(file: paths.document, input: bytes, backup: nil)
             }
         }
         if let next = document.header.nextPrimaryKey { document.table.reserveKeys(below: next) }
@@ -77,7 +87,7 @@ extension JSONFileStore {
             document.header.historyJSON, limit: configuration.historyLimit, document: paths.document)
         state.identity = file.identity
         state.externals.current = document.externalFiles
-        state.documentSize = file.bytes.count
+        state.documentSize = bytes.count
         return LoadedDocument(
             identifier: document.header.storeIdentifier ?? decoder.fallbackStoreIdentifier,
             table: document.table, state: state, header: document.header)

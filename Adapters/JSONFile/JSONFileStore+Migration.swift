@@ -22,7 +22,7 @@ final class JSONFileMigrationStorage: SchemaMigrationStorage {
         self.configuration = configuration
         header =
             FileIO.exists(paths.document)
-            ? try JSONFileStore.readHeader(paths, limits: configuration.limits).header : nil
+            ? try JSONFileStore.readHeader(paths, limits: configuration.limits, keys: configuration.keys).header : nil
     }
 
     var storeDescription: String { "the JSON store '\(paths.document)'" }

@@ -22,8 +22,19 @@ extension JSONFileStore {
         guard FileIO.exists(paths.document) else {
             throw DataStoreError(.notFound, "there is no JSON store at '\(paths.document)'", remedy: "Check the path")
         }
-        let lock = try FileLock(path: paths.lock)
+        // The sealed file keeps the bits the store's file has.
+        let permissions = FilePermissions.matching(fileAt: paths.document)
+        let lock = try FileLock(path: paths.lock, permissions: permissions)
         return try lock.withLock(timeout: lockTimeout, document: paths.document) {
+            if let prefix = try FileIO.read(paths.document, limit: limits.maximumFileSize)?.bytes,
+                DocumentEncryption.isEncrypted(prefix)
+            {
+                throw DataStoreError(
+                    .unsupportedFeature,
+                    "the JSON store '\(paths.document)' is encrypted: it cannot be edited by hand, so there is nothing "
+                        + "to seal",
+                    remedy: "Decrypt it first ('modelstore decrypt'), edit it, seal it, and encrypt it again")
+            }
             let (original, header) = try readHeader(paths, limits: limits)
             var bytes = original
             let contents: Range<Int>
@@ -43,7 +54,7 @@ extension JSONFileStore {
             }
             guard bytes != original else { return false }
             do {
-                try FileIO.writeAtomically(bytes, to: paths.document)
+                try FileIO.writeAtomically(bytes, to: paths.document, permissions: permissions)
             } catch let error as DataStoreError {
                 throw error.inContext("sealing the JSON store '\(paths.document)'")
             }

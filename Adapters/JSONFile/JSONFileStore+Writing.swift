@@ -60,13 +60,21 @@ extension JSONFileStore {
             try state.externals.write(plan)
             try step(.wroteExternalFiles)
             try output.withBytes { bytes in
-                try FileIO.write(UnsafeRawBufferPointer(bytes), to: paths.temporary, sync: true) {
-                    try step(.wroteTemporaryFile)
+                let document = UnsafeRawBufferPointer(bytes)
+                let sealed = try configuration.keys.map { try DocumentEncryption.seal(document, keys: $0) }
+                try (sealed ?? []).withUnsafeBytes { sealedBytes in
+                    try FileIO.write(
+                        sealed == nil ? document : sealedBytes, to: paths.temporary, sync: true,
+                        permissions: configuration.filePermissions
+                    ) {
+                        try step(.wroteTemporaryFile)
+                    }
                 }
             }
             try step(.syncedTemporaryFile)
             if configuration.keepsBackup, FileIO.exists(paths.document) {
-                try FileIO.copy(paths.document, to: paths.backupTemporary)
+                try FileIO.copy(
+                    paths.document, to: paths.backupTemporary, permissions: configuration.filePermissions)
                 try FileIO.rename(paths.backupTemporary, to: paths.backup)
             }
             try step(.keptBackup)

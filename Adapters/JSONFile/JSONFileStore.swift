@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import ModelStoreAdapterKit
+import ModelStoreCrypto
 import ModelStoreFileIO
 
 /// A store that keeps its models in one human-readable JSON file: readable, diffable, and never
@@ -99,8 +100,8 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
         }
         let fileLock: FileLock
         do {
-            try FileIO.createDirectory(paths.folder)
-            fileLock = try FileLock(path: paths.lock)
+            try FileIO.createDirectory(paths.folder, permissions: configuration.filePermissions)
+            fileLock = try FileLock(path: paths.lock, permissions: configuration.filePermissions)
             self.fileLock = fileLock
         } catch let error as DataStoreError where error.code == .io {
             throw error.inContext("opening the JSON store '\(paths.document)'")
@@ -121,7 +122,9 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
                 )
             }
             let identifier = "json-" + UUID().uuidString.prefix(8).lowercased()
-            var state = WriterState(externals: ExternalFiles(directory: paths.external))
+            var state = WriterState(
+                externals: ExternalFiles(
+                    directory: paths.external, permissions: configuration.filePermissions, keys: configuration.keys))
             state.history = JSONFileHistory(limit: configuration.historyLimit)
             let empty = SnapshotTable(schema: schema)
             try Self.persist(
@@ -363,12 +366,13 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
     /// what tools use to open a file without the app's model types (`Schema(description)`).
     ///
     /// Throws ``DataStoreError/notFound`` if there is no file and ``DataStoreError/corrupted`` if
-    /// the header cannot be read.
+    /// the header cannot be read. An encrypted file needs its key (`encryption`): the schema is
+    /// inside the sealed document.
     public static func storedSchema(
-        at url: URL, limits: JSONFileStoreConfiguration.Limits = .init()
+        at url: URL, limits: JSONFileStoreConfiguration.Limits = .init(), encryption: EncryptionKeySource? = nil
     ) throws -> Schema.Description {
         let paths = Paths(url)
-        let header = try readHeader(paths, limits: limits).header
+        let header = try readHeader(paths, limits: limits, keys: encryption.map(DocumentKeys.init)).header
         guard let entities = header.entitiesJSON else {
             throw DataStoreError(
                 .corrupted, "the JSON store '\(paths.document)' has no 'entities' in its header",
@@ -390,7 +394,7 @@ extension JSONFileStore {
     /// Reads the document's bytes and checks its syntax and header, without a schema; throws
     /// ``DataStoreError/notFound`` if there is no file.
     static func readHeader(
-        _ paths: Paths, limits: JSONFileStoreConfiguration.Limits
+        _ paths: Paths, limits: JSONFileStoreConfiguration.Limits, keys: DocumentKeys? = nil
     ) throws -> (bytes: [UInt8], header: DocumentHeader) {
         let file: (bytes: [UInt8], identity: FileIdentity)?
         do {
@@ -398,8 +402,11 @@ extension JSONFileStore {
         } catch let error as DataStoreError where error.code == .io {
             throw error.inContext("reading the JSON store '\(paths.document)'")
         }
-        guard let file else {
+        guard var file else {
             throw DataStoreError(.notFound, "there is no JSON store at '\(paths.document)'", remedy: "Check the path")
+        }
+        if DocumentEncryption.isEncrypted(file.bytes) {
+            file.bytes = try DocumentEncryption.open(file.bytes, document: paths.document, keys: keys)
         }
         let decoder = DocumentDecoder(
             schema: Schema([]), limits: limits.readLimits, fallbackStoreIdentifier: "",

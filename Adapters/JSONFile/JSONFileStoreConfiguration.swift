@@ -1,5 +1,7 @@
 import Foundation
 import ModelStore
+import ModelStoreCrypto
+import ModelStoreFileIO
 
 /// The settings of a ``JSONFileStore``: where its file is, and how it guards the file.
 ///
@@ -40,6 +42,24 @@ public struct JSONFileStoreConfiguration: DataStoreConfiguration {
     /// every save throws ``DataStoreError/Code/readOnly``. Other processes may still save the file;
     /// ``JSONFileStore/reloadIfChanged()`` reads their saves.
     public var allowsSave = true
+    /// The permission bits of the files and folders the store creates: the document, its backup,
+    /// lock and temporary files, and the `.externalStorage` folder (``FilePermissions/private``,
+    /// owner only, by default; `?mode=0640` in a `json:` URL).
+    public var filePermissions: FilePermissions = .private
+    /// Where the key of an encrypted store comes from, or `nil` (the default) for a plaintext file.
+    ///
+    /// With a key the whole document is sealed with AES-256-GCM (and each `.externalStorage` file
+    /// too) behind a clear header that records the cipher, the key derivation and a key check:
+    /// opening with a wrong key throws `DataStoreError.Code.wrongKey`, an encrypted file opened
+    /// without one `DataStoreError.Code.keyRequired`, and a plaintext file opened with one
+    /// ``DataStoreError/Code/invalidConfiguration``, each before anything is read or written.
+    /// `modelstore encrypt`, `decrypt` and `rekey` convert a file. In a `json:` URL:
+    /// `key-env=NAME`, `key-file=PATH` or `passphrase-env=NAME`.
+    public var encryption: EncryptionKeySource? {
+        didSet { keys = encryption.map(DocumentKeys.init) }
+    }
+    /// The key source and the ciphers unlocked with it, shared by the copies of this configuration.
+    private(set) var keys: DocumentKeys?
     /// The default ``historyLimit``: 1,000 changes.
     public static let defaultHistoryLimit = 1_000
 

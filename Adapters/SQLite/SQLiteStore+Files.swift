@@ -17,12 +17,16 @@ extension SQLiteStore {
     /// (another process creating the same store at once wins, and this one opens its file). So a file
     /// at a store's path always holds a store, and an empty one was emptied from outside.
     static func createFile(
-        at path: String, schema: Schema, layouts: [String: EntityLayout], busyTimeout: Duration
+        at path: String, schema: Schema, layouts: [String: EntityLayout], busyTimeout: Duration,
+        permissions: FilePermissions = .private
     ) throws {
         let temporary = path + ".creating-" + String(UInt32.random(in: .min ... .max), radix: 16)
         defer {
             for suffix in ["", "-journal", "-wal", "-shm"] { try? FileIO.remove(temporary + suffix) }
         }
+        // The empty file made with the configured bits before SQLite opens it: SQLite keeps an
+        // existing file's bits and gives them to the `-wal`, `-shm` and journal files it creates.
+        try OpenFile(temporary, writable: true, create: true, exclusive: true, permissions: permissions).close()
         try fill(temporary, schema: schema, layouts: layouts, busyTimeout: busyTimeout)
         if link(temporary, path) != 0 {
             let code = errno

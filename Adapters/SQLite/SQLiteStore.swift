@@ -105,16 +105,16 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
         if let url = configuration.url {
             let folder = url.standardizedFileURL.deletingLastPathComponent()
             do {
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            } catch {
-                throw DataStoreError(
-                    .io, "cannot create the folder '\(folder.path)' of the SQLite store '\(path)'",
-                    remedy: "Check the path and the permissions", underlyingError: error)
+                try FileIO.createDirectory(folder.path, permissions: configuration.filePermissions)
+            } catch let error as DataStoreError {
+                throw error.inContext("creating the folder of the SQLite store '\(path)'")
             }
         }
         if configuration.url != nil {
             if !FileIO.exists(path) {
-                try Self.createFile(at: path, schema: schema, layouts: layouts, busyTimeout: configuration.busyTimeout)
+                try Self.createFile(
+                    at: path, schema: schema, layouts: layouts, busyTimeout: configuration.busyTimeout,
+                    permissions: configuration.filePermissions)
             } else if FileIO.size(of: path) == 0 {
                 throw Self.emptyFileError(path)
             }

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreFileIO
 
 /// The settings of an ``SQLiteStore``: where its database lives, what a save guarantees, and how
 /// long it waits for another writer.
@@ -55,6 +56,11 @@ public struct SQLiteStoreConfiguration: DataStoreConfiguration {
     /// creates the empty `-wal` and `-shm` files beside it if no process has it open; the database
     /// file itself is never written.
     public var allowsSave = true
+    /// The permission bits of the files and folders the store creates: the database (whose bits
+    /// SQLite gives its `-wal`, `-shm` and journal files), its folder if missing, and the
+    /// `.externalStorage` folder (``FilePermissions/private``, owner only, by default; `?mode=0640`
+    /// in an `sqlite:` URL). An existing database keeps its bits.
+    public var filePermissions: FilePermissions = .private
 
     /// A configuration for the database at `url` (created with its folder if missing), or an
     /// in-memory database when `url` is `nil`.

@@ -1,5 +1,7 @@
 import ModelStore
 import ModelStoreAppendLog
+import ModelStoreCrypto
+import ModelStoreFileIO
 import ModelStoreInMemory
 import ModelStoreJSONFile
 import ModelStoreSQLite
@@ -18,21 +20,27 @@ extension StoreScheme {
             : InMemoryStoreConfiguration(name: url.location, isShared: true)
     }
 
-    /// `json:PATH[?backup=true|false]`: a `JSONFileStore` in one human-readable JSON file.
+    /// `json:PATH[?backup=true|false&mode=0600&key-env=NAME]`: a `JSONFileStore` in one human-readable JSON file.
     ///
     /// `backup` (default `true`) keeps the previous file beside it on every save. Its stored schema
     /// is read from the file's header, and
     /// `JSONFileMaintenance` serves tools.
     public static let json = StoreScheme(
         "json", summary: "one readable JSON file, saved atomically", location: .required("PATH"),
-        options: [.init("backup", allowedValues: ["true", "false"], summary: "keep the previous file on save")],
+        options: [
+            .init("backup", allowedValues: ["true", "false"], summary: "keep the previous file on save"),
+            .fileMode,
+        ] + StoreScheme.Option.encryptionKey,
         example: "json:trips.json"
     ) { url in
-        JSONFileStoreConfiguration(url: url.fileURL, keepsBackup: url.option("backup") != "false")
+        var configuration = JSONFileStoreConfiguration(url: url.fileURL, keepsBackup: url.option("backup") != "false")
+        configuration.filePermissions = try url.filePermissions()
+        configuration.encryption = try url.encryptionKeySource()
+        return configuration
     }
     .maintained(by: JSONFileMaintenance())
 
-    /// `log:DIR[?durability=none|batched|everySave&compaction=automatic|manual]`: an `AppendLogStore`.
+    /// `log:DIR[?durability=none|batched|everySave&compaction=automatic|manual&mode=0600]`: an `AppendLogStore`.
     ///
     /// `durability` defaults to `batched` (group commit) and `compaction` to `automatic`. Its stored
     /// schema is read from the newest segment's or checkpoint's header, and `AppendLogMaintenance`
@@ -44,17 +52,21 @@ extension StoreScheme {
                 "durability", allowedValues: AppendLogStoreConfiguration.Durability.allCases.map(\.rawValue),
                 summary: "what a save guarantees when it returns"),
             .init("compaction", allowedValues: ["automatic", "manual"], summary: "when the log is compacted"),
-        ],
+            .fileMode,
+        ] + StoreScheme.Option.encryptionKey,
         example: "log:trips-log"
     ) { url in
         let durability = url.option("durability").flatMap(AppendLogStoreConfiguration.Durability.init(rawValue:))
-        return AppendLogStoreConfiguration(
+        var configuration = AppendLogStoreConfiguration(
             directory: url.fileURL, durability: durability ?? .batched,
             compaction: url.option("compaction") == "manual" ? .manual : .default)
+        configuration.filePermissions = try url.filePermissions()
+        configuration.encryption = try url.encryptionKeySource()
+        return configuration
     }
     .maintained(by: AppendLogMaintenance())
 
-    /// `sqlite:PATH[?durability=none|batched|everySave]`: an `SQLiteStore` in one SQLite database.
+    /// `sqlite:PATH[?durability=none|batched|everySave&mode=0600]`: an `SQLiteStore` in one SQLite database.
     ///
     /// `durability` defaults to `batched` (`synchronous=NORMAL`); `everySave` syncs every save.
     /// `sqlite::memory:` is a private in-memory database. Its stored schema is read from the
@@ -64,13 +76,16 @@ extension StoreScheme {
         options: [
             .init(
                 "durability", allowedValues: SQLiteStoreConfiguration.Durability.allCases.map(\.rawValue),
-                summary: "what a save guarantees when it returns")
+                summary: "what a save guarantees when it returns"),
+            .fileMode,
         ],
         example: "sqlite:trips.sqlite"
     ) { url in
         let durability = url.option("durability").flatMap(SQLiteStoreConfiguration.Durability.init(rawValue:))
-        return SQLiteStoreConfiguration(
+        var configuration = SQLiteStoreConfiguration(
             url: url.location == ":memory:" ? nil : url.fileURL, durability: durability ?? .batched)
+        configuration.filePermissions = try url.filePermissions()
+        return configuration
     }
     .maintained(by: SQLiteMaintenance())
 
@@ -83,5 +98,51 @@ extension StoreRegistry {
     /// name the app registered first. Calling it again does nothing.
     public func registerBuiltInSchemes() {
         for scheme in StoreScheme.builtIn { register(scheme, replacingExisting: false) }
+    }
+}
+
+extension StoreScheme.Option {
+    /// `mode=0640`: the permission bits of the files the store creates (owner only, `0600`, by default).
+    static let fileMode: StoreScheme.Option = {
+        var option = StoreScheme.Option("mode", summary: "octal bits of the files it creates (default 0600)")
+        option.isOmittedFromUsage = true
+        return option
+    }()
+}
+
+extension StoreScheme.Option {
+    /// `key-env=NAME`, `key-file=PATH` and `passphrase-env=NAME`: where an encrypted store's key comes from.
+    static let encryptionKey: [StoreScheme.Option] = [
+        ("key-env", "the environment variable holding the key (64 hex digits)"),
+        ("key-file", "the file holding the key"),
+        ("passphrase-env", "the environment variable holding a passphrase"),
+    ].map { name, summary in
+        var option = StoreScheme.Option(name, summary: summary)
+        option.isOmittedFromUsage = true
+        return option
+    }
+}
+
+extension StoreURL {
+    /// The key source the URL's `key-env`, `key-file` or `passphrase-env` option names, or `nil`
+    /// for a plaintext store; more than one is an error.
+    func encryptionKeySource() throws -> EncryptionKeySource? {
+        let given = [
+            option("key-env").map(EncryptionKeySource.environment), option("key-file").map(EncryptionKeySource.file),
+            option("passphrase-env").map(EncryptionKeySource.passphraseEnvironment),
+        ].compactMap { $0 }
+        guard given.count <= 1 else {
+            throw DataStoreError(
+                .invalidConfiguration,
+                "the store URL gives more than one of 'key-env', 'key-file' and 'passphrase-env'",
+                remedy: "Give the store's key one way only")
+        }
+        return given.first
+    }
+
+    /// The `mode` option as permissions: owner only when the URL gives none.
+    func filePermissions() throws -> FilePermissions {
+        guard let mode = option("mode") else { return .private }
+        return try FilePermissions(parsing: mode)
     }
 }

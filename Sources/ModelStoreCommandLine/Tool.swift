@@ -15,7 +15,8 @@ public enum Tool {
     static var commands: [any Command.Type] {
         [
             InspectCommand.self, VerifyCommand.self, ConvertCommand.self, CompactCommand.self, RepairCommand.self,
-            SchemaCommand.self, SealCommand.self, SyncCommand.self, ConflictsCommand.self,
+            SchemaCommand.self, SealCommand.self, EncryptCommand.self, DecryptCommand.self, RekeyCommand.self,
+            SyncCommand.self, ConflictsCommand.self,
         ]
     }
 
@@ -152,6 +153,13 @@ public enum Tool {
         lines += StoreRegistry.shared.schemes.flatMap {
             HelpLayout.fill($0.usage, indent: "    ", first: "  ") + HelpLayout.fill($0.summary, indent: "      ")
         }
+        lines += [""]
+        lines += HelpLayout.reflow(
+            """
+            The json:, log: and sqlite: stores create their files for their owner only (0600, folders 0700); \
+            'mode=0640' in the URL chooses other bits. An encrypted json: or log: store takes its key from \
+            'key-env=NAME' (64 hex digits), 'key-file=PATH' or 'passphrase-env=NAME'.
+            """)
         lines += [""]
         lines += HelpLayout.reflow(
             """

@@ -23,6 +23,10 @@ enum VerifyCommand: Command {
         version this ModelStore does not read. The report names the schema version the store was
         written with: an app whose schema version is older refuses to open it.
 
+        Files and folders of the store that other users may read or write (mode looser than
+        0600 for files, 0700 for folders) are listed as warnings, each with the 'chmod' that makes
+        it private; they do not make the store damaged.
+
         The exit status is 0 for a healthy store and 1 for a damaged one; 'modelstore repair'
         mends an append log.
 
@@ -35,6 +39,7 @@ enum VerifyCommand: Command {
         let reference = try StoreReference(invocation.arguments[0])
         let (maintenance, request) = try reference.maintenance(for: name)
         let path = request.location
+        let permissions = StorePermissionWarning.all(at: path)
         let progress = console.progress()
         defer { progress.finish() }
         progress.phase("checking")
@@ -42,7 +47,7 @@ enum VerifyCommand: Command {
         if check.isComplete {
             return VerifyReport(
                 url: reference.string, problems: check.problems, entities: check.entities, tornTail: check.note,
-                remedy: check.remedy, schemaVersion: check.schemaVersion)
+                remedy: check.remedy, schemaVersion: check.schemaVersion, permissionWarnings: permissions)
         }
         let databaseProblems = check.problems
         do {
@@ -55,12 +60,12 @@ enum VerifyCommand: Command {
                 url: reference.string, problems: databaseProblems + problems,
                 entities: try EntityCount.all(in: store, progress: progress), tornTail: nil,
                 remedy: "Fix the relationships by hand, or restore the store from a backup",
-                schemaVersion: description.version)
+                schemaVersion: description.version, permissionWarnings: permissions)
         } catch let error as DataStoreError where Self.refusals.contains(error.code) {
             let damage = maintenance.problem(describing: error, request) ?? problem(error, file: path.path)
             return VerifyReport(
                 url: reference.string, problems: databaseProblems + [damage], entities: nil, tornTail: nil,
-                remedy: error.remedy)
+                remedy: error.remedy, permissionWarnings: permissions)
         }
     }
 
@@ -125,11 +130,14 @@ struct VerifyReport: CommandReport {
     let remedy: String?
     /// The schema version the store was written with (an app whose schema is older refuses to open it).
     let schemaVersion: String?
+    /// The store's files and folders that other users may read or write (not damage).
+    let permissionWarnings: [StorePermissionWarning]
 
     init(
         url: String, problems: [Problem], entities: [EntityCount]?, tornTail: String?, remedy: String?,
-        schemaVersion: Schema.Version? = nil
+        schemaVersion: Schema.Version? = nil, permissionWarnings: [StorePermissionWarning] = []
     ) {
+        self.permissionWarnings = permissionWarnings
         self.schemaVersion = schemaVersion?.description
         self.url = url
         healthy = problems.isEmpty
@@ -149,6 +157,7 @@ struct VerifyReport: CommandReport {
             if let remedy { lines.append(remedy) }
         }
         if let tornTail { lines.append("Torn tail (not damage): \(tornTail)") }
+        lines += permissionWarnings.map { "Warning: \($0)" }
         if let schemaVersion, schemaVersion != Schema.Version(1, 0, 0).description {
             lines.append(
                 "Written with schema version \(schemaVersion): an app whose schema version is older refuses to open it")

@@ -22,9 +22,10 @@ public final class AdvisoryLock: Sendable {
     /// The lock file, open for reading and writing.
     public let file: OpenFile
 
-    /// Opens the lock file at `path`, creating it (empty) if it does not exist; takes no lock yet.
-    public init(path: String) throws {
-        file = try OpenFile(path, writable: true, create: true)
+    /// Opens the lock file at `path`, creating it (empty, with `permissions`) if it does not exist;
+    /// takes no lock yet.
+    public init(path: String, permissions: FilePermissions = .private) throws {
+        file = try OpenFile(path, writable: true, create: true, permissions: permissions)
     }
 
     /// Takes the lock if no one holds it; returns whether it did.

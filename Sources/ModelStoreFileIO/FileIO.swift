@@ -83,12 +83,14 @@ public enum FileIO {
         return Int(status.st_size)
     }
 
-    /// Creates (or truncates) `path`, writes `bytes`, calls `afterWrite`, and flushes the file to
-    /// the disk when `sync` is set. The file's name is not durable until its folder is flushed.
+    /// Creates (or truncates) `path` with `permissions`, writes `bytes`, calls `afterWrite`, and
+    /// flushes the file to the disk when `sync` is set. The file's name is not durable until its
+    /// folder is flushed.
     public static func write(
-        _ bytes: UnsafeRawBufferPointer, to path: String, sync: Bool, afterWrite: () throws -> Void = {}
+        _ bytes: UnsafeRawBufferPointer, to path: String, sync: Bool, permissions: FilePermissions = .private,
+        afterWrite: () throws -> Void = {}
     ) throws {
-        let file = try OpenFile(path, writable: true, create: true, truncate: true)
+        let file = try OpenFile(path, writable: true, create: true, truncate: true, permissions: permissions)
         try file.write(bytes, at: 0)
         try afterWrite()
         if sync { try file.sync() }
@@ -96,11 +98,14 @@ public enum FileIO {
     }
 
     /// Writes a file so that, after a crash at any instant, it is either as before or whole: a
-    /// temporary file `<path>.tmp`, flushed, renamed over `path`, then the folder flushed.
-    public static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
+    /// temporary file `<path>.tmp` with `permissions`, flushed, renamed over `path`, then the
+    /// folder flushed.
+    public static func writeAtomically(
+        _ bytes: [UInt8], to path: String, permissions: FilePermissions = .private
+    ) throws {
         let temporary = path + ".tmp"
         do {
-            try bytes.withUnsafeBytes { try write($0, to: temporary, sync: true) }
+            try bytes.withUnsafeBytes { try write($0, to: temporary, sync: true, permissions: permissions) }
         } catch {
             try? remove(temporary)
             throw error
@@ -133,12 +138,14 @@ public enum FileIO {
     }
 
     /// Makes `destination` a copy of `source`: a hard link when the file system allows it, else a
-    /// flushed byte copy.
-    public static func copy(_ source: String, to destination: String) throws {
+    /// flushed byte copy with `permissions`.
+    public static func copy(_ source: String, to destination: String, permissions: FilePermissions = .private)
+        throws
+    {
         unlink(destination)
         if link(source, destination) == 0 { return }
         guard let contents = try read(source) else { throw failure("copy", source, code: ENOENT) }
-        try contents.bytes.withUnsafeBytes { try write($0, to: destination, sync: true) }
+        try contents.bytes.withUnsafeBytes { try write($0, to: destination, sync: true, permissions: permissions) }
     }
 
     /// Removes a file; a missing file is not an error.
@@ -146,12 +153,17 @@ public enum FileIO {
         guard unlink(path) == 0 || errno == ENOENT else { throw failure("remove", path) }
     }
 
-    /// Creates a folder and its missing parents.
-    public static func createDirectory(_ path: String) throws {
+    /// Creates a folder and its missing parents with `permissions`' folder bits (owner only by
+    /// default), whatever the `umask`; an existing folder keeps its bits.
+    public static func createDirectory(_ path: String, permissions: FilePermissions = .private) throws {
         if isDirectory(path) { return }
         let parent = parent(of: path)
-        if !parent.isEmpty && parent != path && parent != "/" { try createDirectory(parent) }
-        if mkdir(path, 0o755) != 0 && errno != EEXIST { throw failure("create the folder", path) }
+        if !parent.isEmpty && parent != path && parent != "/" { try createDirectory(parent, permissions: permissions) }
+        if mkdir(path, mode_t(permissions.folderMode)) != 0 {
+            if errno == EEXIST { return }
+            throw failure("create the folder", path)
+        }
+        if permissions != .private { try setMode(permissions.folderMode, of: path) }
     }
 
     /// The names in a folder (without `.` and `..`); none if it does not exist.
@@ -190,8 +202,10 @@ extension FileIO {
     public static func size(of url: URL) -> Int { size(of: url.path) }
 
     /// Writes a file atomically: a flushed temporary file renamed into place, then the folder flushed.
-    public static func writeAtomically(_ bytes: [UInt8], to url: URL) throws {
-        try writeAtomically(bytes, to: url.path)
+    public static func writeAtomically(_ bytes: [UInt8], to url: URL, permissions: FilePermissions = .private)
+        throws
+    {
+        try writeAtomically(bytes, to: url.path, permissions: permissions)
     }
 
     /// Flushes a folder's entries to the disk.
@@ -205,8 +219,10 @@ extension FileIO {
     /// Removes a file; a missing file is not an error.
     public static func remove(_ url: URL) throws { try remove(url.path) }
 
-    /// Creates a folder and its missing parents.
-    public static func createDirectory(_ url: URL) throws { try createDirectory(url.path) }
+    /// Creates a folder and its missing parents with `permissions`' folder bits.
+    public static func createDirectory(_ url: URL, permissions: FilePermissions = .private) throws {
+        try createDirectory(url.path, permissions: permissions)
+    }
 
     /// The names in a folder; none if it does not exist.
     public static func contents(of url: URL) throws -> [String] { try contents(of: url.path) }

@@ -30,22 +30,41 @@ public final class OpenFile: @unchecked Sendable {
     ///   - writable: Whether to open it for writing as well as reading.
     ///   - create: Whether to create it if it does not exist (`exclusive`: fail if it does).
     ///   - truncate: Whether to empty it.
-    public init(_ path: String, writable: Bool, create: Bool = false, exclusive: Bool = false, truncate: Bool = false)
-        throws
-    {
+    ///   - permissions: The bits a file this call creates gets (owner only by default), whatever
+    ///     the `umask`. An existing file keeps its bits.
+    public init(
+        _ path: String, writable: Bool, create: Bool = false, exclusive: Bool = false, truncate: Bool = false,
+        permissions: FilePermissions = .private
+    ) throws {
         var flags = (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC
-        if create { flags |= O_CREAT }
-        if exclusive { flags |= O_EXCL }
         if truncate { flags |= O_TRUNC }
-        let descriptor = open(path, flags, 0o644)
+        // A create is tried exclusively first, so that the open knows whether it made the file: a
+        // file it made gets exactly `permissions` (the `umask` may have removed bits), an existing
+        // one keeps its own.
+        var descriptor: Int32 = -1
+        var created = false
+        if create {
+            descriptor = open(path, flags | O_CREAT | O_EXCL, mode_t(permissions.fileMode))
+            created = descriptor >= 0
+            if descriptor < 0 && (exclusive || errno != EEXIST) { throw FileIO.failure("create", path) }
+        }
+        if descriptor < 0 { descriptor = open(path, flags) }
         guard descriptor >= 0 else { throw FileIO.failure(create ? "create" : "open", path) }
         self.descriptor = descriptor
         self.path = path
+        if created && permissions != .private {
+            guard fchmod(descriptor, mode_t(permissions.fileMode)) == 0 else {
+                throw FileIO.failure("change the permissions to \(permissions) of", path)
+            }
+        }
     }
 
     /// Opens the file at `url`; see the `String` form.
-    public convenience init(_ url: URL, writable: Bool, create: Bool = false, exclusive: Bool = false) throws {
-        try self.init(url.path, writable: writable, create: create, exclusive: exclusive)
+    public convenience init(
+        _ url: URL, writable: Bool, create: Bool = false, exclusive: Bool = false,
+        permissions: FilePermissions = .private
+    ) throws {
+        try self.init(url.path, writable: writable, create: create, exclusive: exclusive, permissions: permissions)
     }
 
     deinit { if !closed { systemClose(descriptor) } }

@@ -26,14 +26,14 @@ enum CheckpointFile {
     ///
     /// `encodeRow` appends row `index` (identifier, value count, values) against `context`.
     static func write(
-        header: CheckpointHeader, count rowCount: Int, to url: URL,
-        encodeRow: (_ index: Int, _ writer: inout ByteWriter) -> Void
+        header: CheckpointHeader, count rowCount: Int, to url: URL, permissions: FilePermissions = .private,
+        cipher: LogCipher? = nil, encodeRow: (_ index: Int, _ writer: inout ByteWriter) -> Void
     ) throws -> Int {
         let temporary = url.deletingLastPathComponent().appendingPathComponent(url.lastPathComponent + ".tmp")
         try FileIO.remove(temporary)
         var size = 0
         do {
-            let file = try OpenFile(temporary, writable: true, create: true, exclusive: true)
+            let file = try OpenFile(temporary, writable: true, create: true, exclusive: true, permissions: permissions)
             var writer = ByteWriter(capacity: chunkSize + 64 * 1024)
             writer.append(raw: try header.encoded())
             var chunks = 0
@@ -51,6 +51,7 @@ enum CheckpointFile {
                 }
                 writer.patch(count, at: countOffset)
                 try Frame.finish(&writer, at: start)
+                try cipher?.seal(frameIn: &writer, from: start, associatedData: sealing(header, chunks))
                 chunks += 1
                 try file.write(writer.bytes, at: size)
                 size += writer.count
@@ -61,6 +62,7 @@ enum CheckpointFile {
             writer.writeVarint(rowCount)
             writer.writeVarint(chunks)
             try Frame.finish(&writer, at: start)
+            try cipher?.seal(frameIn: &writer, from: start, associatedData: sealing(header, chunks))
             try file.write(writer.bytes, at: size)
             size += writer.count
             try file.sync()
@@ -71,6 +73,11 @@ enum CheckpointFile {
         try FileIO.rename(temporary, to: url)
         try FileIO.syncDirectory(url.deletingLastPathComponent())
         return size
+    }
+
+    /// The associated data of frame `index` after `header` in an encrypted checkpoint.
+    private static func sealing(_ header: CheckpointHeader, _ index: Int) -> [UInt8] {
+        LogCipher.checkpointData(store: header.storeIdentifier, base: header.baseSegment, frame: index)
     }
 
     /// The header of a checkpoint whose first bytes are `prefix`, if it is intact.
@@ -87,7 +94,7 @@ enum CheckpointFile {
     ///
     /// Throws ``AppendLogDamage`` naming the file and the offset of the damaged frame.
     static func read(
-        _ bytes: [UInt8], name: String, visit: (StoredRow, Int) throws -> Void,
+        _ bytes: [UInt8], name: String, cipher: LogCipher? = nil, visit: (StoredRow, Int) throws -> Void,
         onHeader: (CheckpointHeader) throws -> Void = { _ in }
     ) throws -> (header: CheckpointHeader, context: IdentifierContext) {
         try bytes.withUnsafeBytes { raw in
@@ -118,9 +125,9 @@ enum CheckpointFile {
             offset = first.end
             var models = 0
             var chunks = 0
-            while true {
-                let (payload, end) = try frame(at: offset)
-                var reader = ByteReader(UnsafeRawBufferPointer(rebasing: raw[payload]))
+            // Reads one frame's payload; returns whether it was the trailer.
+            func readFrame(_ payload: UnsafeRawBufferPointer, at offset: Int, end: Int) throws -> Bool {
+                var reader = ByteReader(payload)
                 do {
                     let kind = try reader.readByte()
                     if kind == CheckpointFrameKind.trailer.rawValue {
@@ -133,7 +140,7 @@ enum CheckpointFile {
                             )
                         }
                         guard end == raw.count else { throw damage(end, "bytes follow the checkpoint's trailer") }
-                        return (header, context)
+                        return true
                     }
                     guard kind == CheckpointFrameKind.chunk.rawValue else {
                         throw reader.error("unknown frame kind \(kind)")
@@ -151,9 +158,23 @@ enum CheckpointFile {
                     guard reader.isAtEnd else { throw reader.error("bytes follow the chunk's last model") }
                     models += count
                     chunks += 1
+                    return false
                 } catch let error as FormatError {
                     throw damage(offset, "a frame does not decode: \(error.reason)")
                 }
+            }
+            while true {
+                let (payload, end) = try frame(at: offset)
+                let isTrailer: Bool
+                if let cipher {
+                    guard
+                        let opened = cipher.open(raw, payload: payload, associatedData: sealing(header, chunks))
+                    else { throw damage(offset, SegmentScanner.unauthenticated) }
+                    isTrailer = try opened.withUnsafeBytes { try readFrame($0, at: offset, end: end) }
+                } else {
+                    isTrailer = try readFrame(UnsafeRawBufferPointer(rebasing: raw[payload]), at: offset, end: end)
+                }
+                if isTrailer { return (header, context) }
                 offset = end
             }
         }

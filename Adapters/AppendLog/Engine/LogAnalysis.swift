@@ -52,8 +52,11 @@ struct LogAnalysis {
     ///
     /// Throws ``DataStoreError/Code/notFound`` if the directory is not an append log; damage is
     /// reported in ``problems``, not thrown.
-    static func run(directory: URL, keepValues: Bool, checkHistory: Bool = true) throws -> LogAnalysis {
-        var analysis = LogAnalysis(layout: LogLayout(directory: directory.standardizedFileURL), keepValues: keepValues)
+    static func run(
+        directory: URL, keepValues: Bool, checkHistory: Bool = true, cipher: LogCipher? = nil
+    ) throws -> LogAnalysis {
+        var analysis = LogAnalysis(
+            layout: LogLayout(directory: directory.standardizedFileURL, cipher: cipher), keepValues: keepValues)
         try analysis.run(checkHistory: checkHistory)
         return analysis
     }
@@ -108,7 +111,7 @@ struct LogAnalysis {
             let bytes = try OpenFile(url, writable: false).readAll()
             var index = 0
             var staged: [PersistentIdentifier: Model] = [:]
-            let (header, _) = try CheckpointFile.read(bytes, name: name) { row, size in
+            let (header, _) = try CheckpointFile.read(bytes, name: name, cipher: layout.cipher) { row, size in
                 guard staged[row.id] == nil else { throw ReplayProblem(reason: "the checkpoint holds \(row.id) twice") }
                 staged[row.id] = Model(
                     entityName: row.id.entityName, shapeIndex: index, values: keepValues ? row.values : nil, size: size)
@@ -154,7 +157,7 @@ struct LogAnalysis {
                 let applying = replaying
                 let scanner = SegmentScanner(
                     name: name, number: number, isLast: isLast, storeIdentifier: manifest.storeIdentifier,
-                    firstTransaction: applying ? lastTransaction + 1 : nil)
+                    firstTransaction: applying ? lastTransaction + 1 : nil, cipher: layout.cipher)
                 var index: Int?
                 let result = try scanner.scan(bytes) { record, _, _, context in
                     guard applying else { return }
@@ -268,7 +271,7 @@ struct LogAnalysis {
                 let bytes = try OpenFile(url, writable: false).readAll()
                 let scanner = SegmentScanner(
                     name: name, number: number, isLast: false, storeIdentifier: manifest.storeIdentifier,
-                    firstTransaction: nil)
+                    firstTransaction: nil, cipher: layout.cipher)
                 _ = try scanner.scan(bytes) { _, _, _, _ in }
             } catch let damage as AppendLogDamage {
                 problems.append(damage)

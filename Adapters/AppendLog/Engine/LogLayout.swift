@@ -16,6 +16,16 @@ import ModelStoreFileIO
 struct LogLayout {
     /// The store's directory.
     let directory: URL
+    /// The bits of the files and folders the log creates in it.
+    var permissions: FilePermissions = .private
+    /// The cipher of an encrypted log (see ``LogCipher``), `nil` for a plaintext one.
+    var cipher: LogCipher?
+
+    init(directory: URL, permissions: FilePermissions = .private, cipher: LogCipher? = nil) {
+        self.directory = directory
+        self.permissions = permissions
+        self.cipher = cipher
+    }
 
     static let segmentPrefix = "segment-"
     static let segmentSuffix = ".mslog"
@@ -90,7 +100,8 @@ struct LogLayout {
                 listing.checkpoints.append(name)
             } else if name.hasSuffix(".tmp") {
                 listing.temporaries.append(name)
-            } else if name != DirectoryLock.fileName && name != SyncedMark.fileName && name != Self.historyDirectoryName
+            } else if name != DirectoryLock.fileName && name != SyncedMark.fileName && name != LogCipher.fileName
+                && name != Self.historyDirectoryName
                 && name != Self.damagedDirectoryName && !name.hasPrefix(".")
             {
                 listing.others.append(name)
@@ -129,9 +140,9 @@ extension LogLayout {
         let dropped = try file.read(count: byteCount - offset, at: offset)
         var savedAs: String?
         if dropped.contains(where: { $0 != 0 }) {
-            try FileIO.createDirectory(damagedDirectory)
+            try FileIO.createDirectory(damagedDirectory, permissions: permissions)
             let destination = damagedURL(for: "torn-\(name)-at-\(offset)")
-            try FileIO.writeAtomically(dropped, to: destination)
+            try FileIO.writeAtomically(dropped, to: destination, permissions: permissions)
             savedAs = Self.damagedDirectoryName + "/" + destination.lastPathComponent
         }
         if case .incompleteSegmentHeader = reason {
@@ -153,7 +164,7 @@ extension LogLayout {
         throws -> AppendLogRepairReport.SetAside
     {
         let url = directory.appendingPathComponent(relativePath)
-        try FileIO.createDirectory(damagedDirectory)
+        try FileIO.createDirectory(damagedDirectory, permissions: permissions)
         let baseName = relativePath.replacingOccurrences(of: "/", with: "-")
         let size = FileIO.size(of: url)
         let destination: URL
@@ -164,7 +175,8 @@ extension LogLayout {
         } else {
             destination = damagedURL(for: "\(baseName).from-\(offset)")
             let file = try OpenFile(url, writable: true)
-            try FileIO.writeAtomically(try file.read(count: size - offset, at: offset), to: destination)
+            try FileIO.writeAtomically(
+                try file.read(count: size - offset, at: offset), to: destination, permissions: permissions)
             try file.truncate(to: offset)
             try file.sync()
         }

@@ -132,7 +132,7 @@ enum LogLoader {
             }
             let bytes = try OpenFile(url, writable: false).readAll()
             var mapping: SchemaMapping?
-            let (header, _) = try CheckpointFile.read(bytes, name: name) { row, size in
+            let (header, _) = try CheckpointFile.read(bytes, name: name, cipher: layout.cipher) { row, size in
                 try replay.insert(try mapping!.snapshot(row), size: size)
             } onHeader: { header in
                 guard header.storeIdentifier == manifest.storeIdentifier else {
@@ -168,7 +168,7 @@ enum LogLoader {
             let bytes = try OpenFile(layout.segmentURL(number), writable: false).readAll()
             let scanner = SegmentScanner(
                 name: name, number: number, isLast: position == numbers.count - 1,
-                storeIdentifier: manifest.storeIdentifier, firstTransaction: lastTransaction + 1)
+                storeIdentifier: manifest.storeIdentifier, firstTransaction: lastTransaction + 1, cipher: layout.cipher)
             var mapping: SchemaMapping?
             let result = try scanner.scan(bytes) { record, _, _, context in
                 if mapping == nil { mapping = SchemaMapping(shapes: context.shapes, schema: schema) }

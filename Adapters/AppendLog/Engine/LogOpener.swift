@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import ModelStoreAdapterKit
+import ModelStoreCrypto
 import ModelStoreFileIO
 
 /// Opens or creates an append log: checks the directory, takes the lock, loads the checkpoint,
@@ -10,6 +11,12 @@ struct LogOpener {
     let directory: URL
     let schema: Schema
     let shapes: ShapeTable
+    /// The bits of the files and folders the log creates.
+    var permissions: FilePermissions = .private
+    /// Where an encrypted log's key comes from; `nil` for a plaintext log.
+    var encryption: EncryptionKeySource?
+    /// The cipher, once ``open()`` or ``openReadOnly()`` has unlocked the log.
+    private(set) var cipher: LogCipher?
 
     /// An opened log.
     struct Opened {
@@ -19,15 +26,18 @@ struct LogOpener {
         var baseline: Int
     }
 
-    private var layout: LogLayout { LogLayout(directory: directory) }
+    private var layout: LogLayout { LogLayout(directory: directory, permissions: permissions, cipher: cipher) }
 
-    func open() throws -> Opened {
+    mutating func open() throws -> Opened {
         try checkIsLogOrEmpty(try layout.list())
-        try FileIO.createDirectory(directory)
-        let lock = try DirectoryLock.acquire(directory: directory)
+        try FileIO.createDirectory(directory, permissions: permissions)
+        let lock = try DirectoryLock.acquire(directory: directory, permissions: permissions)
         // Listed again under the lock: another process may have created the store meanwhile.
         let listing = try layout.list()
         try checkIsLogOrEmpty(listing)
+        cipher = try LogCipher.unlock(
+            directory: directory, source: encryption, hasManifest: listing.hasManifest, creating: true,
+            permissions: permissions)
         var opened = listing.hasManifest ? try openExisting(listing) : try create()
         try lock.recordHolder()
         opened.state.lock = lock
@@ -58,7 +68,7 @@ struct LogOpener {
     private func create() throws -> Opened {
         let storeIdentifier = "log-" + UUID().uuidString.prefix(8).lowercased()
         let manifest = Manifest(storeIdentifier: storeIdentifier, checkpoint: nil, firstSegment: 1)
-        try FileIO.writeAtomically(manifest.encoded(), to: layout.manifestURL)
+        try FileIO.writeAtomically(manifest.encoded(), to: layout.manifestURL, permissions: permissions)
         let active = try ActiveSegment.create(
             layout: layout, number: 1, storeIdentifier: storeIdentifier, firstTransaction: 1, shapes: shapes)
         let state = LogState(
@@ -73,7 +83,7 @@ struct LogOpener {
     /// lock. Refuses a directory with no log, and a log a writer has open (it may be appending or
     /// compacting as this reads). A torn tail is skipped, not cut off, and an interrupted
     /// compaction's clean-up is left for the next writable open. The state has no active segment.
-    func openReadOnly() throws -> Opened {
+    mutating func openReadOnly() throws -> Opened {
         let listing = try layout.list()
         try checkIsLogOrEmpty(listing)
         guard listing.hasManifest else {
@@ -83,6 +93,7 @@ struct LogOpener {
                     + "does not create one",
                 remedy: "Check the path, or open the store once with a configuration that allows saves")
         }
+        cipher = try LogCipher.unlock(directory: directory, source: encryption, hasManifest: true, creating: false)
         let (holds, holder) = DirectoryLock.isLocked(directory: directory)
         if holds {
             var error = DirectoryLock.lockedError(directory: directory, holder: holder)
@@ -175,7 +186,7 @@ struct LogOpener {
     private func finishInterruptedCompaction(_ listing: LogLayout.Listing, manifest: Manifest) throws {
         let replaced = listing.segments.filter { $0 < manifest.firstSegment }
         if !replaced.isEmpty {
-            try FileIO.createDirectory(layout.historyDirectory)
+            try FileIO.createDirectory(layout.historyDirectory, permissions: permissions)
             for number in replaced {
                 try FileIO.rename(layout.segmentURL(number), to: layout.historyURL(number))
             }

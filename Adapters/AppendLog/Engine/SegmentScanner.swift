@@ -48,6 +48,8 @@ struct SegmentScanner {
     let storeIdentifier: String?
     /// The number its first transaction must have, if known.
     let firstTransaction: UInt64?
+    /// The cipher of an encrypted log: every record is opened with it (see ``LogCipher``).
+    var cipher: LogCipher? = nil
 
     private func damage(_ offset: Int, _ reason: String) -> AppendLogDamage {
         AppendLogDamage(file: name, offset: offset, reason: reason)
@@ -122,8 +124,16 @@ struct SegmentScanner {
             case .frame(let payload, let end):
                 let record: TransactionRecord
                 do {
-                    record = try TransactionRecord.decode(
-                        UnsafeRawBufferPointer(rebasing: raw[payload]), context: context)
+                    if let cipher {
+                        let data = LogCipher.segmentData(store: header.storeIdentifier, segment: header.number)
+                        guard let plaintext = cipher.open(raw, payload: payload, associatedData: data) else {
+                            throw damage(offset, Self.unauthenticated)
+                        }
+                        record = try plaintext.withUnsafeBytes { try TransactionRecord.decode($0, context: context) }
+                    } else {
+                        record = try TransactionRecord.decode(
+                            UnsafeRawBufferPointer(rebasing: raw[payload]), context: context)
+                    }
                 } catch let error as FormatError {
                     throw damage(offset, "the record does not decode: \(error.reason)")
                 }
@@ -161,6 +171,10 @@ struct SegmentScanner {
         }
     }
 
+    /// Why an encrypted record that passed its checksum is refused.
+    static let unauthenticated =
+        "the encrypted record fails authentication: it was changed, or moved from another place, after it was written"
+
     /// The header of a segment whose first bytes are `prefix`, and the offset just after it, if it is intact.
     static func header(of prefix: [UInt8]) -> (header: SegmentHeader, end: Int)? {
         prefix.withUnsafeBytes { raw in
@@ -174,7 +188,7 @@ struct SegmentScanner {
 
     /// Finds the records from `start` on that still pass their checksums, for repair reports.
     static func intactRecords(
-        from start: Int, in bytes: [UInt8], context: IdentifierContext?
+        from start: Int, in bytes: [UInt8], context: IdentifierContext?, segment: UInt64 = 0, cipher: LogCipher? = nil
     ) -> (count: Int, transactions: ClosedRange<UInt64>?) {
         bytes.withUnsafeBytes { raw in
             var count = 0
@@ -186,10 +200,20 @@ struct SegmentScanner {
                     position += 1
                     continue
                 }
+                var plaintext: [UInt8]?
+                if let cipher, let context {
+                    let data = LogCipher.segmentData(store: context.storeIdentifier, segment: segment)
+                    plaintext = cipher.open(raw, payload: payload, associatedData: data)
+                    guard plaintext != nil else {
+                        position += 1
+                        continue
+                    }
+                }
                 count += 1
                 if let context,
-                    let record = try? TransactionRecord.decode(
-                        UnsafeRawBufferPointer(rebasing: raw[payload]), context: context)
+                    let record = try? (plaintext ?? Array(raw[payload])).withUnsafeBytes({
+                        try TransactionRecord.decode($0, context: context)
+                    })
                 {
                     low = min(low ?? record.number, record.number)
                     high = max(high ?? record.number, record.number)

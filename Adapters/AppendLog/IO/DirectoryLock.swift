@@ -29,8 +29,8 @@ final class DirectoryLock: Sendable {
 
     /// Takes the lock of the store in `directory`, or throws ``DataStoreError/Code/locked`` naming
     /// the store and the process that holds it.
-    static func acquire(directory: URL) throws -> DirectoryLock {
-        let lock = try AdvisoryLock(path: directory.appendingPathComponent(fileName).path)
+    static func acquire(directory: URL, permissions: FilePermissions = .private) throws -> DirectoryLock {
+        let lock = try AdvisoryLock(path: directory.appendingPathComponent(fileName).path, permissions: permissions)
         let acquired: Bool
         do {
             acquired = try lock.tryLock()

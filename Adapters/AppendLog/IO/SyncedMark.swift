@@ -39,8 +39,9 @@ enum SyncedMark {
     }
 
     /// Replaces the mark atomically (repair, after it cut the log back): the log's last kept transaction.
-    static func replace(directory: URL, with transaction: UInt64) throws {
-        try FileIO.writeAtomically(encoded(transaction), to: directory.appendingPathComponent(fileName))
+    static func replace(directory: URL, with transaction: UInt64, permissions: FilePermissions = .private) throws {
+        try FileIO.writeAtomically(
+            encoded(transaction), to: directory.appendingPathComponent(fileName), permissions: permissions)
     }
 
     /// The damage a log shows when it holds fewer transactions than its mark says were synced.
@@ -60,8 +61,10 @@ final class SyncedMarkFile: Sendable {
     private let file: OpenFile
 
     /// Opens (creating if needed) the mark of the store in `directory`. Call once the store has opened.
-    init(directory: URL) throws {
-        file = try OpenFile(directory.appendingPathComponent(SyncedMark.fileName), writable: true, create: true)
+    init(directory: URL, permissions: FilePermissions = .private) throws {
+        file = try OpenFile(
+            directory.appendingPathComponent(SyncedMark.fileName), writable: true, create: true,
+            permissions: permissions)
     }
 
     /// Records that every transaction up to `transaction` is on stable storage. Best effort: a

@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import ModelStoreAdapterKit
+import ModelStoreCrypto
 import ModelStoreFileIO
 
 /// The values of `.externalStorage` attributes, kept as files in a folder beside the document.
@@ -11,6 +12,12 @@ import ModelStoreFileIO
 struct ExternalFiles: Sendable {
     /// The folder, `<document>.external`.
     let directory: String
+    /// The bits of the folder and files it creates.
+    var permissions: FilePermissions = .private
+    /// The keys of an encrypted store: each file is then sealed (with its name as associated data)
+    /// and named at random, since a name made from a hash of the bytes would let anyone holding
+    /// the files confirm a guess of a value.
+    var keys: DocumentKeys?
     /// The file of each externally stored value that the current document refers to.
     var current: [ExternalSlot: String] = [:]
 
@@ -61,7 +68,7 @@ struct ExternalFiles: Sendable {
     private func name(
         for data: Data, known: [String: Data], planned: inout [String: Data], plan: inout Plan
     ) throws -> String {
-        let hash = Self.hash(data)
+        let hash = keys == nil ? Self.hash(data) : String(UInt64.random(in: .min ... .max), radix: 16)
         var attempt = 0
         while true {
             let name = attempt == 0 ? "\(hash).bin" : "\(hash)-\(attempt).bin"
@@ -71,7 +78,7 @@ struct ExternalFiles: Sendable {
                 continue
             }
             let path = directory + "/" + name
-            if let onDisk = try FileIO.read(path) {
+            if keys == nil, let onDisk = try FileIO.read(path) {
                 // A file no current record uses (the backup's, or left by an interrupted save).
                 guard onDisk.bytes.elementsEqual(data) else { continue }
                 planned[name] = data
@@ -87,14 +94,24 @@ struct ExternalFiles: Sendable {
     func write(_ plan: Plan) throws {
         guard !plan.newFiles.isEmpty else { return }
         if !FileIO.exists(directory) {
-            try FileIO.createDirectory(directory)
+            try FileIO.createDirectory(directory, permissions: permissions)
             try FileIO.syncDirectory(FileIO.parent(of: directory))
         }
         for file in plan.newFiles {
             let path = directory + "/" + file.name
             let temporary = path + ".tmp"
             do {
-                try file.data.withUnsafeBytes { try FileIO.write($0, to: temporary, sync: true) }
+                let bytes =
+                    try keys.map { keys in
+                        try file.data.withUnsafeBytes { data in
+                            try Array(file.name.utf8).withUnsafeBytes { name in
+                                var sealed: [UInt8] = []
+                                try keys.current().cipher.seal(data, associatedData: name, appendingTo: &sealed)
+                                return Data(sealed)
+                            }
+                        }
+                    } ?? file.data
+                try bytes.withUnsafeBytes { try FileIO.write($0, to: temporary, sync: true, permissions: permissions) }
                 try FileIO.rename(temporary, to: path)
             } catch {
                 try? FileIO.remove(temporary)
@@ -130,7 +147,13 @@ struct ExternalFiles: Sendable {
                 offset: 0, message: "the external file '\(path)' is missing",
                 remedy: "Restore the folder '\(directory)' from a backup, or set the property to another value by hand")
         }
-        return Data(contents.bytes)
+        guard let keys else { return Data(contents.bytes) }
+        guard let data = try keys.current().cipher.open(contents.bytes, associatedData: Array(name.utf8)) else {
+            throw JSONReadError(
+                offset: 0, message: "the encrypted external file '\(path)' fails authentication: it was changed",
+                remedy: "Restore the folder '\(directory)' from a backup together with the store's file")
+        }
+        return Data(data)
     }
 
     /// Names of files in the folder: no path separators, no leading dot.

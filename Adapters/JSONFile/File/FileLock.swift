@@ -10,9 +10,9 @@ import ModelStoreFileIO
 final class FileLock: Sendable {
     private let lock: AdvisoryLock
 
-    /// Opens (creating if needed) the lock file; takes no lock yet.
-    init(path: String) throws {
-        lock = try AdvisoryLock(path: path)
+    /// Opens (creating if needed, with `permissions`) the lock file; takes no lock yet.
+    init(path: String, permissions: FilePermissions = .private) throws {
+        lock = try AdvisoryLock(path: path, permissions: permissions)
     }
 
     /// Runs `body` holding the lock, waiting up to `timeout` for another holder to release it.

@@ -22,6 +22,11 @@ struct ExternalValueFolder: Sendable {
     /// The folder's path.
     let directory: String
 
+    /// The bits of the database file, which the folder and its files take.
+    private var permissions: FilePermissions {
+        .matching(fileAt: String(directory.dropLast(".external".count)))
+    }
+
     /// The folder of the database at `databasePath`; `nil` for an in-memory database, which keeps
     /// every value in its column.
     init?(databasePath: String) {
@@ -37,7 +42,9 @@ struct ExternalValueFolder: Sendable {
     func store(_ data: Data, changes: ExternalFileChanges) throws -> String {
         if !changes.checkedFolder {
             if !FileIO.isDirectory(directory) {
-                try FileIO.createDirectory(directory)
+                // The folder and its files get the bits of the database file (as SQLite gives its
+                // `-wal` and `-shm` files), so they are as private as the database.
+                try FileIO.createDirectory(directory, permissions: permissions)
                 try FileIO.syncDirectory(FileIO.parent(of: directory))
             }
             changes.checkedFolder = true
@@ -46,7 +53,7 @@ struct ExternalValueFolder: Sendable {
         let path = directory + "/" + name
         let temporary = path + ".tmp"
         do {
-            try data.withUnsafeBytes { try FileIO.write($0, to: temporary, sync: true) }
+            try data.withUnsafeBytes { try FileIO.write($0, to: temporary, sync: true, permissions: permissions) }
             try FileIO.rename(temporary, to: path)
         } catch {
             try? FileIO.remove(temporary)

@@ -37,6 +37,15 @@ public enum Catalog {
             name: "appendlog-none", durability: .osBuffered, isModelStore: true,
             summary: "ModelStore, append-log adapter, durability .none (no fsync)"),
         System(
+            name: "jsonfile-encrypted", durability: .synced, isModelStore: true,
+            summary: "jsonfile encrypted at rest (AES-256-GCM over the whole document, raw key)"),
+        System(
+            name: "appendlog-encrypted", durability: .synced, isModelStore: true,
+            summary: "appendlog encrypted at rest (AES-256-GCM per record, raw key)"),
+        System(
+            name: "appendlog-none-encrypted", durability: .osBuffered, isModelStore: true,
+            summary: "appendlog-none encrypted at rest (AES-256-GCM per record, raw key)"),
+        System(
             name: "sqlite", durability: .osBuffered, isModelStore: true,
             summary: "ModelStore, SQLite adapter, durability .batched (WAL, synchronous=NORMAL)"),
         System(

@@ -54,6 +54,9 @@ public struct StoreScheme: Sendable {
         public let allowedValues: [String]
         /// What the option does, in a few words.
         public let summary: String
+        /// Whether ``StoreScheme/usage`` leaves the option out (off by default): for options many
+        /// schemes share, such as file modes and keys, which tools describe once instead.
+        public var isOmittedFromUsage = false
 
         /// An option, accepting only `allowedValues` unless that is empty.
         public init(_ name: String, allowedValues: [String] = [], summary: String) {
@@ -108,8 +111,9 @@ public struct StoreScheme: Sendable {
         case .optional(let placeholder): text += "[\(placeholder)]"
         case .required(let placeholder): text += placeholder
         }
-        if !options.isEmpty {
-            let items = options.map { option in
+        let listed = options.filter { !$0.isOmittedFromUsage }
+        if !listed.isEmpty {
+            let items = listed.map { option in
                 let values = option.allowedValues.isEmpty ? "VALUE" : option.allowedValues.joined(separator: "|")
                 return option.name + "=" + values
             }

@@ -72,6 +72,17 @@ public protocol DataStoreMaintenance: Sendable {
     /// Accepts a store edited by hand, recording the checksum of its current contents. The
     /// default throws ``DataStoreError/Code/unsupportedFeature``.
     func seal(_ request: StoreMaintenanceRequest) throws -> StoreMaintenanceReport
+
+    /// Rewrites the store, opened with the key `request`'s configuration names (none for a
+    /// plaintext store), under the key `target`'s configuration names (none to decrypt it):
+    /// `modelstore encrypt`, `decrypt` and `rekey`. It MUST be atomic (a crash at any instant
+    /// leaves the old store or the new one) and MUST leave the store as it was when it throws;
+    /// `progress` takes the work done and the total, in any unit. The default throws
+    /// ``DataStoreError/Code/unsupportedFeature``.
+    func changeEncryption(
+        _ request: StoreMaintenanceRequest, to target: StoreMaintenanceRequest,
+        progress: (_ done: Int, _ total: Int) -> Void
+    ) throws -> StoreMaintenanceReport
 }
 
 extension DataStoreMaintenance {
@@ -126,6 +137,14 @@ extension DataStoreMaintenance {
     /// Throws ``DataStoreError/Code/unsupportedFeature``.
     public func seal(_ request: StoreMaintenanceRequest) throws -> StoreMaintenanceReport {
         throw request.unsupported("sealed")
+    }
+
+    /// Throws ``DataStoreError/Code/unsupportedFeature``.
+    public func changeEncryption(
+        _ request: StoreMaintenanceRequest, to target: StoreMaintenanceRequest,
+        progress: (_ done: Int, _ total: Int) -> Void
+    ) throws -> StoreMaintenanceReport {
+        throw request.unsupported("encrypted at rest by ModelStore")
     }
 }
 

@@ -2,6 +2,7 @@ import BenchHarness
 import Foundation
 import ModelStore
 import ModelStoreAppendLog
+import ModelStoreCrypto
 import ModelStoreInMemory
 import ModelStoreJSONFile
 import ModelStoreSQLite
@@ -25,6 +26,21 @@ enum Registry {
         case "appendlog-none":
             return ModelStoreSystem(
                 configuration: { .appendLog(at: $0, durability: .none) }, isDurable: true, batchInsert: batch)
+        case "jsonfile-encrypted":
+            return ModelStoreSystem(
+                configuration: {
+                    var configuration = JSONFileStoreConfiguration(url: $0.appendingPathExtension("json"))
+                    configuration.encryption = .key(benchmarkKey)
+                    return configuration
+                }, isDurable: true, batchInsert: batch)
+        case "appendlog-encrypted", "appendlog-none-encrypted":
+            let durability: AppendLogStoreConfiguration.Durability = base == "appendlog-encrypted" ? .batched : .none
+            return ModelStoreSystem(
+                configuration: {
+                    var configuration = AppendLogStoreConfiguration(directory: $0, durability: durability)
+                    configuration.encryption = .key(benchmarkKey)
+                    return configuration
+                }, isDurable: true, batchInsert: batch)
         case "sqlite":
             return ModelStoreSystem(
                 configuration: { .sqlite(at: $0.appendingPathExtension("sqlite"), durability: .batched) },
@@ -47,3 +63,6 @@ enum Registry {
         }
     }
 }
+
+/// The key of the encrypted systems: fixed bytes, since a key's value does not change AES-GCM's cost.
+private let benchmarkKey = try! EncryptionKey(bytes: (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 7) })

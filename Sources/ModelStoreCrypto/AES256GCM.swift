@@ -1,0 +1,110 @@
+import CModelStoreCrypto
+import ModelStore
+
+/// AES-256-GCM sealing and opening under one key, with a fresh random 96-bit nonce per seal: the
+/// authenticated cipher of the encrypted file stores, public for adapter authors.
+///
+/// A sealed box is `nonce (12 bytes) | ciphertext (as long as the plaintext) | tag (16 bytes)`,
+/// 28 bytes more than the plaintext. The associated data is authenticated but not stored: pass the
+/// same bytes to ``open(_:associatedData:)`` (a record's file and position, so a record moved or
+/// copied elsewhere fails to open).
+///
+/// Nonces are random (`RAND_bytes`), so nothing needs to be remembered between processes, which
+/// lets several processes write one store. NIST SP 800-38D bounds random 96-bit nonces at 2³²
+/// seals per key; rotate the key (`modelstore rekey`) well before a store has written that many
+/// records.
+public struct AES256GCM: Sendable {
+    /// The bytes a sealed box adds to its plaintext: the nonce and the tag.
+    public static let overhead = nonceSize + tagSize
+    /// The nonce's size.
+    public static let nonceSize = 12
+    /// The tag's size.
+    public static let tagSize = 16
+
+    private let sealing: CipherContexts
+    private let opening: CipherContexts
+
+    /// A cipher with `key`.
+    public init(key: EncryptionKey) {
+        sealing = CipherContexts(key: key, encrypting: true)
+        opening = CipherContexts(key: key, encrypting: false)
+    }
+
+    /// Appends the sealed box of `plaintext` to `output`: the plaintext is copied in once and
+    /// encrypted where it lands.
+    public func seal(
+        _ plaintext: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]
+    ) throws {
+        let start = output.count
+        let nonce = [UInt8](repeating: 0, count: Self.nonceSize)
+        output.append(contentsOf: nonce)
+        output.append(contentsOf: plaintext)
+        output.append(contentsOf: nonce + [UInt8](repeating: 0, count: Self.tagSize - Self.nonceSize))
+        do {
+            try output.withUnsafeMutableBytes { raw in
+                try seal(
+                    inPlace: UnsafeMutableRawBufferPointer(rebasing: raw[start...]), associatedData: associatedData)
+            }
+        } catch {
+            output.removeSubrange(start...)
+            throw error
+        }
+    }
+
+    /// Seals `box` in place: on entry its first 12 bytes are free, then comes the plaintext, then
+    /// 16 free bytes; on return it is the sealed box (nonce, ciphertext, tag). No copy of the
+    /// plaintext is made, for records that are large.
+    public func seal(inPlace box: UnsafeMutableRawBufferPointer, associatedData: UnsafeRawBufferPointer) throws {
+        precondition(box.count >= Self.overhead, "a box has room for a nonce and a tag")
+        let length = box.count - Self.overhead
+        let nonce = box.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        guard RAND_bytes(nonce, Int32(Self.nonceSize)) == 1 else {
+            throw DataStoreError(
+                .io, "the system's random generator (OpenSSL RAND_bytes) failed",
+                remedy: "Check that the system has an entropy source (/dev/urandom) and try again")
+        }
+        let text = nonce + Self.nonceSize
+        let ok = sealing.with { context in
+            modelstore_aes256gcm_seal_with(
+                context, nonce, associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                Int32(associatedData.count), text, Int32(length), text, text + length)
+        }
+        guard ok == 1 else { throw DataStoreError(.io, "OpenSSL could not encrypt \(length) bytes with AES-256-GCM") }
+    }
+
+    /// The sealed box of `plaintext`.
+    public func seal(_ plaintext: [UInt8], associatedData: [UInt8] = []) throws -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(plaintext.count + Self.overhead)
+        try plaintext.withUnsafeBytes { text in
+            try associatedData.withUnsafeBytes { try seal(text, associatedData: $0, appendingTo: &output) }
+        }
+        return output
+    }
+
+    /// The plaintext of a sealed box, or `nil` when it does not authenticate: a wrong key, a changed
+    /// or missing byte, other associated data, or a box too short to be one. Nothing of an
+    /// unauthenticated box is returned.
+    public func open(_ box: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard box.count >= Self.overhead else { return nil }
+        let length = box.count - Self.overhead
+        var ok: Int32 = 0
+        let plaintext = [UInt8](unsafeUninitializedCapacity: max(length, 1)) { buffer, initialized in
+            let nonce = box.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            ok =
+                opening.with { context in
+                    modelstore_aes256gcm_open_with(
+                        context, nonce, associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                        Int32(associatedData.count), nonce + Self.nonceSize, Int32(length),
+                        nonce + Self.nonceSize + length, buffer.baseAddress!)
+                } ?? 0
+            initialized = length
+        }
+        return ok == 1 ? plaintext : nil
+    }
+
+    /// The plaintext of a sealed box, or `nil` when it does not authenticate.
+    public func open(_ box: [UInt8], associatedData: [UInt8] = []) -> [UInt8]? {
+        box.withUnsafeBytes { raw in associatedData.withUnsafeBytes { open(raw, associatedData: $0) } }
+    }
+}

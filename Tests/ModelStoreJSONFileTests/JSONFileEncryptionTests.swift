@@ -1,0 +1,157 @@
+import Foundation
+import ModelStore
+import ModelStoreConformance
+import ModelStoreCrypto
+import ModelStoreTestSupport
+import Testing
+
+@testable import ModelStoreJSONFile
+
+extension ConformanceAdapter {
+    /// The JSON file store encrypted with a key the app holds: the whole suite again.
+    static let encryptedJSONFile = ConformanceAdapter(
+        name: "JSONFileStore (encrypted)",
+        capabilities: ConformanceAdapter.jsonFile.capabilities,
+        nativeFilters: Set(ConformanceFilterKind.allCases),
+        expectedFailures: ConformanceAdapter.jsonFile.expectedFailures
+    ) { directory in
+        var configuration = JSONFileStoreConfiguration(url: directory.appendingPathComponent("store.json"))
+        configuration.encryption = .key(JSONFileEncryptionTests.key)
+        return configuration
+    }
+}
+
+/// The conformance suite on an encrypted JSON file store.
+struct EncryptedJSONFileConformanceTests {
+    @Test(arguments: ConformanceSuite.cases(for: .encryptedJSONFile))
+    func conformance(_ testCase: ConformanceCase) throws {
+        switch try testCase.run() {
+        case .passed: break
+        case .skipped(let reason): try Test.cancel(Comment(rawValue: reason))
+        case .expectedFailure(let reason, let failure): withKnownIssue(Comment(rawValue: reason)) { throw failure }
+        }
+    }
+}
+
+/// An encrypted JSON file: nothing readable in it, and every wrong way to open it a typed error
+/// that leaves the file as it was.
+struct JSONFileEncryptionTests {
+    static let key = try! EncryptionKey(bytes: (0..<32).map { UInt8($0 &* 7) })
+    private let directory: TemporaryDirectory
+
+    init() throws {
+        directory = try TemporaryDirectory()
+    }
+
+    private func open(_ encryption: EncryptionKeySource?) throws -> JSONFileStore {
+        try Stores.open(directory.file()) { $0.encryption = encryption }
+    }
+
+    /// A store with one gadget whose name and photo are distinctive, saved twice (so a backup exists).
+    private func fill() throws {
+        let store = try open(.key(Self.key))
+        var gadget = try Stores.new("Gadget", ["name": .string("Flux Capacitor"), "flag": .bool(true)])
+        gadget.values[gadget.entity.slot(of: "photo")!] = .data(Data(repeating: 0x5A, count: 40_000))
+        try Stores.save(store, inserting: [gadget])
+        try Stores.save(store, inserting: [try Stores.new("Gadget", ["name": .string("Hoverboard")])])
+    }
+
+    @Test func nothingOfTheModelsShowsInTheFilesAndTheyReadBack() throws {
+        try fill()
+        let bytes = try Data(contentsOf: directory.file())
+        #expect(bytes.starts(with: Data("ModelStore encrypted JSON 1\naes-256-gcm kdf=none check=".utf8)))
+        for file in [directory.file(), directory.file("store.json.backup")] {
+            let text = String(decoding: try Data(contentsOf: file), as: UTF8.self)
+            for word in ["Flux", "Hoverboard", "Gadget", "entities", "name"] {
+                #expect(!text.contains(word), "'\(word)' shows in \(file.lastPathComponent)")
+            }
+        }
+        let external = directory.file("store.json.external")
+        let names = try FileManager.default.contentsOfDirectory(atPath: external.path)
+        #expect(names.count == 1)
+        for name in names {
+            let contents = try Data(contentsOf: external.appendingPathComponent(name))
+            #expect(contents.count == 40_000 + AES256GCM.overhead)
+            #expect(!contents.contains(Data(repeating: 0x5A, count: 64)), "the photo shows in its file")
+        }
+        let reopened = try open(.key(Self.key))
+        let gadgets = try Stores.all(reopened, "Gadget")
+        let gadgetNames = gadgets.map { $0.values[$0.entity.slot(of: "name")!] }
+        #expect(gadgetNames == [.string("Flux Capacitor"), .string("Hoverboard")])
+        let photo = gadgets.first.map { $0.values[$0.entity.slot(of: "photo")!] }
+        #expect(photo == .data(Data(repeating: 0x5A, count: 40_000)))
+    }
+
+    /// Runs `body`, which must throw a DataStoreError with `code`, and checks that no file changed.
+    private func refused(
+        _ code: DataStoreError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void
+    ) throws -> DataStoreError {
+        let before = try FileTree.snapshot(directory.url)
+        let error = try #require(throws: DataStoreError.self, sourceLocation: sourceLocation) { try body() }
+        #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
+        #expect(try FileTree.snapshot(directory.url) == before, "a refused open changed the files")
+        return error
+    }
+
+    @Test func aWrongKeyIsATypedErrorNamingTheStoreAndTheFileIsUntouched() throws {
+        try fill()
+        let error = try refused(.wrongKey) { _ = try open(.key(try EncryptionKey.random())) }
+        #expect(error.message.contains("'\(directory.file().path)'"))
+        #expect(error.remedy?.contains("not read or changed") == true)
+        _ = try refused(.wrongKey) { _ = try open(.passphrase("guess")) }
+    }
+
+    @Test func noKeyForAnEncryptedFileOrAKeyForAPlainOneIsRefused() throws {
+        try fill()
+        let missing = try refused(.keyRequired) { _ = try open(nil) }
+        #expect(missing.remedy?.contains("key-env=NAME") == true)
+        let plain = try TemporaryDirectory()
+        do {
+            let store = try Stores.open(plain.file())
+            try Stores.save(store, inserting: [try Stores.new("Gadget", ["name": .string("plain")])])
+        }
+        let before = try FileTree.snapshot(plain.url)
+        let error = try #require(throws: DataStoreError.self) {
+            _ = try Stores.open(plain.file()) { $0.encryption = .key(Self.key) }
+        }
+        #expect(error.code == .invalidConfiguration)
+        #expect(error.message.contains("is not encrypted, but a key was given"))
+        #expect(try FileTree.snapshot(plain.url) == before)
+    }
+
+    @Test func aFlippedTruncatedOrExtendedFileIsCaughtByAuthentication() throws {
+        try fill()
+        let original = try Data(contentsOf: directory.file())
+        let headerEnd = original.firstRange(of: Data([UInt8(ascii: "\n")]), in: 30..<original.count)!.upperBound
+        var rng = SplitMix64(seed: 46)
+        var damaged: [Data] = [
+            original.prefix(original.count - 1), original + Data([0]), original.prefix(headerEnd + 5),
+        ]
+        for _ in 0..<24 {
+            var copy = original
+            let index = headerEnd + rng.below(original.count - headerEnd)
+            copy[index] ^= UInt8(1 << rng.below(8))
+            damaged.append(copy)
+        }
+        for bytes in damaged {
+            try bytes.write(to: directory.file())
+            let error = try refused(.corrupted) { _ = try open(.key(Self.key)) }
+            #expect(error.message.contains("fails authentication"))
+        }
+    }
+
+    @Test func aPassphraseFromTheEnvironmentDerivesTheKeyWithTheFilesSalt() throws {
+        setenv("MODELSTORE_TEST_JSON_PASSPHRASE", "correct horse battery staple", 1)
+        var configuration = JSONFileStoreConfiguration(url: directory.file(), schema: Stores.schema)
+        configuration.encryption = .passphraseEnvironment("MODELSTORE_TEST_JSON_PASSPHRASE")
+        do {
+            let store = try JSONFileStore(configuration, migrationPlan: nil)
+            try Stores.save(store, inserting: [try Stores.new("Gadget", ["name": .string("secret")])])
+        }
+        let header = String(decoding: try Data(contentsOf: directory.file()).prefix(120), as: UTF8.self)
+        #expect(header.contains("kdf=scrypt n=32768 r=8 p=1 salt="))
+        let store = try JSONFileStore(configuration, migrationPlan: nil)
+        #expect(try Stores.all(store, "Gadget").count == 1)
+        _ = try refused(.wrongKey) { _ = try open(.passphrase("Correct horse battery staple")) }
+    }
+}
