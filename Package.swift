@@ -17,6 +17,9 @@ let package = Package(
         .library(name: "ModelStoreConformance", targets: ["ModelStoreConformance"]),
         .library(name: "ModelStoreSync", targets: ["ModelStoreSync"]),
         .library(name: "ModelStoreCommandLine", targets: ["ModelStoreCommandLine"]),
+        // Test models and the plain-Swift model of the merge, shared by the sync tests of this package and
+        // of the PostgreSQL package; not API.
+        .library(name: "ModelStoreSyncTestSupport", targets: ["ModelStoreSyncTestSupport"]),
         .executable(name: "modelstore", targets: ["ModelStoreTool"]),
         .executable(name: "trips", targets: ["Trips"]),
         .library(name: "TripsSample", targets: ["TripsSample"]),
@@ -77,7 +80,8 @@ let package = Package(
         // Sync between a local store and a remote one: the engine, the host a remote runs, and the
         // in-process transport.
         .target(
-            name: "ModelStoreSync", dependencies: ["ModelStore", "ModelStoreAdapterKit"], path: "Sources/ModelStoreSync"),
+            name: "ModelStoreSync", dependencies: ["ModelStore", "ModelStoreAdapterKit"], path: "Sources/ModelStoreSync"
+        ),
         // The command-line tool's commands, in a library so that a package that links more adapters (the
         // PostgreSQL package) builds the same tool with their schemes registered; it reaches the adapters
         // through their schemes only.
@@ -94,6 +98,10 @@ let package = Package(
         .executableTarget(
             name: "ModelStoreCrashTest", dependencies: ["ModelStore", "ModelStoreAdapters", "ModelStoreAppendLog"],
             path: "Sources/modelstore-crash"),
+        // The sync crash test's replica process and checker (scripts/sync-crash-test.sh).
+        .executableTarget(
+            name: "ModelStoreSyncCrashTest", dependencies: ["ModelStore", "ModelStoreAdapters", "ModelStoreSync"],
+            path: "Sources/modelstore-sync-crash"),
         // The fuzz targets (scripts/fuzz.sh builds them with libFuzzer; otherwise they replay inputs).
         .executableTarget(
             name: "ModelStoreFuzz",
@@ -115,9 +123,18 @@ let package = Package(
                 "ModelStore", "ModelStoreAdapterKit", "ModelStoreInMemory", "ModelStoreTestSupport",
                 "ModelStoreTooling",
             ]),
+        .target(
+            name: "ModelStoreSyncTestSupport",
+            dependencies: ["ModelStore", "ModelStoreSync", "ModelStoreAdapters", "ModelStoreTestSupport"],
+            path: "Tests/ModelStoreSyncTestSupport"),
         .testTarget(
             name: "ModelStoreSyncTests",
-            dependencies: ["ModelStore", "ModelStoreSync", "ModelStoreAdapters", "ModelStoreTestSupport"]),
+            dependencies: [
+                "ModelStore", "ModelStoreSync", "ModelStoreAdapters", "ModelStoreTestSupport",
+                "ModelStoreSyncTestSupport",
+                // Run by the crash test, so built with the tests.
+                "ModelStoreSyncCrashTest",
+            ]),
         .testTarget(
             name: "ModelStoreGraphTests",
             dependencies: [

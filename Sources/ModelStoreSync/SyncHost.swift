@@ -90,6 +90,8 @@ public final class SyncHost: Sendable {
             index.assignTemporary(change.globalID, entity: change.entity)
         }
         let currentValues = try index.syncValues(of: current, store: writer, mint: SyncCoding.derivedGlobalID)
+        let uniques = try UniqueLookup.load(
+            request.changes.filter { $0.kind == .insert }.map { ($0.entity, $0.values) }, store: writer)
 
         for change in request.changes {
             let entity = try writer.entity(change.entity)
@@ -103,7 +105,11 @@ public final class SyncHost: Sendable {
                     if change.values.contains(where: { values[$0.key] != $0.value }) { stale.append(change.globalID) }
                     continue
                 }
-                if let existing = try uniqueMatch(for: change, entity: entity, store: writer, index: &index) {
+                if let match = uniques.match(entity: entity, values: change.values),
+                    let existing = try index.globalIDs(
+                        for: [match.persistentIdentifier], store: writer, mint: SyncCoding.derivedGlobalID
+                    )[match.persistentIdentifier]
+                {
                     merged[change.globalID] = existing
                     continue
                 }
@@ -115,7 +121,7 @@ public final class SyncHost: Sendable {
                 let stamps = Dictionary(change.values.keys.map { ($0, change.stamp) }, uniquingKeysWith: { $1 })
                 if var record {
                     record.set("model", .reference(temporary))
-                    record.set("stamps", .data(SyncCoding.encode(stamps)))
+                    record.set("stamps", .data(SyncCoding.encodeStamps(stamps)))
                     record.set("key", .string(""))
                     record.set("deletedAt", .int(0))
                     recordUpdates.append(record.snapshot)
@@ -160,7 +166,7 @@ public final class SyncHost: Sendable {
                 updated.append(model)
                 var stamps = record.stamps
                 for name in patch.keys { stamps[name] = change.stamp }
-                record.set("stamps", .data(SyncCoding.encode(stamps)))
+                record.set("stamps", .data(SyncCoding.encodeStamps(stamps)))
                 recordUpdates.append(record.snapshot)
             case .delete:
                 guard let model, var record else { continue }  // gone already
@@ -193,24 +199,6 @@ public final class SyncHost: Sendable {
         }
         let touched = request.changes.map(\.globalID) + merged.values
         return SyncPushReply(applied: true, stale: [], merged: merged, states: try states(of: touched))
-    }
-
-    /// The global identifier of a model that already holds every unique value a new model has.
-    private func uniqueMatch(
-        for change: SyncChange, entity: Schema.Entity, store: SyncStore, index: inout RecordIndex
-    ) throws -> String? {
-        for constraint in entity.uniquenessConstraints {
-            let filters = constraint.compactMap { name -> StoreFilter? in
-                guard entity.attribute(named: name) != nil, let value = change.values[name] else { return nil }
-                return .compare(StorePath(name), .equal, value)
-            }
-            guard filters.count == constraint.count, let filter = StoreFilter.conjunction(filters),
-                let match = try store.fetch(entity.name, filter: filter, limit: 1).first
-            else { continue }
-            let ids = [match.persistentIdentifier]
-            return try index.globalIDs(for: ids, store: store, mint: SyncCoding.derivedGlobalID)[ids[0]]
-        }
-        return nil
     }
 
     // MARK: Pull

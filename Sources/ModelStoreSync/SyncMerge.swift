@@ -93,8 +93,8 @@ struct MergePlan {
             SyncValues.write(remote, into: &snapshot, localID: index.localID)
             inserted.append(snapshot)
             record.set("model", .reference(temporary))
-            record.set("base", .data(SyncCoding.encode(Self.resolvable(remote, index: index))))
-            record.set("stamps", .data(SyncCoding.encode(remoteModel.stamps)))
+            record.set("base", .data(SyncCoding.encodeValues(Self.resolvable(remote, index: index))))
+            record.set("stamps", .data(SyncCoding.encodeStamps(remoteModel.stamps)))
             record.set("pending", .bool(false))
             recordUpdates.append(record.snapshot)
             conflicts.append(
@@ -127,7 +127,7 @@ struct MergePlan {
         let base = adopted ? nil : index.adoptedAsEqual.contains(global) ? remote : record?.base
         var merged = localValues
         var pending = false
-        let localStamp = changes.changed[live.persistentIdentifier] ?? .zero
+        let localStamp = changes.stamp(of: live.persistentIdentifier) ?? .zero
         for property in entity.properties {
             let name = property.name
             let mine = localValues[name] ?? .null
@@ -168,8 +168,8 @@ struct MergePlan {
             applied += 1
         }
         if var record, !adopted {
-            record.set("base", .data(SyncCoding.encode(Self.resolvable(remote, index: index))))
-            record.set("stamps", .data(SyncCoding.encode(remoteModel.stamps)))
+            record.set("base", .data(SyncCoding.encodeValues(Self.resolvable(remote, index: index))))
+            record.set("stamps", .data(SyncCoding.encodeStamps(remoteModel.stamps)))
             record.set("pending", .bool(pending))
             recordUpdates.append(record.snapshot)
         } else {
