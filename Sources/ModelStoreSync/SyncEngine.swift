@@ -291,7 +291,8 @@ public actor SyncEngine {
     private func localChanges(after pushed: Int64, replica: String, listing: Bool = true) throws -> LocalChanges {
         var changes = LocalChanges()
         guard pushed > 0 else {
-            return try everyModel(head: try local.newestTransaction(), replica: replica, listing: listing)
+            // A merge needs no head: reading it costs a read of the whole history on some stores.
+            return try everyModel(head: listing ? try local.newestTransaction() : 0, replica: replica, listing: listing)
         }
         let transactions: [DefaultHistoryTransaction]
         do {

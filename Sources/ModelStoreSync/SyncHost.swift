@@ -193,6 +193,13 @@ public final class SyncHost: Sendable {
                     inserted: insertedIDs.compactMap { $0 }, updated: updated.map { $0.persistentIdentifier },
                     deleted: deleted.map { $0.persistentIdentifier }, author: writer.editingState.author,
                     historyTokens: result.historyToken.map { [$0] } ?? [], origin: .external))
+        } catch let error as DataStoreError where error.code == .conflict {
+            // Another writer (a host in another process, or another program) changed one of these
+            // models between this host's read and its save, which the store caught from the expected
+            // values: the same answer as a clash found while reading, so the replica pulls, merges
+            // and pushes again instead of failing the round.
+            return SyncPushReply(
+                applied: false, stale: Array(expected.keys.compactMap(index.global)), merged: [:], states: [])
         } catch {
             throw SyncError.store(
                 error, while: "applying \(request.changes.count) change(s) to '\(store.store.identifier)'")
