@@ -45,6 +45,8 @@ let package = Package(
                 .product(name: "ModelStore", package: "ModelStore"),
                 .product(name: "ModelStoreAdapterKit", package: "ModelStore"),
                 .product(name: "ModelStoreConformance", package: "ModelStore"),
+                .product(name: "ModelStoreSync", package: "ModelStore"),
+                .product(name: "ModelStoreSyncTestSupport", package: "ModelStore"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/ModelStorePostgreSQLTests"),

@@ -179,4 +179,63 @@ public enum SyncScenarios {
             try b.engine.conflicts.list().contains { $0.kind == .unique && $0.property == "budget" },
             sourceLocation: sourceLocation)
     }
+
+    /// A first pull reads the shared store page by page in identifier order: a replica gets every
+    /// model, and models deleted between two pages make the next page neither skip nor repeat any.
+    public static func aFirstPullPagesThroughDeletionsWithoutSkippingAny(
+        host: SyncHost, _ first: String, _ second: String, _ third: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let a = try Replica(url: first, host: host)
+        let context = a.context()
+        for index in 0..<250 { context.insert(Journey(String(format: "j%03d", index), budget: index)) }
+        try context.save()
+        try await a.engine.syncNow()
+        var small = SyncConfiguration()
+        small.pageSize = 40
+        let b = try Replica(url: second, host: host, configuration: small)
+        let round = try await b.engine.syncNow()
+        #expect(round.pulled == 250, sourceLocation: sourceLocation)
+        #expect(try b.journeys() == a.journeys(), sourceLocation: sourceLocation)
+        // Paging by hand, with deletions on the shared store between pages: every model that is
+        // still there arrives exactly once.
+        var cursor = SyncCursor.start
+        var seen: [String] = []
+        var deleted = false
+        while true {
+            let page = try host.pull(try message(["replica": "pager", "cursor": cursor, "limit": 40]))
+            seen += page.models.filter { $0.values != nil }.map(\.globalID)
+            cursor = page.cursor
+            if cursor.snapshot == nil { break }
+            if !deleted {
+                deleted = true
+                let onA = a.context()
+                for journey in try onA.fetch(FetchDescriptor<Journey>()) where journey.budget % 3 == 0 {
+                    onA.delete(journey)
+                }
+                try onA.save()
+                try await a.engine.syncNow()
+            }
+        }
+        #expect(Set(seen).count == seen.count, sourceLocation: sourceLocation)
+        let remaining = try host.fetch(try message(["globalIDs": seen])).filter { $0.values != nil }
+        #expect(remaining.count == 250 - 84, sourceLocation: sourceLocation)
+        let c = try Replica(url: third, host: host, configuration: small)
+        try await c.engine.syncNow()
+        try await b.engine.syncNow()
+        #expect(try c.journeys() == a.journeys(), sourceLocation: sourceLocation)
+        #expect(try b.journeys() == a.journeys(), sourceLocation: sourceLocation)
+        #expect(try a.journeys().count == 250 - 84, sourceLocation: sourceLocation)
+    }
+
+    /// A request message from its fields, as a transport decodes one (the message types are made by
+    /// decoding outside the module).
+    private static func message<Message: Decodable>(_ fields: [String: any Encodable]) throws -> Message {
+        var object: [String: Any] = [:]
+        for (name, value) in fields {
+            object[name] = try JSONSerialization.jsonObject(
+                with: JSONEncoder().encode(value), options: .fragmentsAllowed)
+        }
+        return try JSONDecoder().decode(Message.self, from: JSONSerialization.data(withJSONObject: object))
+    }
 }

@@ -44,6 +44,12 @@ import Testing
             host: shared(), "sqlite:" + directory.path("a.sqlite"), "sqlite:" + directory.path("b.sqlite"))
     }
 
+    @Test func aFirstPullPagesThroughDeletionsWithoutSkippingAny() async throws {
+        try await SyncScenarios.aFirstPullPagesThroughDeletionsWithoutSkippingAny(
+            host: shared(), "sqlite:" + directory.path("a.sqlite"), "json:" + directory.path("b.json"),
+            "log:" + directory.path("c.log"))
+    }
+
     @Test func differentSchemasStopBeforeAnythingMoves() async throws {
         let host = try SyncHost(
             container: ModelContainer(
