@@ -184,8 +184,15 @@ public actor SyncEngine {
                 summary.pushed += count
                 summary.conflicts += conflicts
                 return summary
-            case .stale:
-                continue  // the remote moved on: pull what changed, merge, push again
+            case .stale(let globalIDs):
+                // The remote moved on: pull what changed, merge, push again. The stale models
+                // themselves are read and merged too: a pull leaves out this replica's own pushes,
+                // and one it made before a crash, never acknowledged, is what the remote holds.
+                let models = try await transport.fetch(SyncFetchRequest(globalIDs: globalIDs))
+                let merged = try await merge(
+                    SyncPullReply(models: models, cursor: state.cursor, hasMore: false), state: &state)
+                summary.conflicts += merged.conflicts
+                continue
             }
         }
         throw SyncError(
@@ -352,6 +359,16 @@ public actor SyncEngine {
     }
 
     private func merge(_ reply: SyncPullReply, state: inout State) async throws -> Merged {
+        guard !reply.models.isEmpty else {
+            // Nothing to merge: only the cursor moves, and a quiet round writes nothing.
+            guard reply.cursor != state.cursor else { return Merged() }
+            state.cursor = reply.cursor
+            let result = try local.save(inserted: [], updated: [stateRow(state)], deleted: [])
+            if let id = result.remappedIdentifiers[state.snapshot.persistentIdentifier] {
+                state.snapshot.persistentIdentifier = id
+            }
+            return Merged()
+        }
         var models = reply.models
         var index = try RecordIndex.load(globalIDs: models.map(\.globalID), store: local)
         // Models the page refers to that this replica lacks: fetch them, so references hold.
@@ -376,7 +393,9 @@ public actor SyncEngine {
         }
         try index.add(globalIDs: models.map(\.globalID), store: local)
         let replica = try replicaID()
-        let changes = try localChanges(after: state.pushed, replica: replica, listing: false)
+        // Read the local history (a read of all of it on some stores) only when a clash needs a stamp.
+        let pushed = state.pushed
+        let changes = LazyLocalChanges { try self.localChanges(after: pushed, replica: replica, listing: false) }
         var plan = MergePlan(configuration: configuration)
         // A replica that never pushed and reads the remote whole for the first time may hold the
         // same models already (seeded alike, or its bookkeeping was lost): equal models become one
@@ -485,7 +504,8 @@ public actor SyncEngine {
 
     private enum PushOutcome {
         case pushed(Int, conflicts: Int)
-        case stale
+        /// The remote refused the push: these models changed there since their base.
+        case stale([String])
     }
 
     private func push(state: inout State, replica: String) async throws -> PushOutcome {
@@ -527,7 +547,7 @@ public actor SyncEngine {
             let out = try outgoing(Array(chunk), changes: changes, index: &index, replica: replica, now: now)
             guard !out.isEmpty else { continue }
             let reply = try await transport.push(SyncPushRequest(replica: replica, changes: out))
-            guard reply.applied else { return .stale }
+            guard reply.applied else { return .stale(reply.stale) }
             conflicts += try acknowledge(out, reply: reply, index: &index, state: nil, deletedRecords: [])
             total += out.count
             hub.emit(.pushed(out.count))
@@ -535,7 +555,7 @@ public actor SyncEngine {
         for batch in deletes.chunked(configuration.pageSize) {
             var index = RecordIndex()
             let reply = try await transport.push(SyncPushRequest(replica: replica, changes: Array(batch)))
-            guard reply.applied else { return .stale }
+            guard reply.applied else { return .stale(reply.stale) }
             conflicts += try acknowledge(
                 Array(batch), reply: reply, index: &index, state: nil, deletedRecords: deletedRecords)
             total += batch.count
@@ -657,5 +677,19 @@ public actor SyncEngine {
         try local.save(inserted: rows, updated: updated + (state.map { [stateRow($0)] } ?? []), deleted: deleted)
         for conflict in conflicts { hub.emit(.conflict(conflict)) }
         return conflicts.count
+    }
+}
+
+/// What changed locally, read the first time it is asked for.
+final class LazyLocalChanges {
+    private let load: () throws -> SyncEngine.LocalChanges
+    private var loaded: SyncEngine.LocalChanges?
+
+    init(_ load: @escaping () throws -> SyncEngine.LocalChanges) { self.load = load }
+
+    /// When the app last changed a model since the last push, if it did.
+    func stamp(of id: PersistentIdentifier) throws -> SyncStamp? {
+        if loaded == nil { loaded = try load() }
+        return loaded?.stamp(of: id)
     }
 }

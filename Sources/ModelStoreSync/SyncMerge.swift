@@ -31,7 +31,7 @@ struct MergePlan {
 
     mutating func merge(
         _ remoteModel: SyncModelState, index: inout RecordIndex, current: [PersistentIdentifier: DefaultSnapshot],
-        currentValues: [PersistentIdentifier: [String: StoreValue]], changes: SyncEngine.LocalChanges,
+        currentValues: [PersistentIdentifier: [String: StoreValue]], changes: LazyLocalChanges,
         store: SyncStore
     ) throws {
         let global = remoteModel.globalID
@@ -127,7 +127,6 @@ struct MergePlan {
         let base = adopted ? nil : index.adoptedAsEqual.contains(global) ? remote : record?.base
         var merged = localValues
         var pending = false
-        let localStamp = changes.stamp(of: live.persistentIdentifier) ?? .zero
         for property in entity.properties {
             let name = property.name
             let mine = localValues[name] ?? .null
@@ -152,7 +151,8 @@ struct MergePlan {
                 let policy = configuration.policy(entity: entity.name, property: name)
                 let clash = SyncClash(
                     globalID: global, entity: entity.name, property: name, base: agreed, local: mine,
-                    remote: theirs, localStamp: localStamp, remoteStamp: remoteModel.stamps[name] ?? .zero)
+                    remote: theirs, localStamp: try changes.stamp(of: live.persistentIdentifier) ?? .zero,
+                    remoteStamp: remoteModel.stamps[name] ?? .zero)
                 let chosen = policy.decide(clash)
                 merged[name] = chosen
                 if chosen != theirs { pending = true }
