@@ -18,6 +18,9 @@ let package = Package(
         .library(name: "ModelStoreConformance", targets: ["ModelStoreConformance"]),
         .library(name: "ModelStoreSync", targets: ["ModelStoreSync"]),
         .library(name: "ModelStoreCommandLine", targets: ["ModelStoreCommandLine"]),
+        // Test models and the plain-Swift model of the merge, shared by the sync tests of this package and
+        // of the PostgreSQL package; not API.
+        .library(name: "ModelStoreSyncTestSupport", targets: ["ModelStoreSyncTestSupport"]),
         .executable(name: "modelstore", targets: ["ModelStoreTool"]),
         .executable(name: "trips", targets: ["Trips"]),
         .library(name: "TripsSample", targets: ["TripsSample"]),
@@ -108,6 +111,10 @@ let package = Package(
         .executableTarget(
             name: "ModelStoreCrashTest", dependencies: ["ModelStore", "ModelStoreAdapters", "ModelStoreAppendLog"],
             path: "Sources/modelstore-crash"),
+        // The sync crash test's replica process and checker (scripts/sync-crash-test.sh).
+        .executableTarget(
+            name: "ModelStoreSyncCrashTest", dependencies: ["ModelStore", "ModelStoreAdapters", "ModelStoreSync"],
+            path: "Sources/modelstore-sync-crash"),
         // The fuzz targets (scripts/fuzz.sh builds them with libFuzzer; otherwise they replay inputs).
         .executableTarget(
             name: "ModelStoreFuzz",
@@ -129,9 +136,18 @@ let package = Package(
                 "ModelStore", "ModelStoreAdapterKit", "ModelStoreInMemory", "ModelStoreTestSupport",
                 "ModelStoreTooling",
             ]),
+        .target(
+            name: "ModelStoreSyncTestSupport",
+            dependencies: ["ModelStore", "ModelStoreSync", "ModelStoreAdapters", "ModelStoreTestSupport"],
+            path: "Tests/ModelStoreSyncTestSupport"),
         .testTarget(
             name: "ModelStoreSyncTests",
-            dependencies: ["ModelStore", "ModelStoreSync", "ModelStoreAdapters", "ModelStoreTestSupport"]),
+            dependencies: [
+                "ModelStore", "ModelStoreSync", "ModelStoreAdapters", "ModelStoreTestSupport",
+                "ModelStoreSyncTestSupport",
+                // Run by the crash test, so built with the tests.
+                "ModelStoreSyncCrashTest",
+            ]),
         .testTarget(
             name: "ModelStoreCryptoTests", dependencies: ["ModelStore", "ModelStoreCrypto", "ModelStoreTestSupport"]),
         .testTarget(

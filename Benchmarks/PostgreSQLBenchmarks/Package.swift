@@ -10,7 +10,8 @@ let package = Package(
     name: "ModelStorePostgreSQLBenchmarks",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "modelstore-pg-bench", targets: ["PostgresBench"])
+        .executable(name: "modelstore-pg-bench", targets: ["PostgresBench"]),
+        .executable(name: "modelstore-sync-bench", targets: ["SyncBench"]),
     ],
     dependencies: [
         .package(name: "ModelStore", path: "../.."),
@@ -34,7 +35,18 @@ let package = Package(
                 .product(name: "FluentKit", package: "fluent-kit"),
                 .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
             ],
-            path: "Sources/PostgresBench")
+            path: "Sources/PostgresBench"),
+        // The sync engine's initial sync and incremental rounds, SQLite to SQLite and SQLite to PostgreSQL.
+        .executableTarget(
+            name: "SyncBench",
+            dependencies: [
+                .product(name: "BenchHarness", package: "ModelStoreBenchmarks"),
+                .product(name: "ModelStore", package: "ModelStore"),
+                .product(name: "ModelStoreAdapters", package: "ModelStore"),
+                .product(name: "ModelStoreSync", package: "ModelStore"),
+                .product(name: "ModelStorePostgreSQL", package: "ModelStorePostgreSQL"),
+            ],
+            path: "Sources/SyncBench"),
     ],
     swiftLanguageModes: [.v6]
 )

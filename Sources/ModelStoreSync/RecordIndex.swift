@@ -75,6 +75,15 @@ struct RecordIndex {
         modelByGlobal[global] = nil
     }
 
+    /// Forgets the models of `models`' keys that are not there (deleted here, their records still
+    /// naming them).
+    mutating func unlinkMissing(from models: [PersistentIdentifier: DefaultSnapshot]) {
+        for (global, model) in modelByGlobal where !model.isTemporary && models[model] == nil {
+            modelByGlobal[global] = nil
+            globalByModel[model] = nil
+        }
+    }
+
     /// The live models the loaded records point at, by identifier.
     func models(store: SyncStore) throws -> [PersistentIdentifier: DefaultSnapshot] {
         var found: [PersistentIdentifier: DefaultSnapshot] = [:]

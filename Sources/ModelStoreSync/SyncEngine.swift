@@ -163,6 +163,11 @@ public actor SyncEngine {
                 schemaFingerprint: SyncCoding.fingerprint(local.schema)))
         try checkSchema(hello)
         var state = try loadState(remote: hello.remote, replica: replica)
+        if state.pushed == 0 && state.cursor.snapshot != nil {
+            // Joining: only entities that held models before the round can hold models equal to
+            // pulled ones; the others need no look-up per pulled model.
+            state.joinable = Set(try local.schema.syncedEntities.map(\.name).filter { try local.count($0) > 0 })
+        }
         var summary = SyncSummary()
         for _ in 0..<8 {
             while true {
@@ -179,13 +184,15 @@ public actor SyncEngine {
                 summary.pushed += count
                 summary.conflicts += conflicts
                 return summary
-            case .stale(let models):
-                // The remote moved on: merge the current state of the refused models at once (so a
-                // base that went wrong cannot refuse every retry), then pull the rest and push again.
-                let current = try await transport.fetch(SyncFetchRequest(globalIDs: models))
+            case .stale(let globalIDs):
+                // The remote moved on: pull what changed, merge, push again. The stale models
+                // themselves are read and merged too: a pull leaves out this replica's own pushes,
+                // and one it made before a crash, never acknowledged, is what the remote holds.
+                let models = try await transport.fetch(SyncFetchRequest(globalIDs: globalIDs))
                 let merged = try await merge(
-                    SyncPullReply(models: current, cursor: state.cursor, hasMore: false), state: &state)
+                    SyncPullReply(models: models, cursor: state.cursor, hasMore: false), state: &state)
                 summary.conflicts += merged.conflicts
+                continue
             }
         }
         throw SyncError(
@@ -217,6 +224,8 @@ public actor SyncEngine {
         var snapshot: DefaultSnapshot
         var cursor: SyncCursor
         var pushed: Int64
+        /// The entities that held models when a joining round began (see ``equalMatch``).
+        var joinable = Set<String>()
     }
 
     private func replicaID() throws -> String {
@@ -275,19 +284,32 @@ public actor SyncEngine {
         var hasAppTransactions = false
         /// How many transactions the range held.
         var transactions = 0
+        /// When every model counts as changed (nothing was pushed yet, or the history was trimmed)
+        /// but the models were not listed: the stamp each has.
+        var everyModelStamp: SyncStamp?
+
+        /// When the app last changed a model, if it did since the last push.
+        func stamp(of id: PersistentIdentifier) -> SyncStamp? { changed[id] ?? everyModelStamp }
     }
 
-    private func localChanges(after pushed: Int64, replica: String) throws -> LocalChanges {
+    /// What changed locally since the last push. `listing` lists every model when every model
+    /// counts as changed; a merge, which only asks for the stamps of the models it meets, passes
+    /// `false`, so that a first pull does not read the whole local store once per page.
+    private func localChanges(after pushed: Int64, replica: String, listing: Bool = true) throws -> LocalChanges {
         var changes = LocalChanges()
-        changes.head = try local.newestTransaction()
-        guard pushed > 0 else { return try everyModel(head: changes.head, replica: replica) }
+        guard pushed > 0 else {
+            // A merge needs no head: reading it costs a read of the whole history on some stores.
+            return try everyModel(head: listing ? try local.newestTransaction() : 0, replica: replica, listing: listing)
+        }
         let transactions: [DefaultHistoryTransaction]
         do {
             transactions = try local.transactions(after: pushed, limit: Int.max)
         } catch DataStoreError.historyTokenExpired {
             // The local history was trimmed past the last push: compare every model with its base.
-            return try everyModel(head: changes.head, replica: replica)
+            return try everyModel(head: try local.newestTransaction(), replica: replica, listing: listing)
         }
+        // Read once: the newest transaction is the last one after the push, or the push's own.
+        changes.head = transactions.last?.transactionIdentifier ?? pushed
         changes.transactions = transactions.count
         for transaction in transactions where transaction.author != Self.author {
             changes.hasAppTransactions = true
@@ -307,13 +329,24 @@ public actor SyncEngine {
         return changes
     }
 
-    private func everyModel(head: Int64, replica: String) throws -> LocalChanges {
+    private func everyModel(head: Int64, replica: String, listing: Bool) throws -> LocalChanges {
         var changes = LocalChanges()
         changes.head = head
         changes.hasAppTransactions = true
         let stamp = SyncStamp(milliseconds: 0, counter: 0, replica: replica)
+        guard listing else {
+            changes.everyModelStamp = stamp
+            return changes
+        }
+        // Page by page, so only the identifiers stay in memory, not every model.
         for entity in local.schema.syncedEntities {
-            for snapshot in try local.fetch(entity.name) { changes.changed[snapshot.persistentIdentifier] = stamp }
+            var offset = 0
+            while true {
+                let page = try local.fetch(entity.name, offset: offset, limit: 5000)
+                for snapshot in page { changes.changed[snapshot.persistentIdentifier] = stamp }
+                offset += page.count
+                if page.count < 5000 { break }
+            }
         }
         return changes
     }
@@ -326,8 +359,16 @@ public actor SyncEngine {
     }
 
     private func merge(_ reply: SyncPullReply, state: inout State) async throws -> Merged {
-        // An empty page that moves no cursor writes nothing: a quiet round touches no rows.
-        guard !reply.models.isEmpty || reply.cursor != state.cursor else { return Merged() }
+        guard !reply.models.isEmpty else {
+            // Nothing to merge: only the cursor moves, and a quiet round writes nothing.
+            guard reply.cursor != state.cursor else { return Merged() }
+            state.cursor = reply.cursor
+            let result = try local.save(inserted: [], updated: [stateRow(state)], deleted: [])
+            if let id = result.remappedIdentifiers[state.snapshot.persistentIdentifier] {
+                state.snapshot.persistentIdentifier = id
+            }
+            return Merged()
+        }
         var models = reply.models
         var index = try RecordIndex.load(globalIDs: models.map(\.globalID), store: local)
         // Models the page refers to that this replica lacks: fetch them, so references hold.
@@ -352,10 +393,9 @@ public actor SyncEngine {
         }
         try index.add(globalIDs: models.map(\.globalID), store: local)
         let replica = try replicaID()
-        let changes = try localChanges(after: state.pushed, replica: replica)
-        // A model deleted here since the last push may still be named by its record (a store that
-        // leaves the reference in place): it is not there to write to.
-        for id in changes.deleted { index.unlink(model: id) }
+        // Read the local history (a read of all of it on some stores) only when a clash needs a stamp.
+        let pushed = state.pushed
+        let changes = LazyLocalChanges { try self.localChanges(after: pushed, replica: replica, listing: false) }
         var plan = MergePlan(configuration: configuration)
         // A replica that never pushed and reads the remote whole for the first time may hold the
         // same models already (seeded alike, or its bookkeeping was lost): equal models become one
@@ -363,11 +403,15 @@ public actor SyncEngine {
         let joining = state.pushed == 0 && state.cursor.snapshot != nil
         var taken = Set<PersistentIdentifier>()
         // New models first get temporary identifiers, so references among them resolve.
-        for model in models where model.values != nil && index.record(of: model.globalID) == nil {
-            if let adopted = try uniqueMatch(for: model, index: &index) {
+        let new = models.filter { $0.values != nil && index.record(of: $0.globalID) == nil }
+        let uniques = try UniqueLookup.load(new.map { ($0.entity, $0.values ?? [:]) }, store: local)
+        for model in new {
+            if let adopted = try uniqueMatch(for: model, in: uniques, index: &index) {
                 index.link(model.globalID, to: adopted)
                 taken.insert(adopted)
-            } else if joining, let equal = try equalMatch(for: model, index: &index, taken: taken) {
+            } else if joining, state.joinable.contains(model.entity),
+                let equal = try equalMatch(for: model, index: &index, taken: taken)
+            {
                 index.link(model.globalID, to: equal)
                 taken.insert(equal)
             } else {
@@ -375,6 +419,9 @@ public actor SyncEngine {
             }
         }
         let current = try index.models(store: local)
+        // A record may still name a model deleted here (a store that leaves the reference in place):
+        // it is not there to write to, nor to refer to.
+        index.unlinkMissing(from: current)
         let currentValues = try index.syncValues(of: current, store: local) { _ in UUID().uuidString }
         for model in models {
             try plan.merge(
@@ -420,28 +467,22 @@ public actor SyncEngine {
 
     /// A local model that holds every unique value of a pulled new model and was never synced:
     /// the two become one model under the pulled identifier.
-    private func uniqueMatch(for model: SyncModelState, index: inout RecordIndex) throws -> PersistentIdentifier? {
-        guard let entity = local.schema.entity(named: model.entity), let values = model.values else { return nil }
-        for constraint in entity.uniquenessConstraints {
-            let filters = constraint.compactMap { name -> StoreFilter? in
-                guard entity.attribute(named: name) != nil, let value = values[name] else { return nil }
-                return .compare(StorePath(name), .equal, value)
-            }
-            guard filters.count == constraint.count, let filter = StoreFilter.conjunction(filters),
-                let match = try local.fetch(entity.name, filter: filter, limit: 1).first
-            else { continue }
-            let id = match.persistentIdentifier
-            let known = try index.globalIDs(for: [id], store: local) { _ in UUID().uuidString }
-            guard let global = known[id], index.record(of: global)?.base == nil else { continue }
-            // The local model was never synced: it takes the pulled identifier. Its own record goes.
-            if let record = index.record(of: global), !record.snapshot.persistentIdentifier.isTemporary {
-                index.recordDeletes.append(record.snapshot)
-            }
-            index.derivedRecordInserts.removeAll { $0["globalID"]?.stringValue == global }
-            index.adoptedByUnique.insert(model.globalID)
-            return id
+    private func uniqueMatch(
+        for model: SyncModelState, in uniques: UniqueLookup, index: inout RecordIndex
+    ) throws -> PersistentIdentifier? {
+        guard let entity = local.schema.entity(named: model.entity), let values = model.values,
+            let match = uniques.match(entity: entity, values: values)
+        else { return nil }
+        let id = match.persistentIdentifier
+        let known = try index.globalIDs(for: [id], store: local) { _ in UUID().uuidString }
+        guard let global = known[id], index.record(of: global)?.base == nil else { return nil }
+        // The local model was never synced: it takes the pulled identifier. Its own record goes.
+        if let record = index.record(of: global), !record.snapshot.persistentIdentifier.isTemporary {
+            index.recordDeletes.append(record.snapshot)
         }
-        return nil
+        index.derivedRecordInserts.removeAll { $0["globalID"]?.stringValue == global }
+        index.adoptedByUnique.insert(model.globalID)
+        return id
     }
 
     /// A local model, never synced and not yet taken, whose every attribute equals the pulled
@@ -473,14 +514,12 @@ public actor SyncEngine {
 
     private enum PushOutcome {
         case pushed(Int, conflicts: Int)
+        /// The remote refused the push: these models changed there since their base.
         case stale([String])
     }
 
     private func push(state: inout State, replica: String) async throws -> PushOutcome {
         let changes = try localChanges(after: state.pushed, replica: replica)
-        var index = RecordIndex()
-        let ids = Array(changes.changed.keys)
-        let globals = try index.globalIDs(for: ids, store: local) { _ in UUID().uuidString }
         // Records whose model was deleted here: the reference was cleared, or still names it.
         var deletedRecords: [SyncRecord] = []
         for entity in local.schema.syncedEntities {
@@ -497,16 +536,80 @@ public actor SyncEngine {
                 SyncMetadata.recordEntityName(for: entity.name), filter: .compare("pending", .equal, .bool(true))
             ).map(SyncRecord.init)
         }
-        for record in pending { index.remember(record) }
-        let pendingModels = pending.compactMap(\.model).filter { changes.changed[$0] == nil }
+        let pendingByModel = Dictionary(
+            pending.compactMap { record in record.model.map { ($0, record) } }, uniquingKeysWith: { $1 })
+        let ids = Array(changes.changed.keys) + pendingByModel.keys.filter { changes.changed[$0] == nil }
+        var deletes: [SyncChange] = []
+        var seenDeletes = Set<String>()
+        let now = SyncStamp.zero.next(replica: replica, now: Date())
+        for record in deletedRecords where seenDeletes.insert(record.globalID).inserted {
+            guard record.base != nil else { continue }  // never reached the remote
+            deletes.append(SyncChange(globalID: record.globalID, entity: record.entityName, kind: .delete, stamp: now))
+        }
+        status.update(pendingChanges: ids.count + deletes.count)
+        // A page of models at a time: read, compared with their bases, pushed and acknowledged, so
+        // the memory a push takes does not grow with the number of models it pushes.
+        var total = 0
+        var conflicts = 0
+        for chunk in ids.chunked(configuration.pageSize) {
+            var index = RecordIndex()
+            for id in chunk { if let record = pendingByModel[id] { index.remember(record) } }
+            let out = try outgoing(Array(chunk), changes: changes, index: &index, replica: replica, now: now)
+            guard !out.isEmpty else { continue }
+            let reply = try await transport.push(SyncPushRequest(replica: replica, changes: out))
+            guard reply.applied else { return .stale(reply.stale) }
+            conflicts += try acknowledge(out, reply: reply, index: &index, state: nil, deletedRecords: [])
+            total += out.count
+            hub.emit(.pushed(out.count))
+        }
+        for batch in deletes.chunked(configuration.pageSize) {
+            var index = RecordIndex()
+            let reply = try await transport.push(SyncPushRequest(replica: replica, changes: Array(batch)))
+            guard reply.applied else { return .stale(reply.stale) }
+            conflicts += try acknowledge(
+                Array(batch), reply: reply, index: &index, state: nil, deletedRecords: deletedRecords)
+            total += batch.count
+            hub.emit(.pushed(batch.count))
+        }
+        if total > 0 {
+            state.pushed = changes.head
+            try local.save(inserted: [], updated: [stateRow(state)], deleted: [])
+            status.update(pendingChanges: 0)
+            return .pushed(total, conflicts: conflicts)
+        }
+        // Nothing to push. Move the push cursor past the engine's own transactions only now and
+        // then, so a quiet round writes nothing.
+        if state.pushed < changes.head && (changes.hasAppTransactions || changes.transactions >= 64)
+            || !deletedRecords.isEmpty || !pending.isEmpty
+        {
+            state.pushed = changes.head
+            try local.save(
+                inserted: [], updated: [stateRow(state)] + pending.map { clearPending($0) },
+                deleted: deletedRecords.map(\.snapshot))
+        }
+        status.update(pendingChanges: 0)
+        return .pushed(0, conflicts: 0)
+    }
+
+    /// The changes to push for these local models: new ones whole, others what differs from their
+    /// base. Global identifiers minted for models that had none are saved first, so a repeated push
+    /// reuses them.
+    private func outgoing(
+        _ ids: [PersistentIdentifier], changes: LocalChanges, index: inout RecordIndex, replica: String,
+        now: SyncStamp
+    ) throws -> [SyncChange] {
+        var globals = try index.globalIDs(for: ids, store: local) { _ in UUID().uuidString }
         var current: [PersistentIdentifier: DefaultSnapshot] = [:]
-        for (entity, group) in Dictionary(grouping: ids + pendingModels, by: \.entityName) {
+        for (entity, group) in Dictionary(grouping: ids, by: \.entityName) {
             current.merge(try local.snapshots(group, entityName: entity)) { $1 }
         }
         let values = try index.syncValues(of: current, store: local) { _ in UUID().uuidString }
+        if !index.derivedRecordInserts.isEmpty {
+            try local.save(inserted: index.derivedRecordInserts, updated: [], deleted: [])
+            index = RecordIndex()
+            globals = try index.globalIDs(for: ids, store: local) { _ in UUID().uuidString }
+        }
         var out: [SyncChange] = []
-        var pushedModels: [(global: String, model: PersistentIdentifier)] = []
-        let now = SyncStamp.zero.next(replica: replica, now: Date())
         for (id, snapshot) in current {
             guard let global = globals[id] ?? index.global(of: id), let modelValues = values[id] else { continue }
             let stamp = max(changes.changed[id] ?? now, SyncStamp(milliseconds: 0, counter: 0, replica: replica))
@@ -515,7 +618,6 @@ public actor SyncEngine {
                     SyncChange(
                         globalID: global, entity: snapshot.entity.name, kind: .insert, values: modelValues, stamp: stamp
                     ))
-                pushedModels.append((global, id))
                 continue
             }
             var changed: [String: StoreValue] = [:]
@@ -524,53 +626,13 @@ public actor SyncEngine {
                 changed[name] = value
                 was[name] = base[name] ?? .null
             }
-            pushedModels.append((global, id))
             guard !changed.isEmpty else { continue }
             out.append(
                 SyncChange(
                     globalID: global, entity: snapshot.entity.name, kind: .update, values: changed, base: was,
                     stamp: stamp))
         }
-        var seenDeletes = Set<String>()
-        for record in deletedRecords where seenDeletes.insert(record.globalID).inserted {
-            guard record.base != nil else { continue }  // never reached the remote
-            out.append(SyncChange(globalID: record.globalID, entity: record.entityName, kind: .delete, stamp: now))
-        }
-        status.update(pendingChanges: out.count)
-        // New global identifiers are stored before they leave, so a repeated push reuses them.
-        if !index.derivedRecordInserts.isEmpty {
-            let result = try local.save(inserted: index.derivedRecordInserts, updated: [], deleted: [])
-            _ = result
-            index = RecordIndex()
-            _ = try index.globalIDs(for: ids + pendingModels, store: local) { _ in UUID().uuidString }
-        }
-        guard !out.isEmpty else {
-            // Nothing to push. Move the push cursor past the engine's own transactions only now and
-            // then, so a quiet round writes nothing.
-            if state.pushed < changes.head && (changes.hasAppTransactions || changes.transactions >= 64)
-                || !deletedRecords.isEmpty || !pending.isEmpty
-            {
-                state.pushed = changes.head
-                try local.save(
-                    inserted: [], updated: [stateRow(state)] + pending.map { clearPending($0) },
-                    deleted: deletedRecords.map(\.snapshot))
-            }
-            return .pushed(0, conflicts: 0)
-        }
-        var total = 0
-        var conflicts = 0
-        for batch in out.chunked(configuration.pageSize) {
-            let reply = try await transport.push(SyncPushRequest(replica: replica, changes: Array(batch)))
-            guard reply.applied else { return .stale(reply.stale) }
-            let last = batch.endIndex == out.endIndex
-            if last { state.pushed = changes.head }
-            conflicts += try acknowledge(
-                Array(batch), reply: reply, index: &index, state: last ? state : nil, deletedRecords: deletedRecords)
-            total += batch.count
-            hub.emit(.pushed(batch.count))
-        }
-        status.update(pendingChanges: 0)
-        return .pushed(total, conflicts: conflicts)
+        return out
     }
 
     private func clearPending(_ record: SyncRecord) -> DefaultSnapshot {
@@ -609,7 +671,7 @@ public actor SyncEngine {
                             kind: .unique, globalID: existing, entity: change.entity, property: name, base: nil,
                             local: value, remote: remote[name], chosen: value, outcome: "localWins"))
                 }
-                record.set("base", .data(SyncCoding.encode(remote)))
+                record.set("base", .data(SyncCoding.encodeValues(remote)))
                 record.set("pending", .bool(true))
                 updated.append(record.snapshot)
                 continue
@@ -622,8 +684,8 @@ public actor SyncEngine {
                 base[name] = value
                 stamps[name] = change.stamp
             }
-            record.set("base", .data(SyncCoding.encode(base)))
-            record.set("stamps", .data(SyncCoding.encode(stamps)))
+            record.set("base", .data(SyncCoding.encodeValues(base)))
+            record.set("stamps", .data(SyncCoding.encodeStamps(stamps)))
             record.set("pending", .bool(false))
             updated.append(record.snapshot)
         }
@@ -632,5 +694,19 @@ public actor SyncEngine {
         try local.save(inserted: rows, updated: updated + (state.map { [stateRow($0)] } ?? []), deleted: deleted)
         for conflict in conflicts { hub.emit(.conflict(conflict)) }
         return conflicts.count
+    }
+}
+
+/// What changed locally, read the first time it is asked for.
+final class LazyLocalChanges {
+    private let load: () throws -> SyncEngine.LocalChanges
+    private var loaded: SyncEngine.LocalChanges?
+
+    init(_ load: @escaping () throws -> SyncEngine.LocalChanges) { self.load = load }
+
+    /// When the app last changed a model since the last push, if it did.
+    func stamp(of id: PersistentIdentifier) throws -> SyncStamp? {
+        if loaded == nil { loaded = try load() }
+        return loaded?.stamp(of: id)
     }
 }

@@ -89,6 +89,8 @@ public final class SyncHost: Sendable {
             index.assignTemporary(change.globalID, entity: change.entity)
         }
         let currentValues = try index.syncValues(of: current, store: writer, mint: SyncCoding.derivedGlobalID)
+        let uniques = try UniqueLookup.load(
+            request.changes.filter { $0.kind == .insert }.map { ($0.entity, $0.values) }, store: writer)
 
         for change in request.changes {
             let entity = try writer.entity(change.entity)
@@ -102,7 +104,11 @@ public final class SyncHost: Sendable {
                     if change.values.contains(where: { values[$0.key] != $0.value }) { stale.append(change.globalID) }
                     continue
                 }
-                if let existing = try uniqueMatch(for: change, entity: entity, store: writer, index: &index) {
+                if let match = uniques.match(entity: entity, values: change.values),
+                    let existing = try index.globalIDs(
+                        for: [match.persistentIdentifier], store: writer, mint: SyncCoding.derivedGlobalID
+                    )[match.persistentIdentifier]
+                {
                     merged[change.globalID] = existing
                     continue
                 }
@@ -114,7 +120,7 @@ public final class SyncHost: Sendable {
                 let stamps = Dictionary(change.values.keys.map { ($0, change.stamp) }, uniquingKeysWith: { $1 })
                 if var record {
                     record.set("model", .reference(temporary))
-                    record.set("stamps", .data(SyncCoding.encode(stamps)))
+                    record.set("stamps", .data(SyncCoding.encodeStamps(stamps)))
                     record.set("key", .string(""))
                     record.set("deletedAt", .int(0))
                     recordUpdates.append(record.snapshot)
@@ -159,7 +165,7 @@ public final class SyncHost: Sendable {
                 updated.append(model)
                 var stamps = record.stamps
                 for name in patch.keys { stamps[name] = change.stamp }
-                record.set("stamps", .data(SyncCoding.encode(stamps)))
+                record.set("stamps", .data(SyncCoding.encodeStamps(stamps)))
                 recordUpdates.append(record.snapshot)
             case .delete:
                 guard let model, var record else { continue }  // gone already
@@ -193,30 +199,19 @@ public final class SyncHost: Sendable {
                     inserted: insertedIDs.compactMap { $0 }, updated: updated.map { $0.persistentIdentifier },
                     deleted: deleted.map { $0.persistentIdentifier }, author: writer.editingState.author,
                     historyTokens: result.historyToken.map { [$0] } ?? [], origin: .external))
+        } catch let error as DataStoreError where error.code == .conflict {
+            // Another writer (a host in another process, or another program) changed one of these
+            // models between this host's read and its save, which the store caught from the expected
+            // values: the same answer as a clash found while reading, so the replica pulls, merges
+            // and pushes again instead of failing the round.
+            return SyncPushReply(
+                applied: false, stale: Array(expected.keys.compactMap(index.global)), merged: [:], states: [])
         } catch {
             throw SyncError.store(
                 error, while: "applying \(request.changes.count) change(s) to '\(store.store.identifier)'")
         }
         let touched = request.changes.map(\.globalID) + merged.values
         return SyncPushReply(applied: true, stale: [], merged: merged, states: try states(of: touched))
-    }
-
-    /// The global identifier of a model that already holds every unique value a new model has.
-    private func uniqueMatch(
-        for change: SyncChange, entity: Schema.Entity, store: SyncStore, index: inout RecordIndex
-    ) throws -> String? {
-        for constraint in entity.uniquenessConstraints {
-            let filters = constraint.compactMap { name -> StoreFilter? in
-                guard entity.attribute(named: name) != nil, let value = change.values[name] else { return nil }
-                return .compare(StorePath(name), .equal, value)
-            }
-            guard filters.count == constraint.count, let filter = StoreFilter.conjunction(filters),
-                let match = try store.fetch(entity.name, filter: filter, limit: 1).first
-            else { continue }
-            let ids = [match.persistentIdentifier]
-            return try index.globalIDs(for: ids, store: store, mint: SyncCoding.derivedGlobalID)[ids[0]]
-        }
-        return nil
     }
 
     // MARK: Pull
@@ -247,12 +242,10 @@ public final class SyncHost: Sendable {
         while rows.count < limit, entityIndex < entities.count {
             let name = entities[entityIndex]
             let page = try pageAfter(position, entity: name, limit: limit - rows.count, filter: check.filter(for: name))
-            rows += page
-            if let last = page.last {
-                position.after = last.persistentIdentifier.primaryKey
-                position.offset += page.count
-            }
-            if page.count < limit - rows.count + page.count {
+            rows += page.rows
+            if let last = page.rows.last { position.after = last.persistentIdentifier.primaryKey }
+            position.offset = page.end
+            if page.exhausted {
                 entityIndex += 1
                 if entityIndex < entities.count {
                     position = .init(head: position.head, entity: entities[entityIndex], after: nil, offset: 0)
@@ -270,23 +263,42 @@ public final class SyncHost: Sendable {
     }
 
     /// The next models of an entity in identifier order after `position`, however many before it
-    /// were deleted since the last page.
+    /// were deleted since the last page: the rows, the offset just past the last of them, and
+    /// whether the entity has no more.
     private func pageAfter(
         _ position: SyncCursor.SnapshotPosition, entity: String, limit: Int, filter: StoreFilter?
-    ) throws -> [DefaultSnapshot] {
+    ) throws -> (rows: [DefaultSnapshot], end: Int, exhausted: Bool) {
         guard let after = position.after, position.entity == entity else {
-            return try store.fetch(entity, filter: filter, offset: 0, limit: limit)
+            let rows = try store.fetch(entity, filter: filter, offset: 0, limit: limit)
+            return (rows, rows.count, rows.count < limit)
         }
-        // Read one model before the page: it should be the last one read. If models before it were
-        // deleted, it moved back: scan back until it is found, or start over past it.
+        // Read from one model before the page: it should be the last one read. If models before it
+        // were deleted, it moved back: scan back until it is found (or the start is reached), skip
+        // what was read already, and read on until the page is full, so deletions never make a
+        // page short (which would end the entity early) or skip models.
         var start = max(0, position.offset - 1)
         while true {
             let page = try store.fetch(entity, filter: filter, offset: start, limit: limit + 1)
-            if let first = page.first, first.persistentIdentifier.primaryKey <= after {
-                return Array(page.drop { $0.persistentIdentifier.primaryKey <= after }.prefix(limit))
+            guard start == 0 || (page.first.map { $0.persistentIdentifier.primaryKey <= after } ?? false) else {
+                start = max(0, start - limit)
+                continue
             }
-            if start == 0 { return Array(page.drop { $0.persistentIdentifier.primaryKey <= after }.prefix(limit)) }
-            start = max(0, start - limit)
+            let skipped = page.prefix { $0.persistentIdentifier.primaryKey <= after }.count
+            var rows = Array(page.dropFirst(skipped))
+            var next = start + page.count
+            var exhausted = page.count < limit + 1
+            while rows.count < limit && !exhausted {
+                let wanted = limit - rows.count
+                let more = try store.fetch(entity, filter: filter, offset: next, limit: wanted)
+                rows += more
+                next += more.count
+                exhausted = more.count < wanted
+            }
+            if rows.count > limit {
+                rows.removeLast(rows.count - limit)
+                exhausted = false
+            }
+            return (rows, start + skipped + rows.count, exhausted)
         }
     }
 

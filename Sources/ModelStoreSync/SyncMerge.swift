@@ -44,7 +44,7 @@ struct MergePlan {
 
     mutating func merge(
         _ remoteModel: SyncModelState, index: inout RecordIndex, current: [PersistentIdentifier: DefaultSnapshot],
-        currentValues: [PersistentIdentifier: [String: StoreValue]], changes: SyncEngine.LocalChanges,
+        currentValues: [PersistentIdentifier: [String: StoreValue]], changes: LazyLocalChanges,
         store: SyncStore
     ) throws {
         let global = remoteModel.globalID
@@ -111,8 +111,8 @@ struct MergePlan {
             SyncValues.write(remote, into: &snapshot, localID: index.localID)
             inserted.append(snapshot)
             record.set("model", .reference(temporary))
-            record.set("base", .data(SyncCoding.encode(Self.resolvable(remote, index: index))))
-            record.set("stamps", .data(SyncCoding.encode(remoteModel.stamps)))
+            record.set("base", .data(SyncCoding.encodeValues(Self.resolvable(remote, index: index))))
+            record.set("stamps", .data(SyncCoding.encodeStamps(remoteModel.stamps)))
             record.set("pending", .bool(false))
             recordUpdates.append(record.snapshot)
             conflicts.append(
@@ -145,7 +145,6 @@ struct MergePlan {
         let base = adopted ? nil : index.adoptedAsEqual.contains(global) ? remote : record?.base
         var merged = localValues
         var pending = false
-        let localStamp = changes.changed[live.persistentIdentifier] ?? .zero
         for property in entity.properties {
             let name = property.name
             let mine = localValues[name] ?? .null
@@ -170,7 +169,8 @@ struct MergePlan {
                 let policy = configuration.policy(entity: entity.name, property: name)
                 let clash = SyncClash(
                     globalID: global, entity: entity.name, property: name, base: agreed, local: mine,
-                    remote: theirs, localStamp: localStamp, remoteStamp: remoteModel.stamps[name] ?? .zero)
+                    remote: theirs, localStamp: try changes.stamp(of: live.persistentIdentifier) ?? .zero,
+                    remoteStamp: remoteModel.stamps[name] ?? .zero)
                 let chosen = policy.decide(clash)
                 merged[name] = chosen
                 if chosen != theirs { pending = true }
@@ -191,8 +191,8 @@ struct MergePlan {
             guard newBase != record.base || pending != record.pending || remoteModel.stamps != record.stamps else {
                 return
             }
-            record.set("base", .data(SyncCoding.encode(newBase)))
-            record.set("stamps", .data(SyncCoding.encode(remoteModel.stamps)))
+            record.set("base", .data(SyncCoding.encodeValues(newBase)))
+            record.set("stamps", .data(SyncCoding.encodeStamps(remoteModel.stamps)))
             record.set("pending", .bool(pending))
             recordUpdates.append(record.snapshot)
         } else {

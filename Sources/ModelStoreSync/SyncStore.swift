@@ -236,8 +236,8 @@ struct SyncRecord {
             persistentIdentifier: .temporary(entityName: entity.name), entity: entity,
             namedValues: [
                 "globalID": .string(globalID), "model": model.map(StoreValue.reference) ?? .null,
-                "base": base.map { .data(SyncCoding.encode($0)) } ?? .data(Data()),
-                "stamps": .data(SyncCoding.encode(stamps)), "pending": .bool(pending), "key": .string(key),
+                "base": base.map { .data(SyncCoding.encodeValues($0)) } ?? .data(Data()),
+                "stamps": .data(SyncCoding.encodeStamps(stamps)), "pending": .bool(pending), "key": .string(key),
                 "deletedAt": .int(0),
             ])
         return SyncRecord(snapshot: snapshot)
@@ -249,12 +249,12 @@ enum SyncCoding {
         // Encoding StoreValue dictionaries and stamps cannot fail: every case encodes.
         (try? JSONEncoder().encode(value)) ?? Data()
     }
-    static func decodeValues(_ data: Data) -> [String: StoreValue]? {
-        data.isEmpty ? nil : try? JSONDecoder().decode([String: StoreValue].self, from: data)
-    }
-    static func decodeStamps(_ data: Data) -> [String: SyncStamp]? {
-        data.isEmpty ? nil : try? JSONDecoder().decode([String: SyncStamp].self, from: data)
-    }
+    /// A record's base values, in the compact form ``SyncRecordCoding`` reads.
+    static func encodeValues(_ values: [String: StoreValue]) -> Data { SyncRecordCoding.encode(values) }
+    /// A record's stamps, in the compact form ``SyncRecordCoding`` reads.
+    static func encodeStamps(_ stamps: [String: SyncStamp]) -> Data { SyncRecordCoding.encode(stamps) }
+    static func decodeValues(_ data: Data) -> [String: StoreValue]? { SyncRecordCoding.decodeValues(data) }
+    static func decodeStamps(_ data: Data) -> [String: SyncStamp]? { SyncRecordCoding.decodeStamps(data) }
     static func decodeValue(_ data: Data) -> StoreValue? {
         data.isEmpty ? nil : try? JSONDecoder().decode(StoreValue.self, from: data)
     }

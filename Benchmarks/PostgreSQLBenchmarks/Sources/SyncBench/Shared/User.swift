@@ -1,0 +1,1 @@
+../../../../Sources/ModelStoreBench/Systems/User.swift

@@ -1,0 +1,243 @@
+import Foundation
+import ModelStore
+
+/// The compact binary form of a record's base values and stamps, written and read once per synced
+/// model on every round, where JSON's coders cost more than the store's own write.
+///
+/// A blob starts with a format byte, so records written as JSON (which start with `{`) still read.
+/// Values: `0xB1`, then a count and that many (name, value) pairs; stamps: `0xB2`, then a count and
+/// that many (name, milliseconds, counter, replica). Counts and lengths are LEB128; numbers are
+/// little-endian fixed width; names and strings UTF-8 with their length first. Values of the kinds
+/// a model's attributes rarely hold (decimal, URL, array, dictionary, references) are embedded as
+/// their JSON form.
+enum SyncRecordCoding {
+    private static let valuesFormat: UInt8 = 0xB1
+    private static let stampsFormat: UInt8 = 0xB2
+
+    static func encode(_ values: [String: StoreValue]) -> Data {
+        var writer = Writer()
+        writer.bytes.append(valuesFormat)
+        writer.count(values.count)
+        for (name, value) in values {
+            writer.string(name)
+            writer.value(value)
+        }
+        return Data(writer.bytes)
+    }
+
+    static func encode(_ stamps: [String: SyncStamp]) -> Data {
+        var writer = Writer()
+        writer.bytes.append(stampsFormat)
+        writer.count(stamps.count)
+        for (name, stamp) in stamps {
+            writer.string(name)
+            writer.fixed(UInt64(bitPattern: stamp.milliseconds))
+            writer.fixed(UInt64(UInt32(bitPattern: stamp.counter)))
+            writer.string(stamp.replica)
+        }
+        return Data(writer.bytes)
+    }
+
+    /// Values written by ``encode(_:)-(Dictionary<String,StoreValue>)``, or as JSON; `nil` for an
+    /// empty or unreadable blob.
+    static func decodeValues(_ data: Data) -> [String: StoreValue]? {
+        guard let first = data.first else { return nil }
+        guard first == valuesFormat else {
+            return try? JSONDecoder().decode([String: StoreValue].self, from: data)
+        }
+        return data.withUnsafeBytes { buffer -> [String: StoreValue]? in
+            var reader = Reader(buffer: buffer, position: 1)
+            guard let count = reader.count() else { return nil }
+            var values: [String: StoreValue] = [:]
+            values.reserveCapacity(count)
+            for _ in 0..<count {
+                guard let name = reader.string(), let value = reader.value() else { return nil }
+                values[name] = value
+            }
+            return values
+        }
+    }
+
+    /// Stamps written by ``encode(_:)-(Dictionary<String,SyncStamp>)``, or as JSON; `nil` for an
+    /// empty or unreadable blob.
+    static func decodeStamps(_ data: Data) -> [String: SyncStamp]? {
+        guard let first = data.first else { return nil }
+        guard first == stampsFormat else {
+            return try? JSONDecoder().decode([String: SyncStamp].self, from: data)
+        }
+        return data.withUnsafeBytes { buffer -> [String: SyncStamp]? in
+            var reader = Reader(buffer: buffer, position: 1)
+            guard let count = reader.count() else { return nil }
+            var stamps: [String: SyncStamp] = [:]
+            stamps.reserveCapacity(count)
+            for _ in 0..<count {
+                guard let name = reader.string(), let milliseconds = reader.fixed(), let counter = reader.fixed(),
+                    let replica = reader.string()
+                else { return nil }
+                stamps[name] = SyncStamp(
+                    milliseconds: Int64(bitPattern: milliseconds),
+                    counter: Int32(bitPattern: UInt32(truncatingIfNeeded: counter)), replica: replica)
+            }
+            return stamps
+        }
+    }
+
+    private enum Tag: UInt8 {
+        case null = 0
+        case falseValue
+        case trueValue
+        case int
+        case uint
+        case double
+        case string
+        case date
+        case data
+        case uuid
+        case reference
+        case json
+    }
+
+    private struct Writer {
+        var bytes: [UInt8] = []
+
+        init() { bytes.reserveCapacity(128) }
+
+        mutating func count(_ value: Int) {
+            var rest = UInt64(value)
+            while rest >= 0x80 {
+                bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+                rest >>= 7
+            }
+            bytes.append(UInt8(rest))
+        }
+
+        mutating func fixed(_ value: UInt64) {
+            withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+        }
+
+        mutating func string(_ text: String) {
+            var text = text
+            text.withUTF8 { utf8 in
+                count(utf8.count)
+                bytes.append(contentsOf: utf8)
+            }
+        }
+
+        mutating func value(_ value: StoreValue) {
+            switch value {
+            case .null: bytes.append(Tag.null.rawValue)
+            case .bool(let flag): bytes.append(flag ? Tag.trueValue.rawValue : Tag.falseValue.rawValue)
+            case .int(let number):
+                bytes.append(Tag.int.rawValue)
+                fixed(UInt64(bitPattern: number))
+            case .uint(let number):
+                bytes.append(Tag.uint.rawValue)
+                fixed(number)
+            case .double(let number):
+                bytes.append(Tag.double.rawValue)
+                fixed(number.bitPattern)
+            case .string(let text):
+                bytes.append(Tag.string.rawValue)
+                string(text)
+            case .date(let date):
+                bytes.append(Tag.date.rawValue)
+                fixed(date.timeIntervalSinceReferenceDate.bitPattern)
+            case .data(let data):
+                bytes.append(Tag.data.rawValue)
+                count(data.count)
+                bytes.append(contentsOf: data)
+            case .uuid(let uuid):
+                bytes.append(Tag.uuid.rawValue)
+                withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
+            case .reference(let id):
+                // A global reference: entity and global identifier (the pseudo-store `sync`).
+                if id.storeIdentifier == "sync", case .string(let global) = id.primaryKey {
+                    bytes.append(Tag.reference.rawValue)
+                    string(id.entityName)
+                    string(global)
+                } else {
+                    json(value)
+                }
+            case .decimal, .url, .array, .dictionary, .references:
+                json(value)
+            }
+        }
+
+        private mutating func json(_ value: StoreValue) {
+            bytes.append(Tag.json.rawValue)
+            let data = (try? JSONEncoder().encode(value)) ?? Data()
+            count(data.count)
+            bytes.append(contentsOf: data)
+        }
+    }
+
+    private struct Reader {
+        let buffer: UnsafeRawBufferPointer
+        var position: Int
+
+        mutating func byte() -> UInt8? {
+            guard position < buffer.count else { return nil }
+            defer { position += 1 }
+            return buffer[position]
+        }
+
+        mutating func count() -> Int? {
+            var result: UInt64 = 0
+            var shift: UInt64 = 0
+            while let next = byte() {
+                result |= UInt64(next & 0x7F) << shift
+                if next & 0x80 == 0 { return result <= UInt64(Int.max) ? Int(result) : nil }
+                shift += 7
+                if shift > 63 { return nil }
+            }
+            return nil
+        }
+
+        mutating func fixed() -> UInt64? {
+            guard position + 8 <= buffer.count else { return nil }
+            var value: UInt64 = 0
+            withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: .init(rebasing: buffer[position..<position + 8])) }
+            position += 8
+            return UInt64(littleEndian: value)
+        }
+
+        mutating func bytes(_ count: Int) -> UnsafeRawBufferPointer? {
+            guard count >= 0, position + count <= buffer.count else { return nil }
+            defer { position += count }
+            return UnsafeRawBufferPointer(rebasing: buffer[position..<position + count])
+        }
+
+        mutating func string() -> String? {
+            guard let length = count(), let utf8 = bytes(length) else { return nil }
+            return String(decoding: utf8, as: UTF8.self)
+        }
+
+        mutating func value() -> StoreValue? {
+            guard let raw = byte(), let tag = Tag(rawValue: raw) else { return nil }
+            switch tag {
+            case .null: return .null
+            case .falseValue: return .bool(false)
+            case .trueValue: return .bool(true)
+            case .int: return fixed().map { .int(Int64(bitPattern: $0)) }
+            case .uint: return fixed().map { .uint($0) }
+            case .double: return fixed().map { .double(Double(bitPattern: $0)) }
+            case .string: return string().map { .string($0) }
+            case .date: return fixed().map { .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: $0))) }
+            case .data:
+                guard let length = count(), let raw = bytes(length) else { return nil }
+                return .data(Data(raw))
+            case .uuid:
+                guard let raw = bytes(16) else { return nil }
+                var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+                withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: raw) }
+                return .uuid(UUID(uuid: uuid))
+            case .reference:
+                guard let entity = string(), let global = string() else { return nil }
+                return .reference(SyncModelState.reference(to: global, entity: entity))
+            case .json:
+                guard let length = count(), let raw = bytes(length) else { return nil }
+                return try? JSONDecoder().decode(StoreValue.self, from: Data(raw))
+            }
+        }
+    }
+}

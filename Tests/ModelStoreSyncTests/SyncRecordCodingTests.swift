@@ -1,0 +1,49 @@
+import Foundation
+import ModelStore
+import Testing
+
+@testable import ModelStoreSync
+
+/// The compact form of records' base values and stamps: every kind of value comes back equal, and
+/// records written as JSON still read.
+@Suite struct SyncRecordCodingTests {
+    static let values: [String: StoreValue] = [
+        "null": .null, "yes": .bool(true), "no": .bool(false), "int": .int(-42), "big": .int(.max),
+        "uint": .uint(.max), "double": .double(-0.1), "nan": .double(.infinity), "text": .string("Lisboa é bela"),
+        "empty": .string(""), "date": .date(Date(timeIntervalSinceReferenceDate: 123.456_789)),
+        "data": .data(Data([0, 1, 0xFF])), "uuid": .uuid(UUID()), "decimal": .decimal(Decimal(string: "1.25")!),
+        "url": .url(URL(string: "https://example.com/a?b=c")!), "array": .array([.int(1), .string("x")]),
+        "dictionary": .dictionary(["k": .bool(true)]),
+        "global": .reference(SyncModelState.reference(to: "6F1D…", entity: "Journey")),
+        "globals": .references([SyncModelState.reference(to: "A", entity: "Leg")]),
+    ]
+
+    @Test func everyKindOfValueComesBackEqual() throws {
+        let data = SyncCoding.encodeValues(Self.values)
+        #expect(data.first == 0xB1)
+        #expect(SyncCoding.decodeValues(data) == Self.values)
+        #expect(SyncCoding.decodeValues(SyncCoding.encodeValues([:])) == [:])
+    }
+
+    @Test func stampsComeBackEqual() throws {
+        let stamps = [
+            "budget": SyncStamp(milliseconds: 1_764_000_000_123, counter: 7, replica: "r-1"),
+            "notes": SyncStamp(milliseconds: -1, counter: .max, replica: ""),
+        ]
+        #expect(SyncCoding.decodeStamps(SyncCoding.encodeStamps(stamps)) == stamps)
+    }
+
+    @Test func recordsWrittenAsJSONStillRead() throws {
+        let values: [String: StoreValue] = ["budget": .int(3), "name": .string("Porto")]
+        #expect(SyncCoding.decodeValues(try JSONEncoder().encode(values)) == values)
+        let stamps = ["budget": SyncStamp(milliseconds: 5, counter: 1, replica: "a")]
+        #expect(SyncCoding.decodeStamps(try JSONEncoder().encode(stamps)) == stamps)
+    }
+
+    @Test func aCutOrEmptyBlobReadsAsNothing() {
+        let data = SyncCoding.encodeValues(Self.values)
+        #expect(SyncCoding.decodeValues(data.prefix(data.count - 3)) == nil)
+        #expect(SyncCoding.decodeValues(Data()) == nil)
+        #expect(SyncCoding.decodeStamps(Data([0xB2, 0x05])) == nil)
+    }
+}
