@@ -3,7 +3,8 @@ import ModelStore
 
 /// The conflict records of a synced store: read them, and resolve them by taking a side.
 ///
-/// A resolution is saved as an ordinary local change (under the author `modelstore-conflicts`), so
+/// A resolution is saved as an ordinary local change (under ``author``, `modelstore-conflicts` by
+/// default), so
 /// the next round pushes it like any edit.
 public struct SyncConflicts: Sendable {
     /// Which value a resolution keeps.
@@ -15,22 +16,28 @@ public struct SyncConflicts: Sendable {
     }
 
     private let container: ModelContainer
+    /// The author resolutions are saved under, as history records it.
+    public let author: String
 
     /// The conflicts of the first store of `container`, whose schema includes the sync entities.
-    public init(container: ModelContainer) throws {
+    public init(container: ModelContainer, author: String = "modelstore-conflicts") throws {
         guard container.schema.hasSyncMetadata else {
             throw SyncError(
                 .missingMetadata, "the container's schema has no sync entities",
                 remedy: "Create it with Schema(...).includingSyncMetadata()")
         }
         self.container = container
+        self.author = author
     }
 
     /// The conflicts of a container already checked for the sync entities.
-    init(checked container: ModelContainer) { self.container = container }
+    init(checked container: ModelContainer) {
+        self.container = container
+        self.author = "modelstore-conflicts"
+    }
 
     private var store: SyncStore {
-        SyncStore(store: container.stores[0], schema: container.schema, author: "modelstore-conflicts")
+        SyncStore(store: container.stores[0], schema: container.schema, author: author)
     }
 
     /// The conflicts, oldest first; resolved ones too when `includingResolved`.
@@ -81,7 +88,7 @@ public struct SyncConflicts: Sendable {
         if !updated.isEmpty {
             container.changeHub.publish(
                 ModelContainerChange(
-                    updated: updated.map(\.persistentIdentifier), author: "modelstore-conflicts",
+                    updated: updated.map(\.persistentIdentifier), author: author,
                     historyTokens: result.historyToken.map { [$0] } ?? [], origin: .external))
         }
     }

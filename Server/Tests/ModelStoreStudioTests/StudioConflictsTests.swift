@@ -86,6 +86,8 @@ final class Memo: PersistentModel {
             #expect(try store.conflicts(includingResolved: false)?.isEmpty == true)
             let memo = try #require(try store.fetch(StoreQuery(entityName: "Memo")).first)
             #expect(memo["body"] == .string("mine"), "the kept value is now the local one")
+            let newest = try #require(try store.history(before: nil, limit: 1).first)
+            #expect(newest.author == "studio", "the resolution is recorded as the studio's")
             let after = try await client.execute(uri: "/conflicts", method: .get, headers: cookie) { response in
                 String(buffer: response.body)
             }

@@ -113,12 +113,13 @@ public final class StudioStore: @unchecked Sendable {
         return try SyncConflicts(container: container).list(includingResolved: includingResolved)
     }
 
-    /// Resolves a sync conflict by keeping one side's value, as `modelstore conflicts --resolve` does.
+    /// Resolves a sync conflict by keeping one side's value, as `modelstore conflicts --resolve` does,
+    /// saved as author `studio`.
     public func resolveConflict(_ id: String, take side: SyncConflicts.Side) throws {
         guard let container = lock.withLock({ container }) else {
             throw StudioError(.store, "the store '\(url)' is closed")
         }
-        try SyncConflicts(container: container).resolve(id, take: side)
+        try SyncConflicts(container: container, author: "studio").resolve(id, take: side)
     }
 
     /// The model a sync global identifier names in this store, if it has it.
