@@ -413,8 +413,9 @@ public final class SyncHost: Sendable {
     private func currentStates(_ rows: [DefaultSnapshot], index: inout RecordIndex) throws -> [SyncModelState] {
         let ids = rows.map(\.persistentIdentifier) + rows.flatMap(SyncValues.localReferences)
         let globals = try index.globalIDs(for: ids, store: store, mint: SyncCoding.derivedGlobalID)
-        return rows.map { row in
-            let global = globals[row.persistentIdentifier] ?? SyncCoding.derivedGlobalID(for: row.persistentIdentifier)
+        // A row without a global identifier was deleted since it was read (see RecordIndex.globalIDs).
+        return rows.compactMap { row in
+            guard let global = globals[row.persistentIdentifier] else { return nil }
             return SyncModelState(
                 globalID: global, entity: row.entity.name,
                 values: SyncValues.values(of: row) { globals[$0] },
