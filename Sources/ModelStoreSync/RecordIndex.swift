@@ -105,7 +105,14 @@ struct RecordIndex {
             for snapshot in try store.fetch(recordEntity, where: "model", in: models.map(StoreValue.reference)) {
                 remember(SyncRecord(snapshot: snapshot))
             }
-            for model in models where globalByModel[model] == nil {
+            // A model read before its record was looked up may have been deleted in between by
+            // another process (which clears the record's reference): only a model that still
+            // exists now, and so existed at the look-up, truly has no record. The others get no
+            // identifier; their deletion is in the history.
+            let missing = models.filter { globalByModel[$0] == nil }
+            guard !missing.isEmpty else { continue }
+            let present = try store.snapshots(missing, entityName: entity)
+            for model in missing where present[model] != nil {
                 let global = mint(model)
                 let record = try SyncRecord.new(
                     entity: try store.entity(recordEntity), globalID: global, model: model, base: nil, stamps: [:])

@@ -543,7 +543,8 @@ public actor SyncEngine {
         var seenDeletes = Set<String>()
         let now = SyncStamp.zero.next(replica: replica, now: Date())
         for record in deletedRecords where seenDeletes.insert(record.globalID).inserted {
-            guard record.base != nil else { continue }  // never reached the remote
+            // Sent even without a base: a push of the model may have reached the remote before a
+            // crash took its acknowledgement; a remote that never had the model ignores the delete.
             deletes.append(SyncChange(globalID: record.globalID, entity: record.entityName, kind: .delete, stamp: now))
         }
         status.update(pendingChanges: ids.count + deletes.count)

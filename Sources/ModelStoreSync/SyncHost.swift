@@ -423,8 +423,9 @@ public final class SyncHost: Sendable {
             rows.map(\.persistentIdentifier)
             + rows.flatMap { SyncValues.localReferences(of: $0, carrying: store.owning[$0.entity.name] ?? []) }
         let globals = try index.globalIDs(for: ids, store: store, mint: SyncCoding.derivedGlobalID)
-        return rows.map { row in
-            let global = globals[row.persistentIdentifier] ?? SyncCoding.derivedGlobalID(for: row.persistentIdentifier)
+        // A row without a global identifier was deleted since it was read (see RecordIndex.globalIDs).
+        return rows.compactMap { row in
+            guard let global = globals[row.persistentIdentifier] else { return nil }
             return SyncModelState(
                 globalID: global, entity: row.entity.name,
                 values: SyncValues.values(of: row, carrying: store.owning[row.entity.name] ?? []) { globals[$0] },
