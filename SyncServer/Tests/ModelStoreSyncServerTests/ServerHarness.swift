@@ -157,11 +157,13 @@ final class ServerProcess: @unchecked Sendable {
         }
         self.port = port
         output = buffer
-        Thread.detachNewThread { [self] in
+        // Weakly: the reader must not keep the harness alive, or its deinit (which kills the
+        // server) never runs and the process outlives the test.
+        Thread.detachNewThread { [weak self] in
             while true {
                 let chunk = reader.availableData
-                if chunk.isEmpty { return }
-                lock.withLock { output.append(chunk) }
+                guard !chunk.isEmpty, let self else { return }
+                self.lock.withLock { self.output.append(chunk) }
             }
         }
     }
