@@ -55,6 +55,16 @@ final class Memo: PersistentModel {
         return url
     }
 
+    /// Posts the form that keeps the local value of conflict `id`; returns the response's status.
+    func keepLocal(_ id: String, _ client: some TestClientProtocol) async throws -> HTTPResponse.Status {
+        var headers = cookie
+        headers[.contentType] = "application/x-www-form-urlencoded"
+        return try await client.execute(
+            uri: "/conflicts/\(id)/resolve", method: .post, headers: headers,
+            body: ByteBuffer(string: "token=\(token)&take=local")
+        ) { response in response.status }
+    }
+
     @Test func listsAConflictWithItsModelAndValuesAndResolvesIt() async throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "studio-conflicts-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -75,14 +85,7 @@ final class Memo: PersistentModel {
             #expect(html.contains("href=\"/entities/Memo/models/"), "the conflict links to the model")
             let id = try #require(try store.conflicts(includingResolved: false)?.first?.id)
 
-            var headers = cookie
-            headers[.contentType] = "application/x-www-form-urlencoded"
-            try await client.execute(
-                uri: "/conflicts/\(id)/resolve", method: .post, headers: headers,
-                body: ByteBuffer(string: "token=\(token)&take=local")
-            ) { response in
-                #expect(response.status == .seeOther)
-            }
+            #expect(try await keepLocal(id, client) == .seeOther)
             #expect(try store.conflicts(includingResolved: false)?.isEmpty == true)
             let memo = try #require(try store.fetch(StoreQuery(entityName: "Memo")).first)
             #expect(memo["body"] == .string("mine"), "the kept value is now the local one")
@@ -109,14 +112,7 @@ final class Memo: PersistentModel {
             }
             #expect(!html.contains("<form"))
             let id = try #require(try store.conflicts(includingResolved: false)?.first?.id)
-            var headers = cookie
-            headers[.contentType] = "application/x-www-form-urlencoded"
-            try await client.execute(
-                uri: "/conflicts/\(id)/resolve", method: .post, headers: headers,
-                body: ByteBuffer(string: "token=\(token)&take=local")
-            ) { response in
-                #expect(response.status == .forbidden)
-            }
+            #expect(try await keepLocal(id, client) == .forbidden)
             #expect(try store.conflicts(includingResolved: false)?.count == 1)
         }
     }
