@@ -156,6 +156,13 @@ public struct SyncHello: Codable, Sendable {
     public var schemaVersion: String
     /// A digest of its synced entities and their properties.
     public var schemaFingerprint: String
+
+    /// A hello from `replica` with its schema's version and digest.
+    public init(replica: String, schemaVersion: String, schemaFingerprint: String) {
+        self.replica = replica
+        self.schemaVersion = schemaVersion
+        self.schemaFingerprint = schemaFingerprint
+    }
 }
 
 /// The remote's answer to ``SyncHello``.
@@ -166,6 +173,13 @@ public struct SyncHelloReply: Codable, Sendable {
     public var schemaVersion: String
     /// A digest of its synced entities and their properties.
     public var schemaFingerprint: String
+
+    /// A reply from the remote store `remote` with its schema's version and digest.
+    public init(remote: String, schemaVersion: String, schemaFingerprint: String) {
+        self.remote = remote
+        self.schemaVersion = schemaVersion
+        self.schemaFingerprint = schemaFingerprint
+    }
 }
 
 /// Local changes sent to the remote, applied there all or nothing.
@@ -174,6 +188,12 @@ public struct SyncPushRequest: Codable, Sendable {
     public var replica: String
     /// The changes.
     public var changes: [SyncChange]
+
+    /// A push of `changes` from `replica`.
+    public init(replica: String, changes: [SyncChange]) {
+        self.replica = replica
+        self.changes = changes
+    }
 }
 
 /// The remote's answer to a push.
@@ -187,6 +207,14 @@ public struct SyncPushReply: Codable, Sendable {
     public var merged: [String: String]
     /// The remote models' states after the push, for each model the push touched.
     public var states: [SyncModelState]
+
+    /// A reply to a push.
+    public init(applied: Bool, stale: [String], merged: [String: String], states: [SyncModelState]) {
+        self.applied = applied
+        self.stale = stale
+        self.merged = merged
+        self.states = states
+    }
 }
 
 /// A request for the remote's changes after a cursor.
@@ -197,6 +225,13 @@ public struct SyncPullRequest: Codable, Sendable {
     public var cursor: SyncCursor
     /// At most this many models per reply.
     public var limit: Int
+
+    /// A request from `replica` for at most `limit` models after `cursor`.
+    public init(replica: String, cursor: SyncCursor, limit: Int) {
+        self.replica = replica
+        self.cursor = cursor
+        self.limit = limit
+    }
 }
 
 /// A page of the remote's changes.
@@ -207,12 +242,22 @@ public struct SyncPullReply: Codable, Sendable {
     public var cursor: SyncCursor
     /// Whether more pages follow.
     public var hasMore: Bool
+
+    /// A page of changes.
+    public init(models: [SyncModelState], cursor: SyncCursor, hasMore: Bool) {
+        self.models = models
+        self.cursor = cursor
+        self.hasMore = hasMore
+    }
 }
 
 /// A request for the current state of models by global identifier.
 public struct SyncFetchRequest: Codable, Sendable {
     /// The models.
     public var globalIDs: [String]
+
+    /// A request for the models with these global identifiers.
+    public init(globalIDs: [String]) { self.globalIDs = globalIDs }
 }
 
 // The values and stamps of models and changes travel in SyncRecordCoding's compact form (as `Data`,
