@@ -74,24 +74,7 @@ public enum SyncRandomRun {
         for seed in firstSeed..<(firstSeed + UInt64(runs)) {
             let steps = Self.steps(seed: seed, count: length, replicas: replicas)
             guard let failure = try await run(steps, stores: stores) else { continue }
-            // Shrink: drop runs of steps while the run still fails.
-            var shortest = steps
-            var chunk = max(shortest.count / 2, 1)
-            while chunk >= 1 {
-                var start = 0
-                var removed = false
-                while start < shortest.count {
-                    var candidate = shortest
-                    candidate.removeSubrange(start..<min(start + chunk, candidate.count))
-                    if try await run(candidate, stores: stores) != nil {
-                        shortest = candidate
-                        removed = true
-                    } else {
-                        start += chunk
-                    }
-                }
-                if !removed { chunk /= 2 }
-            }
+            let shortest = try await shrink(steps) { try await run($0, stores: stores) != nil }
             let shortFailure = try await run(shortest, stores: stores) ?? "?"
             return
                 "seed \(seed): \(failure)\nshrunk to \(shortest.count) steps: \(shortest)\nfails with: \(shortFailure)"
@@ -100,6 +83,31 @@ public enum SyncRandomRun {
     }
 
     /// Runs the steps on real stores and on the model; the first difference, or `nil`.
+    /// The sequence left after dropping runs of steps, halving the run length down to single steps,
+    /// while `fails` still says it fails: `Shrinker.shrink` for a check that has to await.
+    public static func shrink<Element>(_ steps: [Element], fails: ([Element]) async throws -> Bool) async rethrows
+        -> [Element]
+    {
+        var shortest = steps
+        var chunk = max(shortest.count / 2, 1)
+        while chunk >= 1 {
+            var start = 0
+            var removed = false
+            while start < shortest.count {
+                var candidate = shortest
+                candidate.removeSubrange(start..<min(start + chunk, candidate.count))
+                if try await fails(candidate) {
+                    shortest = candidate
+                    removed = true
+                } else {
+                    start += chunk
+                }
+            }
+            if !removed { chunk /= 2 }
+        }
+        return shortest
+    }
+
     public static func run(_ steps: [Step], stores: (SyncConfiguration) throws -> Stores) async throws -> String? {
         var configuration = SyncConfiguration()
         configuration.defaultPolicy = .remoteWins

@@ -61,23 +61,7 @@ import Testing
         for seed in firstSeed..<(firstSeed + UInt64(runs)) {
             let steps = Self.steps(seed: seed, count: length)
             guard let failure = try await Self.run(steps) else { continue }
-            var shortest = steps
-            var chunk = max(shortest.count / 2, 1)
-            while chunk >= 1 {
-                var start = 0
-                var removed = false
-                while start < shortest.count {
-                    var candidate = shortest
-                    candidate.removeSubrange(start..<min(start + chunk, candidate.count))
-                    if try await Self.run(candidate) != nil {
-                        shortest = candidate
-                        removed = true
-                    } else {
-                        start += chunk
-                    }
-                }
-                if !removed { chunk /= 2 }
-            }
+            let shortest = try await SyncRandomRun.shrink(steps) { try await Self.run($0) != nil }
             let shortFailure = try await Self.run(shortest) ?? "?"
             Issue.record(
                 "seed \(seed): \(failure)\nshrunk to \(shortest.count) steps: \(shortest)\nfails with: \(shortFailure)")
