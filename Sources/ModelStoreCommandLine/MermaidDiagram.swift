@@ -7,26 +7,47 @@ import ModelStore
 /// relationship and its inverse make one line whose ends show the cardinalities: `o|` zero or one
 /// (to-one), `o{` zero or more (to-many), `|{` one or more and `||` exactly one when a minimum
 /// count says so. A relationship without an inverse can be shared, so its far end is `}o`.
+/// A class hierarchy's entity is one box per class, holding the attributes the class declares (the
+/// root's also the class attribute), and an "is a (subclass)" line from each class to its superclass.
 struct MermaidDiagram {
     let description: Schema.Description
 
     /// The diagram's text, starting with `erDiagram`.
     var text: String {
         var lines = ["erDiagram"]
+        var inheritance: [String] = []
         for entity in description.entities {
             let uniqueAlone = Set(entity.uniquenessConstraints.filter { $0.count == 1 }.map { $0[0] })
-            let attributes = entity.properties.compactMap { property in
-                property.type.map { type in
-                    let unique = uniqueAlone.contains(property.name)
-                    return "        " + attributeLine(property, type: type, unique: unique, entity: entity)
+            // A hierarchy's entity is drawn as one box per class, each with the attributes it declares.
+            let classes =
+                entity.classes ?? [
+                    Schema.ClassDescription(name: entity.name, superclassName: nil, ownPropertyNames: [])
+                ]
+            for (position, modelClass) in classes.enumerated() {
+                let own = Set(modelClass.ownPropertyNames)
+                let attributes = entity.properties.compactMap { property -> String? in
+                    guard
+                        entity.classes == nil || own.contains(property.name)
+                            || (position == 0 && property.name == Schema.Entity.classAttributeName)
+                    else { return nil }
+                    return property.type.map { type in
+                        let unique = uniqueAlone.contains(property.name)
+                        return "        " + attributeLine(property, type: type, unique: unique, entity: entity)
+                    }
+                }
+                // A box without attributes is named alone: some Mermaid versions reject an empty block.
+                lines +=
+                    attributes.isEmpty
+                    ? ["    \(Self.identifier(modelClass.name))"]
+                    : ["    \(Self.identifier(modelClass.name)) {"] + attributes + ["    }"]
+                if let parent = modelClass.superclassName {
+                    inheritance.append(
+                        "    \(Self.identifier(parent)) ||--o| \(Self.identifier(modelClass.name)) : \"is a (subclass)\""
+                    )
                 }
             }
-            // An entity without attributes is named alone: some Mermaid versions reject an empty block.
-            lines +=
-                attributes.isEmpty
-                ? ["    \(Self.identifier(entity.name))"]
-                : ["    \(Self.identifier(entity.name)) {"] + attributes + ["    }"]
         }
+        lines += inheritance
         lines += relationshipLines()
         return lines.joined(separator: "\n")
     }

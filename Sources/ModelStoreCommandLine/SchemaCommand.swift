@@ -17,7 +17,9 @@ enum SchemaCommand: Command {
         file (a word without ':', or starting with '/' or '.'), as 'schema export' writes it.
         Without options it lists each entity's attributes with their types and options, its
         relationships with their destinations, inverses and delete rules, and its unique
-        constraints and indexes. With --mermaid it prints an erDiagram to paste into Markdown:
+        constraints and indexes, and for an entity that stores a class hierarchy, each class with
+        its superclass and the properties it declares. With --mermaid it prints an erDiagram to
+        paste into Markdown:
         attributes with their types (UK marks a unique one), and one line per relationship and
         its inverse, whose ends show the cardinalities (o| zero or one for to-one, o{ zero or
         more for to-many). With --json the schema is printed as data, and with both the
@@ -71,6 +73,12 @@ struct SchemaReport: CommandReport {
                 lines.append("  unique: " + constraint.joined(separator: ", "))
             }
             for index in entity.indices { lines.append("  index: " + index.joined(separator: ", ")) }
+            for modelClass in entity.classes ?? [] {
+                let parent = modelClass.superclassName.map { ": \($0)" } ?? " (root)"
+                lines.append(
+                    "  class: \(modelClass.name)\(parent), declares "
+                        + modelClass.ownPropertyNames.joined(separator: ", "))
+            }
         }
         return lines.joined(separator: "\n")
     }

@@ -53,6 +53,7 @@ public enum ConformanceSuite {
         ContextCases.all, ErrorCases.all, StoreContractCases.all, QueryingCases.all, PushDownCases.all,
         ExternalStorageCases.all, MultiProcessCases.all, HistoryCases.all, MigrationCases.all,
         GraphIntegrityCases.all, ContractRuleCases.all, ValueCases.all, FidelityCases.all, RandomizedCases.all,
+        InheritanceCases.all,
     ]
 
     /// Every case definition, group by group.
@@ -107,6 +108,9 @@ public enum ConformanceGroup: String, CaseIterable, Sendable, Hashable {
     /// No silent data loss: deletes of new models, rollback of both sides, to-many as a set,
     /// changes between equal but differently stored values, two-phase saves.
     case graphIntegrity
+    /// Model classes with subclasses: fetches across and within classes, type tests, relationships
+    /// to a base class, cascades and uniqueness across the hierarchy, and reopening.
+    case inheritance
 }
 
 /// A case before it is bound to an adapter.

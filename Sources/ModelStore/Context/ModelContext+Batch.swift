@@ -58,6 +58,9 @@ extension ModelContext {
     /// the store drops every model of the type at once (``DataStoreBatching/deleteEveryModel(_:)``).
     /// ``didSave`` names each deleted model; nothing is posted when nothing matched, except that a
     /// delete without a predicate posts ``willSave`` before it knows.
+    ///
+    /// For a model class with subclasses, models of the subclasses are deleted too unless
+    /// `includeSubclasses` is `false`.
     public func delete<T: PersistentModel>(
         model type: T.Type, where predicate: Predicate<T>? = nil, includeSubclasses: Bool = true
     ) throws {
@@ -67,7 +70,12 @@ extension ModelContext {
         let store = try container.store(for: entity.name)
         try store.requireAllowsSave("a batch delete of '\(entity.name)'")
         let untouched = entity.relationships.isEmpty && !container.schema.isReferenced(entity.name)
-        if untouched, let batching = store as? any DataStoreBatching {
+        // In a hierarchy's entity, a delete of one class (or of its models without their
+        // subclasses') picks models by class: it deletes them as models.
+        let byClass =
+            entity.classAttribute != nil
+            && (!includeSubclasses || ObjectIdentifier(T.self) != ObjectIdentifier(entity.modelType))
+        if untouched, !byClass, let batching = store as? any DataStoreBatching {
             let ids: PersistentIdentifiers
             if predicate == nil {
                 // Every model: the store drops the entity's rows at once and says which they were.
@@ -88,7 +96,8 @@ extension ModelContext {
             didSave(inserted: [], updated: [], deleted: ids.array, historyTokens: [])
             return
         }
-        let models = try fetch(descriptor)
+        var models = try fetch(descriptor)
+        if !includeSubclasses { models.removeAll { Swift.type(of: $0) != T.self } }
         guard !models.isEmpty else { return }
         try commit(inserted: [], changed: [], deleted: models)
         for model in models { deletedModels.remove(model) }
@@ -193,7 +202,7 @@ extension ModelContext {
         // What the chunks share, copied into locals for each chunk: a variable the closure captures
         // lives in a box whose every access is checked for exclusivity at run time, which cost more
         // per row than building the row.
-        var state = (slots: BatchSlots(entity: entity), rows: rows.makeIterator())
+        var state = (slots: BatchSlots(entity: entity, modelType: T.self), rows: rows.makeIterator())
         return try insert(entity: entity, expectedCount: expectedCount) {
             var (slots, rows) = state
             defer { state = (slots, rows) }
@@ -309,7 +318,7 @@ extension ModelContext {
             guard let model = registry[snapshot.persistentIdentifier], !model.persistentBackingData.isChanged else {
                 continue
             }
-            try? entity.layout.reload(snapshot.values, into: model)
+            try? entity.layout(of: model).reload(snapshot.values, into: model)
             model.persistentBackingData.savedValues = snapshot.values
         }
     }
@@ -330,8 +339,16 @@ package struct BatchSlots {
     private var cache: [AnyKeyPath: Int] = [:]
 
     @usableFromInline
-    package init(entity: Schema.Entity) {
+    package init(entity: Schema.Entity, modelType: (any PersistentModel.Type)? = nil) {
         self.entity = entity
+        // In a hierarchy's entity a new model's values depend on its class: its own initial values,
+        // empty slots for the other classes' properties, and its class's name.
+        if entity.classAttribute != nil, let modelType, let layout = entity.layout(for: modelType),
+            let values = try? layout.values(of: modelType.init())
+        {
+            defaults = values
+            return
+        }
         defaults = entity.properties.map { property -> StoreValue in
             switch property {
             case .attribute(let attribute): attribute.defaultValue

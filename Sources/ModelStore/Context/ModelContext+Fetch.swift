@@ -260,7 +260,8 @@ extension ModelContext {
     static func unfetchedSlots<T>(
         _ propertiesToFetch: [any PartialKeyPath<T> & Sendable], entity: Schema.Entity
     ) -> [Int]? {
-        guard !propertiesToFetch.isEmpty else { return nil }
+        // A hierarchy's models load whole: the class of each decides which slots are its own.
+        guard !propertiesToFetch.isEmpty, entity.classAttribute == nil else { return nil }
         let named = Set(propertiesToFetch.compactMap { entity.propertyName(for: $0) })
         let slots = entity.attributes.filter { !named.contains($0.name) }.map(\.slot)
         return slots.isEmpty ? nil : slots
@@ -268,8 +269,11 @@ extension ModelContext {
 
     /// An unregistered model holding stored values, for evaluating predicates against saved state.
     func scratchModel<T: PersistentModel>(of type: T.Type, values: [StoreValue]) throws -> T {
-        let model = T()
-        try ModelLayout.of(T.self)?.apply(values, to: model)
+        let entity = try entity(of: T.self)
+        guard let layout = entity.layout(forValues: values), let model = layout.modelType.init() as? T else {
+            throw Self.unknownClass(in: values, of: entity)
+        }
+        try layout.apply(values, to: model)
         model.persistentBackingData.membership = membership
         return model
     }
@@ -325,6 +329,17 @@ extension ModelContext {
     /// entity's values in the wrong places.
     static func check(_ type: any PersistentModel.Type, is entity: Schema.Entity) throws {
         guard ObjectIdentifier(type) != ObjectIdentifier(entity.modelType) else { return }
+        if entity.classAttribute != nil
+            || ObjectIdentifier(Schema.rootType(of: type)) == ObjectIdentifier(entity.modelType)
+        {
+            if entity.layout(for: type) != nil { return }
+            throw DataStoreError(
+                .notFound,
+                "'\(String(reflecting: type))' is a subclass of '\(String(reflecting: entity.modelType))' that the container's schema does not list",
+                remedy:
+                    "Add \(Schema.className(for: type)).self to the model types of the container's schema; a schema cannot find subclasses by itself",
+                entityName: entity.name)
+        }
         throw DataStoreError(
             .notFound,
             "'\(String(reflecting: type))' is not the container's model type for the entity '\(entity.name)' "
@@ -367,6 +382,9 @@ extension ModelContext {
     func materialize<T: PersistentModel>(
         _ snapshots: [DefaultSnapshot], as type: T.Type, unfetched: [Int]? = nil
     ) throws -> [T] {
+        if let first = snapshots.first, first.entity.classAttribute != nil {
+            return try materializeClasses(snapshots, as: type, entity: first.entity)
+        }
         guard let layout = ModelLayout.of(T.self) else { return [] }
         var models: [T] = []
         models.reserveCapacity(snapshots.count)
@@ -402,11 +420,7 @@ extension ModelContext {
             let values = snapshots[index].values
             try layout.apply(values, to: model)
             let backing = model.persistentBackingData
-            backing.persistentIdentifier = id
-            backing.membership = membership
-            backing.tracksUndo = tracksUndo
-            backing.state = .registered
-            backing.savedValues = values
+            Self.adopt(backing, id: id, values: values, membership: membership, tracksUndo: tracksUndo)
             backing.unfetchedSlots = unfetched
             if let earlier = registry.updateValue(model, forKey: id) {
                 // Only when a store returns one identifier twice: keep the object registered first.
@@ -544,5 +558,74 @@ extension ModelContext {
     func faultDidLoad(_ owner: some PersistentModel, property: String) {
         guard !faultFailures.isEmpty else { return }
         faultFailures[FaultKey(model: ObjectIdentifier(owner), property: property)] = nil
+    }
+
+    /// Models for snapshots of an entity that stores a class hierarchy: each made as the class its
+    /// snapshot records, registered objects reused as ``materialize(_:as:unfetched:)`` does.
+    private func materializeClasses<T: PersistentModel>(
+        _ snapshots: [DefaultSnapshot], as type: T.Type, entity: Schema.Entity
+    ) throws -> [T] {
+        var models: [T] = []
+        models.reserveCapacity(snapshots.count)
+        let (membership, tracksUndo) = (membership, undoManager != nil)
+        for index in snapshots.indices {
+            let id = snapshots[index].persistentIdentifier
+            let values = snapshots[index].values
+            if let existing = registry[id] {
+                guard let typed = existing as? T else {
+                    throw DataStoreError(
+                        .corrupted, "\(id) is registered as a '\(Swift.type(of: existing))', not a '\(T.self)'")
+                }
+                let backing = typed.persistentBackingData
+                if backing.state == .registered && !backing.isChanged
+                    && !Self.isStored(values, as: backing.savedValues),
+                    let layout = storageLayout(of: typed)
+                {
+                    try layout.reload(values, into: typed)
+                    backing.savedValues = values
+                }
+                models.append(typed)
+                continue
+            }
+            guard let layout = entity.layout(forValues: values) else {
+                throw Self.unknownClass(in: values, of: entity, id: id)
+            }
+            // A store that was given the whole descriptor returns every class: keep the fetched type's.
+            guard layout.modelType is T.Type else { continue }
+            let model = layout.modelType.init() as! T
+            try layout.apply(values, to: model)
+            Self.adopt(
+                model.persistentBackingData, id: id, values: values, membership: membership, tracksUndo: tracksUndo)
+            registry[id] = model
+            models.append(model)
+        }
+        return models
+    }
+
+    /// Makes a new model's state that of a saved model of this context, holding `values`.
+    @inline(__always)
+    private static func adopt(
+        _ backing: BackingData, id: PersistentIdentifier, values: [StoreValue], membership: ContextMembership,
+        tracksUndo: Bool
+    ) {
+        backing.persistentIdentifier = id
+        backing.membership = membership
+        backing.tracksUndo = tracksUndo
+        backing.state = .registered
+        backing.savedValues = values
+    }
+
+    /// The error for stored values whose class the entity does not list (or that is not the fetched type).
+    static func unknownClass(
+        in values: [StoreValue], of entity: Schema.Entity, id: PersistentIdentifier? = nil
+    ) -> DataStoreError {
+        let recorded = entity.classAttribute.flatMap { $0.slot < values.count ? values[$0.slot] : nil }
+        let name = recorded.map { "\($0)" } ?? "nothing"
+        return DataStoreError(
+            .corrupted,
+            "\(id.map { "\($0)" } ?? "a model of '\(entity.name)'") records its class as \(name), which is not a class of the container's schema for '\(entity.name)'",
+            remedy:
+                "Add the model class to the container's schema (every subclass must be listed), or repair the value of '\(Schema.Entity.classAttributeName)'",
+            entityName: entity.name)
     }
 }

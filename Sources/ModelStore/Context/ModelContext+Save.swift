@@ -180,7 +180,7 @@ extension ModelContext {
             deletion.models.append(model)
             deletion.identifiers.insert(model.persistentModelID)
             deletion.objects.insert(ObjectIdentifier(model))
-            guard let layout = ModelLayout.of(existential: type(of: model)) else { continue }
+            guard let layout = storageLayout(of: model) else { continue }
             for field in layout.relationships {
                 let related = field.models(of: model).compactMap { $0 as? any PersistentModel }
                 guard !related.isEmpty else { continue }
@@ -272,7 +272,7 @@ extension ModelContext {
             // A new model's snapshot (if it is in this save) already lost the reference; a stored one
             // not in this save is written from what the store has.
             guard !id.isTemporary, !updatedIDs.contains(id), let saved = model.persistentBackingData.savedValues,
-                let layout = ModelLayout.of(existential: type(of: model)),
+                let layout = storageLayout(of: model),
                 let entity = container.schema.entity(named: layout.entityName)
             else { continue }
             var snapshot = DefaultSnapshot(persistentIdentifier: id, entity: entity, values: saved)
@@ -283,7 +283,7 @@ extension ModelContext {
         }
         for model in deletion.models.models where !model.persistentModelID.isTemporary {
             let backing = model.persistentBackingData
-            guard let layout = ModelLayout.of(existential: type(of: model)),
+            guard let layout = storageLayout(of: model),
                 let entity = container.schema.entity(named: layout.entityName)
             else { continue }
             let values = try backing.savedValues ?? layout.values(of: model)
@@ -415,7 +415,7 @@ extension ModelContext {
             }
             for snapshot in changes.inserted + changes.updated {
                 guard let model = registry[snapshot.persistentIdentifier],
-                    let layout = ModelLayout.of(existential: type(of: model))
+                    let layout = storageLayout(of: model)
                 else { continue }
                 for field in layout.relationships { field.removeReferences(to: deletion, of: model) }
             }
@@ -452,11 +452,11 @@ extension ModelContext {
                 snapshot.copy(persistentIdentifier: snapshot.persistentIdentifier, remappedIdentifiers: remapped).values
         }
         for (id, snapshot) in changes.merged {
-            guard let model = registry[id], let layout = ModelLayout.of(existential: type(of: model)) else { continue }
+            guard let model = registry[id], let layout = storageLayout(of: model) else { continue }
             try? layout.reload(snapshot.values, into: model)
         }
         for (id, snapshot) in written.reregister {
-            guard let model = registry[id], let layout = ModelLayout.of(existential: type(of: model)) else { continue }
+            guard let model = registry[id], let layout = storageLayout(of: model) else { continue }
             try? layout.reload(snapshot.values, into: model)
             model.persistentBackingData.savedValues = snapshot.values
         }
@@ -483,7 +483,7 @@ extension ModelContext {
         if let layouts, layouts.type == type {
             cache = layouts
         } else {
-            guard let layout = ModelLayout.of(existential: Swift.type(of: model)),
+            guard let layout = storageLayout(of: model),
                 let entity = container.schema.entity(named: layout.entityName)
             else {
                 throw DataStoreError(
@@ -491,6 +491,20 @@ extension ModelContext {
                     remedy: "Pass it to ModelContainer(for:configurations:)")
             }
             try Self.check(Swift.type(of: model), is: entity)
+            if let modelClass = entity.classes.first(where: { $0.modelType == Swift.type(of: model) }),
+                modelClass.isAbstract
+            {
+                let concrete = entity.classNames(inheritingFrom: modelClass.name).dropFirst().filter { name in
+                    !entity.classes.contains { $0.name == name && $0.isAbstract }
+                }
+                throw DataStoreError(
+                    .invalidValue,
+                    "'\(modelClass.name)' is an abstract model class: a model of exactly it cannot be saved",
+                    remedy: concrete.isEmpty
+                        ? "Remove '\(modelClass.name)' from abstractClasses, or add a subclass to save instead"
+                        : "Insert a model of a subclass (\(concrete.map { "'\($0)'" }.joined(separator: ", "))) instead",
+                    entityName: entity.name)
+            }
             cache = LayoutCache(type: type, layout: layout, entity: entity)
             layouts = cache
         }

@@ -104,7 +104,9 @@ extension ModelContext {
             }
             for (index, model) in models.enumerated() {
                 guard let kept = try lookup.keptModel(matching: model, at: index) else { continue }
-                fold(model, into: kept, layout: entity.layout)
+                // Across two classes of a hierarchy only the root's fields are common to both.
+                let common = Swift.type(of: model) == Swift.type(of: kept) ? entity.layout(of: kept) : entity.layout
+                fold(model, into: kept, layout: common)
                 folded = true
             }
         }
@@ -227,6 +229,13 @@ private struct DuplicateLookup {
     /// A value that cannot be stored throws the save's own error, which names the property.
     static func keys(of models: [any PersistentModel], in entity: Schema.Entity) throws -> [[Key]] {
         let slots = constraintSlots(of: entity)
+        if entity.classAttribute != nil {
+            // A hierarchy's slots are not its classes' field indices: read whole values.
+            return try models.map { model in
+                let values = try entity.layout(of: model).values(of: model)
+                return keys(slots) { values.indices.contains($0) ? values[$0] : nil }
+            }
+        }
         let fields = entity.layout.fields
         return try models.map { model in
             do {
@@ -312,7 +321,7 @@ private struct DuplicateLookup {
         }
         try? model.persistentBackingData.loadUnfetchedValues(of: model)
         guard model.persistentBackingData.state == .registered,
-            let current = try? entity.layout.values(of: model),
+            let current = try? entity.layout(of: model).values(of: model),
             Self.keys(Self.constraintSlots(of: entity), value: { current.indices.contains($0) ? current[$0] : nil })
                 .contains(key)
         else { return nil }

@@ -136,6 +136,12 @@ public final class ModelContext {
         registerReachableModels(from: [model])
     }
 
+    /// The layout that reads and writes a model's values in its entity's slots: its class's in the
+    /// container's schema (which maps a subclass onto its hierarchy's entity), else its type's own.
+    func storageLayout(of model: any PersistentModel) -> ModelLayout? {
+        container.schema.layout(for: type(of: model)) ?? ModelLayout.of(existential: type(of: model))
+    }
+
     /// The layout of a model type, remembered for the type this context asked about last: an
     /// insert or save of many models of one type looks it up once, without the cache's lock.
     func layout(of type: any PersistentModel.Type) -> ModelLayout? {
@@ -297,7 +303,7 @@ public final class ModelContext {
     private func restoreSavedValues(of model: any PersistentModel) {
         let backing = model.persistentBackingData
         guard backing.isChanged else { return }
-        if let saved = backing.savedValues, let layout = ModelLayout.of(existential: type(of: model)) {
+        if let saved = backing.savedValues, let layout = storageLayout(of: model) {
             // Saved values came from the store through the same codecs: they decode.
             try? layout.reload(saved, into: model)
         }

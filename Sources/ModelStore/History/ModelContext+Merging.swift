@@ -60,7 +60,7 @@ extension ModelContext {
                 let backing = model.persistentBackingData
                 guard backing.state == .registered, !backing.isChanged else { continue }
                 if let snapshot = current[id] {
-                    guard let layout = ModelLayout.of(existential: type(of: model)),
+                    guard let layout = storageLayout(of: model),
                         backing.savedValues.map({ !Self.isStored(snapshot.values, as: $0) }) ?? true
                     else { continue }
                     try? layout.reload(snapshot.values, into: model)

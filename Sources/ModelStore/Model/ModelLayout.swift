@@ -10,7 +10,15 @@ import Observation
 final class ModelLayout: @unchecked Sendable {
     // Safety: every stored property is immutable after init, except `state`, which a Mutex guards.
     let modelType: any PersistentModel.Type
+    /// The entity that stores the type: its own, or its hierarchy root's.
     let entityName: String
+    /// The type's own name, which a hierarchy's entity records for each model.
+    let className: String
+    /// The class that declares the conformance (the type itself unless it subclasses a model class).
+    let rootType: any PersistentModel.Type
+    /// Where a class of a hierarchy keeps its values in the hierarchy's entity; `nil` when the
+    /// entity's slots are this type's own fields in order.
+    let storage: StorageMap?
     /// Persisted properties in declaration order; a property's index here is its slot.
     let fields: [FieldAccessor]
     let attributes: [AttributeAccessor]
@@ -34,9 +42,21 @@ final class ModelLayout: @unchecked Sendable {
     }
     private let state: LockedValue<State>
 
+    /// How one class of a hierarchy maps its fields onto its hierarchy's entity.
+    struct StorageMap: Sendable {
+        /// The entity slot of each of the class's fields, by field index.
+        let slots: [Int]
+        /// The values of a model of this class before its own are written: `nil` or empty in the
+        /// slots of other classes' properties, and the class's name in the type slot.
+        let filler: [StoreValue]
+    }
+
     private init<M: PersistentModel>(_ type: M.Type) {
         modelType = type
         entityName = Schema.entityName(for: type)
+        className = String(describing: type)
+        rootType = M.RelatedModel.self
+        storage = nil
         let probe = M()
         let base = Unmanaged.passUnretained(probe).toOpaque()
         var fields: [FieldAccessor] = []
@@ -74,6 +94,26 @@ final class ModelLayout: @unchecked Sendable {
         for field in fields + ephemeral { if let keyPath = field.keyPath { names[keyPath] = field.name } }
         state = LockedValue(State(probe: probe, namesByKeyPath: names))
     }
+
+    /// A copy of `plain` that reads and writes its values in a hierarchy's entity's slots.
+    init(_ plain: ModelLayout, storage: StorageMap) {
+        modelType = plain.modelType
+        entityName = plain.entityName
+        className = plain.className
+        rootType = plain.rootType
+        self.storage = storage
+        fields = plain.fields
+        attributes = plain.attributes
+        relationships = plain.relationships
+        ephemeralAttributes = plain.ephemeralAttributes
+        unsupportedProperties = plain.unsupportedProperties
+        fieldsByName = plain.fieldsByName
+        plan = plain.plan
+        state = plain.state
+    }
+
+    /// The entity slot of a field of this type.
+    func entitySlot(of field: FieldAccessor) -> Int { storage?.slots[field.slot] ?? field.slot }
 
     // MARK: Cache
 
@@ -140,12 +180,66 @@ final class ModelLayout: @unchecked Sendable {
             backing.probe = nil
             // A stored property is read exactly once, through its own wrapper; a computed property
             // that reads stored ones is not itself stored.
-            guard recorder.accesses == 1, recorder.wrappedKeyPath == keyPath, let storage = recorder.storageKeyPath,
-                let name = Self.propertyName(ofStorageKeyPath: storage)
+            guard recorder.accesses == 1, let wrapped = recorder.wrappedKeyPath,
+                let storage = recorder.storageKeyPath, let name = Self.propertyName(ofStorageKeyPath: storage)
             else { return nil }
+            if wrapped != keyPath {
+                // A subclass's key path to an inherited property (`\BusinessTrip.name`) is another
+                // value than the declaring class's (`\Trip.name`), which the wrapper reports.
+                guard Self.isSubclassKeyPath(keyPath, of: wrapped),
+                    Self.reads(keyPath, sameAs: wrapped, field: fieldsByName[name], probe: state.probe)
+                else { return nil }
+            }
             state.namesByKeyPath[keyPath] = name
             return name
         }
+    }
+
+    /// Whether `keyPath` is rooted at a subclass of the class `wrapped` is rooted at, with the same value type.
+    private static func isSubclassKeyPath(_ keyPath: AnyKeyPath, of wrapped: AnyKeyPath) -> Bool {
+        guard type(of: keyPath).valueType == type(of: wrapped).valueType,
+            let subclass = type(of: keyPath).rootType as? AnyClass,
+            let declaring = type(of: wrapped).rootType as? AnyClass
+        else { return false }
+        var current: AnyClass? = _getSuperclass(subclass)
+        while let parent = current {
+            if ObjectIdentifier(parent) == ObjectIdentifier(declaring) { return true }
+            current = _getSuperclass(parent)
+        }
+        return false
+    }
+
+    /// Whether `keyPath` reads the field `wrapped` reads, value for value: after the probe's field is
+    /// set to another value, both read the new one. (A computed property that reads the field, such
+    /// as an uppercased copy, reads something else.) A field whose type has no other value to try is
+    /// taken on trust, as the one property read.
+    private static func reads(
+        _ keyPath: AnyKeyPath, sameAs wrapped: AnyKeyPath, field: FieldAccessor?, probe: any PersistentModel
+    ) -> Bool {
+        guard let field = field as? AttributeAccessor else { return field != nil }
+        guard let original = try? field.storeValue(of: probe),
+            let other = otherValue(than: original, of: field.attributeType)
+        else { return true }
+        defer { try? field.load(original, into: probe) }
+        guard (try? field.load(other, into: probe)) != nil else { return true }
+        let (seen, expected) = (probe[keyPath: keyPath], probe[keyPath: wrapped])
+        return String(describing: seen) == String(describing: expected)
+    }
+
+    /// A stored value of a scalar type other than `value`, or `nil` for other types.
+    private static func otherValue(than value: StoreValue, of type: AttributeType) -> StoreValue? {
+        let candidate: StoreValue
+        switch type.unwrapped {
+        case .string: candidate = .string("\u{2063}probe")
+        case .integer(_, true): candidate = .int(97)
+        case .integer(_, false): candidate = .uint(97)
+        case .double, .float: candidate = .double(0.625)
+        case .bool: candidate = .bool(value != .bool(true))
+        case .date: candidate = .date(Date(timeIntervalSince1970: 1_234_567))
+        case .uuid: candidate = .uuid(UUID())
+        default: return nil
+        }
+        return candidate == value ? nil : candidate
     }
 
     /// `\Trip._name` names the property `name`. Only called once per key path.
@@ -163,6 +257,15 @@ final class ModelLayout: @unchecked Sendable {
     /// Throws ``DataStoreError/Code/invalidValue`` naming the entity and the property when a
     /// `Codable` value fails to encode itself: such a model cannot be saved as it is.
     func values(of model: AnyObject) throws -> [StoreValue] {
+        let own = try ownValues(of: model)
+        guard let storage else { return own }
+        var values = storage.filler
+        for index in own.indices { values[storage.slots[index]] = own[index] }
+        return values
+    }
+
+    /// The stored values of a model's own fields, in field order.
+    private func ownValues(of model: AnyObject) throws -> [StoreValue] {
         let base = Unmanaged.passUnretained(model).toOpaque().assumingMemoryBound(to: UInt8.self)
         var values: [StoreValue] = []
         values.reserveCapacity(plan.count)
@@ -186,6 +289,11 @@ final class ModelLayout: @unchecked Sendable {
 
     /// Writes stored values into a model, without observation or change tracking (used to load models).
     func apply(_ values: [StoreValue], to model: AnyObject) throws {
+        guard let storage else { return try applyOwn(values, to: model) }
+        try applyOwn(storage.slots.map { $0 < values.count ? values[$0] : .null }, to: model)
+    }
+
+    private func applyOwn(_ values: [StoreValue], to model: AnyObject) throws {
         let base = Unmanaged.passUnretained(model).toOpaque().assumingMemoryBound(to: UInt8.self)
         for index in 0..<min(plan.count, values.count) {
             if let scalar = plan[index].scalar, scalar.load(values[index], at: base + plan[index].offset) { continue }

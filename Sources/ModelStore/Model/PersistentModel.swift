@@ -29,9 +29,16 @@ import Observation
 /// Models are `Observable`: reads and writes of wrapped properties go through an
 /// `ObservationRegistrar`, so `withObservationTracking` sees them. Models are not `Sendable`;
 /// pass ``persistentModelID`` between isolation domains instead.
-public protocol PersistentModel: AnyObject, Observable, Hashable, Identifiable, SendableMetatype, RelationshipContent
-where RelatedModel == Self {
+public protocol PersistentModel: AnyObject, Observable, Hashable, Identifiable, SendableMetatype, RelationshipContent {
+    /// The class that declares the conformance: the model type itself, or for a subclass of a model
+    /// class, the root class of its hierarchy, whose entity stores every class of the hierarchy.
+    ///
+    /// Never declare it; Swift infers it.
+    associatedtype RelatedModel = Self
+
     /// Creates a model with every property at its initial value.
+    ///
+    /// A non-final model class declares it `required`, so that subclasses keep it.
     init()
 
     /// The framework's per-model state. Declare it as `let persistentBackingData = BackingData()`.
@@ -42,12 +49,29 @@ where RelatedModel == Self {
     /// ```swift
     /// static var constraints: [ModelConstraint<Trip>] { [.unique(\.name, \.start), .index(\.start)] }
     /// ```
-    static var constraints: [ModelConstraint<Self>] { get }
+    ///
+    /// In a class hierarchy the root class declares them, for the whole hierarchy.
+    static var constraints: [ModelConstraint<RelatedModel>] { get }
+
+    /// The classes of the model's hierarchy that are abstract, as Core Data's abstract entities
+    /// are: they declare properties for their subclasses, and a model of exactly such a class
+    /// cannot be saved. The root class declares them, for the whole hierarchy:
+    ///
+    /// ```swift
+    /// class Vehicle: PersistentModel {
+    ///     static var abstractClasses: [any PersistentModel.Type] { [Vehicle.self] }
+    ///     …
+    /// }
+    /// ```
+    static var abstractClasses: [any PersistentModel.Type] { get }
 }
 
 extension PersistentModel {
     /// No compound constraints or indexes.
-    public static var constraints: [ModelConstraint<Self>] { [] }
+    public static var constraints: [ModelConstraint<RelatedModel>] { [] }
+
+    /// No abstract classes.
+    public static var abstractClasses: [any PersistentModel.Type] { [] }
 
     /// The model's identifier: temporary until its first save, then the store's.
     public var persistentModelID: PersistentIdentifier {

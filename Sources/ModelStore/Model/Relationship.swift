@@ -25,18 +25,13 @@ public protocol RelationshipContent {
     static var holdsMany: Bool { get }
     /// The models it holds, in order.
     var relatedContent: [RelatedModel] { get }
-    /// The content holding these models: the first for a model (`nil` when there is none), all of
-    /// them for an array.
-    static func content(holding models: [RelatedModel]) -> Self?
 }
 
 extension PersistentModel {
     /// `false`: a model is one.
     public static var holdsMany: Bool { false }
-    /// The model itself.
-    public var relatedContent: [Self] { [self] }
-    /// The first model, if any.
-    public static func content(holding models: [Self]) -> Self? { models.first }
+    /// The model itself (as its hierarchy's root class, for a subclass).
+    public var relatedContent: [RelatedModel] { [self as! RelatedModel] }
 }
 
 extension Array: RelationshipContent where Element: PersistentModel {
@@ -44,8 +39,6 @@ extension Array: RelationshipContent where Element: PersistentModel {
     public static var holdsMany: Bool { true }
     /// The array's models.
     public var relatedContent: [Element] { self }
-    /// The models themselves.
-    public static func content(holding models: [Element]) -> [Element]? { models }
 }
 
 extension Optional: RelationshipValue where Wrapped: RelationshipContent {
@@ -56,7 +49,11 @@ extension Optional: RelationshipValue where Wrapped: RelationshipContent {
     /// The related models, if any.
     public var relatedModels: [Wrapped.RelatedModel] { self.map(\.relatedContent) ?? [] }
     /// For to-one, the first model or `nil`; for to-many, the models (an empty array, not `nil`).
-    public init(relatedModels: [Wrapped.RelatedModel]) { self = Wrapped.content(holding: relatedModels) }
+    ///
+    /// A to-one relationship typed to a subclass holds `nil` for a model of another class.
+    public init(relatedModels: [Wrapped.RelatedModel]) {
+        self = Wrapped.holdsMany ? relatedModels as? Wrapped : relatedModels.first as? Wrapped
+    }
 }
 
 extension Array: RelationshipValue where Element: PersistentModel {

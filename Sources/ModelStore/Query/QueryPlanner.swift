@@ -142,6 +142,16 @@ enum QueryPlanner {
         return plan
     }
 
+    /// The condition that keeps only models of `type` and its subclasses in its hierarchy's entity;
+    /// empty when the fetched type is the entity's root, whose fetch returns every class.
+    static func classFilter(_ type: any PersistentModel.Type, entity: Schema.Entity) -> [StoreFilter] {
+        guard let attribute = entity.classAttribute, ObjectIdentifier(type) != ObjectIdentifier(entity.modelType) else {
+            return []
+        }
+        let names = entity.classNames(inheritingFrom: Schema.className(for: type))
+        return [.isIn(StorePath(attribute.name), names.map { .string($0) })]
+    }
+
     private static func planWithoutContext<T: PersistentModel>(
         _ descriptor: FetchDescriptor<T>, entity: Schema.Entity, store: any DataStore, schema: Schema, context: Context
     ) throws -> FetchPlan<T> {
@@ -149,11 +159,13 @@ enum QueryPlanner {
         let translation = try descriptor.predicate.map { try TranslatedPredicate($0, entity: entity, schema: schema) }
         guard let querying = store as? any DataStoreQuerying else {
             // A SwiftData-style store gets the whole descriptor, or throws preferInMemory*.
+            // Such a store reads the root's entity whole: a subclass's models are picked from its snapshots.
+            let classFilter = Self.classFilter(T.self, entity: entity)
             var plan = FetchPlan<T>(
-                entity: entity, isQuerying: false, query: nil, storeDescriptor: descriptor, snapshotFilter: nil,
-                snapshotSort: nil, filtersModels: false, sortsModels: false, windowsInMemory: false, placements: [],
-                translation: translation)
-            if context.hasPendingChanges { plan.keepWindowInMemory() }
+                entity: entity, isQuerying: false, query: nil, storeDescriptor: descriptor,
+                snapshotFilter: StoreFilter.conjunction(classFilter), snapshotSort: nil, filtersModels: false,
+                sortsModels: false, windowsInMemory: false, placements: [], translation: translation)
+            if context.hasPendingChanges || !classFilter.isEmpty { plan.keepWindowInMemory() }
             return plan
         }
         let capabilities = querying.queryCapabilities
@@ -218,7 +230,9 @@ enum QueryPlanner {
             }
         }
 
-        var query = StoreQuery(entityName: entity.name, filter: StoreFilter.conjunction(pushed))
+        // A fetch of a subclass reads its hierarchy's entity, restricted to the class and its subclasses.
+        let classFilter = Self.classFilter(T.self, entity: entity)
+        var query = StoreQuery(entityName: entity.name, filter: StoreFilter.conjunction(classFilter + pushed))
         let snapshotFilter = StoreFilter.conjunction(onSnapshots)
         var snapshotSort: [StoreSortKey]?
         var sortsModels = false

@@ -26,16 +26,40 @@ extension Schema {
         public var uniquenessConstraints: [[String]]
         /// Property name lists with declared indexes.
         public var indices: [[String]]
+        /// The classes of an entity that stores a class hierarchy, root first; `nil` for an entity of
+        /// one class.
+        public var classes: [ClassDescription]?
 
         /// A description.
         public init(
             name: String, properties: [PropertyDescription], uniquenessConstraints: [[String]] = [],
-            indices: [[String]] = []
+            indices: [[String]] = [], classes: [ClassDescription]? = nil
         ) {
             self.name = name
             self.properties = properties
             self.uniquenessConstraints = uniquenessConstraints
             self.indices = indices
+            self.classes = classes
+        }
+    }
+
+    /// One class of a hierarchy's entity as data.
+    public struct ClassDescription: Codable, Sendable, Hashable {
+        /// The class's name, as the entity's class attribute records it.
+        public var name: String
+        /// The name of its model superclass; `nil` for the root.
+        public var superclassName: String?
+        /// The properties the class declares itself.
+        public var ownPropertyNames: [String]
+        /// `true` for an abstract class; `nil` (left out of the stored form) otherwise.
+        public var isAbstract: Bool?
+
+        /// A class description.
+        public init(name: String, superclassName: String?, ownPropertyNames: [String], isAbstract: Bool? = nil) {
+            self.name = name
+            self.superclassName = superclassName
+            self.ownPropertyNames = ownPropertyNames
+            self.isAbstract = isAbstract
         }
     }
 
@@ -110,7 +134,14 @@ extension Schema {
                                 originalName: r.originalName)
                         }
                     },
-                    uniquenessConstraints: entity.uniquenessConstraints, indices: entity.indices)
+                    uniquenessConstraints: entity.uniquenessConstraints, indices: entity.indices,
+                    classes: entity.classAttribute == nil
+                        ? nil
+                        : entity.classes.map {
+                            ClassDescription(
+                                name: $0.name, superclassName: $0.superclassName, ownPropertyNames: $0.ownPropertyNames,
+                                isAbstract: $0.isAbstract ? true : nil)
+                        })
             })
     }
 

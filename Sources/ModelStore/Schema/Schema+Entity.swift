@@ -20,83 +20,169 @@ extension Schema {
         public let uniquenessConstraints: [[String]]
         /// Sets of properties the entity declares indexes on (``ModelConstraint/index(_:)``).
         public let indices: [[String]]
-        /// The model type.
+        /// The model type (the root class, for a hierarchy).
         public let modelType: any PersistentModel.Type
+        /// The classes the entity stores: the model type alone, or a hierarchy's root class and its
+        /// subclasses, parents before children.
+        public let classes: [ModelClass]
+        /// The attribute that records each model's class (``classAttributeName``) in an entity
+        /// that stores a class hierarchy; `nil` in an entity of one class.
+        public let classAttribute: Attribute?
         let layout: ModelLayout
         private let slots: [String: Int]
+        /// Each class's layout, reading and writing this entity's slots.
+        private let layoutsByType: [ObjectIdentifier: ModelLayout]
+        private let layoutsByClassName: [String: ModelLayout]
 
-        init(layout: ModelLayout, problems: inout [DataStoreError]) {
-            self.layout = layout
-            name = layout.entityName
-            modelType = layout.modelType
+        /// The name of the attribute that records each model's class in a hierarchy's entity.
+        public static let classAttributeName = "_modelClass"
+
+        /// One class of the models an entity stores.
+        public struct ModelClass: Sendable, Hashable {
+            /// The class's name, as the entity's ``classAttribute`` records it.
+            public let name: String
+            /// The name of the class's model superclass, if it has one.
+            public let superclassName: String?
+            /// The properties the class declares itself (not those it inherits).
+            public let ownPropertyNames: [String]
+            /// The model type, or ``SchemaOnlyModel`` for an entity read from a stored description.
+            public let modelType: any PersistentModel.Type
+            /// Whether the class is abstract (``PersistentModel/abstractClasses``): no model of exactly
+            /// this class is saved.
+            public let isAbstract: Bool
+
+            /// Classes are equal when they have the same name and model type.
+            public static func == (lhs: ModelClass, rhs: ModelClass) -> Bool {
+                lhs.name == rhs.name && lhs.modelType == rhs.modelType
+            }
+
+            /// Hashes the name.
+            public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+        }
+
+        /// An entity of one model type, or of a class hierarchy (`layouts` root first, parents
+        /// before children): one entity holds every class's properties, those only subclasses
+        /// declare stored as optional, and the class attribute records each model's class.
+        init(layouts: [ModelLayout], problems: inout [DataStoreError]) {
+            let root = layouts[0]
+            let isHierarchy = layouts.count > 1
+            name = root.entityName
+            modelType = root.modelType
             var properties: [Property] = []
             var attributes: [Attribute] = []
             var relationships: [Relationship] = []
-            for field in layout.fields {
-                if let field = field as? AttributeAccessor {
-                    let attribute = Attribute(
-                        name: field.name, originalName: field.originalName, slot: field.slot,
-                        valueType: field.attributeType, options: field.options, defaultValue: field.defaultValue,
-                        keyPath: field.keyPath)
-                    attributes.append(attribute)
-                    properties.append(.attribute(attribute))
-                } else if let field = field as? RelationshipAccessor {
-                    let inverse = field.inverse
-                    let relationship = Relationship(
-                        name: field.name, originalName: field.originalName, slot: field.slot,
-                        destination: field.destinationEntityName, isToOne: !field.isToMany,
-                        inverseName: inverse?.name, deleteRule: field.deleteRule,
-                        minimumModelCount: field.minimumModelCount, maximumModelCount: field.maximumModelCount,
-                        keyPath: field.keyPath)
-                    relationships.append(relationship)
-                    properties.append(.relationship(relationship))
-                    if field.declaredInverse != nil && inverse == nil {
-                        problems.append(
-                            .invalidSchema(
-                                "the inverse of '\(layout.entityName).\(field.name)' is not a relationship of '\(field.destinationEntityName)' back to '\(layout.entityName)'",
-                                remedy:
-                                    "Pass a key path to a @Relationship property of '\(field.destinationEntityName)' whose type is '\(layout.entityName)' or '[\(layout.entityName)]'",
-                                entityName: layout.entityName))
-                    }
-                    if let inverse, inverse.destinationEntityName != layout.entityName {
-                        problems.append(
-                            .invalidSchema(
-                                "the inverse of '\(layout.entityName).\(field.name)' points to '\(inverse.destinationEntityName)', not '\(layout.entityName)'",
-                                remedy:
-                                    "Make the inverse relationship's type '\(layout.entityName)?' or '[\(layout.entityName)]'",
-                                entityName: layout.entityName))
-                    }
-                }
-            }
-            for (name, typeName) in layout.unsupportedProperties {
-                problems.append(
-                    .invalidSchema(
-                        "property '\(layout.entityName).\(name)' has type '\(typeName)', which ModelStore cannot store",
-                        remedy:
-                            "Use a supported type (Bool, integers, Double, Float, Decimal, String, Date, Data, UUID, URL, optionals, arrays and dictionaries of them, a RawRepresentable enum, or a Codable struct), or mark the property @Transient",
-                        entityName: layout.entityName))
-            }
             var slots: [String: Int] = [:]
-            for property in properties {
-                if slots[property.name] != nil {
+            var classSlots: [[Int]] = []
+            var classes: [ModelClass] = []
+            func abstractClasses<M: PersistentModel>(_: M.Type) -> [any PersistentModel.Type] { M.abstractClasses }
+            let abstract = Set(abstractClasses(root.modelType).map { ObjectIdentifier($0) })
+            for (position, layout) in layouts.enumerated() {
+                var mine: [Int] = []
+                var own: [String] = []
+                let parent = _getSuperclass(layout.modelType).flatMap { $0 as? any PersistentModel.Type }
+                let parentLayout = parent.flatMap { ModelLayout.of(existential: $0) }
+                for field in layout.fields {
+                    if position > 0, let existing = slots[field.name] {
+                        Self.checkShared(field, with: properties[existing], of: layout, problems: &problems)
+                        mine.append(existing)
+                        if parentLayout?.fieldsByName[field.name] == nil { own.append(field.name) }
+                        continue
+                    }
+                    let slot = properties.count
+                    if let field = field as? AttributeAccessor {
+                        let widened = position > 0 && !field.attributeType.isOptional
+                        let attribute = Attribute(
+                            name: field.name, originalName: field.originalName, slot: slot,
+                            valueType: widened ? .optional(field.attributeType) : field.attributeType,
+                            options: field.options, defaultValue: widened ? .null : field.defaultValue,
+                            keyPath: field.keyPath)
+                        attributes.append(attribute)
+                        properties.append(.attribute(attribute))
+                    } else if let field = field as? RelationshipAccessor {
+                        let relationship = Self.relationship(field, slot: slot, of: layout, problems: &problems)
+                        relationships.append(relationship)
+                        properties.append(.relationship(relationship))
+                    } else {
+                        continue
+                    }
+                    if slots[field.name] != nil {
+                        problems.append(
+                            .invalidSchema(
+                                "entity '\(layout.entityName)' declares the property '\(field.name)' twice",
+                                remedy: "Rename one of the properties", entityName: layout.entityName))
+                    }
+                    slots[field.name] = slot
+                    mine.append(slot)
+                    own.append(field.name)
+                }
+                for (name, typeName) in layout.unsupportedProperties {
                     problems.append(
                         .invalidSchema(
-                            "entity '\(layout.entityName)' declares the property '\(property.name)' twice",
-                            remedy: "Rename one of the properties", entityName: layout.entityName))
+                            "property '\(layout.className).\(name)' has type '\(typeName)', which ModelStore cannot store",
+                            remedy:
+                                "Use a supported type (Bool, integers, Double, Float, Decimal, String, Date, Data, UUID, URL, optionals, arrays and dictionaries of them, a RawRepresentable enum, or a Codable struct), or mark the property @Transient",
+                            entityName: layout.entityName))
                 }
-                slots[property.name] = property.slot
+                classSlots.append(mine)
+                classes.append(
+                    ModelClass(
+                        name: layout.className, superclassName: parent.map(Schema.className(for:)),
+                        ownPropertyNames: position == 0 ? layout.fields.map(\.name) : own,
+                        modelType: layout.modelType,
+                        isAbstract: abstract.contains(ObjectIdentifier(layout.modelType))))
             }
-            var unique = attributes.filter { $0.options.contains(.unique) }.map { [$0.name] }
+            var classAttribute: Attribute?
             var indices: [[String]] = []
-            for (kind, names) in Self.constraints(of: layout) {
+            if isHierarchy {
+                let attribute = Attribute(
+                    name: Self.classAttributeName, originalName: nil, slot: properties.count, valueType: .string,
+                    options: [], defaultValue: .string(root.className), keyPath: nil)
+                if slots[attribute.name] != nil {
+                    problems.append(
+                        .invalidSchema(
+                            "'\(root.className)' declares a property named '\(attribute.name)', the name of the attribute that records each model's class",
+                            remedy: "Rename the property", entityName: root.entityName))
+                }
+                attributes.append(attribute)
+                properties.append(.attribute(attribute))
+                slots[attribute.name] = attribute.slot
+                classAttribute = attribute
+                indices.append([attribute.name])
+            }
+            self.classAttribute = classAttribute
+            self.classes = classes
+            var byType: [ObjectIdentifier: ModelLayout] = [:]
+            var byClassName: [String: ModelLayout] = [:]
+            var rootLayout = root
+            for (position, layout) in layouts.enumerated() {
+                var mapped = layout
+                if let classAttribute {
+                    var filler = properties.map { property -> StoreValue in
+                        switch property {
+                        case .attribute(let attribute): attribute.defaultValue
+                        case .relationship(let relationship): relationship.isToOne ? .null : .references([])
+                        }
+                    }
+                    filler[classAttribute.slot] = .string(layout.className)
+                    mapped = ModelLayout(layout, storage: .init(slots: classSlots[position], filler: filler))
+                }
+                if position == 0 { rootLayout = mapped }
+                byType[ObjectIdentifier(layout.modelType)] = mapped
+                byClassName[layout.className] = mapped
+            }
+            self.layout = rootLayout
+            self.layoutsByType = byType
+            self.layoutsByClassName = byClassName
+            var unique = attributes.filter { $0.options.contains(.unique) }.map { [$0.name] }
+            for (kind, names) in Self.constraints(of: root) {
                 let resolved = names.compactMap { $0 }
                 if resolved.count != names.count || resolved.contains(where: { slots[$0] == nil }) {
                     problems.append(
                         .invalidSchema(
-                            "a \(kind == .unique ? "uniqueness constraint" : "index") of '\(layout.entityName)' names a property that is not stored",
+                            "a \(kind == .unique ? "uniqueness constraint" : "index") of '\(root.entityName)' names a property that is not stored",
                             remedy:
-                                "Use key paths to @Attribute or to-one @Relationship properties of '\(layout.entityName)'",
-                            entityName: layout.entityName))
+                                "Use key paths to @Attribute or to-one @Relationship properties of '\(root.entityName)'",
+                            entityName: root.entityName))
                     continue
                 }
                 if kind == .unique { unique.append(resolved) } else { indices.append(resolved) }
@@ -104,10 +190,100 @@ extension Schema {
             self.properties = properties
             self.attributes = attributes
             self.relationships = relationships
-            self.ephemeralAttributeNames = layout.ephemeralAttributes.map(\.name)
+            self.ephemeralAttributeNames = layouts.flatMap { $0.ephemeralAttributes.map(\.name) }
             self.uniquenessConstraints = unique
             self.indices = indices
             self.slots = slots
+        }
+
+        /// The relationship a field declares, with the problems of its inverse.
+        private static func relationship(
+            _ field: RelationshipAccessor, slot: Int, of layout: ModelLayout, problems: inout [DataStoreError]
+        ) -> Relationship {
+            let inverse = field.inverse
+            if field.declaredInverse != nil && inverse == nil {
+                problems.append(
+                    .invalidSchema(
+                        "the inverse of '\(layout.className).\(field.name)' is not a relationship of '\(field.destinationEntityName)' back to '\(layout.entityName)'",
+                        remedy:
+                            "Pass a key path to a @Relationship property of '\(field.destinationEntityName)' whose type is '\(layout.entityName)' or '[\(layout.entityName)]'",
+                        entityName: layout.entityName))
+            }
+            if let inverse, inverse.destinationEntityName != layout.entityName {
+                problems.append(
+                    .invalidSchema(
+                        "the inverse of '\(layout.className).\(field.name)' points to '\(inverse.destinationEntityName)', not '\(layout.entityName)'",
+                        remedy:
+                            "Make the inverse relationship's type '\(layout.entityName)?' or '[\(layout.entityName)]'",
+                        entityName: layout.entityName))
+            }
+            return Relationship(
+                name: field.name, originalName: field.originalName, slot: slot,
+                destination: field.destinationEntityName, isToOne: !field.isToMany,
+                inverseName: inverse?.name, deleteRule: field.deleteRule,
+                minimumModelCount: field.minimumModelCount, maximumModelCount: field.maximumModelCount,
+                keyPath: field.keyPath)
+        }
+
+        /// Reports a subclass field that shares a name with another class's property of another kind or type.
+        private static func checkShared(
+            _ field: FieldAccessor, with property: Property, of layout: ModelLayout, problems: inout [DataStoreError]
+        ) {
+            let matches: Bool
+            switch property {
+            case .attribute(let attribute):
+                guard let field = field as? AttributeAccessor else {
+                    matches = false
+                    break
+                }
+                matches =
+                    attribute.valueType == field.attributeType || attribute.valueType == .optional(field.attributeType)
+            case .relationship(let relationship):
+                guard let field = field as? RelationshipAccessor else {
+                    matches = false
+                    break
+                }
+                matches =
+                    relationship.destination == field.destinationEntityName && relationship.isToOne == !field.isToMany
+            }
+            guard !matches else { return }
+            problems.append(
+                .invalidSchema(
+                    "'\(layout.className).\(field.name)' has another type than the property '\(field.name)' another class of the '\(layout.entityName)' hierarchy declares; one entity stores the whole hierarchy",
+                    remedy: "Rename one of the two properties, or declare it once on a common superclass",
+                    entityName: layout.entityName))
+        }
+
+        /// The layout that reads and writes a model of this class in this entity's slots, or `nil`
+        /// if the entity does not store the class.
+        func layout(for type: AnyObject.Type) -> ModelLayout? {
+            if classAttribute == nil { return ObjectIdentifier(type) == ObjectIdentifier(modelType) ? layout : nil }
+            return layoutsByType[ObjectIdentifier(type)]
+        }
+
+        /// The layout of a model's class in this entity, or the entity's own layout.
+        func layout(of model: AnyObject) -> ModelLayout { layout(for: type(of: model)) ?? layout }
+
+        /// The layout of the class whose model holds these values (the class attribute's), or `nil`
+        /// if the entity stores no class of that name.
+        func layout(forValues values: [StoreValue]) -> ModelLayout? {
+            guard let classAttribute else { return layout }
+            guard classAttribute.slot < values.count, case .string(let name) = values[classAttribute.slot] else {
+                return layout
+            }
+            return layoutsByClassName[name]
+        }
+
+        /// The names of a class and of every class that inherits from it, as the class attribute records them.
+        public func classNames(inheritingFrom className: String) -> [String] {
+            var names = [className]
+            var index = 0
+            while index < names.count {
+                let parent = names[index]
+                names.append(contentsOf: classes.filter { $0.superclassName == parent }.map(\.name))
+                index += 1
+            }
+            return names
         }
 
         /// An entity from a stored description, with ``SchemaOnlyModel`` as its model type.
@@ -119,6 +295,8 @@ extension Schema {
             self.layout = layout
             name = description.name
             modelType = SchemaOnlyModel.self
+            layoutsByType = [:]
+            layoutsByClassName = [:]
             var properties: [Property] = []
             var slots: [String: Int] = [:]
             for (slot, property) in description.properties.enumerated() {
@@ -159,9 +337,16 @@ extension Schema {
                     remedy: "Repair the store's header", entityName: description.name)
             }
             self.properties = properties
-            self.attributes = properties.compactMap { if case .attribute(let a) = $0 { a } else { nil } }
+            let attributes = properties.compactMap { if case .attribute(let a) = $0 { a } else { nil } }
+            self.attributes = attributes
             self.relationships = properties.compactMap { if case .relationship(let r) = $0 { r } else { nil } }
             self.ephemeralAttributeNames = []
+            self.classAttribute = attributes.first { $0.name == Self.classAttributeName }
+            self.classes = (description.classes ?? []).map {
+                ModelClass(
+                    name: $0.name, superclassName: $0.superclassName, ownPropertyNames: $0.ownPropertyNames,
+                    modelType: SchemaOnlyModel.self, isAbstract: $0.isAbstract ?? false)
+            }
             self.uniquenessConstraints = description.uniquenessConstraints
             self.indices = description.indices
             self.slots = slots
@@ -210,7 +395,10 @@ extension Schema {
         ///
         /// Resolved once per key path and cached, so this is cheap to call repeatedly.
         public func propertyName(for keyPath: AnyKeyPath) -> String? {
-            layout.propertyName(for: keyPath)
+            if classAttribute != nil, let own = layoutsByType[ObjectIdentifier(type(of: keyPath).rootType)] {
+                return own.propertyName(for: keyPath)
+            }
+            return layout.propertyName(for: keyPath)
         }
 
         /// Entities are equal when they have the same name and model type.

@@ -11,6 +11,8 @@ public final class Schema: Sendable, CustomStringConvertible {
     /// The schema's version (from a ``VersionedSchema``, or 1.0.0).
     public let version: Version
     private let entitiesByName: [String: Entity]
+    /// The layout of each model class, reading and writing its entity's slots.
+    private let layoutsByType: [ObjectIdentifier: ModelLayout]
     private let problems: [DataStoreError]
 
     /// A semantic version of a schema.
@@ -60,12 +62,24 @@ public final class Schema: Sendable, CustomStringConvertible {
             guard seen.insert(ObjectIdentifier(type)).inserted else { continue }
             guard let layout = ModelLayout.of(existential: type) else { continue }
             layouts.append(layout)
+            queue.append(layout.rootType)
             queue.append(contentsOf: layout.relationships.map(\.destinationType))
+        }
+        // The classes of one hierarchy share their root's entity: group them, parents first.
+        var groups: [ObjectIdentifier: [ModelLayout]] = [:]
+        var order: [ObjectIdentifier] = []
+        for layout in layouts {
+            let root = ObjectIdentifier(layout.rootType)
+            if groups[root] == nil { order.append(root) }
+            groups[root, default: []].append(layout)
         }
         var entities: [Entity] = []
         var byName: [String: Entity] = [:]
-        for layout in layouts {
-            let entity = Entity(layout: layout, problems: &problems)
+        for root in order {
+            let members = groups[root, default: []].sorted {
+                Self.depth(of: $0.modelType) < Self.depth(of: $1.modelType)
+            }
+            let entity = Entity(layouts: members, problems: &problems)
             if byName[entity.name] != nil {
                 problems.append(
                     .invalidSchema(
@@ -80,21 +94,52 @@ public final class Schema: Sendable, CustomStringConvertible {
         self.init(entities: entities, version: version, problems: problems)
     }
 
+    /// How many model superclasses a model class has.
+    private static func depth(of type: any PersistentModel.Type) -> Int {
+        var depth = 0
+        var current: AnyClass = type
+        while let parent = _getSuperclass(current), parent is any PersistentModel.Type {
+            depth += 1
+            current = parent
+        }
+        return depth
+    }
+
     package init(entities: [Entity], version: Version, problems: [DataStoreError] = []) {
         self.version = version
         self.entities = entities
         self.entitiesByName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        var layouts: [ObjectIdentifier: ModelLayout] = [:]
+        for entity in entities where entity.modelType != SchemaOnlyModel.self {
+            for modelClass in entity.classes {
+                if let layout = entity.layout(for: modelClass.modelType) {
+                    layouts[ObjectIdentifier(modelClass.modelType)] = layout
+                }
+            }
+        }
+        self.layoutsByType = layouts
         self.problems = problems
     }
 
-    /// The entity name ModelStore uses for a model type: the type's name.
+    /// The entity name ModelStore uses for a model type: the type's name, or for a subclass of a
+    /// model class, the name of its hierarchy's root class, whose entity stores the whole hierarchy.
     public static func entityName(for type: any PersistentModel.Type) -> String {
         let key = ObjectIdentifier(type)
         if let name = entityNames.withLock({ $0[key] }) { return name }
-        let name = String(describing: type)
+        func root<M: PersistentModel>(_: M.Type) -> any PersistentModel.Type { M.RelatedModel.self }
+        let name = String(describing: root(type))
         entityNames.withLock { $0[key] = name }
         return name
     }
+
+    /// The root class of a model type's hierarchy: the class that declares the conformance.
+    static func rootType(of type: any PersistentModel.Type) -> any PersistentModel.Type {
+        func root<M: PersistentModel>(_: M.Type) -> any PersistentModel.Type { M.RelatedModel.self }
+        return root(type)
+    }
+
+    /// The name a hierarchy's entity records for models of this class: the type's name.
+    public static func className(for type: any PersistentModel.Type) -> String { String(describing: type) }
 
     /// Type names, formatted once per type: formatting costs far more than the lookup.
     private static let entityNames = LockedValue<[ObjectIdentifier: String]>([:])
@@ -103,6 +148,10 @@ public final class Schema: Sendable, CustomStringConvertible {
     public func entity(for type: any PersistentModel.Type) -> Entity? {
         entitiesByName[Schema.entityName(for: type)]
     }
+
+    /// The layout that reads and writes a model of this class in its entity's slots, if the
+    /// schema has the class.
+    func layout(for type: AnyObject.Type) -> ModelLayout? { layoutsByType[ObjectIdentifier(type)] }
 
     /// The entity with this name, if the schema has it.
     public func entity(named name: String) -> Entity? { entitiesByName[name] }

@@ -40,7 +40,8 @@ public struct DataStoreBatchDeleteRequest<T: PersistentModel>: Sendable {
     public var predicate: Predicate<T>?
     /// The models to delete.
     public var identifiers: [PersistentIdentifier]
-    /// Whether subclasses of `T` were included (models have no subclasses in ModelStore).
+    /// Whether models of `T`'s subclasses were deleted too; when not, the context deletes models of
+    /// `T`'s own class as models, and this request is not made.
     public var includeSubclasses: Bool
     /// The context deleting.
     public var editingState: EditingState

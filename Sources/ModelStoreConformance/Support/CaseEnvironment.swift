@@ -54,6 +54,17 @@ final class CaseEnvironment {
         }
     }
 
+    /// A container on the class-hierarchy schema (``Fixtures/hierarchySchema``), on the adapter's
+    /// store named `name`, refusing duplicate unique values as ``openContainer(_:)``'s do.
+    func openHierarchyContainer(_ name: String = "store") throws -> ModelContainer {
+        let configuration = try configuration(name)
+        return try step("opening a container on the class-hierarchy schema") {
+            let container = try ModelContainer(for: Fixtures.hierarchySchema, configurations: [configuration])
+            container.duplicateInsertPolicy = .error
+            return container
+        }
+    }
+
     /// The adapter's store named `name`, opened directly with the fixture schema (no container).
     func openStore(_ name: String = "store") throws -> any DataStore {
         let configuration = try configuration(name)

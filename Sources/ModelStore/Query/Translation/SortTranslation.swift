@@ -113,7 +113,7 @@ enum SortTranslation {
         values[slot] = value
         let model = T()
         do {
-            try entity.layout.apply(values, to: model)
+            try (entity.layout(for: T.self) ?? entity.layout).apply(values, to: model)
         } catch {
             return nil
         }

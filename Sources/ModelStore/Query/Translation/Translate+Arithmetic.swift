@@ -76,7 +76,14 @@ extension PredicateExpressions.ForceCast: TranslatableExpression {
 }
 
 extension PredicateExpressions.TypeCheck: TranslatableExpression {
-    func translate(in translator: inout PredicateTranslator) throws -> Term? { nil }
+    /// `model is Subclass`, on a model of a hierarchy's entity, is a test of its class attribute.
+    func translate(in translator: inout PredicateTranslator) throws -> Term? {
+        guard case .model(let model) = try translator.term(input), let attribute = model.entity.classAttribute,
+            let desired = Desired.self as? any PersistentModel.Type, model.entity.layout(for: desired) != nil
+        else { return nil }
+        let names = model.entity.classNames(inheritingFrom: Schema.className(for: desired))
+        return .filter(.isIn(StorePath(model.path + [attribute.name]), names.map { .string($0) }), scope: model.scope)
+    }
     var operands: [any PredicateExpression] { [input] }
     func render(_ renderer: inout PredicateRenderer) -> String { "(\(renderer.render(input)) is \(Desired.self))" }
 }
