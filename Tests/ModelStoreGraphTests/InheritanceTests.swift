@@ -172,6 +172,35 @@ final class Garage: PersistentModel {
     }
 
     @Test(arguments: StoreKind.allCases)
+    func castsInPredicatesReadASubclasssProperties(_ kind: StoreKind) throws {
+        let store = try StoreUnderTest(kind, types: Self.types)
+        try seed(ModelContext(store.container))
+        let context = ModelContext(try store.reopen())
+        func names(_ predicate: Predicate<Vehicle>) throws -> [String] {
+            try context.fetch(FetchDescriptor(predicate: predicate, sortBy: [SortDescriptor(\.name)])).map(\.name)
+        }
+        func runsInTheStore(_ predicate: Predicate<Vehicle>) throws -> Bool {
+            !(try context.explain(FetchDescriptor(predicate: predicate))).evaluatesPredicateOnModels
+        }
+        // A subclass's own attribute through a cast: in the store, `nil` for every other class.
+        let heavy = #Predicate<Vehicle> { ($0 as? Truck)?.payload == 12 }
+        #expect(try names(heavy) == ["lorry"])
+        #expect(try runsInTheStore(heavy))
+        let hooked = #Predicate<Vehicle> { ($0 as? TowTruck)?.hookRating == 9 }
+        #expect(try names(hooked) == ["hook"])
+        #expect(try runsInTheStore(hooked))
+        let notTrucks = #Predicate<Vehicle> { ($0 as? Truck)?.payload == nil }
+        #expect(try names(notTrucks) == ["cart", "mini"])
+        #expect(try runsInTheStore(notTrucks))
+        // Wherever it runs, the result is Swift's: a collection method, and the root's property
+        // through a cast (stored for every class, so it runs on models).
+        #expect(try names(#Predicate<Vehicle> { ($0 as? Truck)?.cargo.contains("chains") == true }) == ["hook"])
+        let rootThroughCast = #Predicate<Vehicle> { ($0 as? Car)?.name == "mini" }
+        #expect(try names(rootThroughCast) == ["mini"])
+        #expect(try !runsInTheStore(rootThroughCast))
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func editsAndDeletesOfSubclassModelsPersist(_ kind: StoreKind) throws {
         let store = try StoreUnderTest(kind, types: Self.types)
         try seed(ModelContext(store.container))

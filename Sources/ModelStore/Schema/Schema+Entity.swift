@@ -274,6 +274,20 @@ extension Schema {
             return layoutsByClassName[name]
         }
 
+        /// The properties that only the classes a class filter (`_modelClass IN [...]`) admits
+        /// declare, which every model of another class stores empty.
+        func propertiesStoredEmptyOutside(_ classFilter: StoreFilter) -> Set<String> {
+            guard case .isIn(_, let values) = classFilter else { return [] }
+            let inside = Set(
+                values.compactMap { value -> String? in
+                    if case .string(let name) = value { return name }
+                    return nil
+                })
+            let outside = classes.filter { !inside.contains($0.name) }.flatMap(\.ownPropertyNames)
+            let admitted = classes.filter { inside.contains($0.name) }.flatMap(\.ownPropertyNames)
+            return Set(admitted).subtracting(outside)
+        }
+
         /// The names of a class and of every class that inherits from it, as the class attribute records them.
         public func classNames(inheritingFrom className: String) -> [String] {
             var names = [className]

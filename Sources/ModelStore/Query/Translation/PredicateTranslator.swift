@@ -56,6 +56,9 @@ struct ModelReference {
     var entity: Schema.Entity
     /// Whether the reference may be `nil` in Swift.
     var isOptional: Bool
+    /// For a model cast to a subclass (`$0 as? BusinessTrip`), the condition under which the cast
+    /// succeeds: its class is the subclass or one of its subclasses.
+    var classFilter: StoreFilter? = nil
 }
 
 /// A stored attribute a term refers to.

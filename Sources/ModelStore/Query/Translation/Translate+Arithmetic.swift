@@ -63,7 +63,18 @@ extension PredicateExpressions.FloatDivision: TranslatableExpression {
 }
 
 extension PredicateExpressions.ConditionalCast: TranslatableExpression {
-    func translate(in translator: inout PredicateTranslator) throws -> Term? { nil }
+    /// `model as? Subclass`, on a model of a hierarchy's entity: the same model, `nil` unless its
+    /// class attribute names the subclass or one of its subclasses (see `OptionalFlatMap`).
+    func translate(in translator: inout PredicateTranslator) throws -> Term? {
+        guard case .model(var model) = try translator.term(input), let attribute = model.entity.classAttribute,
+            let desired = Desired.self as? any PersistentModel.Type, model.entity.layout(for: desired) != nil
+        else { return nil }
+        let names = model.entity.classNames(inheritingFrom: Schema.className(for: desired))
+        let isClass = StoreFilter.isIn(StorePath(model.path + [attribute.name]), names.map { .string($0) })
+        model.classFilter = StoreFilter.conjunction([model.classFilter, isClass].compactMap { $0 })
+        model.isOptional = true
+        return .model(model)
+    }
     var operands: [any PredicateExpression] { [input] }
     func render(_ renderer: inout PredicateRenderer) -> String { "(\(renderer.render(input)) as? \(Desired.self))" }
 }

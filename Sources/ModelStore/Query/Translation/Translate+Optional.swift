@@ -7,6 +7,29 @@ extension PredicateExpressions.OptionalFlatMap: TranslatableExpression {
     /// unwrapped value, and a `nil` anywhere along the path reads as `nil`.
     func translate(in translator: inout PredicateTranslator) throws -> Term? {
         switch try translator.term(wrapped) {
+        case .model(let model) where model.classFilter != nil:
+            // `($0 as? Subclass)?.…`: `nil` where the cast fails. What the body reads must be stored
+            // empty for every other class, as only the subclasses' own properties are.
+            guard let classFilter = model.classFilter else { return nil }
+            var unwrapped = model
+            unwrapped.isOptional = false
+            unwrapped.classFilter = nil
+            var isNull = classFilter.negated
+            if !model.path.isEmpty { isNull = .or([.compare(StorePath(model.path), .equal, .null), isNull]) }
+            let body = try translator.withBinding(variable.key, to: .model(unwrapped)) { try $0.term(transform) }
+            if case .filter = body {
+            } else if case .optionalFilter = body {
+            } else {
+                let own = model.entity.propertiesStoredEmptyOutside(classFilter)
+                switch body {
+                case .attribute(let attribute) where attribute.path.components.count == model.path.count + 1:
+                    guard own.contains(attribute.path.property) else { return nil }
+                case .model(let related) where related.path.count == model.path.count + 1:
+                    guard let last = related.path.last, own.contains(last) else { return nil }
+                default: return nil
+                }
+            }
+            return optional(body, isNull: isNull, scope: model.scope)
         case .model(let model) where !model.path.isEmpty:
             var unwrapped = model
             unwrapped.isOptional = false
