@@ -18,14 +18,14 @@ enum ModelPropertyReader {
         guard let variable = declaration.as(VariableDeclSyntax.self) else { return .ignored }
         let modifiers = variable.modifiers.map(\.name.tokenKind)
         if modifiers.contains(.keyword(.static)) || modifiers.contains(.keyword(.class)) { return .ignored }
-        // Accessors of its own: a computed property, or a stored one with observers.
+        // Accessors of its own: a computed property, or a stored one with observers, which the
+        // generated setter calls (the compiler drops them once the macro makes the property computed).
+        var observers: [AccessorDeclSyntax] = []
         if let binding = variable.bindings.first, let accessors = binding.accessorBlock {
             guard case .accessors(let list) = accessors.accessors,
                 list.allSatisfy({ [.keyword(.willSet), .keyword(.didSet)].contains($0.accessorSpecifier.tokenKind) })
             else { return .ignored }
-            return .invalid([
-                ModelDiagnostic.observers.diagnose(at: list.first.map(Syntax.init) ?? Syntax(accessors.leftBrace))
-            ])
+            observers = Array(list)
         }
         if modifiers.contains(.keyword(.lazy)) {
             return .invalid([ModelDiagnostic.lazyProperty.diagnose(at: Syntax(variable.bindingSpecifier))])
@@ -72,8 +72,11 @@ enum ModelPropertyReader {
         case nil: kind = TypeNames.looksLikeRelationship(type) ? .relationship : .attribute
         }
         let arguments = attribute?.syntax.arguments?.as(LabeledExprListSyntax.self)
-        return .property(
-            ModelProperty(name: name, type: type, initialValue: initialValue, kind: kind, arguments: arguments))
+        var property = ModelProperty(
+            name: name, type: type, initialValue: initialValue, kind: kind, arguments: arguments)
+        property.willSet = observers.first { $0.accessorSpecifier.tokenKind == .keyword(.willSet) }
+        property.didSet = observers.first { $0.accessorSpecifier.tokenKind == .keyword(.didSet) }
+        return .property(property)
     }
 
     /// What is wrong with an `@Relationship` that can be seen in its declaration alone: a type that is
