@@ -74,7 +74,9 @@ public macro Index<Model>(_ indexes: [PartialKeyPath<Model>]...) =
 @attached(extension, conformances: ModelActor)
 public macro ModelActor() = #externalMacro(module: "ModelStoreMacrosPlugin", type: "ModelActorMacro")
 
-/// Stores a property of a `@Model` class; `@Model` adds it to each stored property.
+/// Stores a property of a `@Model` class; `@Model` adds it to each stored property, with
+/// `storesValue: true` when the property's type is an enum or struct the class declares.
 @attached(accessor, names: named(init), named(get), named(set))
 @attached(peer, names: prefixed(_))
-public macro _PersistedProperty() = #externalMacro(module: "ModelStoreMacrosPlugin", type: "PersistedPropertyMacro")
+public macro _PersistedProperty(storesValue: Bool = false) =
+    #externalMacro(module: "ModelStoreMacrosPlugin", type: "PersistedPropertyMacro")

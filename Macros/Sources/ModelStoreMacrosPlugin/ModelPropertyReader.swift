@@ -13,8 +13,9 @@ enum ModelPropertyReader {
         case invalid([Diagnostic])
     }
 
-    /// The reading of one member declaration.
-    static func read(_ declaration: some SyntaxProtocol) -> Reading {
+    /// The reading of one member declaration; `valueTypes` names the enums and structs the class
+    /// declares inside itself, which an unmarked optional or array of one stores as a value.
+    static func read(_ declaration: some SyntaxProtocol, valueTypes: Set<String> = []) -> Reading {
         guard let variable = declaration.as(VariableDeclSyntax.self) else { return .ignored }
         let modifiers = variable.modifiers.map(\.name.tokenKind)
         if modifiers.contains(.keyword(.static)) || modifiers.contains(.keyword(.class)) { return .ignored }
@@ -69,7 +70,9 @@ enum ModelPropertyReader {
             }
             kind = .relationship
         case .attribute: kind = .attribute
-        case nil: kind = TypeNames.looksLikeRelationship(type) ? .relationship : .attribute
+        case nil:
+            let isValue = TypeNames.relationshipDestination(type).map { valueTypes.contains(TypeNames.baseName($0)) }
+            kind = TypeNames.looksLikeRelationship(type) && isValue != true ? .relationship : .attribute
         }
         let arguments = attribute?.syntax.arguments?.as(LabeledExprListSyntax.self)
         var property = ModelProperty(

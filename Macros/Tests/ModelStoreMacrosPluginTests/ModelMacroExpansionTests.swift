@@ -578,6 +578,113 @@ struct ModelMacroExpansionTests {
         )
     }
 
+    @Test func nestedValueTypesAreAttributesAndCollectionInitializersGiveTheType() {
+        assertExpansion(
+            #"""
+            @Model
+            final class Recipe {
+                enum Course: String, Codable {
+                    case starter, main
+                }
+                var course: Course?
+                var tags = [String]()
+                var ingredients = [Ingredient]()
+            }
+            """#,
+            expandedSource: #"""
+                final class Recipe {
+                    enum Course: String, Codable {
+                        case starter, main
+                    }
+                    var course: Course? {
+                        @storageRestrictions(initializes: _course)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute(Course?.self)
+                            _course = ModelStore.Attribute<Course?>(wrappedValue: initialValue)
+                        }
+                        get {
+                            ModelStore.Attribute<Course?> [_enclosingInstance: self, wrapped: \.course, storage: \._course]
+                        }
+                        set {
+                            ModelStore.Attribute<Course?> [_enclosingInstance: self, wrapped: \.course, storage: \._course] = newValue
+                        }
+                    }
+
+                    private var _course: ModelStore.Attribute<Course?>
+                    var tags {
+                        @storageRestrictions(initializes: _tags)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute([String].self)
+                            _tags = ModelStore.Attribute<[String]>(wrappedValue: initialValue)
+                        }
+                        get {
+                            ModelStore.Attribute<[String]> [_enclosingInstance: self, wrapped: \.tags, storage: \._tags]
+                        }
+                        set {
+                            ModelStore.Attribute<[String]> [_enclosingInstance: self, wrapped: \.tags, storage: \._tags] = newValue
+                        }
+                    }
+
+                    private var _tags: ModelStore.Attribute<[String]>
+                    var ingredients {
+                        @storageRestrictions(initializes: _ingredients, accesses: _$relationshipsToLink)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.relationship([Ingredient].self)
+                            _ingredients = ModelStore.Relationship<[Ingredient]>(wrappedValue: initialValue)
+                            if !initialValue.relatedModels.isEmpty {
+                                _$relationshipsToLink.append { model in
+                                    model._ingredients = ModelStore.Relationship<[Ingredient]>(wrappedValue: .init(relatedModels: []))
+                                    model.ingredients = initialValue
+                                }
+                            }
+                        }
+                        get {
+                            ModelStore.Relationship<[Ingredient]> [_enclosingInstance: self, wrapped: \.ingredients, storage: \._ingredients]
+                        }
+                        set {
+                            ModelStore.Relationship<[Ingredient]> [_enclosingInstance: self, wrapped: \.ingredients, storage: \._ingredients] = newValue
+                        }
+                    }
+
+                    private var _ingredients: ModelStore.Relationship<[Ingredient]>
+
+                    private let _$backingData = ModelStore.BackingData()
+
+                    /// The framework's state for the model; reading it first links the relationships the
+                    /// class's initializer set.
+                    var persistentBackingData: ModelStore.BackingData {
+                        if !_$relationshipsToLink.isEmpty {
+                            _$linkRelationships()
+                        }
+                        return _$backingData
+                    }
+
+                    /// What the class's initializers set in relationships, to link to the inverses.
+                    private var _$relationshipsToLink: [(Recipe) -> Void] = []
+
+                    /// Sets the relationships an initializer set once more, through their setters, which
+                    /// keep the inverse side of each related model in step.
+                    private func _$linkRelationships() {
+                        let links = _$relationshipsToLink
+                        _$relationshipsToLink = []
+                        for link in links {
+                            link(self)
+                        }
+                    }
+
+                    /// Creates a model for the framework to load stored values into; each property without an
+                    /// initial value starts as a placeholder.
+                    init() {
+
+                    }
+                }
+
+                extension Recipe: ModelStore.PersistentModel, ModelStore.RelationshipContent {
+                }
+                """#
+        )
+    }
+
     @Test func modelActorGetsContainerContextAndInitializer() {
         assertExpansion(
             #"""
