@@ -99,15 +99,12 @@ struct ObserverTests {
 
     @Test(arguments: 0..<4)
     func observedValuesAreStoredAndReadBackThroughTheStore(store: Int) throws {
-        let directory = try TemporaryDirectory()
-        let url = directory.storeURLs[store]
-        var first: ModelContainer? = try ModelContainer(for: Thermostat.self, Zone.self, url: url)
-        do {
-            let context = ModelContext(try #require(first))
-            let thermostat = Thermostat(room: "Hall")
-            context.insert(thermostat)
+        try TemporaryDirectory().writeThenReopen(store: store, schema: Schema([Thermostat.self, Zone.self])) {
+            container in
+            let context = ModelContext(container)
+            context.insert(Thermostat(room: "Hall"))
             try context.save()
-            let writer = ModelContext(try #require(first))
+            let writer = ModelContext(container)
             let fetched = try #require(try writer.fetch(FetchDescriptor<Thermostat>()).first)
             #expect(fetched.events.isEmpty, "loading stored values calls no observer")
             fetched.room = "Attic"
@@ -121,16 +118,13 @@ struct ObserverTests {
                     "will set 20.0 to 18.0", "did set 20.0 to 18.0", "mode heat to cool", "zone Top", "label 'Attic'",
                 ])
             try writer.save()
+        } read: { context in
+            let found = try context.fetch(FetchDescriptor<Thermostat>(predicate: #Predicate { $0.roomKey == "attic" }))
+            let thermostat = try #require(found.first)
+            #expect(found.count == 1 && thermostat.room == "Attic" && thermostat.target == 18)
+            #expect(thermostat.mode == "cool" && thermostat.changes == 1 && thermostat.zone?.name == "Top")
+            #expect(thermostat.label == "Attic" && thermostat.limit == 100, "what the observers set is stored")
+            #expect(thermostat.events.isEmpty)
         }
-        // memory: keeps nothing across containers, so it is read through the same container.
-        if url != "memory:" { first = nil }
-        let container = try first ?? ModelContainer(for: Thermostat.self, Zone.self, url: url)
-        let found = try ModelContext(container).fetch(
-            FetchDescriptor<Thermostat>(predicate: #Predicate { $0.roomKey == "attic" }))
-        let thermostat = try #require(found.first)
-        #expect(found.count == 1 && thermostat.room == "Attic" && thermostat.target == 18)
-        #expect(thermostat.mode == "cool" && thermostat.changes == 1 && thermostat.zone?.name == "Top")
-        #expect(thermostat.label == "Attic" && thermostat.limit == 100, "what the observers set is stored")
-        #expect(thermostat.events.isEmpty)
     }
 }

@@ -65,11 +65,9 @@ struct SpellingTests {
 
     @Test(arguments: 0..<4)
     func theyStoreAndReadBack(store: Int) throws {
-        let directory = try TemporaryDirectory()
-        let url = directory.storeURLs[store]
-        var first: ModelContainer? = try ModelContainer(for: Recipe.self, Ingredient.self, url: url)
-        do {
-            let context = ModelContext(try #require(first))
+        try TemporaryDirectory().writeThenReopen(store: store, schema: Schema([Recipe.self, Ingredient.self])) {
+            container in
+            let context = ModelContext(container)
             let recipe = Recipe(title: "soup", code: "S1")
             recipe.course = .starter
             recipe.steps = [Recipe.Step(text: "Chop", minutes: 5), Recipe.Step(text: "Boil", minutes: 20)]
@@ -82,18 +80,16 @@ struct SpellingTests {
             recipe.ingredients = [Ingredient("Leek"), Ingredient("Potato")]
             context.insert(Recipe(code: "S2"))
             try context.save()
+        } read: { context in
+            let recipes = try context.fetch(
+                FetchDescriptor<Recipe>(predicate: #Predicate { $0.edition == 1 }, sortBy: [SortDescriptor(\.code)]))
+            #expect(recipes.map(\.title) == ["Leek Soup", "Untitled"])
+            let soup = try #require(recipes.first)
+            #expect(soup.course == .starter && soup.totalMinutes == 25 && soup.steps.map(\.text) == ["Chop", "Boil"])
+            #expect(soup.tags == ["warm"] && soup.ratings == ["ann": 5] && soup.revisions == 1)
+            #expect(soup.drafts.isEmpty, "a transient property is not stored")
+            #expect(soup.ingredients.map(\.name).sorted() == ["Leek", "Potato"])
+            #expect(recipes.last?.course == nil && recipes.last?.steps == [])
         }
-        // memory: keeps nothing across containers, so it is read through the same container.
-        if url != "memory:" { first = nil }
-        let container = try first ?? ModelContainer(for: Recipe.self, Ingredient.self, url: url)
-        let recipes = try ModelContext(container).fetch(
-            FetchDescriptor<Recipe>(predicate: #Predicate { $0.edition == 1 }, sortBy: [SortDescriptor(\.code)]))
-        #expect(recipes.map(\.title) == ["Leek Soup", "Untitled"])
-        let soup = try #require(recipes.first)
-        #expect(soup.course == .starter && soup.totalMinutes == 25 && soup.steps.map(\.text) == ["Chop", "Boil"])
-        #expect(soup.tags == ["warm"] && soup.ratings == ["ann": 5] && soup.revisions == 1)
-        #expect(soup.drafts.isEmpty, "a transient property is not stored")
-        #expect(soup.ingredients.map(\.name).sorted() == ["Leek", "Potato"])
-        #expect(recipes.last?.course == nil && recipes.last?.steps == [])
     }
 }
