@@ -5,7 +5,7 @@ import Testing
 
 /// A model in the spellings SwiftData apps use that the Trips models do not: types declared inside
 /// the class, collections created with `[T]()`, several `#Unique` key path arrays, static, computed
-/// and `private(set)` properties.
+/// and `private(set)` properties, and `@Attribute(.spotlight)`.
 @Model
 final class Recipe {
     #Unique<Recipe>([\.title, \.edition], [\.code])
@@ -17,7 +17,7 @@ final class Recipe {
     }
 
     static let defaultTitle = "Untitled"
-    var title: String
+    @Attribute(.spotlight, .preserveValueOnDeletion) var title: String
     var edition = 1
     var code: String
     var course: Course?
@@ -60,6 +60,7 @@ struct SpellingTests {
                 "code", "course", "edition", "ratings", "revisions", "steps", "tags", "title",
             ])
         #expect(entity.relationship(named: "ingredients")?.inverseName == "recipe")
+        #expect(entity.attribute(named: "title")?.options == [.preserveValueOnDeletion], "'.spotlight' has no effect")
         #expect(entity.uniquenessConstraints == [["title", "edition"], ["code"]])
     }
 
