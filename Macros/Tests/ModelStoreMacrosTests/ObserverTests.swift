@@ -37,6 +37,9 @@ final class Thermostat {
         didSet { events.append("zone \(zone?.name ?? "none")") }
     }
     @Transient var events: [String] = []
+    @Transient var isOpen = false {
+        didSet { events.append(isOpen ? "opened" : "closed") }
+    }
 
     init(room: String) {
         self.room = room
@@ -64,6 +67,8 @@ struct ObserverTests {
         #expect(thermostat.target == 22.5)
         thermostat.room = "Kitchen"
         #expect(thermostat.roomKey == "kitchen" && thermostat.room == "Kitchen")
+        thermostat.isOpen = true
+        #expect(thermostat.isOpen && thermostat.events.last == "opened", "a transient property's observer runs too")
     }
 
     @Test func observersWithTheirOwnParameterNamesAndAnEarlyReturn() {
