@@ -51,6 +51,20 @@ final class Ingredient {
     }
 }
 
+/// A model declared inside a namespace, as a `VersionedSchema` declares its models.
+enum CookbookV2 {
+    @Model
+    final class Chapter {
+        #Unique<Chapter>([\.title])
+        var title: String
+        @Relationship var recipes: [Recipe] = []
+
+        init(title: String) {
+            self.title = title
+        }
+    }
+}
+
 /// SwiftData spellings that used to fail under `@Model`, stored and read back.
 struct SpellingTests {
     @Test func theSchemaHasEveryStoredPropertyAndConstraint() throws {
@@ -92,5 +106,17 @@ struct SpellingTests {
             #expect(soup.ingredients.map(\.name).sorted() == ["Leek", "Potato"])
             #expect(recipes.last?.course == nil && recipes.last?.steps == [])
         }
+    }
+
+    @Test func aModelInsideANamespaceIsStored() throws {
+        let container = try ModelContainer(for: CookbookV2.Chapter.self, Recipe.self, Ingredient.self, url: "memory:")
+        let context = ModelContext(container)
+        let chapter = CookbookV2.Chapter(title: "Soups")
+        context.insert(chapter)
+        chapter.recipes = [Recipe(title: "Leek soup", code: "S1")]
+        try context.save()
+        let chapters = try ModelContext(container).fetch(FetchDescriptor<CookbookV2.Chapter>())
+        #expect(chapters.map(\.title) == ["Soups"] && chapters.first?.recipes.map(\.code) == ["S1"])
+        #expect(Schema([CookbookV2.Chapter.self]).entity(named: "Chapter")?.uniquenessConstraints == [["title"]])
     }
 }
