@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .library(name: "ModelStoreMacros", targets: ["ModelStoreMacros"]),
         .executable(name: "trips-macro", targets: ["TripsMacro"]),
+        .executable(name: "modelstore-macro-bench", targets: ["MacroBench"]),
     ],
     dependencies: [
         .package(name: "ModelStore", path: ".."),
@@ -67,5 +68,11 @@ let package = Package(
         .testTarget(
             name: "TripsMacroTests",
             dependencies: ["TripsMacro", .product(name: "trips", package: "ModelStore")]),
+        // The main benchmarks' `inmemory` insert and fetch-all, with the user written by hand and with
+        // `@Model`, side by side in one process: here, so benchmark CI never builds swift-syntax.
+        .executableTarget(
+            name: "MacroBench",
+            dependencies: ["ModelStoreMacros", .product(name: "ModelStoreAdapters", package: "ModelStore")],
+            path: "Benchmarks/MacroBench"),
     ]
 )

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # CI for the Macros package (SwiftData's spelling, Macros/): its format, its doc comments, a build
-# of the package and its tests (golden expansions, diagnostics, and models on every built-in store).
+# of the package and its tests (golden expansions, diagnostics, and models on every built-in store), and a
+# smoke run of its benchmark.
 # Run from anywhere; the package builds in Macros/.build. A cold build of swift-syntax and the
 # package (ModelStore included) took 296 s on the shared 2-core machine, at a load of 8 to 11.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # SQLite's headers, which the built-in adapters that the tests use link.
 scripts/install-deps.sh
-swift format lint --strict -r --parallel Macros/Sources Macros/Tests Macros/Samples Macros/Package.swift
-python3 scripts/check-docs.py Macros/Sources Macros/Samples
+swift format lint --strict -r --parallel Macros/Sources Macros/Tests Macros/Samples Macros/Benchmarks Macros/Package.swift
+python3 scripts/check-docs.py Macros/Sources Macros/Samples Macros/Benchmarks
 swift build --package-path Macros --build-tests
 swift test --package-path Macros --skip-build
+# The inmemory / inmemory-macro benchmark at a smoke size, in debug: it checks what both models store and
+# fetch back (the timings are a release build's: see Macros/README.md).
+swift run --package-path Macros --skip-build modelstore-macro-bench --count 2000 --repetitions 3

@@ -24,7 +24,9 @@
 /// optional or an array (`Category?`) needs `@Attribute` to be stored as a value. `@Transient`
 /// properties are observed and never stored. No property needs an initial value; the class's
 /// initializers set them, and may set relationships: those are linked to their inverses when
-/// the model is first used (inserted, or any of its properties read or written).
+/// the model is first used (inserted, or any of its properties read or written). A stored
+/// property's `willSet` and `didSet` run around each store of a new value, as a plain stored
+/// property's do; loading a fetched model runs none.
 ///
 /// The class must be `final` (model inheritance is not supported yet), and it gets an `init()`
 /// for the framework to create models with unless it declares one.
@@ -74,7 +76,9 @@ public macro Index<Model>(_ indexes: [PartialKeyPath<Model>]...) =
 @attached(extension, conformances: ModelActor)
 public macro ModelActor() = #externalMacro(module: "ModelStoreMacrosPlugin", type: "ModelActorMacro")
 
-/// Stores a property of a `@Model` class; `@Model` adds it to each stored property.
+/// Stores a property of a `@Model` class; `@Model` adds it to each stored property, with
+/// `storesValue: true` when the property's type is an enum or struct the class declares.
 @attached(accessor, names: named(init), named(get), named(set))
 @attached(peer, names: prefixed(_))
-public macro _PersistedProperty() = #externalMacro(module: "ModelStoreMacrosPlugin", type: "PersistedPropertyMacro")
+public macro _PersistedProperty(storesValue: Bool = false) =
+    #externalMacro(module: "ModelStoreMacrosPlugin", type: "PersistedPropertyMacro")

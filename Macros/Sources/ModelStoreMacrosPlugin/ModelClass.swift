@@ -10,6 +10,8 @@ struct ModelClass {
     let access: String
     let properties: [ModelProperty]
     let members: MemberBlockItemListSyntax
+    /// The enums and structs declared inside the class: values, never models.
+    let valueTypes: Set<String>
     /// Whether every stored property can be kept. When one cannot, the macro adds nothing, so that its
     /// diagnostics are the only errors.
     let isValid: Bool
@@ -51,10 +53,14 @@ struct ModelClass {
             modifiers.contains(.keyword(.public)) || modifiers.contains(.keyword(.open))
             ? "public " : modifiers.contains(.keyword(.package)) ? "package " : ""
         members = type.memberBlock.members
+        valueTypes = Set(
+            members.compactMap {
+                $0.decl.as(EnumDeclSyntax.self)?.name.text ?? $0.decl.as(StructDeclSyntax.self)?.name.text
+            })
         var properties: [ModelProperty] = []
         var isValid = true
         for member in type.memberBlock.members {
-            switch ModelPropertyReader.read(member.decl) {
+            switch ModelPropertyReader.read(member.decl, valueTypes: valueTypes) {
             case .ignored: break
             case .property(let property): properties.append(property)
             case .invalid(let diagnostics):

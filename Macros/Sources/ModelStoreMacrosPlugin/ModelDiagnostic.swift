@@ -7,7 +7,6 @@ enum ModelDiagnostic {
     case notFinal(String)
     case letProperty
     case lazyProperty
-    case observers
     case severalBindings
     case missingType(String)
     case unstorableType(String, String, String)
@@ -34,9 +33,6 @@ enum ModelDiagnostic {
             "'@Model' cannot store a 'let' property: make it a 'var', or a computed property if it is derived"
         case .lazyProperty:
             "'@Model' cannot store a 'lazy' property: make it a stored 'var' with an initial value, or computed"
-        case .observers:
-            "'@Model' cannot store a property with 'willSet' or 'didSet' yet: "
-                + "move the observer's work into the code that sets the property"
         case .severalBindings:
             "'@Model' stores one property per declaration: declare each property on a line of its own"
         case .missingType(let name):
@@ -81,7 +77,6 @@ enum ModelDiagnostic {
         case .notFinal: "notFinal"
         case .letProperty: "letProperty"
         case .lazyProperty: "lazyProperty"
-        case .observers: "observers"
         case .severalBindings: "severalBindings"
         case .missingType: "missingType"
         case .unstorableType: "unstorableType"

@@ -33,18 +33,21 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         return model.generatedMembers()
     }
 
-    /// Puts `@_PersistedProperty` on each stored property that is not `@Transient`.
+    /// Puts `@_PersistedProperty` on each stored property that is not `@Transient`, with
+    /// `storesValue: true` on one that only the class's own enums and structs show to be a value
+    /// (`var format: Format?`), which the property's own expansion cannot see.
     public static func expansion(
         of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
         providingAttributesFor member: some DeclSyntaxProtocol, in context: some MacroExpansionContext
     ) throws -> [AttributeSyntax] {
-        guard ModelClass(declaration, attribute: node, context: context, report: false)?.isValid == true else {
-            return []
+        guard let model = ModelClass(declaration, attribute: node, context: context, report: false), model.isValid,
+            case .property(let property) = ModelPropertyReader.read(member, valueTypes: model.valueTypes),
+            property.kind != .transient
+        else { return [] }
+        if case .property(let bySyntax) = ModelPropertyReader.read(member), bySyntax.kind != property.kind {
+            return ["@_PersistedProperty(storesValue: true)"]
         }
-        if case .property(let property) = ModelPropertyReader.read(member), property.kind != .transient {
-            return ["@_PersistedProperty"]
-        }
-        return []
+        return ["@_PersistedProperty"]
     }
 
     /// Adds the `PersistentModel` conformance, and names `RelationshipContent` (which it implies)

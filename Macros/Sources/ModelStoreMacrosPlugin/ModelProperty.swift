@@ -17,9 +17,13 @@ struct ModelProperty {
     /// The declared type, or the one the initial value spells (`= 0` is an `Int`).
     let type: TypeSyntax
     let initialValue: ExprSyntax?
-    let kind: Kind
+    var kind: Kind
     /// The arguments of the property's `@Attribute(...)` or `@Relationship(...)`, if it has one.
     let arguments: LabeledExprListSyntax?
+    /// The property's own `willSet`, which the generated setter calls before it stores a value.
+    var willSet: AccessorDeclSyntax? = nil
+    /// The property's own `didSet`, which the generated setter calls after it stores a value.
+    var didSet: AccessorDeclSyntax? = nil
 
     /// The name of the storage the macros declare beside the property.
     var storageName: String { "_" + name }

@@ -13,19 +13,20 @@ enum ModelPropertyReader {
         case invalid([Diagnostic])
     }
 
-    /// The reading of one member declaration.
-    static func read(_ declaration: some SyntaxProtocol) -> Reading {
+    /// The reading of one member declaration; `valueTypes` names the enums and structs the class
+    /// declares inside itself, which an unmarked optional or array of one stores as a value.
+    static func read(_ declaration: some SyntaxProtocol, valueTypes: Set<String> = []) -> Reading {
         guard let variable = declaration.as(VariableDeclSyntax.self) else { return .ignored }
         let modifiers = variable.modifiers.map(\.name.tokenKind)
         if modifiers.contains(.keyword(.static)) || modifiers.contains(.keyword(.class)) { return .ignored }
-        // Accessors of its own: a computed property, or a stored one with observers.
+        // Accessors of its own: a computed property, or a stored one with observers, which the
+        // generated setter calls (the compiler drops them once the macro makes the property computed).
+        var observers: [AccessorDeclSyntax] = []
         if let binding = variable.bindings.first, let accessors = binding.accessorBlock {
             guard case .accessors(let list) = accessors.accessors,
                 list.allSatisfy({ [.keyword(.willSet), .keyword(.didSet)].contains($0.accessorSpecifier.tokenKind) })
             else { return .ignored }
-            return .invalid([
-                ModelDiagnostic.observers.diagnose(at: list.first.map(Syntax.init) ?? Syntax(accessors.leftBrace))
-            ])
+            observers = Array(list)
         }
         if modifiers.contains(.keyword(.lazy)) {
             return .invalid([ModelDiagnostic.lazyProperty.diagnose(at: Syntax(variable.bindingSpecifier))])
@@ -69,11 +70,16 @@ enum ModelPropertyReader {
             }
             kind = .relationship
         case .attribute: kind = .attribute
-        case nil: kind = TypeNames.looksLikeRelationship(type) ? .relationship : .attribute
+        case nil:
+            let isValue = TypeNames.relationshipDestination(type).map { valueTypes.contains(TypeNames.baseName($0)) }
+            kind = TypeNames.looksLikeRelationship(type) && isValue != true ? .relationship : .attribute
         }
         let arguments = attribute?.syntax.arguments?.as(LabeledExprListSyntax.self)
-        return .property(
-            ModelProperty(name: name, type: type, initialValue: initialValue, kind: kind, arguments: arguments))
+        var property = ModelProperty(
+            name: name, type: type, initialValue: initialValue, kind: kind, arguments: arguments)
+        property.willSet = observers.first { $0.accessorSpecifier.tokenKind == .keyword(.willSet) }
+        property.didSet = observers.first { $0.accessorSpecifier.tokenKind == .keyword(.didSet) }
+        return .property(property)
     }
 
     /// What is wrong with an `@Relationship` that can be seen in its declaration alone: a type that is

@@ -13,7 +13,7 @@ public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
         of node: AttributeSyntax, providingAccessorsOf declaration: some DeclSyntaxProtocol,
         in context: some MacroExpansionContext
     ) throws -> [AccessorDeclSyntax] {
-        guard case .property(let property) = ModelPropertyReader.read(declaration) else { return [] }
+        guard let property = property(declaration, attribute: node) else { return [] }
         return PropertyStorage(property).accessors()
     }
 
@@ -22,7 +22,17 @@ public struct PersistedPropertyMacro: AccessorMacro, PeerMacro {
         of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol,
         in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {
-        guard case .property(let property) = ModelPropertyReader.read(declaration) else { return [] }
+        guard let property = property(declaration, attribute: node) else { return [] }
         return [PropertyStorage(property).declaration()]
+    }
+
+    /// The property, stored as a value when `@Model` says so (`storesValue: true`).
+    private static func property(_ declaration: some DeclSyntaxProtocol, attribute: AttributeSyntax) -> ModelProperty? {
+        guard case .property(var property) = ModelPropertyReader.read(declaration) else { return nil }
+        let storesValue = attribute.arguments?.as(LabeledExprListSyntax.self)?.contains {
+            $0.label?.text == "storesValue" && $0.expression.as(BooleanLiteralExprSyntax.self)?.literal.text == "true"
+        }
+        if storesValue == true { property.kind = .attribute }
+        return property
     }
 }

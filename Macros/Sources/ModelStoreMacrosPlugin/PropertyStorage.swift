@@ -84,10 +84,69 @@ struct PropertyStorage {
                 }
                 """
         }
-        return [
-            initAccessor,
-            "get { \(raw: subscriptCall) }",
-            "set { \(raw: subscriptCall) = newValue }",
-        ]
+        return [initAccessor, "get { \(raw: subscriptCall) }", setter(subscriptCall)]
+    }
+
+    /// The setter: stores the new value, between the property's own `willSet` and `didSet` when it has
+    /// them, as the compiler calls a stored property's observers: the old value is read first, and
+    /// only when `didSet` uses it. Each observer becomes a local function, so a `return` in it ends
+    /// only the observer; inside it, the property is a local variable over the same storage, so an
+    /// observer that sets its own property (`didSet { name = name.trimmed() }`) stores the value
+    /// without calling the observers again, as a stored property's observers do.
+    private func setter(_ subscriptCall: String) -> AccessorDeclSyntax {
+        guard property.willSet != nil || property.didSet != nil else {
+            return "set { \(raw: subscriptCall) = newValue }"
+        }
+        let type = property.type.trimmedDescription
+        var lines: [String] = []
+        var calls: (before: [String], after: [String]) = ([], [])
+        if let willSet = property.willSet, let body = willSet.body {
+            let parameter = willSet.parameters?.name.text ?? "newValue"
+            lines.append("func willSetObserver(_ \(parameter): \(type)) \(observerBody(body, subscriptCall))")
+            calls.before.append("willSetObserver(newValue)")
+        }
+        if let didSet = property.didSet, let body = didSet.body {
+            let parameter = didSet.parameters?.name.text
+            let usesOldValue =
+                parameter != nil
+                || body.tokens(viewMode: .sourceAccurate).contains { $0.tokenKind == .identifier("oldValue") }
+            if usesOldValue {
+                lines.append(
+                    "func didSetObserver(_ \(parameter ?? "oldValue"): \(type)) \(observerBody(body, subscriptCall))")
+                calls.before.insert("let oldValue = \(subscriptCall)", at: 0)
+                calls.after.append("didSetObserver(oldValue)")
+            } else {
+                lines.append("func didSetObserver() \(observerBody(body, subscriptCall))")
+                calls.after.append("didSetObserver()")
+            }
+        }
+        let statements = lines + calls.before + ["\(subscriptCall) = newValue"] + calls.after
+        return """
+            set {
+            \(raw: statements.joined(separator: "\n"))
+            }
+            """
+    }
+
+    /// An observer's body as a block whose statements start at the first column, keeping their
+    /// indentation relative to each other, so that the expansion indents them where they land;
+    /// `self.name` becomes `name`, which a local variable declared first reads and writes.
+    private func observerBody(_ body: CodeBlockSyntax, _ subscriptCall: String) -> String {
+        let rewritten = OwnPropertyReferences(property.name).rewrite(body.statements)
+        let lines = rewritten.description.split(separator: "\n", omittingEmptySubsequences: false)
+            .drop { $0.allSatisfy(\.isWhitespace) }
+        let indentation =
+            lines.filter { !$0.allSatisfy(\.isWhitespace) }.map { $0.prefix { $0 == " " }.count }.min() ?? 0
+        var statements = lines.map { $0.allSatisfy(\.isWhitespace) ? "" : String($0.dropFirst(indentation)) }
+        if OwnPropertyReferences.mentions(property.name, in: rewritten) {
+            statements.insert(
+                """
+                var \(property.name): \(property.type.trimmedDescription) {
+                get { \(subscriptCall) }
+                set { \(subscriptCall) = newValue }
+                }
+                """, at: 0)
+        }
+        return "{\n\(statements.joined(separator: "\n"))\n}"
     }
 }

@@ -88,7 +88,7 @@ enum TypeNames {
     }
 
     /// The type an initial value spells, for a property declared without one: literals, `T(...)`,
-    /// and `T.member`.
+    /// `[T]()`, `[K: V]()` and `T.member`.
     static func inferredType(_ value: ExprSyntax) -> TypeSyntax? {
         if value.is(IntegerLiteralExprSyntax.self) { return "Int" }
         if value.is(FloatLiteralExprSyntax.self) { return "Double" }
@@ -106,8 +106,20 @@ enum TypeNames {
         return nil
     }
 
-    /// `Date` for the expression `Date`, `Foundation.Date` for `Foundation.Date`: a capitalized name.
+    /// `Date` for the expression `Date`, `Foundation.Date` for `Foundation.Date`: a capitalized name;
+    /// `[Item]` and `[String: Int]` for those collection literals of type names.
     private static func typeName(_ expression: ExprSyntax) -> TypeSyntax? {
+        if let array = expression.as(ArrayExprSyntax.self), array.elements.count == 1,
+            let element = array.elements.first.flatMap({ typeName($0.expression) })
+        {
+            return TypeSyntax(ArrayTypeSyntax(element: element))
+        }
+        if let dictionary = expression.as(DictionaryExprSyntax.self),
+            case .elements(let elements) = dictionary.content, elements.count == 1, let element = elements.first,
+            let key = typeName(element.key), let value = typeName(element.value)
+        {
+            return TypeSyntax(DictionaryTypeSyntax(key: key, value: value))
+        }
         if let reference = expression.as(DeclReferenceExprSyntax.self),
             reference.baseName.text.first?.isUppercase == true
         {

@@ -365,6 +365,326 @@ struct ModelMacroExpansionTests {
         )
     }
 
+    @Test func observersAreCalledAroundTheStoreBySetter() {
+        assertExpansion(
+            #"""
+            @Model
+            final class Thermostat {
+                var target: Double = 20 {
+                    willSet { print(newValue) }
+                    didSet(previous) {
+                        guard previous != target else { return }
+                        log(previous)
+                    }
+                }
+                var room: String {
+                    didSet { roomKey = room.lowercased() }
+                }
+                var roomKey = ""
+                var limit = 0 {
+                    didSet { if limit > 100 { self.limit = 100 } }
+                }
+                var zone: Zone? {
+                    willSet(next) { print(next) }
+                }
+            }
+            """#,
+            // The test expander keeps the written observers beside the generated accessors; the
+            // compiler drops them once an accessor macro makes the property computed.
+            expandedSource: #"""
+                final class Thermostat {
+                    var target: Double {
+                        willSet { print(newValue) }
+                        didSet(previous) {
+                            guard previous != target else { return }
+                            log(previous)
+                        }
+                        @storageRestrictions(initializes: _target)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute(Double.self)
+                            _target = ModelStore.Attribute<Double>(wrappedValue: initialValue)
+                        }
+
+                        get {
+                            ModelStore.Attribute<Double> [_enclosingInstance: self, wrapped: \.target, storage: \._target]
+                        }
+
+                        set {
+                            func willSetObserver(_ newValue: Double) {
+                                print(newValue)
+                            }
+                            func didSetObserver(_ previous: Double) {
+                                var target: Double {
+                                    get {
+                                        ModelStore.Attribute<Double> [_enclosingInstance: self, wrapped: \.target, storage: \._target]
+                                    }
+                                    set {
+                                        ModelStore.Attribute<Double> [_enclosingInstance: self, wrapped: \.target, storage: \._target] = newValue
+                                    }
+                                }
+                                guard previous != target else {
+                                    return
+                                }
+                                log(previous)
+                            }
+                            let oldValue = ModelStore.Attribute<Double> [_enclosingInstance: self, wrapped: \.target, storage: \._target]
+                            willSetObserver(newValue)
+                            ModelStore.Attribute<Double> [_enclosingInstance: self, wrapped: \.target, storage: \._target] = newValue
+                            didSetObserver(oldValue)
+                        }
+                    }
+
+                    private var _target: ModelStore.Attribute<Double>
+                    var room: String {
+                        didSet { roomKey = room.lowercased() }
+                        @storageRestrictions(initializes: _room)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute(String.self)
+                            _room = ModelStore.Attribute<String>(wrappedValue: initialValue)
+                        }
+
+                        get {
+                            ModelStore.Attribute<String> [_enclosingInstance: self, wrapped: \.room, storage: \._room]
+                        }
+
+                        set {
+                            func didSetObserver() {
+                                var room: String {
+                                    get {
+                                        ModelStore.Attribute<String> [_enclosingInstance: self, wrapped: \.room, storage: \._room]
+                                    }
+                                    set {
+                                        ModelStore.Attribute<String> [_enclosingInstance: self, wrapped: \.room, storage: \._room] = newValue
+                                    }
+                                }
+                                roomKey = room.lowercased()
+                            }
+                            ModelStore.Attribute<String> [_enclosingInstance: self, wrapped: \.room, storage: \._room] = newValue
+                            didSetObserver()
+                        }
+                    }
+
+                    private var _room: ModelStore.Attribute<String>
+                    var roomKey {
+                        @storageRestrictions(initializes: _roomKey)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute(String.self)
+                            _roomKey = ModelStore.Attribute<String>(wrappedValue: initialValue)
+                        }
+                        get {
+                            ModelStore.Attribute<String> [_enclosingInstance: self, wrapped: \.roomKey, storage: \._roomKey]
+                        }
+                        set {
+                            ModelStore.Attribute<String> [_enclosingInstance: self, wrapped: \.roomKey, storage: \._roomKey] = newValue
+                        }
+                    }
+
+                    private var _roomKey: ModelStore.Attribute<String>
+                    var limit {
+                        didSet { if limit > 100 { self.limit = 100 } }
+                        @storageRestrictions(initializes: _limit)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute(Int.self)
+                            _limit = ModelStore.Attribute<Int>(wrappedValue: initialValue)
+                        }
+
+                        get {
+                            ModelStore.Attribute<Int> [_enclosingInstance: self, wrapped: \.limit, storage: \._limit]
+                        }
+
+                        set {
+                            func didSetObserver() {
+                                var limit: Int {
+                                    get {
+                                        ModelStore.Attribute<Int> [_enclosingInstance: self, wrapped: \.limit, storage: \._limit]
+                                    }
+                                    set {
+                                        ModelStore.Attribute<Int> [_enclosingInstance: self, wrapped: \.limit, storage: \._limit] = newValue
+                                    }
+                                }
+                                if limit > 100 {
+                                    limit = 100
+                                }
+                            }
+                            ModelStore.Attribute<Int> [_enclosingInstance: self, wrapped: \.limit, storage: \._limit] = newValue
+                            didSetObserver()
+                        }
+                    }
+
+                    private var _limit: ModelStore.Attribute<Int>
+                    var zone: Zone? {
+                        willSet(next) { print(next) }
+                        @storageRestrictions(initializes: _zone, accesses: _$relationshipsToLink)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.relationship(Zone?.self)
+                            _zone = ModelStore.Relationship<Zone?>(wrappedValue: initialValue)
+                            if !initialValue.relatedModels.isEmpty {
+                                _$relationshipsToLink.append { model in
+                                    model._zone = ModelStore.Relationship<Zone?>(wrappedValue: .init(relatedModels: []))
+                                    model.zone = initialValue
+                                }
+                            }
+                        }
+
+                        get {
+                            ModelStore.Relationship<Zone?> [_enclosingInstance: self, wrapped: \.zone, storage: \._zone]
+                        }
+
+                        set {
+                            func willSetObserver(_ next: Zone?) {
+                                print(next)
+                            }
+                            willSetObserver(newValue)
+                            ModelStore.Relationship<Zone?> [_enclosingInstance: self, wrapped: \.zone, storage: \._zone] = newValue
+                        }
+                    }
+
+                    private var _zone: ModelStore.Relationship<Zone?>
+
+                    private let _$backingData = ModelStore.BackingData()
+
+                    /// The framework's state for the model; reading it first links the relationships the
+                    /// class's initializer set.
+                    var persistentBackingData: ModelStore.BackingData {
+                        if !_$relationshipsToLink.isEmpty {
+                            _$linkRelationships()
+                        }
+                        return _$backingData
+                    }
+
+                    /// What the class's initializers set in relationships, to link to the inverses.
+                    private var _$relationshipsToLink: [(Thermostat) -> Void] = []
+
+                    /// Sets the relationships an initializer set once more, through their setters, which
+                    /// keep the inverse side of each related model in step.
+                    private func _$linkRelationships() {
+                        let links = _$relationshipsToLink
+                        _$relationshipsToLink = []
+                        for link in links {
+                            link(self)
+                        }
+                    }
+
+                    /// Creates a model for the framework to load stored values into; each property without an
+                    /// initial value starts as a placeholder.
+                    init() {
+                        self.room = ""
+                    }
+                }
+
+                extension Thermostat: ModelStore.PersistentModel, ModelStore.RelationshipContent {
+                }
+                """#
+        )
+    }
+
+    @Test func nestedValueTypesAreAttributesAndCollectionInitializersGiveTheType() {
+        assertExpansion(
+            #"""
+            @Model
+            final class Recipe {
+                enum Course: String, Codable {
+                    case starter, main
+                }
+                var course: Course?
+                var tags = [String]()
+                var ingredients = [Ingredient]()
+            }
+            """#,
+            expandedSource: #"""
+                final class Recipe {
+                    enum Course: String, Codable {
+                        case starter, main
+                    }
+                    var course: Course? {
+                        @storageRestrictions(initializes: _course)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute(Course?.self)
+                            _course = ModelStore.Attribute<Course?>(wrappedValue: initialValue)
+                        }
+                        get {
+                            ModelStore.Attribute<Course?> [_enclosingInstance: self, wrapped: \.course, storage: \._course]
+                        }
+                        set {
+                            ModelStore.Attribute<Course?> [_enclosingInstance: self, wrapped: \.course, storage: \._course] = newValue
+                        }
+                    }
+
+                    private var _course: ModelStore.Attribute<Course?>
+                    var tags {
+                        @storageRestrictions(initializes: _tags)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute([String].self)
+                            _tags = ModelStore.Attribute<[String]>(wrappedValue: initialValue)
+                        }
+                        get {
+                            ModelStore.Attribute<[String]> [_enclosingInstance: self, wrapped: \.tags, storage: \._tags]
+                        }
+                        set {
+                            ModelStore.Attribute<[String]> [_enclosingInstance: self, wrapped: \.tags, storage: \._tags] = newValue
+                        }
+                    }
+
+                    private var _tags: ModelStore.Attribute<[String]>
+                    var ingredients {
+                        @storageRestrictions(initializes: _ingredients, accesses: _$relationshipsToLink)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.relationship([Ingredient].self)
+                            _ingredients = ModelStore.Relationship<[Ingredient]>(wrappedValue: initialValue)
+                            if !initialValue.relatedModels.isEmpty {
+                                _$relationshipsToLink.append { model in
+                                    model._ingredients = ModelStore.Relationship<[Ingredient]>(wrappedValue: .init(relatedModels: []))
+                                    model.ingredients = initialValue
+                                }
+                            }
+                        }
+                        get {
+                            ModelStore.Relationship<[Ingredient]> [_enclosingInstance: self, wrapped: \.ingredients, storage: \._ingredients]
+                        }
+                        set {
+                            ModelStore.Relationship<[Ingredient]> [_enclosingInstance: self, wrapped: \.ingredients, storage: \._ingredients] = newValue
+                        }
+                    }
+
+                    private var _ingredients: ModelStore.Relationship<[Ingredient]>
+
+                    private let _$backingData = ModelStore.BackingData()
+
+                    /// The framework's state for the model; reading it first links the relationships the
+                    /// class's initializer set.
+                    var persistentBackingData: ModelStore.BackingData {
+                        if !_$relationshipsToLink.isEmpty {
+                            _$linkRelationships()
+                        }
+                        return _$backingData
+                    }
+
+                    /// What the class's initializers set in relationships, to link to the inverses.
+                    private var _$relationshipsToLink: [(Recipe) -> Void] = []
+
+                    /// Sets the relationships an initializer set once more, through their setters, which
+                    /// keep the inverse side of each related model in step.
+                    private func _$linkRelationships() {
+                        let links = _$relationshipsToLink
+                        _$relationshipsToLink = []
+                        for link in links {
+                            link(self)
+                        }
+                    }
+
+                    /// Creates a model for the framework to load stored values into; each property without an
+                    /// initial value starts as a placeholder.
+                    init() {
+
+                    }
+                }
+
+                extension Recipe: ModelStore.PersistentModel, ModelStore.RelationshipContent {
+                }
+                """#
+        )
+    }
+
     @Test func modelActorGetsContainerContextAndInitializer() {
         assertExpansion(
             #"""
