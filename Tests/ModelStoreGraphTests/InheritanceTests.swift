@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import ModelStoreAppendLog
+import ModelStoreInMemory
 import Testing
 
 /// The root of a three-level class hierarchy: every vehicle has a name and a garage.
@@ -104,7 +105,8 @@ final class Garage: PersistentModel {
     }
 
     @Test func aSubclassTheSchemaDoesNotListIsRefusedByName() throws {
-        let container = try ModelContainer(for: Schema([Vehicle.self, Car.self, Garage.self]), configurations: [])
+        let container = try ModelContainer(
+            for: Schema([Vehicle.self, Car.self, Garage.self]), configurations: [InMemoryStoreConfiguration.inMemory()])
         let context = ModelContext(container)
         let truck = Truck("lorry", payload: 1)
         context.insert(truck)
@@ -278,12 +280,56 @@ final class Garage: PersistentModel {
         #expect(all.map { String(describing: type(of: $0)) } == ["Car", "Vehicle"])
     }
 
+    @Test(arguments: StoreKind.allCases.filter(\.isDurable))
+    func aStoreOfOtherEntitiesTakesAHierarchyAsANewEntity(_ kind: StoreKind) throws {
+        let first = try StoreUnderTest(kind, types: [Appliance.self, Kettle.self])
+        let kettle = Kettle()
+        kettle.watts = 1
+        let context = ModelContext(first.container)
+        context.insert(kettle)
+        try context.save()
+        for store in first.container.stores { (store as? AppendLogStore)?.close() }
+        let configuration = kind.configuration(in: first.directory)
+        let widened = ModelContext(
+            try ModelContainer(
+                for: Schema(Self.types + [Appliance.self, Kettle.self]), configurations: [configuration]))
+        try seed(widened)
+        #expect(try widened.fetchCount(FetchDescriptor<Vehicle>()) == 4)
+        #expect(try widened.fetch(FetchDescriptor<Kettle>()).map(\.watts) == [1])
+    }
+
+    @MainActor @Test func aLiveQueryOfASubclassFollowsOnlyItsClasses() async throws {
+        let container = try ModelContainer(
+            for: Schema(Self.types), configurations: [InMemoryStoreConfiguration.inMemory()])
+        let query = LiveQuery(FetchDescriptor<Truck>(sortBy: [SortDescriptor(\.name)]), in: container.mainContext)
+        let writer = ModelContext(container)
+        try seed(writer)
+        for _ in 0..<2_000 where query.fetchCount < 2 { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(query.results.map(\.name) == ["hook", "lorry"])
+        // Incremental updates: a new car stays out, a new tow truck comes in as itself.
+        let count = query.fetchCount
+        writer.insert(Car("zoe", seats: 2))
+        let winch = TowTruck()
+        winch.name = "winch"
+        writer.insert(winch)
+        try writer.save()
+        for _ in 0..<2_000 where query.fetchCount == count && query.results.count < 3 {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        for _ in 0..<20 { await Task.yield() }
+        query.applyPendingChanges()
+        #expect(query.results.map(\.name) == ["hook", "lorry", "winch"])
+        #expect(query.results.last is TowTruck)
+        #expect(query.error == nil)
+    }
+
     @Test func anAbstractClassIsRecordedAndAModelOfItIsRefused() throws {
         let schema = Schema([Appliance.self, Kettle.self])
         let entity = try #require(schema.entity(for: Appliance.self))
         #expect(entity.classes.map(\.isAbstract) == [true, false])
         #expect(schema.storedDescription.entities[0].classes?.map(\.isAbstract) == [true, nil])
-        let context = ModelContext(try ModelContainer(for: schema, configurations: []))
+        let context = ModelContext(
+            try ModelContainer(for: schema, configurations: [InMemoryStoreConfiguration.inMemory()]))
         context.insert(Appliance())
         let error = try #require(throws: DataStoreError.self) { try context.save() }
         #expect(error.message.contains("'Appliance' is an abstract model class"))
