@@ -356,3 +356,64 @@ class Appliance: PersistentModel {
 final class Kettle: Appliance {
     @Attribute var watts: Int = 0
 }
+
+/// Two versions of a small hierarchy, for migrations: the second adds an attribute to a subclass.
+enum FleetV1 {
+    class Boat: PersistentModel {
+        @Attribute var name: String = ""
+
+        let persistentBackingData = BackingData()
+        required init() {}
+    }
+
+    final class Yacht: Boat {
+        @Attribute var berths: Int = 2
+    }
+}
+
+/// The second version of the fleet.
+enum FleetV2 {
+    class Boat: PersistentModel {
+        @Attribute var name: String = ""
+
+        let persistentBackingData = BackingData()
+        required init() {}
+    }
+
+    final class Yacht: Boat {
+        @Attribute var berths: Int = 2
+        @Attribute var flag: String = "none"
+    }
+}
+
+/// Lightweight migrations of a hierarchy's entity.
+@Suite struct InheritanceMigrationTests {
+    @Test(arguments: StoreKind.allCases.filter(\.isDurable))
+    func addingAnAttributeToASubclassKeepsItsModels(_ kind: StoreKind) throws {
+        let old = try StoreUnderTest(kind, types: [FleetV1.Boat.self, FleetV1.Yacht.self])
+        let context = ModelContext(old.container)
+        let yacht = FleetV1.Yacht()
+        yacht.name = "Wind"
+        yacht.berths = 6
+        context.insert(yacht)
+        let dinghy = FleetV1.Boat()
+        dinghy.name = "Dot"
+        context.insert(dinghy)
+        try context.save()
+        for store in old.container.stores { (store as? AppendLogStore)?.close() }
+
+        let configuration = kind.configuration(in: old.directory)
+        let container = try ModelContainer(
+            for: Schema([FleetV2.Boat.self, FleetV2.Yacht.self]), configurations: [configuration])
+        let migrated = ModelContext(container)
+        let boats = try migrated.fetch(FetchDescriptor<FleetV2.Boat>(sortBy: [SortDescriptor(\.name)]))
+        #expect(boats.map(\.name) == ["Dot", "Wind"])
+        let wind = try #require(boats.last as? FleetV2.Yacht)
+        #expect(wind.berths == 6)
+        // The new attribute reads as the class's initial value until it is set.
+        #expect(wind.flag == "none")
+        wind.flag = "NO"
+        try migrated.save()
+        #expect(try ModelContext(container).fetch(FetchDescriptor<FleetV2.Yacht>()).map(\.flag) == ["NO"])
+    }
+}

@@ -49,6 +49,9 @@ final class ModelLayout: @unchecked Sendable {
         /// The values of a model of this class before its own are written: `nil` or empty in the
         /// slots of other classes' properties, and the class's name in the type slot.
         let filler: [StoreValue]
+        /// The initial value of each non-optional field the entity stores as optional (a
+        /// subclass's), by field index: what a model stored before the field existed reads.
+        var nullFallbacks: [(index: Int, value: StoreValue)] = []
     }
 
     private init<M: PersistentModel>(_ type: M.Type) {
@@ -290,7 +293,11 @@ final class ModelLayout: @unchecked Sendable {
     /// Writes stored values into a model, without observation or change tracking (used to load models).
     func apply(_ values: [StoreValue], to model: AnyObject) throws {
         guard let storage else { return try applyOwn(values, to: model) }
-        try applyOwn(storage.slots.map { $0 < values.count ? values[$0] : .null }, to: model)
+        var own = storage.slots.map { $0 < values.count ? values[$0] : .null }
+        for fallback in storage.nullFallbacks where own[fallback.index] == .null {
+            own[fallback.index] = fallback.value
+        }
+        try applyOwn(own, to: model)
     }
 
     private func applyOwn(_ values: [StoreValue], to model: AnyObject) throws {

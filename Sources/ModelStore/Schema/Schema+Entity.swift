@@ -164,7 +164,14 @@ extension Schema {
                         }
                     }
                     filler[classAttribute.slot] = .string(layout.className)
-                    mapped = ModelLayout(layout, storage: .init(slots: classSlots[position], filler: filler))
+                    var storage = ModelLayout.StorageMap(slots: classSlots[position], filler: filler)
+                    for (index, field) in layout.fields.enumerated() {
+                        guard let field = field as? AttributeAccessor, !field.attributeType.isOptional,
+                            case .attribute(let stored) = properties[classSlots[position][index]], stored.isOptional
+                        else { continue }
+                        storage.nullFallbacks.append((index, field.defaultValue))
+                    }
+                    mapped = ModelLayout(layout, storage: storage)
                 }
                 if position == 0 { rootLayout = mapped }
                 byType[ObjectIdentifier(layout.modelType)] = mapped
