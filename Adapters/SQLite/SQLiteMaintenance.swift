@@ -72,6 +72,32 @@ public struct SQLiteMaintenance: DataStoreMaintenance {
     }
 }
 
+extension SQLiteMaintenance {
+    /// Rewrites the database under the key `target` names (``SQLiteStore/changeEncryption(at:from:to:busyTimeout:)``).
+    public func changeEncryption(
+        _ request: StoreMaintenanceRequest, to target: StoreMaintenanceRequest,
+        progress: (_ done: Int, _ total: Int) -> Void
+    ) throws -> StoreMaintenanceReport {
+        let from = (request.configuration as? SQLiteStoreConfiguration)?.encryption
+        let to = (target.configuration as? SQLiteStoreConfiguration)?.encryption
+        progress(0, 1)
+        try SQLiteStore.changeEncryption(at: request.location, from: from, to: to)
+        progress(1, 1)
+        let text =
+            from == nil
+            ? "encrypted (AES-256-GCM pages); it now opens only with its key"
+            : to == nil ? "decrypted; it now opens without a key" : "re-encrypted under the new key"
+        return StoreMaintenanceReport(
+            text: "\(request.name): \(text)", details: SQLiteEncryptionDetails(isEncrypted: to != nil))
+    }
+}
+
+/// What `encrypt`, `decrypt` and `rekey` report as data.
+private struct SQLiteEncryptionDetails: Encodable {
+    /// Whether the store is encrypted now.
+    let isEncrypted: Bool
+}
+
 /// What `compact` reports as data: the database file and its write-ahead log before and after.
 private struct CompactDetails: Encodable {
     let byteCountBefore: Int

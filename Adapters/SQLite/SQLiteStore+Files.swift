@@ -18,7 +18,7 @@ extension SQLiteStore {
     /// at a store's path always holds a store, and an empty one was emptied from outside.
     static func createFile(
         at path: String, schema: Schema, layouts: [String: EntityLayout], busyTimeout: Duration,
-        permissions: FilePermissions = .private
+        permissions: FilePermissions = .private, cipher: SQLitePageCipher? = nil
     ) throws {
         let temporary = path + ".creating-" + String(UInt32.random(in: .min ... .max), radix: 16)
         defer {
@@ -27,7 +27,7 @@ extension SQLiteStore {
         // The empty file made with the configured bits before SQLite opens it: SQLite keeps an
         // existing file's bits and gives them to the `-wal`, `-shm` and journal files it creates.
         try OpenFile(temporary, writable: true, create: true, exclusive: true, permissions: permissions).close()
-        try fill(temporary, schema: schema, layouts: layouts, busyTimeout: busyTimeout)
+        try fill(temporary, schema: schema, layouts: layouts, busyTimeout: busyTimeout, cipher: cipher)
         if link(temporary, path) != 0 {
             let code = errno
             if code == EEXIST { return }
@@ -43,9 +43,11 @@ extension SQLiteStore {
 
     /// Builds a new store in the file at `path`; the connection closes when it returns.
     private static func fill(
-        _ path: String, schema: Schema, layouts: [String: EntityLayout], busyTimeout: Duration
+        _ path: String, schema: Schema, layouts: [String: EntityLayout], busyTimeout: Duration,
+        cipher: SQLitePageCipher?
     ) throws {
-        let connection = try SQLiteConnection(path: path, readOnly: false, create: true, busyTimeout: busyTimeout)
+        let connection = try SQLiteConnection(
+            path: path, readOnly: false, create: true, busyTimeout: busyTimeout, cipher: cipher)
         _ = try StoreOpener(connection: connection, schema: schema, layouts: layouts, path: path)
             .open(migrationPlan: nil)
     }
@@ -99,7 +101,7 @@ extension SQLiteStore {
     }
 
     /// A path as the path of a `file:` URI: `%`, `?` and `#` escaped.
-    private static func uriEscaped(_ path: String) -> String {
+    static func uriEscaped(_ path: String) -> String {
         var result = ""
         for character in path.unicodeScalars {
             switch character {

@@ -45,6 +45,8 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
     /// The path SQLite opened (`:memory:` in memory), kept because standardizing the URL again
     /// costs more than the `stat` each save makes on it.
     let databasePath: String
+    /// The key of an encrypted database, which every connection to it opens with.
+    let pageCipher: SQLitePageCipher?
 
     /// The version of the storage format this build writes: 2 adds the history table, 3 a checksum
     /// in every row (``RowChecksum``), 4 runs of keys in history bodies (``HistoryTable``). Formats
@@ -93,9 +95,10 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
                     remedy: "Check the path, or open the store once with a configuration that allows saves")
             }
             guard FileIO.size(of: path) > 0 else { throw Self.emptyFileError(path) }
-            try WriteAheadLogCheck.check(path)
+            pageCipher = try SQLitePageCipher.forOpening(path, with: configuration.encryption)
+            if pageCipher == nil { try WriteAheadLogCheck.check(path) }
             let connection = try SQLiteConnection(
-                path: path, readOnly: true, create: false, busyTimeout: configuration.busyTimeout)
+                path: path, readOnly: true, create: false, busyTimeout: configuration.busyTimeout, cipher: pageCipher)
             identifier = try StoreOpener(connection: connection, schema: schema, layouts: layouts, path: path)
                 .openReadOnly()
             openedFile = try FileIO.identity(of: path)
@@ -110,21 +113,28 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
                 throw error.inContext("creating the folder of the SQLite store '\(path)'")
             }
         }
+        var cipher: SQLitePageCipher?
         if configuration.url != nil {
             if !FileIO.exists(path) {
+                cipher = try SQLitePageCipher.forOpening(path, with: configuration.encryption)
                 try Self.createFile(
                     at: path, schema: schema, layouts: layouts, busyTimeout: configuration.busyTimeout,
-                    permissions: configuration.filePermissions)
+                    permissions: configuration.filePermissions, cipher: cipher)
             } else if FileIO.size(of: path) == 0 {
                 throw Self.emptyFileError(path)
             }
-            try WriteAheadLogCheck.check(path)
+            // The file may be another process's, created in the same instant with its own salt.
+            cipher = try SQLitePageCipher.forOpening(path, with: configuration.encryption, reusing: cipher)
+            // The log check reads frames as SQLite writes them; the cipher's are sealed.
+            if cipher == nil { try WriteAheadLogCheck.check(path) }
         }
+        pageCipher = cipher
         // A write-ahead log with transactions in it is left as it is if the open fails (closing
         // would checkpoint it into the database and remove it): a failed open writes nothing.
         let keepsLog = configuration.url != nil && FileIO.size(of: path + "-wal") > 0
         let connection = try SQLiteConnection(
-            path: path, readOnly: false, create: configuration.url == nil, busyTimeout: configuration.busyTimeout)
+            path: path, readOnly: false, create: configuration.url == nil, busyTimeout: configuration.busyTimeout,
+            cipher: cipher)
         do {
             let opener = StoreOpener(connection: connection, schema: schema, layouts: layouts, path: path)
             identifier = try opener.open(migrationPlan: migrationPlan)
