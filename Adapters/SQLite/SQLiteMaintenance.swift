@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreCrypto
 import ModelStoreTooling
 
 /// What the SQLite store offers tools such as `modelstore`: its stored schema, SQLite's own
@@ -11,14 +12,14 @@ public struct SQLiteMaintenance: DataStoreMaintenance {
 
     /// The schema in the database's `modelstore_meta` table (``SQLiteStore/storedSchema(at:)``).
     public func storedSchema(_ request: StoreMaintenanceRequest) throws -> Schema.Description {
-        try SQLiteStore.storedSchema(at: request.location)
+        try SQLiteStore.storedSchema(at: request.location, encryption: request.encryption)
     }
 
     /// The store identifier, schema version and model counts, read without opening the store or
     /// writing any file (a tool's open would create SQLite's `-wal` and `-shm`, and upgrade an older
     /// format).
     public func inspect(_ request: StoreMaintenanceRequest) throws -> StoreInspection? {
-        let summary = try SQLiteStore.summary(at: request.location)
+        let summary = try SQLiteStore.summary(at: request.location, encryption: request.encryption)
         return StoreInspection(
             storeIdentifier: summary.identifier, schemaVersion: summary.version,
             entities: summary.counts.map { StoreEntityCount(name: $0.entity, modelCount: $0.count) },
@@ -32,7 +33,7 @@ public struct SQLiteMaintenance: DataStoreMaintenance {
     public func verify(_ request: StoreMaintenanceRequest) throws -> StoreVerification {
         let file = request.location.path
         do {
-            let found = try SQLiteStore.verification(at: request.location)
+            let found = try SQLiteStore.verification(at: request.location, encryption: request.encryption)
             return StoreVerification(
                 problems: found.problems.map { StoreProblem(file: file, offset: nil, reason: $0) },
                 entities: found.counts.map { StoreEntityCount(name: $0.entity, modelCount: $0.count) },
@@ -78,8 +79,8 @@ extension SQLiteMaintenance {
         _ request: StoreMaintenanceRequest, to target: StoreMaintenanceRequest,
         progress: (_ done: Int, _ total: Int) -> Void
     ) throws -> StoreMaintenanceReport {
-        let from = (request.configuration as? SQLiteStoreConfiguration)?.encryption
-        let to = (target.configuration as? SQLiteStoreConfiguration)?.encryption
+        let from = request.encryption
+        let to = target.encryption
         progress(0, 1)
         try SQLiteStore.changeEncryption(at: request.location, from: from, to: to)
         progress(1, 1)
@@ -103,4 +104,9 @@ private struct CompactDetails: Encodable {
     let byteCountBefore: Int
     let byteCountAfter: Int
     let unnamedExternalFilesRemoved: Int
+}
+
+extension StoreMaintenanceRequest {
+    /// The key the request's SQLite configuration names, or `nil`.
+    fileprivate var encryption: EncryptionKeySource? { (configuration as? SQLiteStoreConfiguration)?.encryption }
 }

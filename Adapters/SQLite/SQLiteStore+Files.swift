@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreCrypto
 import ModelStoreFileIO
 
 #if canImport(Glibc)
@@ -73,18 +74,21 @@ extension SQLiteStore {
     /// - with a log that holds frames and no index (a copied store), the two files are copied to a
     ///   temporary folder and the copy is read;
     /// - with no log, or an empty one and no index, the file is opened `immutable`.
+    ///
+    /// An encrypted database is read through the page cipher with the key from `encryption`.
     static func withInspection<Result>(
-        of path: String, _ body: (SQLiteConnection) throws -> Result
+        of path: String, encryption: EncryptionKeySource? = nil, _ body: (SQLiteConnection) throws -> Result
     ) throws -> Result {
         let timeout = Duration.seconds(5)
+        let cipher = try SQLitePageCipher.forOpening(path, with: encryption)
         if FileIO.exists(path + "-wal") && FileIO.exists(path + "-shm") {
             return try body(
-                try SQLiteConnection(path: path, readOnly: true, create: false, busyTimeout: timeout))
+                try SQLiteConnection(path: path, readOnly: true, create: false, busyTimeout: timeout, cipher: cipher))
         }
         if FileIO.size(of: path + "-wal") == 0 {
             let connection = try SQLiteConnection(
                 path: "file:" + uriEscaped(path) + "?immutable=1", readOnly: true, create: false,
-                busyTimeout: timeout, shownAs: path)
+                busyTimeout: timeout, shownAs: path, cipher: cipher)
             return try body(connection)
         }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -97,7 +101,8 @@ extension SQLiteStore {
         try FileManager.default.copyItem(atPath: path, toPath: copy)
         try FileManager.default.copyItem(atPath: path + "-wal", toPath: copy + "-wal")
         return try body(
-            try SQLiteConnection(path: copy, readOnly: true, create: false, busyTimeout: timeout, shownAs: path))
+            try SQLiteConnection(
+                path: copy, readOnly: true, create: false, busyTimeout: timeout, shownAs: path, cipher: cipher))
     }
 
     /// A path as the path of a `file:` URI: `%`, `?` and `#` escaped.

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreCrypto
 import ModelStoreFileIO
 
 /// A store in an SQLite database: one table per entity, queries and sorts run in SQL, nothing
@@ -198,14 +199,17 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
     /// Throws ``DataStoreError/notFound`` if there is no file or the database has no tables (made by
     /// another tool: opening it creates the store), and ``DataStoreError/corrupted`` if the file is
     /// empty (0 bytes: the store creates its file whole, so it was emptied) or is not a ModelStore
-    /// SQLite database. Writes nothing, not even SQLite's `-wal` and `-shm` files.
-    public static func storedSchema(at url: URL) throws -> Schema.Description {
+    /// SQLite database. Writes nothing, not even SQLite's `-wal` and `-shm` files. An encrypted database
+    /// needs its key (`encryption`), and throws as ``SQLiteStoreConfiguration/encryption`` says without it.
+    public static func storedSchema(at url: URL, encryption: EncryptionKeySource? = nil) throws
+        -> Schema.Description
+    {
         let path = url.standardizedFileURL.path
         guard FileManager.default.fileExists(atPath: path) else {
             throw DataStoreError(.notFound, "there is no SQLite store at '\(path)'", remedy: "Check the path")
         }
         guard FileIO.size(of: path) > 0 else { throw emptyFileError(path) }
-        return try withInspection(of: path) { try storedSchema($0) }
+        return try withInspection(of: path, encryption: encryption) { try storedSchema($0) }
     }
 
     /// The schema recorded in the database of a connection (see ``storedSchema(at:)``).

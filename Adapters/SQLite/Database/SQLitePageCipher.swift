@@ -38,10 +38,12 @@ final class SQLitePageCipher: Sendable {
 
     deinit { modelstore_cipher_key_remove(identifier) }
 
-    /// The `file:` URI that opens `path` through the cipher with this key.
+    /// The `file:` URI that opens `path` (a path, or a `file:` URI whose options it keeps) through the
+    /// cipher with this key.
     func uri(for path: String) -> String {
-        "file:" + SQLiteStore.uriEscaped(path)
-            + "?vfs=\(MODELSTORE_CIPHER_VFS)&\(MODELSTORE_CIPHER_KEY_PARAMETER)=\(identifier)"
+        let parameters = "vfs=\(MODELSTORE_CIPHER_VFS)&\(MODELSTORE_CIPHER_KEY_PARAMETER)=\(identifier)"
+        guard path.hasPrefix("file:") else { return "file:" + SQLiteStore.uriEscaped(path) + "?" + parameters }
+        return path + (path.contains("?") ? "&" : "?") + parameters
     }
 
     /// The cipher that opens the file at `path` with the key from `source`, or `nil` when the store
