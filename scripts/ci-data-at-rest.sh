@@ -5,7 +5,7 @@
 # acknowledged transaction must be there, whole, and the store must reopen with its key. Then
 # `modelstore encrypt`, `rekey` and `decrypt` on an SQLite store made by the trips sample, checking
 # that nothing of it shows in the encrypted file, that the old key stops working, and that every
-# model is still there. About 100 s on the shared 2-core machine at load ~15.
+# model is still there. About 140 s on the shared 2-core machine under load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODELSTORE_CI_STORE_KEY="$(openssl rand -hex 32)"
