@@ -100,23 +100,39 @@ static int key_copy(int identifier, uint8_t *key, uint8_t *salt) {
 typedef struct {
     EVP_CIPHER_CTX *seal;
     EVP_CIPHER_CTX *open;
+    // AES-256 under a key derived from the file's key, for the masks of log frame checksums.
+    EVP_CIPHER_CTX *mask;
     uint8_t salt[SALT];
 } page_cipher;
+
+// The two blocks whose encryption under the file's key is the key of the checksum masks; a GCM counter
+// block equals one only if a random nonce equals its first 12 bytes.
+static const uint8_t mask_key_blocks[32] = "ModelStore WAL mModelStore WAL n";
 
 static int cipher_init(page_cipher *cipher, const uint8_t *key, const uint8_t *salt) {
     memcpy(cipher->salt, salt, SALT);
     cipher->seal = EVP_CIPHER_CTX_new();
     cipher->open = EVP_CIPHER_CTX_new();
-    if (cipher->seal == NULL || cipher->open == NULL) return 0;
+    cipher->mask = EVP_CIPHER_CTX_new();
+    if (cipher->seal == NULL || cipher->open == NULL || cipher->mask == NULL) return 0;
     if (EVP_EncryptInit_ex(cipher->seal, EVP_aes_256_gcm(), NULL, key, NULL) != 1) return 0;
     if (EVP_DecryptInit_ex(cipher->open, EVP_aes_256_gcm(), NULL, key, NULL) != 1) return 0;
-    return 1;
+    uint8_t mask_key[32];
+    int written = 0;
+    int ok = EVP_EncryptInit_ex(cipher->mask, EVP_aes_256_ecb(), NULL, key, NULL) == 1;
+    ok = ok && EVP_CIPHER_CTX_set_padding(cipher->mask, 0) == 1;
+    ok = ok && EVP_EncryptUpdate(cipher->mask, mask_key, &written, mask_key_blocks, 32) == 1 && written == 32;
+    ok = ok && EVP_EncryptInit_ex(cipher->mask, EVP_aes_256_ecb(), NULL, mask_key, NULL) == 1;
+    ok = ok && EVP_CIPHER_CTX_set_padding(cipher->mask, 0) == 1;
+    OPENSSL_cleanse(mask_key, sizeof mask_key);
+    return ok;
 }
 
 static void cipher_free(page_cipher *cipher) {
     EVP_CIPHER_CTX_free(cipher->seal);
     EVP_CIPHER_CTX_free(cipher->open);
-    cipher->seal = cipher->open = NULL;
+    EVP_CIPHER_CTX_free(cipher->mask);
+    cipher->seal = cipher->open = cipher->mask = NULL;
     OPENSSL_cleanse(cipher->salt, SALT);
 }
 
@@ -184,6 +200,20 @@ static int open_page(page_cipher *cipher, uint32_t number, const uint8_t *sealed
 
 static uint32_t big_endian(const uint8_t *bytes) {
     return ((uint32_t)bytes[0] << 24) | ((uint32_t)bytes[1] << 16) | ((uint32_t)bytes[2] << 8) | bytes[3];
+}
+
+// Masks (or unmasks) the checksum in bytes 16-23 of the log frame header `header` at `offset`: XORs them
+// with the encryption of the header's salts and the offset under the mask key. SQLite computes the
+// checksum over the plaintext, so in the clear it would let someone test a guess of a page. Salts
+// change whenever the log restarts, so a mask is reused only when SQLite rewrites a frame's checksum.
+static int mask_checksum(page_cipher *cipher, uint8_t *header, sqlite3_int64 offset) {
+    uint8_t block[16], mask[16];
+    int written = 0;
+    memcpy(block, header + 8, 8);
+    for (int index = 0; index < 8; index++) block[8 + index] = (uint8_t)((uint64_t)offset >> (56 - 8 * index));
+    if (EVP_EncryptUpdate(cipher->mask, mask, &written, block, 16) != 1 || written != 16) return 0;
+    for (int index = 0; index < 8; index++) header[16 + index] ^= mask[index];
+    return 1;
 }
 
 // The page size bytes 16-17 of a database header give, or 0 if they give none.
@@ -311,8 +341,18 @@ static int wal_read(cipher_file *file, void *out, int amount, sqlite3_int64 offs
     int size = file->page_size, frame = FRAME_HEADER + size;
     sqlite3_int64 frame_start = offset - (offset - WAL_HEADER) % frame;
     sqlite3_int64 within = offset - frame_start;
-    // A read inside a frame header is in the clear.
-    if (within + amount <= FRAME_HEADER) return real_read(file, out, amount, offset);
+    // A read inside a frame header: the header is in the clear but for its masked checksum.
+    if (within + amount <= FRAME_HEADER) {
+        uint8_t header[FRAME_HEADER];
+        rc = real_read(file, header, FRAME_HEADER, frame_start);
+        if (rc != SQLITE_OK) {
+            if (rc == SQLITE_IOERR_SHORT_READ) memset(out, 0, (size_t)amount);
+            return rc;
+        }
+        if (!mask_checksum(&file->cipher, header, frame_start)) return SQLITE_IOERR_READ;
+        memcpy(out, header + within, (size_t)amount);
+        return SQLITE_OK;
+    }
     if (within + amount > frame) return SQLITE_IOERR_READ;
     if (!ensure_buffer(file, 2 * frame)) return SQLITE_IOERR_NOMEM;
     uint8_t *sealed = file->buffer, *plain = file->buffer + frame;
@@ -322,12 +362,14 @@ static int wal_read(cipher_file *file, void *out, int amount, sqlite3_int64 offs
         return rc;
     }
     memcpy(plain, sealed, FRAME_HEADER);
+    if (!mask_checksum(&file->cipher, plain, frame_start)) return SQLITE_IOERR_READ;
     if (!open_page(&file->cipher, big_endian(sealed), sealed + FRAME_HEADER, plain + FRAME_HEADER, size)) {
         // Recovery reads whole frames and stops at the first whose checksum fails; a frame that fails
         // authentication is given as it is on disk, whose checksum cannot match, so recovery ends the
         // log there as it does at a torn frame. A read of a page alone is an error.
         if (within == 0 && amount == frame) {
-            memcpy(out, sealed, (size_t)amount);
+            memcpy(out, plain, FRAME_HEADER);
+            memcpy((uint8_t *)out + FRAME_HEADER, sealed + FRAME_HEADER, (size_t)size);
             return SQLITE_OK;
         }
         return modelstore_cipher_auth_failed;
@@ -349,11 +391,14 @@ static int wal_write(cipher_file *file, const void *data, int amount, sqlite3_in
     int size = file->page_size, frame = FRAME_HEADER + size;
     sqlite3_int64 within = (offset - WAL_HEADER) % frame;
     if (within + amount <= FRAME_HEADER) {
-        if (within == 0 && amount >= 4) {
-            file->frame_header_offset = offset;
-            file->frame_page = big_endian(data);
-        }
-        return real_write(file, data, amount, offset);
+        // SQLite writes a frame header whole (and rewrites it whole when it recomputes checksums).
+        if (within != 0 || amount != FRAME_HEADER) return SQLITE_IOERR_WRITE;
+        uint8_t header[FRAME_HEADER];
+        memcpy(header, data, FRAME_HEADER);
+        if (!mask_checksum(&file->cipher, header, offset)) return SQLITE_IOERR_WRITE;
+        file->frame_header_offset = offset;
+        file->frame_page = big_endian(header);
+        return real_write(file, header, FRAME_HEADER, offset);
     }
     // Past the header, SQLite writes a frame's page whole, after its header (or over the page of a
     // frame written earlier in the same transaction, whose header is on disk).

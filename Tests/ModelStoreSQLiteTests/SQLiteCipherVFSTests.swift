@@ -239,6 +239,12 @@ struct SQLiteCipherVFSTests {
                 try FileManager.default.copyItem(atPath: path + suffix, toPath: path + ".copy" + suffix)
             }
         }
+        // Intact, the copy's log is recovered (its masked frame checksums read back as SQLite wrote them).
+        for suffix in ["", "-wal"] {
+            try FileManager.default.copyItem(atPath: path + ".copy" + suffix, toPath: path + ".intact" + suffix)
+        }
+        let intact = try open(key: key, path: path + ".intact")
+        #expect(try intact.texts("SELECT count(*) FROM gadget WHERE name = 'second'") == ["40"])
         var log = try Data(contentsOf: URL(filePath: path + ".copy-wal"))
         log[32 + 24 + 100] ^= 0x40
         try log.write(to: URL(filePath: path + ".copy-wal"))
