@@ -103,6 +103,10 @@ typedef struct {
     // AES-256 under a key derived from the file's key, for the masks of log frame checksums.
     EVP_CIPHER_CTX *mask;
     uint8_t salt[SALT];
+    // The last nonce this file sealed with: random when the file is opened, then its last 8 bytes
+    // counted up by one per page (see `next_nonce`).
+    uint8_t nonce[NONCE];
+    int has_nonce;
 } page_cipher;
 
 // The two blocks whose encryption under the file's key is the key of the checksum masks; a GCM counter
@@ -148,6 +152,23 @@ static int associated_data(const page_cipher *cipher, uint32_t number, const uin
     return 4 + CLEAR_HEADER;
 }
 
+// Writes the next nonce to `nonce`. A file's first is 12 random bytes; each next one adds 1 to its last 8
+// bytes (as a big-endian number). Two files, or two processes, repeat a nonce only if the runs of nonces
+// they use overlap, which is less likely than two random nonces being equal, and a page write costs no
+// call to the random generator.
+static int next_nonce(page_cipher *cipher, uint8_t *nonce) {
+    if (!cipher->has_nonce) {
+        if (RAND_bytes(cipher->nonce, NONCE) != 1) return 0;
+        cipher->has_nonce = 1;
+    } else {
+        for (int index = NONCE - 1; index >= NONCE - 8; index--) {
+            if (++cipher->nonce[index] != 0) break;
+        }
+    }
+    memcpy(nonce, cipher->nonce, NONCE);
+    return 1;
+}
+
 // Seals the page image `plain` of `size` bytes, page `number`, into `sealed` (another buffer).
 static int seal_page(page_cipher *cipher, uint32_t number, const uint8_t *plain, uint8_t *sealed, int size) {
     int start = number == 1 ? CLEAR_HEADER : 0;
@@ -161,7 +182,7 @@ static int seal_page(page_cipher *cipher, uint32_t number, const uint8_t *plain,
         memcpy(sealed, cipher->salt, SALT);
         memcpy(sealed + SALT, plain + SALT, CLEAR_HEADER - SALT);
     }
-    if (RAND_bytes(nonce, NONCE) != 1) return 0;
+    if (!next_nonce(cipher, nonce)) return 0;
     int aad_length = associated_data(cipher, number, sealed, aad), written = 0;
     EVP_CIPHER_CTX *context = cipher->seal;
     int ok = EVP_EncryptInit_ex(context, NULL, NULL, NULL, nonce) == 1;
@@ -172,8 +193,8 @@ static int seal_page(page_cipher *cipher, uint32_t number, const uint8_t *plain,
     return ok;
 }
 
-// Opens the sealed page image `sealed` of page `number` into `plain` (another buffer); returns 0,
-// leaving `plain` undefined, when it fails authentication.
+// Opens the sealed page image `sealed` of page `number` into `plain` (another buffer, or `sealed`
+// itself); returns 0, leaving `plain` undefined, when it fails authentication.
 static int open_page(page_cipher *cipher, uint32_t number, const uint8_t *sealed, uint8_t *plain, int size) {
     int start = number == 1 ? CLEAR_HEADER : 0;
     int length = size - RESERVE - start;
@@ -289,6 +310,15 @@ static int database_read(cipher_file *file, void *out, int amount, sqlite3_int64
     int size = file->page_size;
     sqlite3_int64 start = offset - offset % size;
     if (offset + amount > start + size) return SQLITE_IOERR_READ;
+    uint32_t number = (uint32_t)(start / size) + 1;
+    if (offset == start && amount == size) {
+        // A whole page, the usual read: opened where it is read (a page that fails is an error anyway).
+        rc = real_read(file, out, size, start);
+        // Past the end of the file a page reads as zeros, as SQLite's own VFS gives it.
+        if (rc == SQLITE_IOERR_SHORT_READ) memset(out, 0, (size_t)amount);
+        if (rc != SQLITE_OK) return rc;
+        return open_page(&file->cipher, number, out, out, size) ? SQLITE_OK : modelstore_cipher_auth_failed;
+    }
     if (!ensure_buffer(file, 2 * size)) return SQLITE_IOERR_NOMEM;
     uint8_t *sealed = file->buffer, *plain = file->buffer + size;
     rc = real_read(file, sealed, size, start);
@@ -297,7 +327,6 @@ static int database_read(cipher_file *file, void *out, int amount, sqlite3_int64
         return rc;
     }
     if (rc != SQLITE_OK) return rc;
-    uint32_t number = (uint32_t)(start / size) + 1;
     if (!open_page(&file->cipher, number, sealed, plain, size)) return modelstore_cipher_auth_failed;
     memcpy(out, plain + (offset - start), (size_t)amount);
     return SQLITE_OK;
