@@ -70,9 +70,17 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", path: "Adapters/SQLite/CSQLite",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
+        // The page cipher: a VFS over SQLite's default one that seals every page of the database, its
+        // write-ahead log and its journal with AES-256-GCM from libcrypto.
+        .target(
+            name: "CModelStoreSQLiteCipher", path: "Sources/CModelStoreSQLiteCipher",
+            linkerSettings: [.linkedLibrary("sqlite3"), .linkedLibrary("crypto")]),
         .target(
             name: "ModelStoreSQLite",
-            dependencies: ["ModelStore", "ModelStoreAdapterKit", "ModelStoreFileIO", "ModelStoreTooling", "CSQLite"],
+            dependencies: [
+                "ModelStore", "ModelStoreAdapterKit", "ModelStoreFileIO", "ModelStoreTooling", "CSQLite",
+                "CModelStoreSQLiteCipher", "ModelStoreCrypto",
+            ],
             path: "Adapters/SQLite", exclude: ["CSQLite", "FORMAT.md"]),
         // Registers the built-in adapters' URL schemes (memory:, json:, log:, sqlite:) and the default
         // store when a program that links it starts (the C target is the load hook), and SwiftData's
@@ -174,7 +182,7 @@ let package = Package(
             name: "ModelStoreSQLiteTests",
             dependencies: [
                 "ModelStore", "ModelStoreAdapterKit", "ModelStoreSQLite", "ModelStoreConformance", "CSQLite",
-                "ModelStoreTestSupport",
+                "ModelStoreTestSupport", "CModelStoreSQLiteCipher", "ModelStoreCrypto",
             ]),
         .testTarget(
             name: "ModelStoreConformanceTests",

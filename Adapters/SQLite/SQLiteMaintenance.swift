@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreCrypto
 import ModelStoreTooling
 
 /// What the SQLite store offers tools such as `modelstore`: its stored schema, SQLite's own
@@ -11,14 +12,14 @@ public struct SQLiteMaintenance: DataStoreMaintenance {
 
     /// The schema in the database's `modelstore_meta` table (``SQLiteStore/storedSchema(at:)``).
     public func storedSchema(_ request: StoreMaintenanceRequest) throws -> Schema.Description {
-        try SQLiteStore.storedSchema(at: request.location)
+        try SQLiteStore.storedSchema(at: request.location, encryption: request.encryption)
     }
 
     /// The store identifier, schema version and model counts, read without opening the store or
     /// writing any file (a tool's open would create SQLite's `-wal` and `-shm`, and upgrade an older
     /// format).
     public func inspect(_ request: StoreMaintenanceRequest) throws -> StoreInspection? {
-        let summary = try SQLiteStore.summary(at: request.location)
+        let summary = try SQLiteStore.summary(at: request.location, encryption: request.encryption)
         return StoreInspection(
             storeIdentifier: summary.identifier, schemaVersion: summary.version,
             entities: summary.counts.map { StoreEntityCount(name: $0.entity, modelCount: $0.count) },
@@ -32,7 +33,7 @@ public struct SQLiteMaintenance: DataStoreMaintenance {
     public func verify(_ request: StoreMaintenanceRequest) throws -> StoreVerification {
         let file = request.location.path
         do {
-            let found = try SQLiteStore.verification(at: request.location)
+            let found = try SQLiteStore.verification(at: request.location, encryption: request.encryption)
             return StoreVerification(
                 problems: found.problems.map { StoreProblem(file: file, offset: nil, reason: $0) },
                 entities: found.counts.map { StoreEntityCount(name: $0.entity, modelCount: $0.count) },
@@ -72,9 +73,40 @@ public struct SQLiteMaintenance: DataStoreMaintenance {
     }
 }
 
+extension SQLiteMaintenance {
+    /// Rewrites the database under the key `target` names (``SQLiteStore/changeEncryption(at:from:to:busyTimeout:)``).
+    public func changeEncryption(
+        _ request: StoreMaintenanceRequest, to target: StoreMaintenanceRequest,
+        progress: (_ done: Int, _ total: Int) -> Void
+    ) throws -> StoreMaintenanceReport {
+        let from = request.encryption
+        let to = target.encryption
+        progress(0, 1)
+        try SQLiteStore.changeEncryption(at: request.location, from: from, to: to)
+        progress(1, 1)
+        let text =
+            from == nil
+            ? "encrypted (AES-256-GCM pages); it now opens only with its key"
+            : to == nil ? "decrypted; it now opens without a key" : "re-encrypted under the new key"
+        return StoreMaintenanceReport(
+            text: "\(request.name): \(text)", details: SQLiteEncryptionDetails(isEncrypted: to != nil))
+    }
+}
+
+/// What `encrypt`, `decrypt` and `rekey` report as data.
+private struct SQLiteEncryptionDetails: Encodable {
+    /// Whether the store is encrypted now.
+    let isEncrypted: Bool
+}
+
 /// What `compact` reports as data: the database file and its write-ahead log before and after.
 private struct CompactDetails: Encodable {
     let byteCountBefore: Int
     let byteCountAfter: Int
     let unnamedExternalFilesRemoved: Int
+}
+
+extension StoreMaintenanceRequest {
+    /// The key the request's SQLite configuration names, or `nil`.
+    fileprivate var encryption: EncryptionKeySource? { (configuration as? SQLiteStoreConfiguration)?.encryption }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreCrypto
 import ModelStoreFileIO
 
 #if canImport(Glibc)
@@ -18,7 +19,7 @@ extension SQLiteStore {
     /// at a store's path always holds a store, and an empty one was emptied from outside.
     static func createFile(
         at path: String, schema: Schema, layouts: [String: EntityLayout], busyTimeout: Duration,
-        permissions: FilePermissions = .private
+        permissions: FilePermissions = .private, cipher: SQLitePageCipher? = nil
     ) throws {
         let temporary = path + ".creating-" + String(UInt32.random(in: .min ... .max), radix: 16)
         defer {
@@ -27,7 +28,7 @@ extension SQLiteStore {
         // The empty file made with the configured bits before SQLite opens it: SQLite keeps an
         // existing file's bits and gives them to the `-wal`, `-shm` and journal files it creates.
         try OpenFile(temporary, writable: true, create: true, exclusive: true, permissions: permissions).close()
-        try fill(temporary, schema: schema, layouts: layouts, busyTimeout: busyTimeout)
+        try fill(temporary, schema: schema, layouts: layouts, busyTimeout: busyTimeout, cipher: cipher)
         if link(temporary, path) != 0 {
             let code = errno
             if code == EEXIST { return }
@@ -43,9 +44,11 @@ extension SQLiteStore {
 
     /// Builds a new store in the file at `path`; the connection closes when it returns.
     private static func fill(
-        _ path: String, schema: Schema, layouts: [String: EntityLayout], busyTimeout: Duration
+        _ path: String, schema: Schema, layouts: [String: EntityLayout], busyTimeout: Duration,
+        cipher: SQLitePageCipher?
     ) throws {
-        let connection = try SQLiteConnection(path: path, readOnly: false, create: true, busyTimeout: busyTimeout)
+        let connection = try SQLiteConnection(
+            path: path, readOnly: false, create: true, busyTimeout: busyTimeout, cipher: cipher)
         _ = try StoreOpener(connection: connection, schema: schema, layouts: layouts, path: path)
             .open(migrationPlan: nil)
     }
@@ -71,18 +74,21 @@ extension SQLiteStore {
     /// - with a log that holds frames and no index (a copied store), the two files are copied to a
     ///   temporary folder and the copy is read;
     /// - with no log, or an empty one and no index, the file is opened `immutable`.
+    ///
+    /// An encrypted database is read through the page cipher with the key from `encryption`.
     static func withInspection<Result>(
-        of path: String, _ body: (SQLiteConnection) throws -> Result
+        of path: String, encryption: EncryptionKeySource? = nil, _ body: (SQLiteConnection) throws -> Result
     ) throws -> Result {
         let timeout = Duration.seconds(5)
+        let cipher = try SQLitePageCipher.forOpening(path, with: encryption)
         if FileIO.exists(path + "-wal") && FileIO.exists(path + "-shm") {
             return try body(
-                try SQLiteConnection(path: path, readOnly: true, create: false, busyTimeout: timeout))
+                try SQLiteConnection(path: path, readOnly: true, create: false, busyTimeout: timeout, cipher: cipher))
         }
         if FileIO.size(of: path + "-wal") == 0 {
             let connection = try SQLiteConnection(
                 path: "file:" + uriEscaped(path) + "?immutable=1", readOnly: true, create: false,
-                busyTimeout: timeout, shownAs: path)
+                busyTimeout: timeout, shownAs: path, cipher: cipher)
             return try body(connection)
         }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -95,11 +101,12 @@ extension SQLiteStore {
         try FileManager.default.copyItem(atPath: path, toPath: copy)
         try FileManager.default.copyItem(atPath: path + "-wal", toPath: copy + "-wal")
         return try body(
-            try SQLiteConnection(path: copy, readOnly: true, create: false, busyTimeout: timeout, shownAs: path))
+            try SQLiteConnection(
+                path: copy, readOnly: true, create: false, busyTimeout: timeout, shownAs: path, cipher: cipher))
     }
 
     /// A path as the path of a `file:` URI: `%`, `?` and `#` escaped.
-    private static func uriEscaped(_ path: String) -> String {
+    static func uriEscaped(_ path: String) -> String {
         var result = ""
         for character in path.unicodeScalars {
             switch character {

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreCrypto
 import ModelStoreFileIO
 
 extension SQLiteStore {
@@ -86,18 +87,18 @@ extension SQLiteStore {
     ///
     /// Throws ``DataStoreError/notFound`` if there is no file and ``DataStoreError/corrupted`` if it is
     /// not a ModelStore SQLite database at all.
-    public static func integrityProblems(at url: URL) throws -> [String] {
-        try verification(at: url).problems
+    public static func integrityProblems(at url: URL, encryption: EncryptionKeySource? = nil) throws -> [String] {
+        try verification(at: url, encryption: encryption).problems
     }
 
     /// What `modelstore inspect` reports, read without opening the store or writing any file: the store
     /// identifier, the format, the schema version recorded, and the number of models of each entity.
-    static func summary(at url: URL) throws -> (
+    static func summary(at url: URL, encryption: EncryptionKeySource? = nil) throws -> (
         identifier: String, format: Int, version: Schema.Version, counts: [(entity: String, count: Int)]
     ) {
         let path = url.standardizedFileURL.path
-        _ = try storedSchema(at: url)
-        return try withInspection(of: path) { connection in
+        _ = try storedSchema(at: url, encryption: encryption)
+        return try withInspection(of: path, encryption: encryption) { connection in
             guard let meta = try StoreOpener.readMeta(connection) else {
                 throw DataStoreError(.notFound, "the SQLite database '\(path)' holds no store")
             }
@@ -113,14 +114,15 @@ extension SQLiteStore {
 
     /// What ``integrityProblems(at:)`` finds, then every relationship that refers to a model the store
     /// does not hold, the number of models of each entity, and the schema version recorded.
-    static func verification(at url: URL) throws -> (
+    static func verification(at url: URL, encryption: EncryptionKeySource? = nil) throws -> (
         problems: [String], counts: [(entity: String, count: Int)], version: Schema.Version
     ) {
         let path = url.standardizedFileURL.path
-        _ = try storedSchema(at: url)
-        return try withInspection(of: path) { connection in
+        _ = try storedSchema(at: url, encryption: encryption)
+        return try withInspection(of: path, encryption: encryption) { connection in
             var problems: [String] = []
-            if let offset = try WriteAheadLogCheck.damage(ofLogOf: path) {
+            // An encrypted log's frames are sealed: SQLite's recovery authenticates them instead.
+            if encryption == nil, let offset = try WriteAheadLogCheck.damage(ofLogOf: path) {
                 problems.append(
                     "the write-ahead log '\(path)-wal' is damaged at byte \(offset), before committed transactions")
             }

@@ -28,7 +28,8 @@ extension SQLiteStore: DataStoreTwoPhaseSaving {
         return try crossStoreWriter.withLock { writer in
             if let writer { return writer }
             let connection = try SQLiteConnection(
-                path: configuration.path, readOnly: false, create: false, busyTimeout: configuration.busyTimeout)
+                path: configuration.path, readOnly: false, create: false, busyTimeout: configuration.busyTimeout,
+                cipher: pageCipher)
             try connection.execute("PRAGMA synchronous = \(configuration.durability.pragma)", during: "configuring")
             let opened = ConnectionLock(connection)
             writer = opened

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreCrypto
 import ModelStoreFileIO
 
 /// A store in an SQLite database: one table per entity, queries and sorts run in SQL, nothing
@@ -45,6 +46,8 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
     /// The path SQLite opened (`:memory:` in memory), kept because standardizing the URL again
     /// costs more than the `stat` each save makes on it.
     let databasePath: String
+    /// The key of an encrypted database, which every connection to it opens with.
+    let pageCipher: SQLitePageCipher?
 
     /// The version of the storage format this build writes: 2 adds the history table, 3 a checksum
     /// in every row (``RowChecksum``), 4 runs of keys in history bodies (``HistoryTable``). Formats
@@ -93,9 +96,10 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
                     remedy: "Check the path, or open the store once with a configuration that allows saves")
             }
             guard FileIO.size(of: path) > 0 else { throw Self.emptyFileError(path) }
-            try WriteAheadLogCheck.check(path)
+            pageCipher = try SQLitePageCipher.forOpening(path, with: configuration.encryption)
+            if pageCipher == nil { try WriteAheadLogCheck.check(path) }
             let connection = try SQLiteConnection(
-                path: path, readOnly: true, create: false, busyTimeout: configuration.busyTimeout)
+                path: path, readOnly: true, create: false, busyTimeout: configuration.busyTimeout, cipher: pageCipher)
             identifier = try StoreOpener(connection: connection, schema: schema, layouts: layouts, path: path)
                 .openReadOnly()
             openedFile = try FileIO.identity(of: path)
@@ -110,21 +114,28 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
                 throw error.inContext("creating the folder of the SQLite store '\(path)'")
             }
         }
+        var cipher: SQLitePageCipher?
         if configuration.url != nil {
             if !FileIO.exists(path) {
+                cipher = try SQLitePageCipher.forOpening(path, with: configuration.encryption)
                 try Self.createFile(
                     at: path, schema: schema, layouts: layouts, busyTimeout: configuration.busyTimeout,
-                    permissions: configuration.filePermissions)
+                    permissions: configuration.filePermissions, cipher: cipher)
             } else if FileIO.size(of: path) == 0 {
                 throw Self.emptyFileError(path)
             }
-            try WriteAheadLogCheck.check(path)
+            // The file may be another process's, created in the same instant with its own salt.
+            cipher = try SQLitePageCipher.forOpening(path, with: configuration.encryption, reusing: cipher)
+            // The log check reads frames as SQLite writes them; the cipher's are sealed.
+            if cipher == nil { try WriteAheadLogCheck.check(path) }
         }
+        pageCipher = cipher
         // A write-ahead log with transactions in it is left as it is if the open fails (closing
         // would checkpoint it into the database and remove it): a failed open writes nothing.
         let keepsLog = configuration.url != nil && FileIO.size(of: path + "-wal") > 0
         let connection = try SQLiteConnection(
-            path: path, readOnly: false, create: configuration.url == nil, busyTimeout: configuration.busyTimeout)
+            path: path, readOnly: false, create: configuration.url == nil, busyTimeout: configuration.busyTimeout,
+            cipher: cipher)
         do {
             let opener = StoreOpener(connection: connection, schema: schema, layouts: layouts, path: path)
             identifier = try opener.open(migrationPlan: migrationPlan)
@@ -188,14 +199,17 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
     /// Throws ``DataStoreError/notFound`` if there is no file or the database has no tables (made by
     /// another tool: opening it creates the store), and ``DataStoreError/corrupted`` if the file is
     /// empty (0 bytes: the store creates its file whole, so it was emptied) or is not a ModelStore
-    /// SQLite database. Writes nothing, not even SQLite's `-wal` and `-shm` files.
-    public static func storedSchema(at url: URL) throws -> Schema.Description {
+    /// SQLite database. Writes nothing, not even SQLite's `-wal` and `-shm` files. An encrypted database
+    /// needs its key (`encryption`), and throws as ``SQLiteStoreConfiguration/encryption`` says without it.
+    public static func storedSchema(at url: URL, encryption: EncryptionKeySource? = nil) throws
+        -> Schema.Description
+    {
         let path = url.standardizedFileURL.path
         guard FileManager.default.fileExists(atPath: path) else {
             throw DataStoreError(.notFound, "there is no SQLite store at '\(path)'", remedy: "Check the path")
         }
         guard FileIO.size(of: path) > 0 else { throw emptyFileError(path) }
-        return try withInspection(of: path) { try storedSchema($0) }
+        return try withInspection(of: path, encryption: encryption) { try storedSchema($0) }
     }
 
     /// The schema recorded in the database of a connection (see ``storedSchema(at:)``).

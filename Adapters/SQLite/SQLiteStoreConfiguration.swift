@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreCrypto
 import ModelStoreFileIO
 
 /// The settings of an ``SQLiteStore``: where its database lives, what a save guarantees, and how
@@ -61,6 +62,19 @@ public struct SQLiteStoreConfiguration: DataStoreConfiguration {
     /// `.externalStorage` folder (``FilePermissions/private``, owner only, by default; `?mode=0640`
     /// in an `sqlite:` URL). An existing database keeps its bits.
     public var filePermissions: FilePermissions = .private
+    /// Where the key of an encrypted database comes from, or `nil` (the default) for a plaintext one.
+    ///
+    /// With a key, every page of the database, of its write-ahead log and of its rollback journal is
+    /// sealed with AES-256-GCM (the page's reserved bytes hold its nonce and tag; the file starts with
+    /// its salt instead of SQLite's magic string; see `FORMAT.md`): opening with a wrong key throws
+    /// `DataStoreError.Code.wrongKey`, an encrypted file opened without one
+    /// `DataStoreError.Code.keyRequired`, and a plaintext file opened with one
+    /// ``DataStoreError/Code/invalidConfiguration``, each before anything is read or written; a page
+    /// changed on disk fails authentication and reads as ``DataStoreError/Code/corrupted``. A passphrase's
+    /// key is derived by scrypt (n = 2¹⁵, r = 8, p = 1) with the file's salt. `.externalStorage` files
+    /// are not encrypted. `modelstore encrypt`, `decrypt` and `rekey` convert a file. In an `sqlite:` URL:
+    /// `key-env=NAME`, `key-file=PATH` or `passphrase-env=NAME`. An in-memory database ignores it.
+    public var encryption: EncryptionKeySource?
 
     /// A configuration for the database at `url` (created with its folder if missing), or an
     /// in-memory database when `url` is `nil`.

@@ -66,7 +66,7 @@ extension StoreScheme {
     }
     .maintained(by: AppendLogMaintenance())
 
-    /// `sqlite:PATH[?durability=none|batched|everySave&mode=0600]`: an `SQLiteStore` in one SQLite database.
+    /// `sqlite:PATH[?durability=none|batched|everySave&mode=0600&key-env=NAME]`: an `SQLiteStore` in one SQLite database.
     ///
     /// `durability` defaults to `batched` (`synchronous=NORMAL`); `everySave` syncs every save.
     /// `sqlite::memory:` is a private in-memory database. Its stored schema is read from the
@@ -78,13 +78,14 @@ extension StoreScheme {
                 "durability", allowedValues: SQLiteStoreConfiguration.Durability.allCases.map(\.rawValue),
                 summary: "what a save guarantees when it returns"),
             .fileMode,
-        ],
+        ] + StoreScheme.Option.encryptionKey,
         example: "sqlite:trips.sqlite"
     ) { url in
         let durability = url.option("durability").flatMap(SQLiteStoreConfiguration.Durability.init(rawValue:))
         var configuration = SQLiteStoreConfiguration(
             url: url.location == ":memory:" ? nil : url.fileURL, durability: durability ?? .batched)
         configuration.filePermissions = try url.filePermissions()
+        configuration.encryption = try url.encryptionKeySource()
         return configuration
     }
     .maintained(by: SQLiteMaintenance())

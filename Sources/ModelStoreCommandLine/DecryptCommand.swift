@@ -6,7 +6,7 @@ import ModelStoreTooling
 enum DecryptCommand: Command {
     static let name = "decrypt"
     static let arguments = ["URL"]
-    static let summary = "decrypt an encrypted json: or log: store in place, atomically"
+    static let summary = "decrypt an encrypted json:, log: or sqlite: store in place, atomically"
     static let details = """
         Rewrites the store, opened with the key its URL names, as plaintext: atomically (a crash
         at any instant leaves the encrypted store or the plaintext one), with the store closed.

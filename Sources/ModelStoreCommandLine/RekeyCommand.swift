@@ -7,13 +7,13 @@ enum RekeyCommand: Command {
     static let name = "rekey"
     static let arguments = ["URL"]
     static var options: [CommandOption] { EncryptionChange.newKeyOptions }
-    static let summary = "change the key of an encrypted json: or log: store, atomically"
+    static let summary = "change the key of an encrypted json:, log: or sqlite: store, atomically"
     static let details = """
         Rewrites the store, opened with the key its URL names, under the key the option names:
-        every record is decrypted and sealed again with a new random nonce, so the old key opens
-        nothing afterwards (a copy taken before still opens with it). Atomic: a crash at any
-        instant leaves the store under the old key or under the new one. The store must not be
-        open. A plaintext store is encrypted with 'modelstore encrypt' instead.
+        every record (or SQLite page) is decrypted and sealed again with a new random nonce, so
+        the old key opens nothing afterwards (a copy taken before still opens with it). Atomic: a
+        crash at any instant leaves the store under the old key or under the new one. The store
+        must not be open. A plaintext store is encrypted with 'modelstore encrypt' instead.
 
         Examples:
           modelstore rekey 'json:trips.json?key-env=OLD_KEY' --key-env NEW_KEY

@@ -1,3 +1,4 @@
+import CModelStoreSQLiteCipher
 import CSQLite
 import Foundation
 import ModelStore
@@ -15,6 +16,8 @@ final class SQLiteConnection {
     /// rather than by every write transaction.
     let externalValues: ExternalValueFolder?
     private let handle: OpaquePointer
+    /// The key of an encrypted file, registered while the connection is open.
+    private let cipher: SQLitePageCipher?
     private var cache: [String: SQLiteStatement] = [:]
     /// Statements cached by what they do rather than by their text (``statement(shape:sql:)``).
     private var shapeCache: [StatementShape: SQLiteStatement] = [:]
@@ -27,15 +30,21 @@ final class SQLiteConnection {
     /// `swift_contains` / `swift_has_prefix` functions and the rows' checksum function.
     ///
     /// `path` may be a `file:` URI; `shownAs` is then the path messages name (and the folder of
-    /// external values is found from).
-    init(path: String, readOnly: Bool, create: Bool, busyTimeout: Duration, shownAs: String? = nil) throws {
+    /// external values is found from). With `cipher`, the file opens through the page cipher
+    /// (``SQLitePageCipher``), which the connection keeps for its life.
+    init(
+        path: String, readOnly: Bool, create: Bool, busyTimeout: Duration, shownAs: String? = nil,
+        cipher: SQLitePageCipher? = nil
+    ) throws {
+        let shownAs = shownAs ?? (cipher == nil ? nil : path)
         self.path = shownAs ?? path
+        self.cipher = cipher
         externalValues = ExternalValueFolder(databasePath: shownAs ?? path)
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         flags |= readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
         var opened: OpaquePointer?
-        let code = sqlite3_open_v2(path, &opened, flags, nil)
+        let code = sqlite3_open_v2(cipher?.uri(for: path) ?? path, &opened, flags, nil)
         guard let opened else {
             throw DataStoreError(.io, "cannot open the SQLite store '\(shownAs ?? path)': out of memory")
         }
@@ -55,6 +64,22 @@ final class SQLiteConnection {
         sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
         SwiftCollation.register(on: handle)
         RowChecksum.register(on: handle)
+        if cipher != nil { try sealEverything() }
+    }
+
+    /// Makes an encrypted connection write nothing the cipher does not seal: every page keeps room
+    /// for its nonce and tag (set before a new file's first page is written), and temporary tables,
+    /// sorts and statement journals stay in memory, where the VFS does not see them.
+    private func sealEverything() throws {
+        reserveCipherBytes()
+        try execute("PRAGMA temp_store = MEMORY", during: "configuring")
+    }
+
+    /// Asks for the bytes the page cipher keeps at the end of every page: a new file gets them with its
+    /// first page, and a `VACUUM INTO` copy of an existing one has them whatever the file has.
+    func reserveCipherBytes() {
+        var reserve = Int32(MODELSTORE_CIPHER_RESERVE)
+        sqlite3_file_control(handle, "main", SQLITE_FCNTL_RESERVE_BYTES, &reserve)
     }
 
     /// Leaves the write-ahead log as it is when this connection closes: no checkpoint into the
@@ -260,6 +285,12 @@ final class SQLiteConnection {
         let storeCode: DataStoreError.Code
         let remedy: String
         switch primary {
+        case SQLITE_IOERR where code == Int32(modelstore_cipher_auth_failed):
+            return DataStoreError(
+                .corrupted,
+                "\(activity) the encrypted SQLite store '\(path)' failed: a page fails authentication (it was "
+                    + "changed or damaged on disk)",
+                remedy: "Restore the file from a backup")
         case SQLITE_BUSY, SQLITE_LOCKED:
             storeCode = .locked
             remedy = "Another connection holds the database past the busy timeout; retry, or raise the timeout"

@@ -123,7 +123,8 @@ extension SQLiteStore: DataStoreMigrationPreviewing {
             entities: [], isDryRun: true)
         if let url = configuration.url, !FileManager.default.fileExists(atPath: url.path) { return noChange }
         let connection = try SQLiteConnection(
-            path: path, readOnly: false, create: false, busyTimeout: configuration.busyTimeout)
+            path: path, readOnly: false, create: false, busyTimeout: configuration.busyTimeout,
+            cipher: try SQLitePageCipher.forOpening(path, with: configuration.encryption))
         let opener = StoreOpener(
             connection: connection, schema: schema,
             layouts: Dictionary(uniqueKeysWithValues: schema.entities.map { ($0.name, EntityLayout($0)) }), path: path)

@@ -49,6 +49,9 @@ public enum Catalog {
             name: "sqlite", durability: .osBuffered, isModelStore: true,
             summary: "ModelStore, SQLite adapter, durability .batched (WAL, synchronous=NORMAL)"),
         System(
+            name: "sqlite-encrypted", durability: .osBuffered, isModelStore: true,
+            summary: "sqlite encrypted at rest (page cipher VFS: AES-256-GCM per page, raw key)"),
+        System(
             name: "sqlite-sync", durability: .synced, isModelStore: true,
             summary: "ModelStore, SQLite adapter, durability .everySave (WAL, synchronous=FULL: fsync per save)"),
         System(

@@ -45,6 +45,14 @@ enum Registry {
             return ModelStoreSystem(
                 configuration: { .sqlite(at: $0.appendingPathExtension("sqlite"), durability: .batched) },
                 isDurable: true, batchInsert: batch)
+        case "sqlite-encrypted":
+            return ModelStoreSystem(
+                configuration: {
+                    var configuration = SQLiteStoreConfiguration(
+                        url: $0.appendingPathExtension("sqlite"), durability: .batched)
+                    configuration.encryption = .key(benchmarkKey)
+                    return configuration
+                }, isDurable: true, batchInsert: batch)
         case "sqlite-sync":
             return ModelStoreSystem(
                 configuration: {

@@ -1,0 +1,740 @@
+// The page cipher VFS (see include/CModelStoreSQLiteCipher.h and Adapters/SQLite/FORMAT.md).
+//
+// Every page image that reaches the disk (in the database, in a write-ahead log frame, in a
+// rollback journal record) is sealed the same way: the last 28 bytes are the page's reserved
+// bytes, holding a random 12-byte nonce and the 16-byte GCM tag; everything before them is
+// encrypted, except on page 1, whose first 16 bytes hold the file's salt (SQLite's constant magic
+// string is put back on reading) and whose bytes 16-23 (page size, format versions, reserved-byte
+// count, payload fractions) stay in the clear, so that the page size is known before page 1 is
+// decrypted. The associated data is the page number, the file's salt and, on page 1, bytes 16-23:
+// a page cannot be moved to another place, into another file, or given another header.
+#include "CModelStoreSQLiteCipher.h"
+
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NONCE 12
+#define TAG 16
+#define RESERVE MODELSTORE_CIPHER_RESERVE
+#define SALT MODELSTORE_CIPHER_SALT
+#define CLEAR_HEADER 24
+#define WAL_HEADER 32
+#define FRAME_HEADER 24
+
+static const uint8_t sqlite_magic[16] = "SQLite format 3";
+static const uint8_t journal_magic[8] = {0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7};
+
+// MARK: Keys
+
+typedef struct {
+    int used;
+    uint8_t key[32];
+    uint8_t salt[SALT];
+} key_slot;
+
+static pthread_mutex_t keys_lock = PTHREAD_MUTEX_INITIALIZER;
+static key_slot *keys = NULL;
+static int key_count = 0;
+
+int modelstore_cipher_key_add(const uint8_t *key, const uint8_t *salt) {
+    pthread_mutex_lock(&keys_lock);
+    int found = -1;
+    for (int index = 0; index < key_count; index++) {
+        if (!keys[index].used) {
+            found = index;
+            break;
+        }
+    }
+    if (found < 0) {
+        int count = key_count == 0 ? 16 : key_count * 2;
+        key_slot *grown = calloc((size_t)count, sizeof(key_slot));
+        if (grown == NULL) {
+            pthread_mutex_unlock(&keys_lock);
+            return -1;
+        }
+        if (keys != NULL) {
+            memcpy(grown, keys, sizeof(key_slot) * (size_t)key_count);
+            OPENSSL_cleanse(keys, sizeof(key_slot) * (size_t)key_count);
+            free(keys);
+        }
+        found = key_count;
+        keys = grown;
+        key_count = count;
+    }
+    keys[found].used = 1;
+    memcpy(keys[found].key, key, 32);
+    memcpy(keys[found].salt, salt, SALT);
+    pthread_mutex_unlock(&keys_lock);
+    return found;
+}
+
+void modelstore_cipher_key_remove(int identifier) {
+    pthread_mutex_lock(&keys_lock);
+    if (identifier >= 0 && identifier < key_count) {
+        OPENSSL_cleanse(&keys[identifier], sizeof(key_slot));
+    }
+    pthread_mutex_unlock(&keys_lock);
+}
+
+static int key_copy(int identifier, uint8_t *key, uint8_t *salt) {
+    int ok = 0;
+    pthread_mutex_lock(&keys_lock);
+    if (identifier >= 0 && identifier < key_count && keys[identifier].used) {
+        memcpy(key, keys[identifier].key, 32);
+        memcpy(salt, keys[identifier].salt, SALT);
+        ok = 1;
+    }
+    pthread_mutex_unlock(&keys_lock);
+    return ok;
+}
+
+// MARK: Sealing pages
+
+typedef struct {
+    EVP_CIPHER_CTX *seal;
+    EVP_CIPHER_CTX *open;
+    // AES-256 under a key derived from the file's key, for the masks of log frame checksums.
+    EVP_CIPHER_CTX *mask;
+    uint8_t salt[SALT];
+    // The last nonce this file sealed with: random when the file is opened, then its last 8 bytes
+    // counted up by one per page (see `next_nonce`).
+    uint8_t nonce[NONCE];
+    int has_nonce;
+} page_cipher;
+
+// The two blocks whose encryption under the file's key is the key of the checksum masks; a GCM counter
+// block equals one only if a random nonce equals its first 12 bytes.
+static const uint8_t mask_key_blocks[32] = "ModelStore WAL mModelStore WAL n";
+
+static int cipher_init(page_cipher *cipher, const uint8_t *key, const uint8_t *salt) {
+    memcpy(cipher->salt, salt, SALT);
+    cipher->seal = EVP_CIPHER_CTX_new();
+    cipher->open = EVP_CIPHER_CTX_new();
+    cipher->mask = EVP_CIPHER_CTX_new();
+    if (cipher->seal == NULL || cipher->open == NULL || cipher->mask == NULL) return 0;
+    if (EVP_EncryptInit_ex(cipher->seal, EVP_aes_256_gcm(), NULL, key, NULL) != 1) return 0;
+    if (EVP_DecryptInit_ex(cipher->open, EVP_aes_256_gcm(), NULL, key, NULL) != 1) return 0;
+    uint8_t mask_key[32];
+    int written = 0;
+    int ok = EVP_EncryptInit_ex(cipher->mask, EVP_aes_256_ecb(), NULL, key, NULL) == 1;
+    ok = ok && EVP_CIPHER_CTX_set_padding(cipher->mask, 0) == 1;
+    ok = ok && EVP_EncryptUpdate(cipher->mask, mask_key, &written, mask_key_blocks, 32) == 1 && written == 32;
+    ok = ok && EVP_EncryptInit_ex(cipher->mask, EVP_aes_256_ecb(), NULL, mask_key, NULL) == 1;
+    ok = ok && EVP_CIPHER_CTX_set_padding(cipher->mask, 0) == 1;
+    OPENSSL_cleanse(mask_key, sizeof mask_key);
+    return ok;
+}
+
+static void cipher_free(page_cipher *cipher) {
+    EVP_CIPHER_CTX_free(cipher->seal);
+    EVP_CIPHER_CTX_free(cipher->open);
+    EVP_CIPHER_CTX_free(cipher->mask);
+    cipher->seal = cipher->open = cipher->mask = NULL;
+    OPENSSL_cleanse(cipher->salt, SALT);
+}
+
+// The associated data of page `number`: its number, the file's salt and, on page 1, bytes 16-23.
+static int associated_data(const page_cipher *cipher, uint32_t number, const uint8_t *page, uint8_t *out) {
+    out[0] = (uint8_t)(number >> 24);
+    out[1] = (uint8_t)(number >> 16);
+    out[2] = (uint8_t)(number >> 8);
+    out[3] = (uint8_t)number;
+    memcpy(out + 4, cipher->salt, SALT);
+    if (number != 1) return 4 + SALT;
+    memcpy(out + 4 + SALT, page + SALT, CLEAR_HEADER - SALT);
+    return 4 + CLEAR_HEADER;
+}
+
+// Writes the next nonce to `nonce`. A file's first is 12 random bytes; each next one adds 1 to its last 8
+// bytes (as a big-endian number). Two files, or two processes, repeat a nonce only if the runs of nonces
+// they use overlap, which is less likely than two random nonces being equal, and a page write costs no
+// call to the random generator.
+static int next_nonce(page_cipher *cipher, uint8_t *nonce) {
+    if (!cipher->has_nonce) {
+        if (RAND_bytes(cipher->nonce, NONCE) != 1) return 0;
+        cipher->has_nonce = 1;
+    } else {
+        for (int index = NONCE - 1; index >= NONCE - 8; index--) {
+            if (++cipher->nonce[index] != 0) break;
+        }
+    }
+    memcpy(nonce, cipher->nonce, NONCE);
+    return 1;
+}
+
+// Seals the page image `plain` of `size` bytes, page `number`, into `sealed` (another buffer).
+static int seal_page(page_cipher *cipher, uint32_t number, const uint8_t *plain, uint8_t *sealed, int size) {
+    int start = number == 1 ? CLEAR_HEADER : 0;
+    int length = size - RESERVE - start;
+    uint8_t aad[4 + CLEAR_HEADER];
+    uint8_t *nonce = sealed + size - RESERVE, *tag = nonce + NONCE;
+    if (length <= 0) return 0;
+    if (number == 1) {
+        // The reserved-byte count SQLite records must leave room for the nonce and the tag.
+        if (plain[20] < RESERVE) return 0;
+        memcpy(sealed, cipher->salt, SALT);
+        memcpy(sealed + SALT, plain + SALT, CLEAR_HEADER - SALT);
+    }
+    if (!next_nonce(cipher, nonce)) return 0;
+    int aad_length = associated_data(cipher, number, sealed, aad), written = 0;
+    EVP_CIPHER_CTX *context = cipher->seal;
+    int ok = EVP_EncryptInit_ex(context, NULL, NULL, NULL, nonce) == 1;
+    ok = ok && EVP_EncryptUpdate(context, NULL, &written, aad, aad_length) == 1;
+    ok = ok && EVP_EncryptUpdate(context, sealed + start, &written, plain + start, length) == 1;
+    ok = ok && EVP_EncryptFinal_ex(context, sealed + start + written, &written) == 1;
+    ok = ok && EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, TAG, tag) == 1;
+    return ok;
+}
+
+// Opens the sealed page image `sealed` of page `number` into `plain` (another buffer, or `sealed`
+// itself); returns 0, leaving `plain` undefined, when it fails authentication.
+static int open_page(page_cipher *cipher, uint32_t number, const uint8_t *sealed, uint8_t *plain, int size) {
+    int start = number == 1 ? CLEAR_HEADER : 0;
+    int length = size - RESERVE - start;
+    uint8_t aad[4 + CLEAR_HEADER], tag[TAG];
+    const uint8_t *nonce = sealed + size - RESERVE;
+    if (length <= 0) return 0;
+    if (number == 1 && CRYPTO_memcmp(sealed, cipher->salt, SALT) != 0) return 0;
+    memcpy(tag, nonce + NONCE, TAG);
+    int aad_length = associated_data(cipher, number, sealed, aad), written = 0;
+    EVP_CIPHER_CTX *context = cipher->open;
+    int ok = EVP_DecryptInit_ex(context, NULL, NULL, NULL, nonce) == 1;
+    ok = ok && EVP_DecryptUpdate(context, NULL, &written, aad, aad_length) == 1;
+    ok = ok && EVP_DecryptUpdate(context, plain + start, &written, sealed + start, length) == 1;
+    ok = ok && EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_TAG, TAG, tag) == 1;
+    ok = ok && EVP_DecryptFinal_ex(context, plain + start + written, &written) == 1;
+    if (!ok) return 0;
+    if (number == 1) {
+        memcpy(plain, sqlite_magic, SALT);
+        memcpy(plain + SALT, sealed + SALT, CLEAR_HEADER - SALT);
+    }
+    memset(plain + size - RESERVE, 0, RESERVE);
+    return 1;
+}
+
+static uint32_t big_endian(const uint8_t *bytes) {
+    return ((uint32_t)bytes[0] << 24) | ((uint32_t)bytes[1] << 16) | ((uint32_t)bytes[2] << 8) | bytes[3];
+}
+
+// Masks (or unmasks) the checksum in bytes 16-23 of the log frame header `header` at `offset`: XORs them
+// with the encryption of the header's salts and the offset under the mask key. SQLite computes the
+// checksum over the plaintext, so in the clear it would let someone test a guess of a page. Salts
+// change whenever the log restarts, so a mask is reused only when SQLite rewrites a frame's checksum.
+static int mask_checksum(page_cipher *cipher, uint8_t *header, sqlite3_int64 offset) {
+    uint8_t block[16], mask[16];
+    int written = 0;
+    memcpy(block, header + 8, 8);
+    for (int index = 0; index < 8; index++) block[8 + index] = (uint8_t)((uint64_t)offset >> (56 - 8 * index));
+    if (EVP_EncryptUpdate(cipher->mask, mask, &written, block, 16) != 1 || written != 16) return 0;
+    for (int index = 0; index < 8; index++) header[16 + index] ^= mask[index];
+    return 1;
+}
+
+// The page size bytes 16-17 of a database header give, or 0 if they give none.
+static int header_page_size(const uint8_t *header) {
+    int size = (header[16] << 8) | header[17];
+    if (size == 1) size = 65536;
+    if (size < 512 || size > 65536 || (size & (size - 1)) != 0) return 0;
+    return size;
+}
+
+// MARK: Files
+
+enum { kind_plain, kind_database, kind_wal, kind_journal };
+
+typedef struct {
+    sqlite3_file base;
+    sqlite3_file *real;
+    int kind;
+    page_cipher cipher;
+    // The page size: of the database (read from its header), or of the log (from its header).
+    int page_size;
+    // A page-sized buffer (two, for the log's frame reads: header and page).
+    uint8_t *buffer;
+    int buffer_size;
+    // The log: where the last frame header was written and the page number it holds.
+    sqlite3_int64 frame_header_offset;
+    uint32_t frame_page;
+    // The journal: where the last 4-byte word was read or written, and its value.
+    sqlite3_int64 word_offset;
+    uint32_t word;
+} cipher_file;
+
+static sqlite3_vfs cipher_vfs;
+static sqlite3_io_methods cipher_methods;
+
+static int ensure_buffer(cipher_file *file, int size) {
+    if (file->buffer_size >= size) return 1;
+    uint8_t *grown = sqlite3_realloc(file->buffer, size);
+    if (grown == NULL) return 0;
+    file->buffer = grown;
+    file->buffer_size = size;
+    return 1;
+}
+
+static int real_read(cipher_file *file, void *out, int amount, sqlite3_int64 offset) {
+    return file->real->pMethods->xRead(file->real, out, amount, offset);
+}
+
+static int real_write(cipher_file *file, const void *data, int amount, sqlite3_int64 offset) {
+    return file->real->pMethods->xWrite(file->real, data, amount, offset);
+}
+
+// MARK: The database file
+
+static int database_page_size(cipher_file *file) {
+    if (file->page_size == 0) {
+        uint8_t header[CLEAR_HEADER];
+        int rc = real_read(file, header, CLEAR_HEADER, 0);
+        if (rc != SQLITE_OK) return rc;
+        file->page_size = header_page_size(header);
+        if (file->page_size == 0) return SQLITE_NOTADB;
+    }
+    return SQLITE_OK;
+}
+
+static int database_read(cipher_file *file, void *out, int amount, sqlite3_int64 offset) {
+    int rc = database_page_size(file);
+    if (rc == SQLITE_IOERR_SHORT_READ) {
+        memset(out, 0, (size_t)amount);
+        return rc;
+    }
+    if (rc != SQLITE_OK) return rc;
+    int size = file->page_size;
+    sqlite3_int64 start = offset - offset % size;
+    if (offset + amount > start + size) return SQLITE_IOERR_READ;
+    uint32_t number = (uint32_t)(start / size) + 1;
+    if (offset == start && amount == size) {
+        // A whole page, the usual read: opened where it is read (a page that fails is an error anyway).
+        rc = real_read(file, out, size, start);
+        // Past the end of the file a page reads as zeros, as SQLite's own VFS gives it.
+        if (rc == SQLITE_IOERR_SHORT_READ) memset(out, 0, (size_t)amount);
+        if (rc != SQLITE_OK) return rc;
+        return open_page(&file->cipher, number, out, out, size) ? SQLITE_OK : modelstore_cipher_auth_failed;
+    }
+    if (!ensure_buffer(file, 2 * size)) return SQLITE_IOERR_NOMEM;
+    uint8_t *sealed = file->buffer, *plain = file->buffer + size;
+    rc = real_read(file, sealed, size, start);
+    if (rc == SQLITE_IOERR_SHORT_READ) {
+        memset(out, 0, (size_t)amount);
+        return rc;
+    }
+    if (rc != SQLITE_OK) return rc;
+    if (!open_page(&file->cipher, number, sealed, plain, size)) return modelstore_cipher_auth_failed;
+    memcpy(out, plain + (offset - start), (size_t)amount);
+    return SQLITE_OK;
+}
+
+static int database_write(cipher_file *file, const void *data, int amount, sqlite3_int64 offset) {
+    // SQLite writes the database a whole page at a time, at the page's offset.
+    if (amount < 512 || (amount & (amount - 1)) != 0 || offset % amount != 0) return SQLITE_IOERR_WRITE;
+    if (!ensure_buffer(file, amount)) return SQLITE_IOERR_NOMEM;
+    uint32_t number = (uint32_t)(offset / amount) + 1;
+    if (!seal_page(&file->cipher, number, data, file->buffer, amount)) return SQLITE_IOERR_WRITE;
+    file->page_size = amount;
+    return real_write(file, file->buffer, amount, offset);
+}
+
+// MARK: The write-ahead log
+
+static int wal_page_size(cipher_file *file) {
+    if (file->page_size == 0) {
+        uint8_t header[WAL_HEADER];
+        int rc = real_read(file, header, WAL_HEADER, 0);
+        if (rc != SQLITE_OK) return rc;
+        uint32_t size = big_endian(header + 8);
+        if (size < 512 || size > 65536 || (size & (size - 1)) != 0) return SQLITE_IOERR_READ;
+        file->page_size = (int)size;
+    }
+    return SQLITE_OK;
+}
+
+static int wal_read(cipher_file *file, void *out, int amount, sqlite3_int64 offset) {
+    if (offset < WAL_HEADER) {
+        int rc = real_read(file, out, amount, offset);
+        if (rc == SQLITE_OK && offset == 0 && amount >= 12) {
+            uint32_t size = big_endian((uint8_t *)out + 8);
+            if (size >= 512 && size <= 65536 && (size & (size - 1)) == 0) file->page_size = (int)size;
+        }
+        return rc;
+    }
+    int rc = wal_page_size(file);
+    if (rc != SQLITE_OK) return rc == SQLITE_IOERR_SHORT_READ ? real_read(file, out, amount, offset) : rc;
+    int size = file->page_size, frame = FRAME_HEADER + size;
+    sqlite3_int64 frame_start = offset - (offset - WAL_HEADER) % frame;
+    sqlite3_int64 within = offset - frame_start;
+    // A read inside a frame header: the header is in the clear but for its masked checksum.
+    if (within + amount <= FRAME_HEADER) {
+        uint8_t header[FRAME_HEADER];
+        rc = real_read(file, header, FRAME_HEADER, frame_start);
+        if (rc != SQLITE_OK) {
+            if (rc == SQLITE_IOERR_SHORT_READ) memset(out, 0, (size_t)amount);
+            return rc;
+        }
+        if (!mask_checksum(&file->cipher, header, frame_start)) return SQLITE_IOERR_READ;
+        memcpy(out, header + within, (size_t)amount);
+        return SQLITE_OK;
+    }
+    if (within + amount > frame) return SQLITE_IOERR_READ;
+    if (!ensure_buffer(file, 2 * frame)) return SQLITE_IOERR_NOMEM;
+    uint8_t *sealed = file->buffer, *plain = file->buffer + frame;
+    rc = real_read(file, sealed, frame, frame_start);
+    if (rc != SQLITE_OK) {
+        if (rc == SQLITE_IOERR_SHORT_READ) memset(out, 0, (size_t)amount);
+        return rc;
+    }
+    memcpy(plain, sealed, FRAME_HEADER);
+    if (!mask_checksum(&file->cipher, plain, frame_start)) return SQLITE_IOERR_READ;
+    if (!open_page(&file->cipher, big_endian(sealed), sealed + FRAME_HEADER, plain + FRAME_HEADER, size)) {
+        // Recovery reads whole frames and stops at the first whose checksum fails; a frame that fails
+        // authentication is given as it is on disk, whose checksum cannot match, so recovery ends the
+        // log there as it does at a torn frame. A read of a page alone is an error.
+        if (within == 0 && amount == frame) {
+            memcpy(out, plain, FRAME_HEADER);
+            memcpy((uint8_t *)out + FRAME_HEADER, sealed + FRAME_HEADER, (size_t)size);
+            return SQLITE_OK;
+        }
+        return modelstore_cipher_auth_failed;
+    }
+    memcpy(out, plain + within, (size_t)amount);
+    return SQLITE_OK;
+}
+
+static int wal_write(cipher_file *file, const void *data, int amount, sqlite3_int64 offset) {
+    if (offset < WAL_HEADER) {
+        if (offset == 0 && amount >= 12) {
+            uint32_t size = big_endian((const uint8_t *)data + 8);
+            if (size >= 512 && size <= 65536 && (size & (size - 1)) == 0) file->page_size = (int)size;
+        }
+        return real_write(file, data, amount, offset);
+    }
+    int rc = wal_page_size(file);
+    if (rc != SQLITE_OK) return rc == SQLITE_IOERR_SHORT_READ ? SQLITE_IOERR_WRITE : rc;
+    int size = file->page_size, frame = FRAME_HEADER + size;
+    sqlite3_int64 within = (offset - WAL_HEADER) % frame;
+    if (within + amount <= FRAME_HEADER) {
+        // SQLite writes a frame header whole (and rewrites it whole when it recomputes checksums).
+        if (within != 0 || amount != FRAME_HEADER) return SQLITE_IOERR_WRITE;
+        uint8_t header[FRAME_HEADER];
+        memcpy(header, data, FRAME_HEADER);
+        if (!mask_checksum(&file->cipher, header, offset)) return SQLITE_IOERR_WRITE;
+        file->frame_header_offset = offset;
+        file->frame_page = big_endian(header);
+        return real_write(file, header, FRAME_HEADER, offset);
+    }
+    // Past the header, SQLite writes a frame's page whole, after its header (or over the page of a
+    // frame written earlier in the same transaction, whose header is on disk).
+    if (within != FRAME_HEADER || amount != size) return SQLITE_IOERR_WRITE;
+    uint32_t number = file->frame_page;
+    if (file->frame_header_offset != offset - FRAME_HEADER) {
+        uint8_t header[4];
+        rc = real_read(file, header, 4, offset - FRAME_HEADER);
+        if (rc != SQLITE_OK) return SQLITE_IOERR_WRITE;
+        number = big_endian(header);
+    }
+    if (!ensure_buffer(file, size)) return SQLITE_IOERR_NOMEM;
+    if (!seal_page(&file->cipher, number, data, file->buffer, size)) return SQLITE_IOERR_WRITE;
+    return real_write(file, file->buffer, size, offset);
+}
+
+// MARK: The rollback journal
+
+// A journal record is the page number (a 4-byte write or read), the page at the next offset, then a
+// checksum; the page is told by following its number directly. Headers start with the journal's magic.
+static int is_journal_page(cipher_file *file, const void *page, int amount, sqlite3_int64 offset) {
+    return file->word_offset >= 0 && offset == file->word_offset + 4 && amount >= 512 && (amount & (amount - 1)) == 0
+        && memcmp(page, journal_magic, sizeof journal_magic) != 0;
+}
+
+static int journal_read(cipher_file *file, void *out, int amount, sqlite3_int64 offset) {
+    int rc = real_read(file, out, amount, offset);
+    if (rc != SQLITE_OK) return rc;
+    if (amount == 4) {
+        file->word_offset = offset;
+        file->word = big_endian(out);
+        return rc;
+    }
+    if (is_journal_page(file, out, amount, offset)) {
+        file->word_offset = -1;
+        if (!ensure_buffer(file, amount)) return SQLITE_IOERR_NOMEM;
+        // A record that fails authentication (a torn last record) is left as it is on disk: its
+        // checksum then fails, and the rollback stops there as SQLite's does at a torn record.
+        if (open_page(&file->cipher, file->word, out, file->buffer, amount)) memcpy(out, file->buffer, (size_t)amount);
+        return SQLITE_OK;
+    }
+    file->word_offset = -1;
+    return rc;
+}
+
+static int journal_write(cipher_file *file, const void *data, int amount, sqlite3_int64 offset) {
+    if (amount == 4) {
+        file->word_offset = offset;
+        file->word = big_endian(data);
+        return real_write(file, data, amount, offset);
+    }
+    if (is_journal_page(file, data, amount, offset)) {
+        file->word_offset = -1;
+        if (!ensure_buffer(file, amount)) return SQLITE_IOERR_NOMEM;
+        if (!seal_page(&file->cipher, file->word, data, file->buffer, amount)) return SQLITE_IOERR_WRITE;
+        return real_write(file, file->buffer, amount, offset);
+    }
+    file->word_offset = -1;
+    return real_write(file, data, amount, offset);
+}
+
+// MARK: I/O methods
+
+static int cipher_close(sqlite3_file *base) {
+    cipher_file *file = (cipher_file *)base;
+    int rc = file->real->pMethods ? file->real->pMethods->xClose(file->real) : SQLITE_OK;
+    if (file->buffer) {
+        OPENSSL_cleanse(file->buffer, (size_t)file->buffer_size);
+        sqlite3_free(file->buffer);
+    }
+    cipher_free(&file->cipher);
+    return rc;
+}
+
+static int cipher_read(sqlite3_file *base, void *out, int amount, sqlite3_int64 offset) {
+    cipher_file *file = (cipher_file *)base;
+    switch (file->kind) {
+    case kind_database: return database_read(file, out, amount, offset);
+    case kind_wal: return wal_read(file, out, amount, offset);
+    case kind_journal: return journal_read(file, out, amount, offset);
+    default: return real_read(file, out, amount, offset);
+    }
+}
+
+static int cipher_write(sqlite3_file *base, const void *data, int amount, sqlite3_int64 offset) {
+    cipher_file *file = (cipher_file *)base;
+    switch (file->kind) {
+    case kind_database: return database_write(file, data, amount, offset);
+    case kind_wal: return wal_write(file, data, amount, offset);
+    case kind_journal: return journal_write(file, data, amount, offset);
+    default: return real_write(file, data, amount, offset);
+    }
+}
+
+#define REAL(file) (((cipher_file *)(file))->real)
+
+static int cipher_truncate(sqlite3_file *f, sqlite3_int64 size) { return REAL(f)->pMethods->xTruncate(REAL(f), size); }
+static int cipher_sync(sqlite3_file *f, int flags) { return REAL(f)->pMethods->xSync(REAL(f), flags); }
+static int cipher_file_size(sqlite3_file *f, sqlite3_int64 *size) {
+    return REAL(f)->pMethods->xFileSize(REAL(f), size);
+}
+static int cipher_lock(sqlite3_file *f, int lock) { return REAL(f)->pMethods->xLock(REAL(f), lock); }
+static int cipher_unlock(sqlite3_file *f, int lock) { return REAL(f)->pMethods->xUnlock(REAL(f), lock); }
+static int cipher_check_lock(sqlite3_file *f, int *out) {
+    return REAL(f)->pMethods->xCheckReservedLock(REAL(f), out);
+}
+static int cipher_file_control(sqlite3_file *f, int op, void *arg) {
+    return REAL(f)->pMethods->xFileControl(REAL(f), op, arg);
+}
+static int cipher_sector_size(sqlite3_file *f) { return REAL(f)->pMethods->xSectorSize(REAL(f)); }
+// Power-safe overwrite, which the default VFS reports too: SQLite then writes log frames whole, never
+// splitting a page at a sector boundary, so every write of a page carries its whole sealed image.
+static int cipher_device(sqlite3_file *f) {
+    return REAL(f)->pMethods->xDeviceCharacteristics(REAL(f)) | SQLITE_IOCAP_POWERSAFE_OVERWRITE;
+}
+static int cipher_shm_map(sqlite3_file *f, int page, int size, int extend, void volatile **out) {
+    return REAL(f)->pMethods->xShmMap(REAL(f), page, size, extend, out);
+}
+static int cipher_shm_lock(sqlite3_file *f, int offset, int n, int flags) {
+    return REAL(f)->pMethods->xShmLock(REAL(f), offset, n, flags);
+}
+static void cipher_shm_barrier(sqlite3_file *f) { REAL(f)->pMethods->xShmBarrier(REAL(f)); }
+static int cipher_shm_unmap(sqlite3_file *f, int delete) { return REAL(f)->pMethods->xShmUnmap(REAL(f), delete); }
+// No memory map: SQLite would read the sealed pages from it directly.
+static int cipher_fetch(sqlite3_file *f, sqlite3_int64 offset, int amount, void **out) {
+    (void)f, (void)offset, (void)amount;
+    *out = NULL;
+    return SQLITE_OK;
+}
+static int cipher_unfetch(sqlite3_file *f, sqlite3_int64 offset, void *page) {
+    (void)f, (void)offset, (void)page;
+    return SQLITE_OK;
+}
+
+// MARK: The VFS
+
+static sqlite3_vfs *root_vfs(void) { return (sqlite3_vfs *)cipher_vfs.pAppData; }
+
+static int cipher_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *base, int flags, int *out_flags) {
+    (void)vfs;
+    cipher_file *file = (cipher_file *)base;
+    memset(file, 0, sizeof *file);
+    file->real = (sqlite3_file *)(file + 1);
+    file->word_offset = -1;
+    file->frame_header_offset = -1;
+    file->kind = kind_plain;
+    const char *key_number = NULL;
+    if (name != NULL && (flags & (SQLITE_OPEN_MAIN_DB | SQLITE_OPEN_WAL | SQLITE_OPEN_MAIN_JOURNAL))) {
+        key_number = sqlite3_uri_parameter(name, MODELSTORE_CIPHER_KEY_PARAMETER);
+    }
+    if (key_number != NULL) {
+        uint8_t key[32], salt[SALT];
+        if (!key_copy(atoi(key_number), key, salt)) return SQLITE_CANTOPEN;
+        int ok = cipher_init(&file->cipher, key, salt);
+        OPENSSL_cleanse(key, sizeof key);
+        if (!ok) {
+            cipher_free(&file->cipher);
+            return SQLITE_NOMEM;
+        }
+        file->kind = (flags & SQLITE_OPEN_MAIN_DB) ? kind_database : (flags & SQLITE_OPEN_WAL) ? kind_wal : kind_journal;
+    }
+    int rc = root_vfs()->xOpen(root_vfs(), name, file->real, flags, out_flags);
+    if (rc != SQLITE_OK || file->real->pMethods == NULL) {
+        cipher_free(&file->cipher);
+        base->pMethods = NULL;
+        return rc;
+    }
+    base->pMethods = &cipher_methods;
+    return SQLITE_OK;
+}
+
+static int cipher_delete(sqlite3_vfs *v, const char *name, int sync) {
+    (void)v;
+    return root_vfs()->xDelete(root_vfs(), name, sync);
+}
+static int cipher_access(sqlite3_vfs *v, const char *name, int flags, int *out) {
+    (void)v;
+    return root_vfs()->xAccess(root_vfs(), name, flags, out);
+}
+static int cipher_full_path(sqlite3_vfs *v, const char *name, int size, char *out) {
+    (void)v;
+    return root_vfs()->xFullPathname(root_vfs(), name, size, out);
+}
+static void *cipher_dl_open(sqlite3_vfs *v, const char *name) {
+    (void)v;
+    return root_vfs()->xDlOpen(root_vfs(), name);
+}
+static void cipher_dl_error(sqlite3_vfs *v, int size, char *out) {
+    (void)v;
+    root_vfs()->xDlError(root_vfs(), size, out);
+}
+static void (*cipher_dl_sym(sqlite3_vfs *v, void *handle, const char *symbol))(void) {
+    (void)v;
+    return root_vfs()->xDlSym(root_vfs(), handle, symbol);
+}
+static void cipher_dl_close(sqlite3_vfs *v, void *handle) {
+    (void)v;
+    root_vfs()->xDlClose(root_vfs(), handle);
+}
+static int cipher_randomness(sqlite3_vfs *v, int size, char *out) {
+    (void)v;
+    return root_vfs()->xRandomness(root_vfs(), size, out);
+}
+static int cipher_sleep(sqlite3_vfs *v, int microseconds) {
+    (void)v;
+    return root_vfs()->xSleep(root_vfs(), microseconds);
+}
+static int cipher_current_time(sqlite3_vfs *v, double *out) {
+    (void)v;
+    return root_vfs()->xCurrentTime(root_vfs(), out);
+}
+static int cipher_last_error(sqlite3_vfs *v, int size, char *out) {
+    (void)v;
+    return root_vfs()->xGetLastError ? root_vfs()->xGetLastError(root_vfs(), size, out) : 0;
+}
+static int cipher_current_time_int64(sqlite3_vfs *v, sqlite3_int64 *out) {
+    (void)v;
+    return root_vfs()->xCurrentTimeInt64(root_vfs(), out);
+}
+
+static pthread_once_t registration = PTHREAD_ONCE_INIT;
+static int registration_result = SQLITE_OK;
+
+static void register_vfs(void) {
+    sqlite3_vfs *root = sqlite3_vfs_find(NULL);
+    if (root == NULL || root->iVersion < 2) {
+        registration_result = SQLITE_ERROR;
+        return;
+    }
+    cipher_methods = (sqlite3_io_methods){
+        .iVersion = 3, .xClose = cipher_close, .xRead = cipher_read, .xWrite = cipher_write,
+        .xTruncate = cipher_truncate, .xSync = cipher_sync, .xFileSize = cipher_file_size, .xLock = cipher_lock,
+        .xUnlock = cipher_unlock, .xCheckReservedLock = cipher_check_lock, .xFileControl = cipher_file_control,
+        .xSectorSize = cipher_sector_size, .xDeviceCharacteristics = cipher_device, .xShmMap = cipher_shm_map,
+        .xShmLock = cipher_shm_lock, .xShmBarrier = cipher_shm_barrier, .xShmUnmap = cipher_shm_unmap,
+        .xFetch = cipher_fetch, .xUnfetch = cipher_unfetch,
+    };
+    cipher_vfs = (sqlite3_vfs){
+        .iVersion = 2, .szOsFile = (int)sizeof(cipher_file) + root->szOsFile, .mxPathname = root->mxPathname,
+        .zName = MODELSTORE_CIPHER_VFS, .pAppData = root, .xOpen = cipher_open, .xDelete = cipher_delete,
+        .xAccess = cipher_access, .xFullPathname = cipher_full_path, .xDlOpen = cipher_dl_open,
+        .xDlError = cipher_dl_error, .xDlSym = cipher_dl_sym, .xDlClose = cipher_dl_close,
+        .xRandomness = cipher_randomness, .xSleep = cipher_sleep, .xCurrentTime = cipher_current_time,
+        .xGetLastError = cipher_last_error, .xCurrentTimeInt64 = cipher_current_time_int64,
+    };
+    registration_result = sqlite3_vfs_register(&cipher_vfs, 0);
+}
+
+int modelstore_cipher_register(void) {
+    pthread_once(&registration, register_vfs);
+    return registration_result;
+}
+
+// MARK: Probing a file
+
+static int read_at(int descriptor, uint8_t *buffer, int amount, off_t offset) {
+    int done = 0;
+    while (done < amount) {
+        ssize_t count = pread(descriptor, buffer + done, (size_t)(amount - done), offset + done);
+        if (count <= 0) return done;
+        done += (int)count;
+    }
+    return done;
+}
+
+int modelstore_cipher_classify(const char *path, uint8_t *salt) {
+    int descriptor = open(path, O_RDONLY | O_CLOEXEC);
+    if (descriptor < 0) return modelstore_cipher_file_missing;
+    uint8_t header[CLEAR_HEADER];
+    int count = read_at(descriptor, header, CLEAR_HEADER, 0);
+    close(descriptor);
+    if (count == 0) return modelstore_cipher_file_empty;
+    if (count < CLEAR_HEADER) return modelstore_cipher_file_unknown;
+    if (memcmp(header, sqlite_magic, SALT) == 0) return modelstore_cipher_file_plaintext;
+    // An encrypted file: SQLite's page size, file format versions 1 or 2, the reserved bytes this
+    // cipher needs, and the payload fractions every SQLite file has, after the salt.
+    if (header_page_size(header) == 0 || header[18] < 1 || header[18] > 2 || header[19] < 1 || header[19] > 2
+        || header[20] < RESERVE || header[21] != 64 || header[22] != 32 || header[23] != 32) {
+        return modelstore_cipher_file_unknown;
+    }
+    memcpy(salt, header, SALT);
+    return modelstore_cipher_file_encrypted;
+}
+
+int modelstore_cipher_check_key(const char *path, const uint8_t *key, const uint8_t *salt) {
+    int descriptor = open(path, O_RDONLY | O_CLOEXEC);
+    if (descriptor < 0) return modelstore_cipher_key_unreadable;
+    uint8_t header[CLEAR_HEADER];
+    int size = read_at(descriptor, header, CLEAR_HEADER, 0) == CLEAR_HEADER ? header_page_size(header) : 0;
+    uint8_t *pages = size ? malloc((size_t)size * 3) : NULL;
+    page_cipher cipher = {0};
+    int result = modelstore_cipher_key_unreadable;
+    if (pages != NULL && cipher_init(&cipher, key, salt)) {
+        uint8_t *plain = pages + 2 * size;
+        int first = read_at(descriptor, pages, size, 0) == size;
+        int second = read_at(descriptor, pages + size, size, size) == size;
+        if (first && open_page(&cipher, 1, pages, plain, size)) {
+            result = modelstore_cipher_key_opens;
+        } else if (second && open_page(&cipher, 2, pages + size, plain, size)) {
+            result = modelstore_cipher_key_page_damaged;
+        } else if (first) {
+            result = modelstore_cipher_key_wrong;
+        }
+        OPENSSL_cleanse(plain, (size_t)size);
+    }
+    cipher_free(&cipher);
+    free(pages);
+    close(descriptor);
+    return result;
+}

@@ -1,0 +1,269 @@
+import CModelStoreSQLiteCipher
+import CSQLite
+import Foundation
+import ModelStoreTestSupport
+import Testing
+
+/// The page cipher VFS on its own, through SQLite's C API: what reaches the disk (database, log,
+/// journal) is sealed, reads back whole, and refuses a wrong key, a flipped byte and a moved page.
+struct SQLiteCipherVFSTests {
+    private let directory: TemporaryDirectory
+    private let key: [UInt8] = (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 11 &+ 3) }
+    private let salt: [UInt8] = (0..<16).map { UInt8(truncatingIfNeeded: $0 &* 5 &+ 1) }
+    private let secret = "Flux Capacitor 1.21 gigawatts"
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        #expect(modelstore_cipher_register() == SQLITE_OK)
+    }
+
+    private var path: String { directory.file("cipher.sqlite").path }
+
+    /// A connection through the VFS with `key` (and `salt`), or plain without one.
+    private func open(key: [UInt8]?, salt: [UInt8]? = nil, path: String? = nil) throws -> Connection {
+        let path = path ?? self.path
+        var identifier: Int32 = -1
+        var uri = "file:" + path
+        if let key {
+            identifier = modelstore_cipher_key_add(key, salt ?? self.salt)
+            uri += "?vfs=\(MODELSTORE_CIPHER_VFS)&\(MODELSTORE_CIPHER_KEY_PARAMETER)=\(identifier)"
+        }
+        var handle: OpaquePointer?
+        let code = sqlite3_open_v2(uri, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, nil)
+        let connection = Connection(handle: try #require(handle), keyIdentifier: identifier)
+        // Opening reads the header of page 1, so a key that does not open it fails here.
+        guard code == SQLITE_OK else { throw Failure(code: sqlite3_extended_errcode(handle)) }
+        if key != nil {
+            var reserve: Int32 = MODELSTORE_CIPHER_RESERVE
+            sqlite3_file_control(handle, "main", SQLITE_FCNTL_RESERVE_BYTES, &reserve)
+            try connection.run("PRAGMA temp_store = MEMORY")
+        }
+        return connection
+    }
+
+    final class Connection {
+        let handle: OpaquePointer
+        let keyIdentifier: Int32
+
+        init(handle: OpaquePointer, keyIdentifier: Int32) {
+            self.handle = handle
+            self.keyIdentifier = keyIdentifier
+        }
+
+        deinit {
+            sqlite3_close_v2(handle)
+            if keyIdentifier >= 0 { modelstore_cipher_key_remove(keyIdentifier) }
+        }
+
+        var message: String { String(cString: sqlite3_errmsg(handle)) }
+
+        /// Runs `sql`; returns SQLite's extended result code.
+        @discardableResult
+        func code(_ sql: String) -> Int32 { sqlite3_exec(handle, sql, nil, nil, nil) }
+
+        func run(_ sql: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let result = code(sql)
+            try #require(result == SQLITE_OK, "\(sql): \(message)", sourceLocation: sourceLocation)
+        }
+
+        /// The first column of every row of `sql`, as text; throws SQLite's extended code on failure.
+        func texts(_ sql: String) throws -> [String] {
+            sqlite3_extended_result_codes(handle, 1)
+            var statement: OpaquePointer?
+            guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK else {
+                throw Failure(code: sqlite3_extended_errcode(handle))
+            }
+            defer { sqlite3_finalize(statement) }
+            var rows: [String] = []
+            while true {
+                let step = sqlite3_step(statement)
+                if step == SQLITE_DONE { return rows }
+                guard step == SQLITE_ROW else { throw Failure(code: sqlite3_extended_errcode(handle)) }
+                rows.append(sqlite3_column_text(statement, 0).map { String(cString: $0) } ?? "")
+            }
+        }
+    }
+
+    struct Failure: Error { let code: Int32 }
+
+    /// A database of many pages with `secret` in every row, in `mode` (`WAL` or `DELETE`).
+    private func fill(mode: String, rows: Int = 400) throws -> Connection {
+        let connection = try open(key: key)
+        try connection.run("PRAGMA journal_mode = \(mode)")
+        try connection.run("CREATE TABLE gadget (id INTEGER PRIMARY KEY, name TEXT)")
+        try connection.run("CREATE INDEX gadget_name ON gadget (name)")
+        try connection.run("BEGIN")
+        for row in 0..<rows {
+            try connection.run("INSERT INTO gadget (name) VALUES ('\(secret) #\(row)')")
+        }
+        try connection.run("COMMIT")
+        return connection
+    }
+
+    private func bytes(_ suffix: String = "") throws -> Data {
+        try Data(contentsOf: URL(filePath: path + suffix))
+    }
+
+    private func showsSecret(_ data: Data) -> Bool {
+        data.range(of: Data(secret.utf8.prefix(12))) != nil
+    }
+
+    @Test func theDatabaseAndItsLogAreSealedAndReadBack() throws {
+        let connection = try fill(mode: "WAL")
+        let log = try bytes("-wal")
+        #expect(log.count > 32 + 24 + 4096)
+        #expect(!showsSecret(log), "the secret shows in the log")
+        try connection.run("PRAGMA wal_checkpoint(TRUNCATE)")
+        let database = try bytes()
+        #expect(database.count >= 4096 * 4)
+        #expect(!showsSecret(database), "the secret shows in the database")
+        #expect(database.prefix(16) == Data(salt), "the salt does not lead the file")
+        #expect(database[20] == UInt8(MODELSTORE_CIPHER_RESERVE))
+        try connection.run("INSERT INTO gadget (name) VALUES ('\(secret) late')")
+        #expect(!showsSecret(try bytes("-wal")))
+        let reader = try open(key: key)
+        #expect(try reader.texts("SELECT count(*) FROM gadget") == ["401"])
+        #expect(try reader.texts("SELECT name FROM gadget WHERE id = 7") == ["\(secret) #6"])
+        #expect(try reader.texts("PRAGMA integrity_check") == ["ok"])
+    }
+
+    @Test func aRollbackJournalIsSealedAndRollsBack() throws {
+        let connection = try fill(mode: "PERSIST")
+        try connection.run("BEGIN")
+        try connection.run("UPDATE gadget SET name = 'changed'")
+        // The journal holds the pages as they were before the update, which hold the secret.
+        let journal = try bytes("-journal")
+        #expect(journal.count > 4096)
+        #expect(!showsSecret(journal), "the secret shows in the journal")
+        try connection.run("ROLLBACK")
+        #expect(try connection.texts("SELECT count(*) FROM gadget WHERE name LIKE 'Flux%'") == ["400"])
+        #expect(!showsSecret(try bytes()))
+        #expect(try connection.texts("PRAGMA integrity_check") == ["ok"])
+    }
+
+    @Test func aHotJournalLeftByACrashIsRolledBackThroughTheCipher() throws {
+        do {
+            let connection = try fill(mode: "PERSIST")
+            try connection.run("PRAGMA cache_size = 1")  // spills changed pages to the file before commit
+            try connection.run("BEGIN")
+            try connection.run("UPDATE gadget SET name = 'half done'")
+            // A crash now: copy the files as they are, with the transaction half written.
+            for suffix in ["", "-journal"] {
+                try FileManager.default.copyItem(atPath: path + suffix, toPath: path + ".crash" + suffix)
+            }
+            try connection.run("ROLLBACK")
+        }
+        let recovered = try open(key: key, path: path + ".crash")
+        #expect(try recovered.texts("SELECT count(*) FROM gadget WHERE name LIKE 'Flux%'") == ["400"])
+        #expect(try recovered.texts("PRAGMA integrity_check") == ["ok"])
+    }
+
+    @Test func aWrongKeyReadsNothing() throws {
+        _ = try fill(mode: "WAL")
+        var other = key
+        other[0] ^= 1
+        let failure = try #require(throws: Failure.self) {
+            _ = try open(key: other).texts("SELECT count(*) FROM gadget")
+        }
+        #expect(failure.code == Int32(modelstore_cipher_auth_failed))
+        #expect(modelstore_cipher_check_key(path, other, salt) == Int32(modelstore_cipher_key_wrong))
+        #expect(modelstore_cipher_check_key(path, key, salt) == Int32(modelstore_cipher_key_opens))
+        var found = [UInt8](repeating: 0, count: 16)
+        #expect(modelstore_cipher_classify(path, &found) == Int32(modelstore_cipher_file_encrypted))
+        #expect(found == salt)
+        // Without the VFS, SQLite sees no database.
+        let plain = try open(key: nil)
+        #expect(throws: Failure.self) { _ = try plain.texts("SELECT count(*) FROM gadget") }
+    }
+
+    @Test func aFlippedByteInAnyPageFailsAuthentication() throws {
+        do {
+            let connection = try fill(mode: "WAL")
+            try connection.run("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        let original = try bytes()
+        let pages = original.count / 4096
+        var rng = SplitMix64(seed: 46)
+        for page in 0..<pages {
+            var damaged = original
+            // Past page 1's clear header; any byte of a page, its nonce and its tag included.
+            let index = page * 4096 + 24 + rng.below(4096 - 24)
+            damaged[index] ^= UInt8(1 << rng.below(8))
+            try damaged.write(to: URL(filePath: path))
+            let failure = try #require(throws: Failure.self, "page \(page + 1)") {
+                let reader = try open(key: key)
+                _ = try reader.texts("SELECT count(*) FROM gadget WHERE name > ''")
+                _ = try reader.texts("PRAGMA integrity_check")
+            }
+            #expect(failure.code == Int32(modelstore_cipher_auth_failed), "page \(page + 1): code \(failure.code)")
+        }
+        // A changed page size or reserved-byte count in page 1's clear header is caught too.
+        var header = original
+        header[21] = 65
+        try header.write(to: URL(filePath: path))
+        #expect(throws: Failure.self) { _ = try open(key: key).texts("SELECT count(*) FROM gadget") }
+    }
+
+    @Test func aPageMovedToAnotherPlaceOrFileFailsAuthentication() throws {
+        do {
+            let connection = try fill(mode: "WAL")
+            try connection.run("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        let original = try bytes()
+        var swapped = original
+        swapped.replaceSubrange(4096 * 2..<4096 * 3, with: original[4096 * 3..<4096 * 4])
+        try swapped.write(to: URL(filePath: path))
+        #expect(throws: Failure.self) { _ = try open(key: key).texts("PRAGMA integrity_check") }
+        // The same page number from a file with the same key and another salt.
+        try original.write(to: URL(filePath: path))
+        let otherPath = directory.file("other.sqlite").path
+        do {
+            let other = try open(key: key, salt: [UInt8](repeating: 9, count: 16), path: otherPath)
+            try other.run("CREATE TABLE gadget (id INTEGER PRIMARY KEY, name TEXT)")
+            try other.run("INSERT INTO gadget (name) VALUES ('x')")
+        }
+        var grafted = original
+        let foreign = try Data(contentsOf: URL(filePath: otherPath))
+        grafted.replaceSubrange(4096..<8192, with: foreign[4096..<8192])
+        try grafted.write(to: URL(filePath: path))
+        #expect(throws: Failure.self) { _ = try open(key: key).texts("SELECT count(*) FROM gadget") }
+    }
+
+    @Test func aFlippedByteInACommittedLogFrameIsNotRead() throws {
+        do {
+            let connection = try fill(mode: "WAL", rows: 40)
+            try connection.run("PRAGMA wal_checkpoint(TRUNCATE)")
+            try connection.run("UPDATE gadget SET name = 'second'")
+            // The log and database as a killed process leaves them (no checkpoint at close).
+            for suffix in ["", "-wal"] {
+                try FileManager.default.copyItem(atPath: path + suffix, toPath: path + ".copy" + suffix)
+            }
+        }
+        // Intact, the copy's log is recovered (its masked frame checksums read back as SQLite wrote them).
+        for suffix in ["", "-wal"] {
+            try FileManager.default.copyItem(atPath: path + ".copy" + suffix, toPath: path + ".intact" + suffix)
+        }
+        let intact = try open(key: key, path: path + ".intact")
+        #expect(try intact.texts("SELECT count(*) FROM gadget WHERE name = 'second'") == ["40"])
+        var log = try Data(contentsOf: URL(filePath: path + ".copy-wal"))
+        log[32 + 24 + 100] ^= 0x40
+        try log.write(to: URL(filePath: path + ".copy-wal"))
+        // Recovery stops at the first frame that fails (as SQLite's does at a bad checksum): the update
+        // is not applied, and no unauthenticated page is read.
+        let reader = try open(key: key, path: path + ".copy")
+        #expect(try reader.texts("SELECT count(*) FROM gadget WHERE name = 'second'") == ["0"])
+        #expect(try reader.texts("PRAGMA integrity_check") == ["ok"])
+    }
+
+    @Test func aPageOneWithoutRoomForTheTagIsNeverWritten() throws {
+        var handle: OpaquePointer?
+        let identifier = modelstore_cipher_key_add(key, salt)
+        defer { modelstore_cipher_key_remove(identifier) }
+        let uri = "file:\(path)?vfs=\(MODELSTORE_CIPHER_VFS)&\(MODELSTORE_CIPHER_KEY_PARAMETER)=\(identifier)"
+        #expect(sqlite3_open_v2(uri, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, nil) == 0)
+        defer { sqlite3_close_v2(handle) }
+        // No reserved bytes asked for: the first write is refused and nothing reaches the file.
+        #expect(sqlite3_exec(handle, "CREATE TABLE t (x)", nil, nil, nil) != SQLITE_OK)
+        #expect((try? bytes())?.count ?? 0 == 0)
+    }
+}
