@@ -22,7 +22,9 @@ enum SchemaDiffCommand: Command {
         whether the store makes it by itself (lightweight) or it needs code (custom): a new
         unique attribute, an attribute that becomes unique, a new compound unique constraint, a
         type change other than becoming optional or required, a new destination, to-many
-        becoming to-one, stricter count limits, and a renamed model.
+        becoming to-one, stricter count limits, a renamed model, a removed subclass, a class
+        whose superclass changes and a class that becomes abstract. A new subclass, or a new
+        property of one, is lightweight.
 
         A property is renamed when the new file gives it an "originalName". A model is renamed
         when the new file gives it an "originalName" (two models may not claim the same one),

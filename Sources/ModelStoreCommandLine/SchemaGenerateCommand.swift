@@ -19,7 +19,10 @@ enum SchemaGenerateCommand: Command {
         starts with the type's empty value, and a UUID with a new UUID), '@Relationship'
         properties with their delete rules and inverses (declared on the first side of each
         pair), compound constraints in 'static var constraints', then 'persistentBackingData'
-        and 'init()'. The file's "enums" and "structs" are declared after the models ('enum
+        and 'init()'. A model with a "superclass" is declared 'class NAME: SUPERCLASS' with only
+        its own properties ('final' when nothing subclasses it); a hierarchy's root is a
+        non-final class with 'required init()', and lists its abstract classes in 'static var
+        abstractClasses'. The file's "enums" and "structs" are declared after the models ('enum
         NAME: RAW, Codable, CaseIterable', 'struct NAME: Codable, Hashable'); an attribute of an
         enum or struct the file does not declare stops the command ('Migrating a schema' shows
         how to declare them).

@@ -2,7 +2,10 @@ import ModelStore
 
 /// Writes ModelStore model declarations for the models of a schema file, as a person would:
 /// one `final class` per model, attributes then relationships in the file's order, options and
-/// initial values spelled out, `inverse:` on the first side of each pair.
+/// initial values spelled out, `inverse:` on the first side of each pair. A hierarchy is a
+/// non-final root class with `required init()` (and `abstractClasses` when any class is abstract),
+/// and a subclass per model with a `superclass`, declaring only its own properties: `final` when
+/// nothing subclasses it.
 package struct ModelCodeWriter {
     /// A writer of the model code `document` describes.
     package init(document: SchemaDocument) {
@@ -140,7 +143,10 @@ package struct ModelCodeWriter {
                 "the property '\(model.name).\(name)': every model has a '\(name)' already",
                 remedy: "Rename the property in the schema file")
         }
-        var lines = ["final class \(model.name): PersistentModel {"]
+        let isSubclassed = !document.subclasses(of: model.name).isEmpty
+        var lines = [
+            (isSubclassed ? "class" : "final class") + " \(model.name): \(model.superclass ?? "PersistentModel") {"
+        ]
         for (position, attribute) in model.attributes.enumerated() {
             lines.append("    " + (try line(for: attribute, at: "models[\(index)].attributes[\(position)]")))
         }
@@ -150,16 +156,28 @@ package struct ModelCodeWriter {
         }
         let constraints =
             model.unique.map { ".unique(\(keyPaths($0)))" } + model.indexes.map { ".index(\(keyPaths($0)))" }
-        if !constraints.isEmpty {
-            let list = "[\(constraints.joined(separator: ", "))]"
-            let declaration = "    static var constraints: [ModelConstraint<\(model.name)>] {"
-            lines.append("")
-            lines +=
-                indent.count + declaration.count + list.count + 3 <= 120
-                ? ["\(declaration) \(list) }"] : [declaration, "        \(list)", "    }"]
+        lines += staticList("constraints: [ModelConstraint<\(model.name)>]", constraints, indent: indent)
+        if model.superclass == nil {
+            let abstract = document.hierarchy(rootedAt: model.name).filter(\.isAbstract).map { "\($0.name).self" }
+            lines += staticList("abstractClasses: [any PersistentModel.Type]", abstract, indent: indent)
+            lines += [
+                "", "    let persistentBackingData = BackingData()",
+                isSubclassed ? "    required init() {}" : "    init() {}",
+            ]
         }
-        lines += ["", "    let persistentBackingData = BackingData()", "    init() {}", "}"]
+        lines.append("}")
         return lines.map { $0.isEmpty ? $0 : indent + $0 }.joined(separator: "\n")
+    }
+
+    /// `static var NAME: TYPE { [ITEMS] }` after a blank line, on one line when it fits in 120
+    /// columns and on three otherwise; nothing for no items.
+    private func staticList(_ nameAndType: String, _ items: [String], indent: String) -> [String] {
+        guard !items.isEmpty else { return [] }
+        let list = "[\(items.joined(separator: ", "))]"
+        let declaration = "    static var \(nameAndType) {"
+        return [""]
+            + (indent.count + declaration.count + list.count + 3 <= 120
+                ? ["\(declaration) \(list) }"] : [declaration, "        \(list)", "    }"])
     }
 
     private func line(for attribute: SchemaDocument.Attribute, at path: String) throws(ToolError) -> String {
@@ -208,10 +226,26 @@ package struct ModelCodeWriter {
                 let key = "\(model.name).\(relationship.name)"
                 guard !covered.contains(key) else { continue }
                 declaring.insert(key)
-                covered.insert("\(relationship.destination).\(inverse)")
+                covered.insert("\(declarer(of: inverse, in: relationship.destination)).\(inverse)")
             }
         }
         return declaring
+    }
+
+    /// The class that declares a property a model has: the model or the superclass it inherits from.
+    private func declarer(of property: String, in name: String) -> String {
+        var current = name
+        var seen: Set<String> = []
+        while let model = document.model(named: current), seen.insert(current).inserted {
+            if model.attributes.contains(where: { $0.name == property })
+                || model.relationships.contains(where: { $0.name == property })
+            {
+                return current
+            }
+            guard let parent = model.superclass else { break }
+            current = parent
+        }
+        return name
     }
 
     private func keyPaths(_ names: [String]) -> String {

@@ -6,6 +6,11 @@ import ModelStore
 /// Models match by name, or by `originalName` in the new file, or by having the same attributes
 /// and relationships as a model that only the other file has (a rename); properties by name, or
 /// by `originalName` in the new file.
+///
+/// Class hierarchies: a new subclass, and a new attribute or relationship of a subclass, are changes
+/// the store makes by itself (they add optional properties and a class to the root's entity). A
+/// removed subclass, a changed superclass and a class that becomes abstract need a custom stage,
+/// because models already saved with that class would no longer fit the schema.
 package struct SchemaDiff {
     /// One difference.
     package struct Change: Equatable {
@@ -58,17 +63,34 @@ package struct SchemaDiff {
         for model in new.models {
             let rename = renames.first { $0.new == model.name }
             guard let previous = old.model(named: rename?.old ?? model.name) else {
-                changes.append(Change(mark: "+", subject: model.name, summary: "new model"))
+                let root = new.rootName(of: model.name)
+                let summary =
+                    model.superclass.map {
+                        "new subclass of '\($0)' (stored in the entity '\(root)', whose models keep their classes)"
+                    } ?? "new model"
+                changes.append(Change(mark: "+", subject: model.name, summary: summary))
                 continue
             }
             if let rename { changes.append(Self.change(for: rename)) }
+            changes += Self.classChanges(previous, model, old: old, new: new)
             changes += Self.attributeChanges(previous, model)
             changes += Self.relationshipChanges(previous, model)
             changes += Self.constraintChanges(previous, model)
         }
         for model in old.models
         where new.model(named: model.name) == nil && !renames.contains(where: { $0.old == model.name }) {
-            changes.append(Change(mark: "-", subject: model.name, summary: "removed, with its data"))
+            guard let parent = model.superclass else {
+                changes.append(Change(mark: "-", subject: model.name, summary: "removed, with its data"))
+                continue
+            }
+            let root = old.rootName(of: model.name)
+            changes.append(
+                Change(
+                    mark: "-", subject: model.name, summary: "subclass of '\(parent)' removed",
+                    customReason: "saved '\(model.name)' models stay in the entity '\(root)' recording the class "
+                        + "'\(model.name)', which the new schema cannot read: delete them in willMigrate (old schema), "
+                        + "after copying what should be kept into models of a class that remains",
+                    customSteps: [.willMigrate]))
         }
         self.changes = changes
         self.modelRenames = renames
@@ -119,9 +141,44 @@ package struct SchemaDiff {
                 return relationship
             }
         }
-        return !(one.attributes.isEmpty && one.relationships.isEmpty) && attributes(one) == attributes(other)
+        return !(one.attributes.isEmpty && one.relationships.isEmpty) && one.superclass == other.superclass
+            && attributes(one) == attributes(other)
             && relationships(one) == relationships(other) && one.unique == other.unique
             && one.indexes == other.indexes
+    }
+
+    /// A model's place in its hierarchy: its superclass and whether it is abstract.
+    private static func classChanges(
+        _ old: SchemaDocument.Model, _ new: SchemaDocument.Model, old oldDocument: SchemaDocument,
+        new newDocument: SchemaDocument
+    ) -> [Change] {
+        var changes: [Change] = []
+        if old.superclass != new.superclass {
+            let (before, after) = (old.superclass ?? "none", new.superclass ?? "none")
+            let oldRoot = oldDocument.rootName(of: old.name)
+            let newRoot = newDocument.rootName(of: new.name)
+            let moves =
+                oldRoot == newRoot
+                ? "its saved models stay in the entity '\(newRoot)' but inherit other properties"
+                : "its saved models are in the entity '\(oldRoot)', and the new schema keeps them in '\(newRoot)'"
+            changes.append(
+                Change(
+                    mark: "~", subject: new.name, summary: "superclass '\(before)' becomes '\(after)'",
+                    customReason: "the store cannot move models to another place in a hierarchy: \(moves). Read each "
+                        + "'\(old.name)' in willMigrate (old schema), delete it, and create it again in didMigrate "
+                        + "(new schema)", customSteps: [.willMigrate, .didMigrate]))
+        }
+        if new.isAbstract && !old.isAbstract {
+            changes.append(
+                Change(
+                    mark: "~", subject: new.name, summary: "becomes abstract",
+                    customReason: "saved models of exactly the class '\(new.name)' are no longer allowed: delete them, "
+                        + "or copy them into models of a subclass, in willMigrate (old schema)",
+                    customSteps: [.willMigrate]))
+        } else if old.isAbstract && !new.isAbstract {
+            changes.append(Change(mark: "~", subject: new.name, summary: "no longer abstract"))
+        }
+        return changes
     }
 
     /// The change for a renamed model: custom, as the store cannot rename a model by itself.

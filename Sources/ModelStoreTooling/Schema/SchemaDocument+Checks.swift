@@ -14,7 +14,77 @@ extension SchemaDocument {
             seen[model.name] = index
         }
         try checkOriginalNames(problems)
+        try checkHierarchies(problems)
         for (index, model) in models.enumerated() { try check(model, at: "models[\(index)]", problems) }
+    }
+
+    /// A `superclass` names another model of the file without a cycle; a subclass declares no
+    /// property its superclasses declare and no constraints (the root's apply to the hierarchy);
+    /// no class of a hierarchy declares the class attribute.
+    private func checkHierarchies(_ problems: SchemaFileProblems) throws(SchemaFileError) {
+        for (index, model) in models.enumerated() {
+            let path = "models[\(index)]"
+            if rootName(of: model.name) != model.name || isHierarchyRoot(model.name),
+                let place = model.attributes.firstIndex(where: { $0.name == Schema.Entity.classAttributeName })
+            {
+                throw problems.error(
+                    "\(path).attributes[\(place)].name",
+                    "'\(Schema.Entity.classAttributeName)' is the attribute that records each model's class in a "
+                        + "hierarchy's entity",
+                    remedy: "Rename the property")
+            }
+            guard let parent = model.superclass else { continue }
+            guard parent != model.name, self.model(named: parent) != nil else {
+                throw problems.error(
+                    "\(path).superclass", "'\(parent)' is not another model of this file",
+                    remedy: "Name the model that '\(model.name)' subclasses, or leave 'superclass' out")
+            }
+            var chain = [model.name]
+            var current = parent
+            while true {
+                if chain.contains(current) {
+                    throw problems.error(
+                        "\(path).superclass",
+                        "the superclasses form a cycle: "
+                            + (chain + [current]).map { "'\($0)'" }.joined(separator: " → "),
+                        remedy: "Give the hierarchy one root: a model without 'superclass'")
+                }
+                chain.append(current)
+                guard let next = self.model(named: current)?.superclass else { break }
+                current = next
+            }
+            for (key, lists) in [("unique", model.unique), ("indexes", model.indexes)] where !lists.isEmpty {
+                throw problems.error(
+                    "\(path).\(key)",
+                    "'\(model.name)' is a subclass: its hierarchy's constraints are declared on its root '\(current)'",
+                    remedy:
+                        "Move the list to '\(current)' (mark a single attribute \"unique\": true where it is declared)")
+            }
+            let inherited = Set(ancestors(of: model.name).flatMap(Self.propertyNames))
+            let own =
+                model.attributes.enumerated().map { ("attributes[\($0)]", $1.name) }
+                + model.relationships.enumerated().map { ("relationships[\($0)]", $1.name) }
+            for (place, name) in own where inherited.contains(name) {
+                throw problems.error(
+                    "\(path).\(place).name", "'\(model.name)' inherits a property named '\(name)'",
+                    remedy: "Rename the property, or remove it: a subclass lists only the properties it declares")
+            }
+        }
+    }
+
+    /// A model's superclasses in the file, nearest first.
+    private func ancestors(of name: String) -> [Model] {
+        var result: [Model] = []
+        var current = model(named: name)?.superclass
+        while let parent = current.flatMap(model(named:)), !result.contains(where: { $0.name == parent.name }) {
+            result.append(parent)
+            current = parent.superclass
+        }
+        return result
+    }
+
+    private static func propertyNames(_ model: Model) -> [String] {
+        model.attributes.map(\.name) + model.relationships.map(\.name)
     }
 
     /// A model's `originalName` names one model of the previous version, claimed by no other model
@@ -86,13 +156,14 @@ extension SchemaDocument {
                 remedy: "Use one of " + models.map { "'\($0.name)'" }.joined(separator: ", ") + ", or add the model")
         }
         guard let inverseName = relationship.inverse else { return }
-        guard let inverse = destination.relationships.first(where: { $0.name == inverseName }) else {
+        let candidates = ([destination] + ancestors(of: destination.name)).flatMap(\.relationships)
+        guard let inverse = candidates.first(where: { $0.name == inverseName }) else {
             throw problems.error(
                 "\(path).inverse", "'\(destination.name)' has no relationship '\(inverseName)'",
                 remedy: "Name a relationship of '\(destination.name)' that points back to '\(model.name)', "
                     + "or leave 'inverse' out")
         }
-        guard inverse.destination == model.name else {
+        guard rootName(of: inverse.destination) == rootName(of: model.name) else {
             throw problems.error(
                 "\(path).inverse",
                 "'\(destination.name).\(inverseName)' points to '\(inverse.destination)', not back to '\(model.name)'",

@@ -175,9 +175,14 @@ private struct SchemaFileReader {
         throws(SchemaFileError) -> SchemaDocument.Model
     {
         let fields = try object(
-            value, at: path, allowed: ["name", "originalName", "attributes", "relationships", "unique", "indexes"])
+            value, at: path,
+            allowed: [
+                "name", "originalName", "superclass", "abstract", "attributes", "relationships", "unique", "indexes",
+            ])
         var model = SchemaDocument.Model(name: try name(fields, at: path))
         model.originalName = try string(fields, "originalName", at: path)
+        model.superclass = try string(fields, "superclass", at: path)
+        model.isAbstract = try bool(fields, "abstract", at: path) ?? false
         for (index, attribute) in try array(fields["attributes"] ?? .array([]), at: "\(path).attributes").enumerated() {
             model.attributes.append(try self.attribute(attribute, at: "\(path).attributes[\(index)]", named: named))
         }

@@ -13,6 +13,10 @@ extension SchemaDocument {
             if let original = model.originalName {
                 blocks.append("      \"originalName\": \(JSONValue.literal(original))")
             }
+            if let superclass = model.superclass {
+                blocks.append("      \"superclass\": \(JSONValue.literal(superclass))")
+            }
+            if model.isAbstract { blocks.append("      \"abstract\": true") }
             if !model.attributes.isEmpty {
                 blocks.append(Self.list("attributes", model.attributes.map(Self.fields)))
             }

@@ -19,10 +19,20 @@ import ModelStore
 ///       ],
 ///       "unique": [["name", "owner"]],
 ///       "indexes": [["createdAt"]]
+///     },
+///     {
+///       "name": "Milestone",
+///       "superclass": "Project",
+///       "attributes": [{"name": "due", "type": "Date"}]
 ///     }
 ///   ]
 /// }
 /// ```
+///
+/// A model that names a `superclass` is a subclass: it lists only the properties it declares, and
+/// the hierarchy is stored as one entity named after its root class, as the core stores it (the
+/// subclasses' attributes optional, the class attribute `_modelClass` added and indexed). A model
+/// marked `"abstract": true` has no models of exactly its class.
 ///
 /// Fields left out take their defaults (version `1.0.0`, to-one, delete rule `nullify`, not
 /// unique); an export leaves them out too. The full format is in "Migrating a schema".
@@ -87,6 +97,11 @@ package struct SchemaDocument: Equatable {
         /// The model's name in the previous schema version, if it was renamed (`"originalName"`;
         /// read by `schema diff` only: ModelStore's models have no entity `originalName`).
         package var originalName: String? = nil
+        /// The name of the model class it subclasses (`"superclass"`): its entity is the hierarchy
+        /// root's, and it lists only the properties it declares itself.
+        package var superclass: String? = nil
+        /// Whether no model of exactly this class is saved (`"abstract"`; `abstractClasses` in Swift).
+        package var isAbstract = false
         /// Its stored attributes, in order.
         package var attributes: [Attribute] = []
         /// Its relationships, in order.
@@ -145,6 +160,45 @@ package struct SchemaDocument: Equatable {
 
     /// The model with this name.
     package func model(named name: String) -> Model? { models.first { $0.name == name } }
+
+    /// The root of a model's class hierarchy: the model itself when it has no superclass. A
+    /// superclass that is not a model of the file, or a cycle, ends the walk.
+    package func rootName(of name: String) -> String {
+        var current = name
+        var seen: Set<String> = [name]
+        while let parent = model(named: current)?.superclass, model(named: parent) != nil, seen.insert(parent).inserted
+        {
+            current = parent
+        }
+        return current
+    }
+
+    /// The models that name this one as their superclass, in file order.
+    package func subclasses(of name: String) -> [Model] { models.filter { $0.superclass == name } }
+
+    /// How many model superclasses a model has.
+    package func depth(of name: String) -> Int {
+        var depth = 0
+        var current = name
+        while let parent = model(named: current)?.superclass, model(named: parent) != nil, depth < models.count {
+            depth += 1
+            current = parent
+        }
+        return depth
+    }
+
+    /// The models of a hierarchy as one entity stores them: the root first, then its subclasses,
+    /// parents before children (by depth, in file order within a depth), as the core orders them.
+    package func hierarchy(rootedAt root: String) -> [Model] {
+        models.filter { rootName(of: $0.name) == root }.enumerated()
+            .sorted { (depth(of: $0.element.name), $0.offset) < (depth(of: $1.element.name), $1.offset) }
+            .map(\.element)
+    }
+
+    /// Whether a model is the root of a hierarchy of more than one class.
+    package func isHierarchyRoot(_ name: String) -> Bool {
+        model(named: name)?.superclass == nil && !subclasses(of: name).isEmpty
+    }
 }
 
 extension SchemaDocument.Attribute {
