@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import ModelStoreAppendLog
 import ModelStoreInMemory
+import ModelStoreJSONFile
 import Testing
 
 /// The root of a three-level class hierarchy: every vehicle has a name and a garage.
@@ -102,6 +103,14 @@ final class Garage: PersistentModel {
         let reread = try Schema(description)
         #expect(reread.entity(named: "Vehicle")?.classes.map(\.name) == ["Vehicle", "Car", "Truck", "TowTruck"])
         #expect(reread.entity(named: "Vehicle")?.classAttribute != nil)
+    }
+
+    @Test func theJSONFileRecordsTheClassesInItsHeader() throws {
+        let store = try StoreUnderTest(.json, types: Self.types)
+        try seed(ModelContext(store.container))
+        let recorded = try JSONFileStore.storedSchema(at: store.directory.appendingPathComponent("store.json"))
+        #expect(recorded == Schema(Self.types).storedDescription)
+        #expect(recorded.entities.first?.classes?.map(\.name) == ["Vehicle", "Car", "Truck", "TowTruck"])
     }
 
     @Test func aSubclassTheSchemaDoesNotListIsRefusedByName() throws {

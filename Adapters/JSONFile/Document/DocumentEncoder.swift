@@ -260,6 +260,20 @@ struct DocumentEncoder {
         writeNameLists(entity.uniquenessConstraints, out)
         out.ascii(",\n      \"indices\": ")
         writeNameLists(entity.indices, out)
+        if entity.classAttribute != nil {
+            // A class hierarchy's entity: its classes, as `Schema.ClassDescription` values.
+            let classes = entity.classes.map {
+                Schema.ClassDescription(
+                    name: $0.name, superclassName: $0.superclassName, ownPropertyNames: $0.ownPropertyNames,
+                    isAbstract: $0.isAbstract ? true : nil)
+            }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            if let data = try? encoder.encode(classes) {
+                out.ascii(",\n      \"classes\": ")
+                out.raw(String(decoding: data, as: UTF8.self))
+            }
+        }
         out.ascii("\n    }")
     }
 
