@@ -638,7 +638,7 @@ public actor SyncEngine {
         var out: [SyncChange] = []
         for (id, snapshot) in current {
             guard let global = globals[id] ?? index.global(of: id), let modelValues = values[id] else { continue }
-            let stamp = max(changes.changed[id] ?? now, SyncStamp(milliseconds: 0, counter: 0, replica: replica))
+            let stamp = max(changes.stamp(of: id) ?? now, SyncStamp(milliseconds: 0, counter: 0, replica: replica))
             guard let base = index.record(of: global)?.base else {
                 out.append(
                     SyncChange(
