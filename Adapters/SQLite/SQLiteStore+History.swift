@@ -5,13 +5,15 @@ import ModelStoreAdapterKit
 extension SQLiteStore: HistoryProviding {
     /// The transactions `descriptor` selects, read from the database as it is now, so that other
     /// processes' saves are included. The database keeps at most
-    /// ``SQLiteStoreConfiguration/historyLimit`` changes.
+    /// ``SQLiteStoreConfiguration/historyLimit`` changes. Only the rows the descriptor can select
+    /// are read (``HistoryReadWindow``): a fetch after a token reads the rows after it.
     public func fetchHistory(
         _ descriptor: HistoryDescriptor<DefaultHistoryTransaction>
     ) throws -> [DefaultHistoryTransaction] {
+        let window = HistoryReadWindow(descriptor, storeIdentifier: identifier)
         let history = try database.withLock { connection in
             try connection.readTransaction {
-                try HistoryTable.load(storeIdentifier: identifier, from: connection)
+                try HistoryTable.load(storeIdentifier: identifier, window: window, from: connection)
             }
         }
         return try history.transactions(descriptor, schema: schema, storeIdentifier: identifier)

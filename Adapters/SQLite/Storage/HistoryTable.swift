@@ -193,13 +193,26 @@ enum HistoryTable {
         return state
     }
 
-    /// The history as a value (every kept record, oldest first), for descriptors to run on. Every
-    /// open store has the table: the open creates it, or adds it to a format-1 file.
-    static func load(storeIdentifier: String, from connection: SQLiteConnection) throws -> StoreHistory {
+    /// The history as a value (the kept records in `window`, oldest first; every one by default),
+    /// for descriptors to run on. Every open store has the table: the open creates it, or adds it
+    /// to a format-1 file. The window's rows are found through the primary key, so a fetch after a
+    /// recent token reads only the rows after it, however long the history.
+    static func load(
+        storeIdentifier: String, window: HistoryReadWindow = HistoryReadWindow(), from connection: SQLiteConnection
+    ) throws -> StoreHistory {
         let counters = try readCounters(connection)
-        let rows = try connection.statement(
-            "SELECT \(columns), \(RowChecksum.column) FROM \(table) ORDER BY number")
+        var sql = "SELECT \(columns), \(RowChecksum.column) FROM \(table)"
+        if window.after != nil { sql += " WHERE number > ?" }
+        sql += window.newestFirst ? " ORDER BY number DESC" : " ORDER BY number"
+        if window.limit != nil { sql += " LIMIT ?" }
+        let rows = try connection.statement(sql)
         defer { rows.reset() }
+        var parameter: Int32 = 1
+        if let after = window.after {
+            rows.bind(parameter, after)
+            parameter += 1
+        }
+        if let limit = window.limit { rows.bind(parameter, Int64(limit)) }
         var records: [StoreHistoryRecord] = []
         while try rows.step() {
             guard RowChecksum.matches(rows, columns: 6) else {
@@ -213,6 +226,7 @@ enum HistoryTable {
                         in: rows.text(5), count: rows.int64(1), storeIdentifier: storeIdentifier,
                         path: connection.path)))
         }
+        if window.newestFirst { records.reverse() }
         return StoreHistory(
             records: records, lastNumber: counters.last, expiredThrough: counters.expiredThrough)
     }

@@ -279,12 +279,27 @@ struct HistoryLog: Sendable {
 
     /// The history as a value (every kept record, oldest first, and the counters), read by one
     /// statement so the rows and the counters are of one moment.
-    func load(storeIdentifier: String, on session: Session) async throws -> StoreHistory {
+    func load(
+        storeIdentifier: String, window: HistoryReadWindow = HistoryReadWindow(), on session: Session
+    ) async throws -> StoreHistory {
+        // The window's rows, found through the primary key: a fetch after a recent token reads only
+        // the rows after it, however long the history.
+        var binds = PostgresBindings()
+        var rowsSQL = "SELECT * FROM \(table)"
+        if let after = window.after {
+            binds.append(after)
+            rowsSQL += " WHERE number > $\(binds.count)"
+        }
+        rowsSQL += window.newestFirst ? " ORDER BY number DESC" : " ORDER BY number"
+        if let limit = window.limit {
+            binds.append(Int64(limit))
+            rowsSQL += " LIMIT $\(binds.count)"
+        }
         let rows = try await session.query(
             "SELECT c.last, c.expired, h.number, h.committed, h.author, h.body::text, h.changes FROM (SELECT "
                 + "(SELECT value::bigint FROM \(metaTable) WHERE key = '\(Self.lastKey)') AS last, "
                 + "(SELECT value::bigint FROM \(metaTable) WHERE key = '\(Self.expiredKey)') AS expired) c "
-                + "LEFT JOIN \(table) h ON true ORDER BY h.number")
+                + "LEFT JOIN (\(rowsSQL)) h ON true ORDER BY h.number", binds)
         var last: Int64 = 0
         var expired: Int64 = 0
         var records: [StoreHistoryRecord] = []
