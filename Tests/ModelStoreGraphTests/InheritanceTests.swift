@@ -105,6 +105,27 @@ final class Garage: PersistentModel {
         #expect(reread.entity(named: "Vehicle")?.classAttribute != nil)
     }
 
+    @Test(arguments: StoreKind.allCases)
+    func historyNamesTheClassOfADeletedModel(_ kind: StoreKind) throws {
+        let store = try StoreUnderTest(kind, types: Self.types)
+        try seed(ModelContext(store.container))
+        let context = ModelContext(store.container)
+        let tow = try #require(try context.fetch(FetchDescriptor<TowTruck>()).first)
+        context.delete(tow)
+        try context.save()
+        let transactions = try context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>())
+        func recordedClass<Deletion: HistoryDelete>(_ deletion: Deletion) -> StoreValue? {
+            deletion.tombstone[Schema.Entity.classAttributeName]
+        }
+        let tombstones = transactions.flatMap(\.changes).compactMap { change -> String? in
+            guard case .delete(let deletion) = change, case .string(let name)? = recordedClass(deletion) else {
+                return nil
+            }
+            return name
+        }
+        #expect(tombstones == ["TowTruck"])
+    }
+
     @Test func theJSONFileRecordsTheClassesInItsHeader() throws {
         let store = try StoreUnderTest(.json, types: Self.types)
         try seed(ModelContext(store.container))

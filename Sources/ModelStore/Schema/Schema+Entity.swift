@@ -134,9 +134,10 @@ extension Schema {
             var classAttribute: Attribute?
             var indices: [[String]] = []
             if isHierarchy {
+                // Kept in history tombstones too, so a deleted model's history names its class.
                 let attribute = Attribute(
                     name: Self.classAttributeName, originalName: nil, slot: properties.count, valueType: .string,
-                    options: [], defaultValue: .string(root.className), keyPath: nil)
+                    options: [.preserveValueOnDeletion], defaultValue: .string(root.className), keyPath: nil)
                 if slots[attribute.name] != nil {
                     problems.append(
                         .invalidSchema(
