@@ -70,6 +70,9 @@ struct FilterTranslator {
             return compare(target.sql, target.type, op, value, inWhere: true)
         case .range(let path, let range):
             return bounds(path, range, in: layout, alias: "t", inWhere: true)
+        case .isIn(let path, let values):
+            guard let target = expression(path, in: layout, alias: "t") else { return nil }
+            return membership(target.sql, target.type, values, inWhere: true)
         default:
             return translate(filter, in: layout, alias: "t")
         }
@@ -235,7 +238,14 @@ struct FilterTranslator {
 
     /// `values.contains(value)`: integers by `= ANY`, strings by `= ANY` of the NFC forms (Swift's
     /// `==` on strings is canonical equivalence); a `nil` among the values matches `NULL`.
-    private mutating func membership(_ name: String, _ type: ColumnType?, _ values: [StoreValue]) -> String? {
+    ///
+    /// `inWhere` (a condition of the `WHERE` clause itself, where `NULL` excludes a row as `false`
+    /// does) leaves out the `coalesce` a negation needs, and passes strings as one array: the
+    /// planner then answers `= ANY` from an index on the column (or on its text key).
+    private mutating func membership(
+        _ name: String, _ type: ColumnType?, _ values: [StoreValue], inWhere: Bool = false
+    ) -> String? {
+        func guarded(_ test: String) -> String { inWhere ? test : "coalesce(\(test), false)" }
         let matchesNull = values.contains(.null)
         let present = values.filter { $0 != .null }
         var test: String
@@ -247,7 +257,7 @@ struct FilterTranslator {
                 keys.append(v)
             }
             binds.append(keys)
-            test = "coalesce(\(name) = ANY($\(binds.count)), false)"
+            test = guarded("\(name) = ANY($\(binds.count))")
         case .string?:
             var texts: [String] = []
             for value in present {
@@ -256,8 +266,11 @@ struct FilterTranslator {
             }
             binds.append(texts)
             test =
-                "coalesce(\(TableLayout.textKey(name)) = ANY("
-                + "SELECT \(TableLayout.textKey("v")) FROM unnest($\(binds.count)::text[]) v), false)"
+                inWhere
+                ? "\(TableLayout.textKey(name)) = ANY(ARRAY("
+                    + "SELECT \(TableLayout.textKey("v")) FROM unnest($\(binds.count)::text[]) v))"
+                : "coalesce(\(TableLayout.textKey(name)) = ANY("
+                    + "SELECT \(TableLayout.textKey("v")) FROM unnest($\(binds.count)::text[]) v), false)"
         case nil:
             // A to-one relationship's key among the models' keys; models of other stores never match.
             var keys: [Int64] = []
@@ -266,7 +279,7 @@ struct FilterTranslator {
                 if id.storeIdentifier == storeIdentifier, let key = id.primaryKey.intValue { keys.append(key) }
             }
             binds.append(keys)
-            test = "coalesce(\(name) = ANY($\(binds.count)), false)"
+            test = guarded("\(name) = ANY($\(binds.count))")
         default:
             return nil
         }
