@@ -19,12 +19,14 @@ import Synchronization
 public final class SyncHost: Sendable {
     /// The container that holds the store open.
     public let container: ModelContainer
-    private let store: SyncStore
+    let store: SyncStore
     private let fingerprint: String
-    private let scope: SyncScope?
+    let scope: SyncScope?
     /// Serializes this host's writes; other hosts on the same store are caught by the store's own
-    /// conflict checks.
+    /// conflict checks. Reads (pulls, fetches) run at once, without it.
     private let writing = Mutex<Void>(())
+    /// The newest history, read once for the pulls that arrive together.
+    let tail: SyncHistoryTail
 
     /// The author the host records its saves under: `modelstore-sync:` and the pushing replica.
     public static func author(forReplica replica: String) -> String { "modelstore-sync:" + replica }
@@ -43,6 +45,7 @@ public final class SyncHost: Sendable {
         self.store = SyncStore(store: container.stores[0], schema: container.schema, author: "modelstore-sync")
         self.fingerprint = SyncCoding.fingerprint(container.schema)
         self.scope = scope
+        self.tail = SyncHistoryTail(store: store)
     }
 
     /// The host's identity and schema digest.
@@ -217,20 +220,39 @@ public final class SyncHost: Sendable {
     // MARK: Pull
 
     /// A page of changes after the replica's cursor, of the models `access` may hold.
+    ///
+    /// Pulls run concurrently with each other and with pushes; pulls that arrive together share one
+    /// read of the store's history (see ``SyncHistoryTail``).
     public func pull(_ request: SyncPullRequest, access: SyncAccess = .unrestricted) throws -> SyncPullReply {
         let limit = max(1, request.limit)
         let check = try ScopeCheck(scope, access: access, schema: store.schema)
-        if let snapshot = request.cursor.snapshot {
-            return try writing.withLock { _ in try pullSnapshot(snapshot, limit: limit, check: check) }
+        return try retryingDerivedRecords {
+            if let snapshot = request.cursor.snapshot {
+                return try pullSnapshot(snapshot, limit: limit, check: check)
+            }
+            return try pullHistory(request, limit: limit, check: check)
         }
-        return try writing.withLock { _ in try pullHistory(request, limit: limit, check: check) }
+    }
+
+    /// Runs a read again (once) when another request of this or another host recorded global
+    /// identifiers for the same models between its read of the records and its save: the second
+    /// time it finds those records.
+    private func retryingDerivedRecords<Result>(_ read: () throws -> Result) throws -> Result {
+        do {
+            return try read()
+        } catch let error as SyncError {
+            guard let underlying = error.underlyingError as? DataStoreError,
+                underlying.code == .uniqueConstraintViolation || underlying.code == .conflict
+            else { throw error }
+            return try read()
+        }
     }
 
     private func pullSnapshot(
         _ position: SyncCursor.SnapshotPosition, limit: Int, check: ScopeCheck
     ) throws -> SyncPullReply {
         var position = position
-        if position.head < 0 { position.head = try store.newestTransaction() }
+        if position.head < 0 { position.head = try tail.newest() }
         let entities = store.schema.syncedEntities.map(\.name)
         var entityIndex = entities.firstIndex(of: position.entity) ?? 0
         if position.entity.isEmpty || !entities.contains(position.entity) {
@@ -254,7 +276,7 @@ public final class SyncHost: Sendable {
         }
         var index = RecordIndex()
         let states = try currentStates(rows, index: &index)
-        try saveDerivedRecords(index)
+        try saveDerivedRecords(index, locking: true)
         if entityIndex >= entities.count {
             return SyncPullReply(models: states, cursor: SyncCursor(transaction: position.head), hasMore: true)
         }
@@ -305,7 +327,9 @@ public final class SyncHost: Sendable {
     private func pullHistory(_ request: SyncPullRequest, limit: Int, check: ScopeCheck) throws -> SyncPullReply {
         let transactions: [DefaultHistoryTransaction]
         do {
-            transactions = try store.transactions(after: request.cursor.transaction, limit: limit)
+            transactions =
+                try tail.transactions(after: request.cursor.transaction, limit: limit)
+                ?? store.transactions(after: request.cursor.transaction, limit: limit)
         } catch DataStoreError.historyTokenExpired {
             // The history this replica needs is gone: read the store whole again; the replica merges
             // it against what it has, so nothing local is lost.
@@ -346,7 +370,7 @@ public final class SyncHost: Sendable {
             left[row.persistentIdentifier].map { SyncModelState(globalID: $0, entity: row.entity.name, values: nil) }
         }
         states += try deletedStates(deletions, index: &index)
-        try saveDerivedRecords(index)
+        try saveDerivedRecords(index, locking: true)
         return SyncPullReply(models: states, cursor: cursor, hasMore: transactions.count >= limit)
     }
 
@@ -394,11 +418,14 @@ public final class SyncHost: Sendable {
     /// Models outside the scope of `access` are left out.
     public func fetch(_ request: SyncFetchRequest, access: SyncAccess = .unrestricted) throws -> [SyncModelState] {
         let check = try ScopeCheck(scope, access: access, schema: store.schema)
-        return try writing.withLock { _ in try states(of: request.globalIDs, check: check) }
+        return try retryingDerivedRecords { try states(of: request.globalIDs, check: check, locking: true) }
     }
 
     /// The states of these models: deleted ones without values; unknown ones left out.
-    private func states(of globalIDs: [String], check: ScopeCheck = .everything) throws -> [SyncModelState] {
+    /// `locking` takes the write lock for the records it derives (a push holds it already).
+    private func states(
+        of globalIDs: [String], check: ScopeCheck = .everything, locking: Bool = false
+    ) throws -> [SyncModelState] {
         var index = try RecordIndex.load(globalIDs: globalIDs, store: store)
         let current = try index.models(store: store)
         var rows: [DefaultSnapshot] = []
@@ -413,7 +440,7 @@ public final class SyncHost: Sendable {
             }
         }
         let found = try currentStates(rows, index: &index)
-        try saveDerivedRecords(index)
+        try saveDerivedRecords(index, locking: locking)
         return found + deleted
     }
 
@@ -433,10 +460,15 @@ public final class SyncHost: Sendable {
         }
     }
 
-    private func saveDerivedRecords(_ index: RecordIndex) throws {
+    /// Saves the records a read derived; `locking` takes the write lock for it (a push holds it
+    /// already), so a push of this host never meets a half-saved read.
+    private func saveDerivedRecords(_ index: RecordIndex, locking: Bool) throws {
         guard !index.derivedRecordInserts.isEmpty || !index.recordUpdates.isEmpty else { return }
         do {
-            try store.save(inserted: index.derivedRecordInserts, updated: index.recordUpdates, deleted: [])
+            let save = {
+                _ = try self.store.save(inserted: index.derivedRecordInserts, updated: index.recordUpdates, deleted: [])
+            }
+            if locking { try writing.withLock { _ in try save() } } else { try save() }
         } catch {
             throw SyncError.store(error, while: "recording global identifiers in '\(store.store.identifier)'")
         }

@@ -52,7 +52,7 @@ public struct SyncServer: Sendable {
         self.verifier = verifier
         self.configuration = configuration
         self.feed = SyncChangeFeed(
-            container: host.container, interval: configuration.changePollInterval,
+            host: host, interval: configuration.changePollInterval,
             keepAlive: configuration.keepAliveInterval)
         self.limiter = SyncRateLimiter(rate: configuration.requestsPerSecond, burst: configuration.requestBurst)
         let schema = host.container.schema
@@ -120,12 +120,13 @@ public struct SyncServer: Sendable {
             }
         }
         router.get("changes") { request, context in
+            let access: SyncAccess
             do {
-                _ = try await authenticate(request)
+                access = try await authenticate(request)
             } catch {
                 return try failure(error, path: "changes", request: request, context: context)
             }
-            let events = feed.listen()
+            let events = feed.listen(access: access)
             var headers = HTTPFields()
             headers[.contentType] = "text/event-stream"
             headers[.cacheControl] = "no-store"

@@ -1,0 +1,60 @@
+import Foundation
+import ModelStore
+import ModelStoreSync
+import SyncTestModels
+import Testing
+
+/// The live channel tells a client of a change only when the change touches its scope, whichever
+/// server process the change went through.
+@Suite(.enabled(if: Database.isConfigured, Database.skipMessage))
+struct SyncChangeFeedTests {
+    /// Counts the signals of a transport's change stream.
+    final class Signals: Sendable {
+        private let count = LockedValue(0)
+        private let task: Task<Void, Never>
+
+        init(_ transport: HTTPSyncTransport) throws {
+            let stream = try #require(transport.remoteChanges())
+            task = Task { [count] in
+                for await _ in stream { count.withLock { $0 += 1 } }
+            }
+        }
+
+        var value: Int { count.withLock { $0 } }
+        deinit { task.cancel() }
+    }
+
+    @Test func aChangeWakesOnlyTheListenersWhoseScopeItTouches() async throws {
+        let fixture = try await Fixture()
+        defer { fixture.remove() }
+        let first = try ServerProcess(fixture)
+        let second = try ServerProcess(fixture)
+        let alice = try await fixture.client("alice", subject: "alice", through: first)
+        let bob = try await fixture.client("bob", subject: "bob", through: first)
+        try await alice.engine.syncNow()
+        try await bob.engine.syncNow()
+        // Listeners on the other process, with the schema digest a hello gives them.
+        let hello = SyncHello(replica: "listener", schemaVersion: "1", schemaFingerprint: "")
+        let aliceListener = HTTPSyncTransport(baseURL: second.baseURL, token: try await fixture.token("alice"))
+        let bobListener = HTTPSyncTransport(baseURL: second.baseURL, token: try await fixture.token("bob"))
+        _ = try await aliceListener.hello(hello)
+        _ = try await bobListener.hello(hello)
+        let aliceSignals = try Signals(aliceListener)
+        let bobSignals = try Signals(bobListener)
+        // Each stream signals once when it opens.
+        #expect(try await eventually(10) { aliceSignals.value == 1 && bobSignals.value == 1 })
+
+        try alice.add("alice's note")
+        try await alice.engine.syncNow()
+        #expect(try await eventually(10) { aliceSignals.value == 2 })
+        // The poller has read the change (it told Alice); a second poll interval passes too.
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(bobSignals.value == 1, "Bob's stream was told of a change to Alice's notes only")
+
+        try bob.add("bob's note")
+        try await bob.engine.syncNow()
+        #expect(try await eventually(10) { bobSignals.value == 2 })
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(aliceSignals.value == 2, "Alice's stream was told of a change to Bob's notes only")
+    }
+}
