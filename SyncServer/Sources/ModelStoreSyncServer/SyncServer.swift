@@ -32,6 +32,8 @@ public struct SyncServer: Sendable {
     private let verifier: SyncTokenVerifier
     private let feed: SyncChangeFeed
     private let limiter: SyncRateLimiter
+    /// Replicas' owners already confirmed, so a request of a known pair reads nothing.
+    private let owners = LockedValue<[String: String]>([:])
     private let fingerprint: String
     private let schema: Schema.Description
     private let entities: [String: [String: PropertyKind]]
@@ -80,12 +82,14 @@ public struct SyncServer: Sendable {
         router.post("hello") { request, context in
             try await handle("hello", request, context, checkSchema: false) { (hello: SyncHello, access) in
                 try validate(hello)
+                try await checkOwner(of: hello.replica, access: access, path: "hello")
                 return try await run { try host.hello(hello) }
             }
         }
         router.post("push") { request, context in
             try await handle("push", request, context) { (push: SyncPushRequest, access) in
                 try validate(push)
+                try await checkOwner(of: push.replica, access: access, path: "push")
                 context.logger.info("push", metadata: ["changes": "\(push.changes.count)"])
                 return try await run { try host.push(push, access: access) }
             }
@@ -94,6 +98,7 @@ public struct SyncServer: Sendable {
             try await handle("pull", request, context) { (pull: SyncPullRequest, access) in
                 var page = pull
                 try validateIdentifier(page.replica, "replica", path: "pull")
+                try await checkOwner(of: page.replica, access: access, path: "pull")
                 page.limit = min(max(1, page.limit), configuration.maximumPullLimit)
                 let request = page
                 return try await run { try host.pull(request, access: access) }
@@ -225,6 +230,28 @@ public struct SyncServer: Sendable {
                 remedy: "Retry after \(wait) s", retryAfter: wait)
         }
         return access
+    }
+
+    /// Refuses (403 `replicaNotOwned`) a request that names a replica another subject owns: the
+    /// first request naming a replica records its token's subject as the owner, in the shared
+    /// store, so every server process refuses the others. The message names the replica and the
+    /// request, never a token or a subject.
+    private func checkOwner(of replica: String, access: SyncAccess, path: String) async throws {
+        guard let subject = access.subject, host.recordsReplicaOwners else { return }
+        if owners.withLock({ $0[replica] }) == subject { return }
+        let owner = try await run { try host.owner(ofReplica: replica, claimingFor: subject) }
+        guard owner == subject else {
+            throw SyncServerFailure(
+                .forbidden, code: "replicaNotOwned",
+                "the '\(path)' request names the replica '\(Self.quoted(replica))', which another user's "
+                    + "token first synced; a replica syncs only with its owner's tokens",
+                remedy: "Sync this store with a token of the user who first synced it; a store of another user "
+                    + "syncs as a replica of its own (a new local store gets a new replica name); nothing was stored")
+        }
+        owners.withLock { owners in
+            if owners.count > 100_000 { owners.removeAll() }  // bounded memory; a miss only reads the store
+            owners[replica] = subject
+        }
     }
 
     private func checkSchema(_ request: Request, path: String) throws {
