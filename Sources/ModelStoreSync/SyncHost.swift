@@ -77,6 +77,18 @@ public final class SyncHost: Sendable {
         }
         var index = try RecordIndex.load(globalIDs: globalIDs, store: writer)
         let current = try index.models(store: writer)
+        // A change may link only models the replica's scope holds (or models new in this push):
+        // a link to another's model would also change that model's side of the relationship.
+        for change in request.changes where change.kind != .delete {
+            for value in change.values.values {
+                for id in SyncValues.referencedGlobalIDs(value) {
+                    guard case .string(let global) = id.primaryKey, let target = index.model(of: global),
+                        let model = current[target], !check.allows(model)
+                    else { continue }
+                    throw check.linkRefusal(change.globalID, entity: change.entity, to: global, of: model.entity.name)
+                }
+            }
+        }
 
         var inserted: [DefaultSnapshot] = []
         var updated: [DefaultSnapshot] = []
