@@ -1,6 +1,5 @@
 import Foundation
 import ModelStore
-import Synchronization
 
 /// The remote side of sync: a store that replicas push their changes to and pull others' from.
 ///
@@ -22,9 +21,11 @@ public final class SyncHost: Sendable {
     let store: SyncStore
     private let fingerprint: String
     let scope: SyncScope?
-    /// Serializes this host's writes; other hosts on the same store are caught by the store's own
-    /// conflict checks. Reads (pulls, fetches) run at once, without it.
-    private let writing = Mutex<Void>(())
+    /// Serialize this host's pushes per requester (a requester's subject picks one of them), so
+    /// requesters with different scopes push at once; pushes that meet anyway (on shared models,
+    /// or from other hosts on the same store) are caught by the store's own conflict checks.
+    /// Reads (pulls, fetches) take none.
+    private let pushing = (0..<32).map { _ in NSLock() }
     /// The newest history, read once for the pulls that arrive together.
     let tail: SyncHistoryTail
 
@@ -60,7 +61,10 @@ public final class SyncHost: Sendable {
     /// `access` is who asks, for the host's scope.
     public func push(_ request: SyncPushRequest, access: SyncAccess = .unrestricted) throws -> SyncPushReply {
         let check = try ScopeCheck(scope, access: access, schema: store.schema)
-        return try writing.withLock { _ in try applyPush(request, check: check) }
+        let key = access.subject ?? ""
+        return try pushing[Int(UInt(bitPattern: key.hashValue) % UInt(pushing.count))].withLock {
+            try applyPush(request, check: check)
+        }
     }
 
     private func applyPush(_ request: SyncPushRequest, check: ScopeCheck) throws -> SyncPushReply {
@@ -214,6 +218,12 @@ public final class SyncHost: Sendable {
                     inserted: insertedIDs.compactMap { $0 }, updated: updated.map { $0.persistentIdentifier },
                     deleted: deleted.map { $0.persistentIdentifier }, author: writer.editingState.author,
                     historyTokens: result.historyToken.map { [$0] } ?? [], origin: .external))
+        } catch let error as DataStoreError where error.code == .uniqueConstraintViolation {
+            // A concurrent push (or a read recording global identifiers) stored a unique value or a
+            // record this push also adds, after this host looked: the next round finds it and merges.
+            throw SyncError(
+                .busy, "another write added what this push adds at the same moment", remedy: "The engine retries",
+                isTransient: true, underlyingError: error)
         } catch let error as DataStoreError where error.code == .conflict {
             // Another writer (a host in another process, or another program) changed one of these
             // models between this host's read and its save, which the store caught from the expected
@@ -288,7 +298,7 @@ public final class SyncHost: Sendable {
         }
         var index = RecordIndex()
         let states = try currentStates(rows, index: &index)
-        try saveDerivedRecords(index, locking: true)
+        try saveDerivedRecords(index)
         if entityIndex >= entities.count {
             return SyncPullReply(models: states, cursor: SyncCursor(transaction: position.head), hasMore: true)
         }
@@ -382,7 +392,7 @@ public final class SyncHost: Sendable {
             left[row.persistentIdentifier].map { SyncModelState(globalID: $0, entity: row.entity.name, values: nil) }
         }
         states += try deletedStates(deletions, index: &index)
-        try saveDerivedRecords(index, locking: true)
+        try saveDerivedRecords(index)
         return SyncPullReply(models: states, cursor: cursor, hasMore: transactions.count >= limit)
     }
 
@@ -430,14 +440,11 @@ public final class SyncHost: Sendable {
     /// Models outside the scope of `access` are left out.
     public func fetch(_ request: SyncFetchRequest, access: SyncAccess = .unrestricted) throws -> [SyncModelState] {
         let check = try ScopeCheck(scope, access: access, schema: store.schema)
-        return try retryingDerivedRecords { try states(of: request.globalIDs, check: check, locking: true) }
+        return try retryingDerivedRecords { try states(of: request.globalIDs, check: check) }
     }
 
     /// The states of these models: deleted ones without values; unknown ones left out.
-    /// `locking` takes the write lock for the records it derives (a push holds it already).
-    private func states(
-        of globalIDs: [String], check: ScopeCheck = .everything, locking: Bool = false
-    ) throws -> [SyncModelState] {
+    private func states(of globalIDs: [String], check: ScopeCheck = .everything) throws -> [SyncModelState] {
         var index = try RecordIndex.load(globalIDs: globalIDs, store: store)
         let current = try index.models(store: store)
         var rows: [DefaultSnapshot] = []
@@ -452,7 +459,7 @@ public final class SyncHost: Sendable {
             }
         }
         let found = try currentStates(rows, index: &index)
-        try saveDerivedRecords(index, locking: locking)
+        try saveDerivedRecords(index)
         return found + deleted
     }
 
@@ -472,15 +479,12 @@ public final class SyncHost: Sendable {
         }
     }
 
-    /// Saves the records a read derived; `locking` takes the write lock for it (a push holds it
-    /// already), so a push of this host never meets a half-saved read.
-    private func saveDerivedRecords(_ index: RecordIndex, locking: Bool) throws {
+    /// Saves the records a read derived (a concurrent read or push that recorded the same ones
+    /// first fails this save, and the read runs again: see ``retryingDerivedRecords(_:)``).
+    private func saveDerivedRecords(_ index: RecordIndex) throws {
         guard !index.derivedRecordInserts.isEmpty || !index.recordUpdates.isEmpty else { return }
         do {
-            let save = {
-                _ = try self.store.save(inserted: index.derivedRecordInserts, updated: index.recordUpdates, deleted: [])
-            }
-            if locking { try writing.withLock { _ in try save() } } else { try save() }
+            try store.save(inserted: index.derivedRecordInserts, updated: index.recordUpdates, deleted: [])
         } catch {
             throw SyncError.store(error, while: "recording global identifiers in '\(store.store.identifier)'")
         }

@@ -39,13 +39,10 @@ final class SyncChangeFeed: Sendable {
         let id = UUID()
         let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(4))
         continuation.onTermination = { [weak self] _ in self?.remove(id, access: access) }
-        let start = state.withLock { state -> Bool in
+        // One poller per feed: it starts under the lock, so listeners that open together start one.
+        state.withLock { state in
             state.listeners[access, default: [:]][id] = continuation
-            return state.poller == nil
-        }
-        if start {
-            let task = Task<Void, Never> { [weak self] in await self?.poll() }
-            state.withLock { $0.poller = task }
+            if state.poller == nil { state.poller = Task { [weak self] in await self?.poll() } }
         }
         return stream
     }
@@ -85,8 +82,11 @@ final class SyncChangeFeed: Sendable {
             // The host's reads block: off the cooperative pool.
             let read = await Task.detached { [host] () -> (newest: Int64, touched: [SyncAccess])? in
                 guard let digest = try? host.changes(after: last) else { return nil }
-                // The first read only finds where the history stands.
-                guard last >= 0, !digest.isEmpty else { return (digest.newest, []) }
+                // The first read finds where the history stands; a change committed between a
+                // listener's opening (whose signal made it pull) and this read would otherwise go
+                // unannounced, so every listener hears of it.
+                guard last >= 0 else { return (digest.newest, accesses) }
+                guard !digest.isEmpty else { return (digest.newest, []) }
                 return (digest.newest, accesses.filter { host.touches(digest, access: $0) })
             }.value
             if let read, read.newest != last {

@@ -38,20 +38,23 @@ struct SyncChangeFeedTests {
         let bobListener = HTTPSyncTransport(baseURL: second.baseURL, token: try await fixture.token("bob"))
         let aliceSignals = try Signals(aliceListener)
         let bobSignals = try Signals(bobListener)
-        // Each stream signals once when it opens.
-        #expect(try await eventually(10) { aliceSignals.value == 1 && bobSignals.value == 1 })
+        // Each stream signals when it opens, and again when that process's poller first reads
+        // the history (a change between the two must not go unannounced); then they settle.
+        #expect(try await eventually(10) { aliceSignals.value >= 1 && bobSignals.value >= 1 })
+        try await Task.sleep(for: .seconds(1))
+        let (alice0, bob0) = (aliceSignals.value, bobSignals.value)
 
         try alice.add("alice's note")
         try await alice.engine.syncNow()
-        #expect(try await eventually(10) { aliceSignals.value == 2 })
+        #expect(try await eventually(10) { aliceSignals.value == alice0 + 1 })
         // The poller has read the change (it told Alice); a second poll interval passes too.
         try await Task.sleep(for: .milliseconds(500))
-        #expect(bobSignals.value == 1, "Bob's stream was told of a change to Alice's notes only")
+        #expect(bobSignals.value == bob0, "Bob's stream was told of a change to Alice's notes only")
 
         try bob.add("bob's note")
         try await bob.engine.syncNow()
-        #expect(try await eventually(10) { bobSignals.value == 2 })
+        #expect(try await eventually(10) { bobSignals.value == bob0 + 1 })
         try await Task.sleep(for: .milliseconds(500))
-        #expect(aliceSignals.value == 2, "Alice's stream was told of a change to Bob's notes only")
+        #expect(aliceSignals.value == alice0 + 1, "Alice's stream was told of a change to Bob's notes only")
     }
 }
