@@ -19,10 +19,19 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
+        // Reading and checking request bodies, without HTTP, so the fuzz target builds without NIO.
+        .target(
+            name: "ModelStoreSyncRequests",
+            dependencies: [
+                .product(name: "ModelStore", package: "ModelStore"),
+                .product(name: "ModelStoreSync", package: "ModelStore"),
+            ],
+            path: "Sources/ModelStoreSyncRequests"),
         // The routes (mountable in any Hummingbird app), token verification, scopes and limits.
         .target(
             name: "ModelStoreSyncServer",
             dependencies: [
+                "ModelStoreSyncRequests",
                 .product(name: "ModelStore", package: "ModelStore"),
                 .product(name: "ModelStoreSync", package: "ModelStore"),
                 .product(name: "ModelStoreTooling", package: "ModelStore"),
@@ -57,10 +66,16 @@ let package = Package(
             name: "modelstore-sync-load",
             dependencies: ["ModelStoreSyncServer", "SyncTestModels", "modelstore-sync-server"],
             path: "Sources/modelstore-sync-load"),
+        // The request decoder's fuzz target: libFuzzer's driver when built with -DMODELSTORE_FUZZING
+        // (scripts/fuzz-syncserver.sh), otherwise a seeded mutation runner and a replayer.
+        .executableTarget(
+            name: "modelstore-sync-fuzz", dependencies: ["ModelStoreSyncRequests", "SyncTestModels"],
+            path: "Sources/modelstore-sync-fuzz"),
         .testTarget(
             name: "ModelStoreSyncServerTests",
             dependencies: [
-                "ModelStoreSyncServer", "SyncTestModels", "modelstore-sync-server", "sync-test-client",
+                "ModelStoreSyncServer", "ModelStoreSyncRequests", "SyncTestModels", "modelstore-sync-server",
+                "sync-test-client",
                 .product(name: "ModelStore", package: "ModelStore"),
                 .product(name: "ModelStoreSync", package: "ModelStore"),
                 .product(name: "ModelStoreAdapters", package: "ModelStore"),

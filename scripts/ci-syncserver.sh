@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The sync server (the SyncServer/ package): the house format, doc comments, the build, then its
-# tests against a throwaway PostgreSQL 15 (scripts/postgres.sh): two real server processes on
+# request decoder's fuzz target for 20 s (seeded mutations), then its tests against a throwaway
+# PostgreSQL 15 (scripts/postgres.sh): two real server processes on
 # loopback, clients syncing through them, token, scope and input refusals, and (where the machine
 # lets it create network namespaces, as root can) clients in a namespace of their own whose link is
 # throttled and cut mid-push and mid-pull. Then `modelstore sync` against a running server.
@@ -14,10 +15,22 @@ python3 scripts/check-docs.py SyncServer/Sources
 # swift-certificates) and this package compile here.
 scratch=Adapters/PostgreSQL/.build
 swift build --package-path SyncServer --scratch-path "$scratch" --build-tests
+bin="$(swift build --package-path SyncServer --scratch-path "$scratch" --show-bin-path)"
+# The request decoder's fuzz target: the committed inputs replayed, then the seeded mutation runner
+# for 20 s from a seed it prints (a crash leaves the input in $fuzz/findings/last-input, shown below).
+# scripts/fuzz-syncserver.sh runs the same target under libFuzzer, in an instrumented build of its own.
+fuzz="$(mktemp -d)"
+cp -r Tests/FuzzCorpus/sync-requests "$fuzz/corpus"
+"$bin/modelstore-sync-fuzz" replay Tests/FuzzCorpus/sync-requests/*
+"$bin/modelstore-sync-fuzz" mutate "$fuzz/corpus" "$fuzz/findings" --seconds 20 --seed "$(date +%s)" || {
+    echo "ci-syncserver: the fuzz target failed on this input (hex):"
+    od -An -tx1 "$fuzz/findings/last-input" | head -20
+    exit 1
+}
+rm -rf "$fuzz"
 MODELSTORE_POSTGRES_REQUIRED=1 scripts/postgres.sh run -- \
     swift test --package-path SyncServer --scratch-path "$scratch" --skip-build
 # The command-line client against a real server: a new JSON store created from the server's schema.
-bin="$(swift build --package-path SyncServer --scratch-path "$scratch" --show-bin-path)"
 swift build --product modelstore
 MODELSTORE_SYNC_BIN="$bin" MODELSTORE_TOOL="$(swift build --show-bin-path)/modelstore" \
     scripts/postgres.sh run -- scripts/syncserver-cli-test.sh

@@ -1,6 +1,5 @@
 import Foundation
 import ModelStore
-import Synchronization
 
 /// The remote side of sync: a store that replicas push their changes to and pull others' from.
 ///
@@ -19,12 +18,16 @@ import Synchronization
 public final class SyncHost: Sendable {
     /// The container that holds the store open.
     public let container: ModelContainer
-    private let store: SyncStore
+    let store: SyncStore
     private let fingerprint: String
-    private let scope: SyncScope?
-    /// Serializes this host's writes; other hosts on the same store are caught by the store's own
-    /// conflict checks.
-    private let writing = Mutex<Void>(())
+    let scope: SyncScope?
+    /// Serialize this host's pushes per requester (a requester's subject picks one of them), so
+    /// requesters with different scopes push at once; pushes that meet anyway (on shared models,
+    /// or from other hosts on the same store) are caught by the store's own conflict checks.
+    /// Reads (pulls, fetches) take none.
+    private let pushing = (0..<32).map { _ in NSLock() }
+    /// The newest history, read once for the pulls that arrive together.
+    let tail: SyncHistoryTail
 
     /// The author the host records its saves under: `modelstore-sync:` and the pushing replica.
     public static func author(forReplica replica: String) -> String { "modelstore-sync:" + replica }
@@ -43,6 +46,7 @@ public final class SyncHost: Sendable {
         self.store = SyncStore(store: container.stores[0], schema: container.schema, author: "modelstore-sync")
         self.fingerprint = SyncCoding.fingerprint(container.schema)
         self.scope = scope
+        self.tail = SyncHistoryTail(store: store)
     }
 
     /// The host's identity and schema digest.
@@ -57,7 +61,10 @@ public final class SyncHost: Sendable {
     /// `access` is who asks, for the host's scope.
     public func push(_ request: SyncPushRequest, access: SyncAccess = .unrestricted) throws -> SyncPushReply {
         let check = try ScopeCheck(scope, access: access, schema: store.schema)
-        return try writing.withLock { _ in try applyPush(request, check: check) }
+        let key = access.subject ?? ""
+        return try pushing[Int(UInt(bitPattern: key.hashValue) % UInt(pushing.count))].withLock {
+            try applyPush(request, check: check)
+        }
     }
 
     private func applyPush(_ request: SyncPushRequest, check: ScopeCheck) throws -> SyncPushReply {
@@ -74,6 +81,18 @@ public final class SyncHost: Sendable {
         }
         var index = try RecordIndex.load(globalIDs: globalIDs, store: writer)
         let current = try index.models(store: writer)
+        // A change may link only models the replica's scope holds (or models new in this push):
+        // a link to another's model would also change that model's side of the relationship.
+        for change in request.changes where change.kind != .delete {
+            for value in change.values.values {
+                for id in SyncValues.referencedGlobalIDs(value) {
+                    guard case .string(let global) = id.primaryKey, let target = index.model(of: global),
+                        let model = current[target], !check.allows(model)
+                    else { continue }
+                    throw check.linkRefusal(change.globalID, entity: change.entity, to: global, of: model.entity.name)
+                }
+            }
+        }
 
         var inserted: [DefaultSnapshot] = []
         var updated: [DefaultSnapshot] = []
@@ -199,6 +218,12 @@ public final class SyncHost: Sendable {
                     inserted: insertedIDs.compactMap { $0 }, updated: updated.map { $0.persistentIdentifier },
                     deleted: deleted.map { $0.persistentIdentifier }, author: writer.editingState.author,
                     historyTokens: result.historyToken.map { [$0] } ?? [], origin: .external))
+        } catch let error as DataStoreError where error.code == .uniqueConstraintViolation {
+            // A concurrent push (or a read recording global identifiers) stored a unique value or a
+            // record this push also adds, after this host looked: the next round finds it and merges.
+            throw SyncError(
+                .busy, "another write added what this push adds at the same moment", remedy: "The engine retries",
+                isTransient: true, underlyingError: error)
         } catch let error as DataStoreError where error.code == .conflict {
             // Another writer (a host in another process, or another program) changed one of these
             // models between this host's read and its save, which the store caught from the expected
@@ -217,20 +242,39 @@ public final class SyncHost: Sendable {
     // MARK: Pull
 
     /// A page of changes after the replica's cursor, of the models `access` may hold.
+    ///
+    /// Pulls run concurrently with each other and with pushes; pulls that arrive together share one
+    /// read of the store's history (see ``SyncHistoryTail``).
     public func pull(_ request: SyncPullRequest, access: SyncAccess = .unrestricted) throws -> SyncPullReply {
         let limit = max(1, request.limit)
         let check = try ScopeCheck(scope, access: access, schema: store.schema)
-        if let snapshot = request.cursor.snapshot {
-            return try writing.withLock { _ in try pullSnapshot(snapshot, limit: limit, check: check) }
+        return try retryingDerivedRecords {
+            if let snapshot = request.cursor.snapshot {
+                return try pullSnapshot(snapshot, limit: limit, check: check)
+            }
+            return try pullHistory(request, limit: limit, check: check)
         }
-        return try writing.withLock { _ in try pullHistory(request, limit: limit, check: check) }
+    }
+
+    /// Runs a read again (once) when another request of this or another host recorded global
+    /// identifiers for the same models between its read of the records and its save: the second
+    /// time it finds those records.
+    private func retryingDerivedRecords<Result>(_ read: () throws -> Result) throws -> Result {
+        do {
+            return try read()
+        } catch let error as SyncError {
+            guard let underlying = error.underlyingError as? DataStoreError,
+                underlying.code == .uniqueConstraintViolation || underlying.code == .conflict
+            else { throw error }
+            return try read()
+        }
     }
 
     private func pullSnapshot(
         _ position: SyncCursor.SnapshotPosition, limit: Int, check: ScopeCheck
     ) throws -> SyncPullReply {
         var position = position
-        if position.head < 0 { position.head = try store.newestTransaction() }
+        if position.head < 0 { position.head = try tail.newest() }
         let entities = store.schema.syncedEntities.map(\.name)
         var entityIndex = entities.firstIndex(of: position.entity) ?? 0
         if position.entity.isEmpty || !entities.contains(position.entity) {
@@ -305,7 +349,9 @@ public final class SyncHost: Sendable {
     private func pullHistory(_ request: SyncPullRequest, limit: Int, check: ScopeCheck) throws -> SyncPullReply {
         let transactions: [DefaultHistoryTransaction]
         do {
-            transactions = try store.transactions(after: request.cursor.transaction, limit: limit)
+            transactions =
+                try tail.transactions(after: request.cursor.transaction, limit: limit)
+                ?? store.transactions(after: request.cursor.transaction, limit: limit)
         } catch DataStoreError.historyTokenExpired {
             // The history this replica needs is gone: read the store whole again; the replica merges
             // it against what it has, so nothing local is lost.
@@ -394,7 +440,7 @@ public final class SyncHost: Sendable {
     /// Models outside the scope of `access` are left out.
     public func fetch(_ request: SyncFetchRequest, access: SyncAccess = .unrestricted) throws -> [SyncModelState] {
         let check = try ScopeCheck(scope, access: access, schema: store.schema)
-        return try writing.withLock { _ in try states(of: request.globalIDs, check: check) }
+        return try retryingDerivedRecords { try states(of: request.globalIDs, check: check) }
     }
 
     /// The states of these models: deleted ones without values; unknown ones left out.
@@ -433,6 +479,8 @@ public final class SyncHost: Sendable {
         }
     }
 
+    /// Saves the records a read derived (a concurrent read or push that recorded the same ones
+    /// first fails this save, and the read runs again: see ``retryingDerivedRecords(_:)``).
     private func saveDerivedRecords(_ index: RecordIndex) throws {
         guard !index.derivedRecordInserts.isEmpty || !index.recordUpdates.isEmpty else { return }
         do {

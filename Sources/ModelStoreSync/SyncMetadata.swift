@@ -20,6 +20,9 @@ public enum SyncMetadata {
     public static let stateEntityName = "ModelStoreSyncState"
     /// The name of the entity holding conflict records.
     public static let conflictEntityName = "ModelStoreSyncConflict"
+    /// The name of the entity a sync server records each replica's owner in: every store with the
+    /// sync entities has it, only a shared store that a server serves writes to it.
+    public static let replicaEntityName = "ModelStoreSyncReplica"
 
     /// The name of the record entity of an app entity.
     public static func recordEntityName(for entityName: String) -> String { recordPrefix + entityName }
@@ -27,6 +30,7 @@ public enum SyncMetadata {
     /// Whether an entity is the engine's own rather than the app's.
     public static func isMetadata(_ entityName: String) -> Bool {
         entityName.hasPrefix(recordPrefix) || entityName == stateEntityName || entityName == conflictEntityName
+            || entityName == replicaEntityName
     }
 
     static func recordDescription(for entityName: String) -> Schema.EntityDescription {
@@ -53,6 +57,13 @@ public enum SyncMetadata {
             .attribute("pulled", .data),
         ])
 
+    static let replicaDescription = Schema.EntityDescription(
+        name: replicaEntityName,
+        properties: [
+            .attribute("replica", .string, options: ["unique"]),
+            .attribute("subject", .string),
+        ])
+
     static let conflictDescription = Schema.EntityDescription(
         name: conflictEntityName,
         properties: [
@@ -74,7 +85,8 @@ public enum SyncMetadata {
 
 extension Schema {
     /// This schema with the sync engine's bookkeeping entities added (``SyncMetadata``): a record
-    /// entity per app entity, the cursors and the conflict records.
+    /// entity per app entity, the cursors, the conflict records and (for a shared store a server
+    /// serves) the replicas' owners.
     ///
     /// ```swift
     /// let schema = Schema([Trip.self, Stop.self]).includingSyncMetadata()
@@ -87,7 +99,9 @@ extension Schema {
         let appEntities = entities.filter { !SyncMetadata.isMetadata($0.name) }
         var added: [Schema.Entity] = []
         var descriptions = appEntities.map { SyncMetadata.recordDescription(for: $0.name) }
-        descriptions += [SyncMetadata.stateDescription, SyncMetadata.conflictDescription]
+        descriptions += [
+            SyncMetadata.stateDescription, SyncMetadata.conflictDescription, SyncMetadata.replicaDescription,
+        ]
         for description in descriptions {
             // The descriptions are fixed and valid; a failure here is a bug in this file.
             guard let entity = try? Schema.Entity(description: description) else {

@@ -23,8 +23,9 @@ public struct SyncAccess: Sendable, Hashable, Codable {
 
 /// What part of a shared store each replica holds: a filter per entity, from the requester's
 /// identity. A replica pulls only models its filters accept (a model that leaves its scope
-/// arrives as a deletion), and a push that changes a model outside them, or moves one out, is
-/// refused whole with ``SyncError/Code/refused``.
+/// arrives as a deletion), and a push that changes a model outside them, moves one out, or links
+/// a model to one outside them (which would change the other end too) is refused whole with
+/// ``SyncError/Code/refused``.
 ///
 /// ```swift
 /// let scope = SyncScope { access in
@@ -84,5 +85,13 @@ struct ScopeCheck {
         SyncError(
             .refused, "the push \(what) the '\(entity)' model \(globalID), which is outside this replica's scope",
             remedy: "Change only models the replica's scope holds; nothing of the push was stored")
+    }
+
+    func linkRefusal(_ globalID: String, entity: String, to target: String, of targetEntity: String) -> SyncError {
+        SyncError(
+            .refused,
+            "the push links the '\(entity)' model \(globalID) to the '\(targetEntity)' model \(target), which is "
+                + "outside this replica's scope",
+            remedy: "Link only models the replica's scope holds; nothing of the push was stored")
     }
 }

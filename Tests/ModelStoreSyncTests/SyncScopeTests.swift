@@ -75,4 +75,53 @@ import Testing
         try await ana.engine.syncNow()
         #expect(try ModelContext(shared).fetch(FetchDescriptor<Journey>()).map(\.name) == ["Mine"])
     }
+
+    @Test func aPushThatLinksAModelOutsideTheScopeIsRefusedWhole() throws {
+        let scope = SyncScope { access in
+            let me = StoreValue.string(access.subject ?? "")
+            return ["Journey": .equal("notes", me), "Leg": .equal("place", me)]
+        }
+        let shared = try ModelContainer(for: Replica.schema, url: "sqlite:" + directory.path("shared.sqlite"))
+        let context = ModelContext(shared)
+        for (name, owner) in [("Oslo", "bo"), ("Lisbon", "ana")] {
+            let journey = Journey(name)
+            journey.notes = owner
+            context.insert(journey)
+        }
+        try context.save()
+        let host = try SyncHost(container: shared, scope: scope)
+        // The global identifiers, from a host without a scope on the same store.
+        let everything = try SyncHost(container: shared).pull(
+            SyncPullRequest(replica: "admin", cursor: .start, limit: 100)
+        ).models
+        func global(_ name: String) throws -> String {
+            try #require(everything.first { $0.values?["name"] == .string(name) }).globalID
+        }
+        func leg(_ id: String, to journey: String) -> SyncPushRequest {
+            let link = SyncModelState.reference(to: journey, entity: "Journey")
+            return SyncPushRequest(
+                replica: "ana-phone",
+                changes: [
+                    SyncChange(
+                        globalID: id, entity: "Leg", kind: .insert,
+                        values: ["place": .string("ana"), "journey": .reference(link)],
+                        stamp: SyncStamp(milliseconds: 1, counter: 0, replica: "ana-phone"))
+                ])
+        }
+        let ana = SyncAccess(subject: "ana")
+
+        // Ana's own leg, linked to Bo's journey: the link would change Bo's journey too.
+        let oslo = try global("Oslo")
+        let error = #expect(throws: SyncError.self) { try host.push(leg("leg-1", to: oslo), access: ana) }
+        #expect(error?.code == .refused)
+        #expect(error?.isTransient == false)
+        #expect(error?.message.contains("links the 'Leg' model leg-1 to the 'Journey' model \(oslo)") == true)
+        #expect(try ModelContext(shared).fetchCount(FetchDescriptor<Leg>()) == 0)
+
+        // A link inside the scope goes through.
+        #expect(try host.push(leg("leg-2", to: try global("Lisbon")), access: ana).applied)
+        let journeys = try ModelContext(shared).fetch(FetchDescriptor<Journey>())
+        #expect(journeys.first { $0.name == "Lisbon" }?.legs.map(\.place) == ["ana"])
+        #expect(journeys.first { $0.name == "Oslo" }?.legs.isEmpty == true)
+    }
 }

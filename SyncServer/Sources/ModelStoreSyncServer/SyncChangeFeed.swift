@@ -1,10 +1,12 @@
 import Foundation
 import ModelStore
+import ModelStoreSync
 
-/// Tells every listening client when the shared store changed, whichever server process wrote it:
-/// it reads the store's newest history transaction every poll interval (and at once after a commit
-/// of this process), and sends each listener the new number. Polling runs only while someone
-/// listens.
+/// Tells listening clients when the shared store changed what their scope holds, whichever server
+/// process wrote it: one poller per process reads the history after the last transaction it saw
+/// every poll interval (and at once after a commit of this process), works out once which
+/// requesters' scopes the new transactions touch (``ModelStoreSync/SyncHost/touches(_:access:)``),
+/// and sends only their listeners the new number. Polling runs only while someone listens.
 final class SyncChangeFeed: Sendable {
     /// What a listener receives.
     enum Event: Sendable {
@@ -15,50 +17,40 @@ final class SyncChangeFeed: Sendable {
     }
 
     private struct State {
-        var listeners: [UUID: AsyncStream<Event>.Continuation] = [:]
+        /// The listeners by who they are: listeners of one requester share one scope check.
+        var listeners: [SyncAccess: [UUID: AsyncStream<Event>.Continuation]] = [:]
         var newest: Int64 = -1
         var poller: Task<Void, Never>?
     }
 
-    private let container: ModelContainer
+    private let host: SyncHost
     private let interval: Duration
     private let keepAlive: Duration
     private let state = LockedValue(State())
 
-    init(container: ModelContainer, interval: Duration, keepAlive: Duration) {
-        self.container = container
+    init(host: SyncHost, interval: Duration, keepAlive: Duration) {
+        self.host = host
         self.interval = interval
         self.keepAlive = keepAlive
     }
 
-    /// The store's newest transaction number, or 0 when it keeps no history or has none.
-    func newestTransaction() throws -> Int64 {
-        guard let history = container.stores.first as? any HistoryProviding else { return 0 }
-        var descriptor = HistoryDescriptor<DefaultHistoryTransaction>(
-            sortBy: [SortDescriptor(\.transactionIdentifier, order: .reverse)])
-        descriptor.fetchLimit = 1
-        return try history.fetchHistory(descriptor).first?.transactionIdentifier ?? 0
-    }
-
-    /// A stream of events until the listener stops iterating.
-    func listen() -> AsyncStream<Event> {
+    /// A stream of the events for a requester with `access`, until the listener stops iterating.
+    func listen(access: SyncAccess) -> AsyncStream<Event> {
         let id = UUID()
         let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(4))
-        continuation.onTermination = { [weak self] _ in self?.remove(id) }
-        let start = state.withLock { state -> Bool in
-            state.listeners[id] = continuation
-            return state.poller == nil
-        }
-        if start {
-            let task = Task<Void, Never> { [weak self] in await self?.poll() }
-            state.withLock { $0.poller = task }
+        continuation.onTermination = { [weak self] _ in self?.remove(id, access: access) }
+        // One poller per feed: it starts under the lock, so listeners that open together start one.
+        state.withLock { state in
+            state.listeners[access, default: [:]][id] = continuation
+            if state.poller == nil { state.poller = Task { [weak self] in await self?.poll() } }
         }
         return stream
     }
 
-    private func remove(_ id: UUID) {
+    private func remove(_ id: UUID, access: SyncAccess) {
         let poller = state.withLock { state -> Task<Void, Never>? in
-            state.listeners[id] = nil
+            state.listeners[access]?[id] = nil
+            if state.listeners[access]?.isEmpty == true { state.listeners[access] = nil }
             guard state.listeners.isEmpty else { return nil }
             defer { state.poller = nil }
             return state.poller
@@ -67,7 +59,7 @@ final class SyncChangeFeed: Sendable {
     }
 
     private func poll() async {
-        let commits = container.changes
+        let commits = host.container.changes
         let wake = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let watcher = Task {
             for await _ in commits { wake.continuation.yield() }
@@ -83,23 +75,31 @@ final class SyncChangeFeed: Sendable {
             ticker.cancel()
         }
         let clock = ContinuousClock()
-        var lastSent = clock.now
+        var lastKeepAlive = clock.now
         for await _ in wake.stream {
             if Task.isCancelled { return }
-            let newest = await Task.detached { [self] in try? self.newestTransaction() }.value
-            let event: Event?
-            if let newest, state.withLock({ $0.newest }) != newest {
-                let first = state.withLock { state -> Bool in
-                    defer { state.newest = newest }
-                    return state.newest < 0
+            let (last, accesses) = state.withLock { ($0.newest, Array($0.listeners.keys)) }
+            // The host's reads block: off the cooperative pool.
+            let read = await Task.detached { [host] () -> (newest: Int64, touched: [SyncAccess])? in
+                guard let digest = try? host.changes(after: last) else { return nil }
+                // The first read finds where the history stands; a change committed between a
+                // listener's opening (whose signal made it pull) and this read would otherwise go
+                // unannounced, so every listener hears of it.
+                guard last >= 0 else { return (digest.newest, accesses) }
+                guard !digest.isEmpty else { return (digest.newest, []) }
+                return (digest.newest, accesses.filter { host.touches(digest, access: $0) })
+            }.value
+            if let read, read.newest != last {
+                let listeners = state.withLock { state in
+                    state.newest = read.newest
+                    return read.touched.flatMap { state.listeners[$0].map { Array($0.values) } ?? [] }
                 }
-                event = first ? nil : .change(newest)
-            } else {
-                event = clock.now - lastSent >= keepAlive ? .keepAlive : nil
+                for listener in listeners { listener.yield(.change(read.newest)) }
             }
-            guard let event else { continue }
-            lastSent = clock.now
-            for listener in state.withLock({ Array($0.listeners.values) }) { listener.yield(event) }
+            // Every stream gets a comment now and then, however often others get changes.
+            guard clock.now - lastKeepAlive >= keepAlive else { continue }
+            lastKeepAlive = clock.now
+            for listener in state.withLock({ $0.listeners.values.flatMap(\.values) }) { listener.yield(.keepAlive) }
         }
     }
 }

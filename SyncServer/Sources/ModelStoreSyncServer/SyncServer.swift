@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import ModelStore
 import ModelStoreSync
+import ModelStoreSyncRequests
 import NIOCore
 
 /// The sync routes over one shared store, for any Hummingbird app to mount: `POST hello`, `push`,
@@ -32,19 +33,12 @@ public struct SyncServer: Sendable {
     private let verifier: SyncTokenVerifier
     private let feed: SyncChangeFeed
     private let limiter: SyncRateLimiter
+    /// Replicas' owners already confirmed, so a request of a known pair reads nothing.
+    private let owners = LockedValue<[String: String]>([:])
     private let fingerprint: String
     private let schema: Schema.Description
-    private let entities: [String: [String: PropertyKind]]
-
-    /// What a property holds, for checking pushed values.
-    enum PropertyKind: Sendable {
-        case attribute(AttributeType)
-        case toOne
-        case toMany
-    }
-
-    /// The properties of a synced entity, or `nil` when the schema syncs no entity of that name.
-    func entityProperties(_ entity: String) -> [String: PropertyKind]? { entities[entity] }
+    /// Reads and checks request bodies before anything reaches the store.
+    let decoder: SyncRequestDecoder
 
     /// A server for `host`, admitting requests whose token `verifier` accepts.
     public init(host: SyncHost, verifier: SyncTokenVerifier, configuration: SyncServerConfiguration = .init()) {
@@ -52,7 +46,7 @@ public struct SyncServer: Sendable {
         self.verifier = verifier
         self.configuration = configuration
         self.feed = SyncChangeFeed(
-            container: host.container, interval: configuration.changePollInterval,
+            host: host, interval: configuration.changePollInterval,
             keepAlive: configuration.keepAliveInterval)
         self.limiter = SyncRateLimiter(rate: configuration.requestsPerSecond, burst: configuration.requestBurst)
         let schema = host.container.schema
@@ -63,29 +57,27 @@ public struct SyncServer: Sendable {
         self.schema = Schema.Description(
             version: description.version,
             entities: description.entities.filter { !SyncMetadata.isMetadata($0.name) })
-        var entities: [String: [String: PropertyKind]] = [:]
-        for entity in schema.entities where !SyncMetadata.isMetadata(entity.name) {
-            var properties: [String: PropertyKind] = [:]
-            for attribute in entity.attributes { properties[attribute.name] = .attribute(attribute.valueType) }
-            for relationship in entity.relationships {
-                properties[relationship.name] = relationship.isToOne ? .toOne : .toMany
-            }
-            entities[entity.name] = properties
-        }
-        self.entities = entities
+        self.decoder = SyncRequestDecoder(
+            schema: schema,
+            limits: .init(
+                maximumChangesPerPush: configuration.maximumChangesPerPush,
+                maximumFetchIdentifiers: configuration.maximumFetchIdentifiers,
+                maximumIdentifierLength: configuration.maximumIdentifierLength))
     }
 
     /// Adds the sync routes to `router` (a router or a group under a path such as `sync`).
     public func addRoutes<Context: RequestContext>(to router: some RouterMethods<Context>) {
         router.post("hello") { request, context in
             try await handle("hello", request, context, checkSchema: false) { (hello: SyncHello, access) in
-                try validate(hello)
+                try decoder.validate(hello)
+                try await checkOwner(of: hello.replica, access: access, path: "hello")
                 return try await run { try host.hello(hello) }
             }
         }
         router.post("push") { request, context in
             try await handle("push", request, context) { (push: SyncPushRequest, access) in
-                try validate(push)
+                try decoder.validate(push)
+                try await checkOwner(of: push.replica, access: access, path: "push")
                 context.logger.info("push", metadata: ["changes": "\(push.changes.count)"])
                 return try await run { try host.push(push, access: access) }
             }
@@ -93,7 +85,8 @@ public struct SyncServer: Sendable {
         router.post("pull") { request, context in
             try await handle("pull", request, context) { (pull: SyncPullRequest, access) in
                 var page = pull
-                try validateIdentifier(page.replica, "replica", path: "pull")
+                try decoder.validate(page)
+                try await checkOwner(of: page.replica, access: access, path: "pull")
                 page.limit = min(max(1, page.limit), configuration.maximumPullLimit)
                 let request = page
                 return try await run { try host.pull(request, access: access) }
@@ -101,13 +94,7 @@ public struct SyncServer: Sendable {
         }
         router.post("fetch") { request, context in
             try await handle("fetch", request, context) { (fetch: SyncFetchRequest, access) in
-                guard fetch.globalIDs.count <= configuration.maximumFetchIdentifiers else {
-                    throw SyncServerFailure.tooLarge(
-                        "the fetch names \(fetch.globalIDs.count) models, more than the "
-                            + "\(configuration.maximumFetchIdentifiers) allowed",
-                        remedy: "Fetch in smaller batches")
-                }
-                for id in fetch.globalIDs { try validateIdentifier(id, "global identifier", path: "fetch") }
+                try decoder.validate(fetch)
                 return try await run { try host.fetch(fetch, access: access) }
             }
         }
@@ -120,12 +107,13 @@ public struct SyncServer: Sendable {
             }
         }
         router.get("changes") { request, context in
+            let access: SyncAccess
             do {
-                _ = try await authenticate(request)
+                access = try await authenticate(request)
             } catch {
                 return try failure(error, path: "changes", request: request, context: context)
             }
-            let events = feed.listen()
+            let events = feed.listen(access: access)
             var headers = HTTPFields()
             headers[.contentType] = "text/event-stream"
             headers[.cacheControl] = "no-store"
@@ -226,6 +214,28 @@ public struct SyncServer: Sendable {
         return access
     }
 
+    /// Refuses (403 `replicaNotOwned`) a request that names a replica another subject owns: the
+    /// first request naming a replica records its token's subject as the owner, in the shared
+    /// store, so every server process refuses the others. The message names the replica and the
+    /// request, never a token or a subject.
+    private func checkOwner(of replica: String, access: SyncAccess, path: String) async throws {
+        guard let subject = access.subject, host.recordsReplicaOwners else { return }
+        if owners.withLock({ $0[replica] }) == subject { return }
+        let owner = try await run { try host.owner(ofReplica: replica, claimingFor: subject) }
+        guard owner == subject else {
+            throw SyncServerFailure(
+                .forbidden, code: "replicaNotOwned",
+                "the '\(path)' request names the replica '\(SyncRequestDecoder.quoted(replica))', which another user's "
+                    + "token first synced; a replica syncs only with its owner's tokens",
+                remedy: "Sync this store with a token of the user who first synced it; a store of another user "
+                    + "syncs as a replica of its own (a new local store gets a new replica name); nothing was stored")
+        }
+        owners.withLock { owners in
+            if owners.count > 100_000 { owners.removeAll() }  // bounded memory; a miss only reads the store
+            owners[replica] = subject
+        }
+    }
+
     private func checkSchema(_ request: Request, path: String) throws {
         guard let name = HTTPField.Name(HTTPSyncTransport.schemaHeader), let sent = request.headers[name] else {
             throw SyncServerFailure(
@@ -255,23 +265,7 @@ public struct SyncServer: Sendable {
                 "the '\(path)' request is larger than \(configuration.maximumRequestBytes) bytes",
                 remedy: "Send fewer changes per request")
         }
-        do {
-            return try JSONDecoder().decode(Message.self, from: Data(buffer: buffer))
-        } catch let DecodingError.keyNotFound(key, context) {
-            throw SyncServerFailure.malformed(path, "no '\(key.stringValue)' at '\(Self.path(context))'")
-        } catch let DecodingError.typeMismatch(type, context) {
-            throw SyncServerFailure.malformed(path, "'\(Self.path(context))' is not \(type)")
-        } catch let DecodingError.valueNotFound(type, context) {
-            throw SyncServerFailure.malformed(path, "'\(Self.path(context))' is null where \(type) is needed")
-        } catch let DecodingError.dataCorrupted(context) where !context.codingPath.isEmpty {
-            throw SyncServerFailure.malformed(path, "'\(Self.path(context))' holds a value of the wrong form")
-        } catch {
-            throw SyncServerFailure.malformed(path, "it is not JSON")
-        }
-    }
-
-    private static func path(_ context: DecodingError.Context) -> String {
-        context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        return try decoder.decode(Data(buffer: buffer), as: Message.self, path: path)
     }
 
     private func json(_ value: some Encodable) throws -> Response {

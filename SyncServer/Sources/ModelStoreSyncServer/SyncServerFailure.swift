@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import ModelStore
 import ModelStoreSync
+import ModelStoreSyncRequests
 
 /// A refusal the sync server sends: an HTTP status and a JSON body `{"code", "message", "remedy"}`
 /// that says what failed and how to fix it, never quoting a token or a stored value.
@@ -64,17 +65,14 @@ public struct SyncServerFailure: Error, Sendable, CustomStringConvertible, HTTPR
         SyncServerFailure(.contentTooLarge, code: "tooLarge", message, remedy: remedy)
     }
 
-    /// The body is not the message the path takes.
-    static func malformed(_ path: String, _ detail: String) -> SyncServerFailure {
-        SyncServerFailure(
-            .badRequest, code: "badRequest", "the '\(path)' request's body is not a valid sync message: \(detail)",
-            remedy: "Send the JSON a ModelStore sync client of this version sends; nothing was stored")
-    }
-
     /// The failure to send for an error the sync host or the store threw; messages of store errors
     /// are left out, since they may quote stored values.
     static func from(_ error: any Error, path: String) -> SyncServerFailure {
         if let failure = error as? SyncServerFailure { return failure }
+        if let refusal = error as? SyncRequestRefusal {
+            return SyncServerFailure(
+                HTTPResponse.Status(code: refusal.status), code: refusal.code, refusal.message, remedy: refusal.remedy)
+        }
         if let error = error as? SyncError {
             if error.code == .refused {
                 return SyncServerFailure(.forbidden, code: "refused", error.message, remedy: error.remedy)

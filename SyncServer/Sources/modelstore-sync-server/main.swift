@@ -35,9 +35,12 @@ let usage = """
     --path PATH              where the routes live (default 'sync').
     --scope-attribute NAME   each model of an entity with the String attribute NAME belongs to the token's
                              subject NAME holds: a client pulls only its own, and a push that adds, changes
-                             or deletes another's (or gives one away) is refused whole (403 'refused').
+                             or deletes another's, gives one away, or links to another's is refused whole
+                             (403 'refused').
                              Entities without NAME are shared whole. Without the option every client holds
                              everything (env MODELSTORE_SYNC_SCOPE_ATTRIBUTE).
+                             Whatever the scope, a replica (a client's store) syncs only with tokens of the
+                             subject that first synced it; another's get 403 'replicaNotOwned'.
     --max-request-bytes N    the largest request body (default 8388608); larger ones get 413.
     --rate N                 requests a second per subject on average (default 50; bursts of 2N); more get
                              429 with Retry-After.

@@ -9,18 +9,6 @@ import Testing
 /// failure names the seed and the mutation number, which reproduce it.
 @Suite(.enabled(if: Database.isConfigured, Database.skipMessage))
 struct SyncServerMutationTests {
-    /// SplitMix64: a small seeded generator, so a failing run can be replayed.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     private static let stamp = #"{"milliseconds":1700000000000,"counter":0,"replica":"r1"}"#
     private static let seeds = [
         #"{"replica":"r1","changes":[{"globalID":"g1","entity":"Note","kind":"insert","values":{"owner":{"string":"alice"},"title":{"string":"t"},"body":{"string":"b"},"edits":{"int":0}},"base":{},"stamp":\#(stamp)}]}"#,
@@ -36,7 +24,7 @@ struct SyncServerMutationTests {
         "{\"references\":[1]}", "{\"string\":null}", "9223372036854775808", "\"\\u0000\"", "[[[[[[[[]]]]]]]]",
     ]
 
-    private func mutate(_ text: String, with random: inout Seeded) -> String {
+    private func mutate(_ text: String, with random: inout SyncTestRandom) -> String {
         var bytes = Array(text.utf8)
         switch Int.random(in: 0..<5, using: &random) {
         case 0:  // flip bytes
@@ -70,7 +58,7 @@ struct SyncServerMutationTests {
         let fingerprint = try JSONDecoder().decode(SyncHelloReply.self, from: Data(hello.body.utf8)).schemaFingerprint
         let headers = [HTTPSyncTransport.schemaHeader: fingerprint]
         let seed = UInt64(ProcessInfo.processInfo.environment["SYNC_MUTATION_SEED"] ?? "") ?? 43
-        var random = Seeded(state: seed)
+        var random = SyncTestRandom(seed: seed)
         var statuses: [Int: Int] = [:]
         for number in 0..<300 {
             let pushing = Bool.random(using: &random)
