@@ -254,7 +254,7 @@ struct ModelClass {
             linkList(),
             """
             /// Links the relationships this class's initializers set, after its superclasses' ones.
-            \(raw: modifiers.contains(.keyword(.open)) ? "open " : "")override func _$linkSubclassRelationships() {
+            \(raw: modifiers.contains(.keyword(.open)) ? "open " : access)override func _$linkSubclassRelationships() {
                 super._$linkSubclassRelationships()
                 let links = _$relationshipsToLink
                 _$relationshipsToLink = []

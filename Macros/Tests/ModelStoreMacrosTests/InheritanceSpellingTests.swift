@@ -73,6 +73,19 @@ final class Charterer {
     }
 }
 
+/// An abstract root, declared with `abstractClasses` in the `@Model` class itself.
+@Model
+class Vessel {
+    static var abstractClasses: [any PersistentModel.Type] { [Vessel.self] }
+
+    var name: String = ""
+}
+
+@Model
+final class Ferry: Vessel {
+    var cars: Int = 0
+}
+
 /// `@Model` class hierarchies stored and read back on every built-in store.
 struct InheritanceSpellingTests {
     static let schema = Schema([
@@ -142,5 +155,19 @@ struct InheritanceSpellingTests {
             #expect(port.voyages.map(\.name).sorted() == ["a-plain", "d-hike"])
             #expect(try context.fetch(FetchDescriptor<Charterer>()).first?.voyages.map(\.name) == ["b-fair"])
         }
+    }
+
+    @Test func aRootDeclaresItsAbstractClasses() throws {
+        let schema = Schema([Vessel.self, Ferry.self])
+        #expect(schema.entity(named: "Vessel")?.classes.map(\.isAbstract) == [true, false])
+        let container = try ModelContainer(for: schema, url: "memory:")
+        let context = ModelContext(container)
+        let ferry = Ferry()
+        ferry.name = "Bastø"
+        ferry.cars = 200
+        context.insert(ferry)
+        try context.save()
+        let vessels = try ModelContext(container).fetch(FetchDescriptor<Vessel>())
+        #expect(vessels.map(\.name) == ["Bastø"] && (vessels.first as? Ferry)?.cars == 200)
     }
 }
