@@ -28,11 +28,13 @@
 /// property's `willSet` and `didSet` run around each store of a new value, as a plain stored
 /// property's do; loading a fetched model runs none.
 ///
-/// The class must be `final` (model inheritance is not supported yet), and it gets an `init()`
-/// for the framework to create models with unless it declares one.
-@attached(member, names: named(persistentBackingData), named(init), named(constraints), arbitrary)
+/// The class gets an `init()` for the framework to create models with unless it declares one
+/// (`required` when the class is not `final`). A `@Model` class may subclass another `@Model` class
+/// (model inheritance): the subclass stores its own properties, and the hierarchy's `#Unique` and
+/// `#Index` are declared on its root.
+@attached(member, conformances: PersistentModel, RelationshipContent, _MacroModel, names: named(init), arbitrary)
 @attached(memberAttribute)
-@attached(extension, conformances: PersistentModel, RelationshipContent)
+@attached(extension, conformances: PersistentModel, RelationshipContent, _MacroModel)
 public macro Model() = #externalMacro(module: "ModelStoreMacrosPlugin", type: "ModelMacro")
 
 /// Configures how a `@Model` property is stored, in SwiftData's spelling: `@Attribute(.unique) var name: String`.

@@ -9,46 +9,40 @@ struct ModelClass {
     /// `public ` or `package ` when the class is, so the members the protocol requires are too.
     let access: String
     let properties: [ModelProperty]
+    /// The class's modifiers, as token kinds.
+    let modifiers: [TokenKind]
     let members: MemberBlockItemListSyntax
     /// The enums and structs declared inside the class: values, never models.
     let valueTypes: Set<String>
     /// Whether every stored property can be kept. When one cannot, the macro adds nothing, so that its
     /// diagnostics are the only errors.
     let isValid: Bool
+    /// Whether the class is `final`: a class that can have subclasses gets a `required init()` and a hook
+    /// its subclasses' relationships are linked through.
+    let isFinal: Bool
+    /// Whether the class is a subclass of a model class: it adds only its own properties' storage.
+    let inheritsModel: Bool
 
     var hasRelationships: Bool { properties.contains { $0.kind == .relationship } }
 
     /// `nil` when the declaration is not a class `@Model` can expand (reported when `report` is set).
     init?(
         _ declaration: some DeclGroupSyntax, attribute: AttributeSyntax, context: some MacroExpansionContext,
-        report: Bool
+        report: Bool, inheritsModel: Bool = false
     ) {
         guard let type = declaration.as(ClassDeclSyntax.self) else {
             if report { context.diagnose(Self.notAClass(declaration)) }
             return nil
         }
         let modifiers = type.modifiers.map(\.name.tokenKind)
-        guard modifiers.contains(.keyword(.final)) else {
-            if report {
-                let keyword = type.classKeyword
-                let finalClass = TokenSyntax.identifier(
-                    "final class", leadingTrivia: keyword.leadingTrivia, trailingTrivia: keyword.trailingTrivia)
-                context.diagnose(
-                    ModelDiagnostic.notFinal(type.name.text).diagnose(
-                        at: keyword,
-                        fixIts: [
-                            FixIt(
-                                message: ModelFixIt("add 'final'"),
-                                changes: [.replace(oldNode: Syntax(keyword), newNode: Syntax(finalClass))])
-                        ]))
-            }
-            return nil
-        }
+        isFinal = modifiers.contains(.keyword(.final))
+        self.inheritsModel = inheritsModel
         if let generics = type.genericParameterClause {
             if report { context.diagnose(ModelDiagnostic.genericModel(type.name.text).diagnose(at: generics)) }
             return nil
         }
         name = type.name.text
+        self.modifiers = modifiers
         access =
             modifiers.contains(.keyword(.public)) || modifiers.contains(.keyword(.open))
             ? "public " : modifiers.contains(.keyword(.package)) ? "package " : ""
@@ -68,8 +62,43 @@ struct ModelClass {
                 if report { diagnostics.forEach(context.diagnose) }
             }
         }
+        if inheritsModel {
+            for member in members {
+                guard let expansion = member.decl.as(MacroExpansionDeclSyntax.self),
+                    ["Unique", "Index"].contains(expansion.macroName.text)
+                else { continue }
+                isValid = false
+                if report {
+                    context.diagnose(
+                        ModelDiagnostic.constraintInSubclass(expansion.macroName.text, name).diagnose(at: expansion))
+                }
+            }
+        }
         self.properties = properties
         self.isValid = isValid
+    }
+
+    /// Whether a class that `@Model` sees is a subclass of a `@Model` class. The compiler gives the
+    /// macro the conformances the class does not have yet (`protocols`); `_MacroModel`, which `@Model`
+    /// adds to each root class, is missing only from those that inherit it. A class that conforms to
+    /// `PersistentModel` through a protocol of the app's is a root. A guess that is wrong is a compiler
+    /// error, not a silent model: a subclass of a hand-written model class taken for a root redeclares
+    /// `persistentBackingData`, which its superclass declares.
+    static func inheritsModel(protocols: [TypeSyntax]) -> Bool {
+        !protocols.contains { TypeNames.baseName($0) == "_MacroModel" }
+    }
+
+    /// The conformances the extension adds: `PersistentModel` with `RelationshipContent` (which it
+    /// implies, named so that relationships to the class type-check in expansions the compiler checks
+    /// before it has seen the implied conformance), and `_MacroModel`, of those the class lacks.
+    static func extensionConformances(protocols: [TypeSyntax]) -> [String] {
+        let names = Set(protocols.map { TypeNames.baseName($0) })
+        var result: [String] = []
+        if names.contains("PersistentModel") {
+            result += ["ModelStore.PersistentModel", "ModelStore.RelationshipContent"]
+        }
+        if names.contains("_MacroModel") { result.append("ModelStoreMacros._MacroModel") }
+        return result
     }
 
     private static func notAClass(_ declaration: some DeclGroupSyntax) -> Diagnostic {
@@ -102,40 +131,8 @@ struct ModelClass {
 
     /// The members the expansion adds.
     func generatedMembers() -> [DeclSyntax] {
-        var result: [DeclSyntax] = []
-        if hasRelationships {
-            result.append(
-                """
-                private let _$backingData = ModelStore.BackingData()
-                """)
-            result.append(
-                """
-                /// The framework's state for the model; reading it first links the relationships the
-                /// class's initializer set.
-                \(raw: access)var persistentBackingData: ModelStore.BackingData {
-                    if !_$relationshipsToLink.isEmpty { _$linkRelationships() }
-                    return _$backingData
-                }
-                """)
-            result.append(
-                """
-                /// What the class's initializers set in relationships, to link to the inverses.
-                private var _$relationshipsToLink: [(\(raw: name)) -> Void] = []
-                """)
-            result.append(
-                """
-                /// Sets the relationships an initializer set once more, through their setters, which
-                /// keep the inverse side of each related model in step.
-                private func _$linkRelationships() {
-                    let links = _$relationshipsToLink
-                    _$relationshipsToLink = []
-                    for link in links { link(self) }
-                }
-                """)
-        } else {
-            result.append("\(raw: access)let persistentBackingData = ModelStore.BackingData()")
-        }
-        if !declaresInitWithoutArguments {
+        var result = inheritsModel ? subclassLinkMembers() : isFinal ? finalRootMembers() : rootMembers()
+        if needsInit {
             var lines: [String] = []
             for property in properties where property.initialValue == nil && !property.isOptional {
                 if let value = Placeholder.literal(for: property.type) {
@@ -150,17 +147,18 @@ struct ModelClass {
                     lines.append("self.\(property.name) = Self.\(storage).value")
                 }
             }
+            if inheritsModel { lines.append("super.init()") }
             result.append(
                 """
                 /// Creates a model for the framework to load stored values into; each property without an
                 /// initial value starts as a placeholder.
-                \(raw: access)init() {
+                \(raw: access)\(raw: isFinal && !inheritsModel ? "" : "required ")init() {
                 \(raw: lines.joined(separator: "\n"))
                 }
                 """)
         }
         let constraints = ConstraintMacro.constraints(in: members)
-        if !constraints.isEmpty {
+        if !constraints.isEmpty && !inheritsModel {
             result.append(
                 """
                 /// The model's compound uniqueness constraints and indexes, from its `#Unique` and `#Index`.
@@ -170,6 +168,107 @@ struct ModelClass {
                 """)
         }
         return result
+    }
+
+    /// Whether the expansion adds `init()`. A root class always needs the one the framework makes models
+    /// with. A subclass that declares no designated initializer and gives every property an initial
+    /// value inherits it, with its superclass's other initializers, so it gets none.
+    private var needsInit: Bool {
+        guard !declaresInitWithoutArguments else { return false }
+        guard inheritsModel else { return true }
+        let declaresDesignatedInit = members.contains { member in
+            guard let initializer = member.decl.as(InitializerDeclSyntax.self) else { return false }
+            return !initializer.modifiers.contains { $0.name.tokenKind == .keyword(.convenience) }
+        }
+        return declaresDesignatedInit || properties.contains { $0.initialValue == nil && !$0.isOptional }
+    }
+
+    /// A final root's backing data, and the list of relationships its initializers set when it has some.
+    private func finalRootMembers() -> [DeclSyntax] {
+        guard hasRelationships else { return ["\(raw: access)let persistentBackingData = ModelStore.BackingData()"] }
+        return [
+            "private let _$backingData = ModelStore.BackingData()",
+            """
+            /// The framework's state for the model; reading it first links the relationships the
+            /// class's initializer set.
+            \(raw: access)var persistentBackingData: ModelStore.BackingData {
+                if !_$relationshipsToLink.isEmpty { _$linkRelationships() }
+                return _$backingData
+            }
+            """,
+            linkList(),
+            """
+            /// Sets the relationships an initializer set once more, through their setters, which
+            /// keep the inverse side of each related model in step.
+            private func _$linkRelationships() {
+                let links = _$relationshipsToLink
+                _$relationshipsToLink = []
+                for link in links { link(self) }
+            }
+            """,
+        ]
+    }
+
+    /// A root that can have subclasses: its subclasses' initializers fill lists of their own, which
+    /// the first read of `persistentBackingData` links through the overridable
+    /// `_$linkSubclassRelationships()`.
+    private func rootMembers() -> [DeclSyntax] {
+        var result: [DeclSyntax] = [
+            "private let _$backingData = ModelStore.BackingData()",
+            """
+            /// The framework's state for the model; reading it first links the relationships the
+            /// initializers of the class and of its subclasses set.
+            \(raw: access)var persistentBackingData: ModelStore.BackingData {
+                if _$linksPending { _$linkRelationships() }
+                return _$backingData
+            }
+            """,
+            """
+            /// Whether the relationships the initializers set are still to be linked.
+            private var _$linksPending = true
+            """,
+        ]
+        if hasRelationships { result.append(linkList()) }
+        result.append(
+            """
+            /// Sets the relationships the initializers set once more, through their setters, which keep
+            /// the inverse side of each related model in step: this class's, then each subclass's.
+            private func _$linkRelationships() {
+                _$linksPending = false
+                \(raw: hasRelationships ? "let links = _$relationshipsToLink\n_$relationshipsToLink = []\nfor link in links { link(self) }\n" : "")_$linkSubclassRelationships()
+            }
+            """)
+        result.append(
+            """
+            /// Links the relationships a subclass's initializers set; each `@Model` subclass with
+            /// relationships overrides it.
+            \(raw: modifiers.contains(.keyword(.open)) ? "open " : "")func _$linkSubclassRelationships() {}
+            """)
+        return result
+    }
+
+    /// A subclass's list of the relationships its initializers set, and the override that links them.
+    private func subclassLinkMembers() -> [DeclSyntax] {
+        guard hasRelationships else { return [] }
+        return [
+            linkList(),
+            """
+            /// Links the relationships this class's initializers set, after its superclasses' ones.
+            \(raw: modifiers.contains(.keyword(.open)) ? "open " : access)override func _$linkSubclassRelationships() {
+                super._$linkSubclassRelationships()
+                let links = _$relationshipsToLink
+                _$relationshipsToLink = []
+                for link in links { link(self) }
+            }
+            """,
+        ]
+    }
+
+    private func linkList() -> DeclSyntax {
+        """
+        /// What the class's initializers set in relationships, to link to the inverses.
+        private var _$relationshipsToLink: [(\(raw: name)) -> Void] = []
+        """
     }
 
     /// Whether the class declares an `init()` of its own, which the framework then uses.

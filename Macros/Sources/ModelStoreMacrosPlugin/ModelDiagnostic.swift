@@ -4,7 +4,7 @@ import SwiftSyntax
 /// The errors the macros report: each says what is wrong, on what, and how to fix it.
 enum ModelDiagnostic {
     case notAClass(kind: String)
-    case notFinal(String)
+    case constraintInSubclass(String, String)
     case letProperty
     case lazyProperty
     case severalBindings
@@ -26,9 +26,9 @@ enum ModelDiagnostic {
         case .notAClass(let kind):
             "'@Model' applies to classes, and this is \("aeiou".contains(kind.first ?? "x") ? "an" : "a") \(kind): "
                 + "declare the model as a 'final class'"
-        case .notFinal(let name):
-            "'@Model' class '\(name)' must be 'final' until ModelStore supports model inheritance (issue 45): "
-                + "add 'final'"
+        case .constraintInSubclass(let macro, let name):
+            "'#\(macro)' in '@Model' subclass '\(name)' is not supported: a hierarchy's constraints belong to its "
+                + "root class; declare '#\(macro)' in the root '@Model' class"
         case .letProperty:
             "'@Model' cannot store a 'let' property: make it a 'var', or a computed property if it is derived"
         case .lazyProperty:
@@ -74,7 +74,7 @@ enum ModelDiagnostic {
     private var id: String {
         switch self {
         case .notAClass: "notAClass"
-        case .notFinal: "notFinal"
+        case .constraintInSubclass: "constraintInSubclass"
         case .letProperty: "letProperty"
         case .lazyProperty: "lazyProperty"
         case .severalBindings: "severalBindings"

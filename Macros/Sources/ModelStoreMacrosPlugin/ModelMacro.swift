@@ -3,7 +3,7 @@ import SwiftSyntax
 import SwiftSyntaxBuilder
 import SwiftSyntaxMacros
 
-/// `@Model`: makes a final class a `PersistentModel` whose stored properties are persisted.
+/// `@Model`: makes a class a `PersistentModel` whose stored properties are persisted.
 ///
 /// The expansion is the hand-written form of a model, which the runtime already reads through
 /// storage offsets found once per type:
@@ -16,19 +16,23 @@ import SwiftSyntaxMacros
 /// - relationships an initializer sets are linked to their inverses when the model is first used:
 ///   `persistentBackingData`, which every read, write and insert goes through first, links them.
 ///
-/// Model inheritance (issue 45) fits this shape: each class's stored properties get their storage in
-/// that class (the runtime's field walk lists a superclass's fields first), so a subclass adds only
-/// its own. The root model class would keep `persistentBackingData` and the relationship links
-/// (`private` members the subclass then reaches through `internal` ones), and `init()` would become
-/// `required` there and `override required` in each subclass. Until then a non-final class is an
-/// error.
+/// Model inheritance: a class that can have subclasses gets a `required init()`. A subclass of a
+/// `@Model` class (one that inherits the `_MacroModel` conformance, see `ModelClass.inheritsModel`) gets only its own properties' storage, a `required init()` that ends
+/// in `super.init()` (none when it inherits its superclass's initializers), and, when it has
+/// relationships, a list of those its initializers set, which the root's `persistentBackingData`
+/// links through the overridable `_$linkSubclassRelationships()`. Its `#Unique` and `#Index` are an
+/// error: a hierarchy's constraints are its root's.
 public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
     /// Adds `persistentBackingData`, `init()`, `constraints` and what linking relationships needs.
     public static func expansion(
         of node: AttributeSyntax, providingMembersOf declaration: some DeclGroupSyntax,
         conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {
-        guard let model = ModelClass(declaration, attribute: node, context: context, report: true), model.isValid
+        guard
+            let model = ModelClass(
+                declaration, attribute: node, context: context, report: true,
+                inheritsModel: ModelClass.inheritsModel(protocols: protocols)),
+            model.isValid
         else { return [] }
         return model.generatedMembers()
     }
@@ -50,20 +54,19 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         return ["@_PersistedProperty"]
     }
 
-    /// Adds the `PersistentModel` conformance, and names `RelationshipContent` (which it implies)
-    /// too, so that relationships to the class (`Trip?`, `[Trip]?`) type-check in expansions that the
-    /// compiler checks before it has seen the implied conformance.
+    /// Adds the conformances the class lacks (see `ModelClass.extensionConformances`): none to a
+    /// subclass of a `@Model` class, which inherits them.
     public static func expansion(
         of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
         providingExtensionsOf type: some TypeSyntaxProtocol, conformingTo protocols: [TypeSyntax],
         in context: some MacroExpansionContext
     ) throws -> [ExtensionDeclSyntax] {
-        guard !protocols.isEmpty, let model = ModelClass(declaration, attribute: node, context: context, report: false),
-            model.isValid
+        let conformances = ModelClass.extensionConformances(protocols: protocols)
+        guard !conformances.isEmpty,
+            let model = ModelClass(declaration, attribute: node, context: context, report: false), model.isValid
         else { return [] }
         return [
-            try ExtensionDeclSyntax(
-                "extension \(type.trimmed): ModelStore.PersistentModel, ModelStore.RelationshipContent {}")
+            try ExtensionDeclSyntax("extension \(type.trimmed): \(raw: conformances.joined(separator: ", ")) {}")
         ]
     }
 }

@@ -18,9 +18,11 @@ struct PropertyStorage {
         return "ModelStore.\(wrapper)<\(property.type.trimmedDescription)>"
     }
 
-    /// The storage's declaration: no initial value; the init accessor sets it.
+    /// The storage's declaration: no initial value; the init accessor sets it. It is `final`, as a
+    /// property wrapper's storage is, so that a key path to it is a stored property's, whose
+    /// description names the property, in a class that can have subclasses too.
     func declaration() -> DeclSyntax {
-        "private var \(raw: property.storageName): \(raw: storageType)"
+        "private final var \(raw: property.storageName): \(raw: storageType)"
     }
 
     /// A new storage holding `value`, with the arguments the declaration's attribute gave.

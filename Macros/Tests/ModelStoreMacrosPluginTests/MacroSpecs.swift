@@ -5,7 +5,7 @@ import Testing
 
 /// The macros by the names the library declares them with, for `assertMacroExpansion`.
 let macroSpecs: [String: MacroSpec] = [
-    "Model": MacroSpec(type: ModelMacro.self, conformances: ["PersistentModel", "RelationshipContent"]),
+    "Model": MacroSpec(type: ModelMacro.self, conformances: ["PersistentModel", "RelationshipContent", "_MacroModel"]),
     "_PersistedProperty": MacroSpec(type: PersistedPropertyMacro.self),
     "Attribute": MacroSpec(type: MarkerMacro.self),
     "Relationship": MacroSpec(type: MarkerMacro.self),
@@ -15,13 +15,19 @@ let macroSpecs: [String: MacroSpec] = [
     "ModelActor": MacroSpec(type: ModelActorMacro.self, conformances: ["ModelActor"]),
 ]
 
-/// Expands `source` and checks the result, the diagnostics and, when given, the source with every fix-it applied.
+/// The macros as the compiler gives them to a subclass of a `@Model` class: it already conforms to
+/// `PersistentModel`, so `@Model` gets no conformances to add.
+let subclassMacroSpecs = macroSpecs.merging(["Model": MacroSpec(type: ModelMacro.self, conformances: [])]) { $1 }
+
+/// Expands `source` and checks the result, the diagnostics and, when given, the source with every fix-it applied;
+/// with `inheritsModel`, as the compiler expands a subclass of a `@Model` class.
 func assertExpansion(
     _ source: String, expandedSource: String, diagnostics: [DiagnosticSpec] = [], fixedSource: String? = nil,
-    sourceLocation: SourceLocation = #_sourceLocation
+    inheritsModel: Bool = false, sourceLocation: SourceLocation = #_sourceLocation
 ) {
     assertMacroExpansion(
-        source, expandedSource: expandedSource, diagnostics: diagnostics, macroSpecs: macroSpecs,
+        source, expandedSource: expandedSource, diagnostics: diagnostics,
+        macroSpecs: inheritsModel ? subclassMacroSpecs : macroSpecs,
         applyFixIts: nil, fixedSource: fixedSource,
         failureHandler: { Issue.record("\($0.message)", sourceLocation: sourceLocation) })
 }

@@ -210,7 +210,7 @@ struct ModelMacroDiagnosticTests {
                         }
                     }
 
-                    private var _name: ModelStore.Attribute<String>
+                    private final var _name: ModelStore.Attribute<String>
 
                     let persistentBackingData = ModelStore.BackingData()
 
@@ -226,7 +226,7 @@ struct ModelMacroDiagnosticTests {
                     }
                 }
 
-                extension Trip: ModelStore.PersistentModel, ModelStore.RelationshipContent {
+                extension Trip: ModelStore.PersistentModel, ModelStore.RelationshipContent, ModelStoreMacros._MacroModel {
                 }
                 """#,
             diagnostics: [
@@ -271,17 +271,17 @@ struct ModelMacroFixItTests {
             fixedSource: "@Model\nfinal class Trip {\n    var name: String\n}")
     }
 
-    @Test func aClassBecomesFinal() {
+    @Test func aSubclassDeclaresNoConstraints() {
         assertExpansion(
-            "@Model\nclass Trip {\n    var name: String\n}",
-            expandedSource: "class Trip {\n    var name: String\n}",
+            "@Model\nclass BusinessTrip: Trip {\n    #Unique<BusinessTrip>([\\.perks])\n}",
+            expandedSource: "class BusinessTrip: Trip {\n}",
             diagnostics: [
                 DiagnosticSpec(
-                    message: "'@Model' class 'Trip' must be 'final' until ModelStore supports model inheritance "
-                        + "(issue 45): add 'final'",
-                    line: 2, column: 1, fixIts: [FixItSpec(message: "add 'final'")])
+                    message: "'#Unique' in '@Model' subclass 'BusinessTrip' is not supported: a hierarchy's "
+                        + "constraints belong to its root class; declare '#Unique' in the root '@Model' class",
+                    line: 3, column: 5)
             ],
-            fixedSource: "@Model\nfinal class Trip {\n    var name: String\n}")
+            inheritsModel: true)
     }
 
     @Test func letBecomesVarAndTheInverseGetsItsType() {

@@ -39,7 +39,7 @@ struct ModelMacroExpansionTests {
                         }
                     }
 
-                    private var _name: ModelStore.Attribute<String>
+                    private final var _name: ModelStore.Attribute<String>
                     var start: Date {
                         @storageRestrictions(initializes: _start)
                         init(initialValue) {
@@ -54,7 +54,7 @@ struct ModelMacroExpansionTests {
                         }
                     }
 
-                    private var _start: ModelStore.Attribute<Date>
+                    private final var _start: ModelStore.Attribute<Date>
                     var count {
                         @storageRestrictions(initializes: _count)
                         init(initialValue) {
@@ -69,7 +69,7 @@ struct ModelMacroExpansionTests {
                         }
                     }
 
-                    private var _count: ModelStore.Attribute<Int>
+                    private final var _count: ModelStore.Attribute<Int>
                     var note: String? {
                         @storageRestrictions(initializes: _note)
                         init(initialValue) {
@@ -84,7 +84,7 @@ struct ModelMacroExpansionTests {
                         }
                     }
 
-                    private var _note: ModelStore.Attribute<String?>
+                    private final var _note: ModelStore.Attribute<String?>
                     var photo: Data {
                         @storageRestrictions(initializes: _photo)
                         init(initialValue) {
@@ -99,7 +99,7 @@ struct ModelMacroExpansionTests {
                         }
                     }
 
-                    private var _photo: ModelStore.Attribute<Data>
+                    private final var _photo: ModelStore.Attribute<Data>
                     var kind: Kind {
                         @storageRestrictions(initializes: _kind)
                         init(initialValue) {
@@ -114,7 +114,7 @@ struct ModelMacroExpansionTests {
                         }
                     }
 
-                    private var _kind: ModelStore.Attribute<Kind>
+                    private final var _kind: ModelStore.Attribute<Kind>
                     static var shared = 1
                     var computed: Int { count + 1 }
 
@@ -137,7 +137,7 @@ struct ModelMacroExpansionTests {
                     }
                 }
 
-                extension Trip: ModelStore.PersistentModel, ModelStore.RelationshipContent {
+                extension Trip: ModelStore.PersistentModel, ModelStore.RelationshipContent, ModelStoreMacros._MacroModel {
                 }
                 """#
         )
@@ -179,7 +179,7 @@ struct ModelMacroExpansionTests {
                         }
                     }
 
-                    private var _items: ModelStore.Relationship<[Item]>
+                    private final var _items: ModelStore.Relationship<[Item]>
                     var destination: Destination? {
                         @storageRestrictions(initializes: _destination, accesses: _$relationshipsToLink)
                         init(initialValue) {
@@ -200,7 +200,7 @@ struct ModelMacroExpansionTests {
                         }
                     }
 
-                    private var _destination: ModelStore.Relationship<Destination?>
+                    private final var _destination: ModelStore.Relationship<Destination?>
                     var tags: [String] {
                         @storageRestrictions(initializes: _tags)
                         init(initialValue) {
@@ -215,7 +215,7 @@ struct ModelMacroExpansionTests {
                         }
                     }
 
-                    private var _tags: ModelStore.Attribute<[String]>
+                    private final var _tags: ModelStore.Attribute<[String]>
 
                     public init() {
                         tags = []
@@ -246,7 +246,7 @@ struct ModelMacroExpansionTests {
                     }
                 }
 
-                extension Trip: ModelStore.PersistentModel, ModelStore.RelationshipContent {
+                extension Trip: ModelStore.PersistentModel, ModelStore.RelationshipContent, ModelStoreMacros._MacroModel {
                 }
                 """#
         )
@@ -282,7 +282,7 @@ struct ModelMacroExpansionTests {
                         }
                     }
 
-                    private var _name: ModelStore.Attribute<String>
+                    private final var _name: ModelStore.Attribute<String>
                     var start: Date {
                         @storageRestrictions(initializes: _start)
                         init(initialValue) {
@@ -297,7 +297,7 @@ struct ModelMacroExpansionTests {
                         }
                     }
 
-                    private var _start: ModelStore.Attribute<Date>
+                    private final var _start: ModelStore.Attribute<Date>
                     var code: Int {
                         @storageRestrictions(initializes: _code)
                         init(initialValue) {
@@ -312,7 +312,7 @@ struct ModelMacroExpansionTests {
                         }
                     }
 
-                    private var _code: ModelStore.Attribute<Int>
+                    private final var _code: ModelStore.Attribute<Int>
                     var isExpanded {
                         @storageRestrictions(initializes: _isExpanded)
                         init(initialValue) {
@@ -326,7 +326,7 @@ struct ModelMacroExpansionTests {
                         }
                     }
 
-                    private var _isExpanded: ModelStore.Transient<Bool>
+                    private final var _isExpanded: ModelStore.Transient<Bool>
                     var cache: [String: Int] {
                         @storageRestrictions(initializes: _cache)
                         init(initialValue) {
@@ -340,7 +340,7 @@ struct ModelMacroExpansionTests {
                         }
                     }
 
-                    private var _cache: ModelStore.Transient<[String: Int]>
+                    private final var _cache: ModelStore.Transient<[String: Int]>
 
                     let persistentBackingData = ModelStore.BackingData()
 
@@ -359,7 +359,7 @@ struct ModelMacroExpansionTests {
                     }
                 }
 
-                extension Trip: ModelStore.PersistentModel, ModelStore.RelationshipContent {
+                extension Trip: ModelStore.PersistentModel, ModelStore.RelationshipContent, ModelStoreMacros._MacroModel {
                 }
                 """#
         )
@@ -434,7 +434,7 @@ struct ModelMacroExpansionTests {
                         }
                     }
 
-                    private var _target: ModelStore.Attribute<Double>
+                    private final var _target: ModelStore.Attribute<Double>
                     var room: String {
                         didSet { roomKey = room.lowercased() }
                         @storageRestrictions(initializes: _room)
@@ -464,7 +464,7 @@ struct ModelMacroExpansionTests {
                         }
                     }
 
-                    private var _room: ModelStore.Attribute<String>
+                    private final var _room: ModelStore.Attribute<String>
                     var roomKey {
                         @storageRestrictions(initializes: _roomKey)
                         init(initialValue) {
@@ -479,7 +479,7 @@ struct ModelMacroExpansionTests {
                         }
                     }
 
-                    private var _roomKey: ModelStore.Attribute<String>
+                    private final var _roomKey: ModelStore.Attribute<String>
                     var limit {
                         didSet { if limit > 100 { self.limit = 100 } }
                         @storageRestrictions(initializes: _limit)
@@ -511,7 +511,7 @@ struct ModelMacroExpansionTests {
                         }
                     }
 
-                    private var _limit: ModelStore.Attribute<Int>
+                    private final var _limit: ModelStore.Attribute<Int>
                     var zone: Zone? {
                         willSet(next) { print(next) }
                         @storageRestrictions(initializes: _zone, accesses: _$relationshipsToLink)
@@ -539,7 +539,7 @@ struct ModelMacroExpansionTests {
                         }
                     }
 
-                    private var _zone: ModelStore.Relationship<Zone?>
+                    private final var _zone: ModelStore.Relationship<Zone?>
 
                     private let _$backingData = ModelStore.BackingData()
 
@@ -572,7 +572,7 @@ struct ModelMacroExpansionTests {
                     }
                 }
 
-                extension Thermostat: ModelStore.PersistentModel, ModelStore.RelationshipContent {
+                extension Thermostat: ModelStore.PersistentModel, ModelStore.RelationshipContent, ModelStoreMacros._MacroModel {
                 }
                 """#
         )
@@ -610,7 +610,7 @@ struct ModelMacroExpansionTests {
                         }
                     }
 
-                    private var _course: ModelStore.Attribute<Course?>
+                    private final var _course: ModelStore.Attribute<Course?>
                     var tags {
                         @storageRestrictions(initializes: _tags)
                         init(initialValue) {
@@ -625,7 +625,7 @@ struct ModelMacroExpansionTests {
                         }
                     }
 
-                    private var _tags: ModelStore.Attribute<[String]>
+                    private final var _tags: ModelStore.Attribute<[String]>
                     var ingredients {
                         @storageRestrictions(initializes: _ingredients, accesses: _$relationshipsToLink)
                         init(initialValue) {
@@ -646,7 +646,7 @@ struct ModelMacroExpansionTests {
                         }
                     }
 
-                    private var _ingredients: ModelStore.Relationship<[Ingredient]>
+                    private final var _ingredients: ModelStore.Relationship<[Ingredient]>
 
                     private let _$backingData = ModelStore.BackingData()
 
@@ -679,7 +679,7 @@ struct ModelMacroExpansionTests {
                     }
                 }
 
-                extension Recipe: ModelStore.PersistentModel, ModelStore.RelationshipContent {
+                extension Recipe: ModelStore.PersistentModel, ModelStore.RelationshipContent, ModelStoreMacros._MacroModel {
                 }
                 """#
         )
@@ -724,6 +724,205 @@ struct ModelMacroExpansionTests {
                 extension Importer: ModelStore.ModelActor {
                 }
                 """#
+        )
+    }
+
+    @Test func aRootThatCanHaveSubclassesGetsARequiredInitAndTheSubclassHook() {
+        assertExpansion(
+            #"""
+            @Model
+            class Trip {
+                var name: String
+                init(name: String) {
+                    self.name = name
+                }
+            }
+            """#,
+            expandedSource: #"""
+                class Trip {
+                    var name: String {
+                        @storageRestrictions(initializes: _name)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute(String.self)
+                            _name = ModelStore.Attribute<String>(wrappedValue: initialValue)
+                        }
+                        get {
+                            ModelStore.Attribute<String> [_enclosingInstance: self, wrapped: \.name, storage: \._name]
+                        }
+                        set {
+                            ModelStore.Attribute<String> [_enclosingInstance: self, wrapped: \.name, storage: \._name] = newValue
+                        }
+                    }
+
+                    private final var _name: ModelStore.Attribute<String>
+                    init(name: String) {
+                        self.name = name
+                    }
+
+                    private let _$backingData = ModelStore.BackingData()
+
+                    /// The framework's state for the model; reading it first links the relationships the
+                    /// initializers of the class and of its subclasses set.
+                    var persistentBackingData: ModelStore.BackingData {
+                        if _$linksPending {
+                            _$linkRelationships()
+                        }
+                        return _$backingData
+                    }
+
+                    /// Whether the relationships the initializers set are still to be linked.
+                    private var _$linksPending = true
+
+                    /// Sets the relationships the initializers set once more, through their setters, which keep
+                    /// the inverse side of each related model in step: this class's, then each subclass's.
+                    private func _$linkRelationships() {
+                        _$linksPending = false
+                        _$linkSubclassRelationships()
+                    }
+
+                    /// Links the relationships a subclass's initializers set; each `@Model` subclass with
+                    /// relationships overrides it.
+                    func _$linkSubclassRelationships() {
+                    }
+
+                    /// Creates a model for the framework to load stored values into; each property without an
+                    /// initial value starts as a placeholder.
+                    required init() {
+                        self.name = ""
+                    }
+                }
+
+                extension Trip: ModelStore.PersistentModel, ModelStore.RelationshipContent, ModelStoreMacros._MacroModel {
+                }
+                """#
+        )
+    }
+
+    @Test func aSubclassGetsOnlyItsOwnStorageAndLinksItsRelationshipsThroughTheHook() {
+        assertExpansion(
+            #"""
+            @Model
+            class BusinessTrip: Trip {
+                var perks: [String] = []
+                var budget: Double
+                var client: Client?
+                init(name: String, budget: Double) {
+                    self.budget = budget
+                    super.init(name: name)
+                }
+            }
+            """#,
+            expandedSource: #"""
+                class BusinessTrip: Trip {
+                    var perks: [String] {
+                        @storageRestrictions(initializes: _perks)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute([String].self)
+                            _perks = ModelStore.Attribute<[String]>(wrappedValue: initialValue)
+                        }
+                        get {
+                            ModelStore.Attribute<[String]> [_enclosingInstance: self, wrapped: \.perks, storage: \._perks]
+                        }
+                        set {
+                            ModelStore.Attribute<[String]> [_enclosingInstance: self, wrapped: \.perks, storage: \._perks] = newValue
+                        }
+                    }
+
+                    private final var _perks: ModelStore.Attribute<[String]>
+                    var budget: Double {
+                        @storageRestrictions(initializes: _budget)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute(Double.self)
+                            _budget = ModelStore.Attribute<Double>(wrappedValue: initialValue)
+                        }
+                        get {
+                            ModelStore.Attribute<Double> [_enclosingInstance: self, wrapped: \.budget, storage: \._budget]
+                        }
+                        set {
+                            ModelStore.Attribute<Double> [_enclosingInstance: self, wrapped: \.budget, storage: \._budget] = newValue
+                        }
+                    }
+
+                    private final var _budget: ModelStore.Attribute<Double>
+                    var client: Client? {
+                        @storageRestrictions(initializes: _client, accesses: _$relationshipsToLink)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.relationship(Client?.self)
+                            _client = ModelStore.Relationship<Client?>(wrappedValue: initialValue)
+                            if !initialValue.relatedModels.isEmpty {
+                                _$relationshipsToLink.append { model in
+                                    model._client = ModelStore.Relationship<Client?>(wrappedValue: .init(relatedModels: []))
+                                    model.client = initialValue
+                                }
+                            }
+                        }
+                        get {
+                            ModelStore.Relationship<Client?> [_enclosingInstance: self, wrapped: \.client, storage: \._client]
+                        }
+                        set {
+                            ModelStore.Relationship<Client?> [_enclosingInstance: self, wrapped: \.client, storage: \._client] = newValue
+                        }
+                    }
+
+                    private final var _client: ModelStore.Relationship<Client?>
+                    init(name: String, budget: Double) {
+                        self.budget = budget
+                        super.init(name: name)
+                    }
+
+                    /// What the class's initializers set in relationships, to link to the inverses.
+                    private var _$relationshipsToLink: [(BusinessTrip) -> Void] = []
+
+                    /// Links the relationships this class's initializers set, after its superclasses' ones.
+                    override func _$linkSubclassRelationships() {
+                        super._$linkSubclassRelationships()
+                        let links = _$relationshipsToLink
+                        _$relationshipsToLink = []
+                        for link in links {
+                            link(self)
+                        }
+                    }
+
+                    /// Creates a model for the framework to load stored values into; each property without an
+                    /// initial value starts as a placeholder.
+                    required init() {
+                        self.budget = 0
+                        super.init()
+                    }
+                }
+                """#,
+            inheritsModel: true
+        )
+    }
+
+    @Test func aSubclassWithoutInitializersOrPlaceholdersInheritsItsSuperclasssInitializers() {
+        assertExpansion(
+            #"""
+            @Model
+            final class Excursion: Trip {
+                var guide: String?
+            }
+            """#,
+            expandedSource: #"""
+                final class Excursion: Trip {
+                    var guide: String? {
+                        @storageRestrictions(initializes: _guide)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute(String?.self)
+                            _guide = ModelStore.Attribute<String?>(wrappedValue: initialValue)
+                        }
+                        get {
+                            ModelStore.Attribute<String?> [_enclosingInstance: self, wrapped: \.guide, storage: \._guide]
+                        }
+                        set {
+                            ModelStore.Attribute<String?> [_enclosingInstance: self, wrapped: \.guide, storage: \._guide] = newValue
+                        }
+                    }
+
+                    private final var _guide: ModelStore.Attribute<String?>
+                }
+                """#,
+            inheritsModel: true
         )
     }
 }
