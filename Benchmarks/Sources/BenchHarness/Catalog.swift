@@ -104,10 +104,13 @@ public enum Catalog {
     /// The system that does a ModelStore system's work of `workload` with nothing above its
     /// engine: what the report divides its times by as "× limit". For the SQLite adapter it is
     /// `sqlite-raw`, or `sqlite-raw-history` for the workloads that write (which write history);
-    /// for the stores on the table engine, the array of structs. A write has a limit only in its
+    /// for the stores on the table engine, the array of structs. The class-hierarchy workloads have
+    /// none: they are divided by ``hierarchyReference`` instead. A write has a limit only in its
     /// system's durability class (none for the stores that fsync); a read has one whatever it is.
     public static func limit(of name: String, workload: String) -> String? {
-        guard let system = system(named: name), system.isModelStore else { return nil }
+        guard let system = system(named: name), system.isModelStore, !hierarchyWorkloads.contains(workload) else {
+            return nil
+        }
         let writes = ["insert", "update-one", "update-live", "delete-all"].contains(workload)
         if system.name.hasPrefix("sqlite") {
             guard !writes else { return system.durability == .osBuffered ? "sqlite-raw-history" : nil }
@@ -120,10 +123,18 @@ public enum Catalog {
     public static let arrayBaseline = "array-baseline"
 
     /// The workloads, in report order.
-    public static let workloads = [
-        "insert", "fetch-indexed", "fetch-unique", "fetch-scan", "fetch-all", "update-one", "update-live", "open",
-        "open-page", "delete-all",
-    ]
+    public static let workloads =
+        [
+            "insert", "fetch-indexed", "fetch-unique", "fetch-scan", "fetch-all", "update-one", "update-live", "open",
+            "open-page", "delete-all",
+        ] + hierarchyWorkloads
+
+    /// The class-hierarchy workloads: a fetch of a hierarchy's root class, the same rows fetched
+    /// from one flat entity (what the first is divided by), and a fetch of one leaf subclass.
+    public static let hierarchyWorkloads = ["hierarchy-base", "hierarchy-flat", "hierarchy-subclass"]
+
+    /// The workload the class-hierarchy fetches are divided by: the flat entity's fetch of the same rows.
+    public static let hierarchyReference = "hierarchy-flat"
 
     /// The extra size at which `update-one` also runs: the append log's reference point.
     public static let updateReferenceSize = 1_000

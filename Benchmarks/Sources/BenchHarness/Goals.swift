@@ -122,7 +122,63 @@ public struct GoalEvaluator: Sendable {
         rows += tableEngineGoals(top: top)
         rows += sqliteLimitGoals()
         rows += memoryGoals(top: top, label: atTop)
+        rows += hierarchyGoals()
         return rows
+    }
+
+    /// How much longer a fetch of a class hierarchy's root may take than a fetch of the same rows
+    /// from one flat entity.
+    public static let hierarchyFactor = 1.2
+
+    /// A fetch of a hierarchy's root class against the same rows in a flat entity, in memory and in
+    /// SQLite, at every N the hierarchy workloads were run at; the fetch of one subclass is
+    /// reported beside it.
+    private func hierarchyGoals() -> [GoalResult] {
+        var rows: [GoalResult] = []
+        for system in ["inmemory", "sqlite"] {
+            let measured = sizes.filter { n in
+                Catalog.hierarchyWorkloads.contains { results[Self.key($0, system, n)] != nil }
+            }
+            rows.append(
+                overReference(
+                    "class hierarchy: a fetch of the root class at most \(Report.factor(Self.hierarchyFactor)) "
+                        + "the time of the same rows in a flat entity, at every N",
+                    "hierarchy-base", system, factor: Self.hierarchyFactor, at: measured))
+            var subclass = overReference(
+                "class hierarchy: a fetch of one leaf subclass (a quarter of the rows), over the flat fetch of all N",
+                "hierarchy-subclass", system, factor: .infinity, at: measured)
+            if subclass.status != .notMeasured { subclass.status = .reported }
+            rows.append(subclass)
+        }
+        return rows
+    }
+
+    /// `system`'s time of `workload` at most `factor`× its time of ``Catalog/hierarchyReference`` at each size.
+    private func overReference(
+        _ goal: String, _ workload: String, _ system: String, factor: Double, at sizes: [Int]
+    ) -> GoalResult {
+        if sizes.isEmpty {
+            return GoalResult(goal: goal, system: system, status: .notMeasured, evidence: "no size measured")
+        }
+        let reference = Catalog.hierarchyReference
+        var notes: [String] = []
+        var missed = false
+        for n in sizes {
+            switch (median(workload, system, n), median(reference, system, n)) {
+            case (.success(let mine), .success(let theirs)):
+                let ratio = theirs > 0 ? mine / theirs : .infinity
+                let ok = ratio <= factor
+                if !ok { missed = true }
+                notes.append(
+                    "\(Self.size(n)): \(Report.seconds(mine)) vs \(Report.seconds(theirs)) "
+                        + "(\(Report.factor(ratio)))\(ok ? "" : " ✗")")
+            case (.failure(let why), _), (_, .failure(let why)):
+                return GoalResult(goal: goal, system: system, status: .notMeasured, evidence: why.description)
+            }
+        }
+        return GoalResult(
+            goal: goal, system: system, status: missed ? .missed : .met,
+            evidence: "\(workload) over \(reference) at every N: " + notes.joined(separator: "; "))
     }
 
     /// The SQLite adapter against its engine's limit (`sqlite-raw`, and `sqlite-raw-history` where
@@ -131,7 +187,8 @@ public struct GoalEvaluator: Sendable {
         let large = sizes.filter { $0 >= 100_000 }
         let label = large.isEmpty ? "100k and 1M (neither run)" : large.map(Self.size).joined(separator: " and ")
         var rows: [GoalResult] = []
-        for workload in Catalog.workloads where workload != "update-live" {
+        for workload in Catalog.workloads
+        where workload != "update-live" && !Catalog.hierarchyWorkloads.contains(workload) {
             let writes = ["insert", "update-one", "delete-all"].contains(workload)
             let system = workload == "insert" ? "sqlite" + Catalog.batchInsertSuffix : "sqlite"
             let limit = writes ? "sqlite-raw-history" : "sqlite-raw"

@@ -14,13 +14,18 @@ public enum Page {
     /// The prefix of the line in a saved results file that describes the run.
     public static let runPrefix = "RUN "
 
-    /// The workload families, each one table.
-    static let families: [(title: String, workloads: [String])] = [
-        ("Inserting", ["insert"]),
-        ("Fetching", ["fetch-indexed", "fetch-unique", "fetch-scan", "fetch-all"]),
-        ("Changing and deleting", ["update-one", "update-live", "delete-all"]),
-        ("Opening", ["open", "open-page"]),
+    /// The workload families, each one table. A family with a reference workload divides each
+    /// system's times by that system's time of the reference, instead of by GRDB and the limit.
+    static let families: [(title: String, workloads: [String], reference: String?)] = [
+        ("Inserting", ["insert"], nil),
+        ("Fetching", ["fetch-indexed", "fetch-unique", "fetch-scan", "fetch-all"], nil),
+        ("Changing and deleting", ["update-one", "update-live", "delete-all"], nil),
+        ("Opening", ["open", "open-page"], nil),
+        ("Class hierarchy", Catalog.hierarchyWorkloads, Catalog.hierarchyReference),
     ]
+
+    /// The goal of the class-hierarchy fetch over the flat one, drawn as the flat chart's reference line.
+    static let hierarchyGoalFactor = GoalEvaluator.hierarchyFactor
 
     /// The systems drawn in the ratio chart: ModelStore's, against their limits.
     static let chartedSystems = [
@@ -80,10 +85,14 @@ public enum Page {
                 continue
             }
             lines += ["### \(family.title)", ""]
-            let header =
-                ["workload", "system"] + sizes.map(Report.size) + [
-                    "× GRDB", "× limit", "peak RSS",
+            if let reference = family.reference {
+                lines += [
+                    "Each system's time over its own `\(reference)` time at the largest size both were measured:",
+                    "the same rows in one flat entity, fetched whole.", "",
                 ]
+            }
+            let ratios = family.reference.map { ["× `\($0)`"] } ?? ["× GRDB", "× limit"]
+            let header = ["workload", "system"] + sizes.map(Report.size) + ratios + ["peak RSS"]
             lines.append("| " + header.joined(separator: " | ") + " |")
             lines.append("| --- | --- |" + String(repeating: " ---: |", count: header.count - 2))
             var seen: Set<String> = []
@@ -106,10 +115,19 @@ public enum Page {
                     case .failed: cells.append("**failed**")
                     }
                 }
-                let peer = Catalog.grdbPeer(of: result.system)
-                let limit = Catalog.limit(of: result.system, workload: result.workload)
-                cells.append(ratio(result.workload, result.system, over: peer, sizes: sizes, index: index))
-                cells.append(ratio(result.workload, result.system, over: limit, sizes: sizes, index: index))
+                if let reference = family.reference {
+                    cells.append(
+                        ratio(
+                            result.workload, result.system, over: (reference, result.system), sizes: sizes, index: index
+                        ))
+                } else {
+                    let peer = Catalog.grdbPeer(of: result.system).map { (result.workload, $0) }
+                    let limit = Catalog.limit(of: result.system, workload: result.workload).map {
+                        (result.workload, $0)
+                    }
+                    cells.append(ratio(result.workload, result.system, over: peer, sizes: sizes, index: index))
+                    cells.append(ratio(result.workload, result.system, over: limit, sizes: sizes, index: index))
+                }
                 let largest = sizes.reversed().lazy.compactMap { index[key(result.workload, result.system, $0)] }.first
                 cells.append(
                     largest.flatMap { one in
@@ -171,7 +189,9 @@ public enum Page {
     }
 
     /// The charts of a run: each ModelStore system's time over its limit, and over GRDB of the same
-    /// durability, per workload, at the largest size; and, per workload measured at two sizes or more, every system's time against N.
+    /// durability, per workload, at the largest size; the class-hierarchy fetches over the flat
+    /// fetch of the same system, with the goal's factor as the reference line; and, per workload
+    /// measured at two sizes or more, every system's time against N.
     public static func charts(_ results: [BenchmarkResult]) -> [ChartFile] {
         let index = Dictionary(results.map { (key($0.workload, $0.system, $0.n), $0) }, uniquingKeysWith: { $1 })
         let sizes = Array(Set(results.map(\.n))).sorted().filter {
@@ -179,7 +199,8 @@ public enum Page {
         }
         guard let top = sizes.max() else { return [] }
         var files: [ChartFile] = []
-        let workloads = Catalog.workloads.filter { workload in results.contains { $0.workload == workload } }
+        let measured = Catalog.workloads.filter { workload in results.contains { $0.workload == workload } }
+        let workloads = measured.filter { !Catalog.hierarchyWorkloads.contains($0) }
         let limitTitle =
             "Time over the limit (sqlite-raw for SQLite, array-baseline for the others), \(Report.size(top))"
         if let chart = ratioChart(
@@ -195,8 +216,22 @@ public enum Page {
         {
             files.append(chart)
         }
+        let hierarchy = measured.filter { Catalog.hierarchyWorkloads.contains($0) && $0 != Catalog.hierarchyReference }
+        // At the largest size the hierarchy was measured, which a joined page's other runs may exceed.
+        let hierarchyTop = results.filter { Catalog.hierarchyWorkloads.contains($0.workload) }.map(\.n).max() ?? top
+        let flatTitle =
+            "Time over the same rows' fetch from a flat entity (\(Catalog.hierarchyReference)), "
+            + Report.size(hierarchyTop)
+        if let chart = ratioChart(
+            file: "ratios-flat.svg", title: flatTitle, axis: "× \(Catalog.hierarchyReference) (log)",
+            workloads: hierarchy, at: hierarchyTop, index: index, divisor: { system, _ in system },
+            divisorWorkload: Catalog.hierarchyReference,
+            reference: hierarchyGoalFactor)
+        {
+            files.append(chart)
+        }
         guard sizes.count >= 2 else { return files }
-        for workload in workloads {
+        for workload in measured {
             let systems = Report.sorted(results.filter { $0.workload == workload }).map(\.system)
             var unique: [String] = []
             for system in systems where !unique.contains(system) { unique.append(system) }
@@ -218,14 +253,18 @@ public enum Page {
 
     /// Bars of each ModelStore system's median over the median of the system `divisor` names, per
     /// workload, at `n`; `nil` when no bar has both numbers.
+    /// With `divisorWorkload`, the divisor's median is of that workload instead of the bar's own.
     private static func ratioChart(
         file: String, title: String, axis: String, workloads: [String], at n: Int,
-        index: [String: BenchmarkResult], divisor: (String, String) -> String?
+        index: [String: BenchmarkResult], divisor: (String, String) -> String?, divisorWorkload: String? = nil,
+        reference: Double = 1
     ) -> ChartFile? {
         let series = chartedSystems.compactMap { system -> Chart.Series? in
             let values = workloads.map { workload -> Double? in
                 guard let mine = index[key(workload, system, n)]?.median,
-                    let other = divisor(system, workload).flatMap({ index[key(workload, $0, n)]?.median }), other > 0
+                    let other = divisor(system, workload).flatMap({
+                        index[key(divisorWorkload ?? workload, $0, n)]?.median
+                    }), other > 0
                 else { return nil }
                 return mine / other
             }
@@ -234,7 +273,7 @@ public enum Page {
         guard !series.isEmpty else { return nil }
         return ChartFile(
             file: file, title: title,
-            svg: Chart.bars(title: title, axis: axis, groups: workloads, series: series, reference: 1))
+            svg: Chart.bars(title: title, axis: axis, groups: workloads, series: series, reference: reference))
     }
 
     /// Whether the run measured only the update reference size (a tiny run that is all 1k).
@@ -244,15 +283,16 @@ public enum Page {
 
     private static func key(_ workload: String, _ system: String, _ n: Int) -> String { "\(workload)|\(system)|\(n)" }
 
-    /// `system`'s median over `other`'s at the largest size both were measured, with that size
-    /// when it is not the largest of the run.
+    /// `system`'s median of `workload` over the median of `other` (a workload and a system) at the
+    /// largest size both were measured, with that size when it is not the largest of the run.
     private static func ratio(
-        _ workload: String, _ system: String, over other: String?, sizes: [Int], index: [String: BenchmarkResult]
+        _ workload: String, _ system: String, over other: (workload: String, system: String)?, sizes: [Int],
+        index: [String: BenchmarkResult]
     ) -> String {
         guard let other else { return "–" }
         for n in sizes.reversed() {
             guard let mine = index[key(workload, system, n)]?.median,
-                let theirs = index[key(workload, other, n)]?.median, theirs > 0
+                let theirs = index[key(other.workload, other.system, n)]?.median, theirs > 0
             else { continue }
             let factor = Report.factor(mine / theirs)
             return n == sizes.last ? factor : "\(factor) (\(Report.size(n)))"

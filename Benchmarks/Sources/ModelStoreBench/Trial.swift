@@ -16,6 +16,18 @@ enum Workload: String, CaseIterable, Sendable {
     case open
     case openPage = "open-page"
     case deleteAll = "delete-all"
+    /// Every model of a store of N held as a three-level class hierarchy, fetched as the root class.
+    case hierarchyBase = "hierarchy-base"
+    /// The same N rows as one flat model with every column, fetched whole: what `hierarchy-base` is compared with.
+    case hierarchyFlat = "hierarchy-flat"
+    /// One leaf subclass of the hierarchy (a quarter of the rows) fetched as itself.
+    case hierarchySubclass = "hierarchy-subclass"
+
+    /// Whether the workload is one of the class-hierarchy family, which only ModelStore's adapters run.
+    var isHierarchy: Bool { [.hierarchyBase, .hierarchyFlat, .hierarchySubclass].contains(self) }
+
+    /// Why a system that stores no ModelStore models cannot run the class-hierarchy workloads.
+    static let hierarchyNotApplicable = "the class-hierarchy workloads compare two ModelStore entities"
 }
 
 /// Thrown by a system asked for a workload it cannot do; reported as n/a with the reason.
@@ -106,6 +118,12 @@ protocol BenchSystem {
     /// Opens a store of N from disk and fetches the first page of 20 sorted by the indexed `name`.
     func openPage(_ data: Dataset, _ directory: URL) throws -> Trial
     func deleteAll(_ data: Dataset, _ directory: URL) throws -> Trial
+    /// Fetches every model of a store holding the hierarchy's N rows, as the root class.
+    func hierarchyBase(_ data: Dataset, _ directory: URL) throws -> Trial
+    /// Fetches every model of a store holding the same N rows as one flat model.
+    func hierarchyFlat(_ data: Dataset, _ directory: URL) throws -> Trial
+    /// Fetches one leaf subclass's models from a store holding the hierarchy's N rows.
+    func hierarchySubclass(_ data: Dataset, _ directory: URL) throws -> Trial
 }
 
 extension BenchSystem {
@@ -123,11 +141,15 @@ extension BenchSystem {
         case .open: return try open(data, directory)
         case .openPage: return try openPage(data, directory)
         case .deleteAll: return try deleteAll(data, directory)
+        case .hierarchyBase: return try hierarchyBase(data, directory)
+        case .hierarchyFlat: return try hierarchyFlat(data, directory)
+        case .hierarchySubclass: return try hierarchySubclass(data, directory)
         }
     }
 
     func notApplicable(_ workload: Workload) -> String? {
-        workload == .updateLive ? "live queries are ModelStore's (LiveQuery)" : nil
+        if workload.isHierarchy { return Workload.hierarchyNotApplicable }
+        return workload == .updateLive ? "live queries are ModelStore's (LiveQuery)" : nil
     }
 
     private func unsupported(_ workload: Workload) -> NotApplicable {
@@ -144,6 +166,11 @@ extension BenchSystem {
     func open(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.open) }
     func openPage(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.openPage) }
     func deleteAll(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.deleteAll) }
+    func hierarchyBase(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.hierarchyBase) }
+    func hierarchyFlat(_ data: Dataset, _ directory: URL) throws -> Trial { throw unsupported(.hierarchyFlat) }
+    func hierarchySubclass(_ data: Dataset, _ directory: URL) throws -> Trial {
+        throw unsupported(.hierarchySubclass)
+    }
 }
 
 /// Checks shared by every system.

@@ -136,6 +136,45 @@ struct GoalEvaluatorTests {
         #expect(goal.evidence.contains("1M"))
     }
 
+    @Test(arguments: [(0.012, GoalResult.Status.met), (0.0121, .missed)])
+    func aHierarchyFetchMustTakeAtMost1Point2TimesTheFlatFetchAtEveryN(
+        base100k: Double, expected: GoalResult.Status
+    ) throws {
+        let results = [
+            result("hierarchy-base", "sqlite", 10_000, 0.0011), result("hierarchy-flat", "sqlite", 10_000, 0.001),
+            result("hierarchy-base", "sqlite", 100_000, base100k), result("hierarchy-flat", "sqlite", 100_000, 0.01),
+            // Another family measured at 1M: the hierarchy's goal holds at the sizes it was run at.
+            result("fetch-all", "sqlite", 1_000_000, 0.5),
+        ]
+        let goal = try row(results, goal: "class hierarchy: a fetch of the root class", system: "sqlite")
+        #expect(goal.status == expected)
+        #expect(goal.evidence.contains("10k: 1.1 ms vs 1 ms (1.1×)"))
+        let slowAtTenThousand = [
+            result("hierarchy-base", "sqlite", 10_000, 0.0013), result("hierarchy-flat", "sqlite", 10_000, 0.001),
+            result("hierarchy-base", "sqlite", 100_000, 0.01), result("hierarchy-flat", "sqlite", 100_000, 0.01),
+        ]
+        let missed = try row(slowAtTenThousand, goal: "class hierarchy: a fetch of the root class", system: "sqlite")
+        #expect(missed.status == .missed, "every N counts, not only the largest")
+    }
+
+    @Test func theSubclassFetchIsReportedAndAMissingFlatFetchIsNotMeasured() throws {
+        let results = [
+            result("hierarchy-subclass", "inmemory", 10_000, 0.0005),
+            result("hierarchy-flat", "inmemory", 10_000, 0.001),
+            result("hierarchy-base", "inmemory", 10_000, 0.001),
+        ]
+        let subclass = try row(results, goal: "class hierarchy: a fetch of one leaf subclass", system: "inmemory")
+        #expect(subclass.status == .reported)
+        #expect(subclass.evidence.contains("(0.5×)"))
+        let base = try row(
+            [result("hierarchy-base", "inmemory", 10_000, 0.001)], goal: "class hierarchy: a fetch of the root class",
+            system: "inmemory")
+        #expect(base.status == .notMeasured)
+        #expect(base.evidence.contains("hierarchy-flat/inmemory/10k was not run"))
+        let sqliteGoals = GoalEvaluator(results).evaluate().filter { $0.goal.hasPrefix("SQLite adapter") }
+        #expect(!sqliteGoals.contains { $0.goal.contains("hierarchy") }, "no sqlite-raw goal for the hierarchy")
+    }
+
     @Test func notApplicableOrMissingMeasurementsAreNotMeasuredWithTheReason() throws {
         let results = [
             BenchmarkResult(workload: "open", system: "jsonfile", n: 100_000, status: .notApplicable("not built")),

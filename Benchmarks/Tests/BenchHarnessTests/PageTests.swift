@@ -122,6 +122,32 @@ struct PageTests {
         #expect(Page.charts([result("insert", "inmemory", 10_000, 1)]).isEmpty, "one size and no peer: no chart")
     }
 
+    @Test func theClassHierarchyTableDividesByTheFlatFetchOfTheSameSystem() throws {
+        let results = [
+            result("hierarchy-base", "inmemory", 10_000, 0.0012), result("hierarchy-base", "inmemory", 100_000, 0.015),
+            result("hierarchy-flat", "inmemory", 10_000, 0.001), result("hierarchy-flat", "inmemory", 100_000, 0.01),
+            result("hierarchy-subclass", "inmemory", 10_000, 0.0003),
+            result("hierarchy-subclass", "inmemory", 100_000, 0.004),
+            result("hierarchy-flat", "sqlite", 100_000, 0.05),
+        ]
+        let section = Page.section(results, run: "Machine: a test.")
+        #expect(section.contains("### Class hierarchy"))
+        #expect(section.contains("| workload | system | 10k | 100k | × `hierarchy-flat` | peak RSS |"))
+        let joined = Page.charts(results + [result("fetch-all", "inmemory", 1_000_000, 0.2)])
+        let flatAt100k = try #require(joined.first { $0.file == "ratios-flat.svg" })
+        #expect(flatAt100k.title.hasSuffix("100k"), "drawn at the hierarchy's largest size, not another run's")
+        #expect(section.contains("| `hierarchy-base` | `inmemory` | 1.2 ms | 15 ms | 1.5× | 10.0 MiB |"))
+        #expect(section.contains("| `hierarchy-subclass` | `inmemory` | 300 µs | 4 ms | 0.4× | 10.0 MiB |"))
+        #expect(section.contains("| `hierarchy-flat` | `sqlite` |  | 50 ms | 1× | 10.0 MiB |"))
+        let charts = Page.charts(results)
+        let flat = try #require(charts.first { $0.file == "ratios-flat.svg" })
+        #expect(flat.svg.contains("<title>inmemory, hierarchy-base: 1.5×</title>"))
+        #expect(flat.svg.contains("<title>inmemory, hierarchy-subclass: 0.4×</title>"))
+        #expect(flat.svg.components(separatedBy: "</title></rect>").count - 1 == 2)
+        #expect(!charts.contains { $0.file == "ratios-limit.svg" }, "the hierarchy has no limit of its own")
+        #expect(charts.contains { $0.file == "time-hierarchy-base.svg" })
+    }
+
     @Test func theLogScalePlacesPowersOfTenEvenly() {
         let scale = LogScale([0.3, 42], from: 100, to: 0)
         #expect(scale.lower == 0.1 && scale.upper == 100)

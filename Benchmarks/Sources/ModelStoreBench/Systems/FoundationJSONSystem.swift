@@ -30,6 +30,7 @@ struct FoundationJSONSystem: BenchSystem {
             "a file format, not a query engine: filtering decoded structs is what array-baseline measures"
         case .openPage: "a file format: a first page is a whole decode, which is what open measures"
         case .fetchAll: "a file format: every record comes from a whole decode, which is what open measures"
+        case .hierarchyBase, .hierarchyFlat, .hierarchySubclass: Workload.hierarchyNotApplicable
         case .insert, .updateOne, .open, .deleteAll: nil
         }
     }

@@ -12,6 +12,7 @@ struct FoundationPredicateSystem: BenchSystem {
         case .insert, .updateOne, .open, .openPage, .deleteAll:
             "Predicate.evaluate filters objects already in memory; it stores nothing"
         case .fetchAll: "with no predicate there is nothing for Predicate.evaluate to do"
+        case .hierarchyBase, .hierarchyFlat, .hierarchySubclass: Workload.hierarchyNotApplicable
         case .fetchIndexed, .fetchUnique, .fetchScan: nil
         }
     }

@@ -43,6 +43,7 @@ struct GRDBSystem: BenchSystem {
             return "an in-memory database has nothing on disk to open"
         }
         if workload == .updateLive { return "live queries are ModelStore's (LiveQuery)" }
+        if workload.isHierarchy { return Workload.hierarchyNotApplicable }
         return nil
     }
 

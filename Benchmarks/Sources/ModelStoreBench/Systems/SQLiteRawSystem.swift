@@ -20,6 +20,7 @@ struct SQLiteRawSystem: BenchSystem {
     func notApplicable(_ workload: Workload) -> String? {
         switch workload {
         case .updateLive: "live queries are ModelStore's (LiveQuery)"
+        case .hierarchyBase, .hierarchyFlat, .hierarchySubclass: Workload.hierarchyNotApplicable
         case .insert, .updateOne, .deleteAll: nil
         default: history ? "reads write no history: sqlite-raw does the same work" : nil
         }
