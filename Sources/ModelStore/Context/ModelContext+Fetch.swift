@@ -567,11 +567,18 @@ extension ModelContext {
     ) throws -> [T] {
         var models: [T] = []
         models.reserveCapacity(snapshots.count)
+        if snapshots.count > 64 { registry.reserveCapacity(snapshots.count, like: snapshots[0].persistentIdentifier) }
+        // As in `materialize`: into a context with nothing registered, every model is new.
+        let everyModelIsNew = registry.count == 0
         let (membership, tracksUndo) = (membership, undoManager != nil)
+        let classSlot = entity.classAttribute?.slot ?? 0
+        // A hierarchy has a few classes: each one's layout is found once, then by comparing names,
+        // which costs less than hashing one.
+        var seen: [(name: String, layout: ModelLayout, isFetched: Bool)] = []
         for index in snapshots.indices {
             let id = snapshots[index].persistentIdentifier
             let values = snapshots[index].values
-            if let existing = registry[id] {
+            if !everyModelIsNew, let existing = registry[id] {
                 guard let typed = existing as? T else {
                     throw DataStoreError(
                         .corrupted, "\(id) is registered as a '\(Swift.type(of: existing))', not a '\(T.self)'")
@@ -587,16 +594,31 @@ extension ModelContext {
                 models.append(typed)
                 continue
             }
-            guard let layout = entity.layout(forValues: values) else {
+            guard classSlot < values.count, case .string(let name) = values[classSlot] else {
                 throw Self.unknownClass(in: values, of: entity, id: id)
             }
+            var position = 0
+            while position < seen.count && seen[position].name != name { position += 1 }
+            if position == seen.count {
+                guard let layout = entity.layout(forValues: values) else {
+                    throw Self.unknownClass(in: values, of: entity, id: id)
+                }
+                seen.append((name, layout, layout.modelType is T.Type))
+            }
             // A store that was given the whole descriptor returns every class: keep the fetched type's.
-            guard layout.modelType is T.Type else { continue }
-            let model = layout.modelType.init() as! T
+            let (_, layout, isFetched) = seen[position]
+            guard isFetched else { continue }
+            let model = unsafeDowncast(layout.modelType.init(), to: T.self)
             try layout.apply(values, to: model)
             Self.adopt(
                 model.persistentBackingData, id: id, values: values, membership: membership, tracksUndo: tracksUndo)
-            registry[id] = model
+            if let earlier = registry.updateValue(model, forKey: id) {
+                // Only when a store returns one identifier twice: keep the object registered first.
+                registry[id] = earlier
+                guard let typed = earlier as? T else { continue }
+                models.append(typed)
+                continue
+            }
             models.append(model)
         }
         return models
