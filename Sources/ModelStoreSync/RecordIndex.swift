@@ -7,8 +7,6 @@ struct RecordIndex {
     private(set) var byGlobal: [String: SyncRecord] = [:]
     private var modelByGlobal: [String: PersistentIdentifier] = [:]
     private var globalByModel: [PersistentIdentifier: String] = [:]
-    /// The global identifiers whose records were read, found or not.
-    private var lookedUp = Set<String>()
     /// Records made for models that had none, to save with the step.
     var derivedRecordInserts: [DefaultSnapshot] = []
     /// Records the step changed outside its own lists.
@@ -27,13 +25,9 @@ struct RecordIndex {
         return index
     }
 
-    /// Reads the records of these global identifiers that the index has not looked up yet: one
-    /// found missing stays missing for the step (it saves nothing in between), so a page's
-    /// identifiers are looked up once however often the step asks.
     mutating func add(globalIDs: [String], store: SyncStore) throws {
-        let wanted = Array(Set(globalIDs).subtracting(byGlobal.keys).subtracting(lookedUp))
+        let wanted = Array(Set(globalIDs).subtracting(byGlobal.keys))
         guard !wanted.isEmpty else { return }
-        lookedUp.formUnion(wanted)
         let values = wanted.map(StoreValue.string)
         for entity in store.schema.syncedEntities {
             let recordEntity = SyncMetadata.recordEntityName(for: entity.name)

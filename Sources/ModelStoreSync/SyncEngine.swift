@@ -284,30 +284,29 @@ public actor SyncEngine {
         var hasAppTransactions = false
         /// How many transactions the range held.
         var transactions = 0
-        /// When every model counts as changed (nothing was pushed yet, or the history was trimmed),
-        /// which lists none of them: the stamp each has.
+        /// When every model counts as changed (nothing was pushed yet, or the history was trimmed)
+        /// but the models were not listed: the stamp each has.
         var everyModelStamp: SyncStamp?
 
         /// When the app last changed a model, if it did since the last push.
         func stamp(of id: PersistentIdentifier) -> SyncStamp? { changed[id] ?? everyModelStamp }
     }
 
-    /// What changed locally since the last push. When every model counts as changed (nothing was
-    /// pushed yet, or the history was trimmed) the models are not listed (see
-    /// ``LocalChanges/everyModelStamp``): a first pull asks only for the stamps of the models it
-    /// meets, and a first push reads every model a page at a time.
-    private func localChanges(after pushed: Int64, replica: String) throws -> LocalChanges {
+    /// What changed locally since the last push. `listing` lists every model when every model
+    /// counts as changed; a merge, which only asks for the stamps of the models it meets, passes
+    /// `false`, so that a first pull does not read the whole local store once per page.
+    private func localChanges(after pushed: Int64, replica: String, listing: Bool = true) throws -> LocalChanges {
         var changes = LocalChanges()
         guard pushed > 0 else {
-            // A merge needs no head; a push reads it before its first page.
-            return everyModel(head: 0, replica: replica)
+            // A merge needs no head: reading it costs a read of the whole history on some stores.
+            return try everyModel(head: listing ? try local.newestTransaction() : 0, replica: replica, listing: listing)
         }
         let transactions: [DefaultHistoryTransaction]
         do {
             transactions = try local.transactions(after: pushed, limit: Int.max)
         } catch DataStoreError.historyTokenExpired {
             // The local history was trimmed past the last push: compare every model with its base.
-            return everyModel(head: try local.newestTransaction(), replica: replica)
+            return try everyModel(head: try local.newestTransaction(), replica: replica, listing: listing)
         }
         // Read once: the newest transaction is the last one after the push, or the push's own.
         changes.head = transactions.last?.transactionIdentifier ?? pushed
@@ -330,11 +329,25 @@ public actor SyncEngine {
         return changes
     }
 
-    private func everyModel(head: Int64, replica: String) -> LocalChanges {
+    private func everyModel(head: Int64, replica: String, listing: Bool) throws -> LocalChanges {
         var changes = LocalChanges()
         changes.head = head
         changes.hasAppTransactions = true
-        changes.everyModelStamp = SyncStamp(milliseconds: 0, counter: 0, replica: replica)
+        let stamp = SyncStamp(milliseconds: 0, counter: 0, replica: replica)
+        guard listing else {
+            changes.everyModelStamp = stamp
+            return changes
+        }
+        // Page by page, so only the identifiers stay in memory, not every model.
+        for entity in local.schema.syncedEntities {
+            var offset = 0
+            while true {
+                let page = try local.fetch(entity.name, offset: offset, limit: 5000)
+                for snapshot in page { changes.changed[snapshot.persistentIdentifier] = stamp }
+                offset += page.count
+                if page.count < 5000 { break }
+            }
+        }
         return changes
     }
 
@@ -382,7 +395,7 @@ public actor SyncEngine {
         let replica = try replicaID()
         // Read the local history (a read of all of it on some stores) only when a clash needs a stamp.
         let pushed = state.pushed
-        let changes = LazyLocalChanges { try self.localChanges(after: pushed, replica: replica) }
+        let changes = LazyLocalChanges { try self.localChanges(after: pushed, replica: replica, listing: false) }
         var plan = MergePlan(configuration: configuration)
         // A replica that never pushed and reads the remote whole for the first time may hold the
         // same models already (seeded alike, or its bookkeeping was lost): equal models become one
@@ -506,12 +519,7 @@ public actor SyncEngine {
     }
 
     private func push(state: inout State, replica: String) async throws -> PushOutcome {
-        // Every model counts as changed on a first push (or after the history was trimmed): they are
-        // read a page at a time below rather than listed, so a first push holds one page, not an
-        // identifier per model.
-        var changes = try localChanges(after: state.pushed, replica: replica)
-        let pagesEveryModel = changes.everyModelStamp != nil
-        if pagesEveryModel && changes.head == 0 { changes.head = try local.newestTransaction() }
+        let changes = try localChanges(after: state.pushed, replica: replica)
         // Records whose model was deleted here: the reference was cleared, or still names it.
         var deletedRecords: [SyncRecord] = []
         for entity in local.schema.syncedEntities {
@@ -530,9 +538,7 @@ public actor SyncEngine {
         }
         let pendingByModel = Dictionary(
             pending.compactMap { record in record.model.map { ($0, record) } }, uniquingKeysWith: { $1 })
-        let ids =
-            pagesEveryModel
-            ? [] : Array(changes.changed.keys) + pendingByModel.keys.filter { changes.changed[$0] == nil }
+        let ids = Array(changes.changed.keys) + pendingByModel.keys.filter { changes.changed[$0] == nil }
         var deletes: [SyncChange] = []
         var seenDeletes = Set<String>()
         let now = SyncStamp.zero.next(replica: replica, now: Date())
@@ -541,22 +547,15 @@ public actor SyncEngine {
             // crash took its acknowledgement; a remote that never had the model ignores the delete.
             deletes.append(SyncChange(globalID: record.globalID, entity: record.entityName, kind: .delete, stamp: now))
         }
-        let listed =
-            pagesEveryModel
-            ? try local.schema.syncedEntities.reduce(0) { $0 + (try local.count($1.name)) } : ids.count
-        status.update(pendingChanges: listed + deletes.count)
+        status.update(pendingChanges: ids.count + deletes.count)
         // A page of models at a time: read, compared with their bases, pushed and acknowledged, so
         // the memory a push takes does not grow with the number of models it pushes.
         var total = 0
         var conflicts = 0
-        var pages = PushPages(
-            ids: ids, entities: pagesEveryModel ? local.schema.syncedEntities.map(\.name) : [],
-            size: configuration.pageSize)
-        while let page = try pages.next(local) {
+        for chunk in ids.chunked(configuration.pageSize) {
             var index = RecordIndex()
-            for id in page.ids { if let record = pendingByModel[id] { index.remember(record) } }
-            let out = try outgoing(
-                page.ids, current: page.models, changes: changes, index: &index, replica: replica, now: now)
+            for id in chunk { if let record = pendingByModel[id] { index.remember(record) } }
+            let out = try outgoing(Array(chunk), changes: changes, index: &index, replica: replica, now: now)
             guard !out.isEmpty else { continue }
             let reply = try await transport.push(SyncPushRequest(replica: replica, changes: out))
             guard reply.applied else { return .stale(reply.stale) }
@@ -573,20 +572,16 @@ public actor SyncEngine {
             total += batch.count
             hub.emit(.pushed(batch.count))
         }
-        // Pages read by offset miss a model when the app deleted an earlier one while they were read:
-        // then the push cursor stays, and the next round compares every model with its base again.
-        let complete = try !pagesEveryModel || !deletedDuringPaging(after: changes.head)
         if total > 0 {
-            if complete { state.pushed = changes.head }
+            state.pushed = changes.head
             try local.save(inserted: [], updated: [stateRow(state)], deleted: [])
             status.update(pendingChanges: 0)
             return .pushed(total, conflicts: conflicts)
         }
         // Nothing to push. Move the push cursor past the engine's own transactions only now and
         // then, so a quiet round writes nothing.
-        if complete
-            && (state.pushed < changes.head && (changes.hasAppTransactions || changes.transactions >= 64)
-                || !deletedRecords.isEmpty || !pending.isEmpty)
+        if state.pushed < changes.head && (changes.hasAppTransactions || changes.transactions >= 64)
+            || !deletedRecords.isEmpty || !pending.isEmpty
         {
             state.pushed = changes.head
             try local.save(
@@ -597,37 +592,17 @@ public actor SyncEngine {
         return .pushed(0, conflicts: 0)
     }
 
-    /// Whether the app deleted a synced model after transaction `head` (while a push read every
-    /// model page by page).
-    private func deletedDuringPaging(after head: Int64) throws -> Bool {
-        let transactions: [DefaultHistoryTransaction]
-        do {
-            transactions = try local.transactions(after: head, limit: Int.max)
-        } catch DataStoreError.historyTokenExpired {
-            return true
-        }
-        return transactions.contains { transaction in
-            transaction.author != Self.author
-                && transaction.changes.contains { change in
-                    guard case .delete = change else { return false }
-                    return !SyncMetadata.isMetadata(change.changedPersistentIdentifier.entityName)
-                }
-        }
-    }
-
     /// The changes to push for these local models: new ones whole, others what differs from their
     /// base. Global identifiers minted for models that had none are saved first, so a repeated push
     /// reuses them.
     private func outgoing(
-        _ ids: [PersistentIdentifier], current read: [PersistentIdentifier: DefaultSnapshot]?,
-        changes: LocalChanges, index: inout RecordIndex, replica: String, now: SyncStamp
+        _ ids: [PersistentIdentifier], changes: LocalChanges, index: inout RecordIndex, replica: String,
+        now: SyncStamp
     ) throws -> [SyncChange] {
         var globals = try index.globalIDs(for: ids, store: local) { _ in UUID().uuidString }
-        var current: [PersistentIdentifier: DefaultSnapshot] = read ?? [:]
-        if read == nil {
-            for (entity, group) in Dictionary(grouping: ids, by: \.entityName) {
-                current.merge(try local.snapshots(group, entityName: entity)) { $1 }
-            }
+        var current: [PersistentIdentifier: DefaultSnapshot] = [:]
+        for (entity, group) in Dictionary(grouping: ids, by: \.entityName) {
+            current.merge(try local.snapshots(group, entityName: entity)) { $1 }
         }
         let values = try index.syncValues(of: current, store: local) { _ in UUID().uuidString }
         if !index.derivedRecordInserts.isEmpty {
@@ -638,7 +613,7 @@ public actor SyncEngine {
         var out: [SyncChange] = []
         for (id, snapshot) in current {
             guard let global = globals[id] ?? index.global(of: id), let modelValues = values[id] else { continue }
-            let stamp = max(changes.stamp(of: id) ?? now, SyncStamp(milliseconds: 0, counter: 0, replica: replica))
+            let stamp = max(changes.changed[id] ?? now, SyncStamp(milliseconds: 0, counter: 0, replica: replica))
             guard let base = index.record(of: global)?.base else {
                 out.append(
                     SyncChange(

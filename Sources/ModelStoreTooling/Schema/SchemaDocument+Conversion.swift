@@ -129,7 +129,7 @@ extension SchemaDocument {
                 name: root.name, properties: properties, uniquenessConstraints: unique + root.unique,
                 indices: root.indexes)
         }
-        properties.append(.attribute(Schema.Entity.classAttributeName, .string))
+        properties.append(.attribute(Schema.Entity.classAttributeName, .string, options: ["preserveValueOnDeletion"]))
         return Schema.EntityDescription(
             name: root.name, properties: properties, uniquenessConstraints: unique + root.unique,
             indices: [[Schema.Entity.classAttributeName]] + root.indexes, classes: classes)
