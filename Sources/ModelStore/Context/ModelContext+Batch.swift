@@ -349,12 +349,7 @@ package struct BatchSlots {
             defaults = values
             return
         }
-        defaults = entity.properties.map { property -> StoreValue in
-            switch property {
-            case .attribute(let attribute): attribute.defaultValue
-            case .relationship(let relationship): relationship.isToOne ? .null : .references([])
-            }
-        }
+        defaults = entity.properties.map(\.initialValue)
     }
 
     /// The slot the key path at `position` of a row sets.

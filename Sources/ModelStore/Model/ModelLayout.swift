@@ -115,9 +115,6 @@ final class ModelLayout: @unchecked Sendable {
         state = plain.state
     }
 
-    /// The entity slot of a field of this type.
-    func entitySlot(of field: FieldAccessor) -> Int { storage?.slots[field.slot] ?? field.slot }
-
     // MARK: Cache
 
     private static let layouts = LockedValue<[ObjectIdentifier: ModelLayout]>([:])

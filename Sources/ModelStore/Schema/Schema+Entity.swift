@@ -158,12 +158,7 @@ extension Schema {
             for (position, layout) in layouts.enumerated() {
                 var mapped = layout
                 if let classAttribute {
-                    var filler = properties.map { property -> StoreValue in
-                        switch property {
-                        case .attribute(let attribute): attribute.defaultValue
-                        case .relationship(let relationship): relationship.isToOne ? .null : .references([])
-                        }
-                    }
+                    var filler = properties.map(\.initialValue)
                     filler[classAttribute.slot] = .string(layout.className)
                     var storage = ModelLayout.StorageMap(slots: classSlots[position], filler: filler)
                     for (index, field) in layout.fields.enumerated() {

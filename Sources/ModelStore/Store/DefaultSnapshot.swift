@@ -59,12 +59,7 @@ public struct DefaultSnapshot: DataStoreSnapshot, Hashable {
     public init(persistentIdentifier: PersistentIdentifier, entity: Schema.Entity, namedValues: [String: StoreValue])
         throws
     {
-        var values = entity.properties.map { property -> StoreValue in
-            switch property {
-            case .attribute(let attribute): attribute.defaultValue
-            case .relationship(let relationship): relationship.isToOne ? .null : .references([])
-            }
-        }
+        var values = entity.properties.map(\.initialValue)
         for (name, value) in namedValues {
             guard let slot = entity.slot(of: name) else {
                 throw DataStoreError(

@@ -104,12 +104,7 @@ enum SortTranslation {
     private static func scratch<T: PersistentModel>(
         _ type: T.Type, entity: Schema.Entity, slot: Int, value: StoreValue
     ) -> T? {
-        var values = entity.properties.map { property -> StoreValue in
-            switch property {
-            case .attribute(let attribute): attribute.defaultValue
-            case .relationship(let relationship): relationship.isToOne ? .null : .references([])
-            }
-        }
+        var values = entity.properties.map(\.initialValue)
         values[slot] = value
         let model = T()
         do {
