@@ -145,11 +145,8 @@ enum QueryPlanner {
     /// The condition that keeps only models of `type` and its subclasses in its hierarchy's entity;
     /// empty when the fetched type is the entity's root, whose fetch returns every class.
     static func classFilter(_ type: any PersistentModel.Type, entity: Schema.Entity) -> [StoreFilter] {
-        guard let attribute = entity.classAttribute, ObjectIdentifier(type) != ObjectIdentifier(entity.modelType) else {
-            return []
-        }
-        let names = entity.classNames(inheritingFrom: Schema.className(for: type))
-        return [.isIn(StorePath(attribute.name), names.map { .string($0) })]
+        guard ObjectIdentifier(type) != ObjectIdentifier(entity.modelType) else { return [] }
+        return entity.classFilter(type).map { [$0] } ?? []
     }
 
     private static func planWithoutContext<T: PersistentModel>(

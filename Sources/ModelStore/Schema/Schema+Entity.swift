@@ -277,6 +277,15 @@ extension Schema {
             return layoutsByClassName[name]
         }
 
+        /// The condition that a model (the entity's own, or the one `path` reaches) is of `type` or
+        /// one of its subclasses: a membership test of the class attribute. `nil` when the entity
+        /// does not store `type` as one of its classes.
+        func classFilter(_ type: any PersistentModel.Type, path: [String] = []) -> StoreFilter? {
+            guard let classAttribute, layout(for: type) != nil else { return nil }
+            let names = classNames(inheritingFrom: Schema.className(for: type))
+            return .isIn(StorePath(path + [classAttribute.name]), names.map { .string($0) })
+        }
+
         /// The properties that only the classes a class filter (`_modelClass IN [...]`) admits
         /// declare, which every model of another class stores empty.
         func propertiesStoredEmptyOutside(_ classFilter: StoreFilter) -> Set<String> {

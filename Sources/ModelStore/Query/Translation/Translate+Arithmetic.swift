@@ -66,11 +66,10 @@ extension PredicateExpressions.ConditionalCast: TranslatableExpression {
     /// `model as? Subclass`, on a model of a hierarchy's entity: the same model, `nil` unless its
     /// class attribute names the subclass or one of its subclasses (see `OptionalFlatMap`).
     func translate(in translator: inout PredicateTranslator) throws -> Term? {
-        guard case .model(var model) = try translator.term(input), let attribute = model.entity.classAttribute,
-            let desired = Desired.self as? any PersistentModel.Type, model.entity.layout(for: desired) != nil
+        guard case .model(var model) = try translator.term(input),
+            let desired = Desired.self as? any PersistentModel.Type,
+            let isClass = model.entity.classFilter(desired, path: model.path)
         else { return nil }
-        let names = model.entity.classNames(inheritingFrom: Schema.className(for: desired))
-        let isClass = StoreFilter.isIn(StorePath(model.path + [attribute.name]), names.map { .string($0) })
         model.classFilter = StoreFilter.conjunction([model.classFilter, isClass].compactMap { $0 })
         model.isOptional = true
         return .model(model)
@@ -89,11 +88,11 @@ extension PredicateExpressions.ForceCast: TranslatableExpression {
 extension PredicateExpressions.TypeCheck: TranslatableExpression {
     /// `model is Subclass`, on a model of a hierarchy's entity, is a test of its class attribute.
     func translate(in translator: inout PredicateTranslator) throws -> Term? {
-        guard case .model(let model) = try translator.term(input), let attribute = model.entity.classAttribute,
-            let desired = Desired.self as? any PersistentModel.Type, model.entity.layout(for: desired) != nil
+        guard case .model(let model) = try translator.term(input),
+            let desired = Desired.self as? any PersistentModel.Type,
+            let isClass = model.entity.classFilter(desired, path: model.path)
         else { return nil }
-        let names = model.entity.classNames(inheritingFrom: Schema.className(for: desired))
-        return .filter(.isIn(StorePath(model.path + [attribute.name]), names.map { .string($0) }), scope: model.scope)
+        return .filter(isClass, scope: model.scope)
     }
     var operands: [any PredicateExpression] { [input] }
     func render(_ renderer: inout PredicateRenderer) -> String { "(\(renderer.render(input)) is \(Desired.self))" }
