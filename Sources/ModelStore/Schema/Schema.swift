@@ -126,8 +126,7 @@ public final class Schema: Sendable, CustomStringConvertible {
     public static func entityName(for type: any PersistentModel.Type) -> String {
         let key = ObjectIdentifier(type)
         if let name = entityNames.withLock({ $0[key] }) { return name }
-        func root<M: PersistentModel>(_: M.Type) -> any PersistentModel.Type { M.RelatedModel.self }
-        let name = String(describing: root(type))
+        let name = String(describing: rootType(of: type))
         entityNames.withLock { $0[key] = name }
         return name
     }

@@ -17,17 +17,18 @@ extension PredicateExpressions.OptionalFlatMap: TranslatableExpression {
             var isNull = classFilter.negated
             if !model.path.isEmpty { isNull = .or([.compare(StorePath(model.path), .equal, .null), isNull]) }
             let body = try translator.withBinding(variable.key, to: .model(unwrapped)) { try $0.term(transform) }
-            if case .filter = body {
-            } else if case .optionalFilter = body {
-            } else {
-                let own = model.entity.propertiesStoredEmptyOutside(classFilter)
-                switch body {
-                case .attribute(let attribute) where attribute.path.components.count == model.path.count + 1:
-                    guard own.contains(attribute.path.property) else { return nil }
-                case .model(let related) where related.path.count == model.path.count + 1:
-                    guard let last = related.path.last, own.contains(last) else { return nil }
-                default: return nil
-                }
+            switch body {
+            case .filter, .optionalFilter:
+                break
+            case .attribute(let attribute) where attribute.path.components.count == model.path.count + 1:
+                guard model.entity.propertiesStoredEmptyOutside(classFilter).contains(attribute.path.property)
+                else { return nil }
+            case .model(let related) where related.path.count == model.path.count + 1:
+                guard let last = related.path.last,
+                    model.entity.propertiesStoredEmptyOutside(classFilter).contains(last)
+                else { return nil }
+            default:
+                return nil
             }
             return optional(body, isNull: isNull, scope: model.scope)
         case .model(let model) where !model.path.isEmpty:
