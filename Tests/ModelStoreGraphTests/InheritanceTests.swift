@@ -141,7 +141,7 @@ final class Garage: PersistentModel {
         let truck = Truck("lorry", payload: 1)
         context.insert(truck)
         let error = try #require(throws: DataStoreError.self) { try context.save() }
-        #expect(error.message.contains("'Truck'") || error.message.contains("Truck"))
+        #expect(error.message.contains("Truck'") && error.message.contains("that the container's schema does not list"))
         #expect(error.remedy?.contains("Truck.self") == true)
     }
 
