@@ -178,7 +178,7 @@ public enum ConformanceFilterKind: String, CaseIterable, Sendable, Hashable, Com
         case .comparison: [.ordering, .range]
         case .logical: [.negation, .disjunction]
         case .strings: [.textContains, .textPrefix]
-        case .collections: .membership
+        case .collections: [.membership, .arrayContains]
         case .relationships: .toOneTraversal
         case .identifiers: .identifiers
         case .arithmetic: []

@@ -100,7 +100,8 @@ extension StoreFilter {
     fileprivate var ownProperties: Set<String>? {
         switch self {
         case .constant, .identifiers: return []
-        case .compare(let path, _, _), .isIn(let path, _), .range(let path, _), .text(let path, _):
+        case .compare(let path, _, _), .isIn(let path, _), .range(let path, _), .text(let path, _),
+            .arrayContains(let path, _):
             return path.components.count == 1 ? [path.components[0]] : nil
         case .any, .all: return nil
         case .and(let operands), .or(let operands):

@@ -105,6 +105,21 @@ final class Garage: PersistentModel {
         #expect(reread.entity(named: "Vehicle")?.classAttribute != nil)
     }
 
+    /// As in SwiftData, registering a subclass registers its superclasses; a class's subclasses are
+    /// registered by listing them (Swift cannot enumerate a class's subclasses).
+    @Test func registeringASubclassRegistersItsSuperclasses() throws {
+        let schema = Schema([TowTruck.self, Garage.self])
+        try schema.validate()
+        let entity = try #require(schema.entity(named: "Vehicle"))
+        #expect(entity.classes.map(\.name) == ["Vehicle", "Truck", "TowTruck"])
+        #expect(
+            entity.classes.map(\.ownPropertyNames) == [
+                ["name", "wheels", "garage"], ["payload", "cargo"], ["hookRating"],
+            ])
+        #expect(
+            Schema([Car.self]).entity(named: "Vehicle")?.classes.map(\.name) == ["Vehicle", "Car"])
+    }
+
     @Test(arguments: StoreKind.allCases)
     func historyNamesTheClassOfADeletedModel(_ kind: StoreKind) throws {
         let store = try StoreUnderTest(kind, types: Self.types)
@@ -224,9 +239,15 @@ final class Garage: PersistentModel {
         let notTrucks = #Predicate<Vehicle> { ($0 as? Truck)?.payload == nil }
         #expect(try names(notTrucks) == ["cart", "mini"])
         #expect(try runsInTheStore(notTrucks))
-        // Wherever it runs, the result is Swift's: a collection method, and the root's property
-        // through a cast (stored for every class, so it runs on models).
-        #expect(try names(#Predicate<Vehicle> { ($0 as? Truck)?.cargo.contains("chains") == true }) == ["hook"])
+        // An array attribute of the subclass through a cast, and its negation (true for other classes).
+        let chains = #Predicate<Vehicle> { ($0 as? Truck)?.cargo.contains("chains") == true }
+        #expect(try names(chains) == ["hook"])
+        #expect(try runsInTheStore(chains))
+        let noChains = #Predicate<Vehicle> { ($0 as? Truck)?.cargo.contains("chains") != true }
+        #expect(try names(noChains) == ["cart", "lorry", "mini"])
+        #expect(try runsInTheStore(noChains))
+        // Wherever it runs, the result is Swift's: the root's property through a cast (stored for
+        // every class, so it runs on models).
         let rootThroughCast = #Predicate<Vehicle> { ($0 as? Car)?.name == "mini" }
         #expect(try names(rootThroughCast) == ["mini"])
         #expect(try !runsInTheStore(rootThroughCast))

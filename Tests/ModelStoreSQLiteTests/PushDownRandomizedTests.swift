@@ -18,6 +18,8 @@ struct PushDownRandomizedTests {
         "", "a", "ab", "Apple", "apple", "Z", "é", "e\u{301}", "e\u{301}a", "e\u{301}z", "f", "%", "_x",
         "a\u{1}b", "ß", "😀",
     ]
+    /// Elements of the `tags` array: JSON escapes, U+0000, and canonically equivalent spellings.
+    static let elements = ["x", "y", "é", "e\u{301}", "a\u{0}b", "/\"\\", "\n\u{301}", "\\ń", "n\u{301}", "ń"]
     static let doubles: [Double] = [.nan, -0.0, 0.0, 1.5, -2, .infinity, -.infinity, 3, 1e300]
     static let ints: [Int64] = [-3, -1, 0, 1, 2, 3, .max, .min]
 
@@ -48,7 +50,8 @@ struct PushDownRandomizedTests {
                 return .decimal(pick([Decimal(0), Decimal(string: "1.5")!, Decimal(-2), Decimal(string: "0.1")!]))
             case "big": return .uint(pick([0, 1, UInt64.max, UInt64(Int64.max) + 1]))
             case "blob": return .data(Data(pick([[], [0], [0, 255], [1, 2, 3]])))
-            default: return .array((0..<Int(random.next() % 3)).map { _ in .string(pick(["x", "y", "é"])) })
+            default:
+                return .array((0..<Int(random.next() % 3)).map { _ in .string(pick(PushDownRandomizedTests.elements)) })
             }
         }
 
@@ -77,6 +80,10 @@ struct PushDownRandomizedTests {
                 let lower = chance(70) ? value(of: path.property) : nil
                 return .range(
                     path, StoreRange(lower: lower, upper: value(of: path.property), includesUpper: chance(50)))
+            case 4 where chance(30):
+                return .arrayContains(
+                    chance(20) ? StorePath(["parent", "tags"]) : "tags", .string(pick(PushDownRandomizedTests.elements))
+                )
             case 4:
                 let path = StorePath(
                     chance(20) ? ["parent", pick(["name", "nick"])] : [pick(["name", "nick", "code"])])
@@ -107,6 +114,8 @@ struct PushDownRandomizedTests {
                         upper: range.upper.map { _ in value(of: path.property) }, includesUpper: range.includesUpper))
             case .text(let path, .contains): return .text(path, .contains(pick(PushDownRandomizedTests.strings)))
             case .text(let path, .hasPrefix): return .text(path, .hasPrefix(pick(PushDownRandomizedTests.strings)))
+            case .arrayContains(let path, _):
+                return .arrayContains(path, .string(pick(PushDownRandomizedTests.elements)))
             case .not(let item): return .not(revalued(item))
             case .and(let items): return .and(items.map { revalued($0) })
             case .or(let items): return .or(items.map { revalued($0) })

@@ -25,6 +25,8 @@ struct SQLParameter {
         case referenceKey(Int)
         /// The operand at this index, a ``StoreValue/string(_:)``, as text.
         case text(Int)
+        /// The operand at this index, an array element, as its stored JSON text (``ColumnKind/elementText(_:)``).
+        case elementText(Int)
     }
 
     var value: SQLValue
@@ -42,6 +44,8 @@ struct SQLParameter {
         case .text(let index):
             guard case .string(let text) = operands[index] else { return nil }
             return .text(text)
+        case .elementText(let index):
+            return ColumnKind.elementText(operands[index]).map { .text($0) }
         }
     }
 }
@@ -59,11 +63,13 @@ struct SQLParameter {
 /// - Paths through to-one relationships: scalar subqueries on the related row's key (`NULL` when
 ///   the relationship is empty, as the neutral filter reads it).
 /// - `any` / `all` over to-many relationships: `EXISTS` / `NOT EXISTS` over the join table.
+/// - `contains` on an array of strings, integers, booleans or UUIDs: `EXISTS` over `json_each` of the
+///   stored JSON, each element's text compared with the element's stored form.
 /// - `!`: `NOT IFNULL(x, 0)` where `x` can be `NULL`.
 ///
 /// Not translated (evaluated by the store on the rows instead): regular expressions, decimals,
-/// unsigned 64-bit ordering, optional doubles, arrays, dictionaries and `Codable` structs, and
-/// comparisons of mixed kinds.
+/// unsigned 64-bit ordering, optional doubles, comparisons of whole arrays, dictionaries and `Codable`
+/// structs, `contains` of other element kinds, and comparisons of mixed kinds.
 struct FilterTranslator {
     let layouts: [String: EntityLayout]
     let storeIdentifier: String
@@ -146,6 +152,22 @@ struct FilterTranslator {
             case .matchesRegex:
                 return nil
             }
+        case .arrayContains(let path, let element):
+            let operand = nextOperand()
+            guard let column = resolve(path, layout: layout, alias: alias), column.column.kind == .encoded,
+                let text = ColumnKind.elementText(element)
+            else { return nil }
+            // The column holds `{"array":[{"string":"a"},…]}` (JSON as a BLOB, which json_each would read
+            // as JSONB without the cast). json_each gives each element's text with its escapes as written
+            // (json_extract would cut a string at U+0000), compared with the element's stored form:
+            // strings in the SWIFT collation, under which JSON texts are equal exactly when their strings
+            // are canonically equivalent (escapes are ASCII starters that no combining mark composes with).
+            let elements = self.alias()
+            let collation = if case .string = element { " COLLATE \(SwiftCollation.name)" } else { "" }
+            return SQLFragment(
+                sql: "EXISTS (SELECT 1 FROM json_each(CAST(\(column.sql) AS TEXT), '$.array') \(elements) "
+                    + "WHERE \(elements).value = ?\(collation))",
+                parameters: column.parameters + [SQLParameter(value: .text(text), source: .elementText(operand))])
         case .any(let path, let inner), .all(let path, let inner):
             guard path.isDirect, let slot = layout.entity.slot(of: path.property),
                 let join = layout.joinTables.first(where: { $0.slot == slot }),

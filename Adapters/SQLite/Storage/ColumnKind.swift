@@ -144,6 +144,17 @@ enum ColumnKind: Sendable, Hashable {
 
     private static let posix = Locale(identifier: "en_US_POSIX")
     private static func decimalText(_ value: Decimal) -> String { value.description }
+    /// The JSON text an array column keeps for one element (`{"string":"a"}`), for the element kinds
+    /// whose text is one per value (strings, integers, booleans, UUIDs); `nil` for the others.
+    static func elementText(_ element: StoreValue) -> String? {
+        switch element {
+        case .string, .int, .bool, .uuid:
+            return (try? encoder.encode(element)).map { String(decoding: $0, as: UTF8.self) }
+        default:
+            return nil
+        }
+    }
+
     private static var encoder: JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]

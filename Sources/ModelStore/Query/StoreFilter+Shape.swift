@@ -8,7 +8,7 @@ import Foundation
 /// `email == "b@x"` share a shape; `email == "a@x"` and `email == nil` do not.
 /// ``operands`` lists the operands in a fixed order: the order a depth-first walk of the filter meets them
 /// (a comparison's value; a membership's values; a range's lower, then upper bound; a text test's
-/// text, as a ``StoreValue/string(_:)``).
+/// text, as a ``StoreValue/string(_:)``; an array test's element).
 public struct StoreFilterShape: Sendable, Hashable {
     /// The filter with each operand replaced by a placeholder for its kind.
     public let skeleton: StoreFilter
@@ -48,6 +48,7 @@ public struct StoreFilterShape: Sendable, Hashable {
         case .text(let path, .contains): return .text(path, .contains(text()))
         case .text(let path, .hasPrefix): return .text(path, .hasPrefix(text()))
         case .text(let path, .matchesRegex): return .text(path, .matchesRegex(text()))
+        case .arrayContains(let path, _): return .arrayContains(path, take())
         case .any(let path, let inner): return .any(path, fill(inner, from: &next))
         case .all(let path, let inner): return .all(path, fill(inner, from: &next))
         case .and(let items): return .and(items.map { fill($0, from: &next) })
@@ -88,6 +89,7 @@ public struct StoreFilterShape: Sendable, Hashable {
                 operands.append(.string(pattern))
                 return .text(path, .matchesRegex(""))
             }
+        case .arrayContains(let path, let value): return .arrayContains(path, take(value))
         case .any(let path, let inner):
             return skeleton(inner, operands: &operands).map { .any(path, $0) }
         case .all(let path, let inner):

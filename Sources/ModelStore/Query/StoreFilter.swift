@@ -40,6 +40,9 @@ public indirect enum StoreFilter: Sendable, Hashable {
     case range(StorePath, StoreRange)
     /// Matches models whose string at the path passes a text test (`contains`, `starts(with:)`, a regex).
     case text(StorePath, StoreTextOperation)
+    /// Matches models whose array attribute at the path has an element equal to the value
+    /// (`$0.tags.contains("x")`); a `nil` array matches nothing.
+    case arrayContains(StorePath, StoreValue)
     /// Matches models with at least one related model (of the to-many relationship at the path)
     /// that matches the inner filter, whose paths start at the related entity.
     case any(StorePath, StoreFilter)
@@ -103,6 +106,7 @@ public indirect enum StoreFilter: Sendable, Hashable {
             case .hasPrefix: return path.kinds.union(.textPrefix)
             case .matchesRegex: return path.kinds.union(.regex)
             }
+        case .arrayContains(let path, _): return path.kinds.union(.arrayContains)
         case .any(let path, let inner), .all(let path, let inner):
             return path.kinds.union(.quantifiers).union(inner.kinds)
         case .and(let items): return items.reduce(into: []) { $0.formUnion($1.kinds) }
@@ -146,13 +150,15 @@ public indirect enum StoreFilter: Sendable, Hashable {
         public static let toOneTraversal = Kinds(rawValue: 1 << 10)
         /// ``StoreFilter/any(_:_:)`` and ``StoreFilter/all(_:_:)`` over to-many relationships.
         public static let quantifiers = Kinds(rawValue: 1 << 11)
+        /// ``StoreFilter/arrayContains(_:_:)``.
+        public static let arrayContains = Kinds(rawValue: 1 << 12)
 
         /// Every kind of the ModelStore version the adapter is built against; a later version adds its
         /// new kinds here. Declare it only if the adapter handles every case of ``StoreFilter`` (the
         /// built-in stores do); see the type's note on room to grow.
         public static let all: Kinds = [
             .identifiers, .equality, .ordering, .membership, .range, .textContains, .textPrefix, .regex, .negation,
-            .disjunction, .toOneTraversal, .quantifiers,
+            .disjunction, .toOneTraversal, .quantifiers, .arrayContains,
         ]
 
         /// The kinds' names, for explanations.
@@ -162,6 +168,7 @@ public indirect enum StoreFilter: Sendable, Hashable {
                 (.membership, "membership"), (.range, "range"), (.textContains, "textContains"),
                 (.textPrefix, "textPrefix"), (.regex, "regex"), (.negation, "negation"),
                 (.disjunction, "disjunction"), (.toOneTraversal, "toOneTraversal"), (.quantifiers, "quantifiers"),
+                (.arrayContains, "arrayContains"),
             ]
             return "[" + names.filter { contains($0.0) }.map(\.1).joined(separator: ", ") + "]"
         }
@@ -295,6 +302,7 @@ extension StoreFilter: CustomStringConvertible {
             return "\(path) in [" + values.map(\.description).joined(separator: ", ") + "]"
         case .range(let path, let range): return "\(path) in \(range)"
         case .text(let path, let operation): return "\(path).\(operation)"
+        case .arrayContains(let path, let value): return "\(path).contains(\(value))"
         case .any(let path, let inner): return "\(path).contains { \(inner) }"
         case .all(let path, let inner): return "\(path).allSatisfy { \(inner) }"
         case .and(let items): return "(" + items.map(\.description).joined(separator: " && ") + ")"

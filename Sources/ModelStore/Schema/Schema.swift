@@ -62,7 +62,7 @@ public final class Schema: Sendable, CustomStringConvertible {
             guard seen.insert(ObjectIdentifier(type)).inserted else { continue }
             guard let layout = ModelLayout.of(existential: type) else { continue }
             layouts.append(layout)
-            queue.append(layout.rootType)
+            queue.append(contentsOf: Self.superclasses(of: type))
             queue.append(contentsOf: layout.relationships.map(\.destinationType))
         }
         // The classes of one hierarchy share their root's entity: group them, parents first.
@@ -94,16 +94,19 @@ public final class Schema: Sendable, CustomStringConvertible {
         self.init(entities: entities, version: version, problems: problems)
     }
 
-    /// How many model superclasses a model class has.
-    private static func depth(of type: any PersistentModel.Type) -> Int {
-        var depth = 0
+    /// A model class's model superclasses, nearest first: what registering a subclass registers too.
+    private static func superclasses(of type: any PersistentModel.Type) -> [any PersistentModel.Type] {
+        var parents: [any PersistentModel.Type] = []
         var current: AnyClass = type
-        while let parent = _getSuperclass(current), parent is any PersistentModel.Type {
-            depth += 1
+        while let parent = _getSuperclass(current), let model = parent as? any PersistentModel.Type {
+            parents.append(model)
             current = parent
         }
-        return depth
+        return parents
     }
+
+    /// How many model superclasses a model class has.
+    private static func depth(of type: any PersistentModel.Type) -> Int { superclasses(of: type).count }
 
     package init(entities: [Entity], version: Version, problems: [DataStoreError] = []) {
         self.version = version

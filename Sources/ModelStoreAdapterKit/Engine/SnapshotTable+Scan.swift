@@ -171,6 +171,9 @@ extension SnapshotTable.EntityTable {
                 guard case .string(let string) = column.value(at: row) else { return false }
                 return test(string)
             }
+        case .arrayContains(let path, let element):
+            guard let slot = attributeSlot(path) else { return nil }
+            return valueTest(columns[slot], CompiledFilter.elementTest(element))
         case .and(let items):
             let tests = items.map(rowTest)
             guard !tests.contains(where: { $0 == nil }) else { return nil }

@@ -67,7 +67,8 @@ enum InheritanceCases {
         },
         CaseDefinition(
             .inheritance, "typeTestsInPredicates",
-            "`is` in a predicate tests each model's class, subclasses included, alone, negated and combined."
+            "`is` in a predicate tests each model's class, subclasses included, alone, negated and combined; `as?` "
+                + "reads a subclass's own attributes, an array's `contains` among them."
         ) { env in
             let container = try env.openHierarchyContainer()
             try Fixtures.seedHierarchy(env.freshContext(container))
@@ -83,6 +84,15 @@ enum InheritanceCases {
             try env.checkEqual(
                 try context.fetchCount(FetchDescriptor(predicate: #Predicate<Instrument> { $0 is Violin })), 1,
                 "the count of '$0 is Violin'")
+            // A cast to a subclass reads its own attributes; other classes take the `nil` case.
+            let tunedToG = #Predicate<Instrument> { ($0 as? StringInstrument)?.tunings.contains("GDAE") == true }
+            try env.checkEqual(
+                try context.fetch(FetchDescriptor(predicate: tunedToG)).map(\.name), ["strad"],
+                "'($0 as? StringInstrument)?.tunings.contains(\"GDAE\") == true'")
+            let notByStradivari = #Predicate<Instrument> { ($0 as? Violin)?.maker != "Stradivari" }
+            try env.checkEqual(
+                try context.fetch(FetchDescriptor(predicate: notByStradivari, sortBy: [SortDescriptor(\.name)])).map(
+                    \.name), ["bass", "lute", "snare"], "'($0 as? Violin)?.maker != \"Stradivari\"'")
         },
         CaseDefinition(
             .inheritance, "relationshipsToTheRootHoldEveryClass",

@@ -20,6 +20,7 @@ class Instrument: PersistentModel {
 /// An instrument with strings.
 class StringInstrument: Instrument {
     @Attribute var strings: Int = 4
+    @Attribute var tunings: [String] = []
 }
 
 /// A string instrument with a maker.
@@ -62,10 +63,12 @@ extension Fixtures {
         let bass = StringInstrument()
         bass.name = "bass"
         bass.price = 900
+        bass.tunings = ["EADG", "BEADG"]
         let strad = Violin()
         strad.name = "strad"
         strad.price = 5_000
         strad.maker = "Stradivari"
+        strad.tunings = ["GDAE"]
         let snare = Drum()
         snare.name = "snare"
         snare.price = 150

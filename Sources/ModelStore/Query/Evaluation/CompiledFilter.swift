@@ -32,6 +32,10 @@ package struct CompiledFilter {
             return { snapshot in Self.contains(range, get(snapshot)) }
         case .text(let path, let operation):
             return try text(path, operation, entity: entity)
+        case .arrayContains(let path, let element):
+            let get = try getter(path, entity: entity, expecting: .attribute)
+            let test = Self.elementTest(element)
+            return { test(get($0)) }
         case .any(let path, let inner), .all(let path, let inner):
             return try quantifier(filter, path: path, inner: inner, entity: entity)
         case .and(let items):
@@ -129,6 +133,15 @@ package struct CompiledFilter {
             if set.contains(value) { return true }
             guard value.isNumber, !value.isSameKind(as: first) else { return false }
             return values.contains { ValueSemantics.equals(value, $0) }
+        }
+    }
+
+    /// Whether a stored array has an element equal to `element`, by `==` as ``membershipTest(_:)``
+    /// compares; `false` for a value that is not an array (a `nil` array).
+    package static func elementTest(_ element: StoreValue) -> ValueTest {
+        { stored in
+            guard case .array(let elements) = stored else { return false }
+            return elements.contains { ValueSemantics.equals($0, element) }
         }
     }
 

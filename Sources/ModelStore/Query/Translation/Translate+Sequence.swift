@@ -1,11 +1,14 @@
 import Foundation
 
-// Membership (`values.contains($0.x)`, `ids.contains($0.persistentModelID)`) and the quantifiers
+// Membership (`values.contains($0.x)`, `ids.contains($0.persistentModelID)`), an array attribute's
+// `contains(value)`, and the quantifiers
 // over to-many relationships (`contains(where:)`, `allSatisfy`).
 
 extension PredicateExpressions.SequenceContains: TranslatableExpression {
     func translate(in translator: inout PredicateTranslator) throws -> Term? {
-        guard case .constant(let constant) = try translator.term(sequence),
+        let sequenceTerm = try translator.term(sequence)
+        if case .attribute(let array) = sequenceTerm { return try elementTest(of: array, in: &translator) }
+        guard case .constant(let constant) = sequenceTerm,
             let values = constant.value as? LHS.Output
         else { return nil }
         switch try translator.term(element) {
@@ -26,6 +29,17 @@ extension PredicateExpressions.SequenceContains: TranslatableExpression {
             return nil
         }
     }
+    /// `$0.tags.contains(value)` on an array attribute: the element test, when the array is of a
+    /// kind compared with `==` and the element is a value that reads no model.
+    private func elementTest(of array: AttributeReference, in translator: inout PredicateTranslator) throws -> Term? {
+        guard case .array(let elementType) = array.valueType.unwrapped,
+            PredicateTranslator.supportsEquality(elementType),
+            case .constant(let constant) = try translator.term(element),
+            let value = constant.storeValue
+        else { return nil }
+        return .filter(.arrayContains(array.path, value), scope: array.scope)
+    }
+
     var operands: [any PredicateExpression] { [sequence, element] }
     func render(_ renderer: inout PredicateRenderer) -> String {
         "\(renderer.render(sequence)).contains(\(renderer.render(element)))"

@@ -20,6 +20,8 @@ import PostgresNIO
 /// - paths through to-one relationships, as scalar subqueries on the related table (a missing
 ///   related row reads `NULL`, as a `nil` relationship reads `nil` in Swift);
 /// - `any`/`all` over a to-many relationship: `EXISTS`/`NOT EXISTS` on its join table;
+/// - `contains` on an array of strings, integers, booleans or UUIDs: a search of the stored JSON for the
+///   element's stored form;
 /// - `NOT`, `AND`, `OR` of translated parts.
 ///
 /// Text `contains` and `starts(with:)` compare characters in Swift (`"q\u{301}"` does not start
@@ -147,9 +149,38 @@ struct FilterTranslator {
             return parts.isEmpty ? "FALSE" : "(" + parts.joined(separator: " OR ") + ")"
         case .not(let item):
             return translate(item, in: layout, alias: alias).map { "NOT \($0)" }
+        case .arrayContains(let path, let element):
+            return elementTest(path, element, in: layout, alias: alias)
         case .text:
             return nil
         }
+    }
+
+    /// `array.contains(element)` for an array of strings, integers, booleans or UUIDs: whether the
+    /// column's text (`{"array":[{"string":"a"},…]}`, kept verbatim by `json`) holds the element's
+    /// stored form. That is exact: an element's text starts with `{"`, which a JSON string cannot hold
+    /// unescaped, and a JSON string ends at its first unescaped quote, so the form is found only as a
+    /// whole element. Strings compare in NFC, which keeps JSON's escapes (ASCII starters) apart, so
+    /// equal texts mean canonically equivalent strings. No JSON operator is used: PostgreSQL refuses
+    /// to unescape `\u0000`, which `->` and `json_each` do.
+    private mutating func elementTest(
+        _ path: StorePath, _ element: StoreValue, in layout: TableLayout, alias: String
+    ) -> String? {
+        let isString: Bool
+        switch element {
+        case .string: isString = true
+        case .int, .bool, .uuid: isString = false
+        default: return nil
+        }
+        guard let target = expression(path, in: layout, alias: alias), target.type == .encoded,
+            let json = try? ColumnType.encoder.encode(element)
+        else { return nil }
+        binds.append(String(decoding: json, as: UTF8.self))
+        let test =
+            isString
+            ? "strpos(normalize(\(target.sql)::text, NFC), normalize($\(binds.count), NFC)) > 0"
+            : "strpos(\(target.sql)::text, $\(binds.count)) > 0"
+        return "coalesce(\(test), false)"
     }
 
     /// A `NULL`-free condition that holds for every row the filter matches (and maybe others), or

@@ -77,7 +77,8 @@ struct PostgreSQLQueryPlan: Sendable {
     private static func relationshipNames(in filter: StoreFilter) -> Set<String> {
         switch filter {
         case .constant, .identifiers: []
-        case .compare(let path, _, _), .isIn(let path, _), .range(let path, _), .text(let path, _):
+        case .compare(let path, _, _), .isIn(let path, _), .range(let path, _), .text(let path, _),
+            .arrayContains(let path, _):
             Set(path.components.dropLast())
         case .any(let path, let inner), .all(let path, let inner):
             Set(path.components).union(relationshipNames(in: inner))

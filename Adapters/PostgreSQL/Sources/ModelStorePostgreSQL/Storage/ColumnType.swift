@@ -157,7 +157,8 @@ enum ColumnType: Sendable, Hashable {
         return String(scalars)
     }
 
-    private static var encoder: JSONEncoder {
+    /// The encoder of composite values, whose output the column keeps verbatim.
+    static var encoder: JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         encoder.nonConformingFloatEncodingStrategy = .convertToString(
