@@ -34,6 +34,18 @@ class SalesJourney: Journey {
     }
 }
 
+/// A subclass of the hand-written root that sets a relationship before `super.init()`, which
+/// nothing could link to its inverse.
+@Model
+final class EarlyJourney: Journey {
+    var agency: Agency?
+
+    init(agency: Agency) {
+        self.agency = agency
+        super.init()
+    }
+}
+
 /// A `@Model` subclass of the `@Model` subclass.
 @Model
 final class KeySalesJourney: SalesJourney {
@@ -99,5 +111,13 @@ struct HandWrittenRootTests {
             #expect(subclass.map(\.title) == ["b-sales", "c-key"])
             #expect(try context.fetch(FetchDescriptor<Agency>()).first?.journeys.map(\.title) == ["b-sales"])
         }
+    }
+
+    @Test func aRelationshipSetBeforeSuperInitStopsTheProgram() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = EarlyJourney(agency: Agency(name: "Acme"))
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("a relationship of 'EarlyJourney' was set before 'super.init()'"))
     }
 }
