@@ -18,10 +18,10 @@
 /// }
 /// ```
 ///
-/// Every stored `var` is persisted: as a relationship when it is marked `@Relationship`, or when
-/// its type is an optional or an array of a type that is not a standard value type (`Trip?`,
-/// `[Item]`); otherwise as an attribute. A property of an enum or struct type written as an
-/// optional or an array (`Category?`) needs `@Attribute` to be stored as a value. `@Transient`
+/// Every stored `var` is persisted: as a relationship when it is marked `@Relationship`, or when it
+/// is an optional or an array of a model type (`Trip?`, `[Item]`); otherwise as an attribute, which
+/// includes an optional or an array of a `Codable` enum or struct declared anywhere (`Category?`,
+/// `[Stop]`): the compiler tells the two apart by the type, with no check at run time. `@Transient`
 /// properties are observed and never stored. No property needs an initial value; the class's
 /// initializers set them, and may set relationships: those are linked to their inverses when
 /// the model is first used (inserted, or any of its properties read or written). A stored
@@ -30,8 +30,8 @@
 ///
 /// The class gets an `init()` for the framework to create models with unless it declares one
 /// (`required` when the class is not `final`). A `@Model` class may subclass another `@Model` class
-/// (model inheritance): the subclass stores its own properties, and the hierarchy's `#Unique` and
-/// `#Index` are declared on its root.
+/// (model inheritance), or a hand-written model class: the subclass stores its own properties, and
+/// the hierarchy's `#Unique` and `#Index` are declared on its root.
 @attached(member, conformances: PersistentModel, RelationshipContent, _MacroModel, names: named(init), arbitrary)
 @attached(memberAttribute)
 @attached(extension, conformances: PersistentModel, RelationshipContent, _MacroModel)
@@ -48,10 +48,13 @@ public macro Attribute(
 /// Makes a `@Model` property a relationship, in SwiftData's spelling:
 /// `@Relationship(deleteRule: .cascade, inverse: \Item.trip) var items: [Item]`.
 ///
-/// `hashModifier` is accepted and has no effect: it versions SwiftData's own schemas.
+/// `.unique` on a to-one relationship (`@Relationship(.unique) var badge: Badge?`) adds the
+/// uniqueness constraint `#Unique<Model>([\.badge])` to the model: no two models relate to the same
+/// one. `hashModifier` is accepted and has no effect: it versions SwiftData's own schemas.
 @attached(peer)
 public macro Relationship(
-    deleteRule: Schema.Relationship.DeleteRule = .nullify, minimumModelCount: Int = 0,
+    _ options: Schema.Relationship.Option..., deleteRule: Schema.Relationship.DeleteRule = .nullify,
+    minimumModelCount: Int = 0,
     maximumModelCount: Int = 0, originalName: String? = nil, inverse: AnyKeyPath? = nil, hashModifier: String? = nil
 ) = #externalMacro(module: "ModelStoreMacrosPlugin", type: "MarkerMacro")
 

@@ -20,15 +20,28 @@ struct ModelClass {
     /// Whether the class is `final`: a class that can have subclasses gets a `required init()` and a hook
     /// its subclasses' relationships are linked through.
     let isFinal: Bool
-    /// Whether the class is a subclass of a model class: it adds only its own properties' storage.
-    let inheritsModel: Bool
+    /// The model class the class inherits from, if any.
+    enum Superclass {
+        /// None: the class is the root of its hierarchy.
+        case none
+        /// A `@Model` class, whose `persistentBackingData` links the relationships a subclass's
+        /// initializers set.
+        case macroModel
+        /// A hand-written model class (`class Trip: PersistentModel`), which has no such hook.
+        case handWrittenModel
+    }
 
-    var hasRelationships: Bool { properties.contains { $0.kind == .relationship } }
+    /// The model class the class inherits from: a subclass adds only its own properties' storage.
+    let superclass: Superclass
+    /// Whether the class is a subclass of a model class.
+    var inheritsModel: Bool { superclass != .none }
+
+    var hasRelationships: Bool { properties.contains(where: \.mayBeRelationship) }
 
     /// `nil` when the declaration is not a class `@Model` can expand (reported when `report` is set).
     init?(
         _ declaration: some DeclGroupSyntax, attribute: AttributeSyntax, context: some MacroExpansionContext,
-        report: Bool, inheritsModel: Bool = false
+        report: Bool, superclass: Superclass = .none
     ) {
         guard let type = declaration.as(ClassDeclSyntax.self) else {
             if report { context.diagnose(Self.notAClass(declaration)) }
@@ -36,7 +49,7 @@ struct ModelClass {
         }
         let modifiers = type.modifiers.map(\.name.tokenKind)
         isFinal = modifiers.contains(.keyword(.final))
-        self.inheritsModel = inheritsModel
+        self.superclass = superclass
         if let generics = type.genericParameterClause {
             if report { context.diagnose(ModelDiagnostic.genericModel(type.name.text).diagnose(at: generics)) }
             return nil
@@ -62,7 +75,15 @@ struct ModelClass {
                 if report { diagnostics.forEach(context.diagnose) }
             }
         }
-        if inheritsModel {
+        if superclass != .none {
+            for property in properties where property.isUniqueRelationship {
+                isValid = false
+                if report, let unique = property.arguments?.first(where: { $0.label == nil }) {
+                    context.diagnose(
+                        ModelDiagnostic.uniqueRelationshipInSubclass(property.name, name).diagnose(
+                            at: unique.expression))
+                }
+            }
             for member in members {
                 guard let expansion = member.decl.as(MacroExpansionDeclSyntax.self),
                     ["Unique", "Index"].contains(expansion.macroName.text)
@@ -78,20 +99,32 @@ struct ModelClass {
         self.isValid = isValid
     }
 
-    /// Whether a class that `@Model` sees is a subclass of a `@Model` class. The compiler gives the
-    /// macro the conformances the class does not have yet (`protocols`); `_MacroModel`, which `@Model`
-    /// adds to each root class, is missing only from those that inherit it. A class that conforms to
-    /// `PersistentModel` through a protocol of the app's is a root. A guess that is wrong is a compiler
-    /// error, not a silent model: a subclass of a hand-written model class taken for a root redeclares
-    /// `persistentBackingData`, which its superclass declares.
-    static func inheritsModel(protocols: [TypeSyntax]) -> Bool {
-        !protocols.contains { TypeNames.baseName($0) == "_MacroModel" }
+    /// The model class a class that `@Model` sees inherits from. The compiler gives the macro the
+    /// conformances the class does not have yet (`protocols`). `_MacroModel`, which `@Model` adds to
+    /// each root class, is missing only from classes that do not inherit a `@Model` class. Of those, a
+    /// class that already conforms to `PersistentModel` without naming it in its inheritance clause
+    /// inherits a hand-written model class; one that names it, or lacks the conformance, is a root.
+    /// (A root that conforms through a protocol of the app's names `PersistentModel` too.) A guess
+    /// that is wrong is a compiler error, not a silent model: a subclass taken for a root redeclares
+    /// `persistentBackingData`, and a root taken for a subclass lacks it.
+    static func superclass(protocols: [TypeSyntax], of declaration: some DeclGroupSyntax) -> Superclass {
+        let missing = Set(protocols.map { TypeNames.baseName($0) })
+        guard missing.contains("_MacroModel") else { return .macroModel }
+        guard !missing.contains("PersistentModel"), let inherited = declaration.inheritanceClause?.inheritedTypes,
+            !inherited.contains(where: { TypeNames.baseName($0.type) == "PersistentModel" })
+        else { return .none }
+        return .handWrittenModel
     }
 
     /// The conformances the extension adds: `PersistentModel` with `RelationshipContent` (which it
     /// implies, named so that relationships to the class type-check in expansions the compiler checks
     /// before it has seen the implied conformance), and `_MacroModel`, of those the class lacks.
-    static func extensionConformances(protocols: [TypeSyntax]) -> [String] {
+    /// A subclass of a hand-written model class gets `_MacroModel` too (an extension macro that adds
+    /// none of the conformances it was asked for crashes the 6.3 compiler once the class has a
+    /// subclass). So a `@Model` subclass of that class is taken for a subclass of a `@Model` class;
+    /// with relationships of its own, its build fails, as its override of
+    /// `_$linkSubclassRelationships()` overrides nothing, rather than leave them unlinked.
+    static func extensionConformances(protocols: [TypeSyntax], of declaration: some DeclGroupSyntax) -> [String] {
         let names = Set(protocols.map { TypeNames.baseName($0) })
         var result: [String] = []
         if names.contains("PersistentModel") {
@@ -157,7 +190,9 @@ struct ModelClass {
                 }
                 """)
         }
-        let constraints = ConstraintMacro.constraints(in: members)
+        let constraints =
+            ConstraintMacro.constraints(in: members)
+            + properties.filter(\.isUniqueRelationship).map { ".unique(\\.\($0.name))" }
         if !constraints.isEmpty && !inheritsModel {
             result.append(
                 """
@@ -165,6 +200,15 @@ struct ModelClass {
                 \(raw: access)static var constraints: [ModelStore.ModelConstraint<\(raw: name)>] {
                     [\(raw: constraints.joined(separator: ", "))]
                 }
+                """)
+        }
+        if !inheritsModel {
+            // ModelStoreMacros declares the alias for every model and for every `Codable` type; this
+            // one takes precedence over both, so a `Codable` model is still related to, not encoded.
+            result.append(
+                """
+                /// The storage of an unmarked optional or array of this model in a model: a relationship.
+                \(raw: access)typealias _ModelStoreStorage<Value: ModelStore.RelationshipValue> = ModelStore.Relationship<Value>
                 """)
         }
         return result
@@ -244,14 +288,44 @@ struct ModelClass {
             /// relationships overrides it.
             \(raw: modifiers.contains(.keyword(.open)) ? "open " : "")func _$linkSubclassRelationships() {}
             """)
+        result.append(
+            """
+            /// The list in which a subclass keeps the relationships its initializers set, for this class to link.
+            \(raw: access)typealias _$RelationshipLinks<Model> = [(Model) -> Void]
+            """)
         return result
     }
 
     /// A subclass's list of the relationships its initializers set, and the override that links them.
+    ///
+    /// The list's type is `_$RelationshipLinks`, which the hierarchy's first `@Model` class declares. A
+    /// `@Model` root links the lists from its `persistentBackingData`. A hand-written root has no such
+    /// step, so a `@Model` subclass of one declares the type as `_UnlinkedRelationships`, which stops the
+    /// program when a relationship is set before `super.init()` (set after it, the setter links it), and
+    /// the hook its own `@Model` subclasses override: their expansion is the same either way.
     private func subclassLinkMembers() -> [DeclSyntax] {
-        guard hasRelationships else { return [] }
-        return [
-            linkList(),
+        var result: [DeclSyntax] = []
+        if superclass == .handWrittenModel {
+            result += [
+                """
+                /// The list in which a subclass keeps the relationships its initializers set: nothing links
+                /// them under a hand-written root class, so setting one before `super.init()` stops the program.
+                \(raw: access)typealias _$RelationshipLinks<Model> = ModelStoreMacros._UnlinkedRelationships<Model>
+                """,
+                """
+                /// The hook a `@Model` subclass overrides; a hand-written root never calls it.
+                \(raw: modifiers.contains(.keyword(.open)) ? "open " : "")func _$linkSubclassRelationships() {}
+                """,
+            ]
+        }
+        guard hasRelationships else { return result }
+        result.append(
+            """
+            /// What the class's initializers set in relationships, to link to the inverses.
+            private var _$relationshipsToLink = _$RelationshipLinks<\(raw: name)>()
+            """)
+        if superclass == .handWrittenModel { return result }
+        result.append(
             """
             /// Links the relationships this class's initializers set, after its superclasses' ones.
             \(raw: modifiers.contains(.keyword(.open)) ? "open " : access)override func _$linkSubclassRelationships() {
@@ -260,8 +334,8 @@ struct ModelClass {
                 _$relationshipsToLink = []
                 for link in links { link(self) }
             }
-            """,
-        ]
+            """)
+        return result
     }
 
     private func linkList() -> DeclSyntax {

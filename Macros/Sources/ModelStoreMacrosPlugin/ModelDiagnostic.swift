@@ -20,6 +20,8 @@ enum ModelDiagnostic {
     case constraintArgument(String)
     case modelActorOnNonActor
     case genericModel(String)
+    case uniqueToMany(String, String)
+    case uniqueRelationshipInSubclass(String, String)
 
     var message: String {
         switch self {
@@ -63,6 +65,14 @@ enum ModelDiagnostic {
             "'@ModelActor' applies to actors: declare the type as an 'actor'"
         case .genericModel(let name):
             "'@Model' class '\(name)' cannot be generic: a model type is one entity of the schema"
+        case .uniqueToMany(let name, let type):
+            "'.unique' applies to a to-one relationship, and '\(name)' is of type '\(type)': uniqueness compares "
+                + "one related model ('Trip?'); remove '.unique', or declare '#Unique' on the related model's "
+                + "inverse to-one relationship"
+        case .uniqueRelationshipInSubclass(let name, let type):
+            "'.unique' on relationship '\(name)' of '@Model' subclass '\(type)' is not supported: a hierarchy's "
+                + "uniqueness constraints are its root class's, over the root's properties; declare '\(name)' in "
+                + "the root class, or remove '.unique'"
         }
     }
 
@@ -90,6 +100,8 @@ enum ModelDiagnostic {
         case .constraintArgument: "constraintArgument"
         case .modelActorOnNonActor: "modelActorOnNonActor"
         case .genericModel: "genericModel"
+        case .uniqueToMany: "uniqueToMany"
+        case .uniqueRelationshipInSubclass: "uniqueRelationshipInSubclass"
         }
     }
 

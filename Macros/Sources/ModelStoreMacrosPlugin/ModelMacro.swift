@@ -17,11 +17,13 @@ import SwiftSyntaxMacros
 ///   `persistentBackingData`, which every read, write and insert goes through first, links them.
 ///
 /// Model inheritance: a class that can have subclasses gets a `required init()`. A subclass of a
-/// `@Model` class (one that inherits the `_MacroModel` conformance, see `ModelClass.inheritsModel`) gets only its own properties' storage, a `required init()` that ends
-/// in `super.init()` (none when it inherits its superclass's initializers), and, when it has
-/// relationships, a list of those its initializers set, which the root's `persistentBackingData`
-/// links through the overridable `_$linkSubclassRelationships()`. Its `#Unique` and `#Index` are an
-/// error: a hierarchy's constraints are its root's.
+/// model class (see `ModelClass.superclass(protocols:of:)`) gets only its own properties' storage, a
+/// `required init()` that ends in `super.init()` (none when it inherits its superclass's
+/// initializers), and, when it has relationships, a list of those its initializers set, which a
+/// `@Model` root's `persistentBackingData` links through the overridable
+/// `_$linkSubclassRelationships()`. Under a hand-written root, which has no such hook, a
+/// relationship is set after `super.init()` (see `ModelClass.subclassLinkMembers`). Its `#Unique` and
+/// `#Index` are an error: a hierarchy's constraints are its root's.
 public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
     /// Adds `persistentBackingData`, `init()`, `constraints` and what linking relationships needs.
     public static func expansion(
@@ -31,7 +33,7 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         guard
             let model = ModelClass(
                 declaration, attribute: node, context: context, report: true,
-                inheritsModel: ModelClass.inheritsModel(protocols: protocols)),
+                superclass: ModelClass.superclass(protocols: protocols, of: declaration)),
             model.isValid
         else { return [] }
         return model.generatedMembers()
@@ -55,13 +57,13 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
     }
 
     /// Adds the conformances the class lacks (see `ModelClass.extensionConformances`): none to a
-    /// subclass of a `@Model` class, which inherits them.
+    /// subclass of a model class, which inherits them.
     public static func expansion(
         of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
         providingExtensionsOf type: some TypeSyntaxProtocol, conformingTo protocols: [TypeSyntax],
         in context: some MacroExpansionContext
     ) throws -> [ExtensionDeclSyntax] {
-        let conformances = ModelClass.extensionConformances(protocols: protocols)
+        let conformances = ModelClass.extensionConformances(protocols: protocols, of: declaration)
         guard !conformances.isEmpty,
             let model = ModelClass(declaration, attribute: node, context: context, report: false), model.isValid
         else { return [] }

@@ -11,6 +11,11 @@ struct ModelProperty {
         case relationship
         /// Observed, never stored (`@Transient`), in a `ModelStore.Transient`.
         case transient
+        /// An unmarked optional or array of a named type (`Trip?`, `[Stop]`): a relationship when the
+        /// type is a model, else a value. The compiler decides, not the macro: the storage's type is
+        /// `Destination._ModelStoreStorage<Type>`, which ModelStoreMacros declares as
+        /// `ModelStore.Relationship` for models and as `ModelStore.Attribute` for `Codable` types.
+        case inferred
     }
 
     let name: String
@@ -30,6 +35,17 @@ struct ModelProperty {
 
     /// Whether the property starts as `nil` when an initializer does not set it, as a stored optional does.
     var isOptional: Bool { TypeNames.optionalWrapped(type) != nil }
+
+    /// Whether the property is a relationship marked `@Relationship(.unique)`: no two models relate to the
+    /// same model through it, which the model's constraints say.
+    var isUniqueRelationship: Bool {
+        kind == .relationship
+            && (arguments ?? []).contains { $0.label == nil && TypeNames.isUniqueOption($0.expression) }
+    }
+
+    /// Whether the property may be a relationship, whose value an initializer sets before the model
+    /// can link it to its inverse.
+    var mayBeRelationship: Bool { kind == .relationship || kind == .inferred }
 }
 
 /// The attributes of ModelStoreMacros that mark a property: `@Attribute`, `@Relationship`, `@Transient`.

@@ -72,7 +72,7 @@ enum ModelPropertyReader {
         case .attribute: kind = .attribute
         case nil:
             let isValue = TypeNames.relationshipDestination(type).map { valueTypes.contains(TypeNames.baseName($0)) }
-            kind = TypeNames.looksLikeRelationship(type) && isValue != true ? .relationship : .attribute
+            kind = TypeNames.mayBeRelationship(type) && isValue != true ? .inferred : .attribute
         }
         let arguments = attribute?.syntax.arguments?.as(LabeledExprListSyntax.self)
         var property = ModelProperty(
@@ -93,7 +93,13 @@ enum ModelPropertyReader {
             return ModelDiagnostic.relationshipToValue(name, destination.trimmedDescription).diagnose(
                 at: type, fixIts: [ModelDiagnostic.removeAttributeFixIt(attribute)])
         }
-        guard let arguments = attribute.arguments?.as(LabeledExprListSyntax.self),
+        let arguments = attribute.arguments?.as(LabeledExprListSyntax.self)
+        if let unique = arguments?.first(where: { $0.label == nil && TypeNames.isUniqueOption($0.expression) }),
+            TypeNames.optionalWrapped(type).map({ TypeNames.arrayElement($0) != nil }) ?? true
+        {
+            return ModelDiagnostic.uniqueToMany(name, type.trimmedDescription).diagnose(at: unique.expression)
+        }
+        guard let arguments,
             let inverse = arguments.first(where: { $0.label?.text == "inverse" })?.expression
         else { return nil }
         guard let keyPath = inverse.as(KeyPathExprSyntax.self) else { return nil }

@@ -7,15 +7,19 @@ struct PropertyStorage {
 
     init(_ property: ModelProperty) { self.property = property }
 
-    /// `ModelStore.Attribute<String>`, `ModelStore.Relationship<[Item]>` or `ModelStore.Transient<Bool>`.
+    /// `ModelStore.Attribute<String>`, `ModelStore.Relationship<[Item]>`, `ModelStore.Transient<Bool>`,
+    /// or `Stop._ModelStoreStorage<[Stop]>` for an unmarked `[Stop]`, which the compiler resolves to one
+    /// of the first two by what `Stop` is.
     var storageType: String {
-        let wrapper =
-            switch property.kind {
-            case .attribute: "Attribute"
-            case .relationship: "Relationship"
-            case .transient: "Transient"
-            }
-        return "ModelStore.\(wrapper)<\(property.type.trimmedDescription)>"
+        let type = property.type.trimmedDescription
+        switch property.kind {
+        case .attribute: return "ModelStore.Attribute<\(type)>"
+        case .relationship: return "ModelStore.Relationship<\(type)>"
+        case .transient: return "ModelStore.Transient<\(type)>"
+        case .inferred:
+            let destination = TypeNames.relationshipDestination(property.type)?.trimmedDescription ?? type
+            return "\(destination)._ModelStoreStorage<\(type)>"
+        }
     }
 
     /// The storage's declaration: no initial value; the init accessor sets it. It is `final`, as a
@@ -43,7 +47,7 @@ struct PropertyStorage {
                 guard let label = argument.label?.text, label != "hashModifier" else { continue }
                 arguments.append("\(label): \(argument.expression.trimmedDescription)")
             }
-        case .transient:
+        case .transient, .inferred:
             break
         }
         return "\(storageType)(\(arguments.joined(separator: ", ")))"
@@ -73,6 +77,21 @@ struct PropertyStorage {
                     if !initialValue.relatedModels.isEmpty {
                         _$relationshipsToLink.append { model in
                             model.\(raw: storage) = \(raw: makeStorage(".init(relatedModels: [])"))
+                            model.\(raw: name) = initialValue
+                        }
+                    }
+                }
+                """
+        case .inferred:
+            // The same steps as a relationship's, through overloads that the compiler picks by the
+            // type: for a value, `hasRelatedModels` is `false` and the closure is never made.
+            initAccessor = """
+                @storageRestrictions(initializes: \(raw: storage), accesses: _$relationshipsToLink)
+                init(initialValue) {
+                    \(raw: storage) = \(raw: makeStorage("initialValue"))
+                    if ModelStoreMacros._InferredStorage.hasRelatedModels(initialValue) {
+                        _$relationshipsToLink.append { model in
+                            model.\(raw: storage) = \(raw: makeStorage("ModelStoreMacros._InferredStorage.unlinked(initialValue)"))
                             model.\(raw: name) = initialValue
                         }
                     }

@@ -55,11 +55,10 @@ enum TypeNames {
         return isNamed && knownValueTypes.contains(baseName(type))
     }
 
-    /// Whether a property without `@Attribute` or `@Relationship` is taken to be a relationship: its
-    /// type is an optional or an array of a named type that is not a known value type. (SwiftData
-    /// decides by the type itself, which a macro cannot see; mark a property of an enum or struct
-    /// type written so `@Attribute` to store it as a value.)
-    static func looksLikeRelationship(_ type: TypeSyntax) -> Bool {
+    /// Whether a property without `@Attribute` or `@Relationship` may be a relationship: its type is
+    /// an optional or an array of a named type that is not a known value type. The macro cannot see
+    /// what the name is; the expansion lets the compiler decide (see `ModelProperty.Kind.inferred`).
+    static func mayBeRelationship(_ type: TypeSyntax) -> Bool {
         guard let destination = relationshipDestination(type) else { return false }
         if let identifier = destination.as(IdentifierTypeSyntax.self) {
             return identifier.genericArgumentClause == nil && !isKnownValueType(destination)
@@ -68,6 +67,11 @@ enum TypeNames {
             return member.genericArgumentClause == nil && !isKnownValueType(destination)
         }
         return false
+    }
+
+    /// Whether an option is `.unique`, however qualified (`Schema.Relationship.Option.unique`).
+    static func isUniqueOption(_ option: ExprSyntax) -> Bool {
+        option.as(MemberAccessExprSyntax.self)?.declName.baseName.text == "unique"
     }
 
     /// Why no value of the type can be stored, for the shapes that never can: functions, tuples,

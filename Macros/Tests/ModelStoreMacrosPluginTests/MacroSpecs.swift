@@ -19,15 +19,24 @@ let macroSpecs: [String: MacroSpec] = [
 /// `PersistentModel`, so `@Model` gets no conformances to add.
 let subclassMacroSpecs = macroSpecs.merging(["Model": MacroSpec(type: ModelMacro.self, conformances: [])]) { $1 }
 
+/// The macros as the compiler gives them to a subclass of a hand-written model class: it conforms to
+/// `PersistentModel`, without `_MacroModel`.
+let handWrittenSubclassMacroSpecs = macroSpecs.merging([
+    "Model": MacroSpec(type: ModelMacro.self, conformances: ["_MacroModel"])
+]) { $1 }
+
 /// Expands `source` and checks the result, the diagnostics and, when given, the source with every fix-it applied;
-/// with `inheritsModel`, as the compiler expands a subclass of a `@Model` class.
+/// with `inheritsModel`, as the compiler expands a subclass of a `@Model` class; with
+/// `inheritsHandWrittenModel`, of a hand-written model class.
 func assertExpansion(
     _ source: String, expandedSource: String, diagnostics: [DiagnosticSpec] = [], fixedSource: String? = nil,
-    inheritsModel: Bool = false, sourceLocation: SourceLocation = #_sourceLocation
+    inheritsModel: Bool = false, inheritsHandWrittenModel: Bool = false,
+    sourceLocation: SourceLocation = #_sourceLocation
 ) {
     assertMacroExpansion(
         source, expandedSource: expandedSource, diagnostics: diagnostics,
-        macroSpecs: inheritsModel ? subclassMacroSpecs : macroSpecs,
+        macroSpecs: inheritsHandWrittenModel
+            ? handWrittenSubclassMacroSpecs : inheritsModel ? subclassMacroSpecs : macroSpecs,
         applyFixIts: nil, fixedSource: fixedSource,
         failureHandler: { Issue.record("\($0.message)", sourceLocation: sourceLocation) })
 }

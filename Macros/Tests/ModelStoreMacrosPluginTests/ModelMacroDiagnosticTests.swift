@@ -224,6 +224,9 @@ struct ModelMacroDiagnosticTests {
                     static var constraints: [ModelStore.ModelConstraint<Trip>] {
                         [.unique(\.name)]
                     }
+
+                    /// The storage of an unmarked optional or array of this model in a model: a relationship.
+                    typealias _ModelStoreStorage<Value: ModelStore.RelationshipValue> = ModelStore.Relationship<Value>
                 }
 
                 extension Trip: ModelStore.PersistentModel, ModelStore.RelationshipContent, ModelStoreMacros._MacroModel {
@@ -280,6 +283,59 @@ struct ModelMacroFixItTests {
                     message: "'#Unique' in '@Model' subclass 'BusinessTrip' is not supported: a hierarchy's "
                         + "constraints belong to its root class; declare '#Unique' in the root '@Model' class",
                     line: 3, column: 5)
+            ],
+            inheritsModel: true)
+    }
+
+    @Test func aUniqueToManyRelationshipIsAnError() {
+        assertExpansion(
+            "@Model\nfinal class Trip {\n    @Relationship(.unique) var stops: [Stop]\n}",
+            expandedSource: "final class Trip {\n    var stops: [Stop]\n}",
+            diagnostics: [
+                DiagnosticSpec(
+                    message: "'.unique' applies to a to-one relationship, and 'stops' is of type '[Stop]': uniqueness "
+                        + "compares one related model ('Trip?'); remove '.unique', or declare '#Unique' on the "
+                        + "related model's inverse to-one relationship",
+                    line: 3, column: 19)
+            ])
+    }
+
+    /// The subclass's members are not added; its property's own expansion is (the compiler then
+    /// reports what it lacks), as for any other error `@Model` reports on a subclass.
+    @Test func aUniqueRelationshipInASubclassIsAnError() {
+        assertExpansion(
+            "@Model\nclass BusinessTrip: Trip {\n    @Relationship(.unique) var client: Client?\n}",
+            expandedSource: #"""
+                class BusinessTrip: Trip {
+                    var client: Client? {
+                        @storageRestrictions(initializes: _client, accesses: _$relationshipsToLink)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.relationship(Client?.self)
+                            _client = ModelStore.Relationship<Client?>(wrappedValue: initialValue)
+                            if !initialValue.relatedModels.isEmpty {
+                                _$relationshipsToLink.append { model in
+                                    model._client = ModelStore.Relationship<Client?>(wrappedValue: .init(relatedModels: []))
+                                    model.client = initialValue
+                                }
+                            }
+                        }
+                        get {
+                            ModelStore.Relationship<Client?> [_enclosingInstance: self, wrapped: \.client, storage: \._client]
+                        }
+                        set {
+                            ModelStore.Relationship<Client?> [_enclosingInstance: self, wrapped: \.client, storage: \._client] = newValue
+                        }
+                    }
+
+                    private final var _client: ModelStore.Relationship<Client?>
+                }
+                """#,
+            diagnostics: [
+                DiagnosticSpec(
+                    message: "'.unique' on relationship 'client' of '@Model' subclass 'BusinessTrip' is not "
+                        + "supported: a hierarchy's uniqueness constraints are its root class's, over the root's "
+                        + "properties; declare 'client' in the root class, or remove '.unique'",
+                    line: 3, column: 19)
             ],
             inheritsModel: true)
     }

@@ -135,6 +135,9 @@ struct ModelMacroExpansionTests {
                         self.photo = Data()
                         self.kind = Self._$placeholder_kind.value
                     }
+
+                    /// The storage of an unmarked optional or array of this model in a model: a relationship.
+                    typealias _ModelStoreStorage<Value: ModelStore.RelationshipValue> = ModelStore.Relationship<Value>
                 }
 
                 extension Trip: ModelStore.PersistentModel, ModelStore.RelationshipContent, ModelStoreMacros._MacroModel {
@@ -183,24 +186,23 @@ struct ModelMacroExpansionTests {
                     var destination: Destination? {
                         @storageRestrictions(initializes: _destination, accesses: _$relationshipsToLink)
                         init(initialValue) {
-                            ModelStoreMacros._ModelStorageCheck.relationship(Destination?.self)
-                            _destination = ModelStore.Relationship<Destination?>(wrappedValue: initialValue)
-                            if !initialValue.relatedModels.isEmpty {
+                            _destination = Destination._ModelStoreStorage<Destination?>(wrappedValue: initialValue)
+                            if ModelStoreMacros._InferredStorage.hasRelatedModels(initialValue) {
                                 _$relationshipsToLink.append { model in
-                                    model._destination = ModelStore.Relationship<Destination?>(wrappedValue: .init(relatedModels: []))
+                                    model._destination = Destination._ModelStoreStorage<Destination?>(wrappedValue: ModelStoreMacros._InferredStorage.unlinked(initialValue))
                                     model.destination = initialValue
                                 }
                             }
                         }
                         get {
-                            ModelStore.Relationship<Destination?> [_enclosingInstance: self, wrapped: \.destination, storage: \._destination]
+                            Destination._ModelStoreStorage<Destination?> [_enclosingInstance: self, wrapped: \.destination, storage: \._destination]
                         }
                         set {
-                            ModelStore.Relationship<Destination?> [_enclosingInstance: self, wrapped: \.destination, storage: \._destination] = newValue
+                            Destination._ModelStoreStorage<Destination?> [_enclosingInstance: self, wrapped: \.destination, storage: \._destination] = newValue
                         }
                     }
 
-                    private final var _destination: ModelStore.Relationship<Destination?>
+                    private final var _destination: Destination._ModelStoreStorage<Destination?>
                     var tags: [String] {
                         @storageRestrictions(initializes: _tags)
                         init(initialValue) {
@@ -244,6 +246,9 @@ struct ModelMacroExpansionTests {
                             link(self)
                         }
                     }
+
+                    /// The storage of an unmarked optional or array of this model in a model: a relationship.
+                    public typealias _ModelStoreStorage<Value: ModelStore.RelationshipValue> = ModelStore.Relationship<Value>
                 }
 
                 extension Trip: ModelStore.PersistentModel, ModelStore.RelationshipContent, ModelStoreMacros._MacroModel {
@@ -357,6 +362,9 @@ struct ModelMacroExpansionTests {
                     static var constraints: [ModelStore.ModelConstraint<Trip>] {
                         [.unique(\.name, \.start), .unique(\.code), .index(\.start)]
                     }
+
+                    /// The storage of an unmarked optional or array of this model in a model: a relationship.
+                    typealias _ModelStoreStorage<Value: ModelStore.RelationshipValue> = ModelStore.Relationship<Value>
                 }
 
                 extension Trip: ModelStore.PersistentModel, ModelStore.RelationshipContent, ModelStoreMacros._MacroModel {
@@ -516,18 +524,17 @@ struct ModelMacroExpansionTests {
                         willSet(next) { print(next) }
                         @storageRestrictions(initializes: _zone, accesses: _$relationshipsToLink)
                         init(initialValue) {
-                            ModelStoreMacros._ModelStorageCheck.relationship(Zone?.self)
-                            _zone = ModelStore.Relationship<Zone?>(wrappedValue: initialValue)
-                            if !initialValue.relatedModels.isEmpty {
+                            _zone = Zone._ModelStoreStorage<Zone?>(wrappedValue: initialValue)
+                            if ModelStoreMacros._InferredStorage.hasRelatedModels(initialValue) {
                                 _$relationshipsToLink.append { model in
-                                    model._zone = ModelStore.Relationship<Zone?>(wrappedValue: .init(relatedModels: []))
+                                    model._zone = Zone._ModelStoreStorage<Zone?>(wrappedValue: ModelStoreMacros._InferredStorage.unlinked(initialValue))
                                     model.zone = initialValue
                                 }
                             }
                         }
 
                         get {
-                            ModelStore.Relationship<Zone?> [_enclosingInstance: self, wrapped: \.zone, storage: \._zone]
+                            Zone._ModelStoreStorage<Zone?> [_enclosingInstance: self, wrapped: \.zone, storage: \._zone]
                         }
 
                         set {
@@ -535,11 +542,11 @@ struct ModelMacroExpansionTests {
                                 print(next)
                             }
                             willSetObserver(newValue)
-                            ModelStore.Relationship<Zone?> [_enclosingInstance: self, wrapped: \.zone, storage: \._zone] = newValue
+                            Zone._ModelStoreStorage<Zone?> [_enclosingInstance: self, wrapped: \.zone, storage: \._zone] = newValue
                         }
                     }
 
-                    private final var _zone: ModelStore.Relationship<Zone?>
+                    private final var _zone: Zone._ModelStoreStorage<Zone?>
 
                     private let _$backingData = ModelStore.BackingData()
 
@@ -570,6 +577,9 @@ struct ModelMacroExpansionTests {
                     init() {
                         self.room = ""
                     }
+
+                    /// The storage of an unmarked optional or array of this model in a model: a relationship.
+                    typealias _ModelStoreStorage<Value: ModelStore.RelationshipValue> = ModelStore.Relationship<Value>
                 }
 
                 extension Thermostat: ModelStore.PersistentModel, ModelStore.RelationshipContent, ModelStoreMacros._MacroModel {
@@ -629,24 +639,23 @@ struct ModelMacroExpansionTests {
                     var ingredients {
                         @storageRestrictions(initializes: _ingredients, accesses: _$relationshipsToLink)
                         init(initialValue) {
-                            ModelStoreMacros._ModelStorageCheck.relationship([Ingredient].self)
-                            _ingredients = ModelStore.Relationship<[Ingredient]>(wrappedValue: initialValue)
-                            if !initialValue.relatedModels.isEmpty {
+                            _ingredients = Ingredient._ModelStoreStorage<[Ingredient]>(wrappedValue: initialValue)
+                            if ModelStoreMacros._InferredStorage.hasRelatedModels(initialValue) {
                                 _$relationshipsToLink.append { model in
-                                    model._ingredients = ModelStore.Relationship<[Ingredient]>(wrappedValue: .init(relatedModels: []))
+                                    model._ingredients = Ingredient._ModelStoreStorage<[Ingredient]>(wrappedValue: ModelStoreMacros._InferredStorage.unlinked(initialValue))
                                     model.ingredients = initialValue
                                 }
                             }
                         }
                         get {
-                            ModelStore.Relationship<[Ingredient]> [_enclosingInstance: self, wrapped: \.ingredients, storage: \._ingredients]
+                            Ingredient._ModelStoreStorage<[Ingredient]> [_enclosingInstance: self, wrapped: \.ingredients, storage: \._ingredients]
                         }
                         set {
-                            ModelStore.Relationship<[Ingredient]> [_enclosingInstance: self, wrapped: \.ingredients, storage: \._ingredients] = newValue
+                            Ingredient._ModelStoreStorage<[Ingredient]> [_enclosingInstance: self, wrapped: \.ingredients, storage: \._ingredients] = newValue
                         }
                     }
 
-                    private final var _ingredients: ModelStore.Relationship<[Ingredient]>
+                    private final var _ingredients: Ingredient._ModelStoreStorage<[Ingredient]>
 
                     private let _$backingData = ModelStore.BackingData()
 
@@ -677,6 +686,9 @@ struct ModelMacroExpansionTests {
                     init() {
 
                     }
+
+                    /// The storage of an unmarked optional or array of this model in a model: a relationship.
+                    typealias _ModelStoreStorage<Value: ModelStore.RelationshipValue> = ModelStore.Relationship<Value>
                 }
 
                 extension Recipe: ModelStore.PersistentModel, ModelStore.RelationshipContent, ModelStoreMacros._MacroModel {
@@ -785,11 +797,17 @@ struct ModelMacroExpansionTests {
                     func _$linkSubclassRelationships() {
                     }
 
+                    /// The list in which a subclass keeps the relationships its initializers set, for this class to link.
+                    typealias _$RelationshipLinks<Model> = [(Model) -> Void]
+
                     /// Creates a model for the framework to load stored values into; each property without an
                     /// initial value starts as a placeholder.
                     required init() {
                         self.name = ""
                     }
+
+                    /// The storage of an unmarked optional or array of this model in a model: a relationship.
+                    typealias _ModelStoreStorage<Value: ModelStore.RelationshipValue> = ModelStore.Relationship<Value>
                 }
 
                 extension Trip: ModelStore.PersistentModel, ModelStore.RelationshipContent, ModelStoreMacros._MacroModel {
@@ -847,31 +865,30 @@ struct ModelMacroExpansionTests {
                     var client: Client? {
                         @storageRestrictions(initializes: _client, accesses: _$relationshipsToLink)
                         init(initialValue) {
-                            ModelStoreMacros._ModelStorageCheck.relationship(Client?.self)
-                            _client = ModelStore.Relationship<Client?>(wrappedValue: initialValue)
-                            if !initialValue.relatedModels.isEmpty {
+                            _client = Client._ModelStoreStorage<Client?>(wrappedValue: initialValue)
+                            if ModelStoreMacros._InferredStorage.hasRelatedModels(initialValue) {
                                 _$relationshipsToLink.append { model in
-                                    model._client = ModelStore.Relationship<Client?>(wrappedValue: .init(relatedModels: []))
+                                    model._client = Client._ModelStoreStorage<Client?>(wrappedValue: ModelStoreMacros._InferredStorage.unlinked(initialValue))
                                     model.client = initialValue
                                 }
                             }
                         }
                         get {
-                            ModelStore.Relationship<Client?> [_enclosingInstance: self, wrapped: \.client, storage: \._client]
+                            Client._ModelStoreStorage<Client?> [_enclosingInstance: self, wrapped: \.client, storage: \._client]
                         }
                         set {
-                            ModelStore.Relationship<Client?> [_enclosingInstance: self, wrapped: \.client, storage: \._client] = newValue
+                            Client._ModelStoreStorage<Client?> [_enclosingInstance: self, wrapped: \.client, storage: \._client] = newValue
                         }
                     }
 
-                    private final var _client: ModelStore.Relationship<Client?>
+                    private final var _client: Client._ModelStoreStorage<Client?>
                     init(name: String, budget: Double) {
                         self.budget = budget
                         super.init(name: name)
                     }
 
                     /// What the class's initializers set in relationships, to link to the inverses.
-                    private var _$relationshipsToLink: [(BusinessTrip) -> Void] = []
+                    private var _$relationshipsToLink = _$RelationshipLinks<BusinessTrip>()
 
                     /// Links the relationships this class's initializers set, after its superclasses' ones.
                     override func _$linkSubclassRelationships() {
@@ -924,5 +941,214 @@ struct ModelMacroExpansionTests {
                 """#,
             inheritsModel: true
         )
+    }
+
+    @Test func aSubclassOfAHandWrittenModelDeclaresTheListTypeThatStopsEarlyRelationships() {
+        assertExpansion(
+            #"""
+            @Model
+            class BusinessTrip: Trip {
+                var client: Client?
+                init(client: Client?) {
+                    super.init()
+                    self.client = client
+                }
+            }
+            """#,
+            expandedSource: #"""
+                class BusinessTrip: Trip {
+                    var client: Client? {
+                        @storageRestrictions(initializes: _client, accesses: _$relationshipsToLink)
+                        init(initialValue) {
+                            _client = Client._ModelStoreStorage<Client?>(wrappedValue: initialValue)
+                            if ModelStoreMacros._InferredStorage.hasRelatedModels(initialValue) {
+                                _$relationshipsToLink.append { model in
+                                    model._client = Client._ModelStoreStorage<Client?>(wrappedValue: ModelStoreMacros._InferredStorage.unlinked(initialValue))
+                                    model.client = initialValue
+                                }
+                            }
+                        }
+                        get {
+                            Client._ModelStoreStorage<Client?> [_enclosingInstance: self, wrapped: \.client, storage: \._client]
+                        }
+                        set {
+                            Client._ModelStoreStorage<Client?> [_enclosingInstance: self, wrapped: \.client, storage: \._client] = newValue
+                        }
+                    }
+
+                    private final var _client: Client._ModelStoreStorage<Client?>
+                    init(client: Client?) {
+                        super.init()
+                        self.client = client
+                    }
+
+                    /// The list in which a subclass keeps the relationships its initializers set: nothing links
+                    /// them under a hand-written root class, so setting one before `super.init()` stops the program.
+                    typealias _$RelationshipLinks<Model> = ModelStoreMacros._UnlinkedRelationships<Model>
+
+                    /// The hook a `@Model` subclass overrides; a hand-written root never calls it.
+                    func _$linkSubclassRelationships() {
+                    }
+
+                    /// What the class's initializers set in relationships, to link to the inverses.
+                    private var _$relationshipsToLink = _$RelationshipLinks<BusinessTrip>()
+
+                    /// Creates a model for the framework to load stored values into; each property without an
+                    /// initial value starts as a placeholder.
+                    required init() {
+                        super.init()
+                    }
+                }
+
+                extension BusinessTrip: ModelStoreMacros._MacroModel {
+                }
+                """#,
+            inheritsHandWrittenModel: true)
+    }
+
+    @Test func aUniqueToOneRelationshipIsAConstraint() {
+        assertExpansion(
+            #"""
+            @Model
+            final class Member {
+                @Relationship(.unique, deleteRule: .cascade) var badge: Badge?
+            }
+            """#,
+            expandedSource: #"""
+                final class Member {
+                    var badge: Badge? {
+                        @storageRestrictions(initializes: _badge, accesses: _$relationshipsToLink)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.relationship(Badge?.self)
+                            _badge = ModelStore.Relationship<Badge?>(wrappedValue: initialValue, deleteRule: .cascade)
+                            if !initialValue.relatedModels.isEmpty {
+                                _$relationshipsToLink.append { model in
+                                    model._badge = ModelStore.Relationship<Badge?>(wrappedValue: .init(relatedModels: []), deleteRule: .cascade)
+                                    model.badge = initialValue
+                                }
+                            }
+                        }
+                        get {
+                            ModelStore.Relationship<Badge?> [_enclosingInstance: self, wrapped: \.badge, storage: \._badge]
+                        }
+                        set {
+                            ModelStore.Relationship<Badge?> [_enclosingInstance: self, wrapped: \.badge, storage: \._badge] = newValue
+                        }
+                    }
+
+                    private final var _badge: ModelStore.Relationship<Badge?>
+
+                    private let _$backingData = ModelStore.BackingData()
+
+                    /// The framework's state for the model; reading it first links the relationships the
+                    /// class's initializer set.
+                    var persistentBackingData: ModelStore.BackingData {
+                        if !_$relationshipsToLink.isEmpty {
+                            _$linkRelationships()
+                        }
+                        return _$backingData
+                    }
+
+                    /// What the class's initializers set in relationships, to link to the inverses.
+                    private var _$relationshipsToLink: [(Member) -> Void] = []
+
+                    /// Sets the relationships an initializer set once more, through their setters, which
+                    /// keep the inverse side of each related model in step.
+                    private func _$linkRelationships() {
+                        let links = _$relationshipsToLink
+                        _$relationshipsToLink = []
+                        for link in links {
+                            link(self)
+                        }
+                    }
+
+                    /// Creates a model for the framework to load stored values into; each property without an
+                    /// initial value starts as a placeholder.
+                    init() {
+
+                    }
+
+                    /// The model's compound uniqueness constraints and indexes, from its `#Unique` and `#Index`.
+                    static var constraints: [ModelStore.ModelConstraint<Member>] {
+                        [.unique(\.badge)]
+                    }
+
+                    /// The storage of an unmarked optional or array of this model in a model: a relationship.
+                    typealias _ModelStoreStorage<Value: ModelStore.RelationshipValue> = ModelStore.Relationship<Value>
+                }
+
+                extension Member: ModelStore.PersistentModel, ModelStore.RelationshipContent, ModelStoreMacros._MacroModel {
+                }
+                """#)
+    }
+
+    @Test func anUnmarkedValueOfATopLevelTypeIsDecidedByTheCompiler() {
+        assertExpansion(
+            #"""
+            @Model
+            final class Outing {
+                var stops: [Waypoint]
+            }
+            """#,
+            expandedSource: #"""
+                final class Outing {
+                    var stops: [Waypoint] {
+                        @storageRestrictions(initializes: _stops, accesses: _$relationshipsToLink)
+                        init(initialValue) {
+                            _stops = Waypoint._ModelStoreStorage<[Waypoint]>(wrappedValue: initialValue)
+                            if ModelStoreMacros._InferredStorage.hasRelatedModels(initialValue) {
+                                _$relationshipsToLink.append { model in
+                                    model._stops = Waypoint._ModelStoreStorage<[Waypoint]>(wrappedValue: ModelStoreMacros._InferredStorage.unlinked(initialValue))
+                                    model.stops = initialValue
+                                }
+                            }
+                        }
+                        get {
+                            Waypoint._ModelStoreStorage<[Waypoint]> [_enclosingInstance: self, wrapped: \.stops, storage: \._stops]
+                        }
+                        set {
+                            Waypoint._ModelStoreStorage<[Waypoint]> [_enclosingInstance: self, wrapped: \.stops, storage: \._stops] = newValue
+                        }
+                    }
+
+                    private final var _stops: Waypoint._ModelStoreStorage<[Waypoint]>
+
+                    private let _$backingData = ModelStore.BackingData()
+
+                    /// The framework's state for the model; reading it first links the relationships the
+                    /// class's initializer set.
+                    var persistentBackingData: ModelStore.BackingData {
+                        if !_$relationshipsToLink.isEmpty {
+                            _$linkRelationships()
+                        }
+                        return _$backingData
+                    }
+
+                    /// What the class's initializers set in relationships, to link to the inverses.
+                    private var _$relationshipsToLink: [(Outing) -> Void] = []
+
+                    /// Sets the relationships an initializer set once more, through their setters, which
+                    /// keep the inverse side of each related model in step.
+                    private func _$linkRelationships() {
+                        let links = _$relationshipsToLink
+                        _$relationshipsToLink = []
+                        for link in links {
+                            link(self)
+                        }
+                    }
+
+                    /// Creates a model for the framework to load stored values into; each property without an
+                    /// initial value starts as a placeholder.
+                    init() {
+                        self.stops = []
+                    }
+
+                    /// The storage of an unmarked optional or array of this model in a model: a relationship.
+                    typealias _ModelStoreStorage<Value: ModelStore.RelationshipValue> = ModelStore.Relationship<Value>
+                }
+
+                extension Outing: ModelStore.PersistentModel, ModelStore.RelationshipContent, ModelStoreMacros._MacroModel {
+                }
+                """#)
     }
 }
