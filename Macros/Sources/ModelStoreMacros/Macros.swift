@@ -45,6 +45,15 @@ public macro Attribute(
     _ options: Schema.Attribute.Options..., originalName: String? = nil, hashModifier: String? = nil
 ) = #externalMacro(module: "ModelStoreMacrosPlugin", type: "MarkerMacro")
 
+/// Stores a `@Model` property through a value transformer, in SwiftData's spelling:
+/// `@Attribute(.transformable(by: ColorTransformer.self)) var tint: Color`. The transformation comes
+/// first, before any other options.
+@attached(peer)
+public macro Attribute(
+    _ transformation: Schema.Attribute.Transformation, _ options: Schema.Attribute.Options...,
+    originalName: String? = nil, hashModifier: String? = nil
+) = #externalMacro(module: "ModelStoreMacrosPlugin", type: "MarkerMacro")
+
 /// Makes a `@Model` property a relationship, in SwiftData's spelling:
 /// `@Relationship(deleteRule: .cascade, inverse: \Item.trip) var items: [Item]`.
 ///

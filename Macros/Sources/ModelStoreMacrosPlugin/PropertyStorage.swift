@@ -35,7 +35,11 @@ struct PropertyStorage {
         let given = Array(property.arguments ?? [])
         switch property.kind {
         case .attribute:
-            let options = given.filter { $0.label == nil }.map(\.expression.trimmedDescription)
+            var options = given.filter { $0.label == nil }.map(\.expression.trimmedDescription)
+            // `.transformable(by:)` names a value transformer, which the wrapper takes before the options.
+            if let transformation = options.firstIndex(where: { $0.hasPrefix(".transformable(") }) {
+                arguments.append(options.remove(at: transformation))
+            }
             if !options.isEmpty { arguments.append("[\(options.joined(separator: ", "))]") }
             if let originalName = given.first(where: { $0.label?.text == "originalName" }) {
                 arguments.append("originalName: \(originalName.expression.trimmedDescription)")

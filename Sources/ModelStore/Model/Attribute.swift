@@ -18,6 +18,8 @@ public struct Attribute<Value> {
     var options: Schema.Attribute.Options { declaration?.options ?? [] }
     /// The name the property had in an earlier version of the schema, if the declaration gave one.
     var originalName: String? { declaration?.originalName }
+    /// The value transformer that stores the property's values, if the declaration gave one.
+    var transformation: Schema.Attribute.Transformation? { declaration?.transformation }
 
     /// A persisted attribute with no options.
     @inlinable
@@ -47,6 +49,24 @@ public struct Attribute<Value> {
     public init(_ options: Schema.Attribute.Options = [], originalName: String? = nil)
     where Value: ExpressibleByNilLiteral {
         self.init(wrappedValue: nil, options, originalName: originalName)
+    }
+
+    /// An attribute whose values a value transformer stores as `Data`, as SwiftData spells it:
+    /// `@Attribute(.transformable(by: ColorTransformer.self)) var tint: Color = .black`.
+    public init(
+        wrappedValue: Value, _ transformation: Schema.Attribute.Transformation,
+        _ options: Schema.Attribute.Options = [], originalName: String? = nil
+    ) {
+        value = wrappedValue
+        declaration = AttributeDeclaration(options: options, originalName: originalName, transformation: transformation)
+    }
+
+    /// An optional attribute that starts as `nil`, whose values a value transformer stores as `Data`.
+    public init(
+        _ transformation: Schema.Attribute.Transformation, _ options: Schema.Attribute.Options = [],
+        originalName: String? = nil
+    ) where Value: ExpressibleByNilLiteral {
+        self.init(wrappedValue: nil, transformation, options, originalName: originalName)
     }
 
     /// Unavailable: `@Attribute` works only on properties of a ``PersistentModel`` class.
@@ -123,15 +143,19 @@ public struct Attribute<Value> {
 ///
 /// A declaration with options alone gets one of a fixed set of boxes, one per combination of
 /// options, made once; only a declaration with an original name (a renamed property, kept for a
-/// migration) makes a box per instance.
+/// migration) or a value transformer makes a box per instance.
 @usableFromInline
 final class AttributeDeclaration: Sendable {
     let options: Schema.Attribute.Options
     let originalName: String?
+    let transformation: Schema.Attribute.Transformation?
 
-    private init(options: Schema.Attribute.Options, originalName: String?) {
+    init(
+        options: Schema.Attribute.Options, originalName: String?, transformation: Schema.Attribute.Transformation? = nil
+    ) {
         self.options = options
         self.originalName = originalName
+        self.transformation = transformation
     }
 
     /// A box for every combination of options without an original name, by the options' raw value.

@@ -26,7 +26,8 @@ final class ModelLayout: @unchecked Sendable {
     /// `.ephemeral` attributes: tracked, never stored.
     let ephemeralAttributes: [AttributeAccessor]
     /// Wrapped properties whose type cannot be stored: (property name, type name).
-    let unsupportedProperties: [(name: String, typeName: String)]
+    /// Attributes that cannot be stored: each one's name, what is wrong, and how to fix it.
+    let unsupportedProperties: [(name: String, problem: String, remedy: String)]
     let fieldsByName: [String: FieldAccessor]
     /// Each field's storage offset and, for the common scalar attributes, their type: plain data,
     /// so that the loops over every field of a model (``values(of:)``, ``apply(_:to:)``) read and
@@ -64,7 +65,7 @@ final class ModelLayout: @unchecked Sendable {
         let base = Unmanaged.passUnretained(probe).toOpaque()
         var fields: [FieldAccessor] = []
         var ephemeral: [AttributeAccessor] = []
-        var unsupported: [(String, String)] = []
+        var unsupported: [(String, String, String)] = []
         for field in StoredFieldReflection.fields(of: type) {
             let (label, offset, fieldType) = (field.name, field.offset, field.type)
             let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
@@ -77,7 +78,8 @@ final class ModelLayout: @unchecked Sendable {
                         fields.append(accessor)
                     }
                 } else {
-                    unsupported.append((name, attribute.valueTypeName))
+                    let (problem, remedy) = attribute.whyUnsupported(offset: offset, probe: base)
+                    unsupported.append((name, problem, remedy))
                 }
             } else if let relationship = fieldType as? any RelationshipField.Type {
                 let accessor = relationship.makeAccessor(name: name, offset: offset, probe: base, model: M.self)
@@ -350,6 +352,8 @@ class AttributeAccessor: FieldAccessor {
     let attributeType: AttributeType
     let options: Schema.Attribute.Options
     let defaultValue: StoreValue
+    /// The value transformer the declaration names, if any.
+    var transformation: Schema.Attribute.Transformation? { nil }
 
     init(
         name: String, offset: Int, originalName: String?, type: AttributeType, options: Schema.Attribute.Options,
@@ -369,12 +373,16 @@ final class TypedAttributeAccessor<Value>: AttributeAccessor {
     /// every attribute of every model).
     let scalar: InlineScalar?
     override var inlineScalar: InlineScalar? { scalar }
+    let transformer: Schema.Attribute.Transformation?
+    override var transformation: Schema.Attribute.Transformation? { transformer }
 
     /// `nil` when the property's initial value cannot be encoded: such a type cannot be stored.
     init?(name: String, offset: Int, codec: ValueCodec<Value>, probe: UnsafeMutableRawPointer) {
         self.codec = codec
-        scalar = InlineScalar(Value.self)
         let wrapper = probe.advanced(by: offset).assumingMemoryBound(to: Attribute<Value>.self).pointee
+        // A transformed value goes through its transformer, whatever its type.
+        transformer = wrapper.transformation
+        scalar = transformer == nil ? InlineScalar(Value.self) : nil
         guard let defaultValue = try? codec.encode(wrapper.value) else { return nil }
         super.init(
             name: name, offset: offset, originalName: wrapper.originalName, type: codec.attributeType,
@@ -461,15 +469,45 @@ enum InlineScalar {
 }
 
 protocol AttributeField {
-    static var valueTypeName: String { get }
+    /// Why ``makeAccessor(name:offset:probe:)`` made no accessor: the problem and its fix.
+    static func whyUnsupported(offset: Int, probe: UnsafeMutableRawPointer) -> (problem: String, remedy: String)
     static func makeAccessor(name: String, offset: Int, probe: UnsafeMutableRawPointer) -> AttributeAccessor?
     static func makeKeyPath<M: PersistentModel>(_ model: M.Type, offset: Int) -> any AnyKeyPath & Sendable
 }
 
 extension Attribute: AttributeField {
-    static var valueTypeName: String { String(describing: Value.self) }
+    static func whyUnsupported(offset: Int, probe: UnsafeMutableRawPointer) -> (problem: String, remedy: String) {
+        let wrapper = probe.advanced(by: offset).assumingMemoryBound(to: Attribute<Value>.self).pointee
+        let typeName = String(describing: Value.self)
+        if let transformation = wrapper.transformation {
+            if case .registered(let name) = transformation.source {
+                return (
+                    "is stored through the value transformer registered as '\(name)', and none is",
+                    "Register it with ValueTransformer.setValueTransformer(_:forName:) before the schema is built, "
+                        + "or name its class: .transformable(by: \(name).self)"
+                )
+            }
+            return (
+                "is stored through the value transformer \(transformation), which cannot store its initial value",
+                "Make transformedValue(_:) of \(transformation) turn a '\(typeName)' into Data"
+            )
+        }
+        return (
+            "has type '\(typeName)', which ModelStore cannot store",
+            "Use a supported type (Bool, integers, Double, Float, Decimal, String, Date, Data, UUID, URL, optionals, "
+                + "arrays and dictionaries of them, a RawRepresentable enum, or a Codable struct), store it through a "
+                + "value transformer (.transformable(by:)), or mark the property @Transient"
+        )
+    }
     static func makeAccessor(name: String, offset: Int, probe: UnsafeMutableRawPointer) -> AttributeAccessor? {
-        guard let codec = ValueCodecs.codec(for: Value.self) else { return nil }
+        let wrapper = probe.advanced(by: offset).assumingMemoryBound(to: Attribute<Value>.self).pointee
+        let codec =
+            if let transformation = wrapper.transformation {
+                transformation.codec(for: Value.self)
+            } else {
+                ValueCodecs.codec(for: Value.self)
+            }
+        guard let codec else { return nil }
         return TypedAttributeAccessor(name: name, offset: offset, codec: codec, probe: probe)
     }
     static func makeKeyPath<M: PersistentModel>(_ model: M.Type, offset: Int) -> any AnyKeyPath & Sendable {

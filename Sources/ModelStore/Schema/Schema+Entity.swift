@@ -95,7 +95,7 @@ extension Schema {
                             name: field.name, originalName: field.originalName, slot: slot,
                             valueType: widened ? .optional(field.attributeType) : field.attributeType,
                             options: field.options, defaultValue: widened ? .null : field.defaultValue,
-                            keyPath: field.keyPath)
+                            transformation: field.transformation, keyPath: field.keyPath)
                         attributes.append(attribute)
                         properties.append(.attribute(attribute))
                     } else if let field = field as? RelationshipAccessor {
@@ -115,12 +115,10 @@ extension Schema {
                     mine.append(slot)
                     own.append(field.name)
                 }
-                for (name, typeName) in layout.unsupportedProperties {
+                for (name, problem, remedy) in layout.unsupportedProperties {
                     problems.append(
                         .invalidSchema(
-                            "property '\(layout.className).\(name)' has type '\(typeName)', which ModelStore cannot store",
-                            remedy:
-                                "Use a supported type (Bool, integers, Double, Float, Decimal, String, Date, Data, UUID, URL, optionals, arrays and dictionaries of them, a RawRepresentable enum, or a Codable struct), or mark the property @Transient",
+                            "property '\(layout.className).\(name)' \(problem)", remedy: remedy,
                             entityName: layout.entityName))
                 }
                 classSlots.append(mine)
@@ -137,7 +135,8 @@ extension Schema {
                 // Kept in history tombstones too, so a deleted model's history names its class.
                 let attribute = Attribute(
                     name: Self.classAttributeName, originalName: nil, slot: properties.count, valueType: .string,
-                    options: [.preserveValueOnDeletion], defaultValue: .string(root.className), keyPath: nil)
+                    options: [.preserveValueOnDeletion], defaultValue: .string(root.className), transformation: nil,
+                    keyPath: nil)
                 if slots[attribute.name] != nil {
                     problems.append(
                         .invalidSchema(
@@ -338,8 +337,7 @@ extension Schema {
                             Attribute(
                                 name: property.name, originalName: property.originalName, slot: slot, valueType: type,
                                 options: Schema.Attribute.Options(names: property.options),
-                                defaultValue: type.zeroValue,
-                                keyPath: nil)))
+                                defaultValue: type.zeroValue, transformation: nil, keyPath: nil)))
                 } else if let destination = property.destination {
                     properties.append(
                         .relationship(
@@ -494,6 +492,10 @@ extension Schema {
         public let options: Options
         /// The stored form of the property's initial value on a fresh model.
         public let defaultValue: StoreValue
+        /// The value transformer that stores the attribute's values as `Data`
+        /// (`@Attribute(.transformable(by:))`), if any: predicates and sorts on the attribute run on
+        /// the models. `nil` for entities read from a stored ``Schema/Description``.
+        public let transformation: Transformation?
         /// A key path that reads this attribute on a model of the entity's type, typed
         /// `KeyPath<Model, Value>`; `nil` for entities read from a stored ``Schema/Description``.
         ///

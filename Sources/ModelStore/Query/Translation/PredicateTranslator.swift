@@ -198,6 +198,9 @@ struct PredicateTranslator {
                 entityName: entity.name)
         }
         switch property {
+        case .attribute(let attribute) where attribute.transformation != nil:
+            // Stored as the transformer's Data, which no comparison of the Swift value can read.
+            return .opaque
         case .attribute(let attribute):
             return .attribute(
                 AttributeReference(
