@@ -44,6 +44,22 @@ import Testing
         }
     }
 
+    @Test func laysAHierarchyOutAsATree() throws {
+        let fixture = try LibraryFixture.media()
+        defer { fixture.remove() }
+        let store = try StudioStore(url: fixture.url)
+        defer { store.close() }
+        let boxes = SchemaDiagram.layout(SchemaDiagram.items(of: store.entities)).boxes
+        let root = try #require(boxes["Medium"])
+        let film = try #require(boxes["class:Film"])
+        let album = try #require(boxes["class:Album"])
+        let documentary = try #require(boxes["class:Documentary"])
+        // Subclasses one level below their superclass, each class over the middle of its subclasses.
+        #expect(film.y == album.y && film.y > root.y + root.height && documentary.y > film.y + film.height)
+        #expect(documentary.x == film.x && film.x < album.x)
+        #expect(root.centerX == (film.centerX + album.centerX) / 2)
+    }
+
     @Test func listsEachModelsClassAndFiltersByAClassWithItsSubclasses() async throws {
         try await router.withStudio(making: LibraryFixture.media) { _, _, client in
             let entities = try await router.page(client, "/")

@@ -78,22 +78,7 @@ struct SchemaDiagram {
         let entities = schema.entities.sorted { $0.name < $1.name }
         guard !entities.isEmpty else { return "<p class=\"muted\">The schema has no entities.</p>" }
         let items = Self.items(of: entities)
-        var columns = 1
-        while columns * columns < items.count { columns += 1 }
-        let rows = (items.count + columns - 1) / columns
-        var boxes: [String: Box] = [:]
-        var rowTops = [Self.gapY / 2]
-        for row in 0..<rows {
-            let inRow = items.dropFirst(row * columns).prefix(columns)
-            let tallest = inRow.map(\.height).max() ?? 0
-            for (column, item) in inRow.enumerated() {
-                boxes[item.key] = Box(
-                    x: 20 + column * (Self.boxWidth + Self.gapX), y: rowTops[row], height: item.height)
-            }
-            rowTops.append(rowTops[row] + tallest + Self.gapY)
-        }
-        let width = 40 + columns * Self.boxWidth + (columns - 1) * Self.gapX
-        let height = rowTops.last! - Self.gapY / 2
+        let (boxes, width, height) = Self.layout(items)
         var lines = ""
         var drawn: Set<String> = []
         for entity in entities {
