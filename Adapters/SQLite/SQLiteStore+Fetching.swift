@@ -33,10 +33,15 @@ extension SQLiteStore {
                 }, decoded != nil
             )
         }
-        var result = DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: snapshots)
+        var result = DataStoreFetchResult(
+            descriptor: request.descriptor, fetchedSnapshots: snapshots, relatedSnapshots: Self.noRelatedSnapshots)
         result.omitsUnrequestedProperties = partial
         return result
     }
+
+    /// The related snapshots of every fetch (the store loads none along): one empty dictionary,
+    /// instead of the parameter's default, which makes an empty one of a generic type on each call.
+    private static let noRelatedSnapshots: [PersistentIdentifier: DefaultSnapshot] = [:]
 
     /// Counts in SQL (`COUNT(*)`) when SQL runs the whole query.
     public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
@@ -81,7 +86,7 @@ extension SQLiteStore {
                 ?? connection.statement(
                     plan.selectSQL(columns: "\(SQLiteQueryPlan.alias).\(EntityLayout.primaryKey)"))
             defer { statement.reset() }
-            statement.bind(plan.selectValues(prepared.values, query: query))
+            plan.bindSelectValues(prepared.values, query: query, to: statement)
             var ids: [PersistentIdentifier] = []
             while try statement.step() {
                 ids.append(.identifier(for: identifier, entityName: query.entityName, primaryKey: statement.int64(0)))
@@ -103,7 +108,7 @@ extension SQLiteStore {
         try database.withLock { connection in
             let plan = try SQLiteQueryPlan(query, layouts: layouts, storeIdentifier: identifier)
             let statement = try connection.prepare("EXPLAIN QUERY PLAN " + plan.selectSQL(columns: plan.rowColumns))
-            statement.bind(plan.selectValues(plan.translatedValues, query: query))
+            plan.bindSelectValues(plan.translatedValues, query: query, to: statement)
             var lines: [String] = []
             while try statement.step() { lines.append(statement.text(3)) }
             if plan.residual != nil { lines.append("then evaluated by the store: \(plan.residual!)") }
@@ -130,12 +135,14 @@ extension SQLiteStore {
             ?? connection.statement(plan.selectSQL(columns: plan.rowColumns))
         // Reset however the loop ends, so no statement keeps the read transaction open.
         defer { statement.reset() }
-        statement.bind(plan.selectValues(prepared.values, query: query))
+        plan.bindSelectValues(prepared.values, query: query, to: statement)
         // With a residual filter but an SQL sort, stop once the window is full.
         let wanted = plan.sortsInSwift ? nil : query.limit.map { $0 + max(query.offset, 0) }
+        // Every row's identifier is of one scope: looked up once, not once a row.
+        let scope = PersistentIdentifier.Scope(storeIdentifier: identifier, entityName: plan.layout.entity.name)
         var result: [DefaultSnapshot] = []
         while try statement.step() {
-            let snapshot = try reader.read(statement, layout: plan.layout, decoding: decoding)
+            let snapshot = try reader.read(statement, layout: plan.layout, decoding: decoding, scope: scope)
             if let evaluator, !evaluator.matches(snapshot) { continue }
             result.append(snapshot)
             if plan.residual != nil, let wanted, result.count >= wanted { break }

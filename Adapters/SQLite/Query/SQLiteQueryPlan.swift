@@ -6,8 +6,9 @@ import ModelStore
 ///
 /// A plan depends only on the query's shape (``SQLiteQueryShape``): its parameters say which of
 /// the filter's operands each binds, so the store keeps one plan per shape
-/// (``SQLiteCompiledQueries``) and binds the operands of every later query of that shape.
-struct SQLiteQueryPlan {
+/// (``SQLiteCompiledQuery``) and binds the operands of every later query of that shape. It is a
+/// class so that a fetch that finds its plan kept shares it instead of copying its texts and lists.
+final class SQLiteQueryPlan {
     let layout: EntityLayout
     /// `FROM "Entity" t0 WHERE …`, without `SELECT`, `ORDER BY` or `LIMIT`.
     let from: String
@@ -93,10 +94,14 @@ struct SQLiteQueryPlan {
         return sql
     }
 
-    /// The values for ``selectSQL(columns:)``: the filter's, then the query's window when SQL applies it.
-    func selectValues(_ filterValues: [SQLValue], query: StoreQuery) -> [SQLValue] {
-        guard isComplete && hasWindow else { return filterValues }
-        return filterValues + [.integer(Int64(query.limit ?? -1)), .integer(Int64(max(query.offset, 0)))]
+    /// Binds the values of ``selectSQL(columns:)``: the filter's, then the query's window when SQL
+    /// applies it (bound one by one, without a list of them all).
+    func bindSelectValues(_ filterValues: [SQLValue], query: StoreQuery, to statement: SQLiteStatement) {
+        statement.bind(filterValues)
+        guard isComplete && hasWindow else { return }
+        let next = Int32(filterValues.count + 1)
+        statement.bind(next, Int64(query.limit ?? -1))
+        statement.bind(next + 1, Int64(max(query.offset, 0)))
     }
 
     /// Every column of the entity, qualified by the query's alias (built once per entity).

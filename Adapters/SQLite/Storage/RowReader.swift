@@ -86,8 +86,12 @@ struct RowReader {
     ///
     /// With `decoding`, attributes whose slot it lacks are not decoded (nor their external files
     /// read) and hold their default values; relationships are always read. The whole row's checksum
-    /// is checked either way.
-    func read(_ statement: SQLiteStatement, layout: EntityLayout, decoding: Set<Int>? = nil) throws -> DefaultSnapshot {
+    /// is checked either way. With `scope` (the store's and the layout's entity's), the row's
+    /// identifier is made in it, without looking the scope up by their names.
+    func read(
+        _ statement: SQLiteStatement, layout: EntityLayout, decoding: Set<Int>? = nil,
+        scope: PersistentIdentifier.Scope? = nil
+    ) throws -> DefaultSnapshot {
         let entity = layout.entity
         let key = statement.int64(0)
         guard RowChecksum.matches(statement, columns: layout.checksumIndex) else {
@@ -127,7 +131,8 @@ struct RowReader {
             values[join.slot] = .references(try targets(of: key, in: join))
         }
         return DefaultSnapshot(
-            persistentIdentifier: identifier(entity.name, key), entity: entity, values: values)
+            persistentIdentifier: scope?.identifier(key) ?? identifier(entity.name, key), entity: entity,
+            values: values)
     }
 
     /// The bytes of the external file `name` of a row's column.

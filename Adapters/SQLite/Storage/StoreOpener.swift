@@ -38,9 +38,18 @@ struct StoreOpener {
     static let metaWriteSQL = CachedSQL("INSERT OR REPLACE INTO \(metaTable) (key, value) VALUES (?, ?)")
 
     /// Opens the store and returns its identifier.
+    ///
+    /// A store of this build's format and the schema's version and shape needs nothing written, so
+    /// it opens without the write lock: a save in progress on another connection does not make it
+    /// wait (or fail with `locked` past the busy timeout). Creating, upgrading or migrating takes
+    /// the write transaction, and reads the meta table again under it.
     func open(migrationPlan: (any SchemaMigrationPlan.Type)?) throws -> String {
         if let meta = try Self.readMeta(connection) {
             try check(meta)
+            if meta.format == SQLiteStore.formatVersion, try meta.schema(path: path) == schema.storedDescription {
+                try useWriteAheadLog()
+                return meta.identifier
+            }
         } else {
             try ensureEmpty()
         }
@@ -69,10 +78,15 @@ struct StoreOpener {
             }
             return meta.identifier
         }
+        try useWriteAheadLog()
+        return identifier
+    }
+
+    /// Turns on the write-ahead log of a file (a no-op for a file that has it already).
+    private func useWriteAheadLog() throws {
         if path != ":memory:" {
             try connection.execute("PRAGMA journal_mode = WAL", during: "configuring")
         }
-        return identifier
     }
 
     /// Opens the store for reading only and returns its identifier: checks the file as ``open(migrationPlan:)``

@@ -196,9 +196,10 @@ extension ModelContext {
     ) throws -> FetchPlan<T> {
         var pendingEntities: Set<String> = []
         if descriptor.includePendingChanges {
-            for model in insertedModels.models + changedModels.models + deletedModels.models {
-                pendingEntities.insert(model.persistentModelID.entityName)
-            }
+            // One list after another: joining them would make a new list on every fetch.
+            for model in insertedModels.models { pendingEntities.insert(model.persistentModelID.entityName) }
+            for model in changedModels.models { pendingEntities.insert(model.persistentModelID.entityName) }
+            for model in deletedModels.models { pendingEntities.insert(model.persistentModelID.entityName) }
         }
         let keyed = cache != nil && !hasPending && pendingEntities.isEmpty ? FetchPlanCache.key(descriptor) : nil
         if let cache, let (key, shape) = keyed {

@@ -159,9 +159,19 @@ final class FetchPlanCache: Sendable {
             }
             filters.append(conjunct.skeleton.filter(operands: values))
         }
-        return (
-            StoreFilter.conjunction(entry.pushed.compactMap { filters[$0] }),
-            StoreFilter.conjunction(entry.onSnapshots.compactMap { filters[$0] })
-        )
+        return (conjunction(of: entry.pushed, in: filters), conjunction(of: entry.onSnapshots, in: filters))
+    }
+
+    /// ``StoreFilter/conjunction(_:)`` of the filters at `indices`, without building a list for
+    /// none, or for one that the conjunction returns as it is (neither a conjunction nor a constant).
+    private static func conjunction(of indices: [Int], in filters: [StoreFilter?]) -> StoreFilter? {
+        if indices.isEmpty { return nil }
+        if indices.count == 1, let only = filters[indices[0]] {
+            switch only {
+            case .and, .constant: break
+            default: return only
+            }
+        }
+        return StoreFilter.conjunction(indices.compactMap { filters[$0] })
     }
 }
