@@ -27,6 +27,14 @@ public struct SQLiteMaintenance: DataStoreMaintenance {
                 key: "sqlite", lines: ["format \(summary.format)"], value: ["format": summary.format]))
     }
 
+    /// The models of each entity: counted up to 10,000 rows a table, estimated past that from
+    /// `sqlite_stat1` where `ANALYZE` has run, else from the range of the table's keys
+    /// (``SQLiteStore/estimatedCounts(at:encryption:countingUpTo:)``), so no table is read whole.
+    public func estimatedCounts(_ request: StoreMaintenanceRequest) throws -> [StoreEntityCount]? {
+        try SQLiteStore.estimatedCounts(at: request.location, encryption: request.encryption, countingUpTo: 10_000)
+            .map { StoreEntityCount(name: $0.entity, modelCount: $0.count, isEstimate: $0.isEstimate) }
+    }
+
     /// SQLite's integrity check, the tables against the recorded schema, every row's checksum, the
     /// relationships and the external files (``SQLiteStore/integrityProblems(at:)``), without opening
     /// the store or writing any file: the check is complete.

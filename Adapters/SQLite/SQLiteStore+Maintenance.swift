@@ -16,14 +16,16 @@ extension SQLiteStore {
     }
 
     /// Checkpoints the write-ahead log into the database, rebuilds the file without free pages
-    /// (`VACUUM`), and removes the external files no row names. Other connections must not be
-    /// writing; a busy database throws ``DataStoreError/locked``.
+    /// (`VACUUM`), refreshes the planner's statistics (`ANALYZE`), and removes the external files no row
+    /// names. Other connections must not be writing; a busy database throws ``DataStoreError/locked``.
     @discardableResult
     public func compact() throws -> CompactionReport {
         let before = byteCount
         let removed = try database.withLock { connection in
             try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)", during: "checkpointing")
             try connection.execute("VACUUM", during: "compacting")
+            // Fresh statistics for the planner, and for the counts tools estimate from them.
+            try connection.execute("ANALYZE", during: "analyzing")
             try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)", during: "checkpointing")
             return try removeUnnamedExternalFiles(connection)
         }
@@ -110,6 +112,54 @@ extension SQLiteStore {
             }
             return (meta.identifier, meta.format, schema.version, counts)
         }
+    }
+
+    /// How many models of each entity the database holds, without reading a large table whole:
+    /// counted up to `limit` rows a table; past that, estimated from `sqlite_stat1` where `ANALYZE`
+    /// has run, else from the range of the table's keys, which the store never reuses (so the
+    /// estimate is exact until models are deleted, and never below the count). Opens nothing for
+    /// writing.
+    public static func estimatedCounts(
+        at url: URL, encryption: EncryptionKeySource? = nil, countingUpTo limit: Int
+    ) throws
+        -> [(entity: String, count: Int, isEstimate: Bool)]
+    {
+        let path = url.standardizedFileURL.path
+        _ = try storedSchema(at: url, encryption: encryption)
+        return try withInspection(of: path, encryption: encryption) { connection in
+            guard let meta = try StoreOpener.readMeta(connection) else {
+                throw DataStoreError(.notFound, "the SQLite database '\(path)' holds no store")
+            }
+            let schema = try Schema(try meta.schema(path: path))
+            let analyzed = try analyzedRowCounts(connection)
+            return try schema.entities.map { entity in
+                let table = quote(entity.name)
+                let bounded = try connection.prepare("SELECT count(*) FROM (SELECT 1 FROM \(table) LIMIT \(limit + 1))")
+                try bounded.step()
+                let counted = Int(bounded.int64(0))
+                if counted <= limit { return (entity.name, counted, false) }
+                if let rows = analyzed[entity.name] { return (entity.name, max(rows, counted), true) }
+                let key = EntityLayout.primaryKey
+                let range = try connection.prepare("SELECT max(\(key)) - min(\(key)) + 1 FROM \(table)")
+                try range.step()
+                return (entity.name, max(Int(range.int64(0)), counted), true)
+            }
+        }
+    }
+
+    /// The rows of each table as `ANALYZE` last found them (`sqlite_stat1`), empty where it never ran.
+    private static func analyzedRowCounts(_ connection: SQLiteConnection) throws -> [String: Int] {
+        let exists = try connection.prepare(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sqlite_stat1'")
+        guard try exists.step() else { return [:] }
+        let statistics = try connection.prepare("SELECT tbl, stat FROM sqlite_stat1")
+        var rows: [String: Int] = [:]
+        while try statistics.step() {
+            // The first number of `stat` is the number of rows in the table (or in the index, which has one per row).
+            guard let first = statistics.text(1).split(separator: " ").first, let count = Int(first) else { continue }
+            rows[statistics.text(0), default: 0] = max(rows[statistics.text(0)] ?? 0, count)
+        }
+        return rows
     }
 
     /// What ``integrityProblems(at:)`` finds, then every relationship that refers to a model the store

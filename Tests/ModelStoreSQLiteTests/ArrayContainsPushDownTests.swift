@@ -15,25 +15,7 @@ struct ArrayContainsPushDownTests {
         let entity = try #require(schema.entity(named: "Item"))
         let lists: [[String]] = [[], ["é"], ["e\u{301}x", "\u{0}"], ["x", "/"], ["\n\u{301}"]]
         let snapshots = lists.enumerated().map { index, tags in
-            let values = entity.properties.map { property -> StoreValue in
-                switch property.name {
-                case "code": .string("c\(index)")
-                case "tags": .array(tags.map { .string($0) })
-                case "name": .string("")
-                case "n": .int(0)
-                case "d": .double(0)
-                case "flag": .bool(false)
-                case "when": .date(Date(timeIntervalSinceReferenceDate: 0))
-                case "token": .uuid(UUID())
-                case "price": .decimal(0)
-                case "big": .uint(0)
-                case "blob": .data(Data())
-                case "children": .references([])
-                default: .null
-                }
-            }
-            return DefaultSnapshot(
-                persistentIdentifier: .temporary(entityName: "Item"), entity: entity, values: values)
+            ItemSchema.item(code: "c\(index)", tags: tags, in: entity)
         }
         _ = try store.insert(snapshots)
         func codes(_ filter: StoreFilter) throws -> [String] {

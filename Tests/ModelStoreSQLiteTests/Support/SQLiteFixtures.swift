@@ -34,6 +34,28 @@ enum ItemSchema {
             ])
     }
 
+    /// A new item with this code and these tags, every other property at a plain value.
+    static func item(code: String, tags: [String] = [], in entity: Schema.Entity) -> DefaultSnapshot {
+        let values = entity.properties.map { property -> StoreValue in
+            switch property.name {
+            case "code": .string(code)
+            case "tags": .array(tags.map { .string($0) })
+            case "name": .string("")
+            case "n": .int(0)
+            case "d": .double(0)
+            case "flag": .bool(false)
+            case "when": .date(Date(timeIntervalSinceReferenceDate: 0))
+            case "token": .uuid(UUID())
+            case "price": .decimal(0)
+            case "big": .uint(0)
+            case "blob": .data(Data())
+            case "children": .references([])
+            default: .null
+            }
+        }
+        return DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Item"), entity: entity, values: values)
+    }
+
     static func schema(version: Schema.Version = Schema.Version(1, 0, 0)) throws -> Schema {
         try Schema(description(version: version))
     }
