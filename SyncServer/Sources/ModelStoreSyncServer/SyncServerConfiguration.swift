@@ -19,7 +19,8 @@ public struct SyncServerConfiguration: Sendable {
     /// Requests a subject may make at once above the average.
     public var requestBurst: Double = 100
     /// How often the store's newest transaction is read, to tell clients of every server process
-    /// when to pull.
+    /// when to pull; with a ``SyncChangeSignal`` the read also happens at once on each
+    /// announcement, and this interval only bounds the delay of a missed one.
     public var changePollInterval: Duration = .milliseconds(100)
     /// How often an idle change stream gets a comment, so proxies and clients keep it open.
     public var keepAliveInterval: Duration = .seconds(15)
