@@ -40,8 +40,9 @@ let usage = """
                              subject NAME holds: a client pulls only its own, and a push that adds, changes
                              or deletes another's, gives one away, or links to another's is refused whole
                              (403 'refused').
-                             Entities without NAME are shared whole. Without the option every client holds
-                             everything (env MODELSTORE_SYNC_SCOPE_ATTRIBUTE).
+                             Entities without NAME are shared whole; in a class hierarchy, NAME scopes the
+                             classes that declare or inherit it and the others are shared whole. Without
+                             the option every client holds everything (env MODELSTORE_SYNC_SCOPE_ATTRIBUTE).
                              Whatever the scope, a replica (a client's store) syncs only with tokens of the
                              subject that first synced it; another's get 403 'replicaNotOwned'.
     --max-request-bytes N    the largest request body (default 8388608); larger ones get 413.
