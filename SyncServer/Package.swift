@@ -3,7 +3,8 @@ import PackageDescription
 
 // The sync server in its own package, so that the main package stays dependency-free: the sync
 // engine's change sets over HTTP, on Hummingbird, with PostgreSQL (the adapter's package) as the one
-// shared store and bearer JWTs (jwt-kit) deciding who sees what.
+// shared store, its LISTEN/NOTIFY (PostgresNIO) waking every server process's live channel, and
+// bearer JWTs (jwt-kit) deciding who sees what.
 let package = Package(
     name: "ModelStoreSyncServer",
     platforms: [.macOS(.v15)],
@@ -17,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // Reading and checking request bodies, without HTTP, so the fuzz target builds without NIO.
@@ -38,6 +40,8 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ModelStorePostgreSQL", package: "ModelStorePostgreSQL"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Sources/ModelStoreSyncServer"),
         // `modelstore-sync-server --store postgres://… --jwt-key-file F [--port N] [--scope-attribute A]`.
@@ -81,6 +85,7 @@ let package = Package(
                 .product(name: "ModelStoreAdapters", package: "ModelStore"),
                 .product(name: "ModelStorePostgreSQL", package: "ModelStorePostgreSQL"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/ModelStoreSyncServerTests"),
     ],

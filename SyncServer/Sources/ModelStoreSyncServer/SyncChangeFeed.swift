@@ -4,9 +4,10 @@ import ModelStoreSync
 
 /// Tells listening clients when the shared store changed what their scope holds, whichever server
 /// process wrote it: one poller per process reads the history after the last transaction it saw
-/// every poll interval (and at once after a commit of this process), works out once which
-/// requesters' scopes the new transactions touch (``ModelStoreSync/SyncHost/touches(_:access:)``),
-/// and sends only their listeners the new number. Polling runs only while someone listens.
+/// every poll interval, at once after a commit of this process, and at once when the change signal
+/// (another process's announcement) says so; it works out once which requesters' scopes the new
+/// transactions touch (``ModelStoreSync/SyncHost/touches(_:access:)``), and sends only their
+/// listeners the new number. Polling runs only while someone listens.
 final class SyncChangeFeed: Sendable {
     /// What a listener receives.
     enum Event: Sendable {
@@ -26,12 +27,14 @@ final class SyncChangeFeed: Sendable {
     private let host: SyncHost
     private let interval: Duration
     private let keepAlive: Duration
+    private let signal: (any SyncChangeSignal)?
     private let state = LockedValue(State())
 
-    init(host: SyncHost, interval: Duration, keepAlive: Duration) {
+    init(host: SyncHost, interval: Duration, keepAlive: Duration, signal: (any SyncChangeSignal)?) {
         self.host = host
         self.interval = interval
         self.keepAlive = keepAlive
+        self.signal = signal
     }
 
     /// A stream of the events for a requester with `access`, until the listener stops iterating.
@@ -60,9 +63,14 @@ final class SyncChangeFeed: Sendable {
 
     private func poll() async {
         let commits = host.container.changes
+        let announcements = signal?.signals()
         let wake = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let watcher = Task {
             for await _ in commits { wake.continuation.yield() }
+        }
+        let announcementWatcher = Task {
+            guard let announcements else { return }
+            for await _ in announcements { wake.continuation.yield() }
         }
         let ticker = Task {
             while !Task.isCancelled {
@@ -72,8 +80,11 @@ final class SyncChangeFeed: Sendable {
         }
         defer {
             watcher.cancel()
+            announcementWatcher.cancel()
             ticker.cancel()
         }
+        // The first read at once: where the history stands, for listeners that opened before it.
+        wake.continuation.yield()
         let clock = ContinuousClock()
         var lastKeepAlive = clock.now
         for await _ in wake.stream {

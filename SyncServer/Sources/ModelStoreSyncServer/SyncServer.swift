@@ -31,6 +31,7 @@ public struct SyncServer: Sendable {
     /// The limits.
     public let configuration: SyncServerConfiguration
     private let verifier: SyncTokenVerifier
+    private let changeSignal: (any SyncChangeSignal)?
     private let feed: SyncChangeFeed
     private let limiter: SyncRateLimiter
     /// Replicas' owners already confirmed, so a request of a known pair reads nothing.
@@ -40,14 +41,21 @@ public struct SyncServer: Sendable {
     /// Reads and checks request bodies before anything reaches the store.
     let decoder: SyncRequestDecoder
 
-    /// A server for `host`, admitting requests whose token `verifier` accepts.
-    public init(host: SyncHost, verifier: SyncTokenVerifier, configuration: SyncServerConfiguration = .init()) {
+    /// A server for `host`, admitting requests whose token `verifier` accepts; `changeSignal`, when
+    /// given, announces each applied push to every process on the store and wakes this one's live
+    /// channel when another announces (``PostgreSQLChangeSignal`` for PostgreSQL), so that changes
+    /// reach other processes' clients without waiting for the poll.
+    public init(
+        host: SyncHost, verifier: SyncTokenVerifier, configuration: SyncServerConfiguration = .init(),
+        changeSignal: (any SyncChangeSignal)? = nil
+    ) {
         self.host = host
         self.verifier = verifier
         self.configuration = configuration
+        self.changeSignal = changeSignal
         self.feed = SyncChangeFeed(
             host: host, interval: configuration.changePollInterval,
-            keepAlive: configuration.keepAliveInterval)
+            keepAlive: configuration.keepAliveInterval, signal: changeSignal)
         self.limiter = SyncRateLimiter(rate: configuration.requestsPerSecond, burst: configuration.requestBurst)
         let schema = host.container.schema
         let probe = #"{"replica":"","schemaVersion":"","schemaFingerprint":""}"#
@@ -79,7 +87,9 @@ public struct SyncServer: Sendable {
                 try decoder.validate(push)
                 try await checkOwner(of: push.replica, access: access, path: "push")
                 context.logger.info("push", metadata: ["changes": "\(push.changes.count)"])
-                return try await run { try host.push(push, access: access) }
+                let reply = try await run { try host.push(push, access: access) }
+                if reply.applied, !push.changes.isEmpty { await changeSignal?.announce() }
+                return reply
             }
         }
         router.post("pull") { request, context in

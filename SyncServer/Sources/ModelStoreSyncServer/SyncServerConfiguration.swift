@@ -19,7 +19,8 @@ public struct SyncServerConfiguration: Sendable {
     /// Requests a subject may make at once above the average.
     public var requestBurst: Double = 100
     /// How often the store's newest transaction is read, to tell clients of every server process
-    /// when to pull.
+    /// when to pull; with a ``SyncChangeSignal`` the read also happens at once on each
+    /// announcement, and this interval only bounds the delay of a missed one.
     public var changePollInterval: Duration = .milliseconds(100)
     /// How often an idle change stream gets a comment, so proxies and clients keep it open.
     public var keepAliveInterval: Duration = .seconds(15)
@@ -32,17 +33,38 @@ extension SyncScope {
     /// A scope where each model of an entity that has the string attribute `attribute` belongs to
     /// the subject it names: a client holds and changes only models whose `attribute` equals its
     /// token's subject. Entities without that attribute are shared whole.
+    ///
+    /// In the entity of a class hierarchy, the attribute scopes the classes that declare or
+    /// inherit it: when the root class declares it, every model of the hierarchy belongs to its
+    /// owner; when only a subclass does, that subclass's models (and its subclasses') belong to
+    /// their owners and the other classes' models are shared whole.
     public static func owner(attribute: String, schema: Schema) -> SyncScope {
-        let owned = schema.entities.filter { entity in
-            guard !SyncMetadata.isMetadata(entity.name) else { return false }
+        let owned = schema.entities.compactMap { entity -> (name: String, unowned: StoreFilter?)? in
+            guard !SyncMetadata.isMetadata(entity.name) else { return nil }
             let type = entity.attribute(named: attribute)?.valueType
-            return type == .string || type == .optional(.string)
-        }.map(\.name)
+            guard type == .string || type == .optional(.string) else { return nil }
+            return (entity.name, Self.classesWithout(attribute, in: entity))
+        }
         return SyncScope { access in
             Dictionary(
-                uniqueKeysWithValues: owned.map { name in
-                    (name, access.subject.map { StoreFilter.equal(attribute, .string($0)) } ?? .constant(false))
+                uniqueKeysWithValues: owned.map { entity in
+                    let mine = access.subject.map { StoreFilter.equal(attribute, .string($0)) } ?? .constant(false)
+                    return (entity.name, entity.unowned.map { .or([$0, mine]) } ?? mine)
                 })
         }
+    }
+
+    /// A filter that admits the models of `entity`'s classes that neither declare nor inherit
+    /// `attribute`, or `nil` when every class has it (or the entity stores one class).
+    private static func classesWithout(_ attribute: String, in entity: Schema.Entity) -> StoreFilter? {
+        guard let classAttribute = entity.classAttribute else { return nil }
+        var declaring: [String: Bool] = [:]  // parents come before their children
+        for modelClass in entity.classes {
+            declaring[modelClass.name] =
+                modelClass.ownPropertyNames.contains(attribute)
+                || modelClass.superclassName.flatMap { declaring[$0] } == true
+        }
+        let without = entity.classes.filter { declaring[$0.name] != true }.map { StoreValue.string($0.name) }
+        return without.isEmpty ? nil : .isIn(StorePath([classAttribute.name]), without)
     }
 }

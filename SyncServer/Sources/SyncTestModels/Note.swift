@@ -32,8 +32,8 @@ public enum SyncTestSchema {
     /// The schema, sync entities included.
     public static let schema = Schema([Note.self]).includingSyncMetadata()
 
-    /// The schema as the server's `--schema` file holds it.
-    public static func write(to url: URL) throws {
+    /// `schema` as the server's `--schema` file holds it.
+    public static func write(_ schema: Schema = SyncTestSchema.schema, to url: URL) throws {
         try JSONEncoder().encode(schema.storedDescription).write(to: url)
     }
 

@@ -5,18 +5,22 @@ import ModelStoreSync
 import ModelStoreSyncServer
 import SyncTestModels
 
-// `modelstore-sync-load --store postgres://… [--clients 50] [--seconds 60] [--group 5] [--rate 1]`:
+// `modelstore-sync-load --store postgres://… [--clients 50] [--seconds 60] [--group 5] [--rate 1]
+// [--change-notifications on|off]`:
 // starts two modelstore-sync-server processes (the binary beside this one) on loopback over the
 // store, then runs CLIENTS sync engines in this process, each on a SQLite store of its own and
 // through one of the two servers, in groups of GROUP sharing an owner. Each client saves RATE notes
 // a second for SECONDS; every engine runs continuously and pulls only when its server announces a
 // change (no polling). Afterwards it waits up to 30 s for every note to reach every client of its
 // group and prints changes per second, the propagation time from a save to another client's store
-// (p50, p99, max) and how many (note, client) deliveries never happened.
+// (p50, p99, max) and how many (note, client) deliveries never happened. The servers wake each other
+// with PostgreSQL NOTIFY unless `--change-notifications off`, which leaves them polling every 100 ms.
 let arguments = Array(CommandLine.arguments.dropFirst())
 func value(_ name: String) -> String? { arguments.firstIndex(of: name).map { arguments[$0 + 1] } }
 guard let store = value("--store") else {
-    print("usage: modelstore-sync-load --store URL [--clients N] [--seconds S] [--group G] [--rate R]")
+    print(
+        "usage: modelstore-sync-load --store URL [--clients N] [--seconds S] [--group G] [--rate R] "
+            + "[--change-notifications on|off]")
     exit(2)
 }
 let clientCount = value("--clients").flatMap(Int.init) ?? 50
@@ -38,10 +42,11 @@ func startServer() throws -> (Process, URL) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         .appendingPathComponent("modelstore-sync-server")
-    process.arguments = [
-        "--store", store, "--schema", schemaFile.path, "--jwt-key-file", keyFile.path, "--port", "0",
-        "--scope-attribute", "owner", "--rate", "100000",
-    ]
+    process.arguments =
+        [
+            "--store", store, "--schema", schemaFile.path, "--jwt-key-file", keyFile.path, "--port", "0",
+            "--scope-attribute", "owner", "--rate", "100000",
+        ] + (value("--change-notifications").map { ["--change-notifications", $0] } ?? [])
     let log = directory.appendingPathComponent("server-\(UUID().uuidString.prefix(6)).log")
     _ = FileManager.default.createFile(atPath: log.path, contents: nil)
     let handle = try FileHandle(forWritingTo: log)

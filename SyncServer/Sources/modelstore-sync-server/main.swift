@@ -10,6 +10,7 @@ import ModelStoreTooling
 let usage = """
     usage: modelstore-sync-server --store URL --jwt-key-file FILE [--schema FILE] [--host HOST] [--port N]
                                   [--path PATH] [--scope-attribute NAME] [--max-request-bytes N] [--rate N]
+                                  [--poll-interval MS] [--change-notifications on|off]
            modelstore-sync-server --jwt-key-file FILE --mint-token SUBJECT [--expires-in SECONDS] [--claim K=V]
 
     Serves the store at URL (postgres://USER:PASSWORD@HOST:PORT/DB, or sqlite:PATH, json:PATH, …) to
@@ -18,8 +19,10 @@ let usage = """
     messages; GET PATH/changes is a stream of server-sent events telling clients when to pull; GET
     PATH/schema is the store's schema, for a new client. The server keeps no state of its own: run
     several processes on one PostgreSQL database, behind a load balancer or not, and a change pushed
-    through one reaches the clients of every other (each reads the store's newest transaction every
-    100 ms while clients listen).
+    through one reaches the clients of every other: the process it went through sends a PostgreSQL
+    NOTIFY, every process LISTENs on its own connection and reads the history at once, and each also
+    reads it every poll interval while clients listen, which carries changes whose notification was
+    missed (a dropped connection: it reconnects every second).
 
     --store URL              the shared store (env MODELSTORE_SYNC_STORE). Its password is never printed.
     --schema FILE            the store's schema, as 'modelstore schema URL --json' writes it (env
@@ -37,13 +40,21 @@ let usage = """
                              subject NAME holds: a client pulls only its own, and a push that adds, changes
                              or deletes another's, gives one away, or links to another's is refused whole
                              (403 'refused').
-                             Entities without NAME are shared whole. Without the option every client holds
-                             everything (env MODELSTORE_SYNC_SCOPE_ATTRIBUTE).
+                             Entities without NAME are shared whole; in a class hierarchy, NAME scopes the
+                             classes that declare or inherit it and the others are shared whole. Without
+                             the option every client holds everything (env MODELSTORE_SYNC_SCOPE_ATTRIBUTE).
                              Whatever the scope, a replica (a client's store) syncs only with tokens of the
                              subject that first synced it; another's get 403 'replicaNotOwned'.
     --max-request-bytes N    the largest request body (default 8388608); larger ones get 413.
     --rate N                 requests a second per subject on average (default 50; bursts of 2N); more get
                              429 with Retry-After.
+    --poll-interval MS       how often each process reads the store's newest transaction while clients
+                             listen (env MODELSTORE_SYNC_POLL_INTERVAL; default 1000 with change
+                             notifications, 100 without).
+    --change-notifications on|off
+                             LISTEN/NOTIFY between the processes of a postgres:// store (env
+                             MODELSTORE_SYNC_CHANGE_NOTIFICATIONS; default on; other stores have none,
+                             and their processes learn of each other's changes by polling alone).
     --mint-token SUBJECT     print a token for SUBJECT signed with the key file's secret or private key, and
                              exit (--expires-in SECONDS, default 86400; --claim NAME=VALUE, repeatable).
 
@@ -65,7 +76,8 @@ var options: [String: String] = [:]
 var claims: [String: String] = [:]
 let valued: Set<String> = [
     "--store", "--schema", "--jwt-key-file", "--host", "--port", "--path", "--scope-attribute",
-    "--max-request-bytes", "--rate", "--mint-token", "--expires-in", "--claim",
+    "--max-request-bytes", "--rate", "--mint-token", "--expires-in", "--claim", "--poll-interval",
+    "--change-notifications",
 ]
 var arguments = Array(CommandLine.arguments.dropFirst())
 while !arguments.isEmpty {
@@ -166,6 +178,17 @@ let shownStore = redacted(storeURL)
     return try Schema(reference.storedSchema(for: "serve")).includingSyncMetadata()
 }
 
+let notificationsSetting = option("--change-notifications", "MODELSTORE_SYNC_CHANGE_NOTIFICATIONS") ?? "on"
+guard ["on", "off"].contains(notificationsSetting) else {
+    fail("'--change-notifications' takes 'on' or 'off', not '\(notificationsSetting)'")
+}
+/// The LISTEN/NOTIFY signal between processes of a PostgreSQL store, when on.
+let changeSignal: PostgreSQLChangeSignal? =
+    notificationsSetting == "on"
+    ? (try? PostgreSQLStoreConfiguration(url: storeURL)).map {
+        PostgreSQLChangeSignal(configuration: $0)
+    } : nil
+
 let server: SyncServer
 let scopeAttribute = option("--scope-attribute", "MODELSTORE_SYNC_SCOPE_ATTRIBUTE")
 do {
@@ -178,8 +201,13 @@ do {
     let rate = number("--rate", nil, default: Int(configuration.requestsPerSecond), range: 1...1_000_000)
     configuration.requestsPerSecond = Double(rate)
     configuration.requestBurst = Double(rate * 2)
+    let poll = number(
+        "--poll-interval", "MODELSTORE_SYNC_POLL_INTERVAL", default: changeSignal == nil ? 100 : 1000,
+        range: 10...3_600_000)
+    configuration.changePollInterval = .milliseconds(poll)
     server = SyncServer(
-        host: try SyncHost(container: container, scope: scope), verifier: verifier, configuration: configuration)
+        host: try SyncHost(container: container, scope: scope), verifier: verifier, configuration: configuration,
+        changeSignal: changeSignal)
 } catch {
     fail(redacted("cannot serve '\(shownStore)': \(error)"))
 }
@@ -187,7 +215,9 @@ do {
 let host = option("--host", "MODELSTORE_SYNC_HOST") ?? "127.0.0.1"
 let port = number("--port", "MODELSTORE_SYNC_PORT", default: 8080, range: 0...65535)
 let path = (option("--path") ?? "sync").trimmingCharacters(in: CharacterSet(charactersIn: "/"))
-let scopeText = scopeAttribute.map { "each client holds the models whose '\($0)' is its subject" } ?? "no scope"
+let scopeText =
+    (scopeAttribute.map { "each client holds the models whose '\($0)' is its subject" } ?? "no scope")
+    + (changeSignal.map { ", change notifications on '\($0.channel)'" } ?? "")
 do {
     try await server.run(host: host, port: port, path: path) { [verifier, shownStore, scopeText, host, path] bound in
         let line =

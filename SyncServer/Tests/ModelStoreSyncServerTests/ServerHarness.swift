@@ -68,10 +68,10 @@ struct Fixture {
     /// A local replica for `subject` through `server`.
     func client(
         _ name: String, scheme: String = "sqlite", subject: String, through server: ServerProcess,
-        configuration: SyncConfiguration = SyncConfiguration()
+        configuration: SyncConfiguration = SyncConfiguration(), schema: Schema = SyncTestSchema.schema
     ) async throws -> Client {
         let path = directory.appendingPathComponent(name + (scheme == "json" ? ".json" : ".sqlite")).path
-        let container = try ModelContainer(for: SyncTestSchema.schema, url: "\(scheme):\(path)")
+        let container = try ModelContainer(for: schema, url: "\(scheme):\(path)")
         let transport = HTTPSyncTransport(baseURL: server.baseURL, token: try await token(subject), timeout: 10)
         let engine = try SyncEngine(container: container, transport: transport, configuration: configuration)
         return Client(container: container, engine: engine, owner: subject)
