@@ -93,18 +93,28 @@ extension SQLiteStore {
         try verification(at: url, encryption: encryption).problems
     }
 
-    /// What `modelstore inspect` reports, read without opening the store or writing any file: the store
-    /// identifier, the format, the schema version recorded, and the number of models of each entity.
-    static func summary(at url: URL, encryption: EncryptionKeySource? = nil) throws -> (
-        identifier: String, format: Int, version: Schema.Version, counts: [(entity: String, count: Int)]
-    ) {
+    /// Gives `body` a read-only connection to the database (see ``withInspection(of:encryption:_:)``),
+    /// with the meta table's record and the schema it holds.
+    private static func withRecordedSchema<Result>(
+        at url: URL, encryption: EncryptionKeySource?,
+        _ body: (SQLiteConnection, StoreMeta, Schema) throws -> Result
+    ) throws -> Result {
         let path = url.standardizedFileURL.path
         _ = try storedSchema(at: url, encryption: encryption)
         return try withInspection(of: path, encryption: encryption) { connection in
             guard let meta = try StoreOpener.readMeta(connection) else {
                 throw DataStoreError(.notFound, "the SQLite database '\(path)' holds no store")
             }
-            let schema = try Schema(try meta.schema(path: path))
+            return try body(connection, meta, try Schema(try meta.schema(path: path)))
+        }
+    }
+
+    /// What `modelstore inspect` reports, read without opening the store or writing any file: the store
+    /// identifier, the format, the schema version recorded, and the number of models of each entity.
+    static func summary(at url: URL, encryption: EncryptionKeySource? = nil) throws -> (
+        identifier: String, format: Int, version: Schema.Version, counts: [(entity: String, count: Int)]
+    ) {
+        try withRecordedSchema(at: url, encryption: encryption) { connection, meta, schema in
             let counts = try schema.entities.map { entity in
                 let count = try connection.prepare("SELECT count(*) FROM \(quote(entity.name))")
                 try count.step()
@@ -124,13 +134,7 @@ extension SQLiteStore {
     ) throws
         -> [(entity: String, count: Int, isEstimate: Bool)]
     {
-        let path = url.standardizedFileURL.path
-        _ = try storedSchema(at: url, encryption: encryption)
-        return try withInspection(of: path, encryption: encryption) { connection in
-            guard let meta = try StoreOpener.readMeta(connection) else {
-                throw DataStoreError(.notFound, "the SQLite database '\(path)' holds no store")
-            }
-            let schema = try Schema(try meta.schema(path: path))
+        try withRecordedSchema(at: url, encryption: encryption) { connection, _, schema in
             let analyzed = try analyzedRowCounts(connection)
             return try schema.entities.map { entity in
                 let table = quote(entity.name)
