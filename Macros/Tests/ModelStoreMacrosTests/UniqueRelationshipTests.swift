@@ -33,10 +33,10 @@ struct UniqueRelationshipTests {
         #expect(entity.relationship(named: "badge")?.deleteRule == .nullify)
     }
 
-    /// Every store refuses a second member with the same badge. (Under the default insert policy too:
-    /// the context's upsert matches unique attributes only, so it does not turn the insert into an update.)
+    /// A second member with the same badge updates the member that has it, as in SwiftData (the
+    /// default insert policy's upsert); under the error policy every store refuses it.
     @Test(arguments: TripStoreTests.stores)
-    func aSecondMemberWithTheSameBadgeIsRefused(store: String) throws {
+    func aSecondMemberWithTheSameBadgeUpdatesTheFirstOrIsRefused(store: String) throws {
         let directory = try TemporaryDirectory()
         let container = try ModelContainer(
             for: Member.self, Badge.self, url: directory.storeURLs[TripStoreTests.stores.firstIndex(of: store)!])
@@ -51,13 +51,19 @@ struct UniqueRelationshipTests {
         let other = ModelContext(container)
         let stored = try #require(try other.fetch(FetchDescriptor<Badge>()).first { $0.code == "B-1" })
         other.insert(Member(name: "Grace", badge: stored))
+        try other.save()
+        let names = try ModelContext(container).fetch(FetchDescriptor<Member>(sortBy: [SortDescriptor(\.name)]))
+            .map(\.name)
+        #expect(names == ["Alan", "Barbara", "Grace", "Niklaus"], "models without a badge do not collide")
+
+        let strict = ModelContext(container)
+        strict.duplicateInsertPolicy = .error
+        let taken = try #require(try strict.fetch(FetchDescriptor<Badge>()).first { $0.code == "B-2" })
+        strict.insert(Member(name: "Edsger", badge: taken))
         #expect {
-            try other.save()
+            try strict.save()
         } throws: {
             ($0 as? DataStoreError)?.code == .uniqueConstraintViolation
         }
-        let names = try ModelContext(container).fetch(FetchDescriptor<Member>(sortBy: [SortDescriptor(\.name)]))
-            .map(\.name)
-        #expect(names == ["Ada", "Alan", "Barbara", "Niklaus"], "models without a badge do not collide")
     }
 }

@@ -215,16 +215,23 @@ private struct DuplicateLookup {
         }
     }
 
-    /// The attribute slots of each constraint of the entity; `nil` for a constraint that names a
-    /// property the entity has no attribute for (it never matches).
+    /// The slots of each constraint of the entity: its attributes' and to-one relationships' (whose
+    /// values are the related models' identifiers); `nil` for a constraint that names another
+    /// property (it never matches).
     static func constraintSlots(of entity: Schema.Entity) -> [[Int]?] {
         entity.uniquenessConstraints.map { names in
-            let slots = names.compactMap { name in entity.attributes.first { $0.name == name }?.slot }
+            let slots = names.compactMap { name -> Int? in
+                switch entity.property(named: name) {
+                case .attribute(let attribute): attribute.slot
+                case .relationship(let relationship) where relationship.isToOne: relationship.slot
+                default: nil
+                }
+            }
             return slots.count == names.count ? slots : nil
         }
     }
 
-    /// Each model's keys, in the models' order, read from the models' unique attributes alone.
+    /// Each model's keys, in the models' order, read from the models' unique properties alone.
     ///
     /// A value that cannot be stored throws the save's own error, which names the property.
     static func keys(of models: [any PersistentModel], in entity: Schema.Entity) throws -> [[Key]] {
