@@ -284,29 +284,30 @@ public actor SyncEngine {
         var hasAppTransactions = false
         /// How many transactions the range held.
         var transactions = 0
-        /// When every model counts as changed (nothing was pushed yet, or the history was trimmed)
-        /// but the models were not listed: the stamp each has.
+        /// When every model counts as changed (nothing was pushed yet, or the history was trimmed),
+        /// which lists none of them: the stamp each has.
         var everyModelStamp: SyncStamp?
 
         /// When the app last changed a model, if it did since the last push.
         func stamp(of id: PersistentIdentifier) -> SyncStamp? { changed[id] ?? everyModelStamp }
     }
 
-    /// What changed locally since the last push. `listing` lists every model when every model
-    /// counts as changed; a merge, which only asks for the stamps of the models it meets, passes
-    /// `false`, so that a first pull does not read the whole local store once per page.
-    private func localChanges(after pushed: Int64, replica: String, listing: Bool = true) throws -> LocalChanges {
+    /// What changed locally since the last push. When every model counts as changed (nothing was
+    /// pushed yet, or the history was trimmed) the models are not listed (see
+    /// ``LocalChanges/everyModelStamp``): a push reads them a page at a time, and a merge asks
+    /// only for the stamps of the models it meets. A merge passes `readingHead: false`, since it
+    /// needs no head and reading it costs a read of the whole history on some stores.
+    private func localChanges(after pushed: Int64, replica: String, readingHead: Bool = true) throws -> LocalChanges {
         var changes = LocalChanges()
         guard pushed > 0 else {
-            // A merge needs no head: reading it costs a read of the whole history on some stores.
-            return try everyModel(head: listing ? try local.newestTransaction() : 0, replica: replica, listing: listing)
+            return everyModel(head: readingHead ? try local.newestTransaction() : 0, replica: replica)
         }
         let transactions: [DefaultHistoryTransaction]
         do {
             transactions = try local.transactions(after: pushed, limit: Int.max)
         } catch DataStoreError.historyTokenExpired {
             // The local history was trimmed past the last push: compare every model with its base.
-            return try everyModel(head: try local.newestTransaction(), replica: replica, listing: listing)
+            return everyModel(head: try local.newestTransaction(), replica: replica)
         }
         // Read once: the newest transaction is the last one after the push, or the push's own.
         changes.head = transactions.last?.transactionIdentifier ?? pushed
@@ -329,25 +330,11 @@ public actor SyncEngine {
         return changes
     }
 
-    private func everyModel(head: Int64, replica: String, listing: Bool) throws -> LocalChanges {
+    private func everyModel(head: Int64, replica: String) -> LocalChanges {
         var changes = LocalChanges()
         changes.head = head
         changes.hasAppTransactions = true
-        let stamp = SyncStamp(milliseconds: 0, counter: 0, replica: replica)
-        guard listing else {
-            changes.everyModelStamp = stamp
-            return changes
-        }
-        // Page by page, so only the identifiers stay in memory, not every model.
-        for entity in local.schema.syncedEntities {
-            var offset = 0
-            while true {
-                let page = try local.fetch(entity.name, offset: offset, limit: 5000)
-                for snapshot in page { changes.changed[snapshot.persistentIdentifier] = stamp }
-                offset += page.count
-                if page.count < 5000 { break }
-            }
-        }
+        changes.everyModelStamp = SyncStamp(milliseconds: 0, counter: 0, replica: replica)
         return changes
     }
 
@@ -395,7 +382,7 @@ public actor SyncEngine {
         let replica = try replicaID()
         // Read the local history (a read of all of it on some stores) only when a clash needs a stamp.
         let pushed = state.pushed
-        let changes = LazyLocalChanges { try self.localChanges(after: pushed, replica: replica, listing: false) }
+        let changes = LazyLocalChanges { try self.localChanges(after: pushed, replica: replica, readingHead: false) }
         var plan = MergePlan(configuration: configuration)
         // A replica that never pushed and reads the remote whole for the first time may hold the
         // same models already (seeded alike, or its bookkeeping was lost): equal models become one
@@ -520,6 +507,9 @@ public actor SyncEngine {
 
     private func push(state: inout State, replica: String) async throws -> PushOutcome {
         let changes = try localChanges(after: state.pushed, replica: replica)
+        // Every model counts as changed on a first push (or after the history was trimmed): they are
+        // read a page at a time below rather than listed, so the push holds one page of them.
+        let everyModel = changes.everyModelStamp != nil
         // Records whose model was deleted here: the reference was cleared, or still names it.
         var deletedRecords: [SyncRecord] = []
         for entity in local.schema.syncedEntities {
@@ -532,13 +522,13 @@ public actor SyncEngine {
         }
         var pending: [SyncRecord] = []
         for entity in local.schema.syncedEntities {
-            pending += try local.fetch(
-                SyncMetadata.recordEntityName(for: entity.name), filter: .compare("pending", .equal, .bool(true))
-            ).map(SyncRecord.init)
+            pending += try local.fetch(SyncMetadata.recordEntityName(for: entity.name), filter: Self.isPending)
+                .map(SyncRecord.init)
         }
         let pendingByModel = Dictionary(
             pending.compactMap { record in record.model.map { ($0, record) } }, uniquingKeysWith: { $1 })
-        let ids = Array(changes.changed.keys) + pendingByModel.keys.filter { changes.changed[$0] == nil }
+        let ids =
+            everyModel ? [] : Array(changes.changed.keys) + pendingByModel.keys.filter { changes.changed[$0] == nil }
         var deletes: [SyncChange] = []
         var seenDeletes = Set<String>()
         let now = SyncStamp.zero.next(replica: replica, now: Date())
@@ -547,36 +537,73 @@ public actor SyncEngine {
             // crash took its acknowledgement; a remote that never had the model ignores the delete.
             deletes.append(SyncChange(globalID: record.globalID, entity: record.entityName, kind: .delete, stamp: now))
         }
-        status.update(pendingChanges: ids.count + deletes.count)
+        let models =
+            everyModel ? try local.schema.syncedEntities.reduce(0) { $0 + (try local.count($1.name)) } : ids.count
+        status.update(pendingChanges: models + deletes.count)
         // A page of models at a time: read, compared with their bases, pushed and acknowledged, so
         // the memory a push takes does not grow with the number of models it pushes.
-        var total = 0
-        var conflicts = 0
+        var round = PushRound()
         for chunk in ids.chunked(configuration.pageSize) {
             var index = RecordIndex()
             for id in chunk { if let record = pendingByModel[id] { index.remember(record) } }
-            let out = try outgoing(Array(chunk), changes: changes, index: &index, replica: replica, now: now)
-            guard !out.isEmpty else { continue }
-            let reply = try await transport.push(SyncPushRequest(replica: replica, changes: out))
-            guard reply.applied else { return .stale(reply.stale) }
-            conflicts += try acknowledge(out, reply: reply, index: &index, state: nil, deletedRecords: [])
-            total += out.count
-            hub.emit(.pushed(out.count))
+            guard try await pushPage(Array(chunk), index: &index, changes: changes, round: &round, now: now) else {
+                return .stale(round.stale)
+            }
+        }
+        if everyModel {
+            for entity in local.schema.syncedEntities {
+                var position = EntityReadPosition()
+                var exhausted = false
+                while !exhausted {
+                    let page = try local.readPage(
+                        &position, entity: entity.name, limit: configuration.pageSize, filter: nil)
+                    exhausted = page.exhausted
+                    var index = RecordIndex()
+                    let read = Dictionary(page.rows.map { ($0.persistentIdentifier, $0) }, uniquingKeysWith: { $1 })
+                    guard
+                        try await pushPage(
+                            page.rows.map(\.persistentIdentifier), read: read, index: &index, changes: changes,
+                            round: &round, now: now)
+                    else { return .stale(round.stale) }
+                }
+            }
+        }
+        // Links left out above because their targets were not on the remote yet: the targets are
+        // there now, so the models that hold them (pending) are pushed again, a page at a time.
+        if round.withheld {
+            for entity in local.schema.syncedEntities {
+                var position = EntityReadPosition()
+                var exhausted = false
+                while !exhausted {
+                    let page = try local.readPage(
+                        &position, entity: SyncMetadata.recordEntityName(for: entity.name),
+                        limit: configuration.pageSize, filter: Self.isPending)
+                    exhausted = page.exhausted
+                    var index = RecordIndex()
+                    let records = page.rows.map(SyncRecord.init)
+                    for record in records { index.remember(record) }
+                    let held = records.compactMap(\.model)
+                    guard
+                        try await pushPage(
+                            held, index: &index, changes: changes, round: &round, now: now, linksOnly: true)
+                    else { return .stale(round.stale) }
+                }
+            }
         }
         for batch in deletes.chunked(configuration.pageSize) {
             var index = RecordIndex()
             let reply = try await transport.push(SyncPushRequest(replica: replica, changes: Array(batch)))
             guard reply.applied else { return .stale(reply.stale) }
-            conflicts += try acknowledge(
+            round.conflicts += try acknowledge(
                 Array(batch), reply: reply, index: &index, state: nil, deletedRecords: deletedRecords)
-            total += batch.count
+            round.total += batch.count
             hub.emit(.pushed(batch.count))
         }
-        if total > 0 {
+        if round.total + round.links > 0 {
             state.pushed = changes.head
             try local.save(inserted: [], updated: [stateRow(state)], deleted: [])
             status.update(pendingChanges: 0)
-            return .pushed(total, conflicts: conflicts)
+            return .pushed(round.total, conflicts: round.conflicts)
         }
         // Nothing to push. Move the push cursor past the engine's own transactions only now and
         // then, so a quiet round writes nothing.
@@ -585,35 +612,123 @@ public actor SyncEngine {
         {
             state.pushed = changes.head
             try local.save(
-                inserted: [], updated: [stateRow(state)] + pending.map { clearPending($0) },
+                inserted: [], updated: [stateRow(state)] + pending.map { marked($0, pending: false) },
                 deleted: deletedRecords.map(\.snapshot))
         }
         status.update(pendingChanges: 0)
         return .pushed(0, conflicts: 0)
     }
 
+    /// The records waiting to be pushed again.
+    private static let isPending = StoreFilter.equal("pending", .bool(true))
+
+    /// What one push has done so far, over its pages.
+    private struct PushRound {
+        /// The changes pushed, one per model (or deletion).
+        var total = 0
+        /// The links pushed again once their targets were on the remote (their models are in ``total``).
+        var links = 0
+        var conflicts = 0
+        /// Whether a page left out a link to a model the remote did not have yet.
+        var withheld = false
+        /// The models the remote refused, when it did.
+        var stale: [String] = []
+    }
+
+    /// Pushes one page of local models (`read` holds them when the caller read them already) and
+    /// stores what the remote acknowledged. Returns `false` when the remote refused the page as
+    /// stale (``PushRound/stale`` names the models).
+    private func pushPage(
+        _ ids: [PersistentIdentifier], read: [PersistentIdentifier: DefaultSnapshot]? = nil,
+        index: inout RecordIndex, changes: LocalChanges, round: inout PushRound, now: SyncStamp,
+        linksOnly: Bool = false
+    ) async throws -> Bool {
+        let replica = try replicaID()
+        let page = try outgoing(ids, current: read, changes: changes, index: &index, replica: replica, now: now)
+        if !page.withheld.isEmpty { round.withheld = true }
+        // Models whose only difference from the remote is a link it cannot hold yet wait for it.
+        let sent = Set(page.changes.map(\.globalID))
+        let held = page.withheld.subtracting(sent).compactMap { index.record(of: $0) }.filter { !$0.pending }
+        if !held.isEmpty { try local.save(inserted: [], updated: held.map { marked($0, pending: true) }, deleted: []) }
+        guard !page.changes.isEmpty else { return true }
+        let reply = try await transport.push(SyncPushRequest(replica: replica, changes: page.changes))
+        guard reply.applied else {
+            round.stale = reply.stale
+            return false
+        }
+        round.conflicts += try acknowledge(
+            page.changes, reply: reply, index: &index, state: nil, deletedRecords: [], withheld: page.withheld)
+        if linksOnly {
+            round.links += page.changes.count
+        } else {
+            round.total += page.changes.count
+            hub.emit(.pushed(page.changes.count))
+        }
+        return true
+    }
+
     /// The changes to push for these local models: new ones whole, others what differs from their
     /// base. Global identifiers minted for models that had none are saved first, so a repeated push
-    /// reuses them.
+    /// reuses them. `read` holds the models when the caller read them already.
+    ///
+    /// A link to a model the remote does not have yet (never pushed, and not in this page) is left
+    /// out: the remote would drop it, and the base would then name a link the remote lacks, which
+    /// the next pull would bring back as the remote's change. Those models are listed in `withheld`;
+    /// they stay pending and are pushed again once their targets are there.
     private func outgoing(
-        _ ids: [PersistentIdentifier], changes: LocalChanges, index: inout RecordIndex, replica: String,
-        now: SyncStamp
-    ) throws -> [SyncChange] {
+        _ ids: [PersistentIdentifier], current read: [PersistentIdentifier: DefaultSnapshot]?,
+        changes: LocalChanges, index: inout RecordIndex, replica: String, now: SyncStamp
+    ) throws -> (changes: [SyncChange], withheld: Set<String>) {
         var globals = try index.globalIDs(for: ids, store: local) { _ in UUID().uuidString }
-        var current: [PersistentIdentifier: DefaultSnapshot] = [:]
-        for (entity, group) in Dictionary(grouping: ids, by: \.entityName) {
-            current.merge(try local.snapshots(group, entityName: entity)) { $1 }
+        var current: [PersistentIdentifier: DefaultSnapshot] = read ?? [:]
+        if read == nil {
+            for (entity, group) in Dictionary(grouping: ids, by: \.entityName) {
+                current.merge(try local.snapshots(group, entityName: entity)) { $1 }
+            }
         }
-        let values = try index.syncValues(of: current, store: local) { _ in UUID().uuidString }
+        var values = try index.syncValues(of: current, store: local) { _ in UUID().uuidString }
         if !index.derivedRecordInserts.isEmpty {
             try local.save(inserted: index.derivedRecordInserts, updated: [], deleted: [])
             index = RecordIndex()
             globals = try index.globalIDs(for: ids, store: local) { _ in UUID().uuidString }
         }
+        // Which linked models the remote has: those synced before, and this page's.
+        let inPage = Set(current.keys.compactMap { globals[$0] })
+        var targets: [String] = []
+        for modelValues in values.values {
+            for value in modelValues.values {
+                for target in SyncValues.referencedGlobalIDs(value) {
+                    if case .string(let global) = target.primaryKey, !inPage.contains(global) { targets.append(global) }
+                }
+            }
+        }
+        try index.add(globalIDs: targets, store: local)
+        func isOnRemote(_ target: PersistentIdentifier) -> Bool {
+            guard case .string(let global) = target.primaryKey else { return false }
+            return inPage.contains(global) || index.record(of: global)?.base != nil
+        }
+        var withheld = Set<String>()
+        for (id, modelValues) in values {
+            var kept = modelValues
+            for (name, value) in modelValues {
+                switch value {
+                case .reference(let target) where !isOnRemote(target):
+                    kept[name] = .null
+                case .references(let targets) where !targets.allSatisfy(isOnRemote):
+                    kept[name] = .references(targets.filter(isOnRemote))
+                default:
+                    continue
+                }
+            }
+            guard kept != modelValues else { continue }
+            values[id] = kept
+            if let global = globals[id] ?? index.global(of: id) { withheld.insert(global) }
+        }
         var out: [SyncChange] = []
         for (id, snapshot) in current {
             guard let global = globals[id] ?? index.global(of: id), let modelValues = values[id] else { continue }
-            let stamp = max(changes.changed[id] ?? now, SyncStamp(milliseconds: 0, counter: 0, replica: replica))
+            let stamp = max(
+                changes.stamp(of: id) ?? now, SyncStamp(milliseconds: 0, counter: 0, replica: replica))
             guard let base = index.record(of: global)?.base else {
                 out.append(
                     SyncChange(
@@ -633,12 +748,12 @@ public actor SyncEngine {
                     globalID: global, entity: snapshot.entity.name, kind: .update, values: changed, base: was,
                     stamp: stamp))
         }
-        return out
+        return (out, withheld)
     }
 
-    private func clearPending(_ record: SyncRecord) -> DefaultSnapshot {
+    private func marked(_ record: SyncRecord, pending: Bool) -> DefaultSnapshot {
         var record = record
-        record.set("pending", .bool(false))
+        record.set("pending", .bool(pending))
         return record.snapshot
     }
 
@@ -646,7 +761,7 @@ public actor SyncEngine {
     /// push cursor (on the last batch).
     private func acknowledge(
         _ batch: [SyncChange], reply: SyncPushReply, index: inout RecordIndex, state: State?,
-        deletedRecords: [SyncRecord]
+        deletedRecords: [SyncRecord], withheld: Set<String> = []
     ) throws -> Int {
         try index.add(globalIDs: batch.map(\.globalID) + reply.merged.values, store: local)
         let states = Dictionary(reply.states.map { ($0.globalID, $0) }, uniquingKeysWith: { $1 })
@@ -687,7 +802,7 @@ public actor SyncEngine {
             }
             record.set("base", .data(SyncCoding.encodeValues(base)))
             record.set("stamps", .data(SyncCoding.encodeStamps(stamps)))
-            record.set("pending", .bool(false))
+            record.set("pending", .bool(withheld.contains(change.globalID)))
             updated.append(record.snapshot)
         }
         let conflictEntity = try local.entity(SyncMetadata.conflictEntityName)

@@ -285,10 +285,11 @@ public final class SyncHost: Sendable {
         var rows: [DefaultSnapshot] = []
         while rows.count < limit, entityIndex < entities.count {
             let name = entities[entityIndex]
-            let page = try pageAfter(position, entity: name, limit: limit - rows.count, filter: check.filter(for: name))
+            var read = EntityReadPosition(after: position.after, offset: position.offset, through: position.through)
+            let page = try store.readPage(
+                &read, entity: name, limit: limit - rows.count, filter: check.filter(for: name))
+            (position.after, position.offset, position.through) = (read.after, read.offset, read.through)
             rows += page.rows
-            if let last = page.rows.last { position.after = last.persistentIdentifier.primaryKey }
-            position.offset = page.end
             if page.exhausted {
                 entityIndex += 1
                 if entityIndex < entities.count {
@@ -304,46 +305,6 @@ public final class SyncHost: Sendable {
         }
         return SyncPullReply(
             models: states, cursor: SyncCursor(transaction: 0, snapshot: position), hasMore: true)
-    }
-
-    /// The next models of an entity in identifier order after `position`, however many before it
-    /// were deleted since the last page: the rows, the offset just past the last of them, and
-    /// whether the entity has no more.
-    private func pageAfter(
-        _ position: SyncCursor.SnapshotPosition, entity: String, limit: Int, filter: StoreFilter?
-    ) throws -> (rows: [DefaultSnapshot], end: Int, exhausted: Bool) {
-        guard let after = position.after, position.entity == entity else {
-            let rows = try store.fetch(entity, filter: filter, offset: 0, limit: limit)
-            return (rows, rows.count, rows.count < limit)
-        }
-        // Read from one model before the page: it should be the last one read. If models before it
-        // were deleted, it moved back: scan back until it is found (or the start is reached), skip
-        // what was read already, and read on until the page is full, so deletions never make a
-        // page short (which would end the entity early) or skip models.
-        var start = max(0, position.offset - 1)
-        while true {
-            let page = try store.fetch(entity, filter: filter, offset: start, limit: limit + 1)
-            guard start == 0 || (page.first.map { $0.persistentIdentifier.primaryKey <= after } ?? false) else {
-                start = max(0, start - limit)
-                continue
-            }
-            let skipped = page.prefix { $0.persistentIdentifier.primaryKey <= after }.count
-            var rows = Array(page.dropFirst(skipped))
-            var next = start + page.count
-            var exhausted = page.count < limit + 1
-            while rows.count < limit && !exhausted {
-                let wanted = limit - rows.count
-                let more = try store.fetch(entity, filter: filter, offset: next, limit: wanted)
-                rows += more
-                next += more.count
-                exhausted = more.count < wanted
-            }
-            if rows.count > limit {
-                rows.removeLast(rows.count - limit)
-                exhausted = false
-            }
-            return (rows, start + skipped + rows.count, exhausted)
-        }
     }
 
     private func pullHistory(_ request: SyncPullRequest, limit: Int, check: ScopeCheck) throws -> SyncPullReply {

@@ -119,11 +119,15 @@ public struct SyncCursor: Codable, Sendable, Hashable, CustomStringConvertible {
         public var head: Int64
         /// The entity being read.
         public var entity: String
-        /// The last primary key read in that entity, or `nil` at its start.
+        /// The primary key the read of that entity has reached (every model at or before it was
+        /// read), or `nil` at its start: the next page starts after it.
         public var after: PrimaryKey?
-        /// How many models of that entity were read (where the next page starts, unless models
-        /// before it were deleted meanwhile, which ``after`` detects).
+        /// How many models of that entity were read. Stores with text keys page by it, since
+        /// the host can only ask them for models by position.
         public var offset: Int
+        /// The highest primary key of that entity when its read began, once it has more than one
+        /// page: the read of the entity ends there (models added later arrive through history).
+        public var through: PrimaryKey? = nil
     }
 
     /// The remote's last transaction whose changes this replica has.

@@ -74,6 +74,7 @@ import Testing
         let host = try makeHost(url: "sqlite:" + directory.path("shared.sqlite"))
         var configuration = SyncConfiguration()
         configuration.defaultPolicy = .remoteWins  // decisions independent of the clock, so runs repeat
+        configuration.pageSize = 3  // pushes and pulls of many pages, so links cross from page to page
         let replicas = [
             try Replica(url: "json:" + directory.path("r0.json"), host: host, configuration: configuration),
             try Replica(url: "sqlite:" + directory.path("r1.sqlite"), host: host, configuration: configuration),
