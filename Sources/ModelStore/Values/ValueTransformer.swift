@@ -19,7 +19,7 @@ import Foundation
     ///
     /// Subclass it, override ``transformedValue(_:)`` to turn a value into `Data` and
     /// ``reverseTransformedValue(_:)`` to turn the `Data` back, and name the subclass in
-    /// ``Schema/Attribute/Transformation/transformable(by:)-(ValueTransformer.Type)``, or register an
+    /// `Schema.Attribute.Transformation.transformable(by:)`, or register an
     /// instance with ``setValueTransformer(_:forName:)`` and name it by its name.
     open class ValueTransformer {
         /// A transformer.
@@ -105,7 +105,7 @@ extension Schema.Attribute {
         /// Equal when they name the same transformer class or registered name.
         public static func == (lhs: Transformation, rhs: Transformation) -> Bool { lhs.source == rhs.source }
 
-        /// Hashes what ``==`` compares.
+        /// Hashes what `==` compares.
         public func hash(into hasher: inout Hasher) { hasher.combine(source) }
 
         /// The codec that stores values of `Value` through the transformer, or `nil` when no
