@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import ModelStoreAppendLog
+import ModelStoreCrypto
 import ModelStoreInMemory
 import ModelStoreJSONFile
 import ModelStoreSQLite
@@ -25,6 +26,10 @@ import ModelStoreSQLite
 /// naming the same identifier shares (``groupStoreURL(identifier:)``). ModelStore does not sync with
 /// CloudKit: ``CloudKitDatabase/none`` is accepted, and a configuration that asks for CloudKit fails
 /// to open with ``DataStoreError/Code/unsupportedFeature`` rather than run without the sync it asked for.
+///
+/// ``encryption`` encrypts the store's files with a key the app holds, from the environment, from a
+/// file or from a passphrase (see "Protecting data at rest"): the JSON file, the append log and
+/// SQLite each encrypt their own way, and an in-memory store, which keeps nothing on disk, refuses it.
 ///
 /// For any other option, pass the adapter's own configuration (`.sqlite(at:)`, `.jsonFile(at:)`, …).
 public struct ModelConfiguration: Hashable, Sendable {
@@ -65,6 +70,13 @@ public struct ModelConfiguration: Hashable, Sendable {
     public let groupContainer: GroupContainer
     /// The CloudKit database asked for (``CloudKitDatabase/none`` unless given; see the type's overview).
     public let cloudKitDatabase: CloudKitDatabase
+    /// Where the key of an encrypted store comes from, or `nil` for a plaintext store.
+    ///
+    /// A store created with a key is encrypted from its first byte; one opened with a key must have
+    /// been created with it (or converted with `modelstore encrypt`), or the open fails with
+    /// ``DataStoreError/Code/wrongKey`` or ``DataStoreError/Code/keyRequired`` and the files are left as
+    /// they were.
+    public let encryption: EncryptionKeySource?
     /// Whether the name was given rather than defaulted (a named in-memory store is shared).
     private let isNamed: Bool
 
@@ -77,10 +89,14 @@ public struct ModelConfiguration: Hashable, Sendable {
     ///   - allowsSave: Whether saves are allowed; `false` opens the store read-only.
     ///   - groupContainer: Where the default store lives; ``GroupContainer/identifier(_:)`` shares it.
     ///   - cloudKitDatabase: ``CloudKitDatabase/none``; any other fails when the container opens.
+    ///   - encryption: Where the key of an encrypted store comes from; `nil` for a plaintext store.
+    ///     An in-memory store refuses one when the container opens.
     public init(
         _ name: String? = nil, schema: Schema? = nil, isStoredInMemoryOnly: Bool = false, allowsSave: Bool = true,
-        groupContainer: GroupContainer = .automatic, cloudKitDatabase: CloudKitDatabase = .none
+        groupContainer: GroupContainer = .automatic, cloudKitDatabase: CloudKitDatabase = .none,
+        encryption: EncryptionKeySource? = nil
     ) {
+        self.encryption = encryption
         self.name = name ?? "default"
         self.isNamed = name != nil
         self.schema = schema
@@ -100,10 +116,12 @@ public struct ModelConfiguration: Hashable, Sendable {
     ///     other name for an SQLite database).
     ///   - allowsSave: Whether saves are allowed; `false` opens the store read-only.
     ///   - cloudKitDatabase: ``CloudKitDatabase/none``; any other fails when the container opens.
+    ///   - encryption: Where the key of an encrypted store comes from; `nil` for a plaintext store.
     public init(
         _ name: String? = nil, schema: Schema? = nil, url: URL, allowsSave: Bool = true,
-        cloudKitDatabase: CloudKitDatabase = .none
+        cloudKitDatabase: CloudKitDatabase = .none, encryption: EncryptionKeySource? = nil
     ) {
+        self.encryption = encryption
         self.name = name ?? "default"
         self.isNamed = name != nil
         self.schema = schema
@@ -118,7 +136,7 @@ public struct ModelConfiguration: Hashable, Sendable {
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.name == rhs.name && lhs.url == rhs.url && lhs.isStoredInMemoryOnly == rhs.isStoredInMemoryOnly
             && lhs.allowsSave == rhs.allowsSave && lhs.groupContainer == rhs.groupContainer
-            && lhs.cloudKitDatabase == rhs.cloudKitDatabase
+            && lhs.cloudKitDatabase == rhs.cloudKitDatabase && lhs.encryption == rhs.encryption
     }
 
     /// Hashes what ``==`` compares.
@@ -129,6 +147,7 @@ public struct ModelConfiguration: Hashable, Sendable {
         hasher.combine(allowsSave)
         hasher.combine(groupContainer)
         hasher.combine(cloudKitDatabase)
+        hasher.combine(encryption)
     }
 
     /// The default store's URL: an SQLite database `default.store` in the application-support
@@ -166,8 +185,9 @@ public struct ModelConfiguration: Hashable, Sendable {
     /// Throws what ``StoreRegistry/defaultConfiguration()`` throws for the default store, and
     /// ``DataStoreError/Code/unsupportedFeature`` for a CloudKit database other than
     /// ``CloudKitDatabase/none``, for a group container with an identifier that is not a folder name,
-    /// and for `allowsSave: false` when `MODELSTORE_URL` names a store whose adapter cannot open
-    /// read-only.
+    /// for `allowsSave: false` when `MODELSTORE_URL` names a store whose adapter cannot open
+    /// read-only; and ``DataStoreError/Code/invalidConfiguration`` for an ``encryption`` key that the
+    /// store cannot take (an in-memory store, or a `MODELSTORE_URL` that names another key).
     public func storeConfiguration() throws -> any DataStoreConfiguration {
         if cloudKitDatabase != .none {
             let asked =
@@ -208,7 +228,42 @@ public struct ModelConfiguration: Hashable, Sendable {
             configuration = try StoreRegistry.shared.defaultConfiguration()
         }
         if let schema { configuration.schema = schema }
+        if let encryption { configuration = try Self.encrypted(configuration, with: encryption, name: name) }
         return allowsSave ? configuration : try Self.readOnly(configuration, name: name)
+    }
+
+    /// The same built-in configuration with its files encrypted under `source`.
+    private static func encrypted(
+        _ configuration: any DataStoreConfiguration, with source: EncryptionKeySource, name: String
+    ) throws -> any DataStoreConfiguration {
+        func conflict(_ given: EncryptionKeySource?) throws {
+            guard let given, given != source else { return }
+            throw DataStoreError(
+                .invalidConfiguration,
+                "the configuration '\(name)' gives \(source), and the store URL in MODELSTORE_URL gives \(given)",
+                remedy: "Give the store's key one way only: in the configuration or in the URL")
+        }
+        switch configuration {
+        case var json as JSONFileStoreConfiguration:
+            try conflict(json.encryption)
+            json.encryption = source
+            return json
+        case var log as AppendLogStoreConfiguration:
+            try conflict(log.encryption)
+            log.encryption = source
+            return log
+        case var sqlite as SQLiteStoreConfiguration where sqlite.url != nil:
+            try conflict(sqlite.encryption)
+            sqlite.encryption = source
+            return sqlite
+        default:
+            let store =
+                configuration is InMemoryStoreConfiguration ? "an in-memory store" : "\(type(of: configuration))"
+            throw DataStoreError(
+                .invalidConfiguration,
+                "the configuration '\(name)' asks to encrypt \(store), which keeps no files to encrypt",
+                remedy: "Drop 'encryption:' for this store, or give the configuration a file URL")
+        }
     }
 
     /// The same built-in configuration with `allowsSave` off.

@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import ModelStoreAdapters
 import ModelStoreAppendLog
+import ModelStoreCrypto
 import ModelStoreInMemory
 import ModelStoreJSONFile
 import ModelStoreSQLite
@@ -11,7 +12,7 @@ import Testing
 /// SwiftData's `ModelConfiguration` and `ModelContainer(for:)` with no configuration: the lines
 /// SwiftData code writes, compiled and run unchanged.
 ///
-/// Serialized: two tests change `StoreRegistry.shared.defaultStoreURL`, which no other suite reads
+/// Serialized: three tests change `StoreRegistry.shared.defaultStoreURL`, which no other suite reads
 /// (every other test passes a configuration), so that no test writes into the home folder.
 @Suite(.serialized) struct ModelConfigurationTests {
     private func tripNames(in container: ModelContainer) throws -> [String] {
@@ -117,6 +118,31 @@ import Testing
             #expect(try tripNames(in: viaConfiguration) == ["Kyoto"])
         }
         #expect(FileManager.default.fileExists(atPath: directory.file("default.store").path))
+    }
+
+    @Test func theDefaultStoreTakesTheConfigurationsKeyUnlessItsURLNamesAnother() throws {
+        let registered = StoreRegistry.shared.defaultStoreURL
+        defer { StoreRegistry.shared.defaultStoreURL = registered }
+        let directory = try TemporaryDirectory()
+        let path = directory.file("default.store").path
+        let key = try EncryptionKey.random()
+        StoreRegistry.shared.defaultStoreURL = "sqlite:" + path
+        do {
+            let container = try ModelContainer(
+                for: Trip.self, configurations: ModelConfiguration(encryption: .key(key)))
+            try addTrip("Kyoto", to: container)
+        }
+        expectError(.keyRequired) { try ModelContainer(for: Trip.self) }
+        let reopened = try ModelContainer(for: Trip.self, configurations: ModelConfiguration(encryption: .key(key)))
+        #expect(try tripNames(in: reopened) == ["Kyoto"])
+
+        StoreRegistry.shared.defaultStoreURL = "sqlite:" + path + "?key-env=MODELSTORE_TEST_UNSET_KEY"
+        let error = expectError(.invalidConfiguration) {
+            try ModelContainer(for: Trip.self, configurations: ModelConfiguration(encryption: .key(key)))
+        }
+        #expect(error?.message.contains("MODELSTORE_URL") == true, "\(String(describing: error))")
+        #expect(
+            error?.message.contains("'MODELSTORE_TEST_UNSET_KEY'") == true, "the message names the URL's key source")
     }
 
     @Test func withoutADefaultStoreTheErrorSaysHowToGetOne() throws {
