@@ -197,7 +197,7 @@ let package = Package(
                 "ModelStoreCrypto",
                 "ModelStoreAppendLog",
                 "ModelStoreSQLite", "ModelStoreConformance", "CustomAdapterSample", "ModelStoreTestSupport",
-                "ModelStoreTooling",
+                "ModelStoreTooling", "ModelStoreSync",
             ]),
         // A small SwiftData app's model and query code ported to ModelStore and run; the lines the port changed are
         // counted against the SwiftData original (SwiftDataOriginal/, kept as text) and quoted in the README.

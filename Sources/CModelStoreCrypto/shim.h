@@ -1,8 +1,9 @@
-// The system's OpenSSL libcrypto (Debian: libssl-dev): AES-256-GCM through EVP, RAND_bytes and
-// scrypt. The helpers below do one whole seal or open per call, so Swift makes one C call per
+// The system's OpenSSL libcrypto (Debian: libssl-dev): AES-256-GCM through EVP, RAND_bytes,
+// HMAC-SHA256 and scrypt. The helpers below do one whole seal or open per call, so Swift makes one C call per
 // record; a context is used by one thread at a time.
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <stdint.h>
 #include <string.h>

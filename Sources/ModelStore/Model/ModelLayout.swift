@@ -279,7 +279,9 @@ final class ModelLayout: @unchecked Sendable {
             let field = fields[index]
             do {
                 values.append(try field.storeValue(of: model))
-            } catch let error as DataStoreError {
+            } catch let error as DataStoreError where error.code == .invalidValue {
+                // A value that cannot be stored; other errors (an encrypted attribute without a
+                // key, say) already say what to fix.
                 throw DataStoreError(
                     .invalidValue, "cannot store '\(entityName).\(field.name)': \(error.message)",
                     remedy: "Fix the value, or the type's encode(to:), before saving",
@@ -377,13 +379,20 @@ final class TypedAttributeAccessor<Value>: AttributeAccessor {
     override var transformation: Schema.Attribute.Transformation? { transformer }
 
     /// `nil` when the property's initial value cannot be encoded: such a type cannot be stored.
-    init?(name: String, offset: Int, codec: ValueCodec<Value>, probe: UnsafeMutableRawPointer) {
+    ///
+    /// `defaultValue` is the stored initial value when the codec's own cannot stand for it (an
+    /// encrypted attribute's, which is not sealed before the app gives a key).
+    init?(
+        name: String, offset: Int, codec: ValueCodec<Value>, probe: UnsafeMutableRawPointer,
+        defaultValue given: StoreValue? = nil
+    ) {
         self.codec = codec
         let wrapper = probe.advanced(by: offset).assumingMemoryBound(to: Attribute<Value>.self).pointee
-        // A transformed value goes through its transformer, whatever its type.
+        // A transformed or encrypted value goes through its codec, whatever its type.
         transformer = wrapper.transformation
-        scalar = transformer == nil ? InlineScalar(Value.self) : nil
-        guard let defaultValue = try? codec.encode(wrapper.value) else { return nil }
+        scalar =
+            transformer == nil && !wrapper.options.contains(.encrypted) ? InlineScalar(Value.self) : nil
+        guard let defaultValue = given ?? (try? codec.encode(wrapper.value)) else { return nil }
         super.init(
             name: name, offset: offset, originalName: wrapper.originalName, type: codec.attributeType,
             options: wrapper.options, defaultValue: defaultValue
@@ -508,7 +517,16 @@ extension Attribute: AttributeField {
                 ValueCodecs.codec(for: Value.self)
             }
         guard let codec else { return nil }
-        return TypedAttributeAccessor(name: name, offset: offset, codec: codec, probe: probe)
+        guard wrapper.options.contains(.encrypted) else {
+            return TypedAttributeAccessor(name: name, offset: offset, codec: codec, probe: probe)
+        }
+        // Sealed when saved; the schema's initial value is the empty Data that stands for it.
+        guard let initial = try? codec.encode(wrapper.value) else { return nil }
+        let sealed = AttributeSealing.codec(
+            wrapping: codec, attribute: name, originalName: wrapper.originalName, initialValue: wrapper.value)
+        return TypedAttributeAccessor(
+            name: name, offset: offset, codec: sealed, probe: probe,
+            defaultValue: initial == .null && sealed.attributeType != .data ? .null : .data(Data()))
     }
     static func makeKeyPath<M: PersistentModel>(_ model: M.Type, offset: Int) -> any AnyKeyPath & Sendable {
         \M.[storedAttribute: FieldOffset<Value>(offset: offset)]

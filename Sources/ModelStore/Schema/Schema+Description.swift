@@ -71,7 +71,7 @@ extension Schema {
         public var originalName: String?
         /// The attribute's stored type; `nil` for relationships.
         public var type: AttributeType?
-        /// The attribute's options (`unique`, `externalStorage`, `preserveValueOnDeletion`).
+        /// The attribute's options (`unique`, `externalStorage`, `preserveValueOnDeletion`, `encrypted`).
         public var options: [String]
         /// The related entity; `nil` for attributes.
         public var destination: String?
@@ -225,6 +225,7 @@ extension Schema.Attribute.Options {
         if contains(.externalStorage) { names.append("externalStorage") }
         if contains(.preserveValueOnDeletion) { names.append("preserveValueOnDeletion") }
         if contains(.ephemeral) { names.append("ephemeral") }
+        if contains(.encrypted) { names.append("encrypted") }
         return names
     }
 
@@ -237,6 +238,7 @@ extension Schema.Attribute.Options {
             case "externalStorage": insert(.externalStorage)
             case "preserveValueOnDeletion": insert(.preserveValueOnDeletion)
             case "ephemeral": insert(.ephemeral)
+            case "encrypted": insert(.encrypted)
             default: break
             }
         }

@@ -533,6 +533,12 @@ extension Schema {
             public static let preserveValueOnDeletion = Options(rawValue: 1 << 2)
             /// Changes are tracked in memory but never stored.
             public static let ephemeral = Options(rawValue: 1 << 3)
+            /// The value is sealed (AES-256-GCM) before it leaves the process, under the attribute key
+            /// the app gives `AttributeEncryption` (ModelStoreCrypto), and stored as `Data`. A
+            /// predicate or sort on it runs on the models. See "Protecting data at rest".
+            public static let encrypted = Options(rawValue: 1 << 4)
+            /// SwiftData's spelling, which asks CloudKit to encrypt the value: here, ``encrypted``.
+            public static let allowsCloudEncryption = encrypted
         }
     }
 

@@ -198,8 +198,8 @@ struct PredicateTranslator {
                 entityName: entity.name)
         }
         switch property {
-        case .attribute(let attribute) where attribute.transformation != nil:
-            // Stored as the transformer's Data, which no comparison of the Swift value can read.
+        case .attribute(let attribute) where attribute.transformation != nil || attribute.options.contains(.encrypted):
+            // Stored as the transformer's Data or as sealed Data, which no comparison of the Swift value can read.
             return .opaque
         case .attribute(let attribute):
             return .attribute(
