@@ -62,6 +62,7 @@ let package = Package(
                 .product(name: "ModelStoreConformance", package: "ModelStore"),
                 .product(name: "ModelStoreTooling", package: "ModelStore"),
                 .product(name: "ModelStoreAdapters", package: "ModelStore"),
+                .product(name: "ModelStoreCrypto", package: "ModelStore"),
                 .product(name: "ModelStoreSync", package: "ModelStore"),
                 .product(name: "ModelStoreSyncTestSupport", package: "ModelStore"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

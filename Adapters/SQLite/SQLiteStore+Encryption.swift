@@ -14,8 +14,10 @@ extension SQLiteStore {
     /// and flushed; then the write-ahead log is checkpointed into the old file and emptied, and the new
     /// file is renamed over the old one while the lock is still held. A crash at any instant leaves the
     /// old store or the new one; a failure before the rename removes the copy and leaves the old one.
-    /// The rows, identifiers, history and tokens are the same. `.externalStorage` files stay as they
-    /// are (the page cipher does not encrypt them).
+    /// The rows, identifiers, history and tokens are the same. A rekey keeps the `.externalStorage`
+    /// files as they are: they are sealed under the database's own file key, which the copy keeps.
+    /// Encrypting or decrypting a store that has external files is refused, since the files could not
+    /// be converted in the same atomic step; `modelstore convert` copies such a store instead.
     ///
     /// Throws ``DataStoreError/Code/wrongKey`` or ``DataStoreError/Code/keyRequired`` for the old key
     /// and ``DataStoreError/Code/invalidConfiguration`` when the file is not in the state the call
@@ -32,6 +34,17 @@ extension SQLiteStore {
         guard FileIO.size(of: path) > 0 else {
             throw DataStoreError(.notFound, "there is no SQLite store at '\(path)'", remedy: "Check the path")
         }
+        if old == nil || new == nil, let folder = ExternalValueFolder(databasePath: path),
+            FileIO.isDirectory(folder.directory), case let files = try folder.fileNames(), !files.isEmpty
+        {
+            throw DataStoreError(
+                .invalidConfiguration,
+                "the SQLite store '\(path)' has \(files.count) external file(s) in '\(folder.directory)', which "
+                    + "cannot be \(old == nil ? "encrypted" : "decrypted") in the same step as the database",
+                remedy:
+                    "Copy the store into a new one with 'modelstore convert' (give the new store's key in its URL); "
+                    + "'modelstore compact' first removes files no model names")
+        }
         let source = try SQLitePageCipher.forOpening(path, with: old)
         let copy = path + ".rekeying-" + String(UInt32.random(in: .min ... .max), radix: 16)
         defer {
@@ -44,6 +57,12 @@ extension SQLiteStore {
             // Alone on the file until the connection closes, which is after the rename.
             try connection.execute("PRAGMA locking_mode = EXCLUSIVE", during: "locking")
             try connection.execute("BEGIN EXCLUSIVE; COMMIT", during: "locking")
+            // A decrypted store keeps no file key in the clear (it has no external files to open).
+            if new == nil {
+                try connection.execute(
+                    "DELETE FROM \(StoreOpener.metaTable) WHERE key = '\(SQLiteConnection.externalFileKeyName)'",
+                    during: "decrypting")
+            }
             // Sorts and index builds of the copy stay in memory; its pages keep room for the cipher.
             try connection.execute("PRAGMA temp_store = MEMORY", during: "configuring")
             connection.reserveCipherBytes()

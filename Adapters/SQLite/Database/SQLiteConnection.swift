@@ -18,6 +18,8 @@ final class SQLiteConnection {
     private let handle: OpaquePointer
     /// The key of an encrypted file, registered while the connection is open.
     private let cipher: SQLitePageCipher?
+    /// Whether the file opens through the page cipher.
+    var isEncrypted: Bool { cipher != nil }
     private var cache: [String: SQLiteStatement] = [:]
     /// Statements cached by what they do rather than by their text (``statement(shape:sql:)``).
     private var shapeCache: [StatementShape: SQLiteStatement] = [:]

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreCrypto
 import ModelStoreFileIO
 
 /// The large values of `.externalStorage` attributes, kept as files in the folder
@@ -15,7 +16,14 @@ import ModelStoreFileIO
 ///   wrote. The files of values that a save replaced or deleted are removed after its commit is
 ///   durable. A process killed between the two leaves files no row names: harmless, and removed by
 ///   ``SQLiteStore/compact()``.
+/// - In an encrypted database each file is sealed on its own (AES-256-GCM, its name as associated
+///   data, so a file renamed or swapped for another fails to open) under the database's file key
+///   (``SQLiteConnection/externalFileCipher(creating:)``), behind the 4-byte signature `MSX1`; its
+///   name is random, not made from a digest of the value.
 struct ExternalValueFolder: Sendable {
+    /// The first bytes of a sealed file.
+    static let sealedSignature: [UInt8] = Array("MSX1".utf8)
+
     /// Values shorter than this stay in their column.
     static let inlineLimit = 16 * 1024
 
@@ -38,8 +46,9 @@ struct ExternalValueFolder: Sendable {
     static func isExternal(_ data: Data) -> Bool { data.count >= inlineLimit }
 
     /// Writes `data` to a new file, flushed, and returns its name; the folder itself is flushed by
-    /// ``syncFolder()`` before the transaction that names the file commits.
-    func store(_ data: Data, changes: ExternalFileChanges) throws -> String {
+    /// ``syncFolder()`` before the transaction that names the file commits. With `sealer` (an
+    /// encrypted database), the file holds the sealed value.
+    func store(_ data: Data, changes: ExternalFileChanges, sealer: AES256GCM? = nil) throws -> String {
         if !changes.checkedFolder {
             if !FileIO.isDirectory(directory) {
                 // The folder and its files get the bits of the database file (as SQLite gives its
@@ -49,11 +58,25 @@ struct ExternalValueFolder: Sendable {
             }
             changes.checkedFolder = true
         }
-        let name = Self.digest(data) + "-" + Self.hex(UInt64.random(in: .min ... .max)) + ".bin"
+        // A digest of a secret value would tell something about it: a sealed file's name is random.
+        let digest = sealer == nil ? Self.digest(data) : Self.hex(UInt64.random(in: .min ... .max))
+        let name = digest + "-" + Self.hex(UInt64.random(in: .min ... .max)) + ".bin"
         let path = directory + "/" + name
         let temporary = path + ".tmp"
         do {
-            try data.withUnsafeBytes { try FileIO.write($0, to: temporary, sync: true, permissions: permissions) }
+            if let sealer {
+                var contents = Self.sealedSignature
+                try data.withUnsafeBytes { plaintext in
+                    try Array(name.utf8).withUnsafeBytes { name in
+                        try sealer.seal(plaintext, associatedData: name, appendingTo: &contents)
+                    }
+                }
+                try contents.withUnsafeBytes {
+                    try FileIO.write($0, to: temporary, sync: true, permissions: permissions)
+                }
+            } else {
+                try data.withUnsafeBytes { try FileIO.write($0, to: temporary, sync: true, permissions: permissions) }
+            }
             try FileIO.rename(temporary, to: path)
         } catch {
             try? FileIO.remove(temporary)
@@ -69,16 +92,21 @@ struct ExternalValueFolder: Sendable {
     }
 
     /// Whether the file `name` holds exactly `data` (the digest in the name is checked first, so a
-    /// different value is rejected without reading the file).
-    func holds(_ name: String, _ data: Data) -> Bool {
+    /// different value is rejected without reading the file; a sealed file is opened and compared).
+    func holds(_ name: String, _ data: Data, sealer: AES256GCM? = nil) -> Bool {
+        if let sealer {
+            guard Self.isExternal(data), let contents = try? load(name, owner: "", sealer: sealer) else { return false }
+            return contents == data
+        }
         guard Self.isExternal(data), name.hasPrefix(Self.digest(data) + "-"),
             let contents = try? FileIO.read(directory + "/" + name, limit: data.count)
         else { return false }
         return contents.bytes.elementsEqual(data)
     }
 
-    /// The bytes of the file `name`; `owner` describes the row for errors.
-    func load(_ name: String, owner: @autoclosure () -> String) throws -> Data {
+    /// The bytes of the file `name`; `owner` describes the row for errors. With `sealer` (an
+    /// encrypted database), the file must be sealed under it.
+    func load(_ name: String, owner: @autoclosure () -> String, sealer: AES256GCM? = nil) throws -> Data {
         guard Self.isValidName(name) else {
             throw DataStoreError(
                 .corrupted, "\(owner()) names the external file '\(name)', which is not a name the store writes",
@@ -92,7 +120,30 @@ struct ExternalValueFolder: Sendable {
                 remedy: "Restore the folder '\(directory)' from a backup together with the database; if another "
                     + "process saved the model at that moment, fetch it again")
         }
-        return Data(contents.bytes)
+        guard let sealer else { return Data(contents.bytes) }
+        let signature = Self.sealedSignature.count
+        guard contents.bytes.count >= signature, contents.bytes.prefix(signature).elementsEqual(Self.sealedSignature)
+        else {
+            throw DataStoreError(
+                .corrupted,
+                "the external file '\(path)' of \(owner()) is not sealed, though the database is encrypted",
+                remedy: "If the database was encrypted with 'modelstore encrypt' by an earlier ModelStore, copy it "
+                    + "into a new encrypted store with 'modelstore convert'; otherwise restore the folder from a backup"
+            )
+        }
+        let opened = contents.bytes.withUnsafeBytes { raw in
+            Array(name.utf8).withUnsafeBytes { name in
+                sealer.open(UnsafeRawBufferPointer(rebasing: raw[signature...]), associatedData: name)
+            }
+        }
+        guard let opened else {
+            throw DataStoreError(
+                .corrupted,
+                "the external file '\(path)' of \(owner()) fails authentication: it was changed, cut short, or "
+                    + "moved from another name",
+                remedy: "Restore the folder '\(directory)' from a backup together with the database")
+        }
+        return Data(opened)
     }
 
     /// Removes files by name; a file that cannot be removed stays, as one `compact()` removes later.
@@ -158,4 +209,6 @@ final class ExternalFileChanges {
     var released: [String] = []
     /// Whether the folder is known to exist.
     var checkedFolder = false
+    /// The cipher of an encrypted database's files, once the transaction has read (or made) its key.
+    var sealer: AES256GCM??
 }

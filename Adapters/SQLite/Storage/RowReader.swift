@@ -145,7 +145,7 @@ struct RowReader {
                 .corrupted, "\(owner()) names an external file, but an in-memory database has none",
                 remedy: "Set the property to another value", entityName: entity.name, propertyNames: [column.name])
         }
-        return try folder.load(name, owner: owner())
+        return try folder.load(name, owner: owner(), sealer: try connection.externalFileCipher(creating: false))
     }
 
     /// The related models of one owner through a join table, in order.

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreCrypto
 
 /// Writes one save (or batch) inside the store's write transaction: mints keys, checks that the
 /// models it changes exist, writes rows and join rows through cached statements, maps unique
@@ -226,7 +227,11 @@ struct RowWriter {
         for (position, column) in layout.columns.enumerated() {
             if column.kind == .data, case .string(let name) = old.values[column.slot] {
                 // A value in an external file: unchanged if the file holds the new bytes.
-                if case .data(let bytes) = snapshot.values[column.slot], folder?.holds(name, bytes) == true { continue }
+                if case .data(let bytes) = snapshot.values[column.slot],
+                    folder?.holds(name, bytes, sealer: try externalSealer()) == true
+                {
+                    continue
+                }
                 files.released.append(name)
             } else if Self.identical(old.values[column.slot], snapshot.values[column.slot]) {
                 continue
@@ -296,11 +301,20 @@ struct RowWriter {
         return vacated
     }
 
+    /// The cipher of the external files of an encrypted database (`nil` for a plaintext one), read
+    /// or made once per write.
+    private func externalSealer() throws -> AES256GCM? {
+        if let known = files.sealer { return known }
+        let sealer = try connection.externalFileCipher(creating: true)
+        files.sealer = .some(sealer)
+        return sealer
+    }
+
     /// The SQL value of a column of a snapshot.
     func value(of snapshot: DefaultSnapshot, _ column: EntityLayout.Column, layout: EntityLayout) throws -> SQLValue {
         let value = snapshot.values[column.slot]
         if column.isExternal, let folder, case .data(let bytes) = value, ExternalValueFolder.isExternal(bytes) {
-            return .text(try folder.store(bytes, changes: files))
+            return .text(try folder.store(bytes, changes: files, sealer: try externalSealer()))
         }
         if let kind = column.kind { return try kind.encode(value, optional: column.isOptional) }
         switch value {

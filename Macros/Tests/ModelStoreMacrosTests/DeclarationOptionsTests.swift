@@ -9,6 +9,7 @@ import Testing
 final class Shelf {
     @Attribute(.preserveValueOnDeletion, originalName: "title") var label: String = ""
     @Attribute(.ephemeral) var isHighlighted: Bool = false
+    @Attribute(.allowsCloudEncryption) var owner: String?
     @Relationship(
         deleteRule: .deny, minimumModelCount: 0, maximumModelCount: 3, originalName: "things", inverse: \Box.shelf)
     var boxes: [Box] = []
@@ -36,6 +37,9 @@ struct DeclarationOptionsTests {
         #expect(label.originalName == "title" && label.options == [.preserveValueOnDeletion])
         #expect(shelf.ephemeralAttributeNames == ["isHighlighted"])
         #expect(shelf.attribute(named: "isHighlighted") == nil, "an ephemeral attribute is not stored")
+        // SwiftData's spelling of an encrypted attribute: stored as sealed Data.
+        let owner = try #require(shelf.attribute(named: "owner"))
+        #expect(owner.options == [.encrypted] && owner.valueType == .optional(.data))
         let boxes = try #require(shelf.relationship(named: "boxes"))
         #expect(boxes.deleteRule == .deny && boxes.maximumModelCount == 3 && boxes.originalName == "things")
         #expect(boxes.inverseName == "shelf")
