@@ -175,8 +175,7 @@ extension SQLiteStore {
         _ = try storedSchema(at: url, encryption: encryption)
         return try withInspection(of: path, encryption: encryption) { connection in
             var problems: [String] = []
-            // An encrypted log's frames are sealed: SQLite's recovery authenticates them instead.
-            if encryption == nil, let offset = try WriteAheadLogCheck.damage(ofLogOf: path) {
+            if let offset = try WriteAheadLogCheck.damage(ofLogOf: path, cipher: connection.pageCipher) {
                 problems.append(
                     "the write-ahead log '\(path)-wal' is damaged at byte \(offset), before committed transactions")
             }

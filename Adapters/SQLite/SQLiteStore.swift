@@ -97,7 +97,7 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
             }
             guard FileIO.size(of: path) > 0 else { throw Self.emptyFileError(path) }
             pageCipher = try SQLitePageCipher.forOpening(path, with: configuration.encryption)
-            if pageCipher == nil { try WriteAheadLogCheck.check(path) }
+            try WriteAheadLogCheck.check(path, cipher: pageCipher)
             let connection = try SQLiteConnection(
                 path: path, readOnly: true, create: false, busyTimeout: configuration.busyTimeout, cipher: pageCipher)
             identifier = try StoreOpener(connection: connection, schema: schema, layouts: layouts, path: path)
@@ -126,8 +126,7 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
             }
             // The file may be another process's, created in the same instant with its own salt.
             cipher = try SQLitePageCipher.forOpening(path, with: configuration.encryption, reusing: cipher)
-            // The log check reads frames as SQLite writes them; the cipher's are sealed.
-            if cipher == nil { try WriteAheadLogCheck.check(path) }
+            try WriteAheadLogCheck.check(path, cipher: cipher)
         }
         pageCipher = cipher
         // A write-ahead log with transactions in it is left as it is if the open fails (closing

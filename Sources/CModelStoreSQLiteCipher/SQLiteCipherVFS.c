@@ -738,3 +738,63 @@ int modelstore_cipher_check_key(const char *path, const uint8_t *key, const uint
     close(descriptor);
     return result;
 }
+
+// MARK: Checking a sealed write-ahead log
+
+// SQLite's log checksum over `length` bytes (a multiple of 8), continuing from `s`: pairs of 32-bit words
+// in the byte order the log's magic names, `s0 += x0 + s1; s1 += x1 + s0`.
+static void wal_checksum(const uint8_t *bytes, int64_t length, int big, uint32_t *s) {
+    for (int64_t index = 0; index + 8 <= length; index += 8) {
+        uint32_t x0 = big_endian(bytes + index), x1 = big_endian(bytes + index + 4);
+        if (!big) {
+            x0 = __builtin_bswap32(x0);
+            x1 = __builtin_bswap32(x1);
+        }
+        s[0] += x0 + s[1];
+        s[1] += x1 + s[0];
+    }
+}
+
+int64_t modelstore_cipher_wal_damage(int identifier, const uint8_t *log, int64_t length) {
+    if (length <= WAL_HEADER) return -1;
+    uint32_t magic = big_endian(log);
+    if ((magic & 0xFFFFFFFEu) != 0x377F0682u) return 0;
+    int big = (int)(magic & 1);
+    uint32_t size = big_endian(log + 8);
+    if (size < 512 || size > 65536 || (size & (size - 1)) != 0) return 0;
+    uint32_t sums[2] = {0, 0};
+    wal_checksum(log, 24, big, sums);
+    if (sums[0] != big_endian(log + 24) || sums[1] != big_endian(log + 28)) return 0;
+    uint8_t key[32], salt[SALT];
+    if (!key_copy(identifier, key, salt)) return -2;
+    page_cipher cipher = {0};
+    int ready = cipher_init(&cipher, key, salt);
+    OPENSSL_cleanse(key, sizeof key);
+    uint8_t *plain = ready ? malloc(size) : NULL;
+    if (plain == NULL) {
+        cipher_free(&cipher);
+        return -2;
+    }
+    // The frames of the log's generation, as SQLite's recovery reads them through the cipher: each must
+    // authenticate and continue the checksum chain; the first that does not ends the valid log.
+    int64_t frame = FRAME_HEADER + (int64_t)size, offset = WAL_HEADER;
+    uint8_t header[FRAME_HEADER];
+    while (offset + frame <= length && memcmp(log + offset + 8, log + 16, 8) == 0) {
+        memcpy(header, log + offset, FRAME_HEADER);
+        if (!mask_checksum(&cipher, header, offset)) break;
+        if (!open_page(&cipher, big_endian(header), log + offset + FRAME_HEADER, plain, (int)size)) break;
+        wal_checksum(header, 8, big, sums);
+        wal_checksum(plain, size, big, sums);
+        if (sums[0] != big_endian(header + 16) || sums[1] != big_endian(header + 20)) break;
+        offset += frame;
+    }
+    OPENSSL_cleanse(plain, size);
+    free(plain);
+    cipher_free(&cipher);
+    // Past the first bad frame's own salts: a frame of the same generation further on is committed work
+    // that recovery would drop, so the log is damaged, not merely unfinished.
+    for (int64_t index = offset + 16; index + 8 <= length; index++) {
+        if (memcmp(log + index, log + 16, 8) == 0) return offset;
+    }
+    return -1;
+}

@@ -255,6 +255,38 @@ struct SQLiteCipherVFSTests {
         #expect(try reader.texts("PRAGMA integrity_check") == ["ok"])
     }
 
+    @Test func theLogCheckTellsDamageBeforeCommittedFramesFromAnUnfinishedEnd() throws {
+        let connection = try fill(mode: "WAL", rows: 40)
+        try connection.run("PRAGMA wal_checkpoint(TRUNCATE)")
+        try connection.run("UPDATE gadget SET name = 'second'")
+        try connection.run("UPDATE gadget SET name = 'third'")
+        let log = [UInt8](try bytes("-wal"))
+        func damage(_ log: [UInt8]) -> Int64 {
+            modelstore_cipher_wal_damage(connection.keyIdentifier, log, Int64(log.count))
+        }
+        #expect(damage(log) == -1, "an intact log")
+        let pageSize = Int(log[8]) << 24 | Int(log[9]) << 16 | Int(log[10]) << 8 | Int(log[11])
+        let frame = 24 + pageSize
+        #expect(log.count >= 32 + 4 * frame, "both updates wrote frames")
+        // A changed byte in a page of the first frame: the later frames are committed work.
+        var flipped = log
+        flipped[32 + 24 + 100] ^= 0x40
+        #expect(damage(flipped) == 32)
+        // A changed masked checksum of the second frame: the page authenticates, the chain breaks.
+        var checksum = log
+        checksum[32 + frame + 17] ^= 0x01
+        #expect(damage(checksum) == Int64(32 + frame))
+        // The last frame cut short is what a killed writer leaves: not damage.
+        #expect(damage(Array(log.prefix(log.count - 100))) == -1)
+        var header = log
+        header[12] ^= 0x01
+        #expect(damage(header) == 0, "a log header that fails its checksum")
+        // Another key reads no frame of the log as good: damage at the first.
+        let other = modelstore_cipher_key_add(Array(key.reversed()), salt)
+        defer { modelstore_cipher_key_remove(other) }
+        #expect(modelstore_cipher_wal_damage(other, log, Int64(log.count)) == 32)
+    }
+
     @Test func aPageOneWithoutRoomForTheTagIsNeverWritten() throws {
         var handle: OpaquePointer?
         let identifier = modelstore_cipher_key_add(key, salt)

@@ -159,6 +159,30 @@ struct SQLiteEncryptionTests {
         #expect(error.message.contains("fails authentication"))
     }
 
+    @Test func aLogDamagedBeforeCommittedTransactionsIsRefusedNotSilentlyCut() throws {
+        let copy = directory.file("copy.sqlite")
+        do {
+            let store = try fill()
+            for index in 0..<3 { _ = try store.insert([try item(store, "later\(index)", name: "later \(index)")]) }
+            // The files as a killed process leaves them: the log not checkpointed.
+            for suffix in ["", "-wal"] {
+                try FileManager.default.copyItem(atPath: url.path + suffix, toPath: copy.path + suffix)
+            }
+        }
+        var log = try Data(contentsOf: URL(fileURLWithPath: copy.path + "-wal"))
+        log[32 + 24 + 64] ^= 0x10
+        try log.write(to: URL(fileURLWithPath: copy.path + "-wal"))
+        var configuration = SQLiteStoreConfiguration(url: copy)
+        configuration.schema = try ItemSchema.schema()
+        configuration.encryption = .key(Self.key)
+        let before = try FileTree.snapshot(directory.url)
+        let error = try #require(throws: DataStoreError.self) { _ = try SQLiteStore(configuration, migrationPlan: nil) }
+        #expect(error.code == .corrupted && error.message.contains("damaged at byte 32"), "\(error)")
+        #expect(try FileTree.snapshot(directory.url) == before, "the refused open wrote nothing")
+        let problems = try SQLiteStore.integrityProblems(at: copy, encryption: .key(Self.key))
+        #expect(problems.contains { $0.contains("damaged at byte 32") }, "\(problems)")
+    }
+
     @Test func aPassphraseFromTheEnvironmentDerivesTheKeyWithTheFilesSalt() throws {
         setenv("MODELSTORE_TEST_SQLITE_PASSPHRASE", "correct horse battery staple", 1)
         try fill(.passphraseEnvironment("MODELSTORE_TEST_SQLITE_PASSPHRASE"))

@@ -20,6 +20,8 @@ final class SQLiteConnection {
     private let cipher: SQLitePageCipher?
     /// Whether the file opens through the page cipher.
     var isEncrypted: Bool { cipher != nil }
+    /// The page cipher the file opens through, if it is encrypted.
+    var pageCipher: SQLitePageCipher? { cipher }
     private var cache: [String: SQLiteStatement] = [:]
     /// Statements cached by what they do rather than by their text (``statement(shape:sql:)``).
     private var shapeCache: [StatementShape: SQLiteStatement] = [:]

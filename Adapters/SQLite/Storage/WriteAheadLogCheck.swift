@@ -1,3 +1,4 @@
+import CModelStoreSQLiteCipher
 import Foundation
 import ModelStore
 import ModelStoreFileIO
@@ -15,12 +16,23 @@ import ModelStoreFileIO
 /// It runs only when no shared-memory index (`-shm`) is beside the log: with one, a process may be
 /// writing the log while it is read. It cannot see a log cut at its end or damage inside its last
 /// frames: those read as the unfinished end of a killed process (see `FORMAT.md`).
+///
+/// An encrypted database's log (`cipher`) is read the way SQLite's recovery reads it through the page
+/// cipher: a frame is good when its page authenticates and the checksum chain, over the unmasked
+/// checksums and the decrypted pages, holds.
 enum WriteAheadLogCheck {
     /// The offset of the damage in the log of the database at `path`, or `nil` if none is seen.
-    static func damage(ofLogOf path: String) throws -> Int? {
+    static func damage(ofLogOf path: String, cipher: SQLitePageCipher? = nil) throws -> Int? {
         let log = path + "-wal"
         guard !FileIO.exists(path + "-shm"), let bytes = try FileIO.read(log)?.bytes, bytes.count > 32 else {
             return nil
+        }
+        if let cipher {
+            let offset = modelstore_cipher_wal_damage(cipher.identifier, bytes, Int64(bytes.count))
+            guard offset != -2 else {
+                throw DataStoreError(.io, "out of memory checking the write-ahead log '\(log)'")
+            }
+            return offset < 0 ? nil : Int(offset)
         }
         let magic = word(bytes, 0, bigEndian: true)
         guard magic & 0xFFFF_FFFE == 0x377F_0682 else { return 0 }
@@ -55,8 +67,8 @@ enum WriteAheadLogCheck {
     }
 
     /// Throws ``DataStoreError/corrupted`` naming the log and the offset if ``damage(ofLogOf:)`` sees some.
-    static func check(_ path: String) throws {
-        guard let offset = try damage(ofLogOf: path) else { return }
+    static func check(_ path: String, cipher: SQLitePageCipher? = nil) throws {
+        guard let offset = try damage(ofLogOf: path, cipher: cipher) else { return }
         throw DataStoreError(
             .corrupted,
             "the write-ahead log '\(path)-wal' of the SQLite store '\(path)' is damaged at byte \(offset): "

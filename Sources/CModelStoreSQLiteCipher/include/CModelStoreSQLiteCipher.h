@@ -53,4 +53,10 @@ enum {
 // second, which tells a damaged first page from a wrong key).
 int modelstore_cipher_check_key(const char *path, const uint8_t *key, const uint8_t *salt);
 
+// The offset of damage in the sealed write-ahead log `log` (`length` bytes) of a database opened with the
+// key `identifier`: the first frame that fails authentication or SQLite's checksum chain, when frames of
+// the log's generation follow it (committed transactions SQLite's recovery would drop). -1 when none is
+// seen, 0 for a log whose header is bad, -2 when the key is unknown or memory runs out.
+int64_t modelstore_cipher_wal_damage(int identifier, const uint8_t *log, int64_t length);
+
 #endif
