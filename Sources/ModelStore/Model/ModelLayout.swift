@@ -585,7 +585,34 @@ class RelationshipAccessor: FieldAccessor {
             else { continue }
             return candidate
         }
-        return nil
+        return inferredInverse(in: destination)
+    }
+
+    /// The inverse SwiftData infers when neither side names one: the destination's only relationship
+    /// back to this relationship's model type, when this is that type's only relationship to the
+    /// destination and neither declares an inverse (so the pair cannot be read two ways). A
+    /// relationship of a type to itself is never paired this way.
+    private func inferredInverse(in destination: ModelLayout) -> RelationshipAccessor? {
+        guard declaredInverse == nil else { return nil }
+        let backs = destination.relationships.filter { candidate in
+            guard let owner = ModelLayout.of(existential: candidate.destinationType) else { return false }
+            return owner.fieldsByName[name] === self
+        }
+        guard backs.count == 1, let back = backs.first, back.declaredInverse == nil, back !== self,
+            let owner = ModelLayout.of(existential: back.destinationType),
+            ObjectIdentifier(owner.modelType) != ObjectIdentifier(destination.modelType)
+        else { return nil }
+        let forwards = owner.relationships.filter { $0.destinationEntityName == destination.entityName }
+        guard forwards.count == 1, forwards[0] === self else { return nil }
+        // Neither side may be named as the inverse of another relationship.
+        let named = (owner.relationships + destination.relationships).filter { $0.declaredInverse != nil }
+        for other in named {
+            guard let layout = ModelLayout.of(existential: other.destinationType),
+                let target = layout.propertyName(for: other.declaredInverse!)
+            else { continue }
+            if layout.fieldsByName[target] === self || layout.fieldsByName[target] === back { return nil }
+        }
+        return back
     }
 
     func noteWrappedKeyPath(_ keyPath: AnyKeyPath) {}
