@@ -34,7 +34,18 @@ let package = Package(
         // What tools build on: the maintenance protocol each adapter implements for its scheme, its
         // report types and text helpers, store references opened without model types, and the schema
         // documents, diff, model-code and migration-plan writers and package export of the schema tools.
-        .target(name: "ModelStoreTooling", dependencies: ["ModelStore"], path: "Sources/ModelStoreTooling"),
+        .target(
+            name: "ModelStoreTooling", dependencies: ["ModelStore"], path: "Sources/ModelStoreTooling",
+            plugins: ["EmbedSchemaExportSupport"]),
+        // The files of the driver that `schema export --package` writes, compiled and tested here; the plugin,
+        // with the executable it runs, hands their text to ModelStoreTooling when the package builds.
+        .target(
+            name: "ModelStoreSchemaExportSupport", dependencies: ["ModelStore"],
+            path: "Sources/ModelStoreSchemaExportSupport"),
+        .executableTarget(name: "ModelStoreSourceEmbedder", path: "Sources/ModelStoreSourceEmbedder"),
+        .plugin(
+            name: "EmbedSchemaExportSupport", capability: .buildTool(), dependencies: ["ModelStoreSourceEmbedder"],
+            path: "Plugins/EmbedSchemaExportSupport"),
         // Durable file I/O shared by the file stores, public for adapter authors.
         .target(
             name: "ModelStoreFileIO", dependencies: ["ModelStore", "CModelStoreCRC32C"],
@@ -206,7 +217,10 @@ let package = Package(
         // The schema tools' golden files (generated models and plan, compiled here) and their tests.
         .testTarget(
             name: "SchemaToolTests",
-            dependencies: ["ModelStore", "ModelStoreCommandLine", "ModelStoreTestSupport", "ModelStoreTooling"],
+            dependencies: [
+                "ModelStore", "ModelStoreCommandLine", "ModelStoreTestSupport", "ModelStoreTooling",
+                "ModelStoreSchemaExportSupport",
+            ],
             exclude: ["Fixtures"]),
         .testTarget(
             name: "CustomAdapterSampleTests",
@@ -221,7 +235,7 @@ let package = Package(
 
 // Upcoming language features, as swift-log turns them on: `any` spelled out for every existential,
 // and a file sees only the members of the modules it imports itself.
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.type != .plugin {
     target.swiftSettings =
         (target.swiftSettings ?? []) + [
             .enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility"),
