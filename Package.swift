@@ -147,8 +147,11 @@ let package = Package(
         .target(
             name: "CustomAdapterSample", dependencies: ["ModelStore", "ModelStoreAdapterKit", "ModelStoreTooling"],
             path: "Samples/CustomAdapter/Sources"),
-        // Tests, and the helpers they share (temporary folders, a seeded generator, error checks).
-        .target(name: "ModelStoreTestSupport", dependencies: ["ModelStore"], path: "Tests/ModelStoreTestSupport"),
+        // Tests, and the helpers they share (temporary folders, a seeded generator, error checks, running the
+        // package's executables, a store double that runs a hook before each save).
+        .target(
+            name: "ModelStoreTestSupport", dependencies: ["ModelStore", "ModelStoreConformance"],
+            path: "Tests/ModelStoreTestSupport"),
         .testTarget(
             name: "ModelStoreTests",
             dependencies: [
