@@ -148,9 +148,11 @@ let package = Package(
             name: "CustomAdapterSample", dependencies: ["ModelStore", "ModelStoreAdapterKit", "ModelStoreTooling"],
             path: "Samples/CustomAdapter/Sources"),
         // Tests, and the helpers they share (temporary folders, a seeded generator, error checks, running the
-        // package's executables, a store double that runs a hook before each save).
+        // package's executables and `modelstore` over a seeded library, a store double that runs a hook before
+        // each save).
         .target(
-            name: "ModelStoreTestSupport", dependencies: ["ModelStore", "ModelStoreConformance"],
+            name: "ModelStoreTestSupport",
+            dependencies: ["ModelStore", "ModelStoreConformance", "ModelStoreAppendLog"],
             path: "Tests/ModelStoreTestSupport"),
         .testTarget(
             name: "ModelStoreTests",
@@ -204,15 +206,24 @@ let package = Package(
                 "ModelStore", "ModelStoreAdapterKit", "ModelStoreInMemory", "ModelStoreConformance",
                 "ModelStoreTestSupport",
             ]),
+        // The `modelstore` command line, run as a user runs it.
         .testTarget(
-            name: "ToolAndSamplesTests",
+            name: "ModelStoreToolTests",
+            dependencies: [
+                "ModelStore", "ModelStoreAdapters", "ModelStoreAppendLog", "ModelStoreJSONFile", "ModelStoreSQLite",
+                "ModelStoreCrypto", "ModelStoreTestSupport", "ModelStoreTooling",
+            ]),
+        // The built-in stores together, as ModelStoreAdapters registers them: URLs and the registry, SwiftData's
+        // ModelConfiguration, the README's quick start, read-only stores, conflicts, corruption, file modes,
+        // resources and fuzz regressions.
+        .testTarget(
+            name: "ModelStoreAdaptersTests",
             dependencies: [
                 "ModelStore", "ModelStoreAdapterKit", "ModelStoreAdapters", "ModelStoreInMemory", "ModelStoreJSONFile",
-                "ModelStoreCrypto",
-                "ModelStoreAppendLog",
-                "ModelStoreSQLite", "ModelStoreConformance", "CustomAdapterSample", "ModelStoreTestSupport",
-                "ModelStoreTooling",
+                "ModelStoreAppendLog", "ModelStoreSQLite", "ModelStoreConformance", "ModelStoreTestSupport",
             ]),
+        // The trip planner sample, driven through its `trips` executable.
+        .testTarget(name: "TripsSampleTests", dependencies: ["ModelStoreTestSupport"]),
         // A small SwiftData app's model and query code ported to ModelStore and run; the lines the port changed are
         // counted against the SwiftData original (SwiftDataOriginal/, kept as text) and quoted in the README.
         .testTarget(
