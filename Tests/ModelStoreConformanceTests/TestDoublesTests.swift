@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import ModelStoreConformance
 import ModelStoreInMemory
+import ModelStoreTestSupport
 import Testing
 
 /// A model of the author's own, as an adapter's tests would define it (the suite's fixtures are not public).
@@ -76,79 +77,20 @@ struct TestDoublesTests {
     }
 
     /// An author's own double: `ForwardingStore` forwards everything it does not implement, so a store
-    /// that fails its saves on demand takes a few lines.
+    /// that fails its saves on demand (ModelStoreTestSupport's `SaveHookStore`) implements only its save
+    /// and the fetches.
     @Test func forwardingStoreBuildsAnAuthorsOwnDouble() throws {
-        let switchboard = FailureSwitch()
-        let container = try Self.seeded(
-            FailingSaveConfiguration(inner: InMemoryStoreConfiguration(), failure: switchboard))
+        let hook = SaveHook()
+        let container = try Self.seeded(SaveHookConfiguration(inner: InMemoryStoreConfiguration(), hook: hook))
         let context = ModelContext(container)
-        switchboard.isOn = true
+        hook.beforeEverySave {
+            throw DataStoreError(.io, "the failing store fails its saves on purpose", remedy: "Clear its hook")
+        }
         context.insert(Reading("lost", 99))
         #expect(throws: DataStoreError.self) { try context.save() }
         context.rollback()
-        switchboard.isOn = false
+        hook.clear()
         #expect(try ModelContext(container).fetchCount(FetchDescriptor<Reading>()) == Self.readings.count)
         #expect(try Self.answer(container) == ["north=12", "north=7", "south=3"], "fetches were not forwarded")
     }
-}
-
-/// Whether a ``FailingSaveStore`` fails its saves, shared between a test and the store.
-final class FailureSwitch: Sendable {
-    private let state = LockedValue(false)
-    var isOn: Bool {
-        get { state.withLock { $0 } }
-        set { state.withLock { $0 = newValue } }
-    }
-}
-
-/// The configuration of a ``FailingSaveStore``.
-struct FailingSaveConfiguration<Inner: DataStoreConfiguration>: DataStoreConfiguration {
-    typealias Store = FailingSaveStore<Inner>
-    var inner: Inner
-    let failure: FailureSwitch
-    var name: String { inner.name }
-    var schema: Schema? {
-        get { inner.schema }
-        set { inner.schema = newValue }
-    }
-
-    static func == (lhs: Self, rhs: Self) -> Bool { lhs.inner == rhs.inner }
-    func hash(into hasher: inout Hasher) { hasher.combine(inner) }
-}
-
-/// A store that fails every save while its switch is on and forwards everything else.
-final class FailingSaveStore<Inner: DataStoreConfiguration>: ForwardingStore {
-    typealias Snapshot = Inner.Store.Snapshot
-    let inner: Inner.Store
-    let configuration: FailingSaveConfiguration<Inner>
-
-    init(_ configuration: FailingSaveConfiguration<Inner>, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
-        inner = try Inner.Store(configuration.inner, migrationPlan: migrationPlan)
-        self.configuration = configuration
-    }
-
-    func save(_ request: DataStoreSaveChangesRequest<Snapshot>) throws -> DataStoreSaveChangesResult<Snapshot> {
-        if configuration.failure.isOn {
-            throw DataStoreError(.io, "the failing store fails its saves on purpose", remedy: "Turn its switch off")
-        }
-        return try inner.save(request)
-    }
-
-    func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, Snapshot> {
-        try inner.fetch(request)
-    }
-
-    func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
-        try inner.fetchCount(request)
-    }
-
-    func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> [PersistentIdentifier] {
-        try inner.fetchIdentifiers(request)
-    }
-}
-
-/// Querying exactly when the wrapped store is, as the suite's doubles are: a double that is not
-/// `DataStoreQuerying` receives descriptors, which a querying store does not read.
-extension FailingSaveStore: DataStoreQuerying where Inner.Store: DataStoreQuerying {
-    var queryCapabilities: QueryCapabilities { inner.queryCapabilities }
 }

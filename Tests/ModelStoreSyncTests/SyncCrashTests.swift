@@ -15,20 +15,7 @@ import Testing
 @Suite struct SyncCrashTests {
     /// `ModelStoreSyncCrashTest`, beside the test bundle in the build directory.
     static func executable() throws -> URL {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-            .deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("ModelStoreSyncCrashTest")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        throw SyncCrashToolMissing()
-    }
-
-    struct SyncCrashToolMissing: Error, CustomStringConvertible {
-        var description: String {
-            "ModelStoreSyncCrashTest is not built beside the tests: run 'swift build --product ModelStoreSyncCrashTest'"
-        }
+        try SampleProcess.builtExecutable(named: "ModelStoreSyncCrashTest")
     }
 
     static func start(_ executable: URL, _ arguments: [String], output: URL? = nil) throws -> Process {

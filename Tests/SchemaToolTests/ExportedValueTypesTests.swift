@@ -5,11 +5,19 @@ import Testing
 @testable import ModelStoreCommandLine
 @testable import ModelStoreTooling
 
-/// The export driver's `ExportedValueTypes.swift`, compiled here from `Golden/`: it lists enums'
-/// cases and structs' fields from compiled types, and names what it cannot list.
+/// The export driver's support files (the ModelStoreSchemaExportSupport target, which this target
+/// links): they list enums' cases and structs' fields from compiled types, and name what they cannot list.
 struct ExportedValueTypesTests {
-    @Test func theDriverWritesTheFileThisTargetCompiles() throws {
-        #expect(ExportDriver.valueTypesSource == (try SchemaToolFixtures.text("Golden/ExportedValueTypes.swift")))
+    @Test func theDriverReceivesTheFilesOfTheSupportTarget() throws {
+        let folder = SchemaToolFixtures.folder.deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources/ModelStoreSchemaExportSupport")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") }
+        try #require(names.contains("ExportedValueTypes.swift"))
+        var files: [String: String] = [:]
+        for name in names {
+            files[name] = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
+        }
+        #expect(ExportDriver.supportSources == files)
     }
 
     /// `Golden/Catalog.swift`, generated from `Fixtures/catalog.json`, exports back to that file:

@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import Testing
 
+@testable import ModelStoreSchemaExportSupport
 @testable import ModelStoreTooling
 
 /// The schema files and golden files of these tests, read from the source tree.
@@ -15,7 +16,7 @@ enum SchemaToolFixtures {
     }
 
     /// What `schema export --package` makes of `schema`, run in this process: the driver's
-    /// `ExportSchemaOutput` (compiled here from `Golden/ExportedValueTypes.swift`) through JSON, as
+    /// `ExportSchemaOutput` (from the ModelStoreSchemaExportSupport target) through JSON, as
     /// the tool reads it from the driver, and the warnings the tool prints.
     static func exported(_ schema: Schema) throws -> (document: SchemaDocument, warnings: [String]) {
         let printed = try JSONEncoder().encode(ExportSchemaOutput(schema))

@@ -46,13 +46,13 @@ extension SnapshotTable {
 
     /// One property's values, row by row, in storage typed by the property's kind: `Int64`s for
     /// integers, `Double`s for doubles, floats and dates (seconds since the reference date, which is
-    /// all a `Date` holds), `String`s, `Bool`s, and ``StoreValue``s out of line for every other kind
+    /// all a `Date` holds), `String`s, `Bool`s, and `StoreValue`s out of line for every other kind
     /// (composites, to-many lists, references, decimals, data). `nil`s are a bit set beside the
     /// typed array.
     ///
     /// A column gives back exactly the value it was given: a value of another kind than the column
     /// expects (which no codec produces, but a hand-made snapshot may hold) turns the column into
-    /// one of ``StoreValue``s for good.
+    /// one of `StoreValue`s for good.
     struct Column: Sendable {
         enum Kind: Sendable { case int, double, date, string, bool, values }
 
@@ -120,7 +120,7 @@ extension SnapshotTable {
             }
         }
 
-        /// Whether a row holds `nil` (for a column of ``StoreValue``s, whether the value is `.null`).
+        /// Whether a row holds `nil` (for a column of `StoreValue`s, whether the value is `.null`).
         @inline(__always)
         func isNull(at row: Int) -> Bool {
             if kind == .values { return values[row] == .null }
@@ -151,7 +151,7 @@ extension SnapshotTable {
         /// Whether any row of a typed column holds `nil`.
         var hasNulls: Bool { !nulls.isEmpty }
 
-        /// Whether a row holds exactly `value` (as ``StoreValue``'s `==` says), read in place for the
+        /// Whether a row holds exactly `value` (as `StoreValue`'s `==` says), read in place for the
         /// typed kinds a unique key usually has.
         @inline(__always)
         func holds(_ value: StoreValue, at row: Int) -> Bool {
@@ -274,7 +274,7 @@ extension SnapshotTable {
             }
         }
 
-        /// Turns a typed column into one of ``StoreValue``s, keeping every value.
+        /// Turns a typed column into one of `StoreValue`s, keeping every value.
         private mutating func becomeValues() {
             values = (0..<count).map(value(at:))
             kind = .values

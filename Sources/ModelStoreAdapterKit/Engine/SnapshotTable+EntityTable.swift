@@ -25,7 +25,7 @@ extension SnapshotTable {
         private(set) var uniqueIndexes: [UniqueIndex]
         /// For each uniqueness constraint, the slots of its properties.
         let uniqueSlots: [[Int]]
-        /// One hash index per declared index (``Schema/Entity/indices``), each built on first use.
+        /// One hash index per declared index (`Schema.Entity.indices`), each built on first use.
         private(set) var hashIndexes: [LazyIndex<HashIndex>]
         /// One ordered index per property that starts a declared index or a uniqueness constraint,
         /// each built on first use (see ``LazyOrderedIndex``).

@@ -120,7 +120,7 @@ extension SnapshotTable {
         }
 
         /// Entries in index order (``precedes(_:_:)``). Entries of one kind are sorted by their
-        /// typed values, so comparisons don't go through ``StoreValue``; this is most of the cost
+        /// typed values, so comparisons don't go through `StoreValue`; this is most of the cost
         /// of indexing a large load.
         static func sorted(_ entries: [Entry]) -> [Entry] {
             guard entries.count > 32, let first = entries.first else { return entries.sorted(by: precedes) }

@@ -4,10 +4,10 @@ import ModelStore
 extension SnapshotTable {
     /// The snapshots a query selects, filtered, sorted (ties by identifier), offset and limited.
     ///
-    /// Runs every ``StoreFilter`` (over the table's columns where it can, through
+    /// Runs every `StoreFilter` (over the table's columns where it can, through
     /// ``SnapshotEvaluator`` for paths into other rows) and uses an index when one applies (see
-    /// ``accessPath(for:)``). Throws ``DataStoreError/notFound`` for an unknown entity and
-    /// ``DataStoreError/invalidPredicate`` for a filter or sort that names a property the entity
+    /// ``accessPath(for:)``). Throws `DataStoreError.notFound` for an unknown entity and
+    /// `DataStoreError.invalidPredicate` for a filter or sort that names a property the entity
     /// does not store.
     public func fetch(_ query: StoreQuery) throws -> [DefaultSnapshot] {
         let table = try entityTable(query.entityName)
@@ -175,7 +175,7 @@ extension SnapshotTable.EntityTable {
         return Self.storedKind(of: attribute.valueType) == value.kindName
     }
 
-    /// The ``StoreValue`` case an attribute type's codec produces, for the types indexes serve.
+    /// The `StoreValue` case an attribute type's codec produces, for the types indexes serve.
     static func storedKind(of type: AttributeType) -> String? {
         switch type.unwrapped {
         case .bool: "bool"

@@ -4,7 +4,7 @@ import ModelStore
 extension SnapshotTable {
     /// Read access to one entity's rows as the table stores them, for a writer that encodes every
     /// row (a whole-file format): typed arrays for the columns that have them, so a writer reads a
-    /// string or a number in place instead of through a ``StoreValue`` per value.
+    /// string or a number in place instead of through a `StoreValue` per value.
     ///
     /// Rows are numbered from 0 to ``rowCount``; some are deleted (``isLive(_:)``). A typed column's
     /// array holds a placeholder at rows that hold `nil` (``isNull(_:at:)``) or are deleted.
@@ -35,32 +35,32 @@ extension SnapshotTable {
             return column.kind == .values || column.hasNulls
         }
 
-        /// A property's values by row, when the column holds every value as an ``StoreValue/int(_:)``.
+        /// A property's values by row, when the column holds every value as an `StoreValue.int(_:)`.
         public func integers(_ slot: Int) -> [Int64]? {
             let column = table.columns[slot]
             return column.kind == .int ? column.ints : nil
         }
 
-        /// A property's values by row, when the column holds every value as a ``StoreValue/double(_:)``.
+        /// A property's values by row, when the column holds every value as a `StoreValue.double(_:)`.
         public func doubles(_ slot: Int) -> [Double]? {
             let column = table.columns[slot]
             return column.kind == .double ? column.doubles : nil
         }
 
         /// A property's values by row as seconds since the reference date, when the column holds every
-        /// value as a ``StoreValue/date(_:)``.
+        /// value as a `StoreValue.date(_:)`.
         public func dates(_ slot: Int) -> [Double]? {
             let column = table.columns[slot]
             return column.kind == .date ? column.doubles : nil
         }
 
-        /// A property's values by row, when the column holds every value as a ``StoreValue/string(_:)``.
+        /// A property's values by row, when the column holds every value as a `StoreValue.string(_:)`.
         public func strings(_ slot: Int) -> [String]? {
             let column = table.columns[slot]
             return column.kind == .string ? column.strings : nil
         }
 
-        /// A property's values by row, when the column holds every value as a ``StoreValue/bool(_:)``.
+        /// A property's values by row, when the column holds every value as a `StoreValue.bool(_:)`.
         public func booleans(_ slot: Int) -> [Bool]? {
             let column = table.columns[slot]
             return column.kind == .bool ? column.bools : nil

@@ -117,8 +117,8 @@ public struct SnapshotTable: Sendable {
 
     /// Validates a save against the table and mints identifiers, without changing the table.
     ///
-    /// Throws ``DataStoreError/uniqueConstraintViolation`` (naming the entity, the properties and,
-    /// in ``DataStoreError/conflictingValues``, the values) and ``DataStoreError/notFound`` for
+    /// Throws `DataStoreError.uniqueConstraintViolation` (naming the entity, the properties and,
+    /// in `DataStoreError.conflictingValues`, the values) and `DataStoreError.notFound` for
     /// updates or deletes of models the table does not have.
     public func prepare(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, storeIdentifier: String
@@ -234,7 +234,7 @@ public struct SnapshotTable: Sendable {
     /// needs rewriting), the values go straight into the columns, with no copy of a snapshot;
     /// otherwise the batch is prepared and applied as a save.
     ///
-    /// Throws ``DataStoreError/uniqueConstraintViolation(entityName:propertyNames:conflictingValues:file:line:)``
+    /// Throws `DataStoreError.uniqueConstraintViolation(entityName:propertyNames:conflictingValues:file:line:)`
     /// and the errors of ``prepare(_:storeIdentifier:)``; after a throw the table is unchanged.
     public mutating func insert(
         _ snapshots: [DefaultSnapshot], storeIdentifier: String, editingState: EditingState
@@ -342,7 +342,7 @@ public struct SnapshotTable: Sendable {
         }
     }
 
-    /// Loads snapshots read from disk, keeping their identifiers. Throws ``DataStoreError/corrupted``
+    /// Loads snapshots read from disk, keeping their identifiers. Throws `DataStoreError.corrupted`
     /// on a duplicate identifier, an unknown entity, or a unique-constraint violation.
     public mutating func load(_ snapshots: [DefaultSnapshot]) throws {
         var start = 0
@@ -368,7 +368,7 @@ public struct SnapshotTable: Sendable {
     /// appends each row to `rows`, which checks what ``load(_:)`` checks. A whole-file format
     /// decodes straight into the table this way. `expectedCount` reserves room for that many rows.
     ///
-    /// Throws what `body` throws, or ``DataStoreError/corrupted`` on a duplicate identifier, a row
+    /// Throws what `body` throws, or `DataStoreError.corrupted` on a duplicate identifier, a row
     /// filed under another entity, or a unique-constraint violation. On a throw the entity's rows are
     /// part-loaded; callers discard the table (a failed load opens nothing).
     public mutating func loadRows<Result>(
@@ -422,7 +422,7 @@ public struct SnapshotTable: Sendable {
         /// Appends a row read from disk: its identifier, and its values in slot order. The values are
         /// copied into the columns, so a reader can refill one array for every row.
         ///
-        /// Throws ``DataStoreError/corrupted`` if the identifier is another entity's or is already
+        /// Throws `DataStoreError.corrupted` if the identifier is another entity's or is already
         /// loaded. Unique values are checked once every row is in: ``SnapshotTable/loadRows(of:expectedCount:_:)``
         /// throws if two loaded rows share one.
         public mutating func append(_ id: PersistentIdentifier, _ values: [StoreValue]) throws(DataStoreError) {
@@ -453,7 +453,7 @@ public struct SnapshotTable: Sendable {
         tables = Dictionary(uniqueKeysWithValues: schema.entities.map { ($0.name, EntityTable(entity: $0)) })
     }
 
-    /// The one uniqueness checker: throws ``DataStoreError/uniqueConstraintViolation(entityName:propertyNames:conflictingValues:file:line:)``
+    /// The one uniqueness checker: throws `DataStoreError.uniqueConstraintViolation(entityName:propertyNames:conflictingValues:file:line:)`
     /// when a save's inserted and updated snapshots claim a unique value that another of them, or a
     /// row the save keeps, already has.
     func checkUniqueness(

@@ -3,7 +3,7 @@ import ModelStore
 
 /// Evaluates store-neutral filters and sorts directly on snapshots, without materialising models.
 ///
-/// An adapter that holds ``DefaultSnapshot``s gets native filtering by compiling a query's filter
+/// An adapter that holds `DefaultSnapshot`s gets native filtering by compiling a query's filter
 /// once and calling ``matches(_:)`` per row:
 ///
 /// ```swift
@@ -16,7 +16,7 @@ import ModelStore
 ///
 /// The filter is compiled into closures with every property slot resolved, so evaluation does no
 /// name lookups; its results are those of the Swift predicate it was translated from (see
-/// ``StoreFilter``).
+/// `StoreFilter`).
 public struct SnapshotEvaluator: Sendable {
     private let predicate: CompiledFilter.Predicate
 
@@ -27,9 +27,9 @@ public struct SnapshotEvaluator: Sendable {
     ///   - entity: the entity of the snapshots it will see.
     ///   - schema: the schema, to resolve paths through relationships at compile time.
     ///   - resolve: the snapshot of a related model, for paths through relationships and for
-    ///     ``StoreFilter/any(_:_:)`` and ``StoreFilter/all(_:_:)``; `nil` when the filter has none.
-    /// - Throws: ``DataStoreError/invalidPredicate`` naming a property the entity does not store, or a
-    ///   relationship used where an attribute is expected; ``DataStoreError/unsupportedFeature`` for
+    ///     `StoreFilter.any(_:_:)` and `StoreFilter.all(_:_:)`; `nil` when the filter has none.
+    /// - Throws: `DataStoreError.invalidPredicate` naming a property the entity does not store, or a
+    ///   relationship used where an attribute is expected; `DataStoreError.unsupportedFeature` for
     ///   a filter through relationships without `resolve`.
     public init(
         filter: StoreFilter, entity: Schema.Entity, schema: Schema? = nil,
@@ -44,7 +44,7 @@ public struct SnapshotEvaluator: Sendable {
 
     /// Sorts snapshots by the keys, breaking ties by identifier; with no keys, by identifier.
     ///
-    /// Throws ``DataStoreError/invalidPredicate`` for a key that is not a stored attribute of the entity.
+    /// Throws `DataStoreError.invalidPredicate` for a key that is not a stored attribute of the entity.
     public static func sort(
         _ snapshots: inout [DefaultSnapshot], by keys: [StoreSortKey], entity: Schema.Entity
     ) throws {

@@ -1,7 +1,7 @@
 import Foundation
 import ModelStore
 
-/// The rows of a store's history table that a ``HistoryDescriptor`` can select, so that a store
+/// The rows of a store's history table that a `HistoryDescriptor` can select, so that a store
 /// reads only those: the transactions numbered after ``after``, and of them only the oldest (or
 /// newest) ``limit``.
 ///

@@ -2,11 +2,11 @@ import Foundation
 import ModelStore
 
 /// A store's history as a value: its records, the newest transaction number, and how far history
-/// was deleted. Stores keep one (and persist its records) to implement ``HistoryProviding``.
+/// was deleted. Stores keep one (and persist its records) to implement `HistoryProviding`.
 ///
 /// It numbers transactions, trims to an optional limit, turns records into
-/// ``DefaultHistoryTransaction``s for a schema, evaluates ``HistoryDescriptor``s, and refuses a
-/// fetch that would silently skip deleted history (requirement 4 of ``HistoryProviding``).
+/// `DefaultHistoryTransaction`s for a schema, evaluates `HistoryDescriptor`s, and refuses a
+/// fetch that would silently skip deleted history (requirement 4 of `HistoryProviding`).
 public struct StoreHistory: Sendable {
     /// The transactions still kept, oldest first.
     public private(set) var records: [StoreHistoryRecord]
@@ -176,7 +176,7 @@ public struct StoreHistory: Sendable {
         descriptor.arrange(transactions)
     }
 
-    /// Throws ``DataStoreError/Code/historyTokenExpired`` when the descriptor's predicate selects by
+    /// Throws `DataStoreError.Code.historyTokenExpired` when the descriptor's predicate selects by
     /// token and would have selected the newest deleted transaction: its answer would have a gap.
     public static func checkExpiry(
         _ descriptor: HistoryDescriptor<DefaultHistoryTransaction>, expiredThrough: Int64, storeIdentifier: String

@@ -95,7 +95,7 @@ extension StoreHistoryRecord.Change {
     }
 
     /// An update of `before` to `after` naming the properties whose stored values differ (bit for
-    /// bit, ``StoreValue/isIdentical(to:)``), or `nil` when none does. Without `before`, every property.
+    /// bit, `StoreValue.isIdentical(to:)`), or `nil` when none does. Without `before`, every property.
     public static func update(from before: DefaultSnapshot?, to after: DefaultSnapshot) -> Self? {
         var names: [String] = []
         for property in after.entity.properties {

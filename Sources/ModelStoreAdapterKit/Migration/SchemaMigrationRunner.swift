@@ -1,7 +1,7 @@
 import Foundation
 import ModelStore
 
-/// Runs a ``SchemaMigrationPlan`` on a store's data, once, for every adapter: the stages in order
+/// Runs a `SchemaMigrationPlan` on a store's data, once, for every adapter: the stages in order
 /// from the version the store recorded to the app's, then one atomic commit through the store's
 /// ``SchemaMigrationStorage``.
 ///
@@ -12,7 +12,7 @@ import ModelStore
 ///    A stored version the plan does not list, or a store already at the app's version, runs no stage
 ///    (the store's own open matches properties by name, as without a plan).
 /// 2. The store's models are read at the first stage's old schema, into memory.
-/// 3. Per stage: a custom stage's `willMigrate` gets a ``ModelContext`` on the OLD version's models;
+/// 3. Per stage: a custom stage's `willMigrate` gets a `ModelContext` on the OLD version's models;
 ///    the lightweight rewrite moves the models to the new version (`LightweightMapping`); a
 ///    custom stage's `didMigrate` gets a context on the NEW version's models. Both contexts save into
 ///    an in-memory staging store over ``SnapshotTable`` that mints the store's own identifiers, so
@@ -67,7 +67,7 @@ public struct SchemaMigrationRunner: Sendable {
         return steps
     }
 
-    /// For a store opened read-only: throws ``DataStoreError/Code/readOnly`` when the plan would
+    /// For a store opened read-only: throws `DataStoreError.Code.readOnly` when the plan would
     /// migrate the stored data, since a read-only open may not write the migrated data back.
     /// Reads only what ``preview(_:)`` reads.
     public func requireNoMigration(_ storage: some SchemaMigrationStorage) throws {
@@ -161,7 +161,7 @@ public struct SchemaMigrationRunner: Sendable {
         return staging.data
     }
 
-    /// The stage's failure, naming the stage and the store; a ``DataStoreError`` keeps its code.
+    /// The stage's failure, naming the stage and the store; a `DataStoreError` keeps its code.
     static func stageError(_ error: any Error, step: Step, store: String) -> DataStoreError {
         let prefix = "the migration stage \(step.name) of \(store) failed, and the store is unchanged"
         guard var error = error as? DataStoreError else {

@@ -3,15 +3,15 @@ import ModelStore
 
 /// What a store's adapter offers tools such as `modelstore`, which have no model types: the schema
 /// its stores record, the files they keep, and inspection, verification, repair, compaction and
-/// sealing. Register it with ``StoreScheme/maintained(by:)``.
+/// sealing. Register it with `StoreScheme.maintained(by:)`.
 ///
 /// Every requirement but ``storedSchema(_:)`` has a default: a tool then opens the store with the
 /// schema it records and reads it in full, and reports that the store is not repaired, compacted
 /// or sealed. An implementation:
 ///
 /// - MUST NOT create or change anything in ``storedSchema(_:)``, ``files(_:)``, ``inspect(_:)`` and
-///   ``verify(_:)``, and MUST throw ``DataStoreError/Code/notFound`` when there is no store.
-/// - MUST throw ``DataStoreError/Code/unsupportedFeature`` naming the store and saying what to do
+///   ``verify(_:)``, and MUST throw `DataStoreError.Code.notFound` when there is no store.
+/// - MUST throw `DataStoreError.Code.unsupportedFeature` naming the store and saying what to do
 ///   instead from an operation its stores do not support.
 /// - MUST leave the store as it was when ``repair(_:)``, ``compact(_:)`` or ``seal(_:)`` throws.
 public protocol DataStoreMaintenance: Sendable {
@@ -21,7 +21,7 @@ public protocol DataStoreMaintenance: Sendable {
     /// Whether the scheme's stores are files at the URL's location (the default), rather than data
     /// a server keeps (PostgreSQL): tools look for the path, and list and remove files, only for
     /// stores that are files. An implementation for a server MUST throw
-    /// ``DataStoreError/Code/notFound`` from ``storedSchema(_:)`` when the server holds no store
+    /// `DataStoreError.Code.notFound` from ``storedSchema(_:)`` when the server holds no store
     /// at the URL, since no path tells the tool that first.
     var storesFiles: Bool { get }
 
@@ -62,15 +62,15 @@ public protocol DataStoreMaintenance: Sendable {
     /// adapter knows it better than the error's message; `nil` (the default) otherwise.
     func problem(describing error: DataStoreError, _ request: StoreMaintenanceRequest) -> StoreProblem?
 
-    /// Mends a damaged store. The default throws ``DataStoreError/Code/unsupportedFeature``.
+    /// Mends a damaged store. The default throws `DataStoreError.Code.unsupportedFeature`.
     func repair(_ request: StoreMaintenanceRequest) throws -> StoreMaintenanceReport
 
     /// Rewrites the store without the space dead data takes. The default throws
-    /// ``DataStoreError/Code/unsupportedFeature``.
+    /// `DataStoreError.Code.unsupportedFeature`.
     func compact(_ request: StoreMaintenanceRequest) throws -> StoreMaintenanceReport
 
     /// Accepts a store edited by hand, recording the checksum of its current contents. The
-    /// default throws ``DataStoreError/Code/unsupportedFeature``.
+    /// default throws `DataStoreError.Code.unsupportedFeature`.
     func seal(_ request: StoreMaintenanceRequest) throws -> StoreMaintenanceReport
 
     /// Rewrites the store, opened with the key `request`'s configuration names (none for a
@@ -78,7 +78,7 @@ public protocol DataStoreMaintenance: Sendable {
     /// `modelstore encrypt`, `decrypt` and `rekey`. It MUST be atomic (a crash at any instant
     /// leaves the old store or the new one) and MUST leave the store as it was when it throws;
     /// `progress` takes the work done and the total, in any unit. The default throws
-    /// ``DataStoreError/Code/unsupportedFeature``.
+    /// `DataStoreError.Code.unsupportedFeature`.
     func changeEncryption(
         _ request: StoreMaintenanceRequest, to target: StoreMaintenanceRequest,
         progress: (_ done: Int, _ total: Int) -> Void
@@ -124,22 +124,22 @@ extension DataStoreMaintenance {
         nil
     }
 
-    /// Throws ``DataStoreError/Code/unsupportedFeature``.
+    /// Throws `DataStoreError.Code.unsupportedFeature`.
     public func repair(_ request: StoreMaintenanceRequest) throws -> StoreMaintenanceReport {
         throw request.unsupported("repaired")
     }
 
-    /// Throws ``DataStoreError/Code/unsupportedFeature``.
+    /// Throws `DataStoreError.Code.unsupportedFeature`.
     public func compact(_ request: StoreMaintenanceRequest) throws -> StoreMaintenanceReport {
         throw request.unsupported("compacted")
     }
 
-    /// Throws ``DataStoreError/Code/unsupportedFeature``.
+    /// Throws `DataStoreError.Code.unsupportedFeature`.
     public func seal(_ request: StoreMaintenanceRequest) throws -> StoreMaintenanceReport {
         throw request.unsupported("sealed")
     }
 
-    /// Throws ``DataStoreError/Code/unsupportedFeature``.
+    /// Throws `DataStoreError.Code.unsupportedFeature`.
     public func changeEncryption(
         _ request: StoreMaintenanceRequest, to target: StoreMaintenanceRequest,
         progress: (_ done: Int, _ total: Int) -> Void

@@ -2,7 +2,7 @@ import Foundation
 import ModelStore
 
 /// What each URL scheme's adapter offers tools, by scheme name: the tooling side of
-/// ``StoreRegistry``, which knows only how to open stores.
+/// `StoreRegistry`, which knows only how to open stores.
 ///
 /// An adapter registers its maintenance with its scheme, usually in one expression:
 ///
@@ -10,7 +10,7 @@ import ModelStore
 /// StoreRegistry.shared.register(.entityFiles.maintained(by: EntityFilesMaintenance(schema: schema)))
 /// ```
 ///
-/// A tool then asks ``StoreScheme/maintenance`` of the scheme a URL names.
+/// A tool then asks `StoreScheme.maintenance` of the scheme a URL names.
 public final class MaintenanceRegistry: Sendable {
     /// The registry tools read, shared by the process.
     public static let shared = MaintenanceRegistry()
@@ -43,7 +43,7 @@ extension StoreScheme {
 
     /// The same scheme, with what its adapter offers tools: registers `maintenance` for the scheme's
     /// name in ``MaintenanceRegistry/shared``, and makes the maintenance's
-    /// ``DataStoreMaintenance/storedSchema(_:)`` the scheme's ``StoreScheme/readStoredSchema``.
+    /// ``DataStoreMaintenance/storedSchema(_:)`` the scheme's `StoreScheme.readStoredSchema`.
     public func maintained(by maintenance: any DataStoreMaintenance) -> StoreScheme {
         MaintenanceRegistry.shared.register(maintenance, forScheme: name)
         let makeConfiguration = self.makeConfiguration

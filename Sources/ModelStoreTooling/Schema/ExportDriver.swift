@@ -3,9 +3,11 @@ import Foundation
 /// The small package `schema export --package` writes and runs to read a package's models: it
 /// depends on the package by path, imports the target, builds a `Schema` of the named model types
 /// and prints `Schema.descriptionWithInitialValues` as JSON, with the cases of the enums and the fields
-/// of the `Codable` structs that the attributes store (``valueTypesSource``).
+/// of the `Codable` structs that the attributes store.
 ///
 /// The tool cannot load Swift types itself; the driver is compiled against the user's code instead.
+/// Only `main.swift` depends on the models; the driver's other files are ``supportSources``, the
+/// sources of the ModelStoreSchemaExportSupport target, generated into this module when it builds.
 package struct ExportDriver: Equatable {
     /// The folder of the user's package (absolute).
     package let packagePath: String

@@ -85,8 +85,9 @@ package struct PackageSchemaExport {
             try FileManager.default.createDirectory(at: sources, withIntermediateDirectories: true)
             try Self.write(driver.manifest, to: folder.appendingPathComponent("Package.swift"))
             try Self.write(driver.mainSource, to: sources.appendingPathComponent("main.swift"))
-            let valueTypes = sources.appendingPathComponent(ExportDriver.valueTypesFile)
-            try Self.write(ExportDriver.valueTypesSource, to: valueTypes)
+            for (name, text) in ExportDriver.supportSources {
+                try Self.write(text, to: sources.appendingPathComponent(name))
+            }
         } catch {
             throw ToolError(
                 .failure, code: DataStoreError.Code.io.name,

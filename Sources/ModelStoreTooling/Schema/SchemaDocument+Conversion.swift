@@ -3,7 +3,7 @@ import ModelStore
 
 extension SchemaDocument {
     /// The document for a schema description, with the initial values it records (a store's
-    /// records none; ``Schema/descriptionWithInitialValues`` records them). An entity that stores
+    /// records none; `Schema.descriptionWithInitialValues` records them). An entity that stores
     /// a class hierarchy becomes one model per class, each with the properties it declares; the
     /// class attribute and its index, which the core adds, are left out.
     package init(_ description: Schema.Description) {

@@ -4,7 +4,7 @@ import ModelStore
 package struct ToolError: Error, Encodable, CustomStringConvertible {
     /// The exit status the failure ends the tool with.
     package var status: ExitStatus
-    /// A short name for the kind of failure: a ``DataStoreError`` code, or `usage` and the like.
+    /// A short name for the kind of failure: a `DataStoreError` code, or `usage` and the like.
     package var code: String
     /// What failed and on what, with names quoted in single quotes.
     package var message: String

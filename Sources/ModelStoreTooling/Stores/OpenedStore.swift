@@ -4,7 +4,7 @@ import ModelStore
 /// A store opened with a schema built from its stored description: read entity by entity and
 /// written as snapshots, with no model types.
 ///
-/// Reading goes through ``StoreQuery`` (`DataStoreFetchRequest<SchemaOnlyModel>` carrying the
+/// Reading goes through `StoreQuery` (`DataStoreFetchRequest<SchemaOnlyModel>` carrying the
 /// entity's name), so the store must conform to `DataStoreQuerying`, as the built-in ones do.
 /// ``StoreReference/open(schema:)`` opens one from a store URL.
 public final class OpenedStore {
@@ -20,7 +20,7 @@ public final class OpenedStore {
 
     /// Opens the store a configuration names with `schema`; `name` is the URL, for errors.
     ///
-    /// Throws ``DataStoreError/Code/unsupportedFeature`` for a store that does not run store queries.
+    /// Throws `DataStoreError.Code.unsupportedFeature` for a store that does not run store queries.
     public init(
         configuration: any DataStoreConfiguration, schema: Schema, name: String,
         maintenance: (any DataStoreMaintenance)?

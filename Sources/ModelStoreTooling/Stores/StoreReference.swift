@@ -4,13 +4,13 @@ import ModelStore
 /// A store named by a URL (on a command line, in a tool): its URL checked against the registry, and
 /// what a tool can learn about it without the app's model types.
 ///
-/// A scheme with maintenance (``StoreScheme/maintenance``: the built-in `json:`, `log:` and
+/// A scheme with maintenance (`StoreScheme.maintenance`: the built-in `json:`, `log:` and
 /// `sqlite:`, or any scheme that reads its stored schema) is taken to name a file or a directory by
 /// its location, unless its maintenance says its stores are not files
 /// (``DataStoreMaintenance/storesFiles``, as for `postgres:`), and every command goes through that
 /// maintenance.
 public struct StoreReference {
-    /// The URL as typed, with a password in it replaced by `***` (``StoreURL/redacted``): what
+    /// The URL as typed, with a password in it replaced by `***` (`StoreURL.redacted`): what
     /// reports and messages show.
     public let string: String
     /// The parsed URL.
@@ -63,8 +63,8 @@ public struct StoreReference {
 
     /// The store's path, which must exist; `command` names what the tool was asked to do.
     ///
-    /// Throws ``DataStoreError/Code/unsupportedFeature`` for a scheme whose stores keep nothing a tool
-    /// can read (such as `memory:`) and ``DataStoreError/Code/notFound`` when nothing is at the path.
+    /// Throws `DataStoreError.Code.unsupportedFeature` for a scheme whose stores keep nothing a tool
+    /// can read (such as `memory:`) and `DataStoreError.Code.notFound` when nothing is at the path.
     public func existingPath(for command: String) throws -> URL {
         guard let path else {
             if scheme.maintenance != nil && !storesFiles {
@@ -97,7 +97,7 @@ public struct StoreReference {
 
     /// The scheme's maintenance and the request for this store, which must exist; `command`
     /// names what the tool was asked to do (see ``existingPath(for:)``). A store a server keeps is
-    /// not looked for here: the maintenance's operations throw ``DataStoreError/Code/notFound`` when
+    /// not looked for here: the maintenance's operations throw `DataStoreError.Code.notFound` when
     /// the server holds none at the URL.
     public func maintenance(for command: String) throws -> (any DataStoreMaintenance, StoreMaintenanceRequest) {
         if let maintenance = scheme.maintenance, !maintenance.storesFiles {

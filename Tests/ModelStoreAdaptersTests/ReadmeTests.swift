@@ -22,7 +22,7 @@ struct ReadmeTests {
 
     /// The lines between the markers of ReadmeQuickStart.swift.
     private func compiledQuickStart() throws -> [String] {
-        let url = Self.repositoryRoot.appendingPathComponent("Tests/ToolAndSamplesTests/ReadmeQuickStart.swift")
+        let url = Self.repositoryRoot.appendingPathComponent("Tests/ModelStoreAdaptersTests/ReadmeQuickStart.swift")
         let lines = try String(contentsOf: url, encoding: .utf8).components(separatedBy: "\n")
         let begin = try #require(lines.firstIndex(of: "// README quick start: begin"))
         let end = try #require(lines.firstIndex(of: "// README quick start: end"))

@@ -1,8 +1,6 @@
 import Foundation
 import ModelStore
-import ModelStoreAdapters
 import ModelStoreAppendLog
-import ModelStoreTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -11,34 +9,35 @@ import Testing
     import Darwin
 #endif
 
-// Models, seed data and a runner for the tests that drive the `modelstore` executable.
+// Models, seed data and a runner for the tests that drive the `modelstore` executable, and for the
+// store tests that seed and compare the same library.
 
 /// An author; deleting one deletes their books.
-final class ToolAuthor: PersistentModel {
-    @Attribute(.unique) var name: String = ""
-    @Relationship(deleteRule: .cascade, inverse: \ToolBook.author) var books: [ToolBook] = []
+public final class ToolAuthor: PersistentModel {
+    @Attribute(.unique) public var name: String = ""
+    @Relationship(deleteRule: .cascade, inverse: \ToolBook.author) public var books: [ToolBook] = []
 
-    let persistentBackingData = BackingData()
-    init() {}
+    public let persistentBackingData = BackingData()
+    public init() {}
 
-    convenience init(_ name: String) {
+    public convenience init(_ name: String) {
         self.init()
         self.name = name
     }
 }
 
 /// A book, with an optional subtitle and tags that books share (a relationship without an inverse).
-final class ToolBook: PersistentModel {
-    @Attribute var title: String = ""
-    @Attribute var pages: Int = 0
-    @Attribute var subtitle: String?
-    @Relationship var author: ToolAuthor?
-    @Relationship var tags: [ToolTag] = []
+public final class ToolBook: PersistentModel {
+    @Attribute public var title: String = ""
+    @Attribute public var pages: Int = 0
+    @Attribute public var subtitle: String?
+    @Relationship public var author: ToolAuthor?
+    @Relationship public var tags: [ToolTag] = []
 
-    let persistentBackingData = BackingData()
-    init() {}
+    public let persistentBackingData = BackingData()
+    public init() {}
 
-    convenience init(_ title: String, pages: Int, author: ToolAuthor, tags: [ToolTag] = []) {
+    public convenience init(_ title: String, pages: Int, author: ToolAuthor, tags: [ToolTag] = []) {
         self.init()
         self.title = title
         self.pages = pages
@@ -48,25 +47,25 @@ final class ToolBook: PersistentModel {
 }
 
 /// A tag books share.
-final class ToolTag: PersistentModel {
-    @Attribute(.unique) var label: String = ""
+public final class ToolTag: PersistentModel {
+    @Attribute(.unique) public var label: String = ""
 
-    let persistentBackingData = BackingData()
-    init() {}
+    public let persistentBackingData = BackingData()
+    public init() {}
 
-    convenience init(_ label: String) {
+    public convenience init(_ label: String) {
         self.init()
         self.label = label
     }
 }
 
 /// The library the tests store: what was saved, by a description that survives a conversion.
-enum ToolLibrary {
-    static let types: [any PersistentModel.Type] = [ToolAuthor.self, ToolBook.self, ToolTag.self]
+public enum ToolLibrary {
+    public static let types: [any PersistentModel.Type] = [ToolAuthor.self, ToolBook.self, ToolTag.self]
 
     /// Authors, books and tags, with one author (and, by cascade, their book) deleted after the
     /// first save, so the primary keys that remain have gaps a renumbering copy would close.
-    static func seed(_ configuration: any DataStoreConfiguration) throws {
+    public static func seed(_ configuration: any DataStoreConfiguration) throws {
         try withContext(configuration) { context in try seed(context) }
     }
 
@@ -94,7 +93,7 @@ enum ToolLibrary {
 
     /// Saves `saves` times, each changing one book's page count and back, so that most of a log's
     /// bytes describe values that were replaced.
-    static func churn(_ configuration: any DataStoreConfiguration, saves: Int) throws {
+    public static func churn(_ configuration: any DataStoreConfiguration, saves: Int) throws {
         try withContext(configuration) { context in try churn(context, saves: saves) }
     }
 
@@ -111,11 +110,11 @@ enum ToolLibrary {
     /// The models of a store, as lines that name each model by entity and primary key and list its
     /// values and relationships by key: equal for two stores exactly when a conversion kept the
     /// primary keys, the values and the relationships.
-    static func describe(_ configuration: any DataStoreConfiguration) throws -> [String] {
+    public static func describe(_ configuration: any DataStoreConfiguration) throws -> [String] {
         try withContext(configuration) { context in try describe(context) }
     }
 
-    static func describe(_ context: ModelContext) throws -> [String] {
+    public static func describe(_ context: ModelContext) throws -> [String] {
         func key(_ model: some PersistentModel) -> String { "\(model.persistentModelID.primaryKey)" }
         var lines: [String] = []
         for author in try context.fetch(FetchDescriptor<ToolAuthor>()) {
@@ -136,7 +135,7 @@ enum ToolLibrary {
 
     /// Runs `body` on a context of a container for the library's types, then closes the store.
     @discardableResult
-    static func withContext<Result>(
+    public static func withContext<Result>(
         _ configuration: any DataStoreConfiguration, _ body: (ModelContext) throws -> Result
     ) throws -> Result {
         let container = try open(configuration)
@@ -145,20 +144,20 @@ enum ToolLibrary {
     }
 
     /// A container for the library's types, opened once no other process holds an append log's lock.
-    static func open(_ configuration: any DataStoreConfiguration) throws -> ModelContainer {
+    public static func open(_ configuration: any DataStoreConfiguration) throws -> ModelContainer {
         if let log = configuration as? AppendLogStoreConfiguration { LogLock.waitUntilFree(log.directory) }
         return try ModelContainer(for: Schema(types), configurations: [configuration])
     }
 
     /// Closes a container's append log, and waits until its lock is free for the next process.
-    static func close(_ container: ModelContainer) {
+    public static func close(_ container: ModelContainer) {
         guard let store = container.stores.first as? AppendLogStore else { return }
         store.close()
         LogLock.waitUntilFree(store.directory)
     }
 
     /// How many models of each entity `seed` leaves.
-    static let counts = ["ToolAuthor": 3, "ToolBook": 4, "ToolTag": 3]
+    public static let counts = ["ToolAuthor": 3, "ToolBook": 4, "ToolTag": 3]
 }
 
 /// Waiting for an append log's lock to be free.
@@ -167,9 +166,9 @@ enum ToolLibrary {
 /// descriptor of the test process until it starts its executable, so for a moment after a test
 /// closes a log, the log's `flock` lock may still be held through that copy: the next open, in
 /// the test or in `modelstore`, would find it locked. Tests that close a log wait it out.
-enum LogLock {
+public enum LogLock {
     /// Returns once nobody holds the lock of the log in `directory` (or after 10 seconds).
-    static func waitUntilFree(_ directory: URL) {
+    public static func waitUntilFree(_ directory: URL) {
         let path = directory.appendingPathComponent("lock").path
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
@@ -186,21 +185,21 @@ enum LogLock {
 }
 
 /// Runs the `modelstore` executable in a test's directory.
-struct ModelStoreTool {
-    let process: SampleProcess
-    let directory: TemporaryDirectory
+public struct ModelStoreTool {
+    public let process: SampleProcess
+    public let directory: TemporaryDirectory
 
-    init() throws {
+    public init() throws {
         process = try SampleProcess(named: "modelstore")
         directory = try TemporaryDirectory()
     }
 
     /// A file URL in the test's directory.
-    func url(_ name: String) -> URL { directory.url.appendingPathComponent(name) }
+    public func url(_ name: String) -> URL { directory.url.appendingPathComponent(name) }
 
     /// Runs `modelstore` with the arguments, expecting the exit status.
     @discardableResult
-    func run(_ arguments: String..., status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation) throws
+    public func run(_ arguments: String..., status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation) throws
         -> SampleProcess.Output
     {
         let output = try process.run(arguments, in: directory.url)
@@ -211,7 +210,8 @@ struct ModelStoreTool {
     }
 
     /// Runs `modelstore … --json`, expecting the exit status, and parses what it printed.
-    func json(_ arguments: String..., status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation) throws
+    public func json(_ arguments: String..., status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation)
+        throws
         -> [String: Any]
     {
         let output = try process.run(arguments + ["--json"], in: directory.url)
@@ -225,7 +225,8 @@ struct ModelStoreTool {
     }
 
     /// The `"error"` object of a failed `--json` run.
-    func jsonError(_ arguments: String..., status: Int32, sourceLocation: SourceLocation = #_sourceLocation) throws
+    public func jsonError(_ arguments: String..., status: Int32, sourceLocation: SourceLocation = #_sourceLocation)
+        throws
         -> [String: Any]
     {
         let output = try process.run(arguments + ["--json"], in: directory.url)
@@ -237,7 +238,7 @@ struct ModelStoreTool {
     }
 
     /// Entity name to model count, from a report's `"entities"`.
-    static func counts(_ report: [String: Any]) -> [String: Int] {
+    public static func counts(_ report: [String: Any]) -> [String: Int] {
         var counts: [String: Int] = [:]
         for entity in report["entities"] as? [[String: Any]] ?? [] {
             if let name = entity["name"] as? String, let count = entity["modelCount"] as? Int { counts[name] = count }

@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import ModelStoreJSONFile
 import ModelStoreSQLite
+import ModelStoreTestSupport
 import Testing
 
 /// `modelstore` on `sqlite:` stores: inspect, verify (SQLite's integrity check and the schema

@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import ModelStoreAppendLog
 import ModelStoreJSONFile
+import ModelStoreTestSupport
 import Testing
 
 /// `modelstore schema`: the stored schema as text, data and a Mermaid ER diagram.

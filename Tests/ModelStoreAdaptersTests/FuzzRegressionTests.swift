@@ -1,4 +1,5 @@
 import Foundation
+import ModelStoreTestSupport
 import Testing
 
 /// Replays the committed fuzzing corpora (`Tests/FuzzCorpus/<target>/`: the seeds and every input

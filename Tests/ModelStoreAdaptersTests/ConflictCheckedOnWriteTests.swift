@@ -70,9 +70,9 @@ import Testing
     @Test(arguments: kinds)
     func aChangeMadeBetweenTheContextsCheckAndItsWriteIsRefused(kind: String) throws {
         let directory = try TemporaryDirectory()
-        let race = RaceHook()
+        let race = SaveHook()
         func racing<C: DataStoreConfiguration>(_ inner: C) -> any DataStoreConfiguration {
-            RacingConfiguration(inner: inner, race: race)
+            SaveHookConfiguration(inner: inner, hook: race)
         }
         let configuration = racing(Self.configuration(kind, in: directory))
         let container = try ModelContainer(for: Counter.self, configurations: configuration)
@@ -87,14 +87,14 @@ import Testing
         mine.value += 1
         // Another context saves its own increment after the slow context checked for conflicts
         // (and found none) but before its write reaches the store.
-        race.beforeNextSave = {
+        race.beforeNextSave {
             let other = ModelContext(container)
             let theirs = try other.fetch(FetchDescriptor<Counter>()).first!
             theirs.value += 1
             try other.save()
         }
         expectError(.conflict) { try slow.save() }
-        #expect(race.ran)
+        #expect(race.runs == 1)
         // The other increment is kept; retrying from a fresh read gives both.
         #expect(try ModelContext(container).fetch(FetchDescriptor<Counter>()).map(\.value) == [1])
         slow.rollback()
@@ -118,55 +118,4 @@ private func saveThroughAnyStore(
         return DataStoreSaveChangesResult(for: result.storeIdentifier)
     }
     return try save(store)
-}
-
-/// A closure to run once, just before the next save reaches the wrapped store.
-final class RaceHook: @unchecked Sendable {
-    // Safety: set and run on the test's thread only.
-    var beforeNextSave: (() throws -> Void)?
-    var ran = false
-}
-
-/// Wraps a configuration so its store runs ``RaceHook/beforeNextSave`` before a save.
-struct RacingConfiguration<Inner: DataStoreConfiguration>: DataStoreConfiguration {
-    typealias Store = RacingStore<Inner>
-    var inner: Inner
-    let race: RaceHook
-    var name: String { inner.name }
-    var schema: Schema? {
-        get { inner.schema }
-        set { inner.schema = newValue }
-    }
-    static func == (lhs: Self, rhs: Self) -> Bool { lhs.inner == rhs.inner }
-    func hash(into hasher: inout Hasher) { hasher.combine(inner) }
-}
-
-/// The store of a ``RacingConfiguration``: the wrapped store, with the hook before each save.
-final class RacingStore<Inner: DataStoreConfiguration>: ForwardingStore {
-    typealias Configuration = RacingConfiguration<Inner>
-    typealias Snapshot = Inner.Store.Snapshot
-    let inner: Inner.Store
-    let configuration: RacingConfiguration<Inner>
-
-    init(_ configuration: RacingConfiguration<Inner>, migrationPlan: (any SchemaMigrationPlan.Type)?) throws {
-        inner = try Inner.Store(configuration.inner, migrationPlan: migrationPlan)
-        self.configuration = configuration
-    }
-
-    func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> DataStoreFetchResult<T, Snapshot> {
-        try inner.fetch(request)
-    }
-
-    func save(_ request: DataStoreSaveChangesRequest<Snapshot>) throws -> DataStoreSaveChangesResult<Snapshot> {
-        if let hook = configuration.race.beforeNextSave {
-            configuration.race.beforeNextSave = nil
-            try hook()
-            configuration.race.ran = true
-        }
-        return try inner.save(request)
-    }
-}
-
-extension RacingStore: DataStoreQuerying where Inner.Store: DataStoreQuerying {
-    var queryCapabilities: QueryCapabilities { inner.queryCapabilities }
 }

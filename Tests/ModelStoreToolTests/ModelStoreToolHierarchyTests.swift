@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import ModelStoreSQLite
+import ModelStoreTestSupport
 import Testing
 
 /// A piece of media: the root of a hierarchy stored in one entity `ToolMedia`.

@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import ModelStoreAppendLog
 import ModelStoreJSONFile
+import ModelStoreTestSupport
 import Testing
 
 /// `modelstore compact`: a new checkpoint for an append log, and errors for everything else.

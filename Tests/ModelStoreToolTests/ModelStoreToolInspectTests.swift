@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import ModelStoreAppendLog
 import ModelStoreJSONFile
+import ModelStoreTestSupport
 import Testing
 
 /// `modelstore inspect`: entities, counts, schema version and sizes on disk.

@@ -2,6 +2,7 @@ import Foundation
 import ModelStore
 import ModelStoreAppendLog
 import ModelStoreJSONFile
+import ModelStoreTestSupport
 import Testing
 
 /// `modelstore verify` and `modelstore repair`: finding damage, saying where, and setting it aside.
