@@ -92,20 +92,53 @@ import Testing
 }
 
 @Suite struct ChangeWatcherTests {
-    @Test(.timeLimit(.minutes(1))) func seesAChangeAnotherWriterCommits() async throws {
+    /// Runs `body` with a watch that looks every 20 ms at a fresh library store.
+    func withWatcher(_ body: (LibraryFixture, StudioStore, ChangeWatcher) async throws -> Void) async throws {
         let fixture = try LibraryFixture()
         defer { fixture.remove() }
         let store = try StudioStore(url: fixture.url)
         defer { store.close() }
         let watcher = ChangeWatcher(store: store, interval: .milliseconds(20))
         defer { watcher.stop() }
-        var numbers = watcher.subscribe().makeAsyncIterator()
-        let first = try #require(await numbers.next())
-        #expect(first == (try store.newestTransactionNumber()))
-        try fixture.setBorn("author 001", 1850)
-        let next = try #require(await numbers.next())
-        #expect(next > first)
-        #expect(try store.history(limit: 1).first?.author == "other")
+        try await body(fixture, store, watcher)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func seesAChangeAnotherWriterCommits() async throws {
+        try await withWatcher { fixture, store, watcher in
+            var numbers = watcher.subscribe().makeAsyncIterator()
+            let first = try #require(await numbers.next())
+            #expect(first == (try store.newestTransactionNumber()))
+            try fixture.setBorn("author 001", 1850)
+            let next = try #require(await numbers.next())
+            #expect(next > first)
+            #expect(try store.history(limit: 1).first?.author == "other")
+        }
+    }
+
+    /// A page rendered at the newest transaction hears of the next change, not of the one it shows.
+    @Test(.timeLimit(.minutes(1))) func sendsOnlyTransactionsAfterThePagesOwn() async throws {
+        try await withWatcher { fixture, store, watcher in
+            let rendered = try store.newestTransactionNumber()
+            var numbers = watcher.subscribe(after: rendered).makeAsyncIterator()
+            try fixture.setBorn("author 001", 1850)
+            let next = try #require(await numbers.next())
+            #expect(next > rendered)
+            #expect(next == (try store.newestTransactionNumber()))
+        }
+    }
+
+    /// A change committed after a page was rendered and seen by the watch before the page subscribed
+    /// (another page's subscription keeps the watch running) is the first thing the page hears.
+    @Test(.timeLimit(.minutes(1))) func sendsAChangeMadeBeforeThePageSubscribedAtOnce() async throws {
+        try await withWatcher { fixture, _, watcher in
+            var otherPage = watcher.subscribe().makeAsyncIterator()
+            let rendered = try #require(await otherPage.next())
+            try fixture.setBorn("author 001", 1850)
+            let changed = try #require(await otherPage.next())
+            #expect(changed > rendered)
+            var page = watcher.subscribe(after: rendered).makeAsyncIterator()
+            #expect(await page.next() == changed)
+        }
     }
 }
 

@@ -59,7 +59,8 @@ public final class Studio: Sendable {
                     filterText: query["filter"] ?? "",
                     sortProperty: query["sort"].flatMap { $0.isEmpty ? nil : $0 },
                     descending: query["order"] == "desc", cursorToken: query["after"],
-                    countsExactly: query["count"] == "exact"
+                    countsExactly: query["count"] == "exact",
+                    className: query["class"].flatMap { $0.isEmpty ? nil : $0 }
                 ).render()
             }
         }
@@ -121,7 +122,8 @@ public final class Studio: Sendable {
             try self.html("Schema") {
                 "<h1>Schema</h1><p class=\"muted\">Version \(HTML.escape(self.store.schema.version.description)); "
                     + "◆ unique, ⇲ external storage; an arrow points at a relationship's destination, "
-                    + "1 and * give each end's cardinality.</p>"
+                    + "1 and * give each end's cardinality; a hollow triangle points from a class to its "
+                    + "superclass (is a).</p>"
                     + SchemaDiagram(schema: self.store.schema).render()
             }
         }
@@ -157,8 +159,9 @@ public final class Studio: Sendable {
                 throw Redirect("/conflicts" + HTML.query([("notice", "Resolved: kept the \(side.rawValue) value.")]))
             }
         }
-        router.get("/events") { _, _ in
-            let stream = self.watcher.subscribe()
+        router.get("/events") { request, _ in
+            // The number of the transaction the page was rendered at: later ones are sent.
+            let stream = self.watcher.subscribe(after: Self.query(request).fields["after"].flatMap { Int64($0) } ?? 0)
             return Response(
                 status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
                 body: ResponseBody { writer in
@@ -225,6 +228,9 @@ public final class Studio: Sendable {
 
     /// A page's response: the body in the frame, or the error as a page with its status.
     private func html(_ title: String, _ body: () throws -> String) throws -> Response {
+        // Read before the content, so that a change committed while the page is rendered is newer
+        // than the number the page subscribes after, and reloads it.
+        let renderedAfter = store.keepsHistory ? try? store.newestTransactionNumber() : nil
         let status: HTTPResponse.Status
         let content: String
         do {
@@ -246,7 +252,9 @@ public final class Studio: Sendable {
                 "<h1>\(status.code) \(HTML.escape(status.reasonPhrase))</h1><div class=\"error\" id=\"error\">"
                 + HTML.escape(studioError.description) + "</div>"
         }
-        let page = HTML.page(title: title, store: store, writes: allowsWrites, live: status == .ok, body: content)
+        let page = HTML.page(
+            title: title, store: store, writes: allowsWrites, live: status == .ok ? renderedAfter ?? 0 : nil,
+            body: content)
         return Response(
             status: status, headers: [.contentType: "text/html; charset=utf-8"],
             body: ResponseBody(byteBuffer: ByteBuffer(string: page)))

@@ -293,6 +293,20 @@ public final class StudioStore: @unchecked Sendable {
         guard let current = try snapshot(id) else {
             throw StudioError(.notFound, "the store '\(url)' has no model '\(id)'", remedy: "It may have been deleted")
         }
+        if let hierarchy = ClassHierarchy(entity) {
+            if name == hierarchy.classAttribute.name {
+                throw StudioError(
+                    .forbidden, "'\(name)' records the class of '\(id)', which an edit cannot change",
+                    remedy: "Insert a model of the other class from the app and delete this one")
+            }
+            if let className = hierarchy.className(of: current),
+                !hierarchy.has(.attribute(attribute), inClass: className)
+            {
+                throw StudioError(
+                    .badRequest, "'\(id)' is a '\(className)', which has no attribute '\(name)'",
+                    remedy: "Edit an attribute of '\(className)' or of a class it inherits from")
+            }
+        }
         var changed = current
         changed.values[attribute.slot] = value
         var request = DataStoreSaveChangesRequest<DefaultSnapshot>(
