@@ -61,20 +61,39 @@ enum HTML {
     /// Reloads the page when the server says the store changed after the transaction the page was
     /// rendered at (every event the stream sends is such a change), unless the user is typing: then it
     /// says so and waits.
+    ///
+    /// A page the browser keeps in its back-forward cache closes its stream (`pagehide`): browsers allow
+    /// a few connections per server (six in chromium), and cached pages holding theirs would stall the
+    /// next pages for up to a minute. Shown again (`pageshow`), it listens again after its own
+    /// transaction, so a change made meanwhile reloads it. The stream's state and the events received
+    /// stay in the live marker's `data-stream` and `data-events`, for a look at a page that did not update.
     static let liveScript = """
         <script>
         (function () {
           var live = document.getElementById('live');
-          var source = new EventSource('/events?after=' + encodeURIComponent(live.dataset.after));
-          source.addEventListener('change', function (event) {
-            var active = document.activeElement;
-            if (active && (active.tagName === 'INPUT' || active.tagName === 'TEXTAREA') && active.value !== active.defaultValue) {
-              live.textContent = 'changed: reload to see'; live.className = 'live stale'; return;
-            }
-            location.reload();
+          var source = null;
+          function listen() {
+            source = new EventSource('/events?after=' + encodeURIComponent(live.dataset.after));
+            live.dataset.stream = 'connecting';
+            source.addEventListener('change', function (event) {
+              live.dataset.events = ((live.dataset.events || '') + ' ' + event.data).trim();
+              var active = document.activeElement;
+              if (active && (active.tagName === 'INPUT' || active.tagName === 'TEXTAREA') && active.value !== active.defaultValue) {
+                live.textContent = 'changed: reload to see'; live.className = 'live stale'; return;
+              }
+              location.reload();
+            });
+            source.onerror = function () { live.dataset.stream = 'error'; live.textContent = 'live (reconnecting)'; };
+            source.onopen = function () {
+              live.dataset.stream = 'open';
+              if (live.className === 'live') live.textContent = 'live';
+            };
+          }
+          listen();
+          window.addEventListener('pagehide', function () {
+            if (source) { source.close(); source = null; live.dataset.stream = 'closed'; }
           });
-          source.onerror = function () { live.textContent = 'live (reconnecting)'; };
-          source.onopen = function () { if (live.className === 'live') live.textContent = 'live'; };
+          window.addEventListener('pageshow', function (event) { if (event.persisted && !source) listen(); });
         })();
         </script>
         """

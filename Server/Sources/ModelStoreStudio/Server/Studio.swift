@@ -160,14 +160,24 @@ public final class Studio: Sendable {
             }
         }
         router.get("/events") { request, _ in
-            // The number of the transaction the page was rendered at: later ones are sent.
-            let stream = self.watcher.subscribe(after: Self.query(request).fields["after"].flatMap { Int64($0) } ?? 0)
+            // After the transaction the page was rendered at, or after the last one this stream sent
+            // when the browser reconnects (it sends the last event's id back).
+            let rendered = Self.query(request).fields["after"].flatMap { Int64($0) } ?? 0
+            let resumed = request.headers.first { $0.name.canonicalName == "last-event-id" }.flatMap { Int64($0.value) }
+            let after = max(rendered, resumed ?? 0)
+            StudioDebugLog.write(
+                "events: subscribed after \(rendered), resumed after \(resumed.map(String.init) ?? "-")")
+            let feed = ChangeFeed(store: self.store, watcher: self.watcher, after: after)
             return Response(
                 status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
                 body: ResponseBody { writer in
+                    // Sent at once, so the response's head reaches the browser (which then says the stream
+                    // is open) before any change; `retry` is the wait before a reconnection, in ms.
+                    try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
                     // Ends when the server shuts down, which otherwise waits for open streams to end.
-                    for await number in stream.cancelOnGracefulShutdown() {
-                        try await writer.write(ByteBuffer(string: "event: change\ndata: \(number)\n\n"))
+                    for try await number in feed.cancelOnGracefulShutdown() {
+                        try await writer.write(ByteBuffer(string: "id: \(number)\nevent: change\ndata: \(number)\n\n"))
+                        StudioDebugLog.write("events: after \(after) sent \(number)")
                     }
                     try await writer.finish(nil)
                 })
@@ -252,6 +262,7 @@ public final class Studio: Sendable {
                 "<h1>\(status.code) \(HTML.escape(status.reasonPhrase))</h1><div class=\"error\" id=\"error\">"
                 + HTML.escape(studioError.description) + "</div>"
         }
+        StudioDebugLog.write("page: \(status.code) rendered at \(renderedAfter.map(String.init) ?? "-")")
         let page = HTML.page(
             title: title, store: store, writes: allowsWrites, live: status == .ok ? renderedAfter ?? 0 : nil,
             body: content)

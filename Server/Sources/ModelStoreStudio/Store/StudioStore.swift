@@ -174,9 +174,17 @@ public final class StudioStore: @unchecked Sendable {
 
     /// How many models of each entity the store holds, by entity name, as its adapter's maintenance
     /// finds them without reading a large table whole (counted, or estimated from its statistics:
-    /// ``StoreEntityCount/isEstimate``); `nil` when the adapter keeps no statistics.
+    /// ``StoreEntityCount/isEstimate``); `nil` when the adapter keeps no statistics, and for a store
+    /// kept in files.
+    ///
+    /// A file store's maintenance reads the files through a connection of its own, and this process
+    /// has the store open: closing a second SQLite connection to the file drops the locks the open one
+    /// holds (POSIX locks belong to the process), so another process that then closes the store takes
+    /// itself for the last one and deletes the write-ahead log and its index, leaving the studio's
+    /// connection on the deleted files, blind to every later commit. The pages count such a store
+    /// through the open one instead.
     public func estimatedCounts() throws -> [String: StoreEntityCount]? {
-        guard let maintenance else { return nil }
+        guard let maintenance, !maintenance.storesFiles else { return nil }
         do {
             guard let counts = try maintenance.estimatedCounts(maintenanceRequest) else { return nil }
             return Dictionary(counts.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
@@ -245,10 +253,38 @@ public final class StudioStore: @unchecked Sendable {
         }
     }
 
-    /// The number of the newest transaction in the store's history, 0 when there is none: what the
-    /// live pages watch.
+    /// The number of the newest transaction in the store's history, 0 when there is none: the history
+    /// token a page is rendered at, and what the live pages' watch reads.
     public func newestTransactionNumber() throws -> Int64 {
         try history(limit: 1).first?.transactionIdentifier ?? 0
+    }
+
+    /// The numbers of the transactions after transaction `number`, oldest first, at most `limit`: what
+    /// a page rendered at `number` has not shown.
+    public func transactionNumbers(after number: Int64, limit: Int) throws -> [Int64] {
+        guard keepsHistory else { return [] }
+        var descriptor = HistoryDescriptor<DefaultHistoryTransaction>(
+            predicate: #Predicate { $0.token.transactionNumber > number })
+        descriptor.sortBy = [SortDescriptor(\.token.transactionNumber)]
+        descriptor.fetchLimit = limit
+        return try guarded {
+            guard let history = store as? any HistoryProviding else { return [] }
+            return try history.fetchHistory(descriptor).map(\.transactionIdentifier)
+        }
+    }
+
+    /// The sizes and modification times of a store's files, which change when anyone commits.
+    public struct FileSignature: Sendable, Hashable {
+        /// Each file's name, size and modification time.
+        public var files: [String]
+        /// The latest modification time among the files.
+        public var lastModified: Date
+
+        /// Whether a file was modified less than `interval` before `now` (or claims a later time).
+        public func changed(within interval: Duration, of now: Date = Date()) -> Bool {
+            let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
+            return lastModified > now.addingTimeInterval(-seconds)
+        }
     }
 
     /// The sizes and modification times of the store's files, which change when anyone commits;
@@ -257,7 +293,7 @@ public final class StudioStore: @unchecked Sendable {
     /// Besides the files the scheme's maintenance lists, it looks at the files beside a store file
     /// whose names start with the file's name, where a database keeps its journal (SQLite's `-wal`,
     /// which a commit changes while the database file itself stays as it was).
-    public func fileSignature() -> [String]? {
+    public func fileSignature() -> FileSignature? {
         let files = maintenance?.files(maintenanceRequest) ?? []
         guard !files.isEmpty else { return nil }
         let location = maintenanceRequest.location
@@ -270,12 +306,15 @@ public final class StudioStore: @unchecked Sendable {
             let siblings = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
             names.formUnion(siblings.filter { $0.hasPrefix(prefix) })
         }
-        return names.sorted().map { name in
+        var lastModified = Date.distantPast
+        let entries = names.sorted().map { name in
             let attributes = try? FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(name).path)
             let size = (attributes?[.size] as? NSNumber)?.int64Value ?? -1
-            let modified = (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
-            return "\(name) \(size) \(modified)"
+            let modified = attributes?[.modificationDate] as? Date ?? .distantPast
+            lastModified = max(lastModified, modified)
+            return "\(name) \(size) \(modified.timeIntervalSince1970)"
         }
+        return FileSignature(files: entries, lastModified: lastModified)
     }
 
     // MARK: Writing
