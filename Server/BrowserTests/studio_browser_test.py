@@ -30,6 +30,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.common.exceptions import (
     NoSuchElementException, StaleElementReferenceException, TimeoutException, WebDriverException)
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.expected_conditions import staleness_of
 from selenium.webdriver.support.ui import WebDriverWait
 
 
@@ -72,6 +73,16 @@ def start_studio(binary, url, log_path, *options):
         process.kill()
         fail(f"modelstore-studio printed no address: {line!r} {open(log_path).read()!r}")
     return process, match.group(1), match.group(2)
+
+
+def follow(driver, act):
+    """Runs `act` (a click or a form's submission) and waits until the browser has replaced the page and
+    loaded the next one: a condition checked on the old page may hold already (the list before a filter
+    has an explanation too), and reading the old page's elements while it is replaced fails."""
+    old = driver.find_element(By.TAG_NAME, "html")
+    act()
+    WebDriverWait(driver, 30).until(staleness_of(old))
+    WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
 
 
 def live_state(driver):
@@ -144,19 +155,19 @@ def main():
         driver.save_screenshot(os.path.join(artifacts, "1-entities.png"))
 
         # The model list, then a filter, with the explanation beside the results.
-        driver.find_element(By.LINK_TEXT, "Person").click()
+        follow(driver, driver.find_element(By.LINK_TEXT, "Person").click)
         wait.until(lambda d: d.find_elements(By.ID, "models"))
         rows = driver.find_elements(By.CSS_SELECTOR, "#models tr td[data-property='name']")
         check(len(rows) == 50, f"the first page shows 50 people (shows {len(rows)})")
         first = {cell.text for cell in rows}
-        driver.find_element(By.ID, "next").click()
+        follow(driver, driver.find_element(By.ID, "next").click)
         wait.until(lambda d: "after=" in d.current_url)
         second = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "td[data-property='name']")]
         check(len(second) == 50 and not set(second) & first, "the next page shows 50 other people")
         box = driver.find_element(By.ID, "filter")
         box.clear()
         box.send_keys('age >= 65 && name.contains("a")')
-        box.submit()
+        follow(driver, box.submit)
         wait.until(lambda d: d.find_elements(By.ID, "explain"))
         ages = [int(cell.text) for cell in driver.find_elements(By.CSS_SELECTOR, "td[data-property='age']")]
         names = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "td[data-property='name']")]
@@ -170,7 +181,7 @@ def main():
         box = driver.find_element(By.ID, "filter")
         box.clear()
         box.send_keys("age >= 65 && nmae == 3")
-        box.submit()
+        follow(driver, box.submit)
         error = wait.until(lambda d: d.find_elements(By.ID, "filter-error"))[0].text
         check("'Person' has no property 'nmae'" in error and "^" in error, "a malformed filter gets a pointed message")
         driver.save_screenshot(os.path.join(artifacts, "3-filter-error.png"))
@@ -183,7 +194,7 @@ def main():
         city_link = driver.find_element(By.CSS_SELECTOR, "#rel-city a")
         check(city_link.text.startswith("City"), "the person's city is a link")
         driver.save_screenshot(os.path.join(artifacts, "4-model.png"))
-        city_link.click()
+        follow(driver, city_link.click)
         wait.until(lambda d: d.find_element(By.TAG_NAME, "h1").text.startswith("City"))
         city = driver.find_element(By.ID, "value-name").text
         people = driver.find_element(By.ID, "rel-people").text
@@ -265,7 +276,7 @@ def main():
         load(driver, f"{base}/entities/Vehicle")
         classes = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "td[data-property='_modelClass']")]
         check(classes == ["Vehicle", "Car", "Car", "Truck", "TowTruck"], f"the list shows each vehicle's class ({classes})")
-        driver.find_element(By.CSS_SELECTOR, "#classes a[data-class='Truck']").click()
+        follow(driver, driver.find_element(By.CSS_SELECTOR, "#classes a[data-class='Truck']").click)
         wait.until(lambda d: "class=Truck" in d.current_url)
         plates = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "td[data-property='plate']")]
         check(plates == ["T-1", "T-2"], f"the class Truck lists its tow truck too ({plates})")
@@ -287,7 +298,7 @@ def main():
         try:
             load(driver, f"{write_base}/entities/Person?token={write_token}&filter="
                        + urllib.request.quote('name == "Ada Lovelace 0"'))
-            driver.find_element(By.CSS_SELECTOR, "#models tr td a").click()
+            follow(driver, driver.find_element(By.CSS_SELECTOR, "#models tr td a").click)
             field = wait.until(lambda d: d.find_elements(By.ID, "edit-age"))[0]
             field.clear()
             field.send_keys("42")

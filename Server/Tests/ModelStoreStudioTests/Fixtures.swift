@@ -59,11 +59,11 @@ struct LibraryFixture {
     /// The store's URL.
     let url: String
 
-    /// A new temporary folder with the URL of an SQLite store in it.
-    private init(folderNamed name: String) throws {
+    /// A new temporary folder with the URL of a store of `scheme` (`sqlite`, `json` or `log`) in it.
+    private init(folderNamed name: String, scheme: String = "sqlite") throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("studio-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        url = "sqlite:" + folder.appendingPathComponent(name).path
+        url = scheme + ":" + folder.appendingPathComponent(name).path
     }
 
     /// The class hierarchy's model types, root first.
@@ -106,10 +106,10 @@ struct LibraryFixture {
             })
     }
 
-    /// An SQLite store with `authors` authors (born 1900 + i % 50, every third active) and two books each
-    /// for the first five.
-    init(authors: Int = 30) throws {
-        try self.init(folderNamed: "library.sqlite")
+    /// A store of `scheme` (SQLite unless `json` or `log` is given) with `authors` authors (born
+    /// 1900 + i % 50, every third active) and two books each for the first five.
+    init(authors: Int = 30, scheme: String = "sqlite") throws {
+        try self.init(folderNamed: "library.\(scheme)", scheme: scheme)
         let container = try ModelContainer(for: Author.self, Book.self, url: url)
         let context = ModelContext(container)
         context.author = "fixture"

@@ -204,6 +204,28 @@ import Testing
         }
     }
 
+    /// An edit to a value another model holds under a uniqueness constraint is refused with 409 and
+    /// changes nothing, on every kind of store the studio opens by URL (`memory:` keeps no schema, so
+    /// the studio cannot open it).
+    @Test(arguments: ["sqlite", "json", "log"])
+    func refusesAUniqueClashWithConflict(scheme: String) async throws {
+        let making = { try LibraryFixture(scheme: scheme) }
+        try await withStudio(writes: true, making: making) { _, store, client in
+            let author = try #require(
+                try store.fetch(StoreQuery(entityName: "Author", filter: .equal("name", .string("author 007")))).first)
+            let expected = ExpectedValues(author.entity.attributes.map { author.values[$0.slot] }).token
+            let taken = try await post(
+                client, ModelLink.path(author.persistentIdentifier) + "/edit",
+                ["token": self.token, "attribute": "name", "value": "author 008", "expected": expected])
+            #expect(taken.status == .conflict, "\(scheme)")
+            #expect(String(buffer: taken.body).contains("already has the same &#39;name&#39;"))
+            #expect(try store.snapshot(author.persistentIdentifier) == author)
+            #expect(
+                try store.count(StoreQuery(entityName: "Author", filter: .equal("name", .string("author 008")))) == 1)
+            #expect(try store.history(limit: 1).first?.author == "fixture")
+        }
+    }
+
     @Test func aPageSubscribesAfterTheTransactionItWasRenderedAt() async throws {
         try await withStudio { fixture, store, client in
             let before = try store.newestTransactionNumber()

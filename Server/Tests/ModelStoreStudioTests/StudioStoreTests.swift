@@ -91,6 +91,33 @@ import Testing
     }
 }
 
+/// The uniqueness check the studio's edits run for a store that leaves uniqueness to the context.
+@Suite struct StudioUniquenessCheckTests {
+    @Test func refusesAKeyAnotherModelHoldsAndAcceptsItsOwnAndNil() throws {
+        let fixture = try LibraryFixture(scheme: "json")
+        defer { fixture.remove() }
+        let store = try StudioStore(url: fixture.url)
+        defer { store.close() }
+        let entity = try store.entity(named: "Author")
+        let nameSlot = try #require(entity.slot(of: "name"))
+        let author = try #require(
+            try store.fetch(StoreQuery(entityName: "Author", filter: .equal("name", .string("author 007")))).first)
+        var changed = author
+        changed.values[nameSlot] = .string("author 008")
+        #expect {
+            try store.checkUniqueness(of: changed, in: entity)
+        } throws: { error in
+            (error as? StudioError)?.kind == .conflict && "\(error)".contains("already has the same 'name'")
+        }
+        // Its own name, a free name, and a nil key (which claims nothing) pass.
+        try store.checkUniqueness(of: author, in: entity)
+        changed.values[nameSlot] = .string("author 999")
+        try store.checkUniqueness(of: changed, in: entity)
+        changed.values[nameSlot] = .null
+        try store.checkUniqueness(of: changed, in: entity)
+    }
+}
+
 /// The studio's reads of an SQLite store stay current while other processes write it.
 @Suite struct StudioStoreOtherProcessTests {
     /// The `studio-fixture` executable beside the test bundle (the package's build products).

@@ -8,8 +8,8 @@ import ModelStoreTooling
 ///
 /// It reaches the adapter through the scheme registered for the URL (the built-in `memory:`, `json:`,
 /// `log:` and `sqlite:`, and any scheme a linked adapter registers, such as `postgres:`), reads the
-/// schema the store keeps, and sends the store queries (``StoreQuery``) and saves directly, so it
-/// works on any ``DataStoreQuerying`` store whatever app wrote it.
+/// schema the store keeps, and sends the store queries (`StoreQuery`) and saves directly, so it
+/// works on any `DataStoreQuerying` store whatever app wrote it.
 ///
 /// Calls are serialized by a lock: the store is used from the server's tasks.
 public final class StudioStore: @unchecked Sendable {
@@ -24,7 +24,7 @@ public final class StudioStore: @unchecked Sendable {
     public let storeTypeName: String
     /// The store's query capabilities.
     public let capabilities: QueryCapabilities
-    /// Whether the store keeps history (``HistoryProviding``).
+    /// Whether the store keeps history (`HistoryProviding`).
     public let keepsHistory: Bool
 
     private let lock = NSLock()
@@ -174,7 +174,7 @@ public final class StudioStore: @unchecked Sendable {
 
     /// How many models of each entity the store holds, by entity name, as its adapter's maintenance
     /// finds them without reading a large table whole (counted, or estimated from its statistics:
-    /// ``StoreEntityCount/isEstimate``); `nil` when the adapter keeps no statistics, and for a store
+    /// `StoreEntityCount.isEstimate`); `nil` when the adapter keeps no statistics, and for a store
     /// kept in files.
     ///
     /// A file store's maintenance reads the files through a connection of its own, and this process
@@ -361,12 +361,39 @@ public final class StudioStore: @unchecked Sendable {
                     + differing.map { "'\($0.name)'" }.joined(separator: ", ") + " no longer hold what was shown",
                 remedy: "Reload the page and make the change again")
         }
+        if !capabilities.enforcesUniqueness {
+            try checkUniqueness(of: changed, in: entity)
+        }
         // A store that keeps no history, or does not return the token, gets no values before and after.
         let number = try guarded { try Self.save(request, to: store) }?.transactionNumber
         if let number {
             lock.withLock {
                 editedValues[number] = EditedValue(
                     attribute: name, before: current.values[attribute.slot], after: value)
+            }
+        }
+    }
+
+    /// Throws ``StudioError/Kind/conflict`` with the error a store that enforces uniqueness throws
+    /// (`DataStoreError.uniqueConstraintViolation`) when another model of `entity` holds the key
+    /// `changed` gives one of its uniqueness constraints; a key with a `nil` in it claims nothing.
+    ///
+    /// This is the check a context runs before it saves to a store that leaves uniqueness to it
+    /// (`QueryCapabilities.enforcesUniqueness` is false), made with one query per constraint, since
+    /// the studio saves snapshots without a context.
+    func checkUniqueness(of changed: DefaultSnapshot, in entity: Schema.Entity) throws {
+        constraints: for names in entity.uniquenessConstraints {
+            var key: [StoreValue] = []
+            for name in names {
+                guard let slot = entity.slot(of: name), !changed.values[slot].isNull else { continue constraints }
+                key.append(changed.values[slot])
+            }
+            let sameKey = StoreFilter.and(zip(names, key).map { StoreFilter.equal($0, $1) })
+            let holders = try identifiers(StoreQuery(entityName: entity.name, filter: sameKey, limit: 2))
+            if holders.contains(where: { $0 != changed.persistentIdentifier }) {
+                throw StudioError.from(
+                    DataStoreError.uniqueConstraintViolation(
+                        entityName: entity.name, propertyNames: names, conflictingValues: key))
             }
         }
     }
