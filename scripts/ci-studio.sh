@@ -3,8 +3,11 @@
 # through the real router, the filter language, keyset paging, the change watcher, and the pages over a
 # real PostgreSQL 15 store from scripts/postgres.sh), then the browser test: Debian's chromium driven by
 # Selenium (scripts/install-browser.sh installs both) against the real modelstore-studio on loopback, on a
-# real SQLite store and on a PostgreSQL namespace, with a change made by another process.
-# Screenshots go to .ci/artifacts/studio/ (and studio/postgres/).
+# real SQLite store and on a PostgreSQL namespace, with a change made by another process (also one made
+# between a page's render and its subscription, and while a page waits in the back-forward cache) and a class
+# hierarchy (diagram, class filter, model class). Also the studio's DocC catalog, which must build without
+# warnings. Screenshots and the studios' debug logs go to .ci/artifacts/studio/ (and studio/postgres/).
+# 118 s here warm at load 16-21.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$SECONDS
@@ -18,8 +21,23 @@ scratch=Adapters/PostgreSQL/.build
 swift build --package-path Server --scratch-path "$scratch" --build-tests
 python="$(scripts/install-browser.sh | tail -n 1)"
 bin="$(swift build --package-path Server --scratch-path "$scratch" --show-bin-path)"
-# One throwaway server for the package's tests and the browser test on PostgreSQL: 60 s here at load
-# ~7 (the browser test most of it, as on SQLite); the whole script took 158 s warm at load 5-8.
+# The studio's DocC catalog, without warnings: the symbol graph is read from the module just built
+# (no second compile; the C modules' maps let it load), then the toolchain's docc converts (3 s here).
+docs=.build-docs/studio
+rm -rf "$docs" && mkdir -p "$docs/graphs"
+maps=()
+while IFS= read -r map; do maps+=(-Xcc "-fmodule-map-file=$(readlink -f "$map")"); done < <(
+    find "$bin" -maxdepth 2 -name module.modulemap; find "$scratch/checkouts" -name module.modulemap
+    find Sources Adapters -name .build -prune -o -name module.modulemap -print)
+swift symbolgraph-extract -module-name ModelStoreStudio -I "$bin/Modules" "${maps[@]}" \
+    -target "$(uname -m)-unknown-linux-gnu" -minimum-access-level public -output-dir "$docs/graphs"
+"$(dirname "$(readlink -f "$(command -v swift)")")/docc" convert Server/Sources/ModelStoreStudio/ModelStoreStudio.docc \
+    --additional-symbol-graph-dir "$docs/graphs" --fallback-display-name ModelStoreStudio \
+    --fallback-bundle-identifier org.modelstore.ModelStoreStudio --fallback-default-module-kind Framework \
+    --output-path "$docs/ModelStoreStudio.doccarchive" --warnings-as-errors >"$docs/docc.log" 2>&1 \
+    && ! grep -qE "(warning|error):" "$docs/docc.log" || { cat "$docs/docc.log" >&2; exit 1; }
+# One throwaway server for the package's tests and the browser test on PostgreSQL (each browser test
+# takes 10-25 s at load ~20).
 # shellcheck disable=SC2016 # expanded by the inner shell, where postgres.sh has set the URL
 scripts/postgres.sh run -- sh -c '
     swift test --package-path Server --scratch-path "$1" --skip-build &&

@@ -36,3 +36,28 @@ final class Visit: PersistentModel {
     let persistentBackingData = BackingData()
     init() {}
 }
+
+/// The root of a class hierarchy: every vehicle has a unique plate, its wheels and maybe an owner.
+class Vehicle: PersistentModel {
+    @Attribute(.unique) var plate: String = ""
+    @Attribute var wheels: Int = 4
+    @Relationship var owner: Person?
+
+    let persistentBackingData = BackingData()
+    required init() {}
+}
+
+/// A vehicle with seats.
+final class Car: Vehicle {
+    @Attribute var seats: Int = 5
+}
+
+/// A vehicle that carries freight.
+class Truck: Vehicle {
+    @Attribute var payload: Double = 0
+}
+
+/// A truck with a hook.
+final class TowTruck: Truck {
+    @Attribute var hookRating: Int = 0
+}

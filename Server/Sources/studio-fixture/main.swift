@@ -5,7 +5,8 @@ import ModelStorePostgreSQL
 
 // The stores the studio's tests and its speed script browse, and the changes "another process"
 // makes to them:
-//   studio-fixture demo URL            120 people in 4 cities, with visits
+//   studio-fixture demo URL            120 people in 4 cities, with visits, and 5 vehicles of a class
+//                                      hierarchy (Vehicle, Car, Truck, TowTruck)
 //   studio-fixture bulk URL N          N people, no relationships, inserted in one batch
 //   studio-fixture set-age URL NAME N  sets a person's age, as author 'fixture'
 //   studio-fixture add URL NAME AGE    adds a person, as author 'fixture'
@@ -17,7 +18,7 @@ func fail(_ message: String) -> Never {
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count >= 2 else { fail("usage: studio-fixture demo|bulk|set-age|add URL …") }
-let schema = Schema([Person.self, City.self, Visit.self])
+let schema = Schema([Person.self, City.self, Visit.self, Vehicle.self, Car.self, Truck.self, TowTruck.self])
 // `postgres://` URLs too, for the browser test on PostgreSQL.
 StoreRegistry.shared.registerPostgreSQLSchemes()
 
@@ -35,6 +36,7 @@ do {
             context.insert(city)
             return city
         }
+        var people: [Person] = []
         let first = ["Ada", "Alan", "Grace", "Edsger", "Barbara", "Donald", "Frances", "Ken", "Radia", "Tony"]
         let last = ["Lovelace", "Turing", "Hopper", "Dijkstra", "Liskov", "Knuth", "Allen", "Thompson"]
         for index in 0..<120 {
@@ -45,6 +47,7 @@ do {
             person.joined = Date(timeIntervalSince1970: 1_600_000_000 + Double(index) * 86_400)
             person.score = Double(index % 13) / 4
             context.insert(person)
+            people.append(person)
             person.city = cities[index % cities.count]
             for visit in 0..<(index % 3) {
                 let record = Visit()
@@ -53,6 +56,22 @@ do {
                 context.insert(record)
                 record.person = person
             }
+        }
+        let bike = Vehicle()
+        bike.wheels = 2
+        let cars = [Car(), Car()]
+        cars[1].seats = 7
+        let truck = Truck()
+        truck.payload = 12
+        let tow = TowTruck()
+        tow.payload = 3
+        tow.hookRating = 9
+        let vehicles: [Vehicle] = [bike, cars[0], cars[1], truck, tow]
+        for (index, vehicle) in vehicles.enumerated() {
+            vehicle.plate = ["B-1", "C-1", "C-2", "T-1", "T-2"][index]
+            if vehicle is Truck { vehicle.wheels = 6 }
+            context.insert(vehicle)
+            vehicle.owner = people[index]
         }
         try context.save()
     case "bulk":

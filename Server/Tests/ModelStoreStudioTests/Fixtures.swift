@@ -26,6 +26,32 @@ final class Book: PersistentModel {
     init() {}
 }
 
+/// The abstract root of a class hierarchy: every medium has a unique title and a year; only its
+/// subclasses' models are saved.
+class Medium: PersistentModel {
+    static var abstractClasses: [any PersistentModel.Type] { [Medium.self] }
+    @Attribute(.unique) var title: String = ""
+    @Attribute var year: Int = 0
+
+    let persistentBackingData = BackingData()
+    required init() {}
+}
+
+/// A film, with its running time.
+class Film: Medium {
+    @Attribute var minutes: Int = 0
+}
+
+/// A film about a subject.
+final class Documentary: Film {
+    @Attribute var subject: String = ""
+}
+
+/// An album, with its number of tracks.
+final class Album: Medium {
+    @Attribute var tracks: Int = 0
+}
+
 /// A store in its own temporary folder, written through the app's model types and browsed without them.
 struct LibraryFixture {
     /// The folder, removed by ``remove()``.
@@ -33,12 +59,57 @@ struct LibraryFixture {
     /// The store's URL.
     let url: String
 
-    /// An SQLite store with `authors` authors (born 1900 + i % 50, every third active) and two books each
-    /// for the first five.
-    init(authors: Int = 30) throws {
+    /// A new temporary folder with the URL of a store of `scheme` (`sqlite`, `json` or `log`) in it.
+    private init(folderNamed name: String, scheme: String = "sqlite") throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("studio-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        url = "sqlite:" + folder.appendingPathComponent("library.sqlite").path
+        url = scheme + ":" + folder.appendingPathComponent(name).path
+    }
+
+    /// The class hierarchy's model types, root first.
+    static let mediaTypes: [any PersistentModel.Type] = [Medium.self, Film.self, Documentary.self, Album.self]
+
+    /// An SQLite store of a class hierarchy: the films 'Alien' (1979, 117 min) and 'Heat' (1995), the
+    /// documentary 'Koyaanisqatsi' (1982, about 'cities'), and the album 'Low' (1977, 11 tracks).
+    static func media() throws -> LibraryFixture {
+        let fixture = try LibraryFixture(folderNamed: "media.sqlite")
+        let context = ModelContext(try ModelContainer(for: Schema(mediaTypes), url: fixture.url))
+        context.author = "fixture"
+        for (title, year, minutes) in [("Alien", 1979, 117), ("Heat", 1995, 170)] {
+            let film = Film()
+            film.title = title
+            film.year = year
+            film.minutes = minutes
+            context.insert(film)
+        }
+        let documentary = Documentary()
+        documentary.title = "Koyaanisqatsi"
+        documentary.year = 1982
+        documentary.minutes = 86
+        documentary.subject = "cities"
+        context.insert(documentary)
+        let album = Album()
+        album.title = "Low"
+        album.year = 1977
+        album.tracks = 11
+        context.insert(album)
+        try context.save()
+        return fixture
+    }
+
+    /// The media as the app reads them, by title: each one's class and minutes (for films).
+    func media() throws -> [String: (String, Int?)] {
+        let context = ModelContext(try ModelContainer(for: Schema(Self.mediaTypes), url: url))
+        return Dictionary(
+            uniqueKeysWithValues: try context.fetch(FetchDescriptor<Medium>()).map { medium in
+                (medium.title, (String(describing: type(of: medium)), (medium as? Film)?.minutes))
+            })
+    }
+
+    /// A store of `scheme` (SQLite unless `json` or `log` is given) with `authors` authors (born
+    /// 1900 + i % 50, every third active) and two books each for the first five.
+    init(authors: Int = 30, scheme: String = "sqlite") throws {
+        try self.init(folderNamed: "library.\(scheme)", scheme: scheme)
         let container = try ModelContainer(for: Author.self, Book.self, url: url)
         let context = ModelContext(container)
         context.author = "fixture"

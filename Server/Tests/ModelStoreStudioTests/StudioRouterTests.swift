@@ -11,12 +11,12 @@ import Testing
     let token = "test-token-0123456789"
     var cookie: HTTPFields { [.cookie: "modelstore_studio=\(token)"] }
 
-    /// Runs `body` against a studio over a fresh library store.
+    /// Runs `body` against a studio over a fresh store (a library, unless `making` makes another).
     func withStudio(
-        writes: Bool = false,
+        writes: Bool = false, making: () throws -> LibraryFixture = { try LibraryFixture() },
         _ body: @escaping @Sendable (LibraryFixture, StudioStore, any TestClientProtocol) async throws -> Void
     ) async throws {
-        let fixture = try LibraryFixture()
+        let fixture = try making()
         defer { fixture.remove() }
         let store = try StudioStore(url: fixture.url)
         defer { store.close() }
@@ -177,6 +177,16 @@ import Testing
             let history = try await page(client, "/history")
             #expect(history.contains("author <code>studio</code>"))
             #expect(history.contains("<code>born</code> 1907 → 1999"))
+            // Another author's unique name is refused by the store's uniqueness check, as a conflict.
+            let edited = try #require(try store.snapshot(author.persistentIdentifier))
+            let current = ExpectedValues(author.entity.attributes.map { edited.values[$0.slot] }).token
+            let taken = try await post(
+                client, path + "/edit",
+                ["token": token, "attribute": "name", "value": "author 008", "expected": current])
+            #expect(taken.status == .conflict)
+            #expect(String(buffer: taken.body).contains("already has the same &#39;name&#39;"))
+            #expect(
+                try store.count(StoreQuery(entityName: "Author", filter: .equal("name", .string("author 008")))) == 1)
             // The same expected values again: the model changed since, so the edit is a conflict.
             let stale = try await post(
                 client, path + "/edit", ["token": token, "attribute": "born", "value": "2001", "expected": expected])
@@ -191,6 +201,45 @@ import Testing
             #expect(try await post(client, path + "/delete", ["token": token]).status == .seeOther)
             #expect(try store.snapshot(author.persistentIdentifier) == nil)
             #expect(try store.count(StoreQuery(entityName: "Author")) == 29)
+        }
+    }
+
+    /// An edit to a value another model holds under a uniqueness constraint is refused with 409 and
+    /// changes nothing, on every kind of store the studio opens by URL (`memory:` keeps no schema, so
+    /// the studio cannot open it).
+    @Test(arguments: ["sqlite", "json", "log"])
+    func refusesAUniqueClashWithConflict(scheme: String) async throws {
+        let making = { try LibraryFixture(scheme: scheme) }
+        try await withStudio(writes: true, making: making) { _, store, client in
+            let author = try #require(
+                try store.fetch(StoreQuery(entityName: "Author", filter: .equal("name", .string("author 007")))).first)
+            let expected = ExpectedValues(author.entity.attributes.map { author.values[$0.slot] }).token
+            let taken = try await post(
+                client, ModelLink.path(author.persistentIdentifier) + "/edit",
+                ["token": self.token, "attribute": "name", "value": "author 008", "expected": expected])
+            #expect(taken.status == .conflict, "\(scheme)")
+            #expect(String(buffer: taken.body).contains("already has the same &#39;name&#39;"))
+            #expect(try store.snapshot(author.persistentIdentifier) == author)
+            #expect(
+                try store.count(StoreQuery(entityName: "Author", filter: .equal("name", .string("author 008")))) == 1)
+            #expect(try store.history(limit: 1).first?.author == "fixture")
+        }
+    }
+
+    @Test func aPageSubscribesAfterTheTransactionItWasRenderedAt() async throws {
+        try await withStudio { fixture, store, client in
+            let before = try store.newestTransactionNumber()
+            #expect(
+                try await page(client, "/entities/Author").contains(
+                    "id=\"live\" class=\"live\" data-after=\"\(before)\""))
+            try fixture.setBorn("author 002", 1901)
+            let after = try store.newestTransactionNumber()
+            #expect(after > before)
+            let html = try await page(client, "/")
+            #expect(html.contains("data-after=\"\(after)\""))
+            #expect(html.contains("new EventSource('/events?after=' + encodeURIComponent(live.dataset.after))"))
+            // An error page does not reload itself.
+            #expect(!(try await page(client, "/entities/Nothing", status: .notFound)).contains("data-after"))
         }
     }
 

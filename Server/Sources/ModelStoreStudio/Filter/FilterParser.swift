@@ -1,7 +1,7 @@
 import Foundation
 import ModelStore
 
-/// Reads the studio's filter language into a store-neutral ``StoreFilter``, checked against the schema.
+/// Reads the studio's filter language into a store-neutral `StoreFilter`, checked against the schema.
 ///
 /// The language is the body of a `#Predicate` over one model, without `$0.`:
 ///

@@ -39,7 +39,7 @@ struct EntityListPage {
                     + (relationship.isToOne ? "" : " (many)")
             }
             rows += """
-                <tr><td><a href="/entities/\(HTML.component(entity.name))">\(HTML.escape(entity.name))</a></td>
+                <tr><td><a href="/entities/\(HTML.component(entity.name))">\(HTML.escape(entity.name))</a>\(classes(of: entity))</td>
                 <td class="num" data-count="\(HTML.escape(entity.name))">\(countCell)</td>
                 <td>\(entity.attributes.map { HTML.escape($0.name) }.joined(separator: ", "))</td>
                 <td>\(relationships.joined(separator: ", "))</td></tr>
@@ -52,5 +52,14 @@ struct EntityListPage {
             <table id="entities"><tr><th>Entity</th><th>Models</th><th>Attributes</th><th>Relationships</th></tr>
             \(rows)</table>
             """
+    }
+
+    /// The classes of an entity that stores a class hierarchy, under its name; nothing for another entity.
+    private func classes(of entity: Schema.Entity) -> String {
+        guard let hierarchy = ClassHierarchy(entity) else { return "" }
+        let tree = hierarchy.tree(current: nil) {
+            "/entities/\(HTML.component(entity.name))" + HTML.query([("class", $0)])
+        }
+        return "<div class=\"classes muted\" data-classes=\"\(HTML.escape(entity.name))\">classes: \(tree)</div>"
     }
 }

@@ -35,9 +35,9 @@ enum HTML {
         return parts.isEmpty ? "" : "?" + parts.joined(separator: "&")
     }
 
-    /// A whole page: the navigation, the content, and (when `live`) the script that reloads it when the
-    /// store changes.
-    static func page(title: String, store: StudioStore, writes: Bool, live: Bool, body: String) -> String {
+    /// A whole page: the navigation, the content, and (when `live` gives the number of the newest
+    /// transaction read before the content) the script that reloads it when the store changes after that.
+    static func page(title: String, store: StudioStore, writes: Bool, live: Int64?, body: String) -> String {
         let mode = writes ? "<span class=\"mode write\">read-write</span>" : "<span class=\"mode\">read-only</span>"
         return """
             <!DOCTYPE html>
@@ -49,33 +49,51 @@ enum HTML {
             <header><a class="brand" href="/">ModelStore Studio</a>
             <nav><a href="/">Entities</a><a href="/schema">Schema</a><a href="/history">History</a><a href="/conflicts">Conflicts</a></nav>
             <span class="store" title="\(escape(store.storeTypeName))">\(escape(store.url))</span> \(mode)
-            <span id="live" class="live">\(live ? "live" : "")</span></header>
+            <span id="live" class="live"\(live.map { " data-after=\"\($0)\"" } ?? "")>\(live == nil ? "" : "live")</span></header>
             <main>
             \(body)
             </main>
-            \(live ? liveScript : "")
+            \(live == nil ? "" : liveScript)
             </body></html>
             """
     }
 
-    /// Reloads the page when the server says the store changed, unless the user is typing: then it
+    /// Reloads the page when the server says the store changed after the transaction the page was
+    /// rendered at (every event the stream sends is such a change), unless the user is typing: then it
     /// says so and waits.
+    ///
+    /// A page the browser keeps in its back-forward cache closes its stream (`pagehide`): browsers allow
+    /// a few connections per server (six in chromium), and cached pages holding theirs would stall the
+    /// next pages for up to a minute. Shown again (`pageshow`), it listens again after its own
+    /// transaction, so a change made meanwhile reloads it. The stream's state and the events received
+    /// stay in the live marker's `data-stream` and `data-events`, for a look at a page that did not update.
     static let liveScript = """
         <script>
         (function () {
           var live = document.getElementById('live');
-          var source = new EventSource('/events');
-          var first = true;
-          source.addEventListener('change', function (event) {
-            if (first) { first = false; live.dataset.token = event.data; return; }
-            if (live.dataset.token === event.data) return;
-            var active = document.activeElement;
-            if (active && (active.tagName === 'INPUT' || active.tagName === 'TEXTAREA') && active.value !== active.defaultValue) {
-              live.textContent = 'changed: reload to see'; live.className = 'live stale'; return;
-            }
-            location.reload();
+          var source = null;
+          function listen() {
+            source = new EventSource('/events?after=' + encodeURIComponent(live.dataset.after));
+            live.dataset.stream = 'connecting';
+            source.addEventListener('change', function (event) {
+              live.dataset.events = ((live.dataset.events || '') + ' ' + event.data).trim();
+              var active = document.activeElement;
+              if (active && (active.tagName === 'INPUT' || active.tagName === 'TEXTAREA') && active.value !== active.defaultValue) {
+                live.textContent = 'changed: reload to see'; live.className = 'live stale'; return;
+              }
+              location.reload();
+            });
+            source.onerror = function () { live.dataset.stream = 'error'; live.textContent = 'live (reconnecting)'; };
+            source.onopen = function () {
+              live.dataset.stream = 'open';
+              if (live.className === 'live') live.textContent = 'live';
+            };
+          }
+          listen();
+          window.addEventListener('pagehide', function () {
+            if (source) { source.close(); source = null; live.dataset.stream = 'closed'; }
           });
-          source.onerror = function () { live.textContent = 'live (reconnecting)'; };
+          window.addEventListener('pageshow', function (event) { if (event.persisted && !source) listen(); });
         })();
         </script>
         """
@@ -103,6 +121,9 @@ enum HTML {
         .kind{display:inline-block;width:52px;font-size:12px;font-weight:600}.insert{color:#187a32}.update{color:#a66300}.delete{color:#b3261e}
         form.inline{display:inline}button{cursor:pointer}.notice{background:#e8f3e8;border:1px solid #9c9;padding:8px 12px;margin-bottom:10px}
         svg text{font:12px system-ui,sans-serif}
+        .classes{margin:0 0 10px}.classes ul{display:inline;list-style:none;padding:0;margin:0}
+        .classes li{display:inline;margin-left:8px}.classes li ul::before{content:"( "}.classes li ul::after{content:" )"}
+        .classes a.current{font-weight:700;color:#1d232b;text-decoration:none}
         """
 
     /// A value for display: `nil` greyed, strings as they are, data by size.

@@ -19,6 +19,9 @@ struct ModelListPage {
     let cursorToken: String?
     /// Whether to count the matching models exactly.
     let countsExactly: Bool
+    /// The class whose models (with its subclasses') are listed, in an entity that stores a class
+    /// hierarchy; `nil` for all of them.
+    var className: String? = nil
 
     /// The attribute pages are sorted by when the user chose none: the first unique attribute, else
     /// the first indexed one, so that pages are read from an index; `nil` (identifier order) when the
@@ -42,12 +45,25 @@ struct ModelListPage {
     }
 
     func render() throws -> String {
+        let hierarchy = ClassHierarchy(entity)
+        var classFilter: StoreFilter?
+        if let className {
+            guard let hierarchy else {
+                throw StudioError(
+                    .badRequest, "'\(entity.name)' stores models of one class, so it has no class '\(className)'",
+                    remedy: "Leave out 'class' to list its models")
+            }
+            classFilter = try hierarchy.filter(forClass: className)
+        }
         var notice = ""
         var filter: StoreFilter?
         do {
             filter = try FilterParser(schema: store.schema).parse(filterText, entity: entity)
         } catch {
             notice = "<div class=\"error\" id=\"filter-error\">\(HTML.escape(error.description))</div>"
+        }
+        if let classFilter {
+            filter = filter.map { .and([classFilter, $0]) } ?? classFilter
         }
         let sortName = sortProperty ?? Self.defaultSortProperty(of: entity)
         var sortKey: StoreSortKey?
@@ -98,7 +114,9 @@ struct ModelListPage {
             <input type="text" name="filter" id="filter" value="\(HTML.escape(filterText))" placeholder="\(filterHelp)">
             \(sortProperty.map { "<input type=\"hidden\" name=\"sort\" value=\"\(HTML.escape($0))\">" } ?? "")
             \(descending ? "<input type=\"hidden\" name=\"order\" value=\"desc\">" : "")
+            \(className.map { "<input type=\"hidden\" name=\"class\" value=\"\(HTML.escape($0))\">" } ?? "")
             <button type="submit">Filter</button></form>
+            \(hierarchy.map(classList) ?? "")
             \(notice)
             <div class="layout"><div>
             <table id="models"><tr><th>id</th>\(headers(sortName: sortName))</tr>
@@ -108,9 +126,28 @@ struct ModelListPage {
             """
     }
 
+    /// The entity's classes, each a link to its models with its subclasses'.
+    private func classList(_ hierarchy: ClassHierarchy) -> String {
+        let all =
+            "<a\(className == nil ? " class=\"current\"" : "") data-class=\"\" href=\"\(link(cursor: nil, className: .some(nil)))\">all classes</a>"
+        let tree = hierarchy.tree(current: className) { link(cursor: nil, className: $0) }
+        return "<nav class=\"classes\" id=\"classes\">Classes: \(all)\(tree)</nav>"
+    }
+
+    /// The columns: every property, or those the listed class has; the class attribute first.
+    private var shownProperties: [Schema.Property] {
+        guard let hierarchy = ClassHierarchy(entity) else { return entity.properties }
+        let classAttribute = entity.properties.filter { $0.name == hierarchy.classAttribute.name }
+        let others = entity.properties.filter { property in
+            property.name != hierarchy.classAttribute.name
+                && className.map { hierarchy.has(property, inClass: $0) } ?? true
+        }
+        return classAttribute + others
+    }
+
     private func headers(sortName: String?) -> String {
         var cells = ""
-        for property in entity.properties {
+        for property in shownProperties {
             switch property {
             case .attribute(let attribute) where Self.isSortable(attribute):
                 let isCurrent = attribute.name == sortName
@@ -118,8 +155,14 @@ struct ModelListPage {
                 let arrow = isCurrent ? (descending ? " ▼" : " ▲") : ""
                 let href =
                     "/entities/\(HTML.component(entity.name))"
-                    + HTML.query([("filter", filterText), ("sort", attribute.name), ("order", order)])
-                cells += "<th><a href=\"\(href)\">\(HTML.escape(attribute.name))\(arrow)</a></th>"
+                    + HTML.query([
+                        ("filter", filterText), ("class", className), ("sort", attribute.name), ("order", order),
+                    ])
+                // The class attribute is headed by what it records, with its stored name as a tooltip.
+                let label =
+                    attribute.name == Schema.Entity.classAttributeName
+                    ? "<span title=\"\(HTML.escape(attribute.name))\">class</span>" : HTML.escape(attribute.name)
+                cells += "<th><a href=\"\(href)\">\(label)\(arrow)</a></th>"
             default:
                 cells += "<th>\(HTML.escape(property.name))</th>"
             }
@@ -129,10 +172,19 @@ struct ModelListPage {
 
     private func row(_ snapshot: DefaultSnapshot) -> String {
         var cells = "<td>\(ModelLink.anchor(snapshot.persistentIdentifier, showsEntity: false))</td>"
-        for property in entity.properties {
+        for property in shownProperties {
             let value = snapshot.values[property.slot]
             let name = HTML.escape(property.name)
             switch property {
+            case .attribute where property.name == Schema.Entity.classAttributeName:
+                // A model's class links to the models of that class.
+                let shown =
+                    if case .string(let className) = value {
+                        "<a href=\"\(link(cursor: nil, className: className))\">\(HTML.escape(className))</a>"
+                    } else {
+                        HTML.value(value)
+                    }
+                cells += "<td data-property=\"\(name)\">\(shown)</td>"
             case .attribute:
                 cells += "<td data-property=\"\(name)\">\(HTML.value(value))</td>"
             case .relationship(let relationship):
@@ -147,11 +199,12 @@ struct ModelListPage {
         return "<tr>\(cells)</tr>"
     }
 
-    private func link(cursor: String?, exact: Bool = false) -> String {
+    /// This page's address with another cursor (and another class when `className` is given).
+    private func link(cursor: String?, exact: Bool = false, className: String?? = .none) -> String {
         "/entities/\(HTML.component(entity.name))"
             + HTML.query([
-                ("filter", filterText), ("sort", sortProperty), ("order", descending ? "desc" : nil), ("after", cursor),
-                ("count", exact ? "exact" : nil),
+                ("filter", filterText), ("class", className ?? self.className), ("sort", sortProperty),
+                ("order", descending ? "desc" : nil), ("after", cursor), ("count", exact ? "exact" : nil),
             ])
     }
 

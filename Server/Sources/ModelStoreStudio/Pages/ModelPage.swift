@@ -18,8 +18,16 @@ struct ModelPage {
         let entity = snapshot.entity
         let id = snapshot.persistentIdentifier
         let expected = ExpectedValues(entity.attributes.map { snapshot.values[$0.slot] }).token
+        let hierarchy = ClassHierarchy(entity)
+        let className = hierarchy?.className(of: snapshot)
+        // A model of a class in a hierarchy has the properties its class and superclasses declare; the
+        // entity stores the other classes' properties empty for it.
+        func shows(_ property: Schema.Property) -> Bool {
+            guard let hierarchy, let className else { return true }
+            return property.name != hierarchy.classAttribute.name && hierarchy.has(property, inClass: className)
+        }
         var attributeRows = ""
-        for attribute in entity.attributes {
+        for attribute in entity.attributes where shows(.attribute(attribute)) {
             let value = snapshot.values[attribute.slot]
             var cell = HTML.value(value)
             if let formToken, ValueText.isEditable(attribute.valueType) {
@@ -44,7 +52,7 @@ struct ModelPage {
                 """
         }
         var relationshipRows = ""
-        for relationship in entity.relationships {
+        for relationship in entity.relationships where shows(.relationship(relationship)) {
             let related = snapshot.values[relationship.slot].referencedIdentifiers
             let links: String
             if relationship.isToOne {
@@ -74,11 +82,31 @@ struct ModelPage {
             <h1><a href="/entities/\(HTML.component(entity.name))">\(HTML.escape(entity.name))</a> \
             \(HTML.escape(id.primaryKey.description))</h1>
             \(notice.map { "<div class=\"notice\" id=\"notice\">\(HTML.escape($0))</div>" } ?? "")
+            \(hierarchy.map { lineage($0, className: className) } ?? "")
             <h2>Attributes</h2><table id="attributes">\(attributeRows)</table>
             \(relationshipRows.isEmpty ? "" : "<h2>Relationships</h2><table id=\"relationships\">\(relationshipRows)</table>")
             <p class="muted mono">\(HTML.escape(id.description))</p>
             \(delete)
             """
+    }
+
+    /// The model's class and the classes it inherits from, each a link to the entity's models of that class.
+    private func lineage(_ hierarchy: ClassHierarchy, className: String?) -> String {
+        guard let className else {
+            return "<p id=\"class\" class=\"muted\">Its class is not recorded.</p>"
+        }
+        let entityPath = "/entities/\(HTML.component(snapshot.entity.name))"
+        let chain = hierarchy.lineage(of: className)
+        guard !chain.isEmpty else {
+            return "<p id=\"class\">Class <b>\(HTML.escape(className))</b> "
+                + "<span class=\"muted\">(not a class of the store's schema)</span></p>"
+        }
+        let links = chain.map { modelClass in
+            "<a data-class=\"\(HTML.escape(modelClass.name))\" href=\"\(entityPath)\(HTML.query([("class", modelClass.name)]))\">"
+                + "\(HTML.escape(modelClass.name))</a>"
+        }
+        return "<p id=\"class\">Class <b>\(links[0])</b>"
+            + links.dropFirst().map { " · is a \($0)" }.joined() + "</p>"
     }
 }
 

@@ -2,7 +2,9 @@ import ModelStore
 
 /// The schema as an entity-relationship diagram in SVG: a box per entity listing its attributes
 /// with their types, and a line per relationship (drawn once for a relationship and its inverse),
-/// labelled with its name and its cardinality at each end.
+/// labelled with its name and its cardinality at each end. An entity that stores a class hierarchy
+/// gets a box per class listing the properties the class declares, with an "is a" arrow (a hollow
+/// triangle) from each subclass to its superclass; the root class's box is the entity's.
 struct SchemaDiagram {
     static let boxWidth = 230
     static let rowHeight = 18
@@ -11,6 +13,22 @@ struct SchemaDiagram {
     static let gapY = 60
 
     let schema: Schema
+
+    /// What one box shows: an entity, or one class of an entity's hierarchy.
+    struct Item {
+        /// The key of the box: the entity's name for an entity or a root class, `class:NAME` for a subclass.
+        var key: String
+        var title: String
+        var entity: Schema.Entity
+        var attributes: [Schema.Attribute]
+        /// The key of the superclass's box, for a subclass.
+        var superclassKey: String?
+        var isAbstract: Bool
+        /// The class of a hierarchy the box shows, if it shows one.
+        var className: String?
+
+        var height: Int { SchemaDiagram.headerHeight + max(1, attributes.count) * SchemaDiagram.rowHeight + 8 }
+    }
 
     /// A box's place and size.
     struct Box {
@@ -21,25 +39,46 @@ struct SchemaDiagram {
         var centerY: Int { y + height / 2 }
     }
 
+    /// The boxes: an entity's, followed by its subclasses' (parents first) when it stores a hierarchy.
+    static func items(of entities: [Schema.Entity]) -> [Item] {
+        var items: [Item] = []
+        for entity in entities {
+            guard let hierarchy = ClassHierarchy(entity) else {
+                items.append(
+                    Item(
+                        key: entity.name, title: entity.name, entity: entity, attributes: entity.attributes,
+                        superclassKey: nil, isAbstract: false))
+                continue
+            }
+            for modelClass in hierarchy.classes {
+                let isRoot = modelClass.superclassName == nil
+                items.append(
+                    Item(
+                        key: isRoot ? entity.name : "class:" + modelClass.name, title: modelClass.name, entity: entity,
+                        attributes: entity.attributes.filter { modelClass.ownPropertyNames.contains($0.name) },
+                        superclassKey: modelClass.superclassName.map { name in
+                            hierarchy.modelClass(named: name)?.superclassName == nil ? entity.name : "class:" + name
+                        },
+                        isAbstract: modelClass.isAbstract, className: modelClass.name))
+            }
+        }
+        return items
+    }
+
+    /// The key of the box that draws a relationship: its declaring class's in a hierarchy.
+    private static func key(of relationship: Schema.Relationship, in entity: Schema.Entity) -> String {
+        guard let hierarchy = ClassHierarchy(entity),
+            let owner = hierarchy.classes.first(where: { $0.ownPropertyNames.contains(relationship.name) }),
+            owner.superclassName != nil
+        else { return entity.name }
+        return "class:" + owner.name
+    }
+
     func render() -> String {
         let entities = schema.entities.sorted { $0.name < $1.name }
         guard !entities.isEmpty else { return "<p class=\"muted\">The schema has no entities.</p>" }
-        var columns = 1
-        while columns * columns < entities.count { columns += 1 }
-        let rows = (entities.count + columns - 1) / columns
-        var boxes: [String: Box] = [:]
-        var rowTops = [Self.gapY / 2]
-        for row in 0..<rows {
-            let inRow = entities.dropFirst(row * columns).prefix(columns)
-            let tallest = inRow.map { Self.headerHeight + max(1, $0.attributes.count) * Self.rowHeight + 8 }.max() ?? 0
-            for (column, entity) in inRow.enumerated() {
-                let height = Self.headerHeight + max(1, entity.attributes.count) * Self.rowHeight + 8
-                boxes[entity.name] = Box(x: 20 + column * (Self.boxWidth + Self.gapX), y: rowTops[row], height: height)
-            }
-            rowTops.append(rowTops[row] + tallest + Self.gapY)
-        }
-        let width = 40 + columns * Self.boxWidth + (columns - 1) * Self.gapX
-        let height = rowTops.last! - Self.gapY / 2
+        let items = Self.items(of: entities)
+        let (boxes, width, height) = Self.layout(items)
         var lines = ""
         var drawn: Set<String> = []
         for entity in entities {
@@ -51,21 +90,40 @@ struct SchemaDiagram {
                 .sorted().joined(separator: "|")
                 if relationship.inverseName != nil && drawn.contains(key) { continue }
                 drawn.insert(key)
-                guard let from = boxes[entity.name], let to = boxes[relationship.destination] else { continue }
+                guard let from = boxes[Self.key(of: relationship, in: entity)], let to = boxes[relationship.destination]
+                else { continue }
                 lines += line(from: from, to: to, entity: entity, relationship: relationship)
             }
         }
-        var shapes = ""
-        for entity in entities {
-            guard let box = boxes[entity.name] else { continue }
-            shapes += """
-                <g class="entity" id="entity-\(HTML.escape(entity.name))">
-                <a href="/entities/\(HTML.component(entity.name))">
-                <rect x="\(box.x)" y="\(box.y)" width="\(Self.boxWidth)" height="\(box.height)" rx="6" fill="#fff" stroke="#1f2d3d"/>
-                <rect x="\(box.x)" y="\(box.y)" width="\(Self.boxWidth)" height="\(Self.headerHeight)" rx="6" fill="#1f2d3d"/>
-                <text x="\(box.centerX)" y="\(box.y + 17)" text-anchor="middle" fill="#fff" font-weight="600">\(HTML.escape(entity.name))</text></a>
+        for item in items {
+            guard let superclassKey = item.superclassKey, let from = boxes[item.key], let to = boxes[superclassKey]
+            else { continue }
+            let (x1, y1) = edgePoint(of: from, toward: to)
+            let (x2, y2) = edgePoint(of: to, toward: from)
+            lines += """
+                <line class="is-a" data-from="\(HTML.escape(item.title))" x1="\(x1)" y1="\(y1)" x2="\(x2)" y2="\(y2)" \
+                stroke="#1f2d3d" stroke-width="1.5" marker-end="url(#is-a)"/>
+                <text x="\((x1 + x2) / 2 + 6)" y="\((y1 + y2) / 2)" fill="#1f2d3d">is a</text>
                 """
-            for (index, attribute) in entity.attributes.enumerated() {
+        }
+        var shapes = ""
+        for item in items {
+            guard let box = boxes[item.key] else { continue }
+            let id = item.key == item.entity.name ? "entity-\(item.entity.name)" : "class-\(item.title)"
+            let href =
+                "/entities/\(HTML.component(item.entity.name))"
+                + (item.className.map { HTML.query([("class", $0)]) } ?? "")
+            let title =
+                item.isAbstract
+                ? "<tspan font-style=\"italic\">\(HTML.escape(item.title))</tspan> «abstract»" : HTML.escape(item.title)
+            shapes += """
+                <g class="entity" id="\(HTML.escape(id))">
+                <a href="\(href)">
+                <rect x="\(box.x)" y="\(box.y)" width="\(Self.boxWidth)" height="\(box.height)" rx="6" fill="#fff" stroke="#1f2d3d"/>
+                <rect x="\(box.x)" y="\(box.y)" width="\(Self.boxWidth)" height="\(Self.headerHeight)" rx="6" fill="\(item.className == nil ? "#1f2d3d" : "#3b4d63")"/>
+                <text x="\(box.centerX)" y="\(box.y + 17)" text-anchor="middle" fill="#fff" font-weight="600">\(title)</text></a>
+                """
+            for (index, attribute) in item.attributes.enumerated() {
                 let y = box.y + Self.headerHeight + 15 + index * Self.rowHeight
                 let marks =
                     (attribute.isUnique ? " ◆" : "") + (attribute.options.contains(.externalStorage) ? " ⇲" : "")
@@ -80,7 +138,9 @@ struct SchemaDiagram {
             <svg xmlns="http://www.w3.org/2000/svg" id="schema-diagram" width="\(width)" height="\(height)" \
             viewBox="0 0 \(width) \(height)">
             <defs><marker id="arrow" markerWidth="10" markerHeight="8" refX="9" refY="4" orient="auto">
-            <path d="M0,0 L10,4 L0,8 z" fill="#1a5fb4"/></marker></defs>
+            <path d="M0,0 L10,4 L0,8 z" fill="#1a5fb4"/></marker>
+            <marker id="is-a" markerWidth="14" markerHeight="12" refX="13" refY="6" orient="auto">
+            <path d="M1,1 L13,6 L1,11 z" fill="#fff" stroke="#1f2d3d"/></marker></defs>
             \(lines)\(shapes)</svg>
             """
     }

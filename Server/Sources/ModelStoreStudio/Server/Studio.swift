@@ -59,7 +59,8 @@ public final class Studio: Sendable {
                     filterText: query["filter"] ?? "",
                     sortProperty: query["sort"].flatMap { $0.isEmpty ? nil : $0 },
                     descending: query["order"] == "desc", cursorToken: query["after"],
-                    countsExactly: query["count"] == "exact"
+                    countsExactly: query["count"] == "exact",
+                    className: query["class"].flatMap { $0.isEmpty ? nil : $0 }
                 ).render()
             }
         }
@@ -121,7 +122,8 @@ public final class Studio: Sendable {
             try self.html("Schema") {
                 "<h1>Schema</h1><p class=\"muted\">Version \(HTML.escape(self.store.schema.version.description)); "
                     + "◆ unique, ⇲ external storage; an arrow points at a relationship's destination, "
-                    + "1 and * give each end's cardinality.</p>"
+                    + "1 and * give each end's cardinality; a hollow triangle points from a class to its "
+                    + "superclass (is a).</p>"
                     + SchemaDiagram(schema: self.store.schema).render()
             }
         }
@@ -157,14 +159,25 @@ public final class Studio: Sendable {
                 throw Redirect("/conflicts" + HTML.query([("notice", "Resolved: kept the \(side.rawValue) value.")]))
             }
         }
-        router.get("/events") { _, _ in
-            let stream = self.watcher.subscribe()
+        router.get("/events") { request, _ in
+            // After the transaction the page was rendered at, or after the last one this stream sent
+            // when the browser reconnects (it sends the last event's id back).
+            let rendered = Self.query(request).fields["after"].flatMap { Int64($0) } ?? 0
+            let resumed = request.headers.first { $0.name.canonicalName == "last-event-id" }.flatMap { Int64($0.value) }
+            let after = max(rendered, resumed ?? 0)
+            StudioDebugLog.write(
+                "events: subscribed after \(rendered), resumed after \(resumed.map(String.init) ?? "-")")
+            let feed = ChangeFeed(store: self.store, watcher: self.watcher, after: after)
             return Response(
                 status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
                 body: ResponseBody { writer in
+                    // Sent at once, so the response's head reaches the browser (which then says the stream
+                    // is open) before any change; `retry` is the wait before a reconnection, in ms.
+                    try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
                     // Ends when the server shuts down, which otherwise waits for open streams to end.
-                    for await number in stream.cancelOnGracefulShutdown() {
-                        try await writer.write(ByteBuffer(string: "event: change\ndata: \(number)\n\n"))
+                    for try await number in feed.cancelOnGracefulShutdown() {
+                        try await writer.write(ByteBuffer(string: "id: \(number)\nevent: change\ndata: \(number)\n\n"))
+                        StudioDebugLog.write("events: after \(after) sent \(number)")
                     }
                     try await writer.finish(nil)
                 })
@@ -225,6 +238,9 @@ public final class Studio: Sendable {
 
     /// A page's response: the body in the frame, or the error as a page with its status.
     private func html(_ title: String, _ body: () throws -> String) throws -> Response {
+        // Read before the content, so that a change committed while the page is rendered is newer
+        // than the number the page subscribes after, and reloads it.
+        let renderedAfter = store.keepsHistory ? try? store.newestTransactionNumber() : nil
         let status: HTTPResponse.Status
         let content: String
         do {
@@ -246,7 +262,10 @@ public final class Studio: Sendable {
                 "<h1>\(status.code) \(HTML.escape(status.reasonPhrase))</h1><div class=\"error\" id=\"error\">"
                 + HTML.escape(studioError.description) + "</div>"
         }
-        let page = HTML.page(title: title, store: store, writes: allowsWrites, live: status == .ok, body: content)
+        StudioDebugLog.write("page: \(status.code) rendered at \(renderedAfter.map(String.init) ?? "-")")
+        let page = HTML.page(
+            title: title, store: store, writes: allowsWrites, live: status == .ok ? renderedAfter ?? 0 : nil,
+            body: content)
         return Response(
             status: status, headers: [.contentType: "text/html; charset=utf-8"],
             body: ResponseBody(byteBuffer: ByteBuffer(string: page)))

@@ -36,12 +36,13 @@ public struct StudioError: Error, CustomStringConvertible, Sendable {
         remedy.map { "\(message). \($0)" } ?? message
     }
 
-    /// A store's error as a studio error: a conflict stays a conflict, anything else is the store's failure.
+    /// A store's error as a studio error: a conflict stays a conflict, as does a value another model
+    /// already holds under a uniqueness constraint; anything else is the store's failure.
     static func from(_ error: any Error) -> StudioError {
         if let error = error as? StudioError { return error }
         if let error = error as? DataStoreError {
             switch error.code {
-            case .conflict: return StudioError(.conflict, String(describing: error))
+            case .conflict, .uniqueConstraintViolation: return StudioError(.conflict, String(describing: error))
             case .notFound: return StudioError(.notFound, String(describing: error))
             default: return StudioError(.store, String(describing: error))
             }

@@ -8,8 +8,8 @@ import ModelStoreTooling
 ///
 /// It reaches the adapter through the scheme registered for the URL (the built-in `memory:`, `json:`,
 /// `log:` and `sqlite:`, and any scheme a linked adapter registers, such as `postgres:`), reads the
-/// schema the store keeps, and sends the store queries (``StoreQuery``) and saves directly, so it
-/// works on any ``DataStoreQuerying`` store whatever app wrote it.
+/// schema the store keeps, and sends the store queries (`StoreQuery`) and saves directly, so it
+/// works on any `DataStoreQuerying` store whatever app wrote it.
 ///
 /// Calls are serialized by a lock: the store is used from the server's tasks.
 public final class StudioStore: @unchecked Sendable {
@@ -24,7 +24,7 @@ public final class StudioStore: @unchecked Sendable {
     public let storeTypeName: String
     /// The store's query capabilities.
     public let capabilities: QueryCapabilities
-    /// Whether the store keeps history (``HistoryProviding``).
+    /// Whether the store keeps history (`HistoryProviding`).
     public let keepsHistory: Bool
 
     private let lock = NSLock()
@@ -174,9 +174,17 @@ public final class StudioStore: @unchecked Sendable {
 
     /// How many models of each entity the store holds, by entity name, as its adapter's maintenance
     /// finds them without reading a large table whole (counted, or estimated from its statistics:
-    /// ``StoreEntityCount/isEstimate``); `nil` when the adapter keeps no statistics.
+    /// `StoreEntityCount.isEstimate`); `nil` when the adapter keeps no statistics, and for a store
+    /// kept in files.
+    ///
+    /// A file store's maintenance reads the files through a connection of its own, and this process
+    /// has the store open: closing a second SQLite connection to the file drops the locks the open one
+    /// holds (POSIX locks belong to the process), so another process that then closes the store takes
+    /// itself for the last one and deletes the write-ahead log and its index, leaving the studio's
+    /// connection on the deleted files, blind to every later commit. The pages count such a store
+    /// through the open one instead.
     public func estimatedCounts() throws -> [String: StoreEntityCount]? {
-        guard let maintenance else { return nil }
+        guard let maintenance, !maintenance.storesFiles else { return nil }
         do {
             guard let counts = try maintenance.estimatedCounts(maintenanceRequest) else { return nil }
             return Dictionary(counts.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
@@ -245,10 +253,38 @@ public final class StudioStore: @unchecked Sendable {
         }
     }
 
-    /// The number of the newest transaction in the store's history, 0 when there is none: what the
-    /// live pages watch.
+    /// The number of the newest transaction in the store's history, 0 when there is none: the history
+    /// token a page is rendered at, and what the live pages' watch reads.
     public func newestTransactionNumber() throws -> Int64 {
         try history(limit: 1).first?.transactionIdentifier ?? 0
+    }
+
+    /// The numbers of the transactions after transaction `number`, oldest first, at most `limit`: what
+    /// a page rendered at `number` has not shown.
+    public func transactionNumbers(after number: Int64, limit: Int) throws -> [Int64] {
+        guard keepsHistory else { return [] }
+        var descriptor = HistoryDescriptor<DefaultHistoryTransaction>(
+            predicate: #Predicate { $0.token.transactionNumber > number })
+        descriptor.sortBy = [SortDescriptor(\.token.transactionNumber)]
+        descriptor.fetchLimit = limit
+        return try guarded {
+            guard let history = store as? any HistoryProviding else { return [] }
+            return try history.fetchHistory(descriptor).map(\.transactionIdentifier)
+        }
+    }
+
+    /// The sizes and modification times of a store's files, which change when anyone commits.
+    public struct FileSignature: Sendable, Hashable {
+        /// Each file's name, size and modification time.
+        public var files: [String]
+        /// The latest modification time among the files.
+        public var lastModified: Date
+
+        /// Whether a file was modified less than `interval` before `now` (or claims a later time).
+        public func changed(within interval: Duration, of now: Date = Date()) -> Bool {
+            let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
+            return lastModified > now.addingTimeInterval(-seconds)
+        }
     }
 
     /// The sizes and modification times of the store's files, which change when anyone commits;
@@ -257,7 +293,7 @@ public final class StudioStore: @unchecked Sendable {
     /// Besides the files the scheme's maintenance lists, it looks at the files beside a store file
     /// whose names start with the file's name, where a database keeps its journal (SQLite's `-wal`,
     /// which a commit changes while the database file itself stays as it was).
-    public func fileSignature() -> [String]? {
+    public func fileSignature() -> FileSignature? {
         let files = maintenance?.files(maintenanceRequest) ?? []
         guard !files.isEmpty else { return nil }
         let location = maintenanceRequest.location
@@ -270,12 +306,15 @@ public final class StudioStore: @unchecked Sendable {
             let siblings = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
             names.formUnion(siblings.filter { $0.hasPrefix(prefix) })
         }
-        return names.sorted().map { name in
+        var lastModified = Date.distantPast
+        let entries = names.sorted().map { name in
             let attributes = try? FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(name).path)
             let size = (attributes?[.size] as? NSNumber)?.int64Value ?? -1
-            let modified = (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
-            return "\(name) \(size) \(modified)"
+            let modified = attributes?[.modificationDate] as? Date ?? .distantPast
+            lastModified = max(lastModified, modified)
+            return "\(name) \(size) \(modified.timeIntervalSince1970)"
         }
+        return FileSignature(files: entries, lastModified: lastModified)
     }
 
     // MARK: Writing
@@ -293,6 +332,20 @@ public final class StudioStore: @unchecked Sendable {
         guard let current = try snapshot(id) else {
             throw StudioError(.notFound, "the store '\(url)' has no model '\(id)'", remedy: "It may have been deleted")
         }
+        if let hierarchy = ClassHierarchy(entity) {
+            if name == hierarchy.classAttribute.name {
+                throw StudioError(
+                    .forbidden, "'\(name)' records the class of '\(id)', which an edit cannot change",
+                    remedy: "Insert a model of the other class from the app and delete this one")
+            }
+            if let className = hierarchy.className(of: current),
+                !hierarchy.has(.attribute(attribute), inClass: className)
+            {
+                throw StudioError(
+                    .badRequest, "'\(id)' is a '\(className)', which has no attribute '\(name)'",
+                    remedy: "Edit an attribute of '\(className)' or of a class it inherits from")
+            }
+        }
         var changed = current
         changed.values[attribute.slot] = value
         var request = DataStoreSaveChangesRequest<DefaultSnapshot>(
@@ -308,12 +361,39 @@ public final class StudioStore: @unchecked Sendable {
                     + differing.map { "'\($0.name)'" }.joined(separator: ", ") + " no longer hold what was shown",
                 remedy: "Reload the page and make the change again")
         }
+        if !capabilities.enforcesUniqueness {
+            try checkUniqueness(of: changed, in: entity)
+        }
         // A store that keeps no history, or does not return the token, gets no values before and after.
         let number = try guarded { try Self.save(request, to: store) }?.transactionNumber
         if let number {
             lock.withLock {
                 editedValues[number] = EditedValue(
                     attribute: name, before: current.values[attribute.slot], after: value)
+            }
+        }
+    }
+
+    /// Throws ``StudioError/Kind/conflict`` with the error a store that enforces uniqueness throws
+    /// (`DataStoreError.uniqueConstraintViolation`) when another model of `entity` holds the key
+    /// `changed` gives one of its uniqueness constraints; a key with a `nil` in it claims nothing.
+    ///
+    /// This is the check a context runs before it saves to a store that leaves uniqueness to it
+    /// (`QueryCapabilities.enforcesUniqueness` is false), made with one query per constraint, since
+    /// the studio saves snapshots without a context.
+    func checkUniqueness(of changed: DefaultSnapshot, in entity: Schema.Entity) throws {
+        constraints: for names in entity.uniquenessConstraints {
+            var key: [StoreValue] = []
+            for name in names {
+                guard let slot = entity.slot(of: name), !changed.values[slot].isNull else { continue constraints }
+                key.append(changed.values[slot])
+            }
+            let sameKey = StoreFilter.and(zip(names, key).map { StoreFilter.equal($0, $1) })
+            let holders = try identifiers(StoreQuery(entityName: entity.name, filter: sameKey, limit: 2))
+            if holders.contains(where: { $0 != changed.persistentIdentifier }) {
+                throw StudioError.from(
+                    DataStoreError.uniqueConstraintViolation(
+                        entityName: entity.name, propertyNames: names, conflictingValues: key))
             }
         }
     }
