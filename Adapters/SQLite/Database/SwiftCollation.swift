@@ -5,8 +5,8 @@ import Foundation
 ///
 /// - `COLLATE SWIFT`: Swift's `==` (canonical equivalence: `"e\u{301}" == "é"`) and `<` (the
 ///   order of the NFC-normalised scalars). Every text column of a store uses it, so `=`, `<`, `IN`,
-///   `ORDER BY` and the unique indexes agree with Swift. ASCII-only text compares as bytes, which is
-///   the same order, without building Swift strings.
+///   `ORDER BY` and the unique indexes agree with Swift. Text that first differs at ASCII
+///   characters compares as bytes, which is the same order, without building Swift strings.
 ///
 ///   The collation is a total order, as a B-tree needs. Swift 6.3's own `<` is not quite one: a
 ///   decomposed string that is a canonical prefix of a longer precomposed one compares neither less
@@ -44,20 +44,41 @@ package enum SwiftCollation {
     }
 
     /// Swift's order of two UTF-8 strings, as `-1`, `0` or `1`.
-    static func compare(_ bytes1: UnsafeRawPointer?, _ count1: Int, _ bytes2: UnsafeRawPointer?, _ count2: Int) -> Int32
+    ///
+    /// Decided by bytes, without building Swift strings, when the strings first differ at ASCII
+    /// bytes each followed by an ASCII byte or the end (or one is the other followed by an ASCII
+    /// byte): no ASCII character changes under normalization or composes with the characters
+    /// before it, so the normalized scalars share the common prefix and then differ exactly as
+    /// those bytes do. Only a difference at or next to a non-ASCII byte normalizes both strings.
+    package static func compare(_ bytes1: UnsafeRawPointer?, _ count1: Int, _ bytes2: UnsafeRawPointer?, _ count2: Int)
+        -> Int32
     {
         let a = UnsafeRawBufferPointer(start: bytes1, count: count1)
         let b = UnsafeRawBufferPointer(start: bytes2, count: count2)
-        // The same bytes are the same scalars: equal, whatever they are (a unique index's lookups
-        // and `=` mostly meet this case).
-        if count1 == count2 && (count1 == 0 || memcmp(bytes1!, bytes2!, count1) == 0) { return 0 }
-        if isASCII(a) && isASCII(b) {
-            let common = min(count1, count2)
-            if common > 0 {
-                let order = memcmp(bytes1!, bytes2!, common)
-                if order != 0 { return order < 0 ? -1 : 1 }
+        let common = min(count1, count2)
+        var index = 0
+        if common > 0, let bytes1, let bytes2 {
+            // Equal bytes are equal scalars whatever they are: skip them eight at a time.
+            while index + 8 <= common
+                && bytes1.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                    == bytes2.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            {
+                index += 8
             }
-            return count1 == count2 ? 0 : (count1 < count2 ? -1 : 1)
+            while index < common && a[index] == b[index] { index += 1 }
+        }
+        if index < common {
+            let x = a[index]
+            let y = b[index]
+            if x < 0x80 && y < 0x80 && isASCIIOrEnd(a, index + 1) && isASCIIOrEnd(b, index + 1) {
+                return x < y ? -1 : 1
+            }
+        } else if count1 == count2 {
+            // The same bytes are the same scalars: equal (a unique index's look-ups meet this case).
+            return 0
+        } else if count1 < count2 ? b[common] < 0x80 : a[common] < 0x80 {
+            // The longer goes on with an ASCII character, which nothing before it composes with.
+            return count1 < count2 ? -1 : 1
         }
         let x = String(decoding: a, as: UTF8.self).precomposedStringWithCanonicalMapping.unicodeScalars
         let y = String(decoding: b, as: UTF8.self).precomposedStringWithCanonicalMapping.unicodeScalars
@@ -65,20 +86,10 @@ package enum SwiftCollation {
         return x.lexicographicallyPrecedes(y) ? -1 : 1
     }
 
-    /// Whether every byte is below 0x80, checked eight bytes at a time (the collation runs on every
-    /// comparison of an index's search and maintenance).
-    private static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var offset = 0
-        while offset + 8 <= bytes.count {
-            let word = bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            if word & 0x8080_8080_8080_8080 != 0 { return false }
-            offset += 8
-        }
-        while offset < bytes.count {
-            if bytes[offset] >= 0x80 { return false }
-            offset += 1
-        }
-        return true
+    /// Whether the byte at `index` is ASCII, or `index` is the end.
+    @inline(__always)
+    private static func isASCIIOrEnd(_ bytes: UnsafeRawBufferPointer, _ index: Int) -> Bool {
+        index >= bytes.count || bytes[index] < 0x80
     }
 
     /// `Collection.contains(_:)` over characters, as `#Predicate` evaluates it.

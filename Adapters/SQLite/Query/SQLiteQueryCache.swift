@@ -24,11 +24,26 @@ struct SQLiteQueryShape: Hashable {
 
     /// The filter's operands, in the order the plan's parameters name them.
     var operands: [StoreValue] { filter?.operands ?? [] }
+
+    /// Whether `SQLiteQueryShape(query)` would equal this shape, decided without making it; when it
+    /// would, the query's filter operands are appended to `operands`, in the order of ``operands``.
+    func matches(_ query: StoreQuery, operands: inout [StoreValue]) -> Bool {
+        guard hasWindow == (query.limit != nil || query.offset > 0), entityName == query.entityName,
+            sort == query.sort
+        else { return false }
+        switch (filter, query.filter) {
+        case (nil, nil): return true
+        case (let shape?, let filter?): return shape.matches(filter, operands: &operands)
+        default: return false
+        }
+    }
 }
 
 /// A plan kept for every query of one shape, with its statements found by identity
 /// (``CachedSQL``) rather than by hashing their text.
 final class SQLiteCompiledQuery {
+    /// The shape of the queries the plan serves.
+    let shape: SQLiteQueryShape
     let plan: SQLiteQueryPlan
     /// Every column of the rows, in order, with the window when SQL applies it.
     let rows: CachedSQL
@@ -37,7 +52,8 @@ final class SQLiteCompiledQuery {
     /// `SELECT count(*)` of the filter.
     let count: CachedSQL
 
-    init(_ plan: SQLiteQueryPlan) {
+    init(_ plan: SQLiteQueryPlan, shape: SQLiteQueryShape) {
+        self.shape = shape
         self.plan = plan
         rows = CachedSQL(plan.selectSQL(columns: plan.rowColumns))
         keys = CachedSQL(plan.selectSQL(columns: "\(SQLiteQueryPlan.alias).\(EntityLayout.primaryKey)"))
@@ -66,6 +82,11 @@ struct SQLiteQueryCache {
 
     private var plans: [SQLiteQueryShape: SQLiteCompiledQuery] = [:]
     private var answers: [PushDownKey: StorePushDown] = [:]
+    /// The plans used last, most recent first: a query is compared with their shapes before its
+    /// own shape is made and hashed, which costs more than the rest of preparing it.
+    private var recent: [SQLiteCompiledQuery] = []
+    /// How many plans ``recent`` holds.
+    static let recentLimit = 4
 
     struct PushDownKey: Hashable {
         let entityName: String
@@ -77,12 +98,23 @@ struct SQLiteQueryCache {
     mutating func prepare(
         _ query: StoreQuery, layouts: [String: EntityLayout], storeIdentifier: String
     ) throws -> SQLitePreparedQuery {
+        for (position, compiled) in recent.enumerated() {
+            var operands: [StoreValue] = []
+            guard compiled.shape.matches(query, operands: &operands) else { continue }
+            guard let values = compiled.plan.values(for: operands) else { break }
+            if position > 0 {
+                recent.remove(at: position)
+                recent.insert(compiled, at: 0)
+            }
+            return SQLitePreparedQuery(plan: compiled.plan, values: values, compiled: compiled)
+        }
         guard let shape = SQLiteQueryShape(query) else {
             let plan = try SQLiteQueryPlan(query, layouts: layouts, storeIdentifier: storeIdentifier)
             return SQLitePreparedQuery(plan: plan, values: plan.translatedValues, compiled: nil)
         }
         let operands = shape.operands
         if let compiled = plans[shape], let values = compiled.plan.values(for: operands) {
+            remember(compiled)
             return SQLitePreparedQuery(plan: compiled.plan, values: values, compiled: compiled)
         }
         let plan = try SQLiteQueryPlan(query, layouts: layouts, storeIdentifier: storeIdentifier)
@@ -90,9 +122,17 @@ struct SQLiteQueryCache {
         guard plan.residual == nil, plans.count < Self.limit, plan.values(for: operands) == values else {
             return SQLitePreparedQuery(plan: plan, values: values, compiled: nil)
         }
-        let compiled = SQLiteCompiledQuery(plan)
+        let compiled = SQLiteCompiledQuery(plan, shape: shape)
         plans[shape] = compiled
+        remember(compiled)
         return SQLitePreparedQuery(plan: plan, values: values, compiled: compiled)
+    }
+
+    /// Puts a kept plan first among the recent ones.
+    private mutating func remember(_ compiled: SQLiteCompiledQuery) {
+        recent.removeAll { $0 === compiled }
+        recent.insert(compiled, at: 0)
+        if recent.count > Self.recentLimit { recent.removeLast() }
     }
 
     /// The answer kept for a condition's shape, or the one `answer` gives (kept).

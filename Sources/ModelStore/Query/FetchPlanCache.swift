@@ -24,15 +24,69 @@ final class FetchPlanCache: Sendable {
         let model: ObjectIdentifier
         let predicate: PredicateShape?
         /// The descriptor's sort, `nil` when it has none.
-        let sort: AnyHashable?
+        let sort: SortShape?
         let hasLimit: Bool
         let hasOffset: Bool
+
+        /// Equal when the parts are; the sorts are compared last, only when everything else is
+        /// equal (so both are sorts of one model type).
+        static func == (lhs: Key, rhs: Key) -> Bool {
+            guard lhs.model == rhs.model, lhs.hasLimit == rhs.hasLimit, lhs.hasOffset == rhs.hasOffset,
+                lhs.predicate == rhs.predicate
+            else { return false }
+            switch (lhs.sort, rhs.sort) {
+            case (nil, nil): return true
+            case (let left?, let right?): return left.isEqual(to: right)
+            default: return false
+            }
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(model)
+            hasher.combine(predicate)
+            hasher.combine(sort?.hashCode)
+            hasher.combine(hasLimit)
+            hasher.combine(hasOffset)
+        }
     }
 
-    /// A descriptor's sort as a key part: compared as its own type, not element by element through
-    /// `AnyHashable` (which boxes every `SortDescriptor` again on each comparison).
-    struct SortShape<T>: Hashable {
+    /// A descriptor's sort as a key part, compared as `[SortDescriptor<T>]` (exactly as
+    /// `SortDescriptor`'s `==` does) but hashed only by what `==` also compares and costs little to
+    /// read: how many descriptors there are and each one's `order`. Hashing a `SortDescriptor`
+    /// itself (its key path and comparator) would cost more than the rest of a fetch's plan look-up.
+    class SortShape: @unchecked Sendable {
+        // Safety: immutable after init; its subclass holds only sort descriptors, which are Sendable.
+        let hashCode: Int
+
+        init(hashCode: Int) { self.hashCode = hashCode }
+
+        /// Whether the sorts are equal; `other` MUST be a sort of the same model type.
+        func isEqual(to other: SortShape) -> Bool { false }
+
+        /// The shape of a descriptor's sort, or `nil` when it has none.
+        static func of<T>(_ descriptors: [SortDescriptor<T>]) -> SortShape? {
+            if descriptors.count == 0 { return nil }
+            var hasher = Hasher()
+            hasher.combine(descriptors.count)
+            for index in 0..<descriptors.count { hasher.combine(descriptors[index].order == .forward) }
+            return TypedSortShape(descriptors, hashCode: hasher.finalize())
+        }
+    }
+
+    /// The sort of one model type.
+    private final class TypedSortShape<T>: SortShape, @unchecked Sendable {
+        // Safety: immutable; `SortDescriptor` is Sendable.
         let descriptors: [SortDescriptor<T>]
+
+        init(_ descriptors: [SortDescriptor<T>], hashCode: Int) {
+            self.descriptors = descriptors
+            super.init(hashCode: hashCode)
+        }
+
+        override func isEqual(to other: SortShape) -> Bool {
+            // The key compares the model types first: `other` is a sort of `T` too.
+            hashCode == other.hashCode && descriptors == unsafeDowncast(other, to: TypedSortShape<T>.self).descriptors
+        }
     }
 
     /// A kept plan: where each conjunct goes, and how its filter is made from the constants.
@@ -53,15 +107,15 @@ final class FetchPlanCache: Sendable {
 
     /// The key of a fetch, or `nil` when its plan is not kept.
     static func key<T>(_ descriptor: FetchDescriptor<T>) -> (Key, PredicateShape?)? {
-        guard descriptor.propertiesToFetch.isEmpty else { return nil }
+        // `count`, not `isEmpty`: the generic `isEmpty` looks up the array type's metadata on every call.
+        guard descriptor.propertiesToFetch.count == 0 else { return nil }
         var shape: PredicateShape?
         if let predicate = descriptor.predicate {
             guard let predicateShape = PredicateShape(predicate) else { return nil }
             shape = predicateShape
         }
         let key = Key(
-            model: ObjectIdentifier(T.self), predicate: shape,
-            sort: descriptor.sortBy.isEmpty ? nil : AnyHashable(SortShape(descriptors: descriptor.sortBy)),
+            model: ObjectIdentifier(T.self), predicate: shape, sort: SortShape.of(descriptor.sortBy),
             hasLimit: descriptor.fetchLimit != nil, hasOffset: (descriptor.fetchOffset ?? 0) > 0)
         return (key, shape)
     }

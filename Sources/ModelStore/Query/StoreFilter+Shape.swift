@@ -149,3 +149,60 @@ extension StoreValue {
         }
     }
 }
+
+extension StoreFilterShape {
+    /// Whether `filter` has this shape (``StoreFilterShape/init(_:)`` of it would equal this one),
+    /// decided without building its skeleton; when it has, its operands in the order of
+    /// ``operands`` are appended to `operands`.
+    ///
+    /// A store that keeps a translation per shape can try the shapes it used last this way before
+    /// it hashes a new shape.
+    public func matches(_ filter: StoreFilter, operands: inout [StoreValue]) -> Bool {
+        Self.match(filter, skeleton, &operands)
+    }
+
+    private static func match(_ filter: StoreFilter, _ skeleton: StoreFilter, _ operands: inout [StoreValue]) -> Bool {
+        func take(_ value: StoreValue, _ placeholder: StoreValue) -> Bool {
+            let expected: StoreValue = value.shapeCode.map { .int(Int64($0)) } ?? .string(value.shapeKind)
+            guard expected == placeholder else { return false }
+            operands.append(value)
+            return true
+        }
+        switch (filter, skeleton) {
+        case (.constant(let value), .constant(let expected)): return value == expected
+        case (.compare(let path, let op, let value), .compare(let expectedPath, let expectedOp, let placeholder)):
+            return path == expectedPath && op == expectedOp && take(value, placeholder)
+        case (.isIn(let path, let values), .isIn(let expectedPath, let placeholders)):
+            guard path == expectedPath, values.count == placeholders.count else { return false }
+            for index in values.indices where !take(values[index], placeholders[index]) { return false }
+            return true
+        case (.range(let path, let range), .range(let expectedPath, let expected)):
+            guard path == expectedPath, range.includesUpper == expected.includesUpper,
+                (range.lower == nil) == (expected.lower == nil), (range.upper == nil) == (expected.upper == nil)
+            else { return false }
+            if let lower = range.lower, let placeholder = expected.lower, !take(lower, placeholder) { return false }
+            if let upper = range.upper, let placeholder = expected.upper, !take(upper, placeholder) { return false }
+            return true
+        case (.text(let path, let operation), .text(let expectedPath, let expected)):
+            guard path == expectedPath else { return false }
+            switch (operation, expected) {
+            case (.contains(let text), .contains), (.hasPrefix(let text), .hasPrefix),
+                (.matchesRegex(let text), .matchesRegex):
+                operands.append(.string(text))
+                return true
+            default: return false
+            }
+        case (.arrayContains(let path, let value), .arrayContains(let expectedPath, let placeholder)):
+            return path == expectedPath && take(value, placeholder)
+        case (.any(let path, let inner), .any(let expectedPath, let expected)),
+            (.all(let path, let inner), .all(let expectedPath, let expected)):
+            return path == expectedPath && match(inner, expected, &operands)
+        case (.and(let items), .and(let expected)), (.or(let items), .or(let expected)):
+            guard items.count == expected.count else { return false }
+            for index in items.indices where !match(items[index], expected[index], &operands) { return false }
+            return true
+        case (.not(let item), .not(let expected)): return match(item, expected, &operands)
+        default: return false
+        }
+    }
+}
