@@ -67,7 +67,16 @@ func startServer() throws -> (Process, URL) {
 }
 
 let servers = [try startServer(), try startServer()]
-defer { for (process, _) in servers { process.terminate() } }
+/// Stops the servers and removes the run's directory: on a thrown error through `defer`, before
+/// `exit` (which runs no `defer`) explicitly.
+func cleanUp() {
+    for (process, _) in servers where process.isRunning {
+        process.terminate()
+        process.waitUntilExit()
+    }
+    try? FileManager.default.removeItem(at: directory)
+}
+defer { cleanUp() }
 
 /// Arrival times by client, by note title.
 final class Arrivals: @unchecked Sendable {
@@ -166,4 +175,5 @@ print(
             + "propagation p50 %.0f ms, p99 %.0f ms, max %.0f ms",
         savedCount, Double(savedCount) / seconds, expected.count, missing, percentile(0.5), percentile(0.99),
         delays.last ?? .nan))
+cleanUp()
 exit(missing == 0 ? 0 : 1)
