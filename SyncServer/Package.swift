@@ -4,7 +4,8 @@ import PackageDescription
 // The sync server in its own package, so that the main package stays dependency-free: the sync
 // engine's change sets over HTTP, on Hummingbird, with PostgreSQL (the adapter's package) as the one
 // shared store, its LISTEN/NOTIFY (PostgresNIO) waking every server process's live channel, and
-// bearer JWTs (jwt-kit) deciding who sees what.
+// bearer JWTs (jwt-kit) deciding who sees what; HTTPS optional (HummingbirdTLS over swift-nio-ssl,
+// which postgres-nio already builds).
 let package = Package(
     name: "ModelStoreSyncServer",
     platforms: [.macOS(.v15)],
@@ -19,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // Reading and checking request bodies, without HTTP, so the fuzz target builds without NIO.
@@ -38,10 +40,13 @@ let package = Package(
                 .product(name: "ModelStoreSync", package: "ModelStore"),
                 .product(name: "ModelStoreTooling", package: "ModelStore"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ModelStorePostgreSQL", package: "ModelStorePostgreSQL"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Sources/ModelStoreSyncServer"),
         // `modelstore-sync-server --store postgres://… --jwt-key-file F [--port N] [--scope-attribute A]`.

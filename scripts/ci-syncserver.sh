@@ -2,12 +2,23 @@
 # The sync server (the SyncServer/ package): the house format, doc comments, the build, then its
 # request decoder's fuzz target for 20 s (seeded mutations), then its tests against a throwaway
 # PostgreSQL 15 (scripts/postgres.sh): two real server processes on
-# loopback, clients syncing through them, token, scope and input refusals, and (where the machine
+# loopback, clients syncing through them, token, scope and input refusals, HTTPS with a self-signed
+# certificate (curl, and the sync client in a mount namespace that trusts it), and (where the machine
 # lets it create network namespaces, as root can) clients in a namespace of their own whose link is
 # throttled and cut mid-push and mid-pull. Then `modelstore sync` against a running server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$SECONDS
+# The HTTPS tests make a certificate with openssl and fetch with curl.
+missing=""
+for tool in openssl curl; do command -v "$tool" >/dev/null || missing="$missing $tool"; done
+if [ -n "$missing" ]; then
+    sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get update -q
+    # shellcheck disable=SC2086 # the list is meant to split
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q $missing
+fi
 swift format lint --strict -r --parallel SyncServer/Sources SyncServer/Tests SyncServer/Package.swift
 python3 scripts/check-docs.py SyncServer/Sources
 # The PostgreSQL adapter's build directory, where .ci/run's earlier steps built SwiftNIO, swift-crypto,

@@ -7,7 +7,9 @@ import ModelStoreSync
 /// every poll interval, at once after a commit of this process, and at once when the change signal
 /// (another process's announcement) says so; it works out once which requesters' scopes the new
 /// transactions touch (``ModelStoreSync/SyncHost/touches(_:access:)``), and sends only their
-/// listeners the new number. Polling runs only while someone listens.
+/// listeners the new number. Reads are at least `gap` apart: the wake-ups that arrive during a
+/// read and the gap after it make one read, whose answer every listener shares, so a burst of
+/// pushes costs a few reads per process, not one per push. Polling runs only while someone listens.
 final class SyncChangeFeed: Sendable {
     /// What a listener receives.
     enum Event: Sendable {
@@ -26,13 +28,15 @@ final class SyncChangeFeed: Sendable {
 
     private let host: SyncHost
     private let interval: Duration
+    private let gap: Duration
     private let keepAlive: Duration
     private let signal: (any SyncChangeSignal)?
     private let state = LockedValue(State())
 
-    init(host: SyncHost, interval: Duration, keepAlive: Duration, signal: (any SyncChangeSignal)?) {
+    init(host: SyncHost, interval: Duration, gap: Duration, keepAlive: Duration, signal: (any SyncChangeSignal)?) {
         self.host = host
         self.interval = interval
+        self.gap = gap
         self.keepAlive = keepAlive
         self.signal = signal
     }
@@ -87,19 +91,20 @@ final class SyncChangeFeed: Sendable {
         wake.continuation.yield()
         let clock = ContinuousClock()
         var lastKeepAlive = clock.now
+        var lastRead: ContinuousClock.Instant?
         for await _ in wake.stream {
             if Task.isCancelled { return }
+            // Wake-ups that arrive during the wait fold into the one being served.
+            if let lastRead, clock.now - lastRead < gap { try? await Task.sleep(until: lastRead + gap, clock: clock) }
+            lastRead = clock.now
             let (last, accesses) = state.withLock { ($0.newest, Array($0.listeners.keys)) }
-            // The host's reads block: off the cooperative pool.
-            let read = await Task.detached { [host] () -> (newest: Int64, touched: [SyncAccess])? in
-                guard let digest = try? host.changes(after: last) else { return nil }
-                // The first read finds where the history stands; a change committed between a
-                // listener's opening (whose signal made it pull) and this read would otherwise go
-                // unannounced, so every listener hears of it.
-                guard last >= 0 else { return (digest.newest, accesses) }
-                guard !digest.isEmpty else { return (digest.newest, []) }
-                return (digest.newest, accesses.filter { host.touches(digest, access: $0) })
-            }.value
+            // The host's reads block: on a thread of their own, as the requests' are, since a
+            // detached task would hold one of the cooperative pool's few threads for the read.
+            let read = await withCheckedContinuation { [host] continuation in
+                DispatchQueue.global().async {
+                    continuation.resume(returning: Self.read(host, after: last, accesses: accesses))
+                }
+            }
             if let read, read.newest != last {
                 let listeners = state.withLock { state in
                     state.newest = read.newest
@@ -112,6 +117,22 @@ final class SyncChangeFeed: Sendable {
             lastKeepAlive = clock.now
             for listener in state.withLock({ $0.listeners.values.flatMap(\.values) }) { listener.yield(.keepAlive) }
         }
+    }
+}
+
+extension SyncChangeFeed {
+    /// The newest transaction after `last` and which of `accesses` it touches, or `nil` when the
+    /// history cannot be read now.
+    fileprivate static func read(
+        _ host: SyncHost, after last: Int64, accesses: [SyncAccess]
+    ) -> (newest: Int64, touched: [SyncAccess])? {
+        guard let digest = try? host.changes(after: last) else { return nil }
+        // The first read finds where the history stands; a change committed between a listener's
+        // opening (whose signal made it pull) and this read would otherwise go unannounced, so
+        // every listener hears of it.
+        guard last >= 0 else { return (digest.newest, accesses) }
+        guard !digest.isEmpty else { return (digest.newest, []) }
+        return (digest.newest, accesses.filter { host.touches(digest, access: $0) })
     }
 }
 

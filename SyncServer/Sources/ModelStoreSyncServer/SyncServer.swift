@@ -54,7 +54,7 @@ public struct SyncServer: Sendable {
         self.configuration = configuration
         self.changeSignal = changeSignal
         self.feed = SyncChangeFeed(
-            host: host, interval: configuration.changePollInterval,
+            host: host, interval: configuration.changePollInterval, gap: configuration.minimumChangeReadGap,
             keepAlive: configuration.keepAliveInterval, signal: changeSignal)
         self.limiter = SyncRateLimiter(rate: configuration.requestsPerSecond, burst: configuration.requestBurst)
         let schema = host.container.schema

@@ -22,6 +22,10 @@ public struct SyncServerConfiguration: Sendable {
     /// when to pull; with a ``SyncChangeSignal`` the read also happens at once on each
     /// announcement, and this interval only bounds the delay of a missed one.
     public var changePollInterval: Duration = .milliseconds(100)
+    /// The shortest time between two reads of the history for the live channel: the wake-ups
+    /// (commits, announcements, polls) that arrive during a read and this long after it make one
+    /// read, so a burst of pushes costs each process a few reads, not one each.
+    public var minimumChangeReadGap: Duration = .milliseconds(20)
     /// How often an idle change stream gets a comment, so proxies and clients keep it open.
     public var keepAliveInterval: Duration = .seconds(15)
 

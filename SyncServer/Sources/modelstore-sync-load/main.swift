@@ -6,7 +6,7 @@ import ModelStoreSyncServer
 import SyncTestModels
 
 // `modelstore-sync-load --store postgres://… [--clients 50] [--seconds 60] [--group 5] [--rate 1]
-// [--change-notifications on|off]`:
+// [--change-notifications on|off] [--server-logs DIR]`:
 // starts two modelstore-sync-server processes (the binary beside this one) on loopback over the
 // store, then runs CLIENTS sync engines in this process, each on a SQLite store of its own and
 // through one of the two servers, in groups of GROUP sharing an owner. Each client saves RATE notes
@@ -15,12 +15,13 @@ import SyncTestModels
 // group and prints changes per second, the propagation time from a save to another client's store
 // (p50, p99, max) and how many (note, client) deliveries never happened. The servers wake each other
 // with PostgreSQL NOTIFY unless `--change-notifications off`, which leaves them polling every 100 ms.
+// `--server-logs DIR` keeps the servers' logs (a line per request, with its milliseconds) in DIR.
 let arguments = Array(CommandLine.arguments.dropFirst())
 func value(_ name: String) -> String? { arguments.firstIndex(of: name).map { arguments[$0 + 1] } }
 guard let store = value("--store") else {
     print(
         "usage: modelstore-sync-load --store URL [--clients N] [--seconds S] [--group G] [--rate R] "
-            + "[--change-notifications on|off]")
+            + "[--change-notifications on|off] [--server-logs DIR]")
     exit(2)
 }
 let clientCount = value("--clients").flatMap(Int.init) ?? 50
@@ -47,7 +48,8 @@ func startServer() throws -> (Process, URL) {
             "--store", store, "--schema", schemaFile.path, "--jwt-key-file", keyFile.path, "--port", "0",
             "--scope-attribute", "owner", "--rate", "100000",
         ] + (value("--change-notifications").map { ["--change-notifications", $0] } ?? [])
-    let log = directory.appendingPathComponent("server-\(UUID().uuidString.prefix(6)).log")
+    let log = (value("--server-logs").map { URL(fileURLWithPath: $0) } ?? directory).appendingPathComponent(
+        "server-\(UUID().uuidString.prefix(6)).log")
     _ = FileManager.default.createFile(atPath: log.path, contents: nil)
     let handle = try FileHandle(forWritingTo: log)
     process.standardOutput = handle
@@ -65,7 +67,16 @@ func startServer() throws -> (Process, URL) {
 }
 
 let servers = [try startServer(), try startServer()]
-defer { for (process, _) in servers { process.terminate() } }
+/// Stops the servers and removes the run's directory: on a thrown error through `defer`, before
+/// `exit` (which runs no `defer`) explicitly.
+func cleanUp() {
+    for (process, _) in servers where process.isRunning {
+        process.terminate()
+        process.waitUntilExit()
+    }
+    try? FileManager.default.removeItem(at: directory)
+}
+defer { cleanUp() }
 
 /// Arrival times by client, by note title.
 final class Arrivals: @unchecked Sendable {
@@ -164,4 +175,5 @@ print(
             + "propagation p50 %.0f ms, p99 %.0f ms, max %.0f ms",
         savedCount, Double(savedCount) / seconds, expected.count, missing, percentile(0.5), percentile(0.99),
         delays.last ?? .nan))
+cleanUp()
 exit(missing == 0 ? 0 : 1)

@@ -11,6 +11,7 @@ let usage = """
     usage: modelstore-sync-server --store URL --jwt-key-file FILE [--schema FILE] [--host HOST] [--port N]
                                   [--path PATH] [--scope-attribute NAME] [--max-request-bytes N] [--rate N]
                                   [--poll-interval MS] [--change-notifications on|off]
+                                  [--tls-certificate FILE --tls-key FILE]
            modelstore-sync-server --jwt-key-file FILE --mint-token SUBJECT [--expires-in SECONDS] [--claim K=V]
 
     Serves the store at URL (postgres://USER:PASSWORD@HOST:PORT/DB, or sqlite:PATH, json:PATH, …) to
@@ -32,8 +33,7 @@ let usage = """
     --jwt-key-file FILE      the key tokens are verified with (env MODELSTORE_SYNC_JWT_KEY_FILE): a PEM P-256
                              key for ES256 (public, or private to also mint), else a secret of at least 32
                              bytes for HS256 (the file's bytes, a trailing newline removed).
-    --host HOST              the address to listen on (env MODELSTORE_SYNC_HOST; default 127.0.0.1). TLS is
-                             not served: put a TLS proxy in front for clients beyond the machine or network.
+    --host HOST              the address to listen on (env MODELSTORE_SYNC_HOST; default 127.0.0.1).
     --port N                 the port (env MODELSTORE_SYNC_PORT; default 8080; 0 picks a free one, printed).
     --path PATH              where the routes live (default 'sync').
     --scope-attribute NAME   each model of an entity with the String attribute NAME belongs to the token's
@@ -55,6 +55,11 @@ let usage = """
                              LISTEN/NOTIFY between the processes of a postgres:// store (env
                              MODELSTORE_SYNC_CHANGE_NOTIFICATIONS; default on; other stores have none,
                              and their processes learn of each other's changes by polling alone).
+    --tls-certificate FILE   serve HTTPS (TLS 1.2 or newer) with this PEM certificate chain, the server's
+                             certificate first (env MODELSTORE_SYNC_TLS_CERTIFICATE); needs --tls-key.
+    --tls-key FILE           the certificate's PEM private key, unencrypted (env MODELSTORE_SYNC_TLS_KEY).
+                             Without both the server speaks plain HTTP: keep it on loopback or a private
+                             network, or put a TLS proxy in front.
     --mint-token SUBJECT     print a token for SUBJECT signed with the key file's secret or private key, and
                              exit (--expires-in SECONDS, default 86400; --claim NAME=VALUE, repeatable).
 
@@ -77,7 +82,7 @@ var claims: [String: String] = [:]
 let valued: Set<String> = [
     "--store", "--schema", "--jwt-key-file", "--host", "--port", "--path", "--scope-attribute",
     "--max-request-bytes", "--rate", "--mint-token", "--expires-in", "--claim", "--poll-interval",
-    "--change-notifications",
+    "--change-notifications", "--tls-certificate", "--tls-key",
 ]
 var arguments = Array(CommandLine.arguments.dropFirst())
 while !arguments.isEmpty {
@@ -189,6 +194,21 @@ let changeSignal: PostgreSQLChangeSignal? =
         PostgreSQLChangeSignal(configuration: $0)
     } : nil
 
+// The certificate is read before the store is opened: a wrong path touches nothing.
+let tls: SyncServerTLS?
+switch (option("--tls-certificate", "MODELSTORE_SYNC_TLS_CERTIFICATE"), option("--tls-key", "MODELSTORE_SYNC_TLS_KEY"))
+{
+case (nil, nil): tls = nil
+case (let certificate?, let key?):
+    do {
+        tls = try SyncServerTLS.reading(certificateFile: certificate, keyFile: key)
+    } catch {
+        fail("\(error)")
+    }
+case (nil, _): fail("'--tls-key' needs '--tls-certificate FILE' (or MODELSTORE_SYNC_TLS_CERTIFICATE) beside it")
+case (_, nil): fail("'--tls-certificate' needs '--tls-key FILE' (or MODELSTORE_SYNC_TLS_KEY) beside it")
+}
+
 let server: SyncServer
 let scopeAttribute = option("--scope-attribute", "MODELSTORE_SYNC_SCOPE_ATTRIBUTE")
 do {
@@ -219,9 +239,11 @@ let scopeText =
     (scopeAttribute.map { "each client holds the models whose '\($0)' is its subject" } ?? "no scope")
     + (changeSignal.map { ", change notifications on '\($0.channel)'" } ?? "")
 do {
-    try await server.run(host: host, port: port, path: path) { [verifier, shownStore, scopeText, host, path] bound in
+    let scheme = tls == nil ? "http" : "https"
+    try await server.run(host: host, port: port, path: path, tls: tls) {
+        [verifier, shownStore, scopeText, host, path] bound in
         let line =
-            "modelstore-sync-server: listening on http://\(host):\(bound)/\(path) for '\(shownStore)' "
+            "modelstore-sync-server: listening on \(scheme)://\(host):\(bound)/\(path) for '\(shownStore)' "
             + "(\(verifier.algorithm) tokens, \(scopeText))\n"
         FileHandle.standardOutput.write(Data(line.utf8))
     }

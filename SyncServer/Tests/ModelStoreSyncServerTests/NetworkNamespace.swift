@@ -90,17 +90,8 @@ struct NetworkNamespace {
 
     @discardableResult
     static func run(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard process.terminationStatus == 0 else { throw CommandFailure(command: arguments, output: text) }
+        let (status, text) = try command(arguments)
+        guard status == 0 else { throw CommandFailure(command: arguments, output: text) }
         return text
     }
 

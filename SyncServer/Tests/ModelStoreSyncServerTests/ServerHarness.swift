@@ -113,6 +113,8 @@ final class ServerProcess: @unchecked Sendable {
     let process = Process()
     let port: Int
     let host: String
+    /// `https` when the server was started with a certificate, else `http`.
+    let scheme: String
     private let lock = NSLock()
     private var output = Data()
 
@@ -122,11 +124,13 @@ final class ServerProcess: @unchecked Sendable {
             .appendingPathComponent("modelstore-sync-server")
     }
 
-    var baseURL: URL { URL(string: "http://\(host):\(port)/sync")! }
+    var baseURL: URL { URL(string: "\(scheme)://\(host):\(port)/sync")! }
 
     /// Starts a server on `fixture`'s store and waits until it listens.
     init(_ fixture: Fixture, host: String = "127.0.0.1", extra: [String] = [], scope: String? = "owner") throws {
         self.host = host
+        let scheme = extra.contains("--tls-certificate") ? "https" : "http"
+        self.scheme = scheme
         process.executableURL = Self.executable
         process.arguments =
             [
@@ -146,7 +150,7 @@ final class ServerProcess: @unchecked Sendable {
             if chunk.isEmpty { break }
             buffer.append(chunk)
             let text = String(decoding: buffer, as: UTF8.self)
-            if let range = text.range(of: "listening on http://\(host):") {
+            if let range = text.range(of: "listening on \(scheme)://\(host):") {
                 let digits = text[range.upperBound...].prefix { $0.isNumber }
                 port = Int(digits)
             }
@@ -199,6 +203,21 @@ func raw(
     for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
     let (data, response) = try await URLSession.shared.data(for: request)
     return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+}
+
+/// Runs a program found on the path (`arguments[0]`) and returns its exit status and its output
+/// (standard output and error together).
+func command(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }
 
 /// Waits up to `seconds` for `condition`.
