@@ -56,6 +56,24 @@ public struct AES256GCM: Sendable {
     /// plaintext is made, for records that are large.
     public func seal(inPlace box: UnsafeMutableRawBufferPointer, associatedData: UnsafeRawBufferPointer) throws {
         precondition(box.count >= Self.overhead, "a box has room for a nonce and a tag")
+        try seal(nil, into: box, associatedData: associatedData)
+    }
+
+    /// Writes the sealed box of `plaintext` to `box`, which must be exactly ``overhead`` bytes longer
+    /// and may be uninitialized memory: the plaintext is read once, as it is encrypted, and never
+    /// copied, for a large document sealed into a buffer of its own.
+    public func seal(
+        _ plaintext: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
+        into box: UnsafeMutableRawBufferPointer
+    ) throws {
+        precondition(box.count == plaintext.count + Self.overhead, "a box is the plaintext's size plus the overhead")
+        try seal(plaintext.baseAddress, into: box, associatedData: associatedData)
+    }
+
+    /// Seals the bytes at `source` (the box's own plaintext, after the nonce, when `nil`) into `box`.
+    private func seal(
+        _ source: UnsafeRawPointer?, into box: UnsafeMutableRawBufferPointer, associatedData: UnsafeRawBufferPointer
+    ) throws {
         let length = box.count - Self.overhead
         let nonce = box.baseAddress!.assumingMemoryBound(to: UInt8.self)
         guard RAND_bytes(nonce, Int32(Self.nonceSize)) == 1 else {
@@ -64,10 +82,11 @@ public struct AES256GCM: Sendable {
                 remedy: "Check that the system has an entropy source (/dev/urandom) and try again")
         }
         let text = nonce + Self.nonceSize
+        let input = source.map { $0.assumingMemoryBound(to: UInt8.self) } ?? UnsafePointer(text)
         let ok = sealing.with { context in
             modelstore_aes256gcm_seal_with(
                 context, nonce, associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                Int32(associatedData.count), text, Int32(length), text, text + length)
+                Int32(associatedData.count), input, Int32(length), text, text + length)
         }
         guard ok == 1 else { throw DataStoreError(.io, "OpenSSL could not encrypt \(length) bytes with AES-256-GCM") }
     }

@@ -22,6 +22,32 @@ struct AES256GCMTests {
         }
     }
 
+    /// A box sealed into a buffer of its own, from plaintext that stays where it is, opens as any other,
+    /// and sealing in place gives a box that opens to the same plaintext.
+    @Test func aBoxSealedIntoItsOwnBufferOrInPlaceOpens() throws {
+        let data = Array("document".utf8)
+        for length in [0, 1, 17, 100_003] {
+            let plaintext = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
+            let box = try [UInt8](unsafeUninitializedCapacity: length + AES256GCM.overhead) { buffer, initialized in
+                try plaintext.withUnsafeBytes { text in
+                    try data.withUnsafeBytes {
+                        try cipher.seal(text, associatedData: $0, into: UnsafeMutableRawBufferPointer(buffer))
+                    }
+                }
+                initialized = buffer.count
+            }
+            #expect(cipher.open(box, associatedData: data) == plaintext)
+            if length >= 16 { #expect(!box.contains(plaintext[0..<16]), "the plaintext shows in the box") }
+            var inPlace =
+                [UInt8](repeating: 0, count: AES256GCM.nonceSize) + plaintext
+                + [UInt8](repeating: 0, count: AES256GCM.tagSize)
+            try inPlace.withUnsafeMutableBytes { raw in
+                try data.withUnsafeBytes { try cipher.seal(inPlace: raw, associatedData: $0) }
+            }
+            #expect(cipher.open(inPlace, associatedData: data) == plaintext)
+        }
+    }
+
     @Test func threadsSealAndOpenAtOnce() throws {
         let cipher = self.cipher
         let failures = LockedValue(0)

@@ -79,10 +79,19 @@ enum DocumentEncryption {
     /// The encrypted file for `document`'s bytes, under the store's current key.
     static func seal(_ document: UnsafeRawBufferPointer, keys: DocumentKeys) throws -> [UInt8] {
         let (line, cipher) = try keys.current()
-        var output = signature + Array(line.utf8) + [UInt8(ascii: "\n")]
-        output.reserveCapacity(output.count + document.count + AES256GCM.overhead)
-        try Array(line.utf8).withUnsafeBytes { try cipher.seal(document, associatedData: $0, appendingTo: &output) }
-        return output
+        let lineBytes = Array(line.utf8)
+        let head = signature + lineBytes + [UInt8(ascii: "\n")]
+        // Sealed straight into the file's buffer: the document, megabytes at scale, is not copied first.
+        return try [UInt8](unsafeUninitializedCapacity: head.count + document.count + AES256GCM.overhead) {
+            buffer, initialized in
+            let file = UnsafeMutableRawBufferPointer(buffer)
+            file.copyBytes(from: head)
+            try lineBytes.withUnsafeBytes {
+                try cipher.seal(
+                    document, associatedData: $0, into: UnsafeMutableRawBufferPointer(rebasing: file[head.count...]))
+            }
+            initialized = buffer.count
+        }
     }
 }
 

@@ -91,6 +91,21 @@ public enum Catalog {
         return systems.first { $0.name == base && $0.isModelStore }
     }
 
+    /// What the name of a system encrypted at rest ends with (before a `-batch`); the rest names its
+    /// plaintext twin, which the encryption goals divide its times by.
+    public static let encryptedSuffix = "-encrypted"
+
+    /// The plaintext system an encrypted one is compared with: `sqlite` for `sqlite-encrypted`,
+    /// `jsonfile-batch` for `jsonfile-encrypted-batch`; `nil` for a system that is not encrypted.
+    public static func plaintextTwin(of name: String) -> String? {
+        let batch = name.hasSuffix(batchInsertSuffix)
+        let base = batch ? String(name.dropLast(batchInsertSuffix.count)) : name
+        guard base.hasSuffix(encryptedSuffix), system(named: name) != nil else { return nil }
+        let plaintext = String(base.dropLast(encryptedSuffix.count))
+        guard systems.contains(where: { $0.name == plaintext }) else { return nil }
+        return batch ? plaintext + batchInsertSuffix : plaintext
+    }
+
     /// The GRDB system of the same durability class: what a system's times are divided by in the report.
     public static func grdbPeer(of name: String) -> String? {
         guard let system = system(named: name) else { return nil }

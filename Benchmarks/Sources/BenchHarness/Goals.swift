@@ -28,8 +28,8 @@ public struct GoalResult: Sendable, Hashable {
 /// Goals stated at 1M are evaluated at the largest size the run measured, and the evidence says
 /// which size that was; a `--quick` run thus evaluates them at 100k.
 public struct GoalEvaluator: Sendable {
-    private let results: [String: BenchmarkResult]
-    private let sizes: [Int]
+    let results: [String: BenchmarkResult]
+    let sizes: [Int]
 
     /// An evaluator over a run's measurements.
     public init(_ measurements: [BenchmarkResult]) {
@@ -41,7 +41,7 @@ public struct GoalEvaluator: Sendable {
         sizes = Array(Set(measurements.map(\.n))).sorted()
     }
 
-    private static func key(_ workload: String, _ system: String, _ n: Int) -> String { "\(workload)|\(system)|\(n)" }
+    static func key(_ workload: String, _ system: String, _ n: Int) -> String { "\(workload)|\(system)|\(n)" }
 
     /// Every goal, one row per goal and system it concerns.
     public func evaluate() -> [GoalResult] {
@@ -123,6 +123,7 @@ public struct GoalEvaluator: Sendable {
         rows += sqliteLimitGoals()
         rows += memoryGoals(top: top, label: atTop)
         rows += hierarchyGoals()
+        rows += encryptionGoals()
         return rows
     }
 
@@ -157,28 +158,39 @@ public struct GoalEvaluator: Sendable {
     private func overReference(
         _ goal: String, _ workload: String, _ system: String, factor: Double, at sizes: [Int]
     ) -> GoalResult {
-        if sizes.isEmpty {
-            return GoalResult(goal: goal, system: system, status: .notMeasured, evidence: "no size measured")
-        }
         let reference = Catalog.hierarchyReference
+        return atMost(
+            goal, (workload, system), over: (reference, system), factor: factor, at: sizes,
+            evidence: "\(workload) over \(reference) at every N: ")
+    }
+
+    /// The median of `mine` at most `factor`× the median of `reference` at each of `sizes` (workload and
+    /// system each); the evidence lists both times and their ratio at every size, after `evidence`.
+    func atMost(
+        _ goal: String, _ mine: (workload: String, system: String), over reference: (workload: String, system: String),
+        factor: Double, at sizes: [Int], evidence: String
+    ) -> GoalResult {
+        if sizes.isEmpty {
+            return GoalResult(goal: goal, system: mine.system, status: .notMeasured, evidence: "no size measured")
+        }
         var notes: [String] = []
         var missed = false
         for n in sizes {
-            switch (median(workload, system, n), median(reference, system, n)) {
-            case (.success(let mine), .success(let theirs)):
-                let ratio = theirs > 0 ? mine / theirs : .infinity
+            switch (median(mine.workload, mine.system, n), median(reference.workload, reference.system, n)) {
+            case (.success(let time), .success(let theirs)):
+                let ratio = theirs > 0 ? time / theirs : .infinity
                 let ok = ratio <= factor
                 if !ok { missed = true }
                 notes.append(
-                    "\(Self.size(n)): \(Report.seconds(mine)) vs \(Report.seconds(theirs)) "
+                    "\(Self.size(n)): \(Report.seconds(time)) vs \(Report.seconds(theirs)) "
                         + "(\(Report.factor(ratio)))\(ok ? "" : " ✗")")
             case (.failure(let why), _), (_, .failure(let why)):
-                return GoalResult(goal: goal, system: system, status: .notMeasured, evidence: why.description)
+                return GoalResult(goal: goal, system: mine.system, status: .notMeasured, evidence: why.description)
             }
         }
         return GoalResult(
-            goal: goal, system: system, status: missed ? .missed : .met,
-            evidence: "\(workload) over \(reference) at every N: " + notes.joined(separator: "; "))
+            goal: goal, system: mine.system, status: missed ? .missed : .met,
+            evidence: evidence + notes.joined(separator: "; "))
     }
 
     /// The SQLite adapter against its engine's limit (`sqlite-raw`, and `sqlite-raw-history` where
@@ -447,7 +459,7 @@ public struct GoalEvaluator: Sendable {
 
     // MARK: Lookups
 
-    private func median(_ workload: String, _ system: String, _ n: Int) -> Result<Double, Missing> {
+    func median(_ workload: String, _ system: String, _ n: Int) -> Result<Double, Missing> {
         guard let measurement = results[Self.key(workload, system, n)] else {
             return .failure(Missing("\(workload)/\(system)/\(Self.size(n)) was not run"))
         }
@@ -463,7 +475,7 @@ public struct GoalEvaluator: Sendable {
     }
 
     /// Why a goal could not be evaluated.
-    private struct Missing: Error, CustomStringConvertible {
+    struct Missing: Error, CustomStringConvertible {
         let description: String
         init(_ description: String) { self.description = description }
     }
