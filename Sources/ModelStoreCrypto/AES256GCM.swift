@@ -1,7 +1,7 @@
 import CModelStoreCrypto
 import ModelStore
 
-/// AES-256-GCM sealing and opening under one key, with a fresh random 96-bit nonce per seal: the
+/// AES-256-GCM sealing and opening under one key, with a fresh 96-bit nonce per seal: the
 /// authenticated cipher of the encrypted file stores, public for adapter authors.
 ///
 /// A sealed box is `nonce (12 bytes) | ciphertext (as long as the plaintext) | tag (16 bytes)`,
@@ -9,10 +9,13 @@ import ModelStore
 /// same bytes to ``open(_:associatedData:)`` (a record's file and position, so a record moved or
 /// copied elsewhere fails to open).
 ///
-/// Nonces are random (`RAND_bytes`), so nothing needs to be remembered between processes, which
-/// lets several processes write one store. NIST SP 800-38D bounds random 96-bit nonces at 2³²
-/// seals per key; rotate the key (`modelstore rekey`) well before a store has written that many
-/// records.
+/// A cipher's first nonce is 12 random bytes (`RAND_bytes`); each next one adds 1 to the last 8
+/// bytes, read as a big-endian number, as the SQLite page cipher counts its nonces. Nothing needs to
+/// be remembered between processes, which lets several processes write one store: two ciphers (two
+/// processes, or one reopened) repeat a nonce only if their runs of nonces overlap, which is less
+/// likely than two random nonces being equal, and a seal costs no call to the random generator.
+/// NIST SP 800-38D bounds random 96-bit nonces at 2³² seals per key; rotate the key
+/// (`modelstore rekey`) well before a store has written that many records.
 public struct AES256GCM: Sendable {
     /// The bytes a sealed box adds to its plaintext: the nonce and the tag.
     public static let overhead = nonceSize + tagSize
@@ -23,11 +26,36 @@ public struct AES256GCM: Sendable {
 
     private let sealing: CipherContexts
     private let opening: CipherContexts
+    /// The last nonce this cipher sealed with, `nil` before its first seal.
+    private let lastNonce = LockedValue<[UInt8]?>(nil)
 
     /// A cipher with `key`.
     public init(key: EncryptionKey) {
         sealing = CipherContexts(key: key, encrypting: true)
         opening = CipherContexts(key: key, encrypting: false)
+    }
+
+    /// Writes the next nonce to `nonce` (see the type's summary).
+    private func nextNonce(_ nonce: UnsafeMutablePointer<UInt8>) throws {
+        let next = try lastNonce.withLock { last -> [UInt8] in
+            guard var counted = last else {
+                var first = [UInt8](repeating: 0, count: Self.nonceSize)
+                guard RAND_bytes(&first, Int32(Self.nonceSize)) == 1 else {
+                    throw DataStoreError(
+                        .io, "the system's random generator (OpenSSL RAND_bytes) failed",
+                        remedy: "Check that the system has an entropy source (/dev/urandom) and try again")
+                }
+                last = first
+                return first
+            }
+            for index in stride(from: Self.nonceSize - 1, through: Self.nonceSize - 8, by: -1) {
+                counted[index] &+= 1
+                if counted[index] != 0 { break }
+            }
+            last = counted
+            return counted
+        }
+        for index in 0..<Self.nonceSize { nonce[index] = next[index] }
     }
 
     /// Appends the sealed box of `plaintext` to `output`: the plaintext is copied in once and
@@ -76,11 +104,7 @@ public struct AES256GCM: Sendable {
     ) throws {
         let length = box.count - Self.overhead
         let nonce = box.baseAddress!.assumingMemoryBound(to: UInt8.self)
-        guard RAND_bytes(nonce, Int32(Self.nonceSize)) == 1 else {
-            throw DataStoreError(
-                .io, "the system's random generator (OpenSSL RAND_bytes) failed",
-                remedy: "Check that the system has an entropy source (/dev/urandom) and try again")
-        }
+        try nextNonce(nonce)
         let text = nonce + Self.nonceSize
         let input = source.map { $0.assumingMemoryBound(to: UInt8.self) } ?? UnsafePointer(text)
         let ok = sealing.with { context in

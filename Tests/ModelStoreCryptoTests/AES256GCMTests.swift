@@ -207,3 +207,20 @@ struct EncryptionHeaderTests {
         }
     }
 }
+
+/// A cipher's nonces: random to start, then counted, so a seal draws no random bytes.
+struct AES256GCMNonceTests {
+    @Test func eachSealTakesTheNextNonceAndTwoCiphersStartApart() throws {
+        let key = try EncryptionKey.random()
+        let cipher = AES256GCM(key: key)
+        let boxes = try (0..<3).map { _ in try cipher.seal(Array("same text".utf8)) }
+        let nonces = boxes.map { Array($0.prefix(AES256GCM.nonceSize)) }
+        func counter(_ nonce: [UInt8]) -> UInt64 { nonce.suffix(8).reduce(0) { $0 << 8 | UInt64($1) } }
+        #expect(nonces[1].prefix(4) == nonces[0].prefix(4) && nonces[2].prefix(4) == nonces[0].prefix(4))
+        #expect(counter(nonces[1]) == counter(nonces[0]) &+ 1 && counter(nonces[2]) == counter(nonces[1]) &+ 1)
+        #expect(Set(boxes).count == 3, "the same plaintext seals to different boxes")
+        for box in boxes { #expect(cipher.open(box) == Array("same text".utf8)) }
+        let other = AES256GCM(key: key)
+        #expect(try other.seal([1]).prefix(AES256GCM.nonceSize) != boxes[0].prefix(AES256GCM.nonceSize))
+    }
+}
