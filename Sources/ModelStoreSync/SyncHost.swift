@@ -32,6 +32,11 @@ public final class SyncHost: Sendable {
     /// The author the host records its saves under: `modelstore-sync:` and the pushing replica.
     public static func author(forReplica replica: String) -> String { "modelstore-sync:" + replica }
 
+    /// The author of a push that wrote exactly what the replica sent and nothing else: the
+    /// replica's acknowledgement records that same state, so its pulls leave the transaction out
+    /// instead of bringing its own models back.
+    static func exactAuthor(forReplica replica: String) -> String { author(forReplica: replica) + ":exact" }
+
     /// A host for the first store of `container`, which gives each replica what `scope` lets it
     /// hold (everything when `nil`).
     ///
@@ -68,7 +73,7 @@ public final class SyncHost: Sendable {
     }
 
     private func applyPush(_ request: SyncPushRequest, check: ScopeCheck) throws -> SyncPushReply {
-        let writer = SyncStore(
+        var writer = SyncStore(
             store: store.store, schema: store.schema, author: Self.author(forReplica: request.replica))
         // The changed models, and the models the changes refer to.
         var globalIDs = request.changes.map(\.globalID)
@@ -103,6 +108,8 @@ public final class SyncHost: Sendable {
         var stale: [String] = []
         var merged: [String: String] = [:]
         var pendingInserts: [(change: SyncChange, snapshot: DefaultSnapshot)] = []
+        // Whether the push writes exactly the pushed values and nothing else (see `exactAuthor`).
+        var exact = true
         // New models' temporary identifiers, so changes in the same push can refer to them.
         for change in request.changes where change.kind == .insert && index.model(of: change.globalID) == nil {
             index.assignTemporary(change.globalID, entity: change.entity)
@@ -121,6 +128,7 @@ public final class SyncHost: Sendable {
                 if let model, let values = currentValues[model.persistentIdentifier] {
                     // The model is here already: a repeated push, fine when nothing differs.
                     if change.values.contains(where: { values[$0.key] != $0.value }) { stale.append(change.globalID) }
+                    exact = false
                     continue
                 }
                 if let match = uniques.match(entity: entity, values: change.values),
@@ -132,6 +140,12 @@ public final class SyncHost: Sendable {
                     continue
                 }
                 guard let temporary = index.model(of: change.globalID) else { continue }
+                // A link to a model the host lacks is dropped on the way in: the stored model differs.
+                if change.values.values.contains(where: {
+                    SyncValues.referencedGlobalIDs($0).contains { index.localID($0) == nil }
+                }) {
+                    exact = false
+                }
                 var snapshot = try DefaultSnapshot(persistentIdentifier: temporary, entity: entity, namedValues: [:])
                 SyncValues.write(change.values, into: &snapshot, localID: index.localID)
                 guard check.allows(snapshot) else { throw check.refusal(change.globalID, entity: entity.name, "adds") }
@@ -177,6 +191,15 @@ public final class SyncHost: Sendable {
                     stale.append(change.globalID)
                     continue
                 }
+                // Stored as sent only when every pushed value was written as it came (a set merge of a
+                // to-many relationship, a value held already, or a dropped link make it differ).
+                if patch.count != change.values.count || patch.contains(where: { change.values[$0.key] != $0.value })
+                    || patch.values.contains(where: {
+                        SyncValues.referencedGlobalIDs($0).contains { index.localID($0) == nil }
+                    })
+                {
+                    exact = false
+                }
                 guard !patch.isEmpty else { continue }
                 expected[model.persistentIdentifier] = model.values
                 SyncValues.write(patch, into: &model, localID: index.localID)
@@ -208,6 +231,13 @@ public final class SyncHost: Sendable {
         let deletedIDs = Set(deleted.map(\.persistentIdentifier))
         updated.removeAll { deletedIDs.contains($0.persistentIdentifier) }
         inserted += index.derivedRecordInserts
+        // Models the replica did not send (the other ends of links, references to a deleted model)
+        // or a fold into an existing model: its pulls must bring this transaction back.
+        exact = exact && holders.isEmpty && deleted.isEmpty && merged.isEmpty
+        if exact {
+            writer = SyncStore(
+                store: store.store, schema: store.schema, author: Self.exactAuthor(forReplica: request.replica))
+        }
         do {
             let result = try writer.save(
                 inserted: inserted + recordInserts, updated: updated + recordUpdates, deleted: deleted,
@@ -235,8 +265,11 @@ public final class SyncHost: Sendable {
             throw SyncError.store(
                 error, while: "applying \(request.changes.count) change(s) to '\(store.store.identifier)'")
         }
-        let touched = request.changes.map(\.globalID) + merged.values
-        return SyncPushReply(applied: true, stale: [], merged: merged, states: try states(of: touched))
+        // Only the models pushed ones were folded into need their state: the replica's own become
+        // what it pushed.
+        return SyncPushReply(
+            applied: true, stale: [], merged: merged, states: merged.isEmpty ? [] : try states(of: Array(merged.values))
+        )
     }
 
     // MARK: Pull
@@ -323,8 +356,11 @@ public final class SyncHost: Sendable {
         var seen = Set<PersistentIdentifier>()
         // The replica's own pushes are included: a push can change models it did not send (the
         // other ends of links, references to a model it deleted), and what others changed since; the
-        // replica finds the rest equal to what it has and writes nothing for them.
-        for transaction in transactions {
+        // replica finds the rest equal to what it has and writes nothing for them. A push stored
+        // exactly as sent is left out: the replica's acknowledgement holds what it wrote, and what
+        // others changed since is in their own transactions.
+        let ownExact = Self.exactAuthor(forReplica: request.replica)
+        for transaction in transactions where transaction.author != ownExact {
             for change in transaction.changes {
                 let id = change.changedPersistentIdentifier
                 guard !SyncMetadata.isMetadata(id.entityName) else { continue }

@@ -209,7 +209,8 @@ public struct SyncPushReply: Codable, Sendable {
     /// Pushed new models that the remote folded into a model it already had with the same unique
     /// values, by pushed global identifier: the local model takes the existing one's identifier.
     public var merged: [String: String]
-    /// The remote models' states after the push, for each model the push touched.
+    /// The remote models' states after the push, for each model of ``merged``'s values (the
+    /// pushed models themselves hold what was pushed).
     public var states: [SyncModelState]
 
     /// A reply to a push.

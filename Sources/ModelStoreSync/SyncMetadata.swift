@@ -9,8 +9,8 @@ import ModelStore
 ///
 /// - A record entity per synced entity (`ModelStoreSync_Trip` for `Trip`): one record per model,
 ///   with its global identifier, the values it had when it was last synced (the base of a
-///   three-way merge), whether it waits to be pushed again (`pending`, indexed), and a to-one
-///   reference to the model. A record whose reference is gone
+///   three-way merge), whether it waits to be pushed again (`pending`), and a to-one reference to
+///   the model; every attribute a step looks records up by is indexed. A record whose reference is gone
 ///   stands for a model deleted here and not yet pushed.
 /// - `ModelStoreSyncState`: one row per remote, with this replica's identifier and both cursors.
 /// - `ModelStoreSyncConflict`: every clash the engine decided, with base, local and remote values.
@@ -46,9 +46,11 @@ public enum SyncMetadata {
                 .attribute("deletedAt", .integer(bits: 64, signed: true)),
                 .relationship("model", to: entityName, isToOne: true, deleteRule: .nullify),
             ],
-            // `pending` finds the records a push must send without reading every record; adding it
-            // to a store written before it had one is a lightweight migration.
-            indices: [["model"], ["pending"]])
+            // Every step finds records by `globalID`, and a pull of deletions by `key` and `deletedAt`:
+            // without an index each look-up reads every record, so a sync of N models costs N². `pending`
+            // finds the records a push must send. Adding an index to a store written before it had one
+            // is a lightweight migration.
+            indices: [["model"], ["pending"], ["globalID"], ["key"], ["deletedAt"]])
     }
 
     static let stateDescription = Schema.EntityDescription(

@@ -5,7 +5,8 @@ import ModelStoreSync
 import ModelStoreTestSupport
 import Testing
 
-/// The index on a record entity's `pending` attribute, in new stores and in stores written before it.
+/// The indexes of a record entity's `pending`, `globalID`, `key` and `deletedAt` attributes, in new
+/// stores and in stores written before them.
 @Suite struct SyncRecordIndexMigrationTests {
     let directory: TemporaryDirectory
 
@@ -14,24 +15,33 @@ import Testing
     static let recordEntity = SyncMetadata.recordEntityName(for: "Journey")
     static let pendingQuery = StoreQuery(entityName: recordEntity, filter: .equal("pending", .bool(true)))
 
-    /// The test schema as a replica written before records had the `pending` index stored it.
+    static let indexed: [(property: String, value: StoreValue)] = [
+        ("pending", .bool(true)), ("globalID", .string("8B6F0C2E-0000-4000-8000-000000000000")),
+        ("key", .string("7")), ("deletedAt", .int(3)),
+    ]
+
+    /// The test schema as a replica written before records had these indexes stored it.
     static func schemaWithoutPendingIndex() throws -> Schema {
         var description = Replica.schema.storedDescription
         for index in description.entities.indices where SyncMetadata.isMetadata(description.entities[index].name) {
-            description.entities[index].indices.removeAll { $0 == ["pending"] }
+            description.entities[index].indices.removeAll { $0 != ["model"] }
         }
         return try Schema(description)
     }
 
-    func accessPath(_ container: ModelContainer) throws -> StoreAccessPath? {
-        try #require(container.stores[0] as? any DataStoreQuerying).accessPath(for: Self.pendingQuery)
+    func accessPath(_ container: ModelContainer, query: StoreQuery = pendingQuery) throws -> StoreAccessPath? {
+        try #require(container.stores[0] as? any DataStoreQuerying).accessPath(for: query)
     }
 
-    @Test func recordsFindPendingOnesThroughAnIndex() throws {
-        let container = try ModelContainer(for: Replica.schema, url: "sqlite:" + directory.path("new.sqlite"))
-        let path = try #require(try accessPath(container))
-        #expect(path.kind != .scan)
-        #expect(path.properties == ["pending"])
+    @Test(arguments: ["sqlite", "log"])
+    func recordsAreFoundByEachLookUpThroughAnIndex(scheme: String) throws {
+        let container = try ModelContainer(for: Replica.schema, url: scheme + ":" + directory.path("new." + scheme))
+        for (property, value) in Self.indexed {
+            let query = StoreQuery(entityName: Self.recordEntity, filter: .equal(property, value))
+            let path = try #require(try accessPath(container, query: query))
+            #expect(path.kind != .scan, "\(property)")
+            #expect(path.properties == [property])
+        }
     }
 
     @Test func aReplicaWrittenWithoutTheIndexGainsItAndKeepsItsRecords() async throws {
@@ -51,8 +61,10 @@ import Testing
         }
 
         let replica = try Replica(url: url, host: host)
-        let path = try #require(try accessPath(replica.container))
-        #expect(path.properties == ["pending"])
+        for (property, value) in Self.indexed {
+            let query = StoreQuery(entityName: Self.recordEntity, filter: .equal(property, value))
+            #expect(try accessPath(replica.container, query: query)?.properties == [property])
+        }
         let context = ModelContext(replica.container)
         #expect(try context.fetchCount(FetchDescriptor<Journey>()) == 20)
         let records = try replica.container.stores[0].fetchErased(

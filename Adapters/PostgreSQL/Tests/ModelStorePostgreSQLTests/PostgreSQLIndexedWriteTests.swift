@@ -101,6 +101,34 @@ struct PostgreSQLIndexedWriteTests {
         try await admin.close()
     }
 
+    @Test func aBulkInsertAnalyzesATableOnlyWhenItAtLeastDoublesIt() async throws {
+        let namespace = PostgreSQLServer.freshNamespace("anb")
+        let first = RowWriter.analyzeThreshold + 200
+        let (container, _) = try Self.patrons(first, namespace: namespace)
+        let admin = try await AdminConnection.open()
+        // Autovacuum off, so only the store's own ANALYZE can change the statistics.
+        try await admin.run("ALTER TABLE \"\(namespace)\".\"Patron\" SET (autovacuum_enabled = false)")
+        func statisticsRows() async throws -> [String] {
+            try await admin.run(
+                "SELECT c.reltuples::bigint::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    + "WHERE n.nspname = '\(namespace)' AND c.relname = 'Patron'")
+        }
+        func insert(_ range: Range<Int>) throws {
+            _ = try ModelContext(container).insert(
+                Patron.self, rows: range.map { [.set(\.email, to: "m\($0)@example.com"), .set(\.name, to: "n")] })
+        }
+        #expect(try await statisticsRows() == [String(first)])
+        // Fewer new rows than the table has: the statistics stay as they were.
+        let second = RowWriter.analyzeThreshold
+        try insert(first..<first + second)
+        #expect(try await statisticsRows() == [String(first)])
+        // As many new rows as the table has, or more: analyzed after the commit.
+        let third = first + second
+        try insert(first + second..<first + second + third)
+        #expect(try await statisticsRows() == [String(first + second + third)])
+        try await admin.close()
+    }
+
     /// Inserts a patron in a new context of `container` and saves.
     static func save(email: String, name: String, in container: ModelContainer, policy: DuplicateInsertPolicy? = nil)
         throws
