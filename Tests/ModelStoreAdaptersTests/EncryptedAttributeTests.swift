@@ -97,6 +97,7 @@ final class Patient: PersistentModel {
                 sortBy: [SortDescriptor(\.nationalNumber, order: .reverse)])
             let explanation = try context.explain(descriptor)
             #expect(explanation.conditions.map(\.location) == [.models], "\(explanation)")
+            #expect("\(explanation)".contains("reads 'nationalNumber', which is encrypted"), "\(explanation)")
             #expect(explanation.sortLocation == .models, "\(explanation)")
             #expect(try context.fetch(descriptor).map(\.name) == ["Grace", "Ada"])
 

@@ -179,7 +179,7 @@ enum QueryPlanner {
             }
             guard let filter = conjunct.filter else {
                 filtersModels = true
-                place(.models, "not translatable to a store filter")
+                place(.models, conjunct.opaqueReason ?? "not translatable to a store filter")
                 continue
             }
             if filter == .constant(true) {

@@ -101,6 +101,9 @@ struct PredicateTranslator {
     private(set) var scopeEntities: [Schema.Entity]
     /// Entities reached through relationships by the terms translated so far.
     var reachedEntities: Set<String> = []
+    /// Why a stored attribute read so far cannot be compared in a store (an encrypted or transformed
+    /// one), for `explain`; `nil` when none was read.
+    var opaqueReason: String?
 
     init(schema: Schema, entity: Schema.Entity) {
         self.schema = schema
@@ -200,6 +203,12 @@ struct PredicateTranslator {
         switch property {
         case .attribute(let attribute) where attribute.transformation != nil || attribute.options.contains(.encrypted):
             // Stored as the transformer's Data or as sealed Data, which no comparison of the Swift value can read.
+            if opaqueReason == nil {
+                opaqueReason =
+                    attribute.options.contains(.encrypted)
+                    ? "reads '\(name)', which is encrypted: the store holds it sealed"
+                    : "reads '\(name)', which a value transformer stores as Data"
+            }
             return .opaque
         case .attribute(let attribute):
             return .attribute(
@@ -265,6 +274,8 @@ struct TranslatedPredicate {
         let mayThrow: Bool
         /// Entities other than the fetched one that it reads through relationships.
         let reachedEntities: Set<String>
+        /// Why it must run on models when it reads an encrypted or transformed attribute.
+        var opaqueReason: String? = nil
     }
 
     let conjuncts: [Conjunct]
@@ -288,7 +299,8 @@ struct TranslatedPredicate {
             conjuncts.append(
                 Conjunct(
                     expression: part, filter: filter, mayThrow: filter == nil && PredicateInspection.mayThrow(part),
-                    reachedEntities: translator.reachedEntities.subtracting([entity.name])))
+                    reachedEntities: translator.reachedEntities.subtracting([entity.name]),
+                    opaqueReason: filter == nil ? translator.opaqueReason : nil))
         }
         self.conjuncts = conjuncts
     }
