@@ -198,7 +198,10 @@ public struct ModelConfiguration: Hashable, Sendable {
                 .unsupportedFeature,
                 "the configuration '\(name)' asks for CloudKit sync (cloudKitDatabase: \(asked)), which ModelStore "
                     + "does not do: its stores stay where they are opened",
-                remedy: "Pass cloudKitDatabase: .none to keep the store local")
+                remedy:
+                    "Pass cloudKitDatabase: .none to keep the store local, and sync it with ModelStoreSync's "
+                    + "SyncEngine: with another store the process opens, or through a sync server "
+                    + "(see 'Syncing stores')")
         }
         var configuration: any DataStoreConfiguration
         if isStoredInMemoryOnly {

@@ -174,6 +174,7 @@ import Testing
             #expect(error.code == .unsupportedFeature)
             #expect(error.message.contains("cloudKitDatabase"))
             #expect(error.remedy?.contains("cloudKitDatabase: .none") == true)
+            #expect(error.remedy?.contains("ModelStoreSync") == true)
             #expect(!FileManager.default.fileExists(atPath: url.path))
         }
     }

@@ -17,6 +17,8 @@ public final class ModelContainer: Sendable {
     public let configurations: [any DataStoreConfiguration]
     /// The stores, one per configuration, in the order of ``configurations``.
     public let stores: [any DataStore]
+    /// The channel the contexts talk to each store through, in the order of ``stores``.
+    let channels: [StoreChannel]
     private let storeIndexByEntity: [String: Int]
     /// The subscribers to ``changes``.
     package let changeHub = ChangeHub()
@@ -97,6 +99,7 @@ public final class ModelContainer: Sendable {
         self.schema = schema
         self.configurations = prepared
         self.stores = stores
+        self.channels = stores.map(StoreChannel.init)
         self.storeIndexByEntity = owner
     }
 
@@ -119,9 +122,9 @@ public final class ModelContainer: Sendable {
     /// Lets the main context take in other contexts' saves.
     @MainActor func mergeMainContextChanges() { mainContextStorage?.mergePendingChanges() }
 
-    /// The store that holds an entity.
-    func store(for entityName: String) throws -> any DataStore {
-        stores[try storeIndex(for: entityName)]
+    /// The channel to the store that holds an entity.
+    func channel(for entityName: String) throws -> StoreChannel {
+        channels[try storeIndex(for: entityName)]
     }
 
     /// The position in ``stores`` of the store that holds an entity.
@@ -142,7 +145,7 @@ public final class ModelContainer: Sendable {
             changeHub.publish(ModelContainerChange(invalidatesAllIdentifiers: true, origin: .erase))
             ModelContext.postDidSave(object: self, invalidatesAllIdentifiers: true)
         }
-        for store in stores { try store.requireAllowsSave("erasing every model") }
+        for channel in channels { try channel.requireAllowsSave("erasing every model") }
         for store in stores { try store.erase() }
     }
 

@@ -12,11 +12,12 @@ extension ModelContext {
     /// ``fetch(_:)`` on a thread outside the cooperative pool. With any other store it calls
     /// ``fetch(_:)``. The results are the same as ``fetch(_:)``'s in every case.
     public func fetchAsync<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) async throws -> [T] {
-        guard let store = try asynchronousStore(of: T.self) else { return try fetch(descriptor) }
+        let channel = try channel(of: T.self)
+        guard channel.isAsynchronous else { return try fetch(descriptor) }
         guard descriptor.relationshipKeyPathsForPrefetching.isEmpty,
-            let request = try storeOnlyRequest(descriptor, store: store)
+            let request = try storeOnlyRequest(descriptor, channel: channel)
         else { return try await offloaded { try $0.fetch(descriptor) } }
-        let snapshots = try await store.fetchErasedAsync(request)
+        let snapshots = try await channel.fetchAsync(request)
         let entityName = request.query?.entityName ?? Schema.entityName(for: T.self)
         for snapshot in snapshots where snapshot.entity.name != entityName {
             throw DataStoreError(
@@ -29,22 +30,28 @@ extension ModelContext {
 
     /// How many models match a descriptor, awaiting an asynchronous store; see ``fetchAsync(_:)``.
     public func fetchCountAsync<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) async throws -> Int {
-        guard let store = try asynchronousStore(of: T.self) else { return try fetchCount(descriptor) }
-        guard let request = try storeOnlyRequest(descriptor, store: store) else {
-            return try await offloaded { try $0.fetchCount(descriptor) }
+        let channel = try channel(of: T.self)
+        guard channel.isAsynchronous else { return try fetchCount(descriptor) }
+        if let request = try storeOnlyRequest(descriptor, channel: channel),
+            let count = try await channel.countAsync(request)
+        {
+            return count
         }
-        return try await store.fetchCountAsync(request)
+        return try await offloaded { try $0.fetchCount(descriptor) }
     }
 
     /// The identifiers of the models that match a descriptor, awaiting an asynchronous store.
     public func fetchIdentifiersAsync<T: PersistentModel>(
         _ descriptor: FetchDescriptor<T>
     ) async throws -> [PersistentIdentifier] {
-        guard let store = try asynchronousStore(of: T.self) else { return try fetchIdentifiers(descriptor) }
-        guard let request = try storeOnlyRequest(descriptor, store: store) else {
-            return try await offloaded { try $0.fetchIdentifiers(descriptor) }
+        let channel = try channel(of: T.self)
+        guard channel.isAsynchronous else { return try fetchIdentifiers(descriptor) }
+        if let request = try storeOnlyRequest(descriptor, channel: channel),
+            let ids = try await channel.identifiersAsync(request)
+        {
+            return ids
         }
-        return try await store.fetchIdentifiersAsync(request)
+        return try await offloaded { try $0.fetchIdentifiers(descriptor) }
     }
 
     /// Stores every pending change as ``save()`` does, awaiting the store when it is asynchronous.
@@ -56,12 +63,10 @@ extension ModelContext {
     public func saveAsync() async throws {
         processPendingChanges()
         guard hasChanges else { return }
-        let stores = container.stores
-        if stores.contains(where: { $0 is any DataStoreAsynchronous }) { try await resolveDuplicateInsertsAsync() }
-        guard stores.contains(where: { $0 is any DataStoreAsynchronous }) else { return try save() }
-        guard stores.count == 1, let store = stores[0] as? any DataStoreAsynchronous else {
-            return try await offloaded { try $0.save() }
-        }
+        let channels = container.channels
+        guard channels.contains(where: \.isAsynchronous) else { return try save() }
+        try await resolveDuplicateInsertsAsync()
+        guard channels.count == 1 else { return try await offloaded { try $0.save() } }
         let changed = changedModels.models.filter { $0.persistentBackingData.state == .registered }
         let start = ContinuousClock.now
         do {
@@ -71,7 +76,7 @@ extension ModelContext {
             let changes = prepared.changes
             if !(changes.inserted.isEmpty && changes.updated.isEmpty && changes.deleted.isEmpty) {
                 written.add(
-                    try await store.saveErasedAsync(
+                    try await channels[0].saveAsync(
                         changes.request(
                             editingState, inserted: changes.inserted, updated: changes.updated,
                             deleted: changes.deleted)))
@@ -93,21 +98,21 @@ extension ModelContext {
 
     // MARK: Helpers
 
-    /// The asynchronous store that holds `T`, if its store is one.
-    private func asynchronousStore<T: PersistentModel>(of type: T.Type) throws -> (any DataStoreAsynchronous)? {
-        try container.store(for: entity(of: T.self).name) as? any DataStoreAsynchronous
+    /// The channel to the store that holds `T`.
+    private func channel<T: PersistentModel>(of type: T.Type) throws -> StoreChannel {
+        try container.channel(for: entity(of: T.self).name)
     }
 
     /// The store request of a fetch the store answers alone (no pending changes to merge, nothing
     /// left for the context to filter, sort or window), or `nil`.
     private func storeOnlyRequest<T: PersistentModel>(
-        _ descriptor: FetchDescriptor<T>, store: any DataStore
+        _ descriptor: FetchDescriptor<T>, channel: StoreChannel
     ) throws -> DataStoreFetchRequest<T>? {
         let entity = try entity(of: T.self)
         let pending = descriptor.includePendingChanges ? pendingModels(of: T.self) : []
         let hasPending = !pending.isEmpty || (descriptor.includePendingChanges && hasDeletions(of: entity.name))
         guard !hasPending else { return nil }
-        let plan = try plan(descriptor, entity: entity, store: store, hasPending: false, mergesPending: false)
+        let plan = try plan(descriptor, entity: entity, channel: channel, hasPending: false, mergesPending: false)
         guard plan.isQuerying, plan.storeDoesEverything else { return nil }
         return plan.request(descriptor, editingState: editingState)
     }

@@ -67,26 +67,26 @@ extension ModelContext {
         var descriptor = FetchDescriptor<T>(predicate: predicate)
         descriptor.includePendingChanges = false
         let entity = try self.entity(of: T.self)
-        let store = try container.store(for: entity.name)
-        try store.requireAllowsSave("a batch delete of '\(entity.name)'")
+        let channel = try container.channel(for: entity.name)
+        try channel.requireAllowsSave("a batch delete of '\(entity.name)'")
         let untouched = entity.relationships.isEmpty && !container.schema.isReferenced(entity.name)
         // In a hierarchy's entity, a delete of one class (or of its models without their
         // subclasses') picks models by class: it deletes them as models.
         let byClass =
             entity.classAttribute != nil
             && (!includeSubclasses || ObjectIdentifier(T.self) != ObjectIdentifier(entity.modelType))
-        if untouched, !byClass, let batching = store as? any DataStoreBatching {
+        if untouched, !byClass, channel.takesBatches {
             let ids: PersistentIdentifiers
             if predicate == nil {
                 // Every model: the store drops the entity's rows at once and says which they were.
                 NotificationCenter.default.post(name: Self.willSave, object: self)
-                ids = try batching.deleteEveryModel(DataStoreDeleteEveryModelRequest<T>(editingState: editingState))
+                ids = try channel.deleteEveryModel(DataStoreDeleteEveryModelRequest<T>(editingState: editingState))
                 guard !ids.isEmpty else { return }
             } else {
                 let matched = try fetchIdentifiers(descriptor)
                 guard !matched.isEmpty else { return }
                 NotificationCenter.default.post(name: Self.willSave, object: self)
-                try batching.delete(
+                try channel.delete(
                     DataStoreBatchDeleteRequest(
                         predicate: predicate, identifiers: matched, includeSubclasses: includeSubclasses,
                         editingState: editingState))
@@ -146,16 +146,16 @@ extension ModelContext {
         }
         var descriptor = FetchDescriptor<T>(predicate: predicate)
         descriptor.includePendingChanges = false
-        let store = try container.store(for: entity.name)
-        try store.requireAllowsSave("a batch update of '\(entity.name)'")
+        let channel = try container.channel(for: entity.name)
+        try channel.requireAllowsSave("a batch update of '\(entity.name)'")
         let ids = try fetchIdentifiers(descriptor)
         guard !ids.isEmpty, !values.isEmpty else { return 0 }
         NotificationCenter.default.post(name: Self.willSave, object: self)
-        if let batching = store as? any DataStoreBatching {
-            if store.queryCapabilitiesIfAny?.enforcesUniqueness != true,
+        if channel.takesBatches {
+            if !channel.enforcesUniqueness,
                 entity.uniquenessConstraints.contains(where: { $0.contains { values[entity.slot(of: $0)!] != nil } })
             {
-                let current = try store.cachedErased(ids, editingState: editingState)
+                let current = try channel.cachedSnapshots(ids, editingState: editingState)
                 let updated = current.values.map { snapshot -> DefaultSnapshot in
                     var snapshot = snapshot
                     for (slot, value) in values { snapshot.values[slot] = value }
@@ -163,19 +163,20 @@ extension ModelContext {
                 }
                 try checkUniqueness(inserted: [], updated: updated, deleted: [])
             }
-            try batching.update(
+            try channel.update(
                 DataStoreBatchUpdateRequest<T>(identifiers: ids, values: values, editingState: editingState))
         } else {
-            let snapshots = try loadSnapshots(ids, entity: entity, store: store).map { snapshot -> DefaultSnapshot in
+            let snapshots = try loadSnapshots(ids, entity: entity, channel: channel).map {
+                snapshot -> DefaultSnapshot in
                 var snapshot = snapshot
                 for (slot, value) in values { snapshot.values[slot] = value }
                 return snapshot
             }
             try checkUniqueness(inserted: [], updated: snapshots, deleted: [])
-            _ = try store.saveErased(
+            _ = try channel.save(
                 DataStoreSaveChangesRequest(editingState: editingState, inserted: [], updated: snapshots, deleted: []))
         }
-        refreshRegistered(ids, entity: entity, store: store)
+        refreshRegistered(ids, entity: entity, channel: channel)
         didSave(inserted: [], updated: ids, deleted: [], historyTokens: [])
         return ids.count
     }
@@ -244,13 +245,11 @@ extension ModelContext {
     func insert(
         entity: Schema.Entity, expectedCount: Int, nextChunk: @escaping () throws -> BatchRows
     ) throws -> PersistentIdentifiers {
-        let store = try container.store(for: entity.name)
-        try store.requireAllowsSave("a batch insert of '\(entity.name)'")
+        let channel = try container.channel(for: entity.name)
+        try channel.requireAllowsSave("a batch insert of '\(entity.name)'")
         let first = try nextChunk()
         guard first.count > 0 else { return [] }
-        guard let batching = store as? any DataStoreBatching,
-            entity.uniquenessConstraints.isEmpty || store.queryCapabilitiesIfAny?.enforcesUniqueness == true
-        else {
+        guard channel.takesBatches, entity.uniquenessConstraints.isEmpty || channel.enforcesUniqueness else {
             var all = first.snapshots()
             all.reserveCapacity(max(expectedCount, first.count))
             while case let chunk = try nextChunk(), chunk.count > 0 { all += chunk.snapshots() }
@@ -258,8 +257,8 @@ extension ModelContext {
         }
         NotificationCenter.default.post(name: Self.willSave, object: self)
         var pending: BatchRows? = first
-        let ids = try batching.batchInsertErased(
-            DataStoreBatchInsertRequest(
+        let ids = try channel.insert(
+            batch: DataStoreBatchInsertRequest(
                 expectedCount: max(expectedCount, first.count), editingState: editingState
             ) { () throws -> BatchRows in
                 if let chunk = pending {
@@ -277,16 +276,16 @@ extension ModelContext {
     @discardableResult
     public func insert(snapshots: [DefaultSnapshot]) throws -> PersistentIdentifiers {
         guard let first = snapshots.first else { return [] }
-        let store = try container.store(for: first.entity.name)
-        try store.requireAllowsSave("a batch insert of '\(first.entity.name)'")
+        let channel = try container.channel(for: first.entity.name)
+        try channel.requireAllowsSave("a batch insert of '\(first.entity.name)'")
         try checkUniqueness(inserted: snapshots, updated: [], deleted: [])
         NotificationCenter.default.post(name: Self.willSave, object: self)
         let ids: PersistentIdentifiers
-        if let batching = store as? any DataStoreBatching {
-            ids = try batching.batchInsertErased(
-                DataStoreBatchInsertRequest(snapshots: snapshots, editingState: editingState))
+        if channel.takesBatches {
+            ids = try channel.insert(
+                batch: DataStoreBatchInsertRequest(snapshots: snapshots, editingState: editingState))
         } else {
-            let result = try store.saveErased(
+            let result = try channel.save(
                 DataStoreSaveChangesRequest(editingState: editingState, inserted: snapshots, updated: [], deleted: []))
             let remapped = result.remappedIdentifiers
             ids = PersistentIdentifiers(
@@ -296,22 +295,17 @@ extension ModelContext {
         return ids
     }
 
-    private func loadSnapshots(_ ids: [PersistentIdentifier], entity: Schema.Entity, store: any DataStore) throws
+    private func loadSnapshots(_ ids: [PersistentIdentifier], entity: Schema.Entity, channel: StoreChannel) throws
         -> [DefaultSnapshot]
     {
-        var found = try store.cachedErased(ids, editingState: editingState)
-        if found.count < ids.count {
-            for snapshot in try storedSnapshots(of: entity, in: store) where found[snapshot.persistentIdentifier] == nil
-            {
-                found[snapshot.persistentIdentifier] = snapshot
-            }
-        }
+        let found = try channel.storedSnapshots(identifiedBy: ids, of: entity, editingState: editingState)
         return ids.compactMap { found[$0] }
     }
 
-    private func refreshRegistered(_ ids: [PersistentIdentifier], entity: Schema.Entity, store: any DataStore) {
+    private func refreshRegistered(_ ids: [PersistentIdentifier], entity: Schema.Entity, channel: StoreChannel) {
         let registered = ids.filter { registry[$0] != nil }
-        guard !registered.isEmpty, let snapshots = try? loadSnapshots(registered, entity: entity, store: store) else {
+        guard !registered.isEmpty, let snapshots = try? loadSnapshots(registered, entity: entity, channel: channel)
+        else {
             return
         }
         for snapshot in snapshots {

@@ -10,14 +10,14 @@ extension ModelContext {
     public func explain<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> QueryExplanation {
         let entity = try entity(of: T.self)
         let entityName = entity.name
-        let store = try container.store(for: entityName)
+        let channel = try container.channel(for: entityName)
         let pending = descriptor.includePendingChanges ? pendingModels(of: T.self) : []
         let hasPending = !pending.isEmpty || (descriptor.includePendingChanges && hasDeletions(of: entityName))
         let plan = try plan(
-            descriptor, entity: entity, store: store, hasPending: hasPending, mergesPending: !pending.isEmpty)
+            descriptor, entity: entity, channel: channel, hasPending: hasPending, mergesPending: !pending.isEmpty)
         let stages = plan.stages
-        let storeIndex = container.stores.firstIndex { $0 === store }
-        let capabilities = store.queryCapabilitiesIfAny
+        let storeIndex = container.channels.firstIndex { $0 === channel }
+        let capabilities = channel.capabilities
 
         var renderer = PredicateRenderer(schema: container.schema)
         var conditions: [QueryExplanation.Condition] = []
@@ -86,10 +86,10 @@ extension ModelContext {
         return QueryExplanation(
             entityName: entityName,
             storeName: storeIndex.map { container.configurations[$0].name } ?? "?",
-            storeType: String(describing: type(of: store)),
+            storeType: String(describing: type(of: channel.store)),
             capabilities: capabilities,
             storeQuery: plan.query,
-            accessPath: plan.query.flatMap { query in (store as? any DataStoreQuerying)?.accessPath(for: query) },
+            accessPath: plan.query.flatMap { channel.accessPath(for: $0) },
             conditions: conditions,
             snapshotFilter: plan.snapshotFilter,
             evaluatesPredicateOnModels: plan.filtersModels,

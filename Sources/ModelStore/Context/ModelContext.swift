@@ -107,13 +107,13 @@ public final class ModelContext {
         containerMembership = ContextMembership(container: container)
         self.editingState = EditingState()
         self.duplicateInsertPolicy = container.duplicateInsertPolicy
-        for store in container.stores { store.initializeState(for: editingState) }
+        for channel in container.channels { channel.store.initializeState(for: editingState) }
         membership.context = self
     }
 
     deinit {
         if let mergeObservation { container.changeHub.unobserve(mergeObservation) }
-        for store in container.stores { store.invalidateState(for: editingState) }
+        for channel in container.channels { channel.store.invalidateState(for: editingState) }
     }
 
     // MARK: Pending changes

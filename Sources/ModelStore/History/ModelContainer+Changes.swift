@@ -216,7 +216,7 @@ extension ModelContainer {
     /// transaction. The reads run on a task of their own, off the caller's actor; a JSON-file
     /// store reloads its file when another process saved it.
     public func watchExternalChanges(every interval: Duration = .milliseconds(250)) -> ExternalChangeWatch {
-        let stores = stores.compactMap { $0 as? any HistoryProviding }
+        let stores = channels.compactMap(\.history)
         let hub = changeHub
         hub.watching(true)
         var newest: [String: DefaultHistoryToken] = [:]

@@ -47,7 +47,7 @@ extension ModelContext {
                 .unsupportedFeature, "ModelStore's stores keep history as DefaultHistoryTransaction, not '\(T.self)'",
                 remedy: "Use HistoryDescriptor<DefaultHistoryTransaction>")
         }
-        let stores = container.stores.compactMap { $0 as? any HistoryProviding }
+        let stores = container.channels.compactMap(\.history)
         guard !stores.isEmpty else {
             let names = container.configurations.map { "'\($0.name)'" }.joined(separator: ", ")
             throw DataStoreError(

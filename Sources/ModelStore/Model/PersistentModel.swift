@@ -263,8 +263,9 @@ public final class BackingData: Observable {
                 "a model whose attributes were not all fetched (propertiesToFetch) has no container to "
                     + "load them from", remedy: "Keep the model's container open while the model is used")
         }
-        let store = try container.store(for: id.entityName)
-        guard let snapshot = try store.cachedErased([id], editingState: context?.editingState ?? EditingState())[id]
+        let channel = try container.channel(for: id.entityName)
+        guard
+            let snapshot = try channel.cachedSnapshots([id], editingState: context?.editingState ?? EditingState())[id]
         else {
             let names = slots.map { "'\(layout.fields[$0].name)'" }.joined(separator: ", ")
             throw DataStoreError(

@@ -133,9 +133,11 @@ enum QueryPlanner {
     }
 
     static func plan<T: PersistentModel>(
-        _ descriptor: FetchDescriptor<T>, entity: Schema.Entity, store: any DataStore, schema: Schema, context: Context
+        _ descriptor: FetchDescriptor<T>, entity: Schema.Entity, channel: StoreChannel, schema: Schema,
+        context: Context
     ) throws -> FetchPlan<T> {
-        var plan = try planWithoutContext(descriptor, entity: entity, store: store, schema: schema, context: context)
+        var plan = try planWithoutContext(
+            descriptor, entity: entity, channel: channel, schema: schema, context: context)
         plan.hasPendingChanges = context.hasPendingChanges
         plan.mergesPendingModels = context.mergesPendingModels
         plan.isSorted = !descriptor.sortBy.isEmpty
@@ -150,11 +152,12 @@ enum QueryPlanner {
     }
 
     private static func planWithoutContext<T: PersistentModel>(
-        _ descriptor: FetchDescriptor<T>, entity: Schema.Entity, store: any DataStore, schema: Schema, context: Context
+        _ descriptor: FetchDescriptor<T>, entity: Schema.Entity, channel: StoreChannel, schema: Schema,
+        context: Context
     ) throws -> FetchPlan<T> {
         // Translating checks the predicate for every store: a bad key path fails the same way everywhere.
         let translation = try descriptor.predicate.map { try TranslatedPredicate($0, entity: entity, schema: schema) }
-        guard let querying = store as? any DataStoreQuerying else {
+        guard let querying = channel.querying, let capabilities = channel.capabilities else {
             // A SwiftData-style store gets the whole descriptor, or throws preferInMemory*.
             // Such a store reads the root's entity whole: a subclass's models are picked from its snapshots.
             let classFilter = Self.classFilter(T.self, entity: entity)
@@ -165,7 +168,6 @@ enum QueryPlanner {
             if context.hasPendingChanges || !classFilter.isEmpty { plan.keepWindowInMemory() }
             return plan
         }
-        let capabilities = querying.queryCapabilities
 
         var pushed: [StoreFilter] = []
         var onSnapshots: [StoreFilter] = []

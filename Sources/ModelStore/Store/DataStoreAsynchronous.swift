@@ -35,29 +35,3 @@ public protocol DataStoreAsynchronous: DataStore {
     /// Stores inserts, updates and deletes atomically; as ``DataStore/save(_:)``.
     func save(_ request: DataStoreSaveChangesRequest<Snapshot>) async throws -> DataStoreSaveChangesResult<Snapshot>
 }
-
-// Calls the context makes on an asynchronous store, in the context's snapshot form.
-extension DataStoreAsynchronous {
-    func fetchErasedAsync<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) async throws -> [DefaultSnapshot] {
-        let result: DataStoreFetchResult<T, Snapshot> = try await fetch(request)
-        return result.fetchedSnapshots.map(\.defaultSnapshot)
-    }
-
-    func fetchCountAsync<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) async throws -> Int {
-        try await fetchCount(request)
-    }
-
-    func fetchIdentifiersAsync<T: PersistentModel>(
-        _ request: DataStoreFetchRequest<T>
-    ) async throws -> [PersistentIdentifier] {
-        try await fetchIdentifiers(request)
-    }
-
-    func saveErasedAsync(
-        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
-    ) async throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
-        try requireAllowsSave("a save")
-        let result: DataStoreSaveChangesResult<Snapshot> = try await save(request.converted(to: Snapshot.self))
-        return result.inDefaultForm
-    }
-}

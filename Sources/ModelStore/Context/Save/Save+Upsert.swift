@@ -43,22 +43,15 @@ extension ModelContext {
         var read: [StoreQuery: [DefaultSnapshot]] = [:]
         for (name, models) in try duplicateCandidates() {
             let entity = try self.entity(named: name)
-            let store = try container.store(for: name)
+            let channel = try container.channel(for: name)
             // A store without queries is read synchronously, as every fetch of it is.
-            guard let asynchronous = store as? any DataStoreAsynchronous, store.queryCapabilitiesIfAny != nil else {
-                continue
-            }
+            guard channel.isAsynchronous, channel.capabilities != nil else { continue }
             let keys = try DuplicateLookup.keys(of: models, in: entity)
-            for query in DuplicateLookup.queries(for: keys, entity: entity, store: store) {
+            for query in DuplicateLookup.queries(for: keys, entity: entity, capabilities: channel.capabilities) {
                 let query = query ?? StoreQuery(entityName: entity.name)
                 guard read[query] == nil else { continue }
-                func fetch<M: PersistentModel>(_ type: M.Type) async throws -> [DefaultSnapshot] {
-                    var descriptor = FetchDescriptor<M>()
-                    descriptor.includePendingChanges = false
-                    return try await asynchronous.fetchErasedAsync(
-                        DataStoreFetchRequest(descriptor: descriptor, editingState: editingState, query: query))
-                }
-                read[query] = try await fetch(entity.modelType)
+                read[query] = try await channel.storedSnapshotsAsync(
+                    of: entity, matching: query, editingState: editingState)
             }
         }
         try resolveDuplicateInserts(alreadyRead: read)
@@ -96,11 +89,12 @@ extension ModelContext {
         var folded = false
         for (name, models) in try duplicateCandidates() {
             let entity = try self.entity(named: name)
-            let store = try container.store(for: name)
-            var lookup = try DuplicateLookup(models, entity: entity, store: store, context: self) { query in
+            let channel = try container.channel(for: name)
+            var lookup = try DuplicateLookup(models, entity: entity, capabilities: channel.capabilities, context: self)
+            {
+                query in
                 if let rows = alreadyRead[query ?? StoreQuery(entityName: entity.name)] { return rows }
-                guard let query else { return try self.storedSnapshots(of: entity, in: store) }
-                return try self.snapshots(matching: query, of: entity, in: store)
+                return try channel.storedSnapshots(of: entity, matching: query, editingState: self.editingState)
             }
             for (index, model) in models.enumerated() {
                 guard let kept = try lookup.keptModel(matching: model, at: index) else { continue }
@@ -111,20 +105,6 @@ extension ModelContext {
             }
         }
         return folded
-    }
-
-    /// The snapshots a querying store returns for `query`, stored state only.
-    private func snapshots(matching query: StoreQuery, of entity: Schema.Entity, in store: any DataStore) throws
-        -> [DefaultSnapshot]
-    {
-        func open<M: PersistentModel>(_ type: M.Type) throws -> [DefaultSnapshot] {
-            var descriptor = FetchDescriptor<M>()
-            descriptor.includePendingChanges = false
-            return try store.fetchErased(
-                DataStoreFetchRequest(descriptor: descriptor, editingState: editingState, query: query)
-            ).snapshots
-        }
-        return try open(entity.modelType)
     }
 
     /// Moves an inserted model's values and related models into `kept`, then lets the inserted
@@ -192,7 +172,7 @@ private struct DuplicateLookup {
     var claimed: [Key: any PersistentModel]
 
     init(
-        _ models: [any PersistentModel], entity: Schema.Entity, store: any DataStore, context: ModelContext,
+        _ models: [any PersistentModel], entity: Schema.Entity, capabilities: QueryCapabilities?, context: ModelContext,
         rows: (StoreQuery?) throws -> [DefaultSnapshot]
     ) throws {
         self.entity = entity
@@ -204,7 +184,7 @@ private struct DuplicateLookup {
         // Every row (a store that cannot run the filters) holds keys nobody asked for: only the
         // wanted ones are kept. A filtered query returns rows that hold a wanted key.
         var wanted: Set<Key>?
-        for query in Self.queries(for: keysOfModels, entity: entity, store: store) {
+        for query in Self.queries(for: keysOfModels, entity: entity, capabilities: capabilities) {
             if query == nil { wanted = Set(keysOfModels.joined()) }
             for row in try rows(query) {
                 let keys = Self.keys(slots, value: { row.values.indices.contains($0) ? row.values[$0] : nil })
@@ -275,7 +255,9 @@ private struct DuplicateLookup {
     /// The queries that read the stored rows holding the models' keys (in their order, each asked
     /// for once); `nil` stands for every row of the entity (a store that cannot run the filters),
     /// asked for once.
-    static func queries(for keysOfModels: [[Key]], entity: Schema.Entity, store: any DataStore) -> [StoreQuery?] {
+    static func queries(for keysOfModels: [[Key]], entity: Schema.Entity, capabilities: QueryCapabilities?)
+        -> [StoreQuery?]
+    {
         var queries: [StoreQuery?] = []
         var readsEveryRow = false
         var seen = Set<Key>(minimumCapacity: keysOfModels.reduce(0) { $0 + $1.count })
@@ -289,7 +271,7 @@ private struct DuplicateLookup {
                     names.count == 1
                     ? .isIn(StorePath(names[0]), chunk.map { $0[0] })
                     : .or(chunk.map { values in .and(zip(names, values).map { StoreFilter.equal($0, $1) }) })
-                if let capabilities = store.queryCapabilitiesIfAny,
+                if let capabilities,
                     capabilities.filters.union(capabilities.inexactFilters).isSuperset(of: filter.kinds)
                 {
                     queries.append(StoreQuery(entityName: entity.name, filter: filter))

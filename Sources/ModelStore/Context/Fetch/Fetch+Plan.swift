@@ -1,0 +1,46 @@
+import Foundation
+
+// Fetch, step 1: the plan splits a descriptor between the store, the snapshots and the models.
+extension ModelContext {
+    /// The plan of a fetch given this context's pending changes.
+    ///
+    /// With `cache`, a fetch without unsaved changes taking part reuses the plan kept for its
+    /// descriptor's shape, or keeps the one it makes (see ``FetchPlanCache``).
+    func plan<T: PersistentModel>(
+        _ descriptor: FetchDescriptor<T>, entity: Schema.Entity, channel: StoreChannel, hasPending: Bool,
+        mergesPending: Bool, reusing cache: FetchPlanCache? = nil
+    ) throws -> FetchPlan<T> {
+        var pendingEntities: Set<String> = []
+        if descriptor.includePendingChanges {
+            // One list after another: joining them would make a new list on every fetch.
+            for model in insertedModels.models { pendingEntities.insert(model.persistentModelID.entityName) }
+            for model in changedModels.models { pendingEntities.insert(model.persistentModelID.entityName) }
+            for model in deletedModels.models { pendingEntities.insert(model.persistentModelID.entityName) }
+        }
+        let keyed = cache != nil && !hasPending && pendingEntities.isEmpty ? FetchPlanCache.key(descriptor) : nil
+        if let cache, let (key, shape) = keyed {
+            if let kept = cache.plan(key, shape: shape, descriptor: descriptor, entity: entity) {
+                var plan = kept
+                plan.isSorted = !descriptor.sortBy.isEmpty
+                return plan
+            }
+        }
+        let plan = try plan(
+            descriptor, entity: entity, channel: channel, pendingEntities: pendingEntities,
+            hasPending: hasPending, mergesPending: mergesPending)
+        if let cache, let (key, shape) = keyed { cache.keep(plan, key: key, shape: shape) }
+        return plan
+    }
+
+    private func plan<T: PersistentModel>(
+        _ descriptor: FetchDescriptor<T>, entity: Schema.Entity, channel: StoreChannel, pendingEntities: Set<String>,
+        hasPending: Bool, mergesPending: Bool
+    ) throws -> FetchPlan<T> {
+        let container = self.container
+        let context = QueryPlanner.Context(
+            hasPendingChanges: hasPending, mergesPendingModels: mergesPending, pendingEntities: pendingEntities,
+            isInSameStore: { name in (try? container.channel(for: name)) === channel })
+        return try QueryPlanner.plan(
+            descriptor, entity: entity, channel: channel, schema: container.schema, context: context)
+    }
+}
