@@ -23,8 +23,8 @@
 /// includes an optional or an array of a `Codable` enum or struct declared anywhere (`Category?`,
 /// `[Stop]`): the compiler tells the two apart by the type, with no check at run time. `@Transient`
 /// properties are observed and never stored. No property needs an initial value; the class's
-/// initializers set them, and may set relationships: those are linked to their inverses when
-/// the model is first used (inserted, or any of its properties read or written). A stored
+/// initializers set them, and may set relationships: those are linked to their inverses as the
+/// initializer returns (one that can fail or throw links them when the model is first used). A stored
 /// property's `willSet` and `didSet` run around each store of a new value, as a plain stored
 /// property's do; loading a fetched model runs none.
 ///
@@ -89,6 +89,13 @@ public macro Index<Model>(_ indexes: [PartialKeyPath<Model>]...) =
 @attached(member, names: named(modelExecutor), named(modelContainer), named(modelContext), arbitrary)
 @attached(extension, conformances: ModelActor)
 public macro ModelActor() = #externalMacro(module: "ModelStoreMacrosPlugin", type: "ModelActorMacro")
+
+/// Links the relationships an initializer of a `@Model` class set to their inverses as it returns;
+/// `@Model` adds it to each initializer that sets one and cannot fail or throw. The initializer's
+/// statements become the macro's expansion, so the compiler reports an error in one of them there.
+@attached(body)
+public macro _LinkRelationshipsOnReturn() =
+    #externalMacro(module: "ModelStoreMacrosPlugin", type: "LinkRelationshipsMacro")
 
 /// Stores a property of a `@Model` class; `@Model` adds it to each stored property, with
 /// `storesValue: true` when the property's type is an enum or struct the class declares.

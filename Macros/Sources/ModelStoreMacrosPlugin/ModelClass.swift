@@ -168,7 +168,10 @@ struct ModelClass {
         if needsInit {
             var lines: [String] = []
             for property in properties where property.initialValue == nil && !property.isOptional {
-                if let value = Placeholder.literal(for: property.type) {
+                if property.hasOptionalStorage {
+                    let storage = PropertyStorage(property).makeStorage("nil", keyPath: "\\\(name).\(property.name)")
+                    lines.append("self.\(property.storageName) = \(storage)")
+                } else if let value = Placeholder.literal(for: property.type) {
                     lines.append("self.\(property.name) = \(value)")
                 } else {
                     let storage = "_$placeholder_\(property.name)"

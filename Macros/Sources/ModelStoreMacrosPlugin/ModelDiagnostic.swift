@@ -64,7 +64,9 @@ enum ModelDiagnostic {
         case .modelActorOnNonActor:
             "'@ModelActor' applies to actors: declare the type as an 'actor'"
         case .genericModel(let name):
-            "'@Model' class '\(name)' cannot be generic: a model type is one entity of the schema"
+            "'@Model' class '\(name)' cannot be generic: a model class is one entity of the schema, with one "
+                + "stored type per property; declare a model class per type ('final class Int\(name)'), or give "
+                + "the property a Codable type that covers every case (an enum with a case per type)"
         case .uniqueToMany(let name, let type):
             "'.unique' applies to a to-one relationship, and '\(name)' is of type '\(type)': uniqueness compares "
                 + "one related model ('Trip?'); remove '.unique', or declare '#Unique' on the related model's "

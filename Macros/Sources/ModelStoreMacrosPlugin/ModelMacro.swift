@@ -13,8 +13,10 @@ import SwiftSyntaxMacros
 /// - `persistentBackingData`, and the `init()` the framework makes models with (each property
 ///   without an initial value gets a placeholder, which a fetch overwrites);
 /// - `constraints` from `#Unique` and `#Index`;
-/// - relationships an initializer sets are linked to their inverses when the model is first used:
-///   `persistentBackingData`, which every read, write and insert goes through first, links them.
+/// - relationships an initializer sets are linked to their inverses as it returns: the init
+///   accessor keeps them, and `persistentBackingData`, which every read, write and insert goes
+///   through first, links them; `@_LinkRelationshipsOnReturn` reads it as each initializer that
+///   sets one and cannot fail returns (one that can fail or throw leaves them to the model's first use).
 ///
 /// Model inheritance: a class that can have subclasses gets a `required init()`. A subclass of a
 /// model class (see `ModelClass.superclass(protocols:of:)`) gets only its own properties' storage, a
@@ -41,11 +43,21 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
 
     /// Puts `@_PersistedProperty` on each stored property that is not `@Transient`, with
     /// `storesValue: true` on one that only the class's own enums and structs show to be a value
-    /// (`var format: Format?`), which the property's own expansion cannot see.
+    /// (`var format: Format?`), which the property's own expansion cannot see; and
+    /// `@_LinkRelationshipsOnReturn` on each initializer that sets a relationship of the class and can
+    /// link it as it returns (see `LinkRelationshipsMacro`).
     public static func expansion(
         of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
         providingAttributesFor member: some DeclSyntaxProtocol, in context: some MacroExpansionContext
     ) throws -> [AttributeSyntax] {
+        if let initializer = member.as(InitializerDeclSyntax.self) {
+            guard let model = ModelClass(declaration, attribute: node, context: context, report: false),
+                model.isValid,
+                LinkRelationshipsMacro.appliesTo(
+                    initializer, relationships: Set(model.properties.filter(\.mayBeRelationship).map(\.name)))
+            else { return [] }
+            return ["@_LinkRelationshipsOnReturn"]
+        }
         guard let model = ModelClass(declaration, attribute: node, context: context, report: false), model.isValid,
             case .property(let property) = ModelPropertyReader.read(member, valueTypes: model.valueTypes),
             property.kind != .transient

@@ -43,6 +43,19 @@ struct ModelProperty {
             && (arguments ?? []).contains { $0.label == nil && TypeNames.isUniqueOption($0.expression) }
     }
 
+    /// Whether the property is an attribute stored through a value transformer (`.transformable(by:)`).
+    var isTransformed: Bool {
+        kind == .attribute
+            && (arguments ?? []).contains {
+                $0.label == nil && $0.expression.trimmedDescription.hasPrefix(".transformable(")
+            }
+    }
+
+    /// Whether the storage is an optional of the property's type: a transformed property without an
+    /// initial value, of a type no placeholder can be made for in general (the framework's `init()`
+    /// leaves it `nil` until a fetch loads its value).
+    var hasOptionalStorage: Bool { isTransformed && initialValue == nil && !isOptional }
+
     /// Whether the property may be a relationship, whose value an initializer sets before the model
     /// can link it to its inverse.
     var mayBeRelationship: Bool { kind == .relationship || kind == .inferred }

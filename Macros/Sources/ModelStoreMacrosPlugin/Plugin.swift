@@ -6,6 +6,6 @@ import SwiftSyntaxMacros
 struct ModelStoreMacrosPlugin: CompilerPlugin {
     let providingMacros: [any Macro.Type] = [
         ModelMacro.self, PersistedPropertyMacro.self, TransientMacro.self, MarkerMacro.self,
-        ConstraintMacro.self, ModelActorMacro.self,
+        ConstraintMacro.self, ModelActorMacro.self, LinkRelationshipsMacro.self,
     ]
 }

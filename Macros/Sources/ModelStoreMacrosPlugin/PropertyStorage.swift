@@ -13,6 +13,7 @@ struct PropertyStorage {
     var storageType: String {
         let type = property.type.trimmedDescription
         switch property.kind {
+        case .attribute where property.hasOptionalStorage: return "ModelStore.Attribute<\(type)?>"
         case .attribute: return "ModelStore.Attribute<\(type)>"
         case .relationship: return "ModelStore.Relationship<\(type)>"
         case .transient: return "ModelStore.Transient<\(type)>"
@@ -29,9 +30,10 @@ struct PropertyStorage {
         "private final var \(raw: property.storageName): \(raw: storageType)"
     }
 
-    /// A new storage holding `value`, with the arguments the declaration's attribute gave.
-    func makeStorage(_ value: String) -> String {
-        var arguments = ["wrappedValue: \(value)"]
+    /// A new storage holding `value`, with the arguments the declaration's attribute gave; `keyPath`, the
+    /// property's own, goes to an optional storage (see `ModelProperty.hasOptionalStorage`).
+    func makeStorage(_ value: String, keyPath: String? = nil) -> String {
+        var arguments = ["\(property.hasOptionalStorage ? "_valueOrNone" : "wrappedValue"): \(value)"]
         let given = Array(property.arguments ?? [])
         switch property.kind {
         case .attribute:
@@ -44,6 +46,7 @@ struct PropertyStorage {
             if let originalName = given.first(where: { $0.label?.text == "originalName" }) {
                 arguments.append("originalName: \(originalName.expression.trimmedDescription)")
             }
+            if let keyPath, property.hasOptionalStorage { arguments.append("keyPath: \(keyPath)") }
         case .relationship:
             // SwiftData's arguments, in SwiftData's order, which is the wrapper's; its hash modifier
             // only versions SwiftData's own schemas.
@@ -61,7 +64,8 @@ struct PropertyStorage {
         let name = property.name
         let storage = property.storageName
         let type = property.type.trimmedDescription
-        let subscriptCall = "\(storageType)[_enclosingInstance: self, wrapped: \\.\(name), storage: \\.\(storage)]"
+        let wrapped = property.hasOptionalStorage ? "required" : "wrapped"
+        let subscriptCall = "\(storageType)[_enclosingInstance: self, \(wrapped): \\.\(name), storage: \\.\(storage)]"
         let initAccessor: AccessorDeclSyntax
         switch property.kind {
         case .attribute:

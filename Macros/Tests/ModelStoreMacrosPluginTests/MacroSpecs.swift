@@ -7,6 +7,7 @@ import Testing
 let macroSpecs: [String: MacroSpec] = [
     "Model": MacroSpec(type: ModelMacro.self, conformances: ["PersistentModel", "RelationshipContent", "_MacroModel"]),
     "_PersistedProperty": MacroSpec(type: PersistedPropertyMacro.self),
+    "_LinkRelationshipsOnReturn": MacroSpec(type: LinkRelationshipsMacro.self),
     "Attribute": MacroSpec(type: MarkerMacro.self),
     "Relationship": MacroSpec(type: MarkerMacro.self),
     "Transient": MacroSpec(type: TransientMacro.self),

@@ -381,11 +381,14 @@ struct ModelMacroFixItTests {
 
     @Test func aGenericModelIsAnError() {
         assertExpansion(
-            "@Model\nfinal class Box<Value> {\n    var value: Int\n}",
-            expandedSource: "final class Box<Value> {\n    var value: Int\n}",
+            "@Model\nfinal class Box<Value: Codable> {\n    var value: Value\n}",
+            expandedSource: "final class Box<Value: Codable> {\n    var value: Value\n}",
             diagnostics: [
                 DiagnosticSpec(
-                    message: "'@Model' class 'Box' cannot be generic: a model type is one entity of the schema",
+                    message: "'@Model' class 'Box' cannot be generic: a model class is one entity of the schema, "
+                        + "with one stored type per property; declare a model class per type ('final class "
+                        + "IntBox'), or give the property a Codable type that covers every case (an enum with a "
+                        + "case per type)",
                     line: 2, column: 16)
             ])
     }

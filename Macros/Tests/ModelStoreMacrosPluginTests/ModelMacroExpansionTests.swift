@@ -978,6 +978,9 @@ struct ModelMacroExpansionTests {
 
                     private final var _client: Client._ModelStoreStorage<Client?>
                     init(client: Client?) {
+                        defer {
+                            _ = self.persistentBackingData
+                        }
                         super.init()
                         self.client = client
                     }
@@ -1148,6 +1151,198 @@ struct ModelMacroExpansionTests {
                 }
 
                 extension Outing: ModelStore.PersistentModel, ModelStore.RelationshipContent, ModelStoreMacros._MacroModel {
+                }
+                """#)
+    }
+
+    @Test func initializersThatCannotFailLinkTheRelationshipsTheySetAsTheyReturn() {
+        assertExpansion(
+            #"""
+            @Model
+            final class Student {
+                var name: String
+                var school: School?
+
+                init(name: String, school: School?) {
+                    self.name = name
+                    self.school = school
+                }
+
+                init?(code: String) {
+                    guard !code.isEmpty else { return nil }
+                    self.name = code
+                }
+
+                init(checked name: String) throws {
+                    self.name = name
+                }
+
+                convenience init(school: School) {
+                    self.init(name: "new", school: school)
+                }
+            }
+            """#,
+            expandedSource: #"""
+                final class Student {
+                    var name: String {
+                        @storageRestrictions(initializes: _name)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute(String.self)
+                            _name = ModelStore.Attribute<String>(wrappedValue: initialValue)
+                        }
+                        get {
+                            ModelStore.Attribute<String> [_enclosingInstance: self, wrapped: \.name, storage: \._name]
+                        }
+                        set {
+                            ModelStore.Attribute<String> [_enclosingInstance: self, wrapped: \.name, storage: \._name] = newValue
+                        }
+                    }
+
+                    private final var _name: ModelStore.Attribute<String>
+                    var school: School? {
+                        @storageRestrictions(initializes: _school, accesses: _$relationshipsToLink)
+                        init(initialValue) {
+                            _school = School._ModelStoreStorage<School?>(wrappedValue: initialValue)
+                            if ModelStoreMacros._InferredStorage.hasRelatedModels(initialValue) {
+                                _$relationshipsToLink.append { model in
+                                    model._school = School._ModelStoreStorage<School?>(wrappedValue: ModelStoreMacros._InferredStorage.unlinked(initialValue))
+                                    model.school = initialValue
+                                }
+                            }
+                        }
+                        get {
+                            School._ModelStoreStorage<School?> [_enclosingInstance: self, wrapped: \.school, storage: \._school]
+                        }
+                        set {
+                            School._ModelStoreStorage<School?> [_enclosingInstance: self, wrapped: \.school, storage: \._school] = newValue
+                        }
+                    }
+
+                    private final var _school: School._ModelStoreStorage<School?>
+
+                    init(name: String, school: School?) {
+                        defer {
+                            _ = self.persistentBackingData
+                        }
+                        self.name = name
+                        self.school = school
+                    }
+
+                    init?(code: String) {
+                        guard !code.isEmpty else { return nil }
+                        self.name = code
+                    }
+
+                    init(checked name: String) throws {
+                        self.name = name
+                    }
+
+                    convenience init(school: School) {
+                        self.init(name: "new", school: school)
+                    }
+
+                    private let _$backingData = ModelStore.BackingData()
+
+                    /// The framework's state for the model; reading it first links the relationships the
+                    /// class's initializer set.
+                    var persistentBackingData: ModelStore.BackingData {
+                        if !_$relationshipsToLink.isEmpty {
+                            _$linkRelationships()
+                        }
+                        return _$backingData
+                    }
+
+                    /// What the class's initializers set in relationships, to link to the inverses.
+                    private var _$relationshipsToLink: [(Student) -> Void] = []
+
+                    /// Sets the relationships an initializer set once more, through their setters, which
+                    /// keep the inverse side of each related model in step.
+                    private func _$linkRelationships() {
+                        let links = _$relationshipsToLink
+                        _$relationshipsToLink = []
+                        for link in links {
+                            link(self)
+                        }
+                    }
+
+                    /// Creates a model for the framework to load stored values into; each property without an
+                    /// initial value starts as a placeholder.
+                    init() {
+                        self.name = ""
+                    }
+
+                    /// The storage of an unmarked optional or array of this model in a model: a relationship.
+                    typealias _ModelStoreStorage<Value: ModelStore.RelationshipValue> = ModelStore.Relationship<Value>
+                }
+
+                extension Student: ModelStore.PersistentModel, ModelStore.RelationshipContent, ModelStoreMacros._MacroModel {
+                }
+                """#)
+    }
+
+    @Test func aTransformedPropertyWithoutInitialValueHasOptionalStorage() {
+        assertExpansion(
+            #"""
+            @Model
+            final class Swatch {
+                @Attribute(.transformable(by: HueTransformer.self), .preserveValueOnDeletion) var hue: Hue
+                @Attribute(.transformable(by: HueTransformer.self)) var accent: Hue = Hue(0)
+
+                init(hue: Hue) {
+                    self.hue = hue
+                }
+            }
+            """#,
+            expandedSource: #"""
+                final class Swatch {
+                    var hue: Hue {
+                        @storageRestrictions(initializes: _hue)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute(Hue.self)
+                            _hue = ModelStore.Attribute<Hue?>(_valueOrNone: initialValue, .transformable(by: HueTransformer.self), [.preserveValueOnDeletion])
+                        }
+                        get {
+                            ModelStore.Attribute<Hue?> [_enclosingInstance: self, required: \.hue, storage: \._hue]
+                        }
+                        set {
+                            ModelStore.Attribute<Hue?> [_enclosingInstance: self, required: \.hue, storage: \._hue] = newValue
+                        }
+                    }
+
+                    private final var _hue: ModelStore.Attribute<Hue?>
+                    var accent: Hue {
+                        @storageRestrictions(initializes: _accent)
+                        init(initialValue) {
+                            ModelStoreMacros._ModelStorageCheck.attribute(Hue.self)
+                            _accent = ModelStore.Attribute<Hue>(wrappedValue: initialValue, .transformable(by: HueTransformer.self))
+                        }
+                        get {
+                            ModelStore.Attribute<Hue> [_enclosingInstance: self, wrapped: \.accent, storage: \._accent]
+                        }
+                        set {
+                            ModelStore.Attribute<Hue> [_enclosingInstance: self, wrapped: \.accent, storage: \._accent] = newValue
+                        }
+                    }
+
+                    private final var _accent: ModelStore.Attribute<Hue>
+
+                    init(hue: Hue) {
+                        self.hue = hue
+                    }
+
+                    let persistentBackingData = ModelStore.BackingData()
+
+                    /// Creates a model for the framework to load stored values into; each property without an
+                    /// initial value starts as a placeholder.
+                    init() {
+                        self._hue = ModelStore.Attribute<Hue?>(_valueOrNone: nil, .transformable(by: HueTransformer.self), [.preserveValueOnDeletion], keyPath: \Swatch.hue)
+                    }
+
+                    /// The storage of an unmarked optional or array of this model in a model: a relationship.
+                    typealias _ModelStoreStorage<Value: ModelStore.RelationshipValue> = ModelStore.Relationship<Value>
+                }
+
+                extension Swatch: ModelStore.PersistentModel, ModelStore.RelationshipContent, ModelStoreMacros._MacroModel {
                 }
                 """#)
     }

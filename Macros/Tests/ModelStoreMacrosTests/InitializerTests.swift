@@ -82,14 +82,36 @@ struct InitializerTests {
         #expect(container.schema.entity(named: "Counter")?.attribute(named: "value")?.defaultValue == .int(7))
     }
 
-    @Test func relationshipsAnInitializerSetReachTheirInversesOnFirstUse() {
+    @Test func relationshipsAnInitializerSetReachTheirInversesAsItReturns() {
         let passport = Item("Passport")
         let lisbon = Destination("Lisbon")
         let trip = Trip(name: "Spring", start: .now, destination: lisbon, items: [passport])
-        // Reading any property of the trip links it.
-        #expect(trip.items.map(\.title) == ["Passport"])
+        // The related models see the trip before anything reads the trip itself.
         #expect(passport.trip === trip)
-        #expect(lisbon.trips.first === trip)
+        #expect(lisbon.trips.count == 1 && lisbon.trips.first === trip)
+        #expect(trip.items.map(\.title) == ["Passport"])
+    }
+
+    @Test func aToOneSetInAnInitializerIsInTheInverseToManyAtOnce() {
+        // SwiftData's School and Student, whose inverse neither side names.
+        let school = School(name: "Hilltop")
+        let student = Student(name: "Ada", school: school)
+        #expect(school.students.contains(student))
+        let pupils = [Student(name: "Bo"), Student(name: "Cy")]
+        let other = School(name: "Riverside", students: pupils)
+        #expect(pupils.map { $0.school === other } == [true, true])
+    }
+
+    @Test func anInitializerThatThrowsLinksOnTheModelsFirstUse() throws {
+        let club = Club(name: "Chess")
+        let pass = try Pass(number: 7, club: club)
+        // A throwing initializer cannot read `self` on every way out, so it leaves the link to the
+        // model's first use.
+        #expect(club.passes.isEmpty)
+        #expect(pass.number == 7)
+        #expect(club.passes.count == 1 && club.passes.first === pass)
+        #expect(throws: PassError.self) { try Pass(number: -1, club: club) }
+        #expect(club.passes.count == 1)
     }
 
     @Test func insertingTheModelAnInitializerFilledLinksAndSavesBothSides() throws {
@@ -131,6 +153,29 @@ struct InitializerTests {
         #expect(transientChanged.value)
     }
 }
+
+/// A model whose initializer throws, and which sets a relationship before it can throw.
+@Model
+final class Pass {
+    var number: Int
+    var club: Club?
+
+    init(number: Int, club: Club) throws {
+        self.club = club
+        guard number >= 0 else { throw PassError() }
+        self.number = number
+    }
+}
+
+@Model
+final class Club {
+    var name: String
+    var passes: [Pass] = []
+
+    init(name: String) { self.name = name }
+}
+
+struct PassError: Error {}
 
 /// A flag an observation's `onChange` sets from any thread.
 final class Locked<Value: Sendable>: @unchecked Sendable {

@@ -69,6 +69,23 @@ public struct Attribute<Value> {
         self.init(wrappedValue: nil, transformation, options, originalName: originalName)
     }
 
+    /// The storage `@Model` (ModelStoreMacros) declares for a property of type `Wrapped` that a value
+    /// transformer stores and that has no initial value: `nil` stands only for a model the framework
+    /// made before loading its stored values, as it can make no `Wrapped` of its own. The schema
+    /// declares the attribute non-optional; `keyPath` is the property's own (`\Swatch.hue`), which
+    /// the framework then never reads on such a model. Hand-written models give every attribute an
+    /// initial value and never need it.
+    public init<Wrapped>(
+        _valueOrNone value: Wrapped?, _ transformation: Schema.Attribute.Transformation,
+        _ options: Schema.Attribute.Options = [], originalName: String? = nil,
+        keyPath: (any AnyKeyPath & Sendable)? = nil
+    ) where Value == Wrapped? {
+        self.value = value
+        declaration = AttributeDeclaration(
+            options: options, originalName: originalName, transformation: transformation,
+            requiredValue: RequiredValue(keyPath: keyPath))
+    }
+
     /// Unavailable: `@Attribute` works only on properties of a ``PersistentModel`` class.
     @available(*, unavailable, message: "@Attribute can only be used on properties of a PersistentModel class")
     public var wrappedValue: Value {
@@ -93,16 +110,17 @@ public struct Attribute<Value> {
             if model.persistentBackingData.acceptsPlainWrites {
                 model[keyPath: storageKeyPath].value = newValue
             } else {
-                write(newValue, to: model, wrapped: wrappedKeyPath, storage: storageKeyPath)
+                write(newValue, to: model, wrapped: wrappedKeyPath, storage: storageKeyPath) { $0 }
             }
         }
     }
 
-    /// The getter: reports the read to observation, and loads attributes a fetch left out.
+    /// The getter: reports the read to observation, and loads attributes a fetch left out. `Shown` is
+    /// the property's type: `Value`, or what an optional storage holds (``init(_valueOrNone:_:_:originalName:keyPath:)``).
     @usableFromInline
-    static func read<Model: PersistentModel>(
+    static func read<Model: PersistentModel, Shown>(
         _ model: Model,
-        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Model, Value>,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Model, Shown>,
         storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>
     ) -> Value {
         let backing = model.persistentBackingData
@@ -116,17 +134,19 @@ public struct Attribute<Value> {
     }
 
     /// The setter's full path: loads attributes a fetch left out, records the undo, tells
-    /// observers, and makes the model one of its context's changed models.
+    /// observers, and makes the model one of its context's changed models. `shown` is the value the
+    /// property shows for a stored one (`nil`: none to put back).
     @usableFromInline
-    static func write<Model: PersistentModel>(
+    static func write<Model: PersistentModel, Shown>(
         _ newValue: Value, to model: Model,
-        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Model, Value>,
-        storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Model, Shown>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>,
+        shown: (Value) -> Shown?
     ) {
         let backing = model.persistentBackingData
         if backing.unfetchedSlots != nil { try? backing.loadUnfetchedValues(of: model) }
-        if backing.tracksUndo {
-            backing.context?.registerUndo(of: model, wrappedKeyPath, was: model[keyPath: storageKeyPath].value)
+        if backing.tracksUndo, let old = shown(model[keyPath: storageKeyPath].value) {
+            backing.context?.registerUndo(of: model, wrappedKeyPath, was: old)
         }
         if let registrar = backing.existingRegistrar {
             registrar.withMutation(of: model, keyPath: wrappedKeyPath) {
@@ -136,6 +156,46 @@ public struct Attribute<Value> {
             model[keyPath: storageKeyPath].value = newValue
         }
         backing.didMutate(model)
+    }
+}
+
+extension Attribute {
+    /// Reads and writes a property whose storage ``init(_valueOrNone:_:_:originalName:keyPath:)`` made:
+    /// the property is `Wrapped`, its storage `Wrapped?`.
+    public static subscript<Model: PersistentModel, Wrapped>(
+        _enclosingInstance model: Model,
+        required wrappedKeyPath: ReferenceWritableKeyPath<Model, Wrapped>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>
+    ) -> Wrapped where Value == Wrapped? {
+        get {
+            guard let value = read(model, wrapped: wrappedKeyPath, storage: storageKeyPath) else {
+                noValue(Model.self, Wrapped.self, resolvingKeyPath: model.persistentBackingData.probe != nil)
+            }
+            return value
+        }
+        set {
+            if model.persistentBackingData.acceptsPlainWrites {
+                model[keyPath: storageKeyPath].value = newValue
+            } else {
+                write(newValue, to: model, wrapped: wrappedKeyPath, storage: storageKeyPath) { $0 }
+            }
+        }
+    }
+
+    /// Stops the program: a model the framework made before loading its values was read.
+    private static func noValue(_ model: Any.Type, _ wrapped: Any.Type, resolvingKeyPath: Bool) -> Never {
+        let property =
+            "a property of type '\(wrapped)' of '\(model)', which a value transformer stores and which has no "
+            + "initial value, so that no '\(wrapped)' can be made for the framework's own models"
+        guard resolvingKeyPath else {
+            fatalError(
+                "a model of '\(model)' that the framework made before loading its values was read: it has no value "
+                    + "for \(property); give the property an initial value in its declaration")
+        }
+        fatalError(
+            "a key path on '\(model)' reads through \(property) (to a member of it, or in a computed property); "
+                + "ModelStore resolves key paths on such a model: name the property itself in sorts, predicates "
+                + "and constraints, or give it an initial value in its declaration")
     }
 }
 
@@ -149,13 +209,19 @@ final class AttributeDeclaration: Sendable {
     let options: Schema.Attribute.Options
     let originalName: String?
     let transformation: Schema.Attribute.Transformation?
+    /// Set when the storage is an optional whose `nil` only a model made before loading its values holds
+    /// (see ``Attribute/init(_valueOrNone:_:_:originalName:keyPath:)``).
+    let requiredValue: RequiredValue?
 
     init(
-        options: Schema.Attribute.Options, originalName: String?, transformation: Schema.Attribute.Transformation? = nil
+        options: Schema.Attribute.Options, originalName: String?,
+        transformation: Schema.Attribute.Transformation? = nil,
+        requiredValue: RequiredValue? = nil
     ) {
         self.options = options
         self.originalName = originalName
         self.transformation = transformation
+        self.requiredValue = requiredValue
     }
 
     /// A box for every combination of options without an original name, by the options' raw value.
@@ -169,6 +235,12 @@ final class AttributeDeclaration: Sendable {
         guard let originalName else { return options.isEmpty ? nil : shared[Int(options.rawValue)] }
         return AttributeDeclaration(options: options, originalName: originalName)
     }
+}
+
+/// What the framework knows of a non-optional property kept in optional storage: the property's own key
+/// path, which resolves to it without reading a model that has no value for it.
+struct RequiredValue: Sendable {
+    let keyPath: (any AnyKeyPath & Sendable)?
 }
 
 /// Marks a property as observed but not persisted: `@Transient var isExpanded = false`.

@@ -66,12 +66,17 @@ final class ModelLayout: @unchecked Sendable {
         var fields: [FieldAccessor] = []
         var ephemeral: [AttributeAccessor] = []
         var unsupported: [(String, String, String)] = []
+        var ownKeyPaths: [AnyKeyPath: String] = [:]
         for field in StoredFieldReflection.fields(of: type) {
             let (label, offset, fieldType) = (field.name, field.offset, field.type)
             let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
             if let attribute = fieldType as? any AttributeField.Type {
                 if let accessor = attribute.makeAccessor(name: name, offset: offset, probe: base) {
                     accessor.keyPath = attribute.makeKeyPath(M.self, offset: offset)
+                    // The probe has no value to read through this property's own key path.
+                    if let own = attribute.requiredValue(offset: offset, probe: base)?.keyPath {
+                        ownKeyPaths[own] = name
+                    }
                     if accessor.options.contains(.ephemeral) {
                         ephemeral.append(accessor)
                     } else {
@@ -95,7 +100,7 @@ final class ModelLayout: @unchecked Sendable {
         self.unsupportedProperties = unsupported
         self.fieldsByName = Dictionary(fields.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.plan = fields.map { ($0.offset, ($0 as? AttributeAccessor)?.inlineScalar) }
-        var names: [AnyKeyPath: String] = [:]
+        var names = ownKeyPaths
         for field in fields + ephemeral { if let keyPath = field.keyPath { names[keyPath] = field.name } }
         state = LockedValue(State(probe: probe, namesByKeyPath: names))
     }
@@ -478,6 +483,8 @@ enum InlineScalar {
 }
 
 protocol AttributeField {
+    /// What the declaration says of a non-optional property kept in optional storage, if it is one.
+    static func requiredValue(offset: Int, probe: UnsafeMutableRawPointer) -> RequiredValue?
     /// Why ``makeAccessor(name:offset:probe:)`` made no accessor: the problem and its fix.
     static func whyUnsupported(offset: Int, probe: UnsafeMutableRawPointer) -> (problem: String, remedy: String)
     static func makeAccessor(name: String, offset: Int, probe: UnsafeMutableRawPointer) -> AttributeAccessor?
@@ -485,6 +492,9 @@ protocol AttributeField {
 }
 
 extension Attribute: AttributeField {
+    static func requiredValue(offset: Int, probe: UnsafeMutableRawPointer) -> RequiredValue? {
+        probe.advanced(by: offset).assumingMemoryBound(to: Attribute<Value>.self).pointee.declaration?.requiredValue
+    }
     static func whyUnsupported(offset: Int, probe: UnsafeMutableRawPointer) -> (problem: String, remedy: String) {
         let wrapper = probe.advanced(by: offset).assumingMemoryBound(to: Attribute<Value>.self).pointee
         let typeName = String(describing: Value.self)
@@ -517,16 +527,55 @@ extension Attribute: AttributeField {
                 ValueCodecs.codec(for: Value.self)
             }
         guard let codec else { return nil }
+        let isRequired = wrapper.declaration?.requiredValue != nil
         guard wrapper.options.contains(.encrypted) else {
-            return TypedAttributeAccessor(name: name, offset: offset, codec: codec, probe: probe)
+            guard isRequired else {
+                return TypedAttributeAccessor(name: name, offset: offset, codec: codec, probe: probe)
+            }
+            // No initial value: the empty Data stands for one, as for an encrypted attribute.
+            return TypedAttributeAccessor(
+                name: name, offset: offset, codec: requiringValue(codec), probe: probe, defaultValue: .data(Data()))
         }
         // Sealed when saved; the schema's initial value is the empty Data that stands for it.
-        guard let initial = try? codec.encode(wrapper.value) else { return nil }
+        guard let initial = isRequired ? .data(Data()) : try? codec.encode(wrapper.value) else { return nil }
         let sealed = AttributeSealing.codec(
             wrapping: codec, attribute: name, originalName: wrapper.originalName, initialValue: wrapper.value)
         return TypedAttributeAccessor(
-            name: name, offset: offset, codec: sealed, probe: probe,
+            name: name, offset: offset, codec: isRequired ? requiringValue(sealed) : sealed, probe: probe,
             defaultValue: initial == .null && sealed.attributeType != .data ? .null : .data(Data()))
+    }
+
+    /// `codec` for a non-optional property kept in optional storage: its stored type is not optional, and
+    /// neither a missing value nor a stored one that reads back as none is accepted, except the empty
+    /// Data that stands for the initial value (what a fetch of only some attributes puts in the others'
+    /// slots), which reads back as none: the model then loads the value on first access.
+    private static func requiringValue(_ codec: ValueCodec<Value>) -> ValueCodec<Value> {
+        let none = (Value.self as? any NilRepresentable.Type)?.nilValue as? Value
+        func isNone(_ value: Value) -> Bool { (value as? any NilRepresentable)?.isNil == true }
+        return ValueCodec(
+            codec.attributeType.unwrapped,
+            encode: { value in
+                guard !isNone(value) else {
+                    throw DataStoreError.invalidValue(
+                        "the model has no value to store, as the framework made it to load values into")
+                }
+                return try codec.encode(value)
+            },
+            decode: { stored in
+                let standIn = stored == .data(Data())
+                let value: Value
+                do {
+                    value = try codec.decode(stored)
+                } catch {
+                    if standIn, let none { return none }
+                    throw error
+                }
+                guard isNone(value) else { return value }
+                if standIn, let none { return none }
+                throw DataStoreError.invalidValue(
+                    "the store holds \(stored == .null ? "no value" : "a value that reads back as none"), and the "
+                        + "property is not optional")
+            })
     }
     static func makeKeyPath<M: PersistentModel>(_ model: M.Type, offset: Int) -> any AnyKeyPath & Sendable {
         \M.[storedAttribute: FieldOffset<Value>(offset: offset)]
