@@ -1,0 +1,137 @@
+import Foundation
+import ModelStore
+import ModelStoreAdapters
+import ModelStoreCrypto
+import ModelStoreTestSupport
+import Testing
+
+/// A card whose number and memo are plaintext.
+enum SealingV1: VersionedSchema {
+    static let versionIdentifier = Schema.Version(1, 0, 0)
+    static var models: [any PersistentModel.Type] { [Card.self] }
+
+    final class Card: PersistentModel {
+        @Attribute var holder: String = ""
+        @Attribute var number: String = ""
+        @Attribute var memo: String?
+        let persistentBackingData = BackingData()
+        init() {}
+    }
+}
+
+/// The card with its number and memo encrypted.
+enum SealingV2: VersionedSchema {
+    static let versionIdentifier = Schema.Version(2, 0, 0)
+    static var models: [any PersistentModel.Type] { [Card.self] }
+
+    final class Card: PersistentModel {
+        @Attribute var holder: String = ""
+        @Attribute(.encrypted) var number: String = ""
+        @Attribute(.allowsCloudEncryption) var memo: String?
+        let persistentBackingData = BackingData()
+        init() {}
+    }
+}
+
+/// The card with its number and memo plaintext again: version 1's class.
+enum SealingV3: VersionedSchema {
+    static let versionIdentifier = Schema.Version(3, 0, 0)
+    static var models: [any PersistentModel.Type] { [SealingV1.Card.self] }
+}
+
+/// Lightweight stages that encrypt two attributes, then decrypt them.
+enum SealingPlan: SchemaMigrationPlan {
+    static var schemas: [any VersionedSchema.Type] { [SealingV1.self, SealingV2.self, SealingV3.self] }
+    static var stages: [MigrationStage] {
+        [
+            .lightweight(fromVersion: SealingV1.self, toVersion: SealingV2.self),
+            .lightweight(fromVersion: SealingV2.self, toVersion: SealingV3.self),
+        ]
+    }
+}
+
+/// A lightweight migration that adds or removes `.encrypted` seals or opens the stored values, in
+/// every file store and SQLite. In the serialized suite, since the attribute keys are the process's.
+extension EncryptedAttributeTests {
+    private static let migrationKey = try! EncryptionKey(bytes: (0..<32).map { UInt8(($0 &* 29 &+ 5) & 0xFF) })
+    static let fileStores = ["json", "log", "sqlite"]
+
+    /// Runs `body` on a context of the store at `url` opened with `schema` (and the plan), then
+    /// closes the store, so the next open migrates it again.
+    @discardableResult
+    private static func withCards<Result>(
+        _ schema: any VersionedSchema.Type, _ url: String, plan: Bool = true, _ body: (ModelContext) throws -> Result
+    ) throws -> Result {
+        let container = try ModelContainer(
+            for: Schema(versionedSchema: schema), url: url, migrationPlan: plan ? SealingPlan.self : nil)
+        defer { ToolLibrary.close(container) }
+        return try body(ModelContext(container))
+    }
+
+    private static func seedCards(_ url: String) throws {
+        try withCards(SealingV1.self, url, plan: false) { context in
+            for (holder, number, memo) in [("Ada", "4111-1111", "gold" as String?), ("Grace", "5500-0000", nil)] {
+                let card = SealingV1.Card()
+                card.holder = holder
+                card.number = number
+                card.memo = memo
+                context.insert(card)
+            }
+            try context.save()
+        }
+    }
+
+    @Test(arguments: fileStores)
+    func aLightweightStageSealsTheValuesOfAnAttributeThatBecomesEncryptedAndOpensThemAgain(_ kind: String) throws {
+        try AttributeEncryption.useKeys(current: .key(Self.migrationKey))
+        defer { AttributeEncryption.removeKeys() }
+        let directory = try TemporaryDirectory()
+        let url = Self.url(kind, in: directory)
+        try Self.seedCards(url)
+
+        try Self.withCards(SealingV2.self, url) { context in
+            let cards = try context.fetch(FetchDescriptor<SealingV2.Card>(sortBy: [SortDescriptor(\.holder)]))
+            #expect(cards.map(\.number) == ["4111-1111", "5500-0000"])
+            #expect(cards.map(\.memo) == ["gold", nil])
+        }
+        if kind == "json" {
+            let document = String(decoding: try Data(contentsOf: directory.file("patients.json")), as: UTF8.self)
+            #expect(!document.contains("4111") && !document.contains("gold") && document.contains("Grace"))
+        }
+        // Without the key the sealed values do not open: they are stored sealed.
+        AttributeEncryption.removeKeys()
+        let sealed = try #require(throws: DataStoreError.self) {
+            try Self.withCards(SealingV2.self, url) { _ = try $0.fetch(FetchDescriptor<SealingV2.Card>()) }
+        }
+        #expect(sealed.code == .invalidConfiguration, "\(sealed)")
+
+        try AttributeEncryption.useKeys(current: .key(Self.migrationKey))
+        try Self.withCards(SealingV3.self, url) { context in
+            let cards = try context.fetch(FetchDescriptor<SealingV1.Card>(sortBy: [SortDescriptor(\.holder)]))
+            #expect(cards.map(\.number) == ["4111-1111", "5500-0000"])
+            #expect(cards.map(\.memo) == ["gold", nil])
+        }
+        // Opened again, the values are plaintext: no key needed.
+        AttributeEncryption.removeKeys()
+        let plain = try Self.withCards(SealingV3.self, url) { try $0.fetch(FetchDescriptor<SealingV1.Card>()) }
+        #expect(Set(plain.map(\.number)) == ["4111-1111", "5500-0000"])
+    }
+
+    @Test(arguments: fileStores)
+    func encryptingAnAttributeWithoutAKeyIsATypedErrorThatChangesNothing(_ kind: String) throws {
+        AttributeEncryption.removeKeys()
+        let directory = try TemporaryDirectory()
+        let url = Self.url(kind, in: directory)
+        try Self.seedCards(url)
+        let before = try FileTree.snapshot(directory.url)
+        let error = try #require(throws: DataStoreError.self) { try Self.withCards(SealingV2.self, url) { _ in } }
+        #expect(error.code == .invalidConfiguration, "\(error)")
+        #expect(error.message.contains("'Card.number'") && error.message.contains("no attribute key"), "\(error)")
+        #expect(error.remedy?.contains("AttributeEncryption.useKeys") == true)
+        #expect(try FileTree.snapshot(directory.url) == before, "a refused migration changed the files")
+        let cards = try Self.withCards(SealingV1.self, url, plan: false) {
+            try $0.fetch(FetchDescriptor<SealingV1.Card>())
+        }
+        #expect(Set(cards.map(\.number)) == ["4111-1111", "5500-0000"])
+    }
+}
