@@ -51,7 +51,8 @@ enum SealingPlan: SchemaMigrationPlan {
 }
 
 /// A lightweight migration that adds or removes `.encrypted` seals or opens the stored values, in
-/// every file store and SQLite. In the serialized suite, since the attribute keys are the process's.
+/// every file store and SQLite, through a migration plan's stage or, without one, when the store
+/// opens. In the serialized suite, since the attribute keys are the process's.
 extension EncryptedAttributeTests {
     private static let migrationKey = try! EncryptionKey(bytes: (0..<32).map { UInt8(($0 &* 29 &+ 5) & 0xFF) })
     static let fileStores = ["json", "log", "sqlite"]
@@ -81,15 +82,17 @@ extension EncryptedAttributeTests {
         }
     }
 
-    @Test(arguments: fileStores)
-    func aLightweightStageSealsTheValuesOfAnAttributeThatBecomesEncryptedAndOpensThemAgain(_ kind: String) throws {
+    @Test(arguments: fileStores, [true, false])
+    func aLightweightMigrationSealsTheValuesOfAnAttributeThatBecomesEncryptedAndOpensThemAgain(
+        _ kind: String, plan: Bool
+    ) throws {
         try AttributeEncryption.useKeys(current: .key(Self.migrationKey))
         defer { AttributeEncryption.removeKeys() }
         let directory = try TemporaryDirectory()
         let url = Self.url(kind, in: directory)
         try Self.seedCards(url)
 
-        try Self.withCards(SealingV2.self, url) { context in
+        try Self.withCards(SealingV2.self, url, plan: plan) { context in
             let cards = try context.fetch(FetchDescriptor<SealingV2.Card>(sortBy: [SortDescriptor(\.holder)]))
             #expect(cards.map(\.number) == ["4111-1111", "5500-0000"])
             #expect(cards.map(\.memo) == ["gold", nil])
@@ -101,30 +104,34 @@ extension EncryptedAttributeTests {
         // Without the key the sealed values do not open: they are stored sealed.
         AttributeEncryption.removeKeys()
         let sealed = try #require(throws: DataStoreError.self) {
-            try Self.withCards(SealingV2.self, url) { _ = try $0.fetch(FetchDescriptor<SealingV2.Card>()) }
+            try Self.withCards(SealingV2.self, url, plan: plan) { _ = try $0.fetch(FetchDescriptor<SealingV2.Card>()) }
         }
         #expect(sealed.code == .invalidConfiguration, "\(sealed)")
 
         try AttributeEncryption.useKeys(current: .key(Self.migrationKey))
-        try Self.withCards(SealingV3.self, url) { context in
+        try Self.withCards(SealingV3.self, url, plan: plan) { context in
             let cards = try context.fetch(FetchDescriptor<SealingV1.Card>(sortBy: [SortDescriptor(\.holder)]))
             #expect(cards.map(\.number) == ["4111-1111", "5500-0000"])
             #expect(cards.map(\.memo) == ["gold", nil])
         }
         // Opened again, the values are plaintext: no key needed.
         AttributeEncryption.removeKeys()
-        let plain = try Self.withCards(SealingV3.self, url) { try $0.fetch(FetchDescriptor<SealingV1.Card>()) }
+        let plain = try Self.withCards(SealingV3.self, url, plan: plan) {
+            try $0.fetch(FetchDescriptor<SealingV1.Card>())
+        }
         #expect(Set(plain.map(\.number)) == ["4111-1111", "5500-0000"])
     }
 
-    @Test(arguments: fileStores)
-    func encryptingAnAttributeWithoutAKeyIsATypedErrorThatChangesNothing(_ kind: String) throws {
+    @Test(arguments: fileStores, [true, false])
+    func encryptingAnAttributeWithoutAKeyIsATypedErrorThatChangesNothing(_ kind: String, plan: Bool) throws {
         AttributeEncryption.removeKeys()
         let directory = try TemporaryDirectory()
         let url = Self.url(kind, in: directory)
         try Self.seedCards(url)
         let before = try FileTree.snapshot(directory.url)
-        let error = try #require(throws: DataStoreError.self) { try Self.withCards(SealingV2.self, url) { _ in } }
+        let error = try #require(throws: DataStoreError.self) {
+            try Self.withCards(SealingV2.self, url, plan: plan) { _ in }
+        }
         #expect(error.code == .invalidConfiguration, "\(error)")
         #expect(error.message.contains("'Card.number'") && error.message.contains("no attribute key"), "\(error)")
         #expect(error.remedy?.contains("AttributeEncryption.useKeys") == true)
@@ -133,5 +140,21 @@ extension EncryptedAttributeTests {
             try $0.fetch(FetchDescriptor<SealingV1.Card>())
         }
         #expect(Set(cards.map(\.number)) == ["4111-1111", "5500-0000"])
+    }
+
+    @Test(arguments: ["patients.json", "patients.sqlite"])
+    func aReadOnlyOpenRefusesAStoreWhoseAttributeEncryptionChanged(_ file: String) throws {
+        try AttributeEncryption.useKeys(current: .key(Self.migrationKey))
+        defer { AttributeEncryption.removeKeys() }
+        let directory = try TemporaryDirectory()
+        try Self.seedCards((file.hasSuffix(".json") ? "json:" : "sqlite:") + directory.file(file).path)
+        let before = try Data(contentsOf: directory.file(file))
+        let error = try #require(throws: DataStoreError.self) {
+            _ = try ModelContainer(
+                for: Schema(versionedSchema: SealingV2.self),
+                configurations: [ModelConfiguration(url: directory.file(file), allowsSave: false)])
+        }
+        #expect(error.code == .readOnly, "\(error)")
+        #expect(try Data(contentsOf: directory.file(file)) == before)
     }
 }

@@ -101,6 +101,26 @@ package struct LightweightMapping {
         }
     }
 
+    /// The mapping from a store's recorded schema to the app's when an attribute of the app's schema
+    /// gains or loses `.encrypted` against the attribute it matches (by name or `originalName`), so
+    /// that a store opened without a migration stage seals or opens its values; `nil` when none does.
+    package static func resealing(from stored: Schema, to schema: Schema) -> LightweightMapping? {
+        let changes = schema.entities.contains { entity in
+            guard let old = stored.entity(named: entity.name) else { return false }
+            return entity.properties.contains { property in
+                guard case .attribute(let new) = property,
+                    case .attribute(let previous)? = old.property(named: new.name)
+                        ?? new.originalName.flatMap({ old.property(named: $0) })
+                else { return false }
+                return previous.options.contains(.encrypted) != new.options.contains(.encrypted)
+            }
+        }
+        guard changes else { return nil }
+        return LightweightMapping(
+            from: stored, to: schema,
+            stageName: "lightweight migration from '\(stored.version)' to '\(schema.version)'")
+    }
+
     /// The models rewritten for the new schema; models of removed entities are dropped.
     package func map(_ snapshots: [DefaultSnapshot]) throws -> [DefaultSnapshot] {
         var mapped: [DefaultSnapshot] = []
