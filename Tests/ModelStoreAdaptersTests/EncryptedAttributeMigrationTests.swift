@@ -157,4 +157,25 @@ extension EncryptedAttributeTests {
         #expect(error.code == .readOnly, "\(error)")
         #expect(try Data(contentsOf: directory.file(file)) == before)
     }
+
+    @Test func aPassphraseKeyWithItsSaltFileSealsAndAnotherDerivationOpens() throws {
+        defer { AttributeEncryption.removeKeys() }
+        let directory = try TemporaryDirectory()
+        let url = Self.url("sqlite", in: directory)
+        let saltFile = directory.file("field-key.salt").path
+        let phrase = EncryptionKeySource.passphrase("correct horse battery staple")
+        try AttributeEncryption.useKeys(current: try AttributeEncryption.passphraseKey(phrase, saltFile: saltFile))
+        try Self.seedCards(url)
+        try Self.withCards(SealingV2.self, url, plan: false) { _ in }
+        // As another process would: the key derived again from the passphrase and the same salt file.
+        AttributeEncryption.removeKeys()
+        try AttributeEncryption.useKeys(current: try AttributeEncryption.passphraseKey(phrase, saltFile: saltFile))
+        let numbers = try Self.withCards(SealingV2.self, url, plan: false) {
+            try $0.fetch(FetchDescriptor<SealingV2.Card>()).map(\.number)
+        }
+        #expect(Set(numbers) == ["4111-1111", "5500-0000"])
+        // A passphrase alone is refused, and says where its salt goes.
+        let refused = try #require(throws: DataStoreError.self) { try AttributeEncryption.useKeys(current: phrase) }
+        #expect(refused.remedy?.contains("passphraseKey") == true, "\(refused)")
+    }
 }
