@@ -84,18 +84,30 @@ extension AppendLogStore {
     /// open yet when it migrates.
     static let migrationStepHooks = LockedValue<[String: @Sendable (MigrationCommitStep) throws -> Void]>([:])
 
-    /// Runs the plan's stages from the log's recorded version (see ``SchemaMigrationRunner``),
-    /// holding the directory's lock; the open that follows takes the lock again.
+    /// Runs the plan's stages from the log's recorded version (see ``SchemaMigrationRunner``), or,
+    /// without a stage, seals or opens the values of attributes whose `.encrypted` changed
+    /// (``SchemaMigrationRunner/migrateEncryptedAttributes(_:stored:)``), holding the directory's
+    /// lock; the open that follows takes the lock again.
     static func migrate(
         directory: URL, schema: Schema, migrationPlan: (any SchemaMigrationPlan.Type)?,
         permissions: FilePermissions = .private, encryption: EncryptionKeySource? = nil
     ) throws {
-        guard migrationPlan != nil, FileIO.exists(LogLayout(directory: directory).manifestURL) else { return }
+        guard FileIO.exists(LogLayout(directory: directory).manifestURL) else { return }
+        // Without a plan, the lock is taken only when an attribute's encryption changed.
+        // A log whose header cannot be read is left to the open, which says why.
+        if migrationPlan == nil {
+            guard let stored = try? Schema(try storedSchema(at: directory)),
+                LightweightMapping.resealing(from: stored, to: schema) != nil
+            else { return }
+        }
         let lock = try DirectoryLock.acquire(directory: directory, permissions: permissions)
         defer { withExtendedLifetime(lock) {} }
         let cipher = try LogCipher.unlock(directory: directory, source: encryption, hasManifest: true, creating: false)
         let storage = try AppendLogMigrationStorage(directory: directory, permissions: permissions, cipher: cipher)
-        try SchemaMigrationRunner(schema: schema, plan: migrationPlan).migrate(storage)
+        let runner = SchemaMigrationRunner(schema: schema, plan: migrationPlan)
+        if try runner.migrate(storage) == nil {
+            try runner.migrateEncryptedAttributes(storage, stored: try Schema(try storedSchema(at: directory)))
+        }
     }
 }
 

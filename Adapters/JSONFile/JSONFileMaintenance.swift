@@ -53,16 +53,14 @@ public struct JSONFileMaintenance: DataStoreMaintenance {
 }
 
 extension JSONFileMaintenance {
-    /// Rewrites the file under the key `target` names (``JSONFileStore/changeEncryption(at:from:to:lockTimeout:limits:)``).
+    /// Rewrites the file under the key `target` names (``JSONFileStore/changeEncryption(at:from:to:lockTimeout:limits:progress:)``).
     public func changeEncryption(
         _ request: StoreMaintenanceRequest, to target: StoreMaintenanceRequest,
         progress: (_ done: Int, _ total: Int) -> Void
     ) throws -> StoreMaintenanceReport {
         let from = (request.configuration as? JSONFileStoreConfiguration)?.encryption
         let to = (target.configuration as? JSONFileStoreConfiguration)?.encryption
-        progress(0, 1)
-        try JSONFileStore.changeEncryption(at: request.location, from: from, to: to)
-        progress(1, 1)
+        try JSONFileStore.changeEncryption(at: request.location, from: from, to: to, progress: progress)
         let text =
             from == nil
             ? "encrypted (AES-256-GCM); it now opens only with its key"

@@ -7,21 +7,32 @@ extension JSONFileStore {
     /// Rewrites the JSON store at `url` under another key: encrypts a plaintext file (`from` is
     /// `nil`), decrypts an encrypted one (`to` is `nil`), or changes its key.
     ///
-    /// Under the store's lock, the document is decrypted (or read) whole, sealed under the new key
-    /// (or left plain), and replaced atomically (a flushed temporary file renamed over it): a crash
-    /// at any instant leaves the old file or the new one. Its `.backup` is then rewritten the same
-    /// way, or removed if it cannot be read, so that no copy under the old key stays behind. The
-    /// bytes of the document do not change, so its checksum, history and tokens stay valid.
+    /// Under the store's lock, the document is decrypted (or read) whole and checked against its
+    /// checksum, then, in this order:
     ///
-    /// A store with `.externalStorage` files is refused (``DataStoreError/Code/unsupportedFeature``):
-    /// they could not be swapped in the same step as the document; `modelstore convert` copies such a
-    /// store into a new, encrypted one. Throws ``DataStoreError/Code/wrongKey`` or
-    /// ``DataStoreError/Code/keyRequired`` for the old key and
-    /// ``DataStoreError/Code/invalidConfiguration`` when the file is not in the state the call expects;
-    /// the file is then as it was.
+    /// 1. every `.externalStorage` file the document or its backup names is written again beside
+    ///    itself under a new name (sealed under the new key, with a random name; or in the clear,
+    ///    named by a hash of its bytes), each flushed, then the folder;
+    /// 2. the document, with its `{"$file": …}` tags naming the new files and its checksum written
+    ///    again, is sealed under the new key (or left plain) and replaces the old one atomically (a
+    ///    flushed temporary file renamed over it): **the commit point**;
+    /// 3. its `.backup` is rewritten the same way, or removed if it cannot be read, so that no copy
+    ///    under the old key stays behind;
+    /// 4. the files neither the new document nor the new backup names (the old ones) are removed.
+    ///
+    /// A crash before step 2 leaves the old document, which names only old files, all still there;
+    /// after it, the new document, which names only new ones. Files an interrupted run leaves behind
+    /// are named by no document and go with the store's next save. The models, identifiers and
+    /// history are the same, and so are the tokens.
+    ///
+    /// Throws ``DataStoreError/Code/wrongKey`` or ``DataStoreError/Code/keyRequired`` for the old key,
+    /// ``DataStoreError/Code/invalidConfiguration`` when the file is not in the state the call
+    /// expects, and ``DataStoreError/Code/corrupted`` when the document does not match its checksum
+    /// or a file it names is missing or fails authentication; the store is then as it was.
     public static func changeEncryption(
         at url: URL, from old: EncryptionKeySource?, to new: EncryptionKeySource?,
-        lockTimeout: Duration = .seconds(10), limits: JSONFileStoreConfiguration.Limits = .init()
+        lockTimeout: Duration = .seconds(10), limits: JSONFileStoreConfiguration.Limits = .init(),
+        progress: (_ done: Int, _ total: Int) -> Void = { _, _ in }
     ) throws {
         let paths = Paths(url)
         guard old != nil || new != nil else {
@@ -29,52 +40,166 @@ extension JSONFileStore {
                 .invalidConfiguration, "no key was given for the JSON store '\(paths.document)'",
                 remedy: "Give the current key in the store URL and the new one as an option")
         }
-        let external = (try? FileManager.default.contentsOfDirectory(atPath: paths.external)) ?? []
-        guard external.isEmpty else {
-            throw DataStoreError(
-                .unsupportedFeature,
-                "the JSON store '\(paths.document)' keeps \(external.count) .externalStorage files, which cannot be "
-                    + "re-encrypted in the same atomic step as the document",
-                remedy: "Copy it into a new store with 'modelstore convert \(url.path) json:NEW?key-env=NAME'")
-        }
         let permissions = FilePermissions.matching(fileAt: paths.document)
         let lock = try FileLock(path: paths.lock, permissions: permissions)
         try lock.withLock(timeout: lockTimeout, document: paths.document) {
-            guard let document = try rewritten(paths.document, limits: limits, from: old, to: new) else {
+            let oldKeys = old.map(DocumentKeys.init)
+            guard let document = try plainDocument(paths.document, limits: limits, keys: oldKeys, paths: paths) else {
                 throw DataStoreError(
                     .notFound, "there is no JSON store at '\(paths.document)'", remedy: "Check the path")
             }
+            // The previous version goes too if it cannot be read: never left under the old key.
+            var backup = try? plainDocument(paths.backup, limits: limits, keys: oldKeys, paths: paths)
+            let newKeys = new.map(DocumentKeys.init)
+            var files = FileRenaming(
+                folder: ExternalFiles(directory: paths.external, permissions: permissions),
+                target: try newKeys?.current().cipher)
+            defer { if !files.committed { files.removeWritten() } }
+            let total = document.references.names.union(backup?.references.names ?? []).count + 1
+            progress(0, total)
             do {
-                try FileIO.writeAtomically(document, to: paths.document, permissions: permissions)
-                // The previous version under the new key too, or gone: never left under the old one.
-                if let backup = try? rewritten(paths.backup, limits: limits, from: old, to: new) {
-                    try FileIO.writeAtomically(backup, to: paths.backup, permissions: permissions)
+                for name in document.references.names.sorted() {
+                    try files.convert(name, openedWith: document.cipher)
+                    progress(files.renamed.count, total)
+                }
+                if let previous = backup {
+                    do {
+                        for name in previous.references.names.sorted() where files.renamed[name] == nil {
+                            try files.convert(name, openedWith: previous.cipher)
+                            progress(files.renamed.count, total)
+                        }
+                    } catch let error as DataStoreError where error.code != .io {
+                        backup = nil
+                    }
+                }
+                if !files.written.isEmpty { try FileIO.syncDirectory(paths.external) }
+                try FileIO.writeAtomically(
+                    try document.rewritten(renaming: files.renamed, keys: newKeys), to: paths.document,
+                    permissions: permissions)
+                files.committed = true
+                if let backup {
+                    try FileIO.writeAtomically(
+                        try backup.rewritten(renaming: files.renamed, keys: newKeys), to: paths.backup,
+                        permissions: permissions)
                 } else {
                     try FileIO.remove(paths.backup)
                     try FileIO.syncDirectory(paths.folder)
                 }
+                if FileIO.isDirectory(paths.external) {
+                    let named = document.references.names.union(backup?.references.names ?? [])
+                    files.folder.removeUnreferenced(keeping: Set(named.compactMap { files.renamed[$0] }))
+                    try? FileIO.syncDirectory(paths.external)
+                }
+                progress(total, total)
             } catch let error as DataStoreError {
                 throw error.inContext("re-encrypting the JSON store '\(paths.document)'")
             }
         }
     }
 
-    /// The bytes of the file at `path` opened with `from` and sealed with `to`, or `nil` if there is
-    /// no file.
-    private static func rewritten(
-        _ path: String, limits: JSONFileStoreConfiguration.Limits, from old: EncryptionKeySource?,
-        to new: EncryptionKeySource?
-    ) throws -> [UInt8]? {
+    /// The plaintext of the document (or backup) at `path`, checked against its checksum, with the
+    /// files it names and the cipher that opened it; `nil` if there is no file.
+    private static func plainDocument(
+        _ path: String, limits: JSONFileStoreConfiguration.Limits, keys: DocumentKeys?, paths: Paths
+    ) throws -> PlainDocument? {
         guard let bytes = try FileIO.read(path, limit: limits.maximumFileSize)?.bytes else { return nil }
-        let plaintext: [UInt8]
+        var plaintext = bytes
+        var cipher: AES256GCM?
         if DocumentEncryption.isEncrypted(bytes) {
-            plaintext = try DocumentEncryption.open(bytes, document: path, keys: old.map(DocumentKeys.init))
-        } else if old != nil {
+            plaintext = try DocumentEncryption.open(bytes, document: path, keys: keys)
+            // The cipher the open unlocked, which sealed the files this document names.
+            cipher = try keys?.current().cipher
+        } else if keys != nil {
             throw DocumentEncryption.notEncrypted(bytes, document: path)
-        } else {
-            plaintext = bytes
         }
-        guard let new else { return plaintext }
-        return try plaintext.withUnsafeBytes { try DocumentEncryption.seal($0, keys: DocumentKeys(source: new)) }
+        let decoder = DocumentDecoder(
+            schema: Schema([]), limits: limits.readLimits, fallbackStoreIdentifier: "",
+            loadExternalFile: { _ in Data() })
+        do {
+            let header = try plaintext.withUnsafeBufferPointer { try decoder.decode($0, headerOnly: true) }.header
+            if let checksum = header.checksum {
+                let actual = plaintext.withUnsafeBufferPointer {
+                    DocumentChecksum.compute($0, excluding: checksum.contents)
+                }
+                if actual != checksum.value {
+                    throw DocumentChecksum.mismatch(
+                        expected: checksum.value, actual: actual, at: checksum.contents, document: path)
+                }
+            }
+            return PlainDocument(
+                bytes: plaintext, references: try ExternalFileReferences(plaintext, limits: limits.readLimits),
+                checksum: header.checksum?.contents, cipher: cipher)
+        } catch let error as JSONReadError {
+            throw error.storeError(file: path, input: plaintext, backup: path == paths.document ? paths.backup : nil)
+        }
+    }
+}
+
+/// A document read for a change of key: its plaintext, the files it names, where its checksum is,
+/// and the cipher that opened it (`nil` for a plaintext file).
+private struct PlainDocument {
+    var bytes: [UInt8]
+    var references: ExternalFileReferences
+    var checksum: Range<Int>?
+    var cipher: AES256GCM?
+
+    /// The file under `keys` (plain without), naming the files by their new names.
+    func rewritten(renaming renamed: [String: String], keys: DocumentKeys?) throws -> [UInt8] {
+        let plaintext = references.rewriting(bytes, renamed: renamed, checksum: checksum)
+        guard let keys else { return plaintext }
+        return try plaintext.withUnsafeBytes { try DocumentEncryption.seal($0, keys: keys) }
+    }
+}
+
+/// The external files a change of key writes: each old file opened and written again under a new
+/// name, sealed under `target` (random names) or in the clear (named by a hash of the bytes).
+private struct FileRenaming {
+    let folder: ExternalFiles
+    let target: AES256GCM?
+    /// The new name of each old file converted so far.
+    var renamed: [String: String] = [:]
+    /// The files this run created, which nothing names until the new document is in place.
+    var written: [String] = []
+    /// Whether the new document is in place (the files written are then its own).
+    var committed = false
+
+    /// Opens the file `name` with `cipher` and writes it again under a new name.
+    mutating func convert(_ name: String, openedWith cipher: AES256GCM?) throws {
+        let data: Data
+        do {
+            data = try folder.load(name, sealedWith: cipher)
+        } catch let error as JSONReadError {
+            throw DataStoreError(error.code, error.message, remedy: error.remedy)
+        }
+        let newName = try self.name(for: data)
+        if !FileIO.exists(folder.directory + "/" + newName) {
+            try folder.write(data, named: newName, sealedWith: target)
+            written.append(newName)
+        }
+        renamed[name] = newName
+    }
+
+    /// A name no file has yet: random for sealed files; for plain ones the hash of the bytes (with a
+    /// `-1`, `-2`… suffix past a file with other bytes), or the name of a file that already holds them.
+    private func name(for data: Data) throws -> String {
+        if target != nil {
+            while true {
+                let name = String(UInt64.random(in: .min ... .max), radix: 16) + ".bin"
+                if !FileIO.exists(folder.directory + "/" + name) { return name }
+            }
+        }
+        let hash = ExternalFiles.hash(data)
+        var attempt = 0
+        while true {
+            let name = attempt == 0 ? "\(hash).bin" : "\(hash)-\(attempt).bin"
+            attempt += 1
+            guard let onDisk = try FileIO.read(folder.directory + "/" + name) else { return name }
+            if onDisk.bytes.elementsEqual(data) { return name }
+        }
+    }
+
+    /// Removes the files this run wrote.
+    func removeWritten() {
+        for name in written { try? FileIO.remove(folder.directory + "/" + name) }
     }
 }

@@ -70,6 +70,62 @@ extension JSONFileStore {
     }
 }
 
+extension JSONFileStore {
+    /// Loads the document (``load(_:schema:configuration:)``), first sealing or opening the values of
+    /// attributes whose `.encrypted` changed since the file was written, when no migration stage
+    /// did (``SchemaMigrationRunner/migrateEncryptedAttributes(_:stored:)``); call it holding the
+    /// file lock.
+    ///
+    /// The header's schema is compared only when the load fails (a plaintext value read as sealed
+    /// `Data`), or when either schema mentions an encrypted attribute (sealed `Data` reads as text).
+    ///
+    /// A read-only open (`allowsSave` off) refuses such a file with ``DataStoreError/Code/readOnly``.
+    static func loadMigratingEncryptedAttributes(
+        _ paths: Paths, schema: Schema, configuration: JSONFileStoreConfiguration
+    ) throws -> LoadedDocument? {
+        let loaded: LoadedDocument?
+        do {
+            loaded = try load(paths, schema: schema, configuration: configuration)
+        } catch let error as DataStoreError {
+            let url = URL(fileURLWithPath: paths.document)
+            guard
+                let stored = try? Schema(
+                    storedSchema(at: url, limits: configuration.limits, encryption: configuration.encryption)),
+                try migrateEncryptedAttributes(paths, schema: schema, configuration: configuration, stored: stored)
+            else { throw error }
+            return try load(paths, schema: schema, configuration: configuration)
+        }
+        let mentionsEncryption =
+            schema.entities.contains { $0.attributes.contains { $0.options.contains(.encrypted) } }
+            || loaded?.header.entitiesJSON?.firstRange(of: Array("\"encrypted\"".utf8)) != nil
+        guard mentionsEncryption, let header = loaded?.header, let entities = header.entitiesJSON,
+            let described = try? JSONDecoder().decode([Schema.EntityDescription].self, from: Data(entities)),
+            let stored = try? Schema(
+                Schema.Description(version: header.schemaVersion ?? Schema.Version(1, 0, 0), entities: described)),
+            try migrateEncryptedAttributes(paths, schema: schema, configuration: configuration, stored: stored)
+        else { return loaded }
+        return try load(paths, schema: schema, configuration: configuration)
+    }
+
+    /// Seals or opens what ``loadMigratingEncryptedAttributes(_:schema:configuration:)`` finds to
+    /// change against the schema the file records (`stored`); returns whether it did.
+    private static func migrateEncryptedAttributes(
+        _ paths: Paths, schema: Schema, configuration: JSONFileStoreConfiguration, stored: Schema
+    ) throws -> Bool {
+        guard LightweightMapping.resealing(from: stored, to: schema) != nil else { return false }
+        guard configuration.allowsSave else {
+            throw DataStoreError(
+                .readOnly,
+                "the JSON store '\(paths.document)' holds attributes whose encryption (@Attribute(.encrypted)) "
+                    + "changed, and a read-only open (allowsSave: false) cannot seal or open their values",
+                remedy: "Open the store once with a configuration that allows saves, so that it migrates, then "
+                    + "read-only")
+        }
+        return try SchemaMigrationRunner(schema: schema, plan: nil).migrateEncryptedAttributes(
+            try JSONFileMigrationStorage(paths: paths, configuration: configuration), stored: stored)
+    }
+}
+
 extension JSONFileStore: DataStoreMigrationPreviewing {
     /// What opening the file with `migrationPlan` would change, computed in memory; writes nothing
     /// (it does not even take the file lock, whose file it would create).

@@ -109,7 +109,9 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
         let opened = try fileLock.withLock(timeout: configuration.lockTimeout, document: paths.document) {
             () throws -> (identifier: String, table: SnapshotTable, state: WriterState) in
             try Self.migrate(paths, schema: schema, configuration: configuration, migrationPlan: migrationPlan)
-            if let loaded = try Self.load(paths, schema: schema, configuration: configuration) {
+            if let loaded = try Self.loadMigratingEncryptedAttributes(
+                paths, schema: schema, configuration: configuration)
+            {
                 try Self.checkVersion(loaded.header, schema: schema, paths: paths)
                 return (loaded.identifier, loaded.table, loaded.state)
             }
@@ -147,7 +149,8 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
             try SchemaMigrationRunner(schema: schema, plan: migrationPlan)
                 .requireNoMigration(try JSONFileMigrationStorage(paths: paths, configuration: configuration))
         }
-        guard let loaded = try load(paths, schema: schema, configuration: configuration) else {
+        guard let loaded = try loadMigratingEncryptedAttributes(paths, schema: schema, configuration: configuration)
+        else {
             throw DataStoreError(
                 .notFound,
                 "there is no JSON store at '\(paths.document)', and a read-only configuration (allowsSave: false) "

@@ -82,16 +82,14 @@ public struct SQLiteMaintenance: DataStoreMaintenance {
 }
 
 extension SQLiteMaintenance {
-    /// Rewrites the database under the key `target` names (``SQLiteStore/changeEncryption(at:from:to:busyTimeout:)``).
+    /// Rewrites the database under the key `target` names (``SQLiteStore/changeEncryption(at:from:to:busyTimeout:progress:)``).
     public func changeEncryption(
         _ request: StoreMaintenanceRequest, to target: StoreMaintenanceRequest,
         progress: (_ done: Int, _ total: Int) -> Void
     ) throws -> StoreMaintenanceReport {
         let from = request.encryption
         let to = target.encryption
-        progress(0, 1)
-        try SQLiteStore.changeEncryption(at: request.location, from: from, to: to)
-        progress(1, 1)
+        try SQLiteStore.changeEncryption(at: request.location, from: from, to: to, progress: progress)
         let text =
             from == nil
             ? "encrypted (AES-256-GCM pages); it now opens only with its key"

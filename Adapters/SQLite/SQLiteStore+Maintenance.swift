@@ -55,21 +55,28 @@ extension SQLiteStore {
     static func externalFileNames(_ connection: SQLiteConnection, layouts: some Sequence<EntityLayout>) throws
         -> (names: Set<String>, owners: [(name: String, owner: String)])
     {
-        var names: Set<String> = []
-        var owners: [(name: String, owner: String)] = []
+        let rows = try externalFileRows(connection, layouts: layouts)
+        return (Set(rows.map(\.name)), rows.map { ($0.name, $0.owner) })
+    }
+
+    /// Every row's external file: the table, the quoted column, the row's key, the file's name, and
+    /// the row described for messages.
+    static func externalFileRows(_ connection: SQLiteConnection, layouts: some Sequence<EntityLayout>) throws
+        -> [(table: String, column: String, key: Int64, name: String, owner: String)]
+    {
+        var rows: [(table: String, column: String, key: Int64, name: String, owner: String)] = []
         for layout in layouts {
             for column in layout.columns where column.kind == .data {
                 let statement = try connection.prepare(
                     "SELECT \(EntityLayout.primaryKey), \(quote(column.name)) FROM \(layout.table) "
                         + "WHERE typeof(\(quote(column.name))) = 'text'")
                 while try statement.step() {
-                    let name = statement.text(1)
-                    names.insert(name)
-                    owners.append((name, "'\(layout.entity.name).\(column.name)' of row \(statement.int64(0))"))
+                    let owner = "'\(layout.entity.name).\(column.name)' of row \(statement.int64(0))"
+                    rows.append((layout.table, quote(column.name), statement.int64(0), statement.text(1), owner))
                 }
             }
         }
-        return (names, owners)
+        return rows
     }
 
     /// The size of the database file and its write-ahead log, in bytes (0 in memory).

@@ -8,8 +8,9 @@ enum DecryptCommand: Command {
     static let arguments = ["URL"]
     static let summary = "decrypt an encrypted json:, log: or sqlite: store in place, atomically"
     static let details = """
-        Rewrites the store, opened with the key its URL names, as plaintext: atomically (a crash
-        at any instant leaves the encrypted store or the plaintext one), with the store closed.
+        Rewrites the store, opened with the key its URL names, as plaintext, its .externalStorage
+        files too: atomically (a crash at any instant leaves the encrypted store or the plaintext
+        one), with the store closed.
         Its files are then readable by anyone who can read them (see 'modelstore verify' for their
         permissions).
 

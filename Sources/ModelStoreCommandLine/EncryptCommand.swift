@@ -12,8 +12,9 @@ enum EncryptCommand: Command {
         Rewrites the store under the key the option names, with AES-256-GCM: a JSON file is sealed
         whole (and its backup), an append log record by record into a new directory beside it that
         then takes the log's place in one atomic swap, an SQLite database page by page (VACUUM INTO
-        a copy through the page cipher, renamed over it). A crash at any instant leaves the plaintext
-        store or the encrypted one, never a mix. The store must not be open (its lock is taken).
+        a copy through the page cipher, renamed over it); its .externalStorage files are sealed under
+        new names in the same step. A crash at any instant leaves the plaintext store or the encrypted
+        one, never a mix. The store must not be open (its lock is taken).
         The key option names where the key is (never the key itself): an environment variable
         holding 64 hexadecimal digits ('openssl rand -hex 32'), a file, or an environment variable
         holding a passphrase (scrypt derives the key, with a salt the store keeps). Open the store

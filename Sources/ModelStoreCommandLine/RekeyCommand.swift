@@ -11,7 +11,8 @@ enum RekeyCommand: Command {
     static let details = """
         Rewrites the store, opened with the key its URL names, under the key the option names:
         every record (or SQLite page) is decrypted and sealed again with a new random nonce, so
-        the old key opens nothing afterwards (a copy taken before still opens with it). Atomic: a
+        the old key opens nothing afterwards (a copy taken before still opens with it), and so is
+        every .externalStorage file, under a new name. Atomic: a
         crash at any instant leaves the store under the old key or under the new one. The store
         must not be open. A plaintext store is encrypted with 'modelstore encrypt' instead.
 

@@ -27,7 +27,8 @@ import ModelStore
 public enum AttributeEncryption {
     /// Seals new values under `current`, and opens values sealed under it or any of `previous`.
     ///
-    /// A passphrase is refused: an attribute key has no store of its own to keep a salt in. Throws
+    /// A passphrase is refused here: derive its key with ``passphraseKey(_:saltFile:environment:)``,
+    /// which keeps the salt in a file, and pass that. Throws
     /// ``DataStoreError/Code/invalidConfiguration`` naming the source that cannot be read.
     public static func useKeys(
         current: EncryptionKeySource, previous: [EncryptionKeySource] = [],
@@ -36,8 +37,9 @@ public enum AttributeEncryption {
         let keys = try ([current] + previous).map { source in
             if source.isPassphrase {
                 throw DataStoreError(
-                    .invalidConfiguration, "\(source) cannot be an attribute key: a passphrase needs a stored salt",
-                    remedy: "Give 32 random bytes instead (openssl rand -hex 32), from the app, a variable or a file")
+                    .invalidConfiguration, "\(source) cannot be an attribute key by itself: a passphrase needs a salt",
+                    remedy: "Derive the key with AttributeEncryption.passphraseKey(_:saltFile:), which keeps the salt "
+                        + "in a file you name, or give 32 random bytes (openssl rand -hex 32)")
             }
             return try AttributeKey(try source.resolve(derivation: .none, environment: environment))
         }

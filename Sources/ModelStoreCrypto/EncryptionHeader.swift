@@ -49,10 +49,13 @@ public struct EncryptionHeader: Sendable, Hashable {
                 store: store, source: source, detail: "it was encrypted with a passphrase, not a key")
         }
         let cipher = AES256GCM(key: try source.resolve(derivation: derivation, environment: environment))
-        guard cipher.open(keyCheck, associatedData: Self.checkData) != nil else {
-            throw DataStoreError.wrongKey(store: store, source: source, detail: nil)
-        }
+        guard opens(cipher) else { throw DataStoreError.wrongKey(store: store, source: source, detail: nil) }
         return cipher
+    }
+
+    /// Whether `cipher` opens the key check, that is, holds the key this header was made for.
+    public func opens(_ cipher: AES256GCM) -> Bool {
+        cipher.open(keyCheck, associatedData: Self.checkData) != nil
     }
 
     /// The header as one line of text (see the type's discussion).

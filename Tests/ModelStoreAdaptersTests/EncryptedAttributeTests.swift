@@ -36,7 +36,7 @@ final class Patient: PersistentModel {
 
     static let stores = ["memory", "json", "log", "sqlite"]
 
-    private static func url(_ kind: String, in directory: TemporaryDirectory) -> String {
+    static func url(_ kind: String, in directory: TemporaryDirectory) -> String {
         switch kind {
         case "memory": "memory:patients-\(UUID().uuidString)"
         case "json": "json:" + directory.file("patients.json").path

@@ -7,8 +7,8 @@ import Testing
 @testable import ModelStoreSQLite
 
 /// The `.externalStorage` files of an encrypted SQLite store: sealed one by one under the
-/// database's own file key, with random names, kept by a rekey, and refused by an encrypt or a
-/// decrypt that could not convert them in the same step.
+/// database's own file key, with random names, and converted with the database by an encrypt, a
+/// rekey (under a new file key) and a decrypt.
 struct SQLiteEncryptedExternalFilesTests {
     static let key = try! EncryptionKey(bytes: (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 19 &+ 3) })
     private let directory: TemporaryDirectory
@@ -94,38 +94,99 @@ struct SQLiteEncryptedExternalFilesTests {
         #expect(try SQLiteExternalStorageTests.blob(store, code: "b") == .data(Self.secret("Dirigible ")))
     }
 
-    @Test func aRekeyKeepsTheFilesAndAConversionThatCannotIsRefused() throws {
-        do { try insert(try open(), "a", Self.secret("Zeppelin ")) }
-        let files = try SQLiteExternalStorageTests.files(url)
+    /// The file key `modelstore_meta` holds, if any.
+    private func fileKey(_ store: SQLiteStore) throws -> String? {
+        try store.database.withLock { connection in
+            let statement = try connection.prepare(
+                "SELECT value FROM \(StoreOpener.metaTable) WHERE key = '\(SQLiteConnection.externalFileKeyName)'")
+            return try statement.step() ? statement.text(0) : nil
+        }
+    }
+
+    /// Whether every file of the folder is sealed and shows none of `words`.
+    private func allSealed(hiding words: [String]) throws -> Bool {
+        try SQLiteExternalStorageTests.files(url).allSatisfy { name in
+            let bytes = try Data(contentsOf: externalFile(name))
+            let text = String(decoding: bytes, as: UTF8.self)
+            return bytes.prefix(4) == Data("MSX1".utf8) && !words.contains { text.contains($0) }
+        }
+    }
+
+    @Test func encryptRekeyAndDecryptConvertTheFilesWithTheDatabase() throws {
+        let (zeppelin, dirigible) = (Self.secret("Zeppelin "), Self.secret("Dirigible "))
+        do {
+            let store = try open(nil)
+            try insert(store, "a", zeppelin)
+            try insert(store, "b", dirigible)
+            try insert(store, "c", zeppelin)
+        }
+        let plain = try SQLiteExternalStorageTests.files(url)
+        #expect(plain.count == 3)
+
+        var progress: [Int] = []
+        try SQLiteStore.changeEncryption(at: url, from: nil, to: .key(Self.key)) { done, _ in progress.append(done) }
+        #expect(progress.last == 4 && progress == progress.sorted(), "\(progress)")
+        let sealed = try SQLiteExternalStorageTests.files(url)
+        #expect(sealed.count == 3 && Set(sealed).isDisjoint(with: plain), "\(sealed)")
+        #expect(try allSealed(hiding: ["Zeppelin", "Dirigible"]))
+        do {
+            let store = try open()
+            #expect(try SQLiteExternalStorageTests.blob(store, code: "a") == .data(zeppelin))
+            #expect(try SQLiteExternalStorageTests.blob(store, code: "b") == .data(dirigible))
+            #expect(try SQLiteExternalStorageTests.blob(store, code: "c") == .data(zeppelin))
+        }
+        let firstFileKey = try #require(try withExtendedLifetime(try open()) { try fileKey($0) })
+
+        // A rekey writes the files again under a new file key, so the old one opens none of them.
         let newKey = try EncryptionKey.random()
         try SQLiteStore.changeEncryption(at: url, from: .key(Self.key), to: .key(newKey))
-        #expect(try SQLiteExternalStorageTests.files(url) == files)
-        #expect(try SQLiteExternalStorageTests.blob(try open(newKey), code: "a") == .data(Self.secret("Zeppelin ")))
-
-        let before = try Data(contentsOf: url)
-        let refused = try #require(throws: DataStoreError.self) {
-            try SQLiteStore.changeEncryption(at: url, from: .key(newKey), to: nil)
-        }
-        #expect(refused.code == .invalidConfiguration)
-        #expect(refused.message.contains("1 external file(s)") && refused.remedy?.contains("convert") == true)
-        #expect(try Data(contentsOf: url) == before)
-
-        // Without external files the store decrypts, and keeps no file key in the clear.
+        let rekeyed = try SQLiteExternalStorageTests.files(url)
+        #expect(rekeyed.count == 3 && Set(rekeyed).isDisjoint(with: sealed), "\(rekeyed)")
+        #expect(try allSealed(hiding: ["Zeppelin", "Dirigible"]))
         do {
             let store = try open(newKey)
-            try store.erase()
-            _ = try store.compact()
+            #expect(try fileKey(store) != firstFileKey)
+            #expect(try SQLiteExternalStorageTests.blob(store, code: "b") == .data(dirigible))
+            try insert(store, "d", dirigible)
         }
-        #expect(try SQLiteExternalStorageTests.files(url).isEmpty)
+        let oldCipher = AES256GCM(key: try EncryptionKey(text: firstFileKey, origin: "the test"))
+        for name in rekeyed {
+            let bytes = Array(try Data(contentsOf: externalFile(name)))
+            #expect(oldCipher.open(Array(bytes.dropFirst(4)), associatedData: Array(name.utf8)) == nil)
+        }
+        #expect(try SQLiteExternalStorageTests.files(url).count == 4)
+
+        // Decrypted, the files are plain again, named by their digests, and no file key is left.
         try SQLiteStore.changeEncryption(at: url, from: .key(newKey), to: nil)
-        let plain = try open(nil)
-        let keys = try plain.database.withLock { connection in
-            let statement = try connection.prepare("SELECT key FROM \(StoreOpener.metaTable)")
-            var keys: [String] = []
-            while try statement.step() { keys.append(statement.text(0)) }
-            return keys
+        let decrypted = try SQLiteExternalStorageTests.files(url)
+        #expect(decrypted.count == 4 && Set(decrypted).isDisjoint(with: rekeyed))
+        for name in decrypted {
+            let bytes = try Data(contentsOf: externalFile(name))
+            #expect(bytes == zeppelin || bytes == dirigible)
+            #expect(name.hasPrefix(ExternalValueFolder.digest(bytes) + "-"))
         }
-        #expect(!keys.contains(SQLiteConnection.externalFileKeyName), "\(keys)")
-        #expect(!keys.isEmpty)
+        let reopened = try open(nil)
+        #expect(try fileKey(reopened) == nil)
+        for (code, value) in [("a", zeppelin), ("b", dirigible), ("c", zeppelin), ("d", dirigible)] {
+            #expect(try SQLiteExternalStorageTests.blob(reopened, code: code) == .data(value))
+        }
+        let problems = try SQLiteStore.integrityProblems(at: url)
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
+    @Test func aFileThatCannotBeOpenedLeavesTheStoreAsItWas() throws {
+        do {
+            let store = try open(nil)
+            try insert(store, "a", Self.secret("Zeppelin "))
+            try insert(store, "b", Self.secret("Dirigible "))
+        }
+        let names = try SQLiteExternalStorageTests.files(url)
+        try FileManager.default.removeItem(at: externalFile(names[1]))
+        let before = try FileTree.snapshot(directory.url)
+        let refused = try #require(throws: DataStoreError.self) {
+            try SQLiteStore.changeEncryption(at: url, from: nil, to: .key(Self.key))
+        }
+        #expect(refused.code == .corrupted && refused.message.contains("is missing"), "\(refused)")
+        #expect(try FileTree.snapshot(directory.url) == before)
     }
 }

@@ -97,28 +97,33 @@ struct ExternalFiles: Sendable {
             try FileIO.createDirectory(directory, permissions: permissions)
             try FileIO.syncDirectory(FileIO.parent(of: directory))
         }
-        for file in plan.newFiles {
-            let path = directory + "/" + file.name
-            let temporary = path + ".tmp"
-            do {
-                let bytes =
-                    try keys.map { keys in
-                        try file.data.withUnsafeBytes { data in
-                            try Array(file.name.utf8).withUnsafeBytes { name in
-                                var sealed: [UInt8] = []
-                                try keys.current().cipher.seal(data, associatedData: name, appendingTo: &sealed)
-                                return Data(sealed)
-                            }
-                        }
-                    } ?? file.data
-                try bytes.withUnsafeBytes { try FileIO.write($0, to: temporary, sync: true, permissions: permissions) }
-                try FileIO.rename(temporary, to: path)
-            } catch {
-                try? FileIO.remove(temporary)
-                throw error
-            }
-        }
+        let cipher = try keys?.current().cipher
+        for file in plan.newFiles { try write(file.data, named: file.name, sealedWith: cipher) }
         try FileIO.syncDirectory(directory)
+    }
+
+    /// Writes one file through a temporary file, flushed (the folder is not), sealed under `cipher`
+    /// (with its name as associated data) if there is one.
+    func write(_ data: Data, named name: String, sealedWith cipher: AES256GCM?) throws {
+        let path = directory + "/" + name
+        let temporary = path + ".tmp"
+        do {
+            let bytes =
+                try cipher.map { cipher in
+                    try data.withUnsafeBytes { data in
+                        try Array(name.utf8).withUnsafeBytes { name in
+                            var sealed: [UInt8] = []
+                            try cipher.seal(data, associatedData: name, appendingTo: &sealed)
+                            return Data(sealed)
+                        }
+                    }
+                } ?? data
+            try bytes.withUnsafeBytes { try FileIO.write($0, to: temporary, sync: true, permissions: permissions) }
+            try FileIO.rename(temporary, to: path)
+        } catch {
+            try? FileIO.remove(temporary)
+            throw error
+        }
     }
 
     /// Removes every file of the folder that is not in `keeping` (files of the document and of its backup).
@@ -130,6 +135,12 @@ struct ExternalFiles: Sendable {
 
     /// The bytes of the file `name`; throws a ``JSONReadError`` (its offset is set by the caller).
     func load(_ name: String) throws -> Data {
+        try load(name, sealedWith: try keys?.current().cipher)
+    }
+
+    /// The bytes of the file `name`, opened with `cipher` if there is one (the cipher of the document
+    /// that names it); throws a ``JSONReadError``.
+    func load(_ name: String, sealedWith cipher: AES256GCM?) throws -> Data {
         guard Self.isValidName(name) else {
             throw JSONReadError(
                 offset: 0, message: "'\(name)' is not a valid external file name",
@@ -147,8 +158,8 @@ struct ExternalFiles: Sendable {
                 offset: 0, message: "the external file '\(path)' is missing",
                 remedy: "Restore the folder '\(directory)' from a backup, or set the property to another value by hand")
         }
-        guard let keys else { return Data(contents.bytes) }
-        guard let data = try keys.current().cipher.open(contents.bytes, associatedData: Array(name.utf8)) else {
+        guard let cipher else { return Data(contents.bytes) }
+        guard let data = cipher.open(contents.bytes, associatedData: Array(name.utf8)) else {
             throw JSONReadError(
                 offset: 0, message: "the encrypted external file '\(path)' fails authentication: it was changed",
                 remedy: "Restore the folder '\(directory)' from a backup together with the store's file")

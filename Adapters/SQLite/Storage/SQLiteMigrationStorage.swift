@@ -100,6 +100,14 @@ extension StoreOpener {
         try runner.migrate(SQLiteMigrationStorage(opener: self, meta: meta, stored: stored))
         return true
     }
+
+    /// Seals or opens the values of attributes whose `.encrypted` changed, when no stage migrates the
+    /// store (``SchemaMigrationRunner/migrateEncryptedAttributes(_:stored:)``), inside the open's write
+    /// transaction; returns `false` when none changed.
+    func migrateEncryptedAttributes(meta: StoreMeta, stored: Schema.Description) throws -> Bool {
+        try SchemaMigrationRunner(schema: schema, plan: nil).migrateEncryptedAttributes(
+            SQLiteMigrationStorage(opener: self, meta: meta, stored: stored), stored: try Schema(stored))
+    }
 }
 
 /// Thrown to roll back a dry run's transaction.

@@ -74,7 +74,11 @@ struct StoreOpener {
             }
             if stored != schema.storedDescription {
                 try check(meta)
-                if try !migrate(migrationPlan, meta: meta, stored: stored) { try migrate(from: stored) }
+                if try !migrate(migrationPlan, meta: meta, stored: stored),
+                    try !migrateEncryptedAttributes(meta: meta, stored: stored)
+                {
+                    try migrate(from: stored)
+                }
             }
             return meta.identifier
         }

@@ -6,8 +6,10 @@ import Foundation
 /// Entities match by name. A property of the new schema takes the value of the old property with
 /// its name, else of the one its `originalName` names, else its default. Optional to required
 /// gives a stored `nil` the new default; to-one to to-many wraps the reference; to-many to to-one
-/// works for models with at most one related model. A changed attribute type is refused for any
-/// model that stores a value: that change needs a custom stage.
+/// works for models with at most one related model. An attribute that becomes
+/// `@Attribute(.encrypted)` has its stored values sealed, and one that stops being encrypted has
+/// them opened (both need the attribute key, ``AttributeSealing``). A changed attribute type is
+/// refused for any model that stores a value: that change needs a custom stage.
 package struct LightweightMapping {
     /// Where each property of a new entity takes its value from.
     private enum Source {
@@ -17,6 +19,10 @@ package struct LightweightMapping {
         case toOneFromToMany(slot: Int)
         case changedType(slot: Int, from: String, to: String)
         case initialValue(StoreValue)
+        /// A plaintext value to seal (`@Attribute(.encrypted)` added).
+        case sealed(slot: Int)
+        /// A sealed value to open (`.encrypted` removed); it was sealed under the old name.
+        case opened(slot: Int, sealedAs: String)
     }
 
     private struct EntityPlan {
@@ -56,7 +62,14 @@ package struct LightweightMapping {
             }
             report.attributesRemoved = source.properties.map(\.name).filter { !used.contains($0) }
             plans[entity.name] = EntityPlan(entity: entity, sources: sources)
-            if report.changesShape { changes.append(report) }
+            // Sealing or opening rewrites every stored model's value, as a change of shape does.
+            let reseals = sources.contains {
+                switch $0 {
+                case .sealed, .opened: true
+                default: false
+                }
+            }
+            if report.changesShape || reseals { changes.append(report) }
         }
         for entity in old.entities where new.entity(named: entity.name) == nil {
             changes.append(EntityMigrationReport(entityName: entity.name, isRemoved: true))
@@ -68,6 +81,11 @@ package struct LightweightMapping {
     private static func source(from old: Schema.Property, to new: Schema.Property) -> Source {
         switch (old, new) {
         case (.attribute(let old), .attribute(let new)):
+            switch (old.options.contains(.encrypted), new.options.contains(.encrypted)) {
+            case (false, true): return .sealed(slot: old.slot)
+            case (true, false): return .opened(slot: old.slot, sealedAs: old.name)
+            default: break
+            }
             if old.valueType == new.valueType || new.valueType == .optional(old.valueType) {
                 return .copy(slot: old.slot)
             }
@@ -81,6 +99,26 @@ package struct LightweightMapping {
         default:
             return .changedType(slot: old.slot, from: old.typeDescription, to: new.typeDescription)
         }
+    }
+
+    /// The mapping from a store's recorded schema to the app's when an attribute of the app's schema
+    /// gains or loses `.encrypted` against the attribute it matches (by name or `originalName`), so
+    /// that a store opened without a migration stage seals or opens its values; `nil` when none does.
+    package static func resealing(from stored: Schema, to schema: Schema) -> LightweightMapping? {
+        let changes = schema.entities.contains { entity in
+            guard let old = stored.entity(named: entity.name) else { return false }
+            return entity.properties.contains { property in
+                guard case .attribute(let new) = property,
+                    case .attribute(let previous)? = old.property(named: new.name)
+                        ?? new.originalName.flatMap({ old.property(named: $0) })
+                else { return false }
+                return previous.options.contains(.encrypted) != new.options.contains(.encrypted)
+            }
+        }
+        guard changes else { return nil }
+        return LightweightMapping(
+            from: stored, to: schema,
+            stageName: "lightweight migration from '\(stored.version)' to '\(schema.version)'")
     }
 
     /// The models rewritten for the new schema; models of removed entities are dropped.
@@ -124,6 +162,24 @@ package struct LightweightMapping {
                         + "to-many", entityName: snapshot.entity.name, propertyNames: [property.name])
             }
             return ids.first.map { .reference($0) } ?? .null
+        case .sealed(let slot):
+            guard case .attribute(let attribute) = property, !snapshot.values[slot].isNull else {
+                return property.isOptionalAttribute ? .null : property.initialValue
+            }
+            return try AttributeSealing.sealForMigration(
+                snapshot.values[slot], attribute: attribute.name, entity: snapshot.entity.name, stageName: stageName)
+        case .opened(let slot, let sealedAs):
+            switch snapshot.values[slot] {
+            case .data(let data) where !data.isEmpty:
+                return try AttributeSealing.openForMigration(
+                    data, attribute: property.name, sealedAs: sealedAs, entity: snapshot.entity.name,
+                    stageName: stageName)
+            case .null where property.isOptionalAttribute:
+                return .null
+            default:
+                // Empty Data is the declaration's initial value, which the new declaration gives too.
+                return property.initialValue
+            }
         case .changedType(let slot, let from, let to):
             guard !snapshot.values[slot].isNull else { return property.initialValue }
             throw DataStoreError(
@@ -143,6 +199,12 @@ extension Schema.Property {
         case .attribute(let attribute): attribute.defaultValue
         case .relationship(let relationship): relationship.isToOne ? .null : .references([])
         }
+    }
+
+    /// Whether the property is an optional attribute.
+    var isOptionalAttribute: Bool {
+        if case .attribute(let attribute) = self { return attribute.isOptional }
+        return false
     }
 
     /// The name the property had in an earlier schema version, if it declares one.

@@ -101,6 +101,42 @@ package enum AttributeSealing {
         return value
     }
 
+    /// A stored plaintext value of an attribute that a migration stage encrypts, sealed as the
+    /// attribute's codec seals it (`Data`).
+    ///
+    /// Throws ``DataStoreError/Code/invalidConfiguration`` when the process has no attribute key: the
+    /// stage cannot seal what it must, and the store stays as it was.
+    static func sealForMigration(
+        _ value: StoreValue, attribute: String, entity: String, stageName: String
+    ) throws -> StoreValue {
+        guard sealer != nil else { throw missingMigrationKey(attribute, entity: entity, stageName, "encrypts") }
+        return .data(Data(try seal(value, attribute: attribute)))
+    }
+
+    /// The plaintext stored value of a sealed value of an attribute that a migration stage stops
+    /// encrypting; `sealedAs` is the name it was sealed under.
+    ///
+    /// Throws ``DataStoreError/Code/invalidConfiguration`` when the process has no attribute key, and
+    /// what opening a value throws (``DataStoreError/Code/wrongKey``, ``DataStoreError/Code/corrupted``).
+    static func openForMigration(
+        _ sealed: Data, attribute: String, sealedAs: String, entity: String, stageName: String
+    ) throws -> StoreValue {
+        guard sealer != nil else { throw missingMigrationKey(attribute, entity: entity, stageName, "decrypts") }
+        return try open(Array(sealed), attribute: sealedAs, originalName: nil)
+    }
+
+    private static func missingMigrationKey(
+        _ attribute: String, entity: String, _ stageName: String, _ verb: String
+    ) -> DataStoreError {
+        DataStoreError(
+            .invalidConfiguration,
+            "the \(stageName) \(verb) the stored values of '\(entity).\(attribute)' (@Attribute(.encrypted)), and "
+                + "this process has no attribute key",
+            remedy: "Give the key before opening the store: try AttributeEncryption.useKeys(current: "
+                + ".environment(\"NAME\")) from ModelStoreCrypto; the store was not changed",
+            entityName: entity, propertyNames: [attribute])
+    }
+
     private static func missingKey(_ attribute: String) -> DataStoreError {
         DataStoreError(
             .invalidConfiguration,
