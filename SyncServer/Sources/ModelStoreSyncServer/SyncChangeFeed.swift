@@ -31,10 +31,15 @@ final class SyncChangeFeed: Sendable {
     private let gap: Duration
     private let keepAlive: Duration
     private let signal: (any SyncChangeSignal)?
+    private let threads: SyncBlockingThreads
     private let state = LockedValue(State())
 
-    init(host: SyncHost, interval: Duration, gap: Duration, keepAlive: Duration, signal: (any SyncChangeSignal)?) {
+    init(
+        host: SyncHost, interval: Duration, gap: Duration, keepAlive: Duration, signal: (any SyncChangeSignal)?,
+        threads: SyncBlockingThreads
+    ) {
         self.host = host
+        self.threads = threads
         self.interval = interval
         self.gap = gap
         self.keepAlive = keepAlive
@@ -98,13 +103,9 @@ final class SyncChangeFeed: Sendable {
             if let lastRead, clock.now - lastRead < gap { try? await Task.sleep(until: lastRead + gap, clock: clock) }
             lastRead = clock.now
             let (last, accesses) = state.withLock { ($0.newest, Array($0.listeners.keys)) }
-            // The host's reads block: on a thread of their own, as the requests' are, since a
-            // detached task would hold one of the cooperative pool's few threads for the read.
-            let read = await withCheckedContinuation { [host] continuation in
-                DispatchQueue.global().async {
-                    continuation.resume(returning: Self.read(host, after: last, accesses: accesses))
-                }
-            }
+            // The host's reads block: on the server's blocking threads, as the requests' are, since
+            // a detached task would hold one of the cooperative pool's few threads for the read.
+            let read = try? await threads.run { [host] in Self.read(host, after: last, accesses: accesses) }
             if let read, read.newest != last {
                 let listeners = state.withLock { state in
                     state.newest = read.newest

@@ -6,6 +6,7 @@ import ModelStore
 import ModelStoreSync
 import ModelStoreSyncRequests
 import NIOCore
+import NIOPosix
 
 /// The sync routes over one shared store, for any Hummingbird app to mount: `POST hello`, `push`,
 /// `pull` and `fetch` take the sync engine's JSON messages; `GET changes` is a stream of
@@ -40,6 +41,8 @@ public struct SyncServer: Sendable {
     private let schema: Schema.Description
     /// Reads and checks request bodies before anything reaches the store.
     let decoder: SyncRequestDecoder
+    /// The threads the host's blocking work runs on.
+    private let threads: SyncBlockingThreads
 
     /// A server for `host`, admitting requests whose token `verifier` accepts; `changeSignal`, when
     /// given, announces each applied push to every process on the store and wakes this one's live
@@ -53,9 +56,11 @@ public struct SyncServer: Sendable {
         self.verifier = verifier
         self.configuration = configuration
         self.changeSignal = changeSignal
+        let threads = SyncBlockingThreads(count: configuration.blockingThreads)
+        self.threads = threads
         self.feed = SyncChangeFeed(
             host: host, interval: configuration.changePollInterval, gap: configuration.minimumChangeReadGap,
-            keepAlive: configuration.keepAliveInterval, signal: changeSignal)
+            keepAlive: configuration.keepAliveInterval, signal: changeSignal, threads: threads)
         self.limiter = SyncRateLimiter(rate: configuration.requestsPerSecond, burst: configuration.requestBurst)
         let schema = host.container.schema
         let probe = #"{"replica":"","schemaVersion":"","schemaFingerprint":""}"#
@@ -151,21 +156,23 @@ public struct SyncServer: Sendable {
         _ body: (Message, SyncAccess) async throws -> Reply
     ) async throws -> Response {
         let started = ContinuousClock.now
+        let timing = SyncRequestTiming()
         do {
             let access = try await authenticate(request)
             if checkSchema { try self.checkSchema(request, path: path) }
             let message: Message = try await decode(request, path: path)
-            let response = try json(try await body(message, access))
-            log(path, status: response.status, since: started, context: context)
+            let reply = try await SyncRequestTiming.$current.withValue(timing) { try await body(message, access) }
+            let response = try json(reply)
+            log(path, status: response.status, since: started, context: context, timing: timing)
             return response
         } catch {
-            return try failure(error, path: path, request: request, context: context, since: started)
+            return try failure(error, path: path, request: request, context: context, since: started, timing: timing)
         }
     }
 
     private func failure(
         _ error: any Error, path: String, request: Request, context: some RequestContext,
-        since started: ContinuousClock.Instant = .now
+        since started: ContinuousClock.Instant = .now, timing: SyncRequestTiming? = nil
     ) throws -> Response {
         let failure = SyncServerFailure.from(error, path: path)
         if failure.status.code >= 500 {
@@ -174,19 +181,24 @@ public struct SyncServer: Sendable {
                 "sync request failed",
                 metadata: ["path": "\(path)", "error": "\(Self.redacted(error))"])
         }
-        log(path, status: failure.status, since: started, context: context, code: failure.code)
+        log(path, status: failure.status, since: started, context: context, code: failure.code, timing: timing)
         return try failure.response(from: request, context: context)
     }
 
     private func log(
         _ path: String, status: HTTPResponse.Status, since started: ContinuousClock.Instant,
-        context: some RequestContext, code: String? = nil
+        context: some RequestContext, code: String? = nil, timing: SyncRequestTiming? = nil
     ) {
         var metadata: Logger.Metadata = [
             "path": "\(path)", "status": "\(status.code)",
             "ms": "\(Self.milliseconds(ContinuousClock.now - started))",
         ]
         if let code { metadata["refusal"] = "\(code)" }
+        // Where the time went: waiting for a thread for the store's blocking work, and that work.
+        if let totals = timing?.totals, totals.working > .zero {
+            metadata["queued_ms"] = "\(Self.milliseconds(totals.queued))"
+            metadata["store_ms"] = "\(Self.milliseconds(totals.working))"
+        }
         context.logger.info("sync request", metadata: metadata)
     }
 
@@ -286,11 +298,9 @@ public struct SyncServer: Sendable {
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
-    /// Runs the host's blocking work on a thread of its own, off the server's event loops and the
-    /// cooperative pool.
+    /// Runs the host's blocking work on one of the server's threads, off its event loops and the
+    /// cooperative pool; the request's timing (if any) gets the wait for the thread and the work.
     private func run<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Swift.Result { try work() }) }
-        }
+        try await threads.run(work)
     }
 }

@@ -28,6 +28,12 @@ public struct SyncServerConfiguration: Sendable {
     public var minimumChangeReadGap: Duration = .milliseconds(20)
     /// How often an idle change stream gets a comment, so proxies and clients keep it open.
     public var keepAliveInterval: Duration = .seconds(15)
+    /// How many threads run the store's blocking work (each push, pull, fetch and live-channel
+    /// read holds one while it waits for the database); a request waits for a thread only when
+    /// this many are busy. More than the store's connections (PostgreSQL's `maximumConnections`,
+    /// 8 by default) lets requests queue for a connection rather than for a thread, and lets pushes
+    /// that wait for their requester's turn not hold up others.
+    public var blockingThreads = 32
 
     /// The defaults.
     public init() {}

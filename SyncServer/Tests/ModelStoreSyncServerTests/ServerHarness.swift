@@ -113,7 +113,8 @@ final class ServerProcess: @unchecked Sendable {
     let process = Process()
     let port: Int
     let host: String
-    /// `https` when the server was started with a certificate, else `http`.
+    /// `https` when the server says it listens with TLS (a certificate from its options or its
+    /// environment), else `http`.
     let scheme: String
     private let lock = NSLock()
     private var output = Data()
@@ -126,12 +127,17 @@ final class ServerProcess: @unchecked Sendable {
 
     var baseURL: URL { URL(string: "\(scheme)://\(host):\(port)/sync")! }
 
-    /// Starts a server on `fixture`'s store and waits until it listens.
-    init(_ fixture: Fixture, host: String = "127.0.0.1", extra: [String] = [], scope: String? = "owner") throws {
+    /// Starts a server on `fixture`'s store, with `environment` added to this process's, and waits
+    /// until it listens.
+    init(
+        _ fixture: Fixture, host: String = "127.0.0.1", extra: [String] = [], scope: String? = "owner",
+        environment: [String: String] = [:]
+    ) throws {
         self.host = host
-        let scheme = extra.contains("--tls-certificate") ? "https" : "http"
-        self.scheme = scheme
         process.executableURL = Self.executable
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.arguments =
             [
                 "--store", fixture.store, "--schema", fixture.schemaFile.path, "--jwt-key-file", fixture.keyFile.path,
@@ -143,23 +149,27 @@ final class ServerProcess: @unchecked Sendable {
         try process.run()
         let reader = pipe.fileHandleForReading
         let started = Date()
-        var port: Int?
+        var listening: (scheme: String, port: Int)?
         var buffer = Data()
-        while port == nil, Date().timeIntervalSince(started) < 60, process.isRunning {
+        while listening == nil, Date().timeIntervalSince(started) < 60, process.isRunning {
             let chunk = reader.availableData
             if chunk.isEmpty { break }
             buffer.append(chunk)
             let text = String(decoding: buffer, as: UTF8.self)
-            if let range = text.range(of: "listening on \(scheme)://\(host):") {
-                let digits = text[range.upperBound...].prefix { $0.isNumber }
-                port = Int(digits)
+            // The scheme the server prints, whichever of its options or environment asked for TLS.
+            for scheme in ["http", "https"] {
+                if let range = text.range(of: "listening on \(scheme)://\(host):") {
+                    let digits = text[range.upperBound...].prefix { $0.isNumber }
+                    listening = Int(digits).map { (scheme, $0) }
+                }
             }
         }
-        guard let port else {
+        guard let listening else {
             process.terminate()
             throw ServerFailure(output: String(decoding: buffer, as: UTF8.self))
         }
-        self.port = port
+        self.scheme = listening.scheme
+        self.port = listening.port
         output = buffer
         // Weakly: the reader must not keep the harness alive, or its deinit (which kills the
         // server) never runs and the process outlives the test.

@@ -46,6 +46,21 @@ struct SyncServerTLSTests {
         #expect(!server.log.contains(token))
     }
 
+    @Test func aCertificateFromTheEnvironmentAloneServesHTTPS() async throws {
+        let fixture = try await Fixture()
+        defer { fixture.remove() }
+        let (certificate, key) = try Self.certificate(in: fixture.directory)
+        let server = try ServerProcess(
+            fixture,
+            environment: ["MODELSTORE_SYNC_TLS_CERTIFICATE": certificate.path, "MODELSTORE_SYNC_TLS_KEY": key.path])
+        #expect(server.baseURL.scheme == "https")
+        let token = try await fixture.token("alice")
+        let trusted = try Self.run(
+            "curl", "-sS", "--cacert", certificate.path, "-H", "Authorization: Bearer \(token)",
+            server.baseURL.appendingPathComponent("schema").absoluteString)
+        #expect(trusted.status == 0 && trusted.output.contains("\"entities\""), "\(trusted.output)")
+    }
+
     /// Whether this process may make a mount namespace (root with CAP_SYS_ADMIN, as in CI).
     static let canMount = (try? command(["unshare", "--mount", "true"]))?.status == 0
 
