@@ -58,6 +58,7 @@ final class StoreChannel: Sendable {
     }
 
     /// The snapshots a request selects, as the store answers it.
+    @inline(__always)
     func fetch<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Fetched {
         let result = try store.fetchErased(request)
         return Fetched(snapshots: result.snapshots, omitsUnrequested: result.omitsUnrequested)
@@ -65,6 +66,7 @@ final class StoreChannel: Sendable {
 
     /// The snapshots of a planned fetch. A SwiftData-style store that asks for in-memory filtering
     /// or sorting is asked again for less, and the plan records what is left for the context.
+    @inline(__always)
     func fetch<T: PersistentModel>(
         _ descriptor: FetchDescriptor<T>, plan: inout FetchPlan<T>, editingState: EditingState
     ) throws -> Fetched {

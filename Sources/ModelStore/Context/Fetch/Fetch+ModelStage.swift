@@ -5,6 +5,7 @@ extension ModelContext {
     /// What only models can answer: conditions that do not translate, the unsaved changes of this
     /// context (pending inserts added, changed models re-checked, deleted ones dropped), a sort on
     /// models, and the window when it comes last.
+    @inline(__always)
     func modelStage<T: PersistentModel>(
         _ models: [T], _ descriptor: FetchDescriptor<T>, plan: FetchPlan<T>, pending: [T]
     ) throws -> [T] {

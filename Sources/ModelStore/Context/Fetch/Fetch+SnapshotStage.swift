@@ -4,6 +4,7 @@ import Foundation
 extension ModelContext {
     /// What the store could not run, and re-checks of what it ran inexactly, run on the snapshots
     /// before any model exists; then the window, when nothing later changes the result.
+    @inline(__always)
     func snapshotStage<T: PersistentModel>(
         _ snapshots: [DefaultSnapshot], _ descriptor: FetchDescriptor<T>, plan: FetchPlan<T>
     ) throws -> [DefaultSnapshot] {

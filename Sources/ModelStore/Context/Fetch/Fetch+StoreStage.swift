@@ -22,6 +22,7 @@ extension ModelContext {
 
     /// The count or the identifiers straight from the store, when it runs the whole query; `nil`
     /// when it does not, or asks for work in memory (the later steps then do that work).
+    @inline(__always)
     func storeAnswer<T: PersistentModel>(
         _ descriptor: FetchDescriptor<T>, plan: FetchPlan<T>, channel: StoreChannel, countOnly: Bool
     ) throws -> StoreAnswer? {
@@ -36,6 +37,7 @@ extension ModelContext {
     /// The snapshots the store returns for the plan (which records what a SwiftData-style store
     /// left for the context). With `narrows`, a store that runs the whole query reads only the
     /// attributes ``FetchDescriptor/propertiesToFetch`` names: nothing after it reads the others.
+    @inline(__always)
     func storeStage<T: PersistentModel>(
         _ descriptor: FetchDescriptor<T>, plan: inout FetchPlan<T>, entity: Schema.Entity, channel: StoreChannel,
         narrows: Bool
