@@ -111,8 +111,8 @@ struct RecordIndex {
             // identifier; their deletion is in the history.
             let missing = models.filter { globalByModel[$0] == nil }
             guard !missing.isEmpty else { continue }
-            let present = try store.snapshots(missing, entityName: entity)
-            for model in missing where present[model] != nil {
+            let present = try store.existing(missing, entityName: entity)
+            for model in missing where present.contains(model) {
                 let global = mint(model)
                 let record = try SyncRecord.new(
                     entity: try store.entity(recordEntity), globalID: global, model: model, base: nil, stamps: [:])
@@ -123,6 +123,23 @@ struct RecordIndex {
         var result: [PersistentIdentifier: String] = [:]
         for id in ids { if let global = globalByModel[id] { result[id] = global } }
         return result
+    }
+
+    /// Takes the permanent identifiers the save `result` gave the records of
+    /// ``derivedRecordInserts``, which it stored as they are (it re-registered nothing), and empties
+    /// the list: the index then holds the records as stored.
+    mutating func derivedRecordsSaved(_ result: DataStoreSaveChangesResult<DefaultSnapshot>) {
+        let minted =
+            result.mintedIdentifiersInRequestOrder
+            ?? derivedRecordInserts.map { result.remappedIdentifiers[$0.persistentIdentifier] }
+        for (snapshot, id) in zip(derivedRecordInserts, minted) {
+            guard let id, let global = snapshot["globalID"]?.stringValue, var record = byGlobal[global] else {
+                continue
+            }
+            record.snapshot.persistentIdentifier = id
+            byGlobal[global] = record
+        }
+        derivedRecordInserts = []
     }
 
     /// Models' values in sync form, by identifier.

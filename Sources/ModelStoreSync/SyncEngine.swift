@@ -378,7 +378,7 @@ public actor SyncEngine {
             guard !absent.isEmpty else { break }
             models += try await transport.fetch(SyncFetchRequest(globalIDs: absent)).filter { $0.values != nil }
         }
-        try index.add(globalIDs: models.map(\.globalID), store: local)
+        // Every model's record was looked up: the page's by `load`, the fetched ones' in the loop.
         let replica = try replicaID()
         // Read the local history (a read of all of it on some stores) only when a clash needs a stamp.
         let pushed = state.pushed
@@ -688,9 +688,14 @@ public actor SyncEngine {
         }
         var values = try index.syncValues(of: current, store: local) { _ in UUID().uuidString }
         if !index.derivedRecordInserts.isEmpty {
-            try local.save(inserted: index.derivedRecordInserts, updated: [], deleted: [])
-            index = RecordIndex()
-            globals = try index.globalIDs(for: ids, store: local) { _ in UUID().uuidString }
+            let saved = try local.save(inserted: index.derivedRecordInserts, updated: [], deleted: [])
+            if saved.snapshotsToReregister.isEmpty {
+                // Stored as they were: only their identifiers changed.
+                index.derivedRecordsSaved(saved)
+            } else {
+                index = RecordIndex()
+                globals = try index.globalIDs(for: ids, store: local) { _ in UUID().uuidString }
+            }
         }
         // Which linked models the remote has: those synced before, and this page's.
         let inPage = Set(current.keys.compactMap { globals[$0] })

@@ -72,6 +72,21 @@ struct SyncStore {
         return found
     }
 
+    /// Which of these models (all of one entity) the store has: counted first, and read only when
+    /// some are missing.
+    func existing(_ ids: [PersistentIdentifier], entityName: String) throws -> Set<PersistentIdentifier> {
+        var found = Set<PersistentIdentifier>()
+        for chunk in ids.chunked(500) {
+            let wanted = Set(chunk)
+            if try count(entityName, filter: .identifiers(wanted)) == wanted.count {
+                found.formUnion(wanted)
+            } else {
+                found.formUnion(try fetch(entityName, filter: .identifiers(wanted)).map(\.persistentIdentifier))
+            }
+        }
+        return found
+    }
+
     /// Rows of `entityName` whose `property` is one of `values`.
     func fetch(_ entityName: String, where property: String, in values: [StoreValue]) throws -> [DefaultSnapshot] {
         guard !values.isEmpty else { return [] }

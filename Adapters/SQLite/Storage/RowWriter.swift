@@ -181,14 +181,14 @@ struct RowWriter {
         }
         if update {
             // Rows whose unique values were vacated no longer hold what was read before.
-            let vacated = try vacateUniqueValues(of: snapshots)
+            let vacated = try vacateUniqueValues(of: snapshots, stored: stored)
             for snapshot in snapshots {
                 let id = snapshot.persistentIdentifier
                 let layout = try layout(id.entityName)
                 guard let key = localKey(id) else { throw missing(id) }
                 // A row read by a `RowReader` holds external values as their bytes, not as their files' names.
                 let readAsStored = folder == nil || layout.externalColumns.isEmpty
-                let old = readAsStored && !vacated.contains(id.entityName) ? stored[id] : nil
+                let old = readAsStored && !vacated.contains(id) ? stored[id] : nil
                 try rewrite(snapshot, key: key, layout: layout, old: old)
             }
             return
@@ -276,27 +276,38 @@ struct RowWriter {
     }
 
     /// Before updates that may swap unique values among themselves, clears the unique columns of
-    /// every updated row, so SQLite's per-row checks see only the final values.
-    /// Returns the names of the entities whose rows it cleared.
-    private func vacateUniqueValues(of snapshots: [DefaultSnapshot]) throws -> Set<String> {
+    /// the updated rows that change them, so SQLite's per-row checks see only the final values.
+    /// Rows that keep their unique values as `stored` holds them (read in this transaction) are left
+    /// alone: a value another row takes from one of them would clash with it at the end as well.
+    /// Only two or more changing rows of an entity can swap. Returns the rows it cleared.
+    private func vacateUniqueValues(
+        of snapshots: [DefaultSnapshot], stored: [PersistentIdentifier: DefaultSnapshot]
+    ) throws -> Set<PersistentIdentifier> {
         // One row cannot swap a value with another: nothing to clear (the common one-model save).
         guard snapshots.count > 1 else { return [] }
-        var vacated: Set<String> = []
-        var byEntity: [String: [Int64]] = [:]
+        var vacated: Set<PersistentIdentifier> = []
+        var byEntity: [String: [(id: PersistentIdentifier, key: Int64)]] = [:]
         for snapshot in snapshots where !snapshot.entity.uniquenessConstraints.isEmpty {
-            if let key = localKey(snapshot.persistentIdentifier) {
-                byEntity[snapshot.entity.name, default: []].append(key)
+            let id = snapshot.persistentIdentifier
+            guard let key = localKey(id) else { continue }
+            if let old = stored[id],
+                snapshot.entity.uniquenessConstraints.joined().allSatisfy({ name in
+                    snapshot.entity.slot(of: name).map { Self.identical(old.values[$0], snapshot.values[$0]) } ?? false
+                })
+            {
+                continue
             }
+            byEntity[snapshot.entity.name, default: []].append((id, key))
         }
-        for (name, keys) in byEntity where keys.count > 1 {
+        for (name, rows) in byEntity where rows.count > 1 {
             let layout = try layout(name)
             let columns = Set(layout.entity.uniquenessConstraints.joined())
             let statement = try connection.statement(
                 "UPDATE \(layout.table) SET " + columns.sorted().map { "\(quote($0)) = NULL" }.joined(separator: ", ")
                     + " WHERE \(EntityLayout.primaryKey) IN (SELECT value FROM json_each(?))")
-            statement.bind(1, Self.jsonArray(keys))
+            statement.bind(1, Self.jsonArray(rows.map(\.key)))
             try statement.run()
-            vacated.insert(name)
+            vacated.formUnion(rows.map(\.id))
         }
         return vacated
     }

@@ -108,9 +108,11 @@ struct SyncTrial {
             // A new peak for the round alone: set-up (the seeded models) is not the engine's memory.
             let reset = ProcessMemory.resetPeak()
             let before = ProcessMemory.currentResidentBytes() ?? 0
+            ProfilerControl.shared?.send("enable")
             let clock = ContinuousClock.now
             let summary = try await engine.syncNow()
             let (seconds, attoseconds) = (ContinuousClock.now - clock).components
+            ProfilerControl.shared?.send("disable")
             measured.samples.append(Double(seconds) + Double(attoseconds) / 1e18)
             if reset {
                 let peak = ProcessMemory.peakResidentBytes()
@@ -172,5 +174,33 @@ struct SyncTrial {
             }
         }
         return measured
+    }
+}
+
+/// A profiler's control channel, so that a profile holds the timed rounds only: with
+/// `MODELSTORE_SYNC_BENCH_PERF_CONTROL=CTL,ACK` (the FIFOs of `perf record --control fifo:CTL,ACK -D -1`),
+/// each timed round is enclosed in `enable` and `disable`, each acknowledged before the round goes on.
+final class ProfilerControl: Sendable {
+    private let control: FileHandle
+    private let acknowledgement: FileHandle
+
+    static let shared: ProfilerControl? = {
+        guard let value = ProcessInfo.processInfo.environment["MODELSTORE_SYNC_BENCH_PERF_CONTROL"] else { return nil }
+        let paths = value.split(separator: ",").map(String.init)
+        guard paths.count == 2, let control = FileHandle(forWritingAtPath: paths[0]),
+            let acknowledgement = FileHandle(forReadingAtPath: paths[1])
+        else { return nil }
+        return ProfilerControl(control: control, acknowledgement: acknowledgement)
+    }()
+
+    private init(control: FileHandle, acknowledgement: FileHandle) {
+        self.control = control
+        self.acknowledgement = acknowledgement
+    }
+
+    /// Sends a command and waits for its acknowledgement.
+    func send(_ command: String) {
+        control.write(Data((command + "\n").utf8))
+        _ = acknowledgement.availableData
     }
 }

@@ -233,8 +233,14 @@ struct RowWriter: Sendable {
         var previous: [PersistentIdentifier: DefaultSnapshot] = [:]
         var recorded: OneChangeRecording.Recorded?
         try await vacateUniqueValues(of: snapshots)
+        // Many rows of a table at known versions go in multi-row statements; the rest one by one.
+        let batched = try await updateRows(snapshots, versions: versions, skipping: returningPrevious)
         for snapshot in snapshots {
             let id = snapshot.persistentIdentifier
+            if let version = batched[id] {
+                written[id] = version
+                continue
+            }
             let layout = try layout(id.entityName)
             guard let key = localKey(id) else { throw missing(id) }
             if let row = try await updateRow(

@@ -1,0 +1,102 @@
+import Foundation
+import ModelStore
+import PostgresNIO
+
+/// Updates of many rows of one table in one statement each, instead of one statement per row.
+extension RowWriter {
+    /// How many rows of one table make ``updateRows(_:versions:skipping:)`` write them in one
+    /// statement: fewer cost the savepoint's two round trips and save little.
+    static let batchUpdateThreshold = 3
+
+    /// Rewrites the rows it can of `snapshots` in multi-row statements, each row only at the version
+    /// the context read when it read one (as the one-row path), raising it; returns the new version
+    /// of every row it wrote. The rows it did
+    /// not write (it was not asked to, or the row is not at that version, or gone) are left to the
+    /// caller's one-row path, which decides between a conflict, a comparison by value and not found.
+    ///
+    /// A row qualifies when it is not in `skipping` (rows whose previous
+    /// values the caller's own `UPDATE` returns), its table has no join table (their rows are
+    /// replaced per row), every value binds as its column's own type (as the one-row path's prepared
+    /// statement needs too), and at least ``batchUpdateThreshold`` rows of its table qualify. The
+    /// statement is
+    ///
+    ///     UPDATE t SET "_version" = t."_version" + 1, "a" = v.c0, …
+    ///     FROM (VALUES ($1::bigint, $2::bigint, $3::text, …), …) AS v(k, r, c0, …)
+    ///     WHERE t."_pk" = v.k AND (v.r IS NULL OR t."_version" = v.r) RETURNING t."_pk", t."_version"
+    ///
+    /// (every parameter cast to its column's type, so a column of `NULL`s has one), with as many
+    /// rows as ``parameterLimit`` allows. Each runs under a savepoint: when a unique index refuses
+    /// it, it is rolled back and its rows go to the one-row path, whose error names the model.
+    func updateRows(
+        _ snapshots: [DefaultSnapshot], versions: [PersistentIdentifier: Int64], skipping: Set<PersistentIdentifier>
+    ) async throws -> [PersistentIdentifier: Int64] {
+        var byEntity: [String: [(snapshot: DefaultSnapshot, key: Int64, read: Int64?)]] = [:]
+        var counts: [PersistentIdentifier: Int] = [:]
+        for snapshot in snapshots { counts[snapshot.persistentIdentifier, default: 0] += 1 }
+        for snapshot in snapshots {
+            let id = snapshot.persistentIdentifier
+            // A model listed twice is written twice, in order, by the one-row path.
+            guard counts[id] == 1, !skipping.contains(id), let key = localKey(id),
+                let layout = layouts[id.entityName], layout.joinTables.isEmpty,
+                layout.columns.allSatisfy({ $0.type?.bindsAsItself(snapshot.values[$0.slot]) ?? true })
+            else { continue }
+            byEntity[id.entityName, default: []].append((snapshot, key, versions[id]))
+        }
+        var written: [PersistentIdentifier: Int64] = [:]
+        for (name, rows) in byEntity.sorted(by: { $0.key < $1.key }) where rows.count >= Self.batchUpdateThreshold {
+            let layout = try layout(name)
+            let perStatement = max(1, Self.parameterLimit / (2 + layout.columns.count))
+            var start = rows.startIndex
+            while start < rows.endIndex {
+                let end = min(start + perStatement, rows.endIndex)
+                for (key, version) in try await updateRows(rows[start..<end], layout: layout) {
+                    written[reader.identifier(name, key)] = version
+                }
+                start = end
+            }
+        }
+        return written
+    }
+
+    /// One multi-row `UPDATE` (see ``updateRows(_:versions:skipping:)``): the keys and new versions
+    /// of the rows it wrote; none when a unique index refused it (rolled back to its savepoint).
+    private func updateRows(
+        _ rows: ArraySlice<(snapshot: DefaultSnapshot, key: Int64, read: Int64?)>, layout: TableLayout
+    ) async throws -> [(key: Int64, version: Int64)] {
+        var binds = PostgresBindings()
+        var tuples: [String] = []
+        tuples.reserveCapacity(rows.count)
+        for row in rows {
+            binds.append(row.key)
+            if let read = row.read { binds.append(read) } else { binds.appendNull() }
+            var cells = ["$\(binds.count - 1)::bigint", "$\(binds.count)::bigint"]
+            for column in layout.columns {
+                try bind(row.snapshot, column, layout: layout, to: &binds)
+                cells.append("$\(binds.count)::" + (column.type?.declaration ?? "bigint"))
+            }
+            tuples.append("(" + cells.joined(separator: ", ") + ")")
+        }
+        let names = ["k", "r"] + layout.columns.indices.map { "c\($0)" }
+        let assignments =
+            ["\(TableLayout.version) = t.\(TableLayout.version) + 1"]
+            + layout.columns.enumerated().map { "\($1.quoted) = v.c\($0)" }
+        let sql =
+            "UPDATE \(layout.table) t SET " + assignments.joined(separator: ", ") + " FROM (VALUES "
+            + tuples.joined(separator: ", ") + ") AS v(" + names.joined(separator: ", ") + ") "
+            + "WHERE t.\(TableLayout.key) = v.k AND (v.r IS NULL OR t.\(TableLayout.version) = v.r) "
+            + "RETURNING t.\(TableLayout.key), t.\(TableLayout.version)"
+        try await session.execute("SAVEPOINT modelstore_update")
+        let result: [PostgresRow]
+        do {
+            result = try await session.query(sql, binds)
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+            try await session.execute("ROLLBACK TO SAVEPOINT modelstore_update")
+            return []
+        }
+        try await session.execute("RELEASE SAVEPOINT modelstore_update")
+        return try result.map { row in
+            let cells = row.makeRandomAccess()
+            return (try cells[0].decode(Int64.self), try cells[1].decode(Int64.self))
+        }
+    }
+}
