@@ -385,16 +385,6 @@ extension DataStoreAsynchronous {
         return result.fetchedSnapshots.map(\.defaultSnapshot)
     }
 
-    func fetchCountAsync<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) async throws -> Int {
-        try await fetchCount(request)
-    }
-
-    func fetchIdentifiersAsync<T: PersistentModel>(
-        _ request: DataStoreFetchRequest<T>
-    ) async throws -> [PersistentIdentifier] {
-        try await fetchIdentifiers(request)
-    }
-
     func saveErasedAsync(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
     ) async throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
