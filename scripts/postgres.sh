@@ -75,8 +75,11 @@ start() {
         --encoding=UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
         || { cat "$dir/initdb.log" >&2; exit 1; }
     # max_prepared_transactions lets stores take part in saves across stores (PREPARE TRANSACTION).
+    # max_connections: the test suites run in parallel, each store with a pool of up to 8 connections,
+    # and together they outgrew the default 100 ("remaining connection slots are reserved", SQLSTATE
+    # 53300, seen in a full run of the PostgreSQL package's tests).
     local server_options="-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir -c fsync=on"
-    server_options="$server_options -c max_prepared_transactions=64"
+    server_options="$server_options -c max_prepared_transactions=64 -c max_connections=400"
     local tls="${MODELSTORE_POSTGRES_TLS:-0}"
     if [ "$tls" = 1 ]; then
         openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=localhost" \

@@ -36,7 +36,7 @@ extension PostgreSQLStore {
     /// Counts without blocking a thread.
     public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) async throws -> Int {
         let query = query(of: request)
-        let plan = try PostgreSQLQueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+        let plan = try plan(for: query)
         guard plan.isComplete else { return try await rows(for: query).count }
         let total =
             try await database.read("counting '\(query.entityName)'") { session in
@@ -58,7 +58,7 @@ extension PostgreSQLStore {
         _ request: DataStoreFetchRequest<T>
     ) async throws -> [PersistentIdentifier] {
         let query = query(of: request)
-        let plan = try PostgreSQLQueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+        let plan = try plan(for: query)
         guard plan.isComplete else { return try await rows(for: query).map(\.snapshot.persistentIdentifier) }
         let storeIdentifier = identifier
         return try await database.read("listing '\(query.entityName)'") { session in
@@ -93,7 +93,7 @@ extension PostgreSQLStore {
     /// PostgreSQL's `EXPLAIN` of the SQL a query sends, one line per plan node, then what the store
     /// does on the rows afterwards.
     public func queryPlan(for query: StoreQuery) throws -> [String] {
-        let plan = try PostgreSQLQueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+        let plan = try plan(for: query)
         var lines = try database.wait {
             try await self.database.read("explaining '\(query.entityName)'") { session in
                 try await session.query(
@@ -104,6 +104,11 @@ extension PostgreSQLStore {
         if let residual = plan.residual { lines.append("then evaluated by the store: \(residual)") }
         if plan.sortsInSwift { lines.append("then sorted by the store") }
         return lines
+    }
+
+    /// The query's plan, translated once per query shape (``PostgreSQLQueryCache``).
+    func plan(for query: StoreQuery) throws -> PostgreSQLQueryPlan {
+        try queryCache.withLock { try $0.plan(for: query, layouts: layouts, storeIdentifier: identifier) }
     }
 
     func query<T: PersistentModel>(of request: DataStoreFetchRequest<T>) -> StoreQuery {
@@ -121,7 +126,7 @@ extension PostgreSQLStore {
     func rows(for query: StoreQuery, honouringPropertiesToFetch: Bool) async throws -> (
         rows: [RowReader.Versioned], omitsUnrequestedProperties: Bool
     ) {
-        let plan = try PostgreSQLQueryPlan(query, layouts: layouts, storeIdentifier: identifier)
+        let plan = try plan(for: query)
         // Only the requested attributes when nothing in the store reads the others.
         let reading =
             honouringPropertiesToFetch && plan.isComplete

@@ -56,6 +56,8 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
     /// (``HistoryLog/everyRowFunctionSQL()``): created at the open when missing; turned off when a
     /// call finds it gone.
     let hasEveryRowFunction = LockedValue(false)
+    /// The plans kept per query shape and the push-down answers per condition shape.
+    let queryCache = LockedValue(PostgreSQLQueryCache())
 
     /// Connects, then creates or migrates the store's tables in one transaction: through the
     /// plan's stages when it has some from the stored version (custom stages' closures run on the

@@ -33,6 +33,13 @@ struct FilterTranslator {
     let layouts: [String: TableLayout]
     let storeIdentifier: String
     var binds = PostgresBindings()
+    /// The parameters bound so far, in `$n` order, with where each value comes from.
+    private(set) var parameters: [PostgreSQLParameter] = []
+    /// The operands the translated conditions read, with their indices in
+    /// ``StoreFilterShape/operands``: what ``readsOperands(_:)`` checks a plan's parameters by.
+    private var operandsRead: [(index: Int, value: StoreValue)] = []
+    /// The index in ``StoreFilterShape/operands`` of the next operand the walk meets.
+    private var nextOperand = 0
     /// How many table aliases subqueries used, so each gets its own.
     private var aliases = 0
 
@@ -45,21 +52,60 @@ struct FilterTranslator {
     ///
     /// A conjunct left to the store may still add a condition that keeps a superset of its matches
     /// (``prefilter(_:in:alias:)``), so SQL returns fewer rows for the store to check.
-    mutating func split(_ filter: StoreFilter?, layout: TableLayout) -> (sql: [String], residual: [StoreFilter]) {
-        guard let filter else { return ([], []) }
+    /// `residualPositions` are the places of the conjuncts left to evaluate in ``StoreFilter/conjuncts``.
+    mutating func split(
+        _ filter: StoreFilter?, layout: TableLayout
+    ) -> (sql: [String], residual: [StoreFilter], residualPositions: [Int]) {
+        guard let filter else { return ([], [], []) }
         var sql: [String] = []
         var residual: [StoreFilter] = []
-        for conjunct in filter.conjuncts {
+        var positions: [Int] = []
+        var first = 0
+        for (position, conjunct) in filter.conjuncts.enumerated() {
+            nextOperand = first
             if let condition = attempt({ $0.translateConjunct(conjunct, in: layout) }) {
                 sql.append(condition)
             } else {
                 residual.append(conjunct)
+                positions.append(position)
+                nextOperand = first
                 if let superset = attempt({ $0.prefilter(conjunct, in: layout, alias: "t") }) {
                     sql.append(superset)
                 }
             }
+            first += Self.operandCount(of: conjunct)
         }
-        return (sql, residual)
+        return (sql, residual, positions)
+    }
+
+    /// Whether the conditions translated so far read these operands where they read any: then
+    /// ``parameters`` bind the operands of a filter in the order of its ``StoreFilterShape/operands``.
+    func readsOperands(_ operands: [StoreValue]) -> Bool {
+        operandsRead.allSatisfy { $0.index < operands.count && operands[$0.index] == $0.value }
+    }
+
+    /// How many operands ``StoreFilterShape`` takes out of a filter.
+    static func operandCount(of filter: StoreFilter) -> Int {
+        switch filter {
+        case .constant, .identifiers: 0
+        case .compare, .text, .arrayContains: 1
+        case .isIn(_, let values): values.count
+        case .range(_, let range): (range.lower == nil ? 0 : 1) + (range.upper == nil ? 0 : 1)
+        case .any(_, let inner), .all(_, let inner), .not(let inner): operandCount(of: inner)
+        case .and(let items), .or(let items): items.reduce(0) { $0 + operandCount(of: $1) }
+        }
+    }
+
+    /// The index of the operand the walk meets now, noted with its value.
+    private mutating func takeOperand(_ value: StoreValue) -> Int {
+        operandsRead.append((nextOperand, value))
+        nextOperand += 1
+        return nextOperand - 1
+    }
+
+    /// Notes where the parameter just appended to ``binds`` comes from.
+    private mutating func record(_ source: PostgreSQLParameter.Source) {
+        parameters.append(PostgreSQLParameter(source: source))
     }
 
     /// A condition for one conjunct of the `WHERE` clause. `WHERE` keeps only the rows where it is
@@ -69,12 +115,12 @@ struct FilterTranslator {
         switch filter {
         case .compare(let path, let op, let value) where op != .notEqual:
             guard let target = expression(path, in: layout, alias: "t") else { return nil }
-            return compare(target.sql, target.type, op, value, inWhere: true)
+            return compare(target.sql, target.type, op, value, operand: takeOperand(value), inWhere: true)
         case .range(let path, let range):
             return bounds(path, range, in: layout, alias: "t", inWhere: true)
         case .isIn(let path, let values):
             guard let target = expression(path, in: layout, alias: "t") else { return nil }
-            return membership(target.sql, target.type, values, inWhere: true)
+            return membership(target.sql, target.type, values, operands: values.map { takeOperand($0) }, inWhere: true)
         default:
             return translate(filter, in: layout, alias: "t")
         }
@@ -87,14 +133,18 @@ struct FilterTranslator {
         guard let target = expression(path, in: layout, alias: alias) else { return nil }
         var parts: [String] = []
         if let lower = range.lower {
-            guard let part = compare(target.sql, target.type, .greaterOrEqual, lower, inWhere: inWhere) else {
-                return nil
-            }
+            let operand = takeOperand(lower)
+            guard
+                let part = compare(target.sql, target.type, .greaterOrEqual, lower, operand: operand, inWhere: inWhere)
+            else { return nil }
             parts.append(part)
         }
         if let upper = range.upper {
             let op: StoreComparisonOperator = range.includesUpper ? .lessOrEqual : .less
-            guard let part = compare(target.sql, target.type, op, upper, inWhere: inWhere) else { return nil }
+            let operand = takeOperand(upper)
+            guard let part = compare(target.sql, target.type, op, upper, operand: operand, inWhere: inWhere) else {
+                return nil
+            }
             parts.append(part)
         }
         guard !parts.isEmpty, !parts.contains("FALSE") else { return parts.isEmpty ? nil : "FALSE" }
@@ -103,9 +153,12 @@ struct FilterTranslator {
 
     /// Runs a translation, undoing the parameters it bound when it fails.
     private mutating func attempt(_ body: (inout FilterTranslator) -> String?) -> String? {
-        let mark = (binds, aliases)
+        let mark = (binds, aliases, parameters.count, operandsRead.count, nextOperand)
         if let condition = body(&self) { return condition }
-        (binds, aliases) = mark
+        (binds, aliases) = (mark.0, mark.1)
+        parameters.removeSubrange(mark.2...)
+        operandsRead.removeSubrange(mark.3...)
+        nextOperand = mark.4
         return nil
     }
 
@@ -120,13 +173,14 @@ struct FilterTranslator {
             }
             guard !keys.isEmpty else { return "FALSE" }
             binds.append(keys)
+            record(.fixedKeys(keys))
             return "\(alias).\(TableLayout.key) = ANY($\(binds.count))"
         case .compare(let path, let op, let value):
             guard let target = expression(path, in: layout, alias: alias) else { return nil }
-            return compare(target.sql, target.type, op, value)
+            return compare(target.sql, target.type, op, value, operand: takeOperand(value))
         case .isIn(let path, let values):
             guard let target = expression(path, in: layout, alias: alias) else { return nil }
-            return membership(target.sql, target.type, values)
+            return membership(target.sql, target.type, values, operands: values.map { takeOperand($0) })
         case .range(let path, let range):
             return bounds(path, range, in: layout, alias: alias, inWhere: false)
         case .any(let path, let inner):
@@ -176,6 +230,7 @@ struct FilterTranslator {
             let json = try? ColumnType.encoder.encode(element)
         else { return nil }
         binds.append(String(decoding: json, as: UTF8.self))
+        record(.elementJSON(takeOperand(element)))
         let test =
             isString
             ? "strpos(normalize(\(target.sql)::text, NFC), normalize($\(binds.count), NFC)) > 0"
@@ -203,14 +258,19 @@ struct FilterTranslator {
             case .matchesRegex: return nil
             }
             binds.append(ColumnType.escapingNUL(text))
+            record(.text(takeOperand(.string(text))))
             let condition = test("normalize(\(target.sql), NFC)", "normalize($\(binds.count), NFC)")
             return "coalesce(\(condition), false)"
         case .and(let items):
             // Conjuncts without a superset condition are dropped: fewer conditions, more rows.
             var parts: [String] = []
+            var first = nextOperand
             for item in items {
+                nextOperand = first
                 if let part = attempt({ $0.prefilter(item, in: layout, alias: alias) }) { parts.append(part) }
+                first += Self.operandCount(of: item)
             }
+            nextOperand = first
             return parts.isEmpty ? nil : "(" + parts.joined(separator: " AND ") + ")"
         case .or(let items):
             var parts: [String] = []
@@ -273,29 +333,32 @@ struct FilterTranslator {
     /// `inWhere` (a condition of the `WHERE` clause itself, where `NULL` excludes a row as `false`
     /// does) leaves out the `coalesce` a negation needs, and passes strings as one array: the
     /// planner then answers `= ANY` from an index on the column (or on its text key).
+    /// `operands` are the values' indices in ``StoreFilterShape/operands``.
     private mutating func membership(
-        _ name: String, _ type: ColumnType?, _ values: [StoreValue], inWhere: Bool = false
+        _ name: String, _ type: ColumnType?, _ values: [StoreValue], operands: [Int], inWhere: Bool = false
     ) -> String? {
         func guarded(_ test: String) -> String { inWhere ? test : "coalesce(\(test), false)" }
         let matchesNull = values.contains(.null)
-        let present = values.filter { $0 != .null }
+        let present = zip(values, operands).filter { $0.0 != .null }
         var test: String
         switch type {
         case .int?:
             var keys: [Int64] = []
-            for value in present {
+            for (value, _) in present {
                 guard case .int(let v) = value else { return nil }
                 keys.append(v)
             }
             binds.append(keys)
+            record(.ints(present.map(\.1)))
             test = guarded("\(name) = ANY($\(binds.count))")
         case .string?:
             var texts: [String] = []
-            for value in present {
+            for (value, _) in present {
                 guard case .string(let v) = value else { return nil }
                 texts.append(ColumnType.escapingNUL(v))
             }
             binds.append(texts)
+            record(.texts(present.map(\.1)))
             test =
                 inWhere
                 ? "\(TableLayout.textKey(name)) = ANY(ARRAY("
@@ -305,11 +368,16 @@ struct FilterTranslator {
         case nil:
             // A to-one relationship's key among the models' keys; models of other stores never match.
             var keys: [Int64] = []
-            for value in present {
+            var sources: [Int] = []
+            for (value, operand) in present {
                 guard case .reference(let id) = value else { return nil }
-                if id.storeIdentifier == storeIdentifier, let key = id.primaryKey.intValue { keys.append(key) }
+                if id.storeIdentifier == storeIdentifier, let key = id.primaryKey.intValue {
+                    keys.append(key)
+                    sources.append(operand)
+                }
             }
             binds.append(keys)
+            record(.keys(sources))
             test = guarded("\(name) = ANY($\(binds.count))")
         default:
             return nil
@@ -319,20 +387,25 @@ struct FilterTranslator {
 
     /// `==`/`!=` of a to-one relationship (a key column) and a model: its key, when the model is in
     /// this store; a model of another store is never the related one.
-    private mutating func reference(_ name: String, _ op: StoreComparisonOperator, _ value: StoreValue) -> String? {
+    private mutating func reference(
+        _ name: String, _ op: StoreComparisonOperator, _ value: StoreValue, operand: Int
+    ) -> String? {
         guard op == .equal || op == .notEqual, case .reference(let id) = value else { return nil }
         guard id.storeIdentifier == storeIdentifier, let key = id.primaryKey.intValue else {
             return op == .equal ? "FALSE" : "TRUE"
         }
         binds.append(key)
+        record(.key(operand))
         return op == .equal
             ? "coalesce(\(name) = $\(binds.count), false)" : "(\(name) IS NULL OR \(name) <> $\(binds.count))"
     }
 
     /// A comparison of a column or path with a value, `NULL`-free unless `inWhere` (a top-level
     /// `WHERE` conjunct, see ``translateConjunct(_:in:)``), where a bare comparison means the same.
+    /// `operand` is the value's index in ``StoreFilterShape/operands``.
     private mutating func compare(
-        _ name: String, _ type: ColumnType?, _ op: StoreComparisonOperator, _ value: StoreValue, inWhere: Bool = false
+        _ name: String, _ type: ColumnType?, _ op: StoreComparisonOperator, _ value: StoreValue, operand: Int,
+        inWhere: Bool = false
     ) -> String? {
         if value == .null {
             switch op {
@@ -341,7 +414,7 @@ struct FilterTranslator {
             default: return "FALSE"
             }
         }
-        guard let type else { return reference(name, op, value) }
+        guard let type else { return reference(name, op, value, operand: operand) }
         let sqlOperator: String =
             switch op {
             case .equal: "="
@@ -358,36 +431,45 @@ struct FilterTranslator {
         switch (type, value) {
         case (.int, .int(let v)):
             binds.append(v)
+            record(.int(operand))
             right = "$\(binds.count)"
         case (.string, .string(let v)):
             binds.append(ColumnType.escapingNUL(v))
+            record(.text(operand))
             left = TableLayout.textKey(name)
             right = TableLayout.textKey("$\(binds.count)")
         case (.double, .double(let v)) where !v.isNaN:
             binds.append(v)
+            record(.double(operand))
             right = "$\(binds.count)"
             guardNaN = true
         case (.double, .int(let v)):
             binds.append(Double(v))
+            record(.intAsDouble(operand))
             right = "$\(binds.count)::double precision"
             guardNaN = true
         case (.date, .date(let v)) where !v.timeIntervalSinceReferenceDate.isNaN:
             binds.append(v.timeIntervalSinceReferenceDate)
+            record(.date(operand))
             right = "$\(binds.count)::double precision"
             guardNaN = true
         case (.decimal, .decimal(let v)) where !v.isNaN:
             guard (try? binds.append(v)) != nil else { return nil }
+            record(.decimal(operand))
             right = "$\(binds.count)::numeric"
             guardNaN = true
         case (.decimal, .int(let v)):
             guard (try? binds.append(Decimal(v))) != nil else { return nil }
+            record(.intAsDecimal(operand))
             right = "$\(binds.count)::numeric"
             guardNaN = true
         case (.bool, .bool(let v)) where !ordering:
             binds.append(v)
+            record(.bool(operand))
             right = "$\(binds.count)"
         case (.uuid, .uuid(let v)) where !ordering:
             binds.append(v)
+            record(.uuid(operand))
             right = "$\(binds.count)"
         default:
             return nil

@@ -21,33 +21,62 @@ import PostgresNIO
 /// no total order PostgreSQL can reproduce), unsigned 64-bit integers (stored by bit pattern),
 /// decimals, booleans, UUIDs and the `lexical`, `localizedStandard` and `caseInsensitive`
 /// comparisons (Foundation's rules, not a PostgreSQL collation).
+///
+/// What a plan's SQL says depends only on the query's shape (``PostgreSQLQueryShape``): the store
+/// keeps that part per shape (``PostgreSQLCompiledQuery``) and binds the operands of each later
+/// query of the shape, so a query is translated once per shape, not on every fetch.
 struct PostgreSQLQueryPlan: Sendable {
-    let layout: TableLayout
-    let whereClause: String
+    /// The part that depends only on the query's shape.
+    let compiled: PostgreSQLCompiledQuery
     let binds: PostgresBindings
-    /// What the store evaluates on the rows SQL returns.
+    /// What the store evaluates on the rows SQL returns: the query's own conjuncts at
+    /// ``PostgreSQLCompiledQuery/residualPositions``.
     let residual: StoreFilter?
-    /// Whether the store sorts the rows (SQL then sorts by primary key only).
-    let sortsInSwift: Bool
-    /// The sort keys as `ORDER BY` terms, before the primary key; `nil` when the store sorts.
-    let sqlOrder: [String]?
     let query: StoreQuery
 
-    init(_ query: StoreQuery, layouts: [String: TableLayout], storeIdentifier: String) throws {
+    var layout: TableLayout { compiled.layout }
+    var whereClause: String { compiled.whereClause }
+    /// Whether the store sorts the rows (SQL then sorts by primary key only).
+    var sortsInSwift: Bool { compiled.sortsInSwift }
+
+    /// Translates a query anew; `translator` is left with the parameters it bound, so the caller can
+    /// check and keep the plan for the query's shape.
+    init(
+        _ query: StoreQuery, layouts: [String: TableLayout], storeIdentifier: String,
+        translator: inout FilterTranslator
+    ) throws {
         guard let layout = layouts[query.entityName] else {
             throw DataStoreError(
                 .notFound, "the store has no entity '\(query.entityName)'",
                 remedy: "Add the model type to this store's configuration", entityName: query.entityName)
         }
-        self.layout = layout
-        self.query = query
-        var translator = FilterTranslator(layouts: layouts, storeIdentifier: storeIdentifier)
         let split = translator.split(query.filter, layout: layout)
-        whereClause = split.sql.isEmpty ? "" : "WHERE " + split.sql.joined(separator: " AND ")
+        let sqlOrder = Self.order(query.sort, layout: layout)
+        compiled = PostgreSQLCompiledQuery(
+            layout: layout, whereClause: split.sql.isEmpty ? "" : "WHERE " + split.sql.joined(separator: " AND "),
+            sqlOrder: sqlOrder, parameters: translator.parameters, residualPositions: split.residualPositions)
         binds = translator.binds
-        residual = split.residual.isEmpty ? nil : (split.residual.count == 1 ? split.residual[0] : .and(split.residual))
-        sqlOrder = Self.order(query.sort, layout: layout)
-        sortsInSwift = sqlOrder == nil
+        residual = StoreFilter.conjunction(split.residual)
+        self.query = query
+    }
+
+    /// Translates a query anew.
+    init(_ query: StoreQuery, layouts: [String: TableLayout], storeIdentifier: String) throws {
+        var translator = FilterTranslator(layouts: layouts, storeIdentifier: storeIdentifier)
+        try self.init(query, layouts: layouts, storeIdentifier: storeIdentifier, translator: &translator)
+    }
+
+    /// The plan of a query of a kept plan's shape, whose filter has these operands.
+    init(_ compiled: PostgreSQLCompiledQuery, query: StoreQuery, binds: PostgresBindings) {
+        self.compiled = compiled
+        self.binds = binds
+        self.query = query
+        if compiled.residualPositions.isEmpty {
+            residual = nil
+        } else {
+            let conjuncts = query.filter?.conjuncts ?? []
+            residual = StoreFilter.conjunction(compiled.residualPositions.map { conjuncts[$0] })
+        }
     }
 
     /// The `ORDER BY` terms for the sort keys, or `nil` when one of them must be sorted in Swift.
@@ -88,11 +117,11 @@ struct PostgreSQLQueryPlan: Sendable {
     }
 
     /// Whether SQL runs all of the query.
-    var isComplete: Bool { residual == nil && !sortsInSwift }
+    var isComplete: Bool { compiled.isComplete }
 
     /// The clause after `FROM table t`: condition, key order, and the window when SQL runs everything.
     var clause: String {
-        var text = whereClause + " ORDER BY " + ((sqlOrder ?? []) + ["t.\(TableLayout.key)"]).joined(separator: ", ")
+        var text = compiled.orderedClause
         if isComplete {
             if let limit = query.limit { text += " LIMIT \(max(limit, 0))" }
             if query.offset > 0 { text += " OFFSET \(query.offset)" }
@@ -126,5 +155,47 @@ struct PostgreSQLQueryPlan: Sendable {
             rows = snapshots.map { RowReader.Versioned(snapshot: $0, version: versions[$0.persistentIdentifier] ?? 0) }
         }
         return SnapshotEvaluator.window(rows, offset: query.offset, limit: query.limit)
+    }
+}
+
+/// The part of a ``PostgreSQLQueryPlan`` that depends only on the query's shape: its SQL, where
+/// its parameters' values come from, and which conjuncts the store evaluates.
+final class PostgreSQLCompiledQuery: Sendable {
+    let layout: TableLayout
+    /// `WHERE …`, or empty.
+    let whereClause: String
+    /// ``whereClause`` with `ORDER BY` the sort keys SQL sorts by, then the primary key.
+    let orderedClause: String
+    /// Whether the store sorts the rows (SQL then sorts by primary key only).
+    let sortsInSwift: Bool
+    /// The `$n` parameters, in order.
+    let parameters: [PostgreSQLParameter]
+    /// The places in the filter's ``StoreFilter/conjuncts`` of those the store evaluates on the rows.
+    let residualPositions: [Int]
+
+    /// Whether SQL runs all of a query of this shape.
+    var isComplete: Bool { residualPositions.isEmpty && !sortsInSwift }
+
+    init(
+        layout: TableLayout, whereClause: String, sqlOrder: [String]?, parameters: [PostgreSQLParameter],
+        residualPositions: [Int]
+    ) {
+        self.layout = layout
+        self.whereClause = whereClause
+        orderedClause =
+            whereClause + " ORDER BY " + ((sqlOrder ?? []) + ["t.\(TableLayout.key)"]).joined(separator: ", ")
+        sortsInSwift = sqlOrder == nil
+        self.parameters = parameters
+        self.residualPositions = residualPositions
+    }
+
+    /// The parameters' values for a filter of this shape with these operands, or `nil` when an
+    /// operand gives none.
+    func binds(for operands: [StoreValue], storeIdentifier: String) -> PostgresBindings? {
+        var binds = PostgresBindings(capacity: parameters.count)
+        for parameter in parameters {
+            guard parameter.append(to: &binds, from: operands, storeIdentifier: storeIdentifier) else { return nil }
+        }
+        return binds
     }
 }
