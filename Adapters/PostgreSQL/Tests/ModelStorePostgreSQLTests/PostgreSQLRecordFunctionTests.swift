@@ -9,7 +9,7 @@ import Testing
 /// misses nothing), a refused history row stores nothing of the save, a save that waited for the
 /// counter counts the transaction committed meanwhile, and without the function the save records
 /// with separate statements.
-@Suite(.enabled(if: PostgreSQLServer.isConfigured, PostgreSQLServer.skipMessage))
+@Suite(.enabled(if: PostgreSQLServer.isConfigured, PostgreSQLServer.skipMessage), .serialized)
 struct PostgreSQLRecordFunctionTests {
     typealias Transaction = DefaultHistoryTransaction
 
@@ -34,8 +34,17 @@ struct PostgreSQLRecordFunctionTests {
     private func container(_ namespace: String, notes: Bool = false) throws -> ModelContainer {
         var configuration = try PostgreSQLServer.configuration(namespace: namespace)
         configuration.historyLimit = 10_000
+        // One connection a container (each runs one save or read at a time): the server's connection
+        // slots are shared by every suite running beside this one.
+        configuration.maximumConnections = 1
         let schema = notes ? Schema([Note.self, Folder.self]) : Counter.schema
         return try ModelContainer(for: schema, configurations: [configuration])
+    }
+
+    /// Closes the containers' connections: the run keeps containers alive past their tests, and the
+    /// server's connection slots are shared by every suite running beside this one.
+    private func close(_ containers: [ModelContainer]) {
+        for container in containers { (container.stores.first as? PostgreSQLStore)?.close() }
     }
 
     private func numbers(_ container: ModelContainer) throws -> [Int64] {
@@ -61,7 +70,7 @@ struct PostgreSQLRecordFunctionTests {
                 + "\"\(namespace)\".\"modelstore_history\" ORDER BY number")
     }
 
-    /// Four writers, each with a container of its own (its own connections, as four processes), save
+    /// Three writers, each with a container of its own (its own connections, as three processes), save
     /// one new model at a time while a reader polls for the transactions after the newest it saw:
     /// the reader sees every number from 1 up exactly once and in order (a transaction committed
     /// after a larger number was read would be skipped), every model is there, inserted by exactly
@@ -80,8 +89,9 @@ struct PostgreSQLRecordFunctionTests {
             try context.save()
             folder = shared.persistentModelID
         }
-        let (writers, saves) = (4, 15)
+        let (writers, saves) = (3, 20)
         let containers = try (0..<writers).map { _ in try container(namespace, notes: notes) }
+        defer { close(containers + [reader]) }
         let finished = LockedValue(false)
         let seen = LockedValue<[Int64]>([])
         let watcher = onThread {
@@ -96,7 +106,7 @@ struct PostgreSQLRecordFunctionTests {
                 seen.withLock { $0 += found.map(\.token.transactionNumber) }
                 newest = found.last?.token ?? newest
                 if last { return }
-                Thread.sleep(forTimeInterval: 0.002)
+                Thread.sleep(forTimeInterval: 0.005)
             }
         }
         let savers = containers.enumerated().map { index, container in
@@ -151,6 +161,7 @@ struct PostgreSQLRecordFunctionTests {
     @Test func aRefusedHistoryRowStoresNothingOfTheSaveAndTakesNoNumber() async throws {
         let namespace = PostgreSQLServer.freshNamespace("rfr")
         let container = try container(namespace)
+        defer { close([container]) }
         let context = ModelContext(container)
         context.insert(Counter(name: "a"))
         try context.save()
@@ -181,6 +192,7 @@ struct PostgreSQLRecordFunctionTests {
     @Test func aSaveEndsWithTheFunctionAndItsFailureStoresNothing() async throws {
         let namespace = PostgreSQLServer.freshNamespace("rff")
         let container = try container(namespace)
+        defer { close([container]) }
         let context = ModelContext(container)
         context.insert(Counter(name: "a"))
         try context.save()
@@ -208,6 +220,7 @@ struct PostgreSQLRecordFunctionTests {
     @Test func aSaveThatWaitedForTheCounterCountsTheTransactionCommittedMeanwhile() async throws {
         let namespace = PostgreSQLServer.freshNamespace("rfw")
         let container = try container(namespace)
+        defer { close([container]) }
         let context = ModelContext(container)
         context.insert(Counter(name: "a"))
         try context.save()
@@ -235,12 +248,49 @@ struct PostgreSQLRecordFunctionTests {
         #expect(try names(container) == ["a", "b", "c"])
     }
 
+    /// The save's connection ends while its last statement waits for the counter, so the `COMMIT`
+    /// written after it was never sent: the save fails with `.io`, stores nothing and takes no
+    /// number, and the next save (on a new connection) goes through.
+    @Test func aConnectionEndedBeforeTheCallsAnswerFailsTheSaveAndStoresNothing() async throws {
+        let namespace = PostgreSQLServer.freshNamespace("rfe")
+        let container = try container(namespace)
+        defer { close([container]) }
+        let context = ModelContext(container)
+        context.insert(Counter(name: "a"))
+        try context.save()
+        let meta = "\"\(namespace)\".\"modelstore_meta\""
+        try await AdminConnection.using { admin in
+            try await admin.run("BEGIN")
+            try await admin.run("SELECT value FROM \(meta) WHERE key = 'historyLast' FOR UPDATE")
+            let save = onThread {
+                let context = ModelContext(container)
+                context.insert(Counter(name: "b"))
+                try context.save()
+            }
+            let pid = try #require(
+                try await admin.awaitBackendsWaitingForLocks(in: namespace).first,
+                "the save never waited for the history counter")
+            try await admin.run("SELECT pg_terminate_backend(\(pid))::text")
+            try await admin.run("ROLLBACK")
+            let error = await #expect(throws: DataStoreError.self) { try await save.value }
+            #expect(error?.code == .io)
+        }
+        #expect(try names(container) == ["a"])
+        #expect(try numbers(container) == [1])
+        let again = ModelContext(container)
+        again.insert(Counter(name: "c"))
+        try again.save()
+        #expect(try names(container) == ["a", "c"])
+        #expect(try numbers(container) == [1, 2])
+    }
+
     /// A namespace whose function was dropped after the open (by an administrator, or a build
     /// that did not have it): the next save records with separate statements, and the next open
     /// creates the function again.
     @Test func withoutTheFunctionASaveRecordsWithStatementsAndTheNextOpenCreatesIt() async throws {
         let namespace = PostgreSQLServer.freshNamespace("rfd")
         let container = try container(namespace)
+        defer { close([container]) }
         let context = ModelContext(container)
         context.insert(Counter(name: "a"))
         try context.save()
@@ -256,7 +306,7 @@ struct PostgreSQLRecordFunctionTests {
         try await AdminConnection.using { admin in
             #expect(try await historyRows(in: namespace, admin) == ["1:1:1", "2:1:2", "3:1:3"])
             #expect(try await functions(in: namespace, admin) == 0)
-            _ = try self.container(namespace)
+            close([try self.container(namespace)])
             #expect(try await functions(in: namespace, admin) == 1)
         }
     }
