@@ -68,14 +68,21 @@ extension PostgreSQLStore {
     private func write(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, versions read: [PersistentIdentifier: Int64]
     ) async throws -> (DataStoreSaveChangesResult<DefaultSnapshot>, [PersistentIdentifier: Int64]) {
-        try await withWriter("saving") { writer in try await self.apply(request, versions: read, with: writer) }
+        try await withWriter("saving") { writer in
+            try await self.apply(request, versions: read, with: writer, committing: true)
+        }
     }
 
-    /// Writes a save in the writer's transaction, without committing it: the rows, the cleared
-    /// references and the history row. Returns the result and the versions written.
+    /// Writes a save in the writer's transaction: the rows, the cleared references and the history
+    /// row. Returns the result and the versions written.
+    ///
+    /// With `committing`, the history row is written by the namespace's function together with the
+    /// transaction's `COMMIT` when the namespace has the function
+    /// (``HistoryLog/recordCommitting(_:author:limit:on:unavailable:)``), which ends the
+    /// transaction; otherwise, and always without `committing`, the transaction is left open.
     func apply(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, versions read: [PersistentIdentifier: Int64],
-        with writer: RowWriter
+        with writer: RowWriter, committing: Bool = false
     ) async throws -> (DataStoreSaveChangesResult<DefaultSnapshot>, [PersistentIdentifier: Int64]) {
         let minted = try await writer.mint(request.inserted, updated: request.updated)
         let deleted = request.deleted.map(\.persistentIdentifier)
@@ -113,6 +120,12 @@ extension PostgreSQLStore {
             try await self.history.trim(
                 total: totals.total, before: totals.before, limit: configuration.historyLimit, on: writer.session)
             number = recorded.number
+        } else if committing, updated.recorded == nil, hasRecordFunction.withLock({ $0 }) {
+            // Last: the counter's lock is held from this call to the commit it carries.
+            let flag = hasRecordFunction
+            number = try await self.history.recordCommitting(
+                changes, author: request.editingState.author, limit: configuration.historyLimit,
+                on: writer.session, unavailable: { flag.withLock { $0 = false } })
         } else {
             number = try await self.history.record(
                 changes, author: request.editingState.author, limit: configuration.historyLimit,

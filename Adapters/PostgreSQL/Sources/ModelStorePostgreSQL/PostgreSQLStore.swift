@@ -58,6 +58,10 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
     let hasEveryRowFunction = LockedValue(false)
     /// The plans kept per query shape and the push-down answers per condition shape.
     let queryCache = LockedValue(PostgreSQLQueryCache())
+    /// Whether the namespace has the function that records a save's history in one call
+    /// (``HistoryLog/recordFunctionSQL()``): created at the open when missing; turned off when a
+    /// call finds it gone.
+    let hasRecordFunction = LockedValue(false)
 
     /// Connects, then creates or migrates the store's tables in one transaction: through the
     /// plan's stages when it has some from the stored version (custom stages' closures run on the
@@ -95,11 +99,15 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
                 try await database.transaction("opening") { session in
                     let identifier = try await opener.open(session, migrationPlan: plan?.type, stagesOn: thread)
                     // Under the namespace's lock, which the open took.
-                    return (identifier, try await history.createEveryRowFunctionIfMissing(session))
+                    return (
+                        identifier, try await history.createEveryRowFunctionIfMissing(session),
+                        try await history.createRecordFunctionIfMissing(session)
+                    )
                 }
             }
             identifier = opened.0
             hasEveryRowFunction.withLock { $0 = opened.1 }
+            hasRecordFunction.withLock { $0 = opened.2 }
         } catch {
             database.close()
             throw error

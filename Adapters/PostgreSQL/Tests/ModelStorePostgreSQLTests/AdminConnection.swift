@@ -43,6 +43,17 @@ struct AdminConnection {
                 + "AND position('\"\(namespace)\"' in query) > 0")
     }
 
+    /// Polls ``backendsWaitingForLocks(in:)`` every 25 ms, for 30 s at most, until a backend waits;
+    /// returns the waiting backends (none when none waited by then).
+    func awaitBackendsWaitingForLocks(in namespace: String) async throws -> [String] {
+        var waiting: [String] = []
+        for _ in 0..<1200 where waiting.isEmpty {
+            try await Task.sleep(for: .milliseconds(25))
+            waiting = try await backendsWaitingForLocks(in: namespace)
+        }
+        return waiting
+    }
+
     func close() async throws { try await connection.close() }
 
     /// Runs `body` with a connection that is closed however `body` ends (PostgresNIO traps on a

@@ -144,11 +144,7 @@ struct PostgreSQLHistoryTests {
             counter.value = 2
             try context.save()
         }
-        var waiting: [String] = []
-        for _ in 0..<1200 where waiting.isEmpty {
-            try await Task.sleep(for: .milliseconds(25))
-            waiting = try await admin.backendsWaitingForLocks(in: namespace)
-        }
+        let waiting = try await admin.awaitBackendsWaitingForLocks(in: namespace)
         #expect(!waiting.isEmpty, "the save never waited for the history counter")
         try await admin.run("COMMIT")
         try await save.value

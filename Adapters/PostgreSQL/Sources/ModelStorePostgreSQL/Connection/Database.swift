@@ -140,6 +140,20 @@ final class Database: Sendable {
                 return try await client.withConnection { connection in
                     let session = Session(connection: connection, statements: statements)
                     let value = try await Self.begin("BEGIN ISOLATION LEVEL \(isolation)", session, body)
+                    switch session.closing.state {
+                    case .committed:
+                        await session.runAfterCommit()
+                        return value
+                    case .inDoubt(let error):
+                        throw CommitInDoubt(transaction: session.transactionID.get(), value: value, underlying: error)
+                    case .rolledBack:
+                        // A body that caught the failure of the statement that carried the COMMIT.
+                        throw DataStoreError(
+                            .io, "\(doing) on the PostgreSQL store '\(url)' was rolled back",
+                            remedy: "Report this as a bug of ModelStorePostgreSQL, and try again")
+                    case .open:
+                        break
+                    }
                     // The transaction's id, to learn its fate if the connection ends during COMMIT (a
                     // statement of the body may have read it already).
                     let transaction: Int64?
@@ -171,6 +185,9 @@ final class Database: Sendable {
             } catch is RunUnprepared {
                 // Again from the start: the refused text now runs unprepared, and each retry
                 // refuses another text, so the retries end.
+                continue
+            } catch is RunAgain {
+                // Again from the start, without what the server refused (see `RunAgain`).
                 continue
             } catch {
                 if ModelStoreErrors.isRetryable(error) && attempt < retries {
@@ -212,7 +229,7 @@ final class Database: Sendable {
         } catch {
             // A connection the server dropped cannot roll back; the server already did, and the
             // session does not write to a closed connection. A transaction never begun needs none.
-            if session.opening.take() == nil && !session.connection.isClosed {
+            if session.opening.take() == nil && !session.connection.isClosed && session.closing.isOpen {
                 _ = try? await session.execute("ROLLBACK")
             }
             throw error
@@ -290,6 +307,8 @@ struct Session: @unchecked Sendable {
     let afterCommit = AfterCommit()
     /// The `BEGIN` the session's next statement sends first (see ``Opening``).
     let opening = Opening()
+    /// How the transaction ended, when a statement of the body carried its `COMMIT` (see ``Closing``).
+    let closing = Closing()
 
     /// A transaction's `BEGIN`, sent right before the transaction's first statement, without
     /// waiting for its answer: PostgresNIO runs a connection's statements in the order they were
@@ -310,6 +329,29 @@ struct Session: @unchecked Sendable {
                 return statement
             }
         }
+    }
+
+    /// How a statement that carried the transaction's `COMMIT` (``queryCommitting(_:_:)``) ended
+    /// it: ``Database`` then commits no more, or asks the server what became of the transaction.
+    final class Closing: @unchecked Sendable {
+        enum State {
+            /// No statement carried the `COMMIT`: the transaction is open.
+            case open
+            /// The server committed the transaction.
+            case committed
+            /// The transaction ended without a commit (the statement failed, or the `COMMIT` did).
+            case rolledBack
+            /// The statement was answered and its connection ended before the `COMMIT`'s answer,
+            /// with this error: the server may or may not have committed.
+            case inDoubt(any Error)
+        }
+
+        // Safety: every access holds `lock`.
+        private let lock = NSLock()
+        private var value = State.open
+        var state: State { lock.withLock { value } }
+        var isOpen: Bool { if case .open = state { true } else { false } }
+        func set(_ state: State) { lock.withLock { value = state } }
     }
 
     /// The id of a session's transaction, kept by the statement that read it for the commit.
@@ -564,6 +606,58 @@ struct Session: @unchecked Sendable {
             }
             return answered
         }
+    }
+
+    /// Runs the last statement of a transaction and its `COMMIT`, both written to the connection at
+    /// once, and returns the statement's rows: the server commits as soon as it has answered the
+    /// statement (PostgresNIO sends the `COMMIT` from the event loop on that answer), without a wait
+    /// for this task in between, so locks the statement took are held for one round trip less.
+    /// Records in ``closing`` how the transaction ended:
+    /// - Both answered: committed.
+    /// - The statement failed: the server refuses the `COMMIT` of the aborted transaction with a
+    ///   rollback, and the statement's error is thrown.
+    /// - The `COMMIT` failed on a live connection (a deferred check, a serialization failure): rolled
+    ///   back, and its error is thrown.
+    /// - The connection ended after the statement's answer: in doubt, and the rows are returned, so
+    ///   the caller can finish its value and ``Database`` can ask the server about the transaction
+    ///   (whose id the caller sets in ``transactionID`` from the rows).
+    /// - The connection ended before the statement's answer: PostgresNIO sends a statement only
+    ///   after the one before has been answered, so the `COMMIT` never left and nothing was
+    ///   committed; the error is thrown.
+    func queryCommitting(_ sql: String, _ binds: PostgresBindings) async throws -> [PostgresRow] {
+        let answered = LockedValue<[PostgresRow]?>(nil)
+        do {
+            try await answer { connection, begin, finish in
+                // Written from this thread in order, so they reach the server in that order.
+                let begun = begin.map { connection.query(PostgresQuery(unsafeSQL: $0), logger: Database.silent) }
+                let statement = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: Database.silent)
+                // Kept on the event loop as the answer arrives, before a close of the connection is seen.
+                statement.whenSuccess { result in answered.withLock { $0 = result.rows } }
+                let commit = connection.query(PostgresQuery(unsafeSQL: "COMMIT"), logger: Database.silent)
+                let all = (begun.map { [$0] } ?? []) + [statement, commit]
+                EventLoopFuture.whenAllComplete(all, on: connection.eventLoop).whenComplete { outcomes in
+                    do {
+                        for outcome in try outcomes.get() { _ = try outcome.get() }
+                        finish(.success(()))
+                    } catch {
+                        finish(.failure(error))
+                    }
+                }
+            }
+        } catch {
+            guard let rows = answered.withLock({ $0 }) else {
+                closing.set(.rolledBack)
+                throw error
+            }
+            guard ModelStoreErrors.endsTheConnection(error) else {
+                closing.set(.rolledBack)
+                throw error
+            }
+            closing.set(.inDoubt(error))
+            return rows
+        }
+        closing.set(.committed)
+        return answered.withLock { $0 } ?? []
     }
 
     /// Runs a statement, discarding rows.

@@ -51,6 +51,7 @@ enum ModelStoreErrors {
     static func translate(_ error: any Error, doing: String, url: String) -> DataStoreError {
         if let error = error as? DataStoreError { return error }
         if let refused = error as? RunUnprepared { return translate(refused.underlying, doing: doing, url: url) }
+        if let refused = error as? RunAgain { return translate(refused.underlying, doing: doing, url: url) }
         if error is ConnectionClosed {
             return DataStoreError(
                 .io,

@@ -29,21 +29,7 @@ extension HistoryLog {
     /// returns `false`, and the store deletes every row with separate statements instead
     /// (``deleteEveryRow(of:emptying:author:limit:on:)``).
     func createEveryRowFunctionIfMissing(_ session: Session) async throws -> Bool {
-        var binds = PostgresBindings()
-        binds.append(everyRowFunctionSignature)
-        if try await session.query("SELECT to_regprocedure($1) IS NOT NULL", binds).first?.decode(Bool.self) == true {
-            return true
-        }
-        guard let sql = everyRowFunctionSQL() else { return false }
-        try await session.execute("SAVEPOINT modelstore_function")
-        do {
-            try await session.execute(sql)
-        } catch  where ModelStoreErrors.sqlState(error) != nil && !ModelStoreErrors.endsTheConnection(error) {
-            try await session.execute("ROLLBACK TO SAVEPOINT modelstore_function")
-            return false
-        }
-        try await session.execute("RELEASE SAVEPOINT modelstore_function")
-        return true
+        try await createFunctionIfMissing(everyRowFunctionSignature, everyRowFunctionSQL(), session)
     }
 
     /// The SQLSTATE the function raises inside its exception block when the keys it deleted were not

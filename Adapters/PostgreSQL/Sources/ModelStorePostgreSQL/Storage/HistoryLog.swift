@@ -21,7 +21,10 @@ import PostgresNIO
 /// misses a transaction that commits later under a smaller number. (A sequence would not do:
 /// `nextval` is not transactional, so a slow transaction could commit number 5 after a reader
 /// has already read 6.) The lock is taken last, after the save's rows are written and its
-/// deferred constraints checked, so it is held only for the few statements before the commit.
+/// deferred constraints checked, so it is held only for the few statements before the commit. A
+/// save takes it in a call of the namespace's function that also writes the history row, sent
+/// with the transaction's `COMMIT` (``recordCommitting(_:author:limit:on:unavailable:)``), so it
+/// holds it for that call and the commit only.
 /// A rolled-back transaction rolls its increment back too, so numbers have no gaps.
 ///
 /// `historyExpiredThrough` is the highest number deleted (by `deleteHistory`, trimming to the
