@@ -35,6 +35,8 @@ public actor SyncEngine {
     private let hub = SyncEventHub()
     private var loop: Task<Void, Never>?
     private var replica: String?
+    /// The local transactions known to be the engine's own, which the push cursor moves past.
+    private var own = OwnTransactions()
 
     /// The author of the engine's own saves, which it never pushes.
     public static let author = "modelstore-sync"
@@ -240,7 +242,7 @@ public actor SyncEngine {
             persistentIdentifier: .temporary(entityName: SyncMetadata.stateEntityName),
             entity: try local.entity(SyncMetadata.stateEntityName),
             namedValues: ["remote": .string(""), "replica": .string(id), "pushed": .int(0), "pulled": .data(Data())])
-        try local.save(inserted: [row], updated: [], deleted: [])
+        try save(inserted: [row], updated: [], deleted: [])
         replica = id
         return id
     }
@@ -257,11 +259,26 @@ public actor SyncEngine {
                 "remote": .string(remote), "replica": .string(replica), "pushed": .int(0),
                 "pulled": .data(SyncCoding.encode(SyncCursor.start)),
             ])
-        let result = try local.save(inserted: [row], updated: [], deleted: [])
+        let result = try save(inserted: [row], updated: [], deleted: [])
         var saved = row
         if let id = result.remappedIdentifiers[row.persistentIdentifier] { saved.persistentIdentifier = id }
         return State(snapshot: saved, cursor: .start, pushed: 0)
     }
+
+    /// Saves to the local store, noting the transaction the save recorded as the engine's own.
+    @discardableResult
+    private func save(
+        inserted: [DefaultSnapshot], updated: [DefaultSnapshot], deleted: [DefaultSnapshot]
+    ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        let result = try local.save(inserted: inserted, updated: updated, deleted: deleted)
+        own.saved(result.historyToken)
+        return result
+    }
+
+    /// The push cursor moved past the engine's own transactions right after it, for a save that
+    /// writes the state row anyway. A replica that never pushed (cursor 0) keeps its cursor: its
+    /// first push reads every model.
+    private func movedPast(_ pushed: Int64) -> Int64 { pushed > 0 ? own.advanced(pushed) : pushed }
 
     private func stateRow(_ state: State) -> DefaultSnapshot {
         var row = state.snapshot
@@ -312,6 +329,9 @@ public actor SyncEngine {
         // Read once: the newest transaction is the last one after the push, or the push's own.
         changes.head = transactions.last?.transactionIdentifier ?? pushed
         changes.transactions = transactions.count
+        if !transactions.contains(where: { $0.author != Self.author }) {
+            own.read(after: pushed, through: changes.head)
+        }
         for transaction in transactions where transaction.author != Self.author {
             changes.hasAppTransactions = true
             let stamp = SyncStamp(
@@ -350,7 +370,8 @@ public actor SyncEngine {
             // Nothing to merge: only the cursor moves, and a quiet round writes nothing.
             guard reply.cursor != state.cursor else { return Merged() }
             state.cursor = reply.cursor
-            let result = try local.save(inserted: [], updated: [stateRow(state)], deleted: [])
+            state.pushed = movedPast(state.pushed)
+            let result = try save(inserted: [], updated: [stateRow(state)], deleted: [])
             if let id = result.remappedIdentifiers[state.snapshot.persistentIdentifier] {
                 state.snapshot.persistentIdentifier = id
             }
@@ -424,9 +445,10 @@ public actor SyncEngine {
         let deletedIDs = Set(plan.deleted.map(\.persistentIdentifier))
         plan.updated.removeAll { deletedIDs.contains($0.persistentIdentifier) }
         state.cursor = reply.cursor
+        state.pushed = movedPast(state.pushed)
         let result: DataStoreSaveChangesResult<DefaultSnapshot>
         do {
-            result = try local.save(
+            result = try save(
                 inserted: plan.inserted + plan.recordInserts + index.derivedRecordInserts + conflictRows,
                 updated: plan.updated + plan.recordUpdates + index.recordUpdates + [stateRow(state)],
                 deleted: plan.deleted + plan.recordDeletes + index.recordDeletes)
@@ -600,8 +622,10 @@ public actor SyncEngine {
             hub.emit(.pushed(batch.count))
         }
         if round.total + round.links > 0 {
-            state.pushed = changes.head
-            try local.save(inserted: [], updated: [stateRow(state)], deleted: [])
+            // Every change through the head is on the remote, and the acknowledgements after it are
+            // the engine's own: the next round reads none of them back.
+            state.pushed = own.advanced(changes.head)
+            try save(inserted: [], updated: [stateRow(state)], deleted: [])
             status.update(pendingChanges: 0)
             return .pushed(round.total, conflicts: round.conflicts)
         }
@@ -610,8 +634,8 @@ public actor SyncEngine {
         if state.pushed < changes.head && (changes.hasAppTransactions || changes.transactions >= 64)
             || !deletedRecords.isEmpty || !pending.isEmpty
         {
-            state.pushed = changes.head
-            try local.save(
+            state.pushed = own.advanced(changes.head)
+            try save(
                 inserted: [], updated: [stateRow(state)] + pending.map { marked($0, pending: false) },
                 deleted: deletedRecords.map(\.snapshot))
         }
@@ -649,7 +673,7 @@ public actor SyncEngine {
         // Models whose only difference from the remote is a link it cannot hold yet wait for it.
         let sent = Set(page.changes.map(\.globalID))
         let held = page.withheld.subtracting(sent).compactMap { index.record(of: $0) }.filter { !$0.pending }
-        if !held.isEmpty { try local.save(inserted: [], updated: held.map { marked($0, pending: true) }, deleted: []) }
+        if !held.isEmpty { try save(inserted: [], updated: held.map { marked($0, pending: true) }, deleted: []) }
         guard !page.changes.isEmpty else { return true }
         let reply = try await transport.push(SyncPushRequest(replica: replica, changes: page.changes))
         guard reply.applied else {
@@ -688,7 +712,7 @@ public actor SyncEngine {
         }
         var values = try index.syncValues(of: current, store: local) { _ in UUID().uuidString }
         if !index.derivedRecordInserts.isEmpty {
-            let saved = try local.save(inserted: index.derivedRecordInserts, updated: [], deleted: [])
+            let saved = try save(inserted: index.derivedRecordInserts, updated: [], deleted: [])
             if saved.snapshotsToReregister.isEmpty {
                 // Stored as they were: only their identifiers changed.
                 index.derivedRecordsSaved(saved)
@@ -812,7 +836,7 @@ public actor SyncEngine {
         }
         let conflictEntity = try local.entity(SyncMetadata.conflictEntityName)
         let rows = try conflicts.map { try $0.snapshot(entity: conflictEntity) }
-        try local.save(inserted: rows, updated: updated + (state.map { [stateRow($0)] } ?? []), deleted: deleted)
+        try save(inserted: rows, updated: updated + (state.map { [stateRow($0)] } ?? []), deleted: deleted)
         for conflict in conflicts { hub.emit(.conflict(conflict)) }
         return conflicts.count
     }

@@ -5,14 +5,19 @@ import ModelStore
 /// model on every round, where JSON's coders cost more than the store's own write.
 ///
 /// A blob starts with a format byte, so records written as JSON (which start with `{`) still read.
-/// Values: `0xB1`, then a count and that many (name, value) pairs; stamps: `0xB2`, then a count and
-/// that many (name, milliseconds, counter, replica). Counts and lengths are LEB128; numbers are
-/// little-endian fixed width; names and strings UTF-8 with their length first. Values of the kinds
-/// a model's attributes rarely hold (decimal, URL, array, dictionary, references) are embedded as
-/// their JSON form.
+/// Values: `0xB1`, then a count and that many (name, value) pairs. Stamps: `0xB3`, then a count of
+/// distinct stamps and, for each, its milliseconds, counter and replica and the names of the
+/// properties stamped with it (a count and that many names): a model's properties mostly share
+/// one stamp (all of them after an insert), so the replica's identifier, the longest part, is
+/// written once instead of once per property. Stamps written as `0xB2` (a count and that many
+/// (name, milliseconds, counter, replica)) still read. Counts, lengths and counters are LEB128;
+/// other numbers are little-endian fixed width; names and strings UTF-8 with their length first.
+/// Values of the kinds a model's attributes rarely hold (decimal, URL, array, dictionary,
+/// references) are embedded as their JSON form.
 enum SyncRecordCoding {
     private static let valuesFormat: UInt8 = 0xB1
-    private static let stampsFormat: UInt8 = 0xB2
+    private static let stampsPerPropertyFormat: UInt8 = 0xB2
+    private static let stampsFormat: UInt8 = 0xB3
 
     static func encode(_ values: [String: StoreValue]) -> Data {
         var writer = Writer()
@@ -26,14 +31,17 @@ enum SyncRecordCoding {
     }
 
     static func encode(_ stamps: [String: SyncStamp]) -> Data {
+        var groups: [SyncStamp: [String]] = [:]
+        for (name, stamp) in stamps { groups[stamp, default: []].append(name) }
         var writer = Writer()
         writer.bytes.append(stampsFormat)
-        writer.count(stamps.count)
-        for (name, stamp) in stamps {
-            writer.string(name)
+        writer.count(groups.count)
+        for (stamp, names) in groups {
             writer.fixed(UInt64(bitPattern: stamp.milliseconds))
-            writer.fixed(UInt64(UInt32(bitPattern: stamp.counter)))
+            writer.count(Int(UInt32(bitPattern: stamp.counter)))
             writer.string(stamp.replica)
+            writer.count(names.count)
+            for name in names { writer.string(name) }
         }
         return Data(writer.bytes)
     }
@@ -62,7 +70,8 @@ enum SyncRecordCoding {
     /// empty or unreadable blob.
     static func decodeStamps(_ data: Data) -> [String: SyncStamp]? {
         guard let first = data.first else { return nil }
-        guard first == stampsFormat else {
+        if first == stampsFormat { return decodeGroupedStamps(data) }
+        guard first == stampsPerPropertyFormat else {
             return try? JSONDecoder().decode([String: SyncStamp].self, from: data)
         }
         return data.withUnsafeBytes { buffer -> [String: SyncStamp]? in
@@ -77,6 +86,28 @@ enum SyncRecordCoding {
                 stamps[name] = SyncStamp(
                     milliseconds: Int64(bitPattern: milliseconds),
                     counter: Int32(bitPattern: UInt32(truncatingIfNeeded: counter)), replica: replica)
+            }
+            return stamps
+        }
+    }
+
+    /// Stamps in the `0xB3` form: each stamp once, with the names of the properties it stamps.
+    private static func decodeGroupedStamps(_ data: Data) -> [String: SyncStamp]? {
+        data.withUnsafeBytes { buffer -> [String: SyncStamp]? in
+            var reader = Reader(buffer: buffer, position: 1)
+            guard let groups = reader.count() else { return nil }
+            var stamps: [String: SyncStamp] = [:]
+            for _ in 0..<groups {
+                guard let milliseconds = reader.fixed(), let counter = reader.count(), let replica = reader.string(),
+                    let names = reader.count(), let counterBits = UInt32(exactly: counter)
+                else { return nil }
+                let stamp = SyncStamp(
+                    milliseconds: Int64(bitPattern: milliseconds), counter: Int32(bitPattern: counterBits),
+                    replica: replica)
+                for _ in 0..<names {
+                    guard let name = reader.string() else { return nil }
+                    stamps[name] = stamp
+                }
             }
             return stamps
         }

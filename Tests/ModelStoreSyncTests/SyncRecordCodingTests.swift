@@ -33,6 +33,31 @@ import Testing
         #expect(SyncCoding.decodeStamps(SyncCoding.encodeStamps(stamps)) == stamps)
     }
 
+    @Test func propertiesSharingAStampStoreItOnce() throws {
+        let shared = SyncStamp(
+            milliseconds: 1_764_000_000_123, counter: 2, replica: "3F2504E0-4F89-11D3-9A0C-0305E82C3301")
+        let names = ["name", "email", "age", "score", "joined"]
+        let stamps = Dictionary(uniqueKeysWithValues: names.map { ($0, shared) })
+        let data = SyncCoding.encodeStamps(stamps)
+        #expect(data.first == 0xB3)
+        #expect(SyncCoding.decodeStamps(data) == stamps)
+        // The replica's identifier once, not once per property.
+        let replica = Array(shared.replica.utf8)
+        let bytes = Array(data)
+        let occurrences = (0...(bytes.count - replica.count)).filter {
+            Array(bytes[$0..<$0 + replica.count]) == replica
+        }
+        #expect(occurrences.count == 1)
+    }
+
+    @Test func stampsWrittenOncePerPropertyStillRead() {
+        // 0xB2, one stamp: "budget", milliseconds 5, counter 1, replica "a".
+        var data: [UInt8] = [0xB2, 0x01, 0x06] + Array("budget".utf8)
+        data += [5, 0, 0, 0, 0, 0, 0, 0] + [1, 0, 0, 0, 0, 0, 0, 0] + [0x01] + Array("a".utf8)
+        #expect(
+            SyncCoding.decodeStamps(Data(data)) == ["budget": SyncStamp(milliseconds: 5, counter: 1, replica: "a")])
+    }
+
     @Test func recordsWrittenAsJSONStillRead() throws {
         let values: [String: StoreValue] = ["budget": .int(3), "name": .string("Porto")]
         #expect(SyncCoding.decodeValues(try JSONEncoder().encode(values)) == values)
@@ -45,5 +70,8 @@ import Testing
         #expect(SyncCoding.decodeValues(data.prefix(data.count - 3)) == nil)
         #expect(SyncCoding.decodeValues(Data()) == nil)
         #expect(SyncCoding.decodeStamps(Data([0xB2, 0x05])) == nil)
+        let stamps = SyncCoding.encodeStamps(["budget": SyncStamp(milliseconds: 5, counter: 1, replica: "a")])
+        #expect(SyncCoding.decodeStamps(stamps.prefix(stamps.count - 1)) == nil)
+        #expect(SyncCoding.decodeStamps(Data([0xB3, 0x05])) == nil)
     }
 }
