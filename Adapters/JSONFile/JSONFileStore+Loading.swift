@@ -31,7 +31,7 @@ extension JSONFileStore {
     static func load(
         _ paths: Paths, schema: Schema, configuration: JSONFileStoreConfiguration
     ) throws -> LoadedDocument? {
-        let file: (bytes: [UInt8], identity: FileIdentity)?
+        var file: (bytes: [UInt8], identity: FileIdentity)?
         do {
             file = try FileIO.read(paths.document, limit: configuration.limits.maximumFileSize)
         } catch let error as DataStoreError where error.code == .io {
@@ -44,14 +44,13 @@ extension JSONFileStore {
             }
             throw error.inContext("opening the JSON store '\(paths.document)'")
         }
-        guard let file else { return nil }
-        let bytes: [UInt8]
-        if DocumentEncryption.isEncrypted(file.bytes) {
-            bytes = try DocumentEncryption.open(file.bytes, document: paths.document, keys: configuration.keys)
+        guard var bytes = file?.bytes, let identity = file?.identity else { return nil }
+        file = nil
+        if DocumentEncryption.isEncrypted(bytes) {
+            // Decrypted in the buffer it was read into (`file` let go of it, so it is not copied).
+            try DocumentEncryption.open(inPlace: &bytes, document: paths.document, keys: configuration.keys)
         } else if configuration.keys != nil {
-            throw DocumentEncryption.notEncrypted(file.bytes, document: paths.document)
-        } else {
-            bytes = file.bytes
+            throw DocumentEncryption.notEncrypted(bytes, document: paths.document)
         }
         let externals = ExternalFiles(
             directory: paths.external, permissions: configuration.filePermissions, keys: configuration.keys)
@@ -85,7 +84,7 @@ extension JSONFileStore {
         var state = WriterState(externals: externals, preserved: document.preserved)
         state.history = try JSONFileHistory(
             document.header.historyJSON, limit: configuration.historyLimit, document: paths.document)
-        state.identity = file.identity
+        state.identity = identity
         state.externals.current = document.externalFiles
         state.documentSize = bytes.count
         return LoadedDocument(
