@@ -46,9 +46,12 @@ extension JSONFileStore {
         }
         guard var bytes = file?.bytes, let identity = file?.identity else { return nil }
         file = nil
+        // Where the document lies in `bytes`: all of a plaintext file; between the nonce and the tag of
+        // an encrypted one, decrypted in the buffer it was read into (`file` let go of it, so it is
+        // neither copied nor moved).
+        var text = bytes.indices
         if DocumentEncryption.isEncrypted(bytes) {
-            // Decrypted in the buffer it was read into (`file` let go of it, so it is not copied).
-            try DocumentEncryption.open(inPlace: &bytes, document: paths.document, keys: configuration.keys)
+            text = try DocumentEncryption.decrypt(&bytes, document: paths.document, keys: configuration.keys)
         } else if configuration.keys != nil {
             throw DocumentEncryption.notEncrypted(bytes, document: paths.document)
         }
@@ -60,10 +63,10 @@ extension JSONFileStore {
             loadExternalFile: { try externals.load($0) })
         var document: DecodedDocument
         do {
-            document = try bytes.withUnsafeBufferPointer { try decoder.decode($0) }
+            document = try bytes.withUnsafeBufferPointer { try decoder.decode(UnsafeBufferPointer(rebasing: $0[text])) }
         } catch let error as JSONReadError {
             let backup = FileIO.exists(paths.backup) ? paths.backup : nil
-            throw error.storeError(file: paths.document, input: bytes, backup: backup)
+            throw error.storeError(file: paths.document, input: Array(bytes[text]), backup: backup)
         } catch var error as DataStoreError {
             // What the table refused while the records were read into it.
             error.message = "cannot open the JSON store '\(paths.document)': \(error.message)"
@@ -72,12 +75,12 @@ extension JSONFileStore {
         }
         if let checksum = document.header.checksum, !configuration.acceptsHandEdits {
             let actual = bytes.withUnsafeBufferPointer {
-                DocumentChecksum.compute($0, excluding: checksum.contents)
+                DocumentChecksum.compute(UnsafeBufferPointer(rebasing: $0[text]), excluding: checksum.contents)
             }
             if actual != checksum.value {
                 throw DocumentChecksum.mismatch(
                     expected: checksum.value, actual: actual, at: checksum.contents, document: paths.document
-                ).storeError(file: paths.document, input: bytes, backup: nil)
+                ).storeError(file: paths.document, input: Array(bytes[text]), backup: nil)
             }
         }
         if let next = document.header.nextPrimaryKey { document.table.reserveKeys(below: next) }
@@ -86,7 +89,7 @@ extension JSONFileStore {
             document.header.historyJSON, limit: configuration.historyLimit, document: paths.document)
         state.identity = identity
         state.externals.current = document.externalFiles
-        state.documentSize = bytes.count
+        state.documentSize = text.count
         return LoadedDocument(
             identifier: document.header.storeIdentifier ?? decoder.fallbackStoreIdentifier,
             table: document.table, state: state, header: document.header)

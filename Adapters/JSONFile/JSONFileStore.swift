@@ -409,7 +409,7 @@ extension JSONFileStore {
             throw DataStoreError(.notFound, "there is no JSON store at '\(paths.document)'", remedy: "Check the path")
         }
         if DocumentEncryption.isEncrypted(file.bytes) {
-            try DocumentEncryption.open(inPlace: &file.bytes, document: paths.document, keys: keys)
+            file.bytes = try DocumentEncryption.open(file.bytes, document: paths.document, keys: keys)
         }
         let decoder = DocumentDecoder(
             schema: Schema([]), limits: limits.readLimits, fallbackStoreIdentifier: "",

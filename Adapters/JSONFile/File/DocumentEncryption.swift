@@ -40,16 +40,16 @@ enum DocumentEncryption {
     /// for a key that is not the store's, and ``DataStoreError/Code/corrupted`` when the sealed
     /// document fails authentication (a changed, missing or added byte).
     static func open(_ bytes: [UInt8], document: String, keys: DocumentKeys?) throws -> [UInt8] {
-        var plaintext = bytes
-        try open(inPlace: &plaintext, document: document, keys: keys)
-        return plaintext
+        var file = bytes
+        let plaintext = try decrypt(&file, document: document, keys: keys)
+        return Array(file[plaintext])
     }
 
-    /// Replaces the encrypted file `bytes` with the document inside it, decrypted where it was read, so
-    /// that opening a large store makes no second buffer of its size. Throws as
-    /// ``open(_:document:keys:)`` does; `bytes` are then unchanged, or, after a failed authentication,
-    /// empty.
-    static func open(inPlace bytes: inout [UInt8], document: String, keys: DocumentKeys?) throws {
+    /// Decrypts the encrypted file `bytes` where they lie and returns the range of `bytes` that then
+    /// holds the document (between the nonce and the tag): opening a large store makes no second
+    /// buffer of its size and moves no byte. Throws as ``open(_:document:keys:)`` does; `bytes` are
+    /// then unchanged, or, after a failed authentication, hold no plaintext.
+    static func decrypt(_ bytes: inout [UInt8], document: String, keys: DocumentKeys?) throws -> Range<Int> {
         guard let keys else { throw DataStoreError.keyRequired(store: document) }
         let (line, header, box) = try header(of: bytes, document: document)
         let cipher = try keys.unlock(line: line, header: header, document: document)
@@ -59,7 +59,6 @@ enum DocumentEncryption {
             }
         }
         guard opened else {
-            bytes = []
             throw DataStoreError(
                 .corrupted,
                 "the encrypted JSON store '\(document)' fails authentication: bytes of it were changed, cut off or "
@@ -69,9 +68,7 @@ enum DocumentEncryption {
                     file: document, line: 3, column: 1, offset: box, reason: "the sealed document fails authentication")
             )
         }
-        // The plaintext lies between the nonce and the tag: moved to the front, in the same buffer.
-        bytes.removeLast(AES256GCM.tagSize)
-        bytes.removeSubrange(0..<(box + AES256GCM.nonceSize))
+        return (box + AES256GCM.nonceSize)..<(bytes.count - AES256GCM.tagSize)
     }
 
     /// The error for a file without the signature, opened with a key: a plaintext store (a JSON
