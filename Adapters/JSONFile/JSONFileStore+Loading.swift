@@ -31,7 +31,7 @@ extension JSONFileStore {
     static func load(
         _ paths: Paths, schema: Schema, configuration: JSONFileStoreConfiguration
     ) throws -> LoadedDocument? {
-        let file: (bytes: [UInt8], identity: FileIdentity)?
+        var file: (bytes: [UInt8], identity: FileIdentity)?
         do {
             file = try FileIO.read(paths.document, limit: configuration.limits.maximumFileSize)
         } catch let error as DataStoreError where error.code == .io {
@@ -44,14 +44,16 @@ extension JSONFileStore {
             }
             throw error.inContext("opening the JSON store '\(paths.document)'")
         }
-        guard let file else { return nil }
-        let bytes: [UInt8]
-        if DocumentEncryption.isEncrypted(file.bytes) {
-            bytes = try DocumentEncryption.open(file.bytes, document: paths.document, keys: configuration.keys)
+        guard var bytes = file?.bytes, let identity = file?.identity else { return nil }
+        file = nil
+        // Where the document lies in `bytes`: all of a plaintext file; between the nonce and the tag of
+        // an encrypted one, decrypted in the buffer it was read into (`file` let go of it, so it is
+        // neither copied nor moved).
+        var text = bytes.indices
+        if DocumentEncryption.isEncrypted(bytes) {
+            text = try DocumentEncryption.decrypt(&bytes, document: paths.document, keys: configuration.keys)
         } else if configuration.keys != nil {
-            throw DocumentEncryption.notEncrypted(file.bytes, document: paths.document)
-        } else {
-            bytes = file.bytes
+            throw DocumentEncryption.notEncrypted(bytes, document: paths.document)
         }
         let externals = ExternalFiles(
             directory: paths.external, permissions: configuration.filePermissions, keys: configuration.keys)
@@ -61,10 +63,10 @@ extension JSONFileStore {
             loadExternalFile: { try externals.load($0) })
         var document: DecodedDocument
         do {
-            document = try bytes.withUnsafeBufferPointer { try decoder.decode($0) }
+            document = try bytes.withUnsafeBufferPointer { try decoder.decode(UnsafeBufferPointer(rebasing: $0[text])) }
         } catch let error as JSONReadError {
             let backup = FileIO.exists(paths.backup) ? paths.backup : nil
-            throw error.storeError(file: paths.document, input: bytes, backup: backup)
+            throw error.storeError(file: paths.document, input: Array(bytes[text]), backup: backup)
         } catch var error as DataStoreError {
             // What the table refused while the records were read into it.
             error.message = "cannot open the JSON store '\(paths.document)': \(error.message)"
@@ -73,21 +75,21 @@ extension JSONFileStore {
         }
         if let checksum = document.header.checksum, !configuration.acceptsHandEdits {
             let actual = bytes.withUnsafeBufferPointer {
-                DocumentChecksum.compute($0, excluding: checksum.contents)
+                DocumentChecksum.compute(UnsafeBufferPointer(rebasing: $0[text]), excluding: checksum.contents)
             }
             if actual != checksum.value {
                 throw DocumentChecksum.mismatch(
                     expected: checksum.value, actual: actual, at: checksum.contents, document: paths.document
-                ).storeError(file: paths.document, input: bytes, backup: nil)
+                ).storeError(file: paths.document, input: Array(bytes[text]), backup: nil)
             }
         }
         if let next = document.header.nextPrimaryKey { document.table.reserveKeys(below: next) }
         var state = WriterState(externals: externals, preserved: document.preserved)
         state.history = try JSONFileHistory(
             document.header.historyJSON, limit: configuration.historyLimit, document: paths.document)
-        state.identity = file.identity
+        state.identity = identity
         state.externals.current = document.externalFiles
-        state.documentSize = bytes.count
+        state.documentSize = text.count
         return LoadedDocument(
             identifier: document.header.storeIdentifier ?? decoder.fallbackStoreIdentifier,
             table: document.table, state: state, header: document.header)

@@ -61,11 +61,17 @@ extension JSONFileStore {
             try step(.wroteExternalFiles)
             try output.withBytes { bytes in
                 let document = UnsafeRawBufferPointer(bytes)
-                let sealed = try configuration.keys.map { try DocumentEncryption.seal(document, keys: $0) }
-                try (sealed ?? []).withUnsafeBytes { sealedBytes in
+                if let keys = configuration.keys {
+                    // Encrypted piece by piece as it is written: no sealed copy of the whole document.
                     try FileIO.write(
-                        sealed == nil ? document : sealedBytes, to: paths.temporary, sync: true,
-                        permissions: configuration.filePermissions
+                        to: paths.temporary, sync: true, permissions: configuration.filePermissions,
+                        contents: { try DocumentEncryption.seal(document, keys: keys, writingPiecesTo: $0) }
+                    ) {
+                        try step(.wroteTemporaryFile)
+                    }
+                } else {
+                    try FileIO.write(
+                        document, to: paths.temporary, sync: true, permissions: configuration.filePermissions
                     ) {
                         try step(.wroteTemporaryFile)
                     }

@@ -107,6 +107,9 @@ extension SQLiteStore {
 
     /// A path as the path of a `file:` URI: `%`, `?` and `#` escaped.
     static func uriEscaped(_ path: String) -> String {
+        // The usual path has none of the three: returned as it is, not rebuilt scalar by scalar.
+        let special = (UInt8(ascii: "%"), UInt8(ascii: "?"), UInt8(ascii: "#"))
+        if !path.utf8.contains(where: { $0 == special.0 || $0 == special.1 || $0 == special.2 }) { return path }
         var result = ""
         for character in path.unicodeScalars {
             switch character {

@@ -39,6 +39,35 @@ static inline int modelstore_aes256gcm_seal_with(
     return ok;
 }
 
+// Starts a seal that is fed in pieces, for a document too large to stage whole: sets the 12-byte
+// `nonce` and authenticates `aad`. `modelstore_aes256gcm_seal_piece` then encrypts the plaintext in
+// order, and `modelstore_aes256gcm_seal_end` writes the tag; the bytes are those of one
+// `modelstore_aes256gcm_seal_with` call over the whole plaintext. Returns 1 on success, 0 on failure.
+static inline int modelstore_aes256gcm_seal_begin(
+    EVP_CIPHER_CTX *context, const uint8_t *nonce, const uint8_t *aad, int aad_length)
+{
+    int written = 0, ok = EVP_EncryptInit_ex(context, NULL, NULL, NULL, nonce) == 1;
+    if (ok && aad_length > 0) ok = EVP_EncryptUpdate(context, NULL, &written, aad, aad_length) == 1;
+    return ok;
+}
+
+// Encrypts the next `length` bytes of a seal begun with `modelstore_aes256gcm_seal_begin` into
+// `ciphertext` (GCM is a stream mode: exactly `length` bytes come out). Returns 1 on success.
+static inline int modelstore_aes256gcm_seal_piece(
+    EVP_CIPHER_CTX *context, const uint8_t *plaintext, int length, uint8_t *ciphertext)
+{
+    int written = 0;
+    if (length == 0) return 1;
+    return EVP_EncryptUpdate(context, ciphertext, &written, plaintext, length) == 1 && written == length;
+}
+
+// Ends a seal begun with `modelstore_aes256gcm_seal_begin`: writes the 16-byte tag. Returns 1 on success.
+static inline int modelstore_aes256gcm_seal_end(EVP_CIPHER_CTX *context, uint8_t *tag) {
+    uint8_t rest[16];
+    int written = 0, ok = EVP_EncryptFinal_ex(context, rest, &written) == 1 && written == 0;
+    return ok && EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, 16, tag) == 1;
+}
+
 // Opens what `modelstore_aes256gcm_seal_with` sealed, on a context from
 // `modelstore_aes256gcm_context(key, 0)`: checks the tag before it returns 1; on a wrong key, a
 // changed byte or a changed `aad` it returns 0 and the caller must discard `plaintext`.

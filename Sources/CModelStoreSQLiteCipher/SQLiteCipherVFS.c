@@ -113,20 +113,42 @@ typedef struct {
 // block equals one only if a random nonce equals its first 12 bytes.
 static const uint8_t mask_key_blocks[32] = "ModelStore WAL mModelStore WAL n";
 
+// The ciphers fetched from OpenSSL's default provider once per process: `EVP_aes_256_gcm()` alone
+// makes every context's key setup look the algorithm up again, a good part of what opening a file
+// through the cipher costs. They are kept for the life of the process; if a fetch fails, the
+// built-in ones are used.
+static EVP_CIPHER *fetched_gcm = NULL, *fetched_ecb = NULL;
+static pthread_once_t fetching = PTHREAD_ONCE_INIT;
+
+static void fetch_ciphers(void) {
+    fetched_gcm = EVP_CIPHER_fetch(NULL, "AES-256-GCM", NULL);
+    fetched_ecb = EVP_CIPHER_fetch(NULL, "AES-256-ECB", NULL);
+}
+
+static const EVP_CIPHER *aes_gcm(void) {
+    pthread_once(&fetching, fetch_ciphers);
+    return fetched_gcm != NULL ? fetched_gcm : EVP_aes_256_gcm();
+}
+
+static const EVP_CIPHER *aes_ecb(void) {
+    pthread_once(&fetching, fetch_ciphers);
+    return fetched_ecb != NULL ? fetched_ecb : EVP_aes_256_ecb();
+}
+
 static int cipher_init(page_cipher *cipher, const uint8_t *key, const uint8_t *salt) {
     memcpy(cipher->salt, salt, SALT);
     cipher->seal = EVP_CIPHER_CTX_new();
     cipher->open = EVP_CIPHER_CTX_new();
     cipher->mask = EVP_CIPHER_CTX_new();
     if (cipher->seal == NULL || cipher->open == NULL || cipher->mask == NULL) return 0;
-    if (EVP_EncryptInit_ex(cipher->seal, EVP_aes_256_gcm(), NULL, key, NULL) != 1) return 0;
-    if (EVP_DecryptInit_ex(cipher->open, EVP_aes_256_gcm(), NULL, key, NULL) != 1) return 0;
+    if (EVP_EncryptInit_ex(cipher->seal, aes_gcm(), NULL, key, NULL) != 1) return 0;
+    if (EVP_DecryptInit_ex(cipher->open, aes_gcm(), NULL, key, NULL) != 1) return 0;
     uint8_t mask_key[32];
     int written = 0;
-    int ok = EVP_EncryptInit_ex(cipher->mask, EVP_aes_256_ecb(), NULL, key, NULL) == 1;
+    int ok = EVP_EncryptInit_ex(cipher->mask, aes_ecb(), NULL, key, NULL) == 1;
     ok = ok && EVP_CIPHER_CTX_set_padding(cipher->mask, 0) == 1;
     ok = ok && EVP_EncryptUpdate(cipher->mask, mask_key, &written, mask_key_blocks, 32) == 1 && written == 32;
-    ok = ok && EVP_EncryptInit_ex(cipher->mask, EVP_aes_256_ecb(), NULL, mask_key, NULL) == 1;
+    ok = ok && EVP_EncryptInit_ex(cipher->mask, aes_ecb(), NULL, mask_key, NULL) == 1;
     ok = ok && EVP_CIPHER_CTX_set_padding(cipher->mask, 0) == 1;
     OPENSSL_cleanse(mask_key, sizeof mask_key);
     return ok;

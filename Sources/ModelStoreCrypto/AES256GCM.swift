@@ -24,8 +24,8 @@ public struct AES256GCM: Sendable {
     /// The tag's size.
     public static let tagSize = 16
 
-    private let sealing: CipherContexts
-    private let opening: CipherContexts
+    let sealing: CipherContexts
+    let opening: CipherContexts
     /// The last nonce this cipher sealed with, `nil` before its first seal.
     private let lastNonce = LockedValue<[UInt8]?>(nil)
 
@@ -36,7 +36,7 @@ public struct AES256GCM: Sendable {
     }
 
     /// Writes the next nonce to `nonce` (see the type's summary).
-    private func nextNonce(_ nonce: UnsafeMutablePointer<UInt8>) throws {
+    func nextNonce(_ nonce: UnsafeMutablePointer<UInt8>) throws {
         let next = try lastNonce.withLock { last -> [UInt8] in
             guard var counted = last else {
                 var first = [UInt8](repeating: 0, count: Self.nonceSize)

@@ -29,8 +29,9 @@ final class CipherContexts: Sendable {
         for context in idle.withLock({ $0 }) { EVP_CIPHER_CTX_free(context.pointer) }
     }
 
-    /// Runs `body` with a context, or returns `nil` if OpenSSL cannot make one.
-    func with<Result>(_ body: (OpaquePointer) -> Result) -> Result? {
+    /// Runs `body` with a context, or returns `nil` if OpenSSL cannot make one. A context `body`
+    /// throws from is freed rather than kept, whatever state it was left in.
+    func with<Result>(_ body: (OpaquePointer) throws -> Result) rethrows -> Result? {
         let borrowed = idle.withLock { $0.popLast() }
         let context: Context
         if let borrowed {
@@ -42,7 +43,13 @@ final class CipherContexts: Sendable {
             guard let made else { return nil }
             context = Context(pointer: made)
         }
-        let result = body(context.pointer)
+        let result: Result
+        do {
+            result = try body(context.pointer)
+        } catch {
+            EVP_CIPHER_CTX_free(context.pointer)
+            throw error
+        }
         let freed = idle.withLock { idle -> Bool in
             guard idle.count < Self.kept else { return true }
             idle.append(context)

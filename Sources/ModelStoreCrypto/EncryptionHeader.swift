@@ -23,9 +23,10 @@ public struct EncryptionHeader: Sendable, Hashable {
     /// The sealed box that only the right key opens.
     public var keyCheck: [UInt8]
 
-    /// A header for a new store whose key comes from `source`, and the cipher to write it with.
+    /// A header for a new store whose key comes from `source`, and the cipher to write it with; a
+    /// variable is read from `environment`, or from this process's environment when it is `nil`.
     public static func create(
-        for source: EncryptionKeySource, environment: [String: String] = ProcessInfo.processInfo.environment
+        for source: EncryptionKeySource, environment: [String: String]? = nil
     ) throws -> (header: EncryptionHeader, cipher: AES256GCM) {
         let derivation = source.isPassphrase ? try KeyDerivation.newScrypt() : .none
         let cipher = AES256GCM(key: try source.resolve(derivation: derivation, environment: environment))
@@ -33,12 +34,12 @@ public struct EncryptionHeader: Sendable, Hashable {
         return (EncryptionHeader(derivation: derivation, keyCheck: check), cipher)
     }
 
-    /// The cipher for the key from `source`, once the key check proves it is the store's key.
+    /// The cipher for the key from `source`, once the key check proves it is the store's key; a
+    /// variable is read from `environment`, or from this process's environment when it is `nil`.
     ///
     /// Throws ``DataStoreError/Code/wrongKey`` naming `store` and the source when it is not.
     public func unlock(
-        with source: EncryptionKeySource, store: String,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        with source: EncryptionKeySource, store: String, environment: [String: String]? = nil
     ) throws -> AES256GCM {
         if case .none = derivation, source.isPassphrase {
             throw DataStoreError.wrongKey(

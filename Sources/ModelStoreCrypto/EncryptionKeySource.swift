@@ -48,13 +48,13 @@ public enum EncryptionKeySource: Sendable, Hashable, CustomStringConvertible, Cu
         }
     }
 
-    /// The key, derived with `derivation` for a passphrase.
+    /// The key, derived with `derivation` for a passphrase; a variable is read from `environment`,
+    /// or, when it is `nil`, from this process's environment (that one variable, not a copy of them all,
+    /// since stores resolve their key on every open).
     ///
     /// Throws ``DataStoreError/Code/invalidConfiguration`` for a missing variable or file or a
     /// malformed key, naming the source (never its contents).
-    public func resolve(
-        derivation: KeyDerivation, environment: [String: String] = ProcessInfo.processInfo.environment
-    ) throws -> EncryptionKey {
+    public func resolve(derivation: KeyDerivation, environment: [String: String]? = nil) throws -> EncryptionKey {
         switch self {
         case .key(let key):
             return key
@@ -76,8 +76,9 @@ public enum EncryptionKeySource: Sendable, Hashable, CustomStringConvertible, Cu
         }
     }
 
-    private static func variable(_ name: String, _ environment: [String: String]) throws -> String {
-        guard let value = environment[name], !value.isEmpty else {
+    private static func variable(_ name: String, _ environment: [String: String]?) throws -> String {
+        let value = environment.map { $0[name] } ?? getenv(name).map { String(cString: $0) }
+        guard let value, !value.isEmpty else {
             throw DataStoreError(
                 .invalidConfiguration, "the environment variable '\(name)' that should hold the store's key is not set",
                 remedy: "Set '\(name)' in the environment of the process that opens the store")

@@ -97,6 +97,27 @@ public enum FileIO {
         try file.close()
     }
 
+    /// Creates (or truncates) `path` with `permissions` and writes, one after the other, the pieces
+    /// `contents` passes to the function it is given; then calls `afterWrite`, and flushes the file
+    /// to the disk when `sync` is set. For bytes made piece by piece (a document encrypted as it is
+    /// written), so that no buffer holds them all. The file's name is not durable until its folder
+    /// is flushed.
+    public static func write(
+        to path: String, sync: Bool, permissions: FilePermissions = .private,
+        contents: (_ append: (UnsafeRawBufferPointer) throws -> Void) throws -> Void,
+        afterWrite: () throws -> Void = {}
+    ) throws {
+        let file = try OpenFile(path, writable: true, create: true, truncate: true, permissions: permissions)
+        var offset = 0
+        try contents { piece in
+            try file.write(piece, at: offset)
+            offset += piece.count
+        }
+        try afterWrite()
+        if sync { try file.sync() }
+        try file.close()
+    }
+
     /// Writes a file so that, after a crash at any instant, it is either as before or whole: a
     /// temporary file `<path>.tmp` with `permissions`, flushed, renamed over `path`, then the
     /// folder flushed.

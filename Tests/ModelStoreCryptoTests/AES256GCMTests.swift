@@ -146,6 +146,22 @@ struct EncryptionKeyTests {
         }
         #expect(unreadable.message.contains("none.key"))
     }
+
+    @Test func withoutAnEnvironmentGivenAVariableIsReadFromTheProcesses() throws {
+        let name = "MODELSTORE_TEST_KEY_\(UInt32.random(in: .min ... .max))"
+        setenv(name, Self.hex, 1)
+        defer { unsetenv(name) }
+        let key = try EncryptionKey(text: Self.hex, origin: "a test")
+        #expect(try EncryptionKeySource.environment(name).resolve(derivation: .none) == key)
+        #expect(throws: DataStoreError.self) {
+            try EncryptionKeySource.environment(name).resolve(derivation: .none, environment: [:])
+        }
+        unsetenv(name)
+        let missing = try #require(throws: DataStoreError.self) {
+            try EncryptionKeySource.environment(name).resolve(derivation: .none)
+        }
+        #expect(missing.code == .invalidConfiguration && missing.message.contains("'\(name)'"))
+    }
 }
 
 /// The header a store keeps: the key check turns a wrong key into a typed error.

@@ -119,6 +119,29 @@ struct JSONFileEncryptionTests {
         #expect(try FileTree.snapshot(plain.url) == before)
     }
 
+    @Test func aDocumentOfManyPiecesReadsBackAndDamageInAnyPieceIsCaught() throws {
+        let store = try open(.key(Self.key))
+        let names = (0..<400).map { "gadget \($0) " + String(repeating: "abcdefgh", count: 60) }
+        try Stores.save(store, inserting: try names.map { try Stores.new("Gadget", ["name": .string($0)]) })
+        let original = try Data(contentsOf: directory.file())
+        let pieceSize = AES256GCM.defaultPieceSize
+        #expect(original.count > 3 * pieceSize, "the document spans several pieces")
+        let reopened = try open(.key(Self.key))
+        let stored = try Stores.all(reopened, "Gadget").map { $0.values[$0.entity.slot(of: "name")!] }
+        #expect(Set(stored) == Set(names.map { .string($0) }))
+        var damaged: [Data] = [original.prefix(original.count - pieceSize), original.prefix(2 * pieceSize)]
+        for index in [pieceSize - 1, pieceSize, 2 * pieceSize + 17, original.count - AES256GCM.tagSize - 1] {
+            var copy = original
+            copy[index] ^= 0x40
+            damaged.append(copy)
+        }
+        for bytes in damaged {
+            try bytes.write(to: directory.file())
+            let error = try refused(.corrupted) { _ = try open(.key(Self.key)) }
+            #expect(error.message.contains("fails authentication"))
+        }
+    }
+
     @Test func aFlippedTruncatedOrExtendedFileIsCaughtByAuthentication() throws {
         try fill()
         let original = try Data(contentsOf: directory.file())

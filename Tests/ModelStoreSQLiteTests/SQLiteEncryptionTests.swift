@@ -101,6 +101,22 @@ struct SQLiteEncryptionTests {
         #expect(try reader.count(StoreQuery(entityName: "Item")) == 200)
     }
 
+    @Test(arguments: ["plain", "per%cent", "a?b", "hash#tag", "%3f#?"])
+    func aPathWithURICharactersOpensThroughTheCipher(folder: String) throws {
+        var configuration = SQLiteStoreConfiguration(
+            url: directory.url.appendingPathComponent(folder + "/store.sqlite"))
+        configuration.schema = try ItemSchema.schema()
+        configuration.encryption = .key(Self.key)
+        do {
+            let store = try SQLiteStore(configuration, migrationPlan: nil)
+            _ = try store.insert([try item(store, "c1", name: "Hoverboard")])
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
+        #expect(names == [folder], "the store went to another folder: \(names)")
+        let reopened = try SQLiteStore(configuration, migrationPlan: nil)
+        #expect(try reopened.count(StoreQuery(entityName: "Item")) == 1)
+    }
+
     @Test func aWrongKeyIsATypedErrorNamingTheStoreAndTheFilesAreUntouched() throws {
         try fill()
         let error = try refused(.wrongKey) { _ = try open(.key(try EncryptionKey.random())) }

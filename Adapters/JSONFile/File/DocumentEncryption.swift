@@ -40,15 +40,25 @@ enum DocumentEncryption {
     /// for a key that is not the store's, and ``DataStoreError/Code/corrupted`` when the sealed
     /// document fails authentication (a changed, missing or added byte).
     static func open(_ bytes: [UInt8], document: String, keys: DocumentKeys?) throws -> [UInt8] {
+        var file = bytes
+        let plaintext = try decrypt(&file, document: document, keys: keys)
+        return Array(file[plaintext])
+    }
+
+    /// Decrypts the encrypted file `bytes` where they lie and returns the range of `bytes` that then
+    /// holds the document (between the nonce and the tag): opening a large store makes no second
+    /// buffer of its size and moves no byte. Throws as ``open(_:document:keys:)`` does; `bytes` are
+    /// then unchanged, or, after a failed authentication, hold no plaintext.
+    static func decrypt(_ bytes: inout [UInt8], document: String, keys: DocumentKeys?) throws -> Range<Int> {
         guard let keys else { throw DataStoreError.keyRequired(store: document) }
         let (line, header, box) = try header(of: bytes, document: document)
         let cipher = try keys.unlock(line: line, header: header, document: document)
-        let plaintext = bytes.withUnsafeBytes { raw in
+        let opened = bytes.withUnsafeMutableBytes { raw in
             Array(line.utf8).withUnsafeBytes {
-                cipher.open(UnsafeRawBufferPointer(rebasing: raw[box...]), associatedData: $0)
+                cipher.open(inPlace: UnsafeMutableRawBufferPointer(rebasing: raw[box...]), associatedData: $0)
             }
         }
-        guard let plaintext else {
+        guard opened else {
             throw DataStoreError(
                 .corrupted,
                 "the encrypted JSON store '\(document)' fails authentication: bytes of it were changed, cut off or "
@@ -58,7 +68,7 @@ enum DocumentEncryption {
                     file: document, line: 3, column: 1, offset: box, reason: "the sealed document fails authentication")
             )
         }
-        return plaintext
+        return (box + AES256GCM.nonceSize)..<(bytes.count - AES256GCM.tagSize)
     }
 
     /// The error for a file without the signature, opened with a key: a plaintext store (a JSON
@@ -78,19 +88,26 @@ enum DocumentEncryption {
 
     /// The encrypted file for `document`'s bytes, under the store's current key.
     static func seal(_ document: UnsafeRawBufferPointer, keys: DocumentKeys) throws -> [UInt8] {
+        var file: [UInt8] = []
+        file.reserveCapacity(signature.count + 4096 + document.count + AES256GCM.overhead)
+        try seal(document, keys: keys) { file.append(contentsOf: $0) }
+        return file
+    }
+
+    /// Hands `write` the encrypted file for `document`'s bytes, under the store's current key, in
+    /// pieces of ``AES256GCM/defaultPieceSize`` bytes or fewer: a save encrypts the document as it
+    /// writes it, through one small buffer, instead of making a copy of the document's size.
+    static func seal(
+        _ document: UnsafeRawBufferPointer, keys: DocumentKeys,
+        writingPiecesTo write: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
         let (line, cipher) = try keys.current()
         let lineBytes = Array(line.utf8)
         let head = signature + lineBytes + [UInt8(ascii: "\n")]
-        // Sealed straight into the file's buffer: the document, megabytes at scale, is not copied first.
-        return try [UInt8](unsafeUninitializedCapacity: head.count + document.count + AES256GCM.overhead) {
-            buffer, initialized in
-            let file = UnsafeMutableRawBufferPointer(buffer)
-            file.copyBytes(from: head)
+        try head.withUnsafeBytes { head in
             try lineBytes.withUnsafeBytes {
-                try cipher.seal(
-                    document, associatedData: $0, into: UnsafeMutableRawBufferPointer(rebasing: file[head.count...]))
+                try cipher.seal(document, associatedData: $0, after: head, writingPiecesTo: write)
             }
-            initialized = buffer.count
         }
     }
 }
