@@ -10,7 +10,9 @@ import ModelStoreFileIO
 /// per save (the inserted models, the changed values of updated ones, and the deleted
 /// identifiers, each framed with its length and CRC-32C checksums). Opening loads the checkpoint
 /// and replays the segments after it; every read is then served from memory through
-/// ``SnapshotTable``, with native filtering, sorting and unique-constraint enforcement.
+/// ``SnapshotTable``, with native filtering, sorting and unique-constraint enforcement: it is a
+/// ``TableBackedStore``, whose fetches are the kit's. Its writes are its own, since each one
+/// appends a record of the prepared change before the table takes it.
 ///
 /// ```swift
 /// let container = try ModelContainer(for: Trip.self, configurations: .appendLog(at: url))
@@ -41,7 +43,7 @@ import ModelStoreFileIO
 /// ``DataStoreError/Code/locked`` naming the store and the process that holds it. Within the
 /// process, the store is safe to use from any thread. The lock is released by ``close()``,
 /// when the store is deinitialized, or when the process exits.
-public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
+public final class AppendLogStore: TableBackedStore, DataStoreBatching {
     /// The store's snapshot type.
     public typealias Snapshot = DefaultSnapshot
 
@@ -150,52 +152,12 @@ public final class AppendLogStore: DataStoreQuerying, DataStoreBatching {
     /// How many syncs have made saves durable since the store was opened.
     public var syncCount: Int { commits.syncCount }
 
-    /// Runs every filter and sort natively and enforces uniqueness.
-    public var queryCapabilities: QueryCapabilities { .all }
-
-    /// `true`: a save compares the request's expected values with the stored models under its
-    /// write's lock, and throws ``DataStoreError/Code/conflict`` when one differs.
-    public var checksExpectedValues: Bool { true }
-
-    /// The scan or index the table uses for a query, for ``QueryExplanation``.
-    public func accessPath(for query: StoreQuery) -> StoreAccessPath? {
-        state.withLock { $0.table.accessPath(for: query) }
-    }
-
     // MARK: Reading
 
-    /// Fetches by the request's query (or, without one, every model of the entity), from memory.
-    public func fetch<T: PersistentModel>(
-        _ request: DataStoreFetchRequest<T>
-    ) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
-        let snapshots = try read { try $0.fetch(request.resolvedQuery) }
-        return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: snapshots)
-    }
-
-    /// Counts what `fetch` returns, from memory, without building snapshots.
-    public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
-        try read { try $0.fetchCount(request.resolvedQuery) }
-    }
-
-    /// The identifiers of what `fetch` returns, from memory, without building snapshots.
-    public func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws
-        -> [PersistentIdentifier]
-    {
-        try read { try $0.fetchIdentifiers(request.resolvedQuery) }
-    }
-
-    /// The current snapshots of these models.
-    public func cachedSnapshots(
-        for identifiers: [PersistentIdentifier], editingState: EditingState
-    ) throws -> [PersistentIdentifier: DefaultSnapshot] {
-        try read { table in
-            var result: [PersistentIdentifier: DefaultSnapshot] = [:]
-            for id in identifiers { if let snapshot = table.snapshot(for: id) { result[id] = snapshot } }
-            return result
-        }
-    }
-
-    private func read<Result>(_ body: (SnapshotTable) throws -> Result) throws -> Result {
+    /// Runs `body` on the table fetches read, which holds every save that has returned.
+    ///
+    /// Throws ``DataStoreError/Code/io`` once the store is closed or a write has failed.
+    public func readTable<Result>(_ body: (SnapshotTable) throws -> Result) throws -> Result {
         try state.withLock { state in
             try checkUsable(state)
             return try body(state.table)

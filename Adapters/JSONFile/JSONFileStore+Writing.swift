@@ -10,7 +10,7 @@ extension JSONFileStore {
     /// store last read the file, the file is reloaded first and `change` gets the table from before
     /// the reload as `reloadedFrom`. `change` returns `nil` for "nothing to save". If anything
     /// throws, the file and the table stay as they were (apart from a reload, which is kept).
-    func write<R: Sendable>(
+    func write<R>(
         _ change: (_ base: SnapshotTable, _ reloadedFrom: SnapshotTable?, _ state: inout WriterState) throws -> (
             SnapshotTable?, R
         )

@@ -20,6 +20,10 @@ import ModelStoreFileIO
 /// A crash at any instant leaves the previous file or the new one, complete. A save that throws
 /// leaves the file and the store as they were.
 ///
+/// It is a ``TableWritingStore`` whose persistence hook, ``writeTable(_:)``, writes the whole file
+/// from a changed copy of the table. Its saves and batch operations add to the kit's defaults the
+/// checks described below: conflicts with other processes, and referential integrity.
+///
 /// ## Sharing the file between processes
 ///
 /// Writers take an advisory lock (`flock` on `<file>.lock`), so two processes never interleave
@@ -47,7 +51,7 @@ import ModelStoreFileIO
 ///
 /// The file format is documented in `FORMAT.md` beside this source (header, records, value forms,
 /// tags, limits, versioning).
-public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryProviding {
+public final class JSONFileStore: TableWritingStore {
     /// The store's snapshot type.
     public typealias Snapshot = DefaultSnapshot
 
@@ -161,42 +165,32 @@ public final class JSONFileStore: DataStoreQuerying, DataStoreBatching, HistoryP
         return (loaded.identifier, loaded.table, loaded.state)
     }
 
-    /// Runs every filter and sort natively and enforces uniqueness.
-    public var queryCapabilities: QueryCapabilities { .all }
-
-    /// `true`: a save compares the request's expected values with the stored models under its
-    /// write's lock, and throws ``DataStoreError/Code/conflict`` when one differs.
-    public var checksExpectedValues: Bool { true }
-
-    /// Fetches by the request's query (or, without one, every snapshot of the entity), from memory.
-    public func fetch<T: PersistentModel>(
-        _ request: DataStoreFetchRequest<T>
-    ) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
-        let snapshots = try table.withLock { try $0.fetch(request.resolvedQuery) }
-        return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: snapshots)
+    /// Runs `body` on the table fetches read, as this store last read or wrote the file.
+    public func readTable<Result>(_ body: (SnapshotTable) throws -> Result) rethrows -> Result {
+        try table.withLock { try body($0) }
     }
 
-    /// Counts what `fetch` returns, from memory, without building snapshots.
-    public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
-        try table.withLock { try $0.fetchCount(request.resolvedQuery) }
-    }
-
-    /// The identifiers of what `fetch` returns, from memory, without building snapshots.
-    public func fetchIdentifiers<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws
-        -> [PersistentIdentifier]
-    {
-        try table.withLock { try $0.fetchIdentifiers(request.resolvedQuery) }
-    }
-
-    /// The current snapshots of these models.
-    public func cachedSnapshots(
-        for identifiers: [PersistentIdentifier], editingState: EditingState
-    ) throws -> [PersistentIdentifier: DefaultSnapshot] {
-        table.withLock { table in
-            var result: [PersistentIdentifier: DefaultSnapshot] = [:]
-            for id in identifiers { if let snapshot = table.snapshot(for: id) { result[id] = snapshot } }
-            return result
+    /// Runs `change` on a copy of the table and history and, when it changed them, writes the copy
+    /// as the whole document (atomically, see the type's discussion) before fetches see it.
+    ///
+    /// Holds the writers' lock and the file lock, and reads the file again first if another process
+    /// saved it.
+    public func writeTable<Result>(
+        _ change: (inout SnapshotTable, inout StoreHistory) throws -> (result: Result, changed: Bool)
+    ) throws -> Result {
+        try write { base, _, state in
+            var next = base
+            let (result, changed) = try change(&next, &state.history.records)
+            return (changed ? next : nil, result)
         }
+    }
+
+    /// Runs `body` on the history the file keeps now (read again first if another process saved it).
+    /// The file keeps at most ``JSONFileStoreConfiguration/historyLimit`` changes.
+    public func readHistory<Result>(_ body: (StoreHistory) throws -> Result) throws -> Result {
+        try reloadIfChanged()
+        let history = writer.withLock { $0.history.records }
+        return try body(history)
     }
 
     /// Saves atomically: the whole file is written again, or nothing is (see the type's discussion).

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreAdapterKit
 import ModelStoreInMemory
 
 /// Switches that make a ``PlainStore`` fail, shared between a test and the store it configures.

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreAdapterKit
 import ModelStoreInMemory
 import ModelStoreSQLite
 import ModelStoreTestSupport

@@ -4,7 +4,7 @@ import ModelStore
 /// How the store runs one ``StoreQuery``: the SQL part, and what is left for the store to do on
 /// the rows SQL returns. Fetch, count, identifiers and `EXPLAIN QUERY PLAN` all read one plan.
 ///
-/// A plan depends only on the query's shape (``SQLiteQueryShape``): its parameters say which of
+/// A plan depends only on the query's shape (`StoreQueryShape`): its parameters say which of
 /// the filter's operands each binds, so the store keeps one plan per shape
 /// (``SQLiteCompiledQuery``) and binds the operands of every later query of that shape. It is a
 /// class so that a fetch that finds its plan kept shares it instead of copying its texts and lists.

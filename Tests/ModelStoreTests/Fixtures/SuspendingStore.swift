@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreAdapterKit
 import ModelStoreInMemory
 
 /// An asynchronous test store: an in-memory store behind `async` calls that suspend before they

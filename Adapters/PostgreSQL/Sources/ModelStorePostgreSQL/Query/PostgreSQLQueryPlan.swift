@@ -22,7 +22,7 @@ import PostgresNIO
 /// decimals, booleans, UUIDs and the `lexical`, `localizedStandard` and `caseInsensitive`
 /// comparisons (Foundation's rules, not a PostgreSQL collation).
 ///
-/// What a plan's SQL says depends only on the query's shape (``PostgreSQLQueryShape``): the store
+/// What a plan's SQL says depends only on the query's shape (`StoreQueryShape`): the store
 /// keeps that part per shape (``PostgreSQLCompiledQuery``) and binds the operands of each later
 /// query of the shape, so a query is translated once per shape, not on every fetch.
 struct PostgreSQLQueryPlan: Sendable {

@@ -1,0 +1,234 @@
+import Foundation
+import ModelStore
+
+/// A store that keeps its models in a ``SnapshotTable`` in memory and answers every query from it.
+///
+/// Supply ``readTable(_:)`` and the store gets `fetch`, `fetchCount`, `fetchIdentifiers`,
+/// `cachedSnapshots` and `accessPath(for:)`, all run on the table, which evaluates every filter and
+/// sort natively (``QueryCapabilities/all``) and checks a save's expected values. How the store
+/// keeps the table between runs is its own: in memory only, a document rewritten whole, a log.
+///
+/// A store that can also hand the table to a write adopts ``TableWritingStore`` and gets the
+/// saves, batch operations and history too.
+public protocol TableBackedStore: DataStoreQuerying where Snapshot == DefaultSnapshot {
+    /// Runs `body` on the current table under the store's read lock and returns what it returns.
+    ///
+    /// `body` sees every save that has returned. Throw instead of calling it when the store cannot
+    /// be read, for example after it was closed or a write left it unusable.
+    func readTable<Result>(_ body: (SnapshotTable) throws -> Result) throws -> Result
+}
+
+extension TableBackedStore {
+    /// Every filter and sort, run natively on the table, with uniqueness enforced.
+    @inlinable
+    public var queryCapabilities: QueryCapabilities { .all }
+
+    /// `true`: the table compares a save's expected values with the stored models under the
+    /// write's lock, and throws ``DataStoreError/Code/conflict`` when one differs.
+    @inlinable
+    public var checksExpectedValues: Bool { true }
+
+    /// The scan or index the table uses for `query`, or `nil` while the store cannot be read.
+    @inlinable
+    public func accessPath(for query: StoreQuery) -> StoreAccessPath? {
+        (try? readTable { $0.accessPath(for: query) }) ?? nil
+    }
+
+    /// Fetches by the request's query (or, without one, every model of the entity) from the table.
+    @inlinable
+    public func fetch<T: PersistentModel>(
+        _ request: DataStoreFetchRequest<T>
+    ) throws -> DataStoreFetchResult<T, DefaultSnapshot> {
+        let snapshots = try readTable { try $0.fetch(request.resolvedQuery) }
+        return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: snapshots)
+    }
+
+    /// Counts what `fetch` returns, without building snapshots.
+    @inlinable
+    public func fetchCount<T: PersistentModel>(_ request: DataStoreFetchRequest<T>) throws -> Int {
+        try readTable { try $0.fetchCount(request.resolvedQuery) }
+    }
+
+    /// The identifiers of what `fetch` returns, without building snapshots.
+    @inlinable
+    public func fetchIdentifiers<T: PersistentModel>(
+        _ request: DataStoreFetchRequest<T>
+    ) throws -> [PersistentIdentifier] {
+        try readTable { try $0.fetchIdentifiers(request.resolvedQuery) }
+    }
+
+    /// The current snapshots of those of `identifiers` the table has.
+    @inlinable
+    public func cachedSnapshots(
+        for identifiers: [PersistentIdentifier], editingState: EditingState
+    ) throws -> [PersistentIdentifier: DefaultSnapshot] {
+        try readTable { table in
+            var result: [PersistentIdentifier: DefaultSnapshot] = [:]
+            for id in identifiers { if let snapshot = table.snapshot(for: id) { result[id] = snapshot } }
+            return result
+        }
+    }
+}
+
+/// A ``TableBackedStore`` that hands its table and history to each write and keeps what the write
+/// leaves: the persistence hook ``writeTable(_:)`` is all a store supplies to get `save`, `erase`,
+/// the batch operations (``DataStoreBatching``) and the history (``HistoryProviding``).
+///
+/// Every write made by these defaults checks first and changes after: it throws, if it throws,
+/// before it edits the table or the history. So a store may run writes on its live table (as the
+/// in-memory store does with ``SnapshotTableStorage``) or on a copy it persists before it publishes
+/// it (as a store that rewrites a document does). A store that needs more on some write, such as a
+/// check against a file another process changed, implements that requirement itself.
+public protocol TableWritingStore: TableBackedStore, DataStoreBatching, HistoryProviding {
+    /// Runs `change` on the table and history, one write at a time, and keeps what it leaves.
+    ///
+    /// `change` returns its result and whether it changed anything; a store that writes files
+    /// writes them only when it did. If `change` or keeping its work throws, the table and the
+    /// history stay as they were and the error reaches the caller. `change` throws only before it
+    /// edits (see the protocol's discussion), so the store may pass its live table.
+    func writeTable<Result>(
+        _ change: (inout SnapshotTable, inout StoreHistory) throws -> (result: Result, changed: Bool)
+    ) throws -> Result
+
+    /// Runs `body` on the store's history as it is now and returns what it returns.
+    func readHistory<Result>(_ body: (StoreHistory) throws -> Result) throws -> Result
+}
+
+extension TableWritingStore {
+    /// Saves atomically, enforcing uniqueness, and records the transaction in the history.
+    ///
+    /// A save of only new models goes through the table's batch insert, which appends them without
+    /// copying each snapshot.
+    @inlinable
+    public func save(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
+    ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        let identifier = self.identifier
+        if request.updated.isEmpty, request.deleted.isEmpty {
+            let (ids, number) = try insertRecording(
+                DataStoreBatchInsertRequest(snapshots: request.inserted, editingState: request.editingState))
+            // `nil` for a snapshot that kept the identifier it brought, as the result expects.
+            let minted = zip(request.inserted, ids).map { $0.persistentIdentifier == $1 ? nil : $1 }
+            return DataStoreSaveChangesResult(
+                for: identifier, inserted: request.inserted, mintedInOrder: minted,
+                historyToken: number.map { DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0) })
+        }
+        return try writeTable { table, history in
+            let prepared = try table.prepare(request, storeIdentifier: identifier)
+            // Every insert and delete is a change (prepare found each deleted model), so a save with
+            // more of them than the history keeps is trimmed at once: its changes are not built.
+            var number: Int64?
+            if history.dropsAtOnce(prepared.inserted.count + prepared.deleted.count) {
+                table.apply(prepared)
+                number = history.recordDropped()
+            } else {
+                let record = history.nextRecord(table.historyChanges(of: prepared), author: request.editingState.author)
+                table.apply(prepared)
+                if let record {
+                    history.append(record)
+                    number = record.number
+                }
+            }
+            let token = number.map { DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0) }
+            return (prepared.result(for: identifier, historyToken: token), true)
+        }
+    }
+
+    /// Removes every model and the history: tokens from before the erase expire.
+    @inlinable
+    public func erase() throws {
+        try writeTable { table, history in
+            table.removeAll()
+            history.delete(throughNumber: history.lastNumber)
+            return ((), true)
+        }
+    }
+
+    /// Deletes models by identifier, as one transaction; unknown identifiers are ignored.
+    @inlinable
+    public func delete<T: PersistentModel>(_ request: DataStoreBatchDeleteRequest<T>) throws {
+        try writeTable { table, history in
+            let count = table.count(existing: request.identifiers)
+            guard count > 0 else { return ((), false) }
+            history.record(count: count, author: request.editingState.author) {
+                table.historyChanges(deleting: request.identifiers)
+            }
+            table.delete(request.identifiers)
+            return ((), true)
+        }
+    }
+
+    /// Deletes every model of `T`'s entity at once, as one transaction, and returns their identifiers.
+    @inlinable
+    public func deleteEveryModel<T: PersistentModel>(
+        _ request: DataStoreDeleteEveryModelRequest<T>
+    ) throws -> PersistentIdentifiers {
+        let name = Schema.entityName(for: T.self)
+        return try writeTable { table, history in
+            let identifiers = table.identifiers(of: name)
+            guard !identifiers.isEmpty else { return ([], false) }
+            history.record(count: identifiers.count, author: request.editingState.author) {
+                table.historyChanges(deletingEveryModelOf: name)
+            }
+            table.deleteEveryModel(of: name)
+            return (identifiers, true)
+        }
+    }
+
+    /// Sets values on models by identifier, as one transaction, enforcing uniqueness.
+    @inlinable
+    public func update<T: PersistentModel>(_ request: DataStoreBatchUpdateRequest<T>) throws {
+        try writeTable { table, history in
+            let updated = try table.prepareUpdate(request.identifiers, values: request.values)
+            guard !updated.isEmpty else { return ((), false) }
+            history.record(table.historyChanges(updating: updated), author: request.editingState.author)
+            table.applyUpdate(updated)
+            return ((), true)
+        }
+    }
+
+    /// Inserts snapshots as one transaction, enforcing uniqueness, and returns their permanent
+    /// identifiers in order.
+    ///
+    /// The snapshots go into the table's columns a chunk at a time as the request yields them; a
+    /// failure takes back what was appended.
+    @inlinable
+    public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> PersistentIdentifiers {
+        try insertRecording(request).ids
+    }
+
+    /// Inserts new models with the table's batch insert and records the transaction (each model a
+    /// change, built only if the history keeps it). Returns the permanent identifiers in order and
+    /// the transaction's number.
+    @inlinable
+    func insertRecording(
+        _ request: DataStoreBatchInsertRequest<DefaultSnapshot>
+    ) throws -> (ids: PersistentIdentifiers, number: Int64?) {
+        let identifier = self.identifier
+        return try writeTable { table, history in
+            let ids = try table.insert(request, storeIdentifier: identifier)
+            let number = history.record(count: ids.count, author: request.editingState.author) {
+                ids.map { StoreHistoryRecord.Change(.insert, $0) }
+            }
+            return ((ids, number), !ids.isEmpty)
+        }
+    }
+
+    /// The transactions `descriptor` selects, oldest first unless it sorts otherwise.
+    @inlinable
+    public func fetchHistory(
+        _ descriptor: HistoryDescriptor<DefaultHistoryTransaction>
+    ) throws -> [DefaultHistoryTransaction] {
+        let history = try readHistory { $0 }
+        return try history.transactions(descriptor, schema: schema, storeIdentifier: identifier)
+    }
+
+    /// Deletes the transactions `descriptor` selects.
+    @inlinable
+    public func deleteHistory(_ descriptor: HistoryDescriptor<DefaultHistoryTransaction>) throws {
+        let (schema, identifier) = (self.schema, self.identifier)
+        try writeTable { _, history in
+            ((), try history.delete(descriptor, schema: schema, storeIdentifier: identifier))
+        }
+    }
+}
