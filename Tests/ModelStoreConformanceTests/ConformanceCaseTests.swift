@@ -66,6 +66,36 @@ struct ConformanceCaseTests {
         #expect(reason.contains(expected), "\(reason)")
     }
 
+    /// The capabilities the suite can observe on a store, each with its declarations case.
+    static let observableCapabilities: [(capability: String, id: String)] = [
+        ("batching", "declarations.batchingMatchesConformance"),
+        ("twoPhaseSaves", "declarations.twoPhaseSavesMatchConformance"),
+        ("history", "declarations.historyMatchesConformance"),
+    ]
+
+    /// A capability declared without the store's protocol, or the protocol without the declaration, fails
+    /// its declarations case, naming both: the store's conformances are the one source of what it does.
+    @Test(arguments: observableCapabilities)
+    func declarationsDisagreeingWithTheStoreFail(capability: String, id: String) throws {
+        let undeclared = Self.inMemory(capabilities: [.erase])
+        let overstated = ConformanceAdapter(name: "fallback", capabilities: [.batching, .twoPhaseSaves, .history]) {
+            _ in
+            FallbackConfiguration(inner: ReferenceStoreConfiguration())
+        }
+        let fallbackConforms = capability == "batching"
+        for (adapter, words) in [
+            (undeclared, "but the adapter does not declare .\(capability)"),
+            (overstated, "the adapter declares .\(capability), but its store does not conform"),
+        ] where !(adapter.name == "fallback" && fallbackConforms) {
+            let failure = #expect(throws: ConformanceFailure.self) { try Self.testCase(id, of: adapter).run() }
+            #expect(failure?.message.contains(words) == true, "\(failure?.description ?? "no failure")")
+        }
+        guard case .passed = try Self.testCase(id, of: Self.inMemory(capabilities: .all)).run() else {
+            Issue.record("the in-memory store, declaring what it conforms to, failed '\(id)'")
+            return
+        }
+    }
+
     @Test func nativeFilterKindsAreReadFromTheStore() throws {
         let adapter = ConformanceAdapter(name: "in memory", capabilities: [.batching, .erase]) { _ in
             InMemoryStoreConfiguration()
