@@ -18,20 +18,17 @@ import ModelStore
 /// temporary directory that belongs to one case, and calls it again with the *same* directory to
 /// reopen a durable store. The configuration's schema is left `nil`: the suite's container
 /// injects the fixture schema (``ConformanceSuite/fixtureSchema``), as an app's container would.
+///
+/// What a store runs natively is not declared here: the suite reads it from the store it opens, in
+/// the store's own vocabulary (`DataStoreQuerying.queryCapabilities`, whose `StoreFilter.Kinds` name
+/// the filters it runs). It checks that the store applies every filter those capabilities call exact,
+/// never refuses a predicate made only of kinds they declare, and gives the same results as the
+/// context's in-memory evaluation for everything else.
 public struct ConformanceAdapter: Sendable {
     /// The adapter's name, used in skip reasons and failure messages.
     public var name: String
     /// What the adapter declares it supports. Cases that need anything else are reported as skipped.
     public var capabilities: ConformanceCapabilities
-    /// The predicate kinds the adapter runs natively, without asking the context to filter in memory;
-    /// `nil` (the default) reads them from the store itself: every kind whose filters
-    /// (``ConformanceFilterKind/storeFilterKinds``) its `queryCapabilities` run.
-    ///
-    /// The suite checks that a store never refuses a predicate made only of these kinds, and runs
-    /// every predicate of its corpus pushed, forced through the in-memory fallback, and on a
-    /// reference store, requiring the same results (``ConformanceGroup/pushDown``). Declare them
-    /// only to test fewer kinds than the store claims.
-    public var nativeFilters: Set<ConformanceFilterKind>?
     /// Known divergences: case identifiers (``ConformanceCase/id``) or whole group names
     /// (``ConformanceGroup/rawValue``), each with the reason the adapter differs.
     ///
@@ -51,33 +48,18 @@ public struct ConformanceAdapter: Sendable {
     /// - Parameters:
     ///   - name: the adapter's name, for messages.
     ///   - capabilities: what the adapter supports; see ``ConformanceCapabilities``.
-    ///   - nativeFilters: the predicate kinds it runs natively; `nil` reads them from the store's
-    ///     `queryCapabilities`.
     ///   - expectedFailures: known divergences by case identifier or group name, with reasons.
     ///   - makeConfiguration: the configuration of a store kept in the given directory.
     public init(
         name: String,
         capabilities: ConformanceCapabilities,
-        nativeFilters: Set<ConformanceFilterKind>? = nil,
         expectedFailures: [String: String] = [:],
         makeConfiguration: @escaping @Sendable (_ directory: URL) throws -> any DataStoreConfiguration
     ) {
         self.name = name
         self.capabilities = capabilities
-        self.nativeFilters = nativeFilters
         self.expectedFailures = expectedFailures
         self.makeConfiguration = makeConfiguration
-    }
-
-    /// The predicate kinds the suite takes `store` to run natively: the declared ones, or else those
-    /// its query capabilities run (none for a store that does not run store queries).
-    func nativeFilters(of store: any DataStore) -> Set<ConformanceFilterKind> {
-        if let nativeFilters { return nativeFilters }
-        guard let capabilities = (store as? any DataStoreQuerying)?.queryCapabilities else { return [] }
-        let runs = capabilities.filters.union(capabilities.inexactFilters)
-        let kinds = ConformanceFilterKind.allCases.filter { runs.isSuperset(of: $0.storeFilterKinds) }
-        // A store that runs no filter at all has no native kinds, arithmetic (which needs none) included.
-        return capabilities.filters.isEmpty && capabilities.inexactFilters.isEmpty ? [] : Set(kinds)
     }
 
     /// The reason a case is declared to fail, if it is (by its identifier, else by its group).
@@ -137,75 +119,5 @@ public struct ConformanceCapabilities: OptionSet, Sendable, Hashable, CustomStri
     public var description: String {
         let named = Self.names.filter { contains($0.0) }.map(\.1)
         return named.isEmpty ? "none" : named.joined(separator: ", ")
-    }
-}
-
-/// A family of predicate operations, as the suite's predicate corpus groups them.
-///
-/// An adapter lists the kinds it runs natively in ``ConformanceAdapter/nativeFilters``. Each
-/// corpus predicate is tagged with every kind it uses.
-public enum ConformanceFilterKind: String, CaseIterable, Sendable, Hashable, Comparable {
-    /// `==` and `!=` on attributes.
-    case equality
-    /// `<`, `<=`, `>`, `>=` on numbers, dates and strings.
-    case comparison
-    /// `&&`, `||` and `!`.
-    case logical
-    /// `nil` checks, `??`, and comparisons involving optional attributes.
-    case optionals
-    /// `contains`, `hasPrefix` and `hasSuffix` on strings, and case-insensitive matching.
-    case strings
-    /// Membership: a captured array containing an attribute, or an array attribute containing a value.
-    case collections
-    /// Reading through a to-one relationship (`$0.folder?.name`).
-    case relationships
-    /// Matching `persistentModelID` against identifiers.
-    case identifiers
-    /// Comparing `RawRepresentable` enums through their raw values.
-    case enumerations
-    /// Arithmetic inside the predicate (`$0.count * 2 > 7`).
-    case arithmetic
-
-    /// The `StoreFilter` kinds a store must run exactly (``QueryCapabilities/filters``) to run predicates
-    /// of this kind natively: the one mapping between the suite's vocabulary and the core's.
-    ///
-    /// `arithmetic` maps to none: the core never pushes arithmetic, it evaluates it on models. The case
-    /// `declarations.filterKindVocabulariesAgree` checks this mapping against what the core's translator
-    /// really pushes for every corpus predicate.
-    public var storeFilterKinds: StoreFilter.Kinds {
-        switch self {
-        case .equality, .optionals, .enumerations: .equality
-        case .comparison: [.ordering, .range]
-        case .logical: [.negation, .disjunction]
-        case .strings: [.textContains, .textPrefix]
-        case .collections: [.membership, .arrayContains]
-        case .relationships: .toOneTraversal
-        case .identifiers: .identifiers
-        case .arithmetic: []
-        }
-    }
-
-    /// The core's filter kinds that no suite kind maps to, each with the reason.
-    ///
-    /// The two vocabularies agree both ways: every suite kind but `arithmetic` maps to core kinds
-    /// (``storeFilterKinds``), and every kind in `StoreFilter.Kinds.all` is either mapped by a suite kind or
-    /// listed here. A test in `ModelStoreConformanceTests` checks both, so a kind added to either side
-    /// without its counterpart fails it.
-    public static let unmappedStoreFilterKinds: [(kinds: StoreFilter.Kinds, reason: String)] = [
-        (
-            .regex,
-            "the suite has no regular-expression predicate yet (on Linux a case-insensitive test is written as one), "
-                + "so no suite kind stands for it"
-        ),
-        (
-            .quantifiers,
-            "the suite has no predicate over a to-many relationship (contains(where:), allSatisfy) yet, so no suite "
-                + "kind stands for it"
-        ),
-    ]
-
-    /// Orders kinds by declaration order.
-    public static func < (lhs: Self, rhs: Self) -> Bool {
-        (allCases.firstIndex(of: lhs) ?? 0) < (allCases.firstIndex(of: rhs) ?? 0)
     }
 }

@@ -87,7 +87,7 @@ extension ConformanceSuite {
             "DataStoreQuerying", 1, "every filter kind the store declares is applied exactly",
             [
                 "storeContract.pushedFiltersAreExact", "pushDown.identifiers",
-                "declarations.nativeFiltersMatchQueryCapabilities",
+                "pushDown.nativeFiltersAreNotRefused",
             ]),
         ConformanceRule(
             "DataStoreQuerying", 2,

@@ -11,8 +11,7 @@ extension ConformanceAdapter {
     /// The append log encrypted with a key the app holds: the whole suite again.
     static let encryptedAppendLog = ConformanceAdapter(
         name: "AppendLogStore (encrypted)",
-        capabilities: ConformanceAdapter.appendLog.capabilities,
-        nativeFilters: Set(ConformanceFilterKind.allCases)
+        capabilities: ConformanceAdapter.appendLog.capabilities
     ) { directory in
         var configuration = AppendLogStoreConfiguration(directory: directory.appendingPathComponent("store.log"))
         configuration.encryption = .key(AppendLogEncryptionTests.key)

@@ -43,36 +43,69 @@ struct ConformanceCaseTests {
         #expect(testCase.description.contains("[skipped: needs durability across reopen"))
     }
 
-    @Test func checkThatDoesNotApplyIsSkippedWithReason() throws {
-        let adapter = ConformanceAdapter(name: "fallback only", capabilities: [.batching, .erase], nativeFilters: []) {
-            _ in
-            InMemoryStoreConfiguration()
+    /// Stores the refusal check cannot apply to, with the words of the reason it is skipped for: one
+    /// that is not a querying store, and a querying store that declares no filter kind.
+    static let storesWithoutNativeFilters: [(name: String, reason: String)] = [
+        ("not querying", "does not conform to DataStoreQuerying"), ("querying, no filters", "declare no filter kind"),
+    ]
+
+    @Test(arguments: storesWithoutNativeFilters)
+    func checkThatDoesNotApplyIsSkippedWithReason(store: String, reason expected: String) throws {
+        let adapter = ConformanceAdapter(name: store, capabilities: [.batching, .erase]) { _ in
+            let configuration: any DataStoreConfiguration =
+                store == "not querying"
+                ? FallbackConfiguration(inner: InMemoryStoreConfiguration())
+                : MutantStoreConfiguration(mutation: nil, queryCapabilities: QueryCapabilities.none)
+            return configuration
         }
         let testCase = try Self.testCase("pushDown.nativeFiltersAreNotRefused", of: adapter)
         guard case .skipped(let reason) = try testCase.run() else {
-            Issue.record("a check that cannot apply passed silently")
+            Issue.record("a check that cannot apply to the store '\(store)' passed silently")
             return
         }
-        #expect(reason.contains("no filter kinds natively"))
+        #expect(reason.contains(expected), "\(reason)")
     }
 
-    @Test func nativeFilterKindsAreReadFromTheStoreUnlessDeclared() throws {
+    /// The capabilities the suite can observe on a store, each with its declarations case.
+    static let observableCapabilities: [(capability: String, id: String)] = [
+        ("batching", "declarations.batchingMatchesConformance"),
+        ("twoPhaseSaves", "declarations.twoPhaseSavesMatchConformance"),
+        ("history", "declarations.historyMatchesConformance"),
+    ]
+
+    /// A capability declared without the store's protocol, or the protocol without the declaration, fails
+    /// its declarations case, naming both: the store's conformances are the one source of what it does.
+    @Test(arguments: observableCapabilities)
+    func declarationsDisagreeingWithTheStoreFail(capability: String, id: String) throws {
+        let undeclared = Self.inMemory(capabilities: [.erase])
+        let overstated = ConformanceAdapter(name: "fallback", capabilities: [.batching, .twoPhaseSaves, .history]) {
+            _ in
+            FallbackConfiguration(inner: ReferenceStoreConfiguration())
+        }
+        let fallbackConforms = capability == "batching"
+        for (adapter, words) in [
+            (undeclared, "but the adapter does not declare .\(capability)"),
+            (overstated, "the adapter declares .\(capability), but its store does not conform"),
+        ] where !(adapter.name == "fallback" && fallbackConforms) {
+            let failure = #expect(throws: ConformanceFailure.self) { try Self.testCase(id, of: adapter).run() }
+            #expect(failure?.message.contains(words) == true, "\(failure?.description ?? "no failure")")
+        }
+        guard case .passed = try Self.testCase(id, of: Self.inMemory(capabilities: .all)).run() else {
+            Issue.record("the in-memory store, declaring what it conforms to, failed '\(id)'")
+            return
+        }
+    }
+
+    @Test func nativeFilterKindsAreReadFromTheStore() throws {
         let adapter = ConformanceAdapter(name: "in memory", capabilities: [.batching, .erase]) { _ in
             InMemoryStoreConfiguration()
         }
-        #expect(adapter.nativeFilters == nil)
         let testCase = try Self.testCase("pushDown.nativeFiltersAreNotRefused", of: adapter)
         let outcome = try testCase.run()
         guard case .passed = outcome else {
             Issue.record("every kind the in-memory store runs is checked, and none is refused: \(outcome)")
             return
         }
-        let declarations = try Self.testCase("declarations.nativeFiltersMatchQueryCapabilities", of: adapter)
-        guard case .skipped(let reason) = try declarations.run() else {
-            Issue.record("an adapter that declares nothing has no declaration to check")
-            return
-        }
-        #expect(reason.contains("reads them from its queryCapabilities"))
     }
 
     @Test func declaredFailureIsReportedAsExpected() throws {

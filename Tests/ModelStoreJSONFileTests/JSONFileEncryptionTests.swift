@@ -12,7 +12,6 @@ extension ConformanceAdapter {
     static let encryptedJSONFile = ConformanceAdapter(
         name: "JSONFileStore (encrypted)",
         capabilities: ConformanceAdapter.jsonFile.capabilities,
-        nativeFilters: Set(ConformanceFilterKind.allCases),
         expectedFailures: ConformanceAdapter.jsonFile.expectedFailures
     ) { directory in
         var configuration = JSONFileStoreConfiguration(url: directory.appendingPathComponent("store.json"))

@@ -11,7 +11,6 @@ extension ConformanceAdapter {
     static let encryptedSQLite = ConformanceAdapter(
         name: "SQLiteStore (encrypted)",
         capabilities: ConformanceAdapter.sqlite.capabilities,
-        nativeFilters: ConformanceAdapter.sqlite.nativeFilters,
         expectedFailures: ConformanceAdapter.sqlite.expectedFailures
     ) { directory in
         var configuration = SQLiteStoreConfiguration(url: directory.appendingPathComponent("store.sqlite"))

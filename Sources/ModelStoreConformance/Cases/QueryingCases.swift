@@ -4,9 +4,6 @@ import ModelStore
 /// For stores that run store-neutral queries: what they declare, and that every filter they
 /// declare is applied exactly, checked against the core's own evaluation on the same data.
 enum QueryingCases {
-    /// The `StoreFilter` kinds a store must run exactly to run a predicate family natively.
-    static func storeKinds(of kind: ConformanceFilterKind) -> StoreFilter.Kinds { kind.storeFilterKinds }
-
     /// The querying store, or a reason the case does not apply.
     static func querying(_ store: any DataStore) throws -> any DataStoreQuerying {
         guard let querying = store as? any DataStoreQuerying else {
@@ -53,57 +50,6 @@ enum QueryingCases {
 
     static let all: [CaseDefinition] = [
         CaseDefinition(
-            .declarations, "filterKindVocabulariesAgree",
-            "The suite's predicate kinds (ConformanceFilterKind) and the core's store filter kinds (StoreFilter.Kinds) "
-                + "agree: every corpus predicate is pushed as filters of the kinds its tags map to."
-        ) { env in
-            let log = SpyLog()
-            let container = try env.openContainer(
-                configuration: SpyConfiguration(inner: ReferenceStoreConfiguration(), log: log),
-                what: "opening the reference store behind the spy")
-            try env.seed(container)
-            var disagreements: [String] = []
-            for query in PredicateCorpus.queries {
-                log.reset()
-                _ = try env.step("fetching '\(query.name)' on the reference store") {
-                    try query.fetch(env.freshContext(container), nil, nil)
-                }
-                let pushed = log.all.reduce(into: StoreFilter.Kinds()) { $0.formUnion($1.filterKinds) }
-                let allowed = query.kinds.reduce(into: StoreFilter.Kinds()) { $0.formUnion($1.storeFilterKinds) }
-                if !allowed.isSuperset(of: pushed) {
-                    disagreements.append(
-                        "'\(query.name)' is tagged \(query.kinds.sorted().map(\.rawValue)) but is pushed as \(pushed), "
-                            + "beyond \(allowed)")
-                }
-            }
-            try env.check(
-                disagreements.isEmpty,
-                "\(disagreements.count) corpus predicate(s) are pushed as store filters their "
-                    + "ConformanceFilterKind tags "
-                    + "do not map to: the two filter vocabularies disagree (fix ConformanceFilterKind.storeFilterKinds "
-                    + "or the corpus tags), so nativeFilters declarations would be checked against the wrong filters",
-                found: disagreements.prefix(4).joined(separator: "; "))
-        },
-        CaseDefinition(
-            .declarations, "nativeFiltersMatchQueryCapabilities",
-            "A querying store's queryCapabilities run every filter kind its declared native predicate kinds need."
-        ) { env in
-            guard let declared = env.adapter.nativeFilters else {
-                throw CaseNotApplicable(
-                    reason: "the adapter declares no native filter kinds; the suite reads them from "
-                        + "its queryCapabilities")
-            }
-            let capabilities = try querying(try env.openStore()).queryCapabilities
-            let runs = capabilities.filters.union(capabilities.inexactFilters)
-            let missing = declared.sorted().filter { !runs.isSuperset(of: storeKinds(of: $0)) }
-            try env.check(
-                missing.isEmpty,
-                "the adapter declares native \(missing.map { "'\($0.rawValue)'" }.joined(separator: ", ")) predicates, "
-                    + "but its queryCapabilities do not run the filters they need: "
-                    + "the declaration overstates its push-down",
-                expected: "filters including \(missing.map { storeKinds(of: $0) })", found: "\(capabilities)")
-        },
-        CaseDefinition(
             .storeContract, "pushedFiltersAreExact",
             "Every filter a querying store declares it runs exactly selects what the core's evaluator selects "
                 + "on the same data."
@@ -111,7 +57,7 @@ enum QueryingCases {
             let store = try querying(try env.openStore())
             func open<S: DataStoreQuerying>(_ store: S) throws { try StoreDriver(store, env).checkExactFilters() }
             try open(store)
-        },
+        }
     ]
 }
 

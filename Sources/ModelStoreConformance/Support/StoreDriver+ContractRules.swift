@@ -147,15 +147,22 @@ extension StoreDriver {
         return try body(asynchronous)
     }
 
-    /// A request for the log entries whose bucket is not 1, newest sequence first, second to fourth.
-    private func windowedEntries() -> DataStoreFetchRequest<LogEntry> {
+    /// A request for the log entries whose bucket is not 1, newest sequence first, second to fourth: as
+    /// much of that query as the querying store's capabilities say it receives (rule 3 of
+    /// `DataStoreQuerying`: no sort or window it does not declare, and no filter it does not run).
+    private func windowedEntries(_ querying: any DataStoreQuerying) -> DataStoreFetchRequest<LogEntry> {
         var descriptor = FetchDescriptor<LogEntry>(
             predicate: #Predicate { $0.bucket != 1 }, sortBy: [SortDescriptor(\.sequence, order: .reverse)])
         descriptor.fetchOffset = 1
         descriptor.fetchLimit = 3
+        let capabilities = querying.queryCapabilities
+        let filter = StoreFilter.compare(StorePath("bucket"), .notEqual, .int(1))
+        let windowed = capabilities.offsetAndLimit
         let query = StoreQuery(
-            entityName: "LogEntry", filter: .compare(StorePath("bucket"), .notEqual, .int(1)),
-            sort: [StoreSortKey(property: "sequence", ascending: false)], offset: 1, limit: 3)
+            entityName: "LogEntry",
+            filter: querying.pushDown(filter, entityName: "LogEntry") == .unsupported ? nil : filter,
+            sort: capabilities.sorting ? [StoreSortKey(property: "sequence", ascending: false)] : [],
+            offset: windowed ? 1 : 0, limit: windowed ? 3 : nil)
         return DataStoreFetchRequest(descriptor: descriptor, editingState: editingState, query: query)
     }
 
@@ -165,7 +172,7 @@ extension StoreDriver {
             _ = try saveEntries(try (1...9).map { try newEntry($0, bucket: $0 % 3) })
             let plain = self.request(LogEntry.self)
             // A store that reads descriptors may refuse a predicate; a querying store must run its query.
-            let request = querying == nil ? plain : windowedEntries()
+            let request = querying.map(windowedEntries) ?? plain
             let synchronous = try env.step("fetching, counting and listing synchronously") {
                 (
                     try store.fetch(request).fetchedSnapshots.map(\.defaultSnapshot), try store.fetchCount(request),

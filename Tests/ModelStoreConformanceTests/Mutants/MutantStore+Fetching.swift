@@ -34,6 +34,10 @@ extension MutantStore {
         {
             throw DataStoreError.preferInMemoryFilter
         }
+        if has(.refusesDeclaredToOneTraversal), query.filter?.kinds.contains(.toOneTraversal) == true {
+            throw DataStoreError.preferInMemoryFilter
+        }
+        if has(.refusesDeclaredSorts), !query.sort.isEmpty { throw DataStoreError.preferInMemorySort }
         let exactFilter = query.filter
         if has(.ignoresFilter) || (has(.countIgnoresFilter) && purpose == .count) { query.filter = nil }
         query.filter = query.filter.map(mutatedFilter)

@@ -11,16 +11,21 @@ struct MutantStoreConfiguration: DataStoreConfiguration {
     /// Whether other stores (standing in for other processes) may write the same file: the store then
     /// takes their saves in before every operation, under a lock.
     var shared = false
+    /// What the store's `queryCapabilities` declare, when not its own (every filter, exactly, or what its
+    /// mutation declares): a store that runs less, declared honestly, or a mutant that overstates.
+    var queryCapabilities: QueryCapabilities?
     var name = "mutant"
     var schema: Schema?
 
     static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.mutation == rhs.mutation && lhs.file == rhs.file && lhs.name == rhs.name
+            && lhs.queryCapabilities == rhs.queryCapabilities
     }
 
     func hash(into hasher: inout Hasher) {
         hasher.combine(mutation)
         hasher.combine(file)
+        hasher.combine(queryCapabilities)
     }
 }
 
@@ -126,7 +131,8 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
     }
 
     var queryCapabilities: QueryCapabilities {
-        switch mutation {
+        if let declared = configuration.queryCapabilities { return declared }
+        return switch mutation {
         case .inexactOrderingReturnsSubset:
             QueryCapabilities(
                 filters: StoreFilter.Kinds.all.subtracting([.ordering, .range]), inexactFilters: [.ordering, .range],

@@ -46,7 +46,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     // DataStore.cachedSnapshots / erase
     case cacheReturnsStale, cacheReturnsDeleted, eraseKeepsLogEntries
     // DataStoreQuerying.queryCapabilities
-    case refusesDeclaredTextFilters, inexactOrderingReturnsSubset
+    case refusesDeclaredTextFilters, refusesDeclaredToOneTraversal, refusesDeclaredSorts, inexactOrderingReturnsSubset
     // DataStoreBatching
     case batchDeleteIgnored, batchDeleteTooBroad, batchUpdateIgnored, batchUpdateAllOfEntity
     case batchUpdateNotAtomic, batchUpdateUnchecked, batchInsertIdentifiersReversed, batchInsertTemporaryIdentifiers
@@ -126,7 +126,9 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case .identifiersReversed, .identifiersIgnoreWindow, .identifiersIgnoreSort: "DataStore.fetchIdentifiers"
         case .cacheReturnsStale, .cacheReturnsDeleted: "DataStore.cachedSnapshots"
         case .eraseKeepsLogEntries: "DataStore.erase"
-        case .refusesDeclaredTextFilters, .inexactOrderingReturnsSubset: "DataStoreQuerying.queryCapabilities"
+        case .refusesDeclaredTextFilters, .refusesDeclaredToOneTraversal, .refusesDeclaredSorts,
+            .inexactOrderingReturnsSubset:
+            "DataStoreQuerying.queryCapabilities"
         case .batchDeleteIgnored, .batchDeleteTooBroad: "DataStoreBatching.delete"
         case .batchUpdateIgnored, .batchUpdateAllOfEntity, .batchUpdateNotAtomic, .batchUpdateUnchecked:
             "DataStoreBatching.update"
@@ -243,7 +245,8 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case .cacheReturnsStale: "stale snapshot"
         case .cacheReturnsDeleted: "returned a deleted model"
         case .eraseKeepsLogEntries: "erase incomplete"
-        case .refusesDeclaredTextFilters: "queryCapabilities declare it"
+        case .refusesDeclaredTextFilters, .refusesDeclaredToOneTraversal, .refusesDeclaredSorts:
+            "queryCapabilities declare it"
         case .batchDeleteIgnored, .batchDeleteTooBroad: "delete ignored or too broad"
         case .batchUpdateIgnored, .batchUpdateAllOfEntity: "update dropped or too broad"
         case .batchUpdateNotAtomic: "batch update was not atomic"

@@ -21,8 +21,7 @@ struct MutationTests {
                 : [.batching, .erase, .history, .twoPhaseSaves]
         return ConformanceAdapter(
             name: "MutantStore(\(mutation?.rawValue ?? "no mutation"), \(backend))",
-            capabilities: capabilities,
-            nativeFilters: Set(ConformanceFilterKind.allCases)
+            capabilities: capabilities
         ) { directory in
             MutantStoreConfiguration(
                 mutation: mutation, file: durable || shared ? directory.appendingPathComponent("mutant.json") : nil,
@@ -179,7 +178,10 @@ struct RuleMutantTests {
         "DataStoreTwoPhaseSaving 2": [.preparedSaveLetsOthersIn],
         "DataStoreTwoPhaseSaving 3": [.commitAppliesNothing],
         "DataStoreTwoPhaseSaving 4": [.abortKeepsCommittedPart],
-        "DataStoreQuerying 1": [.caseInsensitiveEquality, .inexactOrderingReturnsSubset, .refusesDeclaredTextFilters],
+        "DataStoreQuerying 1": [
+            .caseInsensitiveEquality, .inexactOrderingReturnsSubset, .refusesDeclaredTextFilters,
+            .refusesDeclaredToOneTraversal, .refusesDeclaredSorts,
+        ],
         "DataStoreQuerying 2": [.ignoresOffset, .countIgnoresWindow, .identifiersIgnoreSort],
         "DataStoreQuerying 3": [.unsortedInWriteOrder],
         "HistoryProviding 1": [.historySavesNotRecorded, .historyRecordsFailedSaves],

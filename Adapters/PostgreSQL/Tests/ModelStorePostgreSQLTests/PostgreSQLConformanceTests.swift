@@ -12,10 +12,6 @@ extension ConformanceAdapter {
             .batching, .durability, .erase, .history, .multiProcessAccess, .migrations, .customMigrationStages,
             .twoPhaseSaves,
         ],
-        nativeFilters: [
-            .equality, .comparison, .logical, .optionals, .strings, .collections, .relationships, .identifiers,
-            .enumerations, .arithmetic,
-        ],
         expectedFailures: [
             "persistence.corruptFilesFailOpenUntouched":
                 "the store keeps its data on the server, not in files in the case's directory, so there is no "
