@@ -12,10 +12,10 @@ public struct StoreQueryShape: Hashable, Sendable {
     /// The sort.
     public let sort: [StoreSortKey]
     /// Whether the query has an offset or a limit; always `false` for a cache that does not tell
-    /// windows apart (``QueryPlanCache/init(distinguishesWindows:)``).
+    /// windows apart (``QueryPlanCache/init(distinguishesWindows:limit:recentLimit:)``).
     public let hasWindow: Bool
 
-    /// The query's shape, or `nil` when its filter has none (``StoreFilterShape/init(_:)``).
+    /// The query's shape, or `nil` when its filter has none (`StoreFilterShape(_:)`).
     ///
     /// - Parameter distinguishesWindows: Whether queries with and without an offset or a limit
     ///   get different shapes.

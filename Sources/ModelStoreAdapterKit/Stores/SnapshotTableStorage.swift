@@ -53,7 +53,7 @@ public final class SnapshotTableStorage: @unchecked Sendable {
     }
 
     /// Prepares a save that spans several stores: validates it and mints identifiers, and keeps
-    /// other writes out until the part is finished or aborted (``PreparedStoreSave``).
+    /// other writes out until the part is finished or aborted (`PreparedStoreSave`).
     ///
     /// An abort after the commit puts back the table and history exactly as they were.
     public func prepareSave(

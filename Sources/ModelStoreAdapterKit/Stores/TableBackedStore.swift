@@ -5,7 +5,7 @@ import ModelStore
 ///
 /// Supply ``readTable(_:)`` and the store gets `fetch`, `fetchCount`, `fetchIdentifiers`,
 /// `cachedSnapshots` and `accessPath(for:)`, all run on the table, which evaluates every filter and
-/// sort natively (``QueryCapabilities/all``) and checks a save's expected values. How the store
+/// sort natively (`QueryCapabilities.all`) and checks a save's expected values. How the store
 /// keeps the table between runs is its own: in memory only, a document rewritten whole, a log.
 ///
 /// A store that can also hand the table to a write adopts ``TableWritingStore`` and gets the
@@ -24,7 +24,7 @@ extension TableBackedStore {
     public var queryCapabilities: QueryCapabilities { .all }
 
     /// `true`: the table compares a save's expected values with the stored models under the
-    /// write's lock, and throws ``DataStoreError/Code/conflict`` when one differs.
+    /// write's lock, and throws `DataStoreError.Code.conflict` when one differs.
     @inlinable
     public var checksExpectedValues: Bool { true }
 
@@ -72,7 +72,7 @@ extension TableBackedStore {
 
 /// A ``TableBackedStore`` that hands its table and history to each write and keeps what the write
 /// leaves: the persistence hook ``writeTable(_:)`` is all a store supplies to get `save`, `erase`,
-/// the batch operations (``DataStoreBatching``) and the history (``HistoryProviding``).
+/// the batch operations (`DataStoreBatching`) and the history (`HistoryProviding`).
 ///
 /// Every write made by these defaults checks first and changes after: it throws, if it throws,
 /// before it edits the table or the history. So a store may run writes on its live table (as the
