@@ -21,7 +21,7 @@ extension ModelContext {
                 let wasChanged = backing.isChanged
                 nullification.field.removeReferences(to: deletion, of: model)
                 if let stored = changes.nullifiedOnly[model.persistentModelID] {
-                    backing.savedValues = stored.values
+                    backing.keepSavedValues(stored.values)
                     if !wasChanged {
                         backing.isChanged = false
                         changedModels.remove(model)
@@ -34,6 +34,17 @@ extension ModelContext {
                 else { continue }
                 for field in layout.relationships { field.removeReferences(to: deletion, of: model) }
             }
+        }
+        // Whether the saved values of a model can be its own (the layout of the type seen last).
+        var lastType: ObjectIdentifier?
+        var holdsValues = false
+        func modelHoldsSavedValues(_ model: any PersistentModel) -> Bool {
+            let type = ObjectIdentifier(Swift.type(of: model))
+            if type != lastType {
+                lastType = type
+                holdsValues = storageLayout(of: model)?.savedValuesAreModelValues ?? false
+            }
+            return holdsValues
         }
         var insertedIDs: [PersistentIdentifier] = []
         insertedIDs.reserveCapacity(changes.inserted.count)
@@ -49,11 +60,17 @@ extension ModelContext {
             backing.persistentIdentifier = permanent
             backing.state = .registered
             backing.isChanged = false
-            // Only references change under the mapping: without relationships the values stand.
-            backing.savedValues =
-                changes.inserted[index].entity.relationships.isEmpty
-                ? changes.inserted[index].values
-                : changes.inserted[index].copy(persistentIdentifier: permanent, remappedIdentifiers: remapped).values
+            if modelHoldsSavedValues(model) {
+                // The model's values are what the store took: it keeps no copy until it changes.
+                backing.markSavedValuesHeldByModel()
+            } else {
+                // Only references change under the mapping: without relationships the values stand.
+                backing.keepSavedValues(
+                    changes.inserted[index].entity.relationships.isEmpty
+                        ? changes.inserted[index].values
+                        : changes.inserted[index].copy(persistentIdentifier: permanent, remappedIdentifiers: remapped)
+                            .values)
+            }
             if registry.hasFiledTemporaries { renamed.append((temporary, model)) }
             insertedIDs.append(permanent)
         }
@@ -63,8 +80,14 @@ extension ModelContext {
             guard let model = registry[snapshot.persistentIdentifier] else { continue }
             let backing = model.persistentBackingData
             backing.isChanged = false
-            backing.savedValues =
-                snapshot.copy(persistentIdentifier: snapshot.persistentIdentifier, remappedIdentifiers: remapped).values
+            if modelHoldsSavedValues(model) {
+                // A merged snapshot's values are loaded into the model below, so it holds what was written.
+                backing.markSavedValuesHeldByModel()
+            } else {
+                backing.keepSavedValues(
+                    snapshot.copy(persistentIdentifier: snapshot.persistentIdentifier, remappedIdentifiers: remapped)
+                        .values)
+            }
         }
         for (id, snapshot) in changes.merged {
             guard let model = registry[id], let layout = storageLayout(of: model) else { continue }
@@ -73,7 +96,7 @@ extension ModelContext {
         for (id, snapshot) in written.reregister {
             guard let model = registry[id], let layout = storageLayout(of: model) else { continue }
             try? layout.reload(snapshot.values, into: model)
-            model.persistentBackingData.savedValues = snapshot.values
+            model.persistentBackingData.keepSavedValues(snapshot.values)
         }
         for model in deletion.models.models {
             insertedModels.remove(model)
