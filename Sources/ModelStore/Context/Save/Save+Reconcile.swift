@@ -3,7 +3,12 @@ import Foundation
 // Save, step 6: the models take the stores' answer (identifiers, saved values, detached deletions).
 extension ModelContext {
     /// Brings the models in step with what the stores now hold; returns the inserted models' identifiers.
-    func bringModelsInStep(with changes: Changes, written: Written, deletion: Deletion)
+    ///
+    /// Once the inserted models have their identifiers and saved values and the registry has filed
+    /// them, the inserted snapshots are released (``Changes/inserted`` and the stores' identifier
+    /// mappings, which hold them too), before the list of identifiers is made: a large insert's
+    /// snapshots and that list are never in memory at once.
+    func bringModelsInStep(with changes: inout Changes, written: inout Written, deletion: Deletion)
         -> [PersistentIdentifier]
     {
         // The permanent identifiers by position when the store gave them so; the mapping by
@@ -46,8 +51,8 @@ extension ModelContext {
             }
             return holdsValues
         }
-        var insertedIDs: [PersistentIdentifier] = []
-        insertedIDs.reserveCapacity(changes.inserted.count)
+        // The positions of inserted models that were not brought in step (detached during the save).
+        var skipped: [Int] = []
         var renamed: [(PersistentIdentifier, any PersistentModel)] = []
         for index in changes.inserted.indices {
             // The snapshot is read in place (`changes.inserted[index]`), not copied out.
@@ -55,7 +60,10 @@ extension ModelContext {
             let temporary = changes.inserted[index].persistentIdentifier
             let backing = model.persistentBackingData
             // A model no longer registered here (detached during the save) keeps what it has.
-            guard backing.membership === membership, backing.persistentIdentifier == temporary else { continue }
+            guard backing.membership === membership, backing.persistentIdentifier == temporary else {
+                skipped.append(index)
+                continue
+            }
             let permanent = (minted.map { $0[index] } ?? remapped[temporary]) ?? temporary
             backing.persistentIdentifier = permanent
             backing.state = .registered
@@ -72,10 +80,31 @@ extension ModelContext {
                             .values)
             }
             if registry.hasFiledTemporaries { renamed.append((temporary, model)) }
-            insertedIDs.append(permanent)
         }
-        // New models are filed under their permanent identifiers now, once each (see ModelRegistry).
+        // New models are filed under their permanent identifiers now, once each (see ModelRegistry),
+        // before the snapshots go: the registry's pages, which stay, then lie beside the store's
+        // rows rather than in the holes the snapshots leave, which the heap can then give back.
         registry.refile(renamed: renamed)
+        let savedModels = changes.insertedModels
+        let insertedCount = changes.inserted.count
+        changes.inserted = []
+        written.mappings = []
+        var insertedIDs: [PersistentIdentifier] = []
+        insertedIDs.reserveCapacity(insertedCount - skipped.count)
+        var nextSkipped = skipped.startIndex
+        for index in 0..<insertedCount {
+            if nextSkipped < skipped.endIndex && skipped[nextSkipped] == index {
+                nextSkipped += 1
+                continue
+            }
+            // Each model's backing data holds its permanent identifier now; the store's list has it
+            // in order, without a read of every model.
+            if let minted, let permanent = minted[index] {
+                insertedIDs.append(permanent)
+            } else if let permanent = savedModels[index].persistentBackingData.persistentIdentifier {
+                insertedIDs.append(permanent)
+            }
+        }
         for snapshot in changes.updated where changes.nullifiedOnly[snapshot.persistentIdentifier] == nil {
             guard let model = registry[snapshot.persistentIdentifier] else { continue }
             let backing = model.persistentBackingData

@@ -17,6 +17,12 @@ extension ModelContext {
         /// (``DataStoreSaveChangesRequest/expectedValues``).
         var expected: [PersistentIdentifier: [StoreValue]] = [:]
 
+        /// Whether the save writes nothing.
+        var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+
+        /// How many models the save inserts, updates and deletes, for the debug log.
+        var summary: String { "\(inserted.count) inserted, \(updated.count) updated, \(deleted.count) deleted" }
+
         /// A save request for these snapshots (all of the changes, or one store's part of them),
         /// with the expected values of its updated models.
         func request(
