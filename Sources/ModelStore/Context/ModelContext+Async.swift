@@ -70,22 +70,20 @@ extension ModelContext {
         let changed = changedModels.models.filter { $0.persistentBackingData.state == .registered }
         let start = ContinuousClock.now
         do {
-            let prepared = try prepareCommit(
+            var prepared = try prepareCommit(
                 inserted: insertedModels.models, changed: changed, deleted: deletedModels.models)
             var written = Written()
-            let changes = prepared.changes
-            if !(changes.inserted.isEmpty && changes.updated.isEmpty && changes.deleted.isEmpty) {
+            let summary = prepared.changes.summary
+            if !prepared.changes.isEmpty {
+                let changes = prepared.changes
                 written.add(
                     try await channels[0].saveAsync(
                         changes.request(
                             editingState, inserted: changes.inserted, updated: changes.updated,
                             deleted: changes.deleted)))
             }
-            finishCommit(prepared, written: written)
-            DebugLog.write(
-                1,
-                "saveAsync: \(changes.inserted.count) inserted, \(changes.updated.count) updated, "
-                    + "\(changes.deleted.count) deleted in \(DebugLog.milliseconds(since: start))")
+            finishCommit(&prepared, written: &written)
+            DebugLog.write(1, "saveAsync: \(summary) in \(DebugLog.milliseconds(since: start))")
         } catch {
             DebugLog.write(
                 1, "saveAsync failed after \(DebugLog.milliseconds(since: start)), nothing stored: \(error)")

@@ -313,7 +313,7 @@ extension ModelContext {
                 continue
             }
             try? entity.layout(of: model).reload(snapshot.values, into: model)
-            model.persistentBackingData.savedValues = snapshot.values
+            model.persistentBackingData.keepSavedValues(snapshot.values)
         }
     }
 }

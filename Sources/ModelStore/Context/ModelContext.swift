@@ -166,7 +166,7 @@ public final class ModelContext {
             if backing.membership === membership { return }
         case .deleted:
             if backing.membership === membership {
-                backing.state = backing.savedValues == nil ? .inserted : .registered
+                backing.state = backing.hasSavedValues ? .registered : .inserted
                 deletedModels.remove(model)
                 if backing.state == .inserted { insertedModels.append(model) }
                 if backing.state == .registered && backing.isChanged { changedModels.append(model) }
@@ -303,7 +303,7 @@ public final class ModelContext {
     private func restoreSavedValues(of model: any PersistentModel) {
         let backing = model.persistentBackingData
         guard backing.isChanged else { return }
-        if let saved = backing.savedValues, let layout = storageLayout(of: model) {
+        if let layout = storageLayout(of: model), let saved = backing.savedValues(of: model, layout: layout) {
             // Saved values came from the store through the same codecs: they decode.
             try? layout.reload(saved, into: model)
         }

@@ -125,14 +125,22 @@ struct ModelRegistry {
         guard !unfiled.isEmpty else { return }
         let models = unfiled
         unfiled = []
-        if table.capacity < table.count + models.count { table.reserveCapacity(table.count + models.count) }
-        for model in models {
+        // The table grows once, for the models left when the first one that goes into it comes: a
+        // save's new models all go to the keyed pages, and a table reserved for them all would
+        // stay that size, empty.
+        var reserved = false
+        for (position, model) in models.enumerated() {
             guard let id = model.persistentBackingData.persistentIdentifier else {
                 preconditionFailure("a model was registered without an identifier")
             }
             if case .int(let key) = id.primaryKey, !id.isTemporary {
                 _ = keyed.update(model, scope: id.scope, key: key)
                 continue
+            }
+            if !reserved {
+                reserved = true
+                let needed = table.count + models.count - position
+                if table.capacity < needed { table.reserveCapacity(needed) }
             }
             if table.updateValue(model, forKey: id) == nil && id.isTemporary { filedTemporaries += 1 }
         }

@@ -62,10 +62,10 @@ extension ModelContext {
                 guard backing.state == .registered, !backing.isChanged else { continue }
                 if let snapshot = current[id] {
                     guard let layout = storageLayout(of: model),
-                        backing.savedValues.map({ !Self.isStored(snapshot.values, as: $0) }) ?? true
+                        !Self.isStored(snapshot.values, as: backing, of: model, layout: layout)
                     else { continue }
                     try? layout.reload(snapshot.values, into: model)
-                    backing.savedValues = snapshot.values
+                    backing.keepSavedValues(snapshot.values)
                 } else {
                     detach(model)  // deleted by the other side
                 }

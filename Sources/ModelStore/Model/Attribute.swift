@@ -145,6 +145,7 @@ public struct Attribute<Value> {
     ) {
         let backing = model.persistentBackingData
         if backing.unfetchedSlots != nil { try? backing.loadUnfetchedValues(of: model) }
+        if backing.modelHoldsSavedValues { backing.keepSavedValuesBeforeWrite(of: model) }
         if backing.tracksUndo, let old = shown(model[keyPath: storageKeyPath].value) {
             backing.context?.registerUndo(of: model, wrappedKeyPath, was: old)
         }

@@ -33,6 +33,13 @@ final class ModelLayout: @unchecked Sendable {
     /// so that the loops over every field of a model (``values(of:)``, ``apply(_:to:)``) read and
     /// write those in line, with no call through an accessor and no retain of one.
     private let plan: [(offset: Int, scalar: InlineScalar?)]
+    /// Whether a saved model of this type can keep no copy of its saved values while it is
+    /// unchanged (``BackingData/modelHoldsSavedValues``): its fields are attributes of value types
+    /// that encode the same every time (no relationship, whose references can change under a model
+    /// without a setter; no value transformer or composite `Codable` value, which may hold objects;
+    /// no encrypted attribute, which seals with a new nonce each time), so the values read from the
+    /// model are the values it was saved with until a setter runs.
+    let savedValuesAreModelValues: Bool
 
     // Safety: the probe model is read and written only inside the layout's lock (`state`), and never
     // leaves it; the dictionaries are values.
@@ -100,6 +107,11 @@ final class ModelLayout: @unchecked Sendable {
         self.unsupportedProperties = unsupported
         self.fieldsByName = Dictionary(fields.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.plan = fields.map { ($0.offset, ($0 as? AttributeAccessor)?.inlineScalar) }
+        self.savedValuesAreModelValues = fields.allSatisfy { field in
+            guard let attribute = field as? AttributeAccessor else { return false }
+            return attribute.transformation == nil && !attribute.options.contains(.encrypted)
+                && attribute.attributeType.encodesByValue
+        }
         var names = ownKeyPaths
         for field in fields + ephemeral { if let keyPath = field.keyPath { names[keyPath] = field.name } }
         state = LockedValue(State(probe: probe, namesByKeyPath: names))
@@ -119,6 +131,7 @@ final class ModelLayout: @unchecked Sendable {
         unsupportedProperties = plain.unsupportedProperties
         fieldsByName = plain.fieldsByName
         plan = plain.plan
+        savedValuesAreModelValues = plain.savedValuesAreModelValues
         state = plain.state
     }
 
@@ -294,6 +307,29 @@ final class ModelLayout: @unchecked Sendable {
             }
         }
         return values
+    }
+
+    /// Whether `values`, in slot order, are bit for bit the stored values of the model's fields
+    /// (``values(of:)``), compared without making an array of the model's own where the entity's
+    /// slots are the type's fields.
+    func holds(_ values: [StoreValue], in model: AnyObject) -> Bool {
+        guard storage == nil else {
+            guard let own = try? self.values(of: model), own.count == values.count else { return false }
+            return zip(own, values).allSatisfy { $0.isIdentical(to: $1) }
+        }
+        guard values.count == plan.count else { return false }
+        let base = Unmanaged.passUnretained(model).toOpaque().assumingMemoryBound(to: UInt8.self)
+        for index in plan.indices {
+            let value: StoreValue
+            if let scalar = plan[index].scalar {
+                value = scalar.value(at: base + plan[index].offset)
+            } else {
+                guard let stored = try? fields[index].storeValue(of: model) else { return false }
+                value = stored
+            }
+            if !value.isIdentical(to: values[index]) { return false }
+        }
+        return true
     }
 
     /// Writes stored values into a model, without observation or change tracking (used to load models).
@@ -828,6 +864,7 @@ final class TypedRelationshipAccessor<Model: PersistentModel, Value: Relationshi
         let typed = unsafeDowncast(model, to: Model.self)
         let newValue = Value(relatedModels: models.map { unsafeDowncast($0, to: Value.Destination.self) })
         let backing = typed.persistentBackingData
+        if backing.modelHoldsSavedValues { backing.keepSavedValuesBeforeWrite(of: typed) }
         let write = {
             let wrapper = self.storage(model, as: Relationship<Value>.self)
             wrapper.pointee.value = newValue

@@ -188,12 +188,14 @@ public final class BackingData: Observable {
     /// relationships through it. Weak, so that models never keep a store open after the app
     /// released its container.
     var container: ModelContainer? { membership?.container }
-    /// The values last read from or written to the store, in slot order; `nil` before the first save.
-    @exclusivity(unchecked) var savedValues: [StoreValue]?
+    /// The values last read from or written to the store, in slot order, when the model keeps a
+    /// copy of them: `nil` before the first save, and while ``modelHoldsSavedValues``. Read them
+    /// with ``savedValues(of:layout:)``.
+    @exclusivity(unchecked) private(set) var keptSavedValues: [StoreValue]?
     /// Set on the probe instance used to resolve key paths.
     var probe: ProbeRecorder?
     /// The slots of the attributes a fetch with ``FetchDescriptor/propertiesToFetch`` left unloaded
-    /// (they hold their initial values, and so do those slots of ``savedValues``); `nil` when every
+    /// (they hold their initial values, and so do those slots of ``keptSavedValues``); `nil` when every
     /// value is loaded. Reading or writing any attribute, changing a relationship or deleting the
     /// model loads them first (``loadUnfetchedValues(of:)``).
     @usableFromInline @exclusivity(unchecked) var unfetchedSlots: [Int]?
@@ -206,6 +208,12 @@ public final class BackingData: Observable {
     @usableFromInline @exclusivity(unchecked) var hasRegistrar = false
     /// Whether the model's context has an undo manager, so each write registers how to undo it.
     @usableFromInline @exclusivity(unchecked) var tracksUndo = false
+    /// Whether the model's own values are its saved values, so that it keeps no copy of them: set
+    /// when a save or a fetch leaves a model of a type whose values read back as saved
+    /// (``ModelLayout/savedValuesAreModelValues``) unchanged, and cleared by the first write, which
+    /// copies the values first (``keepSavedValuesBeforeWrite(of:)``). A million saved models then
+    /// hold no second array of their values each.
+    @usableFromInline @exclusivity(unchecked) var modelHoldsSavedValues = false
     /// The registrar if a read made it, else `nil` (nothing can observe the model yet).
     @usableFromInline
     var existingRegistrar: ObservationRegistrar? { hasRegistrar ? madeRegistrar : nil }
@@ -231,8 +239,44 @@ public final class BackingData: Observable {
     /// than the write it guarded.
     @inlinable
     var acceptsPlainWrites: Bool {
-        !hasRegistrar && !tracksUndo && unfetchedSlots == nil
+        !hasRegistrar && !tracksUndo && !modelHoldsSavedValues && unfetchedSlots == nil
             && (isChanged || state == .detached || state == .inserted)
+    }
+
+    /// Whether the model has saved values: it was saved, or read from a store.
+    var hasSavedValues: Bool { modelHoldsSavedValues || keptSavedValues != nil }
+
+    /// The values last read from or written to the store, in slot order; `nil` before the first
+    /// save. `layout` is the model's storage layout, which reads them from the model while it holds
+    /// them (``modelHoldsSavedValues``).
+    func savedValues(of model: AnyObject, layout: ModelLayout?) -> [StoreValue]? {
+        guard modelHoldsSavedValues else { return keptSavedValues }
+        return try? layout?.values(of: model)
+    }
+
+    /// Keeps `values` as the saved values (a copy the model holds apart from its own values).
+    func keepSavedValues(_ values: [StoreValue]?) {
+        keptSavedValues = values
+        modelHoldsSavedValues = false
+    }
+
+    /// Records that the model's own values are its saved values: the model keeps no copy. Only for
+    /// a model of a layout whose ``ModelLayout/savedValuesAreModelValues``, whose values are what the
+    /// store holds.
+    func markSavedValuesHeldByModel() {
+        keptSavedValues = nil
+        modelHoldsSavedValues = true
+    }
+
+    /// Keeps a copy of the saved values before a write changes the model's own, while the model
+    /// holds them (``modelHoldsSavedValues``); every path that writes a stored property of a
+    /// registered model calls it first.
+    @usableFromInline @inline(never)
+    func keepSavedValuesBeforeWrite(of model: any PersistentModel) {
+        guard modelHoldsSavedValues else { return }
+        let type = Swift.type(of: model)
+        let layout = container?.schema.layout(for: type) ?? ModelLayout.of(existential: type)
+        keepSavedValues(try? layout?.values(of: model))
     }
 
     /// Loads the attributes a fetch left out if the attribute at `keyPath` is one of them (reading
@@ -276,7 +320,7 @@ public final class BackingData: Observable {
         unfetchedSlots = nil
         for slot in slots {
             try layout.fields[slot].load(snapshot.values[slot], into: model)
-            savedValues?[slot] = snapshot.values[slot]
+            keptSavedValues?[slot] = snapshot.values[slot]
         }
     }
 

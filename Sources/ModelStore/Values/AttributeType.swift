@@ -92,6 +92,20 @@ extension AttributeType {
     }
 }
 
+extension AttributeType {
+    /// Whether a value of this type is a value, encoded the same every time it is unchanged: every
+    /// type but a composite `Codable` value, which may hold objects that change in place.
+    var encodesByValue: Bool {
+        switch self {
+        case .bool, .integer, .double, .float, .decimal, .string, .date, .data, .uuid, .url: true
+        case .optional(let wrapped), .array(let wrapped): wrapped.encodesByValue
+        case .dictionary(let key, let value): key.encodesByValue && value.encodesByValue
+        case .enumeration(_, let raw): raw.encodesByValue
+        case .composite: false
+        }
+    }
+}
+
 extension AttributeType: Codable {
     private enum CodingKeys: String, CodingKey { case type, bits, signed, wrapped, key, value, name, rawValue }
 

@@ -47,10 +47,10 @@ extension ModelContext {
                         try Self.refresh(typed, layout: layout, from: snapshots[index], unfetched: unfetched)
                     }
                 } else if backing.state == .registered && !backing.isChanged
-                    && !Self.isStored(snapshots[index].values, as: backing.savedValues)
+                    && !Self.isStored(snapshots[index].values, as: backing, of: typed, layout: layout)
                 {
                     try layout.reload(snapshots[index].values, into: typed)
-                    backing.savedValues = snapshots[index].values
+                    backing.keepSavedValues(snapshots[index].values)
                 }
                 models.append(typed)
                 continue
@@ -80,7 +80,8 @@ extension ModelContext {
         _ model: some PersistentModel, layout: ModelLayout, from snapshot: DefaultSnapshot, unfetched: [Int]
     ) throws {
         let backing = model.persistentBackingData
-        guard var saved = backing.savedValues, saved.count == snapshot.values.count else { return }
+        guard var saved = backing.savedValues(of: model, layout: layout), saved.count == snapshot.values.count
+        else { return }
         let skipped = Set(unfetched).union(backing.unfetchedSlots ?? [])
         let changed = snapshot.values.indices.filter {
             !skipped.contains($0) && !snapshot.values[$0].isIdentical(to: saved[$0])
@@ -91,7 +92,7 @@ extension ModelContext {
             try layout.fields[slot].load(snapshot.values[slot], into: model)
             saved[slot] = snapshot.values[slot]
         }
-        backing.savedValues = saved
+        backing.keepSavedValues(saved)
         backing.unfetchedSlots = skipped.sorted()
     }
 
@@ -99,6 +100,15 @@ extension ModelContext {
     static func isStored(_ values: [StoreValue], as saved: [StoreValue]?) -> Bool {
         guard let saved, saved.count == values.count else { return false }
         return zip(values, saved).allSatisfy { $0.isIdentical(to: $1) }
+    }
+
+    /// Whether a model's saved values are exactly the stored values `values` (bit for bit): its
+    /// kept copy, or its own values while it holds them (compared in place, with no copy made).
+    static func isStored(
+        _ values: [StoreValue], as backing: BackingData, of model: AnyObject, layout: ModelLayout?
+    ) -> Bool {
+        guard backing.modelHoldsSavedValues else { return isStored(values, as: backing.keptSavedValues) }
+        return layout?.holds(values, in: model) ?? false
     }
 
     /// The models with these identifiers, in the same order; identifiers the store lacks are left out.
@@ -194,12 +204,11 @@ extension ModelContext {
                         .corrupted, "\(id) is registered as a '\(Swift.type(of: existing))', not a '\(T.self)'")
                 }
                 let backing = typed.persistentBackingData
-                if backing.state == .registered && !backing.isChanged
-                    && !Self.isStored(values, as: backing.savedValues),
-                    let layout = storageLayout(of: typed)
+                if backing.state == .registered && !backing.isChanged, let layout = storageLayout(of: typed),
+                    !Self.isStored(values, as: backing, of: typed, layout: layout)
                 {
                     try layout.reload(values, into: typed)
-                    backing.savedValues = values
+                    backing.keepSavedValues(values)
                 }
                 models.append(typed)
                 continue
@@ -244,7 +253,7 @@ extension ModelContext {
         backing.membership = membership
         backing.tracksUndo = tracksUndo
         backing.state = .registered
-        backing.savedValues = values
+        backing.keepSavedValues(values)
     }
 
     /// The error for stored values whose class the entity does not list (or that is not the fetched type).

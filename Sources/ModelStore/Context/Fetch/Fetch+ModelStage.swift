@@ -19,7 +19,7 @@ extension ModelContext {
             models = try models.filter { model in
                 // Without pending changes, a changed model is judged by its saved values.
                 if !descriptor.includePendingChanges, model.persistentBackingData.isChanged,
-                    let saved = model.persistentBackingData.savedValues
+                    let saved = model.persistentBackingData.savedValues(of: model, layout: storageLayout(of: model))
                 {
                     return try evaluate(predicate, scratchModel(of: T.self, values: saved), reporting: model)
                 }

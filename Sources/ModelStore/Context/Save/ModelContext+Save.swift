@@ -83,18 +83,17 @@ extension ModelContext {
         inserted: [any PersistentModel], changed: [any PersistentModel], deleted requested: [any PersistentModel]
     ) throws {
         guard DebugLog.level > 0 else {
-            let prepared = try prepareCommit(inserted: inserted, changed: changed, deleted: requested)
-            return finishCommit(prepared, written: try write(prepared.changes))
+            var prepared = try prepareCommit(inserted: inserted, changed: changed, deleted: requested)
+            var written = try write(prepared.changes)
+            return finishCommit(&prepared, written: &written)
         }
         let start = ContinuousClock.now
         do {
-            let prepared = try prepareCommit(inserted: inserted, changed: changed, deleted: requested)
-            finishCommit(prepared, written: try write(prepared.changes))
-            let changes = prepared.changes
-            DebugLog.write(
-                1,
-                "save: \(changes.inserted.count) inserted, \(changes.updated.count) updated, "
-                    + "\(changes.deleted.count) deleted in \(DebugLog.milliseconds(since: start))")
+            var prepared = try prepareCommit(inserted: inserted, changed: changed, deleted: requested)
+            let summary = prepared.changes.summary
+            var written = try write(prepared.changes)
+            finishCommit(&prepared, written: &written)
+            DebugLog.write(1, "save: \(summary) in \(DebugLog.milliseconds(since: start))")
         } catch {
             DebugLog.write(1, "save failed after \(DebugLog.milliseconds(since: start)), nothing stored: \(error)")
             throw error
@@ -105,7 +104,8 @@ extension ModelContext {
     /// asynchronous save share).
     struct PreparedCommit {
         let deletion: Deletion
-        let changes: Changes
+        /// What the save writes; step 6 releases the inserted snapshots as soon as it has read them.
+        var changes: Changes
     }
 
     /// Steps 1 and 2 and the checks; posts ``willSave``.
@@ -116,19 +116,19 @@ extension ModelContext {
         if let failure = faultFailures.values.min(by: { $0.message < $1.message }) { throw failure }
         var changes = try snapshots(inserted: inserted, changed: changed, deletion: deletion)
         try resolveConflicts(in: &changes)
-        try checkRelationshipCounts(changes.inserted + changes.updated)
+        try checkRelationshipCounts(changes.inserted, changes.updated)
         try checkUniqueness(inserted: changes.inserted, updated: changes.updated, deleted: changes.deleted)
         NotificationCenter.default.post(name: Self.willSave, object: self)
         return PreparedCommit(deletion: deletion, changes: changes)
     }
 
-    /// Step 4 after the stores wrote; posts ``didSave``.
-    func finishCommit(_ prepared: PreparedCommit, written: Written) {
-        let changes = prepared.changes
-        let insertedIDs = bringModelsInStep(with: changes, written: written, deletion: prepared.deletion)
+    /// Step 6 after the stores wrote; posts ``didSave``. Releases the inserted snapshots (see
+    /// ``bringModelsInStep(with:written:deletion:)``).
+    func finishCommit(_ prepared: inout PreparedCommit, written: inout Written) {
+        let insertedIDs = bringModelsInStep(with: &prepared.changes, written: &written, deletion: prepared.deletion)
         didSave(
-            inserted: insertedIDs, updated: changes.updated.map(\.persistentIdentifier),
-            deleted: changes.deleted.map(\.persistentIdentifier), historyTokens: written.historyTokens)
+            inserted: insertedIDs, updated: prepared.changes.updated.map(\.persistentIdentifier),
+            deleted: prepared.changes.deleted.map(\.persistentIdentifier), historyTokens: written.historyTokens)
     }
 
     /// Posts ``didSave`` and publishes the change to the container's ``ModelContainer/changes``.

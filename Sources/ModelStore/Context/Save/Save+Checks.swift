@@ -2,20 +2,36 @@ import Foundation
 
 // Save, step 4: relationship counts and uniqueness, checked before any store writes.
 extension ModelContext {
-    func checkRelationshipCounts(_ snapshots: [DefaultSnapshot]) throws {
-        for snapshot in snapshots {
-            for relationship in snapshot.entity.relationships
-            where relationship.minimumModelCount > 0 || relationship.maximumModelCount > 0 {
-                let count = snapshot.values[relationship.slot].referencedIdentifiers.count
-                let tooFew = relationship.minimumModelCount > 0 && count < relationship.minimumModelCount
-                let tooMany = relationship.maximumModelCount > 0 && count > relationship.maximumModelCount
-                if tooFew || tooMany {
-                    throw DataStoreError(
-                        .relationshipCountViolation,
-                        "\(snapshot.persistentIdentifier) has \(count) model(s) in '\(snapshot.entity.name).\(relationship.name)', outside \(relationship.minimumModelCount)...\(relationship.maximumModelCount == 0 ? "∞" : String(relationship.maximumModelCount))",
-                        remedy: "Add or remove related models before saving",
-                        entityName: snapshot.entity.name, propertyNames: [relationship.name])
+    /// Checks the model counts of the relationships that limit them, in every snapshot of the lists
+    /// (read in place: a save's lists are not joined into one, which copied every snapshot).
+    func checkRelationshipCounts(_ lists: [DefaultSnapshot]...) throws {
+        var last: Schema.Entity?
+        var limits = false
+        for snapshots in lists {
+            for index in snapshots.indices {
+                // Runs of snapshots share an entity: whether it limits a count is decided once per run.
+                let entity = snapshots[index].entity
+                if entity !== last {
+                    last = entity
+                    limits = entity.relationships.contains { $0.minimumModelCount > 0 || $0.maximumModelCount > 0 }
                 }
+                if limits { try checkRelationshipCounts(of: snapshots[index]) }
+            }
+        }
+    }
+
+    private func checkRelationshipCounts(of snapshot: DefaultSnapshot) throws {
+        for relationship in snapshot.entity.relationships
+        where relationship.minimumModelCount > 0 || relationship.maximumModelCount > 0 {
+            let count = snapshot.values[relationship.slot].referencedIdentifiers.count
+            let tooFew = relationship.minimumModelCount > 0 && count < relationship.minimumModelCount
+            let tooMany = relationship.maximumModelCount > 0 && count > relationship.maximumModelCount
+            if tooFew || tooMany {
+                throw DataStoreError(
+                    .relationshipCountViolation,
+                    "\(snapshot.persistentIdentifier) has \(count) model(s) in '\(snapshot.entity.name).\(relationship.name)', outside \(relationship.minimumModelCount)...\(relationship.maximumModelCount == 0 ? "∞" : String(relationship.maximumModelCount))",
+                    remedy: "Add or remove related models before saving",
+                    entityName: snapshot.entity.name, propertyNames: [relationship.name])
             }
         }
     }

@@ -19,7 +19,11 @@ extension ModelContext {
                 // The store compares what this context read with what it holds as it writes.
                 for position in positions {
                     let id = changes.updated[position].persistentIdentifier
-                    if let read = registry[id]?.persistentBackingData.savedValues { changes.expected[id] = read }
+                    if let model = registry[id],
+                        let read = model.persistentBackingData.savedValues(of: model, layout: storageLayout(of: model))
+                    {
+                        changes.expected[id] = read
+                    }
                 }
                 continue
             }
@@ -30,7 +34,7 @@ extension ModelContext {
                 var snapshot = changes.updated[position]
                 let id = snapshot.persistentIdentifier
                 guard let stored = current[id], let model = registry[id],
-                    let read = model.persistentBackingData.savedValues
+                    let read = model.persistentBackingData.savedValues(of: model, layout: storageLayout(of: model))
                 else { continue }
                 // The store checks again under its write's lock that nothing changed since this read.
                 changes.expected[id] = stored.values

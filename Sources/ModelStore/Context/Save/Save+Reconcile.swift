@@ -3,7 +3,12 @@ import Foundation
 // Save, step 6: the models take the stores' answer (identifiers, saved values, detached deletions).
 extension ModelContext {
     /// Brings the models in step with what the stores now hold; returns the inserted models' identifiers.
-    func bringModelsInStep(with changes: Changes, written: Written, deletion: Deletion)
+    ///
+    /// Once the inserted models have their identifiers and saved values and the registry has filed
+    /// them, the inserted snapshots are released (``Changes/inserted`` and the stores' identifier
+    /// mappings, which hold them too), before the list of identifiers is made: a large insert's
+    /// snapshots and that list are never in memory at once.
+    func bringModelsInStep(with changes: inout Changes, written: inout Written, deletion: Deletion)
         -> [PersistentIdentifier]
     {
         // The permanent identifiers by position when the store gave them so; the mapping by
@@ -21,7 +26,7 @@ extension ModelContext {
                 let wasChanged = backing.isChanged
                 nullification.field.removeReferences(to: deletion, of: model)
                 if let stored = changes.nullifiedOnly[model.persistentModelID] {
-                    backing.savedValues = stored.values
+                    backing.keepSavedValues(stored.values)
                     if !wasChanged {
                         backing.isChanged = false
                         changedModels.remove(model)
@@ -35,8 +40,19 @@ extension ModelContext {
                 for field in layout.relationships { field.removeReferences(to: deletion, of: model) }
             }
         }
-        var insertedIDs: [PersistentIdentifier] = []
-        insertedIDs.reserveCapacity(changes.inserted.count)
+        // Whether the saved values of a model can be its own (the layout of the type seen last).
+        var lastType: ObjectIdentifier?
+        var holdsValues = false
+        func modelHoldsSavedValues(_ model: any PersistentModel) -> Bool {
+            let type = ObjectIdentifier(Swift.type(of: model))
+            if type != lastType {
+                lastType = type
+                holdsValues = storageLayout(of: model)?.savedValuesAreModelValues ?? false
+            }
+            return holdsValues
+        }
+        // The positions of inserted models that were not brought in step (detached during the save).
+        var skipped: [Int] = []
         var renamed: [(PersistentIdentifier, any PersistentModel)] = []
         for index in changes.inserted.indices {
             // The snapshot is read in place (`changes.inserted[index]`), not copied out.
@@ -44,27 +60,63 @@ extension ModelContext {
             let temporary = changes.inserted[index].persistentIdentifier
             let backing = model.persistentBackingData
             // A model no longer registered here (detached during the save) keeps what it has.
-            guard backing.membership === membership, backing.persistentIdentifier == temporary else { continue }
+            guard backing.membership === membership, backing.persistentIdentifier == temporary else {
+                skipped.append(index)
+                continue
+            }
             let permanent = (minted.map { $0[index] } ?? remapped[temporary]) ?? temporary
             backing.persistentIdentifier = permanent
             backing.state = .registered
             backing.isChanged = false
-            // Only references change under the mapping: without relationships the values stand.
-            backing.savedValues =
-                changes.inserted[index].entity.relationships.isEmpty
-                ? changes.inserted[index].values
-                : changes.inserted[index].copy(persistentIdentifier: permanent, remappedIdentifiers: remapped).values
+            if modelHoldsSavedValues(model) {
+                // The model's values are what the store took: it keeps no copy until it changes.
+                backing.markSavedValuesHeldByModel()
+            } else {
+                // Only references change under the mapping: without relationships the values stand.
+                backing.keepSavedValues(
+                    changes.inserted[index].entity.relationships.isEmpty
+                        ? changes.inserted[index].values
+                        : changes.inserted[index].copy(persistentIdentifier: permanent, remappedIdentifiers: remapped)
+                            .values)
+            }
             if registry.hasFiledTemporaries { renamed.append((temporary, model)) }
-            insertedIDs.append(permanent)
         }
-        // New models are filed under their permanent identifiers now, once each (see ModelRegistry).
+        // New models are filed under their permanent identifiers now, once each (see ModelRegistry),
+        // before the snapshots go: the registry's pages, which stay, then lie beside the store's
+        // rows rather than in the holes the snapshots leave, which the heap can then give back.
         registry.refile(renamed: renamed)
+        let savedModels = changes.insertedModels
+        let insertedCount = changes.inserted.count
+        changes.inserted = []
+        written.mappings = []
+        var insertedIDs: [PersistentIdentifier] = []
+        insertedIDs.reserveCapacity(insertedCount - skipped.count)
+        var nextSkipped = skipped.startIndex
+        for index in 0..<insertedCount {
+            if nextSkipped < skipped.endIndex && skipped[nextSkipped] == index {
+                nextSkipped += 1
+                continue
+            }
+            // Each model's backing data holds its permanent identifier now; the store's list has it
+            // in order, without a read of every model.
+            if let minted, let permanent = minted[index] {
+                insertedIDs.append(permanent)
+            } else if let permanent = savedModels[index].persistentBackingData.persistentIdentifier {
+                insertedIDs.append(permanent)
+            }
+        }
         for snapshot in changes.updated where changes.nullifiedOnly[snapshot.persistentIdentifier] == nil {
             guard let model = registry[snapshot.persistentIdentifier] else { continue }
             let backing = model.persistentBackingData
             backing.isChanged = false
-            backing.savedValues =
-                snapshot.copy(persistentIdentifier: snapshot.persistentIdentifier, remappedIdentifiers: remapped).values
+            if modelHoldsSavedValues(model) {
+                // A merged snapshot's values are loaded into the model below, so it holds what was written.
+                backing.markSavedValuesHeldByModel()
+            } else {
+                backing.keepSavedValues(
+                    snapshot.copy(persistentIdentifier: snapshot.persistentIdentifier, remappedIdentifiers: remapped)
+                        .values)
+            }
         }
         for (id, snapshot) in changes.merged {
             guard let model = registry[id], let layout = storageLayout(of: model) else { continue }
@@ -73,7 +125,7 @@ extension ModelContext {
         for (id, snapshot) in written.reregister {
             guard let model = registry[id], let layout = storageLayout(of: model) else { continue }
             try? layout.reload(snapshot.values, into: model)
-            model.persistentBackingData.savedValues = snapshot.values
+            model.persistentBackingData.keepSavedValues(snapshot.values)
         }
         for model in deletion.models.models {
             insertedModels.remove(model)

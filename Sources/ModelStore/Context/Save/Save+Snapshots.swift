@@ -17,6 +17,12 @@ extension ModelContext {
         /// (``DataStoreSaveChangesRequest/expectedValues``).
         var expected: [PersistentIdentifier: [StoreValue]] = [:]
 
+        /// Whether the save writes nothing.
+        var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+
+        /// How many models the save inserts, updates and deletes, for the debug log.
+        var summary: String { "\(inserted.count) inserted, \(updated.count) updated, \(deleted.count) deleted" }
+
         /// A save request for these snapshots (all of the changes, or one store's part of them),
         /// with the expected values of its updated models.
         func request(
@@ -45,12 +51,17 @@ extension ModelContext {
         var layouts: LayoutCache?
         let deleted = deletion.identifiers
         changes.inserted.reserveCapacity(inserted.count)
-        changes.insertedModels.reserveCapacity(inserted.count)
-        for model in inserted where deletion.models.isEmpty || !deletion.contains(model) {
-            var snapshot = try snapshot(of: model, layouts: &layouts)
-            snapshot.removeReferences(to: deleted)
-            changes.inserted.append(snapshot)
-            changes.insertedModels.append(model)
+        if deletion.models.isEmpty {
+            // Every inserted model is saved: the list is the caller's, shared rather than copied.
+            changes.insertedModels = inserted
+            for model in inserted { changes.inserted.append(try snapshot(of: model, layouts: &layouts)) }
+        } else {
+            for model in inserted where !deletion.contains(model) {
+                var snapshot = try snapshot(of: model, layouts: &layouts)
+                snapshot.removeReferences(to: deleted)
+                changes.inserted.append(snapshot)
+                changes.insertedModels.append(model)
+            }
         }
         var updatedIDs = Set<PersistentIdentifier>()
         for model in changed where deletion.models.isEmpty || !deletion.contains(model) {
@@ -63,8 +74,8 @@ extension ModelContext {
             let id = model.persistentModelID
             // A new model's snapshot (if it is in this save) already lost the reference; a stored one
             // not in this save is written from what the store has.
-            guard !id.isTemporary, !updatedIDs.contains(id), let saved = model.persistentBackingData.savedValues,
-                let layout = storageLayout(of: model),
+            guard !id.isTemporary, !updatedIDs.contains(id), let layout = storageLayout(of: model),
+                let saved = model.persistentBackingData.savedValues(of: model, layout: layout),
                 let entity = container.schema.entity(named: layout.entityName)
             else { continue }
             var snapshot = DefaultSnapshot(persistentIdentifier: id, entity: entity, values: saved)
@@ -78,7 +89,7 @@ extension ModelContext {
             guard let layout = storageLayout(of: model),
                 let entity = container.schema.entity(named: layout.entityName)
             else { continue }
-            let values = try backing.savedValues ?? layout.values(of: model)
+            let values = try backing.savedValues(of: model, layout: layout) ?? layout.values(of: model)
             changes.deleted.append(
                 DefaultSnapshot(persistentIdentifier: model.persistentModelID, entity: entity, values: values))
         }
