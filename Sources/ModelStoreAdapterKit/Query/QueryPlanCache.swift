@@ -17,8 +17,10 @@ public struct StoreQueryShape: Hashable, Sendable {
 
     /// The query's shape, or `nil` when its filter has none (`StoreFilterShape(_:)`).
     ///
-    /// - Parameter distinguishesWindows: Whether queries with and without an offset or a limit
-    ///   get different shapes.
+    /// - Parameters:
+    ///   - query: The query.
+    ///   - distinguishesWindows: Whether queries with and without an offset or a limit get
+    ///     different shapes.
     @inlinable
     public init?(_ query: StoreQuery, distinguishesWindows: Bool) {
         if let filter = query.filter {
