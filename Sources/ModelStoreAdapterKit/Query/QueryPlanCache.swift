@@ -115,15 +115,13 @@ public struct QueryPlanCache<Plan: AnyObject> {
     public mutating func reuse<Bound>(
         _ query: StoreQuery, bind: (Plan, [StoreValue]) -> Bound?
     ) -> Lookup<Bound> {
-        for (position, kept) in recent.enumerated() {
+        // By index, so that each entry is read in place rather than copied with its shape.
+        for position in recent.indices {
             var operands: [StoreValue] = []
-            guard kept.shape.matches(query, distinguishesWindows: distinguishesWindows, operands: &operands)
+            guard recent[position].shape.matches(query, distinguishesWindows: distinguishesWindows, operands: &operands)
             else { continue }
-            guard let bound = bind(kept.plan, operands) else { break }
-            if position > 0 {
-                recent.remove(at: position)
-                recent.insert(kept, at: 0)
-            }
+            guard let bound = bind(recent[position].plan, operands) else { break }
+            if position > 0 { recent.insert(recent.remove(at: position), at: 0) }
             return .reused(bound)
         }
         guard let shape = StoreQueryShape(query, distinguishesWindows: distinguishesWindows) else {
