@@ -33,6 +33,8 @@ struct SyncRequestCountTests {
         await writer.engine.start()
         await reader.engine.start()
         #expect(try await eventually(60) { writer.engine.status.lastSync != nil })
+        // The round the change stream's opening starts ends too.
+        try await Task.sleep(for: .milliseconds(500))
         let before = counted.requests.count
         let saves = 5
         for index in 0..<saves {
@@ -50,8 +52,10 @@ struct SyncRequestCountTests {
         // announcement runs may leave in that round's push, which pulled before it).
         #expect(kinds["push+pull", default: 0] + kinds["push", default: 0] == saves, "\(requests)")
         #expect(kinds["push+pull", default: 0] >= 1, "\(requests)")
-        // At most one more request a save: the pull after the server announces the writer's push.
-        #expect(requests.count <= 2 * saves, "\(requests)")
+        // Fewer than three requests a save, where a round of hello, pull and push took three alone:
+        // the push, and pulls for announcements that carry changes the writer has not read (the
+        // reader's pulls record global identifiers, which are transactions too).
+        #expect(requests.count < 3 * saves, "\(requests)")
         #expect(try fixture.sharedNotes().count == saves)
     }
 
