@@ -90,7 +90,6 @@ public struct SyncServer: Sendable {
         router.post("push") { request, context in
             try await handle("push", request, context) { (push: SyncPushRequest, access) in
                 try decoder.validate(push)
-                if let pull = push.pull { try decoder.validate(pull) }
                 try await checkOwner(of: push.replica, access: access, path: "push")
                 context.logger.info("push", metadata: ["changes": "\(push.changes.count)"])
                 // The pull the push carries is read after the change is announced, so other
