@@ -6,15 +6,15 @@ import ModelStore
 #endif
 
 /// One connection to a sync server's server-sent events: calls back once when it opens (changes
-/// may have happened while it was closed) and once per event, until the server or the network
-/// ends it.
+/// may have happened while it was closed) with `nil`, and once per event with the transaction
+/// number its data holds, until the server or the network ends it.
 enum EventStream {
     /// How long the stream may stay silent; the server sends a comment more often than this.
     static let idleTimeout: TimeInterval = 45
 
     /// Reads the stream `request` opens, calling `onEvent` as described; returns whether the server
     /// accepted it (answered 200), once it has ended.
-    static func run(_ request: URLRequest, onEvent: @escaping @Sendable () -> Void) async -> Bool {
+    static func run(_ request: URLRequest, onEvent: @escaping @Sendable (Int64?) -> Void) async -> Bool {
         var request = request
         request.timeoutInterval = idleTimeout
         request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
@@ -34,7 +34,8 @@ enum EventStream {
     }
 }
 
-/// Parses server-sent events as they arrive: every event that carries data is one signal.
+/// Parses server-sent events as they arrive: every event that carries data is one signal, with
+/// the number its data holds (`nil` when it holds none).
 private final class EventReader: NSObject, URLSessionDataDelegate, Sendable {
     private struct State {
         var buffer = Data()
@@ -44,10 +45,10 @@ private final class EventReader: NSObject, URLSessionDataDelegate, Sendable {
         var task: URLSessionTask?
     }
 
-    private let onEvent: @Sendable () -> Void
+    private let onEvent: @Sendable (Int64?) -> Void
     private let state = LockedValue(State())
 
-    init(onEvent: @escaping @Sendable () -> Void) {
+    init(onEvent: @escaping @Sendable (Int64?) -> Void) {
         self.onEvent = onEvent
     }
 
@@ -78,23 +79,29 @@ private final class EventReader: NSObject, URLSessionDataDelegate, Sendable {
             state.opened = accepted
         }
         completionHandler(accepted ? .allow : .cancel)
-        if accepted { onEvent() }
+        if accepted { onEvent(nil) }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let events = state.withLock { state -> Int in
+        let events = state.withLock { state -> (count: Int, newest: Int64?) in
             state.buffer.append(data)
             var count = 0
+            // The newest number of the events read, `nil` when one of them carried none.
+            var newest: Int64? = Int64.min
             // Events end with a blank line; lines end with LF (CRLF is folded to LF first).
             while let end = Self.eventEnd(in: state.buffer) {
                 let event = String(decoding: state.buffer[state.buffer.startIndex..<end.lowerBound], as: UTF8.self)
                 state.buffer.removeSubrange(state.buffer.startIndex..<end.upperBound)
                 let lines = event.replacingOccurrences(of: "\r\n", with: "\n").split(separator: "\n")
-                if lines.contains(where: { $0.hasPrefix("data:") }) { count += 1 }
+                let data = lines.filter { $0.hasPrefix("data:") }
+                guard !data.isEmpty else { continue }
+                count += 1
+                let number = data.count == 1 ? Int64(data[0].dropFirst(5).trimmingCharacters(in: .whitespaces)) : nil
+                newest = number.flatMap { number in newest.map { max($0, number) } }
             }
-            return count
+            return (count, newest)
         }
-        if events > 0 { onEvent() }
+        if events.count > 0 { onEvent(events.newest) }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

@@ -16,8 +16,8 @@ import ModelStore
 /// ```
 ///
 /// Failures map to ``SyncError``: a connection that fails, a timeout, an answer of 429 or of 500
-/// and above are transient (the engine retries); any other 4xx answer is
-/// ``SyncError/Code/refused`` (or ``SyncError/Code/schemaMismatch``) with the server's message.
+/// and above, and a 409 `remoteChanged` are transient (the engine retries); any other 4xx answer
+/// is ``SyncError/Code/refused`` (or ``SyncError/Code/schemaMismatch``) with the server's message.
 /// Redirects are not followed, so the token goes only to the address given. The token appears in
 /// no error or description.
 public struct HTTPSyncTransport: SyncTransport {
@@ -71,12 +71,25 @@ public struct HTTPSyncTransport: SyncTransport {
     /// reconnection (changes may have happened while the stream was down). The stream reconnects
     /// after a failure with growing waits, up to 30 s, until the consumer stops listening.
     public func remoteChanges() -> AsyncStream<Void>? {
+        guard let numbers = remoteTransactions() else { return nil }
+        return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+            let task = Task {
+                for await _ in numbers { continuation.yield() }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// The signals of ``remoteChanges()`` with the transaction number each event carries (`nil`
+    /// for the signal after a reconnection).
+    public func remoteTransactions() -> AsyncStream<Int64?>? {
         let request = makeRequest("changes", method: "GET", body: nil)
         return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
             let task = Task {
                 var failures = 0
                 while !Task.isCancelled {
-                    let opened = await EventStream.run(request) { continuation.yield() }
+                    let opened = await EventStream.run(request) { continuation.yield($0) }
                     if Task.isCancelled { break }
                     failures = opened ? 1 : failures + 1
                     let wait = min(30, 0.25 * pow(2, Double(min(failures, 8))))
@@ -162,6 +175,10 @@ public struct HTTPSyncTransport: SyncTransport {
         case 500...:
             return SyncError(
                 .unreachable, "\(message) (\(status) from \(at))", remedy: "The engine retries", isTransient: true)
+        case 409 where sent?.code == SyncError.Code.remoteChanged.name:
+            return SyncError(
+                .remoteChanged, "\(message) (\(status) from \(at))", remedy: sent?.remedy ?? "The engine retries",
+                isTransient: true)
         default:
             let code: SyncError.Code = sent?.code == SyncError.Code.schemaMismatch.name ? .schemaMismatch : .refused
             let remedy =

@@ -35,6 +35,14 @@ public actor SyncEngine {
     private let hub = SyncEventHub()
     private var loop: Task<Void, Never>?
     private var replica: String?
+    /// What the hello found, sent with every later request; `nil` until the first round, and again
+    /// after a failure that may mean another remote (see ``round(pushFirst:)``).
+    private var session: SyncSession? {
+        didSet { if session == nil { pulledThrough.withLock { $0 = -1 } } }
+    }
+    /// The remote transaction this replica's pulls have read through (-1 while unknown, or while it
+    /// reads the remote whole), for skipping announcements of changes it has.
+    private nonisolated let pulledThrough = LockedValue<Int64>(-1)
     /// The local transactions known to be the engine's own, which the push cursor moves past.
     private var own = OwnTransactions()
 
@@ -67,10 +75,17 @@ public actor SyncEngine {
     /// Runs one round now: pull, merge, push. Returns what moved.
     @discardableResult
     public func syncNow() async throws -> SyncSummary {
+        try await syncNow(pushFirst: false)
+    }
+
+    /// Runs one round, pushing before it pulls when `pushFirst` (see ``round(pushFirst:)``), as
+    /// ``start()`` does after a local save; the randomized tests run both kinds.
+    @discardableResult
+    package func syncNow(pushFirst: Bool) async throws -> SyncSummary {
         hub.emit(.started)
         status.update(phase: .syncing)
         do {
-            let summary = try await round()
+            let summary = try await round(pushFirst: pushFirst)
             status.finished(at: Date())
             hub.emit(.upToDate(summary))
             return summary
@@ -86,19 +101,31 @@ public actor SyncEngine {
     /// announces (after ``SyncConfiguration/debounce``), at least every
     /// ``SyncConfiguration/pollInterval``, and after a transient failure with growing, jittered
     /// waits. A failure that is not transient stops nothing: the next save or poll tries again.
+    /// A round that follows a local save pushes first and pulls after, so the save leaves in the
+    /// round's first request.
     public func start() {
         guard loop == nil else { return }
         let saves = container.changes
         let configuration = configuration
-        let remoteChanges = transport.remoteChanges()
+        let remoteChanges = transport.remoteTransactions()
+        let pulledThrough = pulledThrough
         loop = Task { [weak self] in
             let wake = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+            let saved = LockedValue(false)
             let watcher = Task {
-                for await change in saves where change.author != SyncEngine.author { wake.continuation.yield() }
+                for await change in saves where change.author != SyncEngine.author {
+                    saved.withLock { $0 = true }
+                    wake.continuation.yield()
+                }
             }
             let remoteWatcher = Task {
                 guard let remoteChanges else { return }
-                for await _ in remoteChanges { wake.continuation.yield() }
+                for await transaction in remoteChanges {
+                    // A change this replica's pulls have read already (its own push, announced
+                    // after the pull that the push carried) needs no round.
+                    if let transaction, transaction <= pulledThrough.withLock({ $0 }) { continue }
+                    wake.continuation.yield()
+                }
             }
             let ticker = Task {
                 while !Task.isCancelled {
@@ -118,8 +145,12 @@ public actor SyncEngine {
                 guard await iterator.next() != nil else { return }
                 try? await Task.sleep(for: configuration.debounce)  // a burst of saves makes one round
                 guard let self, !Task.isCancelled else { return }
+                let pushFirst = saved.withLock { saved in
+                    defer { saved = false }
+                    return saved
+                }
                 do {
-                    try await self.syncNow()
+                    try await self.syncNow(pushFirst: pushFirst)
                     failures = 0
                 } catch let error as SyncError where error.isTransient {
                     failures += 1
@@ -157,49 +188,123 @@ public actor SyncEngine {
         return .milliseconds(Int((base * Double.random(in: 0.5...1.0)) * 1000))
     }
 
-    private func round() async throws -> SyncSummary {
-        let replica = try replicaID()
-        let hello = try await transport.hello(
-            SyncHello(
-                replica: replica, schemaVersion: "\(local.schema.version)",
-                schemaFingerprint: SyncCoding.fingerprint(local.schema)))
+    /// One round. The engine says hello once, in its first round, and sends what the hello found
+    /// (``SyncSession``) with every later request, which the remote refuses when it now serves
+    /// another store (the round then says hello again and runs once more) or has another schema
+    /// (a new hello then says which side is behind). After a failure to reach the remote the next
+    /// round says hello again: what answers may be another server.
+    ///
+    /// A round pulls every page, merges, then pushes; when `pushFirst` (a round after a local save)
+    /// and the replica has read the remote whole before, it pushes first and asks for the pull in
+    /// the same request, so the save leaves at once and a push alone needs no second request.
+    private func round(pushFirst: Bool) async throws -> SyncSummary {
+        do {
+            return try await roundOnce(pushFirst: pushFirst)
+        } catch let error as SyncError where error.code == .remoteChanged {
+            session = nil
+            return try await roundOnce(pushFirst: pushFirst)
+        } catch let error as SyncError where error.code == .schemaMismatch && session != nil {
+            // The remote's schema changed since the hello: a new one says which side is behind.
+            session = nil
+            let hello = try await transport.hello(try helloMessage())
+            try checkSchema(hello)
+            // The hello agrees: the remotes behind the address differ. The next round says hello again.
+            throw error
+        } catch let error as SyncError where error.code == .unreachable {
+            session = nil
+            throw error
+        }
+    }
+
+    private func helloMessage() throws -> SyncHello {
+        SyncHello(
+            replica: try replicaID(), schemaVersion: "\(local.schema.version)",
+            schemaFingerprint: SyncCoding.fingerprint(local.schema))
+    }
+
+    /// The session of this engine, saying hello first if there is none.
+    private func currentSession() async throws -> SyncSession {
+        if let session { return session }
+        let hello = try await transport.hello(try helloMessage())
         try checkSchema(hello)
-        var state = try loadState(remote: hello.remote, replica: replica)
+        let started = SyncSession(remote: hello.remote, schemaFingerprint: hello.schemaFingerprint)
+        session = started
+        return started
+    }
+
+    private func roundOnce(pushFirst: Bool) async throws -> SyncSummary {
+        let replica = try replicaID()
+        let session = try await currentSession()
+        var state = try loadState(remote: session.remote, replica: replica)
+        noteCursor(state.cursor)
         if state.pushed == 0 && state.cursor.snapshot != nil {
             // Joining: only entities that held models before the round can hold models equal to
             // pulled ones; the others need no look-up per pulled model.
             state.joinable = Set(try local.schema.syncedEntities.map(\.name).filter { try local.count($0) > 0 })
         }
         var summary = SyncSummary()
+        // A replica still reading the remote whole pulls first: joining matches pulled models with
+        // local ones before any is pushed.
+        var pulledFirst = !pushFirst || state.cursor.snapshot != nil
         for _ in 0..<8 {
-            while true {
-                let reply = try await transport.pull(
-                    SyncPullRequest(replica: replica, cursor: state.cursor, limit: configuration.pageSize))
-                let merged = try await merge(reply, state: &state)
-                summary.pulled += merged.pulled
-                summary.conflicts += merged.conflicts
-                if merged.pulled > 0 { hub.emit(.pulled(merged.pulled)) }
-                if !reply.hasMore { break }
-            }
-            switch try await push(state: &state, replica: replica) {
-            case .pushed(let count, let conflicts):
+            if pulledFirst { try await pullPages(state: &state, summary: &summary, session: session) }
+            let carried =
+                pulledFirst
+                ? nil : SyncPullRequest(replica: replica, cursor: state.cursor, limit: configuration.pageSize)
+            switch try await push(state: &state, replica: replica, session: session, pull: carried) {
+            case .pushed(let count, let conflicts, let pulled):
                 summary.pushed += count
                 summary.conflicts += conflicts
+                if !pulledFirst {
+                    try await pullPages(state: &state, summary: &summary, session: session, first: pulled)
+                }
                 return summary
             case .stale(let globalIDs):
+                guard pulledFirst else {
+                    // Pushed before pulling: the pull brings what moved on the remote (a model
+                    // read and merged here too would be merged twice, its clash kept twice).
+                    pulledFirst = true
+                    continue
+                }
                 // The remote moved on: pull what changed, merge, push again. The stale models
                 // themselves are read and merged too: a pull leaves out this replica's own pushes,
                 // and one it made before a crash, never acknowledged, is what the remote holds.
-                let models = try await transport.fetch(SyncFetchRequest(globalIDs: globalIDs))
+                let models = try await transport.fetch(SyncFetchRequest(globalIDs: globalIDs, session: session))
                 let merged = try await merge(
                     SyncPullReply(models: models, cursor: state.cursor, hasMore: false), state: &state)
                 summary.conflicts += merged.conflicts
+                pulledFirst = true
                 continue
             }
         }
         throw SyncError(
             .busy, "the remote kept changing the models this replica pushes", remedy: "The engine retries",
             isTransient: true)
+    }
+
+    /// Pulls and merges page after page until the remote has no more, starting with `first` when
+    /// a push brought the first page.
+    private func pullPages(
+        state: inout State, summary: inout SyncSummary, session: SyncSession, first: SyncPullReply? = nil
+    ) async throws {
+        var next = first
+        while true {
+            let reply: SyncPullReply
+            if let page = next {
+                reply = page
+                next = nil
+            } else {
+                reply = try await transport.pull(
+                    SyncPullRequest(
+                        replica: try replicaID(), cursor: state.cursor, limit: configuration.pageSize, session: session)
+                )
+            }
+            let merged = try await merge(reply, state: &state)
+            summary.pulled += merged.pulled
+            summary.conflicts += merged.conflicts
+            if merged.pulled > 0 { hub.emit(.pulled(merged.pulled)) }
+            if !reply.hasMore { return }
+        }
     }
 
     private func checkSchema(_ hello: SyncHelloReply) throws {
@@ -228,6 +333,11 @@ public actor SyncEngine {
         var pushed: Int64
         /// The entities that held models when a joining round began (see ``equalMatch``).
         var joinable = Set<String>()
+    }
+
+    /// Keeps the stored pull cursor's transaction for the announcements ``start()`` receives.
+    private func noteCursor(_ cursor: SyncCursor) {
+        pulledThrough.withLock { $0 = cursor.snapshot == nil ? cursor.transaction : -1 }
     }
 
     private func replicaID() throws -> String {
@@ -372,6 +482,7 @@ public actor SyncEngine {
             state.cursor = reply.cursor
             state.pushed = movedPast(state.pushed)
             let result = try save(inserted: [], updated: [stateRow(state)], deleted: [])
+            noteCursor(state.cursor)
             if let id = result.remappedIdentifiers[state.snapshot.persistentIdentifier] {
                 state.snapshot.persistentIdentifier = id
             }
@@ -397,7 +508,9 @@ public actor SyncEngine {
             try index.add(globalIDs: missing, store: local)
             let absent = missing.filter { index.model(of: $0) == nil }
             guard !absent.isEmpty else { break }
-            models += try await transport.fetch(SyncFetchRequest(globalIDs: absent)).filter { $0.values != nil }
+            models += try await transport.fetch(SyncFetchRequest(globalIDs: absent, session: session)).filter {
+                $0.values != nil
+            }
         }
         // Every model's record was looked up: the page's by `load`, the fetched ones' in the loop.
         let replica = try replicaID()
@@ -456,6 +569,7 @@ public actor SyncEngine {
             throw SyncError.store(
                 error, while: "storing \(models.count) pulled model(s) in '\(local.store.identifier)'")
         }
+        noteCursor(state.cursor)
         let inserted = plan.inserted.map { (snapshot: DefaultSnapshot) in
             result.remappedIdentifiers[snapshot.persistentIdentifier] ?? snapshot.persistentIdentifier
         }
@@ -522,12 +636,18 @@ public actor SyncEngine {
     // MARK: Push
 
     private enum PushOutcome {
-        case pushed(Int, conflicts: Int)
+        /// Stored: how many changes and conflicts, and the answer to the pull asked for with the
+        /// push when the request that carried it was the push's last.
+        case pushed(Int, conflicts: Int, pulled: SyncPullReply?)
         /// The remote refused the push: these models changed there since their base.
         case stale([String])
     }
 
-    private func push(state: inout State, replica: String) async throws -> PushOutcome {
+    /// Pushes what changed locally since the last push. `pull`, when given, rides on the push's
+    /// request when the push takes one request (a page of changes, or of deletions).
+    private func push(
+        state: inout State, replica: String, session: SyncSession, pull: SyncPullRequest?
+    ) async throws -> PushOutcome {
         let changes = try localChanges(after: state.pushed, replica: replica)
         // Every model counts as changed on a first push (or after the history was trimmed): they are
         // read a page at a time below rather than listed, so the push holds one page of them.
@@ -564,7 +684,13 @@ public actor SyncEngine {
         status.update(pendingChanges: models + deletes.count)
         // A page of models at a time: read, compared with their bases, pushed and acknowledged, so
         // the memory a push takes does not grow with the number of models it pushes.
-        var round = PushRound()
+        var round = PushRound(session: session)
+        // The pull rides on a push of a page or two (models, deletions, links pushed again); the
+        // answer to the last request counts, read after every change of the push was stored. A
+        // longer push pulls with requests of its own after it.
+        if !everyModel && ids.count <= configuration.pageSize && deletes.count <= configuration.pageSize {
+            round.pull = pull
+        }
         for chunk in ids.chunked(configuration.pageSize) {
             var index = RecordIndex()
             for id in chunk { if let record = pendingByModel[id] { index.remember(record) } }
@@ -614,7 +740,7 @@ public actor SyncEngine {
         }
         for batch in deletes.chunked(configuration.pageSize) {
             var index = RecordIndex()
-            let reply = try await transport.push(SyncPushRequest(replica: replica, changes: Array(batch)))
+            let reply = try await round.send(Array(batch), replica: replica, transport: transport)
             guard reply.applied else { return .stale(reply.stale) }
             round.conflicts += try acknowledge(
                 Array(batch), reply: reply, index: &index, state: nil, deletedRecords: deletedRecords)
@@ -627,7 +753,7 @@ public actor SyncEngine {
             state.pushed = own.advanced(changes.head)
             try save(inserted: [], updated: [stateRow(state)], deleted: [])
             status.update(pendingChanges: 0)
-            return .pushed(round.total, conflicts: round.conflicts)
+            return .pushed(round.total, conflicts: round.conflicts, pulled: round.pulled)
         }
         // Nothing to push. Move the push cursor past the engine's own transactions only now and
         // then, so a quiet round writes nothing.
@@ -640,7 +766,7 @@ public actor SyncEngine {
                 deleted: deletedRecords.map(\.snapshot))
         }
         status.update(pendingChanges: 0)
-        return .pushed(0, conflicts: 0)
+        return .pushed(0, conflicts: 0, pulled: nil)
     }
 
     /// The records waiting to be pushed again.
@@ -648,6 +774,12 @@ public actor SyncEngine {
 
     /// What one push has done so far, over its pages.
     private struct PushRound {
+        /// The session every request carries.
+        let session: SyncSession
+        /// The pull to ask for with the push's requests, if any.
+        var pull: SyncPullRequest?
+        /// The answer to `pull`, when the push's last request so far carried it.
+        var pulled: SyncPullReply?
         /// The changes pushed, one per model (or deletion).
         var total = 0
         /// The links pushed again once their targets were on the remote (their models are in ``total``).
@@ -657,6 +789,16 @@ public actor SyncEngine {
         var withheld = false
         /// The models the remote refused, when it did.
         var stale: [String] = []
+
+        /// Sends one request of the push, with the pull when there is one.
+        mutating func send(
+            _ changes: [SyncChange], replica: String, transport: any SyncTransport
+        ) async throws -> SyncPushReply {
+            let reply = try await transport.push(
+                SyncPushRequest(replica: replica, changes: changes, session: session, pull: pull))
+            pulled = reply.pulled
+            return reply
+        }
     }
 
     /// Pushes one page of local models (`read` holds them when the caller read them already) and
@@ -675,7 +817,7 @@ public actor SyncEngine {
         let held = page.withheld.subtracting(sent).compactMap { index.record(of: $0) }.filter { !$0.pending }
         if !held.isEmpty { try save(inserted: [], updated: held.map { marked($0, pending: true) }, deleted: []) }
         guard !page.changes.isEmpty else { return true }
-        let reply = try await transport.push(SyncPushRequest(replica: replica, changes: page.changes))
+        let reply = try await round.send(page.changes, replica: replica, transport: transport)
         guard reply.applied else {
             round.stale = reply.stale
             return false

@@ -25,6 +25,9 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
         public static let store = Code("store")
         /// Pushes kept meeting newer remote changes; the engine retries.
         public static let busy = Code("busy")
+        /// The remote now serves another store than the one the replica's hello found (its
+        /// address was pointed elsewhere); the engine says hello again and retries.
+        public static let remoteChanged = Code("remoteChanged")
     }
 
     /// What kind of failure.

@@ -64,11 +64,48 @@ public final class SyncHost: Sendable {
 
     /// Applies a replica's changes all or nothing; see the type's description for when it refuses.
     /// `access` is who asks, for the host's scope.
+    ///
+    /// When the request carries a ``SyncPushRequest/pull`` and the changes were stored, the reply
+    /// also holds that pull's answer, read after the push's transaction was committed.
     public func push(_ request: SyncPushRequest, access: SyncAccess = .unrestricted) throws -> SyncPushReply {
+        try checkSession(request.session, replica: request.replica, request: "push")
         let check = try ScopeCheck(scope, access: access, schema: store.schema)
         let key = access.subject ?? ""
-        return try pushing[Int(UInt(bitPattern: key.hashValue) % UInt(pushing.count))].withLock {
+        var reply = try pushing[Int(UInt(bitPattern: key.hashValue) % UInt(pushing.count))].withLock {
             try applyPush(request, check: check)
+        }
+        if reply.applied, let pull = request.pull {
+            // The push is stored whatever happens here: a pull that fails leaves the answer out,
+            // and the replica pulls with a request of its own, which reports the failure.
+            reply.pulled = try? self.pull(
+                SyncPullRequest(replica: request.replica, cursor: pull.cursor, limit: pull.limit), access: access)
+        }
+        return reply
+    }
+
+    /// Refuses a request whose session names another store or another schema than this host's:
+    /// the replica said hello to a different remote (its address now leads elsewhere) or the
+    /// remote's schema changed since. Requests without a session (from replicas that say hello
+    /// every round) pass.
+    func checkSession(_ session: SyncSession?, replica: String?, request: String) throws {
+        guard let session else { return }
+        let here = store.store.identifier
+        let request = request + (replica.map { " of replica '\($0)'" } ?? "")
+        guard session.remote == here else {
+            throw SyncError(
+                .remoteChanged,
+                "the \(request) was meant for the store '\(session.remote)', "
+                    + "but this remote serves '\(here)'",
+                remedy: "The engine says hello again and syncs with this store; nothing was stored",
+                isTransient: true)
+        }
+        guard session.schemaFingerprint == fingerprint else {
+            throw SyncError(
+                .schemaMismatch,
+                "the \(request) was refused: its schema differs from the one of "
+                    + "'\(here)' (version \(store.schema.version)), which changed since the replica's hello",
+                remedy: "Migrate the store that is behind to the same models (update the app, or open the "
+                    + "remote with the new schema), then sync again; nothing was stored")
         }
     }
 
@@ -279,6 +316,7 @@ public final class SyncHost: Sendable {
     /// Pulls run concurrently with each other and with pushes; pulls that arrive together share one
     /// read of the store's history (see ``SyncHistoryTail``).
     public func pull(_ request: SyncPullRequest, access: SyncAccess = .unrestricted) throws -> SyncPullReply {
+        try checkSession(request.session, replica: request.replica, request: "pull")
         let limit = max(1, request.limit)
         let check = try ScopeCheck(scope, access: access, schema: store.schema)
         return try retryingDerivedRecords {
@@ -436,6 +474,7 @@ public final class SyncHost: Sendable {
     /// The current state of models by global identifier.
     /// Models outside the scope of `access` are left out.
     public func fetch(_ request: SyncFetchRequest, access: SyncAccess = .unrestricted) throws -> [SyncModelState] {
+        try checkSession(request.session, replica: nil, request: "fetch")
         let check = try ScopeCheck(scope, access: access, schema: store.schema)
         return try retryingDerivedRecords { try states(of: request.globalIDs, check: check) }
     }

@@ -186,17 +186,43 @@ public struct SyncHelloReply: Codable, Sendable {
     }
 }
 
+/// What a replica learned from its hello, sent with each later request so that the remote refuses
+/// a request meant for another store or another schema: an engine says hello once, not every round.
+public struct SyncSession: Codable, Sendable, Hashable {
+    /// The remote store the hello answered for (``SyncHelloReply/remote``).
+    public var remote: String
+    /// The digest of the replica's schema, which the hello found equal to the remote's.
+    public var schemaFingerprint: String
+
+    /// The session of a replica with schema digest `schemaFingerprint`, talking to the store `remote`.
+    public init(remote: String, schemaFingerprint: String) {
+        self.remote = remote
+        self.schemaFingerprint = schemaFingerprint
+    }
+}
+
 /// Local changes sent to the remote, applied there all or nothing.
 public struct SyncPushRequest: Codable, Sendable {
     /// The pushing replica.
     public var replica: String
     /// The changes.
     public var changes: [SyncChange]
+    /// The replica's session, which the remote checks before anything else (`nil` from replicas
+    /// that say hello every round, which the remote does not check).
+    public var session: SyncSession?
+    /// A pull the remote answers in the same reply (``SyncPushReply/pulled``) once the changes
+    /// are stored, so a round that pushes first needs no request of its own to pull; its replica
+    /// is the push's.
+    public var pull: SyncPullRequest?
 
-    /// A push of `changes` from `replica`.
-    public init(replica: String, changes: [SyncChange]) {
+    /// A push of `changes` from `replica`, in `session`, followed by `pull` when given.
+    public init(
+        replica: String, changes: [SyncChange], session: SyncSession? = nil, pull: SyncPullRequest? = nil
+    ) {
         self.replica = replica
         self.changes = changes
+        self.session = session
+        self.pull = pull
     }
 }
 
@@ -212,13 +238,21 @@ public struct SyncPushReply: Codable, Sendable {
     /// The remote models' states after the push, for each model of ``merged``'s values (the
     /// pushed models themselves hold what was pushed).
     public var states: [SyncModelState]
+    /// The answer to the request's ``SyncPushRequest/pull``, read after the changes were stored;
+    /// `nil` when the push was not applied, the request asked for none, or the remote could not
+    /// read it (the replica then pulls with a request of its own).
+    public var pulled: SyncPullReply?
 
     /// A reply to a push.
-    public init(applied: Bool, stale: [String], merged: [String: String], states: [SyncModelState]) {
+    public init(
+        applied: Bool, stale: [String], merged: [String: String], states: [SyncModelState],
+        pulled: SyncPullReply? = nil
+    ) {
         self.applied = applied
         self.stale = stale
         self.merged = merged
         self.states = states
+        self.pulled = pulled
     }
 }
 
@@ -230,12 +264,15 @@ public struct SyncPullRequest: Codable, Sendable {
     public var cursor: SyncCursor
     /// At most this many models per reply.
     public var limit: Int
+    /// The replica's session, which the remote checks first (see ``SyncPushRequest/session``).
+    public var session: SyncSession?
 
-    /// A request from `replica` for at most `limit` models after `cursor`.
-    public init(replica: String, cursor: SyncCursor, limit: Int) {
+    /// A request from `replica` for at most `limit` models after `cursor`, in `session`.
+    public init(replica: String, cursor: SyncCursor, limit: Int, session: SyncSession? = nil) {
         self.replica = replica
         self.cursor = cursor
         self.limit = limit
+        self.session = session
     }
 }
 
@@ -260,9 +297,14 @@ public struct SyncPullReply: Codable, Sendable {
 public struct SyncFetchRequest: Codable, Sendable {
     /// The models.
     public var globalIDs: [String]
+    /// The replica's session, which the remote checks first (see ``SyncPushRequest/session``).
+    public var session: SyncSession?
 
-    /// A request for the models with these global identifiers.
-    public init(globalIDs: [String]) { self.globalIDs = globalIDs }
+    /// A request for the models with these global identifiers, in `session`.
+    public init(globalIDs: [String], session: SyncSession? = nil) {
+        self.globalIDs = globalIDs
+        self.session = session
+    }
 }
 
 // The values and stamps of models and changes travel in SyncRecordCoding's compact form (as `Data`,

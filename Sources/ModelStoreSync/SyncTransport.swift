@@ -19,11 +19,27 @@ public protocol SyncTransport: Sendable {
     /// A signal each time the remote changes, if the transport can tell; `nil` makes a running
     /// engine poll instead.
     func remoteChanges() -> AsyncStream<Void>?
+    /// The same signal with the number of the remote's newest transaction when the transport
+    /// knows it (`nil` otherwise): a running engine skips a signal for a transaction its pulls
+    /// have read already, such as the announcement of its own push.
+    func remoteTransactions() -> AsyncStream<Int64?>?
 }
 
 extension SyncTransport {
     /// No signal: a running engine polls.
     public func remoteChanges() -> AsyncStream<Void>? { nil }
+
+    /// The signals of ``remoteChanges()``, without numbers.
+    public func remoteTransactions() -> AsyncStream<Int64?>? {
+        guard let changes = remoteChanges() else { return nil }
+        return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+            let task = Task {
+                for await _ in changes { continuation.yield(nil) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
 }
 
 /// The transport to a remote store this process opens itself: a file store, SQLite or PostgreSQL.

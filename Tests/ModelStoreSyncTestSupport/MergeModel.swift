@@ -19,6 +19,8 @@ public struct MergeModel {
     /// Models each replica deleted and has not pushed.
     var deleted: [Set<String>]
     var cursor: [Int]
+    /// Whether the replica synced before (a first round pulls first, whatever started it).
+    var synced: [Bool]
     /// The clashes each replica met: every one must be in its conflict records.
     public var conflicts: [Int]
     /// What the shared store holds, by name.
@@ -32,6 +34,7 @@ public struct MergeModel {
         base = Array(repeating: [:], count: replicas)
         deleted = Array(repeating: [], count: replicas)
         cursor = Array(repeating: 0, count: replicas)
+        synced = Array(repeating: false, count: replicas)
         conflicts = Array(repeating: 0, count: replicas)
     }
 
@@ -58,10 +61,18 @@ public struct MergeModel {
 
     /// A replica runs a round: pull, merge, push, again until the shared store takes the push.
     public mutating func sync(_ r: Int) {
+        synced[r] = true
         while true {
             pull(r)
             if push(r) { return }
         }
+    }
+
+    /// A replica runs a round that pushes first (one after a local save): push, then pull; a push
+    /// the shared store refuses, or a replica that never synced, makes it a round as ``sync(_:)``.
+    public mutating func syncPushingFirst(_ r: Int) {
+        guard synced[r], push(r) else { return sync(r) }
+        pull(r)
     }
 
     private mutating func pull(_ r: Int) {
@@ -132,7 +143,11 @@ public struct MergeModel {
                 written.append(name)
                 continue
             }
-            guard var there = next[name] else { return false }
+            guard var there = next[name] else {
+                // Deleted there: a push of other models goes through; one of this model waits.
+                if mine == agreed { continue }
+                return false
+            }
             if mine.budget != agreed.budget && there.budget != mine.budget {
                 guard there.budget == agreed.budget else { return false }
                 there.budget = mine.budget
@@ -152,7 +167,9 @@ public struct MergeModel {
         }
         server = next
         log += written.map { (r, $0) }
-        for name in local[r].keys { base[r][name] = .some(server[name]) }
+        // What the replica pushed, and what it left alone as it was agreed: the shared store's
+        // other changes to these models arrive with the next pull.
+        for name in local[r].keys { base[r][name] = .some(local[r][name]) }
         for name in deleted[r] { base[r][name] = nil }
         deleted[r] = []
         return true

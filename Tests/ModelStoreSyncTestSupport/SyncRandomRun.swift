@@ -16,6 +16,8 @@ public enum SyncRandomRun {
         case setNotes(replica: Int, pick: Int, notes: String)
         case delete(replica: Int, pick: Int)
         case sync(replica: Int)
+        /// A round that pushes first, as one after a local save does.
+        case syncPushingFirst(replica: Int)
 
         /// The step in a few words, for a failure's report.
         public var description: String {
@@ -25,6 +27,7 @@ public enum SyncRandomRun {
             case .setNotes(let r, let pick, let notes): "r\(r) notes #\(pick) = \(notes)"
             case .delete(let r, let pick): "r\(r) delete #\(pick)"
             case .sync(let r): "r\(r) sync"
+            case .syncPushingFirst(let r): "r\(r) sync pushing first"
             }
         }
     }
@@ -60,7 +63,8 @@ public enum SyncRandomRun {
             case 2, 3: return .setBudget(replica: replica, pick: random.below(8), budget: random.below(5))
             case 4: return .setNotes(replica: replica, pick: random.below(8), notes: random.pick(["a", "b", "c"]))
             case 5: return .delete(replica: replica, pick: random.below(8))
-            default: return .sync(replica: replica)
+            case 6, 7: return .sync(replica: replica)
+            default: return .syncPushingFirst(replica: replica)
             }
         }
     }
@@ -150,6 +154,13 @@ public enum SyncRandomRun {
                     return "r\(r) sync failed: \(error)"
                 }
                 model.sync(r)
+            case .syncPushingFirst(let r):
+                do {
+                    try await replicas[r].engine.syncNow(pushFirst: true)
+                } catch {
+                    return "r\(r) sync pushing first failed: \(error)"
+                }
+                model.syncPushingFirst(r)
             }
         }
         for (r, replica) in replicas.enumerated() {

@@ -108,11 +108,13 @@ public struct SyncRequestDecoder: Sendable {
         for id in fetch.globalIDs { try validateIdentifier(id, "global identifier", path: "fetch") }
     }
 
-    /// Checks a push against the limits and the schema: its size, its identifiers, and that every
+    /// Checks a push against the limits and the schema: its size, its identifiers (its pull's too),
+    /// and that every
     /// change names a synced entity and that entity's properties (never the sync engine's own
     /// entities), with values of their types.
     public func validate(_ push: SyncPushRequest) throws {
         try validateIdentifier(push.replica, "replica", path: "push")
+        if let pull = push.pull { try validateIdentifier(pull.replica, "pull's replica", path: "push") }
         guard push.changes.count <= limits.maximumChangesPerPush else {
             throw SyncRequestRefusal(
                 status: 413, code: "tooLarge",

@@ -92,8 +92,21 @@ public struct SyncServer: Sendable {
                 try decoder.validate(push)
                 try await checkOwner(of: push.replica, access: access, path: "push")
                 context.logger.info("push", metadata: ["changes": "\(push.changes.count)"])
-                let reply = try await run { try host.push(push, access: access) }
+                // The pull the push carries is read after the change is announced, so other
+                // processes' clients hear of it without waiting for this client's pull.
+                var stored = push
+                stored.pull = nil
+                let changes = stored
+                var reply = try await run { try host.push(changes, access: access) }
                 if reply.applied, !push.changes.isEmpty { await changeSignal?.announce() }
+                if reply.applied, var pull = push.pull {
+                    pull.replica = push.replica
+                    pull.session = push.session
+                    pull.limit = min(max(1, pull.limit), configuration.maximumPullLimit)
+                    let page = pull
+                    // Stored already: a failed pull leaves the answer out, and the client pulls itself.
+                    reply.pulled = try? await run { try host.pull(page, access: access) }
+                }
                 return reply
             }
         }

@@ -74,6 +74,9 @@ public struct SyncServerFailure: Error, Sendable, CustomStringConvertible, HTTPR
                 HTTPResponse.Status(code: refusal.status), code: refusal.code, refusal.message, remedy: refusal.remedy)
         }
         if let error = error as? SyncError {
+            if error.code == .schemaMismatch || error.code == .remoteChanged {
+                return SyncServerFailure(.conflict, code: error.code.name, error.message, remedy: error.remedy)
+            }
             if error.code == .refused {
                 return SyncServerFailure(.forbidden, code: "refused", error.message, remedy: error.remedy)
             }

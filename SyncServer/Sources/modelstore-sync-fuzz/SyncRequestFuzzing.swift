@@ -100,6 +100,12 @@ enum SyncRequestFuzzing {
             #"{"replica":"r1","cursor":{"transaction":0,"snapshot":{"head":4,"entity":"Note","offset":2}},"#
             + #""limit":9}"#
         seeds.append(("pull-snapshot", 2, Data(snapshot.utf8)))
+        // A push of an engine that said hello once, carrying its pull.
+        let session = SyncSession(remote: "postgres-1a2b3c4d", schemaFingerprint: "f")
+        let carried = SyncPushRequest(
+            replica: "r1", changes: [insert], session: session,
+            pull: SyncPullRequest(replica: "r1", cursor: SyncCursor(transaction: 7), limit: 9, session: session))
+        seeds.append(("push-session-pull", 1, try encoder.encode(carried)))
         for (name, path, body) in seeds {
             try Data([UInt8(path)] + body).write(to: directory.appendingPathComponent(name))
         }

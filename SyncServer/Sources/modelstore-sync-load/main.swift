@@ -13,7 +13,8 @@ import SyncTestModels
 // a second for SECONDS; every engine runs continuously and pulls only when its server announces a
 // change (no polling). Afterwards it waits up to 30 s for every note to reach every client of its
 // group and prints changes per second, the propagation time from a save to another client's store
-// (p50, p99, max) and how many (note, client) deliveries never happened. The servers wake each other
+// (p50, p99, max), how many (note, client) deliveries never happened, and the engines' requests per
+// save by kind. The servers wake each other
 // with PostgreSQL NOTIFY unless `--change-notifications off`, which leaves them polling every 100 ms.
 // `--server-logs DIR` keeps the servers' logs (a line per request, with its milliseconds) in DIR.
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -96,11 +97,13 @@ configuration.debounce = .milliseconds(10)
 configuration.pollInterval = .seconds(3600)
 var containers: [ModelContainer] = []
 var engines: [SyncEngine] = []
+var transports: [CountingSyncTransport] = []
 for index in 0..<clientCount {
     let container = try ModelContainer(
         for: SyncTestSchema.schema, url: "sqlite:" + directory.appendingPathComponent("c\(index).sqlite").path)
     let token = try await verifier.sign(subject: "user\(index / groupSize)", expires: Date().addingTimeInterval(3600))
-    let transport = HTTPSyncTransport(baseURL: servers[index % 2].1, token: token)
+    let transport = CountingSyncTransport(HTTPSyncTransport(baseURL: servers[index % 2].1, token: token))
+    transports.append(transport)
     engines.append(try SyncEngine(container: container, transport: transport, configuration: configuration))
     containers.append(container)
     let changes = container.changes
@@ -175,5 +178,15 @@ print(
             + "propagation p50 %.0f ms, p99 %.0f ms, max %.0f ms",
         savedCount, Double(savedCount) / seconds, expected.count, missing, percentile(0.5), percentile(0.99),
         delays.last ?? .nan))
+// The engines' requests (the change streams aside), from their start to the end of the settling.
+let requests = transports.reduce(into: [String: Int]()) { total, transport in
+    total.merge(transport.counts, uniquingKeysWith: +)
+}
+let requestCount = requests.values.reduce(0, +)
+let perSave = Double(requestCount) / Double(max(1, savedCount))
+let byKind: [String] = requests.keys.sorted().map { kind in "\(kind) \(requests[kind] ?? 0)" }
+print(
+    String(format: "sync-load: %d requests, %.2f per save", requestCount, perSave)
+        + " (\(byKind.joined(separator: ", ")))")
 cleanUp()
 exit(missing == 0 ? 0 : 1)

@@ -59,4 +59,22 @@ struct SyncRequestDecoderTests {
         #expect(missing.message.contains("'.changes[0]'"))
         #expect(missing.message.count < 300)
     }
+
+    @Test func aPushCarryingAPullWithABadReplicaIsRefused() throws {
+        let push =
+            #"{"replica":"r1","changes":[],"session":{"remote":"postgres-1","schemaFingerprint":"f"},"#
+            + #""pull":{"replica":"r\u0000","cursor":{"transaction":7},"limit":9}}"#
+        let error = try #require(
+            throws: SyncRequestRefusal.self,
+            performing: {
+                try decoder.validate(try decoder.decode(Data(push.utf8), as: SyncPushRequest.self, path: "push"))
+            })
+        #expect(error.status == 400)
+        #expect(error.message.contains("pull's replica"), "\(error.message)")
+        let good = push.replacingOccurrences(of: #""r\u0000""#, with: #""r1""#)
+        let accepted = try decoder.decode(Data(good.utf8), as: SyncPushRequest.self, path: "push")
+        try decoder.validate(accepted)
+        #expect(accepted.session?.remote == "postgres-1")
+        #expect(accepted.pull?.cursor.transaction == 7)
+    }
 }
