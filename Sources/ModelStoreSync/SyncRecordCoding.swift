@@ -57,7 +57,8 @@ enum SyncRecordCoding {
             var reader = Reader(buffer: buffer, position: 1)
             guard let count = reader.count() else { return nil }
             var values: [String: StoreValue] = [:]
-            values.reserveCapacity(count)
+            // A count read from the blob is not trusted: an entry takes two bytes at least.
+            values.reserveCapacity(min(count, reader.remaining / 2))
             for _ in 0..<count {
                 guard let name = reader.string(), let value = reader.value() else { return nil }
                 values[name] = value
@@ -78,7 +79,8 @@ enum SyncRecordCoding {
             var reader = Reader(buffer: buffer, position: 1)
             guard let count = reader.count() else { return nil }
             var stamps: [String: SyncStamp] = [:]
-            stamps.reserveCapacity(count)
+            // A count read from the blob is not trusted: an entry takes eighteen bytes at least.
+            stamps.reserveCapacity(min(count, reader.remaining / 18))
             for _ in 0..<count {
                 guard let name = reader.string(), let milliseconds = reader.fixed(), let counter = reader.fixed(),
                     let replica = reader.string()
@@ -206,6 +208,9 @@ enum SyncRecordCoding {
         let buffer: UnsafeRawBufferPointer
         var position: Int
 
+        /// How many bytes are left to read.
+        var remaining: Int { buffer.count - position }
+
         mutating func byte() -> UInt8? {
             guard position < buffer.count else { return nil }
             defer { position += 1 }
@@ -225,7 +230,7 @@ enum SyncRecordCoding {
         }
 
         mutating func fixed() -> UInt64? {
-            guard position + 8 <= buffer.count else { return nil }
+            guard remaining >= 8 else { return nil }
             var value: UInt64 = 0
             withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: .init(rebasing: buffer[position..<position + 8])) }
             position += 8
@@ -233,7 +238,7 @@ enum SyncRecordCoding {
         }
 
         mutating func bytes(_ count: Int) -> UnsafeRawBufferPointer? {
-            guard count >= 0, position + count <= buffer.count else { return nil }
+            guard count >= 0, count <= remaining else { return nil }
             defer { position += count }
             return UnsafeRawBufferPointer(rebasing: buffer[position..<position + count])
         }

@@ -74,4 +74,18 @@ import Testing
         #expect(SyncCoding.decodeStamps(stamps.prefix(stamps.count - 1)) == nil)
         #expect(SyncCoding.decodeStamps(Data([0xB3, 0x05])) == nil)
     }
+
+    /// Counts and lengths read from a blob are checked against what it holds before anything is
+    /// allocated or added: a blob that claims far more than it has reads as nothing, without
+    /// trapping (the sync request fuzz target found a values blob claiming 2^43 entries).
+    @Test func countsAndLengthsBeyondTheBlobReadAsNothing() {
+        let huge: [UInt8] = [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01]  // a count of 2^43 - 1
+        let largest: [UInt8] = [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F]  // 2^63 - 1
+        #expect(SyncCoding.decodeValues(Data([0xB1] + huge + [0x01, 0x61, 0x00])) == nil)
+        #expect(SyncCoding.decodeStamps(Data([0xB2] + huge + [0x01, 0x61])) == nil)
+        #expect(SyncCoding.decodeStamps(Data([0xB3] + huge)) == nil)
+        // A name whose length is the largest count: the bounds check must not overflow.
+        #expect(SyncCoding.decodeValues(Data([0xB1, 0x01] + largest + [0x61])) == nil)
+        #expect(SyncCoding.decodeValues(Data([0xB1, 0x01, 0x01, 0x61, 0x08] + largest)) == nil)
+    }
 }
