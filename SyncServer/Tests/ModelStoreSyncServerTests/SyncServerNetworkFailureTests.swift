@@ -18,6 +18,9 @@ struct SyncServerNetworkFailureTests {
 
     private static let titles = (0..<150).map { "note-\($0)" }
     private static let body = String(repeating: "lorem ipsum ", count: 200)
+    /// Four times ``body``: a pull of 150 of them takes about ten seconds over the throttled link,
+    /// so the cut always falls inside it, however few requests the engine makes.
+    private static let longBody = String(repeating: body, count: 4)
 
     /// Runs a sync round of `client` in the namespace over a throttled link, cuts the link `after`
     /// into it (the round must fail as transient), restores the link and syncs again (it must succeed).
@@ -64,8 +67,8 @@ struct SyncServerNetworkFailureTests {
         defer { fixture.remove() }
         let server = try ServerProcess(fixture, host: net.hostAddress)
         let writer = try await fixture.client("writer", subject: "alice", through: server)
-        try writer.add(Self.titles[0], body: Self.body)
-        for title in Self.titles.dropFirst() { try writer.add(title, body: Self.body) }
+        try writer.add(Self.titles[0], body: Self.longBody)
+        for title in Self.titles.dropFirst() { try writer.add(title, body: Self.longBody) }
         try await writer.engine.syncNow()
 
         let tokenFile = try await fixture.tokenFile("alice")
