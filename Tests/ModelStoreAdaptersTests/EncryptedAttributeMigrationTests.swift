@@ -91,6 +91,13 @@ extension EncryptedAttributeTests {
         let directory = try TemporaryDirectory()
         let url = Self.url(kind, in: directory)
         try Self.seedCards(url)
+        func document() throws -> String {
+            String(decoding: try Data(contentsOf: directory.file("patients.json")), as: UTF8.self)
+        }
+        if kind == "json" {
+            // Before the migration the plaintext is there, quoted, as the check after it looks for it.
+            #expect(try document().contains("\"4111-1111\"") && document().contains("\"gold\""))
+        }
 
         try Self.withCards(SealingV2.self, url, plan: plan) { context in
             let cards = try context.fetch(FetchDescriptor<SealingV2.Card>(sortBy: [SortDescriptor(\.holder)]))
@@ -98,8 +105,10 @@ extension EncryptedAttributeTests {
             #expect(cards.map(\.memo) == ["gold", nil])
         }
         if kind == "json" {
-            let document = String(decoding: try Data(contentsOf: directory.file("patients.json")), as: UTF8.self)
-            #expect(!document.contains("4111") && !document.contains("gold") && document.contains("Grace"))
+            // Whole plaintext values, quoted: a bare "4111" can occur in an identifier's hex digits.
+            let stored = try document()
+            #expect(!stored.contains("\"4111-1111\"") && !stored.contains("\"gold\""))
+            #expect(stored.contains("\"Grace\""))
         }
         // Without the key the sealed values do not open: they are stored sealed.
         AttributeEncryption.removeKeys()
