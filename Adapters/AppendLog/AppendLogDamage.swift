@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreAdapterKit
 import ModelStoreFileIO
 
 /// Where an append log is damaged and how: the ``DataStoreError/underlyingError`` of every
@@ -146,5 +147,16 @@ public struct AppendLogTornTail: Sendable, Hashable, CustomStringConvertible {
         }
         if let savedAs { text += "; the bytes are kept in '\(savedAs)'" }
         return text
+    }
+}
+
+extension FormatError {
+    /// The damage it is in file `file`, found while decoding the block at `offset`: `what` says
+    /// which block (`"the segment header"`), and is left out for a format version refusal.
+    func damage(file: String, at offset: Int, what: String) -> AppendLogDamage {
+        guard code == .corrupted else {
+            return AppendLogDamage(file: file, offset: offset, reason: reason, code: code, remedy: remedy)
+        }
+        return AppendLogDamage(file: file, offset: offset, reason: "\(what) does not decode: \(reason)")
     }
 }

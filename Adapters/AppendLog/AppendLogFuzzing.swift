@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreAdapterKit
 import ModelStoreCrypto
 
 /// The entry of the append-log fuzz target (`scripts/fuzz.sh log`) and its regression test; not public API.

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreAdapterKit
 
 /// A read-only description of an append log: its entities and counts, its files and sizes, and how
 /// much of it is dead. What `modelstore inspect` prints.

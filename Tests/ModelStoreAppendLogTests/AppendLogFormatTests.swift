@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreAdapterKit
 import ModelStoreFileIO
 import ModelStoreTestSupport
 import Testing

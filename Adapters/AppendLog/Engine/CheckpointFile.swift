@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreAdapterKit
 import ModelStoreFileIO
 
 /// Writing and reading checkpoints: the live data as of a point in the log.

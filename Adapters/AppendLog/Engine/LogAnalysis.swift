@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreAdapterKit
 import ModelStoreFileIO
 
 /// Reads a store directory without a schema: the engine behind ``AppendLogStore/verify(at:)``,

@@ -151,7 +151,7 @@ enum LogLoader {
                             + "starts at segment \(manifest.firstSegment)"
                     )
                 }
-                mapping = SchemaMapping(shapes: header.shapes, schema: schema)
+                mapping = SchemaMapping(shapes: header.shapes, schema: schema, storeName: "the append log")
                 replay.reserve(header.modelCount)
             }
             replay.raiseNextKey(header.nextPrimaryKey)
@@ -171,7 +171,9 @@ enum LogLoader {
                 storeIdentifier: manifest.storeIdentifier, firstTransaction: lastTransaction + 1, cipher: layout.cipher)
             var mapping: SchemaMapping?
             let result = try scanner.scan(bytes) { record, _, _, context in
-                if mapping == nil { mapping = SchemaMapping(shapes: context.shapes, schema: schema) }
+                if mapping == nil {
+                    mapping = SchemaMapping(shapes: context.shapes, schema: schema, storeName: "the append log")
+                }
                 try apply(record, mapping: mapping!, to: &replay)
             }
             if let last = result.lastTransaction { lastTransaction = last }

@@ -1,13 +1,7 @@
 import Foundation
 import ModelStore
+import ModelStoreAdapterKit
 import ModelStoreFileIO
-
-/// A problem found while applying a record that passed its checksum (a dangling update, a
-/// duplicate insert): reported as damage at the record's offset.
-struct ReplayProblem: Error {
-    /// What is wrong.
-    var reason: String
-}
 
 /// Reads a segment file record by record, telling a torn tail from damage.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreAdapterKit
 import ModelStoreFileIO
 
 /// The version of the append-log file format this code writes and reads.

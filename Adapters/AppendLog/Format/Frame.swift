@@ -1,4 +1,5 @@
 import ModelStore
+import ModelStoreAdapterKit
 import ModelStoreFileIO
 
 /// The framing of every block in an append log's files: a 12-byte header, then the payload.

@@ -1,30 +1,6 @@
 import Foundation
 import ModelStore
-
-/// A model's values as a file stores them, in the slot order of the file's shape table.
-struct StoredRow: Sendable {
-    /// The entity's code in the file's shape table, or `nil` for an entity the table lacks. The
-    /// identifier is written with this code, not looked up again, so it must be the code in the
-    /// shape table of the context the row is encoded with.
-    var code: Int?
-    /// The model.
-    var id: PersistentIdentifier
-    /// The values, one per property of the file's shape of the entity.
-    var values: [StoreValue]
-}
-
-/// Some values of a model, by slot of the file's shape table: the changes of an update, or the
-/// preserved values of a deleted model's tombstone.
-struct StoredChange: Sendable {
-    /// The entity's code in the file's shape table, or `nil` for an entity the table lacks. The
-    /// identifier is written with this code, not looked up again, so it must be the code in the
-    /// shape table of the context the row is encoded with.
-    var code: Int?
-    /// The model.
-    var id: PersistentIdentifier
-    /// `(slot, value)` pairs in slot order.
-    var values: [(slot: Int, value: StoreValue)]
-}
+import ModelStoreAdapterKit
 
 /// One save, as one log record: what it inserted, what it changed and what it deleted.
 struct TransactionRecord: Sendable {
@@ -133,31 +109,5 @@ struct TransactionRecord: Sendable {
         return TransactionRecord(
             number: number, timestamp: timestamp, author: author, inserted: inserted, updated: lists[0],
             deleted: lists[1])
-    }
-}
-
-extension StoredRow {
-    /// Appends the identifier, the value count and the values.
-    func encode(into writer: inout ByteWriter, context: IdentifierContext) {
-        writer.write(id, code: code, in: context)
-        writer.writeVarint(values.count)
-        for value in values { writer.write(value, in: context) }
-    }
-
-    /// Appends a snapshot in the same form, without building a row.
-    static func encode(_ snapshot: DefaultSnapshot, into writer: inout ByteWriter, context: IdentifierContext) {
-        writer.write(snapshot.persistentIdentifier, in: context)
-        writer.writeVarint(snapshot.values.count)
-        for value in snapshot.values { writer.write(value, in: context) }
-    }
-
-    /// Reads a row written by ``encode(into:context:)``.
-    static func decode(from reader: inout ByteReader, context: IdentifierContext) throws -> StoredRow {
-        let (code, id) = try reader.readIdentifier(in: context)
-        let count = try reader.readCount(limit: reader.remaining)
-        var values: [StoreValue] = []
-        values.reserveCapacity(count)
-        for _ in 0..<count { values.append(try reader.readValue(in: context)) }
-        return StoredRow(code: code, id: id, values: values)
     }
 }

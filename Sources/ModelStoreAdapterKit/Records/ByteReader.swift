@@ -1,26 +1,29 @@
 import Foundation
 import ModelStore
 
-/// Why bytes that passed their checksum still do not decode: a format error, reported with the
-/// offset (relative to the start of the decoded block) where decoding stopped.
-struct FormatError: Error {
+/// Why bytes do not decode as the kit's record format: what is wrong, and the offset (relative to
+/// the start of the decoded block) where decoding stopped.
+///
+/// An adapter turns it into the error it reports for damage, naming its file or key; a store
+/// reports damaged data as ``DataStoreError/Code/corrupted``.
+public struct FormatError: Error {
     /// What is wrong, in a few words.
-    var reason: String
+    public var reason: String
     /// Where in the block decoding stopped.
-    var offset: Int
-    /// The code of the error it becomes: ``DataStoreError/Code/corrupted`` unless it is a format
-    /// version another ModelStore reads (``FormatVersion``).
-    var code: DataStoreError.Code = .corrupted
+    public var offset: Int
+    /// The code of the error it becomes: ``DataStoreError/Code/corrupted`` unless the bytes are a
+    /// format another version of the adapter reads.
+    public var code: DataStoreError.Code
     /// What to do, when there is something specific to say.
-    var remedy: String?
+    public var remedy: String?
 
-    /// The damage it is in file `file`, found while decoding the block at `offset`: `what` says
-    /// which block (`"the segment header"`), and is left out for a format version refusal.
-    func damage(file: String, at offset: Int, what: String) -> AppendLogDamage {
-        guard code == .corrupted else {
-            return AppendLogDamage(file: file, offset: offset, reason: reason, code: code, remedy: remedy)
-        }
-        return AppendLogDamage(file: file, offset: offset, reason: "\(what) does not decode: \(reason)")
+    /// A format error: `reason` found at `offset`.
+    @inlinable
+    public init(reason: String, offset: Int, code: DataStoreError.Code = .corrupted, remedy: String? = nil) {
+        self.reason = reason
+        self.offset = offset
+        self.code = code
+        self.remedy = remedy
     }
 }
 
@@ -28,59 +31,67 @@ struct FormatError: Error {
 /// ``FormatError`` instead of reading past the end.
 ///
 /// It works on a borrowed buffer: create it inside `withUnsafeBytes` and do not let it escape.
-struct ByteReader {
-    private let base: UnsafeRawBufferPointer
-    /// The offset of the next byte to read.
-    private(set) var offset: Int
+public struct ByteReader {
+    @usableFromInline let base: UnsafeRawBufferPointer
+    /// The offset of the next byte to read; setting it moves the cursor (within the buffer: reads
+    /// check the bounds, not the assignment).
+    public var offset: Int
 
     /// A reader over `base`, starting at `offset`.
-    init(_ base: UnsafeRawBufferPointer, offset: Int = 0) {
+    @inlinable
+    public init(_ base: UnsafeRawBufferPointer, offset: Int = 0) {
         self.base = base
         self.offset = offset
     }
 
     /// How many bytes remain.
-    var remaining: Int { base.count - offset }
+    @inlinable
+    public var remaining: Int { base.count - offset }
 
     /// Whether every byte has been read.
-    var isAtEnd: Bool { offset >= base.count }
+    @inlinable
+    public var isAtEnd: Bool { offset >= base.count }
 
     /// A format error at the current offset.
-    func error(_ reason: String) -> FormatError { FormatError(reason: reason, offset: offset) }
+    @inlinable
+    public func error(_ reason: String) -> FormatError { FormatError(reason: reason, offset: offset) }
 
-    @inline(__always)
-    private func need(_ count: Int) throws {
+    @inlinable @inline(__always)
+    func need(_ count: Int) throws {
         guard count <= base.count - offset else { throw error("the block ends in the middle of a value") }
     }
 
     /// Reads one byte.
-    @inline(__always)
-    mutating func readByte() throws -> UInt8 {
+    @inlinable @inline(__always)
+    public mutating func readByte() throws -> UInt8 {
         try need(1)
         defer { offset += 1 }
         return base[offset]
     }
 
     /// Reads a little-endian 32-bit integer.
-    mutating func readUInt32() throws -> UInt32 {
+    @inlinable
+    public mutating func readUInt32() throws -> UInt32 {
         try need(4)
         defer { offset += 4 }
         return UInt32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
     }
 
     /// Reads a little-endian 64-bit integer.
-    mutating func readUInt64() throws -> UInt64 {
+    @inlinable
+    public mutating func readUInt64() throws -> UInt64 {
         try need(8)
         defer { offset += 8 }
         return UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
 
     /// Reads a double from its bit pattern.
-    mutating func readDouble() throws -> Double { Double(bitPattern: try readUInt64()) }
+    @inlinable
+    public mutating func readDouble() throws -> Double { Double(bitPattern: try readUInt64()) }
 
     /// Reads a LEB128 varint of at most 10 bytes.
-    @inline(__always)
-    mutating func readVarint() throws -> UInt64 {
+    @inlinable @inline(__always)
+    public mutating func readVarint() throws -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -95,27 +106,29 @@ struct ByteReader {
     }
 
     /// Reads a varint that must fit an `Int` no larger than `limit` (counts and lengths).
-    @inline(__always)
-    mutating func readCount(limit: Int = Int(Int32.max)) throws -> Int {
+    @inlinable @inline(__always)
+    public mutating func readCount(limit: Int = Int(Int32.max)) throws -> Int {
         let value = try readVarint()
         guard value <= UInt64(limit) else { throw error("a count of \(value) is larger than \(limit)") }
         return Int(value)
     }
 
     /// Reads a zigzag-encoded signed integer.
-    @inline(__always)
-    mutating func readSigned() throws -> Int64 {
+    @inlinable @inline(__always)
+    public mutating func readSigned() throws -> Int64 {
         let raw = try readVarint()
         return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
     }
 
     /// Reads a length-prefixed UTF-8 string.
-    mutating func readString() throws -> String {
+    @inlinable
+    public mutating func readString() throws -> String {
         let length = try readCount()
         return try readString(length: length)
     }
 
-    private mutating func readString(length: Int) throws -> String {
+    @inlinable
+    mutating func readString(length: Int) throws -> String {
         try need(length)
         defer { offset += length }
         let bytes = UnsafeRawBufferPointer(rebasing: base[offset..<offset + length])
@@ -123,21 +136,24 @@ struct ByteReader {
     }
 
     /// Reads an optional string written by ``ByteWriter/writeOptional(_:)``.
-    mutating func readOptionalString() throws -> String? {
+    @inlinable
+    public mutating func readOptionalString() throws -> String? {
         let marker = try readCount()
         return marker == 0 ? nil : try readString(length: marker - 1)
     }
 
     /// Reads length-prefixed raw bytes.
-    mutating func readData() throws -> Data {
+    @inlinable
+    public mutating func readData() throws -> Data {
         let length = try readCount()
         try need(length)
         defer { offset += length }
         return Data(UnsafeRawBufferPointer(rebasing: base[offset..<offset + length]))
     }
 
-    /// Reads `count` raw bytes.
-    mutating func readRaw(_ count: Int) throws -> UnsafeRawBufferPointer {
+    /// Reads `count` raw bytes, borrowed from the buffer the reader reads.
+    @inlinable
+    public mutating func readRaw(_ count: Int) throws -> UnsafeRawBufferPointer {
         try need(count)
         defer { offset += count }
         return UnsafeRawBufferPointer(rebasing: base[offset..<offset + count])

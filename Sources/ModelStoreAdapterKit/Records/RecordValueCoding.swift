@@ -2,24 +2,30 @@ import Foundation
 import ModelStore
 
 /// What identifiers are encoded against: the store's own identifier (written as one bit) and the
-/// entity codes of the file's shape table (written as a small number).
-struct IdentifierContext: Sendable {
-    /// The identifier of the store that owns the file.
-    let storeIdentifier: String
-    /// The file's shapes.
-    let shapes: ShapeTable
+/// entity codes of the records' shape table (written as a small number).
+///
+/// Records written against one context are read back against an equal one: the same store
+/// identifier and the shape table the records were written with.
+public struct IdentifierContext: Sendable {
+    /// The identifier of the store that owns the records.
+    public let storeIdentifier: String
+    /// The records' shapes.
+    public let shapes: ShapeTable
     /// Entity names by code, shared so every decoded identifier reuses the same string storage.
-    let entityNames: [String]
+    public let entityNames: [String]
 
-    init(storeIdentifier: String, shapes: ShapeTable) {
+    /// The context of records of the store `storeIdentifier` written with `shapes`.
+    public init(storeIdentifier: String, shapes: ShapeTable) {
         self.storeIdentifier = storeIdentifier
         self.shapes = shapes
         self.entityNames = shapes.entities.map(\.name)
     }
 }
 
-/// Value tags of the binary encoding of ``StoreValue``. Documented in FORMAT.md; never renumber.
-enum ValueTag: UInt8 {
+/// Value tags of the binary encoding of `StoreValue`. Documented in the append log's FORMAT.md;
+/// never renumber.
+@usableFromInline
+enum RecordValueTag: UInt8 {
     case null = 0
     case `false` = 1
     case `true` = 2
@@ -39,36 +45,38 @@ enum ValueTag: UInt8 {
 }
 
 /// Flag bits of an encoded identifier's first byte.
+@usableFromInline
 enum IdentifierFlags {
     /// The identifier belongs to the store that owns the file.
-    static let ownStore: UInt8 = 0
+    @usableFromInline static let ownStore: UInt8 = 0
     /// Another store's identifier follows as a string.
-    static let otherStore: UInt8 = 1
+    @usableFromInline static let otherStore: UInt8 = 1
     /// The identifier is temporary (it has no store).
-    static let temporary: UInt8 = 2
+    @usableFromInline static let temporary: UInt8 = 2
     /// The mask of the store bits.
-    static let storeMask: UInt8 = 3
+    @usableFromInline static let storeMask: UInt8 = 3
     /// The key is a string (otherwise a zigzag integer).
-    static let stringKey: UInt8 = 4
+    @usableFromInline static let stringKey: UInt8 = 4
     /// The entity name follows as a string (otherwise its code in the shape table).
-    static let inlineEntity: UInt8 = 8
+    @usableFromInline static let inlineEntity: UInt8 = 8
 }
 
 /// How deep arrays and dictionaries may nest in a stored value; deeper input is rejected rather
 /// than allowed to exhaust the stack.
-let maximumValueDepth = 64
+@usableFromInline let maximumValueDepth = 64
 
 extension ByteWriter {
     /// Appends an identifier: flags, entity code (or name), key, and the store only if it is foreign.
-    mutating func write(_ id: PersistentIdentifier, in context: IdentifierContext) {
+    @inlinable
+    public mutating func write(_ id: PersistentIdentifier, in context: IdentifierContext) {
         write(id, code: context.shapes.code(of: id.entityName), in: context)
     }
 
     /// Appends an identifier whose entity code the caller already looked up in `context`'s shape
     /// table (`nil`: the table lacks the entity, so its name is written), which saves a look-up of
     /// the entity's name per identifier when a record lists many.
-    @inline(__always)
-    mutating func write(_ id: PersistentIdentifier, code: Int?, in context: IdentifierContext) {
+    @inlinable @inline(__always)
+    public mutating func write(_ id: PersistentIdentifier, code: Int?, in context: IdentifierContext) {
         // The usual identifier, the store's own with an integer key and a coded entity, is written in
         // line: called out of line, every identifier was copied (its names retained) for the call.
         if let code, case .int(let key) = id.primaryKey, id.storeIdentifier == context.storeIdentifier {
@@ -81,7 +89,8 @@ extension ByteWriter {
     }
 
     /// Appends any identifier: flags, then the entity (code or name), the key and another store's name.
-    private mutating func writeAnyIdentifier(_ id: PersistentIdentifier, code: Int?, in context: IdentifierContext) {
+    @usableFromInline
+    mutating func writeAnyIdentifier(_ id: PersistentIdentifier, code: Int?, in context: IdentifierContext) {
         var flags: UInt8
         switch id.storeIdentifier {
         case context.storeIdentifier?: flags = IdentifierFlags.ownStore
@@ -102,43 +111,43 @@ extension ByteWriter {
     }
 
     /// Appends a value: its tag, then its payload.
-    mutating func write(_ value: StoreValue, in context: IdentifierContext) {
+    public mutating func write(_ value: StoreValue, in context: IdentifierContext) {
         switch value {
-        case .null: write(ValueTag.null.rawValue)
-        case .bool(let v): write(v ? ValueTag.true.rawValue : ValueTag.false.rawValue)
+        case .null: write(RecordValueTag.null.rawValue)
+        case .bool(let v): write(v ? RecordValueTag.true.rawValue : RecordValueTag.false.rawValue)
         case .int(let v):
-            write(ValueTag.int.rawValue)
+            write(RecordValueTag.int.rawValue)
             writeSigned(v)
         case .uint(let v):
-            write(ValueTag.uint.rawValue)
+            write(RecordValueTag.uint.rawValue)
             writeVarint(v)
         case .double(let v):
-            write(ValueTag.double.rawValue)
+            write(RecordValueTag.double.rawValue)
             write(v)
         case .decimal(let v):
-            write(ValueTag.decimal.rawValue)
+            write(RecordValueTag.decimal.rawValue)
             write(v.description)
         case .string(let v):
-            write(ValueTag.string.rawValue)
+            write(RecordValueTag.string.rawValue)
             write(v)
         case .date(let v):
-            write(ValueTag.date.rawValue)
+            write(RecordValueTag.date.rawValue)
             write(v.timeIntervalSinceReferenceDate)
         case .data(let v):
-            write(ValueTag.data.rawValue)
+            write(RecordValueTag.data.rawValue)
             write(v)
         case .uuid(let v):
-            write(ValueTag.uuid.rawValue)
+            write(RecordValueTag.uuid.rawValue)
             withUnsafeBytes(of: v.uuid) { bytes.append(contentsOf: $0) }
         case .url(let v):
-            write(ValueTag.url.rawValue)
+            write(RecordValueTag.url.rawValue)
             write(v.absoluteString)
         case .array(let values):
-            write(ValueTag.array.rawValue)
+            write(RecordValueTag.array.rawValue)
             writeVarint(values.count)
             for value in values { write(value, in: context) }
         case .dictionary(let values):
-            write(ValueTag.dictionary.rawValue)
+            write(RecordValueTag.dictionary.rawValue)
             writeVarint(values.count)
             // Sorted by key, so equal dictionaries encode to equal bytes.
             for key in values.keys.sorted() {
@@ -146,10 +155,10 @@ extension ByteWriter {
                 write(values[key]!, in: context)
             }
         case .reference(let id):
-            write(ValueTag.reference.rawValue)
+            write(RecordValueTag.reference.rawValue)
             write(id, in: context)
         case .references(let ids):
-            write(ValueTag.references.rawValue)
+            write(RecordValueTag.references.rawValue)
             writeVarint(ids.count)
             for id in ids { write(id, in: context) }
         }
@@ -159,7 +168,8 @@ extension ByteWriter {
 extension ByteReader {
     /// Reads an identifier and the code of its entity in the file's shape table (`nil` when the
     /// entity is not in the table).
-    mutating func readIdentifier(in context: IdentifierContext) throws -> (code: Int?, id: PersistentIdentifier) {
+    public mutating func readIdentifier(in context: IdentifierContext) throws -> (code: Int?, id: PersistentIdentifier)
+    {
         let flags = try readByte()
         guard flags & ~(IdentifierFlags.storeMask | IdentifierFlags.stringKey | IdentifierFlags.inlineEntity) == 0,
             flags & IdentifierFlags.storeMask != 3
@@ -205,10 +215,11 @@ extension ByteReader {
         return try JSONDecoder().decode(PersistentIdentifier.self, from: json)
     }
 
-    /// Reads a value written by ``ByteWriter/write(_:in:)``.
-    mutating func readValue(in context: IdentifierContext, depth: Int = 0) throws -> StoreValue {
+    /// Reads a value written by the writer's `write(_:in:)`, nested no deeper than 64 levels of
+    /// arrays and dictionaries (`depth` counts the levels above it).
+    public mutating func readValue(in context: IdentifierContext, depth: Int = 0) throws -> StoreValue {
         let tagByte = try readByte()
-        guard let tag = ValueTag(rawValue: tagByte) else { throw error("unknown value tag \(tagByte)") }
+        guard let tag = RecordValueTag(rawValue: tagByte) else { throw error("unknown value tag \(tagByte)") }
         switch tag {
         case .null: return .null
         case .false: return .bool(false)
@@ -263,12 +274,12 @@ extension ByteReader {
     }
 }
 
-/// Estimates of encoded sizes, for the live-data figure behind the dead fraction. They follow the
+/// Estimates of encoded sizes, for figures such as the live data of an append log. They follow the
 /// encoding closely but count every identifier as if its entity had a code.
-enum EncodedSize {
+public enum EncodedSize {
     /// The size of a varint.
-    @inline(__always)
-    static func varint(_ value: UInt64) -> Int {
+    @inlinable @inline(__always)
+    public static func varint(_ value: UInt64) -> Int {
         var value = value
         var size = 1
         while value >= 0x80 {
@@ -279,7 +290,7 @@ enum EncodedSize {
     }
 
     /// The size of an identifier of the store itself.
-    static func identifier(_ id: PersistentIdentifier) -> Int {
+    public static func identifier(_ id: PersistentIdentifier) -> Int {
         switch id.primaryKey {
         case .int(let key): 2 + varint(UInt64(bitPattern: (key << 1) ^ (key >> 63)))
         case .string(let key): 2 + varint(UInt64(key.utf8.count)) + key.utf8.count
@@ -287,7 +298,7 @@ enum EncodedSize {
     }
 
     /// The size of a value.
-    static func value(_ value: StoreValue) -> Int {
+    public static func value(_ value: StoreValue) -> Int {
         switch value {
         case .null, .bool: 1
         case .int(let v): 1 + varint(UInt64(bitPattern: (v << 1) ^ (v >> 63)))
@@ -306,12 +317,12 @@ enum EncodedSize {
     }
 
     /// The size of a snapshot as a checkpoint row.
-    static func snapshot(_ snapshot: DefaultSnapshot) -> Int {
+    public static func snapshot(_ snapshot: DefaultSnapshot) -> Int {
         row(snapshot.persistentIdentifier, snapshot.values)
     }
 
     /// The size of a model's identifier and values as a checkpoint row.
-    static func row(_ id: PersistentIdentifier, _ values: [StoreValue]) -> Int {
+    public static func row(_ id: PersistentIdentifier, _ values: [StoreValue]) -> Int {
         values.reduce(identifier(id) + 1) { $0 + value($1) }
     }
 }

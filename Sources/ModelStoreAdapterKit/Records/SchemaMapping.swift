@@ -1,14 +1,14 @@
 import Foundation
 import ModelStore
 
-/// Reads rows written with a file's entity shapes as snapshots of the schema the store is opened
-/// with: the lightweight migration of an append log.
+/// Reads rows written with a shape table as snapshots of the schema the store is opened with: the
+/// lightweight migration of a store that keeps records.
 ///
 /// Properties are matched by name (or by the current property's `originalName`); a property the
-/// file lacks takes its default value, and one the schema no longer has is dropped. When the
+/// records lack takes its default value, and one the schema no longer has is dropped. When the
 /// shapes are the schema's own, rows are used as they are.
-struct SchemaMapping {
-    private struct EntityMap {
+public struct SchemaMapping: Sendable {
+    private struct EntityMap: Sendable {
         let entity: Schema.Entity?
         /// The current slot of each stored slot (`-1`: dropped), or `nil` when the slots are the same.
         let slots: [Int]?
@@ -18,9 +18,13 @@ struct SchemaMapping {
 
     private let maps: [EntityMap]
     private let schema: Schema
+    private let storeName: String
 
-    init(shapes: ShapeTable, schema: Schema) {
+    /// The mapping from records written with `shapes` to snapshots of `schema`; errors name the
+    /// store as `storeName` ("the append log").
+    public init(shapes: ShapeTable, schema: Schema, storeName: String = "the store") {
         self.schema = schema
+        self.storeName = storeName
         maps = shapes.entities.map { shape in
             guard let entity = schema.entity(named: shape.name) else {
                 return EntityMap(entity: nil, slots: nil, storedCount: shape.properties.count, defaults: [])
@@ -70,7 +74,7 @@ struct SchemaMapping {
         guard let code, code < maps.count, maps[code].entity != nil else {
             throw DataStoreError(
                 .invalidSchema,
-                "the append log holds '\(id.entityName)' models, but the schema it is opened with has no entity "
+                "\(storeName) holds '\(id.entityName)' models, but the schema it is opened with has no entity "
                     + "'\(id.entityName)'",
                 remedy:
                     "Add the '\(id.entityName)' model type to the container, or migrate the store to a schema "
@@ -81,7 +85,10 @@ struct SchemaMapping {
     }
 
     /// The snapshot a stored row describes in the current schema.
-    func snapshot(_ row: StoredRow) throws -> DefaultSnapshot {
+    ///
+    /// Throws ``ReplayProblem`` when the row's value count does not fit its shape, and
+    /// `DataStoreError` (`.invalidSchema`) when the schema has no entity for it.
+    public func snapshot(_ row: StoredRow) throws -> DefaultSnapshot {
         let map = try map(code: row.code, id: row.id)
         guard row.values.count == map.storedCount else {
             throw ReplayProblem(
@@ -98,7 +105,10 @@ struct SchemaMapping {
     }
 
     /// The changes of a stored update or tombstone, by current slot; values of dropped properties are left out.
-    func changes(_ change: StoredChange) throws -> [(slot: Int, value: StoreValue)] {
+    ///
+    /// Throws ``ReplayProblem`` for a slot the shape lacks, and `DataStoreError` (`.invalidSchema`)
+    /// when the schema has no entity for it.
+    public func changes(_ change: StoredChange) throws -> [(slot: Int, value: StoreValue)] {
         let map = try map(code: change.code, id: change.id)
         var result: [(slot: Int, value: StoreValue)] = []
         result.reserveCapacity(change.values.count)
