@@ -12,7 +12,7 @@ extension SchemaMigrationRunner {
     /// by name itself. Throws ``DataStoreError/Code/invalidConfiguration`` when the process has no
     /// attribute key, and leaves the store as it was on any error.
     @discardableResult
-    package func migrateEncryptedAttributes(_ storage: some SchemaMigrationStorage, stored: Schema) throws -> Bool {
+    public func migrateEncryptedAttributes(_ storage: some SchemaMigrationStorage, stored: Schema) throws -> Bool {
         guard let mapping = LightweightMapping.resealing(from: stored, to: schema) else { return false }
         do {
             let data = try storage.read(as: stored)

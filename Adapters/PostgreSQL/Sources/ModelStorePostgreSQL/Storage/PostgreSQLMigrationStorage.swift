@@ -113,6 +113,15 @@ extension StoreOpener {
             PostgreSQLMigrationStorage(opener: self, session: session, storeIdentifier: identifier, stored: stored))
         return true
     }
+
+    /// Seals or opens the values of attributes whose `.encrypted` changed, when no stage migrates the
+    /// store (``SchemaMigrationRunner/migrateEncryptedAttributes(_:stored:)``), inside the open's
+    /// transaction; returns `false`, reading nothing, when none changed.
+    func migrateEncryptedAttributes(_ session: Session, identifier: String, stored: Schema.Description) throws -> Bool {
+        try SchemaMigrationRunner(schema: schema, plan: nil).migrateEncryptedAttributes(
+            PostgreSQLMigrationStorage(opener: self, session: session, storeIdentifier: identifier, stored: stored),
+            stored: try Schema(stored))
+    }
 }
 
 extension PostgreSQLStore: DataStoreMigrationPreviewing {

@@ -5,7 +5,9 @@ import PostgresNIO
 
 /// Opens a store's namespace: creates its tables on first use, checks the recorded schema, and
 /// migrates a store of an older schema version (through the plan's stages when it has some from
-/// the stored version, see ``PostgreSQLMigrationStorage``; else by a lightweight `ALTER`), all in
+/// the stored version, see ``PostgreSQLMigrationStorage``; through the same storage when an
+/// attribute's `.encrypted` changed, so its values are sealed or opened; else by a lightweight
+/// `ALTER`), all in
 /// one transaction that holds an advisory lock on the namespace, so processes opening it at once
 /// take turns and a failure changes nothing.
 ///
@@ -60,6 +62,7 @@ struct StoreOpener: Sendable {
             let plan = migrationPlan.map { SendablePlan(type: $0) }
             let ranStages = try await thread.run {
                 try self.migrate(session, plan: plan?.type, identifier: identifier, stored: stored)
+                    || self.migrateEncryptedAttributes(session, identifier: identifier, stored: stored)
             }
             if !ranStages {
                 try await migrate(session, from: stored)
