@@ -111,6 +111,7 @@ extension ByteWriter {
     }
 
     /// Appends a value: its tag, then its payload.
+    @inlinable
     public mutating func write(_ value: StoreValue, in context: IdentifierContext) {
         switch value {
         case .null: write(RecordValueTag.null.rawValue)
@@ -168,6 +169,7 @@ extension ByteWriter {
 extension ByteReader {
     /// Reads an identifier and the code of its entity in the file's shape table (`nil` when the
     /// entity is not in the table).
+    @inlinable
     public mutating func readIdentifier(in context: IdentifierContext) throws -> (code: Int?, id: PersistentIdentifier)
     {
         let flags = try readByte()
@@ -196,8 +198,8 @@ extension ByteReader {
         }
     }
 
-    @inline(__always)
-    private static func identifier(_ store: String, _ entityName: String, _ key: PrimaryKey) -> PersistentIdentifier {
+    @inlinable @inline(__always)
+    static func identifier(_ store: String, _ entityName: String, _ key: PrimaryKey) -> PersistentIdentifier {
         switch key {
         case .int(let int): .identifier(for: store, entityName: entityName, primaryKey: int)
         case .string(let string): .identifier(for: store, entityName: entityName, primaryKey: string)
@@ -206,7 +208,8 @@ extension ByteReader {
 
     /// A temporary identifier exactly as it was written. Only a reference to a model that was never
     /// saved can be temporary; the public API mints no such identifier, so it goes through `Codable`.
-    private static func temporaryIdentifier(_ entityName: String, _ key: PrimaryKey) throws -> PersistentIdentifier {
+    @usableFromInline
+    static func temporaryIdentifier(_ entityName: String, _ key: PrimaryKey) throws -> PersistentIdentifier {
         struct Temporary: Encodable {
             let entityName: String
             let primaryKey: PrimaryKey
@@ -217,6 +220,7 @@ extension ByteReader {
 
     /// Reads a value written by the writer's `write(_:in:)`, nested no deeper than 64 levels of
     /// arrays and dictionaries (`depth` counts the levels above it).
+    @inlinable
     public mutating func readValue(in context: IdentifierContext, depth: Int = 0) throws -> StoreValue {
         let tagByte = try readByte()
         guard let tag = RecordValueTag(rawValue: tagByte) else { throw error("unknown value tag \(tagByte)") }
