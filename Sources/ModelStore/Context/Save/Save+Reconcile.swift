@@ -13,7 +13,8 @@ extension ModelContext {
     {
         // The permanent identifiers by position when the store gave them so; the mapping by
         // temporary identifier only when references must be rewritten or there is no such list.
-        let minted = written.mintedInOrder.flatMap { $0.count == changes.inserted.count ? $0 : nil }
+        let insertedCount = changes.insertedCount
+        let minted = written.mintedInOrder.flatMap { $0.count == insertedCount ? $0 : nil }
         let refers =
             changes.inserted.contains { !$0.entity.relationships.isEmpty }
             || changes.updated.contains { !$0.entity.relationships.isEmpty }
@@ -54,13 +55,15 @@ extension ModelContext {
         // The positions of inserted models that were not brought in step (detached during the save).
         var skipped: [Int] = []
         var renamed: [(PersistentIdentifier, any PersistentModel)] = []
-        for index in changes.inserted.indices {
-            // The snapshot is read in place (`changes.inserted[index]`), not copied out.
+        for index in 0..<insertedCount {
+            // The snapshot is read in place (`changes.inserted[index]`), not copied out. A save in
+            // chunks made its snapshots under the identifiers the models hold.
             let model = changes.insertedModels[index]
-            let temporary = changes.inserted[index].persistentIdentifier
             let backing = model.persistentBackingData
+            let temporary =
+                changes.insertsInChunks ? backing.persistentIdentifier : changes.inserted[index].persistentIdentifier
             // A model no longer registered here (detached during the save) keeps what it has.
-            guard backing.membership === membership, backing.persistentIdentifier == temporary else {
+            guard backing.membership === membership, let temporary, backing.persistentIdentifier == temporary else {
                 skipped.append(index)
                 continue
             }
@@ -68,7 +71,8 @@ extension ModelContext {
             backing.persistentIdentifier = permanent
             backing.state = .registered
             backing.isChanged = false
-            if modelHoldsSavedValues(model) {
+            // A save in chunks takes only models whose saved values are their own.
+            if changes.insertsInChunks || modelHoldsSavedValues(model) {
                 // The model's values are what the store took: it keeps no copy until it changes.
                 backing.markSavedValuesHeldByModel()
             } else {
@@ -86,7 +90,6 @@ extension ModelContext {
         // rows rather than in the holes the snapshots leave, which the heap can then give back.
         registry.refile(renamed: renamed)
         let savedModels = changes.insertedModels
-        let insertedCount = changes.inserted.count
         changes.inserted = []
         written.mappings = []
         var insertedIDs: [PersistentIdentifier] = []
