@@ -151,9 +151,18 @@ struct ChunkedInsertSaveTests {
     @Test func theStoreAndHistoryHoldEveryModelAsSaved() throws {
         let context = ModelContext(try container(probe: ChunkProbe()))
         let subscribers = insertSubscribers(into: context, 0..<Self.count)
+        let posted = LockedValue<[PersistentIdentifier]?>(nil)
+        let observer = NotificationCenter.default.addObserver(
+            forName: ModelContext.didSave, object: context, queue: nil
+        ) { notification in
+            let inserted = notification.userInfo?[ModelContext.NotificationKey.insertedIdentifiers.rawValue]
+            posted.withLock { $0 = inserted as? [PersistentIdentifier] }
+        }
         try context.save()
-        #expect(!context.hasChanges)
+        NotificationCenter.default.removeObserver(observer)
+        #expect(!context.hasChanges && context.insertedModelsArray.isEmpty)
         let ids = subscribers.map(\.persistentModelID)
+        #expect(posted.withLock { $0 } == ids, "didSave names every inserted model, in order")
         #expect(ids.allSatisfy { !$0.isTemporary })
         #expect(Set(ids).count == Self.count)
 

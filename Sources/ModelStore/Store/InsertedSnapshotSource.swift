@@ -12,10 +12,10 @@ import Foundation
 final class InsertedSnapshotSource<Snapshot: DataStoreSnapshot>: @unchecked Sendable {
     // Safety: `make` reads the saving context's models, which are not Sendable. It runs only while
     // the context's save calls the store (the context's thread is then inside that call, so nothing
-    // else touches the models), or under `lock` when a copy of the request that outlived that call
-    // is read: the context builds ``all`` before the call returns for a request a store kept
-    // (`ModelContext.write`), so such a read finds the array made. `cached` is read and written only
-    // under `lock`.
+    // else touches the models). When the store kept a copy of the request, the context builds
+    // ``all`` once the call has returned, before it changes the models
+    // (`DataStoreSaveChangesRequest.releaseInserted()`), so a later read of that copy finds the
+    // array made. `cached` is read and written only under `lock`.
     private let make: (Range<Int>) -> [Snapshot]
     private let lock = NSLock()
     private var cached: [Snapshot]?

@@ -89,9 +89,17 @@ extension ModelContext {
         // before the snapshots go: the registry's pages, which stay, then lie beside the store's
         // rows rather than in the holes the snapshots leave, which the heap can then give back.
         registry.refile(renamed: renamed)
-        let savedModels = changes.insertedModels
+        var savedModels = changes.insertedModels
         changes.inserted = []
         written.mappings = []
+        if changes.insertsInChunks, case .identifiers = minted {
+            // Every identifier comes from the store's list, and the context's pending inserts are
+            // these models, all saved: the lists of them go before the list of identifiers is made
+            // (at a million models, 16 MiB each beside its 32 MiB).
+            changes.insertedModels = []
+            savedModels = []
+            if insertedModels.count == insertedCount { insertedModels.removeAll() }
+        }
         var insertedIDs: [PersistentIdentifier] = []
         insertedIDs.reserveCapacity(insertedCount - skipped.count)
         var nextSkipped = skipped.startIndex

@@ -55,11 +55,11 @@ extension ModelContext {
     /// With `chunks` on, a save of new models only whose snapshots can be made later without fail
     /// (`insertsInChunks(_:)`) makes none here: the store reads them a chunk at a time.
     func snapshots(
-        inserted: [any PersistentModel], changed: [any PersistentModel], deletion: Deletion, chunks: Bool
+        inserted: consuming [any PersistentModel], changed: [any PersistentModel], deletion: Deletion, chunks: Bool
     ) throws -> Changes {
         var changes = Changes()
         if chunks, changed.isEmpty, deletion.models.isEmpty, try insertsInChunks(inserted) {
-            changes.insertedModels = inserted
+            changes.insertedModels = consume inserted
             changes.insertsInChunks = true
             return changes
         }
