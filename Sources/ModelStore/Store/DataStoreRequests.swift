@@ -53,7 +53,19 @@ public struct DataStoreFetchResult<T: PersistentModel, Snapshot: DataStoreSnapsh
 /// The changes of one save. SwiftData's `DataStoreSaveChangesRequest`.
 public struct DataStoreSaveChangesRequest<Snapshot: DataStoreSnapshot>: Sendable {
     /// New models, under temporary identifiers.
-    public var inserted: [Snapshot]
+    ///
+    /// A context saving many new models may make this array only when it is first read (then kept,
+    /// and shared by the request's copies). A store that can write them a chunk at a time reads
+    /// ``insertedCount`` and ``forEachInsertedChunk(_:)`` instead, and never holds them all.
+    public var inserted: [Snapshot] {
+        get { insertedSource?.all ?? storedInserted }
+        set {
+            storedInserted = newValue
+            insertedSource = nil
+        }
+    }
+    /// How many models ``inserted`` holds, without building it.
+    public var insertedCount: Int { insertedSource?.count ?? storedInserted.count }
     /// Changed models, with all their values.
     public var updated: [Snapshot]
     /// Deleted models, with their last values.
@@ -70,13 +82,61 @@ public struct DataStoreSaveChangesRequest<Snapshot: DataStoreSnapshot>: Sendable
     /// or process made between that check and this write is refused rather than overwritten. A
     /// store that checks versions of its own (the PostgreSQL store) may ignore it.
     public var expectedValues: [PersistentIdentifier: [StoreValue]] = [:]
+    /// ``inserted`` when it is an array of its own.
+    private var storedInserted: [Snapshot]
+    /// Where ``inserted`` comes from when the context makes it on demand.
+    private(set) var insertedSource: InsertedSnapshotSource<Snapshot>?
 
     /// A save request.
     public init(editingState: EditingState, inserted: [Snapshot], updated: [Snapshot], deleted: [Snapshot]) {
         self.editingState = editingState
-        self.inserted = inserted
+        self.storedInserted = inserted
         self.updated = updated
         self.deleted = deleted
+    }
+
+    /// A save request whose inserted snapshots `source` makes on demand.
+    init(
+        editingState: EditingState, inserted source: InsertedSnapshotSource<Snapshot>, updated: [Snapshot],
+        deleted: [Snapshot]
+    ) {
+        self.init(editingState: editingState, inserted: [], updated: updated, deleted: deleted)
+        insertedSource = source
+    }
+
+    /// Calls `body` with the inserted snapshots, in order, a chunk at a time: each chunk is made
+    /// when `body` has returned from the one before, so that a large insert's snapshots never all
+    /// sit in memory. The chunks together are ``inserted``; a request whose ``inserted`` is an
+    /// array of its own, or was read already, gives it as one chunk. Calls `body` only with chunks
+    /// that hold snapshots, and may be called again.
+    public func forEachInsertedChunk(_ body: ([Snapshot]) throws -> Void) rethrows {
+        if let insertedSource {
+            try insertedSource.forEachChunk(body)
+        } else if !storedInserted.isEmpty {
+            try body(storedInserted)
+        }
+    }
+
+    /// Lets go of the inserted snapshots' source, having first made ``inserted`` when a copy of
+    /// this request that shares the source is held elsewhere (a store kept one): that copy then
+    /// reads the snapshots as they were when the store saved.
+    mutating func releaseInserted() {
+        if !isKnownUniquelyReferenced(&insertedSource), let insertedSource { _ = insertedSource.all }
+        insertedSource = nil
+        storedInserted = []
+    }
+
+    /// A function that returns the inserted snapshots' next chunk on each call, and an empty array
+    /// after the last: ``forEachInsertedChunk(_:)`` for a reader that pulls (a batch insert).
+    @usableFromInline
+    package func insertedChunkPuller() -> () -> [Snapshot] {
+        if let insertedSource { return insertedSource.chunkPuller() }
+        var taken = false
+        let all = storedInserted
+        return {
+            defer { taken = true }
+            return taken ? [] : all
+        }
     }
 }
 
@@ -138,7 +198,17 @@ public struct DataStoreSaveChangesResult<Snapshot: DataStoreSnapshot>: Sendable 
     /// ``DataStoreSaveChangesRequest/inserted`` (`nil` for one that kept its own), when the store
     /// reported them that way; `nil` otherwise. A caller that has the request can read these instead
     /// of looking each identifier up in ``remappedIdentifiers``.
-    public var mintedIdentifiersInRequestOrder: [PersistentIdentifier?]? { mapping.minted }
+    ///
+    /// For a result made from the identifiers of every inserted snapshot
+    /// (``init(for:inserted:identifiers:snapshotsToReregister:historyToken:)``), every entry is set:
+    /// a snapshot that kept its identifier has that one.
+    public var mintedIdentifiersInRequestOrder: [PersistentIdentifier?]? {
+        switch mapping.ordered {
+        case .minted(let minted): minted
+        case .identifiers(let identifiers): identifiers.map { $0 }
+        case nil: nil
+        }
+    }
     /// Post-save snapshots whose values the store changed (by permanent identifier).
     public var snapshotsToReregister: [PersistentIdentifier: Snapshot]
     /// The token of the transaction the save recorded, for a store that keeps history
@@ -182,26 +252,111 @@ public struct DataStoreSaveChangesResult<Snapshot: DataStoreSnapshot>: Sendable 
         self.snapshotsToReregister = snapshotsToReregister
         self.historyToken = historyToken
     }
+
+    /// A save result with the identifier of every inserted snapshot in the request's order, as a
+    /// batch insert returns them (``PersistentIdentifiers``, which keeps runs of consecutive keys in
+    /// a few integers): what a store that wrote the request's ``DataStoreSaveChangesRequest/forEachInsertedChunk(_:)``
+    /// returns, with no list of its own per model. ``remappedIdentifiers`` is built only if someone
+    /// asks for it.
+    ///
+    /// - Parameters:
+    ///   - storeIdentifier: The store that saved.
+    ///   - request: The request saved.
+    ///   - identifiers: The identifier each of the request's inserted snapshots has in the store, in
+    ///     the same order (its own for one that kept it).
+    ///   - snapshotsToReregister: Post-save snapshots whose values the store changed.
+    ///   - historyToken: The transaction the save recorded, if the store keeps history.
+    public init<Inserted: DataStoreSnapshot>(
+        for storeIdentifier: String, inserted request: DataStoreSaveChangesRequest<Inserted>,
+        identifiers: PersistentIdentifiers, snapshotsToReregister: [PersistentIdentifier: Snapshot] = [:],
+        historyToken: DefaultHistoryToken? = nil
+    ) {
+        precondition(
+            request.insertedCount == identifiers.count, "one identifier per inserted snapshot, in the request's order")
+        self.storeIdentifier = storeIdentifier
+        self.mapping = IdentifierMapping(identifiers: identifiers) {
+            var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
+            remapped.reserveCapacity(identifiers.count)
+            var position = 0
+            request.forEachInsertedChunk { chunk in
+                for snapshot in chunk {
+                    let (temporary, permanent) = (snapshot.persistentIdentifier, identifiers[position])
+                    if temporary != permanent { remapped[temporary] = permanent }
+                    position += 1
+                }
+            }
+            return remapped
+        }
+        self.snapshotsToReregister = snapshotsToReregister
+        self.historyToken = historyToken
+    }
 }
 
 /// The permanent identifiers of a save result: a dictionary, or a list in the request's order from
 /// which the dictionary is built on first use (shared by copies of the result, built once).
 final class IdentifierMapping: Sendable {
-    let minted: [PersistentIdentifier?]?
+    /// The permanent identifiers in the request's order, as a store gave them.
+    enum Ordered {
+        /// Each inserted snapshot's new identifier, `nil` for one that kept its own.
+        case minted([PersistentIdentifier?])
+        /// Each inserted snapshot's identifier in the store.
+        case identifiers(PersistentIdentifiers)
+
+        /// How many inserted snapshots the list covers.
+        var count: Int {
+            switch self {
+            case .minted(let minted): minted.count
+            case .identifiers(let identifiers): identifiers.count
+            }
+        }
+
+        /// The permanent identifier of the inserted snapshot at `position`, `nil` when it kept its own.
+        subscript(position: Int) -> PersistentIdentifier? {
+            switch self {
+            case .minted(let minted): minted[position]
+            case .identifiers(let identifiers): identifiers[position]
+            }
+        }
+    }
+
+    let ordered: Ordered?
     private let build: @Sendable () -> [PersistentIdentifier: PersistentIdentifier]
     private let built: Mutex<[PersistentIdentifier: PersistentIdentifier]?>
 
     init(_ dictionary: [PersistentIdentifier: PersistentIdentifier]) {
-        minted = nil
+        ordered = nil
         build = { dictionary }
         built = Mutex(dictionary)
     }
 
     init(minted: [PersistentIdentifier?], build: @escaping @Sendable () -> [PersistentIdentifier: PersistentIdentifier])
     {
-        self.minted = minted
+        ordered = .minted(minted)
         self.build = build
         built = Mutex(nil)
+    }
+
+    init(
+        identifiers: PersistentIdentifiers,
+        build: @escaping @Sendable () -> [PersistentIdentifier: PersistentIdentifier]
+    ) {
+        ordered = .identifiers(identifiers)
+        self.build = build
+        built = Mutex(nil)
+    }
+
+    /// The same identifiers in order, without the means to build the dictionary (which may hold the
+    /// request, and with it the snapshots or the models): for a caller that reads them only by
+    /// position. Reading its ``dictionary`` is a programming error.
+    var orderedOnly: IdentifierMapping? {
+        let unavailable: @Sendable () -> [PersistentIdentifier: PersistentIdentifier] = {
+            preconditionFailure("a mapping kept for its identifiers in order has no dictionary")
+        }
+        return switch ordered {
+        case .minted(let minted): IdentifierMapping(minted: minted, build: unavailable)
+        case .identifiers(let identifiers): IdentifierMapping(identifiers: identifiers, build: unavailable)
+        case nil: nil
+        }
     }
 
     var dictionary: [PersistentIdentifier: PersistentIdentifier] {

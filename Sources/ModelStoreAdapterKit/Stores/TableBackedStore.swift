@@ -97,8 +97,10 @@ public protocol TableWritingStore: TableBackedStore, DataStoreBatching, HistoryP
 extension TableWritingStore {
     /// Saves atomically, enforcing uniqueness, and records the transaction in the history.
     ///
-    /// A save of only new models goes through the table's batch insert, which appends them without
-    /// copying each snapshot.
+    /// A save of only new models goes through the table's batch insert, which reads them a chunk at
+    /// a time (``DataStoreSaveChangesRequest/forEachInsertedChunk(_:)``) and appends each chunk's
+    /// values to the columns, taking them back if a later chunk fails; the result gives the new
+    /// identifiers as the runs the table minted.
     @inlinable
     public func save(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
@@ -106,11 +108,11 @@ extension TableWritingStore {
         let identifier = self.identifier
         if request.updated.isEmpty, request.deleted.isEmpty {
             let (ids, number) = try insertRecording(
-                DataStoreBatchInsertRequest(snapshots: request.inserted, editingState: request.editingState))
-            // `nil` for a snapshot that kept the identifier it brought, as the result expects.
-            let minted = zip(request.inserted, ids).map { $0.persistentIdentifier == $1 ? nil : $1 }
+                DataStoreBatchInsertRequest(
+                    expectedCount: request.insertedCount, editingState: request.editingState,
+                    nextChunk: request.insertedChunkPuller()))
             return DataStoreSaveChangesResult(
-                for: identifier, inserted: request.inserted, mintedInOrder: minted,
+                for: identifier, inserted: request, identifiers: ids,
                 historyToken: number.map { DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0) })
         }
         return try writeTable { table, history in

@@ -79,17 +79,23 @@ extension ModelContext {
     /// 4. checks: relationship counts and uniqueness (`Save+Checks.swift`);
     /// 5. the store write, through each store's ``StoreChannel`` (`Save+StoreWrite.swift`);
     /// 6. reconcile: the models take permanent identifiers and saved values (`Save+Reconcile.swift`).
+    ///
+    /// `inserted` is consumed, so that a save in chunks can let go of the list once the models have
+    /// their identifiers (see ``bringModelsInStep(with:written:deletion:)``).
     func commit(
-        inserted: [any PersistentModel], changed: [any PersistentModel], deleted requested: [any PersistentModel]
+        inserted: consuming [any PersistentModel], changed: [any PersistentModel],
+        deleted requested: [any PersistentModel]
     ) throws {
         guard DebugLog.level > 0 else {
-            var prepared = try prepareCommit(inserted: inserted, changed: changed, deleted: requested)
+            var prepared = try prepareCommit(
+                inserted: consume inserted, changed: changed, deleted: requested, chunks: true)
             var written = try write(prepared.changes)
             return finishCommit(&prepared, written: &written)
         }
         let start = ContinuousClock.now
         do {
-            var prepared = try prepareCommit(inserted: inserted, changed: changed, deleted: requested)
+            var prepared = try prepareCommit(
+                inserted: consume inserted, changed: changed, deleted: requested, chunks: true)
             let summary = prepared.changes.summary
             var written = try write(prepared.changes)
             finishCommit(&prepared, written: &written)
@@ -108,13 +114,16 @@ extension ModelContext {
         var changes: Changes
     }
 
-    /// Steps 1 and 2 and the checks; posts ``willSave``.
+    /// Steps 1 and 2 and the checks; posts ``willSave``. With `chunks` on, a large insert's
+    /// snapshots may be left for the store to read a chunk at a time (``Changes/insertsInChunks``):
+    /// only when the store reads the request on this thread, so not for an asynchronous save.
     func prepareCommit(
-        inserted: [any PersistentModel], changed: [any PersistentModel], deleted requested: [any PersistentModel]
+        inserted: consuming [any PersistentModel], changed: [any PersistentModel],
+        deleted requested: [any PersistentModel], chunks: Bool = false
     ) throws -> PreparedCommit {
         let deletion = try collectDeletions(requested)
         if let failure = faultFailures.values.min(by: { $0.message < $1.message }) { throw failure }
-        var changes = try snapshots(inserted: inserted, changed: changed, deletion: deletion)
+        var changes = try snapshots(inserted: consume inserted, changed: changed, deletion: deletion, chunks: chunks)
         try resolveConflicts(in: &changes)
         try checkRelationshipCounts(changes.inserted, changes.updated)
         try checkUniqueness(inserted: changes.inserted, updated: changes.updated, deleted: changes.deleted)

@@ -17,11 +17,18 @@ extension ModelContext {
         /// (``DataStoreSaveChangesRequest/expectedValues``).
         var expected: [PersistentIdentifier: [StoreValue]] = [:]
 
+        /// Whether ``inserted`` stays empty and the store reads the inserted models' snapshots a chunk
+        /// at a time, made from ``insertedModels`` as it reads them (see `insertsInChunks(_:)`).
+        var insertsInChunks = false
+
+        /// How many models the save inserts.
+        var insertedCount: Int { insertsInChunks ? insertedModels.count : inserted.count }
+
         /// Whether the save writes nothing.
-        var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+        var isEmpty: Bool { insertedCount == 0 && updated.isEmpty && deleted.isEmpty }
 
         /// How many models the save inserts, updates and deletes, for the debug log.
-        var summary: String { "\(inserted.count) inserted, \(updated.count) updated, \(deleted.count) deleted" }
+        var summary: String { "\(insertedCount) inserted, \(updated.count) updated, \(deleted.count) deleted" }
 
         /// A save request for these snapshots (all of the changes, or one store's part of them),
         /// with the expected values of its updated models.
@@ -44,10 +51,18 @@ extension ModelContext {
     /// Snapshots of everything the save touches. References to deleted models are removed from
     /// every snapshot written; a model outside the save that a nullify rule changes is written from
     /// its saved values, so none of its other unsaved edits goes with it.
+    ///
+    /// With `chunks` on, a save of new models only whose snapshots can be made later without fail
+    /// (`insertsInChunks(_:)`) makes none here: the store reads them a chunk at a time.
     func snapshots(
-        inserted: [any PersistentModel], changed: [any PersistentModel], deletion: Deletion
+        inserted: consuming [any PersistentModel], changed: [any PersistentModel], deletion: Deletion, chunks: Bool
     ) throws -> Changes {
         var changes = Changes()
+        if chunks, changed.isEmpty, deletion.models.isEmpty, try insertsInChunks(inserted) {
+            changes.insertedModels = consume inserted
+            changes.insertsInChunks = true
+            return changes
+        }
         var layouts: LayoutCache?
         let deleted = deletion.identifiers
         changes.inserted.reserveCapacity(inserted.count)
@@ -105,6 +120,18 @@ extension ModelContext {
     /// The snapshot of a model's current values, with the layout and entity of the last type seen
     /// kept in `layouts`: a save of many models of one type looks them up once.
     func snapshot(of model: any PersistentModel, layouts: inout LayoutCache?) throws -> DefaultSnapshot {
+        let cache = try layout(of: model, layouts: &layouts)
+        let backing = model.persistentBackingData
+        // Never store initial values over attributes a fetch left out: load them, or fail the save.
+        if backing.unfetchedSlots != nil { try backing.loadUnfetchedValues(of: model) }
+        let id = backing.identifier(entityName: cache.entity.name)
+        return DefaultSnapshot(
+            persistentIdentifier: id, entity: cache.entity, values: try cache.layout.values(of: model))
+    }
+
+    /// The layout and entity of a model's type, from `layouts` when it is of the type seen last;
+    /// throws when the type cannot be saved (not in the schema, or an abstract class).
+    func layout(of model: any PersistentModel, layouts: inout LayoutCache?) throws -> LayoutCache {
         let type = ObjectIdentifier(Swift.type(of: model))
         let cache: LayoutCache
         if let layouts, layouts.type == type {
@@ -135,12 +162,7 @@ extension ModelContext {
             cache = LayoutCache(type: type, layout: layout, entity: entity)
             layouts = cache
         }
-        let backing = model.persistentBackingData
-        // Never store initial values over attributes a fetch left out: load them, or fail the save.
-        if backing.unfetchedSlots != nil { try backing.loadUnfetchedValues(of: model) }
-        let id = backing.identifier(entityName: cache.entity.name)
-        return DefaultSnapshot(
-            persistentIdentifier: id, entity: cache.entity, values: try cache.layout.values(of: model))
+        return cache
     }
 
     /// The layout and entity of the model type a save handled last.

@@ -22,8 +22,9 @@ extension ModelContext {
         }
 
         /// When one store took the whole save and listed its permanent identifiers in the request's
-        /// order (which is ``Changes/inserted``'s): that list, `nil` for an insert that kept its own.
-        var mintedInOrder: [PersistentIdentifier?]? { mappings.count == 1 ? mappings[0].minted : nil }
+        /// order (which is ``Changes/inserted``'s, or ``Changes/insertedModels``' for a save in
+        /// chunks): that list, `nil` at an insert that kept its own.
+        var mintedInOrder: IdentifierMapping.Ordered? { mappings.count == 1 ? mappings[0].ordered : nil }
     }
 
     /// Writes the changes: one atomic save when one store is involved; otherwise a two-phase save
@@ -31,10 +32,14 @@ extension ModelContext {
     func write(_ changes: Changes) throws -> Written {
         var written = Written()
         let stores = container.channels
+        if changes.insertsInChunks {
+            written.add(try saveInChunks(changes, to: stores[0]))
+            return written
+        }
         if stores.count == 1 {
             let request = changes.request(
                 editingState, inserted: changes.inserted, updated: changes.updated, deleted: changes.deleted)
-            if !(request.inserted.isEmpty && request.updated.isEmpty && request.deleted.isEmpty) {
+            if !(request.insertedCount == 0 && request.updated.isEmpty && request.deleted.isEmpty) {
                 written.add(try stores[0].save(request))
             }
             return written
