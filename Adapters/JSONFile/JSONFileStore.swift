@@ -202,21 +202,20 @@ public final class JSONFileStore: TableWritingStore {
     public func save(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
     ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
-        if request.updated.isEmpty, request.deleted.isEmpty,
-            request.inserted.allSatisfy({ $0.entity.relationships.isEmpty })
-        {
-            // Only new models without relationships: the table's batch insert, which appends
-            // without copying each snapshot, and no reference to repair. No conflict is possible.
+        if request.updated.isEmpty, request.deleted.isEmpty, insertsOnlyUnrelated(request) {
+            // Only new models without relationships: the table's batch insert, which reads them a
+            // chunk at a time and appends without copying each snapshot, and no reference to
+            // repair. No conflict is possible.
             return try write { base, _, state in
                 let (next, ids, number) = try inserting(
-                    DataStoreBatchInsertRequest(snapshots: request.inserted, editingState: request.editingState),
+                    DataStoreBatchInsertRequest(
+                        expectedCount: request.insertedCount, editingState: request.editingState,
+                        nextChunk: request.insertedChunkPuller()),
                     into: base, &state)
-                // `nil` for a snapshot that kept the identifier it brought, as the result expects.
-                let minted = zip(request.inserted, ids).map { $0.persistentIdentifier == $1 ? nil : $1 }
                 return (
                     next,
                     DataStoreSaveChangesResult(
-                        for: identifier, inserted: request.inserted, mintedInOrder: minted,
+                        for: identifier, inserted: request, identifiers: ids,
                         historyToken: number.map {
                             DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0)
                         })
@@ -253,6 +252,13 @@ public final class JSONFileStore: TableWritingStore {
                 )
             )
         }
+    }
+
+    /// Whether every model a request inserts is of an entity without relationships; snapshots a
+    /// context makes on demand are (`DataStoreSaveChangesRequest.makesInsertedOnDemand`), so they
+    /// are not made to find out.
+    private func insertsOnlyUnrelated(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) -> Bool {
+        request.makesInsertedOnDemand || request.inserted.allSatisfy { $0.entity.relationships.isEmpty }
     }
 
     /// Removes every model, including records of entities the schema doesn't have, and the history

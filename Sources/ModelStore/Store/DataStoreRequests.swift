@@ -126,6 +126,11 @@ public struct DataStoreSaveChangesRequest<Snapshot: DataStoreSnapshot>: Sendable
         storedInserted = []
     }
 
+    /// Whether the inserted snapshots are made on demand: a context does so only for models whose
+    /// stored values are all plain attributes, so none of them has a relationship (a store can
+    /// then skip looking for one without making the snapshots).
+    package var makesInsertedOnDemand: Bool { insertedSource != nil }
+
     /// A function that returns the inserted snapshots' next chunk on each call, and an empty array
     /// after the last: ``forEachInsertedChunk(_:)`` for a reader that pulls (a batch insert).
     @usableFromInline
