@@ -15,7 +15,32 @@ extension SQLiteStore {
     public func save(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
     ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
-        try withWriter { writer in try apply(request, with: &writer) }
+        if request.makesInsertedOnDemand, request.updated.isEmpty, request.deleted.isEmpty {
+            return try withWriter { writer in try insertInChunks(request, with: &writer) }
+        }
+        return try withWriter { writer in try apply(request, with: &writer) }
+    }
+
+    /// A save of new models only whose snapshots the context makes on demand: written a chunk at a
+    /// time, as a batch insert writes them, so they never all exist at once. Such models have no
+    /// relationship, so there is no reference to clear.
+    private func insertInChunks(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, with writer: inout RowWriter
+    ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        var ids = PersistentIdentifiers()
+        try request.forEachInsertedChunk { chunk in
+            let minted = try writer.mint(chunk, updated: [])
+            try writer.write(minted.inserted, update: false)
+            for snapshot in chunk {
+                ids.append(minted.remap[snapshot.persistentIdentifier] ?? snapshot.persistentIdentifier)
+            }
+        }
+        let number = try HistoryTable.record(
+            count: ids.count, of: .insert, ids, author: request.editingState.author,
+            limit: configuration.historyLimit, on: writer.connection)
+        return DataStoreSaveChangesResult(
+            for: identifier, inserted: request, identifiers: ids,
+            historyToken: number.map { DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0) })
     }
 
     /// The steps of a save, inside a write transaction: deletes, then updates, then inserts, then
