@@ -246,6 +246,7 @@ public actor SyncEngine {
             // Joining: only entities that held models before the round can hold models equal to
             // pulled ones; the others need no look-up per pulled model.
             state.joinable = Set(try local.schema.syncedEntities.map(\.name).filter { try local.count($0) > 0 })
+            if state.joinable.isEmpty { state.emptyThrough = try local.newestTransaction() }
         }
         var summary = SyncSummary()
         // A replica still reading the remote whole pulls first: joining matches pulled models with
@@ -338,6 +339,9 @@ public actor SyncEngine {
         var pushed: Int64
         /// The entities that held models when a joining round began (see ``equalMatch``).
         var joinable = Set<String>()
+        /// The newest local transaction when a round of a replica that never pushed began with no
+        /// model in the store; `nil` otherwise (see ``onlyPulledModels(_:)``).
+        var emptyThrough: Int64?
     }
 
     /// Keeps the stored pull cursor's transaction for the announcements ``start()`` receives.
@@ -720,7 +724,12 @@ public actor SyncEngine {
     private func push(
         state: inout State, replica: String, session: SyncSession, pull: SyncPullRequest?
     ) async throws -> PushOutcome {
-        let changes = try localChanges(after: state.pushed, replica: replica)
+        var changes = try localChanges(after: state.pushed, replica: replica)
+        if changes.everyModelStamp != nil, onlyPulledModels(state, head: changes.head) {
+            // Nothing to read: every model is as this round's merges stored it. The cursor still
+            // moves off 0 at the end (`hasAppTransactions` stays set), so later rounds read the history.
+            changes.everyModelStamp = nil
+        }
         // Every model counts as changed on a first push (or after the history was trimmed): they are
         // read a page at a time below rather than listed, so the push holds one page of them.
         let everyModel = changes.everyModelStamp != nil
@@ -847,6 +856,16 @@ public actor SyncEngine {
         }
         status.update(pendingChanges: 0)
         return .pushed(0, conflicts: 0, pulled: nil)
+    }
+
+    /// Whether every model of a replica that never pushed came from this round's merges: the store
+    /// held none when the round began, and every local transaction since is the engine's own (the
+    /// run of them, ``OwnTransactions``, reaches from then to `head`, so no save of the app, in this
+    /// process or another, lies between). Its first push then has nothing to compare with the bases
+    /// those merges stored.
+    private func onlyPulledModels(_ state: State, head: Int64) -> Bool {
+        guard state.pushed == 0, let start = state.emptyThrough else { return false }
+        return own.advanced(start) >= head
     }
 
     /// Deletions of the models an unfinished push named by derived identifiers (``PushInFlight``)
