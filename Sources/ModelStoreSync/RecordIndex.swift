@@ -144,16 +144,9 @@ struct RecordIndex {
         return result
     }
 
-    /// Takes the permanent identifiers the save `result` gave the records of
-    /// ``derivedRecordInserts``, which it stored as they are (it re-registered nothing), and empties
-    /// the list: the index then holds the records as stored.
-    mutating func derivedRecordsSaved(_ result: DataStoreSaveChangesResult<DefaultSnapshot>) {
-        derivedRecordsSaved(derivedRecordInserts, result)
-    }
-
     /// Takes the permanent identifiers the save `result` gave `saved`, the first records it
-    /// inserted (in that order, and stored as they are), and removes them from
-    /// ``derivedRecordInserts``.
+    /// inserted (in that order, stored as they are: it re-registered nothing), and removes them
+    /// from ``derivedRecordInserts``: the index then holds those records as stored.
     mutating func derivedRecordsSaved(_ saved: [DefaultSnapshot], _ result: DataStoreSaveChangesResult<DefaultSnapshot>)
     {
         let minted =
