@@ -785,6 +785,9 @@ public actor SyncEngine {
                 var position = EntityReadPosition()
                 var exhausted = false
                 var lowest: Int64?
+                // A range wider than the models it holds would cost a recovery a look at every key
+                // of it: sparse keys are listed one by one instead.
+                let widest = Int64(4 * max(try local.count(entity.name), configuration.pageSize))
                 while !exhausted {
                     let page = try local.readPage(
                         &position, entity: entity.name, limit: configuration.pageSize, filter: nil)
@@ -794,7 +797,12 @@ public actor SyncEngine {
                     // The keys this read goes through, listed once for every page (see PushInFlight).
                     lowest = lowest ?? page.rows.first?.persistentIdentifier.primaryKey.intValue
                     let highest = position.through?.intValue ?? page.rows.last?.persistentIdentifier.primaryKey.intValue
-                    let range = lowest.flatMap { low in highest.map { (entity.name, low...max(low, $0)) } }
+                    let range = lowest.flatMap { low in
+                        highest.flatMap { high -> (String, ClosedRange<Int64>)? in
+                            let (width, overflow) = high.subtractingReportingOverflow(low)
+                            return high >= low && !overflow && width < widest ? (entity.name, low...high) : nil
+                        }
+                    }
                     guard
                         try await pushPage(
                             page.rows.map(\.persistentIdentifier), read: read, index: &index, changes: changes,
@@ -879,9 +887,11 @@ public actor SyncEngine {
             for chunk in keys.sorted().chunked(configuration.pageSize) { chunks.append((entity, Array(chunk))) }
         }
         for (entity, range) in inFlight.ranges {
+            let step = Int64(configuration.pageSize)
             var start = range.lowerBound
             while true {
-                let end = start + min(Int64(configuration.pageSize - 1), range.upperBound - start)
+                let (remaining, overflow) = range.upperBound.subtractingReportingOverflow(start)
+                let end = overflow || remaining >= step ? start + (step - 1) : range.upperBound
                 chunks.append((entity, Array(start...end)))
                 guard end < range.upperBound else { break }
                 start = end + 1
