@@ -13,6 +13,9 @@ struct RecordIndex {
     var recordUpdates: [DefaultSnapshot] = []
     /// Records the step deletes outside its own lists.
     var recordDeletes: [DefaultSnapshot] = []
+    /// The global identifiers of ``derivedRecordInserts`` that the replica derived from their
+    /// models' keys (``ReplicaGlobalIDs``) and so derives again after a crash.
+    var rederivable = Set<String>()
     /// Pulled models that a local model took over because it held the same unique values.
     var adoptedByUnique = Set<String>()
     /// Pulled models that an equal local model took over when this replica first joined.
@@ -96,8 +99,14 @@ struct RecordIndex {
 
     /// The global identifiers of these models, from their records; a model without one gets
     /// `mint(model)`, and a record for it is added to ``derivedRecordInserts``.
+    ///
+    /// With `deriving`, a model with an integer key gets the identifier the replica derives from it
+    /// instead, unless a record holds that identifier already (another model's, after its key was
+    /// used again): its record joins ``rederivable``, whose records may wait for the save that
+    /// acknowledges their push.
     mutating func globalIDs(
-        for ids: [PersistentIdentifier], store: SyncStore, mint: (PersistentIdentifier) -> String
+        for ids: [PersistentIdentifier], store: SyncStore, deriving: ReplicaGlobalIDs? = nil,
+        mint: (PersistentIdentifier) -> String
     ) throws -> [PersistentIdentifier: String] {
         let unknown = Array(Set(ids.filter { globalByModel[$0] == nil && !$0.isTemporary }))
         for (entity, models) in Dictionary(grouping: unknown, by: \.entityName) {
@@ -112,8 +121,18 @@ struct RecordIndex {
             let missing = models.filter { globalByModel[$0] == nil }
             guard !missing.isEmpty else { continue }
             let present = try store.existing(missing, entityName: entity)
+            var derived: [PersistentIdentifier: String] = [:]
+            if let deriving {
+                for model in missing where present.contains(model) { derived[model] = deriving.globalID(of: model) }
+            }
+            if !derived.isEmpty {
+                let held = try store.fetch(recordEntity, where: "globalID", in: derived.values.map(StoreValue.string))
+                let taken = Set(held.map { SyncRecord(snapshot: $0).globalID })
+                derived = derived.filter { !taken.contains($0.value) && byGlobal[$0.value] == nil }
+            }
             for model in missing where present.contains(model) {
-                let global = mint(model)
+                let global = derived[model] ?? mint(model)
+                if derived[model] != nil { rederivable.insert(global) }
                 let record = try SyncRecord.new(
                     entity: try store.entity(recordEntity), globalID: global, model: model, base: nil, stamps: [:])
                 derivedRecordInserts.append(record.snapshot)
@@ -125,31 +144,48 @@ struct RecordIndex {
         return result
     }
 
-    /// Takes the permanent identifiers the save `result` gave the records of
-    /// ``derivedRecordInserts``, which it stored as they are (it re-registered nothing), and empties
-    /// the list: the index then holds the records as stored.
-    mutating func derivedRecordsSaved(_ result: DataStoreSaveChangesResult<DefaultSnapshot>) {
+    /// Takes the permanent identifiers the save `result` gave `saved`, the first records it
+    /// inserted (in that order, stored as they are: it re-registered nothing), and removes them
+    /// from ``derivedRecordInserts``: the index then holds those records as stored.
+    mutating func derivedRecordsSaved(_ saved: [DefaultSnapshot], _ result: DataStoreSaveChangesResult<DefaultSnapshot>)
+    {
         let minted =
             result.mintedIdentifiersInRequestOrder
-            ?? derivedRecordInserts.map { result.remappedIdentifiers[$0.persistentIdentifier] }
-        for (snapshot, id) in zip(derivedRecordInserts, minted) {
+            ?? saved.map { result.remappedIdentifiers[$0.persistentIdentifier] }
+        let savedGlobals = Set(saved.compactMap { $0["globalID"]?.stringValue })
+        for (snapshot, id) in zip(saved, minted) {
             guard let id, let global = snapshot["globalID"]?.stringValue, var record = byGlobal[global] else {
                 continue
             }
             record.snapshot.persistentIdentifier = id
             byGlobal[global] = record
         }
-        derivedRecordInserts = []
+        derivedRecordInserts.removeAll { savedGlobals.contains($0["globalID"]?.stringValue ?? "") }
+        rederivable.subtract(savedGlobals)
+    }
+
+    /// The keys of `models` whose records wait for their acknowledgement (``rederivable``), by entity.
+    func rederivableKeys(among models: Set<PersistentIdentifier>) -> [String: [Int64]] {
+        var keys: [String: [Int64]] = [:]
+        for snapshot in derivedRecordInserts {
+            let record = SyncRecord(snapshot: snapshot)
+            guard rederivable.contains(record.globalID), let model = record.model, models.contains(model),
+                let key = model.primaryKey.intValue
+            else { continue }
+            keys[record.entityName, default: []].append(key)
+        }
+        return keys
     }
 
     /// Models' values in sync form, by identifier.
     mutating func syncValues(
-        of models: [PersistentIdentifier: DefaultSnapshot], store: SyncStore, mint: (PersistentIdentifier) -> String
+        of models: [PersistentIdentifier: DefaultSnapshot], store: SyncStore, deriving: ReplicaGlobalIDs? = nil,
+        mint: (PersistentIdentifier) -> String
     ) throws -> [PersistentIdentifier: [String: StoreValue]] {
         let related = models.values.flatMap {
             SyncValues.localReferences(of: $0, carrying: store.owning[$0.entity.name] ?? [])
         }
-        let globals = try globalIDs(for: related, store: store, mint: mint)
+        let globals = try globalIDs(for: related, store: store, deriving: deriving, mint: mint)
         return models.mapValues { model in
             SyncValues.values(of: model, carrying: store.owning[model.entity.name] ?? []) { globals[$0] }
         }

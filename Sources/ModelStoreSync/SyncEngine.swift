@@ -45,6 +45,10 @@ public actor SyncEngine {
     private nonisolated let pulledThrough = LockedValue<Int64>(-1)
     /// The local transactions known to be the engine's own, which the push cursor moves past.
     private var own = OwnTransactions()
+    /// The models an unfinished push to the current remote named by derived identifiers.
+    private var inFlight = PushInFlight()
+    /// The identifiers this replica derives for its models, once its identifier is known.
+    private var derivation: ReplicaGlobalIDs?
 
     /// The author of the engine's own saves, which it never pushes.
     public static let author = "modelstore-sync"
@@ -236,11 +240,13 @@ public actor SyncEngine {
         let replica = try replicaID()
         let session = try await currentSession()
         var state = try loadState(remote: session.remote, replica: replica)
+        inFlight = try PushInFlight.load(remote: session.remote, store: local)
         noteCursor(state.cursor)
         if state.pushed == 0 && state.cursor.snapshot != nil {
             // Joining: only entities that held models before the round can hold models equal to
             // pulled ones; the others need no look-up per pulled model.
             state.joinable = Set(try local.schema.syncedEntities.map(\.name).filter { try local.count($0) > 0 })
+            if state.joinable.isEmpty { state.emptyThrough = try local.newestTransaction() }
         }
         var summary = SyncSummary()
         // A replica still reading the remote whole pulls first: joining matches pulled models with
@@ -333,6 +339,9 @@ public actor SyncEngine {
         var pushed: Int64
         /// The entities that held models when a joining round began (see ``equalMatch``).
         var joinable = Set<String>()
+        /// The newest local transaction when a round of a replica that never pushed began with no
+        /// model in the store; `nil` otherwise (see ``onlyPulledModels(_:)``).
+        var emptyThrough: Int64?
     }
 
     /// Keeps the stored pull cursor's transaction for the announcements ``start()`` receives.
@@ -356,6 +365,17 @@ public actor SyncEngine {
         replica = id
         return id
     }
+
+    /// The global identifiers this replica derives from its models' keys.
+    private func deriving() throws -> ReplicaGlobalIDs {
+        if let derivation { return derivation }
+        let derived = ReplicaGlobalIDs(replica: try replicaID(), entities: local.schema.syncedEntities.map(\.name))
+        derivation = derived
+        return derived
+    }
+
+    /// A random global identifier, for a model whose key gives none (see ``ReplicaGlobalIDs``).
+    private static func randomGlobalID(_ model: PersistentIdentifier) -> String { UUID().uuidString }
 
     private func loadState(remote: String, replica: String) throws -> State {
         let entity = try local.entity(SyncMetadata.stateEntityName)
@@ -513,6 +533,7 @@ public actor SyncEngine {
             }
         }
         // Every model's record was looked up: the page's by `load`, the fetched ones' in the loop.
+        try reclaimDerived(models, index: &index)
         let replica = try replicaID()
         // Read the local history (a read of all of it on some stores) only when a clash needs a stamp.
         let pushed = state.pushed
@@ -543,7 +564,8 @@ public actor SyncEngine {
         // A record may still name a model deleted here (a store that leaves the reference in place):
         // it is not there to write to, nor to refer to.
         index.unlinkMissing(from: current)
-        let currentValues = try index.syncValues(of: current, store: local) { _ in UUID().uuidString }
+        let currentValues = try index.syncValues(
+            of: current, store: local, deriving: try deriving(), mint: Self.randomGlobalID)
         for model in models {
             try plan.merge(
                 model, index: &index, current: current, currentValues: currentValues, changes: changes, store: local)
@@ -559,12 +581,26 @@ public actor SyncEngine {
         plan.updated.removeAll { deletedIDs.contains($0.persistentIdentifier) }
         state.cursor = reply.cursor
         state.pushed = movedPast(state.pushed)
+        // Records this merge made (``reclaimDerived(_:index:)``) are not stored yet: a change to one
+        // is stored as its insert, and a deletion of one drops it.
+        var recordInserts = plan.recordInserts + index.derivedRecordInserts
+        var recordUpdates = plan.recordUpdates + index.recordUpdates
+        var recordDeletes = plan.recordDeletes + index.recordDeletes
+        let unsaved = Dictionary(
+            recordUpdates.filter(\.persistentIdentifier.isTemporary).map { ($0.persistentIdentifier, $0) },
+            uniquingKeysWith: { $1 })
+        let dropped = Set(recordDeletes.filter(\.persistentIdentifier.isTemporary).map(\.persistentIdentifier))
+        recordInserts = recordInserts.compactMap {
+            dropped.contains($0.persistentIdentifier) ? nil : unsaved[$0.persistentIdentifier] ?? $0
+        }
+        recordUpdates.removeAll(where: \.persistentIdentifier.isTemporary)
+        recordDeletes.removeAll(where: \.persistentIdentifier.isTemporary)
         let result: DataStoreSaveChangesResult<DefaultSnapshot>
         do {
             result = try save(
-                inserted: plan.inserted + plan.recordInserts + index.derivedRecordInserts + conflictRows,
-                updated: plan.updated + plan.recordUpdates + index.recordUpdates + [stateRow(state)],
-                deleted: plan.deleted + plan.recordDeletes + index.recordDeletes)
+                inserted: plan.inserted + recordInserts + conflictRows,
+                updated: plan.updated + recordUpdates + [stateRow(state)],
+                deleted: plan.deleted + recordDeletes)
         } catch {
             throw SyncError.store(
                 error, while: "storing \(models.count) pulled model(s) in '\(local.store.identifier)'")
@@ -588,6 +624,45 @@ public actor SyncEngine {
         return Merged(pulled: plan.applied, conflicts: plan.conflicts.count)
     }
 
+    /// Finds the local models behind pulled models that this replica named itself, by identifiers
+    /// derived from their keys, in a push whose acknowledgement a crash took: each gets the record
+    /// that acknowledgement would have stored before it (no base), so the merge meets it as a model
+    /// of both sides rather than a new one. A model of an unfinished push deleted here since gets a
+    /// record without a model, as a model deleted here does.
+    private func reclaimDerived(_ models: [SyncModelState], index: inout RecordIndex) throws {
+        let derivation = try deriving()
+        var candidates: [String: [(global: String, key: Int64)]] = [:]
+        for model in models where index.record(of: model.globalID) == nil {
+            guard let key = derivation.key(of: model.globalID, entity: model.entity) else { continue }
+            candidates[model.entity, default: []].append((model.globalID, key))
+        }
+        for (entity, list) in candidates {
+            let recordEntity = try local.entity(SyncMetadata.recordEntityName(for: entity))
+            let ids = list.map {
+                PersistentIdentifier.identifier(for: local.store.identifier, entityName: entity, primaryKey: $0.key)
+            }
+            let recorded = Set(
+                try local.fetch(recordEntity.name, where: "model", in: ids.map(StoreValue.reference)).compactMap {
+                    SyncRecord(snapshot: $0).model
+                })
+            let live = try local.existing(ids, entityName: entity)
+            for (candidate, id) in zip(list, ids) where !recorded.contains(id) {
+                let model: PersistentIdentifier?
+                if live.contains(id) {
+                    model = id
+                } else if inFlight.contains(entity: entity, key: candidate.key) {
+                    model = nil
+                } else {
+                    continue
+                }
+                let record = try SyncRecord.new(
+                    entity: recordEntity, globalID: candidate.global, model: model, base: nil, stamps: [:])
+                index.derivedRecordInserts.append(record.snapshot)
+                index.remember(record)
+            }
+        }
+    }
+
     /// A local model that holds every unique value of a pulled new model and was never synced:
     /// the two become one model under the pulled identifier.
     private func uniqueMatch(
@@ -597,7 +672,7 @@ public actor SyncEngine {
             let match = uniques.match(entity: entity, values: values)
         else { return nil }
         let id = match.persistentIdentifier
-        let known = try index.globalIDs(for: [id], store: local) { _ in UUID().uuidString }
+        let known = try index.globalIDs(for: [id], store: local, deriving: try deriving(), mint: Self.randomGlobalID)
         guard let global = known[id], index.record(of: global)?.base == nil else { return nil }
         // The local model was never synced: it takes the pulled identifier. Its own record goes.
         if let record = index.record(of: global), !record.snapshot.persistentIdentifier.isTemporary {
@@ -621,7 +696,8 @@ public actor SyncEngine {
         for candidate in try local.fetch(entity.name, filter: filter, limit: taken.count + 8) {
             let id = candidate.persistentIdentifier
             guard !taken.contains(id) else { continue }
-            let known = try index.globalIDs(for: [id], store: local) { _ in UUID().uuidString }
+            let known = try index.globalIDs(
+                for: [id], store: local, deriving: try deriving(), mint: Self.randomGlobalID)
             guard let global = known[id], index.record(of: global)?.base == nil else { continue }
             if let record = index.record(of: global), !record.snapshot.persistentIdentifier.isTemporary {
                 index.recordDeletes.append(record.snapshot)
@@ -648,7 +724,12 @@ public actor SyncEngine {
     private func push(
         state: inout State, replica: String, session: SyncSession, pull: SyncPullRequest?
     ) async throws -> PushOutcome {
-        let changes = try localChanges(after: state.pushed, replica: replica)
+        var changes = try localChanges(after: state.pushed, replica: replica)
+        if changes.everyModelStamp != nil, onlyPulledModels(state, head: changes.head) {
+            // Nothing to read: every model is as this round's merges stored it. The cursor still
+            // moves off 0 at the end (`hasAppTransactions` stays set), so later rounds read the history.
+            changes.everyModelStamp = nil
+        }
         // Every model counts as changed on a first push (or after the history was trimmed): they are
         // read a page at a time below rather than listed, so the push holds one page of them.
         let everyModel = changes.everyModelStamp != nil
@@ -679,6 +760,7 @@ public actor SyncEngine {
             // crash took its acknowledgement; a remote that never had the model ignores the delete.
             deletes.append(SyncChange(globalID: record.globalID, entity: record.entityName, kind: .delete, stamp: now))
         }
+        deletes += try inFlightDeletes(seen: &seenDeletes, now: now)
         let models =
             everyModel ? try local.schema.syncedEntities.reduce(0) { $0 + (try local.count($1.name)) } : ids.count
         status.update(pendingChanges: models + deletes.count)
@@ -702,16 +784,29 @@ public actor SyncEngine {
             for entity in local.schema.syncedEntities {
                 var position = EntityReadPosition()
                 var exhausted = false
+                var lowest: Int64?
+                // A range wider than the models it holds would cost a recovery a look at every key
+                // of it: sparse keys are listed one by one instead.
+                let widest = Int64(4 * max(try local.count(entity.name), configuration.pageSize))
                 while !exhausted {
                     let page = try local.readPage(
                         &position, entity: entity.name, limit: configuration.pageSize, filter: nil)
                     exhausted = page.exhausted
                     var index = RecordIndex()
                     let read = Dictionary(page.rows.map { ($0.persistentIdentifier, $0) }, uniquingKeysWith: { $1 })
+                    // The keys this read goes through, listed once for every page (see PushInFlight).
+                    lowest = lowest ?? page.rows.first?.persistentIdentifier.primaryKey.intValue
+                    let highest = position.through?.intValue ?? page.rows.last?.persistentIdentifier.primaryKey.intValue
+                    let range = lowest.flatMap { low in
+                        highest.flatMap { high -> (String, ClosedRange<Int64>)? in
+                            let (width, overflow) = high.subtractingReportingOverflow(low)
+                            return high >= low && !overflow && width < widest ? (entity.name, low...high) : nil
+                        }
+                    }
                     guard
                         try await pushPage(
                             page.rows.map(\.persistentIdentifier), read: read, index: &index, changes: changes,
-                            round: &round, now: now)
+                            round: &round, now: now, range: range)
                     else { return .stale(round.stale) }
                 }
             }
@@ -747,26 +842,86 @@ public actor SyncEngine {
             round.total += batch.count
             hub.emit(.pushed(batch.count))
         }
+        // The push is stored whole: no model of it waits for an acknowledgement any more.
+        let inFlightRow = inFlight.finish()
         if round.total + round.links > 0 {
             // Every change through the head is on the remote, and the acknowledgements after it are
             // the engine's own: the next round reads none of them back.
             state.pushed = own.advanced(changes.head)
-            try save(inserted: [], updated: [stateRow(state)], deleted: [])
+            try save(inserted: [], updated: [stateRow(state)], deleted: inFlightRow.map { [$0] } ?? [])
             status.update(pendingChanges: 0)
             return .pushed(round.total, conflicts: round.conflicts, pulled: round.pulled)
         }
         // Nothing to push. Move the push cursor past the engine's own transactions only now and
         // then, so a quiet round writes nothing.
         if state.pushed < changes.head && (changes.hasAppTransactions || changes.transactions >= 64)
-            || !deletedRecords.isEmpty || !pending.isEmpty
+            || !deletedRecords.isEmpty || !pending.isEmpty || inFlightRow != nil
         {
             state.pushed = own.advanced(changes.head)
             try save(
                 inserted: [], updated: [stateRow(state)] + pending.map { marked($0, pending: false) },
-                deleted: deletedRecords.map(\.snapshot))
+                deleted: deletedRecords.map(\.snapshot) + (inFlightRow.map { [$0] } ?? []))
         }
         status.update(pendingChanges: 0)
         return .pushed(0, conflicts: 0, pulled: nil)
+    }
+
+    /// Whether every model of a replica that never pushed came from this round's merges: the store
+    /// held none when the round began, and every local transaction since is the engine's own (the
+    /// run of them, ``OwnTransactions``, reaches from then to `head`, so no save of the app, in this
+    /// process or another, lies between). Its first push then has nothing to compare with the bases
+    /// those merges stored.
+    private func onlyPulledModels(_ state: State, head: Int64) -> Bool {
+        guard state.pushed == 0, let start = state.emptyThrough else { return false }
+        return own.advanced(start) >= head
+    }
+
+    /// Deletions of the models an unfinished push named by derived identifiers (``PushInFlight``)
+    /// that are gone since and have no record: the remote may hold them. One it never had, it ignores.
+    private func inFlightDeletes(seen: inout Set<String>, now: SyncStamp) throws -> [SyncChange] {
+        guard !inFlight.isEmpty else { return [] }
+        let derivation = try deriving()
+        var deletes: [SyncChange] = []
+        var chunks: [(entity: String, keys: [Int64])] = []
+        for (entity, keys) in inFlight.keys {
+            for chunk in keys.sorted().chunked(configuration.pageSize) { chunks.append((entity, Array(chunk))) }
+        }
+        for (entity, range) in inFlight.ranges {
+            let step = Int64(configuration.pageSize)
+            var start = range.lowerBound
+            while true {
+                let (remaining, overflow) = range.upperBound.subtractingReportingOverflow(start)
+                let end = overflow || remaining >= step ? start + (step - 1) : range.upperBound
+                chunks.append((entity, Array(start...end)))
+                guard end < range.upperBound else { break }
+                start = end + 1
+            }
+        }
+        for (entity, keys) in chunks {
+            let recordEntity = SyncMetadata.recordEntityName(for: entity)
+            let chunk = keys.map {
+                PersistentIdentifier.identifier(for: local.store.identifier, entityName: entity, primaryKey: $0)
+            }
+            let live = try local.existing(Array(chunk), entityName: entity)
+            let recorded = Set(
+                try local.fetch(recordEntity, where: "model", in: chunk.map(StoreValue.reference)).compactMap {
+                    SyncRecord(snapshot: $0).model
+                })
+            let globals = chunk.filter { !live.contains($0) && !recorded.contains($0) }.compactMap {
+                derivation.globalID(of: $0)
+            }
+            guard !globals.isEmpty else { continue }
+            // A record holding the identifier stands for the model already (a record without a
+            // model is pushed as a deletion above).
+            let held = Set(
+                try local.fetch(recordEntity, where: "globalID", in: globals.map(StoreValue.string)).map {
+                    SyncRecord(snapshot: $0).globalID
+                })
+            for global in globals where !held.contains(global) && seen.insert(global).inserted {
+                deletes.append(SyncChange(globalID: global, entity: entity, kind: .delete, stamp: now))
+            }
+        }
+        return deletes
     }
 
     /// The records waiting to be pushed again.
@@ -807,10 +962,12 @@ public actor SyncEngine {
     private func pushPage(
         _ ids: [PersistentIdentifier], read: [PersistentIdentifier: DefaultSnapshot]? = nil,
         index: inout RecordIndex, changes: LocalChanges, round: inout PushRound, now: SyncStamp,
-        linksOnly: Bool = false
+        linksOnly: Bool = false, range: (entity: String, keys: ClosedRange<Int64>)? = nil
     ) async throws -> Bool {
         let replica = try replicaID()
-        let page = try outgoing(ids, current: read, changes: changes, index: &index, replica: replica, now: now)
+        let page = try outgoing(
+            ids, current: read, changes: changes, index: &index, remote: round.session.remote, replica: replica,
+            now: now, range: range)
         if !page.withheld.isEmpty { round.withheld = true }
         // Models whose only difference from the remote is a link it cannot hold yet wait for it.
         let sent = Set(page.changes.map(\.globalID))
@@ -834,8 +991,10 @@ public actor SyncEngine {
     }
 
     /// The changes to push for these local models: new ones whole, others what differs from their
-    /// base. Global identifiers minted for models that had none are saved first, so a repeated push
-    /// reuses them. `read` holds the models when the caller read them already.
+    /// base. A model that had no global identifier gets the one derived from its key, stored with
+    /// the acknowledgement (the in-flight row lists the model first); one whose key gives none gets a
+    /// random one, saved first, so a repeated push reuses it. `read` holds the models when the
+    /// caller read them already.
     ///
     /// A link to a model the remote does not have yet (never pushed, and not in this page) is left
     /// out: the remote would drop it, and the base would then name a link the remote lacks, which
@@ -843,24 +1002,41 @@ public actor SyncEngine {
     /// they stay pending and are pushed again once their targets are there.
     private func outgoing(
         _ ids: [PersistentIdentifier], current read: [PersistentIdentifier: DefaultSnapshot]?,
-        changes: LocalChanges, index: inout RecordIndex, replica: String, now: SyncStamp
+        changes: LocalChanges, index: inout RecordIndex, remote: String, replica: String, now: SyncStamp,
+        range: (entity: String, keys: ClosedRange<Int64>)?
     ) throws -> (changes: [SyncChange], withheld: Set<String>) {
-        var globals = try index.globalIDs(for: ids, store: local) { _ in UUID().uuidString }
+        let derivation = try deriving()
+        var globals = try index.globalIDs(for: ids, store: local, deriving: derivation, mint: Self.randomGlobalID)
         var current: [PersistentIdentifier: DefaultSnapshot] = read ?? [:]
         if read == nil {
             for (entity, group) in Dictionary(grouping: ids, by: \.entityName) {
                 current.merge(try local.snapshots(group, entityName: entity)) { $1 }
             }
         }
-        var values = try index.syncValues(of: current, store: local) { _ in UUID().uuidString }
-        if !index.derivedRecordInserts.isEmpty {
-            let saved = try save(inserted: index.derivedRecordInserts, updated: [], deleted: [])
+        var values = try index.syncValues(of: current, store: local, deriving: derivation, mint: Self.randomGlobalID)
+        // Records of random identifiers are stored before the push, so a repeated push reuses them.
+        // Derived ones wait for the acknowledgement: a repeated push derives them again, and the
+        // in-flight row lists their models, in case one is deleted before it is acknowledged.
+        let early = index.derivedRecordInserts.filter {
+            !index.rederivable.contains($0["globalID"]?.stringValue ?? "")
+        }
+        // Only this page's models are sent under their new identifiers: a link to another model
+        // without a record is left out below.
+        let marker = try inFlight.listing(
+            index.rederivableKeys(among: Set(current.keys)), range: range, remote: remote, replica: replica,
+            store: local)
+        if !early.isEmpty || marker != nil {
+            let saved = try save(
+                inserted: early + (marker?.isNew == true ? [marker!.row] : []),
+                updated: marker?.isNew == false ? [marker!.row] : [], deleted: [])
+            inFlight.saved(saved)
             if saved.snapshotsToReregister.isEmpty {
                 // Stored as they were: only their identifiers changed.
-                index.derivedRecordsSaved(saved)
+                index.derivedRecordsSaved(early, saved)
             } else {
                 index = RecordIndex()
-                globals = try index.globalIDs(for: ids, store: local) { _ in UUID().uuidString }
+                globals = try index.globalIDs(
+                    for: ids, store: local, deriving: derivation, mint: Self.randomGlobalID)
             }
         }
         // Which linked models the remote has: those synced before, and this page's.
@@ -976,9 +1152,19 @@ public actor SyncEngine {
             record.set("pending", .bool(withheld.contains(change.globalID)))
             updated.append(record.snapshot)
         }
+        // The records of identifiers derived for this push are stored now, those of pushed models
+        // with their new bases.
+        let derived = updated.filter { $0.persistentIdentifier.isTemporary }
+        let acknowledged = Set(derived.map(\.persistentIdentifier))
+        let recordInserts =
+            derived + index.derivedRecordInserts.filter { !acknowledged.contains($0.persistentIdentifier) }
+        updated.removeAll { $0.persistentIdentifier.isTemporary }
         let conflictEntity = try local.entity(SyncMetadata.conflictEntityName)
         let rows = try conflicts.map { try $0.snapshot(entity: conflictEntity) }
-        try save(inserted: rows, updated: updated + (state.map { [stateRow($0)] } ?? []), deleted: deleted)
+        try save(
+            inserted: recordInserts + rows, updated: updated + (state.map { [stateRow($0)] } ?? []), deleted: deleted)
+        index.derivedRecordInserts = []
+        index.rederivable = []
         for conflict in conflicts { hub.emit(.conflict(conflict)) }
         return conflicts.count
     }

@@ -12,7 +12,9 @@ import ModelStore
 ///   three-way merge), whether it waits to be pushed again (`pending`), and a to-one reference to
 ///   the model; every attribute a step looks records up by is indexed. A record whose reference is gone
 ///   stands for a model deleted here and not yet pushed.
-/// - `ModelStoreSyncState`: one row per remote, with this replica's identifier and both cursors.
+/// - `ModelStoreSyncState`: one row per remote, with this replica's identifier and both cursors;
+///   while a push to a remote sends models under identifiers not yet stored, a second row lists
+///   them (its `remote` starts with U+0001; see `PushInFlight`).
 /// - `ModelStoreSyncConflict`: every clash the engine decided, with base, local and remote values.
 public enum SyncMetadata {
     /// The prefix of every record entity's name.
