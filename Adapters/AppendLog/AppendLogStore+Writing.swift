@@ -81,6 +81,56 @@ extension AppendLogStore {
         return ticket
     }
 
+    /// Saves new models whose snapshots the context makes on demand
+    /// (`DataStoreSaveChangesRequest.makesInsertedOnDemand`): they go into the table a chunk at a
+    /// time with its batch insert, and the record is written from the table's rows, so the
+    /// snapshots are never all in memory at once. If the record cannot be written, the new rows are
+    /// taken out of the table again, so the store holds what it held. Such models have no
+    /// relationship, so no reference needs repair.
+    func saveInsertedInChunks(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
+    ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        guard configuration.allowsSave else {
+            throw DataStoreError.readOnly(store: directory.path, refusing: "a change")
+        }
+        let (ids, ticket) = try state.withLock { state -> (PersistentIdentifiers, WriteTicket?) in
+            try checkUsable(state)
+            let ids = try state.table.insert(
+                DataStoreBatchInsertRequest(
+                    expectedCount: request.insertedCount, editingState: request.editingState,
+                    nextChunk: request.insertedChunkPuller()),
+                storeIdentifier: identifier)
+            guard !ids.isEmpty else { return (ids, nil) }
+            do {
+                let number = state.lastTransaction + 1
+                var writer = ByteWriter(capacity: 512)
+                var delta = LiveSize()
+                let table = state.table
+                try TransactionRecord.encodeInsertion(
+                    number: number, timestamp: Date(), author: request.editingState.author, of: ids, into: &writer,
+                    context: context
+                ) { id in
+                    let values = table.snapshot(for: id)?.values ?? []
+                    delta.add(EncodedSize.row(id, values), for: id.entityName)
+                    return values
+                }
+                let ticket = try write(encoded: &writer, number: number, to: &state)
+                state.liveBytes.add(delta)
+                return (ids, ticket)
+            } catch {
+                state.table.delete(Array(ids))
+                throw error
+            }
+        }
+        if let ticket { try waitUntilDurable(ticket) }
+        compactInBackgroundIfNeeded()
+        return DataStoreSaveChangesResult(
+            for: identifier, inserted: request, identifiers: ids,
+            historyToken: ticket.map {
+                DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: Int64($0.transaction))
+            })
+    }
+
     /// Writes the record of deleting every model of an entity, read from the table's columns
     /// without a snapshot per model, then drops the entity's rows. Returns the deleted identifiers,
     /// and `nil` for the ticket when there was nothing to delete.

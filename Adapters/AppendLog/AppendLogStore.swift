@@ -170,6 +170,9 @@ public final class AppendLogStore: TableBackedStore, DataStoreBatching {
     public func save(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
     ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        if request.makesInsertedOnDemand, request.updated.isEmpty, request.deleted.isEmpty {
+            return try saveInsertedInChunks(request)
+        }
         let (prepared, number) = try commitRecording(author: request.editingState.author) { table in
             try table.prepare(request, storeIdentifier: identifier)
         }
@@ -286,7 +289,8 @@ public final class AppendLogStore: TableBackedStore, DataStoreBatching {
         return (prepared, ticket?.transaction)
     }
 
-    private func waitUntilDurable(_ ticket: WriteTicket) throws {
+    /// Waits until the record of `ticket` is as durable as the configuration asks; stops the store if that fails.
+    func waitUntilDurable(_ ticket: WriteTicket) throws {
         do {
             switch configuration.durability {
             case .none: return

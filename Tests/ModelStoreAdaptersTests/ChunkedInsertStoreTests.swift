@@ -65,4 +65,30 @@ struct ChunkedInsertStoreTests {
         #expect(stored.filter { $0.rank != 15_000 }.map(\.persistentModelID) == ids)
         #expect(stored.map(\.email) == (0..<Self.count).map { "member-\($0)@example.com" })
     }
+
+    /// An append log whose segment was replaced under the open store refuses the write after the
+    /// new rows went into its table: it takes them out again, so a fetch sees what was saved.
+    @Test func aLogWriteRefusedAfterTheTableTookTheRowsTakesThemBack() throws {
+        let directory = try TemporaryDirectory()
+        let container = try ModelContainer(
+            for: Schema([Member.self]), url: "log:" + directory.file("members-log").path)
+        let context = ModelContext(container)
+        context.insert(Member(0))
+        try context.save()
+        // As a restore does: a copy of each file renamed over it.
+        let folder = directory.file("members-log")
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where !name.hasSuffix("lock") {
+            let file = folder.appendingPathComponent(name)
+            let copy = file.appendingPathExtension("copy")
+            try FileManager.default.copyItem(at: file, to: copy)
+            #expect(rename(copy.path, file.path) == 0)
+        }
+
+        for member in (1..<Self.count).map(Member.init) { context.insert(member) }
+        let error = try #require(throws: DataStoreError.self) { try context.save() }
+        #expect(error.message.contains("replaced or removed"), "\(error)")
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Member>()) == 1)
+        #expect(
+            try ModelContext(container).fetchCount(FetchDescriptor<Member>(predicate: #Predicate { $0.rank > 0 })) == 0)
+    }
 }

@@ -64,6 +64,32 @@ struct TransactionRecord: Sendable {
         try Frame.finish(&writer, at: start)
     }
 
+    /// Appends the framed record of a save that only inserts `identifiers`: the bytes
+    /// ``encode(into:context:)`` writes for that record, with each model's values read by `values`
+    /// as it is written, so no ``StoredRow`` is built and the rows are never all in memory at once.
+    static func encodeInsertion(
+        number: UInt64, timestamp: Date, author: String?, of identifiers: PersistentIdentifiers,
+        into writer: inout ByteWriter, context: IdentifierContext, values: (PersistentIdentifier) -> [StoreValue]
+    ) throws {
+        let start = begin(&writer, number: number, timestamp: timestamp, author: author)
+        writer.writeVarint(identifiers.count)
+        var entityName = ""
+        var code: Int?
+        for id in identifiers {
+            if id.entityName != entityName {
+                entityName = id.entityName
+                code = context.shapes.code(of: entityName)
+            }
+            let row = values(id)
+            writer.write(id, code: code, in: context)
+            writer.writeVarint(row.count)
+            for value in row { writer.write(value, in: context) }
+        }
+        writer.writeVarint(0)  // updated
+        writer.writeVarint(0)  // deleted
+        try Frame.finish(&writer, at: start)
+    }
+
     /// Begins a record's frame and writes the header every record starts with: the kind, the
     /// number, the time and the author. Returns the frame's start, for `Frame.finish`.
     private static func begin(_ writer: inout ByteWriter, number: UInt64, timestamp: Date, author: String?) -> Int {
