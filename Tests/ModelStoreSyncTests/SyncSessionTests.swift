@@ -175,7 +175,9 @@ final class RecordingTransport: SyncTransport {
             container: container,
             engine: try SyncEngine(container: container, transport: transport, configuration: quick))
         await a.engine.start()
-        #expect(try await eventually { a.engine.status.lastSync != nil }, "the first round")
+        #expect(
+            try await eventually { a.engine.status.lastSync != nil },
+            "the first round: \(String(describing: a.engine.status.lastError)), requests \(transport.requests)")
         try save(b, "Tromsø")
         try await b.engine.syncNow()
         let before = transport.requests.count
@@ -184,7 +186,9 @@ final class RecordingTransport: SyncTransport {
         #expect(try await eventually { (try? a.journeys()) == ["Oslo: 0  []", "Tromsø: 0  []"] })
         await a.engine.stop()
         // One request: the push, and B's model in its answer.
-        #expect(Array(transport.requests[before...]) == ["push+pull"])
+        #expect(
+            Array(transport.requests[before...]) == ["push+pull"],
+            "\(String(describing: a.engine.status.lastError)), requests \(transport.requests)")
     }
 }
 
@@ -205,7 +209,11 @@ enum SharedJourneys {
 }
 
 /// Waits up to `seconds` for `condition`.
-private func eventually(_ seconds: Double = 60, _ condition: () throws -> Bool) async throws -> Bool {
+///
+/// The engine's rounds run as tasks on the concurrency pool, which the whole test run shares: on a
+/// busy two-core machine the pool's threads can be taken by other suites' synchronous tests for
+/// over a minute, so the wait is long. A condition that holds returns at once.
+private func eventually(_ seconds: Double = 300, _ condition: () throws -> Bool) async throws -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if try condition() { return true }

@@ -9,7 +9,7 @@ extension SchemaMigrationRunner {
     /// attribute's encryption changed.
     ///
     /// Call it holding the store's lock, where the store would otherwise match the recorded schema
-    /// by name itself. Throws ``DataStoreError/Code/invalidConfiguration`` when the process has no
+    /// by name itself. Throws `DataStoreError.Code.invalidConfiguration` when the process has no
     /// attribute key, and leaves the store as it was on any error.
     @discardableResult
     public func migrateEncryptedAttributes(_ storage: some SchemaMigrationStorage, stored: Schema) throws -> Bool {

@@ -5,13 +5,13 @@ import ModelStore
 /// the start of the decoded block) where decoding stopped.
 ///
 /// An adapter turns it into the error it reports for damage, naming its file or key; a store
-/// reports damaged data as ``DataStoreError/Code/corrupted``.
+/// reports damaged data as `DataStoreError.Code.corrupted`.
 public struct FormatError: Error {
     /// What is wrong, in a few words.
     public var reason: String
     /// Where in the block decoding stopped.
     public var offset: Int
-    /// The code of the error it becomes: ``DataStoreError/Code/corrupted`` unless the bytes are a
+    /// The code of the error it becomes: `DataStoreError.Code.corrupted` unless the bytes are a
     /// format another version of the adapter reads.
     public var code: DataStoreError.Code
     /// What to do, when there is something specific to say.

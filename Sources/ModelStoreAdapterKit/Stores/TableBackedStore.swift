@@ -98,7 +98,7 @@ extension TableWritingStore {
     /// Saves atomically, enforcing uniqueness, and records the transaction in the history.
     ///
     /// A save of only new models goes through the table's batch insert, which reads them a chunk at
-    /// a time (``DataStoreSaveChangesRequest/forEachInsertedChunk(_:)``) and appends each chunk's
+    /// a time (`DataStoreSaveChangesRequest.forEachInsertedChunk(_:)`) and appends each chunk's
     /// values to the columns, taking them back if a later chunk fails; the result gives the new
     /// identifiers as the runs the table minted.
     @inlinable
