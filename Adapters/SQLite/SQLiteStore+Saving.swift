@@ -16,31 +16,20 @@ extension SQLiteStore {
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
     ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         if request.makesInsertedOnDemand, request.updated.isEmpty, request.deleted.isEmpty {
-            return try withWriter { writer in try insertInChunks(request, with: &writer) }
+            // New models only, whose snapshots the context makes on demand: written a chunk at a
+            // time by the batch insert, so they never all exist at once.
+            let (ids, number) = try withWriter { writer in
+                try insertRecording(
+                    DataStoreBatchInsertRequest(
+                        expectedCount: request.insertedCount, editingState: request.editingState,
+                        nextChunk: request.insertedChunkPuller()),
+                    with: &writer)
+            }
+            return DataStoreSaveChangesResult(
+                for: identifier, inserted: request, identifiers: ids,
+                historyToken: number.map { DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0) })
         }
         return try withWriter { writer in try apply(request, with: &writer) }
-    }
-
-    /// A save of new models only whose snapshots the context makes on demand: written a chunk at a
-    /// time, as a batch insert writes them, so they never all exist at once. Such models have no
-    /// relationship, so there is no reference to clear.
-    private func insertInChunks(
-        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, with writer: inout RowWriter
-    ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
-        var ids = PersistentIdentifiers()
-        try request.forEachInsertedChunk { chunk in
-            let minted = try writer.mint(chunk, updated: [])
-            try writer.write(minted.inserted, update: false)
-            for snapshot in chunk {
-                ids.append(minted.remap[snapshot.persistentIdentifier] ?? snapshot.persistentIdentifier)
-            }
-        }
-        let number = try HistoryTable.record(
-            count: ids.count, of: .insert, ids, author: request.editingState.author,
-            limit: configuration.historyLimit, on: writer.connection)
-        return DataStoreSaveChangesResult(
-            for: identifier, inserted: request, identifiers: ids,
-            historyToken: number.map { DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0) })
     }
 
     /// The steps of a save, inside a write transaction: deletes, then updates, then inserts, then
@@ -315,21 +304,27 @@ extension SQLiteStore {
     /// The snapshots are written a chunk at a time as the request yields them; a failure rolls the
     /// transaction back.
     public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> PersistentIdentifiers {
-        try withWriter { writer in
-            var ids = PersistentIdentifiers()
-            try request.forEachChunk { chunk in
-                let minted = try writer.mint(chunk, updated: [])
-                try writer.write(minted.inserted, update: false)
-                _ = try writer.clearDanglingReferences(changed: minted.inserted, deleted: [])
-                for snapshot in chunk {
-                    ids.append(minted.remap[snapshot.persistentIdentifier] ?? snapshot.persistentIdentifier)
-                }
+        try withWriter { writer in try insertRecording(request, with: &writer).ids }
+    }
+
+    /// Writes a batch a chunk at a time in the open write transaction and records it in the history;
+    /// returns the permanent identifiers in order and the transaction's number.
+    private func insertRecording(
+        _ request: DataStoreBatchInsertRequest<DefaultSnapshot>, with writer: inout RowWriter
+    ) throws -> (ids: PersistentIdentifiers, number: Int64?) {
+        var ids = PersistentIdentifiers()
+        try request.forEachChunk { chunk in
+            let minted = try writer.mint(chunk, updated: [])
+            try writer.write(minted.inserted, update: false)
+            _ = try writer.clearDanglingReferences(changed: minted.inserted, deleted: [])
+            for snapshot in chunk {
+                ids.append(minted.remap[snapshot.persistentIdentifier] ?? snapshot.persistentIdentifier)
             }
-            _ = try HistoryTable.record(
-                count: ids.count, of: .insert, ids, author: request.editingState.author,
-                limit: configuration.historyLimit, on: writer.connection)
-            return ids
         }
+        let number = try HistoryTable.record(
+            count: ids.count, of: .insert, ids, author: request.editingState.author,
+            limit: configuration.historyLimit, on: writer.connection)
+        return (ids, number)
     }
 
     /// A writer of this store's rows on `connection`.
