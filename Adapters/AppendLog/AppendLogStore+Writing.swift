@@ -82,24 +82,39 @@ extension AppendLogStore {
     }
 
     /// Saves new models whose snapshots the context makes on demand
-    /// (`DataStoreSaveChangesRequest.makesInsertedOnDemand`): they go into the table a chunk at a
-    /// time with its batch insert, and the record is written from the table's rows, so the
-    /// snapshots are never all in memory at once. If the record cannot be written, the new rows are
-    /// taken out of the table again, so the store holds what it held. Such models have no
-    /// relationship, so no reference needs repair.
+    /// (`DataStoreSaveChangesRequest.makesInsertedOnDemand`) through ``insertInChunks(_:)``, so the
+    /// snapshots are never all in memory at once. Such models have no relationship, so no reference
+    /// needs repair.
     func saveInsertedInChunks(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
     ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        let (ids, ticket) = try insertInChunks(
+            DataStoreBatchInsertRequest(
+                expectedCount: request.insertedCount, editingState: request.editingState,
+                nextChunk: request.insertedChunkPuller()))
+        return DataStoreSaveChangesResult(
+            for: identifier, inserted: request, identifiers: ids,
+            historyToken: ticket.map {
+                DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: Int64($0.transaction))
+            })
+    }
+
+    /// Inserts a batch as one transaction: the models go into the table a chunk at a time with its
+    /// batch insert (which validates them, mints their identifiers and repairs references, and
+    /// takes its rows back if a later chunk fails), then the record is written from the table's
+    /// rows, in the same bytes as a save of those models. If the record cannot be written, the new
+    /// rows are taken out of the table again, so the store holds what it held. Waits until the
+    /// record is as durable as the configuration asks; returns the identifiers in order and the
+    /// record's ticket (`nil` when the batch was empty).
+    func insertInChunks(
+        _ batch: DataStoreBatchInsertRequest<DefaultSnapshot>
+    ) throws -> (ids: PersistentIdentifiers, ticket: WriteTicket?) {
         guard configuration.allowsSave else {
             throw DataStoreError.readOnly(store: directory.path, refusing: "a change")
         }
         let (ids, ticket) = try state.withLock { state -> (PersistentIdentifiers, WriteTicket?) in
             try checkUsable(state)
-            let ids = try state.table.insert(
-                DataStoreBatchInsertRequest(
-                    expectedCount: request.insertedCount, editingState: request.editingState,
-                    nextChunk: request.insertedChunkPuller()),
-                storeIdentifier: identifier)
+            let ids = try state.table.insert(batch, storeIdentifier: identifier)
             guard !ids.isEmpty else { return (ids, nil) }
             do {
                 let number = state.lastTransaction + 1
@@ -107,7 +122,7 @@ extension AppendLogStore {
                 var delta = LiveSize()
                 let table = state.table
                 try TransactionRecord.encodeInsertion(
-                    number: number, timestamp: Date(), author: request.editingState.author, of: ids, into: &writer,
+                    number: number, timestamp: Date(), author: batch.editingState.author, of: ids, into: &writer,
                     context: context
                 ) { id in
                     let values = table.snapshot(for: id)?.values ?? []
@@ -124,11 +139,7 @@ extension AppendLogStore {
         }
         if let ticket { try waitUntilDurable(ticket) }
         compactInBackgroundIfNeeded()
-        return DataStoreSaveChangesResult(
-            for: identifier, inserted: request, identifiers: ids,
-            historyToken: ticket.map {
-                DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: Int64($0.transaction))
-            })
+        return (ids, ticket)
     }
 
     /// Writes the record of deleting every model of an entity, read from the table's columns

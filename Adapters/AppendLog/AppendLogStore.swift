@@ -249,18 +249,11 @@ public final class AppendLogStore: TableBackedStore, DataStoreBatching {
 
     /// Inserts snapshots as one transaction, enforcing uniqueness; returns their permanent identifiers in order.
     ///
-    /// The log's record of the batch is written before the table changes, so the batch is read
-    /// whole first.
+    /// The models go into the table a chunk at a time as the request yields them, and the log's
+    /// record is written from the table's rows, so a large batch is never all in memory as
+    /// snapshots; if the record cannot be written, the rows are taken out again.
     public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> PersistentIdentifiers {
-        let snapshots = try request.allSnapshots()
-        let remapped = try commit(author: request.editingState.author) { table in
-            try table.prepare(
-                DataStoreSaveChangesRequest(
-                    editingState: request.editingState, inserted: snapshots, updated: [], deleted: []),
-                storeIdentifier: identifier)
-        }
-        return PersistentIdentifiers(
-            snapshots.lazy.map { remapped[$0.persistentIdentifier] ?? $0.persistentIdentifier })
+        try insertInChunks(request).ids
     }
 
     /// Prepares a change against the table, appends its record, applies it, then waits until the

@@ -59,6 +59,12 @@ struct ChunkedInsertStoreTests {
         #expect(Set(ids).count == ids.count && !ids.contains(where: \.isTemporary))
 
         ToolLibrary.close(container)
+        try Self.expectReopened(url, holdsEveryMemberWith: ids)
+    }
+
+    /// Opens the store at `url` again and checks that it holds every member in rank order, each
+    /// but member 15,000 (saved first) under the identifier in `ids`.
+    static func expectReopened(_ url: String, holdsEveryMemberWith ids: [PersistentIdentifier]) throws {
         let reopened = ModelContext(try ModelContainer(for: Schema([Member.self]), url: url))
         let stored = try reopened.fetch(FetchDescriptor<Member>(sortBy: [SortDescriptor(\.rank)]))
         #expect(stored.count == Self.count)
@@ -66,26 +72,73 @@ struct ChunkedInsertStoreTests {
         #expect(stored.map(\.email) == (0..<Self.count).map { "member-\($0)@example.com" })
     }
 
-    /// An append log whose segment was replaced under the open store refuses the write after the
-    /// new rows went into its table: it takes them out again, so a fetch sees what was saved.
-    @Test func aLogWriteRefusedAfterTheTableTookTheRowsTakesThemBack() throws {
+    /// The rows of a batch insert, `context.insert(Member.self, rows:)`, for members `range`.
+    static func rows(_ range: Range<Int>) -> some Sequence<[BatchAssignment<Member>]> {
+        range.lazy.map { [.set(\Member.email, to: "member-\($0)@example.com"), .set(\Member.rank, to: $0)] }
+    }
+
+    /// A batch insert into the append log reads its rows a chunk at a time into the table and
+    /// writes one record from the table's rows: a duplicate in a later chunk leaves the files and
+    /// the table as they were; a whole batch reopens in order.
+    @Test func aLogBatchInsertIsWrittenWholeOrNotAtAllAndReopensInOrder() throws {
         let directory = try TemporaryDirectory()
-        let container = try ModelContainer(
-            for: Schema([Member.self]), url: "log:" + directory.file("members-log").path)
+        let url = "log:" + directory.file("members-log").path
+        let container = try ModelContainer(for: Schema([Member.self]), url: url)
         let context = ModelContext(container)
-        context.insert(Member(0))
+        context.insert(Member(15_000))
         try context.save()
-        // As a restore does: a copy of each file renamed over it.
-        let folder = directory.file("members-log")
+        let files = try FileTree.snapshot(directory.url)
+        let history = try context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).map(\.token)
+
+        let error = try #require(throws: DataStoreError.self) {
+            try context.insert(Member.self, rows: Self.rows(0..<Self.count))
+        }
+        #expect(error.code == .uniqueConstraintViolation, "\(error)")
+        #expect(try FileTree.snapshot(directory.url) == files, "a failed batch insert changed the files")
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Member>()) == 1)
+        #expect(try context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).map(\.token) == history)
+
+        let first = try context.insert(Member.self, rows: Self.rows(0..<15_000))
+        let second = try context.insert(Member.self, rows: Self.rows(15_001..<Self.count))
+        let ids: [PersistentIdentifier] = Array(first) + Array(second)
+        #expect(Set(ids).count == ids.count && !ids.contains(where: \.isTemporary))
+        #expect(try context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).count == history.count + 2)
+
+        ToolLibrary.close(container)
+        try Self.expectReopened(url, holdsEveryMemberWith: ids)
+    }
+
+    /// Renames a copy of each of the append log's files over it, as a restore does, so the open
+    /// store's next write is refused.
+    static func replaceFiles(of folder: URL) throws {
         for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where !name.hasSuffix("lock") {
             let file = folder.appendingPathComponent(name)
             let copy = file.appendingPathExtension("copy")
             try FileManager.default.copyItem(at: file, to: copy)
             #expect(rename(copy.path, file.path) == 0)
         }
+    }
 
-        for member in (1..<Self.count).map(Member.init) { context.insert(member) }
-        let error = try #require(throws: DataStoreError.self) { try context.save() }
+    /// An append log whose segment was replaced under the open store refuses the write after the
+    /// new rows went into its table: it takes them out again, so a fetch sees what was saved.
+    @Test(arguments: ["save", "batch"])
+    func aLogWriteRefusedAfterTheTableTookTheRowsTakesThemBack(_ path: String) throws {
+        let directory = try TemporaryDirectory()
+        let container = try ModelContainer(
+            for: Schema([Member.self]), url: "log:" + directory.file("members-log").path)
+        let context = ModelContext(container)
+        context.insert(Member(0))
+        try context.save()
+        try Self.replaceFiles(of: directory.file("members-log"))
+
+        let error = try #require(throws: DataStoreError.self) {
+            if path == "batch" {
+                try context.insert(Member.self, rows: Self.rows(1..<Self.count))
+            } else {
+                for member in (1..<Self.count).map(Member.init) { context.insert(member) }
+                try context.save()
+            }
+        }
         #expect(error.message.contains("replaced or removed"), "\(error)")
         #expect(try ModelContext(container).fetchCount(FetchDescriptor<Member>()) == 1)
         #expect(
