@@ -108,27 +108,35 @@ extension SnapshotTable.EntityTable {
             return Access(
                 method: .positions(found), path: StoreAccessPath(kind: .identifiers, estimatedRows: found.count))
         }
-        var equal: [String: StoreValue] = [:]
-        var members: [String: [StoreValue]] = [:]
+        // The equality and membership conditions on the entity's own properties, the first of each
+        // per property: a query has few, so lists, not dictionaries of property names.
+        var equal: [(property: String, value: StoreValue)] = []
+        var members: [(property: String, values: [StoreValue])] = []
         for conjunct in conjuncts {
             switch conjunct {
             case .compare(let path, .equal, let value) where path.isDirect && isIndexable(value, for: path.property):
-                if equal[path.property] == nil { equal[path.property] = value }
+                if !equal.contains(where: { $0.property == path.property }) { equal.append((path.property, value)) }
             case .isIn(let path, let values)
             where path.isDirect && values.allSatisfy({ isIndexable($0, for: path.property) }):
-                if members[path.property] == nil { members[path.property] = values }
+                if !members.contains(where: { $0.property == path.property }) {
+                    members.append((path.property, values))
+                }
             default:
                 break
             }
         }
+        if equal.isEmpty && members.isEmpty { return nil }
         for (constraint, names) in entity.uniquenessConstraints.enumerated() {
             // A unique index holds no key with a `nil` in it.
             guard let keys = Self.keys(names, equal: equal, members: members),
                 !keys.contains(where: { $0.contains(where: \.isNull) })
             else { continue }
-            let found = Set(
-                keys.compactMap { key in uniqueOwner(constraint, count: key.count) { key[$0] }.map(Int.init) }
-            ).sorted()
+            // One key (an equality on each property) owns at most one row; several may share rows.
+            let found =
+                keys.count == 1
+                ? uniqueOwner(constraint, count: keys[0].count) { keys[0][$0] }.map { [Int($0)] } ?? []
+                : Set(keys.compactMap { key in uniqueOwner(constraint, count: key.count) { key[$0] }.map(Int.init) })
+                    .sorted()
             return Access(
                 method: .positions(found),
                 path: StoreAccessPath(
@@ -139,7 +147,11 @@ extension SnapshotTable.EntityTable {
                 continue
             }
             let index = hashIndex(position)
-            let found = Set(keys.flatMap { index.buckets[IndexKey($0)] ?? [] }).sorted().map(Int.init)
+            // A bucket is kept in ascending order, and keys share no rows only when there is one.
+            let found =
+                keys.count == 1
+                ? (index.buckets[IndexKey(keys[0])] ?? []).map(Int.init)
+                : Set(keys.flatMap { index.buckets[IndexKey($0)] ?? [] }).sorted().map(Int.init)
             return Access(
                 method: .positions(found),
                 path: StoreAccessPath(
@@ -150,13 +162,14 @@ extension SnapshotTable.EntityTable {
 
     /// The index keys equality and membership conditions pin down for these properties, if they all are.
     private static func keys(
-        _ names: [String], equal: [String: StoreValue], members: [String: [StoreValue]]
+        _ names: [String], equal: [(property: String, value: StoreValue)],
+        members: [(property: String, values: [StoreValue])]
     ) -> [[StoreValue]]? {
         var keys: [[StoreValue]] = [[]]
         for name in names {
-            if let value = equal[name] {
+            if let value = equal.first(where: { $0.property == name })?.value {
                 keys = keys.map { $0 + [value] }
-            } else if let values = members[name] {
+            } else if let values = members.first(where: { $0.property == name })?.values {
                 keys = keys.flatMap { key in values.map { key + [$0] } }
             } else {
                 return nil
