@@ -31,9 +31,11 @@ public struct ConformanceCase: Sendable, CustomStringConvertible, Identifiable {
     /// A reason to skip the case that does not depend on the adapter (for example, a ModelStore
     /// API the case needs has not shipped yet).
     let unavailableReason: String?
+    /// What the suite reads from the adapter's store type, shared by the cases of one adapter.
+    let storeType: StoreTypeReading
 
     init(
-        definition: CaseDefinition, adapter: ConformanceAdapter
+        definition: CaseDefinition, adapter: ConformanceAdapter, storeType: StoreTypeReading
     ) {
         self.id = "\(definition.group.rawValue).\(definition.name)"
         self.group = definition.group
@@ -43,15 +45,35 @@ public struct ConformanceCase: Sendable, CustomStringConvertible, Identifiable {
         self.adapter = adapter
         self.body = definition.body
         self.unavailableReason = definition.unavailableReason
+        self.storeType = storeType
     }
+
+    /// The capabilities the case runs with: the ``ConformanceCapabilities/observable`` ones the
+    /// store's type conforms to, and the others the adapter declares.
+    ///
+    /// The suite reads the store's type the first time a case of the adapter needs it (by making
+    /// one configuration in a scratch directory; no store is opened). When the adapter cannot make
+    /// a configuration, every observable capability counts as present, so the cases run and fail
+    /// on the adapter's own error.
+    public var capabilities: ConformanceCapabilities { storeType.capabilities }
 
     /// Why the case will be skipped, or `nil` if it will run.
     public var skipReason: String? {
-        let missing = requirements.subtracting(adapter.capabilities)
-        if !missing.isEmpty {
-            return "needs \(missing), which the adapter '\(adapter.name)' does not declare"
+        let missing = requirements.subtracting(capabilities)
+        guard !missing.isEmpty else { return unavailableReason }
+        var reasons: [String] = []
+        let unobserved = missing.intersection(.observable)
+        if !unobserved.isEmpty {
+            let protocols = ObservableCapability.all.filter { unobserved.contains($0.capability) }.map(\.protocolName)
+            reasons.append(
+                "\(unobserved), which the store '\(storeType.value.storeName ?? adapter.name)' does not conform to "
+                    + "(\(protocols.joined(separator: ", ")))")
         }
-        return unavailableReason
+        let undeclared = missing.subtracting(.observable)
+        if !undeclared.isEmpty {
+            reasons.append("\(undeclared), which the adapter '\(adapter.name)' does not declare")
+        }
+        return "needs " + reasons.joined(separator: "; and ")
     }
 
     /// The reason the adapter declares this case as a known divergence, if it does.
@@ -70,8 +92,9 @@ public struct ConformanceCase: Sendable, CustomStringConvertible, Identifiable {
     /// afterwards, whether the case passes or fails.
     ///
     /// - Returns: ``ConformanceOutcome/passed``; ``ConformanceOutcome/skipped(reason:)`` when the
-    ///   adapter lacks a capability the case needs (nothing runs), or when the store reports at run
-    ///   time that the check does not apply to it (for example, it leaves uniqueness to the context); or
+    ///   adapter lacks a capability the case needs (see ``capabilities``; nothing runs), or when the
+    ///   store reports at run time that the check does not apply to it (for example, it leaves
+    ///   uniqueness to the context); or
     ///   ``ConformanceOutcome/expectedFailure(reason:failure:)`` when the case failed and the
     ///   adapter declares that divergence.
     /// - Throws: ``ConformanceFailure`` when the case fails and no divergence is declared, and
@@ -112,7 +135,8 @@ public struct ConformanceCase: Sendable, CustomStringConvertible, Identifiable {
         defer { try? FileManager.default.removeItem(at: directory) }
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let environment = CaseEnvironment(caseID: id, adapter: adapter, directory: directory)
+            let environment = CaseEnvironment(
+                caseID: id, adapter: adapter, capabilities: capabilities, directory: directory)
             try body(environment)
             return (nil, nil)
         } catch let skip as CaseNotApplicable {

@@ -21,14 +21,18 @@ import ModelStore
 public enum ConformanceSuite {
     /// Every case of the suite for an adapter, optionally only those of some groups, in a stable order.
     ///
-    /// Cases that need capabilities the adapter does not declare are included and report
-    /// ``ConformanceOutcome/skipped(reason:)`` when run, so nothing is silently left out.
+    /// Cases that need capabilities the adapter lacks (its store's type does not conform to them, or
+    /// the adapter does not declare them; see ``ConformanceCapabilities``) are included and report
+    /// ``ConformanceOutcome/skipped(reason:)`` when run, so nothing is silently left out. The store's
+    /// type is read once for the returned cases, when the first of them needs it.
     public static func cases(
         for adapter: ConformanceAdapter, groups: Set<ConformanceGroup>? = nil
     ) -> [ConformanceCase] {
-        definitions
+        let storeType = StoreTypeReading(adapter)
+        return
+            definitions
             .filter { groups?.contains($0.group) ?? true }
-            .map { ConformanceCase(definition: $0, adapter: adapter) }
+            .map { ConformanceCase(definition: $0, adapter: adapter, storeType: storeType) }
     }
 
     /// The identifiers of every case, for declaring expected failures.

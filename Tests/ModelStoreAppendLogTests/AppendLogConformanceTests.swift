@@ -8,7 +8,7 @@ extension ConformanceAdapter {
     /// The append log, with its default group commit, as an app would configure it.
     static let appendLog = ConformanceAdapter(
         name: "AppendLogStore",
-        capabilities: [.batching, .durability, .erase, .migrations, .customMigrationStages, .history]
+        capabilities: [.durability, .erase, .migrations, .customMigrationStages]
     ) { directory in
         AppendLogStoreConfiguration(directory: directory.appendingPathComponent("store.log"))
     }

@@ -9,7 +9,7 @@ extension ConformanceAdapter {
     /// multi-process access, and every predicate kind run natively.
     static let inMemory = ConformanceAdapter(
         name: "InMemoryStore",
-        capabilities: [.batching, .erase, .twoPhaseSaves, .history]
+        capabilities: [.erase]
     ) { _ in
         InMemoryStoreConfiguration()
     }

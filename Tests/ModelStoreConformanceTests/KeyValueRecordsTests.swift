@@ -206,7 +206,7 @@ extension Shelf {
 extension ConformanceAdapter {
     /// A key-value store built on the kit's record codec and table protocols. It declares no
     /// durability: its shelf is not a file, and its history lives in memory only.
-    static let shelf = ConformanceAdapter(name: "ShelfStore", capabilities: [.batching, .erase, .history]) {
+    static let shelf = ConformanceAdapter(name: "ShelfStore", capabilities: [.erase]) {
         directory in
         ShelfStoreConfiguration(shelf: Shelf.kept(in: directory))
     }

@@ -90,7 +90,7 @@ final class VaultStore: TableWritingStore {
 
 extension ConformanceAdapter {
     /// A store built on the kit's table protocols with nothing but its persistence hook.
-    static let vault = ConformanceAdapter(name: "VaultStore", capabilities: [.batching, .erase, .history]) { _ in
+    static let vault = ConformanceAdapter(name: "VaultStore", capabilities: [.erase]) { _ in
         VaultStoreConfiguration(vault: Vault())
     }
 }

@@ -8,10 +8,7 @@ extension ConformanceAdapter {
     /// The SQLite store on a file in the case's directory, as an app would configure it.
     static let sqlite = ConformanceAdapter(
         name: "SQLiteStore",
-        capabilities: [
-            .batching, .durability, .erase, .externalStorage, .history, .multiProcessAccess, .migrations,
-            .customMigrationStages, .twoPhaseSaves,
-        ]
+        capabilities: [.durability, .erase, .externalStorage, .multiProcessAccess, .migrations, .customMigrationStages]
     ) { directory in
         SQLiteStoreConfiguration(url: directory.appendingPathComponent("store.sqlite"))
     }
@@ -19,9 +16,9 @@ extension ConformanceAdapter {
 
 /// The full conformance suite on `SQLiteStore`.
 ///
-/// Every capability is declared. History is in the `modelstore_history` table, written in each
-/// save's transaction. `.externalStorage` values of 16 KiB or
-/// more are files in `store.sqlite.external/` (`SQLiteExternalStorageTests` covers the folder).
+/// The store has every capability: batching, two-phase saves and history read from its type, the
+/// rest declared. History is in the `modelstore_history` table, written in each save's transaction.
+/// `.externalStorage` values of 16 KiB or more are files in `store.sqlite.external/` (`SQLiteExternalStorageTests` covers the folder).
 /// Migrations, custom stages included, run through the core's `SchemaMigrationRunner`, inside the
 /// open's transaction.
 struct SQLiteConformanceTests {

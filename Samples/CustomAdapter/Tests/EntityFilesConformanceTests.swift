@@ -4,8 +4,10 @@ import ModelStoreConformance
 import Testing
 
 extension ConformanceAdapter {
-    /// The sample's store: durable and erasable; it filters nothing itself and sorts only by
-    /// numbers and dates, asking the context for the rest.
+    /// The sample's store: durable and erasable, which is all an adapter declares. The suite reads
+    /// the rest from the store: it conforms to none of `DataStoreBatching`, `DataStoreTwoPhaseSaving`
+    /// and `HistoryProviding`, and is not a querying store (it filters nothing itself and sorts only
+    /// by numbers and dates, asking the context for the rest).
     static let entityFiles = ConformanceAdapter(
         name: "EntityFilesStore",
         capabilities: [.durability, .erase]

@@ -16,7 +16,7 @@ enum ExternalStorageCases {
         ) { env in
             let big = bytes(3 << 20, seed: 1)
             let smaller = bytes(1 << 20, seed: 2)
-            let durable = env.adapter.capabilities.contains(.durability)
+            let durable = env.capabilities.contains(.durability)
             // Replaces the attachment, saves an unrelated change, and reads the smaller value back.
             func replace(in container: ModelContainer) throws {
                 let context = env.freshContext(container)

@@ -92,7 +92,7 @@ enum FidelityCases {
             try env.checkEqual(
                 try historySummary(env.freshContext(container), env, "reading the history after reopening"), before,
                 "a change's kind, identifier, changed attributes or tombstone came back different after reopening")
-            if env.adapter.capabilities.contains(.multiProcessAccess) {
+            if env.capabilities.contains(.multiProcessAccess) {
                 let second = try env.openContainer()
                 try env.checkEqual(
                     try historySummary(env.freshContext(second), env, "reading the history from a second store"),
@@ -188,7 +188,7 @@ enum FidelityCases {
                 try context.delete(model: LogEntry.self, where: #Predicate { $0.sequence == 11 })
             }
             try seen(after: "a batch delete")
-            if env.adapter.capabilities.contains(.erase) {
+            if env.capabilities.contains(.erase) {
                 try env.step("erasing the first container") { try first.erase() }
                 try seen(after: "erase()")
             }

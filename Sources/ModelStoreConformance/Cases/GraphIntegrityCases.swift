@@ -8,7 +8,7 @@ enum GraphIntegrityCases {
     static func stored<Result>(
         _ env: CaseEnvironment, write: (ModelContainer) throws -> Void, read: (ModelContainer) throws -> Result
     ) throws -> Result {
-        if env.adapter.capabilities.contains(.durability) {
+        if env.capabilities.contains(.durability) {
             try env.session { try write($0) }
             return try env.session { try read($0) }
         }

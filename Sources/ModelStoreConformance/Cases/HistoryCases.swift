@@ -241,7 +241,7 @@ enum HistoryCases {
             ifItSucceeds: "a save that violates a unique constraint succeeded"
         ) { try context.save() }
         context.rollback()
-        if env.adapter.capabilities.contains(.batching) {
+        if env.capabilities.contains(.batching) {
             try env.expectError(
                 [.uniqueConstraintViolation], "batch-inserting a log entry whose unique sequence is taken",
                 ifItSucceeds: "a batch insert that violates a unique constraint succeeded"

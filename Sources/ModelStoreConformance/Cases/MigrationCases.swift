@@ -217,7 +217,7 @@ enum MigrationCases {
                 + "changes nothing.",
             requires: [.durability, .migrations]
         ) { env in
-            if env.adapter.capabilities.contains(.customMigrationStages) {
+            if env.capabilities.contains(.customMigrationStages) {
                 throw CaseNotApplicable(reason: "the adapter runs custom migration stages")
             }
             let prefix = try seedVersion1(env)

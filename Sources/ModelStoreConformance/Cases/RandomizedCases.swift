@@ -31,7 +31,7 @@ enum RandomizedCases {
     }
 
     static func run(_ env: CaseEnvironment) throws {
-        let durable = env.adapter.capabilities.contains(.durability)
+        let durable = env.capabilities.contains(.durability)
         var attempt = 0
         let (seeds, count) = settings
         for seed in seeds {

@@ -17,7 +17,7 @@ enum ValueCases {
 
     static func check(_ family: ValueFamily, _ env: CaseEnvironment) throws {
         let expected = ValueCorpus.specimens(of: family)
-        let durable = env.adapter.capabilities.contains(.durability)
+        let durable = env.capabilities.contains(.durability)
         var container: ModelContainer? = try env.openContainer()
         try {
             let context = env.freshContext(try env.require(container, "the container is gone"))

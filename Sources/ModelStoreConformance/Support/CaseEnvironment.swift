@@ -6,6 +6,9 @@ import ModelStore
 final class CaseEnvironment {
     let caseID: String
     let adapter: ConformanceAdapter
+    /// The capabilities the case runs with: read from the store's type, or declared by the adapter
+    /// (``ConformanceCase/capabilities``). Cases read these, never the adapter's declarations.
+    let capabilities: ConformanceCapabilities
     /// The case's own temporary directory; every store of the case lives in a subdirectory.
     let directory: URL
     var schema: Schema { Fixtures.schema }
@@ -13,9 +16,10 @@ final class CaseEnvironment {
     /// is gone cannot load its relationships.
     private var contexts: [ModelContext] = []
 
-    init(caseID: String, adapter: ConformanceAdapter, directory: URL) {
+    init(caseID: String, adapter: ConformanceAdapter, capabilities: ConformanceCapabilities, directory: URL) {
         self.caseID = caseID
         self.adapter = adapter
+        self.capabilities = capabilities
         self.directory = directory
     }
 

@@ -96,7 +96,7 @@ final class DifferentialRun {
     func apply(_ step: RandomStep) throws {
         switch step {
         case .reopen:
-            guard env.adapter.capabilities.contains(.durability) else { return }
+            guard env.capabilities.contains(.durability) else { return }
             // The old container goes before the new one opens: some stores have a single writer.
             adapter = nil
             adapterContext = referenceContext

@@ -37,7 +37,7 @@ struct DeclaredQueryCapabilitiesTests {
         ConformanceAdapter(
             name:
                 "MutantStore(\(mutation?.rawValue ?? "no mutation"), declaring \(capabilities.map(\.description) ?? "all"))",
-            capabilities: [.batching, .erase, .history, .twoPhaseSaves]
+            capabilities: [.erase]
         ) { _ in
             MutantStoreConfiguration(mutation: mutation, queryCapabilities: capabilities)
         }

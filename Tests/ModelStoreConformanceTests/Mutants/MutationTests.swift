@@ -12,13 +12,8 @@ struct MutationTests {
         let backend = shared ? "shared file" : durable ? "file" : "memory"
         let capabilities: ConformanceCapabilities =
             shared
-            ? [.batching, .erase, .durability, .multiProcessAccess, .externalStorage, .history, .twoPhaseSaves]
-            : durable
-                ? [
-                    .batching, .erase, .durability, .externalStorage, .history, .migrations, .customMigrationStages,
-                    .twoPhaseSaves,
-                ]
-                : [.batching, .erase, .history, .twoPhaseSaves]
+            ? [.erase, .durability, .multiProcessAccess, .externalStorage]
+            : durable ? [.erase, .durability, .externalStorage, .migrations, .customMigrationStages] : [.erase]
         return ConformanceAdapter(
             name: "MutantStore(\(mutation?.rawValue ?? "no mutation"), \(backend))",
             capabilities: capabilities

@@ -8,10 +8,7 @@ extension ConformanceAdapter {
     /// The PostgreSQL store on the test server, one namespace per case directory.
     static let postgreSQL = ConformanceAdapter(
         name: "PostgreSQLStore",
-        capabilities: [
-            .batching, .durability, .erase, .history, .multiProcessAccess, .migrations, .customMigrationStages,
-            .twoPhaseSaves,
-        ],
+        capabilities: [.durability, .erase, .multiProcessAccess, .migrations, .customMigrationStages],
         expectedFailures: [
             "persistence.corruptFilesFailOpenUntouched":
                 "the store keeps its data on the server, not in files in the case's directory, so there is no "
