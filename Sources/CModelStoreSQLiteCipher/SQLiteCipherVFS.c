@@ -271,11 +271,24 @@ static int header_page_size(const uint8_t *header) {
 
 enum { kind_plain, kind_database, kind_wal, kind_journal };
 
-typedef struct {
+typedef struct cipher_file cipher_file;
+
+struct cipher_file {
     sqlite3_file base;
     sqlite3_file *real;
     int kind;
     page_cipher cipher;
+    // The key's identifier in the process's key list (the `MODELSTORE_CIPHER_KEY_PARAMETER` of the name).
+    int key_identifier;
+    // The log: its database file, when that is sealed under the same key (see `carry_page`).
+    cipher_file *database;
+    // The database: the last page its connection read from the log, sealed as it is there and opened
+    // (`carried_size` bytes each, one after the other), so that a checkpoint writing that page into the
+    // database copies the sealed image instead of sealing the same bytes again.
+    uint8_t *carried;
+    int carried_capacity;
+    int carried_size;
+    uint32_t carried_page;
     // The page size: of the database (read from its header), or of the log (from its header).
     int page_size;
     // A page-sized buffer (two, for the log's frame reads: header and page).
@@ -287,7 +300,7 @@ typedef struct {
     // The journal: where the last 4-byte word was read or written, and its value.
     sqlite3_int64 word_offset;
     uint32_t word;
-} cipher_file;
+};
 
 static sqlite3_vfs cipher_vfs;
 static sqlite3_io_methods cipher_methods;
@@ -359,9 +372,37 @@ static int database_write(cipher_file *file, const void *data, int amount, sqlit
     if (amount < 512 || (amount & (amount - 1)) != 0 || offset % amount != 0) return SQLITE_IOERR_WRITE;
     if (!ensure_buffer(file, amount)) return SQLITE_IOERR_NOMEM;
     uint32_t number = (uint32_t)(offset / amount) + 1;
-    if (!seal_page(&file->cipher, number, data, file->buffer, amount)) return SQLITE_IOERR_WRITE;
     file->page_size = amount;
+    if (file->carried_size == amount && file->carried_page == number
+        && memcmp(file->carried + amount, data, (size_t)amount) == 0) {
+        // A checkpoint copying a page from the log as it was read: its sealed image there is a sealing of
+        // these bytes for this page number under this key and salt, so it is written as it is.
+        file->carried_size = 0;
+        return real_write(file, file->carried, amount, offset);
+    }
+    if (!seal_page(&file->cipher, number, data, file->buffer, amount)) return SQLITE_IOERR_WRITE;
     return real_write(file, file->buffer, amount, offset);
+}
+
+// Keeps page `number` as the log `file` read it, sealed and opened, in its database file (see
+// `cipher_file.carried`). Nothing is kept if the buffer cannot grow: the page is then sealed again.
+static void carry_page(cipher_file *file, uint32_t number, const uint8_t *sealed, const uint8_t *plain, int size) {
+    cipher_file *database = file->database;
+    if (database == NULL) return;
+    if (database->carried_capacity < 2 * size) {
+        uint8_t *grown = sqlite3_malloc(2 * size);
+        if (grown == NULL) return;
+        if (database->carried != NULL) {
+            OPENSSL_cleanse(database->carried, (size_t)database->carried_capacity);
+            sqlite3_free(database->carried);
+        }
+        database->carried = grown;
+        database->carried_capacity = 2 * size;
+    }
+    memcpy(database->carried, sealed, (size_t)size);
+    memcpy(database->carried + size, plain, (size_t)size);
+    database->carried_size = size;
+    database->carried_page = number;
 }
 
 // MARK: The write-ahead log
@@ -424,6 +465,10 @@ static int wal_read(cipher_file *file, void *out, int amount, sqlite3_int64 offs
             return SQLITE_OK;
         }
         return modelstore_cipher_auth_failed;
+    }
+    // A checkpoint reads each page whole, then writes it into the database.
+    if (within == FRAME_HEADER && amount == size) {
+        carry_page(file, big_endian(sealed), sealed + FRAME_HEADER, plain + FRAME_HEADER, size);
     }
     memcpy(out, plain + within, (size_t)amount);
     return SQLITE_OK;
@@ -520,6 +565,10 @@ static int cipher_close(sqlite3_file *base) {
         OPENSSL_cleanse(file->buffer, (size_t)file->buffer_size);
         sqlite3_free(file->buffer);
     }
+    if (file->carried) {
+        OPENSSL_cleanse(file->carried, (size_t)file->carried_capacity);
+        sqlite3_free(file->carried);
+    }
     cipher_free(&file->cipher);
     return rc;
 }
@@ -610,6 +659,7 @@ static int cipher_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *ba
             return SQLITE_NOMEM;
         }
         file->kind = (flags & SQLITE_OPEN_MAIN_DB) ? kind_database : (flags & SQLITE_OPEN_WAL) ? kind_wal : kind_journal;
+        file->key_identifier = atoi(key_number);
     }
     int rc = root_vfs()->xOpen(root_vfs(), name, file->real, flags, out_flags);
     if (rc != SQLITE_OK || file->real->pMethods == NULL) {
@@ -618,6 +668,17 @@ static int cipher_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *ba
         return rc;
     }
     base->pMethods = &cipher_methods;
+    if (file->kind == kind_wal) {
+        // SQLite opens a log after its database, and closes it first, so the pointer stays valid.
+        sqlite3_file *database = sqlite3_database_file_object(name);
+        if (database != NULL && database->pMethods == &cipher_methods) {
+            cipher_file *candidate = (cipher_file *)database;
+            if (candidate->kind == kind_database && candidate->key_identifier == file->key_identifier
+                && memcmp(candidate->cipher.salt, file->cipher.salt, SALT) == 0) {
+                file->database = candidate;
+            }
+        }
+    }
     return SQLITE_OK;
 }
 

@@ -127,6 +127,36 @@ struct SQLiteCipherVFSTests {
         #expect(try reader.texts("PRAGMA integrity_check") == ["ok"])
     }
 
+    /// A checkpoint writes each page into the database as the log holds it, sealed: the pages are
+    /// not sealed a second time, and they open there, since a page's sealing names its number and
+    /// the database's salt, which the log shares.
+    @Test func aCheckpointCopiesTheLogsSealedPagesIntoTheDatabase() throws {
+        let connection = try fill(mode: "WAL")
+        try connection.run("UPDATE gadget SET name = name || ' updated' WHERE id % 7 = 0")
+        let log = try bytes("-wal")
+        let pageSize = log[8..<12].reduce(0) { $0 << 8 | Int($1) }
+        // Each page's last frame in the log: what a checkpoint writes into the database.
+        var sealed: [Int: Data] = [:]
+        var frame = 32
+        while frame + 24 + pageSize <= log.count {
+            let page = log[frame..<(frame + 4)].reduce(0) { $0 << 8 | Int($1) }
+            sealed[page] = log[(frame + 24)..<(frame + 24 + pageSize)]
+            frame += 24 + pageSize
+        }
+        #expect(sealed.count > 8, "the log holds \(sealed.count) pages")
+
+        try connection.run("PRAGMA wal_checkpoint(TRUNCATE)")
+        let database = try bytes()
+        for (page, image) in sealed.sorted(by: { $0.key < $1.key }) {
+            let start = (page - 1) * pageSize
+            #expect(database[start..<(start + pageSize)] == image, "page \(page) was sealed again")
+        }
+        #expect(!showsSecret(database), "the secret shows in the database")
+        let reader = try open(key: key)
+        #expect(try reader.texts("SELECT count(*) FROM gadget WHERE name LIKE '% updated'") == ["57"])
+        #expect(try reader.texts("PRAGMA integrity_check") == ["ok"])
+    }
+
     @Test func aRollbackJournalIsSealedAndRollsBack() throws {
         let connection = try fill(mode: "PERSIST")
         try connection.run("BEGIN")
