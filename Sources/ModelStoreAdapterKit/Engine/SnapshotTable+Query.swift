@@ -10,22 +10,25 @@ extension SnapshotTable {
     /// `DataStoreError.invalidPredicate` for a filter or sort that names a property the entity
     /// does not store.
     public func fetch(_ query: StoreQuery) throws -> [DefaultSnapshot] {
-        let table = try entityTable(query.entityName)
-        return try table.rows(query, compile: compiler(for: table.entity)).map(table.snapshot(at:))
+        try withEntityTable(query.entityName) { table in
+            try table.rows(query, compile: compiler(for: table.entity)).map { table.snapshot(at: $0) }
+        }
     }
 
     /// The identifiers of the models ``fetch(_:)`` returns, in the same order, without building
     /// their snapshots.
     public func fetchIdentifiers(_ query: StoreQuery) throws -> [PersistentIdentifier] {
-        let table = try entityTable(query.entityName)
-        return try table.rows(query, compile: compiler(for: table.entity)).map { table.ids[$0] }
+        try withEntityTable(query.entityName) { table in
+            try table.rows(query, compile: compiler(for: table.entity)).map { table.ids[$0] }
+        }
     }
 
     /// How many models ``fetch(_:)`` returns, without building their snapshots.
     public func fetchCount(_ query: StoreQuery) throws -> Int {
-        let table = try entityTable(query.entityName)
-        if query.filter == nil, query.offset <= 0, query.limit == nil { return table.count }
-        return try table.rows(query, compile: compiler(for: table.entity)).count
+        try withEntityTable(query.entityName) { table in
+            if query.filter == nil, query.offset <= 0, query.limit == nil { return table.count }
+            return try table.rows(query, compile: compiler(for: table.entity)).count
+        }
     }
 
     /// How ``fetch(_:)`` would find the rows of a query: a scan, or which index.
@@ -34,13 +37,17 @@ extension SnapshotTable {
         return table.plan(query).path
     }
 
-    private func entityTable(_ name: String) throws -> EntityTable {
-        guard let table = tables[name] else {
+    /// Runs `body` on the table of an entity, read in place (a copy of the table would retain each of
+    /// its columns and indexes).
+    private func withEntityTable<Result>(
+        _ name: String, _ body: (borrowing EntityTable) throws -> Result
+    ) throws -> Result {
+        guard let index = tables.index(forKey: name) else {
             throw DataStoreError(
                 .notFound, "the store has no entity '\(name)'",
                 remedy: "Add the model type to the container's schema")
         }
-        return table
+        return try body(tables.values[index])
     }
 
     /// Compiles filters over an entity's snapshots, resolving relationships inside the table.
