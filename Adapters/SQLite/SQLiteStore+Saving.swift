@@ -313,7 +313,7 @@ extension SQLiteStore {
         _ request: DataStoreBatchInsertRequest<DefaultSnapshot>, with writer: inout RowWriter
     ) throws -> (ids: PersistentIdentifiers, number: Int64?) {
         var ids = PersistentIdentifiers()
-        try request.forEachChunk { chunk in
+        func insert(_ chunk: [DefaultSnapshot], with writer: inout RowWriter) throws {
             let minted = try writer.mint(chunk, updated: [])
             try writer.write(minted.inserted, update: false)
             _ = try writer.clearDanglingReferences(changed: minted.inserted, deleted: [])
@@ -321,6 +321,15 @@ extension SQLiteStore {
                 ids.append(minted.remap[snapshot.persistentIdentifier] ?? snapshot.persistentIdentifier)
             }
         }
+        // Chunks the context made from values are written from the values, without a snapshot per row.
+        let tookRows = try request.forEachRowChunk { rows in
+            if let keys = try writer.insertNew(rows) {
+                ids.append(storeIdentifier: identifier, entityName: rows.entity.name, keys: keys)
+            } else {
+                try insert(rows.snapshots(), with: &writer)
+            }
+        }
+        if !tookRows { try request.forEachChunk { try insert($0, with: &writer) } }
         let number = try HistoryTable.record(
             count: ids.count, of: .insert, ids, author: request.editingState.author,
             limit: configuration.historyLimit, on: writer.connection)

@@ -217,6 +217,39 @@ struct RowWriter {
         }
     }
 
+    /// Inserts a chunk of new models made from values (``ModelContext/insert(_:rows:)``) under keys
+    /// minted in order, binding each row's values from the chunk without building a snapshot, and
+    /// returns the keys; `nil`, writing nothing, for a chunk this path does not take: an entity with
+    /// relationships or values kept in external files, or a write that keeps an undo log. Those go
+    /// through ``mint(_:updated:)`` and ``write(_:update:stored:)`` as snapshots.
+    mutating func insertNew(_ rows: borrowing BatchRows) throws -> ClosedRange<Int64>? {
+        guard rows.count > 0, undoLog == nil, let layout = layouts[rows.entity.name], layout.joinTables.isEmpty,
+            folder == nil || layout.externalColumns.isEmpty, layout.columns.allSatisfy({ $0.kind != nil })
+        else { return nil }
+        let first = try currentNextKey()
+        let statement = try connection.statement(layout.insertSQL)
+        for row in 0..<rows.count {
+            statement.bind(1, first + Int64(row))
+            var index: Int32 = 2
+            for column in layout.columns {
+                statement.bind(index, try column.kind!.encode(rows[row, column.slot], optional: column.isOptional))
+                index += 1
+            }
+            do {
+                try statement.run()
+            } catch let error as DataStoreError where error.code == .uniqueConstraintViolation {
+                let snapshot = DefaultSnapshot(
+                    persistentIdentifier: .temporary(entityName: layout.entity.name), entity: layout.entity,
+                    values: rows.values(ofRow: row))
+                throw uniqueViolation(error, snapshot: snapshot, layout: layout)
+            }
+            statement.reset()
+        }
+        nextKey = first + Int64(rows.count)
+        mintedKeys = true
+        return first...(first + Int64(rows.count) - 1)
+    }
+
     /// Updates one row: only the columns and join tables whose values changed are written, so an
     /// unchanged indexed column costs no index maintenance. `old` is the stored row, if already read.
     private func rewrite(_ snapshot: DefaultSnapshot, key: Int64, layout: EntityLayout, old: DefaultSnapshot?) throws {
