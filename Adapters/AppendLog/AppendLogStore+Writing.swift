@@ -89,9 +89,7 @@ extension AppendLogStore {
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
     ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         let (ids, ticket) = try insertInChunks(
-            DataStoreBatchInsertRequest(
-                expectedCount: request.insertedCount, editingState: request.editingState,
-                nextChunk: request.insertedChunkPuller()))
+            request.insertedBatch())
         return DataStoreSaveChangesResult(
             for: identifier, inserted: request, identifiers: ids,
             historyToken: ticket.map {

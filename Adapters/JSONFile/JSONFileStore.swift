@@ -208,9 +208,7 @@ public final class JSONFileStore: TableWritingStore {
             // repair. No conflict is possible.
             return try write { base, _, state in
                 let (next, ids, number) = try inserting(
-                    DataStoreBatchInsertRequest(
-                        expectedCount: request.insertedCount, editingState: request.editingState,
-                        nextChunk: request.insertedChunkPuller()),
+                    request.insertedBatch(),
                     into: base, &state)
                 return (
                     next,

@@ -18,13 +18,7 @@ extension SQLiteStore {
         if request.makesInsertedOnDemand, request.updated.isEmpty, request.deleted.isEmpty {
             // New models only, whose snapshots the context makes on demand: written a chunk at a
             // time by the batch insert, so they never all exist at once.
-            let (ids, number) = try withWriter { writer in
-                try insertRecording(
-                    DataStoreBatchInsertRequest(
-                        expectedCount: request.insertedCount, editingState: request.editingState,
-                        nextChunk: request.insertedChunkPuller()),
-                    with: &writer)
-            }
+            let (ids, number) = try withWriter { writer in try insertRecording(request.insertedBatch(), with: &writer) }
             return DataStoreSaveChangesResult(
                 for: identifier, inserted: request, identifiers: ids,
                 historyToken: number.map { DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0) })

@@ -145,6 +145,22 @@ public struct DataStoreSaveChangesRequest<Snapshot: DataStoreSnapshot>: Sendable
     }
 }
 
+extension DataStoreSaveChangesRequest where Snapshot == DefaultSnapshot {
+    /// The inserted snapshots as a batch insert, for a store that writes a save of new models only
+    /// with its batch insert. When the context makes them on demand for models of one entity, the
+    /// batch is made from their values a chunk at a time, so a store that takes values
+    /// (`SnapshotTable`, SQLite) reads no snapshot; otherwise its chunks are those of
+    /// ``insertedChunkPuller()``. Either way the batch holds the inserted models in order.
+    @usableFromInline
+    package func insertedBatch() -> DataStoreBatchInsertRequest<DefaultSnapshot> {
+        if let rows = insertedSource?.rowPuller() {
+            return DataStoreBatchInsertRequest(expectedCount: insertedCount, editingState: editingState, nextRows: rows)
+        }
+        return DataStoreBatchInsertRequest(
+            expectedCount: insertedCount, editingState: editingState, nextChunk: insertedChunkPuller())
+    }
+}
+
 extension Schema.Entity {
     /// The attributes whose values differ, bit for bit, between two value lists in slot order:
     /// what a conflict check compares (relationships are not).

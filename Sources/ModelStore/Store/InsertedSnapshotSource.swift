@@ -17,6 +17,9 @@ final class InsertedSnapshotSource<Snapshot: DataStoreSnapshot>: @unchecked Send
     // (`DataStoreSaveChangesRequest.releaseInserted()`), so a later read of that copy finds the
     // array made. `cached` is read and written only under `lock`.
     private let make: (Range<Int>) -> [Snapshot]
+    /// Makes the values of a range of positions as rows, for a source whose snapshots are all of one
+    /// entity; `nil` otherwise.
+    private let makeRows: ((Range<Int>) -> BatchRows)?
     private let lock = NSLock()
     private var cached: [Snapshot]?
     /// How many snapshots the source yields.
@@ -24,12 +27,17 @@ final class InsertedSnapshotSource<Snapshot: DataStoreSnapshot>: @unchecked Send
     /// How many snapshots a chunk holds (the last one may hold fewer).
     let chunkSize: Int
 
-    /// A source of `count` snapshots, `make` building those of a range of positions.
-    init(count: Int, chunkSize: Int, make: @escaping (Range<Int>) -> [Snapshot]) {
+    /// A source of `count` snapshots, `make` building those of a range of positions, and `makeRows`
+    /// (when every snapshot is of one entity) their values as rows, with no snapshot.
+    init(
+        count: Int, chunkSize: Int, make: @escaping (Range<Int>) -> [Snapshot],
+        makeRows: ((Range<Int>) -> BatchRows)? = nil
+    ) {
         precondition(chunkSize > 0, "a chunk holds at least one snapshot")
         self.count = count
         self.chunkSize = chunkSize
         self.make = make
+        self.makeRows = makeRows
     }
 
     /// Every snapshot, in order, built on the first call and kept.
@@ -83,6 +91,20 @@ final class InsertedSnapshotSource<Snapshot: DataStoreSnapshot>: @unchecked Send
             let range = next..<min(next + chunkSize, count)
             next = range.upperBound
             return make(range)
+        }
+    }
+
+    /// A function returning the next chunk's rows on each call, and an empty chunk (of an empty
+    /// range) after the last,
+    /// for a reader that takes values (a batch insert from rows); `nil` when the source makes no
+    /// rows, or its snapshots were built already (they are then what every reader gets).
+    func rowPuller() -> (() -> BatchRows)? {
+        guard let makeRows, !isBuilt else { return nil }
+        var next = 0
+        return { [self] in
+            let range = next..<min(next + chunkSize, count)
+            next = range.upperBound
+            return makeRows(range)
         }
     }
 }

@@ -108,9 +108,7 @@ extension TableWritingStore {
         let identifier = self.identifier
         if request.updated.isEmpty, request.deleted.isEmpty {
             let (ids, number) = try insertRecording(
-                DataStoreBatchInsertRequest(
-                    expectedCount: request.insertedCount, editingState: request.editingState,
-                    nextChunk: request.insertedChunkPuller()))
+                request.insertedBatch())
             return DataStoreSaveChangesResult(
                 for: identifier, inserted: request, identifiers: ids,
                 historyToken: number.map { DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0) })

@@ -40,28 +40,49 @@ extension ModelContext {
     }
 
     /// The request for a save whose inserted snapshots are made a chunk at a time (``Changes/insertsInChunks``).
+    ///
+    /// When every model is of one type, a store that writes the save with a batch insert gets their
+    /// values as rows (`DataStoreSaveChangesRequest.insertedBatch()`), with no snapshot made.
     func chunkedRequest(_ changes: Changes) -> DataStoreSaveChangesRequest<DefaultSnapshot> {
         let models = changes.insertedModels
+        let firstType = models.first.map { ObjectIdentifier(Swift.type(of: $0)) }
+        let oneType = models.allSatisfy { ObjectIdentifier(Swift.type(of: $0)) == firstType }
+        /// The layout of a model whose type `insertsInChunks(_:)` checked.
+        func checkedLayout(of model: any PersistentModel, _ layouts: inout LayoutCache?) -> LayoutCache {
+            do {
+                return try layout(of: model, layouts: &layouts)
+            } catch {
+                preconditionFailure("a model whose values are read in line could not be read: \(error)")
+            }
+        }
         let source = InsertedSnapshotSource<DefaultSnapshot>(
-            count: models.count, chunkSize: Self.insertChunkSize
-        ) { [self] range in
-            var layouts: LayoutCache?
-            var snapshots: [DefaultSnapshot] = []
-            snapshots.reserveCapacity(range.count)
-            for model in models[range] {
-                do {
+            count: models.count, chunkSize: Self.insertChunkSize,
+            make: { range in
+                var layouts: LayoutCache?
+                var snapshots: [DefaultSnapshot] = []
+                snapshots.reserveCapacity(range.count)
+                for model in models[range] {
                     // `insertsInChunks(_:)` checked the types and that every value is read in line.
-                    let cache = try layout(of: model, layouts: &layouts)
+                    let cache = checkedLayout(of: model, &layouts)
                     let id = model.persistentBackingData.identifier(entityName: cache.entity.name)
                     snapshots.append(
                         DefaultSnapshot(
-                            persistentIdentifier: id, entity: cache.entity, values: try cache.layout.values(of: model)))
-                } catch {
-                    preconditionFailure("a model whose values are read in line could not be read: \(error)")
+                            persistentIdentifier: id, entity: cache.entity, values: cache.layout.inlineValues(of: model)
+                        ))
                 }
-            }
-            return snapshots
-        }
+                return snapshots
+            },
+            makeRows: !oneType
+                ? nil
+                : { range in
+                    var layouts: LayoutCache?
+                    // Every model is of the first one's type (an empty range is the end of the rows).
+                    let cache = checkedLayout(of: models[0], &layouts)
+                    var rows = BatchRows(entity: cache.entity, capacity: range.count)
+                    for model in models[range] { rows.values.append(contentsOf: cache.layout.inlineValues(of: model)) }
+                    rows.count = range.count
+                    return rows
+                })
         // Only new models: no updated model, so no expected values.
         return DataStoreSaveChangesRequest(editingState: editingState, inserted: source, updated: [], deleted: [])
     }
@@ -85,6 +106,16 @@ extension ModelContext {
 }
 
 extension ModelLayout {
+    /// The stored values of a model whose values are all read in line (``readsEveryValueInLine``),
+    /// which cannot fail.
+    func inlineValues(of model: any PersistentModel) -> [StoreValue] {
+        do {
+            return try values(of: model)
+        } catch {
+            preconditionFailure("a model whose values are read in line could not be read: \(error)")
+        }
+    }
+
     /// Whether every stored value of a model of this layout is an attribute read in line, with
     /// saved values that are the model's own (no relationship, transformer or encryption): reading
     /// them cannot fail.
