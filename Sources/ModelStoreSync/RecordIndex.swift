@@ -130,11 +130,14 @@ struct RecordIndex {
                 let taken = Set(held.map { SyncRecord(snapshot: $0).globalID })
                 derived = derived.filter { !taken.contains($0.value) && byGlobal[$0.value] == nil }
             }
+            let slots = try SyncRecordSlots(try store.entity(recordEntity))
+            let noStamps = SyncCoding.encodeStamps([:])
+            derivedRecordInserts.reserveCapacity(derivedRecordInserts.count + missing.count)
             for model in missing where present.contains(model) {
                 let global = derived[model] ?? mint(model)
                 if derived[model] != nil { rederivable.insert(global) }
-                let record = try SyncRecord.new(
-                    entity: try store.entity(recordEntity), globalID: global, model: model, base: nil, stamps: [:])
+                let record = SyncRecord.new(
+                    slots: slots, globalID: global, model: model, base: Data(), stamps: noStamps)
                 derivedRecordInserts.append(record.snapshot)
                 remember(record)
             }

@@ -449,18 +449,21 @@ public actor SyncEngine {
         guard pushed > 0 else {
             return everyModel(head: readingHead ? try local.newestTransaction() : 0, replica: replica)
         }
+        // The engine's own transactions right after the push (its merges, acknowledgements and
+        // cursors) hold nothing to push: the read starts after them.
+        let start = own.advanced(pushed)
         let transactions: [DefaultHistoryTransaction]
         do {
-            transactions = try local.transactions(after: pushed, limit: Int.max)
+            transactions = try local.transactions(after: start, limit: Int.max)
         } catch DataStoreError.historyTokenExpired {
             // The local history was trimmed past the last push: compare every model with its base.
             return everyModel(head: try local.newestTransaction(), replica: replica)
         }
-        // Read once: the newest transaction is the last one after the push, or the push's own.
-        changes.head = transactions.last?.transactionIdentifier ?? pushed
-        changes.transactions = transactions.count
+        // Read once: the newest transaction is the last one read, or the last one skipped.
+        changes.head = transactions.last?.transactionIdentifier ?? start
+        changes.transactions = Int(start - pushed) + transactions.count
         if !transactions.contains(where: { $0.author != Self.author }) {
-            own.read(after: pushed, through: changes.head)
+            own.read(after: start, through: changes.head)
         }
         for transaction in transactions where transaction.author != Self.author {
             changes.hasAppTransactions = true
@@ -1141,14 +1144,21 @@ public actor SyncEngine {
             }
             // The base becomes what was pushed; what else the remote holds arrives with the next pull,
             // which reads this push's transaction too.
-            var base = change.kind == .insert ? [:] : (record.base ?? [:])
-            var stamps = record.stamps
-            for (name, value) in change.values {
-                base[name] = value
-                stamps[name] = change.stamp
+            let stamps = record.stamps
+            if change.kind == .insert && stamps.keys.allSatisfy({ change.values[$0] != nil }) {
+                // A new model: its base is what was pushed, and every property carries the push's stamp.
+                record.set("base", .data(SyncCoding.encodeValues(change.values)))
+                record.set("stamps", .data(SyncCoding.encodeStamps(change.stamp, names: change.values.keys)))
+            } else {
+                var base = change.kind == .insert ? [:] : (record.base ?? [:])
+                var merged = stamps
+                for (name, value) in change.values {
+                    base[name] = value
+                    merged[name] = change.stamp
+                }
+                record.set("base", .data(SyncCoding.encodeValues(base)))
+                record.set("stamps", .data(SyncCoding.encodeStamps(merged)))
             }
-            record.set("base", .data(SyncCoding.encodeValues(base)))
-            record.set("stamps", .data(SyncCoding.encodeStamps(stamps)))
             record.set("pending", .bool(withheld.contains(change.globalID)))
             updated.append(record.snapshot)
         }

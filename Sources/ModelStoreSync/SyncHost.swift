@@ -145,6 +145,8 @@ public final class SyncHost: Sendable {
         var stale: [String] = []
         var merged: [String: String] = [:]
         var pendingInserts: [(change: SyncChange, snapshot: DefaultSnapshot)] = []
+        // Where each record entity keeps a record's values, by app entity.
+        var recordSlots: [String: SyncRecordSlots] = [:]
         // Whether the push writes exactly the pushed values and nothing else (see `exactAuthor`).
         var exact = true
         // New models' temporary identifiers, so changes in the same push can refer to them.
@@ -187,19 +189,25 @@ public final class SyncHost: Sendable {
                 SyncValues.write(change.values, into: &snapshot, localID: index.localID)
                 guard check.allows(snapshot) else { throw check.refusal(change.globalID, entity: entity.name, "adds") }
                 pendingInserts.append((change, snapshot))
-                let stamps = Dictionary(change.values.keys.map { ($0, change.stamp) }, uniquingKeysWith: { $1 })
+                // Every pushed property carries the change's stamp.
+                let stamps = SyncCoding.encodeStamps(change.stamp, names: change.values.keys)
                 if var record {
                     record.set("model", .reference(temporary))
-                    record.set("stamps", .data(SyncCoding.encodeStamps(stamps)))
+                    record.set("stamps", .data(stamps))
                     record.set("key", .string(""))
                     record.set("deletedAt", .int(0))
                     recordUpdates.append(record.snapshot)
                 } else {
-                    let recordEntity = try writer.entity(SyncMetadata.recordEntityName(for: change.entity))
+                    let slots: SyncRecordSlots
+                    if let known = recordSlots[change.entity] {
+                        slots = known
+                    } else {
+                        slots = try SyncRecordSlots(writer.entity(SyncMetadata.recordEntityName(for: change.entity)))
+                        recordSlots[change.entity] = slots
+                    }
                     recordInserts.append(
-                        try SyncRecord.new(
-                            entity: recordEntity, globalID: change.globalID, model: temporary, base: nil,
-                            stamps: stamps
+                        SyncRecord.new(
+                            slots: slots, globalID: change.globalID, model: temporary, base: Data(), stamps: stamps
                         ).snapshot)
                 }
             case .update:

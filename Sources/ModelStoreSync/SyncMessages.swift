@@ -365,8 +365,100 @@ extension SyncChange {
     }
 }
 
+extension SyncPullReply {
+    private enum CodingKeys: String, CodingKey {
+        case models, packedModels, cursor, hasMore
+    }
+
+    /// Encodes the models as a JSON array, or packed in one blob (`packedModels`) when the
+    /// encoder's ``SyncMessageCoding/packedChanges`` user info is `true`, which a transport sets
+    /// only when the replica reading the reply is known to read it (one of this version or later).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try SyncMessageCoding.encode(
+            models, in: &container, plain: .models, packed: .packedModels, encoder: encoder,
+            pack: SyncRecordCoding.encode(models:))
+        try container.encode(cursor, forKey: .cursor)
+        try container.encode(hasMore, forKey: .hasMore)
+    }
+
+    /// Decodes a page with its models as a JSON array (every version writes it) or packed.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            models: try SyncMessageCoding.decode(
+                in: container, plain: .models, packed: .packedModels, what: "models",
+                unpack: SyncRecordCoding.decodeModels),
+            cursor: try container.decode(SyncCursor.self, forKey: .cursor),
+            hasMore: try container.decode(Bool.self, forKey: .hasMore))
+    }
+}
+
+extension SyncPushRequest {
+    private enum CodingKeys: String, CodingKey {
+        case replica, changes, packedChanges, session, pull
+    }
+
+    /// Encodes the changes as a JSON array, or packed in one blob (`packedChanges`) when the
+    /// encoder's ``SyncMessageCoding/packedChanges`` user info is `true`: a transport sets it only
+    /// for a remote known to read it (a host of this version or later), since an older one
+    /// refuses a push without `changes`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(replica, forKey: .replica)
+        try SyncMessageCoding.encode(
+            changes, in: &container, plain: .changes, packed: .packedChanges, encoder: encoder,
+            pack: SyncRecordCoding.encode(changes:))
+        try container.encodeIfPresent(session, forKey: .session)
+        try container.encodeIfPresent(pull, forKey: .pull)
+    }
+
+    /// Decodes a push with its changes as a JSON array (every version writes it) or packed.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            replica: try container.decode(String.self, forKey: .replica),
+            changes: try SyncMessageCoding.decode(
+                in: container, plain: .changes, packed: .packedChanges, what: "changes",
+                unpack: SyncRecordCoding.decodeChanges),
+            session: try container.decodeIfPresent(SyncSession.self, forKey: .session),
+            pull: try container.decodeIfPresent(SyncPullRequest.self, forKey: .pull))
+    }
+}
+
 /// Reads the compact form of values and stamps in a message, or the JSON objects of older writers.
 enum SyncMessageCoding {
+    /// The user info key that makes an encoder write a push's changes and a pulled page's models
+    /// packed (``SyncPushRequest/encode(to:)``, ``SyncPullReply/encode(to:)``).
+    static let packedChanges = CodingUserInfoKey(rawValue: "ModelStoreSync.packedChanges")!
+
+    /// Writes `list` under `plain` as a JSON array, or under `packed` as one blob when the encoder
+    /// asks for the packed form (``packedChanges``).
+    static func encode<Element: Encodable, Key: CodingKey>(
+        _ list: [Element], in container: inout KeyedEncodingContainer<Key>, plain: Key, packed: Key,
+        encoder: any Encoder, pack: ([Element]) -> Data
+    ) throws {
+        if encoder.userInfo[packedChanges] as? Bool == true {
+            try container.encode(pack(list), forKey: packed)
+        } else {
+            try container.encode(list, forKey: plain)
+        }
+    }
+
+    /// Reads what ``encode(_:in:plain:packed:encoder:pack:)`` wrote: the blob under `packed` when
+    /// there is one (a broken one is an error naming the key), the JSON array under `plain` otherwise.
+    static func decode<Element: Decodable, Key: CodingKey>(
+        in container: KeyedDecodingContainer<Key>, plain: Key, packed: Key, what: String,
+        unpack: (Data) -> [Element]?
+    ) throws -> [Element] {
+        guard container.contains(packed) else { return try container.decode([Element].self, forKey: plain) }
+        guard let list = unpack(try container.decode(Data.self, forKey: packed)) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: packed, in: container, debugDescription: "the \(what) are not in the packed form")
+        }
+        return list
+    }
+
     static func values<Key: CodingKey>(
         in container: KeyedDecodingContainer<Key>, forKey key: Key
     ) throws -> [String: StoreValue]? {

@@ -22,27 +22,32 @@ enum SyncRecordCoding {
     static func encode(_ values: [String: StoreValue]) -> Data {
         var writer = Writer()
         writer.bytes.append(valuesFormat)
-        writer.count(values.count)
-        for (name, value) in values {
-            writer.string(name)
-            writer.value(value)
-        }
+        writer.values(values)
         return Data(writer.bytes)
     }
 
     static func encode(_ stamps: [String: SyncStamp]) -> Data {
-        var groups: [SyncStamp: [String]] = [:]
-        for (name, stamp) in stamps { groups[stamp, default: []].append(name) }
         var writer = Writer()
         writer.bytes.append(stampsFormat)
-        writer.count(groups.count)
-        for (stamp, names) in groups {
-            writer.fixed(UInt64(bitPattern: stamp.milliseconds))
-            writer.count(Int(UInt32(bitPattern: stamp.counter)))
-            writer.string(stamp.replica)
-            writer.count(names.count)
-            for name in names { writer.string(name) }
+        writer.stamps(stamps)
+        return Data(writer.bytes)
+    }
+
+    /// The stamps of properties `names` that all carry `stamp`: what ``encode(_:)-(Dictionary<String,SyncStamp>)``
+    /// writes for them, without the dictionary.
+    static func encode(_ stamp: SyncStamp, names: some Collection<String>) -> Data {
+        var writer = Writer()
+        writer.bytes.append(stampsFormat)
+        guard !names.isEmpty else {
+            writer.count(0)
+            return Data(writer.bytes)
         }
+        writer.count(1)
+        writer.fixed(UInt64(bitPattern: stamp.milliseconds))
+        writer.count(Int(UInt32(bitPattern: stamp.counter)))
+        writer.string(stamp.replica)
+        writer.count(names.count)
+        for name in names { writer.string(name) }
         return Data(writer.bytes)
     }
 
@@ -55,15 +60,7 @@ enum SyncRecordCoding {
         }
         return data.withUnsafeBytes { buffer -> [String: StoreValue]? in
             var reader = Reader(buffer: buffer, position: 1)
-            guard let count = reader.count() else { return nil }
-            var values: [String: StoreValue] = [:]
-            // A count read from the blob is not trusted: an entry takes two bytes at least.
-            values.reserveCapacity(min(count, reader.remaining / 2))
-            for _ in 0..<count {
-                guard let name = reader.string(), let value = reader.value() else { return nil }
-                values[name] = value
-            }
-            return values
+            return reader.values()
         }
     }
 
@@ -97,21 +94,7 @@ enum SyncRecordCoding {
     private static func decodeGroupedStamps(_ data: Data) -> [String: SyncStamp]? {
         data.withUnsafeBytes { buffer -> [String: SyncStamp]? in
             var reader = Reader(buffer: buffer, position: 1)
-            guard let groups = reader.count() else { return nil }
-            var stamps: [String: SyncStamp] = [:]
-            for _ in 0..<groups {
-                guard let milliseconds = reader.fixed(), let counter = reader.count(), let replica = reader.string(),
-                    let names = reader.count(), let counterBits = UInt32(exactly: counter)
-                else { return nil }
-                let stamp = SyncStamp(
-                    milliseconds: Int64(bitPattern: milliseconds), counter: Int32(bitPattern: counterBits),
-                    replica: replica)
-                for _ in 0..<names {
-                    guard let name = reader.string() else { return nil }
-                    stamps[name] = stamp
-                }
-            }
-            return stamps
+            return reader.stamps()
         }
     }
 
@@ -153,6 +136,44 @@ enum SyncRecordCoding {
             text.withUTF8 { utf8 in
                 count(utf8.count)
                 bytes.append(contentsOf: utf8)
+            }
+        }
+
+        /// A count of distinct stamps and, for each, its milliseconds, counter and replica and the
+        /// names of the properties it stamps (the `0xB3` form after its format byte).
+        mutating func stamps(_ stamps: [String: SyncStamp]) {
+            var groups: [SyncStamp: [String]] = [:]
+            for (name, stamp) in stamps { groups[stamp, default: []].append(name) }
+            count(groups.count)
+            for (stamp, names) in groups {
+                fixed(UInt64(bitPattern: stamp.milliseconds))
+                count(Int(UInt32(bitPattern: stamp.counter)))
+                string(stamp.replica)
+                count(names.count)
+                for name in names { string(name) }
+            }
+        }
+
+        /// A text that is often the same as the previous one of its kind (`previous`): a repeat is
+        /// the length 0 and the flag 1; the empty text the length 0 and the flag 0; any other its
+        /// length and UTF-8.
+        mutating func repeatable(_ text: String, previous: inout String?) {
+            if !text.isEmpty && text == previous {
+                count(0)
+                bytes.append(1)
+                return
+            }
+            string(text)
+            if text.isEmpty { bytes.append(0) }
+            previous = text
+        }
+
+        /// A count and that many (name, value) pairs.
+        mutating func values(_ values: [String: StoreValue]) {
+            count(values.count)
+            for (name, value) in values {
+                string(name)
+                self.value(value)
             }
         }
 
@@ -248,6 +269,56 @@ enum SyncRecordCoding {
             return String(decoding: utf8, as: UTF8.self)
         }
 
+        /// What ``Writer/stamps(_:)`` wrote.
+        mutating func stamps() -> [String: SyncStamp]? {
+            guard let groups = count() else { return nil }
+            var stamps: [String: SyncStamp] = [:]
+            for _ in 0..<groups {
+                guard let milliseconds = fixed(), let counter = count(), let replica = string(),
+                    let names = count(), let counterBits = UInt32(exactly: counter)
+                else { return nil }
+                let stamp = SyncStamp(
+                    milliseconds: Int64(bitPattern: milliseconds), counter: Int32(bitPattern: counterBits),
+                    replica: replica)
+                for _ in 0..<names {
+                    guard let name = string() else { return nil }
+                    stamps[name] = stamp
+                }
+            }
+            return stamps
+        }
+
+        /// What ``Writer/repeatable(_:previous:)`` wrote.
+        mutating func repeatable(previous: inout String?) -> String? {
+            guard let length = count() else { return nil }
+            if length > 0 {
+                guard let utf8 = bytes(length) else { return nil }
+                let text = String(decoding: utf8, as: UTF8.self)
+                previous = text
+                return text
+            }
+            switch byte() {
+            case 0:
+                previous = ""
+                return ""
+            case 1: return previous
+            default: return nil
+            }
+        }
+
+        /// What ``Writer/values(_:)`` wrote.
+        mutating func values() -> [String: StoreValue]? {
+            guard let count = count() else { return nil }
+            var values: [String: StoreValue] = [:]
+            // A count read from the blob is not trusted: an entry takes two bytes at least.
+            values.reserveCapacity(min(count, remaining / 2))
+            for _ in 0..<count {
+                guard let name = string(), let value = value() else { return nil }
+                values[name] = value
+            }
+            return values
+        }
+
         mutating func value() -> StoreValue? {
             guard let raw = byte(), let tag = Tag(rawValue: raw) else { return nil }
             switch tag {
@@ -274,6 +345,137 @@ enum SyncRecordCoding {
                 guard let length = count(), let raw = bytes(length) else { return nil }
                 return try? JSONDecoder().decode(StoreValue.self, from: Data(raw))
             }
+        }
+    }
+}
+
+/// The packed forms of a push's changes and of a pulled page's models: one blob instead of a JSON
+/// object per change or model, whose keys and nested stamps cost JSON's coders more than the rest
+/// of a first push's page.
+///
+/// Changes: `0xC1`, a count, and for each change its global identifier, entity, kind (`0` insert,
+/// `1` update, `2` delete), values and base (a count and that many (name, value) pairs, each value
+/// as in ``SyncRecordCoding``) and stamp (milliseconds, counter, replica). Models: `0xC2`, a count,
+/// and for each model its global identifier, entity, `0` (deleted) or `1` and its values, and its
+/// stamps (as in a record's `0xB3` form, after the format byte). An entity or stamp replica equal
+/// to the previous one is written as the length `0` followed by the flag byte `1`, so the text
+/// repeated in every change of a page is written once; every other string is written as its
+/// length and UTF-8, as in the records.
+extension SyncRecordCoding {
+    private static let changesFormat: UInt8 = 0xC1
+
+    static func encode(changes: [SyncChange]) -> Data {
+        var writer = Writer()
+        writer.bytes.reserveCapacity(64 + 96 * changes.count)
+        writer.bytes.append(changesFormat)
+        writer.count(changes.count)
+        var entity: String?
+        var replica: String?
+        for change in changes {
+            writer.string(change.globalID)
+            writer.repeatable(change.entity, previous: &entity)
+            switch change.kind {
+            case .insert: writer.bytes.append(0)
+            case .update: writer.bytes.append(1)
+            case .delete: writer.bytes.append(2)
+            }
+            writer.values(change.values)
+            writer.values(change.base)
+            writer.fixed(UInt64(bitPattern: change.stamp.milliseconds))
+            writer.count(Int(UInt32(bitPattern: change.stamp.counter)))
+            writer.repeatable(change.stamp.replica, previous: &replica)
+        }
+        return Data(writer.bytes)
+    }
+
+    private static let modelsFormat: UInt8 = 0xC2
+
+    static func encode(models: [SyncModelState]) -> Data {
+        var writer = Writer()
+        writer.bytes.reserveCapacity(64 + 128 * models.count)
+        writer.bytes.append(modelsFormat)
+        writer.count(models.count)
+        var entity: String?
+        for model in models {
+            writer.string(model.globalID)
+            writer.repeatable(model.entity, previous: &entity)
+            if let values = model.values {
+                writer.bytes.append(1)
+                writer.values(values)
+            } else {
+                writer.bytes.append(0)
+            }
+            writer.stamps(model.stamps)
+        }
+        return Data(writer.bytes)
+    }
+
+    /// Models written by ``encode(models:)``; `nil` for a blob that is not one whole.
+    static func decodeModels(_ data: Data) -> [SyncModelState]? {
+        var entity: String?
+        // A model takes five bytes at least.
+        return decodeList(data, format: modelsFormat, smallest: 5) { reader in
+            guard let global = reader.string(), let entityName = reader.repeatable(previous: &entity),
+                let present = reader.byte()
+            else { return nil }
+            var values: [String: StoreValue]?
+            switch present {
+            case 0: values = nil
+            case 1:
+                guard let read = reader.values() else { return nil }
+                values = read
+            default: return nil
+            }
+            guard let stamps = reader.stamps() else { return nil }
+            return SyncModelState(globalID: global, entity: entityName, values: values, stamps: stamps)
+        }
+    }
+
+    /// Changes written by ``encode(changes:)``; `nil` for a blob that is not one whole.
+    static func decodeChanges(_ data: Data) -> [SyncChange]? {
+        var entity: String?
+        var replica: String?
+        // A change takes fifteen bytes at least.
+        return decodeList(data, format: changesFormat, smallest: 15) { reader in
+            guard let global = reader.string(), let entityName = reader.repeatable(previous: &entity),
+                let kindByte = reader.byte()
+            else { return nil }
+            let kind: SyncChange.Kind
+            switch kindByte {
+            case 0: kind = .insert
+            case 1: kind = .update
+            case 2: kind = .delete
+            default: return nil
+            }
+            guard let changed = reader.values(), let base = reader.values(), let milliseconds = reader.fixed(),
+                let counter = reader.count(), let counterBits = UInt32(exactly: counter),
+                let stampReplica = reader.repeatable(previous: &replica)
+            else { return nil }
+            return SyncChange(
+                globalID: global, entity: entityName, kind: kind, values: changed, base: base,
+                stamp: SyncStamp(
+                    milliseconds: Int64(bitPattern: milliseconds), counter: Int32(bitPattern: counterBits),
+                    replica: stampReplica))
+        }
+    }
+
+    /// A blob of `format`: the byte, a count, and that many elements `element` reads, each taking
+    /// `smallest` bytes at least; `nil` when an element does not read or bytes follow the last.
+    private static func decodeList<Element>(
+        _ data: Data, format: UInt8, smallest: Int, element: (inout Reader) -> Element?
+    ) -> [Element]? {
+        guard data.first == format else { return nil }
+        return data.withUnsafeBytes { buffer -> [Element]? in
+            var reader = Reader(buffer: buffer, position: 1)
+            guard let count = reader.count() else { return nil }
+            var list: [Element] = []
+            // A count read from the blob is not trusted: it is bounded by the bytes left.
+            list.reserveCapacity(min(count, reader.remaining / smallest))
+            for _ in 0..<count {
+                guard let next = element(&reader) else { return nil }
+                list.append(next)
+            }
+            return reader.remaining == 0 ? list : nil
         }
     }
 }

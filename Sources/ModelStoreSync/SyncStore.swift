@@ -247,15 +247,65 @@ struct SyncRecord {
         entity: Schema.Entity, globalID: String, model: PersistentIdentifier?, base: [String: StoreValue]?,
         stamps: [String: SyncStamp], pending: Bool = false, key: String = ""
     ) throws -> SyncRecord {
-        let snapshot = try DefaultSnapshot(
-            persistentIdentifier: .temporary(entityName: entity.name), entity: entity,
-            namedValues: [
-                "globalID": .string(globalID), "model": model.map(StoreValue.reference) ?? .null,
-                "base": base.map { .data(SyncCoding.encodeValues($0)) } ?? .data(Data()),
-                "stamps": .data(SyncCoding.encodeStamps(stamps)), "pending": .bool(pending), "key": .string(key),
-                "deletedAt": .int(0),
-            ])
-        return SyncRecord(snapshot: snapshot)
+        try new(
+            slots: SyncRecordSlots(entity), globalID: globalID, model: model,
+            base: base.map(SyncCoding.encodeValues) ?? Data(), stamps: SyncCoding.encodeStamps(stamps),
+            pending: pending, key: key)
+    }
+
+    /// A new record with its base and stamps encoded already, written into the slots of its entity.
+    static func new(
+        slots: SyncRecordSlots, globalID: String, model: PersistentIdentifier?, base: Data, stamps: Data,
+        pending: Bool = false, key: String = ""
+    ) -> SyncRecord {
+        var values = slots.initialValues
+        values[slots.globalID] = .string(globalID)
+        values[slots.model] = model.map(StoreValue.reference) ?? .null
+        values[slots.base] = .data(base)
+        values[slots.stamps] = .data(stamps)
+        values[slots.pending] = .bool(pending)
+        values[slots.key] = .string(key)
+        values[slots.deletedAt] = .int(0)
+        return SyncRecord(
+            snapshot: DefaultSnapshot(
+                persistentIdentifier: .temporary(entityName: slots.entity.name), entity: slots.entity, values: values))
+    }
+}
+
+/// Where a record entity keeps each of a record's values, looked up once for the many records a
+/// step makes.
+struct SyncRecordSlots {
+    let entity: Schema.Entity
+    let initialValues: [StoreValue]
+    let globalID: Int
+    let model: Int
+    let base: Int
+    let stamps: Int
+    let pending: Int
+    let key: Int
+    let deletedAt: Int
+
+    init(_ entity: Schema.Entity) throws {
+        func slot(_ name: String) throws -> Int {
+            guard let slot = entity.slot(of: name) else {
+                throw SyncError(
+                    .schemaMismatch, "the record entity '\(entity.name)' has no property '\(name)'",
+                    remedy: "Create the container's schema with Schema(...).includingSyncMetadata()")
+            }
+            return slot
+        }
+        self.entity = entity
+        self.initialValues =
+            try DefaultSnapshot(
+                persistentIdentifier: .temporary(entityName: entity.name), entity: entity, namedValues: [:]
+            ).values
+        self.globalID = try slot("globalID")
+        self.model = try slot("model")
+        self.base = try slot("base")
+        self.stamps = try slot("stamps")
+        self.pending = try slot("pending")
+        self.key = try slot("key")
+        self.deletedAt = try slot("deletedAt")
     }
 }
 
@@ -268,6 +318,11 @@ enum SyncCoding {
     static func encodeValues(_ values: [String: StoreValue]) -> Data { SyncRecordCoding.encode(values) }
     /// A record's stamps, in the compact form ``SyncRecordCoding`` reads.
     static func encodeStamps(_ stamps: [String: SyncStamp]) -> Data { SyncRecordCoding.encode(stamps) }
+    /// The stamps of a record whose properties `names` all carry `stamp`, as ``encodeStamps(_:)``
+    /// writes them.
+    static func encodeStamps(_ stamp: SyncStamp, names: some Collection<String>) -> Data {
+        SyncRecordCoding.encode(stamp, names: names)
+    }
     static func decodeValues(_ data: Data) -> [String: StoreValue]? { SyncRecordCoding.decodeValues(data) }
     static func decodeStamps(_ data: Data) -> [String: SyncStamp]? { SyncRecordCoding.decodeStamps(data) }
     static func decodeValue(_ data: Data) -> StoreValue? {

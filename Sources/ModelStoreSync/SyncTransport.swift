@@ -45,7 +45,9 @@ extension SyncTransport {
 /// The transport to a remote store this process opens itself: a file store, SQLite or PostgreSQL.
 ///
 /// Every message is encoded and decoded as JSON on the way, as a network transport would, so
-/// nothing but the `Codable` change sets crosses between the two sides.
+/// nothing but the `Codable` change sets crosses between the two sides; a push's changes and a
+/// pulled page's models travel in their packed form (one blob in the JSON), since both sides are
+/// this version.
 public struct InProcessSyncTransport: SyncTransport {
     /// The remote side.
     public let host: SyncHost
@@ -91,6 +93,10 @@ public struct InProcessSyncTransport: SyncTransport {
     }
 
     private static func roundTrip<Message: Codable>(_ message: Message) throws -> Message {
-        try JSONDecoder().decode(Message.self, from: JSONEncoder().encode(message))
+        // Both sides are this version: a push's changes and a pulled page's models travel packed
+        // (see SyncPushRequest's and SyncPullReply's coding).
+        let encoder = JSONEncoder()
+        encoder.userInfo[SyncMessageCoding.packedChanges] = true
+        return try JSONDecoder().decode(Message.self, from: encoder.encode(message))
     }
 }

@@ -2,8 +2,11 @@ import BenchHarness
 import Foundation
 import ModelStore
 import ModelStoreAdapters
-import ModelStorePostgreSQL
 import ModelStoreSync
+
+#if canImport(ModelStorePostgreSQL)
+    import ModelStorePostgreSQL
+#endif
 
 /// The workloads: what one timed repetition does.
 enum SyncWorkload: String, CaseIterable {
@@ -31,13 +34,19 @@ enum SyncSystem: String, CaseIterable {
             let url = "sqlite:" + directory.appendingPathComponent("shared-\(label).sqlite").path
             return try SyncHost(container: ModelContainer(for: syncSchema, url: url))
         case .postgres:
-            guard let server = ProcessInfo.processInfo.environment["MODELSTORE_POSTGRES_URL"] else {
+            #if canImport(ModelStorePostgreSQL)
+                guard let server = ProcessInfo.processInfo.environment["MODELSTORE_POSTGRES_URL"] else {
+                    throw SyncBenchError(
+                        "MODELSTORE_POSTGRES_URL is not set: run under 'scripts/postgres.sh run -- …'")
+                }
+                let namespace = "syncbench_\(ProcessInfo.processInfo.processIdentifier)_\(label)"
+                let configuration = try PostgreSQLStoreConfiguration.postgreSQL(server, namespace: namespace)
+                return try SyncHost(container: ModelContainer(for: syncSchema, configurations: [configuration]))
+            #else
                 throw SyncBenchError(
-                    "MODELSTORE_POSTGRES_URL is not set: run under 'scripts/postgres.sh run -- …'")
-            }
-            let namespace = "syncbench_\(ProcessInfo.processInfo.processIdentifier)_\(label)"
-            let configuration = try PostgreSQLStoreConfiguration.postgreSQL(server, namespace: namespace)
-            return try SyncHost(container: ModelContainer(for: syncSchema, configurations: [configuration]))
+                    "this build has no PostgreSQL adapter: build the SyncBench target of Benchmarks/PostgreSQLBenchmarks"
+                )
+            #endif
         }
     }
 }
