@@ -14,6 +14,15 @@ public enum Page {
     /// The prefix of the line in a saved results file that describes the run.
     public static let runPrefix = "RUN "
 
+    /// The descriptions of the runs a saved results file holds, in order: one `RUN` line for a
+    /// run's own `--save` file, one per run joined for ``resultsFile``.
+    public static func runDescriptions(in text: String) -> [String] {
+        text.split(separator: "\n").filter { $0.hasPrefix(runPrefix) }.compactMap { line in
+            (try? JSONDecoder().decode(String.self, from: Data(line.dropFirst(runPrefix.count).utf8)))?
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+    }
+
     /// The workload families, each one table. A family with a reference workload divides each
     /// system's times by that system's time of the reference, instead of by GRDB and the limit.
     static let families: [(title: String, workloads: [String], reference: String?)] = [

@@ -45,7 +45,7 @@ enum Parent {
                 FileHandle.standardError.write(Data("modelstore-bench: cannot read '\(file)'\n".utf8))
                 return 66
             }
-            if let described = runDescription(in: text), !runs.contains(described) { runs.append(described) }
+            for described in Page.runDescriptions(in: text) where !runs.contains(described) { runs.append(described) }
             for result in ChildProcess.parseAll(text) {
                 let key = "\(result.workload)|\(result.system)|\(result.n)"
                 if latest.updateValue(result, forKey: key) == nil { order.append(key) }
@@ -111,14 +111,6 @@ enum Parent {
             if status != 0 { return status }
         }
         return results.contains { if case .failed = $0.status { true } else { false } } ? 1 : 0
-    }
-
-    /// The run's description saved in a results file (its `RUN` line), if it has one.
-    private static func runDescription(in text: String) -> String? {
-        for line in text.split(separator: "\n") where line.hasPrefix(Page.runPrefix) {
-            return try? JSONDecoder().decode(String.self, from: Data(line.dropFirst(Page.runPrefix.count).utf8))
-        }
-        return nil
     }
 
     /// Writes the page's generated part, its charts, and the run's results (to draw it again with

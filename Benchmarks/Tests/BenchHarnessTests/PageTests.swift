@@ -73,6 +73,20 @@ struct PageTests {
         #expect(section.contains("| `insert` | `array-baseline` | 2 ms | 30 ms |  | – | – | 10.0 MiB (100k) |"))
     }
 
+    /// The page's saved results join several runs, each with its `RUN` line: drawing the page
+    /// again from them must list every run, not only the first.
+    @Test func everyRunOfASavedResultsFileIsRead() throws {
+        let first = "Machine: A.\nRun: 2026-11-25 21:50 UTC, command `modelstore-bench`."
+        let second = "Machine: B.\nRun: 2026-11-26 03:04 UTC, command `modelstore-bench --sizes 10000`."
+        func line(_ run: String) throws -> String {
+            Page.runPrefix + String(decoding: try JSONEncoder().encode(run), as: UTF8.self)
+        }
+        let text = [try line(first), try line("\n" + second), #"MEASUREMENT {"workload":"insert"}"#]
+            .joined(separator: "\n")
+        #expect(Page.runDescriptions(in: text) == [first, second])
+        #expect(Page.runDescriptions(in: #"MEASUREMENT {"workload":"insert"}"#).isEmpty)
+    }
+
     @Test func theGeneratedPartReplacesOnlyWhatIsBetweenTheMarkers() throws {
         let page = "# Title\n\nBy hand.\n\n\(Page.begin)\n\nold numbers\n\n\(Page.end)\n\nMore by hand.\n"
         let updated = try Page.replacingSection(in: page, with: "new numbers")
