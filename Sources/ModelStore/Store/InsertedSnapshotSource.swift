@@ -95,9 +95,9 @@ final class InsertedSnapshotSource<Snapshot: DataStoreSnapshot>: @unchecked Send
     }
 
     /// A function returning the next chunk's rows on each call, and an empty chunk (of an empty
-    /// range) after the last,
-    /// for a reader that takes values (a batch insert from rows); `nil` when the source makes no
-    /// rows, or its snapshots were built already (they are then what every reader gets).
+    /// range) after the last, for a reader that takes values (a batch insert from rows); `nil` when
+    /// the source makes no rows, or its snapshots were built already (they are then what every
+    /// reader gets).
     func rowPuller() -> (() -> BatchRows)? {
         guard let makeRows, !isBuilt else { return nil }
         var next = 0
