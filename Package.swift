@@ -86,11 +86,15 @@ let package = Package(
         .target(
             name: "CModelStoreSQLiteCipher", path: "Sources/CModelStoreSQLiteCipher",
             linkerSettings: [.linkedLibrary("sqlite3"), .linkedLibrary("crypto")]),
+        // Reads a row's columns and its checksum in one call, and computes the checksum column.
+        .target(
+            name: "CModelStoreSQLiteRows", path: "Sources/CModelStoreSQLiteRows",
+            linkerSettings: [.linkedLibrary("sqlite3")]),
         .target(
             name: "ModelStoreSQLite",
             dependencies: [
                 "ModelStore", "ModelStoreAdapterKit", "ModelStoreFileIO", "ModelStoreTooling", "CSQLite",
-                "CModelStoreSQLiteCipher", "ModelStoreCrypto",
+                "CModelStoreSQLiteCipher", "CModelStoreSQLiteRows", "ModelStoreCrypto",
             ],
             path: "Adapters/SQLite", exclude: ["CSQLite", "FORMAT.md"]),
         // Registers the built-in adapters' URL schemes (memory:, json:, log:, sqlite:) and the default

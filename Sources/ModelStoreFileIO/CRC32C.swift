@@ -49,6 +49,21 @@ public enum CRC32C {
         return modelstore_crc32c_update(crc, base, bytes.count)
     }
 
+    /// ``update(_:_:)`` as a C function pointer, for C code that checksums many small pieces without
+    /// calling back into Swift for each: the processor's instruction where there is one, the tables
+    /// elsewhere.
+    package static let cUpdate = usesInstruction ? instructionCUpdate : tableCUpdate
+
+    /// ``cUpdate`` where the processor has the instruction.
+    private static let instructionCUpdate: @convention(c) (UInt32, UnsafeRawPointer?, Int) -> UInt32 = {
+        crc, bytes, count in modelstore_crc32c_update(crc, bytes, count)
+    }
+
+    /// ``cUpdate`` with the tables alone, whatever the processor has.
+    package static let tableCUpdate: @convention(c) (UInt32, UnsafeRawPointer?, Int) -> UInt32 = {
+        crc, bytes, count in updateWithTable(crc, UnsafeRawBufferPointer(start: bytes, count: count))
+    }
+
     /// ``update(_:_:)`` with the tables alone, whatever the processor has.
     package static func updateWithTable(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
         var crc = ~crc

@@ -1,3 +1,4 @@
+import CModelStoreSQLiteRows
 import CSQLite
 import Foundation
 import ModelStoreFileIO
@@ -38,49 +39,20 @@ package enum RowChecksum {
     /// Registers ``function`` on a connection: deterministic, so SQLite accepts it in a generated
     /// column, and innocuous, so it runs in a schema that is not trusted. Package access: tests that
     /// change a store's file with SQLite's own API register it on their connection.
+    ///
+    /// The function is C code (`CModelStoreSQLiteRows`), as is ``of(_:columns:from:)``: both add a
+    /// row's values to one CRC in a single pass.
     package static func register(on handle: OpaquePointer) {
         sqlite3_create_function_v2(
-            handle, function, -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nil,
-            { context, count, arguments in
-                guard let arguments, count >= 1 else {
-                    sqlite3_result_null(context)
-                    return
-                }
-                var crc = UInt32(truncatingIfNeeded: sqlite3_value_int64(arguments[0]))
-                for index in 1..<Int(count) {
-                    let value = arguments[index]
-                    let type = sqlite3_value_type(value)
-                    switch type {
-                    case SQLITE_INTEGER:
-                        crc = RowChecksum.add(crc, type, UInt64(bitPattern: sqlite3_value_int64(value)))
-                    case SQLITE_FLOAT: crc = RowChecksum.add(crc, type, sqlite3_value_double(value).bitPattern)
-                    case SQLITE_TEXT:
-                        crc = RowChecksum.add(crc, type, sqlite3_value_text(value), Int(sqlite3_value_bytes(value)))
-                    case SQLITE_BLOB:
-                        crc = RowChecksum.add(crc, type, sqlite3_value_blob(value), Int(sqlite3_value_bytes(value)))
-                    default: crc = RowChecksum.add(crc, type)
-                    }
-                }
-                sqlite3_result_int64(context, Int64(crc))
-            }, nil, nil, nil)
+            handle, function, -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+            unsafeBitCast(CRC32C.cUpdate, to: UnsafeMutableRawPointer.self),
+            modelstore_sqlite_row_checksum_function, nil, nil, nil)
     }
 
     /// The checksum of the columns `first..<first + count` of a statement's current row, as
     /// ``function`` computes it over the same values.
     static func of(_ statement: SQLiteStatement, columns count: Int32, from first: Int32 = 0) -> UInt32 {
-        var crc: UInt32 = 0
-        for index in first..<first + count {
-            let type = statement.type(index)
-            switch type {
-            case SQLITE_INTEGER: crc = add(crc, type, UInt64(bitPattern: statement.int64(index)))
-            case SQLITE_FLOAT: crc = add(crc, type, statement.double(index).bitPattern)
-            case SQLITE_TEXT, SQLITE_BLOB:
-                let bytes = statement.bytes(index)
-                crc = add(crc, type, bytes.baseAddress, bytes.count)
-            default: crc = add(crc, type)
-            }
-        }
-        return crc
+        modelstore_sqlite_row_checksum(statement.handle, first, count, nil, CRC32C.cUpdate)
     }
 
     /// Whether the stored checksum in column `first + count` matches the `count` columns before it.
@@ -90,19 +62,14 @@ package enum RowChecksum {
             && statement.int64(stored) == Int64(of(statement, columns: count, from: first))
     }
 
-    private static func add(_ crc: UInt32, _ type: Int32) -> UInt32 {
-        withUnsafeBytes(of: UInt8(truncatingIfNeeded: type)) { CRC32C.update(crc, $0) }
-    }
-
-    private static func add(_ crc: UInt32, _ type: Int32, _ bits: UInt64) -> UInt32 {
-        withUnsafeBytes(of: bits.littleEndian) { CRC32C.update(add(crc, type), $0) }
-    }
-
-    private static func add(_ crc: UInt32, _ type: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> UInt32 {
-        let length = withUnsafeBytes(of: UInt32(truncatingIfNeeded: count).littleEndian) {
-            CRC32C.update(add(crc, type), $0)
-        }
-        guard let bytes, count > 0 else { return length }
-        return CRC32C.update(length, UnsafeRawBufferPointer(start: bytes, count: count))
+    /// Reads the columns `0..<count` of a statement's current row and the stored checksum in column
+    /// `count` into `columns` (which holds `count + 1`), each asked of SQLite once, and returns
+    /// whether the checksum matches the values.
+    static func read(
+        _ statement: SQLiteStatement, columns count: Int32, into columns: UnsafeMutablePointer<modelstore_sqlite_column>
+    ) -> Bool {
+        let crc = modelstore_sqlite_row_checksum(statement.handle, 0, count, columns, CRC32C.cUpdate)
+        let stored = columns[Int(count)]
+        return stored.type == SQLITE_INTEGER && stored.integer == Int64(crc)
     }
 }

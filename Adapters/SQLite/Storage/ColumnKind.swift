@@ -1,3 +1,5 @@
+import CModelStoreSQLiteRows
+import CSQLite
 import Foundation
 import ModelStore
 
@@ -140,6 +142,55 @@ enum ColumnKind: Sendable, Hashable {
         case .encoded:
             return try Self.decoder.decode(StoreValue.self, from: statement.data(column))
         }
+    }
+
+    /// The value of a column already read from the current row, or `nil` when the column holds a
+    /// storage class this kind does not write (a file another program changed), which
+    /// ``decode(_:_:optional:)`` then reads with SQLite's conversions, as it always did.
+    func decode(_ column: modelstore_sqlite_column, optional: Bool) throws -> StoreValue? {
+        switch (self, column.type) {
+        case (_, SQLITE_NULL): return self == .double && !optional ? .double(.nan) : .null
+        case (.bool, SQLITE_INTEGER): return .bool(column.integer != 0)
+        case (.int, SQLITE_INTEGER): return .int(column.integer)
+        case (.uint64, SQLITE_INTEGER): return .uint(UInt64(bitPattern: column.integer))
+        case (.double, SQLITE_FLOAT): return .double(column.real)
+        // Text in a double column only where the store wrote NaN.
+        case (.double, SQLITE_TEXT): return .double(.nan)
+        case (.date, SQLITE_FLOAT): return .date(Date(timeIntervalSinceReferenceDate: column.real))
+        case (.string, SQLITE_TEXT): return .string(Self.text(column))
+        case (.decimal, SQLITE_TEXT):
+            guard let decimal = Decimal(string: Self.text(column), locale: Self.posix) else {
+                throw DataStoreError.invalidValue("a stored decimal is not a number")
+            }
+            return .decimal(decimal)
+        case (.uuid, SQLITE_TEXT):
+            guard let uuid = UUID(uuidString: Self.text(column)) else {
+                throw DataStoreError.invalidValue("a stored UUID is not a UUID")
+            }
+            return .uuid(uuid)
+        case (.url, SQLITE_TEXT):
+            guard let url = URL(string: Self.text(column)) else {
+                throw DataStoreError.invalidValue("a stored URL is not a URL")
+            }
+            return .url(url)
+        case (.data, SQLITE_BLOB): return .data(Self.data(column))
+        case (.encoded, SQLITE_BLOB): return try Self.decoder.decode(StoreValue.self, from: Self.data(column))
+        default: return nil
+        }
+    }
+
+    /// The text a column read holds, exactly the bytes stored.
+    static func text(_ column: modelstore_sqlite_column) -> String {
+        guard let bytes = column.bytes, column.length > 0 else { return "" }
+        return String(
+            decoding: UnsafeBufferPointer(start: bytes.assumingMemoryBound(to: UInt8.self), count: Int(column.length)),
+            as: UTF8.self)
+    }
+
+    /// The bytes a column read holds.
+    private static func data(_ column: modelstore_sqlite_column) -> Data {
+        guard let bytes = column.bytes, column.length > 0 else { return Data() }
+        return Data(bytes: bytes, count: Int(column.length))
     }
 
     private static let posix = Locale(identifier: "en_US_POSIX")

@@ -1,3 +1,4 @@
+import CModelStoreSQLiteRows
 import CSQLite
 import Foundation
 import ModelStore
@@ -92,9 +93,23 @@ struct RowReader {
         _ statement: SQLiteStatement, layout: EntityLayout, decoding: Set<Int>? = nil,
         scope: PersistentIdentifier.Scope? = nil
     ) throws -> DefaultSnapshot {
+        let count = Int(layout.checksumIndex)
+        return try withUnsafeTemporaryAllocation(of: modelstore_sqlite_column.self, capacity: count + 1) { buffer in
+            let columns = buffer.baseAddress!
+            let matches = RowChecksum.read(statement, columns: layout.checksumIndex, into: columns)
+            return try read(statement, columns, matches: matches, layout: layout, decoding: decoding, scope: scope)
+        }
+    }
+
+    /// ``read(_:layout:decoding:scope:)`` over the row's columns as SQLite gave them (the key first,
+    /// then ``EntityLayout/columns`` in order), whose checksum did or did not match.
+    private func read(
+        _ statement: SQLiteStatement, _ columns: UnsafeMutablePointer<modelstore_sqlite_column>, matches: Bool,
+        layout: EntityLayout, decoding: Set<Int>?, scope: PersistentIdentifier.Scope?
+    ) throws -> DefaultSnapshot {
         let entity = layout.entity
-        let key = statement.int64(0)
-        guard RowChecksum.matches(statement, columns: layout.checksumIndex) else {
+        let key = columns[0].type == SQLITE_INTEGER ? columns[0].integer : statement.int64(0)
+        guard matches else {
             throw SQLiteDamage(file: connection.path, table: entity.name, row: key).error(entityName: entity.name)
         }
         // Reserved and appended: `Array(repeating:count:)` allocates through the standard library's
@@ -103,28 +118,41 @@ struct RowReader {
         var values: [StoreValue] = []
         values.reserveCapacity(entity.properties.count)
         for _ in 0..<entity.properties.count { values.append(.null) }
-        for (offset, column) in layout.columns.enumerated() {
-            let index = Int32(offset + 1)
-            if let decoding, column.kind != nil, !decoding.contains(column.slot) {
-                values[column.slot] = layout.defaultValues[column.slot]
-            } else if column.kind == .data, statement.type(index) == 3 {
-                // Text in a data column (type 3, SQLITE_TEXT): the name of an external file.
-                let name = statement.text(index)
-                values[column.slot] =
-                    readsExternalNames ? .string(name) : .data(try external(name, key, column, entity))
-            } else if let kind = column.kind {
-                do {
-                    values[column.slot] = try kind.decode(statement, index, optional: column.isOptional)
-                } catch {
-                    throw DataStoreError(
-                        .corrupted,
-                        "the stored value of '\(entity.name).\(column.name)' of row \(key) in the SQLite store "
-                            + "'\(connection.path)' cannot be read",
-                        remedy: "Repair or restore the file", entityName: entity.name, propertyNames: [column.name],
-                        underlyingError: error)
+        // Through the buffer, so that each column's fields are read in place: binding a `Column` copies
+        // it, retaining and releasing its strings, for every column of every row.
+        try layout.columns.withUnsafeBufferPointer { layoutColumns in
+            for offset in layoutColumns.indices {
+                let index = Int32(offset + 1)
+                let stored = columns[offset + 1]
+                let slot = layoutColumns[offset].slot
+                let kind = layoutColumns[offset].kind
+                if let decoding, kind != nil, !decoding.contains(slot) {
+                    values[slot] = layout.defaultValues[slot]
+                } else if kind == .data, stored.type == SQLITE_TEXT {
+                    // Text in a data column: the name of an external file.
+                    let name = ColumnKind.text(stored)
+                    values[slot] =
+                        readsExternalNames
+                        ? .string(name) : .data(try external(name, key, layoutColumns[offset], entity))
+                } else if let kind {
+                    let optional = layoutColumns[offset].isOptional
+                    do {
+                        values[slot] =
+                            try kind.decode(stored, optional: optional)
+                            ?? kind.decode(statement, index, optional: optional)
+                    } catch {
+                        let name = layoutColumns[offset].name
+                        throw DataStoreError(
+                            .corrupted,
+                            "the stored value of '\(entity.name).\(name)' of row \(key) in the SQLite store "
+                                + "'\(connection.path)' cannot be read",
+                            remedy: "Repair or restore the file", entityName: entity.name, propertyNames: [name],
+                            underlyingError: error)
+                    }
+                } else if stored.type != SQLITE_NULL {
+                    let target = stored.type == SQLITE_INTEGER ? stored.integer : statement.int64(index)
+                    values[slot] = .reference(identifier(layoutColumns[offset].destination!, target))
                 }
-            } else if !statement.isNull(index) {
-                values[column.slot] = .reference(identifier(column.destination!, statement.int64(index)))
             }
         }
         for join in layout.joinTables {
