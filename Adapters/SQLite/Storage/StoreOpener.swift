@@ -9,15 +9,30 @@ struct StoreMeta {
     var schemaJSON: String
     var nextKey: Int64
 
+    /// The recorded schema, decoded. Decoding costs more than the rest of an open, so the schemas
+    /// decoded last are kept by their text: a process that opens stores of one schema again (a server
+    /// with a store per tenant, tests, a tool) decodes it once. The text is the whole key, so a kept
+    /// schema is exactly what decoding the text again would give.
     func schema(path: String) throws -> Schema.Description {
+        if let kept = Self.decoded.withLock({ $0[schemaJSON] }) { return kept }
         do {
-            return try JSONDecoder().decode(Schema.Description.self, from: Data(schemaJSON.utf8))
+            let description = try JSONDecoder().decode(Schema.Description.self, from: Data(schemaJSON.utf8))
+            Self.decoded.withLock { kept in
+                if kept.count >= Self.keptSchemas { kept.removeAll() }
+                kept[schemaJSON] = description
+            }
+            return description
         } catch {
             throw DataStoreError(
                 .corrupted, "the schema recorded in the SQLite store '\(path)' cannot be read",
                 remedy: "Restore the file from a backup", underlyingError: error)
         }
     }
+
+    /// How many decoded schemas ``schema(path:)`` keeps.
+    private static let keptSchemas = 8
+    /// The decoded schemas, by their recorded text.
+    private static let decoded = LockedValue<[String: Schema.Description]>([:])
 }
 
 /// Opens a store's database: checks what is there, creates the tables of a new store, migrates
@@ -45,8 +60,10 @@ struct StoreOpener {
     /// the write transaction, and reads the meta table again under it.
     func open(migrationPlan: (any SchemaMigrationPlan.Type)?) throws -> String {
         if let meta = try Self.readMeta(connection) {
-            try check(meta)
-            if meta.format == SQLiteStore.formatVersion, try meta.schema(path: path) == schema.storedDescription {
+            try checkFormat(meta)
+            let stored = try meta.schema(path: path)
+            try checkVersion(of: stored)
+            if meta.format == SQLiteStore.formatVersion, stored == schema.storedDescription {
                 try useWriteAheadLog()
                 return meta.identifier
             }
@@ -73,7 +90,8 @@ struct StoreOpener {
                 try update.run(during: "upgrading")
             }
             if stored != schema.storedDescription {
-                try check(meta)
+                try checkFormat(meta)
+                try checkVersion(of: stored)
                 if try !migrate(migrationPlan, meta: meta, stored: stored),
                     try !migrateEncryptedAttributes(meta: meta, stored: stored)
                 {
@@ -181,7 +199,14 @@ struct StoreOpener {
         }
     }
 
+    /// Refuses a file format this build cannot read, or a store of a newer schema version.
     private func check(_ meta: StoreMeta) throws {
+        try checkFormat(meta)
+        try checkVersion(of: try meta.schema(path: path))
+    }
+
+    /// Refuses a file format this build cannot read.
+    private func checkFormat(_ meta: StoreMeta) throws {
         // One rule and one wording for every store: newer is unsupported, 0 or negative is damage.
         if let refusal = FormatVersion.refusal(
             found: Int64(meta.format), readable: SQLiteStore.oldestReadableFormat...SQLiteStore.formatVersion)
@@ -190,7 +215,11 @@ struct StoreOpener {
                 refusal.code, "the SQLite store '\(path)' cannot be opened: \(refusal.reason)",
                 remedy: refusal.remedy ?? "Restore the file from a backup")
         }
-        let stored = try meta.schema(path: path).version
+    }
+
+    /// Refuses a store written with a newer schema version than this app's.
+    private func checkVersion(of description: Schema.Description) throws {
+        let stored = description.version
         guard stored != schema.version else { return }
         if stored > schema.version {
             throw DataStoreError(
