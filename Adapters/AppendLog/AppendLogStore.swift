@@ -11,8 +11,11 @@ import ModelStoreFileIO
 /// identifiers, each framed with its length and CRC-32C checksums). Opening loads the checkpoint
 /// and replays the segments after it; every read is then served from memory through
 /// ``SnapshotTable``, with native filtering, sorting and unique-constraint enforcement: it is a
-/// ``TableBackedStore``, whose fetches are the kit's. Its writes are its own, since each one
-/// appends a record of the prepared change before the table takes it.
+/// ``TableBackedStore``, whose fetches are the kit's. Its writes are its own, not the defaults of
+/// ``TableWritingStore``: each appends a record of the prepared change, read against the table
+/// before the table takes it (which that protocol's hook, given the table after the change, could
+/// only rebuild from a copy of the table, at the cost of the store's size), and its history is the
+/// log's records, read back from disk, not a ``StoreHistory`` kept in memory.
 ///
 /// ```swift
 /// let container = try ModelContainer(for: Trip.self, configurations: .appendLog(at: url))

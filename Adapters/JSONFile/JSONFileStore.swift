@@ -21,8 +21,13 @@ import ModelStoreFileIO
 /// leaves the file and the store as they were.
 ///
 /// It is a ``TableWritingStore`` whose persistence hook, ``writeTable(_:)``, writes the whole file
-/// from a changed copy of the table. Its saves and batch operations add to the kit's defaults the
-/// checks described below: conflicts with other processes, and referential integrity.
+/// from a changed copy of the table: its saves, batch operations and history are the kit's, with
+/// the kit's two hooks for what is described below, conflicts with other processes
+/// (``reconcile(_:with:)``) and referential integrity (``clearsDanglingReferences``). A save throws
+/// ``DataStoreError/uniqueConstraintViolation``, ``DataStoreError/notFound`` (an update of a model
+/// the store doesn't have, or a relationship to one), ``DataStoreError/conflict`` (another process
+/// changed a model this save changes), ``DataStoreError/locked`` and ``DataStoreError/io``. Only
+/// ``erase()`` is its own, since it also drops the records of entities the schema doesn't have.
 ///
 /// ## Sharing the file between processes
 ///
@@ -69,6 +74,9 @@ public final class JSONFileStore: TableWritingStore {
     let table: LockedValue<SnapshotTable>
     /// What writers share; held for the whole of a write, so writes are serialized.
     let writer: LockedValue<WriterState>
+    /// The table this store held before the running write read the file again, or `nil`: set by
+    /// ``writeTable(_:)`` under the writers' lock for ``reconcile(_:with:)``.
+    let reloadedFrom = LockedValue<SnapshotTable?>(nil)
     /// Called after each step of a save, for tests that simulate crashes and failures.
     let saveStepHook = LockedValue<(@Sendable (SaveStep) throws -> Void)?>(nil)
 
@@ -178,7 +186,10 @@ public final class JSONFileStore: TableWritingStore {
     public func writeTable<Result>(
         _ change: (inout SnapshotTable, inout StoreHistory) throws -> (result: Result, changed: Bool)
     ) throws -> Result {
-        try write { base, _, state in
+        try write { base, reloadedFrom, state in
+            // What ``reconcile(_:with:)`` compares a save with, for the length of this write.
+            self.reloadedFrom.withLock { $0 = reloadedFrom }
+            defer { self.reloadedFrom.withLock { $0 = nil } }
             var next = base
             let (result, changed) = try change(&next, &state.history.records)
             return (changed ? next : nil, result)
@@ -193,70 +204,21 @@ public final class JSONFileStore: TableWritingStore {
         return try body(history)
     }
 
-    /// Saves atomically: the whole file is written again, or nothing is (see the type's discussion).
-    ///
-    /// Throws ``DataStoreError/uniqueConstraintViolation``, ``DataStoreError/notFound`` (an update
-    /// of a model the store doesn't have, or a relationship to one), ``DataStoreError/conflict``
-    /// (another process changed a model this save changes), ``DataStoreError/locked`` and
-    /// ``DataStoreError/io``.
-    public func save(
-        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
-    ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
-        if request.updated.isEmpty, request.deleted.isEmpty, insertsOnlyUnrelated(request) {
-            // Only new models without relationships: the table's batch insert, which reads them a
-            // chunk at a time and appends without copying each snapshot, and no reference to
-            // repair. No conflict is possible.
-            return try write { base, _, state in
-                let (next, ids, number) = try inserting(
-                    request.insertedBatch(),
-                    into: base, &state)
-                return (
-                    next,
-                    DataStoreSaveChangesResult(
-                        for: identifier, inserted: request, identifiers: ids,
-                        historyToken: number.map {
-                            DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0)
-                        })
-                )
-            }
-        }
-        return try write { base, reloadedFrom, state in
-            var request = request
-            if let reloadedFrom {
-                try Self.checkConflicts(request, loaded: reloadedFrom, current: base, paths: paths)
-                request.deleted.removeAll { base.snapshot(for: $0.persistentIdentifier) == nil }
-            }
-            let prepared = try base.prepare(request, storeIdentifier: identifier)
-            var next = base
-            next.apply(prepared)
-            let repaired = try clearDanglingReferences(
-                in: &next, changed: prepared.inserted + prepared.updated, deleted: prepared.deleted)
-            // Every insert and delete is a change (prepare found each deleted model): a save with more
-            // of them than the history keeps is trimmed at once, and its changes are not built.
-            let number = state.history.records.record(
-                count: prepared.inserted.count + prepared.deleted.count, author: request.editingState.author
-            ) {
-                let changes = base.historyChanges(of: prepared)
-                let listed = Set(changes.map(\.id))
-                return changes
-                    + base.historyChanges(
-                        updating: repaired.values.filter { !listed.contains($0.persistentIdentifier) })
-            }
-            return (
-                next,
-                prepared.result(
-                    for: identifier, snapshotsToReregister: repaired,
-                    historyToken: number.map { DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: $0) }
-                )
-            )
-        }
-    }
+    /// `true`: the file never holds a relationship to a model that doesn't exist (see the type's
+    /// discussion), so every write clears the references its change leaves dangling.
+    public var clearsDanglingReferences: Bool { true }
 
-    /// Whether every model a request inserts is of an entity without relationships; snapshots a
-    /// context makes on demand are (`DataStoreSaveChangesRequest.makesInsertedOnDemand`), so they
-    /// are not made to find out.
-    private func insertsOnlyUnrelated(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) -> Bool {
-        request.makesInsertedOnDemand || request.inserted.allSatisfy { $0.entity.relationships.isEmpty }
+    /// Refuses a save that touches a model another process changed or deleted since this store
+    /// read the file, when this write read it again (``DataStoreError/conflict``, naming the model),
+    /// and drops the deletions of models the other process deleted too.
+    public func reconcile(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, with table: SnapshotTable
+    ) throws -> DataStoreSaveChangesRequest<DefaultSnapshot> {
+        guard let loaded = reloadedFrom.withLock({ $0 }) else { return request }
+        try Self.checkConflicts(request, loaded: loaded, current: table, paths: paths)
+        var request = request
+        request.deleted.removeAll { table.snapshot(for: $0.persistentIdentifier) == nil }
+        return request
     }
 
     /// Removes every model, including records of entities the schema doesn't have, and the history
@@ -269,83 +231,6 @@ public final class JSONFileStore: TableWritingStore {
             empty.reserveKeys(below: base.nextPrimaryKey)
             return (empty, ())
         }
-    }
-
-    /// Deletes models by identifier and saves; unknown identifiers are ignored.
-    public func delete<T: PersistentModel>(_ request: DataStoreBatchDeleteRequest<T>) throws {
-        try write { base, _, state in
-            let present = request.identifiers.filter { base.snapshot(for: $0) != nil }
-            guard !present.isEmpty else { return (nil, ()) }
-            var next = base
-            next.delete(present)
-            let repaired = try clearDanglingReferences(in: &next, changed: [], deleted: present)
-            state.history.records.record(count: present.count, author: request.editingState.author) {
-                base.historyChanges(deleting: present) + base.historyChanges(updating: Array(repaired.values))
-            }
-            return (next, ())
-        }
-    }
-
-    /// Deletes every model of `T`'s entity at once, saves, and returns their identifiers.
-    public func deleteEveryModel<T: PersistentModel>(_ request: DataStoreDeleteEveryModelRequest<T>) throws
-        -> PersistentIdentifiers
-    {
-        let name = Schema.entityName(for: T.self)
-        return try write { base, _, state in
-            let identifiers = base.identifiers(of: name)
-            guard !identifiers.isEmpty else { return (nil, []) }
-            var next = base
-            next.deleteEveryModel(of: name)
-            let repaired =
-                schema.isReferenced(name)
-                ? try clearDanglingReferences(in: &next, changed: [], deleted: Array(identifiers)) : [:]
-            state.history.records.record(count: identifiers.count, author: request.editingState.author) {
-                base.historyChanges(deletingEveryModelOf: name) + base.historyChanges(updating: Array(repaired.values))
-            }
-            return (next, identifiers)
-        }
-    }
-
-    /// Updates models by identifier, atomically, enforcing uniqueness, and saves.
-    public func update<T: PersistentModel>(_ request: DataStoreBatchUpdateRequest<T>) throws {
-        try write { base, _, state in
-            let updated = try base.prepareUpdate(request.identifiers, values: request.values)
-            guard !updated.isEmpty else { return (nil, ()) }
-            var next = base
-            next.applyUpdate(updated)
-            _ = try clearDanglingReferences(in: &next, changed: updated, deleted: [])
-            state.history.records.record(base.historyChanges(updating: updated), author: request.editingState.author)
-            return (next, ())
-        }
-    }
-
-    /// Inserts snapshots atomically, enforcing uniqueness, saves, and returns their permanent identifiers.
-    ///
-    /// The snapshots go into a copy of the table a chunk at a time as the request yields them; the
-    /// file is written from the copy, which replaces the table only once the file is saved.
-    public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> PersistentIdentifiers {
-        try write { base, _, state in
-            var (next, ids, _) = try inserting(request, into: base, &state)
-            let entities: Set<String> = ids.keyRuns.map { [$0.entityName] } ?? Set(ids.lazy.map(\.entityName))
-            if entities.contains(where: { schema.entity(named: $0)?.relationships.isEmpty == false }) {
-                _ = try clearDanglingReferences(in: &next, changed: ids.compactMap(next.snapshot(for:)), deleted: [])
-            }
-            return (next, ids)
-        }
-    }
-
-    /// `base` with new models appended by the table's batch insert, their permanent identifiers in
-    /// order, and the number of the transaction recorded for them (every inserted model is a
-    /// change, built only if the history keeps it).
-    private func inserting(
-        _ request: DataStoreBatchInsertRequest<DefaultSnapshot>, into base: SnapshotTable, _ state: inout WriterState
-    ) throws -> (table: SnapshotTable, ids: PersistentIdentifiers, number: Int64?) {
-        var next = base
-        let ids = try next.insert(request, storeIdentifier: identifier)
-        let number = state.history.records.record(count: ids.count, author: request.editingState.author) {
-            ids.map { StoreHistoryRecord.Change(.insert, $0) }
-        }
-        return (next, ids, number)
     }
 
     /// Reads the file again if another process saved it since this store last read or wrote it.
