@@ -96,7 +96,9 @@ public struct Attribute<Value> {
     /// Reads and writes the property, with observation and change tracking.
     ///
     /// Inlinable so that the common write, of a model nobody has read or observed yet (one being
-    /// built before its insert), compiles to a plain store into the property.
+    /// built before its insert), compiles to a plain store into the property, and the common read,
+    /// of a model whose values are all loaded, to the observation calls and a plain load: the
+    /// model's own code then reads its storage directly instead of through a key path at run time.
     @inlinable
     public static subscript<Model: PersistentModel>(
         _enclosingInstance model: Model,
@@ -104,7 +106,12 @@ public struct Attribute<Value> {
         storage storageKeyPath: ReferenceWritableKeyPath<Model, Self>
     ) -> Value {
         get {
-            read(model, wrapped: wrappedKeyPath, storage: storageKeyPath)
+            let backing = model.persistentBackingData
+            guard backing.readsPlainly else { return read(model, wrapped: wrappedKeyPath, storage: storageKeyPath) }
+            let registrar = backing.registrar
+            registrar.access(model, keyPath: wrappedKeyPath)
+            registrar.access(backing, keyPath: \.storedValues)
+            return model[keyPath: storageKeyPath].value
         }
         @inline(__always) set {
             if model.persistentBackingData.acceptsPlainWrites {

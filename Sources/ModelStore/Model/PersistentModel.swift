@@ -193,7 +193,9 @@ public final class BackingData: Observable {
     /// with ``savedValues(of:layout:)``.
     @exclusivity(unchecked) private(set) var keptSavedValues: [StoreValue]?
     /// Set on the probe instance used to resolve key paths.
-    var probe: ProbeRecorder?
+    var probe: ProbeRecorder? {
+        didSet { isProbe = probe != nil }
+    }
     /// The slots of the attributes a fetch with ``FetchDescriptor/propertiesToFetch`` left unloaded
     /// (they hold their initial values, and so do those slots of ``keptSavedValues``); `nil` when every
     /// value is loaded. Reading or writing any attribute, changing a relationship or deleting the
@@ -242,6 +244,14 @@ public final class BackingData: Observable {
         !hasRegistrar && !tracksUndo && !modelHoldsSavedValues && unfetchedSlots == nil
             && (isChanged || state == .detached || state == .inserted)
     }
+
+    /// Whether a read of an attribute needs nothing but observation and the stored value: every
+    /// attribute is loaded, and the model is not the probe that resolves key paths.
+    @inlinable
+    var readsPlainly: Bool { unfetchedSlots == nil && !isProbe }
+
+    /// Whether ``probe`` is set, for the inlined read (``readsPlainly``).
+    @usableFromInline @exclusivity(unchecked) var isProbe = false
 
     /// Whether the model has saved values: it was saved, or read from a store.
     var hasSavedValues: Bool { modelHoldsSavedValues || keptSavedValues != nil }
@@ -332,6 +342,7 @@ public final class BackingData: Observable {
     }
 
     /// Stands for all of the model's stored values in observation tracking (see the type's summary).
+    @usableFromInline
     var storedValues: Void { () }
 
     /// Reports that the model's stored values were replaced without their setters, to every
