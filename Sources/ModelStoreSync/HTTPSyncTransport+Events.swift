@@ -6,15 +6,16 @@ import ModelStore
 #endif
 
 /// One connection to a sync server's server-sent events: calls back once when it opens (changes
-/// may have happened while it was closed) with `nil`, and once per event with the transaction
-/// number its data holds, until the server or the network ends it.
+/// may have happened while it was closed) with an announcement without a number, and once per
+/// event with what its data holds (a transaction number, or an announcement in JSON carrying
+/// changes), until the server or the network ends it.
 enum EventStream {
     /// How long the stream may stay silent; the server sends a comment more often than this.
     static let idleTimeout: TimeInterval = 45
 
     /// Reads the stream `request` opens, calling `onEvent` as described; returns whether the server
     /// accepted it (answered 200), once it has ended.
-    static func run(_ request: URLRequest, onEvent: @escaping @Sendable (Int64?) -> Void) async -> Bool {
+    static func run(_ request: URLRequest, onEvent: @escaping @Sendable (SyncAnnouncement) -> Void) async -> Bool {
         var request = request
         request.timeoutInterval = idleTimeout
         request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
@@ -34,8 +35,9 @@ enum EventStream {
     }
 }
 
-/// Parses server-sent events as they arrive: every event that carries data is one signal, with
-/// the number its data holds (`nil` when it holds none).
+/// Parses server-sent events as they arrive: every event that carries data is one announcement,
+/// with the number its data holds (`nil` when it holds none), or the announcement its data spells
+/// in JSON (an object, which carries changes).
 private final class EventReader: NSObject, URLSessionDataDelegate, Sendable {
     private struct State {
         var buffer = Data()
@@ -45,10 +47,10 @@ private final class EventReader: NSObject, URLSessionDataDelegate, Sendable {
         var task: URLSessionTask?
     }
 
-    private let onEvent: @Sendable (Int64?) -> Void
+    private let onEvent: @Sendable (SyncAnnouncement) -> Void
     private let state = LockedValue(State())
 
-    init(onEvent: @escaping @Sendable (Int64?) -> Void) {
+    init(onEvent: @escaping @Sendable (SyncAnnouncement) -> Void) {
         self.onEvent = onEvent
     }
 
@@ -79,29 +81,37 @@ private final class EventReader: NSObject, URLSessionDataDelegate, Sendable {
             state.opened = accepted
         }
         completionHandler(accepted ? .allow : .cancel)
-        if accepted { onEvent(nil) }
+        if accepted { onEvent(SyncAnnouncement(transaction: nil)) }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let events = state.withLock { state -> (count: Int, newest: Int64?) in
+        let events = state.withLock { state -> [[Substring]] in
             state.buffer.append(data)
-            var count = 0
-            // The newest number of the events read, `nil` when one of them carried none.
-            var newest: Int64? = Int64.min
+            var events: [[Substring]] = []
             // Events end with a blank line; lines end with LF (CRLF is folded to LF first).
             while let end = Self.eventEnd(in: state.buffer) {
                 let event = String(decoding: state.buffer[state.buffer.startIndex..<end.lowerBound], as: UTF8.self)
                 state.buffer.removeSubrange(state.buffer.startIndex..<end.upperBound)
                 let lines = event.replacingOccurrences(of: "\r\n", with: "\n").split(separator: "\n")
                 let data = lines.filter { $0.hasPrefix("data:") }
-                guard !data.isEmpty else { continue }
-                count += 1
-                let number = data.count == 1 ? Int64(data[0].dropFirst(5).trimmingCharacters(in: .whitespaces)) : nil
-                newest = number.flatMap { number in newest.map { max($0, number) } }
+                if !data.isEmpty { events.append(data.map { $0.dropFirst(5) }) }
             }
-            return (count, newest)
+            return events
         }
-        if events.count > 0 { onEvent(events.newest) }
+        // Each event in order: one that carries changes must not be folded into the next.
+        for data in events { onEvent(Self.announcement(data)) }
+    }
+
+    /// What an event's data lines say: a number, an announcement in JSON, or neither (an
+    /// announcement without a number, which makes the engine pull).
+    private static func announcement(_ data: [Substring]) -> SyncAnnouncement {
+        guard data.count == 1 else { return SyncAnnouncement(transaction: nil) }
+        let text = data[0].trimmingCharacters(in: .whitespaces)
+        if text.hasPrefix("{") {
+            return (try? JSONDecoder().decode(SyncAnnouncement.self, from: Data(text.utf8)))
+                ?? SyncAnnouncement(transaction: nil)
+        }
+        return SyncAnnouncement(transaction: Int64(text))
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

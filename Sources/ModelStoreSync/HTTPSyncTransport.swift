@@ -84,11 +84,42 @@ public struct HTTPSyncTransport: SyncTransport {
     /// The signals of ``remoteChanges()`` with the transaction number each event carries (`nil`
     /// for the signal after a reconnection).
     public func remoteTransactions() -> AsyncStream<Int64?>? {
-        let request = makeRequest("changes", method: "GET", body: nil)
+        let events = announcements(carrying: nil)
         return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+            let task = Task {
+                for await announcement in events { continuation.yield(announcement.transaction) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// The announcements on `BASE/changes?carry=1&replica=R&limit=N`: a server of this version or
+    /// later sends each with the changes `replica` may read since where its pulls left it, in a
+    /// page of at most `pageSize` models, when it knows that place and the page is whole (see
+    /// ``SyncCarriedChanges``); an older server ignores the query and announces numbers only.
+    /// The stream reconnects as ``remoteChanges()`` does.
+    public func remoteAnnouncements(replica: String, pageSize: Int) -> AsyncStream<SyncAnnouncement>? {
+        announcements(carrying: (replica, max(1, pageSize)))
+    }
+
+    private func announcements(carrying: (replica: String, limit: Int)?) -> AsyncStream<SyncAnnouncement> {
+        // Pages that carry changes are kept (each needs the one before it); numbers alone fold.
+        AsyncStream(bufferingPolicy: .bufferingNewest(carrying == nil ? 1 : 64)) { continuation in
             let task = Task {
                 var failures = 0
                 while !Task.isCancelled {
+                    var request = makeRequest("changes", method: "GET", body: nil)
+                    if let carrying, let url = request.url,
+                        var parts = URLComponents(url: url, resolvingAgainstBaseURL: false)
+                    {
+                        parts.queryItems = [
+                            URLQueryItem(name: "carry", value: "1"),
+                            URLQueryItem(name: "replica", value: carrying.replica),
+                            URLQueryItem(name: "limit", value: "\(carrying.limit)"),
+                        ]
+                        request.url = parts.url ?? url
+                    }
                     let opened = await EventStream.run(request) { continuation.yield($0) }
                     if Task.isCancelled { break }
                     failures = opened ? 1 : failures + 1

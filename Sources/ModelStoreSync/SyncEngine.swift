@@ -49,6 +49,9 @@ public actor SyncEngine {
     private var inFlight = PushInFlight()
     /// The identifiers this replica derives for its models, once its identifier is known.
     private var derivation: ReplicaGlobalIDs?
+    /// Whether a push was sent since the last pulled page was stored: a page the remote read
+    /// before that push may hold models as they were before it, so carried changes wait for a pull.
+    private var pushedSinceLastPull = false
 
     /// The author of the engine's own saves, which it never pushes.
     public static let author = "modelstore-sync"
@@ -106,16 +109,23 @@ public actor SyncEngine {
     /// ``SyncConfiguration/pollInterval``, and after a transient failure with growing, jittered
     /// waits. A failure that is not transient stops nothing: the next save or poll tries again.
     /// A round that follows a local save pushes first and pulls after, so the save leaves in the
-    /// round's first request.
+    /// round's first request. An announcement that carries changes
+    /// (``SyncTransport/remoteAnnouncements(replica:pageSize:)``) is stored at once as a pulled
+    /// page, with no round, when it starts at this replica's cursor (see ``SyncCarriedChanges``).
     public func start() {
         guard loop == nil else { return }
         let saves = container.changes
         let configuration = configuration
-        let remoteChanges = transport.remoteTransactions()
+        let announcements =
+            (try? replicaID()).flatMap { transport.remoteAnnouncements(replica: $0, pageSize: configuration.pageSize) }
         let pulledThrough = pulledThrough
         loop = Task { [weak self] in
             let wake = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
             let saved = LockedValue(false)
+            // Whether a wake-up needs a round (a poll, an announcement without changes, a retry);
+            // one for carried changes alone does not.
+            let needsRound = LockedValue(true)
+            let carried = LockedValue<[SyncCarriedChanges]>([])
             let watcher = Task {
                 for await change in saves where change.author != SyncEngine.author {
                     saved.withLock { $0 = true }
@@ -123,17 +133,26 @@ public actor SyncEngine {
                 }
             }
             let remoteWatcher = Task {
-                guard let remoteChanges else { return }
-                for await transaction in remoteChanges {
+                guard let announcements else { return }
+                for await announcement in announcements {
+                    if let changes = announcement.changes {
+                        carried.withLock { $0.append(changes) }
+                        wake.continuation.yield()
+                        continue
+                    }
                     // A change this replica's pulls have read already (its own push, announced
                     // after the pull that the push carried) needs no round.
-                    if let transaction, transaction <= pulledThrough.withLock({ $0 }) { continue }
+                    if let transaction = announcement.transaction, transaction <= pulledThrough.withLock({ $0 }) {
+                        continue
+                    }
+                    needsRound.withLock { $0 = true }
                     wake.continuation.yield()
                 }
             }
             let ticker = Task {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: configuration.pollInterval)
+                    needsRound.withLock { $0 = true }
                     wake.continuation.yield()
                 }
             }
@@ -147,11 +166,27 @@ public actor SyncEngine {
             wake.continuation.yield()
             while !Task.isCancelled {
                 guard await iterator.next() != nil else { return }
-                try? await Task.sleep(for: configuration.debounce)  // a burst of saves makes one round
+                // A burst of saves makes one round; carried changes alone are stored at once.
+                if saved.withLock({ $0 }) || needsRound.withLock({ $0 }) {
+                    try? await Task.sleep(for: configuration.debounce)
+                }
                 guard let self, !Task.isCancelled else { return }
                 let pushFirst = saved.withLock { saved in
                     defer { saved = false }
                     return saved
+                }
+                let round = needsRound.withLock { needed in
+                    defer { needed = false }
+                    return needed
+                }
+                let pages = carried.withLock { pages in
+                    defer { pages = [] }
+                    return pages
+                }
+                // Without a save or another reason for a round, carried changes that join up need none.
+                if !pushFirst && !round {
+                    guard !pages.isEmpty else { continue }
+                    if await self.store(carried: pages) { continue }
                 }
                 do {
                     try await self.syncNow(pushFirst: pushFirst)
@@ -164,11 +199,56 @@ public actor SyncEngine {
                     self.status.failed(error, retryAt: retryAt)
                     await self.emit(.failed(error, retryAt: retryAt))
                     try? await Task.sleep(for: delay)
+                    needsRound.withLock { $0 = true }
                     wake.continuation.yield()
                 } catch {
                     // Not transient: the status says why; the next save or poll tries again.
                 }
             }
+        }
+    }
+
+    /// Stores pages of changes the remote sent with its announcements, in order, as pulled pages
+    /// (the same merge, conflicts and cursor), and returns whether this replica now has all of
+    /// them. Returns `false`, having stored the pages before it, at the first page that does not
+    /// start at the replica's cursor, is not of its session's remote and schema, or may be older
+    /// than a push of this replica (one sent after its last pull: the page may have been read
+    /// before it and would take back what it pushed); the caller then runs a round, which pulls.
+    /// A page that ends at or before the cursor is had already and skipped.
+    private func store(carried pages: [SyncCarriedChanges]) async -> Bool {
+        guard let session else { return false }
+        do {
+            let replica = try replicaID()
+            var state = try loadState(remote: session.remote, replica: replica)
+            guard state.cursor.snapshot == nil else { return false }
+            var summary = SyncSummary()
+            var started = false
+            for changes in pages {
+                let page = changes.page
+                guard changes.remote == session.remote, changes.schemaFingerprint == session.schemaFingerprint,
+                    page.cursor.snapshot == nil, !page.hasMore
+                else { return false }
+                if page.cursor.transaction <= state.cursor.transaction { continue }
+                guard changes.after == state.cursor.transaction, !pushedSinceLastPull else { return false }
+                if !started {
+                    started = true
+                    hub.emit(.started)
+                    status.update(phase: .syncing)
+                    inFlight = try PushInFlight.load(remote: session.remote, store: local)
+                }
+                let merged = try await merge(page, state: &state)
+                summary.pulled += merged.pulled
+                summary.conflicts += merged.conflicts
+                if merged.pulled > 0 { hub.emit(.pulled(merged.pulled)) }
+            }
+            if started {
+                status.finished(at: Date())
+                hub.emit(.upToDate(summary))
+            }
+            return true
+        } catch {
+            // The round that follows reports the failure, if it lasts.
+            return false
         }
     }
 
@@ -306,6 +386,8 @@ public actor SyncEngine {
                 )
             }
             let merged = try await merge(reply, state: &state)
+            // Read after every push this round sent (a push's own page, too, is read after it).
+            pushedSinceLastPull = false
             summary.pulled += merged.pulled
             summary.conflicts += merged.conflicts
             if merged.pulled > 0 { hub.emit(.pulled(merged.pulled)) }
@@ -977,6 +1059,7 @@ public actor SyncEngine {
         let held = page.withheld.subtracting(sent).compactMap { index.record(of: $0) }.filter { !$0.pending }
         if !held.isEmpty { try save(inserted: [], updated: held.map { marked($0, pending: true) }, deleted: []) }
         guard !page.changes.isEmpty else { return true }
+        pushedSinceLastPull = true
         let reply = try await round.send(page.changes, replica: replica, transport: transport)
         guard reply.applied else {
             round.stale = reply.stale

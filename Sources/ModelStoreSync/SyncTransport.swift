@@ -23,6 +23,10 @@ public protocol SyncTransport: Sendable {
     /// knows it (`nil` otherwise): a running engine skips a signal for a transaction its pulls
     /// have read already, such as the announcement of its own push.
     func remoteTransactions() -> AsyncStream<Int64?>?
+    /// The announcements of ``remoteTransactions()``, for `replica`: a remote that can send each
+    /// announcement with the changes `replica` may read (in pages of at most `pageSize` models)
+    /// does, and a running engine stores them without pulling (see ``SyncCarriedChanges``).
+    func remoteAnnouncements(replica: String, pageSize: Int) -> AsyncStream<SyncAnnouncement>?
 }
 
 extension SyncTransport {
@@ -35,6 +39,18 @@ extension SyncTransport {
         return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
             let task = Task {
                 for await _ in changes { continuation.yield(nil) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// The signals of ``remoteTransactions()``, without changes.
+    public func remoteAnnouncements(replica: String, pageSize: Int) -> AsyncStream<SyncAnnouncement>? {
+        guard let transactions = remoteTransactions() else { return nil }
+        return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+            let task = Task {
+                for await transaction in transactions { continuation.yield(SyncAnnouncement(transaction: transaction)) }
                 continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }

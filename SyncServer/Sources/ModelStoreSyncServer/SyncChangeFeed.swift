@@ -10,20 +10,52 @@ import ModelStoreSync
 /// listeners the new number. Reads are at least `gap` apart: the wake-ups that arrive during a
 /// read and the gap after it make one read, whose answer every listener shares, so a burst of
 /// pushes costs a few reads per process, not one per push. Polling runs only while someone listens.
+///
+/// A listener that asks for changes (``Carry``) gets, instead of the number, the page a pull of its
+/// replica from where that replica stands would answer (``ModelStoreSync/SyncCarriedChanges``),
+/// when the feed knows where it stands: where this process's last answer to a pull of that replica
+/// left it (``note(replica:cursor:)``), or the end of the last page sent to it. The page covers
+/// everything after that place, stretches that touched nothing in its scope included (the client
+/// was not told of those, so its cursor is still there), as the pull would. A page too large for
+/// one pull reply or ``SyncServerConfiguration/maximumCarriedBytes``, or a place unknown, gets the
+/// number alone.
 final class SyncChangeFeed: Sendable {
     /// What a listener receives.
     enum Event: Sendable {
         /// The store's newest transaction is now this one.
         case change(Int64)
+        /// An announcement carrying changes, as the JSON of a ``ModelStoreSync/SyncAnnouncement``.
+        case carried(String)
         /// Nothing happened for a while.
         case keepAlive
     }
 
-    private struct State {
+    /// What a listener that wants changes with its announcements is: its replica and page size.
+    struct Carry: Sendable {
+        var replica: String
+        var limit: Int
+    }
+
+    private struct Listener: Sendable {
+        var continuation: AsyncStream<Event>.Continuation
+        var carry: Carry?
+    }
+
+    /// A page to read for a listener.
+    private struct Delivery: Sendable {
+        var continuation: AsyncStream<Event>.Continuation
+        var access: SyncAccess
+        var carry: Carry
+        var after: Int64
+    }
+
+    private struct State: Sendable {
         /// The listeners by who they are: listeners of one requester share one scope check.
-        var listeners: [SyncAccess: [UUID: AsyncStream<Event>.Continuation]] = [:]
+        var listeners: [SyncAccess: [UUID: Listener]] = [:]
         var newest: Int64 = -1
         var poller: Task<Void, Never>?
+        /// Where each replica's pulls stand, by replica, as far as this process knows.
+        var positions: [String: Int64] = [:]
     }
 
     private let host: SyncHost
@@ -32,11 +64,14 @@ final class SyncChangeFeed: Sendable {
     private let keepAlive: Duration
     private let signal: (any SyncChangeSignal)?
     private let threads: SyncBlockingThreads
+    private let remote: String
+    private let fingerprint: String
+    private let maximumBytes: Int
     private let state = LockedValue(State())
 
     init(
         host: SyncHost, interval: Duration, gap: Duration, keepAlive: Duration, signal: (any SyncChangeSignal)?,
-        threads: SyncBlockingThreads
+        threads: SyncBlockingThreads, remote: String, fingerprint: String, maximumBytes: Int
     ) {
         self.host = host
         self.threads = threads
@@ -44,19 +79,34 @@ final class SyncChangeFeed: Sendable {
         self.gap = gap
         self.keepAlive = keepAlive
         self.signal = signal
+        self.remote = remote
+        self.fingerprint = fingerprint
+        self.maximumBytes = maximumBytes
     }
 
-    /// A stream of the events for a requester with `access`, until the listener stops iterating.
-    func listen(access: SyncAccess) -> AsyncStream<Event> {
+    /// A stream of the events for a requester with `access`, until the listener stops iterating;
+    /// with `carry`, announcements carry changes when they can.
+    func listen(access: SyncAccess, carry: Carry? = nil) -> AsyncStream<Event> {
         let id = UUID()
-        let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(4))
+        // Pages that carry changes each need the one before them: a dropped one costs a pull.
+        let (stream, continuation) = AsyncStream<Event>.makeStream(
+            bufferingPolicy: .bufferingNewest(carry == nil ? 4 : 32))
         continuation.onTermination = { [weak self] _ in self?.remove(id, access: access) }
         // One poller per feed: it starts under the lock, so listeners that open together start one.
         state.withLock { state in
-            state.listeners[access, default: [:]][id] = continuation
+            state.listeners[access, default: [:]][id] = Listener(continuation: continuation, carry: carry)
             if state.poller == nil { state.poller = Task { [weak self] in await self?.poll() } }
         }
         return stream
+    }
+
+    /// Records where `replica` stands once it stores a pull reply this process answered, whose
+    /// cursor is `cursor`: the next page carried to it starts there.
+    func note(replica: String, cursor: SyncCursor) {
+        state.withLock { state in
+            if state.positions.count > 100_000 { state.positions.removeAll() }  // bounded; a miss costs a pull
+            state.positions[replica] = cursor.snapshot == nil ? cursor.transaction : nil
+        }
     }
 
     private func remove(_ id: UUID, access: SyncAccess) {
@@ -107,17 +157,80 @@ final class SyncChangeFeed: Sendable {
             // a detached task would hold one of the cooperative pool's few threads for the read.
             let read = try? await threads.run { [host] in Self.read(host, after: last, accesses: accesses) }
             if let read, read.newest != last {
-                let listeners = state.withLock { state in
+                let (plain, carried) = state.withLock { state in
                     state.newest = read.newest
-                    return read.touched.flatMap { state.listeners[$0].map { Array($0.values) } ?? [] }
+                    return Self.deliveries(state, newest: read.newest, read.touched)
                 }
-                for listener in listeners { listener.yield(.change(read.newest)) }
+                for listener in plain { listener.yield(.change(read.newest)) }
+                if !carried.isEmpty { await carry(carried, newest: read.newest) }
             }
             // Every stream gets a comment now and then, however often others get changes.
             guard clock.now - lastKeepAlive >= keepAlive else { continue }
             lastKeepAlive = clock.now
-            for listener in state.withLock({ $0.listeners.values.flatMap(\.values) }) { listener.yield(.keepAlive) }
+            for listener in state.withLock({ $0.listeners.values.flatMap(\.values) }) {
+                listener.continuation.yield(.keepAlive)
+            }
         }
+    }
+
+    /// Who hears of the history up to `newest`, whose changes touch the scopes of `touched`:
+    /// listeners without pages get the number, listeners that carry changes and stand somewhere
+    /// known before `newest` get a page from there.
+    private static func deliveries(
+        _ state: State, newest: Int64, _ touched: [SyncAccess]
+    ) -> (plain: [AsyncStream<Event>.Continuation], carried: [Delivery]) {
+        var plain: [AsyncStream<Event>.Continuation] = []
+        var carried: [Delivery] = []
+        for access in Set(touched) {
+            for listener in (state.listeners[access] ?? [:]).values {
+                if let carry = listener.carry, let position = state.positions[carry.replica], position < newest {
+                    carried.append(
+                        Delivery(continuation: listener.continuation, access: access, carry: carry, after: position))
+                } else {
+                    plain.append(listener.continuation)
+                }
+            }
+        }
+        return (plain, carried)
+    }
+
+    /// Reads each delivery's page (at once, on the blocking threads) and sends it, or the number
+    /// `newest` alone when the page cannot go whole.
+    private func carry(_ deliveries: [Delivery], newest: Int64) async {
+        await withTaskGroup(of: Void.self) { group in
+            for delivery in deliveries {
+                group.addTask { [self] in
+                    let request = SyncPullRequest(
+                        replica: delivery.carry.replica, cursor: SyncCursor(transaction: delivery.after),
+                        limit: delivery.carry.limit)
+                    let page = try? await threads.run { [host] in try host.pull(request, access: delivery.access) }
+                    guard let page, page.cursor.snapshot == nil, !page.hasMore,
+                        page.cursor.transaction > delivery.after,
+                        let text = announcement(page, after: delivery.after, newest: newest)
+                    else {
+                        delivery.continuation.yield(.change(newest))
+                        return
+                    }
+                    // Unless a pull answered since moved it: then the client stands where that left it.
+                    state.withLock { state in
+                        if state.positions[delivery.carry.replica] == delivery.after {
+                            state.positions[delivery.carry.replica] = page.cursor.transaction
+                        }
+                    }
+                    delivery.continuation.yield(.carried(text))
+                }
+            }
+        }
+    }
+
+    /// The JSON of an announcement of `newest` carrying `page` (read after `after`), on one line,
+    /// or `nil` when it is longer than the limit.
+    private func announcement(_ page: SyncPullReply, after: Int64, newest: Int64) -> String? {
+        let announcement = SyncAnnouncement(
+            transaction: max(newest, page.cursor.transaction),
+            changes: SyncCarriedChanges(remote: remote, schemaFingerprint: fingerprint, after: after, page: page))
+        guard let data = try? JSONEncoder().encode(announcement), data.count <= maximumBytes else { return nil }
+        return String(decoding: data, as: UTF8.self)
     }
 }
 

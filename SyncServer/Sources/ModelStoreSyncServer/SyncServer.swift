@@ -58,14 +58,16 @@ public struct SyncServer: Sendable {
         self.changeSignal = changeSignal
         let threads = SyncBlockingThreads(count: configuration.blockingThreads)
         self.threads = threads
-        self.feed = SyncChangeFeed(
-            host: host, interval: configuration.changePollInterval, gap: configuration.minimumChangeReadGap,
-            keepAlive: configuration.keepAliveInterval, signal: changeSignal, threads: threads)
         self.limiter = SyncRateLimiter(rate: configuration.requestsPerSecond, burst: configuration.requestBurst)
         let schema = host.container.schema
         let probe = #"{"replica":"","schemaVersion":"","schemaFingerprint":""}"#
         let hello = (try? JSONDecoder().decode(SyncHello.self, from: Data(probe.utf8))).flatMap { try? host.hello($0) }
         self.fingerprint = hello?.schemaFingerprint ?? ""
+        self.feed = SyncChangeFeed(
+            host: host, interval: configuration.changePollInterval, gap: configuration.minimumChangeReadGap,
+            keepAlive: configuration.keepAliveInterval, signal: changeSignal, threads: threads,
+            remote: hello?.remote ?? "", fingerprint: hello?.schemaFingerprint ?? "",
+            maximumBytes: configuration.maximumCarriedBytes)
         let description = schema.storedDescription
         self.schema = Schema.Description(
             version: description.version,
@@ -106,6 +108,7 @@ public struct SyncServer: Sendable {
                     let page = pull
                     // Stored already: a failed pull leaves the answer out, and the client pulls itself.
                     reply.pulled = try? await run { try host.pull(page, access: access) }
+                    if let pulled = reply.pulled { feed.note(replica: push.replica, cursor: pulled.cursor) }
                 }
                 return reply
             }
@@ -117,7 +120,9 @@ public struct SyncServer: Sendable {
                 try await checkOwner(of: page.replica, access: access, path: "pull")
                 page.limit = min(max(1, page.limit), configuration.maximumPullLimit)
                 let request = page
-                return try await run { try host.pull(request, access: access) }
+                let reply = try await run { try host.pull(request, access: access) }
+                feed.note(replica: request.replica, cursor: reply.cursor)
+                return reply
             }
         }
         router.post("fetch") { request, context in
@@ -136,12 +141,14 @@ public struct SyncServer: Sendable {
         }
         router.get("changes") { request, context in
             let access: SyncAccess
+            let carry: SyncChangeFeed.Carry?
             do {
                 access = try await authenticate(request)
+                carry = try await carrying(request, access: access)
             } catch {
                 return try failure(error, path: "changes", request: request, context: context)
             }
-            let events = feed.listen(access: access)
+            let events = feed.listen(access: access, carry: carry)
             var headers = HTTPFields()
             headers[.contentType] = "text/event-stream"
             headers[.cacheControl] = "no-store"
@@ -153,6 +160,8 @@ public struct SyncServer: Sendable {
                         switch event {
                         case .change(let transaction):
                             try await writer.write(ByteBuffer(string: "event: change\ndata: \(transaction)\n\n"))
+                        case .carried(let announcement):
+                            try await writer.write(ByteBuffer(string: "event: change\ndata: \(announcement)\n\n"))
                         case .keepAlive:
                             try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
                         }
@@ -269,6 +278,32 @@ public struct SyncServer: Sendable {
             if owners.count > 100_000 { owners.removeAll() }  // bounded memory; a miss only reads the store
             owners[replica] = subject
         }
+    }
+
+    /// What a change stream's query asks for: `carry=1&replica=R[&limit=N]` makes its announcements
+    /// carry the changes the replica `R` (which the token's subject must own) may read, in pages of
+    /// at most `N` models (and ``SyncServerConfiguration/maximumPullLimit``); without `carry=1`
+    /// (older clients) they carry the number alone.
+    private func carrying(_ request: Request, access: SyncAccess) async throws -> SyncChangeFeed.Carry? {
+        let query = request.uri.queryParameters
+        guard query.get("carry") == "1" else { return nil }
+        guard let replica = query.get("replica") else {
+            throw SyncServerFailure(
+                .badRequest, code: "badRequest", "the 'changes' request asks to carry changes but names no replica",
+                remedy: "Add 'replica=NAME' to the query, as HTTPSyncTransport does, or leave out 'carry=1'")
+        }
+        try decoder.validateIdentifier(replica, "replica", path: "changes")
+        var limit = configuration.maximumPullLimit
+        if let text = query.get("limit") {
+            guard let asked = Int(text) else {
+                throw SyncServerFailure(
+                    .badRequest, code: "badRequest", "the 'changes' request's 'limit' is not a whole number",
+                    remedy: "Send the page size as digits, such as 'limit=1000', or leave it out")
+            }
+            limit = min(max(1, asked), limit)
+        }
+        try await checkOwner(of: replica, access: access, path: "changes")
+        return SyncChangeFeed.Carry(replica: replica, limit: limit)
     }
 
     private func checkSchema(_ request: Request, path: String) throws {

@@ -10,6 +10,11 @@ public struct SyncServerConfiguration: Sendable {
     public var maximumChangesPerPush = 5_000
     /// The most models one pull reply holds; a larger requested limit is lowered to this.
     public var maximumPullLimit = 1_000
+    /// The largest announcement that carries changes to a listening client, in bytes of JSON: an
+    /// announcement whose page would be larger goes without it, and the client pulls. (Its page
+    /// also holds at most the models of a pull reply, ``maximumPullLimit`` and the client's page
+    /// size.)
+    public var maximumCarriedBytes = 256 << 10
     /// The most global identifiers one fetch may name.
     public var maximumFetchIdentifiers = 5_000
     /// The longest replica name or global identifier accepted, in characters.

@@ -8,6 +8,7 @@ import ModelStoreSync
 public final class CountingSyncTransport: SyncTransport {
     private let inner: any SyncTransport
     private let log = LockedValue<[String]>([])
+    private let carried = LockedValue(0)
 
     /// Counts the requests sent through `inner`.
     public init(_ inner: any SyncTransport) { self.inner = inner }
@@ -49,4 +50,23 @@ public final class CountingSyncTransport: SyncTransport {
 
     /// The inner transport's signal, with the transaction numbers it knows.
     public func remoteTransactions() -> AsyncStream<Int64?>? { inner.remoteTransactions() }
+
+    /// How many announcements that carried changes arrived (they are not requests).
+    public var carriedAnnouncements: Int { carried.withLock { $0 } }
+
+    /// The inner transport's announcements, counting those that carry changes.
+    public func remoteAnnouncements(replica: String, pageSize: Int) -> AsyncStream<SyncAnnouncement>? {
+        guard let announcements = inner.remoteAnnouncements(replica: replica, pageSize: pageSize) else { return nil }
+        let carried = carried
+        return AsyncStream(bufferingPolicy: .bufferingNewest(64)) { continuation in
+            let task = Task {
+                for await announcement in announcements {
+                    if announcement.changes != nil { carried.withLock { $0 += 1 } }
+                    continuation.yield(announcement)
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
 }

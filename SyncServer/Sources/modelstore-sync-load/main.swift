@@ -13,8 +13,8 @@ import SyncTestModels
 // a second for SECONDS; every engine runs continuously and pulls only when its server announces a
 // change (no polling). Afterwards it waits up to 30 s for every note to reach every client of its
 // group and prints changes per second, the propagation time from a save to another client's store
-// (p50, p99, max), how many (note, client) deliveries never happened, and the engines' requests per
-// save by kind. The servers wake each other
+// (p50, p99, max), how many (note, client) deliveries never happened, the engines' requests per
+// save by kind, and how many announcements carried their changes. The servers wake each other
 // with PostgreSQL NOTIFY unless `--change-notifications off`, which leaves them polling every 100 ms.
 // `--server-logs DIR` keeps the servers' logs (a line per request, with its milliseconds) in DIR.
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -188,5 +188,11 @@ let byKind: [String] = requests.keys.sorted().map { kind in "\(kind) \(requests[
 print(
     String(format: "sync-load: %d requests, %.2f per save", requestCount, perSave)
         + " (\(byKind.joined(separator: ", ")))")
+// Announcements that carried their changes: no request, unless they did not join the engine's cursor.
+let carried = transports.reduce(0) { $0 + $1.carriedAnnouncements }
+print(
+    String(
+        format: "sync-load: %d announcements carried changes, %.2f per save", carried,
+        Double(carried) / Double(max(1, savedCount))))
 cleanUp()
 exit(missing == 0 ? 0 : 1)
