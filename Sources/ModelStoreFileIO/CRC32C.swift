@@ -55,9 +55,8 @@ public enum CRC32C {
     package static let cUpdate = usesInstruction ? instructionCUpdate : tableCUpdate
 
     /// ``cUpdate`` where the processor has the instruction.
-    private static let instructionCUpdate: @convention(c) (UInt32, UnsafeRawPointer?, Int) -> UInt32 = {
-        crc, bytes, count in modelstore_crc32c_update(crc, bytes, count)
-    }
+    private static let instructionCUpdate: @convention(c) (UInt32, UnsafeRawPointer?, Int) -> UInt32 =
+        modelstore_crc32c_update
 
     /// ``cUpdate`` with the tables alone, whatever the processor has.
     package static let tableCUpdate: @convention(c) (UInt32, UnsafeRawPointer?, Int) -> UInt32 = {

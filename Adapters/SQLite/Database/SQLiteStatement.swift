@@ -134,13 +134,6 @@ final class SQLiteStatement {
         guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return Data() }
         return Data(bytes: bytes, count: count)
     }
-    /// The bytes of a text or blob column of the current row, valid until the next step or reset.
-    func bytes(_ column: Int32) -> UnsafeRawBufferPointer {
-        let start: UnsafeRawPointer? =
-            type(column) == SQLITE_TEXT
-            ? sqlite3_column_text(handle, column).map(UnsafeRawPointer.init) : sqlite3_column_blob(handle, column)
-        return UnsafeRawBufferPointer(start: start, count: Int(sqlite3_column_bytes(handle, column)))
-    }
     /// A column as a parameter value, whatever its storage class.
     func value(_ column: Int32) -> SQLValue {
         switch type(column) {

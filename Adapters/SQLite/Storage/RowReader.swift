@@ -36,41 +36,46 @@ struct RowReader {
         defer { statement.reset() }
         statement.bind(1, key)
         guard try statement.step() else { return nil }
-        guard expected.count == layout.entity.properties.count,
-            RowChecksum.matches(statement, columns: layout.checksumIndex)
-        else { return false }
-        for (offset, column) in layout.columns.enumerated() {
-            let index = Int32(offset + 1)
-            let type = statement.type(index)
-            let same: Bool
-            switch (column.kind, expected[column.slot]) {
-            case (_, .null): same = column.isOptional && type == SQLITE_NULL
-            case (.bool, .bool(let value)): same = type == SQLITE_INTEGER && statement.int64(index) == (value ? 1 : 0)
-            case (.int, .int(let value)): same = type == SQLITE_INTEGER && statement.int64(index) == value
-            case (.uint64, .uint(let value)):
-                same = type == SQLITE_INTEGER && statement.int64(index) == Int64(bitPattern: value)
-            case (.double, .double(let value)):
-                same = !value.isNaN && type == SQLITE_FLOAT && statement.double(index).bitPattern == value.bitPattern
-            case (.date, .date(let value)):
-                same =
-                    type == SQLITE_FLOAT
-                    && statement.double(index).bitPattern == value.timeIntervalSinceReferenceDate.bitPattern
-            case (.string, .string(var value)):
-                same = type == SQLITE_TEXT && value.withUTF8 { Self.same(statement.bytes(index), $0) }
-            case (.uuid, .uuid(let value)):
-                var text = value.uuidString
-                same = type == SQLITE_TEXT && text.withUTF8 { Self.same(statement.bytes(index), $0) }
-            default: same = false
+        guard expected.count == layout.entity.properties.count else { return false }
+        let count = Int(layout.checksumIndex)
+        return withUnsafeTemporaryAllocation(of: modelstore_sqlite_column.self, capacity: count + 1) { buffer in
+            let columns = buffer.baseAddress!
+            guard RowChecksum.read(statement, columns: layout.checksumIndex, into: columns) else { return false }
+            return layout.columns.withUnsafeBufferPointer { layoutColumns in
+                for offset in layoutColumns.indices {
+                    let stored = columns[offset + 1]
+                    let same: Bool
+                    switch (layoutColumns[offset].kind, expected[layoutColumns[offset].slot]) {
+                    case (_, .null): same = layoutColumns[offset].isOptional && stored.type == SQLITE_NULL
+                    case (.bool, .bool(let value)):
+                        same = stored.type == SQLITE_INTEGER && stored.integer == (value ? 1 : 0)
+                    case (.int, .int(let value)): same = stored.type == SQLITE_INTEGER && stored.integer == value
+                    case (.uint64, .uint(let value)):
+                        same = stored.type == SQLITE_INTEGER && stored.integer == Int64(bitPattern: value)
+                    case (.double, .double(let value)):
+                        same = !value.isNaN && stored.type == SQLITE_FLOAT && stored.real.bitPattern == value.bitPattern
+                    case (.date, .date(let value)):
+                        same =
+                            stored.type == SQLITE_FLOAT
+                            && stored.real.bitPattern == value.timeIntervalSinceReferenceDate.bitPattern
+                    case (.string, .string(var value)):
+                        same = stored.type == SQLITE_TEXT && value.withUTF8 { Self.same(stored, $0) }
+                    case (.uuid, .uuid(let value)):
+                        var text = value.uuidString
+                        same = stored.type == SQLITE_TEXT && text.withUTF8 { Self.same(stored, $0) }
+                    default: same = false
+                    }
+                    if !same { return false }
+                }
+                return true
             }
-            if !same { return false }
         }
-        return true
     }
 
-    /// Whether two byte buffers hold the same bytes.
-    private static func same(_ stored: UnsafeRawBufferPointer, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard stored.count == bytes.count else { return false }
-        guard let first = stored.baseAddress, let second = bytes.baseAddress else { return true }
+    /// Whether a column read holds exactly these bytes.
+    private static func same(_ stored: modelstore_sqlite_column, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard Int(stored.length) == bytes.count else { return false }
+        guard let first = stored.bytes, let second = bytes.baseAddress, bytes.count > 0 else { return true }
         return memcmp(first, second, bytes.count) == 0
     }
 
