@@ -100,6 +100,7 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
             try WriteAheadLogCheck.check(path, cipher: pageCipher)
             let connection = try SQLiteConnection(
                 path: path, readOnly: true, create: false, busyTimeout: configuration.busyTimeout, cipher: pageCipher)
+            try connection.keepPages(configuration, encrypted: pageCipher != nil)
             identifier = try StoreOpener(connection: connection, schema: schema, layouts: layouts, path: path)
                 .openReadOnly()
             openedFile = try FileIO.identity(of: path)
@@ -139,6 +140,7 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
             let opener = StoreOpener(connection: connection, schema: schema, layouts: layouts, path: path)
             identifier = try opener.open(migrationPlan: migrationPlan)
             try connection.execute("PRAGMA synchronous = \(configuration.durability.pragma)", during: "configuring")
+            try connection.keepPages(configuration, encrypted: cipher != nil)
             openedFile = configuration.url == nil ? nil : try FileIO.identity(of: path)
         } catch {
             if keepsLog { connection.keepWriteAheadLogOnClose() }

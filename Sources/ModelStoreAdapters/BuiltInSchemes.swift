@@ -66,9 +66,11 @@ extension StoreScheme {
     }
     .maintained(by: AppendLogMaintenance())
 
-    /// `sqlite:PATH[?durability=none|batched|everySave&mode=0600&key-env=NAME]`: an `SQLiteStore` in one SQLite database.
+    /// `sqlite:PATH[?durability=none|batched|everySave&mode=0600&key-env=NAME&page-cache-mib=N]`: an `SQLiteStore`
+    /// in one SQLite database.
     ///
     /// `durability` defaults to `batched` (`synchronous=NORMAL`); `everySave` syncs every save.
+    /// `page-cache-mib` sets `SQLiteStoreConfiguration.pageCacheSize` in MiB.
     /// `sqlite::memory:` is a private in-memory database. Its stored schema is read from the
     /// database's `modelstore_meta` table, and `SQLiteMaintenance` serves tools.
     public static let sqlite = StoreScheme(
@@ -78,6 +80,7 @@ extension StoreScheme {
                 "durability", allowedValues: SQLiteStoreConfiguration.Durability.allCases.map(\.rawValue),
                 summary: "what a save guarantees when it returns"),
             .fileMode,
+            .init("page-cache-mib", summary: "MiB of pages kept in memory (default about 2, encrypted 64)"),
         ] + StoreScheme.Option.encryptionKey,
         example: "sqlite:trips.sqlite"
     ) { url in
@@ -86,6 +89,15 @@ extension StoreScheme {
             url: url.location == ":memory:" ? nil : url.fileURL, durability: durability ?? .batched)
         configuration.filePermissions = try url.filePermissions()
         configuration.encryption = try url.encryptionKeySource()
+        if let mebibytes = url.option("page-cache-mib") {
+            guard let count = Int(mebibytes), count >= 0, count <= Int.max >> 20 else {
+                throw DataStoreError(
+                    .invalidConfiguration,
+                    "the store URL's 'page-cache-mib' is '\(mebibytes)', not a whole number of MiB",
+                    remedy: "Write the page cache's size in MiB, such as page-cache-mib=64")
+            }
+            configuration.pageCacheSize = count << 20
+        }
         return configuration
     }
     .maintained(by: SQLiteMaintenance())

@@ -21,6 +21,25 @@ struct StoreRegistryTests {
         try #require(throws: DataStoreError.self) { _ = try body() }
     }
 
+    /// `page-cache-mib` sets the SQLite store's page cache in MiB; anything but a whole number of
+    /// MiB is refused with the option's name.
+    @Test func theURLSetsTheSizeInMiBAndRefusesAnythingElse() throws {
+        let registry = builtIns()
+        let path = "/tmp/a/trips.sqlite"
+        let configuration = try #require(
+            try registry.configuration(for: "sqlite:\(path)?page-cache-mib=24") as? SQLiteStoreConfiguration)
+        #expect(configuration.pageCacheSize == 24 << 20)
+        let unset = try #require(try registry.configuration(for: "sqlite:\(path)") as? SQLiteStoreConfiguration)
+        #expect(unset.pageCacheSize == nil)
+        for bad in ["-1", "big", "1.5", ""] {
+            let error = try #require(throws: DataStoreError.self) {
+                try registry.configuration(for: "sqlite:\(path)?page-cache-mib=\(bad)")
+            }
+            #expect(error.code == .invalidConfiguration)
+            #expect(error.message.contains("page-cache-mib"))
+        }
+    }
+
     @Test func jsonAndLogSchemesMakeTheirConfigurations() throws {
         let registry = builtIns()
         let json = try #require(

@@ -79,6 +79,16 @@ final class SQLiteConnection {
         try execute("PRAGMA temp_store = MEMORY", during: "configuring")
     }
 
+    /// Sets the page cache to the configuration's size, when it gives one or the database is
+    /// encrypted (see ``SQLiteStoreConfiguration/pageCacheSize``); otherwise SQLite's default stays.
+    func keepPages(_ configuration: SQLiteStoreConfiguration, encrypted: Bool) throws {
+        guard configuration.pageCacheSize != nil || encrypted else { return }
+        let bytes = configuration.pageCacheSize ?? SQLiteStoreConfiguration.defaultPageCacheSize(encrypted: encrypted)
+        // A negative size is in KiB; rounded up, so a size under 1 KiB is not "no limit".
+        let kibibytes = bytes / 1024 + (bytes % 1024 == 0 ? 0 : 1)
+        try execute("PRAGMA cache_size = -\(kibibytes)", during: "configuring")
+    }
+
     /// Asks for the bytes the page cipher keeps at the end of every page: a new file gets them with its
     /// first page, and a `VACUUM INTO` copy of an existing one has them whatever the file has.
     func reserveCipherBytes() {
