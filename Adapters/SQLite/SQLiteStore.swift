@@ -107,10 +107,11 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
             database = ConnectionLock(connection)
             return
         }
-        if let url = configuration.url {
-            let folder = url.standardizedFileURL.deletingLastPathComponent()
+        if configuration.url != nil {
+            // The path is standardized and absolute: its folder is everything before its last slash.
+            let folder = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
             do {
-                try FileIO.createDirectory(folder.path, permissions: configuration.filePermissions)
+                try FileIO.createDirectory(folder, permissions: configuration.filePermissions)
             } catch let error as DataStoreError {
                 throw error.inContext("creating the folder of the SQLite store '\(path)'")
             }

@@ -23,7 +23,7 @@ extension ModelContainer {
         registry: StoreRegistry, migrationPlan: (any SchemaMigrationPlan.Type)? = nil
     ) throws {
         try self.init(
-            for: Schema(types), url: url, environmentOverride: environmentOverride, registry: registry,
+            for: Schema.shared(for: types), url: url, environmentOverride: environmentOverride, registry: registry,
             migrationPlan: migrationPlan)
     }
 

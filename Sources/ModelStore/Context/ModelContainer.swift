@@ -39,7 +39,7 @@ public final class ModelContainer: Sendable {
     public convenience init(
         for types: any PersistentModel.Type..., configurations: any DataStoreConfiguration...
     ) throws {
-        try self.init(for: Schema(types), configurations: configurations)
+        try self.init(for: Schema.shared(for: types), configurations: configurations)
     }
 
     /// A container for a schema, with an optional migration plan passed to every store.

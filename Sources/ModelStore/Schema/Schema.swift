@@ -94,6 +94,15 @@ public final class Schema: Sendable, CustomStringConvertible {
         self.init(entities: entities, version: version, problems: problems)
     }
 
+    /// The schemas ``ModelContainer`` makes for lists of model types, kept so that opening a
+    /// container for the same types again reuses the immutable schema instead of building it anew
+    /// (which costs about as much as the rest of opening a small SQLite store's container).
+    static let sharedSchemas = SchemaCache(limit: 64)
+
+    /// The schema of these model types at version 1.0.0: the same instance for the same list,
+    /// while ``sharedSchemas`` keeps it.
+    static func shared(for types: [any PersistentModel.Type]) -> Schema { sharedSchemas.schema(for: types) }
+
     /// A model class's model superclasses, nearest first: what registering a subclass registers too.
     private static func superclasses(of type: any PersistentModel.Type) -> [any PersistentModel.Type] {
         var parents: [any PersistentModel.Type] = []
@@ -183,4 +192,29 @@ public final class Schema: Sendable, CustomStringConvertible {
                 + ")"
         }.joined(separator: "\n")
     }
+}
+
+/// Schemas of model type lists, at version 1.0.0, one instance per list: at most `limit` lists are
+/// kept; past it, a schema is built for each call and not kept.
+final class SchemaCache: Sendable {
+    private let kept = LockedValue<[[ObjectIdentifier]: Schema]>([:])
+    /// The most lists kept.
+    let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    /// The schema of `types`, kept or built (and kept while there is room).
+    func schema(for types: [any PersistentModel.Type]) -> Schema {
+        let key = types.map { ObjectIdentifier($0) }
+        if let schema = kept.withLock({ $0[key] }) { return schema }
+        let schema = Schema(types)
+        return kept.withLock { kept in
+            if let first = kept[key] { return first }
+            if kept.count < limit { kept[key] = schema }
+            return schema
+        }
+    }
+
+    /// How many lists are kept.
+    var count: Int { kept.withLock { $0.count } }
 }
