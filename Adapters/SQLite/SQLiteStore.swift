@@ -84,7 +84,7 @@ public final class SQLiteStore: DataStoreQuerying, DataStoreBatching {
         try configuration.validate()
         self.configuration = configuration
         self.schema = schema
-        layouts = Dictionary(uniqueKeysWithValues: schema.entities.map { ($0.name, EntityLayout($0)) })
+        layouts = EntityLayout.layouts(of: schema)
         let path = configuration.path
         databasePath = path
         if configuration.url != nil && !configuration.allowsSave {

@@ -202,3 +202,16 @@ func quote(_ name: String) -> String {
     guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + name + "\"" }
     return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
 }
+
+extension EntityLayout {
+    /// The key of a schema's layouts among its derived values.
+    private enum LayoutsOfSchema {}
+
+    /// The layout of each of the schema's entities, by entity name: built once per schema instance
+    /// and kept with it, so stores opened again with the same (immutable) schema share them.
+    static func layouts(of schema: Schema) -> [String: EntityLayout] {
+        schema.derived(by: LayoutsOfSchema.self) {
+            Dictionary(uniqueKeysWithValues: schema.entities.map { ($0.name, EntityLayout($0)) })
+        }
+    }
+}

@@ -14,6 +14,8 @@ public final class Schema: Sendable, CustomStringConvertible {
     /// The layout of each model class, reading and writing its entity's slots.
     private let layoutsByType: [ObjectIdentifier: ModelLayout]
     private let problems: [DataStoreError]
+    /// Values derived from this schema alone, made once and kept with it (see ``derived(by:make:)``).
+    private let derivations = LockedValue<[ObjectIdentifier: any Sendable]>([:])
 
     /// A semantic version of a schema.
     public struct Version: Hashable, Comparable, Codable, Sendable, CustomStringConvertible {
@@ -102,6 +104,21 @@ public final class Schema: Sendable, CustomStringConvertible {
     /// The schema of these model types at version 1.0.0: the same instance for the same list,
     /// while ``sharedSchemas`` keeps it.
     static func shared(for types: [any PersistentModel.Type]) -> Schema { sharedSchemas.schema(for: types) }
+
+    /// A value that depends on this schema alone, made by `make` the first time it is asked for
+    /// under `key` and kept with the schema: an adapter's tables of its entities (such as SQL
+    /// layouts), built once however many stores open with this schema. `make` runs outside the
+    /// lock and may run twice when two threads ask at once; the first value kept is the one returned.
+    package func derived<Value: Sendable>(by key: Any.Type, make: () -> Value) -> Value {
+        let identifier = ObjectIdentifier(key)
+        if let value = derivations.withLock({ $0[identifier] }) as? Value { return value }
+        let made = make()
+        return derivations.withLock { kept in
+            if let first = kept[identifier] as? Value { return first }
+            kept[identifier] = made
+            return made
+        }
+    }
 
     /// A model class's model superclasses, nearest first: what registering a subclass registers too.
     private static func superclasses(of type: any PersistentModel.Type) -> [any PersistentModel.Type] {

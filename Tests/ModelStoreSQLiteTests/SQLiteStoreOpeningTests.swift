@@ -1,4 +1,5 @@
 import Foundation
+import ModelStore
 import ModelStoreTestSupport
 import Testing
 
@@ -35,5 +36,28 @@ struct SQLiteStorePathTests {
         }
         // Both kinds were drawn: paths already standard and paths that are not.
         #expect(fast > 100 && fast < paths.count - 100)
+    }
+}
+
+/// Stores opened with one schema instance share its entities' layouts; another instance gets its own.
+struct SQLiteLayoutSharingTests {
+    @Test func storesOfOneSchemaShareLayouts() throws {
+        let directory = try TemporaryDirectory()
+        let schema = try ItemSchema.schema()
+        func open(_ file: String, _ schema: Schema) throws -> SQLiteStore {
+            var configuration = SQLiteStoreConfiguration(url: directory.file(file))
+            configuration.schema = schema
+            return try SQLiteStore(configuration, migrationPlan: nil)
+        }
+        let first = try open("a.sqlite", schema)
+        let second = try open("b.sqlite", schema)
+        let item = try #require(first.layouts["Item"])
+        #expect(second.layouts["Item"] === item)
+        #expect(item.entity.name == "Item")
+        // The layouts are the schema's: every entity has one, and nothing else does.
+        #expect(Set(first.layouts.keys) == Set(schema.entities.map(\.name)))
+        let other = try open("c.sqlite", try ItemSchema.schema())
+        #expect(other.layouts["Item"] !== item)
+        #expect(other.layouts["Item"]?.columnList == item.columnList)
     }
 }
