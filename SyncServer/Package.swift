@@ -75,6 +75,11 @@ let package = Package(
             name: "modelstore-sync-load",
             dependencies: ["ModelStoreSyncServer", "SyncTestModels", "modelstore-sync-server"],
             path: "Sources/modelstore-sync-load"),
+        // The first sync of a replica over HTTP, change sets packed and as JSON arrays, side by side.
+        .executableTarget(
+            name: "modelstore-sync-first",
+            dependencies: ["ModelStoreSyncServer", "SyncTestModels", "modelstore-sync-server"],
+            path: "Sources/modelstore-sync-first"),
         // The request decoder's fuzz target: libFuzzer's driver when built with -DMODELSTORE_FUZZING
         // (scripts/fuzz-syncserver.sh), otherwise a seeded mutation runner and a replayer.
         .executableTarget(

@@ -30,10 +30,12 @@ final class SyncChangeFeed: Sendable {
         case keepAlive
     }
 
-    /// What a listener that wants changes with its announcements is: its replica and page size.
+    /// What a listener that wants changes with its announcements is: its replica and page size,
+    /// and whether it reads pages in the packed form.
     struct Carry: Sendable {
         var replica: String
         var limit: Int
+        var packed = false
     }
 
     private struct Listener: Sendable {
@@ -206,7 +208,8 @@ final class SyncChangeFeed: Sendable {
                     let page = try? await threads.run { [host] in try host.pull(request, access: delivery.access) }
                     guard let page, page.cursor.snapshot == nil, !page.hasMore,
                         page.cursor.transaction > delivery.after,
-                        let text = announcement(page, after: delivery.after, newest: newest)
+                        let text = announcement(
+                            page, after: delivery.after, newest: newest, packed: delivery.carry.packed)
                     else {
                         delivery.continuation.yield(.change(newest))
                         return
@@ -224,12 +227,14 @@ final class SyncChangeFeed: Sendable {
     }
 
     /// The JSON of an announcement of `newest` carrying `page` (read after `after`), on one line,
-    /// or `nil` when it is longer than the limit.
-    private func announcement(_ page: SyncPullReply, after: Int64, newest: Int64) -> String? {
+    /// with the page's models packed when `packed`, or `nil` when it is longer than the limit.
+    private func announcement(_ page: SyncPullReply, after: Int64, newest: Int64, packed: Bool) -> String? {
         let announcement = SyncAnnouncement(
             transaction: max(newest, page.cursor.transaction),
             changes: SyncCarriedChanges(remote: remote, schemaFingerprint: fingerprint, after: after, page: page))
-        guard let data = try? JSONEncoder().encode(announcement), data.count <= maximumBytes else { return nil }
+        let encoder = JSONEncoder()
+        if packed { encoder.userInfo[HTTPSyncTransport.packedCodingKey] = true }
+        guard let data = try? encoder.encode(announcement), data.count <= maximumBytes else { return nil }
         return String(decoding: data, as: UTF8.self)
     }
 }

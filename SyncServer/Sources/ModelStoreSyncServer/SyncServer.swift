@@ -26,6 +26,14 @@ import NIOPosix
 /// (``ModelStoreSync/HTTPSyncTransport/schemaHeader``) and are refused (409) when it is not the
 /// server's. Requests too large, malformed or naming what the schema does not have are refused
 /// with a 4xx answer and nothing stored; no answer or log line quotes a token or a stored value.
+///
+/// Changes travel packed where the client reads that form: every answer carries
+/// `ModelStore-Sync-Forms: packed` (``ModelStoreSync/HTTPSyncTransport/formsHeader``), which tells
+/// a client that the server reads packed pushes; a request with the same header gets its pull
+/// reply, its push's pulled page and its change stream's carried pages packed, and a request
+/// without it (an older client) JSON arrays. A push is read in either form, within the same
+/// limits, and a malformed blob is refused 400 like any malformed body.
+/// ``SyncServerConfiguration/packedChanges`` turns the form off.
 public struct SyncServer: Sendable {
     /// The sync host every request goes to.
     public let host: SyncHost
@@ -43,6 +51,8 @@ public struct SyncServer: Sendable {
     let decoder: SyncRequestDecoder
     /// The threads the host's blocking work runs on.
     private let threads: SyncBlockingThreads
+    /// ``ModelStoreSync/HTTPSyncTransport/formsHeader``.
+    private static let formsField = HTTPField.Name(HTTPSyncTransport.formsHeader)!
 
     /// A server for `host`, admitting requests whose token `verifier` accepts; `changeSignal`, when
     /// given, announces each applied push to every process on the store and wakes this one's live
@@ -134,7 +144,7 @@ public struct SyncServer: Sendable {
         router.get("schema") { request, context in
             do {
                 _ = try await authenticate(request)
-                return try json(schema)
+                return try json(schema, packed: false)
             } catch {
                 return try failure(error, path: "schema", request: request, context: context)
             }
@@ -152,6 +162,7 @@ public struct SyncServer: Sendable {
             var headers = HTTPFields()
             headers[.contentType] = "text/event-stream"
             headers[.cacheControl] = "no-store"
+            if configuration.packedChanges { headers[Self.formsField] = HTTPSyncTransport.packedForm }
             return Response(
                 status: .ok, headers: headers,
                 body: ResponseBody { writer in
@@ -179,22 +190,46 @@ public struct SyncServer: Sendable {
     ) async throws -> Response {
         let started = ContinuousClock.now
         let timing = SyncRequestTiming()
+        var forms = Forms(reply: asksPacked(request))
         do {
             let access = try await authenticate(request)
             if checkSchema { try self.checkSchema(request, path: path) }
-            let message: Message = try await decode(request, path: path)
+            let message: Message = try await decode(request, path: path, packed: &forms.body)
             let reply = try await SyncRequestTiming.$current.withValue(timing) { try await body(message, access) }
-            let response = try json(reply)
-            log(path, status: response.status, since: started, context: context, timing: timing)
+            let response = try json(reply, packed: forms.reply)
+            log(path, status: response.status, since: started, context: context, timing: timing, forms: forms)
             return response
         } catch {
-            return try failure(error, path: path, request: request, context: context, since: started, timing: timing)
+            forms.reply = false  // an error's body holds no change set
+            return try failure(
+                error, path: path, request: request, context: context, since: started, timing: timing, forms: forms)
         }
+    }
+
+    /// The forms of change sets a request's body was in and its reply is written in, for its log line.
+    private struct Forms {
+        var reply: Bool
+        var body = false
+
+        /// `body`, `reply`, `body+reply`, or `nil` for arrays both ways.
+        var packed: String? {
+            switch (body, reply) {
+            case (true, true): "body+reply"
+            case (true, false): "body"
+            case (false, true): "reply"
+            case (false, false): nil
+            }
+        }
+    }
+
+    /// Whether the request asks for packed replies (and the server writes them).
+    private func asksPacked(_ request: Request) -> Bool {
+        configuration.packedChanges && HTTPSyncTransport.namesPackedForm(request.headers[Self.formsField])
     }
 
     private func failure(
         _ error: any Error, path: String, request: Request, context: some RequestContext,
-        since started: ContinuousClock.Instant = .now, timing: SyncRequestTiming? = nil
+        since started: ContinuousClock.Instant = .now, timing: SyncRequestTiming? = nil, forms: Forms? = nil
     ) throws -> Response {
         let failure = SyncServerFailure.from(error, path: path)
         if failure.status.code >= 500 {
@@ -203,19 +238,25 @@ public struct SyncServer: Sendable {
                 "sync request failed",
                 metadata: ["path": "\(path)", "error": "\(Self.redacted(error))"])
         }
-        log(path, status: failure.status, since: started, context: context, code: failure.code, timing: timing)
-        return try failure.response(from: request, context: context)
+        log(
+            path, status: failure.status, since: started, context: context, code: failure.code, timing: timing,
+            forms: forms)
+        var response = try failure.response(from: request, context: context)
+        if configuration.packedChanges { response.headers[Self.formsField] = HTTPSyncTransport.packedForm }
+        return response
     }
 
     private func log(
         _ path: String, status: HTTPResponse.Status, since started: ContinuousClock.Instant,
-        context: some RequestContext, code: String? = nil, timing: SyncRequestTiming? = nil
+        context: some RequestContext, code: String? = nil, timing: SyncRequestTiming? = nil, forms: Forms? = nil
     ) {
         var metadata: Logger.Metadata = [
             "path": "\(path)", "status": "\(status.code)",
             "ms": "\(Self.milliseconds(ContinuousClock.now - started))",
         ]
         if let code { metadata["refusal"] = "\(code)" }
+        // Which way change sets went packed: the body a push arrived in, and a pull's or push's reply.
+        if ["push", "pull"].contains(path), let packed = forms?.packed { metadata["packed"] = "\(packed)" }
         // Where the time went: waiting for a thread for the store's blocking work, and that work.
         if let totals = timing?.totals, totals.working > .zero {
             metadata["queued_ms"] = "\(Self.milliseconds(totals.queued))"
@@ -303,7 +344,7 @@ public struct SyncServer: Sendable {
             limit = min(max(1, asked), limit)
         }
         try await checkOwner(of: replica, access: access, path: "changes")
-        return SyncChangeFeed.Carry(replica: replica, limit: limit)
+        return SyncChangeFeed.Carry(replica: replica, limit: limit, packed: asksPacked(request))
     }
 
     private func checkSchema(_ request: Request, path: String) throws {
@@ -322,7 +363,10 @@ public struct SyncServer: Sendable {
         }
     }
 
-    private func decode<Message: Decodable>(_ request: Request, path: String) async throws -> Message {
+    /// The request's message; `packed` says, once the body is read, whether it holds packed changes.
+    private func decode<Message: Decodable>(
+        _ request: Request, path: String, packed: inout Bool
+    ) async throws -> Message {
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: configuration.maximumRequestBytes)
@@ -335,14 +379,26 @@ public struct SyncServer: Sendable {
                 "the '\(path)' request is larger than \(configuration.maximumRequestBytes) bytes",
                 remedy: "Send fewer changes per request")
         }
-        return try decoder.decode(Data(buffer: buffer), as: Message.self, path: path)
+        let body = Data(buffer: buffer)
+        packed = SyncRequestDecoder.isPacked(body)
+        if packed, !configuration.packedChanges {
+            // As a server before the packed form refuses it: 400, nothing stored.
+            throw SyncRequestRefusal.malformed(
+                path, "its changes are in the packed form, which this server is set not to read")
+        }
+        return try decoder.decode(body, as: Message.self, path: path)
     }
 
-    private func json(_ value: some Encodable) throws -> Response {
+    /// The JSON response for `value`, with a push's changes and a pulled page's models packed when
+    /// `packed`.
+    private func json(_ value: some Encodable, packed: Bool) throws -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
         headers[.cacheControl] = "no-store"
-        let data = try JSONEncoder().encode(value)
+        if configuration.packedChanges { headers[Self.formsField] = HTTPSyncTransport.packedForm }
+        let encoder = JSONEncoder()
+        if packed { encoder.userInfo[HTTPSyncTransport.packedCodingKey] = true }
+        let data = try encoder.encode(value)
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 

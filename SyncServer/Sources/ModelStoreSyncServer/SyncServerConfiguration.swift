@@ -39,6 +39,12 @@ public struct SyncServerConfiguration: Sendable {
     /// 8 by default) lets requests queue for a connection rather than for a thread, and lets pushes
     /// that wait for their requester's turn not hold up others.
     public var blockingThreads = 32
+    /// Whether the server reads and writes change sets in the packed form: it says so on every
+    /// answer (``ModelStoreSync/HTTPSyncTransport/formsHeader``), reads packed pushes, and answers
+    /// pulls, pushes with a pull and carried pages packed to clients that ask with the same header.
+    /// When `false` it behaves as a server from before the form: no header, JSON arrays only, and
+    /// a packed push refused 400 with nothing stored (a client of this version then sends arrays).
+    public var packedChanges = true
 
     /// The defaults.
     public init() {}

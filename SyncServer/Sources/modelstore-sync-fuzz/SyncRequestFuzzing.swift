@@ -5,16 +5,19 @@ import ModelStoreSyncRequests
 import SyncTestModels
 
 /// The fuzz target: one input is a path (its first byte) and a request body (the rest), read and
-/// checked as the server reads and checks it. What must hold for every input:
+/// checked as the server reads and checks it. The fifth path, `push-packed`, takes the rest as the
+/// blob of a packed push (``ModelStoreSync/HTTPSyncTransport/packedCodingKey``) and sends it in a
+/// push's `packedChanges`, so mutations reach the blob's reader rather than its base64. What must
+/// hold for every input:
 ///
 /// - decoding and checking either accept the body or refuse it with a ``SyncRequestRefusal`` of
 ///   a 4xx status (nothing else escapes, nothing traps);
 /// - a refusal's message and remedy stay short and hold no control characters, whatever the body
 ///   quoted at it;
 /// - a body accepted once is accepted again after it is written back as JSON (the messages' own
-///   encoding round-trips through the decoder and the checks).
+///   encoding round-trips through the decoder and the checks), and so is a push written back packed.
 enum SyncRequestFuzzing {
-    static let paths = ["hello", "push", "pull", "fetch"]
+    static let paths = ["hello", "push", "pull", "fetch", "push-packed"]
     static let decoder = SyncRequestDecoder(
         schema: SyncTestSchema.schema,
         limits: .init(maximumChangesPerPush: 50, maximumFetchIdentifiers: 50, maximumIdentifierLength: 200))
@@ -29,6 +32,8 @@ enum SyncRequestFuzzing {
             switch path {
             case "hello": try check(decoder.decode(body, as: SyncHello.self, path: path), decoder.validate)
             case "push": try check(decoder.decode(body, as: SyncPushRequest.self, path: path), decoder.validate)
+            case "push-packed":
+                try check(decoder.decode(packedPush(body), as: SyncPushRequest.self, path: "push"), decoder.validate)
             case "pull": try check(decoder.decode(body, as: SyncPullRequest.self, path: path), decoder.validate)
             default: try check(decoder.decode(body, as: SyncFetchRequest.self, path: path), decoder.validate)
             }
@@ -41,19 +46,29 @@ enum SyncRequestFuzzing {
         }
     }
 
-    /// Checks `message`, then checks that its JSON reads back and passes again.
+    /// The body of a push from `r1` whose changes are the packed blob `blob`.
+    static func packedPush(_ blob: Data) -> Data {
+        Data(#"{"replica":"r1","packedChanges":"\#(blob.base64EncodedString())"}"#.utf8)
+    }
+
+    /// Checks `message`, then checks that its JSON, with arrays and packed, reads back and passes again.
     private static func check<Message: Codable>(_ message: Message, _ validate: (Message) throws -> Void) throws {
         try validate(message)
-        let written: Data
-        do {
-            written = try JSONEncoder().encode(message)
-        } catch {
-            fatalError("an accepted \(Message.self) cannot be written back as JSON: \(error)")
-        }
-        do {
-            try validate(try decoder.decode(written, as: Message.self, path: "round trip"))
-        } catch {
-            fatalError("an accepted \(Message.self), written back as JSON, is refused: \(error)")
+        for packed in [false, true] {
+            let written: Data
+            do {
+                let encoder = JSONEncoder()
+                if packed { encoder.userInfo[HTTPSyncTransport.packedCodingKey] = true }
+                written = try encoder.encode(message)
+            } catch {
+                fatalError("an accepted \(Message.self) cannot be written back as JSON: \(error)")
+            }
+            do {
+                try validate(try decoder.decode(written, as: Message.self, path: "round trip"))
+            } catch {
+                fatalError(
+                    "an accepted \(Message.self), written back as JSON (packed: \(packed)), is refused: \(error)")
+            }
         }
     }
 
@@ -106,6 +121,14 @@ enum SyncRequestFuzzing {
             replica: "r1", changes: [insert], session: session,
             pull: SyncPullRequest(replica: "r1", cursor: SyncCursor(transaction: 7), limit: 9, session: session))
         seeds.append(("push-session-pull", 1, try encoder.encode(carried)))
+        // The same pushes packed: the blob alone (path 4) and in a push's JSON.
+        encoder.userInfo[HTTPSyncTransport.packedCodingKey] = true
+        seeds.append(("push-packed-json", 1, try encoder.encode(carried)))
+        let written = try JSONSerialization.jsonObject(
+            with: encoder.encode(SyncPushRequest(replica: "r1", changes: [insert, update, delete])))
+        guard let text = (written as? [String: Any])?["packedChanges"] as? String, let blob = Data(base64Encoded: text)
+        else { throw CocoaError(.coderInvalidValue) }
+        seeds.append(("push-packed", 4, blob))
         for (name, path, body) in seeds {
             try Data([UInt8(path)] + body).write(to: directory.appendingPathComponent(name))
         }

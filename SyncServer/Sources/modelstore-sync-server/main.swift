@@ -11,7 +11,7 @@ let usage = """
     usage: modelstore-sync-server --store URL --jwt-key-file FILE [--schema FILE] [--host HOST] [--port N]
                                   [--path PATH] [--scope-attribute NAME] [--max-request-bytes N] [--rate N]
                                   [--poll-interval MS] [--change-notifications on|off]
-                                  [--tls-certificate FILE --tls-key FILE]
+                                  [--packed-changes on|off] [--tls-certificate FILE --tls-key FILE]
            modelstore-sync-server --jwt-key-file FILE --mint-token SUBJECT [--expires-in SECONDS] [--claim K=V]
 
     Serves the store at URL (postgres://USER:PASSWORD@HOST:PORT/DB, or sqlite:PATH, json:PATH, …) to
@@ -55,6 +55,11 @@ let usage = """
                              LISTEN/NOTIFY between the processes of a postgres:// store (env
                              MODELSTORE_SYNC_CHANGE_NOTIFICATIONS; default on; other stores have none,
                              and their processes learn of each other's changes by polling alone).
+    --packed-changes on|off  change sets in the packed form (env MODELSTORE_SYNC_PACKED_CHANGES; default on):
+                             every answer says 'ModelStore-Sync-Forms: packed', pushes are read packed or
+                             as JSON arrays, and a client that sends the same header gets pulls and
+                             carried pages packed (others get arrays). 'off' serves as a server from
+                             before the form: no header, arrays only, packed pushes refused 400.
     --tls-certificate FILE   serve HTTPS (TLS 1.2 or newer) with this PEM certificate chain, the server's
                              certificate first (env MODELSTORE_SYNC_TLS_CERTIFICATE); needs --tls-key.
     --tls-key FILE           the certificate's PEM private key, unencrypted (env MODELSTORE_SYNC_TLS_KEY).
@@ -82,7 +87,7 @@ var claims: [String: String] = [:]
 let valued: Set<String> = [
     "--store", "--schema", "--jwt-key-file", "--host", "--port", "--path", "--scope-attribute",
     "--max-request-bytes", "--rate", "--mint-token", "--expires-in", "--claim", "--poll-interval",
-    "--change-notifications", "--tls-certificate", "--tls-key",
+    "--change-notifications", "--packed-changes", "--tls-certificate", "--tls-key",
 ]
 var arguments = Array(CommandLine.arguments.dropFirst())
 while !arguments.isEmpty {
@@ -187,6 +192,10 @@ let notificationsSetting = option("--change-notifications", "MODELSTORE_SYNC_CHA
 guard ["on", "off"].contains(notificationsSetting) else {
     fail("'--change-notifications' takes 'on' or 'off', not '\(notificationsSetting)'")
 }
+let packedSetting = option("--packed-changes", "MODELSTORE_SYNC_PACKED_CHANGES") ?? "on"
+guard ["on", "off"].contains(packedSetting) else {
+    fail("'--packed-changes' takes 'on' or 'off', not '\(packedSetting)'")
+}
 /// The LISTEN/NOTIFY signal between processes of a PostgreSQL store, when on.
 let changeSignal: PostgreSQLChangeSignal? =
     notificationsSetting == "on"
@@ -225,6 +234,7 @@ do {
         "--poll-interval", "MODELSTORE_SYNC_POLL_INTERVAL", default: changeSignal == nil ? 100 : 1000,
         range: 10...3_600_000)
     configuration.changePollInterval = .milliseconds(poll)
+    configuration.packedChanges = packedSetting == "on"
     server = SyncServer(
         host: try SyncHost(container: container, scope: scope), verifier: verifier, configuration: configuration,
         changeSignal: changeSignal)

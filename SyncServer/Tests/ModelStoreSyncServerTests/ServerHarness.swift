@@ -239,3 +239,26 @@ func eventually(_ seconds: Double = 15, _ condition: () throws -> Bool) async th
     }
     return try condition()
 }
+
+extension HTTPSyncTransport {
+    /// The session of `replica` with the server, as an engine makes it: a first hello learns the
+    /// server's schema digest, the second sends it.
+    func session(replica: String) async throws -> SyncSession {
+        let probe = try await hello(SyncHello(replica: replica, schemaVersion: "1", schemaFingerprint: "x"))
+        let reply = try await hello(
+            SyncHello(replica: replica, schemaVersion: "1", schemaFingerprint: probe.schemaFingerprint))
+        return SyncSession(remote: reply.remote, schemaFingerprint: reply.schemaFingerprint)
+    }
+
+    /// Pulls every page for `replica` in `session`, so that the server knows where it stands, and
+    /// returns where that is.
+    @discardableResult
+    func pullToEnd(replica: String, session: SyncSession) async throws -> SyncCursor {
+        var cursor = SyncCursor.start
+        while true {
+            let page = try await pull(SyncPullRequest(replica: replica, cursor: cursor, limit: 1000, session: session))
+            cursor = page.cursor
+            if !page.hasMore { return cursor }
+        }
+    }
+}

@@ -73,18 +73,8 @@ struct SyncCarriedChangesTests {
         // where that replica stands.
         let transport = HTTPSyncTransport(baseURL: server.baseURL, token: try await fixture.token("bob"), timeout: 10)
         let listener = "bob-listener"
-        // The server's schema digest, from a first hello; the second sends it, as an engine would.
-        let probe = try await transport.hello(SyncHello(replica: listener, schemaVersion: "1", schemaFingerprint: "x"))
-        let hello = try await transport.hello(
-            SyncHello(replica: listener, schemaVersion: "1", schemaFingerprint: probe.schemaFingerprint))
-        let session = SyncSession(remote: hello.remote, schemaFingerprint: hello.schemaFingerprint)
-        var cursor = SyncCursor.start
-        while true {
-            let page = try await transport.pull(
-                SyncPullRequest(replica: listener, cursor: cursor, limit: 1000, session: session))
-            cursor = page.cursor
-            if !page.hasMore { break }
-        }
+        let session = try await transport.session(replica: listener)
+        let cursor = try await transport.pullToEnd(replica: listener, session: session)
         let announcements = try #require(transport.remoteAnnouncements(replica: listener, pageSize: 1000))
         let heard = LockedValue<[SyncAnnouncement]>([])
         let listening = Task { for await announcement in announcements { heard.withLock { $0.append(announcement) } } }
@@ -121,7 +111,7 @@ struct SyncCarriedChangesTests {
             #expect(later.after == earlier.page.cursor.transaction)
         }
         #expect(pages.first?.after == cursor.transaction)
-        #expect(pages.allSatisfy { $0.remote == hello.remote && $0.schemaFingerprint == hello.schemaFingerprint })
+        #expect(pages.allSatisfy { $0.remote == session.remote && $0.schemaFingerprint == session.schemaFingerprint })
     }
 
     @Test func aPageThatDoesNotStartAtTheCursorMakesTheEnginePull() async throws {

@@ -48,10 +48,12 @@ struct SyncServerNetworkFailureTests {
         let tokenFile = try await fixture.tokenFile("alice")
         let store = "sqlite:" + fixture.directory.appendingPathComponent("far.sqlite").path
         let client = [Self.client, store, server.baseURL.absoluteString, tokenFile.path, "4"]
-        // Notes with long bodies, so the push takes seconds over the throttled link.
+        // Notes with long bodies, so the push takes seconds over the throttled link: about fifteen,
+        // so the cut falls inside it even when this process's timer fires seconds late (a full
+        // parallel run on two cores delays it that much).
         let local = try ModelContainer(for: SyncTestSchema.schema, url: store)
         let context = ModelContext(local)
-        for title in Self.titles { context.insert(Note(owner: "alice", title: title, body: Self.body)) }
+        for title in Self.titles { context.insert(Note(owner: "alice", title: title, body: Self.longBody)) }
         try context.save()
         try await Self.syncCutMidway(net, client, after: .milliseconds(1200))
         let shared = try fixture.sharedNotes()
