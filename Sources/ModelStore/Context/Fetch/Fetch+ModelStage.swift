@@ -26,12 +26,12 @@ extension ModelContext {
                 return try evaluate(predicate, model)
             }
         }
-        if !pending.isEmpty && !descriptor.sortBy.isEmpty {
+        if pending.count != 0 && descriptor.sortBy.count != 0 {
             // Everything is sorted again below, from the order a fetch without a store sort starts
             // from (identifier order), so that ties with NaN fall the same way whatever the store did.
             models = models.map { ($0, $0.persistentModelID) }.sorted { $0.1 < $1.1 }.map(\.0)
         }
-        if !pending.isEmpty, let predicate = descriptor.predicate {
+        if pending.count != 0, let predicate = descriptor.predicate {
             // Changed models are re-checked against their current values; inserted ones are added.
             let returned = Set(models.map { ObjectIdentifier($0) })
             models = try models.filter { model in
@@ -41,7 +41,7 @@ extension ModelContext {
             for model in pending where !returned.contains(ObjectIdentifier(model)) {
                 if try evaluate(predicate, model) { models.append(model) }
             }
-        } else if !pending.isEmpty {
+        } else if pending.count != 0 {
             let returned = Set(models.map { ObjectIdentifier($0) })
             models.append(contentsOf: pending.filter { !returned.contains(ObjectIdentifier($0)) })
         }

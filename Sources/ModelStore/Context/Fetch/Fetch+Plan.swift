@@ -21,7 +21,7 @@ extension ModelContext {
         if let cache, let (key, shape) = keyed {
             if let kept = cache.plan(key, shape: shape, descriptor: descriptor, entity: entity) {
                 var plan = kept
-                plan.isSorted = !descriptor.sortBy.isEmpty
+                plan.isSorted = descriptor.sortBy.count != 0
                 return plan
             }
         }

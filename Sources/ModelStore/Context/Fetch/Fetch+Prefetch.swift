@@ -4,7 +4,7 @@ extension ModelContext {
     /// Loads the relationships named by `descriptor.relationshipKeyPathsForPrefetching` for every
     /// model at once: one store read per relationship instead of one per model on first access.
     func prefetchRelationships<T: PersistentModel>(of models: [T], for descriptor: FetchDescriptor<T>) throws {
-        guard !descriptor.relationshipKeyPathsForPrefetching.isEmpty, !models.isEmpty,
+        guard descriptor.relationshipKeyPathsForPrefetching.count != 0, models.count != 0,
             let layout = ModelLayout.of(T.self)
         else { return }
         let entity = try self.entity(named: layout.entityName)

@@ -65,7 +65,7 @@ extension ModelContext {
         _ propertiesToFetch: [any PartialKeyPath<T> & Sendable], entity: Schema.Entity
     ) -> [Int]? {
         // A hierarchy's models load whole: the class of each decides which slots are its own.
-        guard !propertiesToFetch.isEmpty, entity.classAttribute == nil else { return nil }
+        guard propertiesToFetch.count != 0, entity.classAttribute == nil else { return nil }
         let named = Set(propertiesToFetch.compactMap { entity.propertyName(for: $0) })
         let slots = entity.attributes.filter { !named.contains($0.name) }.map(\.slot)
         return slots.isEmpty ? nil : slots

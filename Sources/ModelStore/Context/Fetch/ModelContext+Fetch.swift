@@ -93,9 +93,11 @@ extension ModelContext {
         let entity = try entity(of: T.self)
         let channel = try container.channel(for: entity.name)
         let pending = descriptor.includePendingChanges ? pendingModels(of: T.self) : []
-        let hasPending = !pending.isEmpty || (descriptor.includePendingChanges && hasDeletions(of: entity.name))
+        // `count != 0`, not `isEmpty`, on arrays of `T` here and in the fetch's other generic steps:
+        // unspecialized, `isEmpty` is `Collection`'s, which looks up the array type's metadata.
+        let hasPending = pending.count != 0 || (descriptor.includePendingChanges && hasDeletions(of: entity.name))
         var plan = try plan(
-            descriptor, entity: entity, channel: channel, hasPending: hasPending, mergesPending: !pending.isEmpty,
+            descriptor, entity: entity, channel: channel, hasPending: hasPending, mergesPending: pending.count != 0,
             reusing: container.fetchPlans)
 
         let modelsWanted = !countOnly && !identifiersOnly
