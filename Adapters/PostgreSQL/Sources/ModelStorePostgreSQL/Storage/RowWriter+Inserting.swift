@@ -2,10 +2,19 @@ import Foundation
 import ModelStore
 import PostgresNIO
 
-/// Inserts: many rows per statement, and the join rows of to-many relationships in one statement per table.
+/// Inserts: batches of rows as one array per column, unnested by one prepared statement per table,
+/// and the join rows of to-many relationships likewise.
 extension RowWriter {
     /// The most parameters one statement may bind (PostgreSQL's protocol counts them in 16 bits).
     static let parameterLimit = 65_535
+
+    /// The most rows one array insert writes (see ``insert(_:)``).
+    static let rowsPerArrayInsert = 8_192
+
+    /// The bytes of column values after which an array insert takes no more rows (see
+    /// ``insert(_:)``): a batch's parameters stay near this size, whatever its rows hold (one row
+    /// larger than it goes alone).
+    static let bytesPerArrayInsert = 8 << 20
 
     /// How many new rows of a table make an insert refresh the table's statistics (`ANALYZE`, after
     /// the commit, on the same connection: see ``Session/AfterCommit``; inside the transaction it
@@ -26,12 +35,25 @@ extension RowWriter {
 
     /// Inserts rows; returns each row's version (1).
     ///
-    /// The rows of an entity go in multi-row `INSERT`s, as many rows per statement as
-    /// ``parameterLimit`` allows, and its to-many relationships in one `INSERT … SELECT unnest(…)`
-    /// per join table. A batch runs under a savepoint: when a unique index refuses it, the batch is
-    /// rolled back to the savepoint and its rows inserted one by one, so that the error names the
-    /// model whose values were refused. An entity with ``analyzeThreshold`` new rows or more is
-    /// analyzed after the commit.
+    /// One or two rows of an entity go in one `INSERT` each. More go in batches of at most
+    /// ``rowsPerArrayInsert`` rows and about ``bytesPerArrayInsert`` bytes of values, each one
+    /// statement that binds one array per column (``ColumnArray``) and unnests them:
+    ///
+    ///     INSERT INTO t ("_pk", "_version", "a", …) SELECT v.k, 1, v.c0, …
+    ///     FROM unnest($1::bigint[], $2::text[], …) AS v(k, c0, …)
+    ///
+    /// Its text depends only on the table (``TableLayout/arrayInsertSQL``), so it is kept prepared on
+    /// each connection: the server parses and plans it once, where a multi-row `VALUES` of a new
+    /// length each time was parsed and planned again with thousands of parameters. A batch with a
+    /// value not of its column's own type (``ColumnType/bindsAsItself(_:)``), which an array of
+    /// that type cannot hold, goes in one multi-row `INSERT … VALUES` of its own instead, as
+    /// many rows per statement as ``parameterLimit`` allows.
+    ///
+    /// Each batch runs under a savepoint: when a unique index refuses it, the batch is rolled back
+    /// to the savepoint and its rows inserted one by one, so that the error names the model whose
+    /// values were refused. The join rows of each batch's to-many relationships follow it, one
+    /// `INSERT … SELECT unnest(…)` per join table. An entity with ``analyzeThreshold`` new rows or
+    /// more is analyzed after the commit.
     func insert(_ snapshots: [DefaultSnapshot]) async throws -> [PersistentIdentifier: Int64] {
         var versions: [PersistentIdentifier: Int64] = [:]
         var order: [String] = []
@@ -46,23 +68,83 @@ extension RowWriter {
             let layout = try layout(name)
             let rows = byEntity[name] ?? []
             // Two rows in one statement would cost the savepoint's two round trips and save one.
-            let perStatement = rows.count > 2 ? max(1, Self.parameterLimit / (2 + layout.columns.count)) : 1
-            var start = rows.startIndex
-            while start < rows.endIndex {
-                let end = min(start + perStatement, rows.endIndex)
-                if end - start == 1 {
-                    try await insertRow(rows[start], layout: layout)
-                } else {
-                    try await insertRows(rows[start..<end], layout: layout)
+            if rows.count <= 2 {
+                for row in rows { try await insertRow(row, layout: layout) }
+                for join in layout.joinTables { try await insertTargets(of: rows[...], in: join) }
+            } else {
+                var start = rows.startIndex
+                while start < rows.endIndex {
+                    let batch = try ArrayBatch(rows, from: start, writer: self, layout: layout)
+                    let end = start + batch.count
+                    if let arrays = batch.arrays {
+                        try await insertRows(rows[start..<end], arrays: arrays, layout: layout)
+                    } else {
+                        try await insertRowsListed(rows[start..<end], layout: layout)
+                    }
+                    for join in layout.joinTables { try await insertTargets(of: rows[start..<end], in: join) }
+                    start = end
                 }
-                start = end
             }
-            for join in layout.joinTables { try await insertTargets(of: rows, in: join) }
             if rows.count >= Self.analyzeThreshold, try await doubles(layout, by: rows.count) {
                 session.afterCommit.add("ANALYZE \(layout.table)")
             }
         }
         return versions
+    }
+
+    /// The next batch of an array insert: the rows from `start` that fit in ``rowsPerArrayInsert``
+    /// and ``bytesPerArrayInsert``, and their arrays (keys, then one per column); `nil` arrays when a
+    /// value of the batch is not of its column's own type: then the batch is the rows up to that one
+    /// (or that row and those after it, as many as one multi-row `INSERT … VALUES` binds), to be
+    /// inserted as such.
+    struct ArrayBatch {
+        /// How many rows from `start` the batch takes.
+        let count: Int
+        /// The arrays to bind, in ``TableLayout/arrayInsertSQL``'s order.
+        let arrays: [ColumnArray]?
+
+        init(_ rows: [DefaultSnapshot], from start: Int, writer: RowWriter, layout: TableLayout) throws {
+            var keys = ColumnArray(for: .int)
+            var columns = layout.columns.map { ColumnArray(for: $0.type) }
+            var bytes = 0
+            var index = start
+            while index < rows.endIndex && index - start < RowWriter.rowsPerArrayInsert
+                && bytes < RowWriter.bytesPerArrayInsert
+            {
+                let snapshot = rows[index]
+                let id = snapshot.persistentIdentifier
+                guard
+                    layout.columns.allSatisfy({ column in
+                        column.type?.bindsAsItself(snapshot.values[column.slot]) ?? true
+                    })
+                else {
+                    // Not arrayable: the rows before this one alone, or this one and those after it
+                    // listed in one statement.
+                    if index > start { break }
+                    count = min(max(1, RowWriter.parameterLimit / (2 + layout.columns.count)), rows.count - start)
+                    arrays = nil
+                    return
+                }
+                guard let key = writer.localKey(id) else { throw writer.missing(id) }
+                try keys.append(key)
+                for (number, column) in layout.columns.enumerated() {
+                    let value = snapshot.values[column.slot]
+                    if let type = column.type {
+                        try type.append(value, to: &columns[number], of: column, in: layout)
+                    } else if case .reference(let target) = value {
+                        try columns[number].append(try writer.targetKey(target, owner: id, property: column.name))
+                    } else if case .null = value {
+                        columns[number].appendNull()
+                    } else {
+                        throw writer.notAReference(value, column, layout: layout)
+                    }
+                }
+                bytes = columns.reduce(keys.byteCount) { $0 + $1.byteCount }
+                index += 1
+            }
+            count = index - start
+            arrays = [keys] + columns
+        }
     }
 
     /// Whether `count` new rows at least double the table by its statistics (`pg_class.reltuples`,
@@ -82,8 +164,19 @@ extension RowWriter {
         try await run(layout.insertSQL, binds, writing: snapshot, layout: layout)
     }
 
-    /// Inserts rows in one statement, under a savepoint (see ``insert(_:)``).
-    private func insertRows(_ rows: ArraySlice<DefaultSnapshot>, layout: TableLayout) async throws {
+    /// Inserts a batch of rows from its arrays (see ``insert(_:)``), kept prepared.
+    private func insertRows(
+        _ rows: ArraySlice<DefaultSnapshot>, arrays: [ColumnArray], layout: TableLayout
+    ) async throws {
+        var binds = PostgresBindings(capacity: arrays.count)
+        for array in arrays { binds.append(array) }
+        try await underSavepoint(rows, layout: layout) {
+            try await session.query(prepared: layout.arrayInsertSQL, binds)
+        }
+    }
+
+    /// Inserts rows in one multi-row `INSERT … VALUES` (see ``insert(_:)``).
+    private func insertRowsListed(_ rows: ArraySlice<DefaultSnapshot>, layout: TableLayout) async throws {
         var binds = PostgresBindings()
         var tuples: [String] = []
         tuples.reserveCapacity(rows.count)
@@ -91,9 +184,18 @@ extension RowWriter {
             tuples.append("(" + (try bindRow(snapshot, layout: layout, to: &binds)).joined(separator: ", ") + ")")
         }
         let sql = layout.insertPrefix + " VALUES " + tuples.joined(separator: ", ")
+        try await underSavepoint(rows, layout: layout) { try await session.execute(sql, binds) }
+    }
+
+    /// Runs `insert`, a statement inserting `rows`, under a savepoint; when a unique index refuses
+    /// it, rolls back to the savepoint and inserts the rows one by one, whose error names the model
+    /// whose values were refused.
+    private func underSavepoint<Answer>(
+        _ rows: ArraySlice<DefaultSnapshot>, layout: TableLayout, _ insert: () async throws -> Answer
+    ) async throws {
         try await session.execute("SAVEPOINT modelstore_insert")
         do {
-            try await session.execute(sql, binds)
+            _ = try await insert()
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
             try await session.execute("ROLLBACK TO SAVEPOINT modelstore_insert")
             for snapshot in rows { try await insertRow(snapshot, layout: layout) }
@@ -118,8 +220,9 @@ extension RowWriter {
         return placeholders
     }
 
-    /// The join rows of new rows' to-many relationship, in one statement (three arrays, unnested).
-    private func insertTargets(of snapshots: [DefaultSnapshot], in join: TableLayout.JoinTable) async throws {
+    /// The join rows of new rows' to-many relationship, in one statement (three arrays, unnested),
+    /// kept prepared.
+    private func insertTargets(of snapshots: ArraySlice<DefaultSnapshot>, in join: TableLayout.JoinTable) async throws {
         var owners: [Int64] = []
         var positions: [Int32] = []
         var targets: [Int64] = []
@@ -137,8 +240,8 @@ extension RowWriter {
         binds.append(owners)
         binds.append(positions)
         binds.append(targets)
-        try await session.execute(
-            "INSERT INTO \(join.table) (owner, position, target) "
+        try await session.query(
+            prepared: "INSERT INTO \(join.table) (owner, position, target) "
                 + "SELECT * FROM unnest($1::bigint[], $2::integer[], $3::bigint[])", binds)
     }
 }

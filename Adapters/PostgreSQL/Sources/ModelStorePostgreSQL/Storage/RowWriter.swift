@@ -391,11 +391,15 @@ struct RowWriter: Sendable {
         case .null: binds.appendNull()
         case .reference(let target):
             binds.append(try targetKey(target, owner: snapshot.persistentIdentifier, property: column.name))
-        default:
-            throw DataStoreError(
-                .invalidValue, "'\(layout.entity.name).\(column.name)' holds a \(value.kindName), not a reference",
-                entityName: layout.entity.name, propertyNames: [column.name])
+        default: throw notAReference(value, column, layout: layout)
         }
+    }
+
+    /// The error for a to-one relationship's value that is not a reference.
+    func notAReference(_ value: StoreValue, _ column: TableLayout.Column, layout: TableLayout) -> DataStoreError {
+        DataStoreError(
+            .invalidValue, "'\(layout.entity.name).\(column.name)' holds a \(value.kindName), not a reference",
+            entityName: layout.entity.name, propertyNames: [column.name])
     }
 
     func targetKey(_ target: PersistentIdentifier, owner: PersistentIdentifier, property: String) throws

@@ -114,6 +114,23 @@ struct TableLayout: Sendable {
         "INSERT INTO \(table) (" + ([Self.key, Self.version] + columns.map(\.quoted)).joined(separator: ", ") + ")"
     }
 
+    /// `INSERT` of many rows from one array per column: the keys (`$1`), then each column's values
+    /// in order, unnested together (version 1). The same text for every batch of the table, so it
+    /// is kept prepared (every parameter typed by its cast).
+    var arrayInsertSQL: String {
+        var arrays = ["$1::bigint[]"]
+        var names = ["k"]
+        var selected = "v.k, 1"
+        for (index, column) in columns.enumerated() {
+            let type: String = column.type?.arrayDeclaration ?? "bigint[]"
+            arrays.append("$\(index + 2)::\(type)")
+            names.append("c\(index)")
+            selected += ", v.c\(index)"
+        }
+        let list: String = arrays.joined(separator: ", ")
+        return "\(insertPrefix) SELECT \(selected) FROM unnest(\(list)) AS v(\(names.joined(separator: ", ")))"
+    }
+
     /// `INSERT` of one row: key, version, then the columns in order.
     var insertSQL: String {
         var placeholders = ["$1", "$2"]
