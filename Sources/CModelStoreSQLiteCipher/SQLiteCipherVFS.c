@@ -282,9 +282,11 @@ struct cipher_file {
     int key_identifier;
     // The log: its database file, when that is sealed under the same key (see `carry_page`).
     cipher_file *database;
-    // The database: the last page its connection read from the log, sealed as it is there and opened
-    // (`carried_size` bytes each, one after the other), so that a checkpoint writing that page into the
-    // database copies the sealed image instead of sealing the same bytes again.
+    // The database: whether its connection is between a checkpoint's start and end (SQLite's
+    // `SQLITE_FCNTL_CKPT_START` and `SQLITE_FCNTL_CKPT_DONE`), and the one page the checkpoint has read
+    // from the log and not yet written, as sealed there (`carried_size` bytes of page `carried_page`;
+    // see `carry_page`).
+    int checkpointing;
     uint8_t *carried;
     int carried_capacity;
     int carried_size;
@@ -373,36 +375,37 @@ static int database_write(cipher_file *file, const void *data, int amount, sqlit
     if (!ensure_buffer(file, amount)) return SQLITE_IOERR_NOMEM;
     uint32_t number = (uint32_t)(offset / amount) + 1;
     file->page_size = amount;
-    if (file->carried_size == amount && file->carried_page == number
-        && memcmp(file->carried + amount, data, (size_t)amount) == 0) {
-        // A checkpoint copying a page from the log as it was read: its sealed image there is a sealing of
-        // these bytes for this page number under this key and salt, so it is written as it is.
-        file->carried_size = 0;
-        return real_write(file, file->carried, amount, offset);
+    int carried = file->carried_size;
+    file->carried_size = 0;
+    if (carried == amount && file->carried_page == number && memcmp(file->carried, data, (size_t)amount) == 0) {
+        // A checkpoint copying a page from the log: the bytes are the page's sealed image there, a sealing
+        // for this page number under this key and salt, so they are written as they are.
+        return real_write(file, data, amount, offset);
     }
     if (!seal_page(&file->cipher, number, data, file->buffer, amount)) return SQLITE_IOERR_WRITE;
     return real_write(file, file->buffer, amount, offset);
 }
 
-// Keeps page `number` as the log `file` read it, sealed and opened, in its database file (see
-// `cipher_file.carried`). Nothing is kept if the buffer cannot grow: the page is then sealed again.
-static void carry_page(cipher_file *file, uint32_t number, const uint8_t *sealed, const uint8_t *plain, int size) {
+// Keeps the sealed image of page `number`, as the log `file` holds it, in its database file while a
+// checkpoint runs (see `cipher_file.carried`), and says whether it did. A checkpoint reads a page from the
+// log and writes it into the database before it reads the next, so the log then hands SQLite the sealed
+// image and the database writes it as it is: the page is neither opened nor sealed again. Nothing is kept
+// (the page is opened as usual) outside a checkpoint, while an earlier page is still unwritten, or if the
+// buffer cannot grow.
+static int carry_page(cipher_file *file, uint32_t number, const uint8_t *sealed, int size) {
     cipher_file *database = file->database;
-    if (database == NULL) return;
-    if (database->carried_capacity < 2 * size) {
-        uint8_t *grown = sqlite3_malloc(2 * size);
-        if (grown == NULL) return;
-        if (database->carried != NULL) {
-            OPENSSL_cleanse(database->carried, (size_t)database->carried_capacity);
-            sqlite3_free(database->carried);
-        }
+    if (database == NULL || !database->checkpointing || database->carried_size != 0) return 0;
+    if (database->carried_capacity < size) {
+        uint8_t *grown = sqlite3_malloc(size);
+        if (grown == NULL) return 0;
+        sqlite3_free(database->carried);
         database->carried = grown;
-        database->carried_capacity = 2 * size;
+        database->carried_capacity = size;
     }
     memcpy(database->carried, sealed, (size_t)size);
-    memcpy(database->carried + size, plain, (size_t)size);
     database->carried_size = size;
     database->carried_page = number;
+    return 1;
 }
 
 // MARK: The write-ahead log
@@ -453,6 +456,11 @@ static int wal_read(cipher_file *file, void *out, int amount, sqlite3_int64 offs
         if (rc == SQLITE_IOERR_SHORT_READ) memset(out, 0, (size_t)amount);
         return rc;
     }
+    // A checkpoint reads each page whole (after its frame header), then writes it into the database.
+    if (within == FRAME_HEADER && amount == size && carry_page(file, big_endian(sealed), sealed + FRAME_HEADER, size)) {
+        memcpy(out, sealed + FRAME_HEADER, (size_t)size);
+        return SQLITE_OK;
+    }
     memcpy(plain, sealed, FRAME_HEADER);
     if (!mask_checksum(&file->cipher, plain, frame_start)) return SQLITE_IOERR_READ;
     if (!open_page(&file->cipher, big_endian(sealed), sealed + FRAME_HEADER, plain + FRAME_HEADER, size)) {
@@ -465,10 +473,6 @@ static int wal_read(cipher_file *file, void *out, int amount, sqlite3_int64 offs
             return SQLITE_OK;
         }
         return modelstore_cipher_auth_failed;
-    }
-    // A checkpoint reads each page whole, then writes it into the database.
-    if (within == FRAME_HEADER && amount == size) {
-        carry_page(file, big_endian(sealed), sealed + FRAME_HEADER, plain + FRAME_HEADER, size);
     }
     memcpy(out, plain + within, (size_t)amount);
     return SQLITE_OK;
@@ -606,6 +610,11 @@ static int cipher_check_lock(sqlite3_file *f, int *out) {
     return REAL(f)->pMethods->xCheckReservedLock(REAL(f), out);
 }
 static int cipher_file_control(sqlite3_file *f, int op, void *arg) {
+    cipher_file *file = (cipher_file *)f;
+    if (file->kind == kind_database && (op == SQLITE_FCNTL_CKPT_START || op == SQLITE_FCNTL_CKPT_DONE)) {
+        file->checkpointing = op == SQLITE_FCNTL_CKPT_START;
+        file->carried_size = 0;
+    }
     return REAL(f)->pMethods->xFileControl(REAL(f), op, arg);
 }
 static int cipher_sector_size(sqlite3_file *f) { return REAL(f)->pMethods->xSectorSize(REAL(f)); }

@@ -157,6 +157,38 @@ struct SQLiteCipherVFSTests {
         #expect(try reader.texts("PRAGMA integrity_check") == ["ok"])
     }
 
+    /// A checkpoint copies each page's sealed image from the log without opening it. So a frame
+    /// damaged on disk after it was written reaches the database as it is (opening each page would
+    /// stop the checkpoint instead), and fails authentication when it is read there: damage is never
+    /// read as data.
+    @Test func aCheckpointCopiesPagesWithoutOpeningThem() throws {
+        let connection = try fill(mode: "WAL")
+        try connection.run("PRAGMA wal_checkpoint(TRUNCATE)")
+        try connection.run("UPDATE gadget SET name = 'second' WHERE id % 7 = 0")
+        var log = try bytes("-wal")
+        let pageSize = log[8..<12].reduce(0) { $0 << 8 | Int($1) }
+        var frames = 0
+        var frame = 32
+        while frame + 24 + pageSize <= log.count {
+            log[frame + 24 + 100] ^= 0x40
+            frames += 1
+            frame += 24 + pageSize
+        }
+        #expect(frames > 8, "the log holds \(frames) frames")
+        let handle = try FileHandle(forUpdating: URL(filePath: path + "-wal"))
+        try handle.write(contentsOf: log)
+        try handle.close()
+
+        try connection.run("PRAGMA wal_checkpoint(TRUNCATE)")
+        #expect(try bytes("-wal").isEmpty, "the checkpoint copied every frame")
+        let reader = try open(key: key)
+        let failure = try #require(throws: Failure.self) {
+            _ = try reader.texts("SELECT count(*) FROM gadget WHERE name > ''")
+            _ = try reader.texts("PRAGMA integrity_check")
+        }
+        #expect(failure.code == Int32(modelstore_cipher_auth_failed), "code \(failure.code)")
+    }
+
     @Test func aRollbackJournalIsSealedAndRollsBack() throws {
         let connection = try fill(mode: "PERSIST")
         try connection.run("BEGIN")
