@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import ModelStore
+import ModelStorePostgreSQL
 import ModelStoreSync
 import ModelStoreSyncRequests
 import NIOCore
@@ -51,6 +52,8 @@ public struct SyncServer: Sendable {
     let decoder: SyncRequestDecoder
     /// The threads the host's blocking work runs on.
     private let threads: SyncBlockingThreads
+    /// The host's store when it is a PostgreSQL store, whose commit counts a push's log line shows.
+    private let postgreSQL: PostgreSQLStore?
     /// ``ModelStoreSync/HTTPSyncTransport/formsHeader``.
     private static let formsField = HTTPField.Name(HTTPSyncTransport.formsHeader)!
 
@@ -65,6 +68,9 @@ public struct SyncServer: Sendable {
         self.host = host
         self.verifier = verifier
         self.configuration = configuration
+        let postgreSQL = host.container.stores.first as? PostgreSQLStore
+        postgreSQL?.groupsCommits = configuration.groupCommit
+        self.postgreSQL = postgreSQL
         self.changeSignal = changeSignal
         let threads = SyncBlockingThreads(count: configuration.blockingThreads)
         self.threads = threads
@@ -261,6 +267,12 @@ public struct SyncServer: Sendable {
         if let totals = timing?.totals, totals.working > .zero {
             metadata["queued_ms"] = "\(Self.milliseconds(totals.queued))"
             metadata["store_ms"] = "\(Self.milliseconds(totals.working))"
+        }
+        // The store's saves so far and the transactions that committed them: fewer transactions
+        // than saves when pushes were committed together (``SyncServerConfiguration/groupCommit``).
+        if path == "push", let counts = postgreSQL?.commitCounts {
+            metadata["store_saves"] = "\(counts.saves)"
+            metadata["store_commits"] = "\(counts.transactions)"
         }
         context.logger.info("sync request", metadata: metadata)
     }

@@ -45,6 +45,14 @@ public struct SyncServerConfiguration: Sendable {
     /// When `false` it behaves as a server from before the form: no header, JSON arrays only, and
     /// a packed push refused 400 with nothing stored (a client of this version then sends arrays).
     public var packedChanges = true
+    /// Whether pushes to a PostgreSQL store that arrive while another push's save is being
+    /// committed are committed together, in one transaction: one lock of the store's history
+    /// counter and one flush of its log for the group instead of one each, one after another. Each
+    /// push is still checked on its own (its scope, its conflicts, its unique values) and a refused
+    /// one changes nothing for the others; each is answered once the shared commit is durable. The
+    /// server sets the store's `PostgreSQLStore/groupsCommits` to this when it starts (which also
+    /// groups the app's own saves to that store, if it shares the container); other stores ignore it.
+    public var groupCommit = true
 
     /// The defaults.
     public init() {}

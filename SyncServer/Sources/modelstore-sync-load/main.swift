@@ -6,7 +6,7 @@ import ModelStoreSyncServer
 import SyncTestModels
 
 // `modelstore-sync-load --store postgres://… [--clients 50] [--seconds 60] [--group 5] [--rate 1]
-// [--change-notifications on|off] [--server-logs DIR]`:
+// [--change-notifications on|off] [--group-commit on|off] [--server-logs DIR]`:
 // starts two modelstore-sync-server processes (the binary beside this one) on loopback over the
 // store, then runs CLIENTS sync engines in this process, each on a SQLite store of its own and
 // through one of the two servers, in groups of GROUP sharing an owner. Each client saves RATE notes
@@ -14,15 +14,17 @@ import SyncTestModels
 // change (no polling). Afterwards it waits up to 30 s for every note to reach every client of its
 // group and prints changes per second, the propagation time from a save to another client's store
 // (p50, p99, max), how many (note, client) deliveries never happened, the engines' requests per
-// save by kind, and how many announcements carried their changes. The servers wake each other
-// with PostgreSQL NOTIFY unless `--change-notifications off`, which leaves them polling every 100 ms.
+// save by kind, how many announcements carried their changes, and the servers' saves to the store
+// and the transactions that committed them (from their last push's log line). The servers wake each other
+// with PostgreSQL NOTIFY unless `--change-notifications off`, which leaves them polling every 100 ms;
+// `--group-commit on|off` is passed to the servers (on, their default, commits concurrent pushes together).
 // `--server-logs DIR` keeps the servers' logs (a line per request, with its milliseconds) in DIR.
 let arguments = Array(CommandLine.arguments.dropFirst())
 func value(_ name: String) -> String? { arguments.firstIndex(of: name).map { arguments[$0 + 1] } }
 guard let store = value("--store") else {
     print(
         "usage: modelstore-sync-load --store URL [--clients N] [--seconds S] [--group G] [--rate R] "
-            + "[--change-notifications on|off] [--server-logs DIR]")
+            + "[--change-notifications on|off] [--group-commit on|off] [--server-logs DIR]")
     exit(2)
 }
 let clientCount = value("--clients").flatMap(Int.init) ?? 50
@@ -39,8 +41,8 @@ let schemaFile = directory.appendingPathComponent("schema.json")
 try SyncTestSchema.write(to: schemaFile)
 let verifier = try await SyncTokenVerifier.reading(keyFile: keyFile.path)
 
-/// Starts a server and returns it with its base URL.
-func startServer() throws -> (Process, URL) {
+/// Starts a server and returns it with its base URL and its log.
+func startServer() throws -> (Process, URL, URL) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         .appendingPathComponent("modelstore-sync-server")
@@ -49,6 +51,7 @@ func startServer() throws -> (Process, URL) {
             "--store", store, "--schema", schemaFile.path, "--jwt-key-file", keyFile.path, "--port", "0",
             "--scope-attribute", "owner", "--rate", "100000",
         ] + (value("--change-notifications").map { ["--change-notifications", $0] } ?? [])
+        + (value("--group-commit").map { ["--group-commit", $0] } ?? [])
     let log = (value("--server-logs").map { URL(fileURLWithPath: $0) } ?? directory).appendingPathComponent(
         "server-\(UUID().uuidString.prefix(6)).log")
     _ = FileManager.default.createFile(atPath: log.path, contents: nil)
@@ -60,7 +63,7 @@ func startServer() throws -> (Process, URL) {
         let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         if let range = text.range(of: "listening on http://127.0.0.1:") {
             let port = text[range.upperBound...].prefix { $0.isNumber }
-            return (process, URL(string: "http://127.0.0.1:\(port)/sync")!)
+            return (process, URL(string: "http://127.0.0.1:\(port)/sync")!, log)
         }
         Thread.sleep(forTimeInterval: 0.1)
     }
@@ -71,7 +74,7 @@ let servers = [try startServer(), try startServer()]
 /// Stops the servers and removes the run's directory: on a thrown error through `defer`, before
 /// `exit` (which runs no `defer`) explicitly.
 func cleanUp() {
-    for (process, _) in servers where process.isRunning {
+    for (process, _, _) in servers where process.isRunning {
         process.terminate()
         process.waitUntilExit()
     }
@@ -194,5 +197,21 @@ print(
     String(
         format: "sync-load: %d announcements carried changes, %.2f per save", carried,
         Double(carried) / Double(max(1, savedCount))))
+// The servers' saves and the transactions that committed them: each push's log line shows its
+// server's counts so far, so the last one of each log has them all.
+var commits = (saves: 0, transactions: 0)
+for (_, _, log) in servers {
+    let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+    func last(_ key: String) -> Int {
+        guard let range = text.range(of: key + "=", options: .backwards) else { return 0 }
+        return Int(text[range.upperBound...].prefix { $0.isNumber }) ?? 0
+    }
+    commits.saves += last("store_saves")
+    commits.transactions += last("store_commits")
+}
+print(
+    String(
+        format: "sync-load: the servers committed %d saves in %d transactions (%.2f saves each)", commits.saves,
+        commits.transactions, Double(commits.saves) / Double(max(1, commits.transactions))))
 cleanUp()
 exit(missing == 0 ? 0 : 1)

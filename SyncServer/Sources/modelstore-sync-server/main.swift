@@ -11,7 +11,8 @@ let usage = """
     usage: modelstore-sync-server --store URL --jwt-key-file FILE [--schema FILE] [--host HOST] [--port N]
                                   [--path PATH] [--scope-attribute NAME] [--max-request-bytes N] [--rate N]
                                   [--poll-interval MS] [--change-notifications on|off]
-                                  [--packed-changes on|off] [--tls-certificate FILE --tls-key FILE]
+                                  [--packed-changes on|off] [--group-commit on|off]
+                                  [--tls-certificate FILE --tls-key FILE]
            modelstore-sync-server --jwt-key-file FILE --mint-token SUBJECT [--expires-in SECONDS] [--claim K=V]
 
     Serves the store at URL (postgres://USER:PASSWORD@HOST:PORT/DB, or sqlite:PATH, json:PATH, …) to
@@ -60,6 +61,14 @@ let usage = """
                              as JSON arrays, and a client that sends the same header gets pulls and
                              carried pages packed (others get arrays). 'off' serves as a server from
                              before the form: no header, arrays only, packed pushes refused 400.
+    --group-commit on|off    commit the pushes that arrive while another push's save to a postgres://
+                             store is being committed together, in one transaction (env
+                             MODELSTORE_SYNC_GROUP_COMMIT; default on): one lock of the store's history
+                             counter and one flush of its log per group rather than per push. Each push
+                             is still checked and answered on its own: a refused one changes nothing for
+                             the others, and none is answered before the shared commit is durable. The
+                             log line of each push shows the store's saves and commits so far
+                             (store_saves, store_commits). Other stores ignore it.
     --tls-certificate FILE   serve HTTPS (TLS 1.2 or newer) with this PEM certificate chain, the server's
                              certificate first (env MODELSTORE_SYNC_TLS_CERTIFICATE); needs --tls-key.
     --tls-key FILE           the certificate's PEM private key, unencrypted (env MODELSTORE_SYNC_TLS_KEY).
@@ -87,7 +96,7 @@ var claims: [String: String] = [:]
 let valued: Set<String> = [
     "--store", "--schema", "--jwt-key-file", "--host", "--port", "--path", "--scope-attribute",
     "--max-request-bytes", "--rate", "--mint-token", "--expires-in", "--claim", "--poll-interval",
-    "--change-notifications", "--packed-changes", "--tls-certificate", "--tls-key",
+    "--change-notifications", "--packed-changes", "--group-commit", "--tls-certificate", "--tls-key",
 ]
 var arguments = Array(CommandLine.arguments.dropFirst())
 while !arguments.isEmpty {
@@ -196,6 +205,10 @@ let packedSetting = option("--packed-changes", "MODELSTORE_SYNC_PACKED_CHANGES")
 guard ["on", "off"].contains(packedSetting) else {
     fail("'--packed-changes' takes 'on' or 'off', not '\(packedSetting)'")
 }
+let groupCommitSetting = option("--group-commit", "MODELSTORE_SYNC_GROUP_COMMIT") ?? "on"
+guard ["on", "off"].contains(groupCommitSetting) else {
+    fail("'--group-commit' takes 'on' or 'off', not '\(groupCommitSetting)'")
+}
 /// The LISTEN/NOTIFY signal between processes of a PostgreSQL store, when on.
 let changeSignal: PostgreSQLChangeSignal? =
     notificationsSetting == "on"
@@ -235,6 +248,7 @@ do {
         range: 10...3_600_000)
     configuration.changePollInterval = .milliseconds(poll)
     configuration.packedChanges = packedSetting == "on"
+    configuration.groupCommit = groupCommitSetting == "on"
     server = SyncServer(
         host: try SyncHost(container: container, scope: scope), verifier: verifier, configuration: configuration,
         changeSignal: changeSignal)

@@ -159,7 +159,10 @@ struct SyncPackedFormTests {
 
         for (what, body) in [
             ("not base64", Self.body(packed: "@@not base64@@")),
-            ("not a blob", Self.body(packed: Data([0xC1, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F, 0x01]).base64EncodedString())),
+            (
+                "not a blob",
+                Self.body(packed: Data([0xC1, 0x03, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F, 0x01]).base64EncodedString())
+            ),
             ("cut short", Self.body(packed: blob.dropLast(3).base64EncodedString())),
             ("a byte too many", Self.body(packed: (blob + [0]).base64EncodedString())),
             ("models, not changes", Self.body(packed: Data([0xC2] + blob.dropFirst()).base64EncodedString())),
@@ -172,6 +175,15 @@ struct SyncPackedFormTests {
         // The limits hold for packed pushes as for arrays: too many changes, an unknown entity.
         let many = try await push(Self.body(packed: Self.packedBlob((0..<5_001).map { Self.insert("n\($0)") })))
         #expect(many.status == 413, "\(many)")
+        // A blob that says it holds more than allowed is refused from that count, before its changes
+        // are decoded: one claiming 2^62 with nothing after, and the 5,001 cut to their first bytes.
+        let claims = try await push(
+            Self.body(packed: Data([0xC1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40]).base64EncodedString()))
+        #expect(claims.status == 413 && claims.text.contains("tooLarge"), "\(claims)")
+        let cut = try await push(
+            Self.body(
+                packed: Self.packedBlob((0..<5_001).map { Self.insert("n\($0)") }).prefix(40).base64EncodedString()))
+        #expect(cut.status == 413 && cut.text.contains("tooLarge"), "\(cut)")
         var stranger = Self.insert("stranger")
         stranger.entity = "Stranger"
         let unknown = try await push(Self.body(packed: Self.packedBlob([stranger])))

@@ -77,4 +77,78 @@ struct SyncRequestDecoderTests {
         #expect(accepted.session?.remote == "postgres-1")
         #expect(accepted.pull?.cursor.transaction == 7)
     }
+
+    /// A push whose packed blob is `blob`, its base64 with JSON's escaped slashes when asked.
+    private static func packedPush(_ blob: Data, escapingSlashes: Bool = false) -> Data {
+        var text = blob.base64EncodedString()
+        if escapingSlashes { text = text.replacingOccurrences(of: "/", with: #"\/"#) }
+        return Data(#"{"replica":"r1","packedChanges":"\#(text)"}"#.utf8)
+    }
+
+    /// The packed blob of `count` notes, as a push of this version writes it.
+    private static func blob(_ count: Int) throws -> Data {
+        let changes = (0..<count).map { index in
+            SyncChange(
+                globalID: "g\(index)", entity: "Note", kind: .insert,
+                values: ["owner": .string("alice"), "title": .string("n\(index)")],
+                stamp: SyncStamp(milliseconds: 1, counter: 0, replica: "r1"))
+        }
+        let encoder = JSONEncoder()
+        encoder.userInfo[HTTPSyncTransport.packedCodingKey] = true
+        let written = try JSONSerialization.jsonObject(
+            with: encoder.encode(SyncPushRequest(replica: "r1", changes: changes)))
+        let text = try #require((written as? [String: Any])?["packedChanges"] as? String)
+        return try #require(Data(base64Encoded: text))
+    }
+
+    @Test func aPackedPushOverTheLimitIsRefusedFromItsCountBeforeItsChangesAreDecoded() throws {
+        // Its count says 2^62 changes and nothing follows: refused for its size, not as malformed.
+        let huge = Data([0xC1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40])
+        #expect(SyncRequestDecoder.packedChangeCount(Self.packedPush(huge)) == 1 << 62)
+        let error = try #require(
+            throws: SyncRequestRefusal.self,
+            performing: { try decoder.decode(Self.packedPush(huge), as: SyncPushRequest.self, path: "push") })
+        #expect(error.status == 413 && error.code == "tooLarge", "\(error)")
+        #expect(error.message.contains("more than the 50 allowed"), "\(error.message)")
+
+        // 51 real changes, cut after the first bytes: the count alone refuses it.
+        let over = try Self.blob(51)
+        #expect(SyncRequestDecoder.packedChangeCount(Self.packedPush(over)) == 51)
+        let cut = try #require(
+            throws: SyncRequestRefusal.self,
+            performing: { try decoder.decode(Self.packedPush(over.prefix(20)), as: SyncPushRequest.self, path: "push") }
+        )
+        #expect(cut.status == 413, "\(cut)")
+
+        // At the limit it decodes whole, slashes escaped or not; cut short it is malformed (400).
+        let full = try Self.blob(50)
+        for escaping in [false, true] {
+            let body = Self.packedPush(full, escapingSlashes: escaping)
+            #expect(SyncRequestDecoder.packedChangeCount(body) == 50)
+            let push = try decoder.decode(body, as: SyncPushRequest.self, path: "push")
+            try decoder.validate(push)
+            #expect(push.changes.count == 50)
+        }
+        let short = try #require(
+            throws: SyncRequestRefusal.self,
+            performing: { try decoder.decode(Self.packedPush(full.prefix(20)), as: SyncPushRequest.self, path: "push") }
+        )
+        #expect(short.status == 400, "\(short)")
+    }
+
+    @Test func onlyTheTopLevelPackedChangesKeyIsCounted() throws {
+        let huge = Data([0xC1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40]).base64EncodedString()
+        // The key nested in another object, as a value, or twice: not counted (the decoding decides).
+        for body in [
+            #"{"replica":"r1","changes":[],"pull":{"packedChanges":"\#(huge)","replica":"r1","cursor":{"transaction":0},"limit":1}}"#,
+            #"{"replica":"packedChanges","changes":[],"note":"\"packedChanges\":\"\#(huge)\""}"#,
+            #"{"replica":"r1","packedChanges":"\#(huge)","packedChanges":"\#(huge)"}"#,
+            #"{"replica":"r1","packedChanges":"wQ=="}"#,
+        ] {
+            #expect(SyncRequestDecoder.packedChangeCount(Data(body.utf8)) == nil, "\(body)")
+        }
+        #expect(
+            SyncRequestDecoder.packedChangeCount(Data(#"{ "packedChanges" : "\#(huge)" , "replica":"r1"}"#.utf8)) == 1
+                << 62)
+    }
 }

@@ -36,6 +36,9 @@ extension PostgreSQLStore {
             // One statement when it can be, else (also when that statement stored nothing) the transaction.
             if let one = try await updateInOneStatement(request, versions: read) {
                 saved = one
+                commitGroups.count(saves: 1)
+            } else if groupsCommits {
+                saved = try await writeInGroup(request, versions: read)
             } else {
                 saved = try await write(request, versions: read)
             }
@@ -65,12 +68,15 @@ extension PostgreSQLStore {
     /// until a fetch reads it again.
     static var staleVersion: Int64 { -1 }
 
-    private func write(
+    /// Saves `request` in a transaction of its own.
+    func write(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, versions read: [PersistentIdentifier: Int64]
     ) async throws -> (DataStoreSaveChangesResult<DefaultSnapshot>, [PersistentIdentifier: Int64]) {
-        try await withWriter("saving") { writer in
+        let saved = try await withWriter("saving") { writer in
             try await self.apply(request, versions: read, with: writer, committing: true)
         }
+        commitGroups.count(saves: 1)
+        return saved
     }
 
     /// Writes a save in the writer's transaction: the rows, the cleared references and the history
@@ -78,11 +84,13 @@ extension PostgreSQLStore {
     ///
     /// With `committing`, the history row is written by the namespace's function together with the
     /// transaction's `COMMIT` when the namespace has the function
-    /// (``HistoryLog/recordCommitting(_:author:limit:on:unavailable:)``), which ends the
+    /// (``HistoryLog/recordByFunction(_:author:limit:committing:on:unavailable:)``), which ends the
     /// transaction; otherwise, and always without `committing`, the transaction is left open.
+    /// With `grouped` (a save of a group, see ``groupsCommits``), the function records the history
+    /// row without the `COMMIT`.
     func apply(
         _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, versions read: [PersistentIdentifier: Int64],
-        with writer: RowWriter, committing: Bool = false
+        with writer: RowWriter, committing: Bool = false, grouped: Bool = false
     ) async throws -> (DataStoreSaveChangesResult<DefaultSnapshot>, [PersistentIdentifier: Int64]) {
         let minted = try await writer.mint(request.inserted, updated: request.updated)
         let deleted = request.deleted.map(\.persistentIdentifier)
@@ -120,12 +128,13 @@ extension PostgreSQLStore {
             try await self.history.trim(
                 total: totals.total, before: totals.before, limit: configuration.historyLimit, on: writer.session)
             number = recorded.number
-        } else if committing, updated.recorded == nil, hasRecordFunction.withLock({ $0 }) {
-            // Last: the counter's lock is held from this call to the commit it carries.
+        } else if committing || grouped, updated.recorded == nil, hasRecordFunction.withLock({ $0 }) {
+            // Last: the counter's lock is held from this call to the commit (which it carries when
+            // `committing`; a group's commits after its last save).
             let flag = hasRecordFunction
-            number = try await self.history.recordCommitting(
+            number = try await self.history.recordByFunction(
                 changes, author: request.editingState.author, limit: configuration.historyLimit,
-                on: writer.session, unavailable: { flag.withLock { $0 = false } })
+                committing: committing, on: writer.session, unavailable: { flag.withLock { $0 = false } })
         } else {
             number = try await self.history.record(
                 changes, author: request.editingState.author, limit: configuration.historyLimit,

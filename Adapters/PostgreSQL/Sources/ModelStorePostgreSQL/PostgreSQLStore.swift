@@ -62,6 +62,8 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
     /// (``HistoryLog/recordFunctionSQL()``): created at the open when missing; turned off when a
     /// call finds it gone.
     let hasRecordFunction = LockedValue(false)
+    /// The saves waiting to be committed together, and the counts of commits (see ``groupsCommits``).
+    let commitGroups: CommitGroups
 
     /// Connects, then creates or migrates the store's tables in one transaction: through the
     /// plan's stages when it has some from the stored version (custom stages' closures run on the
@@ -82,6 +84,7 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
         try configuration.validate()
         self.configuration = configuration
         self.schema = schema
+        commitGroups = CommitGroups(enabled: configuration.groupCommit)
         let layouts = TableLayout.layouts(of: schema, namespace: configuration.namespace)
         self.layouts = layouts
         let database = Database(configuration)

@@ -62,6 +62,10 @@ public struct PostgreSQLStoreConfiguration: DataStoreConfiguration, CustomString
     /// transactions: past it, the oldest transactions go (down to nine tenths of the limit, so
     /// that trimming is rare) and tokens into them expire. `nil` keeps every transaction.
     public var historyLimit: Int? = 10_000
+    /// Whether saves that arrive while another save of the store is being committed are committed
+    /// together, in one transaction (the URL's `group_commit=on`; off by default). See
+    /// ``PostgreSQLStore/groupsCommits``, which starts as this and can be changed while the store is open.
+    public var groupCommit = false
     /// The password; never shown.
     var password: String?
 
@@ -108,6 +112,7 @@ public struct PostgreSQLStoreConfiguration: DataStoreConfiguration, CustomString
             && lhs.maximumConnections == rhs.maximumConnections
             && lhs.connectTimeout == rhs.connectTimeout && lhs.statementTimeout == rhs.statementTimeout
             && lhs.serializationRetries == rhs.serializationRetries && lhs.historyLimit == rhs.historyLimit
+            && lhs.groupCommit == rhs.groupCommit
     }
 
     /// Hashes the name and where the store is.
@@ -157,7 +162,7 @@ extension PostgreSQLStoreConfiguration {
     /// (`postgres://user@%2Ftmp%2Fpg/db`), or as the option `host=/tmp/pg`. Options: `namespace`,
     /// `sslmode` (`disable`, `prefer`, `require`), `sslrootcert` (a PEM file of trusted roots),
     /// `statement_timeout` (milliseconds),
-    /// `max_connections`. Throws ``DataStoreError/Code/invalidConfiguration`` for anything else;
+    /// `max_connections`, `group_commit` (`on` or `off`, see ``groupCommit``). Throws ``DataStoreError/Code/invalidConfiguration`` for anything else;
     /// the message never contains the password.
     public init(
         url string: String, name: String = "postgres",
@@ -175,6 +180,7 @@ extension PostgreSQLStoreConfiguration {
         for item in components.queryItems ?? [] { options[item.name] = item.value ?? "" }
         let known: Set = [
             "namespace", "sslmode", "sslrootcert", "statement_timeout", "max_connections", "host", "port",
+            "group_commit",
         ]
         if let unknown = options.keys.sorted().first(where: { !known.contains($0) }) {
             throw DataStoreError(
@@ -223,6 +229,15 @@ extension PostgreSQLStoreConfiguration {
                     remedy: "Write max_connections=8")
             }
             maximumConnections = count
+        }
+        if let text = options["group_commit"] {
+            guard ["on", "off"].contains(text) else {
+                throw DataStoreError(
+                    .invalidConfiguration,
+                    "the PostgreSQL store URL's group_commit '\(text)' is neither 'on' nor 'off'",
+                    remedy: "Write group_commit=on to commit concurrent saves together, or group_commit=off")
+            }
+            groupCommit = text == "on"
         }
         try validate()
     }

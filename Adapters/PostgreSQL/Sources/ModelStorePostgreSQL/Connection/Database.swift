@@ -134,6 +134,20 @@ final class Database: Sendable {
         _ doing: String, isolation: String = "READ COMMITTED",
         _ body: @escaping @Sendable (Session) async throws -> Value
     ) async throws -> Value {
+        do {
+            return try await transactionTellingUnknown(doing, isolation: isolation, body)
+        } catch let unknown as CommitOutcomeUnknown {
+            throw ModelStoreErrors.commitOutcomeUnknown(doing, url: url, underlying: unknown.underlying)
+        }
+    }
+
+    /// As ``transaction(_:isolation:_:)``, but a transaction whose connection ended during its
+    /// `COMMIT`, and whose fate the server cannot tell, throws ``CommitOutcomeUnknown``: every other
+    /// error thrown means that nothing was committed.
+    func transactionTellingUnknown<Value: Sendable>(
+        _ doing: String, isolation: String = "READ COMMITTED",
+        _ body: @escaping @Sendable (Session) async throws -> Value
+    ) async throws -> Value {
         var attempt = 0
         while true {
             do {
@@ -176,11 +190,11 @@ final class Database: Sendable {
                 switch await status(of: doubt.transaction) {
                 case "committed":
                     if let value = doubt.value as? Value { return value }
-                    throw ModelStoreErrors.commitOutcomeUnknown(doing, url: url, underlying: doubt.underlying)
+                    throw CommitOutcomeUnknown(underlying: doubt.underlying, value: doubt.value)
                 case "aborted":
                     throw ModelStoreErrors.translate(doubt.underlying, doing: doing, url: url)
                 default:
-                    throw ModelStoreErrors.commitOutcomeUnknown(doing, url: url, underlying: doubt.underlying)
+                    throw CommitOutcomeUnknown(underlying: doubt.underlying, value: doubt.value)
                 }
             } catch is RunUnprepared {
                 // Again from the start: the refused text now runs unprepared, and each retry
@@ -188,6 +202,12 @@ final class Database: Sendable {
                 continue
             } catch is RunAgain {
                 // Again from the start, without what the server refused (see `RunAgain`).
+                continue
+            } catch let never as NeverBegun {
+                guard attempt < retries else { throw ModelStoreErrors.translate(never, doing: doing, url: url) }
+                attempt += 1
+                // A moment for the pool to see the connection closed, so it lends another.
+                try? await Task.sleep(for: .milliseconds(20 * attempt))
                 continue
             } catch {
                 if ModelStoreErrors.isRetryable(error) && attempt < retries {
@@ -229,9 +249,17 @@ final class Database: Sendable {
         } catch {
             // A connection the server dropped cannot roll back; the server already did, and the
             // session does not write to a closed connection. A transaction never begun needs none.
-            if session.opening.take() == nil && !session.connection.isClosed && session.closing.isOpen {
+            let pending = session.opening.take()
+            if ["57P", "08"].contains(where: { ModelStoreErrors.sqlState(error)?.hasPrefix($0) == true }) {
+                // The server said it ends the connection: closed now, so the pool lends it to no one
+                // before it notices (a save run again at once would otherwise fail on it).
+                if !session.connection.isClosed { try? await session.connection.close() }
+            } else if pending == nil && !session.connection.isClosed && session.closing.isOpen {
                 _ = try? await session.execute("ROLLBACK")
             }
+            // The pool lent a connection that had closed (ended by the server, and not yet noticed):
+            // nothing was sent, so the transaction can run on another.
+            if pending == begin, error is ConnectionClosed { throw NeverBegun(underlying: error) }
             throw error
         }
     }
@@ -679,6 +707,23 @@ struct Session: @unchecked Sendable {
 private struct CommitInDoubt: Error, @unchecked Sendable {
     let transaction: Int64?
     let value: Any
+    let underlying: any Error
+}
+
+/// A transaction whose connection ended during its `COMMIT`, and whose fate the server could not
+/// tell (see ``Database/transactionTellingUnknown(_:isolation:_:)``), with what its body returned
+/// when it returned.
+///
+/// Safety: `value` is the `Sendable` value of the transaction's body, type-erased, as in
+/// ``CommitInDoubt``; it is read once, by the task that ran the transaction.
+struct CommitOutcomeUnknown: Error, @unchecked Sendable {
+    let underlying: any Error
+    var value: Any? = nil
+}
+
+/// A transaction whose first statement found its connection closed, so that nothing of it was
+/// sent: ``Database/transaction(_:isolation:_:)`` runs it again on another connection.
+struct NeverBegun: Error {
     let underlying: any Error
 }
 

@@ -52,6 +52,7 @@ enum ModelStoreErrors {
         if let error = error as? DataStoreError { return error }
         if let refused = error as? RunUnprepared { return translate(refused.underlying, doing: doing, url: url) }
         if let refused = error as? RunAgain { return translate(refused.underlying, doing: doing, url: url) }
+        if let never = error as? NeverBegun { return translate(never.underlying, doing: doing, url: url) }
         if error is ConnectionClosed {
             return DataStoreError(
                 .io,

@@ -104,18 +104,21 @@ extension HistoryLog {
     }
 
     /// Records a save's `changes` (none: nothing recorded, `nil` returned) by one call of
-    /// ``recordFunction``, written to the connection together with the transaction's `COMMIT`
-    /// (``Session/queryCommitting(_:_:)``): the server commits as soon as the call returns, without
-    /// waiting for this task, so the counter's lock is held for the call and the commit only. Returns
-    /// the number.
+    /// ``recordFunction`` and returns the number. With `committing`, the call is written to the
+    /// connection together with the transaction's `COMMIT` (``Session/queryCommitting(_:_:)``): the
+    /// server commits as soon as the call returns, without waiting for this task, so the counter's
+    /// lock is held for the call and the commit only. Without, the transaction stays open (a save
+    /// of a group, see ``PostgreSQLStore/groupsCommits``, whose transaction commits after its last
+    /// save).
     ///
-    /// The caller MUST make this the last statement of its transaction. When the server refuses the
-    /// call because the function is missing (dropped after the open) or may not be run, this calls
-    /// `unavailable` and throws ``RunAgain``: the transaction, aborted, runs again from its start,
-    /// and `unavailable` MUST make it record with ``record(_:author:limit:number:on:)`` instead.
-    func recordCommitting(
-        _ changes: [StoreHistoryRecord.Change], author: String?, limit: Int?, on session: Session,
-        unavailable: @Sendable () -> Void
+    /// With `committing`, the caller MUST make this the last statement of its transaction. When the
+    /// server refuses the call because the function is missing (dropped after the open) or may not
+    /// be run, this calls `unavailable` and throws ``RunAgain``: the transaction, aborted, runs again
+    /// from its start, and `unavailable` MUST make it record with
+    /// ``record(_:author:limit:number:on:)`` instead.
+    func recordByFunction(
+        _ changes: [StoreHistoryRecord.Change], author: String?, limit: Int?, committing: Bool = true,
+        on session: Session, unavailable: @Sendable () -> Void
     ) async throws -> Int64? {
         guard !changes.isEmpty else { return nil }
         var binds = PostgresBindings()
@@ -126,9 +129,10 @@ extension HistoryLog {
         if let limit { binds.append(Int64(limit)) } else { binds.appendNull() }
         let rows: [PostgresRow]
         do {
-            rows = try await session.queryCommitting(
+            let sql =
                 "SELECT taken, transaction_id FROM \(recordFunction)($1::boolean, $2::bigint, "
-                    + "$3::double precision, $4::text, $5::text, $6::bigint)", binds)
+                + "$3::double precision, $4::text, $5::text, $6::bigint)"
+            rows = try await committing ? session.queryCommitting(sql, binds) : session.query(sql, binds)
         } catch  where ["42883", "42501"].contains(ModelStoreErrors.sqlState(error) ?? "") {
             unavailable()
             throw RunAgain(underlying: error)
@@ -144,7 +148,7 @@ extension HistoryLog {
 }
 
 /// Work that the server refused for a reason its caller has just removed (see
-/// ``HistoryLog/recordCommitting(_:author:limit:on:unavailable:)``): ``Database`` runs the
+/// ``HistoryLog/recordByFunction(_:author:limit:committing:on:unavailable:)``): ``Database`` runs the
 /// transaction again from its start, since the refusal aborted it.
 struct RunAgain: Error {
     let underlying: any Error

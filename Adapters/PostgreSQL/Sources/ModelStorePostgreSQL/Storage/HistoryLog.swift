@@ -23,7 +23,7 @@ import PostgresNIO
 /// has already read 6.) The lock is taken last, after the save's rows are written and its
 /// deferred constraints checked, so it is held only for the few statements before the commit. A
 /// save takes it in a call of the namespace's function that also writes the history row, sent
-/// with the transaction's `COMMIT` (``recordCommitting(_:author:limit:on:unavailable:)``), so it
+/// with the transaction's `COMMIT` (``recordByFunction(_:author:limit:committing:on:unavailable:)``), so it
 /// holds it for that call and the commit only.
 /// A rolled-back transaction rolls its increment back too, so numbers have no gaps.
 ///
