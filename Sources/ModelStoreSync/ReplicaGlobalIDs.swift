@@ -21,7 +21,7 @@ struct ReplicaGlobalIDs {
 
     /// The identifier of the model with integer key `key` in `entity`.
     func globalID(entity: String, key: Int64) -> String {
-        Self.uuid(tag: tags[entity] ?? 0, key: key).uuidString
+        SyncCoding.uuidString(Self.uuid(tag: tags[entity] ?? 0, key: key))
     }
 
     /// The identifier of `model`, when its key is an integer.
@@ -32,18 +32,54 @@ struct ReplicaGlobalIDs {
 
     /// The key of the model of `entity` that `global` names, when this replica derived it.
     func key(of global: String, entity: String) -> Int64? {
-        guard let tag = tags[entity], let uuid = UUID(uuidString: global) else { return nil }
-        let bytes = uuid.uuid
-        let high = [bytes.0, bytes.1, bytes.2, bytes.3, bytes.4, bytes.5, bytes.6, bytes.7].reduce(UInt64(0)) {
-            $0 << 8 | UInt64($1)
-        }
-        let low = [bytes.8, bytes.9, bytes.10, bytes.11, bytes.12, bytes.13, bytes.14, bytes.15].reduce(UInt64(0)) {
-            $0 << 8 | UInt64($1)
-        }
+        guard let tag = tags[entity], let (high, low) = Self.halves(of: global) else { return nil }
         guard (high >> 12) & 0xF == 8, low >> 62 == 0b10 else { return nil }
         let free = (high >> 16) << 12 | (high & 0xFFF)
         guard free >> 2 == tag else { return nil }
         return Int64(bitPattern: (free & 0b11) << 62 | (low & 0x3FFF_FFFF_FFFF_FFFF))
+    }
+
+    /// The two 64-bit halves of the UUID `UUID(uuidString: text)` reads, if it reads one. The usual
+    /// form (36 characters: hexadecimal digits of either case in groups of 8, 4, 4, 4 and 12 joined
+    /// by dashes) is read here, without Foundation's parser, which costs about 8,000 instructions a
+    /// call (a first pull asks this of every model it pulls); any other text goes to Foundation,
+    /// which reads some variants of it too.
+    static func halves(of text: String) -> (high: UInt64, low: UInt64)? {
+        if let halves = canonicalHalves(of: text) { return halves }
+        guard let uuid = UUID(uuidString: text) else { return nil }
+        return withUnsafeBytes(of: uuid.uuid) { bytes in
+            (
+                bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) },
+                bytes.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            )
+        }
+    }
+
+    /// ``halves(of:)`` of text in the usual form only; `nil` for any other.
+    private static func canonicalHalves(of text: String) -> (high: UInt64, low: UInt64)? {
+        var text = text
+        return text.withUTF8 { utf8 -> (high: UInt64, low: UInt64)? in
+            guard utf8.count == 36 else { return nil }
+            var high: UInt64 = 0
+            var low: UInt64 = 0
+            var digits = 0
+            for (position, character) in utf8.enumerated() {
+                if position == 8 || position == 13 || position == 18 || position == 23 {
+                    guard character == UInt8(ascii: "-") else { return nil }
+                    continue
+                }
+                let value: UInt8
+                switch character {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): value = character - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): value = character - UInt8(ascii: "a") + 10
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): value = character - UInt8(ascii: "A") + 10
+                default: return nil
+                }
+                if digits < 16 { high = high << 4 | UInt64(value) } else { low = low << 4 | UInt64(value) }
+                digits += 1
+            }
+            return (high, low)
+        }
     }
 
     /// 58 bits of a hash of the replica and the entity (FNV-1a, then SplitMix64's finalizer so every

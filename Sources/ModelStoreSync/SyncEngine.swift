@@ -457,7 +457,7 @@ public actor SyncEngine {
     }
 
     /// A random global identifier, for a model whose key gives none (see ``ReplicaGlobalIDs``).
-    private static func randomGlobalID(_ model: PersistentIdentifier) -> String { UUID().uuidString }
+    private static func randomGlobalID(_ model: PersistentIdentifier) -> String { SyncCoding.uuidString(UUID()) }
 
     private func loadState(remote: String, replica: String) throws -> State {
         let entity = try local.entity(SyncMetadata.stateEntityName)

@@ -14,6 +14,8 @@ struct MergePlan {
     var conflicts: [SyncConflict] = []
     /// Remote models that changed something here.
     var applied = 0
+    /// Where each record entity keeps a record's values, looked up once per entity, not per model.
+    private var recordSlots: [String: SyncRecordSlots] = [:]
 
     init(configuration: SyncConfiguration) { self.configuration = configuration }
 
@@ -130,11 +132,9 @@ struct MergePlan {
             SyncValues.write(remote, into: &snapshot, localID: index.localID)
             inserted.append(snapshot)
             recordInserts.append(
-                try SyncRecord.new(
+                try newRecord(
                     entity: recordEntity, globalID: global, model: temporary,
-                    base: Self.resolvable(remote, index: index),
-                    stamps: remoteModel.stamps
-                ).snapshot)
+                    base: Self.resolvable(remote, index: index), stamps: remoteModel.stamps, pending: false))
             applied += 1
             return
         }
@@ -197,11 +197,28 @@ struct MergePlan {
             recordUpdates.append(record.snapshot)
         } else {
             recordInserts.append(
-                try SyncRecord.new(
+                try newRecord(
                     entity: recordEntity, globalID: global, model: live.persistentIdentifier,
-                    base: Self.resolvable(remote, index: index),
-                    stamps: remoteModel.stamps, pending: pending
-                ).snapshot)
+                    base: Self.resolvable(remote, index: index), stamps: remoteModel.stamps, pending: pending))
         }
+    }
+
+    /// The snapshot of a new record, as ``SyncRecord/new(entity:globalID:model:base:stamps:pending:key:)``
+    /// makes it, with the entity's slots looked up once for the page.
+    private mutating func newRecord(
+        entity: Schema.Entity, globalID: String, model: PersistentIdentifier, base: [String: StoreValue],
+        stamps: [String: SyncStamp], pending: Bool
+    ) throws -> DefaultSnapshot {
+        let slots: SyncRecordSlots
+        if let known = recordSlots[entity.name] {
+            slots = known
+        } else {
+            slots = try SyncRecordSlots(entity)
+            recordSlots[entity.name] = slots
+        }
+        return SyncRecord.new(
+            slots: slots, globalID: globalID, model: model, base: SyncCoding.encodeValues(base),
+            stamps: SyncCoding.encodeStamps(stamps), pending: pending
+        ).snapshot
     }
 }

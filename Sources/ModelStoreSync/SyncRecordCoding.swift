@@ -142,8 +142,27 @@ enum SyncRecordCoding {
         /// A count of distinct stamps and, for each, its milliseconds, counter and replica and the
         /// names of the properties it stamps (the `0xB3` form after its format byte).
         mutating func stamps(_ stamps: [String: SyncStamp]) {
-            var groups: [SyncStamp: [String]] = [:]
-            for (name, stamp) in stamps { groups[stamp, default: []].append(name) }
+            // Grouped by comparing with the few groups so far rather than hashing every stamp (its
+            // replica's text): a model's properties mostly share one or two stamps. Past eight
+            // distinct ones, a dictionary keeps the grouping linear.
+            var groups: [(stamp: SyncStamp, names: [String])] = []
+            var grouped: [SyncStamp: Int] = [:]
+            for (name, stamp) in stamps {
+                if groups.count <= 8, let found = groups.firstIndex(where: { $0.stamp == stamp }) {
+                    groups[found].names.append(name)
+                    continue
+                }
+                if groups.count > 8, let found = grouped[stamp] {
+                    groups[found].names.append(name)
+                    continue
+                }
+                groups.append((stamp, [name]))
+                if groups.count == 9 {
+                    for (position, group) in groups.enumerated() { grouped[group.stamp] = position }
+                } else if groups.count > 9 {
+                    grouped[stamp] = groups.count - 1
+                }
+            }
             count(groups.count)
             for (stamp, names) in groups {
                 fixed(UInt64(bitPattern: stamp.milliseconds))
@@ -280,6 +299,9 @@ enum SyncRecordCoding {
                 let stamp = SyncStamp(
                     milliseconds: Int64(bitPattern: milliseconds), counter: Int32(bitPattern: counterBits),
                     replica: replica)
+                // Room for the first group's names (mostly every name): a count read from the blob
+                // is not trusted, and a name takes one byte at least.
+                if stamps.isEmpty { stamps.reserveCapacity(min(names, remaining)) }
                 for _ in 0..<names {
                     guard let name = string() else { return nil }
                     stamps[name] = stamp

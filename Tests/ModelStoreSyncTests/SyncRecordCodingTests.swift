@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreTestSupport
 import Testing
 
 @testable import ModelStoreSync
@@ -48,6 +49,70 @@ import Testing
             Array(bytes[$0..<$0 + replica.count]) == replica
         }
         #expect(occurrences.count == 1)
+    }
+
+    /// Seeded random stamps, from one distinct stamp to more than the eight the writer groups by
+    /// comparison before it switches to a dictionary: each comes back with its own properties, and
+    /// each distinct stamp is written once.
+    @Test func randomStampsComeBackEqualWithEachStampOnce() throws {
+        let seed = UInt64.random(in: 0...UInt64.max)
+        var random = SplitMix64(seed: seed)
+        for _ in 0..<300 {
+            let pool = (0..<Int.random(in: 1...20, using: &random)).map { position in
+                SyncStamp(
+                    milliseconds: Int64.random(in: 0...3, using: &random), counter: Int32(position % 3),
+                    replica: ["r-1", "r-2", "3F2504E0-4F89-11D3-9A0C-0305E82C3301"][position % 3])
+            }
+            var stamps: [String: SyncStamp] = [:]
+            for property in 0..<Int.random(in: 0...40, using: &random) {
+                stamps["p\(property)"] = pool.randomElement(using: &random)!
+            }
+            let data = SyncCoding.encodeStamps(stamps)
+            #expect(SyncCoding.decodeStamps(data) == stamps, "seed \(seed)")
+            // The count of groups (one byte while below 128) is the count of distinct stamps.
+            #expect(Int(data[1]) == Set(stamps.values).count, "seed \(seed)")
+        }
+    }
+
+    /// The identifiers' text written and read without Foundation's formatter and parser: the same
+    /// text `uuidString` writes, and the same UUIDs `UUID(uuidString:)` reads (or none, where it
+    /// reads none).
+    @Test func uuidTextMatchesFoundation() throws {
+        let seed = UInt64.random(in: 0...UInt64.max)
+        var random = SplitMix64(seed: seed)
+        func halves(_ uuid: UUID) -> (UInt64, UInt64) {
+            withUnsafeBytes(of: uuid.uuid) { bytes in
+                (
+                    bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) },
+                    bytes.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+                )
+            }
+        }
+        let alphabet = Array("0123456789abcdefABCDEFg- \u{0}é")
+        for _ in 0..<2000 {
+            var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &random) }
+            if Bool.random(using: &random) { bytes = bytes.map { $0 & 0x0F } }
+            let uuid = bytes.withUnsafeBytes { UUID(uuid: $0.load(as: uuid_t.self)) }
+            let text = SyncCoding.uuidString(uuid)
+            #expect(text == uuid.uuidString, "seed \(seed)")
+            for candidate in [text, text.lowercased()] {
+                let read = try #require(ReplicaGlobalIDs.halves(of: candidate), "seed \(seed): \(candidate)")
+                #expect(read == halves(uuid), "seed \(seed): \(candidate)")
+            }
+            // One character changed, dropped or added: read exactly when Foundation reads it (it
+            // reads some such variants), as the same UUID.
+            var characters = Array(text)
+            switch Int.random(in: 0..<3, using: &random) {
+            case 0: characters[Int.random(in: 0..<36, using: &random)] = alphabet.randomElement(using: &random)!
+            case 1: characters.remove(at: Int.random(in: 0..<36, using: &random))
+            default:
+                characters.insert(alphabet.randomElement(using: &random)!, at: Int.random(in: 0...36, using: &random))
+            }
+            let changed = String(characters)
+            let expected = UUID(uuidString: changed).map(halves)
+            let read = ReplicaGlobalIDs.halves(of: changed)
+            #expect(read?.high == expected?.0 && read?.low == expected?.1, "seed \(seed): \(changed.debugDescription)")
+        }
     }
 
     @Test func stampsWrittenOncePerPropertyStillRead() {

@@ -445,14 +445,33 @@ struct RowWriter {
         for (entityName, keys) in deletedKeys where isReferenced(entityName) {
             try clearReferences(to: entityName, keys: keys, owners: &owners)
         }
-        var missing: [String: Set<Int64>] = [:]
+        // The changed rows are stored (written by this write), so a reference to one of them needs
+        // no look-up; the other targets are looked up once each, a batch per entity.
+        var written: [String: Set<Int64>]?
+        var unknown: [String: Set<Int64>] = [:]
         for snapshot in changed {
             for relationship in snapshot.entity.relationships {
                 for target in snapshot.values[relationship.slot].referencedIdentifiers {
-                    guard let key = localKey(target), let layout = layouts[target.entityName] else { continue }
-                    if try !reader.exists(key, layout: layout) { missing[target.entityName, default: []].insert(key) }
+                    guard let key = localKey(target), layouts[target.entityName] != nil else { continue }
+                    if written == nil {
+                        var keys: [String: Set<Int64>] = [:]
+                        for row in changed {
+                            if let rowKey = localKey(row.persistentIdentifier) {
+                                keys[row.persistentIdentifier.entityName, default: []].insert(rowKey)
+                            }
+                        }
+                        written = keys
+                    }
+                    guard written?[target.entityName]?.contains(key) != true else { continue }
+                    unknown[target.entityName, default: []].insert(key)
                 }
             }
+        }
+        var missing: [String: Set<Int64>] = [:]
+        for (entityName, keys) in unknown {
+            guard let layout = layouts[entityName] else { continue }
+            let absent = try absentKeys(keys, layout: layout)
+            if !absent.isEmpty { missing[entityName] = absent }
         }
         for (entityName, keys) in missing {
             try clearReferences(to: entityName, keys: Array(keys), owners: &owners)
@@ -465,6 +484,22 @@ struct RowWriter {
             repaired[owner] = snapshot
         }
         return repaired
+    }
+
+    /// Which of `keys` the entity's table lacks: a look-up per key for a few, else one statement
+    /// for all of them.
+    private func absentKeys(_ keys: Set<Int64>, layout: EntityLayout) throws -> Set<Int64> {
+        if keys.count <= 4 {
+            return try keys.filter { try !reader.exists($0, layout: layout) }
+        }
+        let lookup = try connection.statement(
+            "SELECT \(EntityLayout.primaryKey) FROM \(layout.table) WHERE \(EntityLayout.primaryKey) IN "
+                + "(SELECT value FROM json_each(?))")
+        defer { lookup.reset() }
+        lookup.bind(1, Self.jsonArray(Array(keys)))
+        var absent = keys
+        while try lookup.step() { absent.remove(lookup.int64(0)) }
+        return absent
     }
 
     /// Whether any to-one column or join table of the store can refer to the entity's rows.
