@@ -29,28 +29,41 @@ extension ActiveSegment {
 }
 
 extension AppendLogStore {
-    /// Builds the record of a prepared save, writes it, and applies the save to the table.
-    ///
-    /// The record holds the inserted models, only the values that changed in updated ones
-    /// (compared with the table), and the deleted identifiers with their tombstones. Nothing is
-    /// written for a save that changes nothing. If the write fails, the segment is cut back to
-    /// where it was and the table is untouched: the store is exactly as before.
+    /// Writes the record of `change`, read against `table` before the table takes it (or, for new
+    /// models already in the table, from their rows), and returns its ticket with how much the
+    /// live data grows; `nil` when the change leaves nothing to record. The caller applies the
+    /// change to the table once this returns. If the write fails, the segment is cut back to where
+    /// it was.
     func append(
-        _ prepared: SnapshotTable.PreparedSave, author: String?, to state: inout LogState
-    ) throws -> WriteTicket? {
+        _ change: TableChange, author: String?, table: SnapshotTable, to state: inout LogState
+    ) throws -> (ticket: WriteTicket, delta: LiveSize)? {
+        switch change {
+        case .save(let prepared): return try append(prepared, author: author, table: table, to: &state)
+        case .inserted(let ids): return try appendInsertion(of: ids, author: author, table: table, to: &state)
+        case .deletingEveryModel(let entity):
+            return try appendDeletingEveryModel(of: entity, author: author, table: table, to: &state)
+        }
+    }
+
+    /// The record of a prepared save: the inserted models, only the values that changed in updated
+    /// ones (compared with the table), and the deleted identifiers with their tombstones. Nothing is
+    /// written for a save that changes nothing.
+    private func append(
+        _ prepared: SnapshotTable.PreparedSave, author: String?, table: SnapshotTable, to state: inout LogState
+    ) throws -> (ticket: WriteTicket, delta: LiveSize)? {
         var record = TransactionRecord(
             number: state.lastTransaction + 1, timestamp: Date(), author: author, inserted: [], updated: [], deleted: []
         )
         var delta = LiveSize()
         let deleted = prepared.deleted.isEmpty ? [] : Set(prepared.deleted)
         for id in prepared.deleted {
-            guard let old = state.table.snapshot(for: id) else { continue }
+            guard let old = table.snapshot(for: id) else { continue }
             delta.add(-EncodedSize.snapshot(old), for: id.entityName)
             record.deleted.append(
                 StoredChange(code: shapes.code(of: id.entityName), id: id, values: tombstone(of: old)))
         }
         for new in prepared.updated where !deleted.contains(new.persistentIdentifier) {
-            guard let old = state.table.snapshot(for: new.persistentIdentifier) else { continue }
+            guard let old = table.snapshot(for: new.persistentIdentifier) else { continue }
             var changes: [(slot: Int, value: StoreValue)] = []
             for slot in new.values.indices where !new.values[slot].isIdentical(to: old.values[slot]) {
                 changes.append((slot, new.values[slot]))
@@ -71,87 +84,40 @@ extension AppendLogStore {
                     values: snapshot.values))
             delta.add(EncodedSize.snapshot(snapshot), for: snapshot.entity.name)
         }
-        guard !record.isEmpty else {
-            state.table.apply(prepared)
-            return nil
-        }
-        let ticket = try write(record, to: &state)
-        state.table.apply(prepared)
-        state.liveBytes.add(delta)
-        return ticket
+        guard !record.isEmpty else { return nil }
+        return (try write(record, to: &state), delta)
     }
 
-    /// Saves new models whose snapshots the context makes on demand
-    /// (`DataStoreSaveChangesRequest.makesInsertedOnDemand`) through ``insertInChunks(_:)``, so the
-    /// snapshots are never all in memory at once. Such models have no relationship, so no reference
-    /// needs repair.
-    func saveInsertedInChunks(
-        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
-    ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
-        let (ids, ticket) = try insertInChunks(
-            request.insertedBatch())
-        return DataStoreSaveChangesResult(
-            for: identifier, inserted: request, identifiers: ids,
-            historyToken: ticket.map {
-                DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: Int64($0.transaction))
-            })
+    /// The record of a batch of new models, which the table's batch insert has taken: written from
+    /// the table's rows, without a snapshot per model, in the same bytes as a save of those models.
+    private func appendInsertion(
+        of ids: PersistentIdentifiers, author: String?, table: SnapshotTable, to state: inout LogState
+    ) throws -> (ticket: WriteTicket, delta: LiveSize)? {
+        guard !ids.isEmpty else { return nil }
+        let number = state.lastTransaction + 1
+        var writer = ByteWriter(capacity: 512)
+        var delta = LiveSize()
+        try TransactionRecord.encodeInsertion(
+            number: number, timestamp: Date(), author: author, of: ids, into: &writer, context: context
+        ) { id in
+            let values = table.snapshot(for: id)?.values ?? []
+            delta.add(EncodedSize.row(id, values), for: id.entityName)
+            return values
+        }
+        return (try write(encoded: &writer, number: number, to: &state), delta)
     }
 
-    /// Inserts a batch as one transaction: the models go into the table a chunk at a time with its
-    /// batch insert (which validates them, mints their identifiers and repairs references, and
-    /// takes its rows back if a later chunk fails), then the record is written from the table's
-    /// rows, in the same bytes as a save of those models. If the record cannot be written, the new
-    /// rows are taken out of the table again, so the store holds what it held. Waits until the
-    /// record is as durable as the configuration asks; returns the identifiers in order and the
-    /// record's ticket (`nil` when the batch was empty).
-    func insertInChunks(
-        _ batch: DataStoreBatchInsertRequest<DefaultSnapshot>
-    ) throws -> (ids: PersistentIdentifiers, ticket: WriteTicket?) {
-        guard configuration.allowsSave else {
-            throw DataStoreError.readOnly(store: directory.path, refusing: "a change")
-        }
-        let (ids, ticket) = try state.withLock { state -> (PersistentIdentifiers, WriteTicket?) in
-            try checkUsable(state)
-            let ids = try state.table.insert(batch, storeIdentifier: identifier)
-            guard !ids.isEmpty else { return (ids, nil) }
-            do {
-                let number = state.lastTransaction + 1
-                var writer = ByteWriter(capacity: 512)
-                var delta = LiveSize()
-                let table = state.table
-                try TransactionRecord.encodeInsertion(
-                    number: number, timestamp: Date(), author: batch.editingState.author, of: ids, into: &writer,
-                    context: context
-                ) { id in
-                    let values = table.snapshot(for: id)?.values ?? []
-                    delta.add(EncodedSize.row(id, values), for: id.entityName)
-                    return values
-                }
-                let ticket = try write(encoded: &writer, number: number, to: &state)
-                state.liveBytes.add(delta)
-                return (ids, ticket)
-            } catch {
-                state.table.delete(Array(ids))
-                throw error
-            }
-        }
-        if let ticket { try waitUntilDurable(ticket) }
-        compactInBackgroundIfNeeded()
-        return (ids, ticket)
-    }
-
-    /// Writes the record of deleting every model of an entity, read from the table's columns
-    /// without a snapshot per model, then drops the entity's rows. Returns the deleted identifiers,
-    /// and `nil` for the ticket when there was nothing to delete.
+    /// The record of deleting every model of an entity, read from the table's columns without a
+    /// snapshot per model.
     ///
     /// Without `.preserveValueOnDeletion` attributes a tombstone is the identifier alone, so only
     /// the identifiers are read per model; the live size drops by the entity's, which the store
     /// keeps per entity.
-    func appendDeletingEveryModel(
-        of entity: Schema.Entity, author: String?, to state: inout LogState
-    ) throws -> (identifiers: PersistentIdentifiers, ticket: WriteTicket?) {
-        let identifiers = state.table.identifiers(of: entity.name)
-        guard !identifiers.isEmpty else { return ([], nil) }
+    private func appendDeletingEveryModel(
+        of entity: Schema.Entity, author: String?, table: SnapshotTable, to state: inout LogState
+    ) throws -> (ticket: WriteTicket, delta: LiveSize)? {
+        let identifiers = table.identifiers(of: entity.name)
+        guard !identifiers.isEmpty else { return nil }
         let code = shapes.code(of: entity.name)
         let number = state.lastTransaction + 1
         let preserved = entity.attributes.filter { $0.options.contains(.preserveValueOnDeletion) }.map(\.slot)
@@ -166,15 +132,14 @@ extension AppendLogStore {
             var record = TransactionRecord(
                 number: number, timestamp: Date(), author: author, inserted: [], updated: [], deleted: [])
             record.deleted.reserveCapacity(identifiers.count)
-            state.table.forEachModel(of: entity.name) { id, values in
+            table.forEachModel(of: entity.name) { id, values in
                 record.deleted.append(StoredChange(code: code, id: id, values: preserved.map { ($0, values[$0]) }))
             }
             try record.encode(into: &writer, context: context)
         }
-        let ticket = try write(encoded: &writer, number: number, to: &state)
-        state.table.deleteEveryModel(of: entity.name)
-        state.liveBytes.removeAll(of: entity.name)
-        return (identifiers, ticket)
+        var delta = LiveSize()
+        delta.add(-state.liveBytes.size(of: entity.name), for: entity.name)
+        return (try write(encoded: &writer, number: number, to: &state), delta)
     }
 
     /// The values of a deleted model's `.preserveValueOnDeletion` attributes, for its tombstone.

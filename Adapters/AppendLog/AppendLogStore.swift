@@ -10,12 +10,11 @@ import ModelStoreFileIO
 /// per save (the inserted models, the changed values of updated ones, and the deleted
 /// identifiers, each framed with its length and CRC-32C checksums). Opening loads the checkpoint
 /// and replays the segments after it; every read is then served from memory through
-/// ``SnapshotTable``, with native filtering, sorting and unique-constraint enforcement: it is a
-/// ``TableBackedStore``, whose fetches are the kit's. Its writes are its own, not the defaults of
-/// ``TableWritingStore``: each appends a record of the prepared change, read against the table
-/// before the table takes it (which that protocol's hook, given the table after the change, could
-/// only rebuild from a copy of the table, at the cost of the store's size), and its history is the
-/// log's records, read back from disk, not a ``StoreHistory`` kept in memory.
+/// ``SnapshotTable``, with native filtering, sorting and unique-constraint enforcement. It is a
+/// ``TableLoggingStore``: its fetches, saves and batch operations are the adapter kit's, and its
+/// persistence hook, ``commit(author:_:)``, appends a record of each change, read against the table
+/// before the table takes it. Its history is the log's records, read back from disk, not a
+/// ``StoreHistory`` kept in memory.
 ///
 /// ```swift
 /// let container = try ModelContainer(for: Trip.self, configurations: .appendLog(at: url))
@@ -46,7 +45,7 @@ import ModelStoreFileIO
 /// ``DataStoreError/Code/locked`` naming the store and the process that holds it. Within the
 /// process, the store is safe to use from any thread. The lock is released by ``close()``,
 /// when the store is deinitialized, or when the process exits.
-public final class AppendLogStore: TableBackedStore, DataStoreBatching {
+public final class AppendLogStore: TableLoggingStore {
     /// The store's snapshot type.
     public typealias Snapshot = DefaultSnapshot
 
@@ -169,120 +168,55 @@ public final class AppendLogStore: TableBackedStore, DataStoreBatching {
 
     // MARK: Writing
 
-    /// Saves atomically: one log record, durable as the configuration's durability says before it returns.
-    public func save(
-        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>
-    ) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
-        if request.makesInsertedOnDemand, request.updated.isEmpty, request.deleted.isEmpty {
-            return try saveInsertedInChunks(request)
-        }
-        let (prepared, number) = try commitRecording(author: request.editingState.author) { table in
-            try table.prepare(request, storeIdentifier: identifier)
-        }
-        return prepared.result(
-            for: identifier,
-            historyToken: number.map { DefaultHistoryToken(storeIdentifier: identifier, transactionNumber: Int64($0)) })
-    }
-
     /// Deletes every model, as one transaction, and the history through it: as on every store,
     /// tokens from before `erase()` expire.
     ///
     /// The models go first; a crash before the history is deleted leaves an empty store that still
     /// keeps its history, which a later `erase()` or ``deleteHistory(_:)`` deletes.
     public func erase() throws {
-        let (_, number) = try commitRecording(author: nil) { table in
-            let all = table.allSnapshots
-            return try table.prepare(
-                DataStoreSaveChangesRequest(editingState: EditingState(), inserted: [], updated: [], deleted: all),
-                storeIdentifier: identifier)
-        }
-        let newest = try number.map(Int64.init) ?? transactions(after: nil).last.map { Int64($0.number) }
+        let number = try eraseModels()
+        let newest = try number ?? transactions(after: nil).last.map { Int64($0.number) }
         if let newest { try expireHistory(through: newest) }
     }
 
-    /// Deletes models by identifier, as one transaction; unknown identifiers are ignored.
-    public func delete<T: PersistentModel>(_ request: DataStoreBatchDeleteRequest<T>) throws {
-        _ = try commit(author: request.editingState.author) { table in
-            let doomed = request.identifiers.compactMap { table.snapshot(for: $0) }
-            return try table.prepare(
-                DataStoreSaveChangesRequest(
-                    editingState: request.editingState, inserted: [], updated: [], deleted: doomed),
-                storeIdentifier: identifier)
-        }
-    }
-
-    /// Deletes every model of `T`'s entity as one transaction, and returns their identifiers.
+    /// Runs one write (the persistence hook of ``TableLoggingStore``, whose defaults give the store
+    /// its saves and batch operations): under the store's lock, prepares the change against the
+    /// table, appends its record, and applies it; then waits, outside the lock, until the record is
+    /// as durable as the configuration asks, so saves on other threads join one sync.
     ///
-    /// The record is written from the table's columns, and the entity's rows are dropped at once.
-    /// An entity that relationships touch goes through ``delete(_:)``, which keeps references whole.
-    public func deleteEveryModel<T: PersistentModel>(_ request: DataStoreDeleteEveryModelRequest<T>) throws
-        -> PersistentIdentifiers
-    {
+    /// If the record cannot be written, the segment is cut back to where it was and the table is
+    /// as it was before the write: the store is exactly as before.
+    ///
+    /// - Parameters:
+    ///   - author: The author the record names.
+    ///   - write: The kit's write, run on the live table under the lock.
+    /// - Returns: `write`'s result, and the number of the transaction written (`nil` when the change
+    ///   was empty and nothing was written).
+    public func commit<Result>(
+        author: String?, _ write: (inout SnapshotTable) throws -> (change: TableChange?, result: Result)
+    ) throws -> (result: Result, transaction: Int64?) {
         guard configuration.allowsSave else {
             throw DataStoreError.readOnly(store: directory.path, refusing: "a change")
         }
-        let name = Schema.entityName(for: T.self)
-        guard let entity = schema.entity(named: name) else { return [] }
-        if !entity.relationships.isEmpty || schema.isReferenced(name) {
-            let identifiers = state.withLock { $0.table.identifiers(of: name) }
-            guard !identifiers.isEmpty else { return [] }
-            try delete(
-                DataStoreBatchDeleteRequest<T>(identifiers: Array(identifiers), editingState: request.editingState))
-            return identifiers
-        }
-        let (identifiers, ticket) = try state.withLock { state in
+        let (result, ticket) = try state.withLock { state -> (Result, WriteTicket?) in
             try checkUsable(state)
-            return try appendDeletingEveryModel(of: entity, author: request.editingState.author, to: &state)
+            let (change, result) = try write(&state.table)
+            guard let change else { return (result, nil) }
+            let written: (ticket: WriteTicket, delta: LiveSize)?
+            do {
+                written = try append(change, author: author, table: state.table, to: &state)
+            } catch {
+                state.table.takeBack(change)
+                throw error
+            }
+            state.table.apply(change)
+            guard let written else { return (result, nil) }
+            state.liveBytes.add(written.delta)
+            return (result, written.ticket)
         }
         if let ticket { try waitUntilDurable(ticket) }
         compactInBackgroundIfNeeded()
-        return identifiers
-    }
-
-    /// Sets values on models by identifier, as one transaction, enforcing uniqueness.
-    public func update<T: PersistentModel>(_ request: DataStoreBatchUpdateRequest<T>) throws {
-        _ = try commit(author: request.editingState.author) { table in
-            let updated = try table.prepareUpdate(request.identifiers, values: request.values)
-            return try table.prepare(
-                DataStoreSaveChangesRequest(
-                    editingState: request.editingState, inserted: [], updated: updated, deleted: []),
-                storeIdentifier: identifier)
-        }
-    }
-
-    /// Inserts snapshots as one transaction, enforcing uniqueness; returns their permanent identifiers in order.
-    ///
-    /// The models go into the table a chunk at a time as the request yields them, and the log's
-    /// record is written from the table's rows, so a large batch is never all in memory as
-    /// snapshots; if the record cannot be written, the rows are taken out again.
-    public func insert(_ request: DataStoreBatchInsertRequest<DefaultSnapshot>) throws -> PersistentIdentifiers {
-        try insertInChunks(request).ids
-    }
-
-    /// Prepares a change against the table, appends its record, applies it, then waits until the
-    /// record is as durable as the configuration asks. Returns the identifiers it minted.
-    private func commit(
-        author: String?, prepare: (SnapshotTable) throws -> SnapshotTable.PreparedSave
-    ) throws -> [PersistentIdentifier: PersistentIdentifier] {
-        try commitRecording(author: author, prepare: prepare).prepared.remappedIdentifiers
-    }
-
-    /// ``commit(author:prepare:)``, also returning the number of the transaction it wrote (`nil`
-    /// when the change was empty and nothing was written).
-    private func commitRecording(
-        author: String?, prepare: (SnapshotTable) throws -> SnapshotTable.PreparedSave
-    ) throws -> (prepared: SnapshotTable.PreparedSave, number: UInt64?) {
-        guard configuration.allowsSave else {
-            throw DataStoreError.readOnly(store: directory.path, refusing: "a change")
-        }
-        let (prepared, ticket) = try state.withLock { state in
-            try checkUsable(state)
-            let prepared = try prepare(state.table)
-            return (prepared, try append(prepared, author: author, to: &state))
-        }
-        if let ticket { try waitUntilDurable(ticket) }
-        compactInBackgroundIfNeeded()
-        return (prepared, ticket?.transaction)
+        return (result, ticket.map { Int64($0.transaction) })
     }
 
     /// Waits until the record of `ticket` is as durable as the configuration asks; stops the store if that fails.

@@ -44,7 +44,8 @@ struct AppendLogFormatTests {
     }
 
     /// The per-entity live size against a dictionary kept by hand, over runs of one entity,
-    /// interleavings, merges and the removal of the entity whose run is being added up.
+    /// interleavings, merges and the removal of an entity's size (the one whose run is being added up
+    /// among them).
     @Test func liveSizeKeepsEachEntitysTotal() {
         var generator = SplitMix64(seed: 0x11FE)
         var size = LiveSize()
@@ -53,7 +54,10 @@ struct AppendLogFormatTests {
             let entity = ["A", "B", "C"][Int(generator.next() % 3)]
             switch generator.next() % 10 {
             case 0:
-                size.removeAll(of: entity)
+                // Deleting every model of the entity, as the store does: a delta of minus its size.
+                var delta = LiveSize()
+                delta.add(-size.size(of: entity), for: entity)
+                size.add(delta)
                 expected[entity] = 0
             case 1:
                 var other = LiveSize()
@@ -68,10 +72,12 @@ struct AppendLogFormatTests {
                 expected[entity, default: 0] += bytes
             }
             #expect(size.total == expected.values.reduce(0, +), "step \(step)")
+            #expect(size.size(of: entity) == expected[entity, default: 0], "step \(step)")
         }
         for entity in ["A", "B", "C"] {
             let before = size.total
-            size.removeAll(of: entity)
+            #expect(size.size(of: entity) == expected[entity, default: 0], "entity \(entity)")
+            size.add(-size.size(of: entity), for: entity)
             #expect(before - size.total == expected[entity, default: 0], "entity \(entity)")
         }
         #expect(size.total == 0)

@@ -111,6 +111,42 @@ struct AppendLogStoreTests {
         #expect(try contents(of: try openStore(directory.store)).isEmpty)
     }
 
+    /// Each kind of change the kit hands the log (a prepared save, new models already in the table,
+    /// every model of an entity), refused because the segment was replaced under the open store,
+    /// leaves the store's table as it was: nothing is half-applied in memory.
+    @Test func aChangeTheLogRefusesLeavesTheTableAsItWas() throws {
+        let directory = try TemporaryDirectory()
+        let store = try openStore(directory.store)
+        defer { store.close() }
+        let ids = try save(store, inserting: [try noteSnapshot("Kept", rank: 1), try noteSnapshot("Also", rank: 2)])
+        let expected = try contents(of: store)
+        // As an editor or a restore does: a copy of the active segment renamed over it.
+        let segment = file(directory.store, "segment-00000001.mslog")
+        let copy = segment.appendingPathExtension("copy")
+        try FileManager.default.copyItem(at: segment, to: copy)
+        #expect(rename(copy.path, segment.path) == 0)
+
+        // New models only: the table's batch insert takes them before the log refuses the record.
+        expectError(.conflict) { try save(store, inserting: [try noteSnapshot("New", rank: 3)]) }
+        expectError(.conflict) {
+            _ = try store.insert(
+                DataStoreBatchInsertRequest(snapshots: [try noteSnapshot("Batch")], editingState: EditingState()))
+        }
+        // A save of an insert, an update and a delete.
+        var updated = try current(store, ids[0])
+        updated.values[try #require(noteSchema.entity(named: "Note")?.slot(of: "rank"))] = .int(9)
+        expectError(.conflict) {
+            try save(
+                store, inserting: [try noteSnapshot("Other")], updating: [updated],
+                deleting: [try current(store, ids[1])])
+        }
+        // Every note at once.
+        expectError(.conflict) {
+            _ = try store.deleteEveryModel(DataStoreDeleteEveryModelRequest<Note>(editingState: EditingState()))
+        }
+        #expect(try contents(of: store) == expected)
+    }
+
     @Test func aClosedStoreRefusesCalls() throws {
         let directory = try TemporaryDirectory()
         let store = try openStore(directory.store)

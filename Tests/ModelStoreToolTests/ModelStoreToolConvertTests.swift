@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreAdapterKit
 import ModelStoreAppendLog
 import ModelStoreJSONFile
 import ModelStoreTestSupport

@@ -85,10 +85,9 @@ struct LiveSize: Sendable {
         for (entity, bytes) in other.byEntity { add(bytes, for: entity) }
     }
 
-    /// Removes an entity's size: every model of it is gone.
-    mutating func removeAll(of entity: String) {
-        endRun()
-        total -= byEntity.removeValue(forKey: entity) ?? 0
+    /// The live size of `entity`'s models.
+    func size(of entity: String) -> Int {
+        (byEntity[entity] ?? 0) + (entity == runEntity ? run : 0)
     }
 
     private mutating func endRun() {
