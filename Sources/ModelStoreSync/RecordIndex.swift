@@ -41,10 +41,16 @@ struct RecordIndex {
     }
 
     mutating func remember(_ record: SyncRecord) {
-        byGlobal[record.globalID] = record
-        if let model = record.model {
-            modelByGlobal[record.globalID] = model
-            globalByModel[model] = record.globalID
+        remember(record, globalID: record.globalID, model: record.model)
+    }
+
+    /// ``remember(_:)`` of a record just made with this global identifier and model, which it
+    /// then need not read back from the record's values.
+    private mutating func remember(_ record: SyncRecord, globalID: String, model: PersistentIdentifier?) {
+        byGlobal[globalID] = record
+        if let model {
+            modelByGlobal[globalID] = model
+            globalByModel[model] = globalID
         }
     }
 
@@ -139,7 +145,7 @@ struct RecordIndex {
                 let record = SyncRecord.new(
                     slots: slots, globalID: global, model: model, base: Data(), stamps: noStamps)
                 derivedRecordInserts.append(record.snapshot)
-                remember(record)
+                remember(record, globalID: global, model: model)
             }
         }
         var result: [PersistentIdentifier: String] = [:]
@@ -168,6 +174,10 @@ struct RecordIndex {
     }
 
     /// The keys of `models` whose records wait for their acknowledgement (``rederivable``), by entity.
+    ///
+    /// Every record of ``derivedRecordInserts`` belongs to the entity of its model (both places that
+    /// make them, ``globalIDs(for:store:deriving:mint:)`` and the engine's reclaiming of derived
+    /// identifiers, take the record entity from the model's), so the model names the entity.
     func rederivableKeys(among models: Set<PersistentIdentifier>) -> [String: [Int64]] {
         var keys: [String: [Int64]] = [:]
         for snapshot in derivedRecordInserts {
@@ -175,7 +185,7 @@ struct RecordIndex {
             guard rederivable.contains(record.globalID), let model = record.model, models.contains(model),
                 let key = model.primaryKey.intValue
             else { continue }
-            keys[record.entityName, default: []].append(key)
+            keys[model.entityName, default: []].append(key)
         }
         return keys
     }

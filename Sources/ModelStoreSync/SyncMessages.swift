@@ -414,15 +414,51 @@ extension SyncPushRequest {
     }
 
     /// Decodes a push with its changes as a JSON array (every version writes it) or packed.
+    ///
+    /// When the decoder's user info holds a limit under ``maximumChangesKey``, a push that says it
+    /// carries more changes throws ``TooManyChanges`` before any change is decoded.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        let limit = decoder.userInfo[Self.maximumChangesKey] as? Int
         self.init(
             replica: try container.decode(String.self, forKey: .replica),
             changes: try SyncMessageCoding.decode(
-                in: container, plain: .changes, packed: .packedChanges, what: "changes",
-                unpack: SyncRecordCoding.decodeChanges),
+                in: container, plain: .changes, packed: .packedChanges, what: "changes", limit: limit,
+                unpack: { blob in
+                    guard let limit else { return SyncRecordCoding.decodeChanges(blob) }
+                    return try SyncRecordCoding.decodeChanges(blob, limit: limit)
+                }),
             session: try container.decodeIfPresent(SyncSession.self, forKey: .session),
             pull: try container.decodeIfPresent(SyncPullRequest.self, forKey: .pull))
+    }
+}
+
+extension SyncPushRequest {
+    /// The `JSONDecoder` user info key that limits how many changes a decoded push may carry: set
+    /// it to an `Int`, and decoding a push that says it carries more throws ``TooManyChanges``
+    /// before any of its changes is decoded. A packed push says so in the count at the start of
+    /// its blob; a push with a JSON array, in the array's length (which `JSONDecoder` knows before
+    /// reading an element). A sync server sets it to its per-push limit, so a body that claims
+    /// hundreds of thousands of changes costs it no more than reading that claim.
+    public static let maximumChangesKey = CodingUserInfoKey(rawValue: "ModelStoreSync.maximumChangesPerPush")!
+
+    /// Decoding a push stopped because it says it carries more changes than the limit set under
+    /// ``maximumChangesKey``: none of its changes was decoded.
+    public struct TooManyChanges: Error, Sendable, Hashable, CustomStringConvertible {
+        /// How many changes the push says it carries. From a decoder that does not know an array's
+        /// length before reading it, the limit plus one: its changes were read up to there.
+        public var count: Int
+        /// The limit it exceeds.
+        public var limit: Int
+
+        /// The error for a push of `count` changes, more than `limit`.
+        public init(count: Int, limit: Int) {
+            self.count = count
+            self.limit = limit
+        }
+
+        /// `the push carries N changes, more than the L allowed`.
+        public var description: String { "the push carries \(count) changes, more than the \(limit) allowed" }
     }
 }
 
@@ -447,12 +483,29 @@ enum SyncMessageCoding {
 
     /// Reads what ``encode(_:in:plain:packed:encoder:pack:)`` wrote: the blob under `packed` when
     /// there is one (a broken one is an error naming the key), the JSON array under `plain` otherwise.
+    ///
+    /// With a `limit`, a JSON array longer than it throws ``SyncPushRequest/TooManyChanges`` before
+    /// its first element is decoded (`unpack` checks a blob's count itself).
     static func decode<Element: Decodable, Key: CodingKey>(
-        in container: KeyedDecodingContainer<Key>, plain: Key, packed: Key, what: String,
-        unpack: (Data) -> [Element]?
+        in container: KeyedDecodingContainer<Key>, plain: Key, packed: Key, what: String, limit: Int? = nil,
+        unpack: (Data) throws -> [Element]?
     ) throws -> [Element] {
-        guard container.contains(packed) else { return try container.decode([Element].self, forKey: plain) }
-        guard let list = unpack(try container.decode(Data.self, forKey: packed)) else {
+        guard container.contains(packed) else {
+            guard let limit else { return try container.decode([Element].self, forKey: plain) }
+            var array = try container.nestedUnkeyedContainer(forKey: plain)
+            if let count = array.count, count > limit {
+                throw SyncPushRequest.TooManyChanges(count: count, limit: limit)
+            }
+            var list: [Element] = []
+            list.reserveCapacity(min(array.count ?? 0, limit))
+            while !array.isAtEnd {
+                // Only a decoder that did not know the length up front gets here with a long array.
+                guard list.count < limit else { throw SyncPushRequest.TooManyChanges(count: limit + 1, limit: limit) }
+                list.append(try array.decode(Element.self))
+            }
+            return list
+        }
+        guard let list = try unpack(try container.decode(Data.self, forKey: packed)) else {
             throw DecodingError.dataCorruptedError(
                 forKey: packed, in: container, debugDescription: "the \(what) are not in the packed form")
         }

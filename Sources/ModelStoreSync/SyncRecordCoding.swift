@@ -436,7 +436,7 @@ extension SyncRecordCoding {
     static func decodeModels(_ data: Data) -> [SyncModelState]? {
         var entity: String?
         // A model takes five bytes at least.
-        return decodeList(data, format: modelsFormat, smallest: 5) { reader in
+        return decodeList(data, format: modelsFormat, smallest: 5, checkingCount: acceptingAnyCount) { reader in
             guard let global = reader.string(), let entityName = reader.repeatable(previous: &entity),
                 let present = reader.byte()
             else { return nil }
@@ -455,10 +455,26 @@ extension SyncRecordCoding {
 
     /// Changes written by ``encode(changes:)``; `nil` for a blob that is not one whole.
     static func decodeChanges(_ data: Data) -> [SyncChange]? {
+        decodeChanges(data, checkingCount: acceptingAnyCount)
+    }
+
+    /// A count check that lets every count through.
+    private static func acceptingAnyCount(_ count: Int) {}
+
+    /// Changes written by ``encode(changes:)``, `nil` for a blob that is not one whole; a blob whose
+    /// count says more than `limit` throws ``SyncPushRequest/TooManyChanges`` before any change is
+    /// read, however short it is.
+    static func decodeChanges(_ data: Data, limit: Int) throws -> [SyncChange]? {
+        try decodeChanges(data) { count in
+            if count > limit { throw SyncPushRequest.TooManyChanges(count: count, limit: limit) }
+        }
+    }
+
+    private static func decodeChanges(_ data: Data, checkingCount: (Int) throws -> Void) rethrows -> [SyncChange]? {
         var entity: String?
         var replica: String?
         // A change takes fifteen bytes at least.
-        return decodeList(data, format: changesFormat, smallest: 15) { reader in
+        return try decodeList(data, format: changesFormat, smallest: 15, checkingCount: checkingCount) { reader in
             guard let global = reader.string(), let entityName = reader.repeatable(previous: &entity),
                 let kindByte = reader.byte()
             else { return nil }
@@ -483,13 +499,16 @@ extension SyncRecordCoding {
 
     /// A blob of `format`: the byte, a count, and that many elements `element` reads, each taking
     /// `smallest` bytes at least; `nil` when an element does not read or bytes follow the last.
+    /// `checkingCount` sees the count before any element is read, and may throw to stop there.
     private static func decodeList<Element>(
-        _ data: Data, format: UInt8, smallest: Int, element: (inout Reader) -> Element?
-    ) -> [Element]? {
+        _ data: Data, format: UInt8, smallest: Int, checkingCount: (Int) throws -> Void,
+        element: (inout Reader) -> Element?
+    ) rethrows -> [Element]? {
         guard data.first == format else { return nil }
-        return data.withUnsafeBytes { buffer -> [Element]? in
+        return try data.withUnsafeBytes { buffer -> [Element]? in
             var reader = Reader(buffer: buffer, position: 1)
             guard let count = reader.count() else { return nil }
+            try checkingCount(count)
             var list: [Element] = []
             // A count read from the blob is not trusted: it is bounded by the bytes left.
             list.reserveCapacity(min(count, reader.remaining / smallest))

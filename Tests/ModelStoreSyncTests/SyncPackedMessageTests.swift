@@ -152,6 +152,52 @@ import Testing
         }
     }
 
+    /// A decoder limited to `limit` changes per push.
+    static func limited(_ limit: Int) -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.userInfo[SyncPushRequest.maximumChangesKey] = limit
+        return decoder
+    }
+
+    @Test func aPushOverTheDecodersLimitStopsAtItsCountPackedOrNot() throws {
+        let request = Self.request(Self.changes)
+        for packed in [true, false] {
+            let data = try Self.encoded(request, packed: packed)
+            // At the limit, and with no limit, it reads whole.
+            #expect(
+                try Self.limited(Self.changes.count).decode(SyncPushRequest.self, from: data).changes == Self.changes)
+            #expect {
+                try Self.limited(Self.changes.count - 1).decode(SyncPushRequest.self, from: data)
+            } throws: { error in
+                error as? SyncPushRequest.TooManyChanges
+                    == SyncPushRequest.TooManyChanges(count: Self.changes.count, limit: Self.changes.count - 1)
+            }
+        }
+        // The count alone decides, before any change is read: a blob that claims 2^62 changes and
+        // holds none, and an array of 3 things that are not changes.
+        let claim = Data([0xC1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40])
+        let bodies = [
+            #"{"replica":"r","packedChanges":"\#(claim.base64EncodedString())"}"#: 1 << 62,
+            #"{"replica":"r","changes":[1,"x",null]}"#: 3,
+        ]
+        for (body, count) in bodies {
+            #expect {
+                try Self.limited(2).decode(SyncPushRequest.self, from: Data(body.utf8))
+            } throws: { error in
+                error as? SyncPushRequest.TooManyChanges == SyncPushRequest.TooManyChanges(count: count, limit: 2)
+            }
+            // Without the limit they are malformed.
+            #expect(throws: DecodingError.self) {
+                try JSONDecoder().decode(SyncPushRequest.self, from: Data(body.utf8))
+            }
+        }
+        #expect(
+            try SyncRecordCoding.decodeChanges(claim, limit: .max) == nil
+                && SyncRecordCoding.decodeChanges(SyncRecordCoding.encode(changes: Self.changes), limit: 6)
+                    == Self.changes
+        )
+    }
+
     /// Seeded random changes and models against the plain values they were made from.
     @Test(arguments: [UInt64(1), 42, 2026])
     func randomMessagesComeBackEqual(seed: UInt64) throws {

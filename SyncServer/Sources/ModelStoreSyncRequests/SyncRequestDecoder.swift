@@ -63,17 +63,17 @@ public struct SyncRequestDecoder: Sendable {
     /// The message of type `Message` in `body`, a request to `path`; a body that is not one is
     /// refused with 400 and a message naming where it went wrong.
     ///
-    /// A push whose packed changes say at their start that they are more than
-    /// ``Limits/maximumChangesPerPush`` is refused (413, as ``validate(_:)-(SyncPushRequest)``
-    /// refuses it) before they are decoded: an 8 MiB blob holds hundreds of thousands of changes.
+    /// A push that says it carries more than ``Limits/maximumChangesPerPush`` changes (the count
+    /// at the start of its packed blob, or the length of its JSON array) is refused (413, as
+    /// ``validate(_:)-(SyncPushRequest)`` refuses it) before they are decoded: an 8 MiB blob holds
+    /// hundreds of thousands of changes (``ModelStoreSync/SyncPushRequest/maximumChangesKey``).
     public func decode<Message: Decodable>(_ body: Data, as type: Message.Type, path: String) throws -> Message {
-        if Message.self == SyncPushRequest.self, let count = Self.packedChangeCount(body),
-            count > limits.maximumChangesPerPush
-        {
-            throw tooManyChanges(count)
-        }
+        let decoder = JSONDecoder()
+        decoder.userInfo[SyncPushRequest.maximumChangesKey] = limits.maximumChangesPerPush
         do {
-            return try JSONDecoder().decode(Message.self, from: body)
+            return try decoder.decode(Message.self, from: body)
+        } catch let error as SyncPushRequest.TooManyChanges {
+            throw tooManyChanges(error.count)
         } catch let DecodingError.keyNotFound(key, context) {
             throw SyncRequestRefusal.malformed(path, "no '\(Self.quoted(key.stringValue))' at '\(Self.path(context))'")
         } catch let DecodingError.typeMismatch(type, context) {
@@ -102,81 +102,6 @@ public struct SyncRequestDecoder: Sendable {
     }
 
     private static let packedKey = Data(#""packedChanges""#.utf8)
-
-    /// The number of changes a push's packed blob says it holds (the count after its format byte,
-    /// see `SyncRecordCoding`), read from the first characters of its base64 text without decoding
-    /// the rest; `nil` when the body has no one `packedChanges` string among its top-level keys, or
-    /// the blob does not start as a blob of changes (the full decoding then says what is wrong).
-    public static func packedChangeCount(_ body: Data) -> Int? {
-        guard isPacked(body) else { return nil }
-        return body.withUnsafeBytes { raw -> Int? in
-            let bytes = raw.bindMemory(to: UInt8.self)
-            let (quote, backslash, colon) = (UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: ":"))
-            func skipSpace(_ index: inout Int) {
-                while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
-            }
-            // The top-level object's keys: strings at depth 1 followed by a colon.
-            var index = 0
-            var depth = 0
-            var value: Int?
-            var found = 0
-            while index < bytes.count {
-                switch bytes[index] {
-                case quote:
-                    let start = index + 1
-                    index = start
-                    while index < bytes.count, bytes[index] != quote {
-                        index += bytes[index] == backslash ? 2 : 1
-                    }
-                    guard index < bytes.count else { return nil }
-                    let end = index
-                    index += 1
-                    guard depth == 1, end - start == 13 else { continue }
-                    var next = index
-                    skipSpace(&next)
-                    guard next < bytes.count, bytes[next] == colon,
-                        bytes[start..<end].elementsEqual(packedKey.dropFirst().dropLast())
-                    else { continue }
-                    next += 1
-                    skipSpace(&next)
-                    guard next < bytes.count, bytes[next] == quote else { return nil }
-                    found += 1
-                    value = next + 1
-                case UInt8(ascii: "{"), UInt8(ascii: "["):
-                    depth += 1
-                    index += 1
-                case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                    depth -= 1
-                    index += 1
-                default:
-                    index += 1
-                }
-            }
-            guard found == 1, var position = value else { return nil }
-            // Sixteen characters of base64 (JSON may write its '/' as '\/') are twelve bytes: the
-            // format byte and a count of up to 64 bits in LEB128 (ten bytes).
-            var text: [UInt8] = []
-            while position < bytes.count, text.count < 16, bytes[position] != quote {
-                if bytes[position] == backslash {
-                    guard position + 1 < bytes.count, bytes[position + 1] == UInt8(ascii: "/") else { return nil }
-                    position += 1
-                }
-                text.append(bytes[position])
-                position += 1
-            }
-            guard let start = Data(base64Encoded: Data(text.prefix(text.count / 4 * 4))), start.first == 0xC1
-            else { return nil }
-            var count: UInt64 = 0
-            var shift: UInt64 = 0
-            for byte in start.dropFirst() {
-                count |= UInt64(byte & 0x7F) << shift
-                if byte & 0x80 == 0 { return Int(exactly: count) ?? Int.max }
-                shift += 7
-                if shift > 63 { return nil }
-            }
-            return nil
-        }
-    }
 
     /// A coding path as `.changes[3].values`, each key cut short and without control characters.
     private static func path(_ context: DecodingError.Context) -> String {

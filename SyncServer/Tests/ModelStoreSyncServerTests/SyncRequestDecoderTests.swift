@@ -85,70 +85,95 @@ struct SyncRequestDecoderTests {
         return Data(#"{"replica":"r1","packedChanges":"\#(text)"}"#.utf8)
     }
 
-    /// The packed blob of `count` notes, as a push of this version writes it.
-    private static func blob(_ count: Int) throws -> Data {
-        let changes = (0..<count).map { index in
+    /// `count` new notes.
+    private static func changes(_ count: Int) -> [SyncChange] {
+        (0..<count).map { index in
             SyncChange(
                 globalID: "g\(index)", entity: "Note", kind: .insert,
                 values: ["owner": .string("alice"), "title": .string("n\(index)")],
                 stamp: SyncStamp(milliseconds: 1, counter: 0, replica: "r1"))
         }
+    }
+
+    /// The packed blob of `count` notes, as a push of this version writes it.
+    private static func blob(_ count: Int) throws -> Data {
         let encoder = JSONEncoder()
         encoder.userInfo[HTTPSyncTransport.packedCodingKey] = true
         let written = try JSONSerialization.jsonObject(
-            with: encoder.encode(SyncPushRequest(replica: "r1", changes: changes)))
+            with: encoder.encode(SyncPushRequest(replica: "r1", changes: changes(count))))
         let text = try #require((written as? [String: Any])?["packedChanges"] as? String)
         return try #require(Data(base64Encoded: text))
+    }
+
+    /// Decodes `body` as a push, expecting a refusal.
+    private func refusal(_ body: Data) throws -> SyncRequestRefusal {
+        try #require(
+            throws: SyncRequestRefusal.self,
+            performing: { try decoder.decode(body, as: SyncPushRequest.self, path: "push") })
     }
 
     @Test func aPackedPushOverTheLimitIsRefusedFromItsCountBeforeItsChangesAreDecoded() throws {
         // Its count says 2^62 changes and nothing follows: refused for its size, not as malformed.
         let huge = Data([0xC1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40])
-        #expect(SyncRequestDecoder.packedChangeCount(Self.packedPush(huge)) == 1 << 62)
-        let error = try #require(
-            throws: SyncRequestRefusal.self,
-            performing: { try decoder.decode(Self.packedPush(huge), as: SyncPushRequest.self, path: "push") })
+        let error = try refusal(Self.packedPush(huge))
         #expect(error.status == 413 && error.code == "tooLarge", "\(error)")
-        #expect(error.message.contains("more than the 50 allowed"), "\(error.message)")
+        #expect(error.message.contains("carries \(1 << 62) changes, more than the 50 allowed"), "\(error.message)")
 
         // 51 real changes, cut after the first bytes: the count alone refuses it.
         let over = try Self.blob(51)
-        #expect(SyncRequestDecoder.packedChangeCount(Self.packedPush(over)) == 51)
-        let cut = try #require(
-            throws: SyncRequestRefusal.self,
-            performing: { try decoder.decode(Self.packedPush(over.prefix(20)), as: SyncPushRequest.self, path: "push") }
-        )
-        #expect(cut.status == 413, "\(cut)")
+        let cut = try refusal(Self.packedPush(over.prefix(20)))
+        #expect(cut.status == 413 && cut.message.contains("carries 51 changes"), "\(cut)")
 
         // At the limit it decodes whole, slashes escaped or not; cut short it is malformed (400).
         let full = try Self.blob(50)
         for escaping in [false, true] {
-            let body = Self.packedPush(full, escapingSlashes: escaping)
-            #expect(SyncRequestDecoder.packedChangeCount(body) == 50)
-            let push = try decoder.decode(body, as: SyncPushRequest.self, path: "push")
+            let push = try decoder.decode(
+                Self.packedPush(full, escapingSlashes: escaping), as: SyncPushRequest.self, path: "push")
             try decoder.validate(push)
             #expect(push.changes.count == 50)
         }
-        let short = try #require(
-            throws: SyncRequestRefusal.self,
-            performing: { try decoder.decode(Self.packedPush(full.prefix(20)), as: SyncPushRequest.self, path: "push") }
-        )
-        #expect(short.status == 400, "\(short)")
+        #expect(try refusal(Self.packedPush(full.prefix(20))).status == 400)
     }
 
-    @Test func onlyTheTopLevelPackedChangesKeyIsCounted() throws {
+    @Test func aPushWithAJSONArrayOverTheLimitIsRefusedFromItsLengthBeforeItsChangesAreDecoded() throws {
+        // 51 elements that are not changes: the length refuses it (413), not the first element (400).
+        let junk = #"{"replica":"r1","changes":[\#(Array(repeating: "1", count: 51).joined(separator: ","))]}"#
+        let error = try refusal(Data(junk.utf8))
+        #expect(error.status == 413 && error.code == "tooLarge", "\(error)")
+        #expect(error.message.contains("carries 51 changes, more than the 50 allowed"), "\(error.message)")
+        // 50 of them are read, and the first is malformed.
+        let fifty = #"{"replica":"r1","changes":[\#(Array(repeating: "1", count: 50).joined(separator: ","))]}"#
+        let malformed = try refusal(Data(fifty.utf8))
+        #expect(malformed.status == 400 && malformed.message.contains("'.changes[0]'"), "\(malformed)")
+
+        // Real changes as JSON: 50 are accepted, 51 refused with their count.
+        let encoder = JSONEncoder()
+        for count in [50, 51] {
+            let changes = Self.changes(count)
+            let body = try encoder.encode(SyncPushRequest(replica: "r1", changes: changes))
+            if count == 50 {
+                let push = try decoder.decode(body, as: SyncPushRequest.self, path: "push")
+                try decoder.validate(push)
+                #expect(push.changes == changes)
+            } else {
+                let refused = try refusal(body)
+                #expect(refused.status == 413 && refused.message.contains("carries 51 changes"), "\(refused)")
+            }
+        }
+    }
+
+    @Test func onlyTheTopLevelPackedChangesCount() throws {
         let huge = Data([0xC1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40]).base64EncodedString()
-        // The key nested in another object, as a value, or twice: not counted (the decoding decides).
+        // The key nested in another object, or inside a string: not the push's changes, accepted.
         for body in [
             #"{"replica":"r1","changes":[],"pull":{"packedChanges":"\#(huge)","replica":"r1","cursor":{"transaction":0},"limit":1}}"#,
             #"{"replica":"packedChanges","changes":[],"note":"\"packedChanges\":\"\#(huge)\""}"#,
-            #"{"replica":"r1","packedChanges":"\#(huge)","packedChanges":"\#(huge)"}"#,
-            #"{"replica":"r1","packedChanges":"wQ=="}"#,
         ] {
-            #expect(SyncRequestDecoder.packedChangeCount(Data(body.utf8)) == nil, "\(body)")
+            let push = try decoder.decode(Data(body.utf8), as: SyncPushRequest.self, path: "push")
+            #expect(push.changes.isEmpty, "\(body)")
         }
-        #expect(
-            SyncRequestDecoder.packedChangeCount(Data(#"{ "packedChanges" : "\#(huge)" , "replica":"r1"}"#.utf8)) == 1
-                << 62)
+        // A blob with no count is malformed; a huge count with space around the key is refused.
+        #expect(try refusal(Data(#"{"replica":"r1","packedChanges":"wQ=="}"#.utf8)).status == 400)
+        #expect(try refusal(Data(#"{ "packedChanges" : "\#(huge)" , "replica":"r1"}"#.utf8)).status == 413)
     }
 }
