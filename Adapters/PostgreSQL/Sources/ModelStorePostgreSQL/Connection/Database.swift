@@ -15,8 +15,12 @@ final class Database: Sendable {
     let url: String
     private let runner: Task<Void, Never>
     private let retries: Int
-    /// The statements kept prepared on the pool's connections.
+    /// The statements kept prepared on the store's connections.
     let statements = PreparedStatements()
+    /// The connection kept outside the pool for statements outside transactions (see
+    /// ``autocommit(_:)``); `nil` when the configuration allows a single connection, which is then
+    /// the pool's.
+    let autocommitConnection: AutocommitConnection?
 
     init(_ configuration: PostgreSQLStoreConfiguration) {
         var client: PostgresClient.Configuration
@@ -35,7 +39,9 @@ final class Database: Sendable {
                 host: configuration.host, port: configuration.port, username: configuration.username,
                 password: configuration.password, database: configuration.database, tls: tls)
         }
-        client.options.maximumConnections = configuration.maximumConnections
+        // The connection kept for statements outside transactions counts against the maximum.
+        let keepsOwnConnection = configuration.maximumConnections >= 2
+        client.options.maximumConnections = configuration.maximumConnections - (keepsOwnConnection ? 1 : 0)
         // One connection stays open for the store's life: the pool gives the connections beyond
         // its minimum an idle timer each time they are released, and cancels it when they are
         // leased again, which wakes the pool's own task twice for every statement of the store.
@@ -43,18 +49,21 @@ final class Database: Sendable {
         client.options.connectTimeout = configuration.connectTimeout
         client.options.keepAliveBehavior = nil
         if let timeout = configuration.statementTimeout {
-            let milliseconds =
-                timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
-            client.options.additionalStartupParameters = [("statement_timeout", "\(max(milliseconds, 1))")]
+            client.options.additionalStartupParameters = [("statement_timeout", Self.statementTimeout(timeout))]
         }
         let pool = PostgresClient(configuration: client, backgroundLogger: Self.silent)
         self.client = pool
         url = configuration.redactedURL
         retries = max(configuration.serializationRetries, 0)
         runner = Task(executorPreference: BridgeExecutor.shared) { await pool.run() }
+        autocommitConnection =
+            keepsOwnConnection ? AutocommitConnection(open: { try await Self.connect(configuration) }) : nil
     }
 
-    deinit { runner.cancel() }
+    deinit {
+        runner.cancel()
+        autocommitConnection?.close()
+    }
 
     /// Opens and closes one connection outside the pool, so an unreachable server or refused
     /// credentials fail the open at once with the cause, instead of after the pool's retries.
@@ -63,8 +72,8 @@ final class Database: Sendable {
         try? await opened.close()
     }
 
-    /// Opens one connection outside the pool, with the configuration's TLS settings; errors
-    /// become `DataStoreError`s naming the cause.
+    /// Opens one connection outside the pool, with the configuration's TLS settings and statement
+    /// timeout; errors become `DataStoreError`s naming the cause.
     static func connect(_ configuration: PostgreSQLStoreConfiguration) async throws -> PostgresConnection {
         var options = PostgresConnection.Configuration.Options()
         options.connectTimeout = TimeAmount.nanoseconds(
@@ -94,12 +103,21 @@ final class Database: Sendable {
                 host: configuration.host, port: configuration.port, username: configuration.username,
                 password: configuration.password, database: configuration.database, tls: tls)
         }
+        if let timeout = configuration.statementTimeout {
+            options.additionalStartupParameters = [("statement_timeout", statementTimeout(timeout))]
+        }
         connection.options = options
         do {
             return try await PostgresConnection.connect(configuration: connection, id: 0, logger: silent)
         } catch {
             throw ModelStoreErrors.translate(error, doing: "connecting", url: configuration.redactedURL)
         }
+    }
+
+    /// The value of the `statement_timeout` setting for `timeout`: whole milliseconds, at least one.
+    static func statementTimeout(_ timeout: Duration) -> String {
+        let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+        return "\(max(milliseconds, 1))"
     }
 
     /// The client TLS settings: full verification of the server's certificate and name, against
@@ -110,8 +128,12 @@ final class Database: Sendable {
         return tls
     }
 
-    /// Stops the pool: every connection closes.
-    func close() { runner.cancel() }
+    /// Stops the pool and closes the connection kept for statements outside transactions: every
+    /// connection closes.
+    func close() {
+        runner.cancel()
+        autocommitConnection?.close()
+    }
 
     /// A logger that logs nothing: the store never logs connection details or credentials.
     static let silent = Logger(label: "ModelStorePostgreSQL", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -308,10 +330,23 @@ extension Database {
     /// its own (see ``OneStatementUpdate``); again from the start when the server refused a prepared
     /// text (which then ran not at all). Other errors are passed on untranslated: the caller tells a
     /// statement that stored nothing from one whose outcome the connection's end left unknown.
+    ///
+    /// The connection is the one the store keeps for this (``AutocommitConnection``) when no other
+    /// caller has it, else one leased from the pool.
     func autocommit<Value: Sendable>(_ body: @escaping @Sendable (Session) async throws -> Value) async throws -> Value
     {
         while true {
             do {
+                if let own = autocommitConnection, let connection = own.take() {
+                    do {
+                        let value = try await body(Session(connection: connection, statements: statements))
+                        own.handBack(connection, after: nil)
+                        return value
+                    } catch {
+                        own.handBack(connection, after: error)
+                        throw error
+                    }
+                }
                 return try await client.withConnection { connection in
                     try await body(Session(connection: connection, statements: statements))
                 }
@@ -326,8 +361,8 @@ extension Database {
 struct Session: @unchecked Sendable {
     // Safety: a session lives only inside the closure its connection was leased for, used by one task.
     let connection: PostgresConnection
-    /// The names of the statements kept prepared on the connection's pool; `nil` on a connection
-    /// of its own, where ``query(prepared:_:)`` runs statements unprepared.
+    /// The names of the statements kept prepared on the store's connections; `nil` on a connection
+    /// of its own (a test's, a probe's), where ``query(prepared:_:)`` runs statements unprepared.
     var statements: PreparedStatements? = nil
     /// The id of the session's transaction (`txid_current()`), when a statement has read it.
     let transactionID = TransactionID()
