@@ -6,8 +6,8 @@ import Testing
 
 @testable import ModelStorePostgreSQL
 
-/// The connection a store keeps outside its pool for statements outside transactions
-/// (`AutocommitConnection`): reads run on it, one caller at a time; a connection the server ends is
+/// The connection a store keeps outside its pool (`AutocommitConnection`): reads and transactions
+/// run on it, one caller at a time, the others on the pool; a connection the server ends is
 /// replaced; a fetch during a save sees only what was committed; and it closes with the store.
 ///
 /// One test at a time: each holds a store's connections and an admin connection, and the package's
@@ -79,12 +79,30 @@ struct PostgreSQLAutocommitConnectionTests {
         return running
     }
 
-    @Test func readsRunOnOneKeptConnectionOutsideThePool() async throws {
+    /// The server process of a pooled connection: a transaction's while a read holds the kept one.
+    private func pooledBackend(_ store: PostgreSQLStore) async throws -> Int64 {
+        let holding = Task {
+            try await store.database.read("testing") { session in
+                try await session.integer("SELECT pg_backend_pid()::bigint FROM pg_sleep(0.5)")
+            }
+        }
+        try await Task.sleep(for: .milliseconds(150))
+        let pooled = try await transactionBackend(store)
+        _ = try await holding.value
+        return pooled
+    }
+
+    @Test func callsRunOnOneKeptConnectionAndOnThePoolWhileItIsTaken() async throws {
         let (container, store) = try store(counters: 3, namespace: PostgreSQLServer.freshNamespace())
+        // The store's first connection, opened to check the server, is kept from the open on: calls
+        // one after another never needed another.
+        #expect(store.database.autocommitConnection?.holdsConnection == true)
         let kept = try await keptBackend(store)
         #expect(try await readingBackend(store) == kept)
-        #expect(try await transactionBackend(store) != kept)
+        #expect(try await transactionBackend(store) == kept)
         #expect(try Self.fetchValue("c2", in: container) == 14)
+        #expect(store.database.autocommitConnection?.opensStartedSoFar == 0)
+        #expect(try await pooledBackend(store) != kept)
         #expect(try await readingBackend(store) == kept)
         store.close()
     }
@@ -253,7 +271,7 @@ struct PostgreSQLAutocommitConnectionTests {
         let admin = try await AdminConnection.open()
         do {
             let kept = try await keptBackend(store)
-            let pooled = try await transactionBackend(store)
+            let pooled = try await pooledBackend(store)
             #expect(try await Self.alive([kept, pooled], admin: admin).count == 2)
             store.close()
             #expect(try await Self.awaitGone([kept, pooled], admin: admin) == [])

@@ -2,16 +2,16 @@ import Foundation
 import NIOCore
 import PostgresNIO
 
-/// One connection the store keeps outside its pool for the statements it runs outside transactions
-/// (fetches, counts, one-statement saves, see ``Database/autocommit(_:)``): taking it costs a lock,
-/// where leasing a pooled connection costs the pool's bookkeeping and a hop through the pool's own
-/// task on every statement.
+/// One connection the store keeps outside its pool, which every call of the store takes when no
+/// other call has it (fetches, saves, see `Database.withConnection`): taking it costs a lock, where
+/// leasing a pooled connection costs the pool's bookkeeping and a hop through the pool's own task.
 ///
 /// - One caller at a time: ``take()`` hands the connection to one caller and returns `nil` to the
 ///   others until it is handed back, so two callers never interleave on it; the others lease from
 ///   the pool, as every caller did before.
-/// - Opened when first wanted, by a task of its own, while the caller that wanted it leases from the
-///   pool; after a failed open, not tried again for a second.
+/// - The store's first connection (see ``adopt(_:)``); opened again when next wanted after it
+///   ended, by a task of its own, while the caller that wanted it leases from the pool; after a
+///   failed open, not tried again for a second.
 /// - A connection that closed (the server ended it, or the network did) is dropped when it is next
 ///   taken or handed back, and a new one opened; one that a statement's error says the server ends
 ///   (SQLSTATE class 57P or 08) is closed at once, as the pool's are (see `Database.begin`).
@@ -35,6 +35,7 @@ final class AutocommitConnection: @unchecked Sendable {
 
     private let lock = NSLock()
     private var state = State.none(retryAfter: nil)
+    private var opensStarted = 0
     private let open: @Sendable () async throws -> PostgresConnection
 
     /// How long after a failed open the next is tried.
@@ -61,6 +62,7 @@ final class AutocommitConnection: @unchecked Sendable {
             lock.unlock()
             return nil
         }
+        opensStarted += 1
         lock.unlock()
         startOpening()
         return nil
@@ -83,6 +85,19 @@ final class AutocommitConnection: @unchecked Sendable {
         lock.unlock()
         if !keep { Self.close(connection) }
     }
+
+    /// Keeps `connection`, opened by the store, when none is kept or being opened; returns whether
+    /// it did (the caller closes it otherwise).
+    func adopt(_ connection: PostgresConnection) -> Bool {
+        lock.withLock {
+            guard case .none = state else { return false }
+            state = .idle(connection)
+            return true
+        }
+    }
+
+    /// How many opens ``take()`` has started (for tests).
+    var opensStartedSoFar: Int { lock.withLock { opensStarted } }
 
     /// Whether a connection is open, idle or taken (for tests).
     var holdsConnection: Bool {

@@ -17,9 +17,9 @@ final class Database: Sendable {
     private let retries: Int
     /// The statements kept prepared on the store's connections.
     let statements = PreparedStatements()
-    /// The connection kept outside the pool for statements outside transactions (see
-    /// ``autocommit(_:)``); `nil` when the configuration allows a single connection, which is then
-    /// the pool's.
+    /// The connection kept outside the pool, which every call takes when no other call has it (see
+    /// ``withConnection(_:)``); `nil` when the configuration allows a single connection, which is
+    /// then the pool's.
     let autocommitConnection: AutocommitConnection?
 
     init(_ configuration: PostgreSQLStoreConfiguration) {
@@ -39,13 +39,14 @@ final class Database: Sendable {
                 host: configuration.host, port: configuration.port, username: configuration.username,
                 password: configuration.password, database: configuration.database, tls: tls)
         }
-        // The connection kept for statements outside transactions counts against the maximum.
+        // The kept connection counts against the maximum.
         let keepsOwnConnection = configuration.maximumConnections >= 2
         client.options.maximumConnections = configuration.maximumConnections - (keepsOwnConnection ? 1 : 0)
-        // One connection stays open for the store's life: the pool gives the connections beyond
-        // its minimum an idle timer each time they are released, and cancels it when they are
-        // leased again, which wakes the pool's own task twice for every statement of the store.
-        client.options.minimumConnections = min(1, configuration.maximumConnections)
+        // One connection stays open for the store's life: the kept one, or else one of the pool's
+        // (the pool gives the connections beyond its minimum an idle timer each time they are
+        // released, and cancels it when they are leased again, which wakes the pool's own task twice
+        // for every statement; with a kept connection, the pool serves only calls that find it taken).
+        client.options.minimumConnections = keepsOwnConnection ? 0 : min(1, configuration.maximumConnections)
         client.options.connectTimeout = configuration.connectTimeout
         client.options.keepAliveBehavior = nil
         if let timeout = configuration.statementTimeout {
@@ -70,6 +71,14 @@ final class Database: Sendable {
     static func probe(_ configuration: PostgreSQLStoreConfiguration) async throws {
         let opened = try await connect(configuration)
         try? await opened.close()
+    }
+
+    /// Opens the store's first connection, so an unreachable server or refused credentials fail the
+    /// open at once with the cause, instead of after the pool's retries; keeps it as the kept
+    /// connection (see ``autocommitConnection``), else closes it.
+    func connectFirst(_ configuration: PostgreSQLStoreConfiguration) async throws {
+        let opened = try await Self.connect(configuration)
+        if autocommitConnection?.adopt(opened) != true { try? await opened.close() }
     }
 
     /// Opens one connection outside the pool, with the configuration's TLS settings and statement
@@ -173,7 +182,7 @@ final class Database: Sendable {
         var attempt = 0
         while true {
             do {
-                return try await client.withConnection { connection in
+                return try await withConnection { [self] connection in
                     let session = Session(connection: connection, statements: statements)
                     let value = try await Self.begin("BEGIN ISOLATION LEVEL \(isolation)", session, body)
                     switch session.closing.state {
@@ -292,7 +301,7 @@ final class Database: Sendable {
         _ doing: String, _ body: @escaping @Sendable (Session) async throws -> Value
     ) async throws -> Value {
         do {
-            return try await client.withConnection { connection in
+            return try await withConnection { [self] connection in
                 let session = Session(connection: connection, statements: statements)
                 let value = try await Self.begin("BEGIN", session, body)
                 try await session.execute("ROLLBACK")
@@ -331,28 +340,36 @@ extension Database {
     /// text (which then ran not at all). Other errors are passed on untranslated: the caller tells a
     /// statement that stored nothing from one whose outcome the connection's end left unknown.
     ///
-    /// The connection is the one the store keeps for this (``AutocommitConnection``) when no other
-    /// caller has it, else one leased from the pool.
     func autocommit<Value: Sendable>(_ body: @escaping @Sendable (Session) async throws -> Value) async throws -> Value
     {
         while true {
             do {
-                if let own = autocommitConnection, let connection = own.take() {
-                    do {
-                        let value = try await body(Session(connection: connection, statements: statements))
-                        own.handBack(connection, after: nil)
-                        return value
-                    } catch {
-                        own.handBack(connection, after: error)
-                        throw error
-                    }
-                }
-                return try await client.withConnection { connection in
+                return try await withConnection { [self] connection in
                     try await body(Session(connection: connection, statements: statements))
                 }
             } catch is RunUnprepared {
                 continue
             }
+        }
+    }
+
+    /// Runs `body` on the connection the store keeps (``AutocommitConnection``) when no other call
+    /// has it, else on one leased from the pool: taking the kept one costs a lock, where a lease
+    /// costs the pool's bookkeeping.
+    private func withConnection<Value: Sendable>(
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
+    ) async throws -> Value {
+        guard let own = autocommitConnection, let connection = own.take() else {
+            return try await client.withConnection { connection in try await body(connection) }
+        }
+        do {
+            let value = try await body(connection)
+            own.handBack(connection, after: nil)
+            return value
+        } catch {
+            // A connection that ended during a COMMIT is dropped, as one that ended elsewhere.
+            own.handBack(connection, after: (error as? CommitInDoubt)?.underlying ?? error)
+            throw error
         }
     }
 }
