@@ -97,7 +97,7 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
         oneStatementTexts = layouts.compactMapValues { OneStatementUpdate.sql(for: $0, history: history) }
         let plan = migrationPlan.map { SendablePlan(type: $0) }
         do {
-            try database.wait { try await Database.probe(configuration) }
+            try database.wait { try await database.connectFirst(configuration) }
             let opened = try database.wait { thread in
                 try await database.transaction("opening") { session in
                     let identifier = try await opener.open(session, migrationPlan: plan?.type, stagesOn: thread)

@@ -47,8 +47,10 @@ public struct PostgreSQLStoreConfiguration: DataStoreConfiguration, CustomString
     /// `sslrootcert`), instead of the system's roots: for a server with a private or self-signed
     /// certificate.
     public var tlsRootCertificatePath: String?
-    /// The most connections the store's pool opens. One of them stays open while the store is
-    /// open; the others close after a minute unused.
+    /// The most connections the store opens. From 2 on, one of them (the first) stays open for the
+    /// store's life, outside the pool, and every call runs on it while no other call uses it; the
+    /// others are a pool for the calls made meanwhile, and close after a minute unused. With 1, that
+    /// one connection is the pool's, and stays open.
     public var maximumConnections: Int
     /// How long opening a connection may take.
     public var connectTimeout: Duration

@@ -15,8 +15,12 @@ final class Database: Sendable {
     let url: String
     private let runner: Task<Void, Never>
     private let retries: Int
-    /// The statements kept prepared on the pool's connections.
+    /// The statements kept prepared on the store's connections.
     let statements = PreparedStatements()
+    /// The connection kept outside the pool, which every call takes when no other call has it (see
+    /// ``withConnection(_:)``); `nil` when the configuration allows a single connection, which is
+    /// then the pool's.
+    let autocommitConnection: AutocommitConnection?
 
     init(_ configuration: PostgreSQLStoreConfiguration) {
         var client: PostgresClient.Configuration
@@ -35,26 +39,32 @@ final class Database: Sendable {
                 host: configuration.host, port: configuration.port, username: configuration.username,
                 password: configuration.password, database: configuration.database, tls: tls)
         }
-        client.options.maximumConnections = configuration.maximumConnections
-        // One connection stays open for the store's life: the pool gives the connections beyond
-        // its minimum an idle timer each time they are released, and cancels it when they are
-        // leased again, which wakes the pool's own task twice for every statement of the store.
-        client.options.minimumConnections = min(1, configuration.maximumConnections)
+        // The kept connection counts against the maximum.
+        let keepsOwnConnection = configuration.maximumConnections >= 2
+        client.options.maximumConnections = configuration.maximumConnections - (keepsOwnConnection ? 1 : 0)
+        // One connection stays open for the store's life: the kept one, or else one of the pool's
+        // (the pool gives the connections beyond its minimum an idle timer each time they are
+        // released, and cancels it when they are leased again, which wakes the pool's own task twice
+        // for every statement; with a kept connection, the pool serves only calls that find it taken).
+        client.options.minimumConnections = keepsOwnConnection ? 0 : min(1, configuration.maximumConnections)
         client.options.connectTimeout = configuration.connectTimeout
         client.options.keepAliveBehavior = nil
         if let timeout = configuration.statementTimeout {
-            let milliseconds =
-                timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
-            client.options.additionalStartupParameters = [("statement_timeout", "\(max(milliseconds, 1))")]
+            client.options.additionalStartupParameters = [("statement_timeout", Self.statementTimeout(timeout))]
         }
         let pool = PostgresClient(configuration: client, backgroundLogger: Self.silent)
         self.client = pool
         url = configuration.redactedURL
         retries = max(configuration.serializationRetries, 0)
         runner = Task(executorPreference: BridgeExecutor.shared) { await pool.run() }
+        autocommitConnection =
+            keepsOwnConnection ? AutocommitConnection(open: { try await Self.connect(configuration) }) : nil
     }
 
-    deinit { runner.cancel() }
+    deinit {
+        runner.cancel()
+        autocommitConnection?.close()
+    }
 
     /// Opens and closes one connection outside the pool, so an unreachable server or refused
     /// credentials fail the open at once with the cause, instead of after the pool's retries.
@@ -63,8 +73,16 @@ final class Database: Sendable {
         try? await opened.close()
     }
 
-    /// Opens one connection outside the pool, with the configuration's TLS settings; errors
-    /// become `DataStoreError`s naming the cause.
+    /// Opens the store's first connection, so an unreachable server or refused credentials fail the
+    /// open at once with the cause, instead of after the pool's retries; keeps it as the kept
+    /// connection (see ``autocommitConnection``), else closes it.
+    func connectFirst(_ configuration: PostgreSQLStoreConfiguration) async throws {
+        let opened = try await Self.connect(configuration)
+        if autocommitConnection?.adopt(opened) != true { try? await opened.close() }
+    }
+
+    /// Opens one connection outside the pool, with the configuration's TLS settings and statement
+    /// timeout; errors become `DataStoreError`s naming the cause.
     static func connect(_ configuration: PostgreSQLStoreConfiguration) async throws -> PostgresConnection {
         var options = PostgresConnection.Configuration.Options()
         options.connectTimeout = TimeAmount.nanoseconds(
@@ -94,12 +112,21 @@ final class Database: Sendable {
                 host: configuration.host, port: configuration.port, username: configuration.username,
                 password: configuration.password, database: configuration.database, tls: tls)
         }
+        if let timeout = configuration.statementTimeout {
+            options.additionalStartupParameters = [("statement_timeout", statementTimeout(timeout))]
+        }
         connection.options = options
         do {
             return try await PostgresConnection.connect(configuration: connection, id: 0, logger: silent)
         } catch {
             throw ModelStoreErrors.translate(error, doing: "connecting", url: configuration.redactedURL)
         }
+    }
+
+    /// The value of the `statement_timeout` setting for `timeout`: whole milliseconds, at least one.
+    static func statementTimeout(_ timeout: Duration) -> String {
+        let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+        return "\(max(milliseconds, 1))"
     }
 
     /// The client TLS settings: full verification of the server's certificate and name, against
@@ -110,8 +137,12 @@ final class Database: Sendable {
         return tls
     }
 
-    /// Stops the pool: every connection closes.
-    func close() { runner.cancel() }
+    /// Stops the pool and closes the connection kept for statements outside transactions: every
+    /// connection closes.
+    func close() {
+        runner.cancel()
+        autocommitConnection?.close()
+    }
 
     /// A logger that logs nothing: the store never logs connection details or credentials.
     static let silent = Logger(label: "ModelStorePostgreSQL", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -151,7 +182,7 @@ final class Database: Sendable {
         var attempt = 0
         while true {
             do {
-                return try await client.withConnection { connection in
+                return try await withConnection { [self] connection in
                     let session = Session(connection: connection, statements: statements)
                     let value = try await Self.begin("BEGIN ISOLATION LEVEL \(isolation)", session, body)
                     switch session.closing.state {
@@ -270,7 +301,7 @@ final class Database: Sendable {
         _ doing: String, _ body: @escaping @Sendable (Session) async throws -> Value
     ) async throws -> Value {
         do {
-            return try await client.withConnection { connection in
+            return try await withConnection { [self] connection in
                 let session = Session(connection: connection, statements: statements)
                 let value = try await Self.begin("BEGIN", session, body)
                 try await session.execute("ROLLBACK")
@@ -308,16 +339,37 @@ extension Database {
     /// its own (see ``OneStatementUpdate``); again from the start when the server refused a prepared
     /// text (which then ran not at all). Other errors are passed on untranslated: the caller tells a
     /// statement that stored nothing from one whose outcome the connection's end left unknown.
+    ///
     func autocommit<Value: Sendable>(_ body: @escaping @Sendable (Session) async throws -> Value) async throws -> Value
     {
         while true {
             do {
-                return try await client.withConnection { connection in
+                return try await withConnection { [self] connection in
                     try await body(Session(connection: connection, statements: statements))
                 }
             } catch is RunUnprepared {
                 continue
             }
+        }
+    }
+
+    /// Runs `body` on the connection the store keeps (``AutocommitConnection``) when no other call
+    /// has it, else on one leased from the pool: taking the kept one costs a lock, where a lease
+    /// costs the pool's bookkeeping.
+    private func withConnection<Value: Sendable>(
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
+    ) async throws -> Value {
+        guard let own = autocommitConnection, let connection = own.take() else {
+            return try await client.withConnection { connection in try await body(connection) }
+        }
+        do {
+            let value = try await body(connection)
+            own.handBack(connection, after: nil)
+            return value
+        } catch {
+            // A connection that ended during a COMMIT is dropped, as one that ended elsewhere.
+            own.handBack(connection, after: (error as? CommitInDoubt)?.underlying ?? error)
+            throw error
         }
     }
 }
@@ -326,8 +378,8 @@ extension Database {
 struct Session: @unchecked Sendable {
     // Safety: a session lives only inside the closure its connection was leased for, used by one task.
     let connection: PostgresConnection
-    /// The names of the statements kept prepared on the connection's pool; `nil` on a connection
-    /// of its own, where ``query(prepared:_:)`` runs statements unprepared.
+    /// The names of the statements kept prepared on the store's connections; `nil` on a connection
+    /// of its own (a test's, a probe's), where ``query(prepared:_:)`` runs statements unprepared.
     var statements: PreparedStatements? = nil
     /// The id of the session's transaction (`txid_current()`), when a statement has read it.
     let transactionID = TransactionID()
