@@ -194,7 +194,14 @@ struct AccessPathReader {
     }
 
     private func properties(ofIndex name: String) -> [String] {
-        guard let layout, let number = name.split(separator: ".").last.flatMap({ Int($0) }) else { return [] }
+        guard let layout else { return [] }
+        let parts = name.split(separator: ".")
+        // `Entity.relationship.key`: the index of a to-one column.
+        if parts.count == 3, parts[2] == "key", let column = layout.column(named: String(parts[1])), column.kind == nil
+        {
+            return [String(parts[1])]
+        }
+        guard let number = parts.last.flatMap({ Int($0) }) else { return [] }
         let entity = layout.entity
         if name.contains(".unique."), number < entity.uniquenessConstraints.count {
             return entity.uniquenessConstraints[number]

@@ -49,6 +49,29 @@ struct SQLiteStoreTests {
         }
     }
 
+    /// A declared index of a to-one relationship alone is not created a second time: the column's own
+    /// index serves it, and `explain` names the relationship as that index's property.
+    @Test func aDeclaredIndexOfAToOneColumnIsItsOwnIndex() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        var description = ItemSchema.description()
+        description.entities[0].indices = [["parent"], ["n"], ["parent", "n"]]
+        let store = try ItemSchema.store(url, schema: try Schema(description))
+        let names = Self.tables(url)
+        #expect(names.contains("Item.parent.key") && !names.contains("Item.index.0"), "\(names)")
+        #expect(names.contains("Item.index.1") && names.contains("Item.index.2"), "\(names)")
+        let entity = try #require(store.schema.entity(named: "Item"))
+        var parent = ItemSchema.item(code: "p", in: entity)
+        let ids = try store.insert([parent])
+        parent = try #require(try store.run(StoreQuery(entityName: "Item")).first)
+        var child = ItemSchema.item(code: "c", in: entity)
+        child.values[try #require(entity.slot(of: "parent"))] = .reference(ids[0])
+        _ = try store.insert([child])
+        let byParent = StoreQuery(entityName: "Item", filter: .equal("parent", .reference(ids[0])))
+        #expect(store.accessPath(for: byParent)?.properties == ["parent"])
+        #expect(try store.run(byParent).map { $0["code"] } == [.string("c")])
+    }
+
     @Test func identifiersAndKeysSurviveReopeningAndErase() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("store.sqlite")

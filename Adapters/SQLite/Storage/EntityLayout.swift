@@ -170,7 +170,10 @@ final class EntityLayout: Sendable {
                 "CREATE UNIQUE INDEX \(quote("\(entity.name).unique.\(number)")) ON \(table) ("
                     + names.map(quote).joined(separator: ", ") + ")")
         }
-        for (number, names) in entity.indices.enumerated() {
+        // Each to-one column has an index of its own (below): a declared index of that column alone
+        // would be a second copy of it, written on every save. Its number stays unused.
+        let keyed = Set(columns.lazy.filter { $0.kind == nil }.map(\.name))
+        for (number, names) in entity.indices.enumerated() where !(names.count == 1 && keyed.contains(names[0])) {
             sql.append(
                 "CREATE INDEX \(quote("\(entity.name).index.\(number)")) ON \(table) ("
                     + names.map(quote).joined(separator: ", ") + ")")
