@@ -22,17 +22,33 @@ final class FetchPlanCache: Sendable {
         // Safety: every part is an immutable value; key paths and sort descriptors are never
         // mutated after they are made, so sharing them between threads is safe.
         let model: ObjectIdentifier
+        /// The predicate's shape, which also holds this fetch's constants (``PredicateShape/operands``).
         let predicate: PredicateShape?
         /// The descriptor's sort, `nil` when it has none.
         let sort: SortShape?
         let hasLimit: Bool
         let hasOffset: Bool
+        /// The parts' hash, mixed once when the key is made: the dictionary hashes this one number.
+        private let hashCode: Int
+
+        init(model: ObjectIdentifier, predicate: PredicateShape?, sort: SortShape?, hasLimit: Bool, hasOffset: Bool) {
+            self.model = model
+            self.predicate = predicate
+            self.sort = sort
+            self.hasLimit = hasLimit
+            self.hasOffset = hasOffset
+            // Cheap mixing is enough: the dictionary hashes the result with its own seeded hasher.
+            var code = Int(bitPattern: UInt(bitPattern: model))
+            code = code &* 31 &+ (predicate?.hashCode ?? 0)
+            code = code &* 31 &+ (sort?.hashCode ?? 0)
+            hashCode = code &* 4 &+ (hasLimit ? 2 : 0) &+ (hasOffset ? 1 : 0)
+        }
 
         /// Equal when the parts are; the sorts are compared last, only when everything else is
         /// equal (so both are sorts of one model type).
         static func == (lhs: Key, rhs: Key) -> Bool {
-            guard lhs.model == rhs.model, lhs.hasLimit == rhs.hasLimit, lhs.hasOffset == rhs.hasOffset,
-                lhs.predicate == rhs.predicate
+            guard lhs.hashCode == rhs.hashCode, lhs.model == rhs.model, lhs.hasLimit == rhs.hasLimit,
+                lhs.hasOffset == rhs.hasOffset, lhs.predicate == rhs.predicate
             else { return false }
             switch (lhs.sort, rhs.sort) {
             case (nil, nil): return true
@@ -41,13 +57,7 @@ final class FetchPlanCache: Sendable {
             }
         }
 
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(model)
-            hasher.combine(predicate)
-            hasher.combine(sort?.hashCode)
-            hasher.combine(hasLimit)
-            hasher.combine(hasOffset)
-        }
+        func hash(into hasher: inout Hasher) { hasher.combine(hashCode) }
     }
 
     /// A descriptor's sort as a key part, compared as `[SortDescriptor<T>]` (exactly as
@@ -90,7 +100,9 @@ final class FetchPlanCache: Sendable {
     }
 
     /// A kept plan: where each conjunct goes, and how its filter is made from the constants.
-    struct Entry: Sendable {
+    ///
+    /// A class, so that a look-up hands back one reference rather than a copy of every list.
+    final class Entry: Sendable {
         /// Per top-level conjunct of the predicate: its filter's shape (without its operands) and
         /// the index in ``PredicateShape/operands`` of each operand; `nil` for a conjunct without a filter.
         let conjuncts: [(skeleton: StoreFilterShape, sources: [Int])?]
@@ -103,10 +115,27 @@ final class FetchPlanCache: Sendable {
         let windowsInMemory: Bool
         let pushesWindow: Bool
         let placements: [ConjunctPlacement]
+
+        init(
+            conjuncts: [(skeleton: StoreFilterShape, sources: [Int])?], pushed: [Int], onSnapshots: [Int],
+            sort: [StoreSortKey], snapshotSort: [StoreSortKey]?, filtersModels: Bool, sortsModels: Bool,
+            windowsInMemory: Bool, pushesWindow: Bool, placements: [ConjunctPlacement]
+        ) {
+            self.conjuncts = conjuncts
+            self.pushed = pushed
+            self.onSnapshots = onSnapshots
+            self.sort = sort
+            self.snapshotSort = snapshotSort
+            self.filtersModels = filtersModels
+            self.sortsModels = sortsModels
+            self.windowsInMemory = windowsInMemory
+            self.pushesWindow = pushesWindow
+            self.placements = placements
+        }
     }
 
     /// The key of a fetch, or `nil` when its plan is not kept.
-    static func key<T>(_ descriptor: FetchDescriptor<T>) -> (Key, PredicateShape?)? {
+    static func key<T>(_ descriptor: FetchDescriptor<T>) -> Key? {
         // `count`, not `isEmpty`: the generic `isEmpty` looks up the array type's metadata on every call.
         guard descriptor.propertiesToFetch.count == 0 else { return nil }
         var shape: PredicateShape?
@@ -114,18 +143,15 @@ final class FetchPlanCache: Sendable {
             guard let predicateShape = PredicateShape(predicate) else { return nil }
             shape = predicateShape
         }
-        let key = Key(
+        return Key(
             model: ObjectIdentifier(T.self), predicate: shape, sort: SortShape.of(descriptor.sortBy),
             hasLimit: descriptor.fetchLimit != nil, hasOffset: (descriptor.fetchOffset ?? 0) > 0)
-        return (key, shape)
     }
 
     /// The kept plan for a key, made for this descriptor's constants and window.
-    func plan<T>(
-        _ key: Key, shape: PredicateShape?, descriptor: FetchDescriptor<T>, entity: Schema.Entity
-    ) -> FetchPlan<T>? {
+    func plan<T>(_ key: Key, descriptor: FetchDescriptor<T>, entity: Schema.Entity) -> FetchPlan<T>? {
         guard let entry = plans.withLock({ $0[key] }),
-            let filters = Self.rebuild(entry, operands: shape?.operands ?? [])
+            let filters = Self.rebuild(entry, operands: key.predicate?.operands ?? [])
         else { return nil }
         var query = StoreQuery(entityName: entity.name, filter: filters.pushed)
         query.sort = entry.sort
@@ -141,10 +167,10 @@ final class FetchPlanCache: Sendable {
     }
 
     /// Keeps a plan the planner made, when its filters come from the predicate's constants one to one.
-    func keep<T>(_ plan: FetchPlan<T>, key: Key, shape: PredicateShape?) {
+    func keep<T>(_ plan: FetchPlan<T>, key: Key) {
         guard plan.isQuerying, let query = plan.query, query.propertiesToFetch == nil else { return }
         let conjuncts = plan.translation?.conjuncts ?? []
-        let operands = shape?.operands ?? []
+        let operands = key.predicate?.operands ?? []
         var used = Array(repeating: false, count: operands.count)
         var kept: [(skeleton: StoreFilterShape, sources: [Int])?] = []
         for conjunct in conjuncts {
@@ -205,13 +231,8 @@ final class FetchPlanCache: Sendable {
                 filters.append(nil)
                 continue
             }
-            var values: [StoreValue] = []
-            values.reserveCapacity(conjunct.sources.count)
-            for source in conjunct.sources {
-                guard let value = operands[source] else { return nil }
-                values.append(value)
-            }
-            filters.append(conjunct.skeleton.filter(operands: values))
+            guard let filter = conjunct.skeleton.filter(picking: conjunct.sources, from: operands) else { return nil }
+            filters.append(filter)
         }
         return (conjunction(of: entry.pushed, in: filters), conjunction(of: entry.onSnapshots, in: filters))
     }

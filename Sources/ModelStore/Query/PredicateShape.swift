@@ -11,25 +11,28 @@ import Foundation
 /// throw) leaves the predicate to be translated on every fetch. The nodes conform to
 /// ``ShapedExpression`` conditionally, when their operands do, so one dynamic cast of the whole
 /// expression decides whether it has a shape, and the walk below it is static calls.
-struct PredicateShape: Hashable {
+final class PredicateShape: Hashable {
+    // The walk that builds a shape is its only writer, on one thread before anyone else sees the
+    // shape, so its properties skip the run-time exclusivity checks (about a fifth of the walk).
     let expressionType: ObjectIdentifier
     /// One number per piece of the shape, in the order the walk meets them: a key path as its
     /// object's address (``keyPaths`` keeps the object, so the address is never reused while the
     /// shape exists; a key path made elsewhere only misses the cache), anything else as a negative
     /// code. Two predicates of one expression type meet the same kinds of piece in the same order.
-    private(set) var tokens: [Int] = []
+    @exclusivity(unchecked) private(set) var tokens: [Int] = []
     /// The key paths whose addresses ``tokens`` holds.
-    private var keyPaths: [AnyKeyPath] = []
+    @exclusivity(unchecked) private var keyPaths: [AnyKeyPath] = []
     /// The kinds of constants a code does not capture (a reference names its entity and store), in order.
-    private var kinds: [String] = []
+    @exclusivity(unchecked) private var kinds: [String] = []
     /// The constants in the order the walk met them, as stored values (`nil`: not storable).
-    private(set) var operands: [StoreValue?] = []
+    @exclusivity(unchecked) private(set) var operands: [StoreValue?] = []
     /// The predicate's own variable, numbered 0; a closure's variables follow in ``otherVariables``.
-    private var firstVariable: PredicateExpressions.VariableID?
-    private var otherVariables: [PredicateExpressions.VariableID] = []
+    @exclusivity(unchecked) private var firstVariable: PredicateExpressions.VariableID?
+    @exclusivity(unchecked) private var otherVariables: [PredicateExpressions.VariableID] = []
     /// The hash of the type and the pieces, combined as the walk adds them.
-    private var hasher = Hasher()
-    private var hashCode = 0
+    @exclusivity(unchecked) private var hasher = Hasher()
+    /// The hash of the type and the pieces (see ``hasher``).
+    @exclusivity(unchecked) private(set) var hashCode = 0
 
     /// The shape of a predicate, or `nil` when it has a node without one.
     init?<T>(_ predicate: Predicate<T>) {
@@ -40,7 +43,7 @@ struct PredicateShape: Hashable {
         hasher.combine(expressionType)
         tokens.reserveCapacity(8)
         variable(predicate.variable.key)
-        Self.collect(expression, as: shaped, into: &self)
+        Self.collect(expression, as: shaped, into: self)
         hashCode = hasher.finalize()
     }
 
@@ -59,12 +62,12 @@ struct PredicateShape: Hashable {
 
     /// Walks `expression`, whose type is `shaped`, with static calls from its root down.
     private static func collect<E: StandardPredicateExpression<Bool>>(
-        _ expression: E, as shaped: any ShapedExpression.Type, into shape: inout PredicateShape
+        _ expression: E, as shaped: any ShapedExpression.Type, into shape: PredicateShape
     ) {
         func walk<S: ShapedExpression>(_: S.Type) {
             // `S` is `E`: `shaped` is the metatype of this expression's type.
             withUnsafePointer(to: expression) { pointer in
-                UnsafeRawPointer(pointer).assumingMemoryBound(to: S.self).pointee.collect(into: &shape)
+                UnsafeRawPointer(pointer).assumingMemoryBound(to: S.self).pointee.collect(into: shape)
             }
         }
         walk(shaped)
@@ -79,13 +82,13 @@ struct PredicateShape: Hashable {
     /// Hashes everything but the constants' values.
     func hash(into hasher: inout Hasher) { hasher.combine(hashCode) }
 
-    private mutating func append(code: Int) {
+    private func append(code: Int) {
         // Negative, so that no code is ever taken for a key path's address.
         tokens.append(-1 - code)
         hasher.combine(-1 - code)
     }
 
-    mutating func variable(_ key: PredicateExpressions.VariableID) {
+    func variable(_ key: PredicateExpressions.VariableID) {
         guard let first = firstVariable else {
             firstVariable = key
             append(code: Code.variable)
@@ -101,18 +104,18 @@ struct PredicateShape: Hashable {
         }
     }
 
-    mutating func keyPath(_ keyPath: AnyKeyPath) {
+    func keyPath(_ keyPath: AnyKeyPath) {
         keyPaths.append(keyPath)
         let address = Int(bitPattern: UInt(bitPattern: ObjectIdentifier(keyPath)))
         tokens.append(address)
         hasher.combine(address)
     }
 
-    mutating func comparison(_ op: StoreComparisonOperator) {
+    func comparison(_ op: StoreComparisonOperator) {
         append(code: Code.comparison + (StoreComparisonOperator.allCases.firstIndex(of: op) ?? 0))
     }
 
-    mutating func constant<Value>(_ value: Value) {
+    func constant<Value>(_ value: Value) {
         let stored = try? ValueCodecs.codec(for: Value.self)?.encode(value)
         operands.append(stored)
         guard let stored else {
@@ -139,12 +142,12 @@ struct PredicateShape: Hashable {
     }
 
     /// Visits a node with a closure: the closure's variable, then its input and its body.
-    mutating func visit<A: ShapedExpression, B: ShapedExpression>(
+    func visit<A: ShapedExpression, B: ShapedExpression>(
         binding key: PredicateExpressions.VariableID, _ input: A, _ body: B
     ) {
         variable(key)
-        input.collect(into: &self)
-        body.collect(into: &self)
+        input.collect(into: self)
+        body.collect(into: self)
     }
 }
 
@@ -154,103 +157,103 @@ struct PredicateShape: Hashable {
 /// its expression's type conforms.
 protocol ShapedExpression: PredicateExpression, SendableMetatype {
     /// Adds the node and its operands to the shape.
-    func collect(into shape: inout PredicateShape)
+    func collect(into shape: PredicateShape)
 }
 
 extension PredicateExpressions.Value: ShapedExpression {
-    func collect(into shape: inout PredicateShape) { shape.constant(value) }
+    func collect(into shape: PredicateShape) { shape.constant(value) }
 }
 
 extension PredicateExpressions.NilLiteral: ShapedExpression {
-    func collect(into shape: inout PredicateShape) {}
+    func collect(into shape: PredicateShape) {}
 }
 
 extension PredicateExpressions.Variable: ShapedExpression {
-    func collect(into shape: inout PredicateShape) { shape.variable(key) }
+    func collect(into shape: PredicateShape) { shape.variable(key) }
 }
 
 extension PredicateExpressions.KeyPath: ShapedExpression where Root: ShapedExpression {
-    func collect(into shape: inout PredicateShape) {
+    func collect(into shape: PredicateShape) {
         shape.keyPath(keyPath)
-        root.collect(into: &shape)
+        root.collect(into: shape)
     }
 }
 
 extension PredicateExpressions.Equal: ShapedExpression where LHS: ShapedExpression, RHS: ShapedExpression {
-    func collect(into shape: inout PredicateShape) {
-        lhs.collect(into: &shape)
-        rhs.collect(into: &shape)
+    func collect(into shape: PredicateShape) {
+        lhs.collect(into: shape)
+        rhs.collect(into: shape)
     }
 }
 
 extension PredicateExpressions.NotEqual: ShapedExpression where LHS: ShapedExpression, RHS: ShapedExpression {
-    func collect(into shape: inout PredicateShape) {
-        lhs.collect(into: &shape)
-        rhs.collect(into: &shape)
+    func collect(into shape: PredicateShape) {
+        lhs.collect(into: shape)
+        rhs.collect(into: shape)
     }
 }
 
 extension PredicateExpressions.Comparison: ShapedExpression where LHS: ShapedExpression, RHS: ShapedExpression {
-    func collect(into shape: inout PredicateShape) {
+    func collect(into shape: PredicateShape) {
         shape.comparison(storeOperator)
-        lhs.collect(into: &shape)
-        rhs.collect(into: &shape)
+        lhs.collect(into: shape)
+        rhs.collect(into: shape)
     }
 }
 
 extension PredicateExpressions.Conjunction: ShapedExpression where LHS: ShapedExpression, RHS: ShapedExpression {
-    func collect(into shape: inout PredicateShape) {
-        lhs.collect(into: &shape)
-        rhs.collect(into: &shape)
+    func collect(into shape: PredicateShape) {
+        lhs.collect(into: shape)
+        rhs.collect(into: shape)
     }
 }
 
 extension PredicateExpressions.Disjunction: ShapedExpression where LHS: ShapedExpression, RHS: ShapedExpression {
-    func collect(into shape: inout PredicateShape) {
-        lhs.collect(into: &shape)
-        rhs.collect(into: &shape)
+    func collect(into shape: PredicateShape) {
+        lhs.collect(into: shape)
+        rhs.collect(into: shape)
     }
 }
 
 extension PredicateExpressions.Negation: ShapedExpression where Wrapped: ShapedExpression {
-    func collect(into shape: inout PredicateShape) { wrapped.collect(into: &shape) }
+    func collect(into shape: PredicateShape) { wrapped.collect(into: shape) }
 }
 
 extension PredicateExpressions.OptionalFlatMap: ShapedExpression
 where LHS: ShapedExpression, RHS: ShapedExpression {
-    func collect(into shape: inout PredicateShape) { shape.visit(binding: variable.key, wrapped, transform) }
+    func collect(into shape: PredicateShape) { shape.visit(binding: variable.key, wrapped, transform) }
 }
 
 extension PredicateExpressions.SequenceContainsWhere: ShapedExpression
 where LHS: ShapedExpression, RHS: ShapedExpression {
-    func collect(into shape: inout PredicateShape) { shape.visit(binding: variable.key, sequence, test) }
+    func collect(into shape: PredicateShape) { shape.visit(binding: variable.key, sequence, test) }
 }
 
 extension PredicateExpressions.SequenceAllSatisfy: ShapedExpression
 where LHS: ShapedExpression, RHS: ShapedExpression {
-    func collect(into shape: inout PredicateShape) { shape.visit(binding: variable.key, sequence, test) }
+    func collect(into shape: PredicateShape) { shape.visit(binding: variable.key, sequence, test) }
 }
 
 extension PredicateExpressions.SequenceContains: ShapedExpression
 where LHS: ShapedExpression, RHS: ShapedExpression {
-    func collect(into shape: inout PredicateShape) {
-        sequence.collect(into: &shape)
-        element.collect(into: &shape)
+    func collect(into shape: PredicateShape) {
+        sequence.collect(into: shape)
+        element.collect(into: shape)
     }
 }
 
 extension PredicateExpressions.SequenceStartsWith: ShapedExpression
 where Base: ShapedExpression, Prefix: ShapedExpression {
-    func collect(into shape: inout PredicateShape) {
-        base.collect(into: &shape)
-        prefix.collect(into: &shape)
+    func collect(into shape: PredicateShape) {
+        base.collect(into: shape)
+        prefix.collect(into: shape)
     }
 }
 
 extension PredicateExpressions.CollectionContainsCollection: ShapedExpression
 where Base: ShapedExpression, Other: ShapedExpression {
-    func collect(into shape: inout PredicateShape) {
-        base.collect(into: &shape)
-        other.collect(into: &shape)
+    func collect(into shape: PredicateShape) {
+        base.collect(into: shape)
+        other.collect(into: shape)
     }
 }

@@ -49,12 +49,18 @@ struct FetchPlan<T: PersistentModel> {
         return stages
     }
 
-    /// The models stage, if the fetch has one.
+    /// The models stage, if the fetch has one: the ``QueryStage/models(filters:mergesPendingChanges:sorts:)``
+    /// stage of ``stages``, read without building the list.
     var modelsStage: (filters: Bool, mergesPendingChanges: Bool, sorts: Bool)? {
-        for stage in stages {
-            if case .models(let filters, let merges, let sorts) = stage { return (filters, merges, sorts) }
-        }
-        return nil
+        guard filtersModels || sortsModels || hasPendingChanges else { return nil }
+        return (filtersModels, hasPendingChanges, sortsModels || (mergesPendingModels && isSorted))
+    }
+
+    /// Where the context applies offset and limit, if it does: the ``QueryStage/window(_:)`` stage
+    /// of ``stages``, read without building the list.
+    var windowStage: QueryExplanation.Location? {
+        guard windowsInMemory else { return nil }
+        return filtersModels || sortsModels || hasPendingChanges ? .models : .snapshots
     }
 
     /// Whether the store does everything, so counts and identifiers can come from it directly.

@@ -31,7 +31,30 @@ public struct StoreFilterShape: Sendable, Hashable {
         return Self.fill(skeleton, from: &next)
     }
 
-    private static func fill(_ skeleton: StoreFilter, from next: inout IndexingIterator<[StoreValue]>) -> StoreFilter {
+    /// The filter of this shape with the operands `pool[sources[0]]`, `pool[sources[1]]`, and so
+    /// on, without gathering them into a list first; `nil` when one of them is `nil`.
+    func filter(picking sources: [Int], from pool: [StoreValue?]) -> StoreFilter? {
+        for source in sources where pool[source] == nil { return nil }
+        var next = Picked(sources: sources, pool: pool)
+        return Self.fill(skeleton, from: &next)
+    }
+
+    /// The operands a ``filter(picking:from:)`` picks, in order.
+    private struct Picked: IteratorProtocol {
+        let sources: [Int]
+        let pool: [StoreValue?]
+        var position = 0
+
+        mutating func next() -> StoreValue? {
+            guard position < sources.count else { return nil }
+            defer { position += 1 }
+            return pool[sources[position]]
+        }
+    }
+
+    private static func fill<Operands: IteratorProtocol<StoreValue>>(
+        _ skeleton: StoreFilter, from next: inout Operands
+    ) -> StoreFilter {
         func take() -> StoreValue { next.next() ?? .null }
         func text() -> String {
             if case .string(let text) = take() { return text }

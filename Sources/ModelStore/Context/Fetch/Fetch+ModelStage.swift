@@ -9,10 +9,14 @@ extension ModelContext {
     func modelStage<T: PersistentModel>(
         _ models: [T], _ descriptor: FetchDescriptor<T>, plan: FetchPlan<T>, pending: [T]
     ) throws -> [T] {
-        var models = models
         let modelsStage = plan.modelsStage
         // Only a registered model can be deleted: a context without pending deletions has none to drop.
-        if descriptor.includePendingChanges, !deletedModels.isEmpty {
+        let dropsDeleted = descriptor.includePendingChanges && !deletedModels.isEmpty
+        // Without a models stage (so no pending model of the entity, and no window on models),
+        // only deletions could change the result.
+        if modelsStage == nil && !dropsDeleted && pending.count == 0 { return models }
+        var models = models
+        if dropsDeleted {
             models.removeAll { $0.persistentBackingData.state == .deleted }
         }
         if modelsStage?.filters == true, let predicate = descriptor.predicate {
@@ -48,7 +52,7 @@ extension ModelContext {
         if modelsStage?.sorts == true {
             Self.sort(&models, by: descriptor.sortBy)
         }
-        if plan.stages.contains(.window(.models)) {
+        if plan.windowStage == .models {
             models = SnapshotOrdering.window(models, offset: descriptor.fetchOffset ?? 0, limit: descriptor.fetchLimit)
         }
         return models

@@ -17,18 +17,19 @@ extension ModelContext {
             for model in changedModels.models { pendingEntities.insert(model.persistentModelID.entityName) }
             for model in deletedModels.models { pendingEntities.insert(model.persistentModelID.entityName) }
         }
-        let keyed = cache != nil && !hasPending && pendingEntities.isEmpty ? FetchPlanCache.key(descriptor) : nil
-        if let cache, let (key, shape) = keyed {
-            if let kept = cache.plan(key, shape: shape, descriptor: descriptor, entity: entity) {
-                var plan = kept
-                plan.isSorted = descriptor.sortBy.count != 0
-                return plan
-            }
+        guard let cache, !hasPending, pendingEntities.isEmpty, let key = FetchPlanCache.key(descriptor) else {
+            return try plan(
+                descriptor, entity: entity, channel: channel, pendingEntities: pendingEntities,
+                hasPending: hasPending, mergesPending: mergesPending)
+        }
+        if var kept = cache.plan(key, descriptor: descriptor, entity: entity) {
+            kept.isSorted = descriptor.sortBy.count != 0
+            return kept
         }
         let plan = try plan(
             descriptor, entity: entity, channel: channel, pendingEntities: pendingEntities,
             hasPending: hasPending, mergesPending: mergesPending)
-        if let cache, let (key, shape) = keyed { cache.keep(plan, key: key, shape: shape) }
+        cache.keep(plan, key: key)
         return plan
     }
 

@@ -9,7 +9,7 @@ extension ModelContext {
         _ snapshots: [DefaultSnapshot], _ descriptor: FetchDescriptor<T>, plan: FetchPlan<T>
     ) throws -> [DefaultSnapshot] {
         var snapshots = try plan.refine(snapshots, schema: container.schema)
-        if plan.stages.contains(.window(.snapshots)) {
+        if plan.windowStage == .snapshots {
             snapshots = SnapshotOrdering.window(
                 snapshots, offset: descriptor.fetchOffset ?? 0, limit: descriptor.fetchLimit)
         }
