@@ -72,7 +72,8 @@ extension PostgreSQLStore {
     }
 
     /// The access path PostgreSQL chose for a query, from `EXPLAIN`'s first scan node (under a sort
-    /// or a limit): a sequential scan, the primary key, a unique index, or another index.
+    /// or a limit): a sequential scan, the primary key, a unique index, or another index (with the
+    /// properties it is on, when it is one the store made).
     public func accessPath(for query: StoreQuery) -> StoreAccessPath? {
         guard let lines = try? queryPlan(for: query),
             let first = lines.first(where: { $0.contains("Scan") }) ?? lines.first
@@ -85,6 +86,10 @@ extension PostgreSQLStore {
         for (number, names) in plan.layout.entity.uniquenessConstraints.enumerated()
         where lines.contains(where: { $0.contains(plan.layout.uniqueIndexName(number)) }) {
             return StoreAccessPath(kind: .uniqueIndex, properties: names)
+        }
+        for (name, properties) in plan.layout.indexedProperties
+        where lines.contains(where: { $0.contains(quote(name)) }) {
+            return StoreAccessPath(kind: .hashIndex, properties: properties)
         }
         if first.contains("Index") || first.contains("Bitmap") { return StoreAccessPath(kind: .hashIndex) }
         return StoreAccessPath(kind: .scan)

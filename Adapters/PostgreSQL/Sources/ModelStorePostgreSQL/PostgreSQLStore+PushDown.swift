@@ -2,12 +2,20 @@ import Foundation
 import ModelStore
 
 extension PostgreSQLStore {
-    /// Exactly when the store applies the condition with Swift's results: when SQL runs all of it
-    /// (see `FilterTranslator`), or when the store checks it on the rows SQL returns because SQL
-    /// narrows them (a text search: its byte form on NFC texts) or because it reads through
-    /// relationships (the store loads the related rows itself). Otherwise not at all: the context
-    /// evaluates it on snapshots, and the store receives only what it runs. The answer is kept per
-    /// condition shape, as the plan of a query is.
+    /// What SQL does with the condition, kept per condition shape as the plan of a query is:
+    /// - `.exact` when SQL runs all of it (see `FilterTranslator`);
+    /// - `.inexact` when SQL only narrows the rows to a superset of its matches: a text search (the
+    ///   byte test on NFC forms) or a condition SQL translates in part, through relationships too.
+    ///   The context re-checks it on what the store returns (on models when it reads through
+    ///   relationships);
+    /// - `.unsupported` when SQL runs none of it: the context evaluates it, and the store never
+    ///   receives it from the context.
+    ///
+    /// Whatever the answer, the store applies every query it receives exactly (rule 2 of
+    /// `DataStoreQuerying`): ``queryCapabilities`` declares every kind, so a caller that sends a
+    /// query itself (the context's duplicate lookups, ModelStore Studio) relies on it. What SQL does
+    /// not decide, the store checks on the rows SQL returns, loading the related rows such a
+    /// condition reads; for an inexact condition from the context that check is repeated there.
     public func pushDown(_ filter: StoreFilter, entityName: String) -> StorePushDown {
         guard let layout = layouts[entityName] else { return .unsupported }
         let layouts = self.layouts
@@ -16,8 +24,8 @@ extension PostgreSQLStore {
             cache.pushDown(filter, entityName: entityName) {
                 var translator = FilterTranslator(layouts: layouts, storeIdentifier: storeIdentifier)
                 let split = translator.split(filter, layout: layout)
-                let runsItself = filter.traversesRelationships || !split.sql.isEmpty
-                return split.residual.isEmpty || runsItself ? .exact : .unsupported
+                if split.residual.isEmpty { return .exact }
+                return split.sql.isEmpty ? .unsupported : .inexact
             }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import ModelStoreTooling
 import PostgreSQLTestModels
 import Testing
 
@@ -12,6 +13,20 @@ final class Patron: PersistentModel {
     @Attribute var age: Int = 0
 
     static var constraints: [ModelConstraint<Patron>] { [.index(\.name)] }
+
+    let persistentBackingData = BackingData()
+    init() {}
+}
+
+/// A seedling of the index tests: a to-one relationship declared as an index alone (which its
+/// column's own index already is), an attribute index, and an index of both.
+final class Seedling: PersistentModel {
+    @Attribute var code: String = ""
+    @Relationship var patron: Patron?
+
+    static var constraints: [ModelConstraint<Seedling>] {
+        [.index(\.patron), .index(\.code), .index(\.patron, \.code)]
+    }
 
     let persistentBackingData = BackingData()
     init() {}
@@ -254,6 +269,58 @@ struct PostgreSQLIndexedWriteTests {
         let last = try #require(try context.fetchHistory(HistoryDescriptor<DefaultHistoryTransaction>()).last)
         #expect(last.changes.count == 2)
         #expect(Self.tombstonedNames(in: last).sorted() == ["n3", "n4"])
+    }
+
+    /// A declared index of a to-one relationship alone is not made beside the column's own index,
+    /// which serves it: one index on the column, `verify` does not miss the declared one, and
+    /// `explain` names the relationship as the property of the index a fetch by it uses.
+    @Test func aDeclaredIndexOfAToOneRelationshipAloneIsItsColumnsIndex() async throws {
+        let namespace = PostgreSQLServer.freshNamespace("tone")
+        let configuration = try PostgreSQLServer.configuration(namespace: namespace)
+        let container = try ModelContainer(for: Schema([Patron.self, Seedling.self]), configurations: [configuration])
+        let admin = try await AdminConnection.open()
+        let definitions = try await admin.run(
+            "SELECT indexname || ': ' || indexdef FROM pg_indexes WHERE schemaname = '\(namespace)' "
+                + "AND tablename = 'Seedling' ORDER BY indexname")
+        let listed = definitions.joined(separator: "\n")
+        let onPatronAlone = definitions.filter { $0.hasSuffix("(patron)") }
+        #expect(onPatronAlone.count == 1, "one index on the column 'patron' alone:\n\(listed)")
+        #expect(onPatronAlone.first?.hasPrefix("Seedling.patron.key: ") == true, "\(listed)")
+        #expect(!definitions.contains { $0.hasPrefix("Seedling.index.0: ") }, "\(listed)")
+        #expect(definitions.contains { $0.hasPrefix("Seedling.index.1: ") }, "\(listed)")
+        #expect(definitions.contains { $0.hasPrefix("Seedling.index.2: ") && $0.contains("(patron, ") }, "\(listed)")
+
+        let verification = try PostgreSQLMaintenance().verify(
+            StoreMaintenanceRequest(
+                name: "seedlings", url: try StoreURL(try #require(PostgreSQLServer.url)),
+                configuration: configuration, countsExactly: true))
+        #expect(verification.problems.isEmpty, "\(verification.problems)")
+
+        // Many patrons with ten seedlings each, so the planner expects few rows per patron.
+        let context = ModelContext(container)
+        let patrons = (0..<300).map { number in
+            let patron = Patron()
+            patron.email = "p\(number)@example.com"
+            context.insert(patron)
+            return patron
+        }
+        for number in 0..<3_000 {
+            let seedling = Seedling()
+            seedling.code = "s\(number)"
+            context.insert(seedling)
+            seedling.patron = patrons[number % patrons.count]
+        }
+        try context.save()
+        try await admin.run("ANALYZE \"\(namespace)\".\"Seedling\"")
+        try await admin.close()
+        let id = patrons[7].persistentModelID
+        let byPatron = FetchDescriptor<Seedling>(predicate: #Predicate { $0.patron?.persistentModelID == id })
+        let explanation = try ModelContext(container).explain(byPatron)
+        let store = try #require(container.stores.first as? PostgreSQLStore)
+        let plan = try store.queryPlan(for: try #require(explanation.storeQuery)).joined(separator: "\n")
+        #expect(explanation.accessPath?.properties == ["patron"], "\(explanation)\n\(plan)")
+        let codes = try ModelContext(container).fetch(byPatron).map(\.code).sorted()
+        #expect(codes == (0..<3_000).filter { $0 % patrons.count == 7 }.map { "s\($0)" }.sorted())
     }
 
     /// Turns a namespace's `Patron` indexes into what a format-3 build made: the unique index on

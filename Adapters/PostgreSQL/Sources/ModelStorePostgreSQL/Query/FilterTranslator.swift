@@ -386,9 +386,10 @@ struct FilterTranslator {
     }
 
     /// `==`/`!=` of a to-one relationship (a key column) and a model: its key, when the model is in
-    /// this store; a model of another store is never the related one.
+    /// this store; a model of another store is never the related one. `inWhere`, `==` is the bare
+    /// comparison, which the column's index serves.
     private mutating func reference(
-        _ name: String, _ op: StoreComparisonOperator, _ value: StoreValue, operand: Int
+        _ name: String, _ op: StoreComparisonOperator, _ value: StoreValue, operand: Int, inWhere: Bool
     ) -> String? {
         guard op == .equal || op == .notEqual, case .reference(let id) = value else { return nil }
         guard id.storeIdentifier == storeIdentifier, let key = id.primaryKey.intValue else {
@@ -396,8 +397,8 @@ struct FilterTranslator {
         }
         binds.append(key)
         record(.key(operand))
-        return op == .equal
-            ? "coalesce(\(name) = $\(binds.count), false)" : "(\(name) IS NULL OR \(name) <> $\(binds.count))"
+        guard op == .equal else { return "(\(name) IS NULL OR \(name) <> $\(binds.count))" }
+        return inWhere ? "\(name) = $\(binds.count)" : "coalesce(\(name) = $\(binds.count), false)"
     }
 
     /// A comparison of a column or path with a value, `NULL`-free unless `inWhere` (a top-level
@@ -414,7 +415,7 @@ struct FilterTranslator {
             default: return "FALSE"
             }
         }
-        guard let type else { return reference(name, op, value, operand: operand) }
+        guard let type else { return reference(name, op, value, operand: operand, inWhere: inWhere) }
         let sqlOperator: String =
             switch op {
             case .equal: "="

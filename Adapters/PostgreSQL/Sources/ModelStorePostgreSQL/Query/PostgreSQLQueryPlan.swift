@@ -30,7 +30,9 @@ struct PostgreSQLQueryPlan: Sendable {
     let compiled: PostgreSQLCompiledQuery
     let binds: PostgresBindings
     /// What the store evaluates on the rows SQL returns: the query's own conjuncts at
-    /// ``PostgreSQLCompiledQuery/residualPositions``.
+    /// ``PostgreSQLCompiledQuery/residualPositions``. From the context these are conditions the store
+    /// answered `inexact` for (the context checks them again); a caller that sends a query itself
+    /// may send any condition, and gets it applied exactly (rule 2 of `DataStoreQuerying`).
     let residual: StoreFilter?
     let query: StoreQuery
 

@@ -8,8 +8,9 @@ import ModelStore
 ///   related model's key, a foreign key to its table), named as the properties are.
 /// - Table `"ns"."Entity.relationship"` per to-many relationship: `owner`, `position`, `target`,
 ///   both keys foreign keys that cascade, so the order of the related models round-trips.
-/// - A unique index per uniqueness constraint and an index per declared index, text columns keyed
-///   by their NFC form (see ``indexSQL``); an index on each to-one column and join-table target.
+/// - A unique index per uniqueness constraint and an index per declared index (but one of a to-one
+///   relationship alone, which its column's index serves), text columns keyed by their NFC form (see
+///   ``indexSQL``); an index on each to-one column and join-table target.
 struct TableLayout: Sendable {
     struct Column: Sendable {
         let slot: Int
@@ -175,13 +176,23 @@ struct TableLayout: Sendable {
             sql.append(
                 "CREATE UNIQUE INDEX \(quote(uniqueIndexName(number))) ON \(table) (\(indexKeys(names)))")
         }
-        for (number, names) in entity.indices.enumerated() {
+        for (number, names) in createdIndices {
             sql.append("CREATE INDEX \(quote(indexName("index.\(number)"))) ON \(table) (\(indexKeys(names)))")
         }
         for column in columns where column.type == nil {
             sql.append("CREATE INDEX \(quote(indexName(column.name + ".key"))) ON \(table) (\(column.quoted))")
         }
         return sql
+    }
+
+    /// The entity's declared indexes that ``indexSQL`` creates, with their numbers: all but one of a
+    /// to-one relationship alone, which the column's own index (`Entity.relationship.key`) already is;
+    /// a second copy would only be written on every save. Its number stays unused.
+    private var createdIndices: [(number: Int, names: [String])] {
+        entity.indices.enumerated().compactMap { number, names in
+            if names.count == 1, let column = column(named: names[0]), column.type == nil { return nil }
+            return (number, names)
+        }
     }
 
     /// The key list of an index on these properties: text columns as the expression filters and
@@ -223,8 +234,14 @@ struct TableLayout: Sendable {
     /// The names of the indexes ``indexSQL`` creates, each with whether it is unique.
     var indexNames: [(name: String, isUnique: Bool)] {
         entity.uniquenessConstraints.indices.map { (uniqueIndexName($0), true) }
-            + entity.indices.indices.map { (indexName("index.\($0)"), false) }
-            + columns.filter { $0.type == nil }.map { (indexName($0.name + ".key"), false) }
+            + indexedProperties.map { ($0.name, false) }
+    }
+
+    /// The non-unique indexes ``indexSQL`` creates, by name, with the properties each is on: the
+    /// declared ones, then each to-one column's own (`Entity.relationship.key`).
+    var indexedProperties: [(name: String, properties: [String])] {
+        createdIndices.map { (indexName("index.\($0.number)"), $0.names) }
+            + columns.filter { $0.type == nil }.map { (indexName($0.name + ".key"), [$0.name]) }
     }
 
     /// The name of the unique index of constraint `number`.
