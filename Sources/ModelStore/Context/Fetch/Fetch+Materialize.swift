@@ -27,7 +27,8 @@ extension ModelContext {
         guard let layout = ModelLayout.of(T.self) else { return [] }
         var models: [T] = []
         models.reserveCapacity(snapshots.count)
-        if snapshots.count > 64 { registry.reserveCapacity(snapshots.count, like: snapshots[0].persistentIdentifier) }
+        // Room for them all at once: growing one step at a time rehashes the table at each doubling.
+        if snapshots.count > 1 { registry.reserveCapacity(snapshots.count, like: snapshots[0].persistentIdentifier) }
         // Into a context that has nothing registered (a fresh context's first fetch) every model is
         // new: each is registered in one hash step, without a look-up before it.
         let everyModelIsNew = registry.count == 0
@@ -187,7 +188,8 @@ extension ModelContext {
     ) throws -> [T] {
         var models: [T] = []
         models.reserveCapacity(snapshots.count)
-        if snapshots.count > 64 { registry.reserveCapacity(snapshots.count, like: snapshots[0].persistentIdentifier) }
+        // Room for them all at once: growing one step at a time rehashes the table at each doubling.
+        if snapshots.count > 1 { registry.reserveCapacity(snapshots.count, like: snapshots[0].persistentIdentifier) }
         // As in `materialize`: into a context with nothing registered, every model is new.
         let everyModelIsNew = registry.count == 0
         let (membership, tracksUndo) = (membership, undoManager != nil)
