@@ -37,6 +37,11 @@ typedef struct {
     int used;
     uint8_t key[32];
     uint8_t salt[SALT];
+    // Page 1 of the key's file as `modelstore_cipher_check_registered_key` opened it: its sealed image,
+    // then its plaintext (`page_one_size` bytes each), which a database file opened with the key starts
+    // from (see `open_first_page`). Wiped with the key.
+    uint8_t *page_one;
+    int page_one_size;
 } key_slot;
 
 static pthread_mutex_t keys_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -75,9 +80,21 @@ int modelstore_cipher_key_add(const uint8_t *key, const uint8_t *salt) {
     return found;
 }
 
+// Wipes and frees the page 1 a key slot keeps (its plaintext: the sealed image is what the file holds).
+// Called with `keys_lock` held.
+static void slot_forget_page_one(key_slot *slot) {
+    if (slot->page_one != NULL) {
+        OPENSSL_cleanse(slot->page_one + slot->page_one_size, (size_t)slot->page_one_size);
+        free(slot->page_one);
+    }
+    slot->page_one = NULL;
+    slot->page_one_size = 0;
+}
+
 void modelstore_cipher_key_remove(int identifier) {
     pthread_mutex_lock(&keys_lock);
     if (identifier >= 0 && identifier < key_count) {
+        slot_forget_page_one(&keys[identifier]);
         OPENSSL_cleanse(&keys[identifier], sizeof(key_slot));
     }
     pthread_mutex_unlock(&keys_lock);
@@ -98,13 +115,19 @@ static int key_copy(int identifier, uint8_t *key, uint8_t *salt) {
 // MARK: Sealing pages
 
 typedef struct {
+    // The contexts, each made (and its key schedule set) on its first use, then kept for the file's life:
+    // a page then costs only setting the nonce. A file that is only read never makes `seal`, and only a
+    // log needs `mask`.
     EVP_CIPHER_CTX *seal;
     EVP_CIPHER_CTX *open;
     // AES-256 under a key derived from the file's key, for the masks of log frame checksums.
     EVP_CIPHER_CTX *mask;
+    // The file's key, for the contexts not made yet (the key list keeps it too, and an AES-256 key
+    // schedule begins with the key, so this copy exposes nothing the contexts do not).
+    uint8_t key[32];
     uint8_t salt[SALT];
-    // The last nonce this file sealed with: random when the file is opened, then its last 8 bytes
-    // counted up by one per page (see `next_nonce`).
+    // The last nonce this file sealed with: random when the file seals its first page, then its last
+    // 8 bytes counted up by one per page (see `next_nonce`).
     uint8_t nonce[NONCE];
     int has_nonce;
 } page_cipher;
@@ -136,22 +159,45 @@ static const EVP_CIPHER *aes_ecb(void) {
 }
 
 static int cipher_init(page_cipher *cipher, const uint8_t *key, const uint8_t *salt) {
+    memcpy(cipher->key, key, 32);
     memcpy(cipher->salt, salt, SALT);
-    cipher->seal = EVP_CIPHER_CTX_new();
-    cipher->open = EVP_CIPHER_CTX_new();
-    cipher->mask = EVP_CIPHER_CTX_new();
-    if (cipher->seal == NULL || cipher->open == NULL || cipher->mask == NULL) return 0;
-    if (EVP_EncryptInit_ex(cipher->seal, aes_gcm(), NULL, key, NULL) != 1) return 0;
-    if (EVP_DecryptInit_ex(cipher->open, aes_gcm(), NULL, key, NULL) != 1) return 0;
+    cipher->seal = cipher->open = cipher->mask = NULL;
+    return 1;
+}
+
+// The GCM context in `*kept` (sealing pages when `encrypt` is 1, opening them when 0), made on the first
+// call; NULL when out of memory.
+static EVP_CIPHER_CTX *gcm_context(page_cipher *cipher, EVP_CIPHER_CTX **kept, int encrypt) {
+    if (*kept != NULL) return *kept;
+    EVP_CIPHER_CTX *context = EVP_CIPHER_CTX_new();
+    if (context == NULL || EVP_CipherInit_ex(context, aes_gcm(), NULL, cipher->key, NULL, encrypt) != 1) {
+        EVP_CIPHER_CTX_free(context);
+        return NULL;
+    }
+    return *kept = context;
+}
+
+static EVP_CIPHER_CTX *seal_context(page_cipher *cipher) { return gcm_context(cipher, &cipher->seal, 1); }
+static EVP_CIPHER_CTX *open_context(page_cipher *cipher) { return gcm_context(cipher, &cipher->open, 0); }
+
+// The context that makes checksum masks (AES-256 under the encryption of `mask_key_blocks` with the
+// file's key), made on the first call; NULL when out of memory.
+static EVP_CIPHER_CTX *mask_context(page_cipher *cipher) {
+    if (cipher->mask != NULL) return cipher->mask;
+    EVP_CIPHER_CTX *context = EVP_CIPHER_CTX_new();
     uint8_t mask_key[32];
     int written = 0;
-    int ok = EVP_EncryptInit_ex(cipher->mask, aes_ecb(), NULL, key, NULL) == 1;
-    ok = ok && EVP_CIPHER_CTX_set_padding(cipher->mask, 0) == 1;
-    ok = ok && EVP_EncryptUpdate(cipher->mask, mask_key, &written, mask_key_blocks, 32) == 1 && written == 32;
-    ok = ok && EVP_EncryptInit_ex(cipher->mask, aes_ecb(), NULL, mask_key, NULL) == 1;
-    ok = ok && EVP_CIPHER_CTX_set_padding(cipher->mask, 0) == 1;
+    int ok = context != NULL && EVP_EncryptInit_ex(context, aes_ecb(), NULL, cipher->key, NULL) == 1;
+    ok = ok && EVP_CIPHER_CTX_set_padding(context, 0) == 1;
+    ok = ok && EVP_EncryptUpdate(context, mask_key, &written, mask_key_blocks, 32) == 1 && written == 32;
+    ok = ok && EVP_EncryptInit_ex(context, aes_ecb(), NULL, mask_key, NULL) == 1;
+    ok = ok && EVP_CIPHER_CTX_set_padding(context, 0) == 1;
     OPENSSL_cleanse(mask_key, sizeof mask_key);
-    return ok;
+    if (!ok) {
+        EVP_CIPHER_CTX_free(context);
+        return NULL;
+    }
+    return cipher->mask = context;
 }
 
 static void cipher_free(page_cipher *cipher) {
@@ -159,6 +205,7 @@ static void cipher_free(page_cipher *cipher) {
     EVP_CIPHER_CTX_free(cipher->open);
     EVP_CIPHER_CTX_free(cipher->mask);
     cipher->seal = cipher->open = cipher->mask = NULL;
+    OPENSSL_cleanse(cipher->key, sizeof cipher->key);
     OPENSSL_cleanse(cipher->salt, SALT);
 }
 
@@ -175,9 +222,21 @@ static int associated_data(const page_cipher *cipher, uint32_t number, const uin
 }
 
 // Writes the next nonce to `nonce`. A file's first is 12 random bytes; each next one adds 1 to its last 8
-// bytes (as a big-endian number). Two files, or two processes, repeat a nonce only if the runs of nonces
-// they use overlap, which is less likely than two random nonces being equal, and a page write costs no
-// call to the random generator.
+// bytes (as a big-endian number), so a page write costs no call to the random generator.
+//
+// Why no nonce seals two different pages under one key. Every open file (the database, its log, its
+// journal, in every connection of every process, and again each time it is opened) has its own
+// `page_cipher` and draws its own 96-bit start from OpenSSL's generator when it seals its first page (a
+// connection is never carried into a forked child: SQLite forbids it, and the child would count on from
+// its parent's nonce).
+// Within one file the nonces are a run of consecutive counter values, which repeats only after 2^64 pages.
+// Two files' runs share a nonce only if their first 4 bytes are equal (chance 2^-32) and their counters,
+// n and m pages long, overlap (chance at most (n + m) / 2^64): at most (n + m) / 2^96. Over h opened files
+// of at most n pages each, the chance that any nonce repeats is at most h^2 * n / 2^96, below the
+// h^2 * n^2 / 2^97 of a fresh random nonce per page (e.g. 2^-32 for a million opens of 16 million pages
+// each). No file, log or process needs to know another's nonces, so none is shared or written down. A
+// page a checkpoint carries from the log into the database keeps its nonce, but it is the same sealed
+// image (same page, plaintext and associated data), not a second message under that nonce.
 static int next_nonce(page_cipher *cipher, uint8_t *nonce) {
     if (!cipher->has_nonce) {
         if (RAND_bytes(cipher->nonce, NONCE) != 1) return 0;
@@ -206,8 +265,8 @@ static int seal_page(page_cipher *cipher, uint32_t number, const uint8_t *plain,
     }
     if (!next_nonce(cipher, nonce)) return 0;
     int aad_length = associated_data(cipher, number, sealed, aad), written = 0;
-    EVP_CIPHER_CTX *context = cipher->seal;
-    int ok = EVP_EncryptInit_ex(context, NULL, NULL, NULL, nonce) == 1;
+    EVP_CIPHER_CTX *context = seal_context(cipher);
+    int ok = context != NULL && EVP_EncryptInit_ex(context, NULL, NULL, NULL, nonce) == 1;
     ok = ok && EVP_EncryptUpdate(context, NULL, &written, aad, aad_length) == 1;
     ok = ok && EVP_EncryptUpdate(context, sealed + start, &written, plain + start, length) == 1;
     ok = ok && EVP_EncryptFinal_ex(context, sealed + start + written, &written) == 1;
@@ -226,8 +285,8 @@ static int open_page(page_cipher *cipher, uint32_t number, const uint8_t *sealed
     if (number == 1 && CRYPTO_memcmp(sealed, cipher->salt, SALT) != 0) return 0;
     memcpy(tag, nonce + NONCE, TAG);
     int aad_length = associated_data(cipher, number, sealed, aad), written = 0;
-    EVP_CIPHER_CTX *context = cipher->open;
-    int ok = EVP_DecryptInit_ex(context, NULL, NULL, NULL, nonce) == 1;
+    EVP_CIPHER_CTX *context = open_context(cipher);
+    int ok = context != NULL && EVP_DecryptInit_ex(context, NULL, NULL, NULL, nonce) == 1;
     ok = ok && EVP_DecryptUpdate(context, NULL, &written, aad, aad_length) == 1;
     ok = ok && EVP_DecryptUpdate(context, plain + start, &written, sealed + start, length) == 1;
     ok = ok && EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_TAG, TAG, tag) == 1;
@@ -254,7 +313,8 @@ static int mask_checksum(page_cipher *cipher, uint8_t *header, sqlite3_int64 off
     int written = 0;
     memcpy(block, header + 8, 8);
     for (int index = 0; index < 8; index++) block[8 + index] = (uint8_t)((uint64_t)offset >> (56 - 8 * index));
-    if (EVP_EncryptUpdate(cipher->mask, mask, &written, block, 16) != 1 || written != 16) return 0;
+    EVP_CIPHER_CTX *context = mask_context(cipher);
+    if (context == NULL || EVP_EncryptUpdate(context, mask, &written, block, 16) != 1 || written != 16) return 0;
     for (int index = 0; index < 8; index++) header[16 + index] ^= mask[index];
     return 1;
 }
@@ -296,6 +356,11 @@ struct cipher_file {
     // A page-sized buffer (two, for the log's frame reads: header and page).
     uint8_t *buffer;
     int buffer_size;
+    // The database: page 1 as last opened, its sealed image then its plaintext (`page_one_size` bytes each,
+    // 0 when none is kept; see `open_first_page`).
+    uint8_t *page_one;
+    int page_one_capacity;
+    int page_one_size;
     // The log: where the last frame header was written and the page number it holds.
     sqlite3_int64 frame_header_offset;
     uint32_t frame_page;
@@ -337,7 +402,47 @@ static int database_page_size(cipher_file *file) {
     return SQLITE_OK;
 }
 
+// Opens page 1's sealed image `sealed` into `plain` (`sealed` itself, or another buffer), as `open_page`
+// does. SQLite reads page 1 three times as it opens a database (its first 100 bytes, then the whole page
+// twice) and, outside WAL mode, its change counter as every transaction starts; each read of a part is a
+// read of the whole sealed page here. The page is opened once and kept, with the sealed image it was
+// opened from, and a read whose sealed bytes are that image, byte for byte, is given the kept plaintext.
+// Those bytes authenticated as page 1 under this file's key and salt, so they still do; any other bytes
+// (a changed or damaged page) are opened and authenticated anew.
+static int open_first_page(cipher_file *file, const uint8_t *sealed, uint8_t *plain, int size) {
+    if (file->page_one_size == size && memcmp(file->page_one, sealed, (size_t)size) == 0) {
+        memcpy(plain, file->page_one + size, (size_t)size);
+        return 1;
+    }
+    file->page_one_size = 0;
+    // Exactly two pages, so that the plaintext is always the second half (see `cipher_close`).
+    if (file->page_one_capacity != 2 * size) {
+        uint8_t *grown = sqlite3_malloc(2 * size);
+        // Without the memory the page is opened as any other, and not kept.
+        if (grown == NULL) return open_page(&file->cipher, 1, sealed, plain, size);
+        if (file->page_one != NULL) {
+            OPENSSL_cleanse(file->page_one, (size_t)file->page_one_capacity);
+            sqlite3_free(file->page_one);
+        }
+        file->page_one = grown;
+        file->page_one_capacity = 2 * size;
+    }
+    // The sealed image is kept first: `plain` may be `sealed`.
+    memcpy(file->page_one, sealed, (size_t)size);
+    if (!open_page(&file->cipher, 1, file->page_one, plain, size)) return 0;
+    memcpy(file->page_one + size, plain, (size_t)size);
+    file->page_one_size = size;
+    return 1;
+}
+
+// Opens page `number` of the database `file` (see `open_page` and `open_first_page`).
+static int open_database_page(cipher_file *file, uint32_t number, const uint8_t *sealed, uint8_t *plain, int size) {
+    return number == 1 ? open_first_page(file, sealed, plain, size) : open_page(&file->cipher, number, sealed, plain, size);
+}
+
 static int database_read(cipher_file *file, void *out, int amount, sqlite3_int64 offset) {
+    // Made before a page is read, so that running out of memory is not taken for a page that fails.
+    if (open_context(&file->cipher) == NULL) return SQLITE_IOERR_NOMEM;
     int rc = database_page_size(file);
     if (rc == SQLITE_IOERR_SHORT_READ) {
         memset(out, 0, (size_t)amount);
@@ -354,7 +459,7 @@ static int database_read(cipher_file *file, void *out, int amount, sqlite3_int64
         // Past the end of the file a page reads as zeros, as SQLite's own VFS gives it.
         if (rc == SQLITE_IOERR_SHORT_READ) memset(out, 0, (size_t)amount);
         if (rc != SQLITE_OK) return rc;
-        return open_page(&file->cipher, number, out, out, size) ? SQLITE_OK : modelstore_cipher_auth_failed;
+        return open_database_page(file, number, out, out, size) ? SQLITE_OK : modelstore_cipher_auth_failed;
     }
     if (!ensure_buffer(file, 2 * size)) return SQLITE_IOERR_NOMEM;
     uint8_t *sealed = file->buffer, *plain = file->buffer + size;
@@ -364,7 +469,7 @@ static int database_read(cipher_file *file, void *out, int amount, sqlite3_int64
         return rc;
     }
     if (rc != SQLITE_OK) return rc;
-    if (!open_page(&file->cipher, number, sealed, plain, size)) return modelstore_cipher_auth_failed;
+    if (!open_database_page(file, number, sealed, plain, size)) return modelstore_cipher_auth_failed;
     memcpy(out, plain + (offset - start), (size_t)amount);
     return SQLITE_OK;
 }
@@ -433,6 +538,8 @@ static int wal_read(cipher_file *file, void *out, int amount, sqlite3_int64 offs
     }
     int rc = wal_page_size(file);
     if (rc != SQLITE_OK) return rc == SQLITE_IOERR_SHORT_READ ? real_read(file, out, amount, offset) : rc;
+    // Made before a frame is read, so that running out of memory is not taken for a frame that fails.
+    if (open_context(&file->cipher) == NULL || mask_context(&file->cipher) == NULL) return SQLITE_IOERR_NOMEM;
     int size = file->page_size, frame = FRAME_HEADER + size;
     sqlite3_int64 frame_start = offset - (offset - WAL_HEADER) % frame;
     sqlite3_int64 within = offset - frame_start;
@@ -534,7 +641,7 @@ static int journal_read(cipher_file *file, void *out, int amount, sqlite3_int64 
     }
     if (is_journal_page(file, out, amount, offset)) {
         file->word_offset = -1;
-        if (!ensure_buffer(file, amount)) return SQLITE_IOERR_NOMEM;
+        if (!ensure_buffer(file, amount) || open_context(&file->cipher) == NULL) return SQLITE_IOERR_NOMEM;
         // A record that fails authentication (a torn last record) is left as it is on disk: its
         // checksum then fails, and the rollback stops there as SQLite's does at a torn record.
         if (open_page(&file->cipher, file->word, out, file->buffer, amount)) memcpy(out, file->buffer, (size_t)amount);
@@ -572,6 +679,11 @@ static int cipher_close(sqlite3_file *base) {
     if (file->carried) {
         OPENSSL_cleanse(file->carried, (size_t)file->carried_capacity);
         sqlite3_free(file->carried);
+    }
+    if (file->page_one) {
+        // The plaintext half; the sealed image is what the file holds.
+        OPENSSL_cleanse(file->page_one + file->page_one_capacity / 2, (size_t)file->page_one_capacity / 2);
+        sqlite3_free(file->page_one);
     }
     cipher_free(&file->cipher);
     return rc;
@@ -677,6 +789,22 @@ static int cipher_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *ba
         return rc;
     }
     base->pMethods = &cipher_methods;
+    if (file->kind == kind_database) {
+        // The page 1 the key's check opened, if it kept one: SQLite's first reads of page 1 then open nothing
+        // when the file still holds those sealed bytes.
+        pthread_mutex_lock(&keys_lock);
+        key_slot *slot = file->key_identifier >= 0 && file->key_identifier < key_count ? &keys[file->key_identifier] : NULL;
+        if (slot != NULL && slot->used && slot->page_one != NULL) {
+            uint8_t *copy = sqlite3_malloc(2 * slot->page_one_size);
+            if (copy != NULL) {
+                memcpy(copy, slot->page_one, 2 * (size_t)slot->page_one_size);
+                file->page_one = copy;
+                file->page_one_capacity = file->page_one_size = slot->page_one_size;
+                file->page_one_capacity *= 2;
+            }
+        }
+        pthread_mutex_unlock(&keys_lock);
+    }
     if (file->kind == kind_wal) {
         // SQLite opens a log after its database, and closes it first, so the pointer stays valid.
         sqlite3_file *database = sqlite3_database_file_object(name);
@@ -804,30 +932,63 @@ int modelstore_cipher_classify(const char *path, uint8_t *salt) {
     return modelstore_cipher_file_encrypted;
 }
 
-int modelstore_cipher_check_key(const char *path, const uint8_t *key, const uint8_t *salt) {
+// Tries `key` on page 1 of the encrypted file at `path` (see `modelstore_cipher_check_key`). When it opens
+// and `slot` is a key slot's number, keeps the page in the slot (see `key_slot.page_one`).
+static int check_key(const char *path, const uint8_t *key, const uint8_t *salt, int slot) {
     int descriptor = open(path, O_RDONLY | O_CLOEXEC);
     if (descriptor < 0) return modelstore_cipher_key_unreadable;
     uint8_t header[CLEAR_HEADER];
     int size = read_at(descriptor, header, CLEAR_HEADER, 0) == CLEAR_HEADER ? header_page_size(header) : 0;
-    uint8_t *pages = size ? malloc((size_t)size * 3) : NULL;
+    // A 4 KiB page (SQLite's default) is checked on the stack: a malloc of 8 KiB in a long-running process
+    // can cost more than opening the page.
+    uint8_t small[2 * 4096];
+    uint8_t *pages = size == 0 ? NULL : size <= 4096 ? small : malloc((size_t)size * 2);
     page_cipher cipher = {0};
     int result = modelstore_cipher_key_unreadable;
-    if (pages != NULL && cipher_init(&cipher, key, salt)) {
-        uint8_t *plain = pages + 2 * size;
-        int first = read_at(descriptor, pages, size, 0) == size;
-        int second = read_at(descriptor, pages + size, size, size) == size;
-        if (first && open_page(&cipher, 1, pages, plain, size)) {
-            result = modelstore_cipher_key_opens;
-        } else if (second && open_page(&cipher, 2, pages + size, plain, size)) {
-            result = modelstore_cipher_key_page_damaged;
-        } else if (first) {
-            result = modelstore_cipher_key_wrong;
+    // Only the context that opens pages is made.
+    if (pages != NULL && cipher_init(&cipher, key, salt) && open_context(&cipher) != NULL) {
+        uint8_t *sealed = pages, *plain = pages + size;
+        if (read_at(descriptor, sealed, size, 0) == size) {
+            // The page opens into `plain`, leaving `sealed` as read, so that the two can be kept.
+            if (open_page(&cipher, 1, sealed, plain, size)) {
+                result = modelstore_cipher_key_opens;
+            } else if (read_at(descriptor, sealed, size, size) == size && open_page(&cipher, 2, sealed, plain, size)) {
+                // The second page is read only when the first fails.
+                result = modelstore_cipher_key_page_damaged;
+            } else {
+                result = modelstore_cipher_key_wrong;
+            }
+        }
+        if (result == modelstore_cipher_key_opens && slot >= 0) {
+            uint8_t *kept = malloc((size_t)size * 2);
+            pthread_mutex_lock(&keys_lock);
+            if (kept != NULL && slot < key_count && keys[slot].used) {
+                slot_forget_page_one(&keys[slot]);
+                memcpy(kept, pages, (size_t)size * 2);
+                keys[slot].page_one = kept;
+                keys[slot].page_one_size = size;
+                kept = NULL;
+            }
+            pthread_mutex_unlock(&keys_lock);
+            free(kept);
         }
         OPENSSL_cleanse(plain, (size_t)size);
     }
     cipher_free(&cipher);
-    free(pages);
+    if (pages != small) free(pages);
     close(descriptor);
+    return result;
+}
+
+int modelstore_cipher_check_key(const char *path, const uint8_t *key, const uint8_t *salt) {
+    return check_key(path, key, salt, -1);
+}
+
+int modelstore_cipher_check_registered_key(const char *path, int identifier) {
+    uint8_t key[32], salt[SALT];
+    if (!key_copy(identifier, key, salt)) return modelstore_cipher_key_unreadable;
+    int result = check_key(path, key, salt, identifier);
+    OPENSSL_cleanse(key, sizeof key);
     return result;
 }
 
@@ -860,7 +1021,7 @@ int64_t modelstore_cipher_wal_damage(int identifier, const uint8_t *log, int64_t
     uint8_t key[32], salt[SALT];
     if (!key_copy(identifier, key, salt)) return -2;
     page_cipher cipher = {0};
-    int ready = cipher_init(&cipher, key, salt);
+    int ready = cipher_init(&cipher, key, salt) && open_context(&cipher) != NULL && mask_context(&cipher) != NULL;
     OPENSSL_cleanse(key, sizeof key);
     uint8_t *plain = ready ? malloc(size) : NULL;
     if (plain == NULL) {

@@ -349,6 +349,110 @@ struct SQLiteCipherVFSTests {
         #expect(modelstore_cipher_wal_damage(other, log, Int64(log.count)) == 32)
     }
 
+    /// A connection opens page 1 once and gives the kept plaintext to SQLite's later reads of it (as it
+    /// opens a database, SQLite reads page 1 three times), but only for the sealed bytes it opened: a page
+    /// changed on disk afterwards is authenticated anew, and fails.
+    @Test func aPageOneChangedAfterAConnectionOpenedItFailsAuthentication() throws {
+        let connection = try fill(mode: "DELETE", rows: 40)
+        // Outside WAL mode SQLite reads page 1's change counter as every read transaction starts.
+        #expect(try connection.texts("SELECT count(*) FROM gadget") == ["40"])
+        #expect(try connection.texts("SELECT count(*) FROM gadget") == ["40"])
+        func flip(_ offset: UInt64) throws {
+            let handle = try FileHandle(forUpdating: URL(filePath: path))
+            defer { try? handle.close() }
+            try handle.seek(toOffset: offset)
+            var byte = try #require(try handle.read(upToCount: 1))
+            byte[0] ^= 0x10
+            try handle.seek(toOffset: offset)
+            try handle.write(contentsOf: byte)
+        }
+        // A byte past page 1's clear header: in the schema, which SQLite does not read again.
+        try flip(300)
+        let failure = try #require(throws: Failure.self) { _ = try connection.texts("SELECT count(*) FROM gadget") }
+        #expect(failure.code == Int32(modelstore_cipher_auth_failed), "code \(failure.code)")
+        // Put back, the page authenticates again.
+        try flip(300)
+        #expect(try connection.texts("SELECT count(*) FROM gadget") == ["40"])
+    }
+
+    /// The check of a registered key keeps the first page it opened, and a connection opened with the key
+    /// starts from it: while the file holds the same sealed bytes, and no longer once they change.
+    @Test func aPageOneChangedAfterTheKeyCheckFailsAuthentication() throws {
+        _ = try fill(mode: "DELETE", rows: 40)
+        let identifier = modelstore_cipher_key_add(key, salt)
+        defer { modelstore_cipher_key_remove(identifier) }
+        let uri = "file:\(path)?vfs=\(MODELSTORE_CIPHER_VFS)&\(MODELSTORE_CIPHER_KEY_PARAMETER)=\(identifier)"
+        func count() throws -> [String] {
+            var handle: OpaquePointer?
+            let code = sqlite3_open_v2(uri, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI, nil)
+            // Closes the handle; the key stays registered.
+            let connection = Connection(handle: try #require(handle), keyIdentifier: -1)
+            guard code == SQLITE_OK else { throw Failure(code: sqlite3_extended_errcode(connection.handle)) }
+            return try connection.texts("SELECT count(*) FROM gadget")
+        }
+        #expect(modelstore_cipher_check_registered_key(path, identifier) == Int32(modelstore_cipher_key_opens))
+        #expect(try count() == ["40"])
+        // Changed after the check: the kept page is not given for other bytes.
+        let original = try bytes()
+        var damaged = original
+        damaged[300] ^= 0x10
+        try damaged.write(to: URL(filePath: path))
+        let failure = try #require(throws: Failure.self) { try count() }
+        #expect(failure.code == Int32(modelstore_cipher_auth_failed), "code \(failure.code)")
+        // The check now finds the damage (the second page opens), and the page it kept is still not given.
+        #expect(
+            modelstore_cipher_check_registered_key(path, identifier) == Int32(modelstore_cipher_key_page_damaged))
+        #expect(throws: Failure.self) { try count() }
+        try original.write(to: URL(filePath: path))
+        #expect(try count() == ["40"])
+        var other = key
+        other[0] ^= 1
+        let wrong = modelstore_cipher_key_add(other, salt)
+        defer { modelstore_cipher_key_remove(wrong) }
+        #expect(modelstore_cipher_check_registered_key(path, wrong) == Int32(modelstore_cipher_key_wrong))
+    }
+
+    /// The 12-byte nonce of every frame in the log `log` (4,096-byte pages), in the order of the frames.
+    private func frameNonces(_ log: Data) -> [[UInt8]] {
+        let frame = 24 + 4096
+        return stride(from: 32, to: log.count - frame + 1, by: frame).map { start in
+            Array(log[start + 24 + 4096 - 28..<start + 24 + 4096 - 16])
+        }
+    }
+
+    /// Whether `next` is `nonce` counted up by one: the same first 4 bytes, the last 8 one more.
+    private func follows(_ next: [UInt8], _ nonce: [UInt8]) -> Bool {
+        func counter(_ bytes: [UInt8]) -> UInt64 { bytes[4...].reduce(0) { $0 << 8 | UInt64($1) } }
+        return next[..<4] == nonce[..<4] && counter(next) == counter(nonce) &+ 1
+    }
+
+    /// Each sealing of a page gets a new nonce, the same page sealed again included: a file counts up from
+    /// a random start of its own, so two connections (as two processes) never continue each other's run.
+    @Test func everyPageWriteHasANewNonceAndEachConnectionItsOwnRun() throws {
+        let first = try fill(mode: "WAL", rows: 40)
+        try first.run("PRAGMA wal_checkpoint(TRUNCATE)")
+        for round in 0..<3 { try first.run("UPDATE gadget SET name = 'first \(round)' WHERE id = 7") }
+        let firstFrames = frameNonces(try bytes("-wal")).count
+        #expect(firstFrames >= 3)
+        let second = try open(key: key)
+        for round in 0..<3 { try second.run("UPDATE gadget SET name = 'second \(round)' WHERE id = 7") }
+        let log = try bytes("-wal")
+        let nonces = frameNonces(log)
+        #expect(nonces.count > firstFrames)
+        #expect(Set(nonces).count == nonces.count, "a nonce repeats in the log")
+        // The row's page was sealed in every update, each time with another nonce.
+        let pages = stride(from: 32, to: log.count - 4120 + 1, by: 4120).map { start in
+            log[start..<start + 4].reduce(0) { $0 << 8 | Int($1) }
+        }
+        #expect(Dictionary(grouping: pages, by: { $0 }).values.contains { $0.count >= 6 }, "pages \(pages)")
+        // Within a connection's log file the nonces count up by one; the second starts a run of its own.
+        for index in 1..<nonces.count where index != firstFrames {
+            #expect(follows(nonces[index], nonces[index - 1]), "frame \(index)")
+        }
+        #expect(!follows(nonces[firstFrames], nonces[firstFrames - 1]))
+        #expect(try second.texts("SELECT name FROM gadget WHERE id = 7") == ["second 2"])
+    }
+
     @Test func aPageOneWithoutRoomForTheTagIsNeverWritten() throws {
         var handle: OpaquePointer?
         let identifier = modelstore_cipher_key_add(key, salt)

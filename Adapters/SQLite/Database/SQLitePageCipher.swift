@@ -74,12 +74,13 @@ final class SQLitePageCipher: Sendable {
             guard let source else { throw DataStoreError.keyRequired(store: path) }
             if let reusing, reusing.salt == salt { return reusing }
             let key = try source.resolve(derivation: source.isPassphrase ? derivation(salt: salt) : .none)
-            let verdict = key.withUnsafeBytes { bytes in
-                modelstore_cipher_check_key(path, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), salt)
-            }
-            switch Int(verdict) {
+            // Registered first: the check keeps the first page it opens with the key, and the connections
+            // start from it instead of opening it again. A key that does not open the file is removed
+            // when the cipher is released, as the error is thrown.
+            let cipher = try SQLitePageCipher(key: key, salt: salt, store: path)
+            switch Int(modelstore_cipher_check_registered_key(path, cipher.identifier)) {
             case modelstore_cipher_key_opens:
-                return try SQLitePageCipher(key: key, salt: salt, store: path)
+                return cipher
             case modelstore_cipher_key_page_damaged:
                 throw DataStoreError(
                     .corrupted,

@@ -53,6 +53,12 @@ enum {
 // second, which tells a damaged first page from a wrong key).
 int modelstore_cipher_check_key(const char *path, const uint8_t *key, const uint8_t *salt);
 
+// `modelstore_cipher_check_key` with the key numbered `identifier` and its salt. When the key opens the
+// first page, the key keeps that page (sealed and opened, wiped with the key), and the database files
+// opened with the key give it to SQLite while the file holds the same sealed bytes, instead of opening
+// it again.
+int modelstore_cipher_check_registered_key(const char *path, int identifier);
+
 // The offset of damage in the sealed write-ahead log `log` (`length` bytes) of a database opened with the
 // key `identifier`: the first frame that fails authentication or SQLite's checksum chain, when frames of
 // the log's generation follow it (committed transactions SQLite's recovery would drop). -1 when none is
