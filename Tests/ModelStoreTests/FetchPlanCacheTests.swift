@@ -84,4 +84,43 @@ struct FetchPlanCacheTests {
             }
         }
     }
+
+    @Test func aSortALimitOrAnOffsetMakesAnotherKey() throws {
+        let harness = try QueryHarness()
+        // One predicate shape, four descriptors that differ only in what the key holds beside it:
+        // each needs a plan of its own (a window pushed or not, a sort sent or not).
+        let descriptors: [(String, @Sendable (Int) -> FetchDescriptor<Reading>)] = [
+            ("no sort, no window", { low in FetchDescriptor(predicate: #Predicate { $0.int >= low }) }),
+            (
+                "sorted",
+                { low in FetchDescriptor(predicate: #Predicate { $0.int >= low }, sortBy: [SortDescriptor(\.code)]) }
+            ),
+            (
+                "sorted, limit 2",
+                { low in
+                    var descriptor = FetchDescriptor<Reading>(
+                        predicate: #Predicate { $0.int >= low }, sortBy: [SortDescriptor(\.code)])
+                    descriptor.fetchLimit = 2
+                    return descriptor
+                }
+            ),
+            (
+                "sorted, offset 1, limit 2",
+                { low in
+                    var descriptor = FetchDescriptor<Reading>(
+                        predicate: #Predicate { $0.int >= low }, sortBy: [SortDescriptor(\.code)])
+                    descriptor.fetchOffset = 1
+                    descriptor.fetchLimit = 2
+                    return descriptor
+                }
+            ),
+        ]
+        // Twice each, with other constants the second time: the second round reuses the four plans.
+        for low in [0, 3] {
+            for (name, make) in descriptors {
+                harness.expectAgreement("int >= \(low), \(name)") { _ in make(low) }
+            }
+        }
+        #expect(harness.container(.pushed).fetchPlans.count == 4)
+    }
 }
