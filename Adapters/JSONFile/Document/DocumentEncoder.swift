@@ -13,6 +13,10 @@ struct DocumentEncoder {
     let externalFiles: [ExternalSlot: String]
     /// The `history` object, already encoded (see ``JSONFileHistory``), or `nil` for none.
     var history: [UInt8]? = nil
+    /// Whether the header gets a `checksum`: every plaintext document has one; a document sealed
+    /// with AES-256-GCM does not, since its tag already authenticates every byte (the CRC-32C would
+    /// be a second pass over the document on every save and every open that proves nothing more).
+    var checksum = true
 
     /// The document for the snapshots of `table`; `capacity` is a hint (the size of the previous document).
     func encode(_ table: SnapshotTable, capacity: Int = 1 << 16) -> JSONOutput {
@@ -21,11 +25,15 @@ struct DocumentEncoder {
         out.string(JSONFileFormat.name)
         out.ascii(",\n  \"formatVersion\": ")
         out.int(Int64(JSONFileFormat.version))
-        out.ascii(",\n  \"checksum\": \"")
-        let checksumStart = out.count
-        out.bytes(DocumentChecksum.placeholder)
-        let checksum = checksumStart..<out.count
-        out.ascii("\",\n  \"schemaVersion\": ")
+        var checksumContents: Range<Int>?
+        if checksum {
+            out.ascii(",\n  \"checksum\": \"")
+            let checksumStart = out.count
+            out.bytes(DocumentChecksum.placeholder)
+            checksumContents = checksumStart..<out.count
+            out.byte(UInt8(ascii: "\""))
+        }
+        out.ascii(",\n  \"schemaVersion\": ")
         out.string(schema.version.description)
         out.ascii(",\n  \"storeIdentifier\": ")
         out.string(storeIdentifier)
@@ -69,7 +77,7 @@ struct DocumentEncoder {
             out.bytes(history)
         }
         out.ascii("\n}\n")
-        DocumentChecksum.fill(out.base, count: out.count, contents: checksum)
+        if let checksumContents { DocumentChecksum.fill(out.base, count: out.count, contents: checksumContents) }
         return out
     }
 
