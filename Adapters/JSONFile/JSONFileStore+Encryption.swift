@@ -7,14 +7,14 @@ extension JSONFileStore {
     /// Rewrites the JSON store at `url` under another key: encrypts a plaintext file (`from` is
     /// `nil`), decrypts an encrypted one (`to` is `nil`), or changes its key.
     ///
-    /// Under the store's lock, the document is decrypted (or read) whole and checked against its
-    /// checksum, then, in this order:
+    /// Under the store's lock, the document is decrypted (which authenticates it) or read whole and
+    /// checked against its checksum, then, in this order:
     ///
     /// 1. every `.externalStorage` file the document or its backup names is written again beside
     ///    itself under a new name (sealed under the new key, with a random name; or in the clear,
     ///    named by a hash of its bytes), each flushed, then the folder;
     /// 2. the document, with its `{"$file": …}` tags naming the new files and its checksum written
-    ///    again, is sealed under the new key (or left plain) and replaces the old one atomically (a
+    ///    again (added, when a sealed document without one is decrypted), is sealed under the new key (or left plain) and replaces the old one atomically (a
     ///    flushed temporary file renamed over it): **the commit point**;
     /// 3. its `.backup` is rewritten the same way, or removed if it cannot be read, so that no copy
     ///    under the old key stays behind;
@@ -27,8 +27,9 @@ extension JSONFileStore {
     ///
     /// Throws ``DataStoreError/Code/wrongKey`` or ``DataStoreError/Code/keyRequired`` for the old key,
     /// ``DataStoreError/Code/invalidConfiguration`` when the file is not in the state the call
-    /// expects, and ``DataStoreError/Code/corrupted`` when the document does not match its checksum
-    /// or a file it names is missing or fails authentication; the store is then as it was.
+    /// expects, and ``DataStoreError/Code/corrupted`` when the document fails authentication (or,
+    /// plain, does not match its checksum) or a file it names is missing or fails authentication;
+    /// the store is then as it was.
     public static func changeEncryption(
         at url: URL, from old: EncryptionKeySource?, to new: EncryptionKeySource?,
         lockTimeout: Duration = .seconds(10), limits: JSONFileStoreConfiguration.Limits = .init(),
@@ -97,15 +98,18 @@ extension JSONFileStore {
         }
     }
 
-    /// The plaintext of the document (or backup) at `path`, checked against its checksum, with the
-    /// files it names and the cipher that opened it; `nil` if there is no file.
+    /// The plaintext of the document (or backup) at `path`, authenticated (sealed) or checked against
+    /// its checksum (plain), with the files it names and the cipher that opened it; `nil` if there is no file.
     private static func plainDocument(
         _ path: String, limits: JSONFileStoreConfiguration.Limits, keys: DocumentKeys?, paths: Paths
     ) throws -> PlainDocument? {
         guard let bytes = try FileIO.read(path, limit: limits.maximumFileSize)?.bytes else { return nil }
         var plaintext = bytes
         var cipher: AES256GCM?
-        if DocumentEncryption.isEncrypted(bytes) {
+        // A sealed document is authenticated by its tag; a checksum in it is not checked, and is
+        // written again over the new bytes anyway.
+        let sealed = DocumentEncryption.isEncrypted(bytes)
+        if sealed {
             plaintext = try DocumentEncryption.open(bytes, document: path, keys: keys)
             // The cipher the open unlocked, which sealed the files this document names.
             cipher = try keys?.current().cipher
@@ -117,7 +121,7 @@ extension JSONFileStore {
             loadExternalFile: { _ in Data() })
         do {
             let header = try plaintext.withUnsafeBufferPointer { try decoder.decode($0, headerOnly: true) }.header
-            if let checksum = header.checksum {
+            if let checksum = header.checksum, !sealed {
                 let actual = plaintext.withUnsafeBufferPointer {
                     DocumentChecksum.compute($0, excluding: checksum.contents)
                 }
@@ -143,10 +147,19 @@ private struct PlainDocument {
     var checksum: Range<Int>?
     var cipher: AES256GCM?
 
-    /// The file under `keys` (plain without), naming the files by their new names.
+    /// The file under `keys` (plain without), naming the files by their new names. A plain file
+    /// always gets a checksum, which a sealed document does not have.
     func rewritten(renaming renamed: [String: String], keys: DocumentKeys?) throws -> [UInt8] {
-        let plaintext = references.rewriting(bytes, renamed: renamed, checksum: checksum)
-        guard let keys else { return plaintext }
+        var plaintext = references.rewriting(bytes, renamed: renamed, checksum: checksum)
+        guard let keys else {
+            if checksum == nil {
+                let contents = DocumentChecksum.insertPlaceholder(into: &plaintext)
+                plaintext.withUnsafeMutableBufferPointer {
+                    DocumentChecksum.fill($0.baseAddress!, count: $0.count, contents: contents)
+                }
+            }
+            return plaintext
+        }
         return try plaintext.withUnsafeBytes { try DocumentEncryption.seal($0, keys: keys) }
     }
 }

@@ -50,7 +50,10 @@ extension JSONFileStore {
         // an encrypted one, decrypted in the buffer it was read into (`file` let go of it, so it is
         // neither copied nor moved).
         var text = bytes.indices
-        if DocumentEncryption.isEncrypted(bytes) {
+        // An encrypted document is authenticated by its AES-GCM tag, which covers every byte the
+        // checksum would: a checksum in it (earlier versions wrote one) is not computed again.
+        let authenticated = DocumentEncryption.isEncrypted(bytes)
+        if authenticated {
             text = try DocumentEncryption.decrypt(&bytes, document: paths.document, keys: configuration.keys)
         } else if configuration.keys != nil {
             throw DocumentEncryption.notEncrypted(bytes, document: paths.document)
@@ -73,7 +76,7 @@ extension JSONFileStore {
             if error.remedy == nil { error.remedy = "Fix the file by hand, or restore its backup '\(paths.backup)'" }
             throw error
         }
-        if let checksum = document.header.checksum, !configuration.acceptsHandEdits {
+        if let checksum = document.header.checksum, !authenticated, !configuration.acceptsHandEdits {
             let actual = bytes.withUnsafeBufferPointer {
                 DocumentChecksum.compute(UnsafeBufferPointer(rebasing: $0[text]), excluding: checksum.contents)
             }

@@ -43,11 +43,8 @@ extension JSONFileStore {
                 let start = checksum.contents.lowerBound
                 contents = start..<(start + DocumentChecksum.placeholder.count)
             } else {
-                // The decoder checked that the document is an object: insert the key after its '{'.
-                let brace = bytes.firstIndex(of: UInt8(ascii: "{"))!
-                let line = Array("\n  \"\(DocumentChecksum.key)\": \"".utf8)
-                bytes.insert(contentsOf: line + DocumentChecksum.placeholder + Array("\",".utf8), at: brace + 1)
-                contents = (brace + 1 + line.count)..<(brace + 1 + line.count + DocumentChecksum.placeholder.count)
+                // The decoder checked that the document is an object.
+                contents = DocumentChecksum.insertPlaceholder(into: &bytes)
             }
             bytes.withUnsafeMutableBufferPointer {
                 DocumentChecksum.fill($0.baseAddress!, count: $0.count, contents: contents)

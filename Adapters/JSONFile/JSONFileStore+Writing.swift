@@ -51,9 +51,12 @@ extension JSONFileStore {
         } catch let error as DataStoreError where error.code == .io {
             throw error.inContext(what)
         }
+        // A sealed document has no checksum (its AES-GCM tag authenticates every byte), and its
+        // records are compact: no one reads it but the store.
         let encoder = DocumentEncoder(
             schema: schema, storeIdentifier: identifier, nextPrimaryKey: next.nextPrimaryKey,
-            preserved: state.preserved, externalFiles: plan.names, history: state.history.encoded())
+            preserved: state.preserved, externalFiles: plan.names, history: state.history.encoded(),
+            checksum: configuration.keys == nil, compact: configuration.keys != nil)
         let output = encoder.encode(next, capacity: state.documentSize)
         var committed = false
         do {

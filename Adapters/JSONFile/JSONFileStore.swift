@@ -52,7 +52,8 @@ import ModelStoreFileIO
 /// The header holds the CRC-32C of the document (`"checksum"`), so a changed byte (damage, or a
 /// hand edit) is refused on open with ``DataStoreError/corrupted`` rather than read as a wrong
 /// value. Accept a deliberate edit with ``seal(at:lockTimeout:limits:)`` (`modelstore seal`) or
-/// ``JSONFileStoreConfiguration/acceptsHandEdits``.
+/// ``JSONFileStoreConfiguration/acceptsHandEdits``. An encrypted document has no checksum: its
+/// AES-GCM tag catches any changed byte (``DataStoreError/corrupted``, "fails authentication").
 ///
 /// The file format is documented in `FORMAT.md` beside this source (header, records, value forms,
 /// tags, limits, versioning).

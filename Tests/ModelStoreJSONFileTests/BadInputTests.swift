@@ -114,6 +114,15 @@ struct BadInputTests {
         try expectError(header + "{\"$id\": 1, \"flag\": 1}]}}", saying: "expected true or false but found a number")
         try expectError(header + "{\"name\": \"x\"}]}}", line: 2, column: 1, saying: "a 'Gadget' record has no '$id'")
         try expectError(header + "{\"$id\": 1, \"int\": 1, \"int\": 2}]}}", saying: "has the property 'int' twice")
+        // A repeated key the fast path matches is named at its own place, in the spaced layout
+        // (plaintext documents) and the compact one (sealed documents).
+        let repeated = [
+            ("{\"$id\": 1, \"flag\": true, \"name\": \"a\", \"flag\": false}", 39),
+            ("{\"$id\":1,\"flag\":true,\"name\":\"a\",\"flag\":false}", 33),
+        ]
+        for (record, column) in repeated {
+            try expectError(header + record + "]}}", line: 2, column: column, saying: "has the property 'flag' twice")
+        }
         try expectError(header + "[1]]}}", saying: "a 'Gadget' record must be an object")
         try expectError(
             "{\"formatVersion\": 1, \"records\": {\"Gizmo\": []}}", line: 1, column: 34,

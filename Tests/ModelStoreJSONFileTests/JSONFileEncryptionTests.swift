@@ -162,6 +162,61 @@ struct JSONFileEncryptionTests {
         }
     }
 
+    /// The plaintext inside the encrypted file at `url`.
+    private func plaintext(of url: URL) throws -> String {
+        let bytes = [UInt8](try Data(contentsOf: url))
+        let document = try DocumentEncryption.open(
+            bytes, document: url.path, keys: DocumentKeys(source: .key(Self.key)))
+        return String(decoding: document, as: UTF8.self)
+    }
+
+    @Test func aSealedDocumentIsCompactWithoutAChecksumAndOneSealedWithAWrongChecksumStillOpens() throws {
+        try fill()
+        let sealed = try plaintext(of: directory.file())
+        #expect(!sealed.contains("\"checksum\""))
+        #expect(sealed.contains("\n{\"$id\":1,\"") && !sealed.contains("\"$id\": "), "\(sealed)")
+        // A document sealed with a checksum inside (as earlier versions wrote it), and one whose
+        // checksum no longer matches: the tag authenticates them, and the checksum is not computed.
+        let plain = try TemporaryDirectory()
+        do {
+            let store = try Stores.open(plain.file())
+            try Stores.save(store, inserting: [try Stores.new("Gadget", ["name": .string("Flux Capacitor")])])
+        }
+        let original = [UInt8](try Data(contentsOf: plain.file()))
+        let text = String(decoding: original, as: UTF8.self)
+        let digits = try #require(text.firstRange(of: "\"crc32c:"))
+        var wrong = original
+        let first = text.utf8.distance(from: text.utf8.startIndex, to: digits.upperBound)
+        wrong[first] = wrong[first] == UInt8(ascii: "0") ? UInt8(ascii: "1") : UInt8(ascii: "0")
+        for document in [original, wrong] {
+            let keys = DocumentKeys(source: .key(Self.key))
+            let sealed = try document.withUnsafeBytes { try DocumentEncryption.seal($0, keys: keys) }
+            try Data(sealed).write(to: directory.file())
+            let store = try open(.key(Self.key))
+            let names = try Stores.all(store, "Gadget").map { $0.values[$0.entity.slot(of: "name")!] }
+            #expect(names == [.string("Flux Capacitor")])
+        }
+        // The wrong checksum is still caught in the clear.
+        try Data(wrong).write(to: plain.file())
+        let error = try #require(throws: DataStoreError.self) { _ = try Stores.open(plain.file()) }
+        #expect(error.code == .corrupted && error.message.contains("checksum"), "\(error)")
+    }
+
+    @Test func decryptingADocumentWithoutAChecksumWritesOneThatCatchesAnEdit() throws {
+        try fill()
+        try JSONFileStore.changeEncryption(at: directory.file(), from: .key(Self.key), to: nil)
+        let bytes = try Data(contentsOf: directory.file())
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.hasPrefix("{\n  \"checksum\": \"crc32c:"), "\(text.prefix(80))")
+        let store = try open(nil)
+        #expect(try Stores.all(store, "Gadget").count == 2)
+        // An edit that is still valid JSON is caught by the checksum the decryption wrote.
+        let edited = try #require(text.firstRange(of: "Flux Capacitor"))
+        try Data(text.replacingCharacters(in: edited, with: "Glux Capacitor").utf8).write(to: directory.file())
+        let error = try #require(throws: DataStoreError.self) { _ = try open(nil) }
+        #expect(error.code == .corrupted && error.message.contains("checksum"), "\(error)")
+    }
+
     @Test func aPassphraseFromTheEnvironmentDerivesTheKeyWithTheFilesSalt() throws {
         setenv("MODELSTORE_TEST_JSON_PASSPHRASE", "correct horse battery staple", 1)
         var configuration = JSONFileStoreConfiguration(url: directory.file(), schema: Stores.schema)

@@ -40,6 +40,15 @@ enum DocumentChecksum {
         for (index, byte) in text(crc).enumerated() { base[contents.lowerBound + index] = byte }
     }
 
+    /// Inserts a `checksum` key holding the placeholder as the first key of the document `bytes`,
+    /// which must be a JSON object, and returns where the placeholder's contents are.
+    static func insertPlaceholder(into bytes: inout [UInt8]) -> Range<Int> {
+        let brace = bytes.firstIndex(of: UInt8(ascii: "{"))!
+        let line = Array("\n  \"\(key)\": \"".utf8)
+        bytes.insert(contentsOf: line + placeholder + Array("\",".utf8), at: brace + 1)
+        return (brace + 1 + line.count)..<(brace + 1 + line.count + placeholder.count)
+    }
+
     /// The error for a document whose bytes do not match its checksum.
     static func mismatch(expected: UInt32, actual: UInt32, at contents: Range<Int>, document: String) -> JSONReadError {
         let command = "modelstore seal json:\(document)"

@@ -299,8 +299,18 @@ struct DocumentDecoder {
         // What ModelStore writes before a record's identifier, and before each property's value, in
         // one buffer for the whole read: reading them from arrays of arrays would retain and release
         // an inner array for every key.
-        let literals = FlatLiterals(identifier: Array("\"\(JSONFileFormat.identifierKey)\": ".utf8), reader.literals)
-        defer { literals.deallocate() }
+        // Both layouts: as a plaintext document is written (`{"$id": 1, "name": …`), and compact, as
+        // a sealed one is (`{"$id":1,"name":…`).
+        let spaced = FlatLiterals(
+            identifier: Array("\"\(JSONFileFormat.identifierKey)\": ".utf8), reader.literals(compact: false),
+            keyOffset: 3)
+        let compact = FlatLiterals(
+            identifier: Array("\"\(JSONFileFormat.identifierKey)\":".utf8), reader.literals(compact: true),
+            keyOffset: 2)
+        defer {
+            spaced.deallocate()
+            compact.deallocate()
+        }
         // Made once: every record's identifier shares it.
         let scope = PersistentIdentifier.Scope(storeIdentifier: storeIdentifier, entityName: entity.name)
         // One array of values for every record (the table copies the values into its columns): each
@@ -320,10 +330,16 @@ struct DocumentDecoder {
             var seenCount = 0
             var externalNames: [(slot: Int, name: String)] = []
             var firstKey = true
-            // Text as ModelStore writes it (`{"$id": 1, "name": …`) is read on a fast path: each key
-            // the record lists in slot order is one comparison with its literal. Anything else (other
-            // spacing, keys out of order, escapes) goes through the general path below, key by key.
-            if scanner.consume(literal: literals.identifier) {
+            // Text as ModelStore writes it (`{"$id": 1, "name": …`, or compact) is read on a fast path:
+            // each key the record lists in slot order is one comparison with its literal, in the
+            // layout of the record's identifier. Anything else (other spacing, keys out of order,
+            // escapes) goes through the general path below, key by key.
+            var literals = spaced
+            if scanner.consume(literal: spaced.identifier) {
+                primaryKey = try readPrimaryKey(&scanner, entity)
+                firstKey = false
+            } else if scanner.consume(literal: compact.identifier) {
+                literals = compact
                 primaryKey = try readPrimaryKey(&scanner, entity)
                 firstKey = false
             }
@@ -335,7 +351,7 @@ struct DocumentDecoder {
                     scanner.consume(literal: literal)
                 {
                     slot = expected
-                    keyStart = scanner.offset - literal.count + 3
+                    keyStart = scanner.offset - literal.count + literals.keyOffset
                 } else {
                     guard let key = try scanner.nextKey(&firstKey) else { break }
                     keyStart = key.start
@@ -520,8 +536,11 @@ private struct FlatLiterals {
     private let starts: [Int]
     /// The literal before a record's identifier.
     let identifier: UnsafeBufferPointer<UInt8>
+    /// Where the key's text starts in a slot's literal (after `, "` or `,"`).
+    let keyOffset: Int
 
-    init(identifier: [UInt8], _ slots: [[UInt8]]) {
+    init(identifier: [UInt8], _ slots: [[UInt8]], keyOffset: Int) {
+        self.keyOffset = keyOffset
         var starts = [0]
         for literal in slots { starts.append(starts[starts.count - 1] + literal.count) }
         bytes = .allocate(capacity: starts[starts.count - 1] + identifier.count)
@@ -549,9 +568,9 @@ private struct EntityReader {
     let shapes: [ValueShape]
     /// The UTF-8 of each property name, by slot, to match keys in slot order without decoding them.
     let names: [[UInt8]]
-    /// What ModelStore writes before each property's value after another value (`, "name": `), by
-    /// slot; empty for a name the writer would escape, which the fast path then never matches.
-    let literals: [[UInt8]]
+    /// The UTF-8 of each property name the writer writes as is, by slot; `nil` for a name it would
+    /// escape, which the fast path then never matches.
+    private let plainNames: [[UInt8]?]
     /// Slots by property name and by original name (renamed properties).
     let slots: [String: Int]
     let isExternal: [Bool]
@@ -563,9 +582,9 @@ private struct EntityReader {
         self.droppedNames = droppedNames
         shapes = entity.properties.map(ValueShape.init)
         names = entity.properties.map { Array($0.name.utf8) }
-        literals = names.map { name in
+        plainNames = names.map { name in
             let plain = name.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
-            return plain ? Array(", \"".utf8) + name + Array("\": ".utf8) : []
+            return plain ? name : nil
         }
         var slots: [String: Int] = [:]
         for property in entity.properties { slots[property.name] = property.slot }
@@ -585,6 +604,17 @@ private struct EntityReader {
             case .attribute(let attribute): attribute.defaultValue
             case .relationship(let relationship): relationship.isToOne ? .null : .references([])
             }
+        }
+    }
+}
+
+extension EntityReader {
+    /// What ModelStore writes before each property's value after another value (`, "name": `, or
+    /// `,"name":` compact), by slot; empty for a name the writer would escape.
+    func literals(compact: Bool) -> [[UInt8]] {
+        plainNames.map { name in
+            guard let name else { return [] }
+            return Array((compact ? ",\"" : ", \"").utf8) + name + Array((compact ? "\":" : "\": ").utf8)
         }
     }
 }

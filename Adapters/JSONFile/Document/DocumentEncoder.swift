@@ -13,6 +13,14 @@ struct DocumentEncoder {
     let externalFiles: [ExternalSlot: String]
     /// The `history` object, already encoded (see ``JSONFileHistory``), or `nil` for none.
     var history: [UInt8]? = nil
+    /// Whether the header gets a `checksum`: every plaintext document has one; a document sealed
+    /// with AES-256-GCM does not, since its tag already authenticates every byte (the CRC-32C would
+    /// be a second pass over the document on every save and every open that proves nothing more).
+    var checksum = true
+    /// Whether records are written without the spaces that line them up for a reader (the
+    /// indentation, and the space after each `:` and `,`), still one per line: for a sealed
+    /// document, which no one reads or diffs, so that fewer bytes are encrypted, written and read.
+    var compact = false
 
     /// The document for the snapshots of `table`; `capacity` is a hint (the size of the previous document).
     func encode(_ table: SnapshotTable, capacity: Int = 1 << 16) -> JSONOutput {
@@ -21,11 +29,15 @@ struct DocumentEncoder {
         out.string(JSONFileFormat.name)
         out.ascii(",\n  \"formatVersion\": ")
         out.int(Int64(JSONFileFormat.version))
-        out.ascii(",\n  \"checksum\": \"")
-        let checksumStart = out.count
-        out.bytes(DocumentChecksum.placeholder)
-        let checksum = checksumStart..<out.count
-        out.ascii("\",\n  \"schemaVersion\": ")
+        var checksumContents: Range<Int>?
+        if checksum {
+            out.ascii(",\n  \"checksum\": \"")
+            let checksumStart = out.count
+            out.bytes(DocumentChecksum.placeholder)
+            checksumContents = checksumStart..<out.count
+            out.byte(UInt8(ascii: "\""))
+        }
+        out.ascii(",\n  \"schemaVersion\": ")
         out.string(schema.version.description)
         out.ascii(",\n  \"storeIdentifier\": ")
         out.string(storeIdentifier)
@@ -69,7 +81,7 @@ struct DocumentEncoder {
             out.bytes(history)
         }
         out.ascii("\n}\n")
-        DocumentChecksum.fill(out.base, count: out.count, contents: checksum)
+        if let checksumContents { DocumentChecksum.fill(out.base, count: out.count, contents: checksumContents) }
         return out
     }
 
@@ -103,9 +115,9 @@ struct DocumentEncoder {
         }
         for slot in slots {
             let key = JSONOutput(capacity: 64)
-            key.ascii(", ")
+            key.ascii(compact ? "," : ", ")
             key.key(entity.properties[slot].name)
-            key.byte(UInt8(ascii: " "))
+            if !compact { key.byte(UInt8(ascii: " ")) }
             let keyStart = keyBytes.count
             keyBytes += key.bytes
             let isExternal =
@@ -134,6 +146,9 @@ struct DocumentEncoder {
                     withBuffers(of: strings) { strings in
                         withBuffers(of: booleans) { booleans in
                             var isFirst = true
+                            let (firstRow, nextRow): (StaticString, StaticString) =
+                                compact
+                                ? ("\n{\"$id\":", ",\n{\"$id\":") : ("\n      {\"$id\": ", ",\n      {\"$id\": ")
                             // Once the first rows are written, room for the rest at their size: a document
                             // larger than the capacity hint (a first save of many rows) then grows once,
                             // not by doubling and copying.
@@ -145,7 +160,7 @@ struct DocumentEncoder {
                                     let perRow = (out.count - sampleStart) / sampleEnd + 1
                                     out.reserveCapacity(out.count + rest * perRow + rest / 16 + 4_096)
                                 }
-                                out.ascii(isFirst ? "\n      {\"$id\": " : ",\n      {\"$id\": ")
+                                out.ascii(isFirst ? firstRow : nextRow)
                                 isFirst = false
                                 writer.writePrimaryKey(columns.primaryKey(at: row))
                                 for slot in slots {
