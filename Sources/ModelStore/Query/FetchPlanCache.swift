@@ -19,8 +19,9 @@ final class FetchPlanCache: Sendable {
 
     /// What a plan depends on besides the predicate's constants.
     struct Key: Hashable, @unchecked Sendable {
-        // Safety: every part is an immutable value; key paths and sort descriptors are never
-        // mutated after they are made, so sharing them between threads is safe.
+        // Safety: every part is immutable once the key is made: the predicate's shape is changed
+        // only by its own initializer, and key paths and sort descriptors are never mutated after
+        // they are made, so sharing them between threads is safe.
         let model: ObjectIdentifier
         /// The predicate's shape, which also holds this fetch's constants (``PredicateShape/operands``).
         let predicate: PredicateShape?
