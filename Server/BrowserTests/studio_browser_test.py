@@ -30,7 +30,6 @@ from selenium.webdriver.chrome.service import Service
 from selenium.common.exceptions import (
     NoSuchElementException, StaleElementReferenceException, TimeoutException, WebDriverException)
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.expected_conditions import staleness_of
 from selenium.webdriver.support.ui import WebDriverWait
 
 
@@ -81,8 +80,23 @@ def follow(driver, act):
     has an explanation too), and reading the old page's elements while it is replaced fails."""
     old = driver.find_element(By.TAG_NAME, "html")
     act()
-    WebDriverWait(driver, 30).until(staleness_of(old))
+    WebDriverWait(driver, 30).until(lambda _: is_replaced(old))
     WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+
+def is_replaced(element):
+    """Whether the page that held `element` is gone. Selenium's `staleness_of` knows only the stale-element
+    error, but while the old document is torn down Chrome can instead answer that the node "does not belong
+    to the document": that means replaced too. Any other error is a real failure and is raised."""
+    try:
+        element.is_enabled()
+        return False
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as error:
+        if "does not belong to the document" in str(error):
+            return True
+        raise
 
 
 def live_state(driver):
