@@ -222,6 +222,51 @@ struct PostgreSQLGroupCommitTests {
         #expect(authors.dropFirst(5).sorted() == ["g0", "g1", "g2", "g3", "g4"])
     }
 
+    /// An update to the values a row holds is a save that changes nothing: it succeeds (and is
+    /// counted) and records no history transaction, alone as in a group, where the saves grouped
+    /// with it record theirs.
+    @Test func aSaveThatChangesNoValueIsStoredAndRecordsNoHistory() async throws {
+        for grouping in [false, true] {
+            let (container, store, namespace) = try Self.store(grouping: grouping)
+            let seeds = [
+                try await Self.counter(named: "seed-1", in: store), try await Self.counter(named: "seed-2", in: store),
+            ]
+            let before = store.commitCounts
+            let (same, new) = (seeds[0].persistentIdentifier, seeds[1].persistentIdentifier)
+            @Sendable func unchanged() throws {
+                try Self.update(same, from: ("seed-1", 1), to: ("seed-1", 1), in: store, author: "same")
+            }
+            @Sendable func changed() throws {
+                try Self.update(new, from: ("seed-2", 2), to: ("seed-2", 20), in: store, author: "new")
+            }
+            if grouping {
+                var tasks: [Task<Void, any Error>] = []
+                try await Self.holdingTheCounter(namespace) { admin in
+                    tasks.append(onThread { try Self.insert("lead", value: 1, into: store, author: "lead") })
+                    #expect(!(try await admin.awaitBackendsWaitingForLocks(in: namespace)).isEmpty)
+                    tasks.append(onThread { try unchanged() })
+                    try await Self.awaitWaiting(1, in: store)
+                    tasks.append(onThread { try changed() })
+                    try await Self.awaitWaiting(2, in: store)
+                }
+                for task in tasks { try await task.value }
+            } else {
+                try unchanged()
+                try changed()
+            }
+            let counts = store.commitCounts
+            #expect(counts.saves - before.saves == (grouping ? 3 : 2), "\(counts)")
+            if grouping { #expect(counts.transactions - before.transactions == 2, "\(counts)") }
+            #expect(
+                try Self.stored(in: container)
+                    == [
+                        "seed-0": 0, "seed-1": 1, "seed-2": 20, "seed-3": 3,
+                    ].merging(grouping ? ["lead": 1] : [:]) { $1 })
+            #expect(
+                try Self.authors(in: store) == ["seed", "seed", "seed", "seed"] + (grouping ? ["lead"] : []) + ["new"])
+        }
+    }
+
     @Test func aGroupWhoseTransactionFailsHasEachSaveRunAgainAlone() async throws {
         let (container, store, namespace) = try Self.store(grouping: true)
         let seed = try await Self.counter(named: "seed-3", in: store)
@@ -280,11 +325,17 @@ struct PostgreSQLGroupCommitTests {
     /// and the authors of the saves that were acknowledged.
     private struct Oracle {
         var counters: [String: (id: PersistentIdentifier, value: Int)] = [:]
+        /// The authors of the saves acknowledged as stored.
         var acknowledged: [String] = []
+        /// Those of them that changed no value (an update to the values the row holds): stored, and
+        /// counted, but they record no history transaction, since there is no change to record.
+        var unchanged: Set<String> = []
     }
 
     @Test func randomizedConcurrentSavesMatchWhatEachThreadWasAcknowledged() async throws {
-        let seed = UInt64.random(in: 0...UInt64.max)
+        let seed =
+            ProcessInfo.processInfo.environment["MODELSTORE_GROUP_SEED"].flatMap(UInt64.init)
+            ?? UInt64.random(in: 0...UInt64.max)
         let (container, store, _) = try Self.store(grouping: true)
         let before = store.commitCounts
         let oracles = LockedValue<[Int: Oracle]>([:])
@@ -304,10 +355,12 @@ struct PostgreSQLGroupCommitTests {
                     oracle.counters[name] = (id, value)
                     oracle.acknowledged.append(author)
                 case (1, let name?):
-                    // A change from the values it holds: stored.
+                    // A change from the values it holds: stored. (About one run in 36 draws the value the
+                    // counter holds: a save that changes nothing, so it records no history.)
                     let counter = oracle.counters[name]!
                     try Self.update(
                         counter.id, from: (name, counter.value), to: (name, value), in: store, author: author)
+                    if value == counter.value { oracle.unchanged.insert(author) }
                     oracle.counters[name] = (counter.id, value)
                     oracle.acknowledged.append(author)
                 case (2, let name?):
@@ -342,25 +395,19 @@ struct PostgreSQLGroupCommitTests {
         let threads = oracles.withLock { $0 }
         var expected = ["seed-0": 0, "seed-1": 1, "seed-2": 2, "seed-3": 3]
         var acknowledged: [String] = []
+        var recorded: [String] = []
         for oracle in threads.values {
             for (name, counter) in oracle.counters { expected[name] = counter.value }
             acknowledged += oracle.acknowledged
+            recorded += oracle.acknowledged.filter { !oracle.unchanged.contains($0) }
         }
         #expect(try Self.stored(in: container) == expected, "seed \(seed)")
-        // Every acknowledged save is in the history once, and no refused one.
+        // Every acknowledged save that changed a value is in the history once, and no refused one.
+        // (`MODELSTORE_GROUP_SEED` runs one seed again.)
         let inHistory = try Self.authors(in: store).filter { $0 != "seed" }
-        let missing = acknowledged.filter { author in !inHistory.contains(author) }
-        // A known defect, found 2026-11-27 and not yet fixed: under load (about 1 run in 40 with the
-        // cores busy), one acknowledged save of a group is stored, and counted in `commitCounts`, but
-        // its history transaction is missing (`missing` names it). The stored values above are still
-        // checked strictly. Reproduce: run this suite in a loop beside three `yes > /dev/null`.
-        withKnownIssue(
-            "an acknowledged save of a commit group can be missing from the history", isIntermittent: true
-        ) {
-            #expect(
-                inHistory.sorted() == acknowledged.sorted(),
-                "seed \(seed): missing from the history \(missing)")
-        }
+        let missing = Set(recorded).subtracting(inHistory).sorted()
+        let extra = Set(inHistory).subtracting(recorded).sorted()
+        #expect(inHistory.sorted() == recorded.sorted(), "seed \(seed): missing \(missing), not expected \(extra)")
         let counts = store.commitCounts
         #expect(counts.saves - before.saves == acknowledged.count, "seed \(seed)")
         #expect(counts.transactions - before.transactions < acknowledged.count, "seed \(seed): \(counts)")
