@@ -202,7 +202,7 @@ let package = Package(
             name: "ModelStoreSQLiteTests",
             dependencies: [
                 "ModelStore", "ModelStoreAdapterKit", "ModelStoreSQLite", "ModelStoreConformance", "CSQLite",
-                "ModelStoreTestSupport", "CModelStoreSQLiteCipher", "ModelStoreCrypto",
+                "ModelStoreTestSupport", "CModelStoreSQLiteCipher", "CModelStoreSQLiteRows", "ModelStoreCrypto",
             ]),
         .testTarget(
             name: "ModelStoreConformanceTests",

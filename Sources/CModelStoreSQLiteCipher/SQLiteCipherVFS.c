@@ -275,7 +275,9 @@ static int seal_page(page_cipher *cipher, uint32_t number, const uint8_t *plain,
 }
 
 // Opens the sealed page image `sealed` of page `number` into `plain` (another buffer, or `sealed`
-// itself); returns 0, leaving `plain` undefined, when it fails authentication.
+// itself); returns 0 when it fails authentication. GCM decrypts before it checks the tag, so a failed
+// page's bytes in `plain` are wiped: no plaintext that failed authentication stays in SQLite's buffer
+// or in the file's own.
 static int open_page(page_cipher *cipher, uint32_t number, const uint8_t *sealed, uint8_t *plain, int size) {
     int start = number == 1 ? CLEAR_HEADER : 0;
     int length = size - RESERVE - start;
@@ -291,7 +293,10 @@ static int open_page(page_cipher *cipher, uint32_t number, const uint8_t *sealed
     ok = ok && EVP_DecryptUpdate(context, plain + start, &written, sealed + start, length) == 1;
     ok = ok && EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_TAG, TAG, tag) == 1;
     ok = ok && EVP_DecryptFinal_ex(context, plain + start + written, &written) == 1;
-    if (!ok) return 0;
+    if (!ok) {
+        OPENSSL_cleanse(plain + start, (size_t)length);
+        return 0;
+    }
     if (number == 1) {
         memcpy(plain, sqlite_magic, SALT);
         memcpy(plain + SALT, sealed + SALT, CLEAR_HEADER - SALT);

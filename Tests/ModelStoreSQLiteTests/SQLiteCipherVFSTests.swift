@@ -1,4 +1,5 @@
 import CModelStoreSQLiteCipher
+import CModelStoreSQLiteRows
 import CSQLite
 import Foundation
 import ModelStoreTestSupport
@@ -264,6 +265,48 @@ struct SQLiteCipherVFSTests {
         header[21] = 65
         try header.write(to: URL(filePath: path))
         #expect(throws: Failure.self) { _ = try open(key: key).texts("SELECT count(*) FROM gadget") }
+    }
+
+    /// Reads `count` bytes at `offset` straight through the VFS of `connection`'s database file into
+    /// a buffer first filled with `0xA5`; returns the read's result code and the buffer.
+    private func readThroughTheVFS(_ connection: Connection, offset: Int64, count: Int) throws -> (Int32, [UInt8]) {
+        var pointer: UnsafeMutableRawPointer?
+        try #require(sqlite3_file_control(connection.handle, "main", SQLITE_FCNTL_FILE_POINTER, &pointer) == SQLITE_OK)
+        let file = try #require(pointer?.assumingMemoryBound(to: sqlite3_file.self))
+        let read = try #require(file.pointee.pMethods?.pointee.xRead)
+        var buffer = [UInt8](repeating: 0xA5, count: count)
+        let code = buffer.withUnsafeMutableBytes { read(file, $0.baseAddress, Int32(count), offset) }
+        return (code, buffer)
+    }
+
+    @Test func aPageThatFailsAuthenticationLeavesNoPlaintextBehind() throws {
+        do {
+            let connection = try fill(mode: "DELETE")
+            try connection.run("PRAGMA journal_mode = DELETE")
+        }
+        let original = try bytes()
+        // A page that holds the secret, as the VFS opens it.
+        let page = try {
+            let reader = try open(key: key)
+            for page in 1..<(original.count / 4096) {
+                let (code, plain) = try readThroughTheVFS(reader, offset: Int64(page * 4096), count: 4096)
+                if code == SQLITE_OK && showsSecret(Data(plain)) { return page }
+            }
+            throw Failure(code: SQLITE_NOTFOUND)
+        }()
+        // The last byte of its tag flipped: every byte of the sealed text is intact, so GCM decrypts
+        // it to the true plaintext before the tag fails.
+        var damaged = original
+        damaged[page * 4096 + 4095] ^= 0x01
+        try damaged.write(to: URL(filePath: path))
+        let reader = try open(key: key)
+        // A whole page is opened in the caller's buffer, which is wiped; a part of one is opened in the
+        // VFS's own buffer (wiped too, which this cannot see), and nothing of it reaches the caller.
+        for (offset, count) in [(page * 4096, 4096), (page * 4096 + 100, 1000)] {
+            let (code, buffer) = try readThroughTheVFS(reader, offset: Int64(offset), count: count)
+            #expect(code == Int32(modelstore_cipher_auth_failed), "page \(page + 1) at \(offset): code \(code)")
+            #expect(!showsSecret(Data(buffer)), "page \(page + 1) at \(offset): the plaintext was left in the buffer")
+        }
     }
 
     @Test func aPageMovedToAnotherPlaceOrFileFailsAuthentication() throws {
