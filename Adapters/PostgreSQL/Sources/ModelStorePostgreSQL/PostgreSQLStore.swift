@@ -195,10 +195,23 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
     func remember(_ read: [(PersistentIdentifier, Int64)], for editingState: EditingState, replacing: Bool) {
         guard !read.isEmpty else { return }
         withBook(of: editingState.id) { book in
-            for (id, version) in read where replacing || (book[id] ?? Self.staleVersion) == Self.staleVersion {
-                book[id] = version
+            // Room for every row at once (a fresh context's book would otherwise grow, and rehash,
+            // several times in one fetch), and one lookup of each identifier.
+            book.reserveCapacity(book.count + read.count)
+            for (id, version) in read {
+                if replacing {
+                    book[id] = version
+                } else {
+                    Self.keep(version, unlessFresher: &book[id, default: Self.staleVersion])
+                }
             }
         }
+    }
+
+    /// A version read, kept in `remembered` unless that holds a version read or written before
+    /// (only a stale one is replaced).
+    private static func keep(_ version: Int64, unlessFresher remembered: inout Int64) {
+        if remembered == staleVersion { remembered = version }
     }
 
     /// Changes the versions remembered for a context, if the store was told about it, in place: the

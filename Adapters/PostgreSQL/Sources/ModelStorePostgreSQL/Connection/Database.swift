@@ -5,6 +5,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import PostgresNIO
+import Synchronization
 
 /// The store's connection pool (PostgresNIO's `PostgresClient`), the task that runs it, and
 /// transactions with retries.
@@ -381,14 +382,30 @@ struct Session: @unchecked Sendable {
     /// The names of the statements kept prepared on the store's connections; `nil` on a connection
     /// of its own (a test's, a probe's), where ``query(prepared:_:)`` runs statements unprepared.
     var statements: PreparedStatements? = nil
+    /// What the session's statements tell each other (see ``Shared``): one object for the four
+    /// below, made once per session (a read makes one session per fetch).
+    private let shared = Shared()
     /// The id of the session's transaction (`txid_current()`), when a statement has read it.
-    let transactionID = TransactionID()
+    var transactionID: TransactionID { TransactionID(shared: shared) }
     /// Statements to run on the connection once the transaction has committed (see ``AfterCommit``).
-    let afterCommit = AfterCommit()
+    var afterCommit: AfterCommit { AfterCommit(shared: shared) }
     /// The `BEGIN` the session's next statement sends first (see ``Opening``).
-    let opening = Opening()
+    var opening: Opening { Opening(shared: shared) }
     /// How the transaction ended, when a statement of the body carried its `COMMIT` (see ``Closing``).
-    let closing = Closing()
+    var closing: Closing { Closing(shared: shared) }
+
+    /// The state behind ``opening``, ``closing``, ``transactionID`` and ``afterCommit``, under one
+    /// lock.
+    fileprivate final class Shared: Sendable {
+        struct Fields {
+            var opening: String?
+            var closing = Closing.State.open
+            var transactionID: Int64?
+            var afterCommit: [String] = []
+        }
+
+        let fields = Mutex(Fields())
+    }
 
     /// A transaction's `BEGIN`, sent right before the transaction's first statement, without
     /// waiting for its answer: PostgresNIO runs a connection's statements in the order they were
@@ -396,24 +413,22 @@ struct Session: @unchecked Sendable {
     /// own (the server still answers `BEGIN` before PostgresNIO sends the statement: it runs one
     /// statement at a time). `BEGIN` has no operands and cannot fail on a live connection; its answer
     /// is still checked after the statement's (a failure is the statement's failure).
-    final class Opening: @unchecked Sendable {
-        // Safety: every access holds `lock`.
-        private let lock = NSLock()
-        private var statement: String?
-        func set(_ sql: String) { lock.withLock { statement = sql } }
+    struct Opening {
+        fileprivate let shared: Shared
+        func set(_ sql: String) { shared.fields.withLock { $0.opening = sql } }
 
         /// Removes and returns the pending `BEGIN`, if it was not sent yet.
         func take() -> String? {
-            lock.withLock {
-                defer { statement = nil }
-                return statement
+            shared.fields.withLock { fields in
+                defer { fields.opening = nil }
+                return fields.opening
             }
         }
     }
 
     /// How a statement that carried the transaction's `COMMIT` (``queryCommitting(_:_:)``) ended
     /// it: ``Database`` then commits no more, or asks the server what became of the transaction.
-    final class Closing: @unchecked Sendable {
+    struct Closing {
         enum State {
             /// No statement carried the `COMMIT`: the transaction is open.
             case open
@@ -426,39 +441,35 @@ struct Session: @unchecked Sendable {
             case inDoubt(any Error)
         }
 
-        // Safety: every access holds `lock`.
-        private let lock = NSLock()
-        private var value = State.open
-        var state: State { lock.withLock { value } }
+        fileprivate let shared: Shared
+        var state: State { shared.fields.withLock { $0.closing } }
         var isOpen: Bool { if case .open = state { true } else { false } }
-        func set(_ state: State) { lock.withLock { value = state } }
+        func set(_ state: State) { shared.fields.withLock { $0.closing = state } }
     }
 
     /// The id of a session's transaction, kept by the statement that read it for the commit.
-    final class TransactionID: @unchecked Sendable {
-        // Safety: every access holds `lock`.
-        private let lock = NSLock()
-        private var value: Int64?
-        func set(_ id: Int64) { lock.withLock { value = id } }
-        func get() -> Int64? { lock.withLock { value } }
+    struct TransactionID {
+        fileprivate let shared: Shared
+        func set(_ id: Int64) { shared.fields.withLock { $0.transactionID = id } }
+        func get() -> Int64? { shared.fields.withLock { $0.transactionID } }
     }
 
     /// Statements a transaction asks to run after its commit, on its connection, outside any
     /// transaction: maintenance that must not hold locks until the commit (an `ANALYZE` of a table
     /// a save filled), whose failure does not undo the committed save. Each statement runs once.
-    final class AfterCommit: @unchecked Sendable {
-        // Safety: every access holds `lock`.
-        private let lock = NSLock()
-        private var statements: [String] = []
+    struct AfterCommit {
+        fileprivate let shared: Shared
 
         /// Adds a statement (once, however often it is added).
-        func add(_ sql: String) { lock.withLock { if !statements.contains(sql) { statements.append(sql) } } }
+        func add(_ sql: String) {
+            shared.fields.withLock { if !$0.afterCommit.contains(sql) { $0.afterCommit.append(sql) } }
+        }
 
         /// Removes and returns the statements added so far.
         func take() -> [String] {
-            lock.withLock {
-                defer { statements = [] }
-                return statements
+            shared.fields.withLock { fields in
+                defer { fields.afterCommit = [] }
+                return fields.afterCommit
             }
         }
     }

@@ -141,7 +141,7 @@ enum ColumnType: Sendable, Hashable {
 
     /// The string ``escapingNUL(_:)`` stored.
     static func unescapingNUL(_ stored: String) -> String {
-        guard stored.unicodeScalars.contains("\u{1}") else { return stored }
+        guard Self.containsU0001(stored) else { return stored }
         var scalars = String.UnicodeScalarView()
         var escaped = false
         for scalar in stored.unicodeScalars {
@@ -155,6 +155,15 @@ enum ColumnType: Sendable, Hashable {
             }
         }
         return String(scalars)
+    }
+
+    /// Whether `string` holds U+0001: a scan of its UTF-8 bytes for 0x01, a byte no other scalar's
+    /// encoding contains (every text cell read is checked, so not scalar by scalar).
+    private static func containsU0001(_ string: String) -> Bool {
+        string.utf8.withContiguousStorageIfAvailable { bytes in
+            guard let start = bytes.baseAddress else { return false }
+            return memchr(start, 1, bytes.count) != nil
+        } ?? string.utf8.contains(1)
     }
 
     /// The encoder of composite values, whose output the column keeps verbatim.
