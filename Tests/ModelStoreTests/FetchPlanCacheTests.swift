@@ -1,4 +1,5 @@
 import Foundation
+import ModelStoreTestSupport
 import Testing
 
 @testable import ModelStore
@@ -122,5 +123,29 @@ struct FetchPlanCacheTests {
             }
         }
         #expect(harness.container(.pushed).fetchPlans.count == 4)
+    }
+
+    /// An awaited fetch finds and keeps the plan of its descriptor's shape as a synchronous fetch
+    /// does, and binds its own constants to it.
+    @Test func awaitedFetchesReuseTheKeptPlanWithTheirOwnConstants() async throws {
+        let container = try ModelContainer(
+            for: Schema([Trip.self, Item.self, Destination.self]), configurations: [SuspendingStore.Configuration()])
+        let store = try #require(container.stores.first as? SuspendingStore)
+        let context = ModelContext(container)
+        for (name, budget) in [("Lisbon", 300.0), ("Porto", 100.0), ("Faro", 200.0)] {
+            context.insert(Trip(name: name, budget: budget))
+        }
+        try context.save()
+        let before = store.calls.withLock { $0.async }
+        for (threshold, expected) in [
+            (150.0, ["Faro", "Lisbon"]), (250, ["Lisbon"]), (50, ["Faro", "Lisbon", "Porto"]), (400, []),
+        ] {
+            let descriptor = FetchDescriptor<Trip>(
+                predicate: #Predicate { $0.budget > threshold }, sortBy: [SortDescriptor(\.name)])
+            let names = try await ModelContext(container).fetchAsync(descriptor).map(\.name)
+            #expect(names == expected, "budget > \(threshold)")
+        }
+        #expect(store.calls.withLock { $0.async } - before == 4, "every fetch was awaited")
+        #expect(container.fetchPlans.count == 1, "the four fetches of one shape keep one plan")
     }
 }

@@ -110,7 +110,10 @@ extension ModelContext {
         let pending = descriptor.includePendingChanges ? pendingModels(of: T.self) : []
         let hasPending = !pending.isEmpty || (descriptor.includePendingChanges && hasDeletions(of: entity.name))
         guard !hasPending else { return nil }
-        let plan = try plan(descriptor, entity: entity, channel: channel, hasPending: false, mergesPending: false)
+        // The plan kept for the descriptor's shape, as a synchronous fetch finds it (see `FetchPlanCache`).
+        let plan = try plan(
+            descriptor, entity: entity, channel: channel, hasPending: false, mergesPending: false,
+            reusing: container.fetchPlans)
         guard plan.isQuerying, plan.storeDoesEverything else { return nil }
         return plan.request(descriptor, editingState: editingState)
     }
