@@ -250,9 +250,8 @@ public final class SyncHost: Sendable {
                 SyncValues.write(patch, into: &model, localID: index.localID)
                 guard check.allows(model) else { throw check.refusal(change.globalID, entity: entity.name, "moves") }
                 updated.append(model)
-                var stamps = record.stamps
-                for name in patch.keys { stamps[name] = change.stamp }
-                record.set("stamps", .data(SyncCoding.encodeStamps(stamps)))
+                let stamps = SyncRecordCoding.restamp(record.storedStamps, names: patch.keys, stamp: change.stamp)
+                record.set("stamps", .data(stamps))
                 recordUpdates.append(record.snapshot)
             case .delete:
                 guard let model, var record else { continue }  // gone already

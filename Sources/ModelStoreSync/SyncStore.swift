@@ -238,6 +238,10 @@ struct SyncRecord {
     var pending: Bool { snapshot["pending"]?.boolValue ?? false }
     var base: [String: StoreValue]? { snapshot["base"]?.dataValue.flatMap(SyncCoding.decodeValues) }
     var stamps: [String: SyncStamp] { snapshot["stamps"]?.dataValue.flatMap(SyncCoding.decodeStamps) ?? [:] }
+    /// The base values' blob as stored, undecoded (empty when there is none).
+    var storedBase: Data { snapshot["base"]?.dataValue ?? Data() }
+    /// The stamps' blob as stored, undecoded (empty when there is none).
+    var storedStamps: Data { snapshot["stamps"]?.dataValue ?? Data() }
 
     mutating func set(_ name: String, _ value: StoreValue) {
         if let slot = snapshot.entity.slot(of: name) { snapshot.values[slot] = value }
