@@ -1096,7 +1096,9 @@ public actor SyncEngine {
         var current: [PersistentIdentifier: DefaultSnapshot] = read ?? [:]
         if read == nil {
             for (entity, group) in Dictionary(grouping: ids, by: \.entityName) {
-                current.merge(try local.snapshots(group, entityName: entity)) { $1 }
+                let models = try local.snapshots(group, entityName: entity)
+                // Entities hold distinct models: the first one's need no merge.
+                if current.isEmpty { current = models } else { current.merge(models) { $1 } }
             }
         }
         var values = try index.syncValues(of: current, store: local, deriving: derivation, mint: Self.randomGlobalID)
