@@ -32,12 +32,20 @@ struct RecordIndex {
         let wanted = Array(Set(globalIDs).subtracting(byGlobal.keys))
         guard !wanted.isEmpty else { return }
         let values = wanted.map(StoreValue.string)
+        reserve(wanted.count)
         for entity in store.schema.syncedEntities {
             let recordEntity = SyncMetadata.recordEntityName(for: entity.name)
             for snapshot in try store.fetch(recordEntity, where: "globalID", in: values) {
                 remember(SyncRecord(snapshot: snapshot))
             }
         }
+    }
+
+    /// Room for `more` records, so that a step's look-up does not grow the tables record by record.
+    private mutating func reserve(_ more: Int) {
+        byGlobal.reserveCapacity(byGlobal.count + more)
+        modelByGlobal.reserveCapacity(modelByGlobal.count + more)
+        globalByModel.reserveCapacity(globalByModel.count + more)
     }
 
     mutating func remember(_ record: SyncRecord) {
@@ -98,7 +106,9 @@ struct RecordIndex {
         var found: [PersistentIdentifier: DefaultSnapshot] = [:]
         let live = modelByGlobal.values.filter { !$0.isTemporary }
         for (entity, ids) in Dictionary(grouping: live, by: \.entityName) {
-            found.merge(try store.snapshots(ids, entityName: entity)) { $1 }
+            let read = try store.snapshots(ids, entityName: entity)
+            // Entities hold distinct models: the first one's need no merge.
+            if found.isEmpty { found = read } else { found.merge(read) { $1 } }
         }
         return found
     }
@@ -115,6 +125,7 @@ struct RecordIndex {
         mint: (PersistentIdentifier) -> String
     ) throws -> [PersistentIdentifier: String] {
         let unknown = Array(Set(ids.filter { globalByModel[$0] == nil && !$0.isTemporary }))
+        reserve(unknown.count)
         for (entity, models) in Dictionary(grouping: unknown, by: \.entityName) {
             let recordEntity = SyncMetadata.recordEntityName(for: entity)
             for snapshot in try store.fetch(recordEntity, where: "model", in: models.map(StoreValue.reference)) {
@@ -195,13 +206,23 @@ struct RecordIndex {
         of models: [PersistentIdentifier: DefaultSnapshot], store: SyncStore, deriving: ReplicaGlobalIDs? = nil,
         mint: (PersistentIdentifier) -> String
     ) throws -> [PersistentIdentifier: [String: StoreValue]] {
-        let related = models.values.flatMap {
-            SyncValues.localReferences(of: $0, carrying: store.owning[$0.entity.name] ?? [])
-        }
-        let globals = try globalIDs(for: related, store: store, deriving: deriving, mint: mint)
+        let globals = try relatedGlobalIDs(of: models.values, store: store, deriving: deriving, mint: mint)
         return models.mapValues { model in
             SyncValues.values(of: model, carrying: store.owning[model.entity.name] ?? []) { globals[$0] }
         }
+    }
+
+    /// The global identifiers of the models these models link to through the relationships sync
+    /// carries: what ``syncValues(of:store:deriving:mint:)`` names them by (for a caller that reads
+    /// a few values with ``SyncValues/value(named:of:carrying:globalID:)`` instead).
+    mutating func relatedGlobalIDs(
+        of models: some Collection<DefaultSnapshot>, store: SyncStore, deriving: ReplicaGlobalIDs? = nil,
+        mint: (PersistentIdentifier) -> String
+    ) throws -> [PersistentIdentifier: String] {
+        let related = models.flatMap {
+            SyncValues.localReferences(of: $0, carrying: store.owning[$0.entity.name] ?? [])
+        }
+        return try globalIDs(for: related, store: store, deriving: deriving, mint: mint)
     }
 }
 

@@ -1096,7 +1096,9 @@ public actor SyncEngine {
         var current: [PersistentIdentifier: DefaultSnapshot] = read ?? [:]
         if read == nil {
             for (entity, group) in Dictionary(grouping: ids, by: \.entityName) {
-                current.merge(try local.snapshots(group, entityName: entity)) { $1 }
+                let models = try local.snapshots(group, entityName: entity)
+                // Entities hold distinct models: the first one's need no merge.
+                if current.isEmpty { current = models } else { current.merge(models) { $1 } }
             }
         }
         var values = try index.syncValues(of: current, store: local, deriving: derivation, mint: Self.randomGlobalID)
@@ -1227,20 +1229,19 @@ public actor SyncEngine {
             }
             // The base becomes what was pushed; what else the remote holds arrives with the next pull,
             // which reads this push's transaction too.
-            let stamps = record.stamps
-            if change.kind == .insert && stamps.keys.allSatisfy({ change.values[$0] != nil }) {
+            if change.kind == .insert && record.stamps.keys.allSatisfy({ change.values[$0] != nil }) {
                 // A new model: its base is what was pushed, and every property carries the push's stamp.
                 record.set("base", .data(SyncCoding.encodeValues(change.values)))
                 record.set("stamps", .data(SyncCoding.encodeStamps(change.stamp, names: change.values.keys)))
             } else {
-                var base = change.kind == .insert ? [:] : (record.base ?? [:])
-                var merged = stamps
-                for (name, value) in change.values {
-                    base[name] = value
-                    merged[name] = change.stamp
-                }
-                record.set("base", .data(SyncCoding.encodeValues(base)))
-                record.set("stamps", .data(SyncCoding.encodeStamps(merged)))
+                // The pushed values over the base (none for a model new to the remote), and the push's
+                // stamp on them, patched into the stored blobs.
+                let base = SyncRecordCoding.overlay(
+                    change.kind == .insert ? Data() : record.storedBase, with: change.values)
+                let stamps = SyncRecordCoding.restamp(
+                    record.storedStamps, names: change.values.keys, stamp: change.stamp)
+                record.set("base", .data(base))
+                record.set("stamps", .data(stamps))
             }
             record.set("pending", .bool(withheld.contains(change.globalID)))
             updated.append(record.snapshot)

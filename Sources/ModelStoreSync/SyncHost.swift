@@ -153,7 +153,15 @@ public final class SyncHost: Sendable {
         for change in request.changes where change.kind == .insert && index.model(of: change.globalID) == nil {
             index.assignTemporary(change.globalID, entity: change.entity)
         }
-        let currentValues = try index.syncValues(of: current, store: writer, mint: SyncCoding.derivedGlobalID)
+        // The stored models' values in sync form, read one property at a time: a change compares
+        // only the properties it pushes.
+        let currentGlobals = try index.relatedGlobalIDs(
+            of: current.values, store: writer, mint: SyncCoding.derivedGlobalID)
+        func currentValue(_ model: DefaultSnapshot, _ name: String) -> StoreValue? {
+            SyncValues.value(named: name, of: model, carrying: writer.owning[model.entity.name] ?? []) {
+                currentGlobals[$0]
+            }
+        }
         let uniques = try UniqueLookup.load(
             request.changes.filter { $0.kind == .insert }.map { ($0.entity, $0.values) }, store: writer)
 
@@ -164,9 +172,11 @@ public final class SyncHost: Sendable {
             let model = modelID.flatMap { current[$0] }
             switch change.kind {
             case .insert:
-                if let model, let values = currentValues[model.persistentIdentifier] {
+                if let model {
                     // The model is here already: a repeated push, fine when nothing differs.
-                    if change.values.contains(where: { values[$0.key] != $0.value }) { stale.append(change.globalID) }
+                    if change.values.contains(where: { currentValue(model, $0.key) != $0.value }) {
+                        stale.append(change.globalID)
+                    }
                     exact = false
                     continue
                 }
@@ -186,7 +196,7 @@ public final class SyncHost: Sendable {
                     exact = false
                 }
                 var snapshot = try DefaultSnapshot(persistentIdentifier: temporary, entity: entity, namedValues: [:])
-                SyncValues.write(change.values, into: &snapshot, localID: index.localID)
+                SyncValues.write(change.values, into: &snapshot, localID: { index.localID($0) })
                 guard check.allows(snapshot) else { throw check.refusal(change.globalID, entity: entity.name, "adds") }
                 pendingInserts.append((change, snapshot))
                 // Every pushed property carries the change's stamp.
@@ -211,22 +221,24 @@ public final class SyncHost: Sendable {
                         ).snapshot)
                 }
             case .update:
-                guard var model, let values = currentValues[model.persistentIdentifier], var record else {
+                guard var model, var record else {
                     stale.append(change.globalID)  // deleted here: the replica pulls the delete and decides
                     continue
                 }
                 guard check.allows(model) else { throw check.refusal(change.globalID, entity: entity.name, "changes") }
                 var patch: [String: StoreValue] = [:]
                 var clashes = false
-                for (name, value) in change.values where values[name] != value {
-                    if case .references(let pushed) = value, case .references(let here)? = values[name] {
+                for (name, value) in change.values {
+                    let stored = currentValue(model, name)
+                    guard stored != value else { continue }
+                    if case .references(let pushed) = value, case .references(let here)? = stored {
                         // To-many relationships change as sets: the replica's additions and removals.
                         let was: [PersistentIdentifier] =
                             if case .references(let list)? = change.base[name] { list } else { [] }
                         let result = Set(here).union(Set(pushed).subtracting(was)).subtracting(
                             Set(was).subtracting(pushed))
                         patch[name] = .references(result.sorted())
-                    } else if values[name] == change.base[name] {
+                    } else if stored == change.base[name] {
                         patch[name] = value
                     } else {
                         clashes = true
@@ -247,12 +259,11 @@ public final class SyncHost: Sendable {
                 }
                 guard !patch.isEmpty else { continue }
                 expected[model.persistentIdentifier] = model.values
-                SyncValues.write(patch, into: &model, localID: index.localID)
+                SyncValues.write(patch, into: &model, localID: { index.localID($0) })
                 guard check.allows(model) else { throw check.refusal(change.globalID, entity: entity.name, "moves") }
                 updated.append(model)
-                var stamps = record.stamps
-                for name in patch.keys { stamps[name] = change.stamp }
-                record.set("stamps", .data(SyncCoding.encodeStamps(stamps)))
+                let stamps = SyncRecordCoding.restamp(record.storedStamps, names: patch.keys, stamp: change.stamp)
+                record.set("stamps", .data(stamps))
                 recordUpdates.append(record.snapshot)
             case .delete:
                 guard let model, var record else { continue }  // gone already

@@ -368,6 +368,24 @@ enum SyncRecordCoding {
                 return try? JSONDecoder().decode(StoreValue.self, from: Data(raw))
             }
         }
+
+        /// Moves past one value that ``value()`` would read, without making it; `false` for one it
+        /// would not read, or for one embedded as JSON (it reads only if its JSON does).
+        mutating func skipValue() -> Bool {
+            guard let raw = byte(), let tag = Tag(rawValue: raw) else { return false }
+            switch tag {
+            case .null, .falseValue, .trueValue: return true
+            case .int, .uint, .double, .date: return fixed() != nil
+            case .string, .data:
+                guard let length = count() else { return false }
+                return bytes(length) != nil
+            case .uuid: return bytes(16) != nil
+            case .reference:
+                guard let entity = count(), bytes(entity) != nil, let global = count() else { return false }
+                return bytes(global) != nil
+            case .json: return false
+            }
+        }
     }
 }
 
@@ -517,6 +535,134 @@ extension SyncRecordCoding {
                 list.append(next)
             }
             return reader.remaining == 0 ? list : nil
+        }
+    }
+}
+
+/// Changes to a stored record's stamps and base values written from the blob's bytes: the entries
+/// a change leaves alone are copied as they are, not decoded into a dictionary of new strings and
+/// encoded again, which cost an acknowledged update more than the rest of its bookkeeping.
+///
+/// Each gives a blob that decodes to exactly what decoding the old one, changing the dictionary and
+/// encoding it would (the entries kept are written first and the changed ones after them, so even
+/// a name that another spelling of it stands for reads as changed). A blob these do not read whole
+/// in the compact form (JSON, the `0xB2` stamps, a value embedded as JSON, anything cut or unknown)
+/// goes through the dictionary instead, as does a change of more than a few properties.
+extension SyncRecordCoding {
+    /// Up to how many changed properties a blob is patched in place: each kept name is compared
+    /// with every changed one.
+    private static let patchedNamesLimit = 8
+
+    /// `data`'s stamps (nothing when it does not read) with the properties `names` all carrying
+    /// `stamp`, written in the `0xB3` form.
+    static func restamp(_ data: Data, names: some Collection<String>, stamp: SyncStamp) -> Data {
+        if names.count <= patchedNamesLimit, data.first == stampsFormat,
+            let patched = patchedStamps(data, names: names, stamp: stamp)
+        {
+            return patched
+        }
+        var stamps = decodeStamps(data) ?? [:]
+        for name in names { stamps[name] = stamp }
+        return encode(stamps)
+    }
+
+    /// `data`'s values (nothing when it does not read) with `values` written over them, in the
+    /// `0xB1` form.
+    static func overlay(_ data: Data, with values: [String: StoreValue]) -> Data {
+        if values.count <= patchedNamesLimit, data.first == valuesFormat,
+            let patched = patchedValues(data, with: values)
+        {
+            return patched
+        }
+        var base = decodeValues(data) ?? [:]
+        base.merge(values) { $1 }
+        return encode(base)
+    }
+
+    /// The `0xB3` blob `data` with `names` moved to a group of their own for `stamp`; `nil` when it
+    /// does not read whole, or when a group it keeps has that stamp already (the dictionary's
+    /// encoding would write them as one group).
+    private static func patchedStamps(_ data: Data, names: some Collection<String>, stamp: SyncStamp) -> Data? {
+        let changed = names.map { Array($0.utf8) }
+        let replica = Array(stamp.replica.utf8)
+        return data.withUnsafeBytes { buffer -> Data? in
+            var reader = Reader(buffer: buffer, position: 1)
+            guard let groups = reader.count(), groups <= reader.remaining else { return nil }
+            // Each kept group: where its stamp's bytes lie, and where each name it keeps lies.
+            var kept: [(stamp: Range<Int>, names: [Range<Int>])] = []
+            for _ in 0..<groups {
+                let start = reader.position
+                guard let milliseconds = reader.fixed(), let counter = reader.count(),
+                    let counterBits = UInt32(exactly: counter), let replicaLength = reader.count(),
+                    let replicaBytes = reader.bytes(replicaLength)
+                else { return nil }
+                let header = start..<reader.position
+                guard let count = reader.count() else { return nil }
+                if Int64(bitPattern: milliseconds) == stamp.milliseconds
+                    && Int32(bitPattern: counterBits) == stamp.counter && replicaBytes.elementsEqual(replica)
+                {
+                    return nil
+                }
+                var names: [Range<Int>] = []
+                for _ in 0..<count {
+                    let nameStart = reader.position
+                    guard let length = reader.count(), let name = reader.bytes(length) else { return nil }
+                    if !changed.contains(where: { name.elementsEqual($0) }) {
+                        names.append(nameStart..<reader.position)
+                    }
+                }
+                if !names.isEmpty { kept.append((header, names)) }
+            }
+            var writer = Writer()
+            writer.bytes.reserveCapacity(buffer.count + 16 + replica.count)
+            writer.bytes.append(stampsFormat)
+            writer.count(kept.count + (changed.isEmpty ? 0 : 1))
+            for (header, names) in kept {
+                writer.bytes.append(contentsOf: buffer[header])
+                writer.count(names.count)
+                for name in names { writer.bytes.append(contentsOf: buffer[name]) }
+            }
+            if !changed.isEmpty {
+                writer.fixed(UInt64(bitPattern: stamp.milliseconds))
+                writer.count(Int(UInt32(bitPattern: stamp.counter)))
+                writer.count(replica.count)
+                writer.bytes.append(contentsOf: replica)
+                writer.count(changed.count)
+                for name in changed {
+                    writer.count(name.count)
+                    writer.bytes.append(contentsOf: name)
+                }
+            }
+            return Data(writer.bytes)
+        }
+    }
+
+    /// The `0xB1` blob `data` with the entries of `values`' names dropped and `values` written after
+    /// the others; `nil` when it does not read whole, or holds a value embedded as JSON (which
+    /// reads only if its JSON does).
+    private static func patchedValues(_ data: Data, with values: [String: StoreValue]) -> Data? {
+        let changed = values.keys.map { Array($0.utf8) }
+        return data.withUnsafeBytes { buffer -> Data? in
+            var reader = Reader(buffer: buffer, position: 1)
+            guard let count = reader.count(), count <= reader.remaining else { return nil }
+            var kept: [Range<Int>] = []
+            for _ in 0..<count {
+                let start = reader.position
+                guard let length = reader.count(), let name = reader.bytes(length), reader.skipValue() else {
+                    return nil
+                }
+                if !changed.contains(where: { name.elementsEqual($0) }) { kept.append(start..<reader.position) }
+            }
+            var writer = Writer()
+            writer.bytes.reserveCapacity(buffer.count + 32 * values.count)
+            writer.bytes.append(valuesFormat)
+            writer.count(kept.count + values.count)
+            for entry in kept { writer.bytes.append(contentsOf: buffer[entry]) }
+            for (name, value) in values {
+                writer.string(name)
+                writer.value(value)
+            }
+            return Data(writer.bytes)
         }
     }
 }

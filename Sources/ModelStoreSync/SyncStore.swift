@@ -238,6 +238,10 @@ struct SyncRecord {
     var pending: Bool { snapshot["pending"]?.boolValue ?? false }
     var base: [String: StoreValue]? { snapshot["base"]?.dataValue.flatMap(SyncCoding.decodeValues) }
     var stamps: [String: SyncStamp] { snapshot["stamps"]?.dataValue.flatMap(SyncCoding.decodeStamps) ?? [:] }
+    /// The base values' blob as stored, undecoded (empty when there is none).
+    var storedBase: Data { snapshot["base"]?.dataValue ?? Data() }
+    /// The stamps' blob as stored, undecoded (empty when there is none).
+    var storedStamps: Data { snapshot["stamps"]?.dataValue ?? Data() }
 
     mutating func set(_ name: String, _ value: StoreValue) {
         if let slot = snapshot.entity.slot(of: name) { snapshot.values[slot] = value }
@@ -417,20 +421,39 @@ struct SyncValues {
             values[attribute.name] = snapshot.values[attribute.slot]
         }
         for relationship in snapshot.entity.relationships where owning.contains(relationship.name) {
-            switch snapshot.values[relationship.slot] {
-            case .reference(let id):
-                values[relationship.name] =
-                    globalID(id).map { .reference(SyncModelState.reference(to: $0, entity: id.entityName)) } ?? .null
-            case .references(let ids):
-                let mapped = ids.compactMap { id in
-                    globalID(id).map { SyncModelState.reference(to: $0, entity: id.entityName) }
-                }
-                values[relationship.name] = .references(mapped.sorted())
-            default:
-                values[relationship.name] = relationship.isToOne ? .null : .references([])
-            }
+            values[relationship.name] = value(of: relationship, in: snapshot, globalID: globalID)
         }
         return values
+    }
+
+    /// The value of the property `name` that ``values(of:carrying:globalID:)`` gives (`nil` where it
+    /// gives none), without making the others.
+    static func value(
+        named name: String, of snapshot: DefaultSnapshot, carrying owning: Set<String>,
+        globalID: (PersistentIdentifier) -> String?
+    ) -> StoreValue? {
+        switch snapshot.entity.property(named: name) {
+        case .attribute(let attribute): snapshot.values[attribute.slot]
+        case .relationship(let relationship) where owning.contains(name):
+            value(of: relationship, in: snapshot, globalID: globalID)
+        default: nil
+        }
+    }
+
+    /// A relationship's value, its models named by global reference.
+    private static func value(
+        of relationship: Schema.Relationship, in snapshot: DefaultSnapshot, globalID: (PersistentIdentifier) -> String?
+    ) -> StoreValue {
+        switch snapshot.values[relationship.slot] {
+        case .reference(let id):
+            globalID(id).map { .reference(SyncModelState.reference(to: $0, entity: id.entityName)) } ?? .null
+        case .references(let ids):
+            .references(
+                ids.compactMap { id in globalID(id).map { SyncModelState.reference(to: $0, entity: id.entityName) } }
+                    .sorted())
+        default:
+            relationship.isToOne ? .null : .references([])
+        }
     }
 
     /// The global identifiers a value of a relationship names.

@@ -153,4 +153,96 @@ import Testing
         #expect(SyncCoding.decodeValues(Data([0xB1, 0x01] + largest + [0x61])) == nil)
         #expect(SyncCoding.decodeValues(Data([0xB1, 0x01, 0x01, 0x61, 0x08] + largest)) == nil)
     }
+
+    /// Stamps and base values changed in the stored blob (an acknowledgement's, a host's) read as
+    /// decoding, changing and encoding the dictionary would give: seeded random records, in every
+    /// form a record is stored in (compact, the older per-property stamps, JSON, cut, empty), with
+    /// random changes, some of them to a stamp the record holds already; the compact stamps still
+    /// write each distinct stamp once.
+    @Test func patchedStampsAndValuesReadAsTheDictionaryWouldGive() throws {
+        let seed = UInt64.random(in: 0...UInt64.max)
+        var random = SplitMix64(seed: seed)
+        let replicas = ["r-1", "", "3F2504E0-4F89-11D3-9A0C-0305E82C3301"]
+        let pool = (0..<6).map { position in
+            SyncStamp(
+                milliseconds: Int64(position / 2), counter: Int32(position % 2), replica: replicas[position % 3])
+        }
+        let kinds = Array(Self.values.values)
+        func randomValues(_ count: Int) -> [String: StoreValue] {
+            var values: [String: StoreValue] = [:]
+            for _ in 0..<count {
+                let plain = [
+                    StoreValue.int(Int64.random(in: -3...3, using: &random)),
+                    .string(Bool.random(using: &random) ? "" : "Lisboa é bela"),
+                    .double(-0.0), .null, .bool(true),
+                ]
+                // Mostly plain values (patched in place), now and then one of any kind (embedded
+                // as JSON for some: decoded instead).
+                let value =
+                    Int.random(in: 0..<8, using: &random) == 0
+                    ? kinds.randomElement(using: &random)! : plain.randomElement(using: &random)!
+                values["p\(Int.random(in: 0..<12, using: &random))"] = value
+            }
+            return values
+        }
+        for _ in 0..<500 {
+            // A record's properties share a few stamps (all one after an insert).
+            let held = (0..<Int.random(in: 1...3, using: &random)).map { _ in pool.randomElement(using: &random)! }
+            var stamps: [String: SyncStamp] = [:]
+            for _ in 0..<Int.random(in: 0...10, using: &random) {
+                stamps["p\(Int.random(in: 0..<12, using: &random))"] = held.randomElement(using: &random)!
+            }
+            let base = randomValues(Int.random(in: 0...10, using: &random))
+            let storedStamps: Data
+            let storedBase: Data
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0:
+                storedStamps = try JSONEncoder().encode(stamps)
+                // JSON holds no infinity.
+                storedBase = try JSONEncoder().encode(base.filter { $0.value != .double(.infinity) })
+            case 1:
+                storedStamps = Data()
+                storedBase = Data()
+            case 2:
+                let whole = SyncCoding.encodeStamps(stamps)
+                storedStamps = whole.prefix(Int.random(in: 1...whole.count, using: &random))
+                let values = SyncCoding.encodeValues(base)
+                storedBase = values.prefix(Int.random(in: 1...values.count, using: &random))
+            case 3:
+                // The older form: each property with its stamp.
+                var bytes: [UInt8] = [0xB2, UInt8(stamps.count)]
+                for (name, stamp) in stamps {
+                    bytes += [UInt8(name.utf8.count)] + Array(name.utf8)
+                    withUnsafeBytes(of: UInt64(bitPattern: stamp.milliseconds).littleEndian) { bytes += $0 }
+                    withUnsafeBytes(of: UInt64(UInt32(bitPattern: stamp.counter)).littleEndian) { bytes += $0 }
+                    bytes += [UInt8(stamp.replica.utf8.count)] + Array(stamp.replica.utf8)
+                }
+                storedStamps = Data(bytes)
+                storedBase = SyncCoding.encodeValues(base)
+            default:
+                storedStamps = SyncCoding.encodeStamps(stamps)
+                storedBase = SyncCoding.encodeValues(base)
+            }
+            let pushed = randomValues(
+                Int.random(in: 0...(Int.random(in: 0..<4, using: &random) == 0 ? 12 : 3), using: &random))
+            // Mostly a stamp the record does not hold yet, as a new change's.
+            let stamp =
+                Bool.random(using: &random)
+                ? pool.randomElement(using: &random)!
+                : SyncStamp(milliseconds: 9, counter: 0, replica: replicas.randomElement(using: &random)!)
+
+            var expectedStamps = SyncCoding.decodeStamps(storedStamps) ?? [:]
+            for name in pushed.keys { expectedStamps[name] = stamp }
+            let restamped = SyncRecordCoding.restamp(storedStamps, names: pushed.keys, stamp: stamp)
+            #expect(restamped.first == 0xB3, "seed \(seed)")
+            #expect(SyncCoding.decodeStamps(restamped) == expectedStamps, "seed \(seed)")
+            #expect(Int(restamped[1]) == Set(expectedStamps.values).count, "seed \(seed)")
+
+            var expectedBase = SyncCoding.decodeValues(storedBase) ?? [:]
+            expectedBase.merge(pushed) { $1 }
+            let overlaid = SyncRecordCoding.overlay(storedBase, with: pushed)
+            #expect(overlaid.first == 0xB1, "seed \(seed)")
+            #expect(SyncCoding.decodeValues(overlaid) == expectedBase, "seed \(seed)")
+        }
+    }
 }
