@@ -59,6 +59,21 @@ struct NetworkNamespace {
         try inside("ip", "link", "set", clientSide, up ? "up" : "down")
     }
 
+    /// Waits (up to about ten seconds) until a TCP connection from the namespace to `port` on
+    /// ``hostAddress`` opens: a link set up again carries traffic only once both ends have their
+    /// carrier and the namespace's route back, which takes a moment the kernel does not wait for.
+    /// Throws when it never opens.
+    func waitUntilReachable(port: Int) async throws {
+        for _ in 0..<100 {
+            let probe = "exec 3<>/dev/tcp/\(hostAddress)/\(port)"
+            if (try? inside("timeout", "1", "bash", "-c", probe)) != nil { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw CommandFailure(
+            command: ["connect", "\(hostAddress):\(port)"],
+            output: "no TCP connection from the namespace opened in 10 s")
+    }
+
     /// Starts `arguments` in the namespace.
     func start(_ arguments: [String], output: Pipe) throws -> Process {
         let process = Process()

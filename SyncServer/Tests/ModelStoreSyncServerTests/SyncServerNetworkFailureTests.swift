@@ -35,6 +35,8 @@ struct SyncServerNetworkFailureTests {
         #expect(first.contains("failed: unreachable transient"), "the cut round ended with: \(first)")
         try net.link(up: true)
         try net.unthrottle()
+        // The round after the cut starts once the link carries traffic again (client[2] is the server's URL).
+        try await net.waitUntilReachable(port: try #require(URL(string: client[2])?.port))
         let second = try net.inside(client + ["sync"])
         #expect(second.contains("synced"), "the round after the link came back ended with: \(second)")
     }
