@@ -13,8 +13,10 @@ extension ModelContext {
         let channel = try container.channel(for: entityName)
         let pending = descriptor.includePendingChanges ? pendingModels(of: T.self) : []
         let hasPending = !pending.isEmpty || (descriptor.includePendingChanges && hasDeletions(of: entityName))
+        // Planned afresh, not from the kept plans: the explanation prints the predicate's translation.
         let plan = try plan(
-            descriptor, entity: entity, channel: channel, hasPending: hasPending, mergesPending: !pending.isEmpty)
+            descriptor, entity: entity, channel: channel, hasPending: hasPending, mergesPending: !pending.isEmpty,
+            reusing: nil)
         let stages = plan.stages
         let storeIndex = container.channels.firstIndex { $0 === channel }
         let capabilities = channel.capabilities

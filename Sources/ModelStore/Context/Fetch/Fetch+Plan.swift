@@ -5,10 +5,12 @@ extension ModelContext {
     /// The plan of a fetch given this context's pending changes.
     ///
     /// With `cache`, a fetch without unsaved changes taking part reuses the plan kept for its
-    /// descriptor's shape, or keeps the one it makes (see ``FetchPlanCache``).
+    /// descriptor's shape, or keeps the one it makes (see ``FetchPlanCache``). Every caller says
+    /// which: a fetch passes the container's cache, and only `explain` passes `nil` (a kept plan
+    /// holds no translation to print).
     func plan<T: PersistentModel>(
         _ descriptor: FetchDescriptor<T>, entity: Schema.Entity, channel: StoreChannel, hasPending: Bool,
-        mergesPending: Bool, reusing cache: FetchPlanCache? = nil
+        mergesPending: Bool, reusing cache: FetchPlanCache?
     ) throws -> FetchPlan<T> {
         var pendingEntities: Set<String> = []
         if descriptor.includePendingChanges {
