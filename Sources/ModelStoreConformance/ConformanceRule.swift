@@ -91,10 +91,11 @@ extension ConformanceSuite {
             ]),
         ConformanceRule(
             "DataStoreQuerying", 2,
-            "a request's query is applied (filter, sort with ties by identifier, window), its descriptor is not",
+            "a request's query is applied (filter, sort with ties by identifier, window), its descriptor is not; "
+                + "a superset only where the query allows inexact matches",
             [
                 "storeContract.fetchHonoursWindow", "storeContract.sortTiesFollowIdentifierOrder",
-                "storeContract.countAndIdentifiersAgreeWithFetch",
+                "storeContract.countAndIdentifiersAgreeWithFetch", "storeContract.inexactMatchesOnlyWhenAllowed",
             ]),
         ConformanceRule(
             "DataStoreQuerying", 3, "without a sort, snapshots come in identifier order",

@@ -98,6 +98,14 @@ struct QueryPipelineTests {
         #expect(query.filter == .and([.text("text", .contains("o")), .compare("flag", .equal, .bool(false))]))
         #expect(query.sort == [StoreSortKey(property: "int")])
         #expect(query.limit == nil, "the window stays in the context while anything is re-checked")
+        #expect(query.allowsInexactMatches, "the context re-checks the inexact condition, so allows a superset")
+
+        // Only a query with an inexact condition allows inexact matches.
+        let exactOnly = FetchDescriptor<Reading>(predicate: #Predicate { $0.flag == false })
+        _ = try ModelContext(harness.container(.partial)).fetch(exactOnly)
+        let exactQuery = try #require(store.received.withLock { $0.last })
+        #expect(exactQuery.filter == .compare("flag", .equal, .bool(false)))
+        #expect(!exactQuery.allowsInexactMatches)
     }
 
     @Test func windowsArePushedOnlyWhenNothingIsLeft() throws {

@@ -18,7 +18,11 @@ import Foundation
 ///    ``QueryExplanation`` prints, and the store may keep it (and its translation) per shape.
 /// 2. When ``DataStoreFetchRequest/query`` is set, `fetch`, `fetchCount` and `fetchIdentifiers`
 ///    MUST apply it (filter, then sort with ties broken by identifier, then offset and limit) and
-///    MUST NOT apply the descriptor's predicate, sort, offset or limit.
+///    MUST NOT apply the descriptor's predicate, sort, offset or limit. Only when
+///    ``StoreQuery/allowsInexactMatches`` is `true` MAY they return a superset of the matches of a
+///    condition the store answers ``StorePushDown/inexact`` for. **Why:** other callers than the
+///    context (the duplicate look-ups of a save, sync scopes, tools) send queries themselves and
+///    rely on the answer; the context says when it checks the inexact conditions again.
 /// 3. A store MUST NOT receive a sort unless ``QueryCapabilities/sorting`` is `true`, nor an offset
 ///    or limit unless ``QueryCapabilities/offsetAndLimit`` is `true`; without a sort it returns
 ///    snapshots in identifier order.
@@ -30,7 +34,8 @@ public protocol DataStoreQuerying: DataStore {
     var queryCapabilities: QueryCapabilities { get }
 
     /// How the store runs one top-level condition of a fetch of an entity: exactly, inexactly (it
-    /// returns a superset of the matches, which the context re-checks), or not at all (the context
+    /// returns a superset of the matches when the query allows it, and the context re-checks them;
+    /// see ``StoreQuery/allowsInexactMatches``), or not at all (the context
     /// evaluates it). The context pushes the condition only when the answer is not
     /// ``StorePushDown/unsupported``; see rule 1.
     func pushDown(_ filter: StoreFilter, entityName: String) -> StorePushDown
@@ -64,7 +69,8 @@ extension DataStoreQuerying {
 public enum StorePushDown: Sendable, Hashable {
     /// The store applies the condition exactly: the context does not check it again.
     case exact
-    /// The store returns a superset of the condition's matches: the context re-checks it.
+    /// The store's native query selects a superset of the condition's matches: it returns that
+    /// superset when ``StoreQuery/allowsInexactMatches`` is set, and the context re-checks it.
     case inexact
     /// The store does not run the condition: the context evaluates it, on snapshots or models.
     case unsupported
@@ -86,8 +92,9 @@ public enum StorePushDown: Sendable, Hashable {
 public struct QueryCapabilities: Sendable, Hashable, CustomStringConvertible {
     /// The kinds of filter the store applies exactly.
     public var filters: StoreFilter.Kinds
-    /// The kinds of filter the store applies approximately, returning a superset of the matches;
-    /// the context pushes them and re-checks the results on snapshots.
+    /// The kinds of filter the store's native query can only narrow to a superset of the matches;
+    /// the context pushes them, allows the superset (``StoreQuery/allowsInexactMatches``) and
+    /// re-checks the results on snapshots.
     public var inexactFilters: StoreFilter.Kinds
     /// Whether the store sorts by ``StoreQuery/sort`` (every key and string comparison).
     public var sorting: Bool

@@ -115,12 +115,14 @@ final class FetchPlanCache: Sendable {
         let sortsModels: Bool
         let windowsInMemory: Bool
         let pushesWindow: Bool
+        /// Whether the pushed query lets the store return a superset for its inexact conditions.
+        let allowsInexactMatches: Bool
         let placements: [ConjunctPlacement]
 
         init(
             conjuncts: [(skeleton: StoreFilterShape, sources: [Int])?], pushed: [Int], onSnapshots: [Int],
             sort: [StoreSortKey], snapshotSort: [StoreSortKey]?, filtersModels: Bool, sortsModels: Bool,
-            windowsInMemory: Bool, pushesWindow: Bool, placements: [ConjunctPlacement]
+            windowsInMemory: Bool, pushesWindow: Bool, allowsInexactMatches: Bool, placements: [ConjunctPlacement]
         ) {
             self.conjuncts = conjuncts
             self.pushed = pushed
@@ -131,6 +133,7 @@ final class FetchPlanCache: Sendable {
             self.sortsModels = sortsModels
             self.windowsInMemory = windowsInMemory
             self.pushesWindow = pushesWindow
+            self.allowsInexactMatches = allowsInexactMatches
             self.placements = placements
         }
     }
@@ -156,6 +159,7 @@ final class FetchPlanCache: Sendable {
         else { return nil }
         var query = StoreQuery(entityName: entity.name, filter: filters.pushed)
         query.sort = entry.sort
+        query.allowsInexactMatches = entry.allowsInexactMatches
         if entry.pushesWindow {
             query.offset = descriptor.fetchOffset ?? 0
             query.limit = descriptor.fetchLimit
@@ -211,7 +215,7 @@ final class FetchPlanCache: Sendable {
             conjuncts: kept, pushed: pushed, onSnapshots: onSnapshots, sort: query.sort,
             snapshotSort: plan.snapshotSort, filtersModels: plan.filtersModels, sortsModels: plan.sortsModels,
             windowsInMemory: plan.windowsInMemory, pushesWindow: query.limit != nil || query.offset > 0,
-            placements: plan.placements)
+            allowsInexactMatches: query.allowsInexactMatches, placements: plan.placements)
         // The entry must give back the plan it was made from.
         guard let rebuilt = Self.rebuild(entry, operands: operands), rebuilt.pushed == query.filter,
             rebuilt.onSnapshots == plan.snapshotFilter

@@ -21,7 +21,8 @@ import Foundation
 /// How to read it:
 /// - **store query** is exactly the ``StoreQuery`` the store receives. Conditions marked
 ///   `[store]` are in its filter; `[store, inexact]` ones are also re-checked by the context on
-///   the snapshots returned.
+///   the snapshots returned, and the query then lets the store return a superset for them
+///   (``StoreQuery/allowsInexactMatches``).
 /// - `[snapshots]` conditions run in the context on the returned snapshots, without creating
 ///   models (the store does not run their kind of filter; see ``QueryCapabilities``).
 /// - `[models]` conditions could not be translated (or must wait for one that may fail); when

@@ -178,6 +178,8 @@ enum QueryPlanner {
         var pushed: [StoreFilter] = []
         var onSnapshots: [StoreFilter] = []
         var filtersModels = false
+        // Whether a condition goes to the store that the context checks again (on snapshots or models).
+        var pushesInexact = false
         var placements: [ConjunctPlacement] = []
         let conjuncts = translation?.conjuncts ?? []
         let firstThrowing = conjuncts.firstIndex { $0.filter == nil && $0.mayThrow } ?? conjuncts.count
@@ -216,6 +218,7 @@ enum QueryPlanner {
                 place(.store)
             case .inexact:
                 pushed.append(filter)
+                pushesInexact = true
                 if filter.traversesRelationships {
                     // Re-checking it needs related models: the whole predicate runs on models.
                     filtersModels = true
@@ -238,6 +241,8 @@ enum QueryPlanner {
         // A fetch of a subclass reads its hierarchy's entity, restricted to the class and its subclasses.
         let classFilter = Self.classFilter(T.self, entity: entity)
         var query = StoreQuery(entityName: entity.name, filter: StoreFilter.conjunction(classFilter + pushed))
+        // The store may then return what its native query selects for those conditions.
+        query.allowsInexactMatches = pushesInexact
         let snapshotFilter = StoreFilter.conjunction(onSnapshots)
         var snapshotSort: [StoreSortKey]?
         var sortsModels = false

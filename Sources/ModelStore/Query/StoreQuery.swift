@@ -5,6 +5,10 @@ import Foundation
 /// The context builds it from a ``FetchDescriptor``: ``filter`` holds the conditions the store said
 /// it can run (see ``QueryCapabilities``), ``sort`` the translated sort when the store sorts, and
 /// ``offset`` and ``limit`` only when nothing is left for the context to filter afterwards.
+///
+/// A store applies a query exactly (rule 2 of ``DataStoreQuerying``), whoever sends it; only a query
+/// with ``allowsInexactMatches`` lets it return a superset, for the conditions it answers
+/// ``StorePushDown/inexact`` for.
 public struct StoreQuery: Sendable, Hashable, CustomStringConvertible {
     /// The entity to fetch.
     public var entityName: String
@@ -25,6 +29,14 @@ public struct StoreQuery: Sendable, Hashable, CustomStringConvertible {
     /// ``DataStoreFetchResult/omitsUnrequestedProperties``; the context loads the rest of a model
     /// when one of its other attributes is first read. A store may also ignore it.
     public var propertiesToFetch: [String]?
+    /// Whether the store may return a superset of the matches of each condition it answers
+    /// ``StorePushDown/inexact`` for (what its native query selects), instead of checking the
+    /// condition on each model: the caller checks those conditions again. `false` by default.
+    ///
+    /// The context sets it when it pushes an inexact condition, and then sends no ``offset`` or
+    /// ``limit`` and counts on snapshots itself. Every other condition is still applied exactly; a
+    /// store may ignore the flag and apply every condition exactly.
+    public var allowsInexactMatches = false
 
     /// A query.
     public init(
@@ -45,6 +57,7 @@ public struct StoreQuery: Sendable, Hashable, CustomStringConvertible {
         if offset > 0 { text += " offset \(offset)" }
         if let limit { text += " limit \(limit)" }
         if let propertiesToFetch { text += " reading " + propertiesToFetch.joined(separator: ", ") }
+        if allowsInexactMatches { text += " (inexact matches allowed)" }
         return text
     }
 }

@@ -57,7 +57,17 @@ enum QueryingCases {
             let store = try querying(try env.openStore())
             func open<S: DataStoreQuerying>(_ store: S) throws { try StoreDriver(store, env).checkExactFilters() }
             try open(store)
-        }
+        },
+        CaseDefinition(
+            .storeContract, "inexactMatchesOnlyWhenAllowed",
+            "A query sent to the store directly selects exactly what the core's evaluator selects for every "
+                + "condition the store runs; only a query that allows inexact matches may get a superset, and "
+                + "only for the conditions the store answers inexact for."
+        ) { env in
+            let store = try querying(try env.openStore())
+            func open<S: DataStoreQuerying>(_ store: S) throws { try StoreDriver(store, env).checkInexactMatches() }
+            try open(store)
+        },
     ]
 }
 
@@ -88,16 +98,59 @@ extension StoreDriver where Store: DataStoreQuerying {
         return snapshots.compactMap { if case .string(let code)? = $0["code"] { code } else { nil } }
     }
 
+    /// Saves ``QueryingCases/rows`` in the store and in a reference store on the core's engine, and
+    /// returns the reference.
+    func savingRowsBesideAReference() throws -> StoreDriver<ReferenceStore> {
+        try saveRows()
+        let reference = StoreDriver<ReferenceStore>(
+            try ReferenceStore(ReferenceStoreConfiguration(schema: Fixtures.schema), migrationPlan: nil), env)
+        try reference.saveRows()
+        return reference
+    }
+
+    /// Each of ``QueryingCases/filters`` the store runs (its `pushDown` answer is not `unsupported`),
+    /// sent directly without and with ``StoreQuery/allowsInexactMatches``.
+    func checkInexactMatches() throws {
+        let answered = QueryingCases.filters.map { ($0.0, $0.1, store.pushDown($0.1, entityName: "Specimen")) }
+            .filter { $0.2 != .unsupported }
+        guard !answered.isEmpty else {
+            throw CaseNotApplicable(reason: "the store answers unsupported for every condition of the case")
+        }
+        let reference = try savingRowsBesideAReference()
+        var wrong: [String] = []
+        for (name, filter, answer) in answered {
+            var query = StoreQuery(entityName: "Specimen", filter: filter)
+            let expected = try reference.codes(query).sorted()
+            let exact = try codes(query).sorted()
+            if exact != expected {
+                wrong.append(
+                    "'\(name)' (answered \(answer)) without inexact matches: expected \(expected), found \(exact)")
+            }
+            query.allowsInexactMatches = true
+            let allowed = try codes(query).sorted()
+            if answer == .exact, allowed != expected {
+                wrong.append(
+                    "'\(name)' (answered exact) allowing inexact matches: expected \(expected), found \(allowed)")
+            } else if !Set(expected).isSubset(of: allowed) {
+                let missed = Set(expected).subtracting(allowed).sorted()
+                wrong.append("'\(name)' (answered inexact) allowing inexact matches missed \(missed)")
+            }
+        }
+        try env.check(
+            wrong.isEmpty,
+            "\(wrong.count) condition(s) sent directly selected other models than the core's evaluator: a store "
+                + "applies a query exactly unless it allows inexact matches (rule 2 of DataStoreQuerying), and even "
+                + "then returns every match, approximating only what it answers inexact for",
+            found: wrong.prefix(5).joined(separator: "; "))
+    }
+
     func checkExactFilters() throws {
         let capabilities = store.queryCapabilities
         let exact = QueryingCases.filters.filter { capabilities.filters.isSuperset(of: $0.1.kinds) }
         guard !exact.isEmpty else {
             throw CaseNotApplicable(reason: "the store declares no filter kind it runs exactly")
         }
-        try saveRows()
-        let reference = StoreDriver<ReferenceStore>(
-            try ReferenceStore(ReferenceStoreConfiguration(schema: Fixtures.schema), migrationPlan: nil), env)
-        try reference.saveRows()
+        let reference = try savingRowsBesideAReference()
         var wrong: [String] = []
         for (name, filter) in exact {
             let query = StoreQuery(entityName: "Specimen", filter: filter)

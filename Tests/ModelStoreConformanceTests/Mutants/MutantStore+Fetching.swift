@@ -41,6 +41,11 @@ extension MutantStore {
         let exactFilter = query.filter
         if has(.ignoresFilter) || (has(.countIgnoresFilter) && purpose == .count) { query.filter = nil }
         query.filter = query.filter.map(mutatedFilter)
+        if has(.approximatesUnasked), let filter = query.filter {
+            // Text conditions approximated by ignoring them, whether or not the query allows it.
+            query.filter = StoreFilter.conjunction(
+                filter.conjuncts.filter { $0.kinds.isDisjoint(with: [.textContains, .textPrefix]) })
+        }
         switch mutation {
         case .ignoresSort: query.sort = []
         case .identifiersIgnoreSort where purpose == .identifiers: query.sort = []

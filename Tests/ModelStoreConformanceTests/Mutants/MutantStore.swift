@@ -137,6 +137,10 @@ final class MutantStore: DataStoreQuerying, DataStoreBatching {
             QueryCapabilities(
                 filters: StoreFilter.Kinds.all.subtracting([.ordering, .range]), inexactFilters: [.ordering, .range],
                 enforcesUniqueness: true)
+        case .approximatesUnasked:
+            QueryCapabilities(
+                filters: StoreFilter.Kinds.all.subtracting([.textContains, .textPrefix]),
+                inexactFilters: [.textContains, .textPrefix], enforcesUniqueness: true)
         default: .all
         }
     }

@@ -16,6 +16,8 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
     case racesBetweenReadAndWrite
     // DataStoreQuerying rule 3: identifier order without a sort
     case unsortedInWriteOrder
+    // DataStoreQuerying rule 2: a superset only where the query allows inexact matches
+    case approximatesUnasked
     // The value corpus: one realistic mistake per family
     case integersThroughDouble, nanStoredAsZero, subnormalsFlushedToZero, stringsCutAtNUL, byteOrderMarkStripped
     case datesToMicroseconds, largeDataCutAt64KiB, emptyStringStoredAsNil, arraysDeduplicated, urlsLowercased
@@ -108,6 +110,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case .abortKeepsCommittedPart: "DataStoreTwoPhaseSaving 4 (abort restores)"
         case .racesBetweenReadAndWrite: "DataStore 1 (safe to call from any thread)"
         case .unsortedInWriteOrder: "DataStoreQuerying 3 (identifier order without a sort)"
+        case .approximatesUnasked: "DataStoreQuerying 2 (exact unless inexact matches are allowed)"
         case .dropsUpdates, .dropsDeletes, .dropsInsertsAfterFirst, .shiftsUpdates, .swapsInsertedRows,
             .dropsNilUpdates, .dropsRelationshipUpdates, .dropsToManyUpdates, .dropsClearedReferences,
             .cascadesEveryRule, .skipsUpdatesEqualToStored, .uniquenessCheckedOnInsertOnly, .notAtomicOnUniqueViolation,
@@ -288,6 +291,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case .historyDeleteRemovesOnlyTheOldest: "left transactions its descriptor selected"
         case .historyDeleteNotPersisted: "the delete was not persisted"
         case .historyAuthorDropped: "authors"
+        case .approximatesUnasked: "unless it allows inexact matches"
         case .historyIgnoresFetchLimit, .historyIgnoresSort: "newest first, with a limit of 2"
         case .historyIgnoresPredicate: "a predicate on the author"
         case .historyNewestFirst: "oldest first"
@@ -323,6 +327,7 @@ enum Mutation: String, CaseIterable, Sendable, CustomStringConvertible {
         case "identity (identifiers never reused)": [.identifiers, .persistence]
         case "value corpus (round trip)", "value corpus (operators)": [.values]
         case "DataStoreQuerying 3 (identifier order without a sort)": [.storeContract]
+        case "DataStoreQuerying 2 (exact unless inexact matches are allowed)": [.storeContract]
         case "DataStore.save (changes)": [.crud, .storeContract, .relationships, .uniqueness]
         case "DataStore.save (values)": [.storeContract, .crud]
         case "DataStore.fetch", "DataStore.fetchCount", "DataStore.fetchIdentifiers": [.storeContract, .fetch]

@@ -177,7 +177,7 @@ struct RuleMutantTests {
             .caseInsensitiveEquality, .inexactOrderingReturnsSubset, .refusesDeclaredTextFilters,
             .refusesDeclaredToOneTraversal, .refusesDeclaredSorts,
         ],
-        "DataStoreQuerying 2": [.ignoresOffset, .countIgnoresWindow, .identifiersIgnoreSort],
+        "DataStoreQuerying 2": [.ignoresOffset, .countIgnoresWindow, .identifiersIgnoreSort, .approximatesUnasked],
         "DataStoreQuerying 3": [.unsortedInWriteOrder],
         "HistoryProviding 1": [.historySavesNotRecorded, .historyRecordsFailedSaves],
         "HistoryProviding 2": [.historyTokensRepeat, .historyLostOnReopen],

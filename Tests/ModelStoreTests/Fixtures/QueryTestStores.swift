@@ -24,8 +24,9 @@ final class LockedTable: Sendable {
 }
 
 /// A ``DataStoreQuerying`` store that runs only the filter kinds its configuration declares, so
-/// queries are partially pushed: exact kinds are applied, inexact ones are ignored (a superset is
-/// returned, as an approximating store would), and anything undeclared is refused loudly.
+/// queries are partially pushed: exact kinds are applied, inexact ones are ignored when the query
+/// allows inexact matches (a superset is returned, as an approximating store would), and anything
+/// undeclared is refused loudly.
 final class LimitedStore: DataStoreQuerying, DataStoreBatching {
     struct Configuration: DataStoreConfiguration {
         typealias Store = LimitedStore
@@ -71,9 +72,12 @@ final class LimitedStore: DataStoreQuerying, DataStoreBatching {
         if (query.offset > 0 || query.limit != nil) && !capabilities.offsetAndLimit {
             throw DataStoreError(.unsupportedFeature, "the limited store received a window, which it did not declare")
         }
-        // Inexact kinds are approximated by ignoring them: the store returns a superset.
-        let exact = (query.filter?.conjuncts ?? []).filter { capabilities.filters.isSuperset(of: $0.kinds) }
-        query.filter = StoreFilter.conjunction(exact)
+        // Inexact kinds are approximated by ignoring them, when the query allows: the store returns a
+        // superset. Otherwise it applies them exactly (rule 2 of `DataStoreQuerying`).
+        if query.allowsInexactMatches {
+            let exact = (query.filter?.conjuncts ?? []).filter { capabilities.filters.isSuperset(of: $0.kinds) }
+            query.filter = StoreFilter.conjunction(exact)
+        }
         let snapshots = try storage.table.withLock { try $0.fetch(query) }
         return DataStoreFetchResult(descriptor: request.descriptor, fetchedSnapshots: snapshots)
     }

@@ -13,9 +13,11 @@ extension PostgreSQLStore {
     ///
     /// Whatever the answer, the store applies every query it receives exactly (rule 2 of
     /// `DataStoreQuerying`): ``queryCapabilities`` declares every kind, so a caller that sends a
-    /// query itself (the context's duplicate lookups, ModelStore Studio) relies on it. What SQL does
-    /// not decide, the store checks on the rows SQL returns, loading the related rows such a
-    /// condition reads; for an inexact condition from the context that check is repeated there.
+    /// query itself (the context's duplicate lookups, sync scopes, ModelStore Studio) relies on it.
+    /// What SQL does not decide, the store checks on the rows SQL returns, loading the related rows
+    /// such a condition reads. A query that allows inexact matches (`StoreQuery.allowsInexactMatches`,
+    /// set by the context, which checks its inexact conditions itself) gets the rows SQL narrows
+    /// those conditions to, without that check.
     public func pushDown(_ filter: StoreFilter, entityName: String) -> StorePushDown {
         guard let layout = layouts[entityName] else { return .unsupported }
         let layouts = self.layouts

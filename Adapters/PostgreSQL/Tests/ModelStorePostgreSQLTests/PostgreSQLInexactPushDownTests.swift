@@ -159,6 +159,58 @@ struct PostgreSQLInexactPushDownTests {
         }
     }
 
+    /// A query that allows inexact matches (as the context's does when it pushes an inexact
+    /// condition) gets the rows SQL narrows that condition to, unchecked, and no related rows are
+    /// loaded for it; a condition SQL does not narrow is still checked; the context's fetch, which
+    /// checks the inexact condition itself, gives Swift's answer, and its explanation shows the
+    /// store checks nothing after SQL.
+    @Test func aQueryThatAllowsInexactMatchesGetsWhatSQLNarrowsTo() throws {
+        let (server, memory) = try Self.containers()
+        let store = try #require(server.stores.first as? PostgreSQLStore)
+        func serials(_ filter: StoreFilter, allowing: Bool) throws -> [Int64] {
+            var query = StoreQuery(entityName: "Shelf", filter: filter, sort: [StoreSortKey(property: "serial")])
+            query.allowsInexactMatches = allowing
+            let request = DataStoreFetchRequest(
+                descriptor: FetchDescriptor<Shelf>(), editingState: EditingState(), query: query)
+            return try Self.fetch(request, from: store).map { snapshot in
+                guard case .int(let serial)? = snapshot["serial"] else { return -1 }
+                return serial
+            }
+        }
+        let swiftPrefixQ = Self.names.indices.filter { Self.names[$0].starts(with: "q") }.map(Int64.init)
+        // Byte by byte, "q\u{301}" starts with "q" too (and "Q" does not).
+        let bytePrefixQ = Self.names.indices.filter { Self.names[$0].utf8.first == UInt8(ascii: "q") }.map(Int64.init)
+        #expect(bytePrefixQ.count > swiftPrefixQ.count, "the data must tell the superset from the matches")
+        let prefix = StoreFilter.text("name", .hasPrefix("q"))
+        #expect(try serials(prefix, allowing: false) == swiftPrefixQ, "without the flag the store checks")
+        #expect(try serials(prefix, allowing: true) == bytePrefixQ, "with it, what SQL narrows to")
+
+        // Through a relationship: the superset by the keeper's name, without loading keepers.
+        let keeperPrefix = StoreFilter.text(StorePath(["keeper", "name"]), .hasPrefix("q"))
+        let keptBytePrefixQ = bytePrefixQ.filter { Self.hasKeeper(Int($0)) }
+        #expect(try serials(keeperPrefix, allowing: true) == keptBytePrefixQ)
+        #expect(try serials(keeperPrefix, allowing: false) == swiftPrefixQ.filter { Self.hasKeeper(Int($0)) })
+
+        // A condition SQL does not narrow at all is checked whatever the flag says.
+        let regex = StoreFilter.text("name", .matchesRegex("^q$"))
+        let onlyQ = Self.names.indices.filter { Self.names[$0] == "q" }.map(Int64.init)
+        #expect(try serials(.and([prefix, regex]), allowing: true) == onlyQ)
+
+        // The context pushes the inexact condition with the flag and checks it itself.
+        let descriptor = FetchDescriptor<Shelf>(
+            predicate: #Predicate { $0.name.starts(with: "q") }, sortBy: [SortDescriptor(\.serial)])
+        let explanation = try ModelContext(server).explain(descriptor)
+        let pushed = try #require(explanation.storeQuery)
+        #expect(pushed.allowsInexactMatches, "\(explanation)")
+        let lines = try store.queryPlan(for: pushed)
+        #expect(!lines.contains { $0.hasPrefix("then evaluated by the store") }, "\(lines)")
+        #expect(
+            try store.queryPlan(for: StoreQuery(entityName: "Shelf", filter: prefix)).last?.hasPrefix(
+                "then evaluated by the store") == true)
+        #expect(try ModelContext(server).fetch(descriptor).map(\.serial) == swiftPrefixQ.map(Int.init))
+        #expect(try ModelContext(memory).fetch(descriptor).map(\.serial) == swiftPrefixQ.map(Int.init))
+    }
+
     static func fetch(_ request: DataStoreFetchRequest<Shelf>, from store: any DataStore) throws -> [DefaultSnapshot] {
         func open<S: DataStore>(_ store: S) throws -> [DefaultSnapshot] {
             try store.fetch(request).fetchedSnapshots.map(\.defaultSnapshot)

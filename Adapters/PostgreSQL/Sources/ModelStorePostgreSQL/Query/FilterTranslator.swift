@@ -52,14 +52,17 @@ struct FilterTranslator {
     ///
     /// A conjunct left to the store may still add a condition that keeps a superset of its matches
     /// (``prefilter(_:in:alias:)``), so SQL returns fewer rows for the store to check.
-    /// `residualPositions` are the places of the conjuncts left to evaluate in ``StoreFilter/conjuncts``.
+    /// `residualPositions` are the places of the conjuncts left to evaluate in ``StoreFilter/conjuncts``;
+    /// `narrowed` says, for each, whether SQL keeps a superset of its matches (the store answers it
+    /// `inexact`) rather than every row.
     mutating func split(
         _ filter: StoreFilter?, layout: TableLayout
-    ) -> (sql: [String], residual: [StoreFilter], residualPositions: [Int]) {
-        guard let filter else { return ([], [], []) }
+    ) -> (sql: [String], residual: [StoreFilter], residualPositions: [Int], narrowed: [Bool]) {
+        guard let filter else { return ([], [], [], []) }
         var sql: [String] = []
         var residual: [StoreFilter] = []
         var positions: [Int] = []
+        var narrowed: [Bool] = []
         var first = 0
         for (position, conjunct) in filter.conjuncts.enumerated() {
             nextOperand = first
@@ -71,11 +74,14 @@ struct FilterTranslator {
                 nextOperand = first
                 if let superset = attempt({ $0.prefilter(conjunct, in: layout, alias: "t") }) {
                     sql.append(superset)
+                    narrowed.append(true)
+                } else {
+                    narrowed.append(false)
                 }
             }
             first += Self.operandCount(of: conjunct)
         }
-        return (sql, residual, positions)
+        return (sql, residual, positions, narrowed)
     }
 
     /// Whether the conditions translated so far read these operands where they read any: then

@@ -30,9 +30,10 @@ struct PostgreSQLQueryPlan: Sendable {
     let compiled: PostgreSQLCompiledQuery
     let binds: PostgresBindings
     /// What the store evaluates on the rows SQL returns: the query's own conjuncts at
-    /// ``PostgreSQLCompiledQuery/residualPositions``. From the context these are conditions the store
-    /// answered `inexact` for (the context checks them again); a caller that sends a query itself
-    /// may send any condition, and gets it applied exactly (rule 2 of `DataStoreQuerying`).
+    /// ``PostgreSQLCompiledQuery/residualPositions``, or only its
+    /// ``PostgreSQLCompiledQuery/unnarrowedPositions`` when the query allows inexact matches (the
+    /// context then checks the conditions SQL narrows itself). A caller that sends a query itself may send any condition,
+    /// and gets it applied exactly (rule 2 of `DataStoreQuerying`).
     let residual: StoreFilter?
     let query: StoreQuery
 
@@ -56,9 +57,10 @@ struct PostgreSQLQueryPlan: Sendable {
         let sqlOrder = Self.order(query.sort, layout: layout)
         compiled = PostgreSQLCompiledQuery(
             layout: layout, whereClause: split.sql.isEmpty ? "" : "WHERE " + split.sql.joined(separator: " AND "),
-            sqlOrder: sqlOrder, parameters: translator.parameters, residualPositions: split.residualPositions)
+            sqlOrder: sqlOrder, parameters: translator.parameters, residualPositions: split.residualPositions,
+            narrowed: split.narrowed)
         binds = translator.binds
-        residual = StoreFilter.conjunction(split.residual)
+        residual = Self.residual(of: query, compiled: compiled)
         self.query = query
     }
 
@@ -73,12 +75,15 @@ struct PostgreSQLQueryPlan: Sendable {
         self.compiled = compiled
         self.binds = binds
         self.query = query
-        if compiled.residualPositions.isEmpty {
-            residual = nil
-        } else {
-            let conjuncts = query.filter?.conjuncts ?? []
-            residual = StoreFilter.conjunction(compiled.residualPositions.map { conjuncts[$0] })
-        }
+        residual = Self.residual(of: query, compiled: compiled)
+    }
+
+    /// The conjuncts of a query the store evaluates on the rows SQL returns.
+    private static func residual(of query: StoreQuery, compiled: PostgreSQLCompiledQuery) -> StoreFilter? {
+        let positions = query.allowsInexactMatches ? compiled.unnarrowedPositions : compiled.residualPositions
+        if positions.isEmpty { return nil }
+        let conjuncts = query.filter?.conjuncts ?? []
+        return StoreFilter.conjunction(positions.map { conjuncts[$0] })
     }
 
     /// The `ORDER BY` terms for the sort keys, or `nil` when one of them must be sorted in Swift.
@@ -174,13 +179,16 @@ final class PostgreSQLCompiledQuery: Sendable {
     let parameters: [PostgreSQLParameter]
     /// The places in the filter's ``StoreFilter/conjuncts`` of those the store evaluates on the rows.
     let residualPositions: [Int]
+    /// Those of ``residualPositions`` SQL does not narrow to a superset of their matches: the store
+    /// evaluates them even when a query allows inexact matches (it leaves the narrowed ones to its caller).
+    let unnarrowedPositions: [Int]
 
     /// Whether SQL runs all of a query of this shape.
     var isComplete: Bool { residualPositions.isEmpty && !sortsInSwift }
 
     init(
         layout: TableLayout, whereClause: String, sqlOrder: [String]?, parameters: [PostgreSQLParameter],
-        residualPositions: [Int]
+        residualPositions: [Int], narrowed: [Bool]
     ) {
         self.layout = layout
         self.whereClause = whereClause
@@ -189,6 +197,7 @@ final class PostgreSQLCompiledQuery: Sendable {
         sortsInSwift = sqlOrder == nil
         self.parameters = parameters
         self.residualPositions = residualPositions
+        unnarrowedPositions = zip(residualPositions, narrowed).filter { !$0.1 }.map(\.0)
     }
 
     /// The parameters' values for a filter of this shape with these operands, or `nil` when an
