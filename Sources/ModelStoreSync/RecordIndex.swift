@@ -29,16 +29,106 @@ struct RecordIndex {
     }
 
     mutating func add(globalIDs: [String], store: SyncStore) throws {
-        let wanted = Array(Set(globalIDs).subtracting(byGlobal.keys))
+        // Most of a step's identifiers are often known already (an acknowledgement's all are).
+        var seen = Set<String>()
+        let wanted = globalIDs.filter { byGlobal[$0] == nil && seen.insert($0).inserted }
         guard !wanted.isEmpty else { return }
-        let values = wanted.map(StoreValue.string)
         reserve(wanted.count)
+        let plan = Self.lookup(of: wanted)
         for entity in store.schema.syncedEntities {
             let recordEntity = SyncMetadata.recordEntityName(for: entity.name)
-            for snapshot in try store.fetch(recordEntity, where: "globalID", in: values) {
+            for snapshot in try Self.records(holding: wanted, plan: plan, in: recordEntity, store: store) {
                 remember(SyncRecord(snapshot: snapshot))
             }
         }
+    }
+
+    /// How ``records(holding:in:store:)`` reads a batch of global identifiers.
+    enum Lookup: Equatable {
+        /// As a list (`globalID IN (…)`): a probe of the index per identifier.
+        case list
+        /// As the range of `globalID` from the least to the greatest, in one probe, reading at
+        /// most `limit` records.
+        case range(String, String, limit: Int)
+    }
+
+    /// Batches of fewer identifiers than this are read as a list.
+    static let leastRangeLookup = 16
+
+    /// A range for a batch whose identifiers sort close together: the ones a replica derives from
+    /// a run of nearby keys of one entity (``ReplicaGlobalIDs``) share their high half and differ in
+    /// the key in their low half, so the records between the least and the greatest are about as
+    /// many as the identifiers (a first push or a repeated one reads its pages so). Any other batch
+    /// (identifiers minted at random, derived from keys far apart, or written otherwise) is a list.
+    static func lookup(of globals: [String]) -> Lookup {
+        guard globals.count >= leastRangeLookup, let first = bits(of: globals[0]) else { return .list }
+        // Written alike with one high half, identifiers sort as their low halves.
+        var least = (low: first.low, position: 0)
+        var greatest = least
+        for position in globals.indices.dropFirst() {
+            guard let next = bits(of: globals[position]), next.high == first.high else { return .list }
+            if next.low < least.low { least = (next.low, position) }
+            if next.low > greatest.low { greatest = (next.low, position) }
+        }
+        // Keys at most four apart on average: the range holds at most four records per identifier.
+        guard greatest.low - least.low < UInt64(4 * globals.count) else { return .list }
+        return .range(globals[least.position], globals[greatest.position], limit: 4 * globals.count + leastRangeLookup)
+    }
+
+    /// The two halves of an identifier written as the engine writes one (``SyncCoding/uuidString(_:)``:
+    /// 36 characters, digits `0`–`9` and `A`–`F` in groups of 8, 4, 4, 4 and 12); `nil` for any other
+    /// text. Cheaper than ``ReplicaGlobalIDs/halves(of:)``, which reads every form.
+    static func bits(of text: String) -> (high: UInt64, low: UInt64)? {
+        let read = text.utf8.withContiguousStorageIfAvailable { utf8 -> (high: UInt64, low: UInt64)? in
+            guard utf8.count == 36 else { return nil }
+            var high: UInt64 = 0
+            var low: UInt64 = 0
+            var digits = 0
+            for position in 0..<36 {
+                let character = utf8[position]
+                if position == 8 || position == 13 || position == 18 || position == 23 {
+                    guard character == UInt8(ascii: "-") else { return nil }
+                    continue
+                }
+                let value: UInt8
+                if character &- UInt8(ascii: "0") < 10 {
+                    value = character &- UInt8(ascii: "0")
+                } else if character &- UInt8(ascii: "A") < 6 {
+                    value = character &- UInt8(ascii: "A") &+ 10
+                } else {
+                    return nil
+                }
+                if digits < 16 { high = high << 4 | UInt64(value) } else { low = low << 4 | UInt64(value) }
+                digits += 1
+            }
+            return (high, low)
+        }
+        return read ?? nil
+    }
+
+    /// The records of `recordEntity` whose `globalID` is one of `globals`, read as ``lookup(of:)``
+    /// says. A range compares text as Swift does (every store does), so it holds every record
+    /// wanted; one that holds more records than its limit (other text sorts between two identifiers)
+    /// is read again as a list.
+    static func records(holding globals: [String], in recordEntity: String, store: SyncStore) throws
+        -> [DefaultSnapshot]
+    {
+        try records(holding: globals, plan: lookup(of: globals), in: recordEntity, store: store)
+    }
+
+    private static func records(
+        holding globals: [String], plan: Lookup, in recordEntity: String, store: SyncStore
+    ) throws -> [DefaultSnapshot] {
+        if case .range(let least, let greatest, let limit) = plan {
+            let range = StoreRange(lower: .string(least), upper: .string(greatest), includesUpper: true)
+            let found = try store.fetch(recordEntity, filter: .range(StorePath("globalID"), range), limit: limit)
+            if found.isEmpty { return [] }
+            if found.count < limit {
+                let wanted = Set(globals)
+                return found.filter { wanted.contains($0["globalID"]?.stringValue ?? "") }
+            }
+        }
+        return try store.fetch(recordEntity, where: "globalID", in: globals.map(StoreValue.string))
     }
 
     /// Room for `more` records, so that a step's look-up does not grow the tables record by record.
@@ -143,7 +233,7 @@ struct RecordIndex {
                 for model in missing where present.contains(model) { derived[model] = deriving.globalID(of: model) }
             }
             if !derived.isEmpty {
-                let held = try store.fetch(recordEntity, where: "globalID", in: derived.values.map(StoreValue.string))
+                let held = try Self.records(holding: Array(derived.values), in: recordEntity, store: store)
                 let taken = Set(held.map { SyncRecord(snapshot: $0).globalID })
                 derived = derived.filter { !taken.contains($0.value) && byGlobal[$0.value] == nil }
             }

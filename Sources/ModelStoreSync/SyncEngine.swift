@@ -1204,6 +1204,7 @@ public actor SyncEngine {
         var deleted: [DefaultSnapshot] = []
         var conflicts: [SyncConflict] = []
         let deletedByGlobal = Dictionary(deletedRecords.map { ($0.globalID, $0) }, uniquingKeysWith: { $1 })
+        var stampsBlobs = SyncStampsBlobs()
         for change in batch {
             if change.kind == .delete {
                 if let record = deletedByGlobal[change.globalID] ?? index.record(of: change.globalID) {
@@ -1232,7 +1233,7 @@ public actor SyncEngine {
             if change.kind == .insert && record.stamps.keys.allSatisfy({ change.values[$0] != nil }) {
                 // A new model: its base is what was pushed, and every property carries the push's stamp.
                 record.set("base", .data(SyncCoding.encodeValues(change.values)))
-                record.set("stamps", .data(SyncCoding.encodeStamps(change.stamp, names: change.values.keys)))
+                record.set("stamps", .data(stampsBlobs.encode(change.stamp, names: change.values.keys)))
             } else {
                 // The pushed values over the base (none for a model new to the remote), and the push's
                 // stamp on them, patched into the stored blobs.

@@ -147,6 +147,7 @@ public final class SyncHost: Sendable {
         var pendingInserts: [(change: SyncChange, snapshot: DefaultSnapshot)] = []
         // Where each record entity keeps a record's values, by app entity.
         var recordSlots: [String: SyncRecordSlots] = [:]
+        var stampsBlobs = SyncStampsBlobs()
         // Whether the push writes exactly the pushed values and nothing else (see `exactAuthor`).
         var exact = true
         // New models' temporary identifiers, so changes in the same push can refer to them.
@@ -200,7 +201,7 @@ public final class SyncHost: Sendable {
                 guard check.allows(snapshot) else { throw check.refusal(change.globalID, entity: entity.name, "adds") }
                 pendingInserts.append((change, snapshot))
                 // Every pushed property carries the change's stamp.
-                let stamps = SyncCoding.encodeStamps(change.stamp, names: change.values.keys)
+                let stamps = stampsBlobs.encode(change.stamp, names: change.values.keys)
                 if var record {
                     record.set("model", .reference(temporary))
                     record.set("stamps", .data(stamps))

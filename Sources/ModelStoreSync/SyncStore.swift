@@ -313,6 +313,24 @@ struct SyncRecordSlots {
     }
 }
 
+/// The stamps blob of the last change a step encoded (``SyncCoding/encodeStamps(_:names:)``),
+/// given again to a next change that stamps the same property names with the same stamp: a first
+/// push stamps every model of a page alike, and its host and its acknowledgement each write a
+/// record per model.
+struct SyncStampsBlobs {
+    private var last: (stamp: SyncStamp, names: Dictionary<String, StoreValue>.Keys, blob: Data)?
+
+    /// The stamps of a record whose properties `names` all carry `stamp`.
+    mutating func encode(_ stamp: SyncStamp, names: Dictionary<String, StoreValue>.Keys) -> Data {
+        if let last, last.stamp == stamp, last.names.count == names.count, names.allSatisfy(last.names.contains) {
+            return last.blob
+        }
+        let blob = SyncCoding.encodeStamps(stamp, names: names)
+        last = (stamp, names, blob)
+        return blob
+    }
+}
+
 enum SyncCoding {
     static func encode<T: Encodable>(_ value: T) -> Data {
         // Encoding StoreValue dictionaries and stamps cannot fail: every case encodes.

@@ -245,4 +245,31 @@ import Testing
             #expect(SyncCoding.decodeValues(overlaid) == expectedBase, "seed \(seed)")
         }
     }
+
+    /// A step's stamps blobs: a change that stamps the same names with the same stamp as the one
+    /// before gets its blob again; any other change gets its own, and each reads back as its names
+    /// carrying its stamp.
+    @Test func stampsBlobsAreReusedOnlyForTheSameNamesAndStamp() throws {
+        let stamp = SyncStamp(milliseconds: 1_764_000_000_123, counter: 7, replica: "r-1")
+        let later = SyncStamp(milliseconds: 1_764_000_000_124, counter: 0, replica: "r-1")
+        let other = SyncStamp(milliseconds: 1_764_000_000_123, counter: 7, replica: "r-2")
+        var first: [String: StoreValue] = [:]
+        for name in ["name", "age", "email", "joined", "score"] { first[name] = .int(1) }
+        var reordered: [String: StoreValue] = [:]
+        for name in ["score", "joined", "email", "age", "name"] { reordered[name] = .null }
+        let fewer: [String: StoreValue] = ["name": .int(1), "age": .int(1), "email": .int(1), "joined": .int(1)]
+        let renamed: [String: StoreValue] = [
+            "name": .int(1), "age": .int(1), "email": .int(1), "joined": .int(1), "notes": .int(1),
+        ]
+        var blobs = SyncStampsBlobs()
+        let cases: [(SyncStamp, [String: StoreValue])] = [
+            (stamp, first), (stamp, reordered), (later, reordered), (other, reordered), (other, fewer),
+            (other, renamed), (other, [:]), (stamp, first),
+        ]
+        for (stamp, values) in cases {
+            let blob = blobs.encode(stamp, names: values.keys)
+            let expected = Dictionary(uniqueKeysWithValues: values.keys.map { ($0, stamp) })
+            #expect(SyncCoding.decodeStamps(blob) == expected, "\(stamp) on \(values.keys.sorted())")
+        }
+    }
 }
