@@ -104,7 +104,7 @@ extension PostgreSQLStore {
         let recording = oneChangeRecording(request, minted.updated, returned)
         let updated = try await writer.update(
             minted.updated, versions: read, returningPrevious: returned,
-            comparable: { expected[$0] != nil }, recording: recording)
+            comparable: { expected[$0] != nil }, recording: recording, stored: before)
         // A row read and locked first keeps those values: the update may have cleared its unique
         // values on the way (`vacateUniqueValues`) before it read the row again.
         before.merge(updated.previous) { first, _ in first }

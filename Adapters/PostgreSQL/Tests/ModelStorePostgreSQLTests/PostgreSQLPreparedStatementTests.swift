@@ -52,6 +52,30 @@ struct PostgreSQLPreparedStatementTests {
         #expect(kept.map(\.changes.count) == [20], "the history over its limit was not trimmed to nine tenths")
     }
 
+    /// A multi-row update is padded to a power of two of rows (rows of `NULL`s that match nothing),
+    /// so saves of 5 and of 7 changed models run one text, kept prepared, and store what they say.
+    @Test func multiRowUpdatesOfNearbySizesShareOnePreparedText() throws {
+        let namespace = PostgreSQLServer.freshNamespace("padded")
+        let (container, store) = try Self.container(namespace)
+        let context = ModelContext(container)
+        _ = try context.insert(
+            Patron.self, rows: (0..<10).map { [.set(\.email, to: "m\($0)@example.com"), .set(\.name, to: "n\($0)")] })
+        let patrons = try context.fetch(FetchDescriptor<Patron>(sortBy: [SortDescriptor(\.name)]))
+        for patron in patrons.prefix(5) { patron.name += "-a" }
+        try context.save()
+        for patron in patrons.suffix(7) { patron.name += "-b" }
+        try context.save()
+
+        let texts = store.database.statements.named(containing: "FROM (VALUES")
+            .filter { $0.contains(namespace) }
+        #expect(texts.count == 1, "\(texts.count) texts for the two multi-row updates")
+        #expect(texts.first.map { $0.components(separatedBy: "), (").count } == 8, "rows of the text")
+        let names = try ModelContext(container).fetch(FetchDescriptor<Patron>(sortBy: [SortDescriptor(\.email)]))
+            .map(\.name)
+        let expected = (0..<10).map { "n\($0)" + ($0 < 5 ? "-a" : "") + ($0 >= 3 ? "-b" : "") }
+        #expect(names == expected)
+    }
+
     /// Synchronous, with the admin statement run on the store's bridge: an `await` here could wait
     /// for a thread of the cooperative pool (which parallel synchronous tests hold) for longer than
     /// the pool keeps an idle connection, and a new connection would prepare afresh.

@@ -74,6 +74,11 @@ final class PreparedStatements: @unchecked Sendable {
         return error
     }
 
+    /// The texts that have a name (run prepared) and contain `fragment` (for tests).
+    func named(containing fragment: String) -> [String] {
+        lock.withLock { names.keys.filter { $0.contains(fragment) }.sorted() }
+    }
+
     /// The texts that run unprepared after a refusal whose text contains `fragment` (for tests).
     func refused(containing fragment: String) -> [String] {
         lock.withLock { refused.filter { $0.contains(fragment) }.sorted() }

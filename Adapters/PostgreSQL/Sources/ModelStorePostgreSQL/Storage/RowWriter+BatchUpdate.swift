@@ -27,6 +27,11 @@ extension RowWriter {
     /// (every parameter cast to its column's type, so a column of `NULL`s has one), with as many
     /// rows as ``parameterLimit`` allows. Each runs under a savepoint: when a unique index refuses
     /// it, it is rolled back and its rows go to the one-row path, whose error names the model.
+    ///
+    /// The rows of a statement are padded with rows of `NULL`s, which match no row, to the next
+    /// power of two (``paddedRowCount(_:limit:)``), so a table has a few texts that are kept
+    /// prepared (``Session/query(prepared:_:)``) instead of a text per row count that the server
+    /// parses and plans on every save.
     func updateRows(
         _ snapshots: [DefaultSnapshot], versions: [PersistentIdentifier: Int64], skipping: Set<PersistentIdentifier>
     ) async throws -> [PersistentIdentifier: Int64] {
@@ -58,20 +63,40 @@ extension RowWriter {
         return written
     }
 
+    /// The rows a statement of `count` rows is padded to: the least power of two that is not
+    /// smaller, but no more than `limit` (the most rows a statement takes) unless `count` is.
+    static func paddedRowCount(_ count: Int, limit: Int) -> Int {
+        guard count > 1 else { return count }
+        let power = 1 << (Int.bitWidth - (count - 1).leadingZeroBitCount)
+        return max(count, min(power, limit))
+    }
+
     /// One multi-row `UPDATE` (see ``updateRows(_:versions:skipping:)``): the keys and new versions
     /// of the rows it wrote; none when a unique index refused it (rolled back to its savepoint).
     private func updateRows(
         _ rows: ArraySlice<(snapshot: DefaultSnapshot, key: Int64, read: Int64?)>, layout: TableLayout
     ) async throws -> [(key: Int64, version: Int64)] {
+        let padded = Self.paddedRowCount(rows.count, limit: max(1, Self.parameterLimit / (2 + layout.columns.count)))
         var binds = PostgresBindings()
         var tuples: [String] = []
-        tuples.reserveCapacity(rows.count)
+        tuples.reserveCapacity(padded)
         for row in rows {
             binds.append(row.key)
             if let read = row.read { binds.append(read) } else { binds.appendNull() }
             var cells = ["$\(binds.count - 1)::bigint", "$\(binds.count)::bigint"]
             for column in layout.columns {
                 try bind(row.snapshot, column, layout: layout, to: &binds)
+                cells.append("$\(binds.count)::" + (column.type?.declaration ?? "bigint"))
+            }
+            tuples.append("(" + cells.joined(separator: ", ") + ")")
+        }
+        // Rows of NULLs: `t._pk = v.k` is never true for them.
+        for _ in rows.count..<padded {
+            binds.appendNull()
+            binds.appendNull()
+            var cells = ["$\(binds.count - 1)::bigint", "$\(binds.count)::bigint"]
+            for column in layout.columns {
+                binds.appendNull()
                 cells.append("$\(binds.count)::" + (column.type?.declaration ?? "bigint"))
             }
             tuples.append("(" + cells.joined(separator: ", ") + ")")
@@ -88,7 +113,7 @@ extension RowWriter {
         try await session.execute("SAVEPOINT modelstore_update")
         let result: [PostgresRow]
         do {
-            result = try await session.query(sql, binds)
+            result = try await session.query(prepared: sql, binds)
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
             try await session.execute("ROLLBACK TO SAVEPOINT modelstore_update")
             return []

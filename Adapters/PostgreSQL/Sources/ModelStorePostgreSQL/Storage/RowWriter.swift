@@ -193,7 +193,7 @@ struct RowWriter: Sendable {
     /// those updated at a known version (a row at that version is the one the statement's snapshot
     /// holds) of tables no foreign key reaches (nothing else in the save can change them first),
     /// unless the save first clears their unique values (two or more rows of an entity with
-    /// uniqueness constraints, see ``vacateUniqueValues(of:)``).
+    /// uniqueness constraints, see ``vacateUniqueValues(of:stored:)``).
     func previousValuesReturned(
         by snapshots: [DefaultSnapshot], versions: [PersistentIdentifier: Int64]
     ) -> Set<PersistentIdentifier> {
@@ -218,13 +218,16 @@ struct RowWriter: Sendable {
     /// of the models in `returningPrevious` (see ``previousValuesReturned(by:versions:)``) and of
     /// those read so.
     ///
+    /// `stored` holds the rows as the save read and locked them before, when it did: a row there
+    /// whose unique values stay is not cleared first (see ``vacateUniqueValues(of:stored:)``).
+    ///
     /// With `recording`, the one snapshot's `UPDATE` also records the save's one change in the
     /// history (see ``HistoryLog/recordingOneChange(after:parameters:)``), and returns what it
     /// recorded when it did.
     func update(
         _ snapshots: [DefaultSnapshot], versions: [PersistentIdentifier: Int64],
         returningPrevious: Set<PersistentIdentifier> = [], comparable: (PersistentIdentifier) -> Bool = { _ in false },
-        recording: OneChangeRecording? = nil
+        recording: OneChangeRecording? = nil, stored: [PersistentIdentifier: DefaultSnapshot] = [:]
     ) async throws -> (
         versions: [PersistentIdentifier: Int64], previous: [PersistentIdentifier: DefaultSnapshot],
         recorded: OneChangeRecording.Recorded?
@@ -232,7 +235,7 @@ struct RowWriter: Sendable {
         var written: [PersistentIdentifier: Int64] = [:]
         var previous: [PersistentIdentifier: DefaultSnapshot] = [:]
         var recorded: OneChangeRecording.Recorded?
-        try await vacateUniqueValues(of: snapshots)
+        try await vacateUniqueValues(of: snapshots, stored: stored)
         // Many rows of a table at known versions go in multi-row statements; the rest one by one.
         let batched = try await updateRows(snapshots, versions: versions, skipping: returningPrevious)
         for snapshot in snapshots {
@@ -361,12 +364,29 @@ struct RowWriter: Sendable {
         }
     }
 
-    /// Clears the unique columns of every updated row of an entity first, so values may swap
-    /// between rows of one save without tripping the unique index on the way.
-    private func vacateUniqueValues(of snapshots: [DefaultSnapshot]) async throws {
+    /// Clears first the unique columns of the updated rows of an entity whose unique values change,
+    /// so values may swap between rows of one save without tripping the unique index on the way.
+    ///
+    /// A row whose stored values (`stored`, read and locked before) hold the same unique values is
+    /// left as it is: another row that takes those values on the way collides with this row's new
+    /// values too, which the index must refuse. So does a row of an entity where only one row's
+    /// unique values change. Leaving them keeps their index entries, and spares the statement.
+    private func vacateUniqueValues(
+        of snapshots: [DefaultSnapshot], stored: [PersistentIdentifier: DefaultSnapshot]
+    ) async throws {
         var byEntity: [String: [Int64]] = [:]
         for snapshot in snapshots where !snapshot.entity.uniquenessConstraints.isEmpty {
-            if let key = localKey(snapshot.persistentIdentifier) {
+            let id = snapshot.persistentIdentifier
+            if let before = stored[id], let layout = layouts[id.entityName],
+                layout.entity.uniquenessConstraints.allSatisfy({ names in
+                    names.allSatisfy { name in
+                        layout.column(named: name).map { snapshot.values[$0.slot] == before.values[$0.slot] } ?? false
+                    }
+                })
+            {
+                continue
+            }
+            if let key = localKey(id) {
                 byEntity[snapshot.entity.name, default: []].append(key)
             }
         }
