@@ -78,28 +78,21 @@ extension RowWriter {
     ) async throws -> [(key: Int64, version: Int64)] {
         let padded = Self.paddedRowCount(rows.count, limit: max(1, Self.parameterLimit / (2 + layout.columns.count)))
         var binds = PostgresBindings()
-        var tuples: [String] = []
-        tuples.reserveCapacity(padded)
         for row in rows {
             binds.append(row.key)
             if let read = row.read { binds.append(read) } else { binds.appendNull() }
-            var cells = ["$\(binds.count - 1)::bigint", "$\(binds.count)::bigint"]
-            for column in layout.columns {
-                try bind(row.snapshot, column, layout: layout, to: &binds)
-                cells.append("$\(binds.count)::" + (column.type?.declaration ?? "bigint"))
-            }
-            tuples.append("(" + cells.joined(separator: ", ") + ")")
+            for column in layout.columns { try bind(row.snapshot, column, layout: layout, to: &binds) }
         }
         // Rows of NULLs: `t._pk = v.k` is never true for them.
         for _ in rows.count..<padded {
-            binds.appendNull()
-            binds.appendNull()
-            var cells = ["$\(binds.count - 1)::bigint", "$\(binds.count)::bigint"]
-            for column in layout.columns {
-                binds.appendNull()
-                cells.append("$\(binds.count)::" + (column.type?.declaration ?? "bigint"))
-            }
-            tuples.append("(" + cells.joined(separator: ", ") + ")")
+            for _ in 0..<(2 + layout.columns.count) { binds.appendNull() }
+        }
+        // Each row binds one parameter a cell, so the text depends only on the row count and the table.
+        let types = ["bigint", "bigint"] + layout.columns.map { $0.type?.declaration ?? "bigint" }
+        let tuples = (0..<padded).map { row in
+            "("
+                + types.enumerated().map { "$\(row * types.count + $0.offset + 1)::\($0.element)" }
+                .joined(separator: ", ") + ")"
         }
         let names = ["k", "r"] + layout.columns.indices.map { "c\($0)" }
         let assignments =
