@@ -60,30 +60,38 @@ struct PostgreSQLBatchUpdateTests {
         let context = ModelContext(container)
         for index in 0..<10 { context.insert(Counter(name: "c\(index)")) }
         try context.save()
-        let admin = try await AdminConnection.open()
         let schema = "\"\(namespace)\""
-        try await admin.run("CREATE TABLE \(schema).cleared (name text)")
-        try await admin.run(
-            "CREATE FUNCTION \(schema).note_cleared() RETURNS trigger LANGUAGE plpgsql AS "
-                + "$$ BEGIN INSERT INTO \(schema).cleared VALUES (OLD.name); RETURN NEW; END $$")
-        try await admin.run(
-            "CREATE TRIGGER note_cleared BEFORE UPDATE ON \(schema).\"Counter\" FOR EACH ROW "
-                + "WHEN (NEW.name IS NULL AND OLD.name IS NOT NULL) EXECUTE FUNCTION \(schema).note_cleared()")
+        try await AdminConnection.using { admin in
+            try await admin.run("CREATE TABLE \(schema).cleared (name text)")
+            try await admin.run(
+                "CREATE FUNCTION \(schema).note_cleared() RETURNS trigger LANGUAGE plpgsql AS "
+                    + "$$ BEGIN INSERT INTO \(schema).cleared VALUES (OLD.name); RETURN NEW; END $$")
+            try await admin.run(
+                "CREATE TRIGGER note_cleared BEFORE UPDATE ON \(schema).\"Counter\" FOR EACH ROW "
+                    + "WHEN (NEW.name IS NULL AND OLD.name IS NOT NULL) EXECUTE FUNCTION \(schema).note_cleared()")
+        }
+        /// The names the trigger noted, in order.
+        func cleared() async throws -> [String] {
+            var names: [String] = []
+            try await AdminConnection.using {
+                names = try await $0.run("SELECT name FROM \(schema).cleared ORDER BY name")
+            }
+            return names
+        }
         let counters = try context.fetch(FetchDescriptor<Counter>(sortBy: [SortDescriptor(\.name)]))
         for counter in counters { counter.value += 1 }
         try context.save()
-        #expect(try await admin.run("SELECT count(*)::text FROM \(schema).cleared") == ["0"])
+        #expect(try await cleared() == [])
 
         counters[0].name = "c1"
         counters[1].name = "c0"
         counters[2].value = 7
         try context.save()
-        #expect(try await admin.run("SELECT name FROM \(schema).cleared ORDER BY name") == ["c0", "c1"])
+        #expect(try await cleared() == ["c0", "c1"])
         var expected = Dictionary(uniqueKeysWithValues: (0..<10).map { ("c\($0)", 1) })
         expected["c2"] = 7
         #expect(try Self.values(in: container) == expected)
         #expect(try ModelContext(container).fetch(FetchDescriptor<Counter>()).count == 10)
-        try await admin.close()
     }
 
     @Test func aRowAnotherContextChangedFailsTheWholeSave() throws {
