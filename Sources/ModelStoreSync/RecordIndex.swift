@@ -20,6 +20,11 @@ struct RecordIndex {
     var adoptedByUnique = Set<String>()
     /// Pulled models that an equal local model took over when this replica first joined.
     var adoptedAsEqual = Set<String>()
+    /// The global identifiers of records another index made and its save will insert, held here
+    /// as they will be stored (see ``carry(_:)``).
+    private(set) var carried = Set<String>()
+    /// The models of carried records whose identifiers the replica derived from their keys.
+    private var carriedRederivable = Set<PersistentIdentifier>()
 
     /// The records of these global identifiers, in whichever record entity holds them.
     static func load(globalIDs: [String], store: SyncStore) throws -> RecordIndex {
@@ -274,6 +279,41 @@ struct RecordIndex {
         rederivable.subtract(savedGlobals)
     }
 
+    /// Holds the records `other` made for models that had none (``derivedRecordInserts``), which
+    /// its save inserts, as records this index knows: a step made ready before that save (the next
+    /// page of a pipelined push) names those models by the same identifiers and makes no second
+    /// record for them. ``carriedRecordsSaved(_:_:)`` gives them their permanent identifiers.
+    mutating func carry(_ other: RecordIndex) {
+        for snapshot in other.derivedRecordInserts {
+            let record = SyncRecord(snapshot: snapshot)
+            guard byGlobal[record.globalID] == nil else { continue }
+            remember(record)
+            carried.insert(record.globalID)
+            if other.rederivable.contains(record.globalID), let model = record.model {
+                carriedRederivable.insert(model)
+            }
+        }
+    }
+
+    /// Gives the carried records (``carry(_:)``) among `inserted`, the records the save `result`
+    /// inserted (in its request's order), the permanent identifiers it gave them.
+    mutating func carriedRecordsSaved(
+        _ inserted: [DefaultSnapshot], _ result: DataStoreSaveChangesResult<DefaultSnapshot>
+    ) {
+        guard !carried.isEmpty else { return }
+        let minted =
+            result.mintedIdentifiersInRequestOrder
+            ?? inserted.map { result.remappedIdentifiers[$0.persistentIdentifier] }
+        for (snapshot, id) in zip(inserted, minted) {
+            guard let id, let global = snapshot["globalID"]?.stringValue, carried.contains(global),
+                var record = byGlobal[global], record.snapshot.persistentIdentifier == snapshot.persistentIdentifier
+            else { continue }
+            record.snapshot.persistentIdentifier = id
+            byGlobal[global] = record
+        }
+        carried = []
+    }
+
     /// The keys of `models` whose records wait for their acknowledgement (``rederivable``), by entity.
     ///
     /// Every record of ``derivedRecordInserts`` belongs to the entity of its model (both places that
@@ -287,6 +327,10 @@ struct RecordIndex {
                 let key = model.primaryKey.intValue
             else { continue }
             keys[model.entityName, default: []].append(key)
+        }
+        // Carried records wait for the save of the index that made them.
+        for model in carriedRederivable where models.contains(model) {
+            if let key = model.primaryKey.intValue { keys[model.entityName, default: []].append(key) }
         }
         return keys
     }

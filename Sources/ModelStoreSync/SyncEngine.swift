@@ -816,7 +816,8 @@ public actor SyncEngine {
             changes.everyModelStamp = nil
         }
         // Every model counts as changed on a first push (or after the history was trimmed): they are
-        // read a page at a time below rather than listed, so the push holds one page of them.
+        // read a page at a time below rather than listed, so the push holds at most two pages of them
+        // (one with the remote, the next made ready).
         let everyModel = changes.everyModelStamp != nil
         // Records whose model was deleted here: the reference was cleared, or still names it.
         var deletedRecords: [SyncRecord] = []
@@ -866,34 +867,48 @@ public actor SyncEngine {
             }
         }
         if everyModel {
-            for entity in local.schema.syncedEntities {
-                var position = EntityReadPosition()
-                var exhausted = false
-                var lowest: Int64?
-                // A range wider than the models it holds would cost a recovery a look at every key
-                // of it: sparse keys are listed one by one instead.
-                let widest = Int64(4 * max(try local.count(entity.name), configuration.pageSize))
-                while !exhausted {
-                    let page = try local.readPage(
-                        &position, entity: entity.name, limit: configuration.pageSize, filter: nil)
-                    exhausted = page.exhausted
-                    var index = RecordIndex()
-                    let read = Dictionary(page.rows.map { ($0.persistentIdentifier, $0) }, uniquingKeysWith: { $1 })
-                    // The keys this read goes through, listed once for every page (see PushInFlight).
-                    lowest = lowest ?? page.rows.first?.persistentIdentifier.primaryKey.intValue
-                    let highest = position.through?.intValue ?? page.rows.last?.persistentIdentifier.primaryKey.intValue
-                    let range = lowest.flatMap { low in
-                        highest.flatMap { high -> (String, ClosedRange<Int64>)? in
-                            let (width, overflow) = high.subtractingReportingOverflow(low)
-                            return high >= low && !overflow && width < widest ? (entity.name, low...high) : nil
+            // Pipelined: while the remote stores one page, the next is read and made ready, and the
+            // acknowledgement of one is stored while the remote stores the next (see `PagePipeline`).
+            var pipeline = PagePipeline()
+            do {
+                for entity in local.schema.syncedEntities {
+                    var position = EntityReadPosition()
+                    var exhausted = false
+                    var lowest: Int64?
+                    // A range wider than the models it holds would cost a recovery a look at every key
+                    // of it: sparse keys are listed one by one instead.
+                    let widest = Int64(4 * max(try local.count(entity.name), configuration.pageSize))
+                    while !exhausted {
+                        let page = try local.readPage(
+                            &position, entity: entity.name, limit: configuration.pageSize, filter: nil)
+                        exhausted = page.exhausted
+                        let read = Dictionary(
+                            page.rows.map { ($0.persistentIdentifier, $0) }, uniquingKeysWith: { $1 })
+                        // The keys this read goes through, listed once for every page (see PushInFlight).
+                        lowest = lowest ?? page.rows.first?.persistentIdentifier.primaryKey.intValue
+                        let highest =
+                            position.through?.intValue ?? page.rows.last?.persistentIdentifier.primaryKey.intValue
+                        let range = lowest.flatMap { low in
+                            highest.flatMap { high -> (String, ClosedRange<Int64>)? in
+                                let (width, overflow) = high.subtractingReportingOverflow(low)
+                                return high >= low && !overflow && width < widest ? (entity.name, low...high) : nil
+                            }
                         }
+                        let source = PageSource(
+                            ids: page.rows.map(\.persistentIdentifier), read: read, linksOnly: false, range: range)
+                        guard
+                            try await pushPipelined(
+                                source, pipeline: &pipeline, changes: changes, round: &round, now: now)
+                        else { return .stale(round.stale) }
                     }
-                    guard
-                        try await pushPage(
-                            page.rows.map(\.persistentIdentifier), read: read, index: &index, changes: changes,
-                            round: &round, now: now, range: range)
-                    else { return .stale(round.stale) }
                 }
+                guard try await drain(&pipeline, round: &round) else {
+                    return .stale(round.stale)
+                }
+            } catch {
+                // Nothing of this push runs after it has failed.
+                if let sending = pipeline.sending { _ = await sending.reply.result }
+                throw error
             }
         }
         // Links left out above because their targets were not on the remote yet: the targets are
@@ -923,7 +938,8 @@ public actor SyncEngine {
             let reply = try await round.send(Array(batch), replica: replica, transport: transport)
             guard reply.applied else { return .stale(reply.stale) }
             round.conflicts += try acknowledge(
-                Array(batch), reply: reply, index: &index, state: nil, deletedRecords: deletedRecords)
+                Array(batch), reply: reply, index: &index, state: nil, deletedRecords: deletedRecords
+            ).conflicts
             round.total += batch.count
             hub.emit(.pushed(batch.count))
         }
@@ -1049,31 +1065,149 @@ public actor SyncEngine {
         index: inout RecordIndex, changes: LocalChanges, round: inout PushRound, now: SyncStamp,
         linksOnly: Bool = false, range: (entity: String, keys: ClosedRange<Int64>)? = nil
     ) async throws -> Bool {
-        let replica = try replicaID()
-        let page = try outgoing(
-            ids, current: read, changes: changes, index: &index, remote: round.session.remote, replica: replica,
-            now: now, range: range)
-        if !page.withheld.isEmpty { round.withheld = true }
-        // Models whose only difference from the remote is a link it cannot hold yet wait for it.
-        let sent = Set(page.changes.map(\.globalID))
-        let held = page.withheld.subtracting(sent).compactMap { index.record(of: $0) }.filter { !$0.pending }
-        if !held.isEmpty { try save(inserted: [], updated: held.map { marked($0, pending: true) }, deleted: []) }
-        guard !page.changes.isEmpty else { return true }
-        pushedSinceLastPull = true
-        let reply = try await round.send(page.changes, replica: replica, transport: transport)
+        let source = PageSource(ids: ids, read: read, linksOnly: linksOnly, range: range)
+        guard var page = try prepare(source, index: index, changes: changes, round: &round, now: now) else {
+            return true
+        }
+        let reply = try await round.send(page.changes, replica: page.replica, transport: transport)
         guard reply.applied else {
             round.stale = reply.stale
             return false
         }
-        round.conflicts += try acknowledge(
-            page.changes, reply: reply, index: &index, state: nil, deletedRecords: [], withheld: page.withheld)
-        if linksOnly {
+        try finish(&page, reply: reply, round: &round)
+        index = page.index
+        return true
+    }
+
+    /// What one page of a push is made from: its models, read already when `read` is set.
+    private struct PageSource {
+        var ids: [PersistentIdentifier]
+        var read: [PersistentIdentifier: DefaultSnapshot]?
+        /// Whether the page pushes again the links of models pushed before (not counted as changes).
+        var linksOnly: Bool
+        /// The keys the read went through, for the in-flight row (see ``PushInFlight``).
+        var range: (entity: String, keys: ClosedRange<Int64>)?
+    }
+
+    /// A page of a push, ready to send.
+    private struct OutgoingPage {
+        var source: PageSource
+        var changes: [SyncChange]
+        /// The models sent without a link the remote cannot hold yet.
+        var withheld: Set<String>
+        /// The records of the page's models, and those created for them.
+        var index: RecordIndex
+        var replica: String
+    }
+
+    /// Makes a page ready to send: its changes, and the records saved before the request (random
+    /// identifiers, the in-flight row, models waiting for a link's target). `nil` when nothing of
+    /// it differs from the remote. `before` is the page sent before this one and not acknowledged
+    /// yet: the remote holds its models before this page arrives, and the records its
+    /// acknowledgement will insert are this page's too (``RecordIndex/carry(_:)``).
+    private func prepare(
+        _ source: PageSource, index: RecordIndex, changes: LocalChanges, round: inout PushRound, now: SyncStamp,
+        before: OutgoingPage? = nil
+    ) throws -> OutgoingPage? {
+        let replica = try replicaID()
+        var index = index
+        let page = try outgoing(
+            source.ids, current: source.read, changes: changes, index: &index, remote: round.session.remote,
+            replica: replica, now: now, range: source.range, before: before)
+        // Models whose only difference from the remote is a link it cannot hold yet wait for it.
+        let sent = Set(page.changes.map(\.globalID))
+        let held = page.withheld.subtracting(sent).compactMap { index.record(of: $0) }.filter { !$0.pending }
+        if !held.isEmpty { try save(inserted: [], updated: held.map { marked($0, pending: true) }, deleted: []) }
+        // A page with something withheld makes the push send those models' links again at its end.
+        if !page.withheld.isEmpty { round.withheld = true }
+        guard !page.changes.isEmpty else { return nil }
+        pushedSinceLastPull = true
+        return OutgoingPage(
+            source: source, changes: page.changes, withheld: page.withheld, index: index, replica: replica)
+    }
+
+    /// Stores what the remote acknowledged for a page it applied, and counts it.
+    @discardableResult
+    private func finish(
+        _ page: inout OutgoingPage, reply: SyncPushReply, round: inout PushRound
+    ) throws -> Acknowledged {
+        let acknowledged = try acknowledge(
+            page.changes, reply: reply, index: &page.index, state: nil, deletedRecords: [], withheld: page.withheld)
+        round.conflicts += acknowledged.conflicts
+        if page.source.linksOnly {
             round.links += page.changes.count
         } else {
             round.total += page.changes.count
             hub.emit(.pushed(page.changes.count))
         }
+        return acknowledged
+    }
+
+    /// The pages of a first push in flight: at most one request is out at a time, and the remote
+    /// applies the pages in the order they are read.
+    private struct PagePipeline {
+        /// The page sent and not yet acknowledged, with the task awaiting the remote's reply.
+        var sending: (page: OutgoingPage, reply: Task<SyncPushReply, any Error>)?
+    }
+
+    /// Pushes one page of a first push through `pipeline`: made ready while the remote applies the
+    /// page before it, sent once that one is applied, and acknowledged while the remote applies the
+    /// next. Returns `false` when the remote refused a page as stale.
+    ///
+    /// A page is sent only after the one before it was applied, so the remote holds every page it
+    /// applied in order, and a refused page stops the push before the next leaves. A page that
+    /// links to a model of the page before it is made ready as if that model were on the remote;
+    /// when the remote folded a model of that page into one it had (``SyncPushReply/merged``), the
+    /// page is made ready again after the acknowledgement, with the identifiers that stored.
+    private func pushPipelined(
+        _ source: PageSource, pipeline: inout PagePipeline, changes: LocalChanges, round: inout PushRound,
+        now: SyncStamp
+    ) async throws -> Bool {
+        var next = try prepare(
+            source, index: RecordIndex(), changes: changes, round: &round, now: now, before: pipeline.sending?.page)
+        guard var previous = pipeline.sending else {
+            if let next { pipeline.sending = (next, send(next, round: round)) }
+            return true
+        }
+        pipeline.sending = nil
+        let reply = try await previous.reply.value
+        guard reply.applied else {
+            round.stale = reply.stale
+            return false
+        }
+        if !reply.merged.isEmpty {
+            // Identifiers of the page before changed: made ready again once they are stored.
+            try finish(&previous.page, reply: reply, round: &round)
+            next = try prepare(source, index: RecordIndex(), changes: changes, round: &round, now: now)
+            if let next { pipeline.sending = (next, send(next, round: round)) }
+            return true
+        }
+        if let next { pipeline.sending = (next, send(next, round: round)) }
+        let acknowledged = try finish(&previous.page, reply: reply, round: &round)
+        // The records the page made ready meanwhile carried are stored now.
+        pipeline.sending?.page.index.carriedRecordsSaved(acknowledged.inserted, acknowledged.result)
         return true
+    }
+
+    /// Waits for the last page of `pipeline` and stores its acknowledgement.
+    private func drain(_ pipeline: inout PagePipeline, round: inout PushRound) async throws -> Bool {
+        guard var last = pipeline.sending else { return true }
+        let reply = try await last.reply.value
+        pipeline.sending = nil
+        guard reply.applied else {
+            round.stale = reply.stale
+            return false
+        }
+        try finish(&last.page, reply: reply, round: &round)
+        return true
+    }
+
+    /// Sends a page of a first push (which carries no pull) on a task of its own, so the engine
+    /// goes on with the next page while the remote applies this one.
+    private func send(_ page: OutgoingPage, round: PushRound) -> Task<SyncPushReply, any Error> {
+        let request = SyncPushRequest(replica: page.replica, changes: page.changes, session: round.session, pull: nil)
+        let transport = transport
+        return Task.detached { try await transport.push(request) }
     }
 
     /// The changes to push for these local models: new ones whole, others what differs from their
@@ -1089,9 +1223,10 @@ public actor SyncEngine {
     private func outgoing(
         _ ids: [PersistentIdentifier], current read: [PersistentIdentifier: DefaultSnapshot]?,
         changes: LocalChanges, index: inout RecordIndex, remote: String, replica: String, now: SyncStamp,
-        range: (entity: String, keys: ClosedRange<Int64>)?
+        range: (entity: String, keys: ClosedRange<Int64>)?, before: OutgoingPage?
     ) throws -> (changes: [SyncChange], withheld: Set<String>) {
         let derivation = try deriving()
+        if let before { index.carry(before.index) }
         var globals = try index.globalIDs(for: ids, store: local, deriving: derivation, mint: Self.randomGlobalID)
         var current: [PersistentIdentifier: DefaultSnapshot] = read ?? [:]
         if read == nil {
@@ -1123,12 +1258,13 @@ public actor SyncEngine {
                 index.derivedRecordsSaved(early, saved)
             } else {
                 index = RecordIndex()
+                if let before { index.carry(before.index) }
                 globals = try index.globalIDs(
                     for: ids, store: local, deriving: derivation, mint: Self.randomGlobalID)
             }
         }
         // Which linked models the remote has: those synced before, and this page's.
-        let inPage = Set(current.keys.compactMap { globals[$0] })
+        let inPage = Set(current.keys.compactMap { globals[$0] }).union(before?.changes.map(\.globalID) ?? [])
         var targets: [String] = []
         for modelValues in values.values {
             for value in modelValues.values {
@@ -1197,7 +1333,7 @@ public actor SyncEngine {
     private func acknowledge(
         _ batch: [SyncChange], reply: SyncPushReply, index: inout RecordIndex, state: State?,
         deletedRecords: [SyncRecord], withheld: Set<String> = []
-    ) throws -> Int {
+    ) throws -> Acknowledged {
         try index.add(globalIDs: batch.map(\.globalID) + reply.merged.values, store: local)
         let states = Dictionary(reply.states.map { ($0.globalID, $0) }, uniquingKeysWith: { $1 })
         var updated: [DefaultSnapshot] = []
@@ -1256,12 +1392,23 @@ public actor SyncEngine {
         updated.removeAll { $0.persistentIdentifier.isTemporary }
         let conflictEntity = try local.entity(SyncMetadata.conflictEntityName)
         let rows = try conflicts.map { try $0.snapshot(entity: conflictEntity) }
-        try save(
-            inserted: recordInserts + rows, updated: updated + (state.map { [stateRow($0)] } ?? []), deleted: deleted)
+        let inserted = recordInserts + rows
+        let result = try save(
+            inserted: inserted, updated: updated + (state.map { [stateRow($0)] } ?? []), deleted: deleted)
         index.derivedRecordInserts = []
         index.rederivable = []
         for conflict in conflicts { hub.emit(.conflict(conflict)) }
-        return conflicts.count
+        return Acknowledged(conflicts: conflicts.count, inserted: inserted, result: result)
+    }
+
+    /// What storing an acknowledgement did.
+    private struct Acknowledged {
+        /// The conflicts it recorded.
+        var conflicts: Int
+        /// The rows it inserted, in the save's order.
+        var inserted: [DefaultSnapshot]
+        /// The save's result.
+        var result: DataStoreSaveChangesResult<DefaultSnapshot>
     }
 }
 

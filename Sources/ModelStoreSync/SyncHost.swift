@@ -165,6 +165,26 @@ public final class SyncHost: Sendable {
         }
         let uniques = try UniqueLookup.load(
             request.changes.filter { $0.kind == .insert }.map { ($0.entity, $0.values) }, store: writer)
+        // New models folded into one this store has with the same unique values (two offline
+        // "Lisbon" trips), found before any change is applied: a link of this push to a folded model
+        // names the model it was folded into (nothing, when the replica's scope does not hold that
+        // one), never the folded model, which the save does not insert.
+        var folds: [String: PersistentIdentifier] = [:]
+        for change in request.changes where change.kind == .insert {
+            guard index.model(of: change.globalID)?.isTemporary == true,
+                let match = uniques.match(entity: try writer.entity(change.entity), values: change.values),
+                let existing = try index.globalIDs(
+                    for: [match.persistentIdentifier], store: writer, mint: SyncCoding.derivedGlobalID
+                )[match.persistentIdentifier]
+            else { continue }
+            merged[change.globalID] = existing
+            if check.allows(match) { folds[change.globalID] = match.persistentIdentifier }
+        }
+        /// The model here a global reference names, if this side has it.
+        func localID(_ reference: PersistentIdentifier) -> PersistentIdentifier? {
+            if case .string(let global) = reference.primaryKey, merged[global] != nil { return folds[global] }
+            return index.localID(reference)
+        }
 
         for change in request.changes {
             let entity = try writer.entity(change.entity)
@@ -173,6 +193,8 @@ public final class SyncHost: Sendable {
             let model = modelID.flatMap { current[$0] }
             switch change.kind {
             case .insert:
+                // Folded into a model this store has (above).
+                if merged[change.globalID] != nil { continue }
                 if let model {
                     // The model is here already: a repeated push, fine when nothing differs.
                     if change.values.contains(where: { currentValue(model, $0.key) != $0.value }) {
@@ -181,23 +203,15 @@ public final class SyncHost: Sendable {
                     exact = false
                     continue
                 }
-                if let match = uniques.match(entity: entity, values: change.values),
-                    let existing = try index.globalIDs(
-                        for: [match.persistentIdentifier], store: writer, mint: SyncCoding.derivedGlobalID
-                    )[match.persistentIdentifier]
-                {
-                    merged[change.globalID] = existing
-                    continue
-                }
                 guard let temporary = index.model(of: change.globalID) else { continue }
                 // A link to a model the host lacks is dropped on the way in: the stored model differs.
                 if change.values.values.contains(where: {
-                    SyncValues.referencedGlobalIDs($0).contains { index.localID($0) == nil }
+                    SyncValues.referencedGlobalIDs($0).contains { localID($0) == nil }
                 }) {
                     exact = false
                 }
                 var snapshot = try DefaultSnapshot(persistentIdentifier: temporary, entity: entity, namedValues: [:])
-                SyncValues.write(change.values, into: &snapshot, localID: { index.localID($0) })
+                SyncValues.write(change.values, into: &snapshot, localID: { localID($0) })
                 guard check.allows(snapshot) else { throw check.refusal(change.globalID, entity: entity.name, "adds") }
                 pendingInserts.append((change, snapshot))
                 // Every pushed property carries the change's stamp.
@@ -253,14 +267,14 @@ public final class SyncHost: Sendable {
                 // to-many relationship, a value held already, or a dropped link make it differ).
                 if patch.count != change.values.count || patch.contains(where: { change.values[$0.key] != $0.value })
                     || patch.values.contains(where: {
-                        SyncValues.referencedGlobalIDs($0).contains { index.localID($0) == nil }
+                        SyncValues.referencedGlobalIDs($0).contains { localID($0) == nil }
                     })
                 {
                     exact = false
                 }
                 guard !patch.isEmpty else { continue }
                 expected[model.persistentIdentifier] = model.values
-                SyncValues.write(patch, into: &model, localID: { index.localID($0) })
+                SyncValues.write(patch, into: &model, localID: { localID($0) })
                 guard check.allows(model) else { throw check.refusal(change.globalID, entity: entity.name, "moves") }
                 updated.append(model)
                 let stamps = SyncRecordCoding.restamp(record.storedStamps, names: patch.keys, stamp: change.stamp)
