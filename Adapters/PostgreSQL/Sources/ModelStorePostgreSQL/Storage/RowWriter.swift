@@ -472,11 +472,20 @@ struct RowWriter: Sendable {
     ) async throws -> [PersistentIdentifier: RowReader.Versioned] {
         var gone: [String: Set<Int64>] = [:]
         for id in deleted { if let key = localKey(id) { gone[id.entityName, default: []].insert(key) } }
+        // Rows this save inserted or updated exist (an update of a missing row failed the save
+        // already): a reference to one needs no look-up.
+        var written: [String: Set<Int64>] = [:]
+        for snapshot in changed {
+            let id = snapshot.persistentIdentifier
+            if let key = localKey(id) { written[id.entityName, default: []].insert(key) }
+        }
         var named: [String: Set<Int64>] = [:]
         for snapshot in changed {
             for relationship in snapshot.entity.relationships {
                 for target in snapshot.values[relationship.slot].referencedIdentifiers {
-                    if let key = localKey(target), layouts[target.entityName] != nil {
+                    if let key = localKey(target), layouts[target.entityName] != nil,
+                        written[target.entityName]?.contains(key) != true
+                    {
                         named[target.entityName, default: []].insert(key)
                     }
                 }
