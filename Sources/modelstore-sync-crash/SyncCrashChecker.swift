@@ -26,7 +26,10 @@ struct SyncCrashChecker {
         for member in members {
             let container = try ModelContainer(for: syncCrashSchema, url: member.localURL)
             containers.append(container)
-            engines.append(try SyncEngine(container: container, transport: InProcessSyncTransport(host: host)))
+            engines.append(
+                try SyncEngine(
+                    container: container, transport: InProcessSyncTransport(host: host),
+                    configuration: syncCrashConfiguration))
         }
         // Two passes bring every replica's changes to every other one; a third must move nothing.
         for _ in 0..<2 {

@@ -18,6 +18,18 @@ final class CrashNote: PersistentModel {
 /// The schema of the sync crash test, with the sync entities.
 let syncCrashSchema = Schema([CrashNote.self]).includingSyncMetadata()
 
+/// The engines' configuration: pages of 4 models, so that most rounds send and read several pages
+/// and a first push (of a writer's first dozen operations, see ``SyncCrashWriter``) is pipelined
+/// over several, and a kill lands between and inside them.
+let syncCrashConfiguration: SyncConfiguration = {
+    var configuration = SyncConfiguration()
+    configuration.pageSize = 4
+    return configuration
+}()
+
+/// How many operations a writer applies before its first round, so that the round's push spans pages.
+let syncCrashFirstRoundAfter = 12
+
 /// The writers' operations: a fixed function of the writer and the operation's number, and each
 /// idempotent, so a writer restarted after a kill repeats the one in flight safely.
 ///

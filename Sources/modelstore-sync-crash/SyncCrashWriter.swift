@@ -11,7 +11,8 @@ import ModelStoreSync
 
 /// One replica's process: applies its operations one after another, acknowledging each (its number
 /// on a synced line of the acknowledgement file) once the local save returned, and runs a sync round
-/// against the shared store after most of them, until it is killed or has done `limit`.
+/// against the shared store after most of them (after the first ``syncCrashFirstRoundAfter``), until
+/// it is killed or has done `limit`.
 struct SyncCrashWriter {
     let writer: String
     let localURL: String
@@ -26,7 +27,8 @@ struct SyncCrashWriter {
         defer { close(log) }
         let local = try ModelContainer(for: syncCrashSchema, url: localURL)
         let host = try SyncHost(container: ModelContainer(for: syncCrashSchema, url: sharedURL))
-        let engine = try SyncEngine(container: local, transport: InProcessSyncTransport(host: host))
+        let engine = try SyncEngine(
+            container: local, transport: InProcessSyncTransport(host: host), configuration: syncCrashConfiguration)
         let context = ModelContext(local)
         var number = done
         while number < limit {
@@ -36,7 +38,7 @@ struct SyncCrashWriter {
                 throw SyncCrashError("cannot acknowledge in '\(acknowledgements)': errno \(errno)")
             }
             number += 1
-            if Int.random(in: 0..<4) > 0 {
+            if number >= syncCrashFirstRoundAfter && Int.random(in: 0..<4) > 0 {
                 do {
                     try await engine.syncNow()
                 } catch let error as SyncError where error.isTransient {
