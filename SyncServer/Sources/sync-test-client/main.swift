@@ -6,7 +6,7 @@ import SyncTestModels
 
 // `sync-test-client STORE URL TOKEN-FILE TIMEOUT add OWNER TITLE… | sync | list`: one client action
 // per process, for tests that run clients in other network namespaces. `add` saves notes locally
-// (and does not sync); `sync` runs one round and prints `synced` or `failed: CODE transient|permanent`;
+// (and does not sync); `sync` runs one round and prints `synced` or `failed: CODE transient|permanent: MESSAGE`;
 // `list` prints the notes. `sync-test-client schema FILE` writes the schema file a server takes.
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.count == 2, arguments[0] == "schema" {
@@ -34,7 +34,7 @@ case "sync":
         let summary = try await engine.syncNow()
         print("synced pushed=\(summary.pushed) pulled=\(summary.pulled)")
     } catch let error as SyncError {
-        print("failed: \(error.code) \(error.isTransient ? "transient" : "permanent")")
+        print("failed: \(error.code) \(error.isTransient ? "transient" : "permanent"): \(error.message)")
     }
 case "list":
     for line in try SyncTestSchema.notes(in: container) { print(line) }

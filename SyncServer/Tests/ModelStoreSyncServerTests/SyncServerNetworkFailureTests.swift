@@ -23,7 +23,10 @@ struct SyncServerNetworkFailureTests {
     private static let longBody = String(repeating: body, count: 4)
 
     /// Runs a sync round of `client` in the namespace over a throttled link, cuts the link `after`
-    /// into it (the round must fail as transient), restores the link and syncs again (it must succeed).
+    /// into it (the round must fail as transient), restores the link and syncs again: a round must
+    /// succeed within three, as a running engine retries a transient failure. (Right after a cut,
+    /// on a loaded machine, a round has failed as unreachable though the server's port already
+    /// answered from the namespace; the messages of such failures are kept in the expectation.)
     private static func syncCutMidway(_ net: NetworkNamespace, _ client: [String], after delay: Duration) async throws {
         try net.throttle("1mbit")
         let output = Pipe()
@@ -36,9 +39,16 @@ struct SyncServerNetworkFailureTests {
         try net.link(up: true)
         try net.unthrottle()
         // The round after the cut starts once the link carries traffic again (client[2] is the server's URL).
-        try await net.waitUntilReachable(port: try #require(URL(string: client[2])?.port))
-        let second = try net.inside(client + ["sync"])
-        #expect(second.contains("synced"), "the round after the link came back ended with: \(second)")
+        let port = try #require(URL(string: client[2])?.port)
+        var rounds: [String] = []
+        for _ in 0..<3 {
+            try await net.waitUntilReachable(port: port)
+            rounds.append(try net.inside(client + ["sync"]))
+            if rounds.last?.contains("synced") == true { break }
+            #expect(rounds.last?.contains("transient") == true, "a round failed for good: \(rounds)")
+            try await Task.sleep(for: .seconds(1))
+        }
+        #expect(rounds.last?.contains("synced") == true, "the rounds after the link came back ended with: \(rounds)")
     }
 
     @Test func aPushCutMidwayIsRetriedWithoutLossOrDuplicates() async throws {
