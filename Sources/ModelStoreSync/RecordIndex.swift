@@ -264,17 +264,8 @@ struct RecordIndex {
     /// from ``derivedRecordInserts``: the index then holds those records as stored.
     mutating func derivedRecordsSaved(_ saved: [DefaultSnapshot], _ result: DataStoreSaveChangesResult<DefaultSnapshot>)
     {
-        let minted =
-            result.mintedIdentifiersInRequestOrder
-            ?? saved.map { result.remappedIdentifiers[$0.persistentIdentifier] }
+        giveIdentifiers(saved, result, carriedOnly: false)
         let savedGlobals = Set(saved.compactMap { $0["globalID"]?.stringValue })
-        for (snapshot, id) in zip(saved, minted) {
-            guard let id, let global = snapshot["globalID"]?.stringValue, var record = byGlobal[global] else {
-                continue
-            }
-            record.snapshot.persistentIdentifier = id
-            byGlobal[global] = record
-        }
         derivedRecordInserts.removeAll { savedGlobals.contains($0["globalID"]?.stringValue ?? "") }
         rederivable.subtract(savedGlobals)
     }
@@ -301,17 +292,28 @@ struct RecordIndex {
         _ inserted: [DefaultSnapshot], _ result: DataStoreSaveChangesResult<DefaultSnapshot>
     ) {
         guard !carried.isEmpty else { return }
+        giveIdentifiers(inserted, result, carriedOnly: true)
+        carried = []
+    }
+
+    /// Gives the records this index holds of `saved`, the records the save `result` inserted (in its
+    /// request's order), the permanent identifiers it gave them; with `carriedOnly`, only carried
+    /// records that are the very ones saved.
+    private mutating func giveIdentifiers(
+        _ saved: [DefaultSnapshot], _ result: DataStoreSaveChangesResult<DefaultSnapshot>, carriedOnly: Bool
+    ) {
         let minted =
             result.mintedIdentifiersInRequestOrder
-            ?? inserted.map { result.remappedIdentifiers[$0.persistentIdentifier] }
-        for (snapshot, id) in zip(inserted, minted) {
-            guard let id, let global = snapshot["globalID"]?.stringValue, carried.contains(global),
-                var record = byGlobal[global], record.snapshot.persistentIdentifier == snapshot.persistentIdentifier
-            else { continue }
+            ?? saved.map { result.remappedIdentifiers[$0.persistentIdentifier] }
+        for (snapshot, id) in zip(saved, minted) {
+            guard let id, let global = snapshot["globalID"]?.stringValue, var record = byGlobal[global] else {
+                continue
+            }
+            let same = record.snapshot.persistentIdentifier == snapshot.persistentIdentifier
+            guard !carriedOnly || (carried.contains(global) && same) else { continue }
             record.snapshot.persistentIdentifier = id
             byGlobal[global] = record
         }
-        carried = []
     }
 
     /// The keys of `models` whose records wait for their acknowledgement (``rederivable``), by entity.

@@ -1089,9 +1089,10 @@ public actor SyncEngine {
         var range: (entity: String, keys: ClosedRange<Int64>)?
     }
 
-    /// A page of a push, ready to send.
+    /// A page of a push, ready to send (without the models it was made from, which it no longer needs).
     private struct OutgoingPage {
-        var source: PageSource
+        /// Whether the page pushes again the links of models pushed before (``PageSource/linksOnly``).
+        var linksOnly: Bool
         var changes: [SyncChange]
         /// The models sent without a link the remote cannot hold yet.
         var withheld: Set<String>
@@ -1123,7 +1124,7 @@ public actor SyncEngine {
         guard !page.changes.isEmpty else { return nil }
         pushedSinceLastPull = true
         return OutgoingPage(
-            source: source, changes: page.changes, withheld: page.withheld, index: index, replica: replica)
+            linksOnly: source.linksOnly, changes: page.changes, withheld: page.withheld, index: index, replica: replica)
     }
 
     /// Stores what the remote acknowledged for a page it applied, and counts it.
@@ -1134,7 +1135,7 @@ public actor SyncEngine {
         let acknowledged = try acknowledge(
             page.changes, reply: reply, index: &page.index, state: nil, deletedRecords: [], withheld: page.withheld)
         round.conflicts += acknowledged.conflicts
-        if page.source.linksOnly {
+        if page.linksOnly {
             round.links += page.changes.count
         } else {
             round.total += page.changes.count
