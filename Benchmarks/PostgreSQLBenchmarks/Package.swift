@@ -45,6 +45,8 @@ let package = Package(
                 .product(name: "ModelStoreAdapters", package: "ModelStore"),
                 .product(name: "ModelStoreSync", package: "ModelStore"),
                 .product(name: "ModelStorePostgreSQL", package: "ModelStorePostgreSQL"),
+                // To drop the benchmark's namespaces afterwards (`Shared/Server.swift`, linked from PostgresBench).
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Sources/SyncBench"),
     ],

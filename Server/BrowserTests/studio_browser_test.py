@@ -113,7 +113,8 @@ def live_state(driver):
 
 def wait_for_page(driver, condition, what, log_path):
     """Waits up to 20 s for `condition` on a page that reloads itself, printing what the page's live
-    script saw while waiting and, on a timeout, the studio's diagnostic log."""
+    script saw while waiting and, on a timeout, the studio's diagnostic log. Reading an element of a page
+    being replaced is a reason to look again, not a failure."""
     reloading = [StaleElementReferenceException, NoSuchElementException]
     seen = []
 
@@ -122,7 +123,14 @@ def wait_for_page(driver, condition, what, log_path):
         if not seen or seen[-1][1] != state:
             seen.append((time.monotonic(), state))
             print(f"   page: {state}")
-        return condition(d)
+        try:
+            return condition(d)
+        except WebDriverException as error:
+            # An element found on the old page and read while the new one replaces it: Chrome answers
+            # that the node "does not belong to the document" (see `is_replaced`). Read it again.
+            if "does not belong to the document" in str(error):
+                return False
+            raise
 
     try:
         WebDriverWait(driver, 20, poll_frequency=0.05, ignored_exceptions=reloading).until(watched)

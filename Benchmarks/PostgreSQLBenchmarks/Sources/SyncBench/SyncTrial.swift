@@ -3,6 +3,7 @@ import Foundation
 import ModelStore
 import ModelStoreAdapters
 import ModelStoreSync
+import PostgresNIO
 
 #if canImport(ModelStorePostgreSQL)
     import ModelStorePostgreSQL
@@ -36,14 +37,14 @@ enum SyncSystem: String, CaseIterable {
         case .postgres:
             #if canImport(ModelStorePostgreSQL)
                 guard let server = ProcessInfo.processInfo.environment["MODELSTORE_POSTGRES_URL"] else {
-                    throw SyncBenchError(
+                    throw WrongResult(
                         "MODELSTORE_POSTGRES_URL is not set: run under 'scripts/postgres.sh run -- …'")
                 }
-                let namespace = "syncbench_\(ProcessInfo.processInfo.processIdentifier)_\(label)"
-                let configuration = try PostgreSQLStoreConfiguration.postgreSQL(server, namespace: namespace)
+                let configuration = try PostgreSQLStoreConfiguration.postgreSQL(
+                    server, namespace: Self.namespacePrefix + label)
                 return try SyncHost(container: ModelContainer(for: syncSchema, configurations: [configuration]))
             #else
-                throw SyncBenchError(
+                throw WrongResult(
                     "this build has no PostgreSQL adapter: build the SyncBench target of Benchmarks/PostgreSQLBenchmarks"
                 )
             #endif
@@ -51,10 +52,37 @@ enum SyncSystem: String, CaseIterable {
     }
 }
 
+extension SyncSystem {
+    /// The start of the name of every namespace this process makes on the PostgreSQL server.
+    static let namespacePrefix = "syncbench_\(ProcessInfo.processInfo.processIdentifier)_"
+
+    /// Removes the shared store `sharedHost(directory:label:)` made, once its repetition is checked:
+    /// a PostgreSQL namespace is dropped, so the server does not keep a store per repetition.
+    func removeShared(label: String) async throws {
+        switch self {
+        case .sqlite: break  // The child's directory is removed when it ends.
+        case .postgres: try await Server.dropNamespace(Self.namespacePrefix + label)
+        }
+    }
+
+    /// Drops every namespace this process made that is still on the server (after a failed
+    /// repetition too); does nothing without a server.
+    static func removeLeftovers() async throws {
+        guard ProcessInfo.processInfo.environment["MODELSTORE_POSTGRES_URL"] != nil else { return }
+        let connection = try await Server.connect()
+        var names: [String] = []
+        let rows = try await connection.query(
+            "SELECT nspname FROM pg_namespace WHERE starts_with(nspname, \(namespacePrefix))", logger: Server.logger)
+        for try await name in rows.decode(String.self) { names.append(name) }
+        try await connection.close()
+        for name in names { try await Server.dropNamespace(name) }
+    }
+}
+
 /// The main benchmarks' user (`Shared/` links their model and data set), with the sync entities.
 let syncSchema = Schema([User.self]).includingSyncMetadata()
 
-struct SyncBenchError: Error, CustomStringConvertible {
+struct WrongResult: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }
@@ -131,7 +159,7 @@ struct SyncTrial {
             return summary
         }
         func expect(_ condition: Bool, _ message: @autoclosure () -> String) throws {
-            if !condition { throw SyncBenchError("wrong result: " + message()) }
+            if !condition { throw WrongResult("wrong result: " + message()) }
         }
         switch workload {
         case .initialPush:
@@ -143,6 +171,7 @@ struct SyncTrial {
                 try expect(summary.pushed == n, "pushed \(summary.pushed) of \(n)")
                 let stored = try count(host.container)
                 try expect(stored == n, "the shared store holds \(stored)")
+                try await system.removeShared(label: "p\(round)")
             }
         case .initialPull:
             let host = try system.sharedHost(directory: directory, label: "seed")

@@ -42,7 +42,7 @@ if let index = arguments.firstIndex(of: "--child"), index + 3 < arguments.count 
             "modelstore-sync-bench-\(ProcessInfo.processInfo.processIdentifier)")
         do {
             guard let workload = SyncWorkload(rawValue: workloadName), let system = SyncSystem(rawValue: systemName)
-            else { throw SyncBenchError("unknown workload '\(workloadName)' or system '\(systemName)'") }
+            else { throw WrongResult("unknown workload '\(workloadName)' or system '\(systemName)'") }
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let trial = SyncTrial(workload: workload, system: system, n: n, changes: changes, directory: directory)
             let measured = try await trial.measure(policy)
@@ -54,6 +54,10 @@ if let index = arguments.firstIndex(of: "--child"), index + 3 < arguments.count 
             result.status = .failed(String(describing: error))
         }
         try? FileManager.default.removeItem(at: directory)
+        do { try await SyncSystem.removeLeftovers() } catch {
+            let message = "modelstore-sync-bench: namespaces left on the server: \(error)\n"
+            FileHandle.standardError.write(Data(message.utf8))
+        }
         result.peakResidentBytes = ProcessMemory.peakResidentBytes()
         line.set((try? ChildProcess.resultLine(result)) ?? "")
         done.signal()

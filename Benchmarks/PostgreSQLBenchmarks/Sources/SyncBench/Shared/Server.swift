@@ -1,0 +1,1 @@
+../../PostgresBench/Server.swift
