@@ -192,7 +192,7 @@ enum Environment {
         return """
             Machine: \(model), \(ProcessInfo.processInfo.activeProcessorCount) cores, \
             \(Report.bytes(Int(memory))) RAM, load average \(load) at the end of the run (shared machine).
-            Run: \(date), release build, command `modelstore-bench \(command)`.
+            Run: \(date), \(BuildKind.description), command `modelstore-bench \(command)`.
 
             """
     }

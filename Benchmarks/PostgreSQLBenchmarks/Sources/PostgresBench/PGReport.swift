@@ -13,15 +13,6 @@ enum PGReport {
         }
     }
 
-    /// What kind of build made these numbers; a debug build runs only `--smoke`, whose timings are not quoted.
-    static var build: String {
-        #if DEBUG
-            "debug build (a smoke check of results: timings not to be quoted)"
-        #else
-            "release build"
-        #endif
-    }
-
     static func environment(command: String) -> String {
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
         let model =
@@ -37,7 +28,7 @@ enum PGReport {
             Machine: \(model), \(ProcessInfo.processInfo.activeProcessorCount) cores, \
             \(Report.bytes(Int(ProcessInfo.processInfo.physicalMemory))) RAM, load average \(load) at the end of \
             the run (shared machine). PostgreSQL 15 on loopback (scripts/postgres.sh, fsync on).
-            Run: \(date) UTC, \(build), command `modelstore-pg-bench \(command)`.
+            Run: \(date) UTC, \(BuildKind.description), command `modelstore-pg-bench \(command)`.
 
             """
     }
