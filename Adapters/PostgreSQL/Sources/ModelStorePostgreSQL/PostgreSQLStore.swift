@@ -85,7 +85,8 @@ public final class PostgreSQLStore: DataStoreQuerying, DataStoreBatching, DataSt
         self.configuration = configuration
         self.schema = schema
         commitGroups = CommitGroups(enabled: configuration.groupCommit)
-        let layouts = TableLayout.layouts(of: schema, namespace: configuration.namespace)
+        let layouts = TableLayout.layouts(
+            of: schema, namespace: configuration.namespace, fillFactor: configuration.fillFactor)
         self.layouts = layouts
         let database = Database(configuration)
         self.database = database

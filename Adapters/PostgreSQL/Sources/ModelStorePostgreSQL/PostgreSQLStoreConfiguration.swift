@@ -68,6 +68,16 @@ public struct PostgreSQLStoreConfiguration: DataStoreConfiguration, CustomString
     /// together, in one transaction (the URL's `group_commit=on`; off by default). See
     /// ``PostgreSQLStore/groupsCommits``, which starts as this and can be changed while the store is open.
     public var groupCommit = false
+    /// How full, in percent, PostgreSQL packs the pages of the entity tables the store creates (their
+    /// `fillfactor`; the URL's `fillfactor`): 90 by default, from 10 to 100.
+    ///
+    /// The room left on a page lets an update write the row's new version on the same page, which
+    /// adds no entry to the table's indexes when no indexed column changed (a heap-only tuple
+    /// update); 100, PostgreSQL's own default, leaves no room, so an update of a row in a table filled
+    /// by inserts writes an entry in every index. It applies to tables when they are created (a new
+    /// store, or an entity a migration adds); an existing table keeps its own, which
+    /// `ALTER TABLE … SET (fillfactor = …)` changes for the pages written after it.
+    public var fillFactor = 90
     /// The password; never shown.
     var password: String?
 
@@ -114,7 +124,7 @@ public struct PostgreSQLStoreConfiguration: DataStoreConfiguration, CustomString
             && lhs.maximumConnections == rhs.maximumConnections
             && lhs.connectTimeout == rhs.connectTimeout && lhs.statementTimeout == rhs.statementTimeout
             && lhs.serializationRetries == rhs.serializationRetries && lhs.historyLimit == rhs.historyLimit
-            && lhs.groupCommit == rhs.groupCommit
+            && lhs.groupCommit == rhs.groupCommit && lhs.fillFactor == rhs.fillFactor
     }
 
     /// Hashes the name and where the store is.
@@ -132,7 +142,7 @@ public struct PostgreSQLStoreConfiguration: DataStoreConfiguration, CustomString
         Mirror(self, children: ["name": name, "url": redactedURL], displayStyle: .struct)
     }
 
-    /// Checks the port, the pool size, the names, the timeouts and the history limit.
+    /// Checks the port, the pool size, the names, the timeouts, the history limit and the fill factor.
     public func validate() throws {
         func invalid(_ what: String, _ remedy: String) -> DataStoreError {
             DataStoreError(
@@ -153,6 +163,9 @@ public struct PostgreSQLStoreConfiguration: DataStoreConfiguration, CustomString
         if let historyLimit, historyLimit < 1 {
             throw invalid("a history limit of \(historyLimit) changes", "Keep at least one change, or use nil for all")
         }
+        guard (10...100).contains(fillFactor) else {
+            throw invalid("a fill factor of \(fillFactor)%", "Use a percentage from 10 to 100 (90 by default)")
+        }
     }
 }
 
@@ -164,8 +177,9 @@ extension PostgreSQLStoreConfiguration {
     /// (`postgres://user@%2Ftmp%2Fpg/db`), or as the option `host=/tmp/pg`. Options: `namespace`,
     /// `sslmode` (`disable`, `prefer`, `require`), `sslrootcert` (a PEM file of trusted roots),
     /// `statement_timeout` (milliseconds),
-    /// `max_connections`, `group_commit` (`on` or `off`, see ``groupCommit``). Throws ``DataStoreError/Code/invalidConfiguration`` for anything else;
-    /// the message never contains the password.
+    /// `max_connections`, `group_commit` (`on` or `off`, see ``groupCommit``), `fillfactor` (a
+    /// percentage, see ``fillFactor``). Throws ``DataStoreError/Code/invalidConfiguration`` for
+    /// anything else; the message never contains the password.
     public init(
         url string: String, name: String = "postgres",
         environment: [String: String] = ProcessInfo.processInfo.environment
@@ -182,7 +196,7 @@ extension PostgreSQLStoreConfiguration {
         for item in components.queryItems ?? [] { options[item.name] = item.value ?? "" }
         let known: Set = [
             "namespace", "sslmode", "sslrootcert", "statement_timeout", "max_connections", "host", "port",
-            "group_commit",
+            "group_commit", "fillfactor",
         ]
         if let unknown = options.keys.sorted().first(where: { !known.contains($0) }) {
             throw DataStoreError(
@@ -240,6 +254,15 @@ extension PostgreSQLStoreConfiguration {
                     remedy: "Write group_commit=on to commit concurrent saves together, or group_commit=off")
             }
             groupCommit = text == "on"
+        }
+        if let text = options["fillfactor"] {
+            guard let percent = Int(text), (10...100).contains(percent) else {
+                throw DataStoreError(
+                    .invalidConfiguration,
+                    "the PostgreSQL store URL's fillfactor '\(text)' is not a percentage from 10 to 100",
+                    remedy: "Write fillfactor=90 to leave a tenth of each page for updates, or fillfactor=100")
+            }
+            fillFactor = percent
         }
         try validate()
     }

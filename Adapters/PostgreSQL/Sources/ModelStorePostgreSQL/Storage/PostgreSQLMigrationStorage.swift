@@ -48,7 +48,8 @@ final class PostgreSQLMigrationStorage: SchemaMigrationStorage, @unchecked Senda
 
     private func staged(_ schema: Schema) -> StoreOpener {
         StoreOpener(
-            schema: schema, layouts: TableLayout.layouts(of: schema, namespace: opener.namespace),
+            schema: schema,
+            layouts: TableLayout.layouts(of: schema, namespace: opener.namespace, fillFactor: opener.fillFactor),
             namespace: opener.namespace, url: opener.url)
     }
 
@@ -138,7 +139,9 @@ extension PostgreSQLStore: DataStoreMigrationPreviewing {
         }
         try configuration.validate()
         let opener = StoreOpener(
-            schema: schema, layouts: TableLayout.layouts(of: schema, namespace: configuration.namespace),
+            schema: schema,
+            layouts: TableLayout.layouts(
+                of: schema, namespace: configuration.namespace, fillFactor: configuration.fillFactor),
             namespace: configuration.namespace, url: configuration.redactedURL)
         let plan = migrationPlan.map { SendablePlan(type: $0) }
         let database = Database(configuration)

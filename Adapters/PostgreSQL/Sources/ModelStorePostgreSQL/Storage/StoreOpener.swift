@@ -36,6 +36,8 @@ struct StoreOpener: Sendable {
             })
     }
     var keySequence: String { quote(namespace) + ".\"modelstore_keys\"" }
+    /// The `fillfactor` the layouts create tables with.
+    var fillFactor: Int { layouts.values.first?.fillFactor ?? 100 }
 
     /// Opens (creating or migrating) and returns the store identifier. A migration plan's stages
     /// run on `thread` (the thread waiting for the open), with this task suspended meanwhile.

@@ -30,6 +30,9 @@ struct TableLayout: Sendable {
 
     let entity: Schema.Entity
     let namespace: String
+    /// The `fillfactor` the entity's table is created with (see
+    /// ``PostgreSQLStoreConfiguration/fillFactor``); 100 leaves it at PostgreSQL's default.
+    let fillFactor: Int
     let table: String
     let columns: [Column]
     let joinTables: [JoinTable]
@@ -43,9 +46,10 @@ struct TableLayout: Sendable {
     static let key = "\"_pk\""
     static let version = "\"_version\""
 
-    init(_ entity: Schema.Entity, namespace: String) {
+    init(_ entity: Schema.Entity, namespace: String, fillFactor: Int = 100) {
         self.entity = entity
         self.namespace = namespace
+        self.fillFactor = fillFactor
         table = quote(namespace) + "." + quote(entity.name)
         var columns: [Column] = []
         var joins: [JoinTable] = []
@@ -101,8 +105,11 @@ struct TableLayout: Sendable {
     var hasNoRelationships: Bool { joinTables.isEmpty && !columns.contains { $0.type == nil } }
 
     /// The layouts of a schema's entities in a namespace, by entity name.
-    static func layouts(of schema: Schema, namespace: String) -> [String: TableLayout] {
-        Dictionary(uniqueKeysWithValues: schema.entities.map { ($0.name, TableLayout($0, namespace: namespace)) })
+    static func layouts(of schema: Schema, namespace: String, fillFactor: Int = 100) -> [String: TableLayout] {
+        Dictionary(
+            uniqueKeysWithValues: schema.entities.map {
+                ($0.name, TableLayout($0, namespace: namespace, fillFactor: fillFactor))
+            })
     }
 
     /// The column of a property, if it is an attribute or a to-one relationship.
@@ -147,7 +154,10 @@ struct TableLayout: Sendable {
         let definitions =
             ["\(Self.key) bigint PRIMARY KEY", "\(Self.version) bigint NOT NULL DEFAULT 1"]
             + columns.map { "\($0.quoted) \($0.type?.declaration ?? "bigint")" }
-        var sql = ["CREATE TABLE \(table) (" + definitions.joined(separator: ", ") + ")"]
+        // Room left on each page lets an update write the row's new version beside the old one (a
+        // HOT update), which adds no index entries; join tables' rows are only inserted and deleted.
+        let storage = fillFactor < 100 ? " WITH (fillfactor = \(fillFactor))" : ""
+        var sql = ["CREATE TABLE \(table) (" + definitions.joined(separator: ", ") + ")" + storage]
         sql += indexSQL
         for join in joinTables { sql += joinTableSQL(join) }
         return sql
