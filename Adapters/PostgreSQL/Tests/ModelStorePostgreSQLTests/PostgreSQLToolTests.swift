@@ -26,7 +26,7 @@ struct PostgreSQLToolTests {
         #expect((report["storeIdentifier"] as? String)?.hasPrefix("postgres-") == true)
         let details = try #require(report["postgres"] as? [String: Any], "\(report)")
         #expect(details["namespace"] as? String == namespace)
-        #expect(details["format"] as? Int == 4)
+        #expect(details["format"] as? Int == 5)
         let tables = (details["tables"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
         #expect(
             Set(tables).isSuperset(of: ["ShelfAuthor", "ShelfBook", "ShelfBook.tags", "ShelfTag", "modelstore_history"])

@@ -11,7 +11,8 @@ import PostgresNIO
 /// - `==`/`!=` with `nil`: `IS [NOT] NULL`, on any column;
 /// - `==`, `!=`, `<`, `<=`, `>`, `>=` and ranges of integers on integer columns;
 /// - the same of strings on text columns, compared as Swift compares strings: both sides
-///   `normalize(…, NFC)` under `COLLATE "C"` (UTF-8 byte order is scalar order);
+///   in their NFC form under `COLLATE "C"` (``TableLayout/textKey(_:)``; UTF-8 byte order is scalar
+///   order);
 /// - the same of doubles, dates (exact seconds in `double precision`) and decimals (`numeric`)
 ///   that are not NaN, with a stored `NaN` kept out of the orderings (PostgreSQL sorts `NaN` above
 ///   every number and finds it equal to itself; Swift's comparisons with it are false);
@@ -116,7 +117,8 @@ struct FilterTranslator {
 
     /// A condition for one conjunct of the `WHERE` clause. `WHERE` keeps only the rows where it is
     /// true, so there `NULL` means what `false` means and a comparison needs no `coalesce`; bare, it
-    /// is a condition an index on its left side serves (`normalize("email", NFC) COLLATE "C" = …`).
+    /// is a condition an index on its left side serves (`email`'s NFC key `= …`, see
+    /// ``TableLayout/textKey(_:)``).
     private mutating func translateConjunct(_ filter: StoreFilter, in layout: TableLayout) -> String? {
         switch filter {
         case .compare(let path, let op, let value) where op != .notEqual:

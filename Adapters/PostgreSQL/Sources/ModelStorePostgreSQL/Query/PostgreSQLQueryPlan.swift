@@ -12,7 +12,8 @@ import PostgresNIO
 /// SQL sorts when every key gives exactly `SortDescriptor`'s order, with the primary key (the
 /// identifier order within one entity of one store) as the last term:
 /// - integer columns (`bigint`), `nil` first ascending and last descending, as the store sorts;
-/// - text columns under the `binary` comparison: `normalize(…, NFC) COLLATE "C"`, because Swift
+/// - text columns under the `binary` comparison: their NFC form under `COLLATE "C"`
+///   (``TableLayout/textKey(_:)``), because Swift
 ///   orders strings by the scalars of their NFC forms and UTF-8 byte order is scalar order
 ///   (a database's default collation need not give that order; canonically equivalent spellings
 ///   tie, as they do in Swift); the stored escape of U+0000 and U+0001 keeps the order.

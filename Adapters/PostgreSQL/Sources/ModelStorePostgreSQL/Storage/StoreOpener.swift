@@ -17,16 +17,17 @@ import PostgresNIO
 /// for every entity. Format 2 added the history table; a format-1 namespace gets it on open.
 /// Format 3 keys the text columns of indexes by their NFC form, as filters compare them (see
 /// ``TableLayout/indexSQL``); format 4 does so for unique indexes too, so canonically equivalent
-/// strings are one value to the constraint, as to the context. Opening an older namespace rebuilds
+/// strings are one value to the constraint, as to the context. Format 5 skips the normalization of
+/// ASCII values in those keys (``TableLayout/textKey(_:)``). Opening an older namespace rebuilds
 /// its indexes, once (and fails, changing nothing, if its rows hold two canonically equivalent
-/// values of a unique constraint).
+/// values of a unique constraint, which only formats before 4 let in).
 struct StoreOpener: Sendable {
     let schema: Schema
     let layouts: [String: TableLayout]
     let namespace: String
     let url: String
 
-    static let formatVersion = 4
+    static let formatVersion = 5
     var metaTable: String { quote(namespace) + ".\"modelstore_meta\"" }
     var history: HistoryLog {
         HistoryLog(
@@ -71,9 +72,11 @@ struct StoreOpener: Sendable {
             }
             indexesBuilt = ranStages
         }
-        if format < 4 && !indexesBuilt {
+        if format < 5 && !indexesBuilt {
             // Format 3 keys text columns of indexes by their NFC form, format 4 those of unique
-            // indexes too (see `TableLayout.indexSQL`).
+            // indexes too (see `TableLayout.indexSQL`), format 5 by an expression that leaves ASCII
+            // values as they are (`TableLayout.textKey`), which queries of the older keys' form
+            // would not use.
             for layout in schema.entities.compactMap({ layouts[$0.name] }) {
                 try await dropIndexes(session, of: layout)
                 try await createIndexes(session, of: layout)

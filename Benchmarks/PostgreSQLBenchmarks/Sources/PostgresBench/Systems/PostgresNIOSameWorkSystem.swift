@@ -176,14 +176,21 @@ struct SQL {
         "t.\"_pk\", t.\"_version\", t.\"name\", t.\"age\", t.\"email\", t.\"joined\", t.\"score\""
     }
 
+    /// The adapter's comparison key of a text column or parameter, which its indexes are keyed by:
+    /// the NFC form under `COLLATE "C"`, ASCII values as they are (its `TableLayout.textKey`).
+    static func textKey(_ expression: String) -> String {
+        "(CASE WHEN octet_length(\(expression)) = length(\(expression)) THEN \(expression) "
+            + "ELSE normalize(\(expression), NFC) END) COLLATE \"C\""
+    }
+
     var byEmail: String {
-        "SELECT \(columns) FROM \(table) t WHERE normalize(t.\"email\", NFC) COLLATE \"C\" = normalize($1, NFC) "
-            + "COLLATE \"C\" ORDER BY t.\"_pk\" LIMIT 1"
+        "SELECT \(columns) FROM \(table) t WHERE \(Self.textKey("t.\"email\"")) = \(Self.textKey("$1")) "
+            + "ORDER BY t.\"_pk\" LIMIT 1"
     }
 
     var byName: String {
-        "SELECT \(columns) FROM \(table) t WHERE normalize(t.\"name\", NFC) COLLATE \"C\" = normalize($1, NFC) "
-            + "COLLATE \"C\" ORDER BY t.\"age\" ASC NULLS FIRST, t.\"_pk\""
+        "SELECT \(columns) FROM \(table) t WHERE \(Self.textKey("t.\"name\"")) = \(Self.textKey("$1")) "
+            + "ORDER BY t.\"age\" ASC NULLS FIRST, t.\"_pk\""
     }
 
     /// The history limit of the adapter's default configuration, in changes.
