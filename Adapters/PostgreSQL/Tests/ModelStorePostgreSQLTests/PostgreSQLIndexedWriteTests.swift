@@ -360,27 +360,31 @@ struct PostgreSQLIndexedWriteTests {
         let namespace = PostgreSQLServer.freshNamespace("fmt4")
         _ = try Self.patrons(3_000, namespace: namespace)
         // What a format-4 build left: every text key normalized, whatever its characters.
-        let admin = try await AdminConnection.open()
-        for (index, unique, column) in [("Patron.unique.0", "UNIQUE ", "email"), ("Patron.index.0", "", "name")] {
-            try await admin.run("DROP INDEX \"\(namespace)\".\"\(index)\"")
-            try await admin.run(
-                "CREATE \(unique)INDEX \"\(index)\" ON \"\(namespace)\".\"Patron\" "
-                    + "((normalize(\"\(column)\", NFC) COLLATE \"C\"))")
+        try await AdminConnection.using { admin in
+            for (index, unique, column) in [("Patron.unique.0", "UNIQUE ", "email"), ("Patron.index.0", "", "name")] {
+                try await admin.run("DROP INDEX \"\(namespace)\".\"\(index)\"")
+                try await admin.run(
+                    "CREATE \(unique)INDEX \"\(index)\" ON \"\(namespace)\".\"Patron\" "
+                        + "((normalize(\"\(column)\", NFC) COLLATE \"C\"))")
+            }
+            try await admin.run("UPDATE \"\(namespace)\".modelstore_meta SET value = '4' WHERE key = 'format'")
         }
-        try await admin.run("UPDATE \"\(namespace)\".modelstore_meta SET value = '4' WHERE key = 'format'")
 
         let container = try ModelContainer(
             for: Self.schema, configurations: [try PostgreSQLServer.configuration(namespace: namespace)])
-        let definitions = try await Self.indexes(namespace, admin)
-        let listed = definitions.joined(separator: "\n")
-        #expect(
-            definitions.contains {
-                $0.hasPrefix("Patron.unique.0: CREATE UNIQUE INDEX") && Self.keysByNFC($0, "email")
-            }, "\(listed)")
-        #expect(definitions.contains { $0.hasPrefix("Patron.index.0: ") && Self.keysByNFC($0, "name") }, "\(listed)")
-        #expect(
-            try await admin.run("SELECT value FROM \"\(namespace)\".modelstore_meta WHERE key = 'format'") == ["5"])
-        try await admin.close()
+        try await AdminConnection.using { admin in
+            let definitions = try await Self.indexes(namespace, admin)
+            let listed = definitions.joined(separator: "\n")
+            #expect(
+                definitions.contains {
+                    $0.hasPrefix("Patron.unique.0: CREATE UNIQUE INDEX") && Self.keysByNFC($0, "email")
+                }, "\(listed)")
+            #expect(
+                definitions.contains { $0.hasPrefix("Patron.index.0: ") && Self.keysByNFC($0, "name") }, "\(listed)")
+            #expect(
+                try await admin.run("SELECT value FROM \"\(namespace)\".modelstore_meta WHERE key = 'format'")
+                    == ["5"])
+        }
         let store = try #require(container.stores.first as? PostgreSQLStore)
         let email = "m1234@example.com"
         var unique = FetchDescriptor<Patron>(predicate: #Predicate { $0.email == email })
