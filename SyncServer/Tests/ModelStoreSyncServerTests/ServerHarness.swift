@@ -230,6 +230,49 @@ func command(_ arguments: [String]) throws -> (status: Int32, output: String) {
     return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }
 
+/// A server's change stream as curl reads it off the socket, into a file the test reads while it
+/// runs: a test waits for what it expects instead of guessing how long the stream must stay open.
+final class StreamCapture: @unchecked Sendable {
+    // Safety: `process` is started in `init` and then only terminated and waited for; the file is
+    // read by path.
+    private let process = Process()
+    private let file: URL
+
+    /// Starts curl on `url` with these request headers, writing into a new file in `directory`.
+    init(_ url: String, headers: [String], in directory: URL) throws {
+        file = directory.appendingPathComponent("stream-\(UUID().uuidString.prefix(8))")
+        FileManager.default.createFile(atPath: file.path, contents: nil)
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments =
+            ["curl", "-sN", "--max-time", "120", "-o", file.path] + headers.flatMap { ["-H", $0] } + [url]
+        try process.run()
+    }
+
+    /// What the stream carried so far.
+    var text: String { (try? String(contentsOf: file, encoding: .utf8)) ?? "" }
+
+    /// Whether the server opened the stream: its listener is registered by then.
+    var isOpen: Bool { text.contains(": open") }
+
+    /// The `data:` lines so far, without the prefix.
+    var data: [String] {
+        text.split(separator: "\n").filter { $0.hasPrefix("data:") }.map {
+            $0.dropFirst(5).trimmingCharacters(in: .whitespaces)
+        }
+    }
+
+    /// Stops curl and returns everything the stream carried. A kill, since a process the test
+    /// runner starts may not act on SIGTERM (curl then reads on until its own time limit).
+    @discardableResult
+    func stop() -> String {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        return text
+    }
+
+    deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+}
+
 /// Waits up to `seconds` for `condition`.
 func eventually(_ seconds: Double = 15, _ condition: () throws -> Bool) async throws -> Bool {
     let deadline = Date().addingTimeInterval(seconds)

@@ -169,27 +169,17 @@ struct SyncCarriedChangesTests {
         await reader.engine.start()  // a listener that carries changes, beside the plain one below
         let token = try await fixture.token("alice")
         let url = server.baseURL.appendingPathComponent("changes").absoluteString
-        // An old client's stream (no query), read by curl for a few seconds while notes are saved.
-        let plain = Task {
-            // On a thread of its own: curl runs for seconds, which a thread of the pool must not wait.
-            await withCheckedContinuation { (done: CheckedContinuation<String, Never>) in
-                Thread.detachNewThread {
-                    let arguments = ["curl", "-sN", "--max-time", "6", "-H", "Authorization: Bearer \(token)", url]
-                    done.resume(returning: (try? command(arguments).output) ?? "")
-                }
-            }
-        }
-        try await Task.sleep(for: .seconds(1))
+        // An old client's stream (no query), read by curl while notes are saved.
+        let plain = try StreamCapture(url, headers: ["Authorization: Bearer \(token)"], in: fixture.directory)
+        defer { plain.stop() }
+        #expect(try await eventually(30) { plain.isOpen })
         for index in 0..<3 {
             try writer.add("note \(index)")
             try await writer.engine.syncNow()
-            try await Task.sleep(for: .milliseconds(300))
         }
-        let stream = await plain.value
-        await reader.engine.stop()
-        let data = stream.split(separator: "\n").filter { $0.hasPrefix("data:") }.map { $0.dropFirst(5) }
-        #expect(!data.isEmpty, "\(stream)")
-        #expect(data.allSatisfy { Int64($0.trimmingCharacters(in: .whitespaces)) != nil }, "\(stream)")
+        #expect(try await eventually(30) { !plain.data.isEmpty })
+        let stream = plain.stop()
+        #expect(!plain.data.isEmpty && plain.data.allSatisfy { Int64($0) != nil }, "\(stream)")
         #expect(try await eventually(30) { try reader.notes().count == 3 })
         // A stream that asks to carry changes must name a replica its token's subject owns.
         func status(_ query: String, _ subject: String) async throws -> Int {
