@@ -283,6 +283,29 @@ func eventually(_ seconds: Double = 15, _ condition: () throws -> Bool) async th
     return try condition()
 }
 
+/// Waits up to `seconds` until `value` has stayed the same for `quiet` while every engine of
+/// `engines` was idle: the rounds a test's steps started have ended, however long a busy machine
+/// makes them take. Returns whether it settled.
+func settled<Value: Equatable>(
+    _ seconds: Double = 30, quiet: Duration = .milliseconds(800), idle engines: [SyncEngine] = [],
+    _ value: () throws -> Value
+) async throws -> Bool {
+    let clock = ContinuousClock()
+    let deadline = clock.now + .milliseconds(Int64(seconds * 1000))
+    var last = try value()
+    var since = clock.now
+    while clock.now < deadline {
+        try await Task.sleep(for: .milliseconds(50))
+        let current = try value()
+        if current != last || engines.contains(where: { $0.status.phase != .idle }) {
+            (last, since) = (current, clock.now)
+        } else if clock.now - since >= quiet {
+            return true
+        }
+    }
+    return false
+}
+
 extension HTTPSyncTransport {
     /// The session of `replica` with the server, as an engine makes it: a first hello learns the
     /// server's schema digest, the second sends it.

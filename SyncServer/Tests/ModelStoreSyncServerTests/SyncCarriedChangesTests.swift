@@ -45,14 +45,15 @@ struct SyncCarriedChangesTests {
         #expect(
             try await eventually(60) { reader.engine.status.lastSync != nil && writer.engine.status.lastSync != nil })
         // The rounds the change streams' openings start end too.
-        try await Task.sleep(for: .milliseconds(500))
+        let engines = [writer.engine, reader.engine]
+        #expect(try await settled(idle: engines) { counted.requests.count })
         let before = counted.requests.count
         let carriedBefore = counted.carriedAnnouncements
         let saves = 5
         for index in 0..<saves {
             try writer.add("note \(index)")
             #expect(try await eventually(60) { try reader.notes().count == index + 1 })
-            try await Task.sleep(for: .milliseconds(200))
+            _ = try await settled(quiet: .milliseconds(300), idle: engines) { counted.requests.count }
         }
         await writer.engine.stop()
         await reader.engine.stop()

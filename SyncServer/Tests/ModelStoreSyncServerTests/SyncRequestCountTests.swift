@@ -34,14 +34,15 @@ struct SyncRequestCountTests {
         await reader.engine.start()
         #expect(try await eventually(60) { writer.engine.status.lastSync != nil })
         // The round the change stream's opening starts ends too.
-        try await Task.sleep(for: .milliseconds(500))
+        let engines = [writer.engine, reader.engine]
+        #expect(try await settled(idle: engines) { counted.requests.count })
         let before = counted.requests.count
         let saves = 5
         for index in 0..<saves {
             try writer.add("note \(index)")
             #expect(try await eventually(60) { try reader.notes().count == index + 1 })
             // The writer's round for the server's announcement of its own push, if any, ends.
-            try await Task.sleep(for: .milliseconds(300))
+            _ = try await settled(quiet: .milliseconds(300), idle: engines) { counted.requests.count }
         }
         await writer.engine.stop()
         await reader.engine.stop()
