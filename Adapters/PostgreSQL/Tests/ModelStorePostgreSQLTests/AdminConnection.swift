@@ -58,14 +58,17 @@ struct AdminConnection {
 
     /// Runs `body` with a connection that is closed however `body` ends (PostgresNIO traps on a
     /// connection released unclosed, which would turn a failed expectation into a crash of the run).
-    static func using(_ body: (AdminConnection) async throws -> Void) async throws {
+    @discardableResult
+    static func using<Result>(_ body: (AdminConnection) async throws -> Result) async throws -> Result {
         let admin = try await open()
+        let result: Result
         do {
-            try await body(admin)
+            result = try await body(admin)
         } catch {
             try? await admin.close()
             throw error
         }
         try await admin.close()
+        return result
     }
 }

@@ -77,16 +77,9 @@ struct PostgreSQLFailureTests {
     func aDroppedConnectionFailsTheSaveStoresNothingAndTheNextSaveReconnects() async throws {
         let namespace = PostgreSQLServer.freshNamespace()
         let container = try counters(2, namespace: namespace)
-        let admin = try await AdminConnection.open()
-        // Closed however the test ends: PostgresNIO traps on a connection released unclosed, which
-        // would turn a failed expectation into a crash of the whole test run.
-        do {
+        try await AdminConnection.using { admin in
             try await droppedConnection(namespace: namespace, container: container, admin: admin)
-        } catch {
-            try? await admin.close()
-            throw error
         }
-        try await admin.close()
     }
 
     private func droppedConnection(
@@ -124,22 +117,24 @@ struct PostgreSQLFailureTests {
     @Test func aStatementPastTheTimeoutIsCancelledAndChangesNothing() async throws {
         let namespace = PostgreSQLServer.freshNamespace()
         let container = try counters(1, namespace: namespace, statementTimeout: .milliseconds(300))
-        let admin = try await AdminConnection.open()
-        try await admin.run("BEGIN")
-        try await admin.run("SELECT value FROM \"\(namespace)\".\"Counter\" WHERE name = 'c0' FOR UPDATE")
-        let saved = onThread {
-            let context = ModelContext(container)
-            context.insert(Counter(name: "new"))
-            try #require(try context.fetch(FetchDescriptor<Counter>(predicate: #Predicate { $0.name == "c0" })).first)
+        try await AdminConnection.using { admin in
+            try await admin.run("BEGIN")
+            try await admin.run("SELECT value FROM \"\(namespace)\".\"Counter\" WHERE name = 'c0' FOR UPDATE")
+            let saved = onThread {
+                let context = ModelContext(container)
+                context.insert(Counter(name: "new"))
+                try #require(
+                    try context.fetch(FetchDescriptor<Counter>(predicate: #Predicate { $0.name == "c0" })).first
+                )
                 .value = 3
-            try context.save()
+                try context.save()
+            }
+            let error = await #expect(throws: DataStoreError.self) { try await saved.value }
+            try await admin.run("ROLLBACK")
+            #expect(error?.code == .locked)
+            #expect(error?.message.contains("statement timeout") == true)
+            #expect(try values(in: container) == ["c0": 0])
         }
-        let error = await #expect(throws: DataStoreError.self) { try await saved.value }
-        try await admin.run("ROLLBACK")
-        #expect(error?.code == .locked)
-        #expect(error?.message.contains("statement timeout") == true)
-        #expect(try values(in: container) == ["c0": 0])
-        try await admin.close()
     }
 
     @Test func concurrentIncrementsLoseNothing() async throws {

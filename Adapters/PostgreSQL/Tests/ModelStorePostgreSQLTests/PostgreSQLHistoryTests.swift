@@ -113,15 +113,15 @@ struct PostgreSQLHistoryTests {
         counter.value = 1
         try context.save()
         let key = try #require(counter.persistentModelID.primaryKey.intValue)
-        let admin = try await AdminConnection.open()
-        // Closed however the test ends (PostgresNIO traps on a connection released unclosed).
-        do {
-            try await waitedForTheCounter(namespace: namespace, key: key, container: container, admin: admin)
-        } catch {
-            try? await admin.close()
-            throw error
+        try await AdminConnection.using { admin in
+            // Closed however the test ends (PostgresNIO traps on a connection released unclosed).
+            do {
+                try await waitedForTheCounter(namespace: namespace, key: key, container: container, admin: admin)
+            } catch {
+                try? await admin.close()
+                throw error
+            }
         }
-        try await admin.close()
     }
 
     /// Another writer takes number 3 and holds the counter while a save of one changed model starts,

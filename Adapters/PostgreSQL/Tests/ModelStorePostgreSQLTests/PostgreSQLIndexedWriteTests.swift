@@ -111,43 +111,44 @@ struct PostgreSQLIndexedWriteTests {
         _ = try Self.patrons(RowWriter.analyzeThreshold + 200, namespace: namespace)
         // The insert has returned: the table and its expression indexes have statistics (the
         // ANALYZE ran after the commit, on the insert's connection, before the call returned).
-        let admin = try await AdminConnection.open()
-        let tuples = try await admin.run(
-            "SELECT c.reltuples::bigint::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-                + "WHERE n.nspname = '\(namespace)' AND c.relname = 'Patron'")
-        #expect(tuples == [String(RowWriter.analyzeThreshold + 200)])
-        let statistics = try await admin.run(
-            "SELECT count(*)::text FROM pg_stats WHERE schemaname = '\(namespace)' AND tablename = 'Patron.unique.0'")
-        #expect(statistics == ["1"])
-        try await admin.close()
+        try await AdminConnection.using { admin in
+            let tuples = try await admin.run(
+                "SELECT c.reltuples::bigint::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    + "WHERE n.nspname = '\(namespace)' AND c.relname = 'Patron'")
+            #expect(tuples == [String(RowWriter.analyzeThreshold + 200)])
+            let statistics = try await admin.run(
+                "SELECT count(*)::text FROM pg_stats WHERE schemaname = '\(namespace)' AND tablename = 'Patron.unique.0'"
+            )
+            #expect(statistics == ["1"])
+        }
     }
 
     @Test func aBulkInsertAnalyzesATableOnlyWhenItAtLeastDoublesIt() async throws {
         let namespace = PostgreSQLServer.freshNamespace("anb")
         let first = RowWriter.analyzeThreshold + 200
         let (container, _) = try Self.patrons(first, namespace: namespace)
-        let admin = try await AdminConnection.open()
-        // Autovacuum off, so only the store's own ANALYZE can change the statistics.
-        try await admin.run("ALTER TABLE \"\(namespace)\".\"Patron\" SET (autovacuum_enabled = false)")
-        func statisticsRows() async throws -> [String] {
-            try await admin.run(
-                "SELECT c.reltuples::bigint::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-                    + "WHERE n.nspname = '\(namespace)' AND c.relname = 'Patron'")
+        try await AdminConnection.using { admin in
+            // Autovacuum off, so only the store's own ANALYZE can change the statistics.
+            try await admin.run("ALTER TABLE \"\(namespace)\".\"Patron\" SET (autovacuum_enabled = false)")
+            func statisticsRows() async throws -> [String] {
+                try await admin.run(
+                    "SELECT c.reltuples::bigint::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                        + "WHERE n.nspname = '\(namespace)' AND c.relname = 'Patron'")
+            }
+            func insert(_ range: Range<Int>) throws {
+                _ = try ModelContext(container).insert(
+                    Patron.self, rows: range.map { [.set(\.email, to: "m\($0)@example.com"), .set(\.name, to: "n")] })
+            }
+            #expect(try await statisticsRows() == [String(first)])
+            // Fewer new rows than the table has: the statistics stay as they were.
+            let second = RowWriter.analyzeThreshold
+            try insert(first..<first + second)
+            #expect(try await statisticsRows() == [String(first)])
+            // As many new rows as the table has, or more: analyzed after the commit.
+            let third = first + second
+            try insert(first + second..<first + second + third)
+            #expect(try await statisticsRows() == [String(first + second + third)])
         }
-        func insert(_ range: Range<Int>) throws {
-            _ = try ModelContext(container).insert(
-                Patron.self, rows: range.map { [.set(\.email, to: "m\($0)@example.com"), .set(\.name, to: "n")] })
-        }
-        #expect(try await statisticsRows() == [String(first)])
-        // Fewer new rows than the table has: the statistics stay as they were.
-        let second = RowWriter.analyzeThreshold
-        try insert(first..<first + second)
-        #expect(try await statisticsRows() == [String(first)])
-        // As many new rows as the table has, or more: analyzed after the commit.
-        let third = first + second
-        try insert(first + second..<first + second + third)
-        #expect(try await statisticsRows() == [String(first + second + third)])
-        try await admin.close()
     }
 
     /// Inserts a patron in a new context of `container` and saves.
@@ -181,13 +182,13 @@ struct PostgreSQLIndexedWriteTests {
         let (container, _) = try Self.patrons(0, namespace: namespace)
         try Self.save(email: "\u{e9}mile@example.com", name: "first", in: container)
         // The server itself refuses the other spelling, whoever writes it.
-        let admin = try await AdminConnection.open()
-        await #expect(throws: (any Error).self) {
-            try await admin.run(
-                "INSERT INTO \"\(namespace)\".\"Patron\" (\"_pk\", email, name, age) "
-                    + "VALUES (999999, U&'e\\0301mile@example.com', 'other', 0)")
+        try await AdminConnection.using { admin in
+            await #expect(throws: (any Error).self) {
+                try await admin.run(
+                    "INSERT INTO \"\(namespace)\".\"Patron\" (\"_pk\", email, name, age) "
+                        + "VALUES (999999, U&'e\\0301mile@example.com', 'other', 0)")
+            }
         }
-        try await admin.close()
         // The index refuses the other spelling, as Swift's == calls it equal.
         let error = try #require(throws: DataStoreError.self) {
             try Self.save(email: "e\u{301}mile@example.com", name: "refused", in: container, policy: .error)
@@ -421,73 +422,74 @@ struct PostgreSQLIndexedWriteTests {
     @Test func openingAFormat3NamespaceMakesItsUniqueIndexCompareNFCKeys() async throws {
         let namespace = PostgreSQLServer.freshNamespace("fmt3")
         _ = try Self.patrons(10, namespace: namespace)
-        let admin = try await AdminConnection.open()
-        try await Self.makeFormat3(namespace, admin)
-        let container = try ModelContainer(
-            for: Self.schema, configurations: [try PostgreSQLServer.configuration(namespace: namespace)])
-        let definitions = try await Self.indexes(namespace, admin)
-        #expect(
-            definitions.contains {
-                $0.hasPrefix("Patron.unique.0: CREATE UNIQUE INDEX") && Self.keysByNFC($0, "email")
-            }, "\(definitions.joined(separator: "\n"))")
-        #expect(!definitions.contains { $0.hasPrefix("Patron.unique.0.nfc") })
-        #expect(
-            try await admin.run("SELECT value FROM \"\(namespace)\".modelstore_meta WHERE key = 'format'")
-                == [String(StoreOpener.formatVersion)])
-        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Patron>()) == 10)
-        try await admin.close()
+        try await AdminConnection.using { admin in
+            try await Self.makeFormat3(namespace, admin)
+            let container = try ModelContainer(
+                for: Self.schema, configurations: [try PostgreSQLServer.configuration(namespace: namespace)])
+            let definitions = try await Self.indexes(namespace, admin)
+            #expect(
+                definitions.contains {
+                    $0.hasPrefix("Patron.unique.0: CREATE UNIQUE INDEX") && Self.keysByNFC($0, "email")
+                }, "\(definitions.joined(separator: "\n"))")
+            #expect(!definitions.contains { $0.hasPrefix("Patron.unique.0.nfc") })
+            #expect(
+                try await admin.run("SELECT value FROM \"\(namespace)\".modelstore_meta WHERE key = 'format'")
+                    == [String(StoreOpener.formatVersion)])
+            #expect(try ModelContext(container).fetchCount(FetchDescriptor<Patron>()) == 10)
+        }
     }
 
     @Test func aFormat3NamespaceWithEquivalentUniqueValuesFailsTheOpenAndIsLeftAlone() async throws {
         let namespace = PostgreSQLServer.freshNamespace("fmt3d")
         _ = try Self.patrons(2, namespace: namespace)
-        let admin = try await AdminConnection.open()
-        try await Self.makeFormat3(namespace, admin)
-        // Two spellings of one address, which the byte-wise index of format 3 let in.
-        try await admin.run(
-            "UPDATE \"\(namespace)\".\"Patron\" SET email = U&'\\00e9mile' WHERE email = 'm0@example.com'")
-        try await admin.run(
-            "UPDATE \"\(namespace)\".\"Patron\" SET email = U&'e\\0301mile' WHERE email = 'm1@example.com'")
-        let before = try await Self.indexes(namespace, admin)
-        let error = try #require(throws: DataStoreError.self) {
-            try ModelContainer(
-                for: Self.schema, configurations: [try PostgreSQLServer.configuration(namespace: namespace)])
+        try await AdminConnection.using { admin in
+            try await Self.makeFormat3(namespace, admin)
+            // Two spellings of one address, which the byte-wise index of format 3 let in.
+            try await admin.run(
+                "UPDATE \"\(namespace)\".\"Patron\" SET email = U&'\\00e9mile' WHERE email = 'm0@example.com'")
+            try await admin.run(
+                "UPDATE \"\(namespace)\".\"Patron\" SET email = U&'e\\0301mile' WHERE email = 'm1@example.com'")
+            let before = try await Self.indexes(namespace, admin)
+            let error = try #require(throws: DataStoreError.self) {
+                try ModelContainer(
+                    for: Self.schema, configurations: [try PostgreSQLServer.configuration(namespace: namespace)])
+            }
+            #expect(error.code == .uniqueConstraintViolation)
+            #expect(error.propertyNames == ["email"])
+            #expect(try await Self.indexes(namespace, admin) == before)
+            #expect(
+                try await admin.run("SELECT value FROM \"\(namespace)\".modelstore_meta WHERE key = 'format'") == ["3"])
         }
-        #expect(error.code == .uniqueConstraintViolation)
-        #expect(error.propertyNames == ["email"])
-        #expect(try await Self.indexes(namespace, admin) == before)
-        #expect(
-            try await admin.run("SELECT value FROM \"\(namespace)\".modelstore_meta WHERE key = 'format'") == ["3"])
-        try await admin.close()
     }
 
     @Test func openingAFormat2NamespaceRebuildsItsIndexesByNFCKeys() async throws {
         let namespace = PostgreSQLServer.freshNamespace("fmt")
         _ = try Self.patrons(10, namespace: namespace)
         // What a format-2 build left: plain-column indexes, format 2.
-        let admin = try await AdminConnection.open()
-        try await admin.run("DROP INDEX \"\(namespace)\".\"Patron.unique.0\"")
-        try await admin.run("CREATE UNIQUE INDEX \"Patron.unique.0\" ON \"\(namespace)\".\"Patron\" (\"email\")")
-        try await admin.run("DROP INDEX \"\(namespace)\".\"Patron.index.0\"")
-        try await admin.run("CREATE INDEX \"Patron.index.0\" ON \"\(namespace)\".\"Patron\" (\"name\")")
-        try await admin.run("UPDATE \"\(namespace)\".modelstore_meta SET value = '2' WHERE key = 'format'")
+        try await AdminConnection.using { admin in
+            try await admin.run("DROP INDEX \"\(namespace)\".\"Patron.unique.0\"")
+            try await admin.run("CREATE UNIQUE INDEX \"Patron.unique.0\" ON \"\(namespace)\".\"Patron\" (\"email\")")
+            try await admin.run("DROP INDEX \"\(namespace)\".\"Patron.index.0\"")
+            try await admin.run("CREATE INDEX \"Patron.index.0\" ON \"\(namespace)\".\"Patron\" (\"name\")")
+            try await admin.run("UPDATE \"\(namespace)\".modelstore_meta SET value = '2' WHERE key = 'format'")
 
-        let container = try ModelContainer(
-            for: Self.schema, configurations: [try PostgreSQLServer.configuration(namespace: namespace)])
-        let definitions = try await admin.run(
-            "SELECT indexname || ': ' || indexdef FROM pg_indexes WHERE schemaname = '\(namespace)' "
-                + "AND tablename = 'Patron' ORDER BY indexname")
-        let listed = definitions.joined(separator: "\n")
-        #expect(definitions.contains { $0.hasPrefix("Patron.index.0: ") && Self.keysByNFC($0, "name") }, "\(listed)")
-        #expect(
-            definitions.contains {
-                $0.hasPrefix("Patron.unique.0: CREATE UNIQUE INDEX") && Self.keysByNFC($0, "email")
-            },
-            "\(listed)")
-        #expect(
-            try await admin.run("SELECT value FROM \"\(namespace)\".modelstore_meta WHERE key = 'format'")
-                == [String(StoreOpener.formatVersion)])
-        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Patron>()) == 10)
-        try await admin.close()
+            let container = try ModelContainer(
+                for: Self.schema, configurations: [try PostgreSQLServer.configuration(namespace: namespace)])
+            let definitions = try await admin.run(
+                "SELECT indexname || ': ' || indexdef FROM pg_indexes WHERE schemaname = '\(namespace)' "
+                    + "AND tablename = 'Patron' ORDER BY indexname")
+            let listed = definitions.joined(separator: "\n")
+            #expect(
+                definitions.contains { $0.hasPrefix("Patron.index.0: ") && Self.keysByNFC($0, "name") }, "\(listed)")
+            #expect(
+                definitions.contains {
+                    $0.hasPrefix("Patron.unique.0: CREATE UNIQUE INDEX") && Self.keysByNFC($0, "email")
+                },
+                "\(listed)")
+            #expect(
+                try await admin.run("SELECT value FROM \"\(namespace)\".modelstore_meta WHERE key = 'format'")
+                    == [String(StoreOpener.formatVersion)])
+            #expect(try ModelContext(container).fetchCount(FetchDescriptor<Patron>()) == 10)
+        }
     }
 }

@@ -94,22 +94,23 @@ struct PostgreSQLMigrationTests {
     /// Everything the namespace holds, as text: the catalog's tables, columns and indexes, every
     /// table's rows, and the key sequence.
     private func dump(_ namespace: String) async throws -> [String] {
-        let admin = try await AdminConnection.open()
-        var lines = try await admin.run(
-            "SELECT table_name || '.' || column_name || ' ' || data_type FROM information_schema.columns "
-                + "WHERE table_schema = '\(namespace)' ORDER BY table_name, ordinal_position")
-        lines += try await admin.run(
-            "SELECT indexname || ' ' || indexdef FROM pg_indexes WHERE schemaname = '\(namespace)' ORDER BY indexname")
-        let tables = try await admin.run(
-            "SELECT tablename FROM pg_tables WHERE schemaname = '\(namespace)' ORDER BY tablename")
-        for table in tables {
+        return try await AdminConnection.using { admin in
+            var lines = try await admin.run(
+                "SELECT table_name || '.' || column_name || ' ' || data_type FROM information_schema.columns "
+                    + "WHERE table_schema = '\(namespace)' ORDER BY table_name, ordinal_position")
             lines += try await admin.run(
-                "SELECT '\(table): ' || coalesce((SELECT json_agg(t ORDER BY t::text)::text FROM \"\(namespace)\".\"\(table)\" t), '')"
+                "SELECT indexname || ' ' || indexdef FROM pg_indexes WHERE schemaname = '\(namespace)' ORDER BY indexname"
             )
+            let tables = try await admin.run(
+                "SELECT tablename FROM pg_tables WHERE schemaname = '\(namespace)' ORDER BY tablename")
+            for table in tables {
+                lines += try await admin.run(
+                    "SELECT '\(table): ' || coalesce((SELECT json_agg(t ORDER BY t::text)::text FROM \"\(namespace)\".\"\(table)\" t), '')"
+                )
+            }
+            lines += try await admin.run("SELECT last_value::text FROM \"\(namespace)\".modelstore_keys")
+            return lines
         }
-        lines += try await admin.run("SELECT last_value::text FROM \"\(namespace)\".modelstore_keys")
-        try await admin.close()
-        return lines
     }
 
     @Test func aFailedCustomStageLeavesTheNamespaceExactlyAsItWas() async throws {

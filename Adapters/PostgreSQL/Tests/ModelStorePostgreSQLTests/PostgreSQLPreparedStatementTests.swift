@@ -97,9 +97,10 @@ struct PostgreSQLPreparedStatementTests {
         // (PostgreSQL refuses to run them: "cached plan must not change result type").
         try BridgeExecutor.shared.wait(
             for: {
-                let admin = try await AdminConnection.open()
-                try await admin.run("ALTER TABLE \"\(namespace)\".\"Patron\" ALTER COLUMN \"name\" TYPE varchar(200)")
-                try await admin.close()
+                try await AdminConnection.using { admin in
+                    _ = try await admin.run(
+                        "ALTER TABLE \"\(namespace)\".\"Patron\" ALTER COLUMN \"name\" TYPE varchar(200)")
+                }
             }, storeURL: "the test server")
 
         #expect(try ModelContext(container).fetch(unique).map { [$0.name, "\($0.age)"] } == [["r3", "41"]])

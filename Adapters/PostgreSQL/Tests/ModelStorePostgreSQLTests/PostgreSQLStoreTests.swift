@@ -39,19 +39,19 @@ struct PostgreSQLStoreTests {
     @Test(.enabled(if: PostgreSQLServer.isConfigured, PostgreSQLServer.skipMessage))
     func aNamespaceWithAnotherProgramsTablesFailsTheOpenAndIsLeftAlone() async throws {
         let namespace = PostgreSQLServer.freshNamespace("other")
-        let admin = try await AdminConnection.open()
-        try await admin.run("CREATE SCHEMA \"\(namespace)\"")
-        try await admin.run("CREATE TABLE \"\(namespace)\".accounts (id int PRIMARY KEY, owner text)")
-        try await admin.run("INSERT INTO \"\(namespace)\".accounts VALUES (1, 'theirs')")
-        let configuration = try PostgreSQLServer.configuration(namespace: namespace)
-        let error = try #require(throws: DataStoreError.self) {
-            try ModelContainer(for: Counter.schema, configurations: [configuration])
+        try await AdminConnection.using { admin in
+            try await admin.run("CREATE SCHEMA \"\(namespace)\"")
+            try await admin.run("CREATE TABLE \"\(namespace)\".accounts (id int PRIMARY KEY, owner text)")
+            try await admin.run("INSERT INTO \"\(namespace)\".accounts VALUES (1, 'theirs')")
+            let configuration = try PostgreSQLServer.configuration(namespace: namespace)
+            let error = try #require(throws: DataStoreError.self) {
+                try ModelContainer(for: Counter.schema, configurations: [configuration])
+            }
+            #expect(error.code == .corrupted)
+            let tables = try await admin.run(
+                "SELECT tablename::text FROM pg_tables WHERE schemaname = '\(namespace)' ORDER BY tablename")
+            #expect(tables == ["accounts"])
+            #expect(try await admin.run("SELECT owner FROM \"\(namespace)\".accounts") == ["theirs"])
         }
-        #expect(error.code == .corrupted)
-        let tables = try await admin.run(
-            "SELECT tablename::text FROM pg_tables WHERE schemaname = '\(namespace)' ORDER BY tablename")
-        #expect(tables == ["accounts"])
-        #expect(try await admin.run("SELECT owner FROM \"\(namespace)\".accounts") == ["theirs"])
-        try await admin.close()
     }
 }
