@@ -182,6 +182,7 @@ struct SyncCarriedChangesTests {
         let stream = plain.stop()
         #expect(!plain.data.isEmpty && plain.data.allSatisfy { Int64($0) != nil }, "\(stream)")
         #expect(try await eventually(30) { try reader.notes().count == 3 })
+        await reader.engine.stop()
         // A stream that asks to carry changes must name a replica its token's subject owns.
         func status(_ query: String, _ subject: String) async throws -> Int {
             var request = URLRequest(url: try #require(URL(string: url + "?" + query)))
