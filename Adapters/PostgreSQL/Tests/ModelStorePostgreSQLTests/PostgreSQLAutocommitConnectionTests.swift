@@ -241,27 +241,22 @@ struct PostgreSQLAutocommitConnectionTests {
     @Test func aTerminatedKeptConnectionIsReplacedAndFetchesGoOn() async throws {
         let (container, store) = try store(counters: 4, namespace: PostgreSQLServer.freshNamespace())
         try await AdminConnection.using { admin in
-            do {
-                var ended: Set<Int64> = []
-                for round in 0..<3 {
-                    let kept = try await keptBackend(store)
-                    #expect(!ended.contains(kept), "round \(round): a terminated connection is still used")
-                    try await admin.run("SELECT pg_terminate_backend(\(kept))::text")
-                    ended.insert(kept)
-                    // The server process is gone (the call only signals it); the client may or may not
-                    // have seen its connection end yet.
-                    #expect(try await Self.awaitGone([kept], admin: admin) == [])
-                    #expect(try Self.fetchValue("c3", in: container) == 21)
-                    #expect(try Self.allValues(in: container) == ["c0": 0, "c1": 7, "c2": 14, "c3": 21])
-                }
-                // A new kept connection, not one of the ended ones.
-                let last = try await keptBackend(store)
-                #expect(!ended.contains(last))
-                #expect(try await readingBackend(store) == last)
-            } catch {
-                try? await admin.close()
-                throw error
+            var ended: Set<Int64> = []
+            for round in 0..<3 {
+                let kept = try await keptBackend(store)
+                #expect(!ended.contains(kept), "round \(round): a terminated connection is still used")
+                try await admin.run("SELECT pg_terminate_backend(\(kept))::text")
+                ended.insert(kept)
+                // The server process is gone (the call only signals it); the client may or may not
+                // have seen its connection end yet.
+                #expect(try await Self.awaitGone([kept], admin: admin) == [])
+                #expect(try Self.fetchValue("c3", in: container) == 21)
+                #expect(try Self.allValues(in: container) == ["c0": 0, "c1": 7, "c2": 14, "c3": 21])
             }
+            // A new kept connection, not one of the ended ones.
+            let last = try await keptBackend(store)
+            #expect(!ended.contains(last))
+            #expect(try await readingBackend(store) == last)
         }
         store.close()
     }
@@ -269,37 +264,27 @@ struct PostgreSQLAutocommitConnectionTests {
     @Test func closingTheStoreClosesTheKeptConnection() async throws {
         let (_, store) = try store(counters: 1, namespace: PostgreSQLServer.freshNamespace())
         try await AdminConnection.using { admin in
-            do {
-                let kept = try await keptBackend(store)
-                let pooled = try await pooledBackend(store)
-                #expect(try await Self.alive([kept, pooled], admin: admin).count == 2)
-                store.close()
-                #expect(try await Self.awaitGone([kept, pooled], admin: admin) == [])
-            } catch {
-                try? await admin.close()
-                throw error
-            }
+            let kept = try await keptBackend(store)
+            let pooled = try await pooledBackend(store)
+            #expect(try await Self.alive([kept, pooled], admin: admin).count == 2)
+            store.close()
+            #expect(try await Self.awaitGone([kept, pooled], admin: admin) == [])
         }
     }
 
     @Test func closingTheStoreDuringAReadClosesTheKeptConnectionAfterIt() async throws {
         let (_, store) = try store(counters: 1, namespace: PostgreSQLServer.freshNamespace())
         try await AdminConnection.using { admin in
-            do {
-                let kept = try await keptBackend(store)
-                let reading = Task {
-                    try await store.database.read("testing") { session in
-                        try await session.integer("SELECT pg_backend_pid()::bigint FROM pg_sleep(0.3)")
-                    }
+            let kept = try await keptBackend(store)
+            let reading = Task {
+                try await store.database.read("testing") { session in
+                    try await session.integer("SELECT pg_backend_pid()::bigint FROM pg_sleep(0.3)")
                 }
-                try await Task.sleep(for: .milliseconds(100))
-                store.close()
-                #expect(try await reading.value == kept)
-                #expect(try await Self.awaitGone([kept], admin: admin) == [])
-            } catch {
-                try? await admin.close()
-                throw error
             }
+            try await Task.sleep(for: .milliseconds(100))
+            store.close()
+            #expect(try await reading.value == kept)
+            #expect(try await Self.awaitGone([kept], admin: admin) == [])
         }
     }
 
@@ -312,48 +297,43 @@ struct PostgreSQLAutocommitConnectionTests {
         var random = SplitMix(seed: seed)
         var next = 5
         try await AdminConnection.using { admin in
-            do {
-                for step in 0..<80 {
-                    let context = ModelContext(container)
-                    switch random.next() % 6 {
-                    case 0:
-                        let counter = Counter(name: "c\(next)")
-                        counter.value = Int(random.next() % 1000)
-                        context.insert(counter)
-                        try context.save()
-                        oracle[counter.name] = counter.value
-                        next += 1
-                    case 1:
-                        guard let name = oracle.keys.sorted().randomElement(using: &random) else { continue }
-                        let counter = try #require(
-                            try context.fetch(FetchDescriptor<Counter>(predicate: #Predicate { $0.name == name })).first
-                        )
-                        counter.value = Int(random.next() % 1000)
-                        try context.save()
-                        oracle[name] = counter.value
-                    case 2:
-                        guard let name = oracle.keys.sorted().randomElement(using: &random) else { continue }
-                        let counter = try #require(
-                            try context.fetch(FetchDescriptor<Counter>(predicate: #Predicate { $0.name == name })).first
-                        )
-                        context.delete(counter)
-                        try context.save()
-                        oracle[name] = nil
-                    case 3:
-                        if let kept = store.database.autocommitConnection, kept.holdsConnection {
-                            let pid = try await readingBackend(store)
-                            try await admin.run("SELECT pg_terminate_backend(\(pid))::text")
-                            #expect(try await Self.awaitGone([pid], admin: admin) == [])
-                        }
-                    default:
-                        let name = "c\(Int(random.next() % UInt64(next)))"
-                        #expect(try Self.fetchValue(name, in: container) == oracle[name], "seed \(seed), step \(step)")
+            for step in 0..<80 {
+                let context = ModelContext(container)
+                switch random.next() % 6 {
+                case 0:
+                    let counter = Counter(name: "c\(next)")
+                    counter.value = Int(random.next() % 1000)
+                    context.insert(counter)
+                    try context.save()
+                    oracle[counter.name] = counter.value
+                    next += 1
+                case 1:
+                    guard let name = oracle.keys.sorted().randomElement(using: &random) else { continue }
+                    let counter = try #require(
+                        try context.fetch(FetchDescriptor<Counter>(predicate: #Predicate { $0.name == name })).first
+                    )
+                    counter.value = Int(random.next() % 1000)
+                    try context.save()
+                    oracle[name] = counter.value
+                case 2:
+                    guard let name = oracle.keys.sorted().randomElement(using: &random) else { continue }
+                    let counter = try #require(
+                        try context.fetch(FetchDescriptor<Counter>(predicate: #Predicate { $0.name == name })).first
+                    )
+                    context.delete(counter)
+                    try context.save()
+                    oracle[name] = nil
+                case 3:
+                    if let kept = store.database.autocommitConnection, kept.holdsConnection {
+                        let pid = try await readingBackend(store)
+                        try await admin.run("SELECT pg_terminate_backend(\(pid))::text")
+                        #expect(try await Self.awaitGone([pid], admin: admin) == [])
                     }
-                    #expect(try Self.allValues(in: container) == oracle, "seed \(seed), step \(step)")
+                default:
+                    let name = "c\(Int(random.next() % UInt64(next)))"
+                    #expect(try Self.fetchValue(name, in: container) == oracle[name], "seed \(seed), step \(step)")
                 }
-            } catch {
-                try? await admin.close()
-                throw error
+                #expect(try Self.allValues(in: container) == oracle, "seed \(seed), step \(step)")
             }
         }
         store.close()

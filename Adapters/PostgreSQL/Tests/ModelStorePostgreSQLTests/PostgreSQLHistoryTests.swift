@@ -114,13 +114,7 @@ struct PostgreSQLHistoryTests {
         try context.save()
         let key = try #require(counter.persistentModelID.primaryKey.intValue)
         try await AdminConnection.using { admin in
-            // Closed however the test ends (PostgresNIO traps on a connection released unclosed).
-            do {
-                try await waitedForTheCounter(namespace: namespace, key: key, container: container, admin: admin)
-            } catch {
-                try? await admin.close()
-                throw error
-            }
+            try await waitedForTheCounter(namespace: namespace, key: key, container: container, admin: admin)
         }
     }
 
