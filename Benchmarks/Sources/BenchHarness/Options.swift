@@ -32,6 +32,9 @@ public struct Options: Sendable, Hashable {
     public var maximumRepetitions = 200
     /// Seconds of timed repetitions after which a benchmark stops even below the minimum count.
     public var timeCap: Double = 60
+    /// Seconds of wall clock, untimed set-up included, after which a benchmark that has run its
+    /// minimum count stops (``RepetitionPolicy/wallBudget``).
+    public var wallBudget: Double = 60
     /// Seconds after which a child process is stopped and its benchmark reported as failed.
     public var childTimeout: Double = 1_200
     /// Where the child processes write their store files; a fresh temporary directory when `nil`.
@@ -47,23 +50,32 @@ public struct Options: Sendable, Hashable {
     /// The usage text.
     public static let usage = """
         usage: modelstore-bench [--quick | --smoke | --sizes N,N,...] [--json]
-                                [--workloads a,b] [--systems x,y] [--budget SECONDS]
-                                [--min-reps K] [--max-reps K] [--cap SECONDS] [--timeout SECONDS]
-                                [--scratch DIR] [--save FILE] [--from FILE,FILE] [--page FILE]
+                 [--workloads a,b] [--systems x,y] [--budget SECONDS]
+                 [--min-reps K] [--max-reps K] [--cap SECONDS] [--wall SECONDS]
+                 [--timeout SECONDS] [--scratch DIR] [--save FILE]
+                 [--from FILE,FILE] [--page FILE]
                modelstore-bench --list
 
           (no size flag)  N = 10k, 100k and 1M
           --quick         N = 10k and 100k
           --smoke         a tiny N and one repetition, for CI
           --json          one JSON object per line instead of the markdown report
-          --budget        seconds of timed repetitions to aim for per benchmark (default 2)
-          --min-reps      fewest repetitions (default 5), unless they pass --cap seconds (default 60)
-          --timeout       seconds before a benchmark's child process is stopped (default 1200)
+          --budget        seconds of timed repetitions to aim for per benchmark
+                          (default 2)
+          --min-reps      fewest repetitions (default 5), unless they pass --cap
+                          seconds (default 60)
+          --max-reps      most repetitions (default 200)
+          --wall          after the fewest, stop once a benchmark has run this many
+                          seconds, set-up included (default 60)
+          --timeout       seconds before a benchmark's child process is stopped
+                          (default 1200)
           --save FILE     also append every full result to FILE as it arrives
-          --from FILES    report on results saved with --save instead of running (later files win)
-          --page FILE     write the run into FILE's generated part, its charts (SVG) and results
-                          into the folder results/ beside FILE (Benchmarks/README.md)
-        Build in release mode: swift run -c release --package-path Benchmarks modelstore-bench --quick
+          --from FILES    report on results saved with --save instead of running
+                          (later files win)
+          --page FILE     write the run into FILE's generated part, its charts (SVG)
+                          and results into the folder results/ beside FILE
+        Build in release mode:
+          swift run -c release --package-path Benchmarks modelstore-bench --quick
         """
 
     /// Options with the defaults: every workload and system at 10k, 100k and 1M.
@@ -111,6 +123,7 @@ public struct Options: Sendable, Hashable {
             case "--min-reps": minimumRepetitions = try number(value(for: argument), for: argument)
             case "--max-reps": maximumRepetitions = try number(value(for: argument), for: argument)
             case "--cap": timeCap = try number(value(for: argument), for: argument)
+            case "--wall": wallBudget = try number(value(for: argument), for: argument)
             case "--timeout": childTimeout = try number(value(for: argument), for: argument)
             case "--scratch": scratchDirectory = try value(for: argument)
             case "--save": saveFile = try value(for: argument)
@@ -131,8 +144,10 @@ public struct Options: Sendable, Hashable {
 
     /// The repetition policy the options describe.
     public var repetitionPolicy: RepetitionPolicy {
-        RepetitionPolicy(
+        var policy = RepetitionPolicy(
             minimum: minimumRepetitions, maximum: maximumRepetitions, timeBudget: timeBudget, timeCap: timeCap)
+        policy.wallBudget = wallBudget
+        return policy
     }
 
     /// The arguments that make a child process run one benchmark with these options.
@@ -140,6 +155,7 @@ public struct Options: Sendable, Hashable {
         var arguments = ["--child", workload, system, String(n), "--scratch", scratch]
         arguments += ["--budget", String(timeBudget), "--min-reps", String(minimumRepetitions)]
         arguments += ["--max-reps", String(maximumRepetitions), "--cap", String(timeCap)]
+        arguments += ["--wall", String(wallBudget)]
         return arguments
     }
 
