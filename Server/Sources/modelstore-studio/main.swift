@@ -7,10 +7,12 @@ import ModelStoreStudio
 let usage = """
     usage: modelstore-studio URL [--host HOST] [--port N] [--write]
 
-    Serves a browser for the store at URL (sqlite:PATH, json:PATH, log:DIR, postgres://…), read through the
-    schema it recorded, on HOST (default 127.0.0.1) and port N (default 8642; 0 picks a free one).
-    Open the address it prints: it carries a random access token. Read-only unless --write, which
-    allows editing attributes and deleting models, recorded in history with the author 'studio'.
+    Serves a browser for the store at URL (sqlite:PATH, json:PATH, log:DIR,
+    postgres://…), read through the schema it recorded, on HOST (default
+    127.0.0.1) and port N (default 8642; 0 picks a free one). Open the address
+    it prints: it carries a random access token. Read-only unless --write, which
+    allows editing attributes and deleting models, recorded in history with the
+    author 'studio'.
     """
 
 func fail(_ message: String) -> Never {

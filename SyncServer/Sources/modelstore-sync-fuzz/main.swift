@@ -83,6 +83,10 @@ import Foundation
             "modelstore-sync-fuzz: \(runs) inputs in \(Int(seconds)) s (seed \(seed)), \(seen.count) outcomes, "
                 + "corpus \(inputs.count) inputs, no failure")
     default:
-        fail("usage: modelstore-sync-fuzz seed DIR | replay FILE... | mutate CORPUS FINDINGS [--seconds S] [--seed N]")
+        fail(
+            """
+            usage: modelstore-sync-fuzz seed DIR | replay FILE...
+                   modelstore-sync-fuzz mutate CORPUS FINDINGS [--seconds S] [--seed N]
+            """)
     }
 #endif

@@ -23,8 +23,11 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 func value(_ name: String) -> String? { arguments.firstIndex(of: name).map { arguments[$0 + 1] } }
 guard let store = value("--store") else {
     print(
-        "usage: modelstore-sync-load --store URL [--clients N] [--seconds S] [--group G] [--rate R] "
-            + "[--change-notifications on|off] [--group-commit on|off] [--server-logs DIR]")
+        """
+        usage: modelstore-sync-load --store URL [--clients N] [--seconds S] [--group G]
+                 [--rate R] [--change-notifications on|off] [--group-commit on|off]
+                 [--server-logs DIR]
+        """)
     exit(2)
 }
 let clientCount = value("--clients").flatMap(Int.init) ?? 50

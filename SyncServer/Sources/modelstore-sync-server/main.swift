@@ -8,81 +8,109 @@ import ModelStoreTooling
 
 /// `modelstore-sync-server --store URL --jwt-key-file FILE [options]`: serves a shared store to sync clients.
 let usage = """
-    usage: modelstore-sync-server --store URL --jwt-key-file FILE [--schema FILE] [--host HOST] [--port N]
-                                  [--path PATH] [--scope-attribute NAME] [--max-request-bytes N] [--rate N]
-                                  [--poll-interval MS] [--change-notifications on|off]
-                                  [--packed-changes on|off] [--group-commit on|off]
-                                  [--tls-certificate FILE --tls-key FILE]
-           modelstore-sync-server --jwt-key-file FILE --mint-token SUBJECT [--expires-in SECONDS] [--claim K=V]
+    usage: modelstore-sync-server --store URL --jwt-key-file FILE [--schema FILE]
+             [--host HOST] [--port N] [--path PATH] [--scope-attribute NAME]
+             [--max-request-bytes N] [--rate N] [--poll-interval MS]
+             [--change-notifications on|off] [--packed-changes on|off]
+             [--group-commit on|off] [--tls-certificate FILE --tls-key FILE]
+           modelstore-sync-server --jwt-key-file FILE --mint-token SUBJECT
+             [--expires-in SECONDS] [--claim K=V]
 
-    Serves the store at URL (postgres://USER:PASSWORD@HOST:PORT/DB, or sqlite:PATH, json:PATH, …) to
-    ModelStore sync clients ('modelstore sync json:local.json http://HOST:PORT/PATH', or an app with
-    HTTPSyncTransport) over HTTP: POST PATH/hello, push, pull and fetch carry the sync engine's JSON
-    messages; GET PATH/changes is a stream of server-sent events telling clients when to pull; GET
-    PATH/schema is the store's schema, for a new client. The server keeps no state of its own: run
-    several processes on one PostgreSQL database, behind a load balancer or not, and a change pushed
-    through one reaches the clients of every other: the process it went through sends a PostgreSQL
-    NOTIFY, every process LISTENs on its own connection and reads the history at once, and each also
-    reads it every poll interval while clients listen, which carries changes whose notification was
-    missed (a dropped connection: it reconnects every second).
+    Serves the store at URL (postgres://USER:PASSWORD@HOST:PORT/DB, or sqlite:PATH,
+    json:PATH, …) to ModelStore sync clients ('modelstore sync json:local.json
+    http://HOST:PORT/PATH', or an app with HTTPSyncTransport) over HTTP: POST
+    PATH/hello, push, pull and fetch carry the sync engine's JSON messages; GET
+    PATH/changes is a stream of server-sent events telling clients when to pull; GET
+    PATH/schema is the store's schema, for a new client. The server keeps no state
+    of its own: run several processes on one PostgreSQL database, behind a load
+    balancer or not, and a change pushed through one reaches the clients of every
+    other: the process it went through sends a PostgreSQL NOTIFY, every process
+    LISTENs on its own connection and reads the history at once, and each also reads
+    it every poll interval while clients listen, which carries changes whose
+    notification was missed (a dropped connection: it reconnects every second).
 
-    --store URL              the shared store (env MODELSTORE_SYNC_STORE). Its password is never printed.
-    --schema FILE            the store's schema, as 'modelstore schema URL --json' writes it (env
-                             MODELSTORE_SYNC_SCHEMA); needed for postgres://, whose stores the server opens
-                             by this schema (creating or lightly migrating tables as the app would). Stores
-                             that record their schema (sqlite:, json:, log:) are read without it.
-    --jwt-key-file FILE      the key tokens are verified with (env MODELSTORE_SYNC_JWT_KEY_FILE): a PEM P-256
-                             key for ES256 (public, or private to also mint), else a secret of at least 32
-                             bytes for HS256 (the file's bytes, a trailing newline removed).
-    --host HOST              the address to listen on (env MODELSTORE_SYNC_HOST; default 127.0.0.1).
-    --port N                 the port (env MODELSTORE_SYNC_PORT; default 8080; 0 picks a free one, printed).
+    --store URL              the shared store (env MODELSTORE_SYNC_STORE). Its
+                             password is never printed.
+    --schema FILE            the store's schema, as 'modelstore schema URL --json'
+                             writes it (env MODELSTORE_SYNC_SCHEMA); needed for
+                             postgres://, whose stores the server opens by this
+                             schema (creating or lightly migrating tables as the app
+                             would). Stores that record their schema (sqlite:,
+                             json:, log:) are read without it.
+    --jwt-key-file FILE      the key tokens are verified with (env
+                             MODELSTORE_SYNC_JWT_KEY_FILE): a PEM P-256 key for
+                             ES256 (public, or private to also mint), else a secret
+                             of at least 32 bytes for HS256 (the file's bytes, a
+                             trailing newline removed).
+    --host HOST              the address to listen on (env MODELSTORE_SYNC_HOST;
+                             default 127.0.0.1).
+    --port N                 the port (env MODELSTORE_SYNC_PORT; default 8080; 0
+                             picks a free one, printed).
     --path PATH              where the routes live (default 'sync').
-    --scope-attribute NAME   each model of an entity with the String attribute NAME belongs to the token's
-                             subject NAME holds: a client pulls only its own, and a push that adds, changes
-                             or deletes another's, gives one away, or links to another's is refused whole
-                             (403 'refused').
-                             Entities without NAME are shared whole; in a class hierarchy, NAME scopes the
-                             classes that declare or inherit it and the others are shared whole. Without
-                             the option every client holds everything (env MODELSTORE_SYNC_SCOPE_ATTRIBUTE).
-                             Whatever the scope, a replica (a client's store) syncs only with tokens of the
-                             subject that first synced it; another's get 403 'replicaNotOwned'.
-    --max-request-bytes N    the largest request body (default 8388608); larger ones get 413.
-    --rate N                 requests a second per subject on average (default 50; bursts of 2N); more get
-                             429 with Retry-After.
-    --poll-interval MS       how often each process reads the store's newest transaction while clients
-                             listen (env MODELSTORE_SYNC_POLL_INTERVAL; default 1000 with change
+    --scope-attribute NAME   each model of an entity with the String attribute NAME
+                             belongs to the token's subject NAME holds: a client
+                             pulls only its own, and a push that adds, changes or
+                             deletes another's, gives one away, or links to
+                             another's is refused whole (403 'refused'). Entities
+                             without NAME are shared whole; in a class hierarchy,
+                             NAME scopes the classes that declare or inherit it and
+                             the others are shared whole. Without the option every
+                             client holds everything (env
+                             MODELSTORE_SYNC_SCOPE_ATTRIBUTE). Whatever the scope, a
+                             replica (a client's store) syncs only with tokens of
+                             the subject that first synced it; another's get 403
+                             'replicaNotOwned'.
+    --max-request-bytes N    the largest request body (default 8388608); larger ones
+                             get 413.
+    --rate N                 requests a second per subject on average (default 50;
+                             bursts of 2N); more get 429 with Retry-After.
+    --poll-interval MS       how often each process reads the store's newest
+                             transaction while clients listen (env
+                             MODELSTORE_SYNC_POLL_INTERVAL; default 1000 with change
                              notifications, 100 without).
     --change-notifications on|off
-                             LISTEN/NOTIFY between the processes of a postgres:// store (env
-                             MODELSTORE_SYNC_CHANGE_NOTIFICATIONS; default on; other stores have none,
-                             and their processes learn of each other's changes by polling alone).
-    --packed-changes on|off  change sets in the packed form (env MODELSTORE_SYNC_PACKED_CHANGES; default on):
-                             every answer says 'ModelStore-Sync-Forms: packed', pushes are read packed or
-                             as JSON arrays, and a client that sends the same header gets pulls and
-                             carried pages packed (others get arrays). 'off' serves as a server from
-                             before the form: no header, arrays only, packed pushes refused 400.
-    --group-commit on|off    commit the pushes that arrive while another push's save to a postgres://
-                             store is being committed together, in one transaction (env
-                             MODELSTORE_SYNC_GROUP_COMMIT; default on): one lock of the store's history
-                             counter and one flush of its log per group rather than per push. Each push
-                             is still checked and answered on its own: a refused one changes nothing for
-                             the others, and none is answered before the shared commit is durable. The
-                             log line of each push shows the store's saves and commits so far
-                             (store_saves, store_commits). Other stores ignore it.
-    --tls-certificate FILE   serve HTTPS (TLS 1.2 or newer) with this PEM certificate chain, the server's
-                             certificate first (env MODELSTORE_SYNC_TLS_CERTIFICATE); needs --tls-key.
-    --tls-key FILE           the certificate's PEM private key, unencrypted (env MODELSTORE_SYNC_TLS_KEY).
-                             Without both the server speaks plain HTTP: keep it on loopback or a private
+                             LISTEN/NOTIFY between the processes of a postgres://
+                             store (env MODELSTORE_SYNC_CHANGE_NOTIFICATIONS;
+                             default on; other stores have none, and their processes
+                             learn of each other's changes by polling alone).
+    --packed-changes on|off  change sets in the packed form (env
+                             MODELSTORE_SYNC_PACKED_CHANGES; default on): every
+                             answer says 'ModelStore-Sync-Forms: packed', pushes are
+                             read packed or as JSON arrays, and a client that sends
+                             the same header gets pulls and carried pages packed
+                             (others get arrays). 'off' serves as a server from
+                             before the form: no header, arrays only, packed pushes
+                             refused 400.
+    --group-commit on|off    commit the pushes that arrive while another push's save
+                             to a postgres:// store is being committed together, in
+                             one transaction (env MODELSTORE_SYNC_GROUP_COMMIT;
+                             default on): one lock of the store's history counter
+                             and one flush of its log per group rather than per
+                             push. Each push is still checked and answered on its
+                             own: a refused one changes nothing for the others, and
+                             none is answered before the shared commit is durable.
+                             The log line of each push shows the store's saves and
+                             commits so far (store_saves, store_commits). Other
+                             stores ignore it.
+    --tls-certificate FILE   serve HTTPS (TLS 1.2 or newer) with this PEM
+                             certificate chain, the server's certificate first (env
+                             MODELSTORE_SYNC_TLS_CERTIFICATE); needs --tls-key.
+    --tls-key FILE           the certificate's PEM private key, unencrypted (env
+                             MODELSTORE_SYNC_TLS_KEY). Without both the server
+                             speaks plain HTTP: keep it on loopback or a private
                              network, or put a TLS proxy in front.
-    --mint-token SUBJECT     print a token for SUBJECT signed with the key file's secret or private key, and
-                             exit (--expires-in SECONDS, default 86400; --claim NAME=VALUE, repeatable).
+    --mint-token SUBJECT     print a token for SUBJECT signed with the key file's
+                             secret or private key, and exit (--expires-in SECONDS,
+                             default 86400; --claim NAME=VALUE, repeatable).
 
-    Tokens are JWTs with 'sub' (the subject) and 'exp' (the expiry) claims; 'nbf' is checked when
-    present, and other claims reach the scope as text. Clients send them as 'Authorization: Bearer
-    TOKEN'. Errors are JSON bodies {"code", "message", "remedy"} with a 4xx status for what the client
-    must change (401 token, 403 scope, 409 schema, 400/413/422 input: nothing stored) and 429/503 for
-    what a retry fixes. Each request is logged (path, status, milliseconds) on standard output; no log
-    line or error body quotes a token, a password or a stored value. LOG_LEVEL=debug logs more.
+    Tokens are JWTs with 'sub' (the subject) and 'exp' (the expiry) claims; 'nbf' is
+    checked when present, and other claims reach the scope as text. Clients send
+    them as 'Authorization: Bearer TOKEN'. Errors are JSON bodies {"code",
+    "message", "remedy"} with a 4xx status for what the client must change (401
+    token, 403 scope, 409 schema, 400/413/422 input: nothing stored) and 429/503 for
+    what a retry fixes. Each request is logged (path, status, milliseconds) on
+    standard output; no log line or error body quotes a token, a password or a
+    stored value. LOG_LEVEL=debug logs more.
     """
 
 func fail(_ message: String) -> Never {

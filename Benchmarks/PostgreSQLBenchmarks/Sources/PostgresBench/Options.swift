@@ -25,21 +25,27 @@ struct PGOptions: Sendable {
     var fromFiles: [String] = []
 
     static let usage = """
-        usage: modelstore-pg-bench [--smoke | --sizes N,N,...] [--json] [--workloads a,b] [--systems x,y]
-                                   [--budget SECONDS] [--wall SECONDS] [--min-reps K] [--max-reps K]
-                                   [--cap SECONDS] [--timeout SECONDS] [--save FILE] [--from FILE,FILE]
+        usage: modelstore-pg-bench [--smoke | --sizes N,N,...] [--json]
+                 [--workloads a,b] [--systems x,y] [--budget SECONDS]
+                 [--wall SECONDS] [--min-reps K] [--max-reps K] [--cap SECONDS]
+                 [--timeout SECONDS] [--save FILE] [--from FILE,FILE]
                modelstore-pg-bench --list
 
           (no size flag)  N = 10k and 100k
           --smoke         a tiny N and at most three repetitions, for CI
-          --budget        seconds of timed repetitions to aim for per benchmark (default 2)
-          --wall          seconds of wall clock per benchmark, set-up included, after the minimum (default 60)
-          --min-reps      fewest repetitions (default 5), unless they pass --cap seconds (default 60)
+          --budget        seconds of timed repetitions to aim for per benchmark
+                          (default 2)
+          --wall          seconds of wall clock per benchmark, set-up included,
+                          after the minimum (default 60)
+          --min-reps      fewest repetitions (default 5), unless they pass --cap
+                          seconds (default 60)
           --save FILE     also append every full result to FILE as it arrives
-          --from FILES    report on results saved with --save instead of running (later files win)
-        The server comes from the environment that scripts/postgres.sh exports (MODELSTORE_POSTGRES_URL, PG*):
-            scripts/postgres.sh run -- swift run -c release --package-path Benchmarks/PostgreSQLBenchmarks \\
-                modelstore-pg-bench
+          --from FILES    report on results saved with --save instead of running
+                          (later files win)
+        The server comes from the environment that scripts/postgres.sh exports
+        (MODELSTORE_POSTGRES_URL, PG*):
+            scripts/postgres.sh run -- swift run -c release \\
+                --package-path Benchmarks/PostgreSQLBenchmarks modelstore-pg-bench
         """
 
     init(arguments: [String]) throws {
