@@ -57,6 +57,20 @@ final class RawSQLite {
         return statement
     }
 
+    /// Throws if a statement of the connection is still active (stepped and neither done nor reset):
+    /// it would keep a read transaction open, and every read after it would skip beginning and
+    /// ending its own, which the adapter's reads do not.
+    func expectNoActiveStatement() throws {
+        var statement = sqlite3_next_stmt(handle, nil)
+        while let current = statement {
+            if sqlite3_stmt_busy(current) != 0 {
+                let sql = String(cString: sqlite3_sql(current))
+                throw WrongResult("sqlite-raw: '\(sql)' is still active before a read")
+            }
+            statement = sqlite3_next_stmt(handle, current)
+        }
+    }
+
     /// Steps a statement that returns no row.
     func run(_ statement: OpaquePointer) throws {
         let status = sqlite3_step(statement)

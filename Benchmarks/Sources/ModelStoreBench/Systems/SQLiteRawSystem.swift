@@ -70,6 +70,7 @@ struct SQLiteRawSystem: BenchSystem {
             let next = try database.statement("SELECT value FROM modelstore_meta WHERE key = 'nextKey'")
             guard try database.step(next) else { throw WrongResult("sqlite-raw: no nextKey") }
             first = sqlite3_column_int64(next, 0)
+            sqlite3_reset(next)
         }
         let insert = try database.statement(
             "INSERT INTO \"User\" (\(Self.userColumns.joined(separator: ", "))) VALUES (?, ?, ?, ?, ?, ?)")
@@ -160,6 +161,7 @@ struct SQLiteRawSystem: BenchSystem {
 
     private static func count(_ database: RawSQLite) throws -> Int {
         let statement = try database.statement("SELECT count(*) FROM \"User\"")
+        defer { sqlite3_reset(statement) }
         guard try database.step(statement) else { return 0 }
         return Int(sqlite3_column_int64(statement, 0))
     }
@@ -167,6 +169,9 @@ struct SQLiteRawSystem: BenchSystem {
     /// Fails unless SQLite plans the query through an index.
     private static func expectIndex(_ database: RawSQLite, _ sql: String) throws {
         let plan = try database.statement("EXPLAIN QUERY PLAN " + sql)
+        // Reset, or the statement stays busy after its last row and keeps the connection's read
+        // transaction open: every fetch after it would then skip beginning and ending its own.
+        defer { sqlite3_reset(plan) }
         var details: [String] = []
         while try database.step(plan) { details.append(database.text(plan, 3)) }
         if !details.joined().contains("INDEX") { throw WrongResult("sqlite-raw does not use an index: \(details)") }
@@ -202,6 +207,7 @@ struct SQLiteRawSystem: BenchSystem {
     ) throws -> Trial {
         let database = try filledDatabase(data, at: directory.appendingPathComponent("store.sqlite").path)
         if index { try Self.expectIndex(database, sql) }
+        try database.expectNoActiveStatement()
         return Trial(
             path: "\(pathPrefix): \(sql)",
             run: { repetition in
@@ -277,6 +283,7 @@ struct SQLiteRawSystem: BenchSystem {
                 guard repetition == 0 else { return }
                 let read = try database.statement("SELECT \"score\" FROM \"User\" WHERE \"_pk\" = ?")
                 sqlite3_bind_int64(read, 1, key)
+                defer { sqlite3_reset(read) }
                 guard try database.step(read), sqlite3_column_double(read, 0) == 0.5 else {
                     throw WrongResult("update-one: the change was not stored")
                 }
