@@ -16,8 +16,10 @@ extension JSONFileStore {
     /// 2. the document, with its `{"$file": …}` tags naming the new files and its checksum written
     ///    again (added, when a sealed document without one is decrypted), is sealed under the new key (or left plain) and replaces the old one atomically (a
     ///    flushed temporary file renamed over it): **the commit point**;
-    /// 3. its `.backup` is rewritten the same way, or removed if it cannot be read, so that no copy
-    ///    under the old key stays behind;
+    /// 3. its `.backup` is rewritten the same way, so that no copy under the old key stays behind.
+    ///    A backup that cannot be read is removed instead, before step 2: left behind by a run killed
+    ///    after its commit point, it would be readable again after a change back to its key, naming
+    ///    files of its own beside the document's;
     /// 4. the files neither the new document nor the new backup names (the old ones) are removed.
     ///
     /// A crash before step 2 leaves the old document, which names only old files, all still there;
@@ -74,6 +76,10 @@ extension JSONFileStore {
                     }
                 }
                 if !files.written.isEmpty { try FileIO.syncDirectory(paths.external) }
+                if backup == nil {
+                    try FileIO.remove(paths.backup)
+                    try FileIO.syncDirectory(paths.folder)
+                }
                 try FileIO.writeAtomically(
                     try document.rewritten(renaming: files.renamed, keys: newKeys), to: paths.document,
                     permissions: permissions)
@@ -82,9 +88,6 @@ extension JSONFileStore {
                     try FileIO.writeAtomically(
                         try backup.rewritten(renaming: files.renamed, keys: newKeys), to: paths.backup,
                         permissions: permissions)
-                } else {
-                    try FileIO.remove(paths.backup)
-                    try FileIO.syncDirectory(paths.folder)
                 }
                 if FileIO.isDirectory(paths.external) {
                     let named = document.references.names.union(backup?.references.names ?? [])
