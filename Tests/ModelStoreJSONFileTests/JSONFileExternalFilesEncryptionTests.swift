@@ -119,4 +119,37 @@ struct JSONFileExternalFilesEncryptionTests {
         #expect(mismatch.code == .corrupted && mismatch.message.contains("checksum"), "\(mismatch)")
         #expect(try FileTree.snapshot(directory.url) == changed)
     }
+
+    /// A backup the old key cannot open goes before the document is replaced, not after: a run
+    /// stopped between the two must not leave it behind, where a later change back to its key
+    /// would make it readable again. Here the document's write fails (a folder stands where its
+    /// temporary file goes): the backup is already gone, and the document and its files are as
+    /// they were.
+    @Test func aBackupTheOldKeyCannotOpenIsRemovedBeforeTheDocumentIsReplaced() throws {
+        try fill()
+        let key = EncryptionKeySource.key(JSONFileEncryptionTests.key)
+        try JSONFileStore.changeEncryption(at: directory.file(), from: nil, to: key)
+        let backupURL = directory.file("store.json.backup")
+        try Data("{\"not\": \"a backup under this key\"}".utf8).write(to: backupURL)
+        let document = try Data(contentsOf: directory.file())
+        let files = try names()
+        let temporary = directory.file("store.json.tmp")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: false)
+
+        let passphrase = EncryptionKeySource.passphrase("correct horse battery staple")
+        let failure = try #require(throws: DataStoreError.self) {
+            try JSONFileStore.changeEncryption(at: directory.file(), from: key, to: passphrase)
+        }
+        #expect(failure.code == .io && failure.message.contains("store.json.tmp"), "\(failure)")
+        #expect(!FileManager.default.fileExists(atPath: backupURL.path), "the unreadable backup is still there")
+        #expect(try Data(contentsOf: directory.file()) == document)
+        #expect(try names() == files)
+        #expect(try photos(directory.file(), key) == [.data(Self.first), .data(Self.third)])
+
+        try FileManager.default.removeItem(at: temporary)
+        try JSONFileStore.changeEncryption(at: directory.file(), from: key, to: passphrase)
+        #expect(!FileManager.default.fileExists(atPath: backupURL.path))
+        #expect(try names().count == 2 && names().isDisjoint(with: files))
+        #expect(try photos(directory.file(), passphrase) == [.data(Self.first), .data(Self.third)])
+    }
 }
