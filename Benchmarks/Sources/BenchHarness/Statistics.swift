@@ -59,10 +59,17 @@ public struct RepetitionPolicy: Sendable, Hashable {
 
     /// Whether another repetition should run after `samples`, `elapsed` wall-clock seconds into the benchmark.
     public func wantsMore(after samples: [Double], elapsed: Double = 0) -> Bool {
-        if samples.isEmpty { return true }
-        if samples.count >= maximum { return false }
-        let total = samples.reduce(0, +)
-        if samples.count < minimum { return total < timeCap }
+        wantsMore(count: samples.count, total: samples.reduce(0, +), elapsed: elapsed)
+    }
+
+    /// Whether another repetition should run after `count` timed repetitions that add up to
+    /// `total` seconds, `elapsed` wall-clock seconds into the benchmark: the same answer as
+    /// ``wantsMore(after:elapsed:)`` for a caller that keeps the running total, so that deciding
+    /// does not grow with the number of samples.
+    public func wantsMore(count: Int, total: Double, elapsed: Double = 0) -> Bool {
+        if count == 0 { return true }
+        if count >= maximum { return false }
+        if count < minimum { return total < timeCap }
         return total < timeBudget && elapsed < wallBudget
     }
 }

@@ -82,9 +82,11 @@ struct Trial {
     /// Repeats the trial under a policy and returns the times in seconds.
     func measure(_ policy: RepetitionPolicy) throws -> [Double] {
         var samples: [Double] = []
+        var total = 0.0
         let start = ContinuousClock.now
-        while policy.wantsMore(after: samples, elapsed: Self.seconds(ContinuousClock.now - start)) {
+        while policy.wantsMore(count: samples.count, total: total, elapsed: Self.seconds(ContinuousClock.now - start)) {
             samples.append(try repeatOnce(samples.count))
+            total += samples[samples.count - 1]
         }
         return samples
     }

@@ -2,12 +2,9 @@ import BenchHarness
 import Foundation
 import ModelStore
 import ModelStoreAdapters
+import ModelStorePostgreSQL
 import ModelStoreSync
 import PostgresNIO
-
-#if canImport(ModelStorePostgreSQL)
-    import ModelStorePostgreSQL
-#endif
 
 /// The workloads: what one timed repetition does.
 enum SyncWorkload: String, CaseIterable {
@@ -35,19 +32,13 @@ enum SyncSystem: String, CaseIterable {
             let url = "sqlite:" + directory.appendingPathComponent("shared-\(label).sqlite").path
             return try SyncHost(container: ModelContainer(for: syncSchema, url: url))
         case .postgres:
-            #if canImport(ModelStorePostgreSQL)
-                guard let server = ProcessInfo.processInfo.environment["MODELSTORE_POSTGRES_URL"] else {
-                    throw WrongResult(
-                        "MODELSTORE_POSTGRES_URL is not set: run under 'scripts/postgres.sh run -- …'")
-                }
-                let configuration = try PostgreSQLStoreConfiguration.postgreSQL(
-                    server, namespace: Self.namespacePrefix + label)
-                return try SyncHost(container: ModelContainer(for: syncSchema, configurations: [configuration]))
-            #else
+            guard let server = ProcessInfo.processInfo.environment["MODELSTORE_POSTGRES_URL"] else {
                 throw WrongResult(
-                    "this build has no PostgreSQL adapter: build the SyncBench target of Benchmarks/PostgreSQLBenchmarks"
-                )
-            #endif
+                    "MODELSTORE_POSTGRES_URL is not set: run under 'scripts/postgres.sh run -- …'")
+            }
+            let configuration = try PostgreSQLStoreConfiguration.postgreSQL(
+                server, namespace: Self.namespacePrefix + label)
+            return try SyncHost(container: ModelContainer(for: syncSchema, configurations: [configuration]))
         }
     }
 }
