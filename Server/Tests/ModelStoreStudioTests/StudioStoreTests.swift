@@ -1,5 +1,6 @@
 import Foundation
 import ModelStore
+import Synchronization
 import Testing
 
 @testable import ModelStoreStudio
@@ -171,6 +172,12 @@ func withWatcher(
     try await body(fixture, store, watcher)
 }
 
+/// What a test that found a deadlock leaves alone: releasing it would wait on the deadlocked lock.
+private final class KeptForever {
+    let value: Any
+    init(_ value: Any) { self.value = value }
+}
+
 @Suite struct ChangeWatcherTests {
     @Test(.timeLimit(.minutes(1))) func seesAChangeAnotherWriterCommits() async throws {
         try await withWatcher { fixture, store, watcher in
@@ -183,6 +190,47 @@ func withWatcher(
             #expect(next == first + 1)
             #expect(try store.history(limit: 1).first?.author == "other")
         }
+    }
+
+    /// Subscribers cancelled while the watch hands them numbers. A cancellation runs the stream's
+    /// `onTermination` (which takes the watch's lock) under the cancelled task's own lock, and handing a
+    /// number to a waiting task takes that task's lock: a watch that handed numbers out under its lock
+    /// deadlocked with a cancellation (seen in CI as a studio that never stopped on SIGTERM). The
+    /// cancellations come from a thread of their own, so a deadlock fails the test at its deadline.
+    @Test func subscribersCancelledWhileTheWatchHandsOutNumbersDoNotDeadlock() throws {
+        let fixture = try LibraryFixture()
+        defer { fixture.remove() }
+        let store = try StudioStore(url: fixture.url)
+        defer { store.close() }
+        // Every look reads the store and hands out its number: the files changed within the settling time.
+        let watcher = ChangeWatcher(store: store, interval: .microseconds(50), settling: .seconds(3600))
+        let keeper = watcher.subscribe()  // keeps the watch running between the cancelled subscribers
+        let rounds = 3_000
+        let finished = DispatchSemaphore(value: 0)
+        let progress = Mutex(0)
+        let canceller = Thread {
+            for round in 1...rounds {
+                let waiting = DispatchSemaphore(value: 0)
+                let subscriber = Task.detached {
+                    for await _ in watcher.subscribe() { waiting.signal() }
+                }
+                // Cancelled once it got a number, while it waits for the next ones.
+                waiting.wait()
+                usleep(UInt32.random(in: 0...100))
+                subscriber.cancel()
+                progress.withLock { $0 = round }
+            }
+            finished.signal()
+        }
+        canceller.start()
+        guard finished.wait(timeout: .now() + .seconds(60)) == .success else {
+            Issue.record("deadlocked after \(progress.withLock { $0 }) of \(rounds) cancelled subscribers")
+            // The watch's lock is held for good: stopping the watch or ending the stream would wait on it.
+            _ = Unmanaged.passRetained(KeptForever((watcher, keeper)))
+            return
+        }
+        watcher.stop()
+        withExtendedLifetime(keeper) {}
     }
 
     /// After its files changed, the watch reads the history at every look until they have not changed for

@@ -63,14 +63,15 @@ final class ChangeWatcher: @unchecked Sendable {
     }
 
     private func unsubscribe(_ id: UUID) {
-        lock.withLock {
+        let idle: Task<Void, Never>? = lock.withLock {
             state.subscribers[id] = nil
             StudioDebugLog.write("watch: a subscriber left, \(state.subscribers.count) now")
-            if state.subscribers.isEmpty {
-                state.task?.cancel()
-                state.task = nil
-            }
+            guard state.subscribers.isEmpty else { return nil }
+            defer { state.task = nil }
+            return state.task
         }
+        // Cancelled outside the lock, as `run` yields outside it.
+        idle?.cancel()
     }
 
     /// Why a look at the store reads its history (the rules in the type's discussion), or `nil` when it
@@ -129,23 +130,28 @@ final class ChangeWatcher: @unchecked Sendable {
                 StudioDebugLog.write("watch: reading the newest transaction failed (\(reason.rawValue))")
                 continue
             }
-            lock.withLock {
+            // Yielded outside the lock: a yield resumes a waiting task under that task's own lock, and
+            // cancelling such a task runs its stream's `onTermination` (`unsubscribe`, which takes this
+            // lock) under the same task lock. Yielding inside it deadlocked the two (seen in CI: the
+            // studio then never stopped on SIGTERM).
+            let subscribers = lock.withLock {
                 if reason != .noFiles && reason != .recheck {
                     StudioDebugLog.write(
                         "watch: \(reason.rawValue), newest \(newest), \(state.subscribers.count) subscribers")
                 }
-                for subscriber in state.subscribers.values { subscriber.yield(newest) }
+                return Array(state.subscribers.values)
             }
+            for subscriber in subscribers { subscriber.yield(newest) }
         }
     }
 
     /// Stops watching and ends every subscription.
     func stop() {
-        let subscribers = lock.withLock {
-            state.task?.cancel()
-            state.task = nil
-            return Array(state.subscribers.values)
+        let (task, subscribers) = lock.withLock {
+            defer { state.task = nil }
+            return (state.task, Array(state.subscribers.values))
         }
+        task?.cancel()
         for subscriber in subscribers { subscriber.finish() }
     }
 }
