@@ -8,34 +8,41 @@ import Foundation
 //   scripts/postgres.sh run -- swift run -c release --package-path Benchmarks/PostgreSQLBenchmarks \
 //       modelstore-sync-bench [--sizes 10000,100000] [--systems sqlite-to-sqlite,sqlite-to-postgres]
 //       [--workloads initial-pull,...] [--changes 1000] [--min-reps 3] [--max-reps 20] [--json]
+// (--help says what each does).
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-
-func value(_ name: String) -> String? {
-    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
-    return arguments[index + 1]
+let options: SyncOptions
+do {
+    options = try SyncOptions(arguments: arguments)
+} catch {
+    FileHandle.standardError.write(Data("modelstore-sync-bench: \(error)\n\(SyncOptions.usage)\n".utf8))
+    exit(64)
+}
+if options.help {
+    print(SyncOptions.usage)
+    exit(0)
 }
 
-let changes = value("--changes").flatMap(Int.init) ?? 1000
-let smoke = arguments.contains("--smoke")
+let changes = options.changes
+let smoke = options.isSmoke
 let policy = RepetitionPolicy(
-    minimum: value("--min-reps").flatMap(Int.init) ?? (smoke ? 1 : 3),
-    maximum: value("--max-reps").flatMap(Int.init) ?? (smoke ? 2 : 20), timeBudget: 2)
+    minimum: options.minimumRepetitions ?? (smoke ? 1 : 3),
+    maximum: options.maximumRepetitions ?? (smoke ? 2 : 20), timeBudget: 2)
 
 #if DEBUG
-    if !arguments.contains("--child") && !arguments.contains("--smoke") {
+    if options.child == nil && !smoke {
         FileHandle.standardError.write(
             Data("modelstore-sync-bench: numbers come from a release build only (swift run -c release …)\n".utf8))
         exit(2)
     }
 #endif
 
-if let index = arguments.firstIndex(of: "--child"), index + 3 < arguments.count {
+if let child = options.child {
     let done = DispatchSemaphore(value: 0)
     let line = ResultLine()
-    let workloadName = arguments[index + 1]
-    let systemName = arguments[index + 2]
-    let n = Int(arguments[index + 3]) ?? 0
+    let workloadName = child.workload
+    let systemName = child.system
+    let n = child.n
     Task.detached {
         var result = BenchmarkResult(workload: workloadName, system: systemName, n: n, status: .failed("not run"))
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -67,12 +74,9 @@ if let index = arguments.firstIndex(of: "--child"), index + 3 < arguments.count 
     exit(0)
 }
 
-let sizes =
-    value("--sizes").map { $0.split(separator: ",").compactMap { Int($0) } } ?? (smoke ? [2000] : [10_000, 100_000])
-let systems =
-    value("--systems").map { $0.split(separator: ",").map(String.init) } ?? SyncSystem.allCases.map(\.rawValue)
-let workloads =
-    value("--workloads").map { $0.split(separator: ",").map(String.init) } ?? SyncWorkload.allCases.map(\.rawValue)
+let sizes = options.sizes
+let systems = options.systems
+let workloads = options.workloads
 let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
 var results: [BenchmarkResult] = []
 for workload in workloads {
@@ -84,7 +88,7 @@ for workload in workloads {
                 executable: executable, arguments: childArguments, timeout: 1800, workload: workload, system: system,
                 n: n)
             results.append(result)
-            if arguments.contains("--json") { print(result.jsonLine) }
+            if options.json { print(result.jsonLine) }
             FileHandle.standardError.write(Data("\(workload) \(system) \(n): \(result.status)\n".utf8))
         }
     }
