@@ -4,9 +4,10 @@
 # smoke run of its benchmark.
 # Run from anywhere. The package builds in the PostgreSQL adapter's build directory, which the other
 # companion packages share (.ci/run): ModelStore and its stores are a dependency there as here, built
-# with the same flags, so after the adapter's build only swift-syntax and this package compile. In a
-# directory of its own, a cold build of swift-syntax and the package (ModelStore included) took 296 s
-# on the shared 2-core machine, at a load of 8 to 11.
+# with the same flags, so after the adapter's build they are not compiled again. The package's graph
+# also builds host copies of them and of swift-syntax (`*-tool.build`), which scripts/ci-studio.sh
+# leaves out of its symbol graph. In a directory of its own, a cold build of swift-syntax and the
+# package (ModelStore included, both copies) took 296 s on the shared 2-core machine, at a load of 8 to 11.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # SQLite's headers, which the built-in adapters that the tests use link.
@@ -18,4 +19,5 @@ swift build --package-path Macros --scratch-path "$scratch" --build-tests
 swift test --package-path Macros --scratch-path "$scratch" --skip-build
 # The inmemory / inmemory-macro benchmark at a smoke size, in debug: it checks what both models store and
 # fetch back (the timings are a release build's: see Macros/README.md).
-swift run --package-path Macros --scratch-path "$scratch" --skip-build modelstore-macro-bench --count 2000 --repetitions 3
+swift run --package-path Macros --scratch-path "$scratch" --skip-build modelstore-macro-bench \
+    --count 2000 --repetitions 3
