@@ -26,9 +26,9 @@ kind="${1:-all}"
 #                              this test binary run again, so it is instrumented too)
 #   PersistentIdentifierScopeTests  identifier scopes made from many tasks at once (the table of
 #                              scopes and its slots of recent ones)
-#   …ConformanceTests/         the conformance suites of the in-memory store, the entity files, the
-#                              JSON file, the append log, SQLite and encrypted SQLite: cases run
-#                              in parallel, one saves from 4 threads. Encrypted SQLite for its
+#   …ConformanceTests/         the conformance suites of the in-memory store, the sample adapter
+#                              (entity files), the JSON file, the append log, SQLite and encrypted
+#                              SQLite: cases run in parallel, one saves from 4 threads. Encrypted SQLite for its
 #                              cipher VFS, process-wide C state; not the encrypted JSON file and
 #                              append log, whose code beside their plaintext twins' is the sealing
 #                              of records, which the AES-256-GCM tests below run across threads
