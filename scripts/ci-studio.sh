@@ -25,8 +25,8 @@ bin="$(swift build --package-path Server --scratch-path "$scratch" --show-bin-pa
 # (no second compile; the C modules' maps let it load), then the toolchain's docc converts (3 s here).
 docs=.build-docs/studio
 rm -rf "$docs" && mkdir -p "$docs/graphs"
-# Not the host copies of the C modules (`*-tool.build`, which the Macros package's graph builds in this
-# shared directory): they define the same module names a second time.
+# Not host copies of the C modules (`*-tool.build`, which a package with macros builds beside the target
+# copies), should there be any: they define the same module names a second time.
 maps=()
 while IFS= read -r map; do maps+=(-Xcc "-fmodule-map-file=$(readlink -f "$map")"); done < <(
     find "$bin" -maxdepth 2 -name module.modulemap -not -path "*-tool.build/*"
