@@ -260,3 +260,11 @@ for target in package.targets where target.type != .system && target.type != .pl
             .enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility"),
         ]
 }
+
+// The thread sanitizer's build (scripts/sanitize.sh) compiles the whole package again, instrumented, to run the
+// concurrency tests, which live in a few test targets. It names them in MODELSTORE_TEST_TARGETS (comma-separated),
+// and the other test targets leave the package for that build: their instrumented compile was time CI spent on
+// tests it does not run there. Unset, as in `swift test`, every test target stays.
+if let kept = Context.environment["MODELSTORE_TEST_TARGETS"].map({ Set($0.split(separator: ",").map(String.init)) }) {
+    package.targets.removeAll { $0.type == .test && !kept.contains($0.name) }
+}
