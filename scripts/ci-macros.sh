@@ -7,8 +7,9 @@
 # the package's graph also builds host copies of them (`*-tool.build`) and swift-syntax. Not in the
 # directory the other companion packages share (Adapters/PostgreSQL/.build): resolving this package there
 # removed their checkouts (its graph holds only swift-syntax), and the next package checked out and
-# compiled SwiftNIO, swift-crypto and PostgresNIO again (the studio's step took 469 s instead of 68 s).
-# In .build after `swift build`, this build took 275 s on the shared 2-core machine.
+# compiled SwiftNIO, swift-crypto and PostgresNIO again (the studio's build took 469 s instead of 150 s).
+# In .build after `swift build`, this build took 275 s on the shared 2-core machine. The host copies are
+# SwiftPM's: a test target here depends on the macro target, so the package's tests build for the host.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # SQLite's headers, which the built-in adapters that the tests use link.
