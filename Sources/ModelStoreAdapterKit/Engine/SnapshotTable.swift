@@ -17,7 +17,7 @@ import ModelStore
 ///
 /// A table is a value; a store keeps it behind a `Mutex`. Saving is two steps so that a durable
 /// store can write before it applies: ``prepare(_:storeIdentifier:)`` validates a save and mints
-/// identifiers without changing the table, and ``apply(_:)-(PreparedSave)`` cannot fail.
+/// identifiers without changing the table, and ``apply(_:)-(SnapshotTable.PreparedSave)`` cannot fail.
 ///
 /// Part of the adapter kit (`import ModelStoreAdapterKit`).
 public struct SnapshotTable: Sendable {
