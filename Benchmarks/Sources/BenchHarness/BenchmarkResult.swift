@@ -48,6 +48,9 @@ public struct BenchmarkResult: Sendable, Hashable, Codable {
     public var heldAfterSaveBytes: Int?
     /// The API path the system's timed code takes, as shown in the report.
     public var path: String
+    /// The median of each round, in the order they ran, when the benchmark ran in more than one round
+    /// (`--rounds`); `nil` for a benchmark run once. ``timing``'s median is then the median of these.
+    public var roundMedians: [Double]?
 
     /// A measurement.
     public init(
@@ -63,6 +66,34 @@ public struct BenchmarkResult: Sendable, Hashable, Codable {
         self.baselineResidentBytes = baselineResidentBytes
         self.rawDataBytes = rawDataBytes
         self.path = path
+    }
+
+    /// One result from the results of the same benchmark run in several rounds (`--rounds`), each in a
+    /// child process of its own, at different times: the median of the rounds' medians, so that a round
+    /// slowed or sped up as a whole (by the machine, or by where its process's memory landed) does not
+    /// decide a comparison.
+    ///
+    /// The memory figures and the path are the round whose median is the median (of an even count,
+    /// the faster of the two middle rounds); the timing counts every repetition, with the fastest and
+    /// slowest of all and that round's 90th percentile. A round that failed or was not applicable is
+    /// the result, with its reason. `rounds` must not be empty; one round is returned as it is.
+    public static func combiningRounds(_ rounds: [BenchmarkResult]) -> BenchmarkResult {
+        precondition(!rounds.isEmpty, "combiningRounds needs at least one round")
+        if rounds.count == 1 { return rounds[0] }
+        if let unmeasured = rounds.first(where: { $0.status != .measured || $0.timing == nil }) { return unmeasured }
+        let timings = rounds.map { $0.timing! }
+        let order = timings.indices.sorted { timings[$0].median < timings[$1].median }
+        let lowerMiddle = order[(order.count - 1) / 2]
+        var combined = rounds[lowerMiddle]
+        let medians = order.map { timings[$0].median }
+        let middle = medians.count / 2
+        combined.timing?.median =
+            medians.count.isMultiple(of: 2) ? (medians[middle - 1] + medians[middle]) / 2 : medians[middle]
+        combined.timing?.count = timings.reduce(0) { $0 + $1.count }
+        combined.timing?.minimum = timings.map(\.minimum).min()!
+        combined.timing?.maximum = timings.map(\.maximum).max()!
+        combined.roundMedians = timings.map(\.median)
+        return combined
     }
 
     /// The median in seconds, when measured.

@@ -46,6 +46,10 @@ public struct Options: Sendable, Hashable {
     /// The results page whose generated part is written from the run (with its charts and saved
     /// results in the `results` folder beside it).
     public var pageFile: String?
+    /// How many times every selected benchmark runs, in as many passes over the whole list, each run in a
+    /// child process of its own; the report gives the median of the runs' medians
+    /// (``BenchmarkResult/combiningRounds(_:)``).
+    public var rounds = 1
 
     /// The usage text.
     public static let usage = """
@@ -53,7 +57,7 @@ public struct Options: Sendable, Hashable {
                  [--workloads a,b] [--systems x,y] [--budget SECONDS]
                  [--min-reps K] [--max-reps K] [--cap SECONDS] [--wall SECONDS]
                  [--timeout SECONDS] [--scratch DIR] [--save FILE]
-                 [--from FILE,FILE] [--page FILE]
+                 [--rounds K] [--from FILE,FILE] [--page FILE]
                modelstore-bench --list
 
           (no size flag)  N = 10k, 100k and 1M
@@ -69,6 +73,9 @@ public struct Options: Sendable, Hashable {
                           seconds, set-up included (default 60)
           --timeout       seconds before a benchmark's child process is stopped
                           (default 1200)
+          --rounds K      run the whole list K times, every benchmark in a process
+                          of its own each time, and report the median of its K
+                          medians (default 1)
           --save FILE     also append every full result to FILE as it arrives
           --from FILES    report on results saved with --save instead of running
                           (later files win)
@@ -126,6 +133,9 @@ public struct Options: Sendable, Hashable {
             case "--wall": wallBudget = try number(value(for: argument), for: argument)
             case "--timeout": childTimeout = try number(value(for: argument), for: argument)
             case "--scratch": scratchDirectory = try value(for: argument)
+            case "--rounds":
+                rounds = try number(value(for: argument), for: argument)
+                if rounds < 1 { throw OptionsError("'--rounds' expects a count of at least 1, such as '3'") }
             case "--save": saveFile = try value(for: argument)
             case "--from": fromFiles = try value(for: argument).split(separator: ",").map(String.init)
             case "--page": pageFile = try value(for: argument)

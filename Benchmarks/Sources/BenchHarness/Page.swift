@@ -82,6 +82,14 @@ public enum Page {
             "both were measured, in brackets; below 1 is faster. The peak is at the largest size measured.",
             "",
         ]
+        let inRounds = results.compactMap(\.roundMedians)
+        if !inRounds.isEmpty {
+            let counts = Set(inRounds.map(\.count)).sorted().map(String.init).joined(separator: " or ")
+            lines += [
+                "\(inRounds.count) of these benchmarks ran in \(counts) rounds (`--rounds`), each round a pass over the",
+                "whole list in processes of their own: their median is the median of the rounds' medians.", "",
+            ]
+        }
         var notApplicable: [String] = []
         for family in families {
             let rows = results.filter { family.workloads.contains($0.workload) }

@@ -79,27 +79,39 @@ enum Parent {
         defer { if options.scratchDirectory == nil { try? FileManager.default.removeItem(atPath: scratch) } }
 
         let jobs = jobs(options)
-        var results: [BenchmarkResult] = []
+        // With --rounds K, K passes over the whole list: the runs of one benchmark are minutes apart, and
+        // the systems a goal compares alternate within each pass.
+        var rounds = Array(repeating: [BenchmarkResult](), count: jobs.count)
         let started = Date()
-        for (index, job) in jobs.enumerated() {
-            let measurement: BenchmarkResult
-            if let system = Registry.system(named: job.system), let workload = Workload(rawValue: job.workload),
-                let reason = system.notApplicable(workload)
-            {
-                measurement = BenchmarkResult(
-                    workload: job.workload, system: job.system, n: job.n, status: .notApplicable(reason))
-            } else {
-                measurement = ChildProcess.run(
-                    executable: executable,
-                    arguments: options.childArguments(
-                        workload: job.workload, system: job.system, n: job.n, scratch: scratch),
-                    timeout: options.childTimeout, workload: job.workload, system: job.system, n: job.n)
+        for round in 0..<options.rounds {
+            for (index, job) in jobs.enumerated() {
+                let measurement: BenchmarkResult
+                if let system = Registry.system(named: job.system), let workload = Workload(rawValue: job.workload),
+                    let reason = system.notApplicable(workload)
+                {
+                    measurement = BenchmarkResult(
+                        workload: job.workload, system: job.system, n: job.n, status: .notApplicable(reason))
+                } else {
+                    measurement = ChildProcess.run(
+                        executable: executable,
+                        arguments: options.childArguments(
+                            workload: job.workload, system: job.system, n: job.n, scratch: scratch),
+                        timeout: options.childTimeout, workload: job.workload, system: job.system, n: job.n)
+                }
+                rounds[index].append(measurement)
+                // A round's result is saved as it arrives, and the combined result after the last round, which
+                // replaces it for --from; a run stopped early leaves its last complete round.
+                let isLast = round == options.rounds - 1
+                let result = isLast ? BenchmarkResult.combiningRounds(rounds[index]) : measurement
+                if let saveFile = options.saveFile {
+                    append(measurement, to: saveFile)
+                    if isLast && options.rounds > 1 { append(result, to: saveFile) }
+                }
+                progress(round * jobs.count + index + 1, of: jobs.count * options.rounds, measurement, since: started)
+                if options.json && isLast { FileHandle.standardOutput.write(Data((result.jsonLine + "\n").utf8)) }
             }
-            results.append(measurement)
-            if let saveFile = options.saveFile { append(measurement, to: saveFile) }
-            progress(index + 1, of: jobs.count, measurement, since: started)
-            if options.json { FileHandle.standardOutput.write(Data((measurement.jsonLine + "\n").utf8)) }
         }
+        let results = rounds.map(BenchmarkResult.combiningRounds)
         let run = Environment.describe(command: CommandLine.arguments.dropFirst().joined(separator: " "))
         if let saveFile = options.saveFile { appendLine(runLine(run), to: saveFile) }
         if !options.json {

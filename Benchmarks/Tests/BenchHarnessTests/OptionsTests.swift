@@ -18,6 +18,14 @@ struct OptionsTests {
         #expect(throws: OptionsError.self) { try Options(arguments: ["--wall", "soon"]) }
     }
 
+    @Test func roundsDefaultToOneAndMustBeAPositiveCount() throws {
+        #expect(try Options(arguments: []).rounds == 1)
+        #expect(try Options(arguments: ["--rounds", "3"]).rounds == 3)
+        #expect(throws: OptionsError.self) { try Options(arguments: ["--rounds", "0"]) }
+        #expect(throws: OptionsError.self) { try Options(arguments: ["--rounds", "some"]) }
+        #expect(Options.usage.contains("--rounds K"))
+    }
+
     @Test func theUsageFitsAnEightyColumnTerminal() {
         let wide = Options.usage.split(separator: "\n").filter { $0.count > 80 }
         #expect(wide.isEmpty, "lines over 80 columns: \(wide)")

@@ -88,3 +88,58 @@ struct ProcessMemoryTests {
         #expect(ProcessMemory.peakResidentBytes() >= current)
     }
 }
+
+/// `--rounds`: one result from the same benchmark run in several child processes.
+struct RoundsTests {
+    private func round(_ samples: [Double], peak: Int) -> BenchmarkResult {
+        var result = BenchmarkResult(
+            workload: "fetch-indexed", system: "jsonfile", n: 10_000, status: .measured,
+            timing: TimingSummary(seconds: samples))
+        result.peakResidentBytes = peak
+        return result
+    }
+
+    @Test func theMedianIsTheMedianOfTheRoundsMediansAndTheMemoryIsThatRounds() throws {
+        let combined = BenchmarkResult.combiningRounds([
+            round([3, 3.5, 2.5], peak: 30), round([1, 1.5, 0.5], peak: 10), round([2, 9, 0.1], peak: 20),
+        ])
+        let timing = try #require(combined.timing)
+        #expect(timing.median == 2)
+        #expect(timing.count == 9)
+        #expect(timing.minimum == 0.1 && timing.maximum == 9)
+        #expect(timing.p90 == 9, "the 90th percentile of the median round")
+        #expect(combined.peakResidentBytes == 20)
+        #expect(combined.roundMedians == [3, 1, 2], "in the order the rounds ran")
+    }
+
+    @Test func anEvenCountTakesTheMeanOfTheMiddlePairAndTheFasterRoundsMemory() throws {
+        let combined = BenchmarkResult.combiningRounds([
+            round([4], peak: 40), round([1], peak: 10), round([3], peak: 30), round([2], peak: 20),
+        ])
+        #expect(combined.timing?.median == 2.5)
+        #expect(combined.peakResidentBytes == 20)
+    }
+
+    @Test func oneRoundIsReturnedAsItIs() {
+        let only = round([1, 2, 3], peak: 5)
+        #expect(BenchmarkResult.combiningRounds([only]) == only)
+        #expect(only.roundMedians == nil)
+    }
+
+    @Test func aFailedRoundIsTheResult() {
+        var failed = round([1], peak: 1)
+        failed.status = .failed("wrong result")
+        let combined = BenchmarkResult.combiningRounds([round([1], peak: 1), failed, round([2], peak: 2)])
+        #expect(combined.status == .failed("wrong result"))
+        #expect(combined.median == nil)
+    }
+
+    @Test func theRoundsSurviveTheSavedLineAndThePageSaysSo() throws {
+        let combined = BenchmarkResult.combiningRounds([round([3], peak: 3), round([1], peak: 1), round([2], peak: 2)])
+        let parsed = try #require(ChildProcess.parseAll(try ChildProcess.resultLine(combined)).first)
+        #expect(parsed == combined)
+        let page = Page.section([combined], run: "Run: one.")
+        #expect(page.contains("1 of these benchmarks ran in 3 rounds"))
+        #expect(!Page.section([round([1], peak: 1)], run: "Run: one.").contains("rounds (`--rounds`)"))
+    }
+}
