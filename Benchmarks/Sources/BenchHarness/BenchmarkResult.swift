@@ -70,8 +70,8 @@ public struct BenchmarkResult: Sendable, Hashable, Codable {
 
     /// One result from the results of the same benchmark run in several rounds (`--rounds`), each in a
     /// child process of its own, at different times: the median of the rounds' medians, so that a round
-    /// slowed or sped up as a whole (by the machine, or by where its process's memory landed) does not
-    /// decide a comparison.
+    /// slowed as a whole (a shared machine slows down for seconds at a time; see the README's "Rounds")
+    /// does not decide a comparison.
     ///
     /// The memory figures and the path are the round whose median is the median (of an even count,
     /// the faster of the two middle rounds); the timing counts every repetition, with the fastest and
