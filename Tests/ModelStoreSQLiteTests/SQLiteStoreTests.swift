@@ -2,9 +2,10 @@ import CSQLite
 import Foundation
 import ModelStore
 import ModelStoreAdapterKit
-import ModelStoreSQLite
 import ModelStoreTestSupport
 import Testing
+
+@testable import ModelStoreSQLite
 
 /// What a user of `SQLiteStore` sees beyond the conformance suite: the file's shape, migrations,
 /// SQL plans, batches and referential integrity.
@@ -70,6 +71,39 @@ struct SQLiteStoreTests {
         let byParent = StoreQuery(entityName: "Item", filter: .equal("parent", .reference(ids[0])))
         #expect(store.accessPath(for: byParent)?.properties == ["parent"])
         #expect(try store.run(byParent).map { $0["code"] } == [.string("c")])
+    }
+
+    /// A declared index on the same properties, in the same order, as a uniqueness constraint is not
+    /// created a second time: the unique index serves it. An index that only starts with those
+    /// properties, or names them in another order, is created. A file written before (with the
+    /// second copy) opens and is used as before.
+    @Test func aDeclaredIndexOfAUniqueConstraintsPropertiesIsTheUniqueIndex() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("store.sqlite")
+        var description = ItemSchema.description()
+        description.entities[0].uniquenessConstraints = [["code"], ["code", "n"]]
+        description.entities[0].indices = [["code"], ["code", "n"], ["n", "code"], ["code", "name"]]
+        let schema = try Schema(description)
+        let store = try ItemSchema.store(url, schema: schema)
+        let names = Self.tables(url)
+        #expect(names.contains("Item.unique.0") && names.contains("Item.unique.1"), "\(names)")
+        #expect(!names.contains("Item.index.0") && !names.contains("Item.index.1"), "\(names)")
+        #expect(names.contains("Item.index.2") && names.contains("Item.index.3"), "\(names)")
+        let entity = try #require(store.schema.entity(named: "Item"))
+        _ = try store.insert([ItemSchema.item(code: "a", in: entity), ItemSchema.item(code: "b", in: entity)])
+        let byCode = StoreQuery(entityName: "Item", filter: .equal("code", .string("b")))
+        #expect(store.accessPath(for: byCode)?.properties == ["code"])
+        #expect(try store.run(byCode).map { $0["code"] } == [.string("b")])
+
+        // The second copy as an earlier version made it: the file still opens, and reads and writes.
+        try store.database.withLock { connection in
+            try connection.execute("CREATE INDEX \"Item.index.0\" ON \"Item\" (\"code\")")
+        }
+        let reopened = try ItemSchema.store(url, schema: schema)
+        _ = try reopened.insert([ItemSchema.item(code: "c", in: entity)])
+        let byNewCode = StoreQuery(entityName: "Item", filter: .equal("code", .string("c")))
+        #expect(try reopened.run(byNewCode).map { $0["code"] } == [.string("c")])
+        #expect(Self.tables(url).contains("Item.index.0"))
     }
 
     @Test func identifiersAndKeysSurviveReopeningAndErase() throws {

@@ -170,10 +170,7 @@ final class EntityLayout: Sendable {
                 "CREATE UNIQUE INDEX \(quote("\(entity.name).unique.\(number)")) ON \(table) ("
                     + names.map(quote).joined(separator: ", ") + ")")
         }
-        // Each to-one column has an index of its own (below): a declared index of that column alone
-        // would be a second copy of it, written on every save. Its number stays unused.
-        let keyed = Set(columns.lazy.filter { $0.kind == nil }.map(\.name))
-        for (number, names) in entity.indices.enumerated() where !(names.count == 1 && keyed.contains(names[0])) {
+        for (number, names) in entity.indices.enumerated() where !isServedByAnotherIndex(names) {
             sql.append(
                 "CREATE INDEX \(quote("\(entity.name).index.\(number)")) ON \(table) ("
                     + names.map(quote).joined(separator: ", ") + ")")
@@ -182,6 +179,15 @@ final class EntityLayout: Sendable {
             sql.append("CREATE INDEX \(quote("\(entity.name).\(column.name).key")) ON \(table) (\(quote(column.name)))")
         }
         return sql
+    }
+
+    /// Whether a declared index on these properties would be a second copy of an index the table has
+    /// anyway, written on every save for nothing: the index of a to-one column (``indexSQL`` gives each
+    /// its own), or a unique index on the same properties in the same order (a unique index serves
+    /// every look-up an index does). Such an index is not created, and its number stays unused.
+    func isServedByAnotherIndex(_ names: [String]) -> Bool {
+        if names.count == 1, let column = column(named: names[0]), column.kind == nil { return true }
+        return entity.uniquenessConstraints.contains(names)
     }
 
     /// The statements that drop the entity's tables (their indexes go with them).

@@ -32,6 +32,20 @@ final class Seedling: PersistentModel {
     init() {}
 }
 
+/// A ticket of the index tests: indexes declared on the properties of its uniqueness constraints
+/// (which their unique indexes already are), and two that are not (another order, a longer list).
+final class Ticket: PersistentModel {
+    @Attribute(.unique) var serial: String = ""
+    @Attribute var row: Int = 0
+
+    static var constraints: [ModelConstraint<Ticket>] {
+        [.unique(\.row, \.serial), .index(\.serial), .index(\.row, \.serial), .index(\.serial, \.row), .index(\.row)]
+    }
+
+    let persistentBackingData = BackingData()
+    init() {}
+}
+
 /// What the store does to stay fast on large tables, checked on the server: text lookups that an
 /// index serves, unique indexes that compare strings as Swift does, inserts many rows per statement
 /// and analyzed after their commit, and batch deletes that do not read (or, deleting every row, name)
@@ -328,6 +342,68 @@ struct PostgreSQLIndexedWriteTests {
         #expect(explanation.accessPath?.properties == ["patron"], "\(explanation)\n\(plan)")
         let codes = try ModelContext(container).fetch(byPatron).map(\.code).sorted()
         #expect(codes == (0..<3_000).filter { $0 % patrons.count == 7 }.map { "s\($0)" }.sorted())
+    }
+
+    @Test func aDeclaredIndexOfAUniqueConstraintsPropertiesIsItsUniqueIndex() async throws {
+        let namespace = PostgreSQLServer.freshNamespace("tuni")
+        let configuration = try PostgreSQLServer.configuration(namespace: namespace)
+        let schema = Schema([Ticket.self])
+        var container: ModelContainer? = try ModelContainer(for: schema, configurations: [configuration])
+        let admin = try await AdminConnection.open()
+        func definitions() async throws -> [String] {
+            try await admin.run(
+                "SELECT indexname || ': ' || indexdef FROM pg_indexes WHERE schemaname = '\(namespace)' "
+                    + "AND tablename = 'Ticket' ORDER BY indexname")
+        }
+        let listed = try await definitions()
+        let names = listed.map { String($0.prefix { $0 != ":" }) }
+        #expect(names.contains("Ticket.unique.0") && names.contains("Ticket.unique.1"), "\(listed)")
+        #expect(!names.contains("Ticket.index.0") && !names.contains("Ticket.index.1"), "\(listed)")
+        #expect(names.contains("Ticket.index.2") && names.contains("Ticket.index.3"), "\(listed)")
+        func verify() throws -> [String] {
+            try PostgreSQLMaintenance().verify(
+                StoreMaintenanceRequest(
+                    name: "tickets", url: try StoreURL(try #require(PostgreSQLServer.url)),
+                    configuration: configuration, countsExactly: true)
+            ).problems.map { "\($0)" }
+        }
+        #expect(try verify().isEmpty)
+
+        let context = ModelContext(try #require(container))
+        for number in 0..<2_000 {
+            let ticket = Ticket()
+            ticket.serial = "t\(number)"
+            ticket.row = number % 40
+            context.insert(ticket)
+        }
+        try context.save()
+        try await admin.run("ANALYZE \"\(namespace)\".\"Ticket\"")
+        let serial = "t1234"
+        let bySerial = FetchDescriptor<Ticket>(predicate: #Predicate { $0.serial == serial })
+        let explanation = try ModelContext(try #require(container)).explain(bySerial)
+        let store = try #require(container?.stores.first as? PostgreSQLStore)
+        let plan = try store.queryPlan(for: try #require(explanation.storeQuery)).joined(separator: "\n")
+        #expect(plan.contains("Index") && !plan.contains("Seq Scan"), "\(plan)")
+        #expect(try ModelContext(try #require(container)).fetch(bySerial).map(\.row) == [1234 % 40])
+
+        // A namespace an earlier version made, with the second copy: it opens, verifies and saves.
+        container = nil
+        try await admin.run(
+            "CREATE INDEX \"Ticket.index.0\" ON \"\(namespace)\".\"Ticket\" "
+                + "(((CASE WHEN octet_length(serial) = length(serial) THEN serial ELSE normalize(serial, NFC) END) "
+                + "COLLATE \"C\"))")
+        let reopened = try ModelContainer(for: schema, configurations: [configuration])
+        let ticket = Ticket()
+        ticket.serial = "t-new"
+        let writer = ModelContext(reopened)
+        writer.insert(ticket)
+        try writer.save()
+        let newSerial = "t-new"
+        let byNewSerial = FetchDescriptor<Ticket>(predicate: #Predicate { $0.serial == newSerial })
+        #expect(try ModelContext(reopened).fetchCount(byNewSerial) == 1)
+        #expect(try await definitions().contains { $0.hasPrefix("Ticket.index.0: ") })
+        #expect(try verify().isEmpty)
+        try await admin.close()
     }
 
     /// Turns a namespace's `Patron` indexes into what a format-3 build made: the unique index on

@@ -195,12 +195,15 @@ struct TableLayout: Sendable {
         return sql
     }
 
-    /// The entity's declared indexes that ``indexSQL`` creates, with their numbers: all but one of a
-    /// to-one relationship alone, which the column's own index (`Entity.relationship.key`) already is;
-    /// a second copy would only be written on every save. Its number stays unused.
+    /// The entity's declared indexes that ``indexSQL`` creates, with their numbers. Left out is one that
+    /// would be a second copy of an index the table has anyway, written on every save for nothing: one
+    /// of a to-one relationship alone, which the column's own index (`Entity.relationship.key`) already
+    /// is, and one on the same properties, in the same order, as a uniqueness constraint, whose unique
+    /// index has the same keys. Its number stays unused.
     private var createdIndices: [(number: Int, names: [String])] {
         entity.indices.enumerated().compactMap { number, names in
             if names.count == 1, let column = column(named: names[0]), column.type == nil { return nil }
+            if entity.uniquenessConstraints.contains(names) { return nil }
             return (number, names)
         }
     }
