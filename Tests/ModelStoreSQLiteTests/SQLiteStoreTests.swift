@@ -104,6 +104,9 @@ struct SQLiteStoreTests {
         let byNewCode = StoreQuery(entityName: "Item", filter: .equal("code", .string("c")))
         #expect(try reopened.run(byNewCode).map { $0["code"] } == [.string("c")])
         #expect(Self.tables(url).contains("Item.index.0"))
+        let verification = try SQLiteStore.verification(at: url)
+        #expect(verification.problems.isEmpty, "\(verification.problems)")
+        #expect(verification.counts.first { $0.entity == "Item" }?.count == 3)
     }
 
     @Test func identifiersAndKeysSurviveReopeningAndErase() throws {
