@@ -10,6 +10,9 @@ extension Schema {
         public let name: String
         /// The persisted properties, in declaration order.
         public let properties: [Property]
+        /// The persisted properties' names, in the same order: `propertyNames[slot]` is the name of the
+        /// property in that slot, read without copying the property itself.
+        public let propertyNames: [String]
         /// The persisted attributes, in declaration order.
         public let attributes: [Attribute]
         /// The relationships, in declaration order.
@@ -190,6 +193,7 @@ extension Schema {
                 if kind == .unique { unique.append(resolved) } else { indices.append(resolved) }
             }
             self.properties = properties
+            self.propertyNames = properties.map(\.name)
             self.attributes = attributes
             self.relationships = relationships
             self.ephemeralAttributeNames = layouts.flatMap { $0.ephemeralAttributes.map(\.name) }
@@ -361,6 +365,7 @@ extension Schema {
                     remedy: "Repair the store's header", entityName: description.name)
             }
             self.properties = properties
+            self.propertyNames = properties.map(\.name)
             let attributes = properties.compactMap { if case .attribute(let a) = $0 { a } else { nil } }
             self.attributes = attributes
             self.relationships = properties.compactMap { if case .relationship(let r) = $0 { r } else { nil } }

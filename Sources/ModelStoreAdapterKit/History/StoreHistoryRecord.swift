@@ -98,11 +98,11 @@ extension StoreHistoryRecord.Change {
     /// bit, `StoreValue.isIdentical(to:)`), or `nil` when none does. Without `before`, every property.
     public static func update(from before: DefaultSnapshot?, to after: DefaultSnapshot) -> Self? {
         var names: [String] = []
-        for property in after.entity.properties {
-            let slot = property.slot
+        let properties = after.entity.propertyNames
+        for slot in properties.indices {
             let new = slot < after.values.count ? after.values[slot] : .null
             if let before, slot < before.values.count, before.values[slot].isIdentical(to: new) { continue }
-            names.append(property.name)
+            names.append(properties[slot])
         }
         return names.isEmpty ? nil : Self(.update, after.persistentIdentifier, updatedProperties: names)
     }
