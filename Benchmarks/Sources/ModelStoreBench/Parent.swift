@@ -4,11 +4,7 @@ import Foundation
 /// Runs every selected benchmark in its own child process and prints the report.
 enum Parent {
     /// One benchmark to run.
-    struct Job {
-        let workload: String
-        let system: String
-        let n: Int
-    }
+    typealias Job = BenchmarkJob
 
     /// The benchmarks the options select, in report order.
     static func jobs(_ options: Options) -> [Job] {
@@ -78,42 +74,24 @@ enum Parent {
         try? FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         defer { if options.scratchDirectory == nil { try? FileManager.default.removeItem(atPath: scratch) } }
 
-        let jobs = jobs(options)
-        // With --rounds K, K passes over the whole list: the runs of one benchmark are minutes apart, and
-        // the systems a goal compares alternate within each pass.
-        var rounds = Array(repeating: [BenchmarkResult](), count: jobs.count)
-        let started = Date()
-        for round in 0..<options.rounds {
-            for (index, job) in jobs.enumerated() {
-                let measurement: BenchmarkResult
-                if let system = Registry.system(named: job.system), let workload = Workload(rawValue: job.workload),
-                    let reason = system.notApplicable(workload)
-                {
-                    measurement = BenchmarkResult(
-                        workload: job.workload, system: job.system, n: job.n, status: .notApplicable(reason))
-                } else {
-                    measurement = ChildProcess.run(
-                        executable: executable,
-                        arguments: options.childArguments(
-                            workload: job.workload, system: job.system, n: job.n, scratch: scratch),
-                        timeout: options.childTimeout, workload: job.workload, system: job.system, n: job.n)
-                }
-                rounds[index].append(measurement)
-                // A round's result is saved as it arrives, and the combined result after the last round, which
-                // replaces it for --from; a run stopped early leaves its last complete round.
-                let isLast = round == options.rounds - 1
-                let result = isLast ? BenchmarkResult.combiningRounds(rounds[index]) : measurement
-                if let saveFile = options.saveFile {
-                    append(measurement, to: saveFile)
-                    if isLast && options.rounds > 1 { append(result, to: saveFile) }
-                }
-                progress(round * jobs.count + index + 1, of: jobs.count * options.rounds, measurement, since: started)
-                if options.json && isLast { FileHandle.standardOutput.write(Data((result.jsonLine + "\n").utf8)) }
+        let runner = RoundRunner(rounds: options.rounds, saveFile: options.saveFile)
+        let results = runner.run(jobs(options)) { job in
+            if let system = Registry.system(named: job.system), let workload = Workload(rawValue: job.workload),
+                let reason = system.notApplicable(workload)
+            {
+                return BenchmarkResult(
+                    workload: job.workload, system: job.system, n: job.n, status: .notApplicable(reason))
             }
+            return ChildProcess.run(
+                executable: executable,
+                arguments: options.childArguments(
+                    workload: job.workload, system: job.system, n: job.n, scratch: scratch),
+                timeout: options.childTimeout, workload: job.workload, system: job.system, n: job.n)
+        } finished: { result in
+            if options.json { FileHandle.standardOutput.write(Data((result.jsonLine + "\n").utf8)) }
         }
-        let results = rounds.map(BenchmarkResult.combiningRounds)
         let run = Environment.describe(command: CommandLine.arguments.dropFirst().joined(separator: " "))
-        if let saveFile = options.saveFile { appendLine(runLine(run), to: saveFile) }
+        if let saveFile = options.saveFile { ResultsFile.appendLine(runLine(run), to: saveFile) }
         if !options.json {
             print(run)
             print(Report.markdown(results))
@@ -156,34 +134,6 @@ enum Parent {
     /// The line of a results file that describes a run (the machine, the command, the load).
     private static func runLine(_ run: String) -> String {
         Page.runPrefix + String(decoding: (try? JSONEncoder().encode(run)) ?? Data("\"\"".utf8), as: UTF8.self)
-    }
-
-    private static func append(_ result: BenchmarkResult, to file: String) {
-        guard let line = try? ChildProcess.resultLine(result) else { return }
-        appendLine(line, to: file)
-    }
-
-    private static func appendLine(_ line: String, to file: String) {
-        if !FileManager.default.fileExists(atPath: file) {
-            _ = FileManager.default.createFile(atPath: file, contents: nil)
-        }
-        guard let handle = FileHandle(forWritingAtPath: file) else { return }
-        handle.seekToEndOfFile()
-        handle.write(Data((line + "\n").utf8))
-        try? handle.close()
-    }
-
-    private static func progress(_ done: Int, of total: Int, _ measurement: BenchmarkResult, since started: Date) {
-        let outcome =
-            switch measurement.status {
-            case .measured: measurement.timing.map { "\(Report.seconds($0.median)) median, \($0.count) reps" } ?? ""
-            case .notApplicable: "n/a"
-            case .failed(let reason): "FAILED: \(reason)"
-            }
-        let line =
-            "[\(done)/\(total) \(Int(Date().timeIntervalSince(started)))s] \(measurement.workload) "
-            + "\(measurement.system) \(Report.size(measurement.n)): \(outcome)\n"
-        FileHandle.standardError.write(Data(line.utf8))
     }
 }
 

@@ -23,12 +23,13 @@ struct PGOptions: Sendable {
     var childTimeout: Double = 1_200
     var saveFile: String?
     var fromFiles: [String] = []
+    var rounds = 1
 
     static let usage = """
         usage: modelstore-pg-bench [--smoke | --sizes N,N,...] [--json]
                  [--workloads a,b] [--systems x,y] [--budget SECONDS]
                  [--wall SECONDS] [--min-reps K] [--max-reps K] [--cap SECONDS]
-                 [--timeout SECONDS] [--save FILE] [--from FILE,FILE]
+                 [--timeout SECONDS] [--rounds K] [--save FILE] [--from FILE,FILE]
                modelstore-pg-bench --list
 
           (no size flag)  N = 10k and 100k
@@ -39,6 +40,9 @@ struct PGOptions: Sendable {
                           after the minimum (default 60)
           --min-reps      fewest repetitions (default 5), unless they pass --cap
                           seconds (default 60)
+          --rounds K      run the whole list K times, every benchmark in a process
+                          of its own each time, and report each benchmark's
+                          median of its K medians (default 1)
           --save FILE     also append every full result to FILE as it arrives
           --from FILES    report on results saved with --save instead of running
                           (later files win)
@@ -94,6 +98,9 @@ struct PGOptions: Sendable {
             case "--max-reps": maximumRepetitions = try number(value(for: argument), for: argument)
             case "--cap": timeCap = try number(value(for: argument), for: argument)
             case "--timeout": childTimeout = try number(value(for: argument), for: argument)
+            case "--rounds":
+                rounds = try number(value(for: argument), for: argument)
+                if rounds < 1 { throw PGOptionsError("'--rounds' expects a count of at least 1, such as '3'") }
             case "--save": saveFile = try value(for: argument)
             case "--from": fromFiles = try value(for: argument).split(separator: ",").map(String.init)
             case "--list": mode = .list

@@ -3,11 +3,8 @@ import Foundation
 
 /// Runs every selected benchmark in its own child process and prints the report.
 enum Parent {
-    struct Job {
-        let workload: String
-        let system: String
-        let n: Int
-    }
+    /// One benchmark to run.
+    typealias Job = BenchmarkJob
 
     static func jobs(_ options: PGOptions) -> [Job] {
         let workloads = options.workloads.isEmpty ? Workload.allCases.map(\.rawValue) : options.workloads
@@ -33,24 +30,18 @@ enum Parent {
             results = Array(latest.values)
         } else {
             let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
-            let jobs = jobs(options)
-            let started = Date()
-            for (index, job) in jobs.enumerated() {
-                let result: BenchmarkResult
+            let runner = RoundRunner(rounds: options.rounds, saveFile: options.saveFile)
+            results = runner.run(jobs(options)) { job in
                 if let system = Systems.named(job.system), let workload = Workload(rawValue: job.workload),
                     let reason = system.notApplicable(workload)
                 {
-                    result = BenchmarkResult(
+                    return BenchmarkResult(
                         workload: job.workload, system: job.system, n: job.n, status: .notApplicable(reason))
-                } else {
-                    result = ChildProcess.run(
-                        executable: executable,
-                        arguments: options.childArguments(workload: job.workload, system: job.system, n: job.n),
-                        timeout: options.childTimeout, workload: job.workload, system: job.system, n: job.n)
                 }
-                if let file = options.saveFile { append(result, to: file) }
-                progress(index + 1, of: jobs.count, result, since: started)
-                results.append(result)
+                return ChildProcess.run(
+                    executable: executable,
+                    arguments: options.childArguments(workload: job.workload, system: job.system, n: job.n),
+                    timeout: options.childTimeout, workload: job.workload, system: job.system, n: job.n)
             }
         }
         if options.json {
@@ -65,29 +56,5 @@ enum Parent {
             return 1
         }
         return 0
-    }
-
-    private static func append(_ result: BenchmarkResult, to file: String) {
-        guard let line = try? ChildProcess.resultLine(result) else { return }
-        if !FileManager.default.fileExists(atPath: file) {
-            _ = FileManager.default.createFile(atPath: file, contents: nil)
-        }
-        guard let handle = FileHandle(forWritingAtPath: file) else { return }
-        handle.seekToEndOfFile()
-        handle.write(Data((line + "\n").utf8))
-        try? handle.close()
-    }
-
-    private static func progress(_ done: Int, of total: Int, _ result: BenchmarkResult, since started: Date) {
-        let outcome =
-            switch result.status {
-            case .measured: result.timing.map { "\(Report.seconds($0.median)) median, \($0.count) reps" } ?? ""
-            case .notApplicable: "n/a"
-            case .failed(let reason): "FAILED: \(reason)"
-            }
-        let line =
-            "[\(done)/\(total) \(Int(Date().timeIntervalSince(started)))s] \(result.workload) \(result.system) "
-            + "\(Report.size(result.n)): \(outcome)\n"
-        FileHandle.standardError.write(Data(line.utf8))
     }
 }
