@@ -40,12 +40,7 @@ public enum FileIO {
     ///
     /// A file larger than `limit` bytes throws an error whose ``FileIOFailure/code`` is `EFBIG`.
     public static func read(_ path: String, limit: Int = .max) throws -> (bytes: [UInt8], identity: FileIdentity)? {
-        let file: OpenFile
-        do {
-            file = try OpenFile(path, writable: false)
-        } catch let error as DataStoreError where error.fileIOCode == ENOENT {
-            return nil
-        }
+        guard let file = try OpenFile.openForReadingIfPresent(path) else { return nil }
         var status = stat()
         guard fstat(file.descriptor, &status) == 0 else { throw failure("examine", path) }
         let size = Int(status.st_size)

@@ -59,6 +59,24 @@ public final class OpenFile: @unchecked Sendable {
         }
     }
 
+    /// Opens an existing file for reading, or returns `nil` if there is none at `path`, without
+    /// making the error a missing file would throw from ``init(_:writable:create:exclusive:truncate:permissions:)``
+    /// (checking for a file that is usually absent, such as a write-ahead log, is then a system call).
+    public static func openForReadingIfPresent(_ path: String) throws -> OpenFile? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw FileIO.failure("open", path)
+        }
+        return OpenFile(descriptor: descriptor, path: path)
+    }
+
+    /// Takes ownership of an open descriptor.
+    private init(descriptor: Int32, path: String) {
+        self.descriptor = descriptor
+        self.path = path
+    }
+
     /// Opens the file at `url`; see the `String` form.
     public convenience init(
         _ url: URL, writable: Bool, create: Bool = false, exclusive: Bool = false,

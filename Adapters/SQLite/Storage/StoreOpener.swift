@@ -155,13 +155,21 @@ struct StoreOpener {
     /// ``DataStoreError/corrupted`` for a file that is not an SQLite database, or whose meta rows do not
     /// match their checksums.
     static func readMeta(_ connection: SQLiteConnection) throws -> StoreMeta? {
-        let exists = try connection.statement("SELECT count(*) FROM sqlite_schema WHERE name = '\(metaTable)'")
-        try exists.step(during: "reading")
-        let hasMeta = exists.int64(0) > 0
-        exists.reset()
-        guard hasMeta else { return nil }
-        // Every column: formats 1 and 2 have no checksum column, format 3 has it third.
-        let statement = try connection.statement("SELECT * FROM \(metaTable)")
+        // Every column: formats 1 and 2 have no checksum column, format 3 has it third. A store has
+        // the table, so it is read at once; only when the statement cannot be prepared (for another
+        // reason than a lock, which asking again would wait for twice) is the schema asked whether
+        // the table is there (a new or foreign file) or the error is the file's.
+        let statement: SQLiteStatement
+        do {
+            statement = try connection.statement("SELECT * FROM \(metaTable)")
+        } catch let error as DataStoreError where error.code != .locked {
+            let exists = try connection.statement("SELECT count(*) FROM sqlite_schema WHERE name = '\(metaTable)'")
+            try exists.step(during: "reading")
+            let hasMeta = exists.int64(0) > 0
+            exists.reset()
+            if hasMeta { throw error }
+            return nil
+        }
         var values: [String: SQLValue] = [:]
         while try statement.step(during: "reading") {
             let key = statement.text(0)
