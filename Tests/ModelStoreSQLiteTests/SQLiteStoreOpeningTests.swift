@@ -61,3 +61,32 @@ struct SQLiteLayoutSharingTests {
         #expect(other.layouts["Item"]?.columnList == item.columnList)
     }
 }
+
+/// The recorded schemas an open decoded are kept by their bytes: each text gives what decoding it
+/// gives, even beside a canonically equivalent text that Swift's `==` would call the same.
+struct SQLiteKeptSchemaTests {
+    static func meta(entity name: String, version: Int) throws -> StoreMeta {
+        let description = Schema.Description(
+            version: Schema.Version(version, 0, 0),
+            entities: [Schema.EntityDescription(name: name, properties: [.attribute("title", .string)])])
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let text = String(decoding: try encoder.encode(description), as: UTF8.self)
+        return StoreMeta(format: SQLiteStore.formatVersion, identifier: "id", schemaJSON: text, nextKey: 1)
+    }
+
+    @Test func eachTextGivesItsOwnSchema() throws {
+        let composed = try Self.meta(entity: "Caf\u{E9}", version: 41)
+        let decomposed = try Self.meta(entity: "Cafe\u{301}", version: 41)
+        #expect(composed.schemaJSON == decomposed.schemaJSON, "Swift's == calls them equal")
+        #expect(Array(composed.schemaJSON.utf8) != Array(decomposed.schemaJSON.utf8))
+        for _ in 0..<2 {  // decoded, then kept
+            let first = try composed.schema(path: "a")
+            let second = try decomposed.schema(path: "b")
+            #expect(Array(first.entities[0].name.unicodeScalars) == Array("Caf\u{E9}".unicodeScalars))
+            #expect(Array(second.entities[0].name.unicodeScalars) == Array("Cafe\u{301}".unicodeScalars))
+        }
+        let other = try Self.meta(entity: "Caf\u{E9}", version: 42)
+        #expect(try other.schema(path: "c").version == Schema.Version(42, 0, 0))
+    }
+}

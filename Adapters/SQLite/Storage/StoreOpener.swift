@@ -10,16 +10,20 @@ struct StoreMeta {
     var nextKey: Int64
 
     /// The recorded schema, decoded. Decoding costs more than the rest of an open, so the schemas
-    /// decoded last are kept by their text: a process that opens stores of one schema again (a server
-    /// with a store per tenant, tests, a tool) decodes it once. The text is the whole key, so a kept
-    /// schema is exactly what decoding the text again would give.
+    /// decoded last are kept with their text: a process that opens stores of one schema again (a server
+    /// with a store per tenant, tests, a tool) decodes it once. The text's bytes are the whole key, so
+    /// a kept schema is exactly what decoding the text again would give.
     func schema(path: String) throws -> Schema.Description {
-        if let kept = Self.decoded.withLock({ $0[schemaJSON] }) { return kept }
+        // Found by comparing bytes, not by hashing the text (which reads every byte of it each time)
+        // or by `==` (which would take a canonically equivalent spelling of a name for this one).
+        if let kept = Self.decoded.withLock({ $0.first { Self.sameBytes($0.text, schemaJSON) }?.description }) {
+            return kept
+        }
         do {
             let description = try JSONDecoder().decode(Schema.Description.self, from: Data(schemaJSON.utf8))
             Self.decoded.withLock { kept in
-                if kept.count >= Self.keptSchemas { kept.removeAll() }
-                kept[schemaJSON] = description
+                if kept.count >= Self.keptSchemas { kept.removeFirst() }
+                kept.append((schemaJSON, description))
             }
             return description
         } catch {
@@ -29,10 +33,22 @@ struct StoreMeta {
         }
     }
 
+    /// Whether two texts are the same bytes: a text of another length differs at once.
+    private static func sameBytes(_ first: String, _ second: String) -> Bool {
+        guard first.utf8.count == second.utf8.count else { return false }
+        var first = first
+        var second = second
+        return first.withUTF8 { one in
+            second.withUTF8 { other in
+                one.count == 0 || memcmp(one.baseAddress!, other.baseAddress!, one.count) == 0
+            }
+        }
+    }
+
     /// How many decoded schemas ``schema(path:)`` keeps.
     private static let keptSchemas = 8
-    /// The decoded schemas, by their recorded text.
-    private static let decoded = LockedValue<[String: Schema.Description]>([:])
+    /// The decoded schemas with their recorded text, oldest first.
+    private static let decoded = LockedValue<[(text: String, description: Schema.Description)]>([])
 }
 
 /// Opens a store's database: checks what is there, creates the tables of a new store, migrates
