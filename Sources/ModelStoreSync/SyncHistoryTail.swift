@@ -37,6 +37,19 @@ final class SyncHistoryTail: @unchecked Sendable {
         }
     }
 
+    /// The transactions after number `after`, oldest first, at most `limit`, from the window as it
+    /// is, when it already holds transaction `through` (read before this call, so no read need
+    /// begin after it); `nil` when it does not hold `through` or does not reach back to `after`.
+    func transactions(after: Int64, limit: Int, holding through: Int64) -> [DefaultHistoryTransaction]? {
+        condition.lock()
+        defer { condition.unlock() }
+        guard let start, after >= start, let last = window.last?.transactionIdentifier ?? self.start,
+            last >= through
+        else { return nil }
+        let first = window.firstIndex { $0.transactionIdentifier > after } ?? window.endIndex
+        return Array(window[first..<min(window.endIndex, first + limit)])
+    }
+
     /// The number of the newest transaction, as of a read that began after this call.
     func newest() throws -> Int64 {
         try fresh { start, window in window.last?.transactionIdentifier ?? start ?? 0 }

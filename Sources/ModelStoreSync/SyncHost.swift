@@ -423,6 +423,82 @@ public final class SyncHost: Sendable {
             // it against what it has, so nothing local is lost.
             return try pullSnapshot(.init(head: -1, entity: "", after: nil, offset: 0), limit: limit, check: check)
         }
+        return try page(
+            transactions, after: request.cursor.transaction, limit: limit,
+            leavingOut: Self.exactAuthor(forReplica: request.replica), check: check)
+    }
+
+    /// Pulls of several replicas of one requester, as ``pull(_:access:)`` answers each, in the
+    /// order of `requests`; the replies of requests from the same place and of the same limit are
+    /// one read and one page (unless the page holds one of the replicas' own exact pushes, which
+    /// that replica's page leaves out).
+    ///
+    /// With `knownThrough`, the number of a transaction this host has already read the history
+    /// up to (a change feed's newest), the pulls may answer from the history as that read left
+    /// it, instead of each waiting for a read that begins after the call; a page then stops at a
+    /// transaction no earlier than `knownThrough`.
+    public func pull(
+        _ requests: [SyncPullRequest], access: SyncAccess = .unrestricted, knownThrough: Int64? = nil
+    ) throws -> [SyncPullReply] {
+        var replies = [SyncPullReply?](repeating: nil, count: requests.count)
+        // Requests from one place with one limit, by their index; the rest are pulled one by one.
+        var groups: [PullGroupKey: [Int]] = [:]
+        for (index, request) in requests.enumerated() {
+            try checkSession(request.session, replica: request.replica, request: "pull")
+            if request.cursor.snapshot == nil {
+                groups[PullGroupKey(after: request.cursor.transaction, limit: max(1, request.limit)), default: []]
+                    .append(index)
+            } else {
+                replies[index] = try pull(request, access: access)
+            }
+        }
+        let check = try ScopeCheck(scope, access: access, schema: store.schema)
+        for (key, indices) in groups {
+            let transactions: [DefaultHistoryTransaction]
+            do {
+                transactions =
+                    try knownThrough.flatMap { tail.transactions(after: key.after, limit: key.limit, holding: $0) }
+                    ?? tail.transactions(after: key.after, limit: key.limit)
+                    ?? store.transactions(after: key.after, limit: key.limit)
+            } catch DataStoreError.historyTokenExpired {
+                for index in indices { replies[index] = try pull(requests[index], access: access) }
+                continue
+            }
+            // A replica whose own exact push is in the page gets a page of its own without it.
+            let authors = Set(transactions.map(\.author))
+            var shared: [Int] = []
+            for index in indices {
+                let own = Self.exactAuthor(forReplica: requests[index].replica)
+                if authors.contains(own) {
+                    replies[index] = try retryingDerivedRecords {
+                        try page(transactions, after: key.after, limit: key.limit, leavingOut: own, check: check)
+                    }
+                } else {
+                    shared.append(index)
+                }
+            }
+            guard !shared.isEmpty else { continue }
+            let reply = try retryingDerivedRecords {
+                try page(transactions, after: key.after, limit: key.limit, leavingOut: nil, check: check)
+            }
+            for index in shared { replies[index] = reply }
+        }
+        // Every request has its reply by now.
+        return replies.compactMap { $0 }
+    }
+
+    private struct PullGroupKey: Hashable {
+        var after: Int64
+        var limit: Int
+    }
+
+    /// The page of these transactions (read after `after`, at most `limit` of them) that a replica
+    /// of `check`'s requester pulls, without the transactions of `leavingOut` (the replica's own
+    /// exact pushes).
+    private func page(
+        _ transactions: [DefaultHistoryTransaction], after: Int64, limit: Int, leavingOut ownExact: String?,
+        check: ScopeCheck
+    ) throws -> SyncPullReply {
         var changed: [PersistentIdentifier] = []
         var deletions: [(id: PersistentIdentifier, transaction: Int64)] = []
         var seen = Set<PersistentIdentifier>()
@@ -431,7 +507,6 @@ public final class SyncHost: Sendable {
         // replica finds the rest equal to what it has and writes nothing for them. A push stored
         // exactly as sent is left out: the replica's acknowledgement holds what it wrote, and what
         // others changed since is in their own transactions.
-        let ownExact = Self.exactAuthor(forReplica: request.replica)
         for transaction in transactions where transaction.author != ownExact {
             for change in transaction.changes {
                 let id = change.changedPersistentIdentifier
@@ -443,7 +518,7 @@ public final class SyncHost: Sendable {
                 }
             }
         }
-        let cursor = SyncCursor(transaction: transactions.last?.transactionIdentifier ?? request.cursor.transaction)
+        let cursor = SyncCursor(transaction: transactions.last?.transactionIdentifier ?? after)
         var rows: [DefaultSnapshot] = []
         for (entity, ids) in Dictionary(grouping: changed, by: \.entityName) {
             let found = try store.snapshots(ids, entityName: entity)

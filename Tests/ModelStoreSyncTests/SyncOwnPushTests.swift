@@ -31,17 +31,26 @@ import Testing
         try host.pull(SyncPullRequest(replica: replica, cursor: SyncCursor(transaction: 0), limit: 100)).models
     }
 
-    @Test func aPushStoredAsSentIsNotPulledBackByItsReplica() async throws {
+    /// A host and a phone that pushed three journeys, then a change of one of them (each push
+    /// stored exactly as sent); also the host's newest transaction between the two pushes.
+    func phoneThatPushedTwice() async throws -> (host: SyncHost, phone: Replica, between: Int64) {
         let host = try makeHost(url: "sqlite:" + directory.path("shared.sqlite"))
         let phone = try Replica(url: "sqlite:" + directory.path("phone.sqlite"), host: host)
         let context = phone.context()
         for number in 0..<3 { context.insert(Journey("J\(number)", budget: number)) }
         try context.save()
         #expect(try await phone.engine.syncNow().pushed == 3)
+        let between = try host.pull(SyncPullRequest(replica: "x", cursor: SyncCursor(transaction: 0), limit: 100))
+            .cursor.transaction
         let journey = try #require(try context.fetch(FetchDescriptor<Journey>()).first)
         journey.budget = 100
         try context.save()
         #expect(try await phone.engine.syncNow().pushed == 1)
+        return (host, phone, between)
+    }
+
+    @Test func aPushStoredAsSentIsNotPulledBackByItsReplica() async throws {
+        let (host, phone, _) = try await phoneThatPushedTwice()
 
         let phoneID = try replicaID(phone)
         #expect(try pulledFromHistory(host, replica: phoneID).isEmpty)
@@ -77,5 +86,32 @@ import Testing
         #expect(pulled.contains { $0.entity == "Leg" })
         _ = try await phone.engine.syncNow()
         #expect(try phone.journeys() == laptop.journeys())
+    }
+    /// Pulls of several replicas read together answer what each pull alone answers: the replica
+    /// whose exact push the page holds still leaves it out, others at the same place share a page,
+    /// and other places and limits get their own.
+    @Test func pullsReadTogetherAnswerAsEachPullAlone() async throws {
+        let (host, phone, middle) = try await phoneThatPushedTwice()
+        let phoneID = try replicaID(phone)
+        let requests = [
+            SyncPullRequest(replica: phoneID, cursor: SyncCursor(transaction: 0), limit: 100),
+            SyncPullRequest(replica: "laptop", cursor: SyncCursor(transaction: 0), limit: 100),
+            SyncPullRequest(replica: "desktop", cursor: SyncCursor(transaction: 0), limit: 100),
+            SyncPullRequest(replica: "tablet", cursor: SyncCursor(transaction: middle), limit: 100),
+            SyncPullRequest(replica: "watch", cursor: SyncCursor(transaction: 0), limit: 1),
+        ]
+        let alone = try requests.map { try host.pull($0) }
+        #expect(alone[0].models.isEmpty)
+        #expect(alone[1].models.count == 3 && alone[3].models.count == 1 && alone[4].hasMore)
+        let newest = try #require(alone.map(\.cursor.transaction).max())
+        // From the history as the host last read it, and (a place it has not read) from a new read.
+        for known in [nil, newest, newest + 1_000] {
+            let together = try host.pull(requests, knownThrough: known)
+            #expect(together.count == requests.count)
+            for (one, other) in zip(together, alone) {
+                #expect(Set(one.models) == Set(other.models), "knownThrough \(String(describing: known))")
+                #expect(one.cursor == other.cursor && one.hasMore == other.hasMore)
+            }
+        }
     }
 }

@@ -197,33 +197,45 @@ final class SyncChangeFeed: Sendable {
     }
 
     /// Reads each delivery's page (at once, on the blocking threads) and sends it, or the number
-    /// `newest` alone when the page cannot go whole.
+    /// `newest` alone when the page cannot go whole. The deliveries of one requester are read
+    /// together: those standing at the same place share one page (``ModelStoreSync/SyncHost/pull(_:access:knownThrough:)``),
+    /// from the history this feed's read just brought up to `newest`.
     private func carry(_ deliveries: [Delivery], newest: Int64) async {
         await withTaskGroup(of: Void.self) { group in
-            for delivery in deliveries {
+            for (access, deliveries) in Dictionary(grouping: deliveries, by: \.access) {
                 group.addTask { [self] in
-                    let request = SyncPullRequest(
-                        replica: delivery.carry.replica, cursor: SyncCursor(transaction: delivery.after),
-                        limit: delivery.carry.limit)
-                    let page = try? await threads.run { [host] in try host.pull(request, access: delivery.access) }
-                    guard let page, page.cursor.snapshot == nil, !page.hasMore,
-                        page.cursor.transaction > delivery.after,
-                        let text = announcement(
-                            page, after: delivery.after, newest: newest, packed: delivery.carry.packed)
-                    else {
-                        delivery.continuation.yield(.change(newest))
-                        return
+                    let requests = deliveries.map { delivery in
+                        SyncPullRequest(
+                            replica: delivery.carry.replica, cursor: SyncCursor(transaction: delivery.after),
+                            limit: delivery.carry.limit)
                     }
-                    // Unless a pull answered since moved it: then the client stands where that left it.
-                    state.withLock { state in
-                        if state.positions[delivery.carry.replica] == delivery.after {
-                            state.positions[delivery.carry.replica] = page.cursor.transaction
-                        }
+                    let pages = try? await threads.run { [host] in
+                        try host.pull(requests, access: access, knownThrough: newest)
                     }
-                    delivery.continuation.yield(.carried(text))
+                    for (index, delivery) in deliveries.enumerated() {
+                        send(pages?[index], to: delivery, newest: newest)
+                    }
                 }
             }
         }
+    }
+
+    /// Sends a delivery its page, or the number `newest` alone when there is none or it cannot go whole.
+    private func send(_ page: SyncPullReply?, to delivery: Delivery, newest: Int64) {
+        guard let page, page.cursor.snapshot == nil, !page.hasMore,
+            page.cursor.transaction > delivery.after,
+            let text = announcement(page, after: delivery.after, newest: newest, packed: delivery.carry.packed)
+        else {
+            delivery.continuation.yield(.change(newest))
+            return
+        }
+        // Unless a pull answered since moved it: then the client stands where that left it.
+        state.withLock { state in
+            if state.positions[delivery.carry.replica] == delivery.after {
+                state.positions[delivery.carry.replica] = page.cursor.transaction
+            }
+        }
+        delivery.continuation.yield(.carried(text))
     }
 
     /// The JSON of an announcement of `newest` carrying `page` (read after `after`), on one line,

@@ -241,7 +241,7 @@ final class StreamCapture: @unchecked Sendable {
     /// Starts curl on `url` with these request headers, writing into a new file in `directory`.
     init(_ url: String, headers: [String], in directory: URL) throws {
         file = directory.appendingPathComponent("stream-\(UUID().uuidString.prefix(8))")
-        FileManager.default.createFile(atPath: file.path, contents: nil)
+        try Data().write(to: file)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments =
             ["curl", "-sN", "--max-time", "120", "-o", file.path] + headers.flatMap { ["-H", $0] } + [url]
