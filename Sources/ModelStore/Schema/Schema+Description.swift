@@ -22,7 +22,8 @@ extension Schema {
         public var name: String
         /// The persisted properties in slot order.
         public var properties: [PropertyDescription]
-        /// Combinations of property names that must be unique.
+        /// Combinations of property names that must be unique: what stores enforce, a single
+        /// `unique` attribute included (its ``PropertyDescription/options`` alone do not).
         public var uniquenessConstraints: [[String]]
         /// Property name lists with declared indexes.
         public var indices: [[String]]
@@ -72,6 +73,10 @@ extension Schema {
         /// The attribute's stored type; `nil` for relationships.
         public var type: AttributeType?
         /// The attribute's options (`unique`, `externalStorage`, `preserveValueOnDeletion`, `encrypted`).
+        ///
+        /// `unique` here records the option; stores enforce the lists in the entity's
+        /// ``EntityDescription/uniquenessConstraints``, so a description written by hand lists
+        /// `[name]` there too (a model type's description does both).
         public var options: [String]
         /// The related entity; `nil` for attributes.
         public var destination: String?
