@@ -48,9 +48,14 @@ public enum SyncMetadata {
                 .attribute("deletedAt", .integer(bits: 64, signed: true)),
                 .relationship("model", to: entityName, isToOne: true, deleteRule: .nullify),
             ],
-            // Every step finds records by `globalID`, and a pull of deletions by `key` and `deletedAt`:
-            // without an index each look-up reads every record, so a sync of N models costs N². `pending`
-            // finds the records a push must send. Adding an index to a store written before it had one
+            // One record per global identifier: two writers that both found none (two servers taking
+            // the same push at once) cannot both store one; the second save fails and its retry finds
+            // the first's record.
+            uniquenessConstraints: [["globalID"]],
+            // Every step finds records by `globalID` (through its unique index: the stores build no
+            // second one), and a pull of deletions by `key` and `deletedAt`: without an index each
+            // look-up reads every record, so a sync of N models costs N². `pending` finds the records
+            // a push must send. Adding an index or a constraint to a store written before it had one
             // is a lightweight migration.
             indices: [["model"], ["pending"], ["globalID"], ["key"], ["deletedAt"]])
     }
@@ -62,14 +67,16 @@ public enum SyncMetadata {
             .attribute("replica", .string),
             .attribute("pushed", .integer(bits: 64, signed: true)),
             .attribute("pulled", .data),
-        ])
+        ],
+        uniquenessConstraints: [["remote"]])
 
     static let replicaDescription = Schema.EntityDescription(
         name: replicaEntityName,
         properties: [
             .attribute("replica", .string, options: ["unique"]),
             .attribute("subject", .string),
-        ])
+        ],
+        uniquenessConstraints: [["replica"]])
 
     static let conflictDescription = Schema.EntityDescription(
         name: conflictEntityName,
@@ -87,6 +94,7 @@ public enum SyncMetadata {
             .attribute("resolved", .bool),
             .attribute("created", .date),
         ],
+        uniquenessConstraints: [["conflictID"]],
         indices: [["resolved"]])
 }
 

@@ -24,6 +24,16 @@ struct PostgreSQLSyncTests {
             ))
     }
 
+    /// Two hosts over one new namespace, as two server processes on one database.
+    static func hosts(sharing label: String) throws -> [SyncHost] {
+        let namespace = PostgreSQLServer.freshNamespace(label)
+        return try (0..<2).map { _ in
+            try SyncHost(
+                container: ModelContainer(
+                    for: Replica.schema, configurations: [try PostgreSQLServer.configuration(namespace: namespace)]))
+        }
+    }
+
     // The basic scenarios of ModelStoreSyncTestSupport, with every kind of local store.
 
     @Test func modelsAndRelationshipsReachAnotherReplica() async throws {
@@ -90,17 +100,19 @@ struct PostgreSQLSyncTests {
             "log:" + directory.path("c-log"))
     }
 
+    @Test func twoHostsTakingTheSamePushesStoreEachModelOnce() async throws {
+        // Two hosts on one namespace both find no record for a pushed model: the unique index on the
+        // records' global identifiers lets only one store it.
+        let hosts = try Self.hosts(sharing: "sync2push")
+        try await SyncScenarios.twoHostsTakingTheSamePushesStoreEachModelOnce(first: hosts[0], second: hosts[1])
+    }
+
     @Test func twoHostsOnOneStoreTurnConcurrentWritesIntoRetriesNotFailures() async throws {
         // Two hosts serve one namespace, as two server processes would: a push one host reads and
         // another host's push changes before the first saves is caught by PostgreSQL's check of
         // the expected values, and must come back as stale (pull, merge, push again), not fail
         // the round.
-        let namespace = PostgreSQLServer.freshNamespace("sync2")
-        let hosts = try (0..<2).map { _ in
-            try SyncHost(
-                container: ModelContainer(
-                    for: Replica.schema, configurations: [try PostgreSQLServer.configuration(namespace: namespace)]))
-        }
+        let hosts = try Self.hosts(sharing: "sync2")
         let replicas = try (0..<4).map { index in
             try Replica(url: "sqlite:" + directory.path("r\(index).sqlite"), host: hosts[index % 2])
         }
