@@ -117,12 +117,18 @@ struct SyncStore {
     func maintainInverses(
         of written: inout [DefaultSnapshot], before: [PersistentIdentifier: DefaultSnapshot]
     ) throws -> [DefaultSnapshot] {
-        var position: [PersistentIdentifier: Int] = [:]
-        for (index, snapshot) in written.enumerated() { position[snapshot.persistentIdentifier] = index }
+        // Where each written model is, made on the first edit: most saves change no link with an inverse.
+        var position: [PersistentIdentifier: Int]?
         var loaded: [PersistentIdentifier: DefaultSnapshot] = [:]
         var order: [PersistentIdentifier] = []
         func edit(_ id: PersistentIdentifier, _ change: (inout DefaultSnapshot) -> Void) throws {
-            if let index = position[id] {
+            if position == nil {
+                var made: [PersistentIdentifier: Int] = [:]
+                made.reserveCapacity(written.count)
+                for (index, snapshot) in written.enumerated() { made[snapshot.persistentIdentifier] = index }
+                position = made
+            }
+            if let index = position?[id] {
                 change(&written[index])
             } else if var snapshot = loaded[id] {
                 change(&snapshot)

@@ -112,7 +112,12 @@ extension PostgreSQLStore {
         // context's conflict check, under the lock (see `checksExpectedValues`).
         try request.checkExpectedValues { before[$0] }
         var written = updated.versions
-        written.merge(try await writer.insert(minted.inserted)) { $1 }
+        let insertedVersions = try await writer.insert(minted.inserted)
+        if written.isEmpty {
+            written = insertedVersions
+        } else {
+            written.merge(insertedVersions) { $1 }
+        }
         let repaired = try await writer.clearDanglingReferences(
             changed: minted.updated + minted.inserted, deleted: deleted)
         for (id, row) in repaired { written[id] = row.version }

@@ -201,7 +201,9 @@ struct PostgreSQLEveryRowFunctionTests {
             #expect(try deleteEveryCounter(container).isEmpty)
             store.close()
         } catch {
-            try? await AdminConnection.using { admin in try await admin.run("DROP DATABASE \(database) WITH (FORCE)") }
+            _ = try? await AdminConnection.using { admin in
+                try await admin.run("DROP DATABASE \(database) WITH (FORCE)")
+            }
             throw error
         }
         try await AdminConnection.using { admin in try await admin.run("DROP DATABASE \(database) WITH (FORCE)") }

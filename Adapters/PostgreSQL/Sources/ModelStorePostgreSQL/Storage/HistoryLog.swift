@@ -367,10 +367,12 @@ struct HistoryLog: Sendable {
     static func body(of changes: [StoreHistoryRecord.Change]) throws -> String {
         var encoder: JSONEncoder?
         var names: [String: String] = [:]
+        // The entity of the change before, whose name a run of changes of one entity reuses unhashed.
+        var last: (entity: String, name: String)?
         var text = "["
         text.reserveCapacity(changes.count * 40 + 2)
-        for change in changes {
-            if text.utf8.count > 1 { text += "," }
+        for (number, change) in changes.enumerated() {
+            if number > 0 { text += "," }
             let kind = change.kind == .insert ? "i" : change.kind == .update ? "u" : "d"
             let entity = change.id.entityName
             let key = change.id.primaryKey.intValue ?? 0
@@ -384,14 +386,21 @@ struct HistoryLog: Sendable {
                 continue
             }
             let name: String
-            if let known = names[entity] {
+            if let last, last.entity == entity {
+                name = last.name
+            } else if let known = names[entity] {
                 name = known
             } else {
                 name = jsonString(entity)
                 names[entity] = name
             }
+            last = (entity, name)
             if change.updatedProperties.isEmpty {
-                text += line(kind, encodedEntity: name, key: "\(key)")
+                text += "{\"k\":\"\(kind)\",\"e\":"
+                text += name
+                text += ",\"p\":"
+                text += String(key)
+                text += "}"
             } else {
                 text += "{\"k\":\"\(kind)\",\"e\":\(name),\"p\":\(key),\"u\":["
                 for (index, property) in change.updatedProperties.enumerated() {
@@ -423,12 +432,6 @@ struct HistoryLog: Sendable {
             }
         }
         return quoted + "\""
-    }
-
-    /// One change without updated properties or tombstone, as ``body(of:)`` writes it: `kind` is
-    /// `i`, `u` or `d`, `encodedEntity` the entity name as a JSON string, `key` the key's digits.
-    static func line(_ kind: String, encodedEntity: String, key: String) -> String {
-        "{\"k\":\"\(kind)\",\"e\":\(encodedEntity),\"p\":\(key)}"
     }
 
     /// The changes of a row's body, of format 1 to 3 (see ``bodyFormat``); `count` is the row's

@@ -56,13 +56,13 @@ extension RowWriter {
     /// more is analyzed after the commit.
     func insert(_ snapshots: [DefaultSnapshot]) async throws -> [PersistentIdentifier: Int64] {
         var versions: [PersistentIdentifier: Int64] = [:]
+        versions.reserveCapacity(snapshots.count)
         var order: [String] = []
         var byEntity: [String: [DefaultSnapshot]] = [:]
-        for snapshot in snapshots {
-            let name = snapshot.persistentIdentifier.entityName
+        for snapshot in snapshots { versions[snapshot.persistentIdentifier] = 1 }
+        for (name, run) in Self.entityRuns(of: snapshots) {
             if byEntity[name] == nil { order.append(name) }
-            byEntity[name, default: []].append(snapshot)
-            versions[snapshot.persistentIdentifier] = 1
+            byEntity[name, default: []].append(contentsOf: run)
         }
         for name in order {
             let layout = try layout(name)
