@@ -363,7 +363,13 @@ extension PostgreSQLStore {
     func withWriter<Value: Sendable>(
         _ doing: String, _ body: @escaping @Sendable (RowWriter) async throws -> Value
     ) async throws -> Value {
-        try await database.transaction(doing) { session in try await body(self.writer(on: session)) }
+        // The attempts of this transaction share whether a batch insert was refused (see `InsertRefusals`).
+        let refusals = InsertRefusals()
+        return try await database.transaction(doing) { session in
+            var writer = self.writer(on: session)
+            writer.insertRefusals = refusals
+            return try await body(writer)
+        }
     }
 
     /// A writer of the store's tables on a session.

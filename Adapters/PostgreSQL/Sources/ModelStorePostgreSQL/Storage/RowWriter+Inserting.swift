@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import PostgresNIO
+import Synchronization
 
 /// Inserts: batches of rows as one array per column, unnested by one prepared statement per table,
 /// and the join rows of to-many relationships likewise.
@@ -190,9 +191,23 @@ extension RowWriter {
     /// Runs `insert`, a statement inserting `rows`, under a savepoint; when a unique index refuses
     /// it, rolls back to the savepoint and inserts the rows one by one, whose error names the model
     /// whose values were refused.
+    ///
+    /// A writer with ``insertRefusals`` that has not met a refusal yet runs `insert` without the
+    /// savepoint, whose two statements cost two waits per batch: a refusal then aborts the
+    /// transaction, and ``Database`` runs it again from its start, with every batch under a
+    /// savepoint, to name the model.
     private func underSavepoint<Answer>(
         _ rows: ArraySlice<DefaultSnapshot>, layout: TableLayout, _ insert: () async throws -> Answer
     ) async throws {
+        if let insertRefusals, !insertRefusals.met {
+            do {
+                _ = try await insert()
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+                insertRefusals.meet()
+                throw RunAgain(underlying: error)
+            }
+            return
+        }
         try await session.execute("SAVEPOINT modelstore_insert")
         do {
             _ = try await insert()
@@ -244,4 +259,17 @@ extension RowWriter {
             prepared: "INSERT INTO \(join.table) (owner, position, target) "
                 + "SELECT * FROM unnest($1::bigint[], $2::integer[], $3::bigint[])", binds)
     }
+}
+
+/// Whether a batch insert of a transaction's attempt met a unique index's refusal, shared by the
+/// attempts of one transaction (see ``RowWriter/insertRefusals``): until one does, batches go in
+/// without a savepoint; after, the attempts insert under savepoints, so the refusal names its model.
+final class InsertRefusals: Sendable {
+    private let refused = Mutex(false)
+
+    /// Whether an attempt met a refusal.
+    var met: Bool { refused.withLock { $0 } }
+
+    /// Records a refusal.
+    func meet() { refused.withLock { $0 = true } }
 }

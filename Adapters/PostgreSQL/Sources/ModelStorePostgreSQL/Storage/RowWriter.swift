@@ -11,6 +11,10 @@ struct RowWriter: Sendable {
     let layouts: [String: TableLayout]
     let keySequence: String
     let url: String
+    /// Whether a batch insert that a unique index refuses runs the transaction again (see
+    /// ``InsertRefusals``), set by a writer whose transaction is run by ``Database`` and can run
+    /// again; `nil` inserts every batch under a savepoint.
+    var insertRefusals: InsertRefusals? = nil
 
     var reader: RowReader { RowReader(session: session, storeIdentifier: storeIdentifier, url: url) }
 
