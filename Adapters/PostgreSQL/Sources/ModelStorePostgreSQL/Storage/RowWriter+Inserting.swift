@@ -73,21 +73,33 @@ extension RowWriter {
                 for row in rows { try await insertRow(row, layout: layout) }
                 for join in layout.joinTables { try await insertTargets(of: rows[...], in: join) }
             } else {
+                // When the insert may be due to refresh the table's statistics, they are read with the
+                // first array insert, in its wait.
+                let due = rows.count >= Self.analyzeThreshold
+                var asked = false
+                var tuples: Double?
                 var start = rows.startIndex
                 while start < rows.endIndex {
                     let batch = try ArrayBatch(rows, from: start, writer: self, layout: layout)
                     let end = start + batch.count
                     if let arrays = batch.arrays {
-                        try await insertRows(rows[start..<end], arrays: arrays, layout: layout)
+                        let ask = due && !asked
+                        let read = try await insertRows(
+                            rows[start..<end], arrays: arrays, layout: layout, askingStatistics: ask)
+                        if ask { (tuples, asked) = (read, true) }
                     } else {
                         try await insertRowsListed(rows[start..<end], layout: layout)
                     }
                     for join in layout.joinTables { try await insertTargets(of: rows[start..<end], in: join) }
                     start = end
                 }
-            }
-            if rows.count >= Self.analyzeThreshold, try await doubles(layout, by: rows.count) {
-                session.afterCommit.add("ANALYZE \(layout.table)")
+                if due {
+                    if !asked { tuples = try await statistics(of: layout) }
+                    // No statistics, or a table they count as at most this insert's rows: refreshed.
+                    if tuples.map({ $0 < 0 || Double(rows.count) >= $0 }) ?? true {
+                        session.afterCommit.add("ANALYZE \(layout.table)")
+                    }
+                }
             }
         }
         return versions
@@ -148,14 +160,16 @@ extension RowWriter {
         }
     }
 
-    /// Whether `count` new rows at least double the table by its statistics (`pg_class.reltuples`,
-    /// negative for a table never analyzed), so its statistics are due (see ``analyzeThreshold``).
-    private func doubles(_ layout: TableLayout, by count: Int) async throws -> Bool {
+    /// The statement that reads a table's row count by its statistics (`pg_class.reltuples`,
+    /// negative for a table never analyzed): ``insert(_:)`` refreshes them when its rows at least
+    /// double that count (see ``analyzeThreshold``).
+    static let statisticsSQL = "SELECT reltuples::float8 FROM pg_class WHERE oid = $1::regclass"
+
+    /// The table's row count by its statistics (see ``statisticsSQL``), `nil` when the server has none.
+    private func statistics(of layout: TableLayout) async throws -> Double? {
         var binds = PostgresBindings()
         binds.append(layout.table)
-        let row = try await session.query("SELECT reltuples::float8 FROM pg_class WHERE oid = $1::regclass", binds)
-        guard let tuples = try row.first?.decode(Double.self) else { return true }
-        return tuples < 0 || Double(count) >= tuples
+        return try await session.query(Self.statisticsSQL, binds).first?.decode(Double.self)
     }
 
     /// Inserts one row (not its join rows).
@@ -166,14 +180,32 @@ extension RowWriter {
     }
 
     /// Inserts a batch of rows from its arrays (see ``insert(_:)``), kept prepared.
+    ///
+    /// With `askingStatistics`, the table's row count by its statistics (``statisticsSQL``) is
+    /// read in the same wait, written before the insert, and returned (`nil` when the server has
+    /// none; always `nil` without).
     private func insertRows(
-        _ rows: ArraySlice<DefaultSnapshot>, arrays: [ColumnArray], layout: TableLayout
-    ) async throws {
+        _ rows: ArraySlice<DefaultSnapshot>, arrays: [ColumnArray], layout: TableLayout, askingStatistics: Bool
+    ) async throws -> Double? {
         var binds = PostgresBindings(capacity: arrays.count)
         for array in arrays { binds.append(array) }
-        try await underSavepoint(rows, layout: layout) {
-            try await session.query(prepared: layout.arrayInsertSQL, binds)
+        guard askingStatistics else {
+            try await underSavepoint(rows, layout: layout) {
+                try await session.query(prepared: layout.arrayInsertSQL, binds)
+            }
+            return nil
         }
+        var table = PostgresBindings()
+        table.append(layout.table)
+        let statements = [
+            Session.Queued(sql: Self.statisticsSQL, binds: table),
+            Session.Queued(sql: layout.arrayInsertSQL, binds: binds, prepared: true),
+        ]
+        var tuples: Double?
+        try await underSavepoint(rows, layout: layout) {
+            tuples = try await session.run(together: statements).first?.rows.first?.decode(Double.self)
+        }
+        return tuples
     }
 
     /// Inserts rows in one multi-row `INSERT … VALUES` (see ``insert(_:)``).
