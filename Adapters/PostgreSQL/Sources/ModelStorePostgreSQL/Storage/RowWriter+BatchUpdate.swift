@@ -1,6 +1,7 @@
 import Foundation
 import ModelStore
 import PostgresNIO
+import Synchronization
 
 /// Updates of many rows of one table in one statement each, instead of one statement per row.
 extension RowWriter {
@@ -99,8 +100,33 @@ extension RowWriter {
             for _ in 0..<(2 + layout.columns.count) { binds.appendNull() }
         }
         binds.append(rows.map(\.key))
-        // Each row binds one parameter a cell, so the text depends only on the row count and the table.
+        let sql = Self.updateText(layout, rows: padded)
+        try await session.execute("SAVEPOINT modelstore_update")
+        let result: [PostgresRow]
+        do {
+            result = try await session.query(prepared: sql, binds)
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+            try await session.execute("ROLLBACK TO SAVEPOINT modelstore_update")
+            return []
+        }
+        try await session.execute("RELEASE SAVEPOINT modelstore_update")
+        return try result.map { row in
+            let cells = row.makeRandomAccess()
+            return (try cells[0].decode(Int64.self), try cells[1].decode(Int64.self))
+        }
+    }
+
+    /// The text of a multi-row `UPDATE` of `rows` rows of `layout`'s table (see
+    /// ``updateRows(_:versions:skipping:)``). Each row binds one parameter a cell, so the text depends
+    /// only on the table, its columns and the row count: it is made once per process and kept
+    /// (``updateTexts``), where making it again took milliseconds for a thousand rows of a few
+    /// columns, on every save.
+    static func updateText(_ layout: TableLayout, rows padded: Int) -> String {
         let types = ["bigint", "bigint"] + layout.columns.map { $0.type?.declaration ?? "bigint" }
+        let key =
+            layout.table + " " + String(padded) + " "
+            + zip(layout.columns.map(\.quoted), types.dropFirst(2)).map { $0 + " " + $1 }.joined(separator: ",")
+        if let known = updateTexts.withLock({ $0[key] }) { return known }
         let tuples = (0..<padded).map { row in
             "("
                 + types.enumerated().map { "$\(row * types.count + $0.offset + 1)::\($0.element)" }
@@ -116,18 +142,14 @@ extension RowWriter {
             + "WHERE t.\(TableLayout.key) = ANY($\(padded * types.count + 1)::bigint[]) "
             + "AND t.\(TableLayout.key) = v.k AND (v.r IS NULL OR t.\(TableLayout.version) = v.r) "
             + "RETURNING t.\(TableLayout.key), t.\(TableLayout.version)"
-        try await session.execute("SAVEPOINT modelstore_update")
-        let result: [PostgresRow]
-        do {
-            result = try await session.query(prepared: sql, binds)
-        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
-            try await session.execute("ROLLBACK TO SAVEPOINT modelstore_update")
-            return []
+        updateTexts.withLock { texts in
+            // A bound on what a process keeps: a few texts per table in use, by its row counts.
+            if texts.count >= 256 { texts.removeAll() }
+            texts[key] = sql
         }
-        try await session.execute("RELEASE SAVEPOINT modelstore_update")
-        return try result.map { row in
-            let cells = row.makeRandomAccess()
-            return (try cells[0].decode(Int64.self), try cells[1].decode(Int64.self))
-        }
+        return sql
     }
+
+    /// The texts ``updateText(_:rows:)`` made, by table, row count and columns.
+    private static let updateTexts = Mutex<[String: String]>([:])
 }
