@@ -370,20 +370,36 @@ public actor SyncEngine {
 
     /// Pulls and merges page after page until the remote has no more, starting with `first` when
     /// a push brought the first page.
+    ///
+    /// The remote reads the next page while this replica merges the one before it: the next page's
+    /// cursor is the one the page carries, which the merge stores. The pages are still merged one at a
+    /// time and in order, and the next one is only asked for, never merged, before its page is
+    /// stored; a merge that fails drops it, and the round's next pull asks for it again.
     private func pullPages(
         state: inout State, summary: inout SyncSummary, session: SyncSession, first: SyncPullReply? = nil
     ) async throws {
         var next = first
+        var ahead: Task<SyncPullReply, any Error>?
+        defer { ahead?.cancel() }
+        let replica = try replicaID()
+        let transport = transport
         while true {
             let reply: SyncPullReply
             if let page = next {
                 reply = page
                 next = nil
+            } else if let pending = ahead {
+                ahead = nil
+                reply = try await pending.value
             } else {
                 reply = try await transport.pull(
                     SyncPullRequest(
-                        replica: try replicaID(), cursor: state.cursor, limit: configuration.pageSize, session: session)
-                )
+                        replica: replica, cursor: state.cursor, limit: configuration.pageSize, session: session))
+            }
+            if reply.hasMore {
+                let request = SyncPullRequest(
+                    replica: replica, cursor: reply.cursor, limit: configuration.pageSize, session: session)
+                ahead = Task.detached { try await transport.pull(request) }
             }
             let merged = try await merge(reply, state: &state)
             // Read after every push this round sent (a push's own page, too, is read after it).

@@ -5,34 +5,6 @@ import ModelStoreSync
 import ModelStoreTestSupport
 import Testing
 
-/// The transport to an in-process host that runs `during` once, before it forwards the second pull:
-/// a save of the app while a round is under way.
-final class SavingDuringPullTransport: SyncTransport {
-    private let inner: InProcessSyncTransport
-    private let pulls = LockedValue(0)
-    private let during: @Sendable () throws -> Void
-
-    init(host: SyncHost, during: @escaping @Sendable () throws -> Void) {
-        inner = InProcessSyncTransport(host: host)
-        self.during = during
-    }
-
-    func hello(_ request: SyncHello) async throws -> SyncHelloReply { try await inner.hello(request) }
-
-    func push(_ request: SyncPushRequest) async throws -> SyncPushReply { try await inner.push(request) }
-
-    func pull(_ request: SyncPullRequest) async throws -> SyncPullReply {
-        let count = pulls.withLock { count in
-            count += 1
-            return count
-        }
-        if count == 2 { try during() }
-        return try await inner.pull(request)
-    }
-
-    func fetch(_ request: SyncFetchRequest) async throws -> [SyncModelState] { try await inner.fetch(request) }
-}
-
 /// The first push of a replica that joined empty: it has nothing to compare when every model came
 /// from its first round's merges, and still pushes a model the app saved during that round.
 @Suite struct SyncFirstPushTests {
@@ -77,7 +49,7 @@ final class SavingDuringPullTransport: SyncTransport {
         var configuration = SyncConfiguration()
         configuration.pageSize = 5
         let container = try ModelContainer(for: Replica.schema, url: "sqlite:" + directory.path("phone.sqlite"))
-        let transport = SavingDuringPullTransport(host: host) {
+        let transport = PullCountingTransport(host: host, beforePull: 2) {
             let context = ModelContext(container)
             context.insert(Leg("saved mid-round"))
             try context.save()
