@@ -440,6 +440,9 @@ public actor SyncEngine {
         /// The newest local transaction when a round of a replica that never pushed began with no
         /// model in the store; `nil` otherwise (see ``onlyPulledModels(_:)``).
         var emptyThrough: Int64?
+        /// The delete-against-edit clashes the round's merges decided (see
+        /// ``MergePlan/decidedThisRound``).
+        var decided = Set<String>()
     }
 
     /// Keeps the stored pull cursor's transaction for the announcements ``start()`` receives.
@@ -640,6 +643,7 @@ public actor SyncEngine {
         let pushed = state.pushed
         let changes = LazyLocalChanges { try self.localChanges(after: pushed, replica: replica, readingHead: false) }
         var plan = MergePlan(configuration: configuration)
+        plan.decidedThisRound = state.decided
         // A replica that never pushed and reads the remote whole for the first time may hold the
         // same models already (seeded alike, or its bookkeeping was lost): equal models become one
         // instead of two.
@@ -707,6 +711,7 @@ public actor SyncEngine {
                 error, while: "storing \(models.count) pulled model(s) in '\(local.store.identifier)'")
         }
         noteCursor(state.cursor)
+        state.decided.formUnion(plan.conflicts.compactMap(MergePlan.decisionKey))
         let inserted = plan.inserted.map { (snapshot: DefaultSnapshot) in
             result.remappedIdentifiers[snapshot.persistentIdentifier] ?? snapshot.persistentIdentifier
         }

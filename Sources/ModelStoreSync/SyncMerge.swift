@@ -14,10 +14,28 @@ struct MergePlan {
     var conflicts: [SyncConflict] = []
     /// Remote models that changed something here.
     var applied = 0
+    /// The clashes between a delete and an edit this round decided already, by ``decisionKey(_:)``:
+    /// a model changed in several transactions can come in two pages of one pull, in the same state,
+    /// and its clash is one clash (decided the same way again, recorded once).
+    var decidedThisRound = Set<String>()
     /// Where each record entity keeps a record's values, looked up once per entity, not per model.
     private var recordSlots: [String: SyncRecordSlots] = [:]
 
     init(configuration: SyncConfiguration) { self.configuration = configuration }
+
+    /// The key of a delete-against-edit clash in ``decidedThisRound``.
+    static func decisionKey(_ conflict: SyncConflict) -> String? {
+        switch conflict.kind {
+        case .updateDeleted, .deleteUpdated: "\(conflict.kind):\(conflict.globalID)"
+        default: nil
+        }
+    }
+
+    /// Records a delete-against-edit clash, unless this round decided it already.
+    mutating func recordOnce(_ conflict: SyncConflict) {
+        if let key = Self.decisionKey(conflict), decidedThisRound.contains(key) { return }
+        conflicts.append(conflict)
+    }
 
     /// Deletes a model the remote deleted, and removes the references local models hold to it
     /// (see ``SyncStore/removeReferences(to:from:)``).
@@ -80,14 +98,14 @@ struct MergePlan {
                 kept.set("base", .data(Data()))
                 kept.set("pending", .bool(true))
                 recordUpdates.append(kept.snapshot)
-                conflicts.append(
+                recordOnce(
                     SyncConflict(
                         kind: .updateDeleted, globalID: global, entity: entity.name, base: nil, local: nil,
                         remote: nil, chosen: nil, outcome: "editBeatsDelete"))
             } else {
                 try delete(live, store: store)
                 recordDeletes.append(record.snapshot)
-                conflicts.append(
+                recordOnce(
                     SyncConflict(
                         kind: .updateDeleted, globalID: global, entity: entity.name, base: nil, local: nil,
                         remote: nil, chosen: nil, outcome: "deleteBeatsEdit"))
@@ -101,7 +119,7 @@ struct MergePlan {
             guard let base = record.base, entity.attributes.contains(where: { base[$0.name] != remote[$0.name] })
             else { return }
             guard configuration.editBeatsDelete else {
-                conflicts.append(
+                recordOnce(
                     SyncConflict(
                         kind: .deleteUpdated, globalID: global, entity: entity.name, base: nil, local: nil,
                         remote: nil, chosen: nil, outcome: "deleteBeatsEdit"))
@@ -117,7 +135,7 @@ struct MergePlan {
             record.set("stamps", .data(SyncCoding.encodeStamps(remoteModel.stamps)))
             record.set("pending", .bool(false))
             recordUpdates.append(record.snapshot)
-            conflicts.append(
+            recordOnce(
                 SyncConflict(
                     kind: .deleteUpdated, globalID: global, entity: entity.name, base: nil, local: nil, remote: nil,
                     chosen: nil, outcome: "editBeatsDelete"))

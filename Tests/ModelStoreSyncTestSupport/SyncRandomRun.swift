@@ -115,6 +115,9 @@ public enum SyncRandomRun {
     public static func run(_ steps: [Step], stores: (SyncConfiguration) throws -> Stores) async throws -> String? {
         var configuration = SyncConfiguration()
         configuration.defaultPolicy = .remoteWins
+        // Pages of a few models, so pushes and pulls of a run take several pages (a model changed in
+        // several transactions comes in more than one page of a pull) at the sizes a run reaches.
+        configuration.pageSize = 3
         let made = try stores(configuration)
         let replicas = made.replicas
         var model = MergeModel(replicas: replicas.count)
