@@ -31,6 +31,21 @@ struct RowWriter: Sendable {
         id.storeIdentifier == storeIdentifier ? id.primaryKey.intValue : nil
     }
 
+    /// The runs of consecutive snapshots of one entity, in order (a save's snapshots come grouped by
+    /// entity, so per-entity work looks the entity up once a run rather than once a snapshot).
+    static func entityRuns(of snapshots: [DefaultSnapshot]) -> [(String, ArraySlice<DefaultSnapshot>)] {
+        var runs: [(String, ArraySlice<DefaultSnapshot>)] = []
+        var start = snapshots.startIndex
+        while start < snapshots.endIndex {
+            let name = snapshots[start].persistentIdentifier.entityName
+            var end = start + 1
+            while end < snapshots.endIndex && snapshots[end].persistentIdentifier.entityName == name { end += 1 }
+            runs.append((name, snapshots[start..<end]))
+            start = end
+        }
+        return runs
+    }
+
     // MARK: Identifiers
 
     /// Permanent identifiers for inserted snapshots (keys from the sequence), and the snapshots
@@ -478,21 +493,6 @@ struct RowWriter: Sendable {
     }
 
     // MARK: Referential integrity
-
-    /// The runs of consecutive snapshots of one entity, in order (a save's snapshots come grouped by
-    /// entity, so per-entity work looks the entity up once a run rather than once a snapshot).
-    static func entityRuns(of snapshots: [DefaultSnapshot]) -> [(String, ArraySlice<DefaultSnapshot>)] {
-        var runs: [(String, ArraySlice<DefaultSnapshot>)] = []
-        var start = snapshots.startIndex
-        while start < snapshots.endIndex {
-            let name = snapshots[start].persistentIdentifier.entityName
-            var end = start + 1
-            while end < snapshots.endIndex && snapshots[end].persistentIdentifier.entityName == name { end += 1 }
-            runs.append((name, snapshots[start..<end]))
-            start = end
-        }
-        return runs
-    }
 
     /// Clears references to rows that no longer exist: those deleted here, and any the changed
     /// snapshots name that the store does not have. Returns the rewritten snapshots (and bumps
